@@ -1,0 +1,55 @@
+// swift-tools-version:6.0
+// Signet: a self-hosted passkey and device-bound-key authentication server.
+// The target graph follows ../shared/DESIGN.md; dependencies point downward only.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "signet",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "SignetWebAuthn", targets: ["SignetWebAuthn"]),
+        .library(name: "SignetSoftware", targets: ["SignetSoftware"]),
+        .executable(name: "signet", targets: ["signet"]),
+    ],
+    targets: [
+        // System libraries, each wrapped once by the Swift target above it.
+        .systemLibrary(
+            name: "COpenSSL", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CPostgres", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(
+            name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]),
+
+        .target(name: "SignetCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "SignetWebAuthn", dependencies: ["SignetCrypto"], swiftSettings: strict),
+        .target(
+            name: "SignetSoftware", dependencies: ["SignetCrypto", "SignetWebAuthn"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "signet", dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetSoftware"],
+            swiftSettings: strict),
+        // libFuzzer harness: scripts/fuzz.sh builds it with -sanitize=fuzzer; a plain build
+        // makes a corpus replayer out of the same code.
+        .executableTarget(
+            name: "SignetFuzz", dependencies: ["SignetWebAuthn"], swiftSettings: strict),
+
+        .testTarget(
+            name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),
+        .testTarget(
+            name: "SignetWebAuthnTests",
+            dependencies: ["SignetWebAuthn", "SignetCrypto", "SignetSoftware"],
+            swiftSettings: strict),
+    ]
+)

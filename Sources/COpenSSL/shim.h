@@ -1,0 +1,52 @@
+#ifndef SIGNET_COPENSSL_SHIM_H
+#define SIGNET_COPENSSL_SHIM_H
+/* OpenSSL 3 libcrypto, as SignetCrypto sees it. Function-like macros and parameter names
+ * are re-exported here as real functions and static strings: a Swift temporary char*
+ * would dangle inside an OSSL_PARAM. */
+#include <openssl/evp.h>
+#include <openssl/ec.h>
+#include <openssl/rsa.h>
+#include <openssl/bn.h>
+#include <openssl/err.h>
+#include <openssl/rand.h>
+#include <openssl/hmac.h>
+#include <openssl/crypto.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/core_names.h>
+#include <openssl/param_build.h>
+#include <openssl/objects.h>
+
+static const char signet_param_group[] = OSSL_PKEY_PARAM_GROUP_NAME;
+static const char signet_param_pub[] = OSSL_PKEY_PARAM_PUB_KEY;
+static const char signet_param_priv[] = OSSL_PKEY_PARAM_PRIV_KEY;
+static const char signet_param_rsa_n[] = OSSL_PKEY_PARAM_RSA_N;
+static const char signet_param_rsa_e[] = OSSL_PKEY_PARAM_RSA_E;
+static const char signet_param_ec_x[] = OSSL_PKEY_PARAM_EC_PUB_X;
+static const char signet_param_ec_y[] = OSSL_PKEY_PARAM_EC_PUB_Y;
+
+static inline const char *signet_param_name_group(void) { return signet_param_group; }
+static inline const char *signet_param_name_pub(void) { return signet_param_pub; }
+static inline const char *signet_param_name_priv(void) { return signet_param_priv; }
+static inline const char *signet_param_name_rsa_n(void) { return signet_param_rsa_n; }
+static inline const char *signet_param_name_rsa_e(void) { return signet_param_rsa_e; }
+static inline const char *signet_param_name_ec_x(void) { return signet_param_ec_x; }
+static inline const char *signet_param_name_ec_y(void) { return signet_param_ec_y; }
+
+static const int signet_evp_pkey_public_key = EVP_PKEY_PUBLIC_KEY;
+static const int signet_evp_pkey_keypair = EVP_PKEY_KEYPAIR;
+static const int signet_rsa_pss_saltlen_digest = RSA_PSS_SALTLEN_DIGEST;
+
+static inline void signet_openssl_free(void *p) { OPENSSL_free(p); }
+
+static inline STACK_OF(X509) *signet_sk_x509_new(void) { return sk_X509_new_null(); }
+static inline int signet_sk_x509_push(STACK_OF(X509) *sk, X509 *x) { return sk_X509_push(sk, x); }
+static inline void signet_sk_x509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
+
+/* The error queue is per thread: clear it after a failed call so that it does not grow. */
+static inline unsigned long signet_err_get_and_clear(void) {
+    unsigned long e = ERR_peek_last_error();
+    ERR_clear_error();
+    return e;
+}
+#endif

@@ -1,0 +1,62 @@
+internal import COpenSSL
+
+/// Hash functions used by WebAuthn, COSE (RFC 9053 §2) and the TPM / FIDO U2F legacy formats.
+public enum Digest: Sendable, Hashable {
+    case sha1, sha256, sha384, sha512
+
+    /// Output length in bytes.
+    public var length: Int {
+        switch self {
+        case .sha1: 20
+        case .sha256: 32
+        case .sha384: 48
+        case .sha512: 64
+        }
+    }
+
+    var md: OpaquePointer {
+        switch self {
+        case .sha1: EVP_sha1()
+        case .sha256: EVP_sha256()
+        case .sha384: EVP_sha384()
+        case .sha512: EVP_sha512()
+        }
+    }
+
+    /// The digest of `data`.
+    public func hash(_ data: some Collection<UInt8>) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: length)
+        let ok = data.withContiguousStorageIfAvailable { buffer in
+            hashRaw(buffer, into: &out)
+        } ?? Array(data).withUnsafeBufferPointer { hashRaw($0, into: &out) }
+        precondition(ok, "OpenSSL digest failed")
+        return out
+    }
+
+    private func hashRaw(_ buffer: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) -> Bool {
+        out.withUnsafeMutableBufferPointer { o in
+            switch self {
+            case .sha256: SHA256(buffer.baseAddress, buffer.count, o.baseAddress) != nil
+            case .sha1: SHA1(buffer.baseAddress, buffer.count, o.baseAddress) != nil
+            case .sha384: SHA384(buffer.baseAddress, buffer.count, o.baseAddress) != nil
+            case .sha512: SHA512(buffer.baseAddress, buffer.count, o.baseAddress) != nil
+            }
+        }
+    }
+
+    /// HMAC (RFC 2104) of `data` under `key`.
+    public func hmac(key: [UInt8], data: some Collection<UInt8>) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var outLength: UInt32 = 0
+        let bytes = Array(data)
+        let result = key.withUnsafeBufferPointer { k in
+            bytes.withUnsafeBufferPointer { d in
+                out.withUnsafeMutableBufferPointer { o in
+                    HMAC(md, k.baseAddress, Int32(k.count), d.baseAddress, d.count, o.baseAddress, &outLength)
+                }
+            }
+        }
+        precondition(result != nil, "OpenSSL HMAC failed")
+        return Array(out.prefix(Int(outLength)))
+    }
+}

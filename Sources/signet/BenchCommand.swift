@@ -1,0 +1,1 @@
+enum BenchCommand { static func run(_ args: [String]) -> Int32 { 2 } }

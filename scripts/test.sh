@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every Signet check: build with warnings as errors, the whole test suite, the fuzz
+# corpus replay and the Apple-only sources' parse check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh
+echo "== build (warnings are errors)"
+swift build --build-tests -Xswiftc -warnings-as-errors
+echo "== fuzz corpus replay"
+scripts/fuzz.sh replay
+echo "== tests"
+swift test --skip-build --parallel 2>&1 | tee .build/test.log
+grep -q "Test run with .* passed" .build/test.log || { echo "test.sh: Swift Testing did not report a passing run" >&2; exit 1; }
