@@ -156,6 +156,21 @@ public final class PublicKey: @unchecked Sendable {
         return out
     }
 
+    /// Big-endian modulus and exponent of an RSA key, `nil` for other keys.
+    public var rsaComponents: (n: [UInt8], e: [UInt8])? {
+        guard case .rsa = kind else { return nil }
+        func component(_ name: UnsafePointer<CChar>) -> [UInt8]? {
+            var bn: OpaquePointer?
+            guard EVP_PKEY_get_bn_param(pkey, name, &bn) == 1, let bn else { return nil }
+            defer { BN_free(bn) }
+            var out = [UInt8](repeating: 0, count: Int((BN_num_bits(bn) + 7) / 8))
+            _ = out.withUnsafeMutableBufferPointer { BN_bn2bin(bn, $0.baseAddress) }
+            return out
+        }
+        guard let n = component(signet_param_name_rsa_n()), let e = component(signet_param_name_rsa_e()) else { return nil }
+        return (n, e)
+    }
+
     /// `true` when both objects hold the same public key.
     public func isSameKey(as other: PublicKey) -> Bool { EVP_PKEY_eq(pkey, other.pkey) == 1 }
 

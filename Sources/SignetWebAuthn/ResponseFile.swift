@@ -23,6 +23,14 @@ public struct ResponseFile: Sendable {
     /// The trust anchor file named by `attestation_root.trust_anchor_file`, if any.
     public var trustAnchorFile: String? { root["attestation_root"]?["trust_anchor_file"]?.string }
 
+    /// Where ``trustAnchorFile`` is for a response file at `responsePath`: names are relative to
+    /// the folder that holds `registration/` (the fixtures' convention).
+    public func trustAnchorPath(responsePath: String) -> String? {
+        trustAnchorFile.map {
+            URL(fileURLWithPath: responsePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent($0).path
+        }
+    }
+
     /// Verifies the response. `anchors` are the certificates of ``trustAnchorFile``, loaded by the
     /// caller; `now` is used when the file has no `verify_at`. Returns the result as JSON:
     /// `{"ok": true, ...}` or `{"ok": false, "reason", "detail", "step"}`.

@@ -35,9 +35,7 @@ enum VerifyCommand {
         // A trust anchor file named in the response is resolved against the folder that holds
         // registration/ (the fixtures' convention); --anchors overrides it.
         var anchors: [Certificate] = []
-        let anchorFile = anchorsPath ?? file.trustAnchorFile.map {
-            URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent($0).path
-        }
+        let anchorFile = anchorsPath ?? file.trustAnchorPath(responsePath: path)
         if let anchorFile {
             guard let pem = try? String(contentsOfFile: anchorFile, encoding: .utf8) else { return usageError("cannot read trust anchors \(anchorFile)") }
             do {
