@@ -1,0 +1,84 @@
+import Foundation
+import SignetWebAuthn
+
+#if SIGNET_LIBFUZZER
+/// libFuzzer's per-input callback (scripts/fuzz.sh builds with -sanitize=fuzzer,address).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    guard let data else { return 0 }
+    FuzzTarget.run(Array(UnsafeBufferPointer(start: data, count: size)))
+    return 0
+}
+
+/// libFuzzer's driver, from the toolchain's compiler-rt.
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
+
+/// SwiftPM links executables through a renamed entry point (`<target>_main`), so libFuzzer's
+/// own `main` is never used; this one hands control to libFuzzer's driver instead.
+@_cdecl("SignetFuzz_main")
+public func signetFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var count = argc
+    var vector = argv
+    return LLVMFuzzerRunDriver(&count, &vector, fuzzOneInput)
+}
+#else
+/// Without libFuzzer the same code replays a corpus (`replay DIR...`) or makes the seed
+/// corpus from the WebAuthn fixtures (`seed FIXTURES OUT`).
+@main
+enum FuzzReplay {
+    static func main() throws {
+        let args = Array(CommandLine.arguments.dropFirst())
+        switch args.first {
+        case "seed" where args.count == 3: try seed(fixtures: URL(fileURLWithPath: args[1]), out: URL(fileURLWithPath: args[2]))
+        case "replay":
+            var count = 0
+            for dir in args.dropFirst() {
+                for file in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
+                    guard let data = FileManager.default.contents(atPath: dir + "/" + file) else { continue }
+                    FuzzTarget.run([UInt8](data))
+                    count += 1
+                }
+            }
+            print("replayed \(count) inputs without a crash")
+        default:
+            FileHandle.standardError.write(Data("usage: SignetFuzz seed FIXTURES OUT | replay DIR...\n".utf8))
+            exit(2)
+        }
+    }
+
+    /// Writes one input per parser and fixture field: attestation objects, authenticator data,
+    /// client data, COSE keys and the fixture JSON itself.
+    static func seed(fixtures: URL, out: URL) throws {
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        var n = 0
+        func write(_ kind: FuzzTarget.Kind, _ bytes: [UInt8]) throws {
+            n += 1
+            try Data([kind.rawValue] + bytes).write(to: out.appendingPathComponent(String(format: "seed-%04d", n)))
+        }
+        let enumerator = FileManager.default.enumerator(at: fixtures, includingPropertiesForKeys: nil)
+        while let url = enumerator?.nextObject() as? URL {
+            guard url.pathExtension == "json", let data = FileManager.default.contents(atPath: url.path),
+                  let json = try? StrictJSON(maxLength: 1 << 20).parse([UInt8](data)) else { continue }
+            if data.count < 16 * 1024 { try write(.json, [UInt8](data)) }
+            let response = json["credential"]?["response"]
+            func field(_ value: JSONValue?) -> [UInt8]? { value?.string.flatMap { Base64URL.decode($0) } }
+            if let object = field(response?["attestationObject"]) {
+                try write(.attestationObject, object)
+                try write(.cbor, object)
+            }
+            if let authData = field(response?["authenticatorData"]) {
+                try write(.authenticatorData, authData)
+                try write(.assertion, authData)
+            }
+            if let clientData = field(response?["clientDataJSON"]) { try write(.clientData, clientData) }
+            if let key = field(json["credential_public_key"]) ?? field(json["expect"]?["credential_public_key"]) { try write(.coseKey, key) }
+            if let challenge = json["expected_challenge"]?.string { try write(.base64url, Array(challenge.utf8)) }
+        }
+        print("wrote \(n) seeds to \(out.path)")
+    }
+}
+#endif

@@ -1,0 +1,52 @@
+import Foundation
+import SignetWebAuthn
+
+/// One fuzz input: the first byte picks the parser, the rest is its input. Every parser must
+/// refuse bad input with a `WebAuthnError`, never crash, hang or leak.
+enum FuzzTarget {
+    static let rp: RelyingParty = {
+        var rp = RelyingParty(id: "signet.test", origins: ["https://signet.test"])
+        rp.allowedAlgorithms = COSEAlgorithm.all
+        return rp
+    }()
+    static let challenge = [UInt8](repeating: 0x41, count: 32)
+    static let clientData = Array(#"{"type":"webauthn.create","challenge":"QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE","origin":"https://signet.test"}"#.utf8)
+    static let getClientData = Array(#"{"type":"webauthn.get","challenge":"QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE","origin":"https://signet.test"}"#.utf8)
+    static let storedKey: [UInt8] = Base64URL.decode("pQECAyYgASFYIKb05iJ3CIigf1LBVCpQCcfwaPlknb-qvyCNuDjWrgzVIlggDTtcqkdKBLWYTtHUyOi1UhCrIeL1YDEbAdCwK15UrZU")!
+
+    /// Parsers by selector byte.
+    enum Kind: UInt8, CaseIterable {
+        case cbor = 0, authenticatorData, attestationObject, clientData, json, coseKey, assertion, base64url
+    }
+
+    static func run(_ input: [UInt8]) {
+        guard let first = input.first else { return }
+        let body = Array(input.dropFirst())
+        let kind = Kind(rawValue: first % UInt8(Kind.allCases.count))!
+        switch kind {
+        case .cbor: _ = try? CBORDecoder().decode(body)
+        case .authenticatorData: _ = try? AuthenticatorData(body)
+        case .attestationObject:
+            _ = try? rp.verifyRegistration(
+                RegistrationRequest(clientDataJSON: clientData, attestationObject: body, expectedChallenge: challenge, requireUserVerification: false),
+                now: Date(timeIntervalSince1970: 1_700_000_000))
+        case .clientData: _ = try? CollectedClientData(body)
+        case .json:
+            if let value = try? StrictJSON().parse(body) {
+                // What was parsed must print and parse back to the same value.
+                let again = try? StrictJSON().parse(Array(value.serialized.utf8))
+                precondition(again == value, "JSON round trip changed the value")
+            }
+        case .coseKey: _ = try? COSEKey(body)
+        case .assertion:
+            _ = try? rp.verifyAuthentication(
+                AuthenticationRequest(credentialID: [1], clientDataJSON: getClientData, authenticatorData: body, signature: Array(body.suffix(72)), userHandle: nil, expectedChallenge: challenge, requireUserVerification: false),
+                credential: CredentialRecord(id: [1], publicKey: storedKey, signCount: 0, backupEligible: nil, userHandle: [2]),
+                userIdentified: true)
+        case .base64url:
+            if let bytes = Base64URL.decode(bytes: body, canonical: true) {
+                precondition(Base64URL.decode(Base64URL.encode(bytes)) == bytes, "base64url round trip changed the bytes")
+            }
+        }
+    }
+}

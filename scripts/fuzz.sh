@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Fuzzing of Signet's parsers (CBOR, authenticator data, attestation objects, client data,
+# JSON, COSE keys, assertions, base64url).
+#   scripts/fuzz.sh run [SECONDS]   libFuzzer with AddressSanitizer/LeakSanitizer (default 600 s)
+#   scripts/fuzz.sh replay          replay the seed corpus and any saved corpus with a plain build
+# Seeds are made from the WebAuthn fixtures into .fuzz/seeds; the corpus grows in .fuzz/corpus.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-run}
+fixtures=${SIGNET_FIXTURES:-../shared/fixtures/webauthn}
+mkdir -p .fuzz/seeds .fuzz/corpus .fuzz/artifacts
+
+swift build --product SignetFuzz >&2
+replay=.build/debug/SignetFuzz
+if [ -d "$fixtures" ]; then
+    "$replay" seed "$fixtures" .fuzz/seeds
+else
+    echo "fuzz.sh: fixtures not found at $fixtures; seeding skipped (set SIGNET_FIXTURES)" >&2
+fi
+
+case "$mode" in
+replay)
+    "$replay" replay .fuzz/seeds .fuzz/corpus Tests/FuzzRegressions
+    ;;
+run)
+    seconds=${2:-600}
+    swift build --product SignetFuzz --scratch-path .build/fuzz -c release \
+        -Xswiftc -sanitize=fuzzer,address -Xswiftc -DSIGNET_LIBFUZZER -Xswiftc -parse-as-library >&2
+    fuzzer=$(swift build --product SignetFuzz --scratch-path .build/fuzz -c release --show-bin-path)/SignetFuzz
+    ASAN_OPTIONS=detect_leaks=1 "$fuzzer" .fuzz/corpus .fuzz/seeds Tests/FuzzRegressions \
+        -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix=.fuzz/artifacts/ 2>&1 | tee .fuzz/last-run.log | grep -E "^#[0-9]+.*(pulse|DONE)|ERROR|SUMMARY|stat::" || true
+    if grep -qE "ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|SUMMARY: .*Sanitizer" .fuzz/last-run.log; then
+        echo "fuzz.sh: the fuzzer found a problem; see .fuzz/last-run.log and .fuzz/artifacts/" >&2
+        exit 1
+    fi
+    ;;
+*) echo "usage: scripts/fuzz.sh run [SECONDS] | replay" >&2; exit 2 ;;
+esac
