@@ -1,0 +1,40 @@
+import Foundation
+import SignetCrypto
+import Testing
+
+@Suite struct DigestAndRandomTests {
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    /// FIPS 180-2 "abc" vectors.
+    @Test("SHA-1/256/384/512 known answers")
+    func knownAnswers() {
+        let abc = Array("abc".utf8)
+        #expect(Self.hex(Digest.sha1.hash(abc)) == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        #expect(Self.hex(Digest.sha256.hash(abc)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Self.hex(Digest.sha384.hash(abc)).hasPrefix("cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed"))
+        #expect(Self.hex(Digest.sha512.hash(abc)).hasPrefix("ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"))
+        #expect(Digest.sha256.hash(abc[...]) == Digest.sha256.hash(abc))
+    }
+
+    /// RFC 4231 test case 2.
+    @Test("HMAC-SHA-256 known answer")
+    func hmac() {
+        let mac = Digest.sha256.hmac(key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8))
+        #expect(Self.hex(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+
+    @Test("random bytes differ between calls and have the asked length")
+    func random() {
+        let a = SecureRandom.bytes(32), b = SecureRandom.bytes(32)
+        #expect(a.count == 32 && b.count == 32 && a != b)
+        #expect(SecureRandom.bytes(0).isEmpty)
+    }
+
+    @Test("constant-time comparison")
+    func constantTime() {
+        #expect(ConstantTime.equals([1, 2, 3], [1, 2, 3]))
+        #expect(!ConstantTime.equals([1, 2, 3], [1, 2, 4]))
+        #expect(!ConstantTime.equals([1, 2, 3], [1, 2]))
+        #expect(ConstantTime.equals([UInt8](), []))
+    }
+}

@@ -1,0 +1,115 @@
+import SignetCrypto
+import Testing
+
+@Suite struct KeyTests {
+    static let kinds: [PrivateKey.Kind] = [.ec(.p256), .ec(.p384), .ec(.p521), .edwards(.ed25519), .edwards(.ed448), .rsa(bits: 2048)]
+
+    static func schemes(_ kind: PrivateKey.Kind) -> [SignatureScheme] {
+        switch kind {
+        case .ec: [.ecdsa(.sha256), .ecdsa(.sha384), .ecdsa(.sha512)]
+        case .edwards: [.eddsa]
+        case .rsa: [.rsaPKCS1(.sha256), .rsaPKCS1(.sha384), .rsaPKCS1(.sha512), .rsaPKCS1(.sha1), .rsaPSS(.sha256), .rsaPSS(.sha384), .rsaPSS(.sha512)]
+        }
+    }
+
+    @Test("sign then verify; any change to message, signature or key fails", arguments: kinds)
+    func signVerify(_ kind: PrivateKey.Kind) throws {
+        let key = try PrivateKey.generate(kind)
+        let other = try PrivateKey.generate(kind)
+        let message = Array("the exact bytes".utf8)
+        for scheme in Self.schemes(kind) {
+            let sig = try key.sign(message, scheme: scheme)
+            #expect(key.publicKey.verify(signature: sig, message: message, scheme: scheme))
+            #expect(!key.publicKey.verify(signature: sig, message: message + [0], scheme: scheme))
+            var bent = sig
+            bent[bent.count / 2] ^= 1
+            #expect(!key.publicKey.verify(signature: bent, message: message, scheme: scheme))
+            #expect(!other.publicKey.verify(signature: sig, message: message, scheme: scheme))
+            #expect(!key.publicKey.verify(signature: [], message: message, scheme: scheme))
+        }
+    }
+
+    @Test("a key never verifies under another family's scheme")
+    func wrongFamily() throws {
+        let ec = try PrivateKey.generate(.ec(.p256))
+        let sig = try ec.sign([1, 2, 3], scheme: .ecdsa(.sha256))
+        #expect(!ec.publicKey.verify(signature: sig, message: [1, 2, 3], scheme: .rsaPKCS1(.sha256)))
+        #expect(!ec.publicKey.verify(signature: sig, message: [1, 2, 3], scheme: .eddsa))
+        #expect(throws: CryptoError.self) { try ec.sign([1], scheme: .eddsa) }
+    }
+
+    @Test("SPKI, X9.63 and coordinates describe the same key", arguments: ECCurve.allCases)
+    func encodings(_ curve: ECCurve) throws {
+        let key = try PrivateKey.generate(.ec(curve)).publicKey
+        let point = try #require(key.x963)
+        #expect(point.count == 1 + 2 * curve.coordinateLength)
+        let n = curve.coordinateLength
+        let fromXY = try PublicKey(curve: curve, x: Array(point[1...n]), y: Array(point[(n + 1)...]))
+        let fromSPKI = try PublicKey(spki: key.spki)
+        #expect(fromXY.isSameKey(as: key) && fromSPKI.isSameKey(as: key))
+        #expect(fromXY.kind == .ec(curve))
+    }
+
+    @Test("points off the curve, wrong lengths and compressed points are refused")
+    func badPoints() throws {
+        let key = try PrivateKey.generate(.ec(.p256)).publicKey
+        var point = try #require(key.x963)
+        point[64] ^= 1
+        #expect(throws: CryptoError.self) { try PublicKey(curve: .p256, x963: point) }
+        #expect(throws: CryptoError.self) { try PublicKey(curve: .p256, x: [UInt8](repeating: 0, count: 32), y: [UInt8](repeating: 0, count: 32)) }
+        #expect(throws: CryptoError.self) { try PublicKey(curve: .p256, x: [1], y: [2]) }
+        #expect(throws: CryptoError.self) { try PublicKey(curve: .p256, x963: [0x02] + Array(point[1...32])) }
+        #expect(throws: CryptoError.self) { try PublicKey(curve: .p384, x963: point) }
+    }
+
+    @Test("malformed SPKI, Edwards and RSA inputs are refused")
+    func badKeys() throws {
+        let spki = try PrivateKey.generate(.ec(.p256)).publicKey.spki
+        #expect(throws: CryptoError.self) { try PublicKey(spki: spki + [0]) }
+        #expect(throws: CryptoError.self) { try PublicKey(spki: Array(spki.dropLast())) }
+        #expect(throws: CryptoError.self) { try PublicKey(spki: []) }
+        #expect(throws: CryptoError.self) { try PublicKey(edwards: .ed25519, raw: [UInt8](repeating: 1, count: 31)) }
+        #expect(throws: CryptoError.self) { try PublicKey(rsaModulus: [UInt8](repeating: 0xff, count: 64), exponent: [1, 0, 1]) }
+        #expect(throws: CryptoError.self) { try PublicKey(rsaModulus: [UInt8](repeating: 0xff, count: 256), exponent: [2]) }
+        let rsa = try PrivateKey.generate(.rsa(bits: 2048)).publicKey
+        let (n, e) = try #require(rsa.rsaComponents)
+        #expect(try PublicKey(rsaModulus: n, exponent: e).isSameKey(as: rsa))
+        #expect(try PublicKey(rsaModulus: [0, 0] + n, exponent: e).kind == .rsa(bits: 2048))
+    }
+
+    @Test("a private key survives its DER form")
+    func privateDER() throws {
+        let key = try PrivateKey.generate(.ec(.p256))
+        let copy = try PrivateKey(der: key.der)
+        #expect(copy.publicKey.isSameKey(as: key.publicKey))
+        #expect(throws: CryptoError.self) { try PrivateKey(der: [0x30, 0x03, 0x02, 0x01, 0x01]) }
+    }
+
+    @Test("ECDSA signatures convert between DER and r||s")
+    func ecdsaConversions() throws {
+        let key = try PrivateKey.generate(.ec(.p256))
+        for _ in 0..<20 {
+            let der = try key.sign([7], scheme: .ecdsa(.sha256))
+            let raw = try #require(ECDSASignature.raw(fromDER: der, width: 32))
+            #expect(raw.count == 64)
+            #expect(ECDSASignature.der(fromRaw: raw) == der)
+        }
+        #expect(ECDSASignature.raw(fromDER: [0x30, 0x00], width: 32) == nil)
+        #expect(ECDSASignature.der(fromRaw: [1, 2, 3]) == nil)
+    }
+
+    @Test("the key cache is bounded and returns the cached key")
+    func cache() throws {
+        let cache = KeyCache(capacity: 3)
+        var builds = 0
+        let keys = try (0..<5).map { _ in try PrivateKey.generate(.ec(.p256)).publicKey }
+        for key in keys { _ = cache.value(for: key.spki) { builds += 1; return key } }
+        #expect(cache.count == 3)
+        let again = cache.value(for: keys[4].spki) { builds += 1; return keys[0] }
+        #expect(again === keys[4])
+        #expect(builds == 5)
+        _ = cache.value(for: keys[0].spki) { builds += 1; return keys[0] }
+        #expect(builds == 6)
+        #expect(cache.count == 3)
+    }
+}
