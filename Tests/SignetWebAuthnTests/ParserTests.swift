@@ -1,0 +1,132 @@
+import Foundation
+import SignetWebAuthn
+import Testing
+
+/// Bounded, strict parsers: bad input is refused with `malformed`, never a crash.
+@Suite struct ParserTests {
+    static func malformed(_ body: () throws -> Void) -> Bool {
+        do {
+            try body()
+            return false
+        } catch {
+            return (error as? WebAuthnError)?.reason == .malformed
+        }
+    }
+
+    @Test("CBOR: values round-trip through the encoder")
+    func cborRoundTrip() throws {
+        let value = CBOR.map(CBORMap([
+            (.int(1), .int(2)), (.int(-1), .int(-300)), (.text("k"), .array([.bytes([1, 2]), .bool(true), .null])),
+            (.int(24), .unsigned(UInt64.max)),
+        ]))
+        #expect(try CBORDecoder().decode(CBOREncoder.encode(value)) == value)
+    }
+
+    @Test("CBOR: refused input", arguments: [
+        ("truncated", [0x82, 0x01]),
+        ("trailing byte", [0x01, 0x00]),
+        ("indefinite array", [0x9f, 0x01, 0xff]),
+        ("indefinite byte string", [0x5f, 0x41, 0x00, 0xff]),
+        ("non-minimal integer", [0x18, 0x05]),
+        ("non-minimal length", [0x59, 0x00, 0x01, 0x00]),
+        ("tag", [0xc0, 0x60]),
+        ("float", [0xf9, 0x3c, 0x00]),
+        ("undefined", [0xf7]),
+        ("reserved info", [0x1c]),
+        ("duplicate map key", [0xa2, 0x01, 0x01, 0x01, 0x02]),
+        ("array map key", [0xa1, 0x80, 0x01]),
+        ("invalid UTF-8 text", [0x62, 0xc3, 0x28]),
+        ("length beyond input", [0x5a, 0xff, 0xff, 0xff, 0xff]),
+        ("huge array count", [0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+        ("huge map count", [0xbb, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00]),
+    ] as [(String, [UInt8])])
+    func cborRefused(_ name: String, _ bytes: [UInt8]) {
+        #expect(Self.malformed { _ = try CBORDecoder().decode(bytes) }, "\(name)")
+    }
+
+    @Test("CBOR: nesting and size limits")
+    func cborLimits() {
+        let deep = [UInt8](repeating: 0x81, count: 17) + [0x01]
+        #expect(Self.malformed { _ = try CBORDecoder(maxDepth: 16).decode(deep) })
+        #expect((try? CBORDecoder(maxDepth: 17).decode(deep)) != nil)
+        let big = [0x5a, 0x00, 0x01, 0x00, 0x00] + [UInt8](repeating: 0, count: 65536)
+        #expect(Self.malformed { _ = try CBORDecoder(maxLength: 64 * 1024).decode(big) })
+        let hostile = [UInt8](repeating: 0x81, count: 100_000)
+        #expect(Self.malformed { _ = try CBORDecoder(maxLength: 1 << 20).decode(hostile) })
+    }
+
+    @Test("JSON: values parse, escapes decode, output re-parses")
+    func json() throws {
+        let text = #"{"a":[1,-2.5e3,true,false,null],"b":"\u00e9\ud83d\ude00\n\/","c":{}}"#
+        let value = try StrictJSON().parse(Array(text.utf8))
+        #expect(value["b"] == .string("é😀\n/"))
+        #expect(value["a"]?.array?.count == 5)
+        #expect(try StrictJSON().parse(Array(value.serialized.utf8)) == value)
+    }
+
+    @Test("JSON: refused input", arguments: [
+        "", "{", "[1,]", "{\"a\":1,}", "{\"a\":1,\"a\":2}", "01", "1.", "-", "\"\\ud800\"", "\"\\udc00x\"", "\"\\x\"",
+        "\"a\u{01}\"", "tru", "nul", "[1] [2]", "{a:1}", "'a'", "\"unterminated",
+    ])
+    func jsonRefused(_ text: String) {
+        #expect(Self.malformed { _ = try StrictJSON().parse(Array(text.utf8)) }, "\(text)")
+    }
+
+    @Test("JSON: depth and size limits")
+    func jsonLimits() {
+        #expect(Self.malformed { _ = try StrictJSON(maxDepth: 32).parse(Array((String(repeating: "[", count: 40) + String(repeating: "]", count: 40)).utf8)) })
+        #expect(Self.malformed { _ = try StrictJSON(maxLength: 10).parse(Array("\"0123456789\"".utf8)) })
+        #expect(Self.malformed { _ = try StrictJSON().parse(Array(String(repeating: "9", count: 100).utf8)) })
+    }
+
+    @Test("base64url: padded and unpadded input, invalid characters and lengths")
+    func base64url() {
+        #expect(Base64URL.encode([0xfb, 0xff]) == "-_8")
+        #expect(Base64URL.decode("-_8") == [0xfb, 0xff])
+        #expect(Base64URL.decode("-_8=") == [0xfb, 0xff])
+        #expect(Base64URL.decode("-_8==") == nil)
+        #expect(Base64URL.decode("+/8") == nil)
+        #expect(Base64URL.decode("A") == nil)
+        #expect(Base64URL.decode("A=B=") == nil)
+        #expect(Base64URL.decode("-_9", canonical: true) == nil)
+        #expect(Base64URL.decode("-_9") == [0xfb, 0xff])
+        for length in 0..<20 {
+            let bytes = (0..<length).map { UInt8(($0 * 37) & 0xff) }
+            #expect(Base64URL.decode(Base64URL.encode(bytes), canonical: true) == bytes)
+        }
+    }
+
+    @Test("authenticator data: every length below the minimum is refused")
+    func authenticatorDataShort() {
+        for n in 0..<37 {
+            #expect(Self.malformed { _ = try AuthenticatorData([UInt8](repeating: 0, count: n)) })
+        }
+        #expect((try? AuthenticatorData([UInt8](repeating: 0, count: 37))) != nil)
+    }
+
+    @Test("authenticator data: attested credential data truncated at every byte is refused")
+    func attestedTruncation() throws {
+        var bytes = [UInt8](repeating: 0, count: 32) + [0x45, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 16) + [0, 2, 9, 9]
+        bytes += [0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x41, 0x00, 0x22, 0x41, 0x00]
+        let full = try AuthenticatorData(bytes)
+        #expect(full.attestedCredential?.credentialID == [9, 9])
+        for cut in 37..<bytes.count {
+            #expect(Self.malformed { _ = try AuthenticatorData(Array(bytes.prefix(cut))) }, "cut at \(cut)")
+        }
+    }
+
+    @Test("client data: a BOM is dropped, unknown members ignored, wrong types refused")
+    func clientData() throws {
+        let good = #"{"type":"webauthn.get","challenge":"AAAA","origin":"https://a","other":{"x":[1]}}"#
+        let parsed = try CollectedClientData([0xef, 0xbb, 0xbf] + Array(good.utf8))
+        #expect(parsed.origin == "https://a" && parsed.challenge == [0, 0, 0] && !parsed.crossOrigin)
+        for bad in [
+            #"{"type":1,"challenge":"AAAA","origin":"https://a"}"#,
+            #"{"type":"webauthn.get","challenge":"AAAA","origin":"https://a","crossOrigin":"yes"}"#,
+            #"{"type":"webauthn.get","challenge":"AAAA","origin":"https://a","topOrigin":5}"#,
+            #"["webauthn.get"]"#,
+        ] {
+            #expect(Self.malformed { _ = try CollectedClientData(Array(bad.utf8)) }, "\(bad)")
+        }
+    }
+}

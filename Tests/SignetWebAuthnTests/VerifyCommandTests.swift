@@ -1,0 +1,58 @@
+import Foundation
+import SignetWebAuthn
+import Testing
+
+/// `signet verify` as a developer runs it: the built binary, real files, exit codes.
+@Suite struct VerifyCommandTests {
+    static let binary = Fixtures.repositoryRoot.appendingPathComponent(".build/debug/signet")
+
+    static func run(_ args: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = args
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = Pipe()
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("a verified registration prints its result and exits 0", .enabled(if: Fixtures.available, Fixtures.skipNote))
+    func ok() throws {
+        let path = Fixtures.folder.appendingPathComponent("registration/android_key_pixel8a_2025.json").path
+        let (status, output) = try Self.run(["verify", "registration", path])
+        #expect(status == 0)
+        let json = try StrictJSON().parse(Array(output.trimmingCharacters(in: .whitespacesAndNewlines).utf8))
+        #expect(json["ok"] == .bool(true))
+        #expect(json["fmt"] == .string("android-key"))
+        #expect(json["attestation_trusted"] == .bool(true))
+    }
+
+    @Test("a refused response prints the reason and exits 1", .enabled(if: Fixtures.available, Fixtures.skipNote))
+    func refused() throws {
+        let path = Fixtures.folder.appendingPathComponent("authentication/es256_counter_not_increased.json").path
+        let (status, output) = try Self.run(["verify", "authentication", path])
+        #expect(status == 1)
+        let json = try StrictJSON().parse(Array(output.trimmingCharacters(in: .whitespacesAndNewlines).utf8))
+        #expect(json["ok"] == .bool(false))
+        #expect(json["reason"] == .string("counter_regression"))
+        #expect(json["detail"]?.string?.isEmpty == false)
+    }
+
+    @Test("a pasted response that is not JSON is malformed, not a crash")
+    func garbage() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("signet-garbage-\(UUID()).json")
+        try Data("{\"rp_id\": ".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (status, output) = try Self.run(["verify", "registration", file.path])
+        #expect(status == 1)
+        #expect(output.contains("\"reason\":\"malformed\""))
+    }
+
+    @Test("usage errors exit 2", arguments: [["verify"], ["verify", "sideways", "x.json"], ["verify", "registration", "/nonexistent.json"], ["nonsense"]])
+    func usage(_ args: [String]) throws {
+        #expect(try Self.run(args).status == 2)
+    }
+}
