@@ -49,4 +49,17 @@ static inline unsigned long signet_err_get_and_clear(void) {
     ERR_clear_error();
     return e;
 }
+/* The benchmark floor: `iterations` one-shot EVP_DigestVerify calls in C, each with a fresh
+ * EVP_MD_CTX, exactly as a caller of OpenSSL must make them. Returns how many verified. */
+static inline long signet_bench_digest_verify(EVP_PKEY *pkey, const EVP_MD *md, const unsigned char *sig, size_t siglen,
+                                              const unsigned char *msg, size_t msglen, long iterations) {
+    long ok = 0;
+    for (long i = 0; i < iterations; i++) {
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        if (ctx && EVP_DigestVerifyInit(ctx, NULL, md, NULL, pkey) == 1 &&
+            EVP_DigestVerify(ctx, sig, siglen, msg, msglen) == 1) ok++;
+        EVP_MD_CTX_free(ctx);
+    }
+    return ok;
+}
 #endif

@@ -211,6 +211,18 @@ public final class PublicKey: @unchecked Sendable {
     }
 }
 
+extension PublicKey {
+    /// Runs `iterations` verifications in a C loop straight over `EVP_DigestVerify` and returns
+    /// how many succeeded: the floor that benchmarks compare Signet's verification with.
+    public func benchmarkRawVerify(signature: [UInt8], message: [UInt8], scheme: SignatureScheme, iterations: Int) -> Int {
+        signature.withUnsafeBufferPointer { s in
+            message.withUnsafeBufferPointer { m in
+                Int(signet_bench_digest_verify(pkey, scheme.digest?.md, s.baseAddress, s.count, m.baseAddress, m.count, iterations))
+            }
+        }
+    }
+}
+
 /// The last OpenSSL error on this thread as text; clears the thread's error queue.
 func openSSLError() -> String {
     let code = signet_err_get_and_clear()

@@ -56,3 +56,22 @@ import Testing
         #expect(try Self.run(args).status == 2)
     }
 }
+
+/// The benchmark's output contract (its speed is judged by reading its figures, never here).
+@Suite struct BenchCommandTests {
+    @Test("bench verify --json prints every figure and the ratio")
+    func jsonKeys() throws {
+        let (status, output) = try VerifyCommandTests.run(["bench", "verify", "--json", "--rounds", "1"])
+        #expect(status == 0)
+        let json = try StrictJSON().parse(Array(output.trimmingCharacters(in: .whitespacesAndNewlines).utf8))
+        for key in ["es256_warm_per_s", "es256_cold_per_s", "openssl_raw_per_s", "ratio_warm_vs_raw", "eddsa_warm_per_s",
+                    "rs256_warm_per_s", "registration_none_per_s", "registration_packed_per_s"] {
+            let value = try #require(json[key], "\(key) missing")
+            guard case .number(let text) = value, let number = Double(text) else {
+                Issue.record("\(key) is not a number")
+                continue
+            }
+            #expect(number > 0, "\(key)")
+        }
+    }
+}
