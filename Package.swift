@@ -33,12 +33,20 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]),
 
         .target(name: "SignetCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "SignetHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
+        .target(name: "SignetStore", dependencies: ["CSQLite"], swiftSettings: strict),
+        .target(name: "SignetAPI", swiftSettings: strict),
+        .target(
+            name: "SignetServer",
+            dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetHTTP", "SignetStore", "SignetAPI"],
+            swiftSettings: strict),
         .target(name: "SignetWebAuthn", dependencies: ["SignetCrypto"], swiftSettings: strict),
         .target(
             name: "SignetSoftware", dependencies: ["SignetCrypto", "SignetWebAuthn"],
             swiftSettings: strict),
         .executableTarget(
-            name: "signet", dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetSoftware"],
+            name: "signet",
+            dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetSoftware", "SignetServer", "SignetHTTP", "SignetAPI", "SignetStore"],
             swiftSettings: strict),
         // libFuzzer harness: scripts/fuzz.sh builds it with -sanitize=fuzzer; a plain build
         // makes a corpus replayer out of the same code.
@@ -47,6 +55,10 @@ let package = Package(
 
         .testTarget(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),
+        .testTarget(
+            name: "SignetServerTests",
+            dependencies: ["SignetServer", "SignetHTTP", "SignetStore", "SignetAPI", "SignetSoftware", "SignetCrypto", "SignetWebAuthn"],
+            swiftSettings: strict),
         .testTarget(
             name: "SignetWebAuthnTests",
             dependencies: ["SignetWebAuthn", "SignetCrypto", "SignetSoftware"],

@@ -6,6 +6,13 @@ let usage = """
     usage: signet <command> [options]
 
     commands:
+      serve [--config signet.json] [--listen HOST:PORT] [--database sqlite:PATH]
+                     run the server (with no configuration: development mode on 127.0.0.1:8080)
+      origin FINGERPRINT
+                     print the android:apk-key-hash: origin for a SHA-256 certificate fingerprint
+      keys rotate [--config signet.json] [--database sqlite:PATH]
+                     add a token-signing key; the old one stays published until its tokens expire
+      keys kek       print a new key-encryption key for SIGNET_KEK
       verify registration|authentication FILE.json [--anchors PEM] [--now ISO8601]
                      verify one WebAuthn response and print the result as JSON
       bench verify [--json] [--seconds S]
@@ -15,6 +22,12 @@ let usage = """
     """
 
 switch arguments.first {
+case "serve":
+    exit(ServeCommand.run(Array(arguments.dropFirst())))
+case "origin":
+    exit(OriginCommand.run(Array(arguments.dropFirst())))
+case "keys":
+    exit(KeysCommand.run(Array(arguments.dropFirst())))
 case "verify":
     exit(VerifyCommand.run(Array(arguments.dropFirst())))
 case "bench":

@@ -38,3 +38,21 @@ import Testing
         #expect(ConstantTime.equals([UInt8](), []))
     }
 }
+
+@Suite struct AESGCMTests {
+    @Test("seal and open; any altered byte, wrong key or wrong AAD is refused")
+    func roundTrip() throws {
+        let key = SecureRandom.bytes(32)
+        let sealed = try AESGCM.seal(Array("private key bytes".utf8), key: key, aad: Array("kid-1".utf8))
+        #expect(try AESGCM.open(sealed, key: key, aad: Array("kid-1".utf8)) == Array("private key bytes".utf8))
+        #expect(throws: CryptoError.self) { try AESGCM.open(sealed, key: SecureRandom.bytes(32), aad: Array("kid-1".utf8)) }
+        #expect(throws: CryptoError.self) { try AESGCM.open(sealed, key: key, aad: Array("kid-2".utf8)) }
+        for index in [0, 12, sealed.count - 1] {
+            var bent = sealed
+            bent[index] ^= 1
+            #expect(throws: CryptoError.self) { try AESGCM.open(bent, key: key, aad: Array("kid-1".utf8)) }
+        }
+        #expect(throws: CryptoError.self) { try AESGCM.open([1, 2, 3], key: key) }
+        #expect(try AESGCM.seal([], key: key).count == 28)
+    }
+}

@@ -1,0 +1,83 @@
+/// Grant types Signet accepts at `/oauth/token`.
+public enum GrantType {
+    /// Auth0's native passkey grant (a WebAuthn registration or assertion).
+    public static let webauthn = "urn:okta:params:oauth:grant-type:webauthn"
+    public static let refreshToken = "refresh_token"
+}
+
+/// `POST /oauth/token` body.
+public struct TokenRequest: Codable, Sendable {
+    public var grant_type: String
+    public var client_id: String
+    public var auth_session: String?
+    public var authn_response: CredentialJSON?
+    public var refresh_token: String?
+    public var scope: String?
+    public var audience: String?
+    public init(grant_type: String, client_id: String, auth_session: String? = nil, authn_response: CredentialJSON? = nil, refresh_token: String? = nil, scope: String? = nil, audience: String? = nil) {
+        self.grant_type = grant_type
+        self.client_id = client_id
+        self.auth_session = auth_session
+        self.authn_response = authn_response
+        self.refresh_token = refresh_token
+        self.scope = scope
+        self.audience = audience
+    }
+}
+
+/// Successful token answer (RFC 6749 §5.1, OIDC Core §3.1.3.3).
+public struct TokenResponse: Codable, Sendable {
+    public var access_token: String
+    public var refresh_token: String?
+    public var id_token: String?
+    public var token_type: String
+    public var expires_in: Int
+    public var scope: String?
+    public init(access_token: String, refresh_token: String?, id_token: String?, token_type: String = "Bearer", expires_in: Int, scope: String?) {
+        self.access_token = access_token
+        self.refresh_token = refresh_token
+        self.id_token = id_token
+        self.token_type = token_type
+        self.expires_in = expires_in
+        self.scope = scope
+    }
+}
+
+/// `POST /oauth/revoke` body (RFC 7009 §2.1).
+public struct RevokeRequest: Codable, Sendable {
+    public var token: String
+    public var token_type_hint: String?
+    public var client_id: String?
+    public init(token: String, token_type_hint: String? = nil, client_id: String? = nil) {
+        self.token = token
+        self.token_type_hint = token_type_hint
+        self.client_id = client_id
+    }
+}
+
+/// Every error answer: OAuth's `error` and `error_description` (RFC 6749 §5.2) plus Signet's
+/// machine-readable `reason`.
+public struct ErrorBody: Codable, Sendable, Equatable {
+    public var error: String
+    public var error_description: String
+    public var reason: String
+    public init(error: String, error_description: String, reason: String) {
+        self.error = error
+        self.error_description = error_description
+        self.reason = reason
+    }
+}
+
+/// `GET /userinfo` answer (OIDC Core §5.3.2).
+public struct UserInfo: Codable, Sendable, Equatable {
+    public var sub: String
+    public var email: String?
+    public var email_verified: Bool?
+    public var name: String?
+    public init(sub: String, email: String?, email_verified: Bool?, name: String?) {
+        self.sub = sub
+        self.email = email
+        self.email_verified = email_verified
+        self.name = name
+    }
+}

@@ -1,0 +1,56 @@
+/// An HTTP request as a handler sees it: the whole body, already size-checked.
+public struct HTTPRequest: Sendable {
+    public let method: String
+    /// The path without the query string.
+    public let path: String
+    /// Header values by lower-cased name.
+    public let headers: [String: String]
+    public let body: [UInt8]
+    /// The peer's IP address.
+    public let remoteAddress: String
+    /// A random ID, also sent back as `X-Request-Id` and written to the access log.
+    public let requestID: String
+
+    public init(method: String, path: String, headers: [String: String], body: [UInt8], remoteAddress: String, requestID: String) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.remoteAddress = remoteAddress
+        self.requestID = requestID
+    }
+
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// The media type of `Content-Type`, lower-cased, without parameters.
+    public var mediaType: String? {
+        header("content-type")?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+    }
+}
+
+/// An HTTP response.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+    /// A label for metrics and the access log (the matched route), set by the router.
+    public var route: String?
+
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A JSON response with `Cache-Control: no-store` (RFC 6749 §5.1 asks it of token answers).
+    public static func json(_ status: Int, _ body: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: body)
+    }
+}
+
+/// Answers requests. Called on the server's worker threads, concurrently.
+public protocol HTTPHandler: Sendable {
+    func handle(_ request: HTTPRequest) -> HTTPResponse
+}
+
+import Foundation

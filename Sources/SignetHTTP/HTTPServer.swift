@@ -1,0 +1,312 @@
+internal import CMicroHTTPD
+public import Foundation
+
+/// An HTTP/1.1 server on GNU libmicrohttpd: an internal epoll thread feeding a worker pool,
+/// with the limits libmicrohttpd lacks added here: a body cap (413 before the body is read
+/// when `Content-Length` says too much, counted for chunked bodies) and a total deadline per
+/// request, enforced by a sweeper that shuts down connections past it.
+public final class HTTPServer: @unchecked Sendable {
+    /// Limits and listening address.
+    public struct Configuration: Sendable {
+        public var host = "127.0.0.1"
+        /// 0 picks a free port; read it back from ``port``.
+        public var port: UInt16 = 8080
+        public var threads = 4
+        public var connectionLimit = 4096
+        public var perIPConnectionLimit = 2048
+        /// Seconds a connection may sit idle (libmicrohttpd's timeout).
+        public var idleTimeout = 15
+        /// Seconds from a connection's start, or the end of its previous response, until the next
+        /// response must be queued; past it the connection is closed.
+        public var requestDeadline = 30.0
+        public var maxBodyBytes = 64 * 1024
+        /// Per-connection memory, which bounds the request line and headers (431 past it).
+        public var connectionMemoryBytes = 32 * 1024
+        public var backlog = 1024
+        public init() {}
+    }
+
+    let configuration: Configuration
+    let handler: any HTTPHandler
+    let log: AccessLog
+    private var daemon: OpaquePointer?
+    /// The port the server listens on.
+    public private(set) var port: UInt16 = 0
+
+    private let lock = NSLock()
+    private var connections: [UInt: ConnectionState] = [:]
+    private var inFlight = 0
+    private var sweeper: (any DispatchSourceTimer)?
+
+    struct ConnectionState {
+        let fd: Int32
+        var clockStart: UInt64
+        var killed = false
+    }
+
+    /// One request's state between libmicrohttpd's calls into the handler.
+    final class RequestContext {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let requestID: String
+        var body: [UInt8] = []
+        var tooLarge = false
+        var status = 0
+        var route = ""
+        var method = ""
+        var path = ""
+        var remote = ""
+
+        init(requestID: String) { self.requestID = requestID }
+    }
+
+    public init(configuration: Configuration, handler: any HTTPHandler, log: AccessLog) {
+        self.configuration = configuration
+        self.handler = handler
+        self.log = log
+    }
+
+    deinit { stop() }
+
+    /// Starts listening. Throws when the address cannot be bound.
+    public func start() throws {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = configuration.port.bigEndian
+        guard inet_pton(AF_INET, configuration.host, &address.sin_addr) == 1 else {
+            throw HTTPServerError(message: "listen host must be an IPv4 address, not \(configuration.host)")
+        }
+        let cls = Unmanaged.passUnretained(self).toOpaque()
+        let started: OpaquePointer? = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                var settings = signet_mhd_settings(
+                    threads: UInt32(configuration.threads), connection_limit: UInt32(configuration.connectionLimit),
+                    per_ip_limit: UInt32(configuration.perIPConnectionLimit), idle_timeout_s: UInt32(configuration.idleTimeout),
+                    memory_limit: configuration.connectionMemoryBytes, backlog: UInt32(configuration.backlog), address: sa)
+                return signet_mhd_start(&settings, HTTPServer.accessCallback, HTTPServer.completedCallback, HTTPServer.notifyCallback, cls)
+            }
+        }
+        guard let started else {
+            throw HTTPServerError(message: "cannot listen on \(configuration.host):\(configuration.port) (address in use or not permitted)")
+        }
+        daemon = started
+        port = signet_mhd_bound_port(started)
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.http.deadline"))
+        timer.schedule(deadline: .now() + 0.2, repeating: 0.2)
+        timer.setEventHandler { [weak self] in self?.sweep() }
+        timer.resume()
+        sweeper = timer
+    }
+
+    /// Stops accepting connections, lets requests in flight finish (up to `grace` seconds), then stops.
+    public func shutdown(grace: TimeInterval = 10) {
+        guard let daemon else { return }
+        let listener = MHD_quiesce_daemon(daemon)
+        if listener >= 0 { close(listener) }
+        let until = Date().addingTimeInterval(grace)
+        while Date() < until {
+            lock.lock()
+            let busy = inFlight
+            lock.unlock()
+            if busy == 0 { break }
+            usleep(10_000)
+        }
+        stop()
+    }
+
+    /// Stops at once.
+    public func stop() {
+        sweeper?.cancel()
+        sweeper = nil
+        if let daemon {
+            MHD_stop_daemon(daemon)
+            self.daemon = nil
+        }
+    }
+
+    /// Requests currently being received or answered.
+    public var requestsInFlight: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return inFlight
+    }
+
+    /// Open connections.
+    public var openConnections: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return connections.count
+    }
+
+    private func sweep() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let limit = UInt64(configuration.requestDeadline * 1e9)
+        lock.lock()
+        defer { lock.unlock() }
+        // The fd is still open here: libmicrohttpd reports a connection closed (and we drop it
+        // from the table, under this lock) before it closes the socket.
+        for (key, state) in connections where !state.killed && now &- state.clockStart > limit {
+            Darwinless.shutdown(state.fd)
+            connections[key]?.killed = true
+        }
+    }
+
+    // MARK: libmicrohttpd callbacks (no captures; the server arrives through `cls`)
+
+    private static let accessCallback: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadSize, conCls in
+        let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
+        return server.access(connection!, url, method, uploadData, uploadSize!, conCls!)
+    }
+
+    private static let completedCallback: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
+        let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
+        server.completed(connection, conCls)
+    }
+
+    private static let notifyCallback: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+        let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
+        server.notify(connection, started: signet_mhd_notify_started(code) != 0)
+    }
+
+    private func notify(_ connection: OpaquePointer?, started: Bool) {
+        guard let connection else { return }
+        let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+        lock.lock()
+        defer { lock.unlock() }
+        if started {
+            connections[key] = ConnectionState(fd: signet_mhd_connection_fd(connection), clockStart: DispatchTime.now().uptimeNanoseconds)
+        } else {
+            connections[key] = nil
+        }
+    }
+
+    private func completed(_ connection: OpaquePointer?, _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+        guard let raw = conCls?.pointee else { return }
+        conCls?.pointee = nil
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+        lock.lock()
+        inFlight -= 1
+        if let connection {
+            let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+            connections[key]?.clockStart = DispatchTime.now().uptimeNanoseconds
+        }
+        lock.unlock()
+        let ms = Double(DispatchTime.now().uptimeNanoseconds - context.start) / 1e6
+        log.write([
+            ("msg", .string("request")), ("request_id", .string(context.requestID)), ("method", .string(context.method)),
+            ("path", .string(context.path)), ("route", .string(context.route)), ("status", .int(context.status)),
+            ("ms", .double(ms)), ("remote", .string(context.remote)), ("bytes_in", .int(context.body.count)),
+        ])
+    }
+
+    private func access(
+        _ connection: OpaquePointer, _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?,
+        _ uploadData: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>,
+        _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let raw = conCls.pointee else {
+            // First call: headers are in. Refuse an announced oversized body before reading it.
+            let context = RequestContext(requestID: HTTPServer.newRequestID())
+            context.method = method.map { String(cString: $0) } ?? ""
+            context.path = url.map { String(cString: $0) } ?? ""
+            var ip = [CChar](repeating: 0, count: 64)
+            signet_mhd_client_ip(connection, &ip, 64)
+            context.remote = String(decoding: ip.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            conCls.pointee = Unmanaged.passRetained(context).toOpaque()
+            lock.lock()
+            inFlight += 1
+            lock.unlock()
+            if let length = lookup(connection, "Content-Length"), let n = Int(length), n > configuration.maxBodyBytes {
+                context.tooLarge = true
+                return respond(connection, context, HTTPServer.tooLarge(configuration.maxBodyBytes))
+            }
+            return signet_mhd_yes()
+        }
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        if context.status != 0 {
+            uploadSize.pointee = 0  // already answered; discard what still arrives
+            return signet_mhd_yes()
+        }
+        if uploadSize.pointee > 0 {
+            let count = uploadSize.pointee
+            uploadSize.pointee = 0
+            if context.tooLarge { return signet_mhd_yes() }
+            if context.body.count + count > configuration.maxBodyBytes {
+                // A chunked body that grew past the cap: answer now, or after the body if
+                // libmicrohttpd will not take a response mid-upload.
+                context.tooLarge = true
+                context.body = []
+                if respond(connection, context, HTTPServer.tooLarge(configuration.maxBodyBytes)) == signet_mhd_yes() { return signet_mhd_yes() }
+                context.status = 0
+                return signet_mhd_yes()
+            }
+            uploadData?.withMemoryRebound(to: UInt8.self, capacity: count) { context.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count)) }
+            return signet_mhd_yes()
+        }
+        if context.tooLarge { return respond(connection, context, HTTPServer.tooLarge(configuration.maxBodyBytes)) }
+        let request = HTTPRequest(
+            method: context.method, path: context.path, headers: headers(connection), body: context.body,
+            remoteAddress: context.remote, requestID: context.requestID)
+        return respond(connection, context, handler.handle(request))
+    }
+
+    private func respond(_ connection: OpaquePointer, _ context: RequestContext, _ response: HTTPResponse) -> MHD_Result {
+        let created: OpaquePointer? = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), signet_mhd_must_copy())
+        }
+        guard let created else { return signet_mhd_no() }
+        defer { MHD_destroy_response(created) }
+        for (name, value) in response.headers { _ = MHD_add_response_header(created, name, value) }
+        _ = MHD_add_response_header(created, "X-Request-Id", context.requestID)
+        context.status = response.status
+        context.route = response.route ?? ""
+        return MHD_queue_response(connection, UInt32(response.status), created)
+    }
+
+    private func lookup(_ connection: OpaquePointer, _ name: String) -> String? {
+        MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
+    }
+
+    private final class HeaderBox {
+        var headers: [String: String] = [:]
+    }
+
+    private func headers(_ connection: OpaquePointer) -> [String: String] {
+        let box = HeaderBox()
+        let opaque = Unmanaged.passUnretained(box).toOpaque()
+        _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
+            let box = Unmanaged<HeaderBox>.fromOpaque(cls!).takeUnretainedValue()
+            if let key, let value {
+                let name = String(cString: key).lowercased()
+                let text = String(cString: value)
+                box.headers[name] = box.headers[name].map { $0 + ", " + text } ?? text
+            }
+            return signet_mhd_yes()
+        }, opaque)
+        return box.headers
+    }
+
+    static func tooLarge(_ limit: Int) -> HTTPResponse {
+        .json(413, Array(#"{"error":"invalid_request","error_description":"request body larger than \#(limit) bytes","reason":"body_too_large"}"#.utf8))
+    }
+
+    static func newRequestID() -> String {
+        var bytes = [UInt8](repeating: 0, count: 8)
+        arc4random_buf(&bytes, bytes.count)
+        return bytes.map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// Why the server could not start.
+public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public var description: String { message }
+}
+
+enum Darwinless {
+    static func shutdown(_ fd: Int32) {
+        guard fd >= 0 else { return }
+        _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+    }
+}
+
+import Glibc

@@ -1,0 +1,249 @@
+import Foundation
+import SignetWebAuthn
+
+/// Reads `signet.json`, applies `SIGNET_...` environment overrides and validates the result.
+/// Every setting has an environment name: its path in upper case joined by `_`
+/// (`relying_party.origins` → `SIGNET_RELYING_PARTY_ORIGINS`); a value that parses as JSON is
+/// taken as JSON (numbers, lists, objects), anything else as a string.
+public enum ConfigurationLoader {
+    /// Every setting's path in the file.
+    static let settings: [[String]] = [
+        ["issuer"], ["listen"], ["database"], ["key_encryption_key_file"],
+        ["relying_party", "id"], ["relying_party", "name"], ["relying_party", "origins"],
+        ["clients"], ["audiences"],
+        ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"],
+        ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
+        ["threads"], ["access_log"],
+        ["limits", "max_body_bytes"], ["limits", "request_deadline"], ["limits", "idle_timeout"],
+        ["limits", "max_connections"], ["limits", "max_connections_per_ip"], ["limits", "header_bytes"],
+    ]
+
+    static func environmentName(_ path: [String]) -> String { "SIGNET_" + path.joined(separator: "_").uppercased() }
+
+    /// Loads the configuration. Without a file, the development defaults apply (and
+    /// `listen`/`database` still come from flags or the environment).
+    public static func load(
+        file: String?, environment: [String: String], listen: String? = nil, database: String? = nil
+    ) throws -> ServerConfiguration {
+        var tree: [String: JSONValue] = [:]
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else { throw ConfigurationError("cannot read configuration file \(file)") }
+            do {
+                guard let object = try StrictJSON(maxDepth: 16, maxLength: 1 << 20).parse([UInt8](data)).object else {
+                    throw ConfigurationError("\(file): the configuration must be a JSON object")
+                }
+                tree = object
+            } catch let error as WebAuthnError {
+                throw ConfigurationError("\(file) is not valid JSON: \(error.detail)")
+            }
+            try checkKnownKeys(tree, prefix: [])
+        }
+        for path in settings {
+            guard let raw = environment[environmentName(path)] else { continue }
+            let value = (try? StrictJSON().parse(Array(raw.utf8))) ?? .string(raw)
+            set(&tree, path, value)
+        }
+        if let listen { tree["listen"] = .string(listen) }
+        if let database { tree["database"] = .string(database) }
+        return try build(tree, development: file == nil)
+    }
+
+    static func set(_ tree: inout [String: JSONValue], _ path: [String], _ value: JSONValue) {
+        guard let head = path.first else { return }
+        if path.count == 1 {
+            tree[head] = value
+            return
+        }
+        var child = tree[head]?.object ?? [:]
+        set(&child, Array(path.dropFirst()), value)
+        tree[head] = .object(child)
+    }
+
+    static func checkKnownKeys(_ tree: [String: JSONValue], prefix: [String]) throws {
+        for (key, value) in tree {
+            let path = prefix + [key]
+            if settings.contains(path) { continue }
+            if settings.contains(where: { $0.starts(with: path) }), let object = value.object {
+                try checkKnownKeys(object, prefix: path)
+                continue
+            }
+            throw ConfigurationError("unknown setting \"\(path.joined(separator: "."))\"")
+        }
+    }
+
+    static func value(_ tree: [String: JSONValue], _ path: [String]) -> JSONValue? {
+        var node: JSONValue = .object(tree)
+        for key in path {
+            guard let next = node[key] else { return nil }
+            node = next
+        }
+        return node
+    }
+
+    static func string(_ tree: [String: JSONValue], _ path: [String]) throws -> String? {
+        guard let v = value(tree, path) else { return nil }
+        guard let s = v.string else { throw ConfigurationError("\(path.joined(separator: ".")) must be a string") }
+        return s
+    }
+
+    static func int(_ tree: [String: JSONValue], _ path: [String], range: ClosedRange<Int>) throws -> Int? {
+        guard let v = value(tree, path) else { return nil }
+        guard let n = v.int64.map(Int.init) ?? v.string.flatMap({ Int($0) }), range.contains(n) else {
+            throw ConfigurationError("\(path.joined(separator: ".")) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return n
+    }
+
+    static func strings(_ tree: [String: JSONValue], _ path: [String]) throws -> [String]? {
+        guard let v = value(tree, path) else { return nil }
+        if let s = v.string { return s.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        guard let list = v.array, list.allSatisfy({ $0.string != nil }) else {
+            throw ConfigurationError("\(path.joined(separator: ".")) must be a list of strings")
+        }
+        return list.compactMap(\.string)
+    }
+
+    static func build(_ tree: [String: JSONValue], development: Bool) throws -> ServerConfiguration {
+        var host = "127.0.0.1"
+        var port: UInt16 = 8080
+        if let listen = try string(tree, ["listen"]) {
+            let parts = listen.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let p = UInt16(parts[1]), !parts[0].isEmpty else {
+                throw ConfigurationError("listen must be HOST:PORT, such as 127.0.0.1:8080 (got \"\(listen)\")")
+            }
+            host = String(parts[0])
+            port = p
+        }
+        var c = development
+            ? ServerConfiguration.development(host: host, port: port)
+            : ServerConfiguration(issuer: try string(tree, ["issuer"]) ?? "")
+        c.listenHost = host
+        c.listenPort = port
+        if development, let issuer = try string(tree, ["issuer"]) { c.issuer = issuer }
+        if let v = try string(tree, ["database"]) { c.database = v.contains(":") ? v : "sqlite:" + v }
+        if let v = try string(tree, ["key_encryption_key_file"]) { c.keyEncryptionKeyFile = v }
+        if let v = try string(tree, ["relying_party", "id"]) { c.rpID = v.lowercased() }
+        if let v = try string(tree, ["relying_party", "name"]) { c.rpName = v }
+        if let v = try strings(tree, ["relying_party", "origins"]) { c.webOrigins = v }
+        if let v = try strings(tree, ["audiences"]) { c.audiences = v }
+        if let v = try int(tree, ["tokens", "access_token_ttl"], range: 30...86400) { c.accessTokenLifetime = v }
+        if let v = try int(tree, ["tokens", "id_token_ttl"], range: 30...86400) { c.idTokenLifetime = v }
+        if let v = try int(tree, ["tokens", "refresh_token_ttl"], range: 60...(400 * 86400)) { c.refreshTokenLifetime = v }
+        if let v = try int(tree, ["session_timeout"], range: 1...3600) { c.sessionTimeout = v }
+        if let v = try string(tree, ["user_verification"]) {
+            guard ["required", "preferred", "discouraged"].contains(v) else { throw ConfigurationError("user_verification must be required, preferred or discouraged") }
+            c.userVerification = v
+        }
+        if let v = try string(tree, ["attestation"]) {
+            guard ["none", "indirect", "direct", "enterprise"].contains(v) else { throw ConfigurationError("attestation must be none, indirect, direct or enterprise") }
+            c.attestation = v
+        }
+        if let v = try string(tree, ["resident_key"]) {
+            guard ["required", "preferred", "discouraged"].contains(v) else { throw ConfigurationError("resident_key must be required, preferred or discouraged") }
+            c.residentKey = v
+        }
+        if let names = try strings(tree, ["algorithms"]) {
+            c.algorithms = try names.map { name in
+                guard let alg = COSEAlgorithm.all.first(where: { $0.description.lowercased() == name.lowercased() }) else {
+                    throw ConfigurationError("algorithms: unknown algorithm \"\(name)\" (known: \(COSEAlgorithm.all.map(\.description).joined(separator: ", ")))")
+                }
+                return alg
+            }
+            guard !c.algorithms.isEmpty else { throw ConfigurationError("algorithms must name at least one algorithm") }
+        }
+        if let v = try strings(tree, ["trust_anchors"]) { c.trustAnchorFiles = v }
+        if let v = try int(tree, ["threads"], range: 1...256) { c.threads = v }
+        if let v = value(tree, ["access_log"]) {
+            guard let b = v.bool ?? v.string.flatMap({ Bool($0) }) else { throw ConfigurationError("access_log must be true or false") }
+            c.accessLog = b
+        }
+        if let v = try int(tree, ["limits", "max_body_bytes"], range: 1024...(16 << 20)) { c.maxBodyBytes = v }
+        if let v = try int(tree, ["limits", "request_deadline"], range: 1...600) { c.requestDeadline = Double(v) }
+        if let v = try int(tree, ["limits", "idle_timeout"], range: 1...3600) { c.idleTimeout = v }
+        if let v = try int(tree, ["limits", "max_connections"], range: 1...1_000_000) { c.maxConnections = v }
+        if let v = try int(tree, ["limits", "max_connections_per_ip"], range: 1...1_000_000) { c.maxConnectionsPerIP = v }
+        if let v = try int(tree, ["limits", "header_bytes"], range: 4096...(1 << 20)) { c.connectionMemoryBytes = v }
+        if let clients = value(tree, ["clients"]) { c.clients = try parseClients(clients) }
+        try validate(&c)
+        return c
+    }
+
+    static func parseClients(_ value: JSONValue) throws -> [ClientConfiguration] {
+        guard let list = value.array else { throw ConfigurationError("clients must be a list") }
+        return try list.enumerated().map { index, item in
+            guard let object = item.object else { throw ConfigurationError("clients[\(index)] must be an object") }
+            let known: Set<String> = ["client_id", "grants", "ios", "android"]
+            if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
+            guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
+            let grants = object["grants"]?.array?.compactMap(\.string) ?? GrantNames.all
+            for grant in grants where !GrantNames.all.contains(grant) { throw ConfigurationError("client \(id): unknown grant \"\(grant)\"") }
+            var client = ClientConfiguration(id: id, grants: grants)
+            for (n, app) in (object["ios"]?.array ?? []).enumerated() {
+                guard let team = app["team_id"]?.string, let bundle = app["bundle_id"]?.string else {
+                    throw ConfigurationError("client \(id): ios[\(n)] needs team_id and bundle_id")
+                }
+                guard team.count == 10, team.allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }) else {
+                    throw ConfigurationError("client \(id): team_id \"\(team)\" must be 10 upper-case letters and digits (Apple Developer Team ID)")
+                }
+                guard !bundle.isEmpty, bundle.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }) else {
+                    throw ConfigurationError("client \(id): bundle_id \"\(bundle)\" is not a bundle identifier")
+                }
+                client.iosApps.append(.init(teamID: team, bundleID: bundle))
+            }
+            for (n, app) in (object["android"]?.array ?? []).enumerated() {
+                guard let package = app["package_name"]?.string, let prints = app["sha256_cert_fingerprints"]?.array, !prints.isEmpty else {
+                    throw ConfigurationError("client \(id): android[\(n)] needs package_name and sha256_cert_fingerprints")
+                }
+                let fingerprints = try prints.map { value in
+                    guard let text = value.string, let bytes = parseFingerprint(text) else {
+                        throw ConfigurationError("client \(id): \"\(value.string ?? "?")\" is not a SHA-256 fingerprint (32 bytes as hex, keytool's AB:CD:... form)")
+                    }
+                    return bytes
+                }
+                client.androidApps.append(.init(packageName: package, fingerprints: fingerprints))
+            }
+            return client
+        }
+    }
+
+    /// Checks the whole configuration; the first problem found is reported.
+    static func validate(_ c: inout ServerConfiguration) throws {
+        guard let issuer = URLComponents(string: c.issuer), let scheme = issuer.scheme, ["http", "https"].contains(scheme), issuer.host?.isEmpty == false else {
+            throw ConfigurationError("issuer must be an http(s) URL, such as https://auth.example.com (got \"\(c.issuer)\")")
+        }
+        if scheme == "http" && !c.developmentMode && !isLoopback(issuer.host ?? "") {
+            throw ConfigurationError("issuer \(c.issuer) must use https outside development")
+        }
+        if c.issuer.hasSuffix("/") { c.issuer.removeLast() }
+        guard !c.rpID.isEmpty, !c.rpID.contains("/"), !c.rpID.contains(":") else {
+            throw ConfigurationError("relying_party.id must be a domain such as example.com (got \"\(c.rpID)\")")
+        }
+        guard !c.webOrigins.isEmpty || c.clients.contains(where: { !$0.androidApps.isEmpty }) else {
+            throw ConfigurationError("relying_party.origins must list at least one origin")
+        }
+        for origin in c.webOrigins { try checkOrigin(origin, rpID: c.rpID) }
+        guard !c.clients.isEmpty else { throw ConfigurationError("clients must list at least one client") }
+        let ids = c.clients.map(\.id)
+        guard Set(ids).count == ids.count else { throw ConfigurationError("client_id values must be unique") }
+        if c.audiences.isEmpty { c.audiences = [c.issuer] }
+        guard c.database.hasPrefix("sqlite:") || c.database.hasPrefix("postgres://") || c.database.hasPrefix("postgresql://") else {
+            throw ConfigurationError("database must be sqlite:PATH or postgres://... (got \"\(c.database)\")")
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool { host == "localhost" || host == "127.0.0.1" || host == "[::1]" || host == "::1" }
+
+    /// An origin is `scheme://host[:port]` with nothing after it; https except on loopback, and
+    /// the host is the RP ID or a subdomain of it (WebAuthn L3 §5.1.2, §13.4.9).
+    static func checkOrigin(_ origin: String, rpID: String) throws {
+        guard let url = URLComponents(string: origin), let scheme = url.scheme, let host = url.host?.lowercased(), !host.isEmpty,
+              url.path.isEmpty, url.query == nil, url.fragment == nil, url.user == nil
+        else { throw ConfigurationError("origin \"\(origin)\" must be scheme://host[:port] with no path, such as https://example.com") }
+        guard scheme == "https" || (scheme == "http" && isLoopback(host)) else {
+            throw ConfigurationError("origin \"\(origin)\" must use https (http is only allowed for localhost)")
+        }
+        guard host == rpID || host.hasSuffix("." + rpID) else {
+            throw ConfigurationError("origin \"\(origin)\": its host \(host) is not the RP ID \(rpID) or a subdomain of it, so browsers would refuse every ceremony")
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+public import SignetCrypto
+public import SignetStore
+public import SignetWebAuthn
+
+/// The key-encryption key: 32 bytes that encrypt signing keys in the database. It lives outside
+/// the database: in `SIGNET_KEK` (base64url), or in a file readable by its owner only.
+public enum KeyEncryptionKey {
+    public static func load(environment: [String: String], file: String) throws -> [UInt8] {
+        if let text = environment["SIGNET_KEK"] {
+            guard let key = Base64URL.decode(text), key.count == 32 else {
+                throw ConfigurationError("SIGNET_KEK must be 32 bytes in base64url (make one with: signet keys kek)")
+            }
+            return key
+        }
+        let manager = FileManager.default
+        if manager.fileExists(atPath: file) {
+            let attributes = try manager.attributesOfItem(atPath: file)
+            if let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0 {
+                throw ConfigurationError("key-encryption key file \(file) is readable by others (mode \(String(mode, radix: 8))); run: chmod 600 \(file)")
+            }
+            guard let data = manager.contents(atPath: file),
+                  let key = Base64URL.decode(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+                  key.count == 32
+            else { throw ConfigurationError("key-encryption key file \(file) does not hold 32 bytes in base64url") }
+            return key
+        }
+        let key = SecureRandom.bytes(32)
+        guard manager.createFile(atPath: file, contents: Data((Base64URL.encode(key) + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw ConfigurationError("cannot create key-encryption key file \(file)")
+        }
+        return key
+    }
+}
+
+/// Token-signing keys: ES256 keys kept in the database, encrypted under the key-encryption key.
+/// The newest key signs; a retired key stays published until every token it signed has expired.
+/// Every instance reloads from the database now and then, so a rotation by one is seen by all.
+public final class KeyRing: @unchecked Sendable {
+    struct Entry {
+        let kid: String
+        let publicKey: PublicKey
+        let createdAt: Int64
+        let retiredAt: Int64?
+    }
+
+    private let store: any Store
+    private let kek: [UInt8]
+    /// Seconds a retired key stays published: the longest token lifetime.
+    private let retention: Int64
+    private let lock = NSLock()
+    private var signer: (kid: String, key: PrivateKey)
+    private var entries: [Entry] = []
+    private var loadedAt = Date.distantPast
+    static let reloadInterval: TimeInterval = 10
+
+    public init(store: any Store, kek: [UInt8], retentionSeconds: Int) throws {
+        self.store = store
+        self.kek = kek
+        self.retention = Int64(retentionSeconds) * 1000
+        if try store.signingKeys().isEmpty { _ = try KeyRing.create(store: store, kek: kek, retireOthers: false) }
+        signer = ("", try PrivateKey.generate(.ec(.p256)))
+        try reload()
+    }
+
+    /// Makes a new signing key; with `retireOthers` the earlier ones are retired (rotation).
+    @discardableResult
+    public static func create(store: any Store, kek: [UInt8], retireOthers: Bool) throws -> String {
+        let key = try PrivateKey.generate(.ec(.p256))
+        let kid = Base64URL.encode(SecureRandom.bytes(9))
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let sealed = try AESGCM.seal(key.der, key: kek, aad: Array(kid.utf8))
+        try store.insertSigningKey(SigningKeyRow(kid: kid, algorithm: "ES256", encryptedPrivateKey: sealed, publicKey: key.publicKey.spki, createdAt: now))
+        if retireOthers { try store.retireSigningKeys(except: kid, at: now) }
+        return kid
+    }
+
+    /// Re-reads the keys from the database.
+    public func reload() throws {
+        let rows = try store.signingKeys()
+        let live = rows.filter { $0.retiredAt == nil }
+        guard let newest = (live.isEmpty ? rows : live).max(by: { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }) else {
+            throw ConfigurationError("no signing key in the database")
+        }
+        let privateKey: PrivateKey
+        do {
+            privateKey = try PrivateKey(der: AESGCM.open(newest.encryptedPrivateKey, key: kek, aad: Array(newest.kid.utf8)))
+        } catch {
+            throw ConfigurationError("signing key \(newest.kid) cannot be decrypted: the key-encryption key is not the one it was stored under")
+        }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let published = try rows.filter { $0.retiredAt.map { $0 + retention > now } ?? true }.map {
+            Entry(kid: $0.kid, publicKey: try PublicKey(spki: $0.publicKey), createdAt: $0.createdAt, retiredAt: $0.retiredAt)
+        }
+        lock.lock()
+        signer = (newest.kid, privateKey)
+        entries = published
+        loadedAt = Date()
+        lock.unlock()
+    }
+
+    private func reloadIfStale() {
+        lock.lock()
+        let stale = Date().timeIntervalSince(loadedAt) > KeyRing.reloadInterval
+        lock.unlock()
+        if stale { try? reload() }
+    }
+
+    /// The key that signs new tokens.
+    public var signingKey: (kid: String, key: PrivateKey) {
+        reloadIfStale()
+        lock.lock()
+        defer { lock.unlock() }
+        return signer
+    }
+
+    /// A published key by `kid`; an unknown kid triggers one reload (another instance may have rotated).
+    public func publicKey(kid: String) -> PublicKey? {
+        reloadIfStale()
+        lock.lock()
+        var found = entries.first { $0.kid == kid }?.publicKey
+        lock.unlock()
+        if found == nil, (try? reload()) != nil {
+            lock.lock()
+            found = entries.first { $0.kid == kid }?.publicKey
+            lock.unlock()
+        }
+        return found
+    }
+
+    /// The JSON Web Key Set (RFC 7517 §5): every published key as an EC P-256 JWK.
+    public var jwks: JSONValue {
+        reloadIfStale()
+        lock.lock()
+        let current = entries
+        lock.unlock()
+        return .object(["keys": .array(current.compactMap { entry in
+            guard let point = entry.publicKey.x963, point.count == 65 else { return nil }
+            return .object([
+                "kty": .string("EC"), "crv": .string("P-256"), "kid": .string(entry.kid), "use": .string("sig"), "alg": .string("ES256"),
+                "x": .string(Base64URL.encode(point[1...32])), "y": .string(Base64URL.encode(point[33...])),
+            ])
+        })])
+    }
+}

@@ -1,0 +1,55 @@
+public import Foundation
+import SignetCrypto
+public import SignetHTTP
+public import SignetStore
+
+/// A running Signet: store, keys, service and HTTP server, started from a configuration.
+/// `signet serve`, the tests and the benchmark all start Signet this way.
+public final class SignetApp: @unchecked Sendable {
+    public let configuration: ServerConfiguration
+    public let store: any Store
+    public let service: SignetService
+    public let server: HTTPServer
+
+    /// The address clients use.
+    public var baseURL: String { "http://\(configuration.listenHost):\(server.port)" }
+
+    /// Opens the database named by the configuration (`sqlite:PATH`).
+    public static func openStore(_ database: String) throws -> any Store {
+        if database.hasPrefix("sqlite:") { return try SQLiteStore(path: String(database.dropFirst("sqlite:".count))) }
+        throw ConfigurationError("database \(database): this build supports sqlite:PATH")
+    }
+
+    /// Starts Signet. `environment` supplies `SIGNET_KEK`; `clock` is injected for tests.
+    public init(
+        configuration: ServerConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
+        store: (any Store)? = nil, clock: @escaping @Sendable () -> Date = { Date() }, log: AccessLog? = nil
+    ) throws {
+        self.configuration = configuration
+        let store = try store ?? SignetApp.openStore(configuration.database)
+        self.store = store
+        let kek = try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
+        let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime))
+        var anchors: [Certificate] = []
+        for file in configuration.trustAnchorFiles {
+            guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigurationError("cannot read trust anchor file \(file)") }
+            anchors += try Certificate.parsePEM(pem)
+        }
+        service = SignetService(configuration: configuration, store: store, keys: keys, trustAnchors: anchors, clock: clock)
+        var http = HTTPServer.Configuration()
+        http.host = configuration.listenHost
+        http.port = configuration.listenPort
+        http.threads = configuration.threads
+        http.connectionLimit = configuration.maxConnections
+        http.perIPConnectionLimit = configuration.maxConnectionsPerIP
+        http.idleTimeout = configuration.idleTimeout
+        http.requestDeadline = configuration.requestDeadline
+        http.maxBodyBytes = configuration.maxBodyBytes
+        http.connectionMemoryBytes = configuration.connectionMemoryBytes
+        server = HTTPServer(configuration: http, handler: service, log: log ?? AccessLog(enabled: configuration.accessLog))
+        try server.start()
+    }
+
+    /// Stops accepting, finishes requests in flight, stops.
+    public func shutdown(grace: TimeInterval = 10) { server.shutdown(grace: grace) }
+}

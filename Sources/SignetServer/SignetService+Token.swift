@@ -1,0 +1,241 @@
+import Foundation
+import SignetAPI
+import SignetCrypto
+import SignetHTTP
+import SignetStore
+import SignetWebAuthn
+
+extension SignetService {
+    /// `POST /oauth/token`.
+    func token(_ request: HTTPRequest) throws -> HTTPResponse {
+        let body = try decode(TokenRequest.self, request, form: true)
+        switch body.grant_type {
+        case GrantNames.webauthn: return try webAuthnGrant(body, request)
+        case GrantNames.refreshToken: return try refreshGrant(body, request)
+        default: throw APIError(400, "unsupported_grant_type", "unsupported_grant_type", "grant_type \"\(body.grant_type)\" is not supported")
+        }
+    }
+
+    /// The passkey grant: consume the auth session first (it is single use whether or not the
+    /// proof verifies), then verify the registration or assertion against it.
+    func webAuthnGrant(_ body: TokenRequest, _ request: HTTPRequest) throws -> HTTPResponse {
+        let client = try client(body.client_id, grant: GrantNames.webauthn)
+        guard let sessionID = body.auth_session, let credential = body.authn_response else {
+            throw APIError.malformed("auth_session and authn_response are required")
+        }
+        let ceremony = credential.response.attestationObject != nil ? "sign_up" : "sign_in"
+        do {
+            guard sessionID.utf8.count <= 128, let session = try store.consumeSession(id: sessionID) else {
+                throw APIError.grant("auth_session_unknown", "the auth_session is unknown or was already used")
+            }
+            guard session.clientID == client.id else {
+                throw APIError.grant("auth_session_client_mismatch", "the auth_session belongs to another client")
+            }
+            guard session.expiresAt > nowMillis else { throw APIError.grant("auth_session_expired", "the auth_session has expired") }
+            let (user, amr) = ceremony == "sign_up"
+                ? try signUp(session, credential, client: client, request: request)
+                : try signIn(session, credential, client: client, request: request)
+            metrics.ceremony(ceremony, reason: nil)
+            let tokens = try issueTokens(user: user, client: client, scope: body.scope, audience: body.audience, amr: amr, authTime: nowMillis / 1000, family: nil)
+            return Self.json(200, tokens)
+        } catch let error as APIError {
+            metrics.ceremony(ceremony, reason: error.reason)
+            audit(ceremony, "failure", reason: error.reason, client: client.id, credential: Base64URL.decode(credential.rawId), request: request)
+            throw error
+        }
+    }
+
+    func signUp(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, request: HTTPRequest) throws -> (UserRecord, [String]) {
+        guard session.kind == .signUp, let userID = session.userID, let handle = session.userHandle, let email = session.email else {
+            throw APIError.grant("ceremony_mismatch", "a registration was sent for a sign-in auth_session")
+        }
+        let rawID = try Self.bytes(credential.rawId, "rawId")
+        guard credential.type == "public-key" else { throw APIError.malformed("credential type must be public-key") }
+        let registration = RegistrationRequest(
+            clientDataJSON: try Self.bytes(credential.response.clientDataJSON, "clientDataJSON"),
+            attestationObject: try Self.bytes(credential.response.attestationObject, "attestationObject"),
+            rawID: rawID, expectedChallenge: session.challenge, requireUserVerification: session.requireUserVerification)
+        let result: RegistrationResult
+        do {
+            result = try rp.verifyRegistration(registration, now: clock())
+        } catch {
+            throw APIError.webAuthn(error)
+        }
+        if !rp.trustAnchors.isEmpty, case .untrusted(let why) = result.trust {
+            throw APIError.grant("attestation_untrusted", "the attestation does not chain to a configured root: \(why)")
+        }
+        if try store.credential(id: result.credentialID) != nil {
+            throw APIError(409, "invalid_grant", "credential_exists", "this passkey is already registered")
+        }
+        let user = UserRecord(id: userID, handle: handle, email: email, name: session.name, emailVerified: false, createdAt: nowMillis)
+        let row = CredentialRow(
+            id: result.credentialID, userID: userID, publicKey: result.publicKey, algorithm: result.algorithm.rawValue,
+            signCount: Int64(result.signCount), aaguid: result.aaguid.uuidString.lowercased(), format: result.format,
+            backupEligible: result.backupEligible, backupState: result.backupState,
+            transports: (credential.response.transports ?? []).filter { $0.count <= 32 }.prefix(8).map { $0 }, name: nil, createdAt: nowMillis)
+        do {
+            try store.createUser(user, credential: row)
+        } catch {
+            // (A `catch where` here crashes Swift 6.3's SILGen; the check is spelled out.)
+            guard error.code == .conflict else { throw error }
+            if error.detail.contains("email") {
+                throw APIError(409, "invalid_request", "user_exists", "an account with this email was created meanwhile")
+            }
+            throw APIError(409, "invalid_grant", "credential_exists", "this passkey is already registered")
+        }
+        audit("sign_up", "success", user: userID, client: client.id, credential: result.credentialID, request: request)
+        return (user, result.userVerified ? ["pop", "user"] : ["pop"])
+    }
+
+    func signIn(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, request: HTTPRequest) throws -> (UserRecord, [String]) {
+        guard session.kind == .signIn else { throw APIError.grant("ceremony_mismatch", "an assertion was sent for a sign-up auth_session") }
+        let rawID = try Self.bytes(credential.rawId, "rawId")
+        guard let row = try store.credential(id: rawID) else { throw APIError.grant("credential_unknown", "this passkey is not registered") }
+        guard row.revokedAt == nil else { throw APIError.grant("credential_revoked", "this passkey was revoked") }
+        if let expected = session.userID, expected != row.userID {
+            throw APIError.grant("credential_unknown", "this passkey does not belong to the account that was named")
+        }
+        guard let user = try store.user(id: row.userID) else { throw APIError.grant("credential_unknown", "the passkey's account no longer exists") }
+        let handle = try credential.response.userHandle.map { text in try Self.bytes(text, "userHandle") }
+        let assertion = AuthenticationRequest(
+            credentialID: rawID, clientDataJSON: try Self.bytes(credential.response.clientDataJSON, "clientDataJSON"),
+            authenticatorData: try Self.bytes(credential.response.authenticatorData, "authenticatorData"),
+            signature: try Self.bytes(credential.response.signature, "signature"), userHandle: handle?.isEmpty == true ? nil : handle,
+            expectedChallenge: session.challenge, requireUserVerification: session.requireUserVerification,
+            allowCredentials: session.allowCredentials.isEmpty ? nil : session.allowCredentials)
+        let record = CredentialRecord(
+            id: row.id, publicKey: row.publicKey, signCount: UInt32(clamping: row.signCount), backupEligible: row.backupEligible,
+            userHandle: user.handle)
+        let result: AuthenticationResult
+        do {
+            result = try rp.verifyAuthentication(assertion, credential: record, userIdentified: session.userID != nil)
+        } catch {
+            throw APIError.webAuthn(error)
+        }
+        if case .regression(let stored, let received) = result.signCount {
+            audit("possible_cloned_authenticator", "failure", reason: "counter_regression", user: user.id, client: client.id, credential: rawID, request: request)
+            throw APIError.grant("counter_regression", "signature counter went from \(stored) to \(received): possible cloned authenticator")
+        }
+        try store.recordUse(credentialID: rawID, signCount: Int64(result.newSignCount), backupState: result.backupState, at: nowMillis)
+        audit("sign_in", "success", user: user.id, client: client.id, credential: rawID, request: request)
+        return (user, result.userVerified ? ["pop", "user"] : ["pop"])
+    }
+
+    /// Scopes Signet understands; others in a request are dropped (RFC 6749 §3.3).
+    static let knownScopes = ["openid", "profile", "email", "offline_access"]
+
+    /// Access token (RFC 9068), id token (OIDC Core §2) and, with `offline_access`, a refresh token.
+    func issueTokens(user: UserRecord, client: ClientConfiguration, scope requested: String?, audience: String?, amr: [String], authTime: Int64, family: String?) throws -> TokenResponse {
+        let scopes = requested.map { $0.split(separator: " ").map(String.init).filter(Self.knownScopes.contains) } ?? Self.knownScopes
+        let scope = Self.knownScopes.filter(scopes.contains).joined(separator: " ")
+        let aud = audience ?? configuration.audiences[0]
+        guard configuration.audiences.contains(aud) else { throw APIError(400, "invalid_request", "audience_not_allowed", "audience \"\(aud)\" is not configured") }
+        let now = nowMillis / 1000
+        let amrJSON = JSONValue.array(amr.map(JSONValue.string))
+        let access = try JWT.sign(claims: [
+            "iss": .string(configuration.issuer), "sub": .string(user.id), "aud": .string(aud), "client_id": .string(client.id),
+            "scope": .string(scope), "iat": .int(now), "exp": .int(now + Int64(configuration.accessTokenLifetime)),
+            "jti": .string(Base64URL.encode(random(16))), "auth_time": .int(authTime), "amr": amrJSON,
+        ], type: "at+jwt", keys: keys)
+        var idToken: String?
+        if scopes.contains("openid") {
+            var claims: [String: JSONValue] = [
+                "iss": .string(configuration.issuer), "sub": .string(user.id), "aud": .string(client.id), "iat": .int(now),
+                "exp": .int(now + Int64(configuration.idTokenLifetime)), "auth_time": .int(authTime), "amr": amrJSON,
+            ]
+            if scopes.contains("email") {
+                claims["email"] = .string(user.email)
+                claims["email_verified"] = .bool(user.emailVerified)
+            }
+            if scopes.contains("profile") { claims["name"] = user.name.map(JSONValue.string) ?? .null }
+            idToken = try JWT.sign(claims: claims, type: "JWT", keys: keys)
+        }
+        var refresh: String?
+        if scopes.contains("offline_access"), family == nil {
+            let token = random(32)
+            refresh = Base64URL.encode(token)
+            try store.insertRefreshToken(RefreshTokenRow(
+                hash: Digest.sha256.hash(token), family: UUID().uuidString.lowercased(), userID: user.id, clientID: client.id, scope: scope,
+                authTime: authTime, amr: amr, expiresAt: nowMillis + Int64(configuration.refreshTokenLifetime) * 1000, createdAt: nowMillis))
+        }
+        return TokenResponse(access_token: access, refresh_token: refresh, id_token: idToken, expires_in: configuration.accessTokenLifetime, scope: scope)
+    }
+
+    /// The refresh grant: rotate (the presented token dies, a new one is born in its family);
+    /// presenting a rotated token again revokes the whole family.
+    func refreshGrant(_ body: TokenRequest, _ request: HTTPRequest) throws -> HTTPResponse {
+        let client = try client(body.client_id, grant: GrantNames.refreshToken)
+        guard let presented = body.refresh_token.flatMap({ Base64URL.decode($0) }), presented.count == 32 else {
+            throw APIError.grant("refresh_token_unknown", "the refresh token is not one Signet issued")
+        }
+        let newToken = random(32)
+        let now = nowMillis
+        let lifetime = Int64(configuration.refreshTokenLifetime) * 1000
+        let outcome = try store.rotateRefreshToken(hash: Digest.sha256.hash(presented), next: { current in
+            RefreshTokenRow(hash: Digest.sha256.hash(newToken), family: current.family, userID: current.userID, clientID: current.clientID,
+                            scope: current.scope, authTime: current.authTime, amr: current.amr, expiresAt: now + lifetime, createdAt: now)
+        }, now: now)
+        switch outcome {
+        case .rotated(let row):
+            guard row.clientID == client.id else {
+                _ = try store.revokeRefreshFamily(hash: row.hash, now: now)
+                audit("refresh", "failure", reason: "refresh_token_client_mismatch", user: row.userID, client: client.id, request: request)
+                throw APIError.grant("refresh_token_client_mismatch", "the refresh token was issued to another client")
+            }
+            guard let user = try store.user(id: row.userID) else { throw APIError.grant("refresh_token_unknown", "the account no longer exists") }
+            var tokens = try issueTokens(user: user, client: client, scope: row.scope, audience: body.audience, amr: row.amr, authTime: row.authTime, family: row.family)
+            tokens.refresh_token = Base64URL.encode(newToken)
+            return Self.json(200, tokens)
+        case .reused(_, let userID):
+            audit("refresh_token_reused", "failure", reason: "refresh_token_reused", user: userID, client: client.id, request: request)
+            throw APIError.grant("refresh_token_reused", "this refresh token was already used; every token of its sign-in is now revoked")
+        case .revoked: throw APIError.grant("refresh_token_revoked", "the refresh token was revoked")
+        case .expired: throw APIError.grant("refresh_token_expired", "the refresh token has expired")
+        case .unknown: throw APIError.grant("refresh_token_unknown", "the refresh token is not one Signet issued")
+        }
+    }
+
+    /// `POST /oauth/revoke` (RFC 7009): revokes a refresh token and every token rotated from the
+    /// same sign-in. Answers 200 for unknown tokens too (§2.2). Access tokens are self-contained
+    /// JWTs and stay valid until they expire, which is why they live only minutes.
+    func revoke(_ request: HTTPRequest) throws -> HTTPResponse {
+        let body = try decode(RevokeRequest.self, request, form: true)
+        if let id = body.client_id { _ = try client(id) }
+        if let token = Base64URL.decode(body.token), token.count == 32, try store.revokeRefreshFamily(hash: Digest.sha256.hash(token), now: nowMillis) {
+            audit("refresh_token_revoked", "success", client: body.client_id, request: request)
+        }
+        return .json(200, Array("{}".utf8))
+    }
+
+    /// `GET /userinfo` (OIDC Core §5.3) with a Bearer access token.
+    func userInfo(_ request: HTTPRequest) throws -> HTTPResponse {
+        let claims = try bearer(request)
+        guard let sub = claims["sub"]?.string, let user = try store.user(id: sub) else {
+            throw unauthorized("the token's subject no longer exists")
+        }
+        let scopes = (claims["scope"]?.string ?? "").split(separator: " ").map(String.init)
+        return Self.json(200, UserInfo(
+            sub: user.id, email: scopes.contains("email") ? user.email : nil, email_verified: scopes.contains("email") ? user.emailVerified : nil,
+            name: scopes.contains("profile") ? user.name : nil))
+    }
+
+    func unauthorized(_ description: String) -> APIError {
+        var error = APIError(401, "invalid_token", "token_invalid", description)
+        error.headers = [("WWW-Authenticate", "Bearer error=\"invalid_token\"")]
+        return error
+    }
+
+    /// The verified claims of the request's Bearer access token (RFC 6750 §2.1).
+    func bearer(_ request: HTTPRequest) throws -> [String: JSONValue] {
+        guard let header = request.header("authorization"), header.lowercased().hasPrefix("bearer ") else {
+            var error = APIError(401, "invalid_request", "token_missing", "an Authorization: Bearer access token is required")
+            error.headers = [("WWW-Authenticate", "Bearer")]
+            throw error
+        }
+        do {
+            return try JWT.verify(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces), type: "at+jwt", issuer: configuration.issuer, keys: keys, now: clock())
+        } catch {
+            throw unauthorized("the access token is not valid: \(error.detail)")
+        }
+    }
+}

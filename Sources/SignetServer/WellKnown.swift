@@ -1,0 +1,48 @@
+import SignetWebAuthn
+
+/// Documents served under `/.well-known/`, made once from the configuration.
+enum WellKnown {
+    /// `apple-app-site-association` with the `webcredentials` service (Apple: "Supporting
+    /// associated domains"): every iOS app as `TEAMID.bundle.id`.
+    static func appleAppSiteAssociation(_ c: ServerConfiguration) -> JSONValue {
+        let apps = c.clients.flatMap(\.iosApps).map { JSONValue.string($0.appID) }
+        return .object(["webcredentials": .object(["apps": .array(apps)])])
+    }
+
+    /// Digital Asset Links `assetlinks.json`: one statement per Android app, with both relations
+    /// Credential Manager needs and every signing certificate fingerprint (`AB:CD:...`).
+    static func assetLinks(_ c: ServerConfiguration) -> JSONValue {
+        .array(c.clients.flatMap(\.androidApps).map { app in
+            .object([
+                "relation": .array([.string("delegate_permission/common.handle_all_urls"), .string("delegate_permission/common.get_login_creds")]),
+                "target": .object([
+                    "namespace": .string("android_app"), "package_name": .string(app.packageName),
+                    "sha256_cert_fingerprints": .array(app.fingerprints.map { .string(fingerprintText($0)) }),
+                ]),
+            ])
+        })
+    }
+
+    static func fingerprintText(_ bytes: [UInt8]) -> String {
+        bytes.map { byte in
+            let hex = String(byte, radix: 16, uppercase: true)
+            return hex.count == 1 ? "0" + hex : hex
+        }.joined(separator: ":")
+    }
+
+    /// OpenID Provider metadata (OIDC Discovery §3).
+    static func openIDConfiguration(_ c: ServerConfiguration) -> JSONValue {
+        let i = c.issuer
+        return .object([
+            "issuer": .string(i), "token_endpoint": .string(i + "/oauth/token"), "userinfo_endpoint": .string(i + "/userinfo"),
+            "jwks_uri": .string(i + "/.well-known/jwks.json"), "revocation_endpoint": .string(i + "/oauth/revoke"),
+            "grant_types_supported": .array(GrantNames.all.map(JSONValue.string)),
+            "response_types_supported": .array([.string("token")]), "subject_types_supported": .array([.string("public")]),
+            "id_token_signing_alg_values_supported": .array([.string("ES256")]),
+            "token_endpoint_auth_methods_supported": .array([.string("none")]),
+            "revocation_endpoint_auth_methods_supported": .array([.string("none")]),
+            "scopes_supported": .array(SignetService.knownScopes.map(JSONValue.string)),
+            "claims_supported": .array(["sub", "iss", "aud", "exp", "iat", "auth_time", "amr", "email", "email_verified", "name"].map(JSONValue.string)),
+        ])
+    }
+}

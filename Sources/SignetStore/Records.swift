@@ -1,0 +1,171 @@
+/// An account.
+public struct UserRecord: Sendable, Equatable {
+    public var id: String
+    /// The WebAuthn user handle: 32 random bytes.
+    public var handle: [UInt8]
+    public var email: String
+    public var name: String?
+    public var emailVerified: Bool
+    public var createdAt: Int64
+
+    public init(id: String, handle: [UInt8], email: String, name: String?, emailVerified: Bool, createdAt: Int64) {
+        self.id = id
+        self.handle = handle
+        self.email = email
+        self.name = name
+        self.emailVerified = emailVerified
+        self.createdAt = createdAt
+    }
+}
+
+/// A registered passkey.
+public struct CredentialRow: Sendable, Equatable {
+    public var id: [UInt8]
+    public var userID: String
+    public var publicKey: [UInt8]
+    public var algorithm: Int
+    public var signCount: Int64
+    public var aaguid: String
+    public var format: String
+    public var backupEligible: Bool
+    public var backupState: Bool
+    public var transports: [String]
+    public var name: String?
+    public var createdAt: Int64
+    public var lastUsedAt: Int64?
+    public var revokedAt: Int64?
+
+    public init(id: [UInt8], userID: String, publicKey: [UInt8], algorithm: Int, signCount: Int64, aaguid: String, format: String, backupEligible: Bool, backupState: Bool, transports: [String], name: String?, createdAt: Int64, lastUsedAt: Int64? = nil, revokedAt: Int64? = nil) {
+        self.id = id
+        self.userID = userID
+        self.publicKey = publicKey
+        self.algorithm = algorithm
+        self.signCount = signCount
+        self.aaguid = aaguid
+        self.format = format
+        self.backupEligible = backupEligible
+        self.backupState = backupState
+        self.transports = transports
+        self.name = name
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+        self.revokedAt = revokedAt
+    }
+}
+
+/// A pending ceremony: the challenge and everything the token exchange must check it against.
+/// Consumed exactly once.
+public struct AuthSession: Sendable, Equatable {
+    public enum Kind: String, Sendable { case signUp = "sign_up", signIn = "sign_in", addPasskey = "add_passkey", action }
+
+    public var id: String
+    public var kind: Kind
+    public var clientID: String
+    public var challenge: [UInt8]
+    /// Sign-up: the new user's ID and handle, email and name. Sign-in: the user named, if any.
+    public var userID: String?
+    public var userHandle: [UInt8]?
+    public var email: String?
+    public var name: String?
+    /// Credential IDs offered in allowCredentials (username-first sign-in).
+    public var allowCredentials: [[UInt8]]
+    public var requireUserVerification: Bool
+    public var expiresAt: Int64
+    public var createdAt: Int64
+
+    public init(id: String, kind: Kind, clientID: String, challenge: [UInt8], userID: String? = nil, userHandle: [UInt8]? = nil, email: String? = nil, name: String? = nil, allowCredentials: [[UInt8]] = [], requireUserVerification: Bool, expiresAt: Int64, createdAt: Int64) {
+        self.id = id
+        self.kind = kind
+        self.clientID = clientID
+        self.challenge = challenge
+        self.userID = userID
+        self.userHandle = userHandle
+        self.email = email
+        self.name = name
+        self.allowCredentials = allowCredentials
+        self.requireUserVerification = requireUserVerification
+        self.expiresAt = expiresAt
+        self.createdAt = createdAt
+    }
+}
+
+/// A refresh token, known to the store only by its hash.
+public struct RefreshTokenRow: Sendable, Equatable {
+    public var hash: [UInt8]
+    /// Every token rotated from one sign-in shares a family; reuse revokes the family.
+    public var family: String
+    public var userID: String
+    public var clientID: String
+    public var scope: String
+    public var authTime: Int64
+    public var amr: [String]
+    public var expiresAt: Int64
+    public var createdAt: Int64
+
+    public init(hash: [UInt8], family: String, userID: String, clientID: String, scope: String, authTime: Int64, amr: [String], expiresAt: Int64, createdAt: Int64) {
+        self.hash = hash
+        self.family = family
+        self.userID = userID
+        self.clientID = clientID
+        self.scope = scope
+        self.authTime = authTime
+        self.amr = amr
+        self.expiresAt = expiresAt
+        self.createdAt = createdAt
+    }
+}
+
+/// What presenting a refresh token for rotation found.
+public enum RefreshRotation: Sendable, Equatable {
+    /// The token was live; it is now used and `next` was stored in its place.
+    case rotated(RefreshTokenRow)
+    /// The token had already been rotated: its whole family is now revoked.
+    case reused(family: String, userID: String)
+    case revoked
+    case expired
+    case unknown
+}
+
+/// A token-signing key; the private key is encrypted by the caller before it gets here.
+public struct SigningKeyRow: Sendable, Equatable {
+    public var kid: String
+    public var algorithm: String
+    public var encryptedPrivateKey: [UInt8]
+    public var publicKey: [UInt8]
+    public var createdAt: Int64
+    public var retiredAt: Int64?
+
+    public init(kid: String, algorithm: String, encryptedPrivateKey: [UInt8], publicKey: [UInt8], createdAt: Int64, retiredAt: Int64? = nil) {
+        self.kid = kid
+        self.algorithm = algorithm
+        self.encryptedPrivateKey = encryptedPrivateKey
+        self.publicKey = publicKey
+        self.createdAt = createdAt
+        self.retiredAt = retiredAt
+    }
+}
+
+/// One security-relevant event. Never holds a token, a challenge or a key.
+public struct AuditEvent: Sendable, Equatable {
+    public var at: Int64
+    public var kind: String
+    public var outcome: String
+    public var reason: String?
+    public var userID: String?
+    public var clientID: String?
+    public var credentialID: String?
+    public var remote: String?
+    public var requestID: String?
+
+    public init(at: Int64, kind: String, outcome: String, reason: String? = nil, userID: String? = nil, clientID: String? = nil, credentialID: String? = nil, remote: String? = nil, requestID: String? = nil) {
+        self.at = at
+        self.kind = kind
+        self.outcome = outcome
+        self.reason = reason
+        self.userID = userID
+        self.clientID = clientID
+        self.credentialID = credentialID
+        self.remote = remote
+        self.requestID = requestID
+    }
+}

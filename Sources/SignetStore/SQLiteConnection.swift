@@ -1,0 +1,132 @@
+internal import CSQLite
+import Foundation
+
+/// A value bound to or read from a statement.
+enum SQLValue: Equatable {
+    case int(Int64), text(String), blob([UInt8]), null
+
+    var int: Int64? { if case .int(let v) = self { v } else { nil } }
+    var text: String? { if case .text(let v) = self { v } else { nil } }
+    var blob: [UInt8]? {
+        switch self {
+        case .blob(let v): v
+        case .null: nil
+        default: nil
+        }
+    }
+    var bool: Bool { int.map { $0 != 0 } ?? false }
+}
+
+/// One SQLite connection (`sqlite3*`) with its prepared statements. Not thread-safe by itself:
+/// ``SQLiteStore`` serializes access.
+final class SQLiteConnection {
+    private let db: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+
+    init(path: String) throws(StoreError) {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw StoreError(.unavailable, "cannot open SQLite database \(path): \(message)")
+        }
+        db = handle
+        sqlite3_busy_timeout(db, 5000)
+        try exec("PRAGMA journal_mode = WAL")
+        try exec("PRAGMA synchronous = NORMAL")
+        try exec("PRAGMA foreign_keys = ON")
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close(db)
+    }
+
+    /// Runs SQL with no parameters and no rows (may hold several statements).
+    func exec(_ sql: String) throws(StoreError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(db, sql, nil, nil, &message)
+        if rc != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? "error \(rc)"
+            sqlite3_free(message)
+            throw error(rc, text)
+        }
+    }
+
+    /// Runs one statement with `parameters` and returns every row.
+    @discardableResult
+    func query(_ sql: String, _ parameters: [SQLValue] = []) throws(StoreError) -> [[SQLValue]] {
+        let statement = try prepare(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (index, value) in parameters.enumerated() {
+            let position = Int32(index + 1)
+            let rc: Int32
+            switch value {
+            case .int(let v): rc = sqlite3_bind_int64(statement, position, v)
+            case .text(let v): rc = sqlite3_bind_text(statement, position, v, -1, signet_sqlite_transient())
+            case .blob(let v): rc = v.withUnsafeBytes { sqlite3_bind_blob(statement, position, $0.baseAddress, Int32($0.count), signet_sqlite_transient()) }
+            case .null: rc = sqlite3_bind_null(statement, position)
+            }
+            guard rc == SQLITE_OK else { throw error(rc, "bind") }
+        }
+        var rows: [[SQLValue]] = []
+        while true {
+            let rc = sqlite3_step(statement)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else { throw error(rc, String(cString: sqlite3_errmsg(db))) }
+            let count = sqlite3_column_count(statement)
+            var row: [SQLValue] = []
+            row.reserveCapacity(Int(count))
+            for column in 0..<count {
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_INTEGER: row.append(.int(sqlite3_column_int64(statement, column)))
+                case SQLITE_TEXT: row.append(.text(String(cString: sqlite3_column_text(statement, column))))
+                case SQLITE_BLOB:
+                    let n = Int(sqlite3_column_bytes(statement, column))
+                    let bytes = sqlite3_column_blob(statement, column)
+                    row.append(.blob(n == 0 ? [] : Array(UnsafeRawBufferPointer(start: bytes, count: n))))
+                default: row.append(.null)
+                }
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(db)) }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE ... COMMIT`, rolling back when it throws.
+    func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try exec("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try exec("COMMIT")
+            return result
+        } catch {
+            try? exec("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func prepare(_ sql: String) throws(StoreError) -> OpaquePointer {
+        if let cached = statements[sql] { return cached }
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw error(rc, String(cString: sqlite3_errmsg(db))) }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func error(_ rc: Int32, _ detail: String) -> StoreError {
+        switch rc & 0xff {
+        case SQLITE_CONSTRAINT: StoreError(.conflict, detail)
+        case SQLITE_BUSY, SQLITE_LOCKED, SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_FULL: StoreError(.unavailable, detail)
+        default: StoreError(.internalError, detail)
+        }
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+
+/// The embedded store: one SQLite file in WAL mode. One connection, used by one thread at a
+/// time; SQLite serializes writers anyway, and every method is short.
+public final class SQLiteStore: Store, @unchecked Sendable {
+    private let connection: SQLiteConnection
+    private let lock = NSLock()
+    public let path: String
+
+    /// Opens (creating if needed) the database at `path` and applies pending migrations.
+    public init(path: String) throws(StoreError) {
+        self.path = path
+        connection = try SQLiteConnection(path: path)
+        try migrate()
+    }
+
+    @discardableResult
+    private func locked<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(connection)
+    }
+
+    private func migrate() throws(StoreError) {
+        try locked { db throws(StoreError) in
+            try db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)")
+            for migration in Schema.migrations(blob: "BLOB") {
+                try db.transaction { () throws(StoreError) in
+                    let applied = try db.query("SELECT 1 FROM schema_migrations WHERE version = ?", [.int(Int64(migration.version))])
+                    guard applied.isEmpty else { return }
+                    try db.exec(migration.sql)
+                    try db.query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.int(Int64(migration.version)), .int(Self.now())])
+                }
+            }
+        }
+    }
+
+    /// The schema versions applied, in order.
+    public func schemaVersions() throws(StoreError) -> [Int] {
+        try locked { db throws(StoreError) in try db.query("SELECT version FROM schema_migrations ORDER BY version").compactMap { $0[0].int.map(Int.init) } }
+    }
+
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    // MARK: users and credentials
+
+    static let userColumns = "id, handle, email, name, email_verified, created_at"
+
+    static func user(_ r: [SQLValue]) -> UserRecord {
+        UserRecord(id: r[0].text ?? "", handle: r[1].blob ?? [], email: r[2].text ?? "", name: r[3].text, emailVerified: r[4].bool, createdAt: r[5].int ?? 0)
+    }
+
+    static let credentialColumns = "id, user_id, public_key, algorithm, sign_count, aaguid, format, backup_eligible, backup_state, transports, name, created_at, last_used_at, revoked_at"
+
+    static func credential(_ r: [SQLValue]) -> CredentialRow {
+        CredentialRow(
+            id: r[0].blob ?? [], userID: r[1].text ?? "", publicKey: r[2].blob ?? [], algorithm: Int(r[3].int ?? 0), signCount: r[4].int ?? 0,
+            aaguid: r[5].text ?? "", format: r[6].text ?? "", backupEligible: r[7].bool, backupState: r[8].bool,
+            transports: (r[9].text ?? "").split(separator: ",").map(String.init), name: r[10].text, createdAt: r[11].int ?? 0,
+            lastUsedAt: r[12].int, revokedAt: r[13].int)
+    }
+
+    public func createUser(_ user: UserRecord, credential c: CredentialRow) throws(StoreError) {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                try db.query(
+                    "INSERT INTO users (\(Self.userColumns)) VALUES (?, ?, ?, ?, ?, ?)",
+                    [.text(user.id), .blob(user.handle), .text(user.email), user.name.map(SQLValue.text) ?? .null, .int(user.emailVerified ? 1 : 0), .int(user.createdAt)])
+                try Self.insert(c, db)
+            }
+        }
+    }
+
+    static func insert(_ c: CredentialRow, _ db: SQLiteConnection) throws(StoreError) {
+        try db.query(
+            "INSERT INTO credentials (\(credentialColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [.blob(c.id), .text(c.userID), .blob(c.publicKey), .int(Int64(c.algorithm)), .int(c.signCount), .text(c.aaguid), .text(c.format),
+             .int(c.backupEligible ? 1 : 0), .int(c.backupState ? 1 : 0), .text(c.transports.joined(separator: ",")),
+             c.name.map(SQLValue.text) ?? .null, .int(c.createdAt), c.lastUsedAt.map(SQLValue.int) ?? .null, c.revokedAt.map(SQLValue.int) ?? .null])
+    }
+
+    public func user(id: String) throws(StoreError) -> UserRecord? {
+        try locked { db throws(StoreError) in try db.query("SELECT \(Self.userColumns) FROM users WHERE id = ?", [.text(id)]).first.map(Self.user) }
+    }
+
+    public func user(email: String) throws(StoreError) -> UserRecord? {
+        try locked { db throws(StoreError) in try db.query("SELECT \(Self.userColumns) FROM users WHERE email = ?", [.text(email)]).first.map(Self.user) }
+    }
+
+    public func credential(id: [UInt8]) throws(StoreError) -> CredentialRow? {
+        try locked { db throws(StoreError) in try db.query("SELECT \(Self.credentialColumns) FROM credentials WHERE id = ?", [.blob(id)]).first.map(Self.credential) }
+    }
+
+    public func credentials(userID: String) throws(StoreError) -> [CredentialRow] {
+        try locked { db throws(StoreError) in
+            try db.query("SELECT \(Self.credentialColumns) FROM credentials WHERE user_id = ? ORDER BY created_at", [.text(userID)]).map(Self.credential)
+        }
+    }
+
+    public func recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64) throws(StoreError) {
+        try locked { db throws(StoreError) in
+            try db.query(
+                "UPDATE credentials SET sign_count = ?, backup_state = ?, last_used_at = ? WHERE id = ?",
+                [.int(signCount), .int(backupState ? 1 : 0), .int(at), .blob(credentialID)])
+        }
+    }
+
+    // MARK: auth sessions
+
+    public func createSession(_ s: AuthSession) throws(StoreError) {
+        try locked { db throws(StoreError) in
+            try db.query(
+                "INSERT INTO auth_sessions (id, kind, client_id, challenge, user_id, user_handle, email, name, allow_credentials, require_uv, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [.text(s.id), .text(s.kind.rawValue), .text(s.clientID), .blob(s.challenge), s.userID.map(SQLValue.text) ?? .null,
+                 s.userHandle.map(SQLValue.blob) ?? .null, s.email.map(SQLValue.text) ?? .null, s.name.map(SQLValue.text) ?? .null,
+                 .blob(Schema.pack(s.allowCredentials)), .int(s.requireUserVerification ? 1 : 0), .int(s.expiresAt), .int(s.createdAt)])
+        }
+    }
+
+    public func consumeSession(id: String) throws(StoreError) -> AuthSession? {
+        try locked { db throws(StoreError) in
+            let rows = try db.query(
+                "DELETE FROM auth_sessions WHERE id = ? RETURNING kind, client_id, challenge, user_id, user_handle, email, name, allow_credentials, require_uv, expires_at, created_at",
+                [.text(id)])
+            guard let r = rows.first, let kind = r[0].text.flatMap(AuthSession.Kind.init(rawValue:)) else { return nil }
+            return AuthSession(
+                id: id, kind: kind, clientID: r[1].text ?? "", challenge: r[2].blob ?? [], userID: r[3].text, userHandle: r[4].blob,
+                email: r[5].text, name: r[6].text, allowCredentials: Schema.unpack(r[7].blob ?? []), requireUserVerification: r[8].bool,
+                expiresAt: r[9].int ?? 0, createdAt: r[10].int ?? 0)
+        }
+    }
+
+    public func purgeExpiredSessions(now: Int64) throws(StoreError) -> Int {
+        try locked { db throws(StoreError) in
+            try db.query("DELETE FROM auth_sessions WHERE expires_at < ?", [.int(now)])
+            return db.changes
+        }
+    }
+
+    // MARK: refresh tokens
+
+    static func insert(_ t: RefreshTokenRow, _ db: SQLiteConnection) throws(StoreError) {
+        try db.query(
+            "INSERT INTO refresh_tokens (hash, family, user_id, client_id, scope, auth_time, amr, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [.blob(t.hash), .text(t.family), .text(t.userID), .text(t.clientID), .text(t.scope), .int(t.authTime),
+             .text(t.amr.joined(separator: " ")), .int(t.expiresAt), .int(t.createdAt)])
+    }
+
+    public func insertRefreshToken(_ token: RefreshTokenRow) throws(StoreError) {
+        try locked { db throws(StoreError) in try Self.insert(token, db) }
+    }
+
+    public func rotateRefreshToken(hash: [UInt8], next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64) throws(StoreError) -> RefreshRotation {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> RefreshRotation in
+                let live = try db.query(
+                    "UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? RETURNING family, user_id, client_id, scope, auth_time, amr, expires_at, created_at",
+                    [.int(now), .blob(hash), .int(now)])
+                if let r = live.first {
+                    let current = RefreshTokenRow(
+                        hash: hash, family: r[0].text ?? "", userID: r[1].text ?? "", clientID: r[2].text ?? "", scope: r[3].text ?? "",
+                        authTime: r[4].int ?? 0, amr: (r[5].text ?? "").split(separator: " ").map(String.init), expiresAt: r[6].int ?? 0,
+                        createdAt: r[7].int ?? 0)
+                    let successor = next(current)
+                    try Self.insert(successor, db)
+                    return .rotated(successor)
+                }
+                guard let r = try db.query("SELECT family, user_id, used_at, revoked_at FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first else {
+                    return .unknown
+                }
+                if r[2].int != nil {
+                    try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(now), r[0]])
+                    return .reused(family: r[0].text ?? "", userID: r[1].text ?? "")
+                }
+                return r[3].int != nil ? .revoked : .expired
+            }
+        }
+    }
+
+    public func revokeRefreshFamily(hash: [UInt8], now: Int64) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                guard let family = try db.query("SELECT family FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first?[0] else { return false }
+                try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(now), family])
+                return true
+            }
+        }
+    }
+
+    // MARK: signing keys
+
+    public func insertSigningKey(_ k: SigningKeyRow) throws(StoreError) {
+        try locked { db throws(StoreError) in
+            try db.query(
+                "INSERT INTO signing_keys (kid, algorithm, private_key, public_key, created_at, retired_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [.text(k.kid), .text(k.algorithm), .blob(k.encryptedPrivateKey), .blob(k.publicKey), .int(k.createdAt), k.retiredAt.map(SQLValue.int) ?? .null])
+        }
+    }
+
+    public func retireSigningKeys(except kid: String, at: Int64) throws(StoreError) {
+        try locked { db throws(StoreError) in
+            try db.query("UPDATE signing_keys SET retired_at = ? WHERE kid <> ? AND retired_at IS NULL", [.int(at), .text(kid)])
+        }
+    }
+
+    public func signingKeys() throws(StoreError) -> [SigningKeyRow] {
+        try locked { db throws(StoreError) in
+            try db.query("SELECT kid, algorithm, private_key, public_key, created_at, retired_at FROM signing_keys ORDER BY created_at, kid").map { r in
+                SigningKeyRow(kid: r[0].text ?? "", algorithm: r[1].text ?? "", encryptedPrivateKey: r[2].blob ?? [], publicKey: r[3].blob ?? [],
+                              createdAt: r[4].int ?? 0, retiredAt: r[5].int)
+            }
+        }
+    }
+
+    // MARK: audit
+
+    public func appendAudit(_ e: AuditEvent) throws(StoreError) {
+        try locked { db throws(StoreError) in
+            func text(_ s: String?) -> SQLValue { s.map(SQLValue.text) ?? .null }
+            try db.query(
+                "INSERT INTO audit_events (at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [.int(e.at), .text(e.kind), .text(e.outcome), text(e.reason), text(e.userID), text(e.clientID), text(e.credentialID), text(e.remote), text(e.requestID)])
+        }
+    }
+
+    public func auditEvents(limit: Int) throws(StoreError) -> [AuditEvent] {
+        try locked { db throws(StoreError) in
+            try db.query("SELECT at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id FROM audit_events ORDER BY id DESC LIMIT ?", [.int(Int64(limit))]).map { r in
+                AuditEvent(at: r[0].int ?? 0, kind: r[1].text ?? "", outcome: r[2].text ?? "", reason: r[3].text, userID: r[4].text, clientID: r[5].text,
+                           credentialID: r[6].text, remote: r[7].text, requestID: r[8].text)
+            }
+        }
+    }
+
+    public func ping() throws(StoreError) {
+        _ = try locked { db throws(StoreError) in try db.query("SELECT 1") }
+    }
+}

@@ -1,0 +1,102 @@
+/// Versioned schema migrations, applied in order at start-up. Each runs once, in a transaction
+/// together with its row in `schema_migrations`. Types are chosen to mean the same in SQLite and
+/// PostgreSQL: BIGINT times in milliseconds since 1970, BYTEA/BLOB for bytes.
+enum Schema {
+    static func migrations(blob: String) -> [(version: Int, sql: String)] {
+        [
+            (1, """
+            CREATE TABLE users (
+                id TEXT PRIMARY KEY,
+                handle \(blob) NOT NULL UNIQUE,
+                email TEXT NOT NULL UNIQUE,
+                name TEXT,
+                email_verified INTEGER NOT NULL DEFAULT 0,
+                created_at BIGINT NOT NULL
+            );
+            CREATE TABLE credentials (
+                id \(blob) PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                public_key \(blob) NOT NULL,
+                algorithm INTEGER NOT NULL,
+                sign_count BIGINT NOT NULL,
+                aaguid TEXT NOT NULL,
+                format TEXT NOT NULL,
+                backup_eligible INTEGER NOT NULL,
+                backup_state INTEGER NOT NULL,
+                transports TEXT NOT NULL,
+                name TEXT,
+                created_at BIGINT NOT NULL,
+                last_used_at BIGINT,
+                revoked_at BIGINT
+            );
+            CREATE INDEX credentials_user ON credentials(user_id);
+            CREATE TABLE auth_sessions (
+                id TEXT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                client_id TEXT NOT NULL,
+                challenge \(blob) NOT NULL,
+                user_id TEXT,
+                user_handle \(blob),
+                email TEXT,
+                name TEXT,
+                allow_credentials \(blob) NOT NULL,
+                require_uv INTEGER NOT NULL,
+                expires_at BIGINT NOT NULL,
+                created_at BIGINT NOT NULL
+            );
+            CREATE INDEX auth_sessions_expiry ON auth_sessions(expires_at);
+            CREATE TABLE refresh_tokens (
+                hash \(blob) PRIMARY KEY,
+                family TEXT NOT NULL,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                auth_time BIGINT NOT NULL,
+                amr TEXT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                used_at BIGINT,
+                revoked_at BIGINT
+            );
+            CREATE INDEX refresh_tokens_family ON refresh_tokens(family);
+            CREATE TABLE signing_keys (
+                kid TEXT PRIMARY KEY,
+                algorithm TEXT NOT NULL,
+                private_key \(blob) NOT NULL,
+                public_key \(blob) NOT NULL,
+                created_at BIGINT NOT NULL,
+                retired_at BIGINT
+            );
+            CREATE TABLE audit_events (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                at BIGINT NOT NULL,
+                kind TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                reason TEXT,
+                user_id TEXT,
+                client_id TEXT,
+                credential_id TEXT,
+                remote TEXT,
+                request_id TEXT
+            );
+            """),
+        ]
+    }
+
+    /// Credential ID lists as stored: each ID as a 2-byte big-endian length and its bytes.
+    static func pack(_ ids: [[UInt8]]) -> [UInt8] {
+        ids.flatMap { [UInt8($0.count >> 8), UInt8($0.count & 0xff)] + $0 }
+    }
+
+    static func unpack(_ bytes: [UInt8]) -> [[UInt8]] {
+        var result: [[UInt8]] = []
+        var i = 0
+        while i + 2 <= bytes.count {
+            let n = Int(bytes[i]) << 8 | Int(bytes[i + 1])
+            guard i + 2 + n <= bytes.count else { break }
+            result.append(Array(bytes[(i + 2)..<(i + 2 + n)]))
+            i += 2 + n
+        }
+        return result
+    }
+}

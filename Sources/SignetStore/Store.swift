@@ -1,0 +1,68 @@
+/// A failure of the store, with a stable code.
+public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
+    public struct Code: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// A uniqueness rule was broken (the detail names the table); nothing was written.
+        public static let conflict = Code(rawValue: "conflict")
+        /// The database cannot be reached or is busy past its timeout.
+        public static let unavailable = Code(rawValue: "database_unavailable")
+        /// Anything else: a bug or a corrupt database.
+        public static let internalError = Code(rawValue: "internal")
+    }
+
+    public let code: Code
+    public let detail: String
+
+    public init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String { "\(code.rawValue): \(detail)" }
+    public static func == (lhs: StoreError, rhs: StoreError) -> Bool { lhs.code == rhs.code && lhs.detail == rhs.detail }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}
+
+/// Signet's persistence. Every method is one transaction; single use is one atomic statement
+/// in the database (never a read followed by a write), so it holds across processes.
+/// Implementations: ``SQLiteStore``; PostgreSQL follows the same contract.
+public protocol Store: Sendable {
+    // Users and credentials.
+    /// Creates a user together with the first passkey, or neither (conflict on email or credential ID).
+    func createUser(_ user: UserRecord, credential: CredentialRow) throws(StoreError)
+    func user(id: String) throws(StoreError) -> UserRecord?
+    func user(email: String) throws(StoreError) -> UserRecord?
+    func credential(id: [UInt8]) throws(StoreError) -> CredentialRow?
+    func credentials(userID: String) throws(StoreError) -> [CredentialRow]
+    /// Records a successful sign-in: the new sign count, backup state and time.
+    func recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64) throws(StoreError)
+
+    // Auth sessions.
+    func createSession(_ session: AuthSession) throws(StoreError)
+    /// Removes the session and returns it, atomically: of many concurrent callers exactly one gets it.
+    func consumeSession(id: String) throws(StoreError) -> AuthSession?
+    /// Deletes sessions that expired before `now`; returns how many.
+    func purgeExpiredSessions(now: Int64) throws(StoreError) -> Int
+
+    // Refresh tokens.
+    func insertRefreshToken(_ token: RefreshTokenRow) throws(StoreError)
+    /// Marks `hash` used and stores `next` in the same family, atomically; finds reuse, revocation
+    /// and expiry. A reused token revokes its whole family.
+    func rotateRefreshToken(hash: [UInt8], next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64) throws(StoreError) -> RefreshRotation
+    /// Revokes the family of the token with `hash`; returns whether such a token existed.
+    func revokeRefreshFamily(hash: [UInt8], now: Int64) throws(StoreError) -> Bool
+
+    // Signing keys.
+    func insertSigningKey(_ key: SigningKeyRow) throws(StoreError)
+    /// Marks every key but `except` retired at `at` (when not already retired).
+    func retireSigningKeys(except kid: String, at: Int64) throws(StoreError)
+    func signingKeys() throws(StoreError) -> [SigningKeyRow]
+
+    // Audit.
+    func appendAudit(_ event: AuditEvent) throws(StoreError)
+    func auditEvents(limit: Int) throws(StoreError) -> [AuditEvent]
+
+    /// A cheap round trip, for health checks.
+    func ping() throws(StoreError)
+}

@@ -1,0 +1,103 @@
+import Foundation
+import SignetServer
+import SignetStore
+import SignetWebAuthn
+
+/// `signet serve`: runs the server until SIGTERM or SIGINT, then drains and exits 0.
+enum ServeCommand {
+    static func run(_ args: [String]) -> Int32 {
+        var config: String?
+        var listen: String?
+        var database: String?
+        var rest = args.makeIterator()
+        while let flag = rest.next() {
+            switch flag {
+            case "--config": config = rest.next()
+            case "--listen": listen = rest.next()
+            case "--database": database = rest.next()
+            default: return usageError("usage: signet serve [--config signet.json] [--listen HOST:PORT] [--database sqlite:PATH]")
+            }
+        }
+        let configuration: ServerConfiguration
+        let app: SignetApp
+        do {
+            configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment, listen: listen, database: database)
+            app = try SignetApp(configuration: configuration)
+        } catch {
+            FileHandle.standardError.write(Data("signet: cannot start: \(error)\n".utf8))
+            return 1
+        }
+        let mode = configuration.developmentMode
+            ? "development mode: RP ID \(configuration.rpID), origin \(configuration.webOrigins.joined(separator: ", ")), client_id \"dev\", database \(configuration.database)"
+            : "RP ID \(configuration.rpID), \(configuration.clients.count) client(s), database \(configuration.database)"
+        FileHandle.standardError.write(Data("signet: listening on \(app.baseURL) (\(mode))\n".utf8))
+        // Signals arrive on a dispatch source, never in an async-signal handler.
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        let done = DispatchSemaphore(value: 0)
+        let sources = [SIGTERM, SIGINT].map { sig in
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { done.signal() }
+            source.resume()
+            return source
+        }
+        done.wait()
+        FileHandle.standardError.write(Data("signet: shutting down: no new connections, finishing requests in flight\n".utf8))
+        app.shutdown(grace: 10)
+        sources.forEach { $0.cancel() }
+        FileHandle.standardError.write(Data("signet: stopped\n".utf8))
+        return 0
+    }
+}
+
+/// `signet origin FINGERPRINT`: the Android origin for a signing certificate's SHA-256 fingerprint.
+enum OriginCommand {
+    static func run(_ args: [String]) -> Int32 {
+        guard args.count == 1, let bytes = parseFingerprint(args[0]) else {
+            return usageError("usage: signet origin AB:CD:...:EF   (the SHA-256 fingerprint keytool -list -v prints)")
+        }
+        print(ServerConfiguration.androidOrigin(fingerprint: bytes))
+        return 0
+    }
+}
+
+/// `signet keys rotate`: adds a signing key; the old one stays published until its tokens expire.
+enum KeysCommand {
+    static func run(_ args: [String]) -> Int32 {
+        guard args.first == "rotate" || args.first == "kek" else {
+            return usageError("usage: signet keys rotate [--config signet.json] [--database sqlite:PATH] | signet keys kek")
+        }
+        if args.first == "kek" {
+            print(Base64URL.encode(SecureRandomBytes.make(32)))
+            return 0
+        }
+        var config: String?
+        var database: String?
+        var rest = args.dropFirst().makeIterator()
+        while let flag = rest.next() {
+            switch flag {
+            case "--config": config = rest.next()
+            case "--database": database = rest.next()
+            default: return usageError("unknown option \(flag)")
+            }
+        }
+        do {
+            let configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment, database: database)
+            let store = try SignetApp.openStore(configuration.database)
+            let kek = try KeyEncryptionKey.load(environment: ProcessInfo.processInfo.environment, file: configuration.keyEncryptionKeyFile)
+            if try store.signingKeys().isEmpty { try KeyRing.create(store: store, kek: kek, retireOthers: false) }
+            let kid = try KeyRing.create(store: store, kek: kek, retireOthers: true)
+            print(JSONValue.object(["rotated": .bool(true), "kid": .string(kid)]).serialized)
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("signet: \(error)\n".utf8))
+            return 1
+        }
+    }
+}
+
+import SignetCrypto
+
+enum SecureRandomBytes {
+    static func make(_ n: Int) -> [UInt8] { SecureRandom.bytes(n) }
+}
