@@ -8,6 +8,10 @@ public struct ClientConfiguration: Sendable, Equatable {
     public struct IOSApp: Sendable, Equatable {
         public var teamID: String
         public var bundleID: String
+        public init(teamID: String, bundleID: String) {
+            self.teamID = teamID
+            self.bundleID = bundleID
+        }
         /// `TEAMID.bundle.id`, as apple-app-site-association lists it.
         public var appID: String { "\(teamID).\(bundleID)" }
     }
@@ -16,12 +20,23 @@ public struct ClientConfiguration: Sendable, Equatable {
         public var packageName: String
         /// SHA-256 fingerprints of the signing certificates, as 32 bytes each.
         public var fingerprints: [[UInt8]]
+        public init(packageName: String, fingerprints: [[UInt8]]) {
+            self.packageName = packageName
+            self.fingerprints = fingerprints
+        }
     }
 
     public var id: String
     public var grants: [String]
     public var iosApps: [IOSApp] = []
     public var androidApps: [AndroidApp] = []
+
+    public init(id: String, grants: [String], iosApps: [IOSApp] = [], androidApps: [AndroidApp] = []) {
+        self.id = id
+        self.grants = grants
+        self.iosApps = iosApps
+        self.androidApps = androidApps
+    }
 }
 
 /// Everything `signet serve` runs with, validated. Built by ``ConfigurationLoader``.

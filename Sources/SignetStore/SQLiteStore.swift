@@ -232,6 +232,16 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
+    public func rowCounts() throws(StoreError) -> [String: Int] {
+        try locked { db throws(StoreError) in
+            var counts: [String: Int] = [:]
+            for table in ["users", "credentials", "auth_sessions", "refresh_tokens", "signing_keys", "audit_events"] {
+                counts[table] = Int(try db.query("SELECT COUNT(*) FROM \(table)").first?[0].int ?? 0)
+            }
+            return counts
+        }
+    }
+
     public func ping() throws(StoreError) {
         _ = try locked { db throws(StoreError) in try db.query("SELECT 1") }
     }

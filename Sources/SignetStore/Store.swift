@@ -63,6 +63,9 @@ public protocol Store: Sendable {
     func appendAudit(_ event: AuditEvent) throws(StoreError)
     func auditEvents(limit: Int) throws(StoreError) -> [AuditEvent]
 
+    /// Rows per table (users, credentials, auth_sessions, refresh_tokens, signing_keys, audit_events).
+    func rowCounts() throws(StoreError) -> [String: Int]
+
     /// A cheap round trip, for health checks.
     func ping() throws(StoreError)
 }

@@ -1,0 +1,145 @@
+public import Foundation
+import Glibc
+
+/// A minimal blocking HTTP/1.1 client over one keep-alive TCP connection. Signet's load
+/// generator and tests use it; it speaks only what Signet answers (Content-Length bodies).
+public final class HTTPClient {
+    /// An answer.
+    public struct Response: Sendable {
+        public let status: Int
+        /// Header values by lower-cased name.
+        public let headers: [String: String]
+        public let body: [UInt8]
+        public var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    let host: String
+    let port: UInt16
+    private var fd: Int32 = -1
+    private var buffer: [UInt8] = []
+    public var timeout: TimeInterval
+
+    public init(host: String = "127.0.0.1", port: UInt16, timeout: TimeInterval = 10) {
+        self.host = host
+        self.port = port
+        self.timeout = timeout
+    }
+
+    deinit { close() }
+
+    public func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+        buffer = []
+    }
+
+    /// Opens the connection (done lazily by ``send(_:_:headers:body:)``).
+    public func connect() throws {
+        guard fd < 0 else { return }
+        let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard s >= 0 else { throw Failure(description: "socket: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        inet_pton(AF_INET, host, &address.sin_addr)
+        var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))
+        setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var one: Int32 = 1
+        setsockopt(s, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard rc == 0 else {
+            Glibc.close(s)
+            throw Failure(description: "connect to \(host):\(port) failed (errno \(errno))")
+        }
+        fd = s
+    }
+
+    /// Sends raw bytes on the connection.
+    public func write(_ bytes: [UInt8]) throws {
+        try connect()
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw Failure(description: "send failed (errno \(errno))") }
+            sent += n
+        }
+    }
+
+    /// One request and its answer. A `JSON` body gets `Content-Type: application/json` unless
+    /// `headers` says otherwise.
+    @discardableResult
+    public func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> Response {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\n"
+        var hasType = false
+        for (name, value) in headers {
+            head += "\(name): \(value)\r\n"
+            if name.lowercased() == "content-type" { hasType = true }
+        }
+        if !body.isEmpty && !hasType { head += "Content-Type: application/json\r\n" }
+        if !body.isEmpty || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        do {
+            try write(Array(head.utf8) + body)
+            return try readResponse()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// Reads one response from the connection.
+    public func readResponse() throws -> Response {
+        while true {
+            if let end = headerEnd() {
+                let headText = String(decoding: buffer[..<end], as: UTF8.self)
+                var lines = headText.components(separatedBy: "\r\n")
+                let statusLine = lines.removeFirst().split(separator: " ")
+                guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw Failure(description: "bad status line") }
+                var headers: [String: String] = [:]
+                for line in lines {
+                    guard let colon = line.firstIndex(of: ":") else { continue }
+                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+                let length = Int(headers["content-length"] ?? "0") ?? 0
+                while buffer.count < end + 4 + length { try fill() }
+                let body = Array(buffer[(end + 4)..<(end + 4 + length)])
+                buffer.removeFirst(end + 4 + length)
+                if headers["connection"]?.lowercased() == "close" { close() }
+                return Response(status: status, headers: headers, body: body)
+            }
+            try fill()
+        }
+    }
+
+    /// Whether the server has closed the connection (reads until EOF or timeout).
+    public func isClosedByPeer() -> Bool {
+        guard fd >= 0 else { return true }
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 { return true }
+            if n < 0 { return errno == ECONNRESET }
+        }
+    }
+
+    private func headerEnd() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 { return i }
+        return nil
+    }
+
+    private func fill() throws {
+        guard fd >= 0 else { throw Failure(description: "connection closed") }
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else {
+            close()
+            throw Failure(description: n == 0 ? "connection closed by the server" : "receive failed (errno \(errno))")
+        }
+        buffer += chunk[..<n]
+    }
+}

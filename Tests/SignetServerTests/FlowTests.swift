@@ -1,0 +1,161 @@
+import Foundation
+import SignetAPI
+import SignetCrypto
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetStore
+import SignetWebAuthn
+import Testing
+
+/// Complete flows over a real socket, as an app would run them.
+@Suite struct FlowTests {
+    @Test("sign up, sign in discoverable and username-first, read userinfo")
+    func signUpAndSignIn() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        let signedUp = try phone.signUp(email: "ada@signet.test")
+        #expect(signedUp["token_type"] == .string("Bearer"))
+        #expect(signedUp["expires_in"] == .number("900"))
+        #expect(signedUp["refresh_token"]?.string != nil)
+        #expect(signedUp["id_token"]?.string != nil)
+        #expect(server.counts["users"] == 1 && server.counts["credentials"] == 1)
+
+        let discoverable = try phone.signIn()
+        let access = try #require(discoverable["access_token"]?.string)
+        let info = try server.get("/userinfo", headers: [("Authorization", "Bearer \(access)")])
+        #expect(info.status == 200)
+        let user = try JSONDecoder().decode(UserInfo.self, from: Data(info.body))
+        #expect(user.email == "ada@signet.test" && user.name == "Ada" && user.email_verified == false)
+
+        let (_, _, options) = try phone.startSignIn(username: "ada@signet.test")
+        #expect(options["allowCredentials"]?.array?.count == 1)
+        let named = try phone.signIn(username: "ADA@signet.test")
+        #expect(named["access_token"]?.string != nil)
+
+        // An unknown username gets the same kind of answer as none: no account probing.
+        let (status, unknown) = try server.post("/passkey/challenge", .object(["client_id": .string("app"), "username": .string("nobody@signet.test")]))
+        #expect(status == 200 && unknown["authn_params_public_key"]?["allowCredentials"] == nil)
+        let events = try server.store.auditEvents(limit: 10).map { "\($0.kind):\($0.outcome)" }
+        #expect(events.filter { $0 == "sign_in:success" }.count == 2 && events.contains("sign_up:success"))
+    }
+
+    @Test("refresh rotates; reusing a rotated token revokes the whole family")
+    func refreshRotationAndReuse() throws {
+        let server = try TestServer()
+        let tokens = try Phone(server).signUp(email: "bob@signet.test")
+        let first = try #require(tokens["refresh_token"]?.string)
+        func refresh(_ token: String) throws -> (Int, JSONValue) {
+            try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": .string(token)]))
+        }
+        let (status, rotated) = try refresh(first)
+        #expect(status == 200)
+        let second = try #require(rotated["refresh_token"]?.string)
+        #expect(second != first)
+        #expect(rotated["access_token"]?.string != tokens["access_token"]?.string)
+        let (reuseStatus, reuse) = try refresh(first)
+        #expect(reuseStatus == 400 && reuse["reason"] == .string("refresh_token_reused"))
+        // The attacker's use killed the legitimate successor too.
+        let (_, afterReuse) = try refresh(second)
+        #expect(afterReuse["reason"] == .string("refresh_token_reused") || afterReuse["reason"] == .string("refresh_token_revoked"))
+        #expect(try server.store.auditEvents(limit: 20).contains { $0.kind == "refresh_token_reused" })
+        let (_, garbage) = try refresh("not-a-token")
+        #expect(garbage["reason"] == .string("refresh_token_unknown"))
+    }
+
+    @Test("a refresh token works only for its own client")
+    func refreshOtherClient() throws {
+        let server = try TestServer()
+        let tokens = try Phone(server).signUp(email: "cy@signet.test")
+        let (status, json) = try server.post("/oauth/token", .object([
+            "grant_type": .string("refresh_token"), "client_id": .string("other"), "refresh_token": tokens["refresh_token"]!,
+        ]))
+        #expect(status == 400 && json["reason"] == .string("refresh_token_client_mismatch"))
+    }
+
+    @Test("revocation (RFC 7009) ends the refresh family; form encoding is accepted")
+    func revoke() throws {
+        let server = try TestServer()
+        let tokens = try Phone(server).signUp(email: "dee@signet.test")
+        let refresh = try #require(tokens["refresh_token"]?.string)
+        let answer = try server.client().send("POST", "/oauth/revoke", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                              body: Array("token=\(refresh)&client_id=app&token_type_hint=refresh_token".utf8))
+        #expect(answer.status == 200)
+        let (status, json) = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": .string(refresh)]))
+        #expect(status == 400 && json["reason"] == .string("refresh_token_revoked"))
+        let unknown = try server.post("/oauth/revoke", .object(["token": .string("whatever")]))
+        #expect(unknown.status == 200)
+    }
+
+    @Test("userinfo refuses missing, forged and expired tokens with 401")
+    func userInfoRefusals() throws {
+        let server = try TestServer()
+        let tokens = try Phone(server).signUp(email: "eve@signet.test")
+        let access = try #require(tokens["access_token"]?.string)
+        #expect(try server.get("/userinfo").status == 401)
+        var forged = Array(access.utf8)
+        forged[forged.count - 5] = forged[forged.count - 5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let bad = try server.get("/userinfo", headers: [("Authorization", "Bearer " + String(decoding: forged, as: UTF8.self))])
+        #expect(bad.status == 401 && bad.headers["www-authenticate"]?.contains("invalid_token") == true)
+        let idToken = try #require(tokens["id_token"]?.string)
+        #expect(try server.get("/userinfo", headers: [("Authorization", "Bearer \(idToken)")]).status == 401)
+        server.clock.advance(901)
+        #expect(try server.get("/userinfo", headers: [("Authorization", "Bearer \(access)")]).status == 401)
+    }
+
+    @Test("scope narrows the tokens; without offline_access there is no refresh token")
+    func scopes() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "fay@signet.test")
+        let (session, credential, _) = try phone.startSignIn()
+        let (status, json) = try server.post("/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("app"), "auth_session": .string(session),
+            "authn_response": credential, "scope": .string("openid email"),
+        ]))
+        #expect(status == 200)
+        #expect(json["refresh_token"] == nil && json["scope"] == .string("openid email"))
+    }
+
+    @Test("discovery, health and metrics")
+    func operational() throws {
+        let server = try TestServer()
+        _ = try Phone(server).signUp(email: "gus@signet.test")
+        let discovery = try StrictJSON().parse(try server.get("/.well-known/openid-configuration").body)
+        #expect(discovery["issuer"] == .string("https://signet.test"))
+        #expect(discovery["jwks_uri"] == .string("https://signet.test/.well-known/jwks.json"))
+        let health = try server.get("/healthz")
+        #expect(health.status == 200 && health.text.contains("\"database\":\"ok\""))
+        let metrics = try server.get("/metrics")
+        #expect(metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
+        #expect(metrics.text.contains("signet_http_requests_total{route=\"/oauth/token\",status=\"200\"} 1"))
+        #expect(metrics.text.contains("signet_ceremonies_total{ceremony=\"sign_up\",outcome=\"success\",reason=\"\"} 1"))
+        #expect(metrics.text.contains("signet_http_request_duration_seconds_bucket{le=\"+Inf\"}"))
+        #expect(try server.get("/nowhere").status == 404)
+        #expect(try server.client().send("DELETE", "/oauth/token").status == 405)
+    }
+
+    @Test("every answer carries a request id; the access log holds no token, challenge or body")
+    func logsAreClean() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        let (session, credential) = try phone.startSignUp(email: "hal@signet.test")
+        let response = try server.client().send("POST", "/oauth/token", body: Array(JSONValue.object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("app"), "auth_session": .string(session), "authn_response": credential,
+        ]).serialized.utf8))
+        #expect(response.status == 200)
+        let requestID = try #require(response.headers["x-request-id"])
+        let tokens = try StrictJSON().parse(response.body)
+        // The access line is written once the answer has been sent.
+        var log = ""
+        for _ in 0..<100 where !log.contains(requestID) {
+            usleep(10_000)
+            log = try String(contentsOf: server.logFile, encoding: .utf8)
+        }
+        #expect(log.contains(requestID))
+        for secret in [tokens["access_token"]?.string, tokens["refresh_token"]?.string, tokens["id_token"]?.string, session,
+                       credential["response"]?["clientDataJSON"]?.string, "hal@signet.test"].compactMap({ $0 }) {
+            #expect(!log.contains(secret), "the access log contains a secret")
+        }
+    }
+}

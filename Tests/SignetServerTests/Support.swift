@@ -1,0 +1,155 @@
+import Foundation
+import SignetAPI
+import SignetCrypto
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetStore
+import SignetWebAuthn
+import Testing
+
+/// A clock the tests can move forward.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var offset: TimeInterval = 0
+    func advance(_ seconds: TimeInterval) {
+        lock.lock()
+        offset += seconds
+        lock.unlock()
+    }
+    var now: Date {
+        lock.lock()
+        defer { lock.unlock() }
+        return Date().addingTimeInterval(offset)
+    }
+}
+
+/// A Signet on a loopback port with its own SQLite file, for one test.
+final class TestServer: @unchecked Sendable {
+    static let rpID = "signet.test"
+    static let origin = "https://signet.test"
+    static let androidFingerprint = "B3:5D:8D:A5:8A:F0:E4:59:8A:B9:2C:40:05:BE:D4:06:CD:87:CE:65:E7:5C:2A:48:E9:7C:DA:98:6B:A9:1B:5E"
+
+    let directory: URL
+    let clock = TestClock()
+    let app: SignetApp
+    let logFile: URL
+    var port: UInt16 { app.server.port }
+    var store: any Store { app.store }
+
+    static func configuration(_ edit: (inout ServerConfiguration) -> Void = { _ in }) -> ServerConfiguration {
+        var c = ServerConfiguration(issuer: "https://signet.test")
+        c.listenHost = "127.0.0.1"
+        c.listenPort = 0
+        c.rpID = rpID
+        c.rpName = "Signet Test"
+        c.webOrigins = [origin]
+        c.audiences = ["https://api.signet.test"]
+        c.clients = [
+            ClientConfiguration(
+                id: "app", grants: GrantNames.all, iosApps: [.init(teamID: "ABCDE12345", bundleID: "test.signet.app")],
+                androidApps: [.init(packageName: "test.signet.app", fingerprints: [parseFingerprint(androidFingerprint)!])]),
+            ClientConfiguration(id: "other", grants: GrantNames.all),
+            ClientConfiguration(id: "refreshless", grants: [GrantNames.webauthn]),
+        ]
+        c.threads = 4
+        c.requestDeadline = 5
+        edit(&c)
+        return c
+    }
+
+    init(_ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = TestServer.configuration(edit)
+        configuration.database = "sqlite:" + directory.appendingPathComponent("signet.db").path
+        configuration.keyEncryptionKeyFile = directory.appendingPathComponent("signet.kek").path
+        logFile = directory.appendingPathComponent("access.log")
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let log = AccessLog(output: try FileHandle(forWritingTo: logFile))
+        let clock = self.clock
+        app = try SignetApp(configuration: configuration, environment: [:], clock: { clock.now }, log: log)
+    }
+
+    deinit {
+        app.server.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func client() -> HTTPClient { HTTPClient(port: port) }
+
+    /// POSTs JSON and returns status and parsed body.
+    @discardableResult
+    func post(_ path: String, _ body: JSONValue, headers: [(String, String)] = []) throws -> (status: Int, json: JSONValue) {
+        let response = try client().send("POST", path, headers: headers, body: Array(body.serialized.utf8))
+        return (response.status, (try? StrictJSON().parse(response.body)) ?? .null)
+    }
+
+    func get(_ path: String, headers: [(String, String)] = []) throws -> HTTPClient.Response {
+        try client().send("GET", path, headers: headers)
+    }
+
+    var counts: [String: Int] { (try? store.rowCounts()) ?? [:] }
+}
+
+/// A phone: a software authenticator that talks to Signet's passkey API as an app would.
+struct Phone {
+    let server: TestServer
+    let authenticator: SoftwareAuthenticator
+    var origin = TestServer.origin
+    var clientID = "app"
+
+    init(_ server: TestServer, settings: SoftwareAuthenticator.Settings = SoftwareAuthenticator.Settings()) {
+        self.server = server
+        authenticator = SoftwareAuthenticator(settings: settings)
+    }
+
+    /// `/passkey/register`, then the authenticator; returns the session and the credential JSON.
+    func startSignUp(email: String, name: String = "Ada", tamper: Tamper = .none) throws -> (session: String, credential: JSONValue) {
+        let (status, json) = try server.post("/passkey/register", .object([
+            "client_id": .string(clientID), "user_profile": .object(["email": .string(email), "name": .string(name)]),
+        ]))
+        try #require(status == 200, "register: \(json.serialized)")
+        let options = try #require(json["authn_params_public_key"])
+        let challenge = try #require(options["challenge"]?.string.flatMap { Base64URL.decode($0) })
+        let handle = try #require(options["user"]?["id"]?.string.flatMap { Base64URL.decode($0) })
+        let response = try authenticator.register(
+            rpID: TestServer.rpID, origin: origin, challenge: challenge, userHandle: handle, userName: email, tamper: tamper)
+        return (try #require(json["auth_session"]?.string), response.json)
+    }
+
+    /// `/passkey/challenge`, then the authenticator.
+    func startSignIn(username: String? = nil, tamper: Tamper = .none) throws -> (session: String, credential: JSONValue, options: JSONValue) {
+        var body: [String: JSONValue] = ["client_id": .string(clientID)]
+        if let username { body["username"] = .string(username) }
+        let (status, json) = try server.post("/passkey/challenge", .object(body))
+        try #require(status == 200, "challenge: \(json.serialized)")
+        let options = try #require(json["authn_params_public_key"])
+        let challenge = try #require(options["challenge"]?.string.flatMap { Base64URL.decode($0) })
+        let allowed = (options["allowCredentials"]?.array ?? []).compactMap { $0["id"]?.string.flatMap { Base64URL.decode($0) } }
+        let response = try authenticator.authenticate(rpID: TestServer.rpID, origin: origin, challenge: challenge, allowCredentials: allowed, tamper: tamper)
+        return (try #require(json["auth_session"]?.string), response.json, options)
+    }
+
+    /// `/oauth/token` with the webauthn grant.
+    func exchange(session: String, credential: JSONValue, clientID: String? = nil) throws -> (status: Int, json: JSONValue) {
+        try server.post("/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string(clientID ?? self.clientID),
+            "auth_session": .string(session), "authn_response": credential,
+        ]))
+    }
+
+    func signUp(email: String) throws -> JSONValue {
+        let (session, credential) = try startSignUp(email: email)
+        let (status, json) = try exchange(session: session, credential: credential)
+        try #require(status == 200, "sign-up: \(json.serialized)")
+        return json
+    }
+
+    func signIn(username: String? = nil) throws -> JSONValue {
+        let (session, credential, _) = try startSignIn(username: username)
+        let (status, json) = try exchange(session: session, credential: credential)
+        try #require(status == 200, "sign-in: \(json.serialized)")
+        return json
+    }
+}
