@@ -3,7 +3,8 @@ import Glibc
 
 /// A minimal blocking HTTP/1.1 client over one keep-alive TCP connection. Signet's load
 /// generator and tests use it; it speaks only what Signet answers (Content-Length bodies).
-public final class HTTPClient {
+/// Not for concurrent use: one instance belongs to one thread at a time.
+public final class HTTPClient: @unchecked Sendable {
     /// An answer.
     public struct Response: Sendable {
         public let status: Int

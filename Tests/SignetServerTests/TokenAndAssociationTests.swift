@@ -1,0 +1,167 @@
+import Foundation
+import SignetAPI
+import SignetCrypto
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetStore
+import SignetWebAuthn
+import Testing
+
+@Suite struct ConcurrencyTests {
+    @Test("32 simultaneous token requests on one auth session: exactly one succeeds")
+    func singleUse() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "race@signet.test")
+        let (session, credential, _) = try phone.startSignIn()
+        let body = Array(JSONValue.object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("app"), "auth_session": .string(session), "authn_response": credential,
+        ]).serialized.utf8)
+        let clients = (0..<32).map { _ in server.client() }
+        for client in clients { try client.connect() }
+        let statuses = Statuses()
+        let start = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        for client in clients {
+            DispatchQueue.global().async(group: group) {
+                start.wait()
+                let response = try? client.send("POST", "/oauth/token", body: body)
+                statuses.add(response?.status ?? -1, response.flatMap { try? StrictJSON().parse($0.body)["reason"]?.string } ?? nil)
+            }
+        }
+        for _ in clients { start.signal() }
+        group.wait()
+        #expect(statuses.all.filter { $0 == 200 }.count == 1)
+        #expect(statuses.all.filter { $0 == 400 }.count == 31)
+        #expect(Set(statuses.reasons) == ["auth_session_unknown"])
+    }
+
+    final class Statuses: @unchecked Sendable {
+        private let lock = NSLock()
+        private(set) var all: [Int] = []
+        private(set) var reasons: [String] = []
+        func add(_ status: Int, _ reason: String?) {
+            lock.lock()
+            all.append(status)
+            if let reason { reasons.append(reason) }
+            lock.unlock()
+        }
+    }
+}
+
+/// Tokens checked as a resource server would: from the JWKS over HTTP, with nothing else.
+@Suite struct IndependentTokenTests {
+    static func verify(_ token: String, jwks: JSONValue) throws -> (header: JSONValue, claims: JSONValue) {
+        let parts = token.split(separator: ".").map(String.init)
+        try #require(parts.count == 3)
+        let header = try StrictJSON().parse(try #require(Base64URL.decode(parts[0])))
+        let claims = try StrictJSON().parse(try #require(Base64URL.decode(parts[1])))
+        let jwk = try #require(jwks["keys"]?.array?.first { $0["kid"] == header["kid"] }, "kid not in the JWKS")
+        #expect(jwk["kty"] == .string("EC") && jwk["crv"] == .string("P-256") && jwk["alg"] == .string("ES256"))
+        let x = try #require(jwk["x"]?.string.flatMap { Base64URL.decode($0) })
+        let y = try #require(jwk["y"]?.string.flatMap { Base64URL.decode($0) })
+        let key = try PublicKey(curve: .p256, x: x, y: y)
+        let raw = try #require(Base64URL.decode(parts[2]))
+        #expect(raw.count == 64)
+        let der = try #require(ECDSASignature.der(fromRaw: raw))
+        #expect(key.verify(signature: der, message: Array((parts[0] + "." + parts[1]).utf8), scheme: .ecdsa(.sha256)), "signature")
+        #expect(header["alg"] == .string("ES256"))
+        return (header, claims)
+    }
+
+    @Test("access and id tokens verify with the published key and carry the DESIGN.md claims")
+    func claims() throws {
+        let server = try TestServer()
+        let tokens = try Phone(server).signUp(email: "ivy@signet.test")
+        let jwks = try StrictJSON().parse(try server.get("/.well-known/jwks.json").body)
+        let now = Int64(Date().timeIntervalSince1970)
+        let (accessHeader, access) = try Self.verify(try #require(tokens["access_token"]?.string), jwks: jwks)
+        #expect(accessHeader["typ"] == .string("at+jwt"))
+        #expect(access["iss"] == .string("https://signet.test"))
+        #expect(access["aud"] == .string("https://api.signet.test"))
+        #expect(access["client_id"] == .string("app"))
+        #expect(access["scope"] == .string("openid profile email offline_access"))
+        let found = try server.store.user(email: "ivy@signet.test")
+        let user = try #require(found)
+        #expect(access["sub"] == .string(user.id))
+        let exp = try #require(access["exp"]?.int64), iat = try #require(access["iat"]?.int64)
+        #expect(exp - iat == 900 && abs(iat - now) < 5)
+        #expect(access["jti"]?.string?.count ?? 0 >= 16)
+        #expect(access["auth_time"]?.int64 != nil)
+        #expect(access["amr"] == .array([.string("pop"), .string("user")]))
+        let (_, id) = try Self.verify(try #require(tokens["id_token"]?.string), jwks: jwks)
+        #expect(id["aud"] == .string("app") && id["sub"] == .string(user.id))
+        #expect(id["email"] == .string("ivy@signet.test") && id["email_verified"] == .bool(false) && id["name"] == .string("Ada"))
+        #expect(try #require(id["exp"]?.int64) - (try #require(id["iat"]?.int64)) == 3600)
+    }
+
+    @Test("an asked-for audience must be configured")
+    func audience() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "jo@signet.test")
+        let (session, credential, _) = try phone.startSignIn()
+        let (status, json) = try server.post("/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("app"), "auth_session": .string(session),
+            "authn_response": credential, "audience": .string("https://elsewhere.test"),
+        ]))
+        #expect(status == 400 && json["reason"] == .string("audience_not_allowed"))
+    }
+
+    @Test("key rotation: new tokens use the new key, old ones still verify until they expire")
+    func rotation() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        let before = try phone.signUp(email: "kim@signet.test")
+        let kek = try KeyEncryptionKey.load(environment: [:], file: server.app.configuration.keyEncryptionKeyFile)
+        let newKid = try KeyRing.create(store: server.store, kek: kek, retireOthers: true)
+        try server.app.service.keys.reload()
+        let after = try phone.signIn()
+        let jwks = try StrictJSON().parse(try server.get("/.well-known/jwks.json").body)
+        #expect(jwks["keys"]?.array?.count == 2)
+        let (newHeader, _) = try Self.verify(try #require(after["access_token"]?.string), jwks: jwks)
+        #expect(newHeader["kid"] == .string(newKid))
+        let (oldHeader, _) = try Self.verify(try #require(before["access_token"]?.string), jwks: jwks)
+        #expect(oldHeader["kid"] != .string(newKid))
+        let old = try #require(before["access_token"]?.string)
+        #expect(try server.get("/userinfo", headers: [("Authorization", "Bearer \(old)")]).status == 200)
+    }
+}
+
+@Suite struct AssociationTests {
+    @Test("apple-app-site-association: exact JSON, application/json, 200 without redirect")
+    func apple() throws {
+        let server = try TestServer()
+        let response = try server.get("/.well-known/apple-app-site-association")
+        #expect(response.status == 200)
+        #expect(response.headers["content-type"] == "application/json")
+        #expect(response.headers["location"] == nil)
+        #expect(try StrictJSON().parse(response.body) == .object(["webcredentials": .object(["apps": .array([.string("ABCDE12345.test.signet.app")])])]))
+    }
+
+    @Test("assetlinks.json: one statement with both relations and the fingerprint")
+    func android() throws {
+        let server = try TestServer()
+        let response = try server.get("/.well-known/assetlinks.json")
+        #expect(response.status == 200 && response.headers["content-type"] == "application/json")
+        let expected = JSONValue.array([.object([
+            "relation": .array([.string("delegate_permission/common.handle_all_urls"), .string("delegate_permission/common.get_login_creds")]),
+            "target": .object([
+                "namespace": .string("android_app"), "package_name": .string("test.signet.app"),
+                "sha256_cert_fingerprints": .array([.string(TestServer.androidFingerprint)]),
+            ]),
+        ])])
+        #expect(try StrictJSON().parse(response.body) == expected)
+    }
+
+    @Test("the Android app's origin signs up and in; the hash is derived from the fingerprint")
+    func androidOrigin() throws {
+        let server = try TestServer()
+        var phone = Phone(server)
+        phone.origin = "android:apk-key-hash:" + Base64URL.encode(parseFingerprint(TestServer.androidFingerprint)!)
+        #expect(phone.origin == "android:apk-key-hash:s12NpYrw5FmKuSxABb7UBs2HzmXnXCpI6XzamGupG14")
+        _ = try phone.signUp(email: "droid@signet.test")
+        #expect(try phone.signIn()["access_token"] != nil)
+    }
+}
