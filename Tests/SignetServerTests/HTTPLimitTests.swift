@@ -1,0 +1,91 @@
+import Foundation
+import SignetHTTP
+import SignetServer
+import SignetWebAuthn
+import Testing
+
+/// Hostile clients: each gets a 4xx or a closed connection, and the server keeps serving.
+@Suite struct HTTPLimitTests {
+    @Test("a chunked body past the cap is refused with 413")
+    func chunked() throws {
+        let server = try TestServer()
+        let client = server.client()
+        try client.write(Array("POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
+        let chunk = [UInt8](repeating: 0x20, count: 16 * 1024)
+        var answered: HTTPClient.Response?
+        for _ in 0..<8 {
+            do {
+                try client.write(Array(String(chunk.count, radix: 16).utf8) + [13, 10] + chunk + [13, 10])
+            } catch {
+                break  // the server may close once it has answered
+            }
+        }
+        try? client.write(Array("0\r\n\r\n".utf8))
+        answered = try client.readResponse()
+        #expect(answered?.status == 413)
+        #expect(try server.get("/healthz").status == 200)
+    }
+
+    @Test("request headers past the connection's memory are refused with 431")
+    func hugeHeaders() throws {
+        let server = try TestServer()
+        let client = server.client()
+        let response = try client.send("GET", "/healthz", headers: [("X-Filler", String(repeating: "a", count: 40 * 1024))])
+        #expect(response.status == 431)
+        #expect(try server.get("/healthz").status == 200)
+    }
+
+    @Test("a client that trickles its request is cut off at the request deadline")
+    func slowloris() throws {
+        let server = try TestServer { $0.requestDeadline = 1; $0.idleTimeout = 30 }
+        let client = server.client()
+        let request = Array("POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n".utf8)
+        let start = Date()
+        var cut = false
+        // One byte every 100 ms would take longer than the deadline: the server must close first.
+        for byte in request + [UInt8](repeating: 0x20, count: 50) {
+            do {
+                try client.write([byte])
+            } catch {
+                cut = true
+                break
+            }
+            usleep(100_000)
+            if Date().timeIntervalSince(start) > 6 { break }
+        }
+        if !cut { cut = client.isClosedByPeer() }
+        #expect(cut)
+        #expect(Date().timeIntervalSince(start) < 4)
+        #expect(try server.get("/healthz").status == 200)
+    }
+
+    @Test("connections per IP are capped; the rest are refused, and served again once others close")
+    func perIPLimit() throws {
+        let server = try TestServer { $0.maxConnectionsPerIP = 4 }
+        let held = (0..<4).map { _ in server.client() }
+        for client in held { _ = try client.send("GET", "/healthz") }
+        let extra = server.client()
+        #expect(throws: (any Error).self) { try extra.send("GET", "/healthz") }
+        for client in held { client.close() }
+        usleep(200_000)
+        #expect(try server.get("/healthz").status == 200)
+    }
+
+    @Test("keep-alive: many requests on one connection")
+    func keepAlive() throws {
+        let server = try TestServer()
+        let client = server.client()
+        for _ in 0..<50 { #expect(try client.send("GET", "/healthz").status == 200) }
+        #expect(server.app.server.openConnections >= 1)
+    }
+
+    @Test("garbage on the wire gets 400 and the server keeps serving")
+    func garbage() throws {
+        let server = try TestServer()
+        let client = server.client()
+        try client.write(Array("THIS IS NOT HTTP\r\n\r\n".utf8))
+        let status = (try? client.readResponse().status) ?? 400
+        #expect(status == 400)
+        #expect(try server.get("/healthz").status == 200)
+    }
+}
