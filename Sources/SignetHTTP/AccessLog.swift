@@ -21,7 +21,7 @@ public final class AccessLog: @unchecked Sendable {
             switch value {
             case .string(let s): line += AccessLog.quote(s)
             case .int(let n): line += String(n)
-            case .double(let d): line += String(format: "%.3f", d)
+            case .double(let d): line += AccessLog.fixed3(d)
             case .bool(let b): line += b ? "true" : "false"
             }
         }
@@ -41,8 +41,19 @@ public final class AccessLog: @unchecked Sendable {
         var t = time_t(tv.tv_sec)
         var parts = tm()
         gmtime_r(&t, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                      parts.tm_hour, parts.tm_min, parts.tm_sec, Int(tv.tv_usec / 1000))
+        func pad(_ n: Int, _ width: Int) -> String {
+            let s = String(n)
+            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        }
+        return pad(Int(parts.tm_year) + 1900, 4) + "-" + pad(Int(parts.tm_mon) + 1, 2) + "-" + pad(Int(parts.tm_mday), 2) + "T"
+            + pad(Int(parts.tm_hour), 2) + ":" + pad(Int(parts.tm_min), 2) + ":" + pad(Int(parts.tm_sec), 2) + "." + pad(Int(tv.tv_usec) / 1000, 3) + "Z"
+    }
+
+    /// `d` with three decimals, without `String(format:)` (slow on Linux).
+    static func fixed3(_ d: Double) -> String {
+        let thousandths = Int((d * 1000).rounded())
+        let fraction = String(abs(thousandths) % 1000)
+        return (thousandths < 0 ? "-" : "") + String(abs(thousandths) / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
     static func quote(_ s: String) -> String {
@@ -53,7 +64,8 @@ public final class AccessLog: @unchecked Sendable {
             case "\\": out += "\\\\"
             default:
                 if scalar.value < 0x20 || scalar.value == 0x7f {
-                    out += String(format: "\\u%04x", scalar.value)
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {
                     out.unicodeScalars.append(scalar)
                 }

@@ -21,7 +21,7 @@ public final class HTTPServer: @unchecked Sendable {
         public var requestDeadline = 30.0
         public var maxBodyBytes = 64 * 1024
         /// Per-connection memory, which bounds the request line and headers (431 past it).
-        public var connectionMemoryBytes = 32 * 1024
+        public var connectionMemoryBytes = 16 * 1024
         public var backlog = 1024
         public init() {}
     }
@@ -292,7 +292,14 @@ public final class HTTPServer: @unchecked Sendable {
     static func newRequestID() -> String {
         var bytes = [UInt8](repeating: 0, count: 8)
         arc4random_buf(&bytes, bytes.count)
-        return bytes.map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(16)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

@@ -43,8 +43,7 @@ public struct APIError: Error, Sendable {
     static let internalError = APIError(500, "server_error", "internal", "internal error")
 
     var response: HTTPResponse {
-        let body = (try? JSONEncoder().encode(ErrorBody(error: error, error_description: description, reason: reason))) ?? Data()
-        var response = HTTPResponse.json(status, [UInt8](body))
+        var response = HTTPResponse.json(status, Array(ErrorBody(error: error, error_description: description, reason: reason).wire.serialized.utf8))
         response.headers += headers
         return response
     }

@@ -70,7 +70,7 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout = 15
     public var maxConnections = 4096
     public var maxConnectionsPerIP = 1024
-    public var connectionMemoryBytes = 32 * 1024
+    public var connectionMemoryBytes = 16 * 1024
     public var accessLog = true
     /// True when no configuration file was given.
     public var developmentMode = false

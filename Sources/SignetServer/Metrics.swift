@@ -26,6 +26,14 @@ final class Metrics: @unchecked Sendable {
         outcomes["\(kind)\u{0}\(reason == nil ? "success" : "failure")\u{0}\(reason ?? "")", default: 0] += 1
     }
 
+    /// Resident set size from /proc/self/statm (pages × page size).
+    static func residentBytes() -> Int {
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = statm.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
     var text: String {
         lock.lock()
         defer { lock.unlock() }
@@ -45,6 +53,13 @@ final class Metrics: @unchecked Sendable {
             let p = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
             out += "signet_ceremonies_total{ceremony=\"\(p[0])\",outcome=\"\(p[1])\",reason=\"\(p[2])\"} \(count)\n"
         }
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        out += "# HELP process_cpu_seconds_total User and system CPU time of the process.\n# TYPE process_cpu_seconds_total counter\n"
+        out += "process_cpu_seconds_total \(cpu)\n"
+        out += "# HELP process_resident_memory_bytes Resident memory of the process.\n# TYPE process_resident_memory_bytes gauge\n"
+        out += "process_resident_memory_bytes \(Metrics.residentBytes())\n"
         return out
     }
 }

@@ -3,36 +3,25 @@ import SignetHTTP
 import SignetWebAuthn
 
 extension SignetService {
-    /// Decodes a JSON body (or, where `form` is allowed, `application/x-www-form-urlencoded`)
-    /// into `T`. The body is first read by the strict parser (UTF-8, no duplicate keys, bounded
-    /// depth), so nothing ambiguous reaches the decoder.
-    func decode<T: Decodable>(_ type: T.Type, _ request: HTTPRequest, form: Bool = false) throws -> T {
-        let json: [UInt8]
+    /// Reads a JSON body (or, where `form` is allowed, `application/x-www-form-urlencoded`) with
+    /// the strict parser: UTF-8, no duplicate keys, bounded depth, an object at the top.
+    func body(_ request: HTTPRequest, form: Bool = false) throws -> JSONValue {
+        let value: JSONValue
         switch request.mediaType {
         case "application/json":
-            json = request.body
+            do {
+                value = try StrictJSON(maxDepth: 16, maxLength: configuration.maxBodyBytes).parse(request.body)
+            } catch {
+                throw APIError.malformed("the body is not valid JSON: \(error.detail)")
+            }
         case "application/x-www-form-urlencoded" where form:
-            json = Array(try Self.formToJSON(request.body).serialized.utf8)
+            value = try Self.formToJSON(request.body)
         default:
             throw APIError(415, "invalid_request", "unsupported_media_type", form
                 ? "send application/json or application/x-www-form-urlencoded" : "send application/json")
         }
-        do {
-            guard case .object = try StrictJSON(maxDepth: 16, maxLength: configuration.maxBodyBytes).parse(json) else {
-                throw APIError.malformed("the body must be a JSON object")
-            }
-        } catch let error as WebAuthnError {
-            throw APIError.malformed("the body is not valid JSON: \(error.detail)")
-        }
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(json))
-        } catch DecodingError.keyNotFound(let key, _) {
-            throw APIError.malformed("missing member \"\(key.stringValue)\"")
-        } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context) {
-            throw APIError.malformed("member \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type")
-        } catch {
-            throw APIError.malformed("the body does not have the expected members")
-        }
+        guard case .object = value else { throw APIError.malformed("the body must be a JSON object") }
+        return value
     }
 
     /// `a=b&c=d` to a JSON object of strings; a value that is itself a JSON object or array
@@ -79,10 +68,6 @@ extension SignetService {
         return bytes
     }
 
-    /// JSON answer from an `Encodable` wire type.
-    static func json<T: Encodable>(_ status: Int, _ value: T) -> HTTPResponse {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return .json(status, [UInt8]((try? encoder.encode(value)) ?? Data()))
-    }
+    /// A JSON answer.
+    static func json(_ status: Int, _ value: JSONValue) -> HTTPResponse { .json(status, Array(value.serialized.utf8)) }
 }

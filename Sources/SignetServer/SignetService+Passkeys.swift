@@ -12,7 +12,7 @@ extension SignetService {
     /// `POST /passkey/register`: sign-up challenge (Auth0 native passkeys). Creates an auth
     /// session bound to the client, with a new user ID and handle; nothing else is written.
     func passkeyRegister(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try decode(PasskeyRegisterRequest.self, request)
+        let body = try PasskeyRegisterRequest(wire: self.body(request))
         let client = try client(body.client_id, grant: GrantNames.webauthn)
         let email = body.user_profile.email.trimmingCharacters(in: .whitespaces).lowercased()
         guard email.count <= Self.maxEmailLength, let at = email.firstIndex(of: "@"), at != email.startIndex,
@@ -44,7 +44,7 @@ extension SignetService {
     /// options list its passkeys (username-first); otherwise they ask for a discoverable
     /// credential. An unknown username gets the same answer as none, so accounts cannot be probed.
     func passkeyChallenge(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try decode(PasskeyChallengeRequest.self, request)
+        let body = try PasskeyChallengeRequest(wire: self.body(request))
         let client = try client(body.client_id, grant: GrantNames.webauthn)
         var user: UserRecord?
         var allowed: [CredentialRow] = []

@@ -8,7 +8,7 @@ import SignetWebAuthn
 extension SignetService {
     /// `POST /oauth/token`.
     func token(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try decode(TokenRequest.self, request, form: true)
+        let body = try TokenRequest(wire: self.body(request, form: true))
         switch body.grant_type {
         case GrantNames.webauthn: return try webAuthnGrant(body, request)
         case GrantNames.refreshToken: return try refreshGrant(body, request)
@@ -32,12 +32,15 @@ extension SignetService {
                 throw APIError.grant("auth_session_client_mismatch", "the auth_session belongs to another client")
             }
             guard session.expiresAt > nowMillis else { throw APIError.grant("auth_session_expired", "the auth_session has expired") }
-            let (user, amr) = ceremony == "sign_up"
+            let proof = ceremony == "sign_up"
                 ? try signUp(session, credential, client: client, request: request)
                 : try signIn(session, credential, client: client, request: request)
+            let (tokens, refresh) = try issueTokens(
+                user: proof.user, client: client, scope: body.scope, audience: body.audience, amr: proof.amr, authTime: nowMillis / 1000, family: nil)
+            // The account or counter change, the audit event and the refresh token: one transaction.
+            try commit(proof.writes + (refresh.map { [StoreWrite.refreshToken($0)] } ?? []), signUp: ceremony == "sign_up")
             metrics.ceremony(ceremony, reason: nil)
-            let tokens = try issueTokens(user: user, client: client, scope: body.scope, audience: body.audience, amr: amr, authTime: nowMillis / 1000, family: nil)
-            return Self.json(200, tokens)
+            return Self.json(200, tokens.wire)
         } catch let error as APIError {
             metrics.ceremony(ceremony, reason: error.reason)
             audit(ceremony, "failure", reason: error.reason, client: client.id, credential: Base64URL.decode(credential.rawId), request: request)
@@ -45,7 +48,34 @@ extension SignetService {
         }
     }
 
-    func signUp(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, request: HTTPRequest) throws -> (UserRecord, [String]) {
+    /// What a verified proof leads to: the account, its `amr`, and the writes to commit.
+    struct Proof {
+        let user: UserRecord
+        let amr: [String]
+        let writes: [StoreWrite]
+    }
+
+    /// Commits a verified ceremony's writes; for a sign-up, a uniqueness conflict means the email
+    /// or the passkey was registered meanwhile.
+    func commit(_ writes: [StoreWrite], signUp: Bool) throws {
+        do {
+            try store.perform(writes)
+        } catch {
+            // (A `catch where` here crashes Swift 6.3's SILGen; the check is spelled out.)
+            guard signUp, error.code == .conflict else { throw error }
+            if error.detail.contains("email") {
+                throw APIError(409, "invalid_request", "user_exists", "an account with this email was created meanwhile")
+            }
+            throw APIError(409, "invalid_grant", "credential_exists", "this passkey is already registered")
+        }
+    }
+
+    func auditEvent(_ kind: String, user: String, client: String, credential: [UInt8], request: HTTPRequest) -> StoreWrite {
+        .audit(AuditEvent(at: nowMillis, kind: kind, outcome: "success", userID: user, clientID: client, credentialID: Base64URL.encode(credential),
+                          remote: request.remoteAddress, requestID: request.requestID))
+    }
+
+    func signUp(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, request: HTTPRequest) throws -> Proof {
         guard session.kind == .signUp, let userID = session.userID, let handle = session.userHandle, let email = session.email else {
             throw APIError.grant("ceremony_mismatch", "a registration was sent for a sign-in auth_session")
         }
@@ -73,21 +103,12 @@ extension SignetService {
             signCount: Int64(result.signCount), aaguid: result.aaguid.uuidString.lowercased(), format: result.format,
             backupEligible: result.backupEligible, backupState: result.backupState,
             transports: (credential.response.transports ?? []).filter { $0.count <= 32 }.prefix(8).map { $0 }, name: nil, createdAt: nowMillis)
-        do {
-            try store.createUser(user, credential: row)
-        } catch {
-            // (A `catch where` here crashes Swift 6.3's SILGen; the check is spelled out.)
-            guard error.code == .conflict else { throw error }
-            if error.detail.contains("email") {
-                throw APIError(409, "invalid_request", "user_exists", "an account with this email was created meanwhile")
-            }
-            throw APIError(409, "invalid_grant", "credential_exists", "this passkey is already registered")
-        }
-        audit("sign_up", "success", user: userID, client: client.id, credential: result.credentialID, request: request)
-        return (user, result.userVerified ? ["pop", "user"] : ["pop"])
+        return Proof(user: user, amr: result.userVerified ? ["pop", "user"] : ["pop"], writes: [
+            .createUser(user, row), auditEvent("sign_up", user: userID, client: client.id, credential: result.credentialID, request: request),
+        ])
     }
 
-    func signIn(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, request: HTTPRequest) throws -> (UserRecord, [String]) {
+    func signIn(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, request: HTTPRequest) throws -> Proof {
         guard session.kind == .signIn else { throw APIError.grant("ceremony_mismatch", "an assertion was sent for a sign-up auth_session") }
         let rawID = try Self.bytes(credential.rawId, "rawId")
         guard let row = try store.credential(id: rawID) else { throw APIError.grant("credential_unknown", "this passkey is not registered") }
@@ -116,16 +137,18 @@ extension SignetService {
             audit("possible_cloned_authenticator", "failure", reason: "counter_regression", user: user.id, client: client.id, credential: rawID, request: request)
             throw APIError.grant("counter_regression", "signature counter went from \(stored) to \(received): possible cloned authenticator")
         }
-        try store.recordUse(credentialID: rawID, signCount: Int64(result.newSignCount), backupState: result.backupState, at: nowMillis)
-        audit("sign_in", "success", user: user.id, client: client.id, credential: rawID, request: request)
-        return (user, result.userVerified ? ["pop", "user"] : ["pop"])
+        return Proof(user: user, amr: result.userVerified ? ["pop", "user"] : ["pop"], writes: [
+            .recordUse(credentialID: rawID, signCount: Int64(result.newSignCount), backupState: result.backupState, at: nowMillis),
+            auditEvent("sign_in", user: user.id, client: client.id, credential: rawID, request: request),
+        ])
     }
 
     /// Scopes Signet understands; others in a request are dropped (RFC 6749 §3.3).
     static let knownScopes = ["openid", "profile", "email", "offline_access"]
 
-    /// Access token (RFC 9068), id token (OIDC Core §2) and, with `offline_access`, a refresh token.
-    func issueTokens(user: UserRecord, client: ClientConfiguration, scope requested: String?, audience: String?, amr: [String], authTime: Int64, family: String?) throws -> TokenResponse {
+    /// Access token (RFC 9068), id token (OIDC Core §2) and, with `offline_access` and no family
+    /// yet, a refresh token, whose row the caller stores.
+    func issueTokens(user: UserRecord, client: ClientConfiguration, scope requested: String?, audience: String?, amr: [String], authTime: Int64, family: String?) throws -> (TokenResponse, RefreshTokenRow?) {
         let scopes = requested.map { $0.split(separator: " ").map(String.init).filter(Self.knownScopes.contains) } ?? Self.knownScopes
         let scope = Self.knownScopes.filter(scopes.contains).joined(separator: " ")
         let aud = audience ?? configuration.audiences[0]
@@ -151,14 +174,15 @@ extension SignetService {
             idToken = try JWT.sign(claims: claims, type: "JWT", keys: keys)
         }
         var refresh: String?
+        var row: RefreshTokenRow?
         if scopes.contains("offline_access"), family == nil {
             let token = random(32)
             refresh = Base64URL.encode(token)
-            try store.insertRefreshToken(RefreshTokenRow(
+            row = RefreshTokenRow(
                 hash: Digest.sha256.hash(token), family: UUID().uuidString.lowercased(), userID: user.id, clientID: client.id, scope: scope,
-                authTime: authTime, amr: amr, expiresAt: nowMillis + Int64(configuration.refreshTokenLifetime) * 1000, createdAt: nowMillis))
+                authTime: authTime, amr: amr, expiresAt: nowMillis + Int64(configuration.refreshTokenLifetime) * 1000, createdAt: nowMillis)
         }
-        return TokenResponse(access_token: access, refresh_token: refresh, id_token: idToken, expires_in: configuration.accessTokenLifetime, scope: scope)
+        return (TokenResponse(access_token: access, refresh_token: refresh, id_token: idToken, expires_in: configuration.accessTokenLifetime, scope: scope), row)
     }
 
     /// The refresh grant: rotate (the presented token dies, a new one is born in its family);
@@ -183,9 +207,9 @@ extension SignetService {
                 throw APIError.grant("refresh_token_client_mismatch", "the refresh token was issued to another client")
             }
             guard let user = try store.user(id: row.userID) else { throw APIError.grant("refresh_token_unknown", "the account no longer exists") }
-            var tokens = try issueTokens(user: user, client: client, scope: row.scope, audience: body.audience, amr: row.amr, authTime: row.authTime, family: row.family)
+            var (tokens, _) = try issueTokens(user: user, client: client, scope: row.scope, audience: body.audience, amr: row.amr, authTime: row.authTime, family: row.family)
             tokens.refresh_token = Base64URL.encode(newToken)
-            return Self.json(200, tokens)
+            return Self.json(200, tokens.wire)
         case .reused(_, let userID):
             audit("refresh_token_reused", "failure", reason: "refresh_token_reused", user: userID, client: client.id, request: request)
             throw APIError.grant("refresh_token_reused", "this refresh token was already used; every token of its sign-in is now revoked")
@@ -199,7 +223,7 @@ extension SignetService {
     /// same sign-in. Answers 200 for unknown tokens too (§2.2). Access tokens are self-contained
     /// JWTs and stay valid until they expire, which is why they live only minutes.
     func revoke(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try decode(RevokeRequest.self, request, form: true)
+        let body = try RevokeRequest(wire: self.body(request, form: true))
         if let id = body.client_id { _ = try client(id) }
         if let token = Base64URL.decode(body.token), token.count == 32, try store.revokeRefreshFamily(hash: Digest.sha256.hash(token), now: nowMillis) {
             audit("refresh_token_revoked", "success", client: body.client_id, request: request)
@@ -216,7 +240,7 @@ extension SignetService {
         let scopes = (claims["scope"]?.string ?? "").split(separator: " ").map(String.init)
         return Self.json(200, UserInfo(
             sub: user.id, email: scopes.contains("email") ? user.email : nil, email_verified: scopes.contains("email") ? user.emailVerified : nil,
-            name: scopes.contains("profile") ? user.name : nil))
+            name: scopes.contains("profile") ? user.name : nil).wire)
     }
 
     func unauthorized(_ description: String) -> APIError {

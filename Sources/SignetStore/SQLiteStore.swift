@@ -60,15 +60,36 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             lastUsedAt: r[12].int, revokedAt: r[13].int)
     }
 
-    public func createUser(_ user: UserRecord, credential c: CredentialRow) throws(StoreError) {
+    public func perform(_ writes: [StoreWrite]) throws(StoreError) {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
-                try db.query(
-                    "INSERT INTO users (\(Self.userColumns)) VALUES (?, ?, ?, ?, ?, ?)",
-                    [.text(user.id), .blob(user.handle), .text(user.email), user.name.map(SQLValue.text) ?? .null, .int(user.emailVerified ? 1 : 0), .int(user.createdAt)])
-                try Self.insert(c, db)
+                for write in writes { try Self.apply(write, db) }
             }
         }
+    }
+
+    static func apply(_ write: StoreWrite, _ db: SQLiteConnection) throws(StoreError) {
+        switch write {
+        case .createUser(let user, let c):
+            try db.query(
+                "INSERT INTO users (\(userColumns)) VALUES (?, ?, ?, ?, ?, ?)",
+                [.text(user.id), .blob(user.handle), .text(user.email), user.name.map(SQLValue.text) ?? .null, .int(user.emailVerified ? 1 : 0), .int(user.createdAt)])
+            try insert(c, db)
+        case .recordUse(let id, let count, let backupState, let at):
+            try db.query("UPDATE credentials SET sign_count = ?, backup_state = ?, last_used_at = ? WHERE id = ?",
+                         [.int(count), .int(backupState ? 1 : 0), .int(at), .blob(id)])
+        case .refreshToken(let token):
+            try insert(token, db)
+        case .audit(let e):
+            func text(_ s: String?) -> SQLValue { s.map(SQLValue.text) ?? .null }
+            try db.query(
+                "INSERT INTO audit_events (at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [.int(e.at), .text(e.kind), .text(e.outcome), text(e.reason), text(e.userID), text(e.clientID), text(e.credentialID), text(e.remote), text(e.requestID)])
+        }
+    }
+
+    public func createUser(_ user: UserRecord, credential c: CredentialRow) throws(StoreError) {
+        try perform([.createUser(user, c)])
     }
 
     static func insert(_ c: CredentialRow, _ db: SQLiteConnection) throws(StoreError) {
@@ -99,9 +120,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     public func recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64) throws(StoreError) {
         try locked { db throws(StoreError) in
-            try db.query(
-                "UPDATE credentials SET sign_count = ?, backup_state = ?, last_used_at = ? WHERE id = ?",
-                [.int(signCount), .int(backupState ? 1 : 0), .int(at), .blob(credentialID)])
+            try Self.apply(.recordUse(credentialID: credentialID, signCount: signCount, backupState: backupState, at: at), db)
         }
     }
 
@@ -215,12 +234,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     // MARK: audit
 
     public func appendAudit(_ e: AuditEvent) throws(StoreError) {
-        try locked { db throws(StoreError) in
-            func text(_ s: String?) -> SQLValue { s.map(SQLValue.text) ?? .null }
-            try db.query(
-                "INSERT INTO audit_events (at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [.int(e.at), .text(e.kind), .text(e.outcome), text(e.reason), text(e.userID), text(e.clientID), text(e.credentialID), text(e.remote), text(e.requestID)])
-        }
+        try locked { db throws(StoreError) in try Self.apply(.audit(e), db) }
     }
 
     public func auditEvents(limit: Int) throws(StoreError) -> [AuditEvent] {

@@ -24,10 +24,21 @@ public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
+/// One write of a batch given to ``Store/perform(_:)``.
+public enum StoreWrite: Sendable {
+    case createUser(UserRecord, CredentialRow)
+    case recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64)
+    case refreshToken(RefreshTokenRow)
+    case audit(AuditEvent)
+}
+
 /// Signet's persistence. Every method is one transaction; single use is one atomic statement
 /// in the database (never a read followed by a write), so it holds across processes.
 /// Implementations: ``SQLiteStore``; PostgreSQL follows the same contract.
 public protocol Store: Sendable {
+    /// Writes that belong together, in one transaction: all of them or none.
+    func perform(_ writes: [StoreWrite]) throws(StoreError)
+
     // Users and credentials.
     /// Creates a user together with the first passkey, or neither (conflict on email or credential ID).
     func createUser(_ user: UserRecord, credential: CredentialRow) throws(StoreError)

@@ -22,7 +22,7 @@ extension JSONValue {
             out += "]"
         case .object(let o):
             out += "{"
-            for (i, key) in o.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }).enumerated() {
+            for (i, key) in o.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
                 if i > 0 { out += "," }
                 JSONValue.quote(key, into: &out)
                 out += ":"
@@ -33,6 +33,13 @@ extension JSONValue {
     }
 
     static func quote(_ s: String, into out: inout String) {
+        // Most strings (tokens, base64url, identifiers) need no escaping: copy them whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += "\""
+            out += s
+            out += "\""
+            return
+        }
         out += "\""
         for scalar in s.unicodeScalars {
             switch scalar {

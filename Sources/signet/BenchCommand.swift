@@ -7,7 +7,10 @@ import SignetWebAuthn
 /// physical floor, raw OpenSSL `EVP_DigestVerify` on the same key, measured in the same run.
 enum BenchCommand {
     static func run(_ args: [String]) -> Int32 {
-        guard args.first == "verify" else { return usageError("usage: signet bench verify [--json] [--rounds N]") }
+        if args.first == "login" { return LoginBenchmark.run(Array(args.dropFirst())) }
+        guard args.first == "verify" else {
+            return usageError("usage: signet bench verify [--json] [--rounds N] | signet bench login [--url URL] [--concurrency N] [--duration S] [--json]")
+        }
         var json = false
         var rounds = 7
         var rest = args.dropFirst().makeIterator()

@@ -2,6 +2,7 @@ import Foundation
 
 // signet: the command-line entry point. Each subcommand lives in its own file.
 let arguments = Array(CommandLine.arguments.dropFirst())
+ResourceLimits.raiseOpenFiles()
 let usage = """
     usage: signet <command> [options]
 

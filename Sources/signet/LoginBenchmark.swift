@@ -1,0 +1,307 @@
+import Foundation
+import SignetAPI
+import SignetCrypto
+import SignetHTTP
+import SignetSoftware
+import SignetWebAuthn
+
+/// `signet bench login`: registers users, then runs complete sign-ins (challenge, sign, token)
+/// from concurrent clients for a while, and prints throughput, latency and the server's CPU per
+/// sign-in next to its floor, the sign-in's unavoidable cryptography measured in the same run.
+/// Without `--url` it starts `signet serve` (development mode) on a free port and measures that.
+struct LoginBenchmark {
+    var url: String?
+    var concurrency = 64
+    var duration = 10.0
+    var json = false
+    var clientID = "dev"
+    var origin: String?
+    var idleConnections = 1000
+
+    static func run(_ args: [String]) -> Int32 {
+        var bench = LoginBenchmark()
+        var rest = args.makeIterator()
+        while let flag = rest.next() {
+            switch flag {
+            case "--url": bench.url = rest.next()
+            case "--concurrency": bench.concurrency = rest.next().flatMap(Int.init) ?? 0
+            case "--duration": bench.duration = rest.next().flatMap(Double.init) ?? 0
+            case "--client-id": bench.clientID = rest.next() ?? "dev"
+            case "--origin": bench.origin = rest.next()
+            case "--idle-connections": bench.idleConnections = rest.next().flatMap(Int.init) ?? -1
+            case "--json": bench.json = true
+            default: return usageError("usage: signet bench login [--url URL] [--concurrency N] [--duration S] [--client-id ID] [--origin ORIGIN] [--idle-connections N] [--json]")
+            }
+        }
+        guard bench.concurrency > 0, bench.duration > 0, bench.idleConnections >= 0 else { return usageError("--concurrency, --duration and --idle-connections must be positive") }
+        do {
+            let report = try bench.measure()
+            print(bench.json ? report.json.serialized : report.text)
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("bench login: \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    /// A development server in a temporary directory, in its own process.
+    final class OwnServer {
+        let process = Process()
+        let directory: URL
+        let port: UInt16
+
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-bench-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            port = try OwnServer.freePort()
+            process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
+            process.currentDirectoryURL = directory
+            process.standardError = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            for _ in 0..<200 {
+                if (try? HTTPClient(port: port, timeout: 1).send("GET", "/healthz").status) == 200 { return }
+                usleep(25_000)
+            }
+            throw Failure(description: "the development server did not start")
+        }
+
+        deinit {
+            process.terminate()
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        static func freePort() throws -> UInt16 {
+            let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(s) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, length) == 0 && getsockname(s, $0, &length) == 0 }
+            }
+            guard bound else { throw Failure(description: "no free port") }
+            return UInt16(bigEndian: address.sin_port)
+        }
+    }
+
+    struct Target {
+        let host: String
+        let port: UInt16
+        let origin: String
+        let rpID: String
+    }
+
+    /// One simulated phone: a software authenticator with one registered passkey.
+    final class Phone: @unchecked Sendable {
+        let authenticator = SoftwareAuthenticator()
+        let client: HTTPClient
+        init(port: UInt16, host: String) { client = HTTPClient(host: host, port: port) }
+    }
+
+    func post(_ client: HTTPClient, _ path: String, _ body: JSONValue) throws -> JSONValue {
+        let response = try client.send("POST", path, body: Array(body.serialized.utf8))
+        guard response.status == 200 else { throw Failure(description: "\(path) answered \(response.status): \(response.text)") }
+        return try StrictJSON().parse(response.body)
+    }
+
+    func signUp(_ phone: Phone, _ target: Target, index: Int) throws {
+        let options = try post(phone.client, "/passkey/register", .object([
+            "client_id": .string(clientID), "user_profile": .object(["email": .string("bench-\(index)-\(UUID().uuidString.prefix(8))@signet.test")]),
+        ]))
+        guard let session = options["auth_session"]?.string, let publicKey = options["authn_params_public_key"],
+              let challenge = publicKey["challenge"]?.string.flatMap({ Base64URL.decode($0) }),
+              let handle = publicKey["user"]?["id"]?.string.flatMap({ Base64URL.decode($0) })
+        else { throw Failure(description: "unexpected /passkey/register answer") }
+        let response = try phone.authenticator.register(rpID: target.rpID, origin: target.origin, challenge: challenge, userHandle: handle, userName: "bench")
+        _ = try post(phone.client, "/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string(clientID), "auth_session": .string(session), "authn_response": response.json,
+        ]))
+    }
+
+    /// One complete discoverable sign-in.
+    func signIn(_ phone: Phone, _ target: Target) throws {
+        let options = try post(phone.client, "/passkey/challenge", .object(["client_id": .string(clientID)]))
+        guard let session = options["auth_session"]?.string,
+              let challenge = options["authn_params_public_key"]?["challenge"]?.string.flatMap({ Base64URL.decode($0) })
+        else { throw Failure(description: "unexpected /passkey/challenge answer") }
+        let assertion = try phone.authenticator.authenticate(rpID: target.rpID, origin: target.origin, challenge: challenge)
+        let tokens = try post(phone.client, "/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string(clientID), "auth_session": .string(session), "authn_response": assertion.json,
+        ]))
+        guard tokens["access_token"]?.string != nil else { throw Failure(description: "no access token") }
+    }
+
+    /// `process_cpu_seconds_total` and `process_resident_memory_bytes` from the server's /metrics.
+    func serverProcess(_ target: Target) throws -> (cpu: Double, rss: Double) {
+        let text = try HTTPClient(host: target.host, port: target.port).send("GET", "/metrics").text
+        func value(_ name: String) -> Double? {
+            text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
+        }
+        guard let cpu = value("process_cpu_seconds_total"), let rss = value("process_resident_memory_bytes") else {
+            throw Failure(description: "the server's /metrics has no process_cpu_seconds_total")
+        }
+        return (cpu, rss)
+    }
+
+    static func threadCPU() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+
+    /// CPU microseconds of the sign-in's unavoidable cryptography: one ES256 verification of an
+    /// assertion and two ES256 JWT signatures (access and id token), measured on this thread.
+    func floor() throws -> (verify: Double, sign: Double) {
+        let key = try PrivateKey.generate(.ec(.p256))
+        let message = SecureRandom.bytes(37 + 32)
+        let signature = try key.sign(message, scheme: .ecdsa(.sha256))
+        let jwtInput = Array(String(repeating: "e", count: 420).utf8)
+        func median(_ body: () throws -> Void) rethrows -> Double {
+            var samples: [Double] = []
+            for _ in 0..<7 {
+                let n = 2000
+                let start = Self.threadCPU()
+                for _ in 0..<n { try body() }
+                samples.append((Self.threadCPU() - start) / Double(n) * 1e6)
+            }
+            return samples.sorted()[3]
+        }
+        let verify = median { _ = key.publicKey.verify(signature: signature, message: message, scheme: .ecdsa(.sha256)) }
+        let sign = try median { _ = try key.sign(jwtInput, scheme: .ecdsa(.sha256)) }
+        return (verify, sign)
+    }
+
+    final class Recorder: @unchecked Sendable {
+        private let lock = NSLock()
+        var latencies: [Double] = []
+        var failures = 0
+        var firstFailure: String?
+        func add(_ seconds: Double) {
+            lock.lock()
+            latencies.append(seconds)
+            lock.unlock()
+        }
+        func fail(_ error: any Error) {
+            lock.lock()
+            failures += 1
+            if firstFailure == nil { firstFailure = "\(error)" }
+            lock.unlock()
+        }
+    }
+
+    func measure() throws -> Report {
+        var own: OwnServer?
+        let target: Target
+        if let url {
+            guard let components = URLComponents(string: url), let host = components.host, let port = components.port else {
+                throw Failure(description: "--url must be http://HOST:PORT")
+            }
+            let rpID = host == "127.0.0.1" ? "localhost" : host
+            target = Target(host: host == "localhost" ? "127.0.0.1" : host, port: UInt16(port), origin: origin ?? "http://\(rpID):\(port)", rpID: rpID)
+        } else {
+            own = try OwnServer()
+            target = Target(host: "127.0.0.1", port: own!.port, origin: origin ?? "http://localhost:\(own!.port)", rpID: "localhost")
+        }
+        _ = own
+        // Users first: one phone (and connection) per client.
+        let phones = (0..<concurrency).map { _ in Phone(port: target.port, host: target.host) }
+        for (index, phone) in phones.enumerated() { try signUp(phone, target, index: index) }
+        // Warm up, then measure.
+        for phone in phones.prefix(8) { try signIn(phone, target) }
+        let recorder = Recorder()
+        let before = try serverProcess(target)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let stopAt = start + UInt64(duration * 1e9)
+        let group = DispatchGroup()
+        for phone in phones {
+            let thread = Thread {
+                while DispatchTime.now().uptimeNanoseconds < stopAt {
+                    let t0 = DispatchTime.now().uptimeNanoseconds
+                    do {
+                        try self.signIn(phone, target)
+                        recorder.add(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
+                    } catch {
+                        recorder.fail(error)
+                        phone.client.close()
+                    }
+                }
+                group.leave()
+            }
+            thread.stackSize = 1 << 20
+            group.enter()
+            thread.start()
+        }
+        group.wait()
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let after = try serverProcess(target)
+        for phone in phones { phone.client.close() }
+        let (verify, sign) = try floor()
+
+        // Resident memory with idle keep-alive connections open.
+        var idle: [HTTPClient] = []
+        for _ in 0..<idleConnections {
+            let c = HTTPClient(host: target.host, port: target.port)
+            _ = try c.send("GET", "/healthz")
+            idle.append(c)
+        }
+        usleep(200_000)
+        let memory = try serverProcess(target)
+        idle.forEach { $0.close() }
+
+        let sorted = recorder.latencies.sorted()
+        func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
+        let count = Double(sorted.count)
+        let serverCPU = count > 0 ? (after.cpu - before.cpu) / count * 1e6 : 0
+        let floorCPU = verify + 2 * sign
+        return Report(
+            signins: sorted.count, failures: recorder.failures, firstFailure: recorder.firstFailure, seconds: elapsed, concurrency: concurrency,
+            perSecond: count / elapsed, p50: percentile(0.50), p95: percentile(0.95), p99: percentile(0.99),
+            serverCPU: serverCPU, verifyCPU: verify, signCPU: sign, floorCPU: floorCPU, idleConnections: idleConnections,
+            rssIdleMiB: memory.rss / 1_048_576, rssAfterLoadMiB: after.rss / 1_048_576, selfStarted: own != nil)
+    }
+
+    struct Report {
+        let signins: Int, failures: Int, firstFailure: String?, seconds: Double, concurrency: Int
+        let perSecond: Double, p50: Double, p95: Double, p99: Double
+        let serverCPU: Double, verifyCPU: Double, signCPU: Double, floorCPU: Double
+        let idleConnections: Int, rssIdleMiB: Double, rssAfterLoadMiB: Double, selfStarted: Bool
+
+        var ratio: Double { floorCPU > 0 ? serverCPU / floorCPU : 0 }
+
+        var json: JSONValue {
+            func n(_ v: Double, _ digits: Int = 2) -> JSONValue { .number(String(format: "%.\(digits)f", v)) }
+            var object: [String: JSONValue] = [
+                "signins": .int(signins), "failures": .int(failures), "seconds": n(seconds), "concurrency": .int(concurrency),
+                "signins_per_s": n(perSecond, 1), "p50_ms": n(p50), "p95_ms": n(p95), "p99_ms": n(p99),
+                "server_cpu_us_per_signin": n(serverCPU, 1), "floor_cpu_us": n(floorCPU, 1), "floor_verify_us": n(verifyCPU, 1),
+                "floor_jwt_sign_us": n(signCPU, 1), "ratio_vs_floor": n(ratio, 3), "idle_connections": .int(idleConnections),
+                "rss_mib_idle_connections": n(rssIdleMiB, 1), "rss_mib_after_load": n(rssAfterLoadMiB, 1),
+            ]
+            if let firstFailure { object["first_failure"] = .string(firstFailure) }
+            return .object(object)
+        }
+
+        var text: String {
+            """
+            signet bench login: \(concurrency) concurrent clients for \(String(format: "%.1f", seconds)) s\(selfStarted ? " against its own development server" : "")
+
+              complete sign-ins (challenge + sign + token)   \(signins) (\(failures) failed)
+              sign-ins per second                            \(String(format: "%.1f", perSecond))
+              latency p50 / p95 / p99                        \(String(format: "%.2f / %.2f / %.2f ms", p50, p95, p99))
+
+              server CPU per sign-in                         \(String(format: "%.1f µs", serverCPU))
+              floor: 1 ES256 verify + 2 ES256 JWT signs      \(String(format: "%.1f µs (%.1f + 2 × %.1f)", floorCPU, verifyCPU, signCPU))
+              ratio server / floor                           \(String(format: "%.2f", ratio)) (target ≤ 3)
+
+              server resident memory after the load          \(String(format: "%.1f MiB", rssAfterLoadMiB))
+              … with \(idleConnections) idle keep-alive connections open  \(String(format: "%.1f MiB", rssIdleMiB)) (target < 64 MiB)
+            """ + (firstFailure.map { "\n\n  first failure: \($0)" } ?? "")
+        }
+    }
+}

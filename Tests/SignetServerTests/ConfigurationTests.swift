@@ -1,0 +1,79 @@
+import Foundation
+import SignetServer
+import SignetWebAuthn
+import Testing
+
+@Suite struct ConfigurationTests {
+    static func write(_ json: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("signet-config-\(UUID()).json").path
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    static let valid = """
+        {"issuer": "https://auth.example.com", "listen": "0.0.0.0:9000", "database": "sqlite:/tmp/x.db",
+         "relying_party": {"id": "example.com", "name": "Example", "origins": ["https://example.com", "https://www.example.com"]},
+         "clients": [{"client_id": "mobile", "ios": [{"team_id": "ABCDE12345", "bundle_id": "com.example.app"}],
+                      "android": [{"package_name": "com.example.app", "sha256_cert_fingerprints": ["B3:5D:8D:A5:8A:F0:E4:59:8A:B9:2C:40:05:BE:D4:06:CD:87:CE:65:E7:5C:2A:48:E9:7C:DA:98:6B:A9:1B:5E"]}]}],
+         "tokens": {"access_token_ttl": 600}, "user_verification": "required", "limits": {"max_body_bytes": 32768}}
+        """
+
+    @Test("a full configuration loads, with the Android origin derived")
+    func loads() throws {
+        let c = try ConfigurationLoader.load(file: try Self.write(Self.valid), environment: [:])
+        #expect(c.listenHost == "0.0.0.0" && c.listenPort == 9000)
+        #expect(c.rpID == "example.com" && c.accessTokenLifetime == 600 && c.userVerification == "required" && c.maxBodyBytes == 32768)
+        #expect(c.allowedOrigins == ["https://example.com", "https://www.example.com", "android:apk-key-hash:s12NpYrw5FmKuSxABb7UBs2HzmXnXCpI6XzamGupG14"])
+        #expect(c.audiences == ["https://auth.example.com"])
+        #expect(!c.developmentMode)
+    }
+
+    @Test("SIGNET_ environment variables override the file")
+    func environment() throws {
+        let c = try ConfigurationLoader.load(file: try Self.write(Self.valid), environment: [
+            "SIGNET_TOKENS_ACCESS_TOKEN_TTL": "120", "SIGNET_RELYING_PARTY_NAME": "Renamed", "SIGNET_THREADS": "8",
+            "SIGNET_RELYING_PARTY_ORIGINS": "https://login.example.com",
+        ])
+        #expect(c.accessTokenLifetime == 120 && c.rpName == "Renamed" && c.threads == 8)
+        #expect(c.webOrigins == ["https://login.example.com"])
+    }
+
+    @Test("development mode: localhost, client dev, origin follows the port")
+    func development() throws {
+        let c = try ConfigurationLoader.load(file: nil, environment: [:], listen: "127.0.0.1:9123")
+        #expect(c.developmentMode && c.rpID == "localhost" && c.webOrigins == ["http://localhost:9123"])
+        #expect(c.clients.map(\.id) == ["dev"] && c.clients[0].grants == GrantNames.all)
+        #expect(c.database == "sqlite:signet.db")
+    }
+
+    @Test("bad configurations are refused with a message that says what to fix", arguments: [
+        (#"{"relying_party": {"id": "example.com", "origins": ["https://evil.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}]}"#, "not the RP ID"),
+        (#"{"relying_party": {"id": "example.com", "origins": ["http://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}]}"#, "must use https"),
+        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com/login"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}]}"#, "no path"),
+        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "http://a.example.com", "clients": [{"client_id": "x"}]}"#, "https"),
+        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": []}"#, "at least one client"),
+        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x", "android": [{"package_name": "p", "sha256_cert_fingerprints": ["AB:CD"]}]}]}"#, "SHA-256 fingerprint"),
+        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x", "ios": [{"team_id": "abc", "bundle_id": "a.b"}]}]}"#, "Team ID"),
+        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}], "colour": "blue"}"#, "unknown setting \"colour\""),
+        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}], "tokens": {"access_token_ttl": 0}}"#, "tokens.access_token_ttl"),
+        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}], "algorithms": ["ES999"]}"#, "unknown algorithm"),
+        (#"{"listen": "nowhere"}"#, "HOST:PORT"),
+        (#"{"issuer": "#, "not valid JSON"),
+    ])
+    func refused(_ json: String, _ message: String) throws {
+        do {
+            _ = try ConfigurationLoader.load(file: try Self.write(json), environment: [:])
+            Issue.record("accepted: \(json)")
+        } catch let error as ConfigurationError {
+            #expect(error.message.contains(message), "\(error.message)")
+        }
+    }
+
+    @Test("keytool fingerprints: with colons, plain hex, and wrong lengths")
+    func fingerprints() {
+        #expect(parseFingerprint("b3:5d:8d:a5:8a:f0:e4:59:8a:b9:2c:40:05:be:d4:06:cd:87:ce:65:e7:5c:2a:48:e9:7c:da:98:6b:a9:1b:5e")?.count == 32)
+        #expect(parseFingerprint(String(repeating: "ab", count: 32))?.count == 32)
+        #expect(parseFingerprint("AB:CD") == nil)
+        #expect(parseFingerprint(String(repeating: "zz", count: 32)) == nil)
+    }
+}

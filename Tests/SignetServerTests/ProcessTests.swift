@@ -1,0 +1,111 @@
+import Foundation
+import SignetHTTP
+import SignetStore
+import SignetWebAuthn
+import Testing
+
+/// The `signet` binary as an operator runs it.
+@Suite struct ProcessTests {
+    static let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent(".build/debug/signet")
+
+    static func run(_ args: [String], in directory: URL? = nil) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = args
+        if let directory { process.currentDirectoryURL = directory }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = Pipe()
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    static func freePort() -> UInt16 { UInt16.random(in: 20000...40000) }
+
+    @Test("signet origin prints the apk-key-hash origin; a bad fingerprint is a usage error")
+    func origin() throws {
+        let (status, output) = try Self.run(["origin", "B3:5D:8D:A5:8A:F0:E4:59:8A:B9:2C:40:05:BE:D4:06:CD:87:CE:65:E7:5C:2A:48:E9:7C:DA:98:6B:A9:1B:5E"])
+        #expect(status == 0 && output == "android:apk-key-hash:s12NpYrw5FmKuSxABb7UBs2HzmXnXCpI6XzamGupG14\n")
+        #expect(try Self.run(["origin", "AB:CD"]).0 == 2)
+    }
+
+    @Test("serve in development mode; SIGTERM finishes the request in flight, then exits 0")
+    func gracefulShutdown() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-serve-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = Self.freePort()
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
+        process.currentDirectoryURL = directory
+        let stderr = Pipe()
+        process.standardError = stderr
+        process.standardOutput = Pipe()
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var ready = false
+        for _ in 0..<100 where !ready {
+            usleep(50_000)
+            ready = (try? HTTPClient(port: port, timeout: 1).send("GET", "/healthz").status) == 200
+        }
+        try #require(ready, "signet serve did not come up")
+        // Development mode: client dev, origin http://localhost:PORT, the database and KEK in the working directory.
+        let register = try HTTPClient(port: port).send("POST", "/passkey/register", body: Array(#"{"client_id":"dev","user_profile":{"email":"a@b.c"}}"#.utf8))
+        #expect(register.status == 200)
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("signet.db").path))
+        let kek = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("signet.kek").path)
+        #expect((kek[.posixPermissions] as? Int) == 0o600)
+        // A request in flight: headers and half the body sent, then SIGTERM.
+        let body = Array(#"{"client_id":"dev","user_profile":{"email":"late@b.c"}}"#.utf8)
+        let inFlight = HTTPClient(port: port)
+        try inFlight.write(Array("POST /passkey/register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body.prefix(10))
+        usleep(100_000)
+        kill(process.processIdentifier, SIGTERM)
+        usleep(200_000)
+        // No new connections are taken...
+        #expect(throws: (any Error).self) { try HTTPClient(port: port, timeout: 1).send("GET", "/healthz") }
+        // ...but the one in flight is answered.
+        try inFlight.write(Array(body.dropFirst(10)))
+        #expect(try inFlight.readResponse().status == 200)
+        inFlight.close()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let log = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("development mode") && log.contains("client_id \"dev\"") && log.contains("stopped"))
+    }
+
+    @Test("serve refuses a bad configuration with a clear message and exit 1")
+    func badConfiguration() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID()).json").path
+        try Data(#"{"issuer":"https://a.example.com","relying_party":{"id":"example.com","origins":["https://evil.com"]},"clients":[{"client_id":"x"}]}"#.utf8).write(to: URL(fileURLWithPath: path))
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--config", path]
+        let stderr = Pipe()
+        process.standardError = stderr
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+        #expect(String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("is not the RP ID example.com"))
+    }
+
+    @Test("signet keys rotate adds a key and retires the old one")
+    func rotate() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-rotate-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (first, output) = try Self.run(["keys", "rotate"], in: directory)
+        #expect(first == 0 && output.contains("\"rotated\":true"))
+        let (second, _) = try Self.run(["keys", "rotate"], in: directory)
+        #expect(second == 0)
+        let keys = try SQLiteStore(path: directory.appendingPathComponent("signet.db").path).signingKeys()
+        #expect(keys.count == 3)
+        #expect(keys.filter { $0.retiredAt == nil }.count == 1)
+        let (kekStatus, kek) = try Self.run(["keys", "kek"])
+        #expect(kekStatus == 0 && Base64URL.decode(kek.trimmingCharacters(in: .whitespacesAndNewlines))?.count == 32)
+    }
+}
