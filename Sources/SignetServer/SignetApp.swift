@@ -35,7 +35,7 @@ public final class SignetApp: @unchecked Sendable {
             guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigurationError("cannot read trust anchor file \(file)") }
             anchors += try Certificate.parsePEM(pem)
         }
-        service = SignetService(configuration: configuration, store: store, keys: keys, trustAnchors: anchors, clock: clock)
+        service = SignetService(configuration: configuration, store: store, keys: keys, kek: kek, trustAnchors: anchors, clock: clock)
         var http = HTTPServer.Configuration()
         http.host = configuration.listenHost
         http.port = configuration.listenPort
@@ -48,8 +48,21 @@ public final class SignetApp: @unchecked Sendable {
         http.connectionMemoryBytes = configuration.connectionMemoryBytes
         server = HTTPServer(configuration: http, handler: service, log: log ?? AccessLog(enabled: configuration.accessLog))
         try server.start()
+        // Used-session marks are needed only until their sessions expire.
+        let purge = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.purge"))
+        purge.schedule(deadline: .now() + 60, repeating: 60)
+        purge.setEventHandler { [store] in _ = try? store.purgeUsedSessions(now: Int64(clock().timeIntervalSince1970 * 1000)) }
+        purge.resume()
+        purger = purge
     }
 
+    private var purger: (any DispatchSourceTimer)?
+
+    deinit { purger?.cancel() }
+
     /// Stops accepting, finishes requests in flight, stops.
-    public func shutdown(grace: TimeInterval = 10) { server.shutdown(grace: grace) }
+    public func shutdown(grace: TimeInterval = 10) {
+        purger?.cancel()
+        server.shutdown(grace: grace)
+    }
 }

@@ -32,12 +32,11 @@ extension SignetService {
         settings.timeout = configuration.sessionTimeout * 1000
         let options = rp.creationOptions(user: user, settings: settings, random: random)
         let session = AuthSession(
-            id: Base64URL.encode(random(32)), kind: .signUp, clientID: client.id, challenge: options.challenge,
-            userID: UUID().uuidString.lowercased(), userHandle: user.id, email: email, name: name, allowCredentials: [],
+            id: random(16), kind: .signUp, clientID: client.id, challenge: options.challenge,
+            userID: UUID().uuidString.lowercased(), userHandle: user.id, email: email, name: name,
             requireUserVerification: configuration.userVerification == "required",
-            expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 1000, createdAt: nowMillis)
-        try store.createSession(session)
-        return .json(200, Array(JSONValue.object(["authn_params_public_key": options.json, "auth_session": .string(session.id)]).serialized.utf8))
+            expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 1000)
+        return .json(200, Array(JSONValue.object(["authn_params_public_key": options.json, "auth_session": .string(try sessions.seal(session))]).serialized.utf8))
     }
 
     /// `POST /passkey/challenge`: sign-in challenge. With a `username` that names an account the
@@ -51,7 +50,7 @@ extension SignetService {
         if let username = body.username?.trimmingCharacters(in: .whitespaces).lowercased(), !username.isEmpty {
             guard username.count <= Self.maxEmailLength else { throw APIError.malformed("username is too long") }
             if let found = try store.user(email: username) {
-                allowed = try store.credentials(userID: found.id).filter { $0.revokedAt == nil }
+                allowed = Array(try store.credentials(userID: found.id).filter { $0.revokedAt == nil }.prefix(AuthSession.maxAllowCredentials))
                 user = allowed.isEmpty ? nil : found
             }
         }
@@ -59,10 +58,9 @@ extension SignetService {
             allowCredentials: allowed.map { CredentialDescriptor(id: $0.id, transports: $0.transports) },
             userVerification: configuration.userVerification, timeout: configuration.sessionTimeout * 1000, random: random)
         let session = AuthSession(
-            id: Base64URL.encode(random(32)), kind: .signIn, clientID: client.id, challenge: options.challenge, userID: user?.id,
+            id: random(16), kind: .signIn, clientID: client.id, challenge: options.challenge, userID: user?.id,
             allowCredentials: allowed.map(\.id), requireUserVerification: configuration.userVerification == "required",
-            expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 1000, createdAt: nowMillis)
-        try store.createSession(session)
-        return .json(200, Array(JSONValue.object(["authn_params_public_key": options.json, "auth_session": .string(session.id)]).serialized.utf8))
+            expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 1000)
+        return .json(200, Array(JSONValue.object(["authn_params_public_key": options.json, "auth_session": .string(try sessions.seal(session))]).serialized.utf8))
     }
 }

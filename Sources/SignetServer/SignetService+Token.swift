@@ -24,10 +24,12 @@ extension SignetService {
             throw APIError.malformed("auth_session and authn_response are required")
         }
         let ceremony = credential.response.attestationObject != nil ? "sign_up" : "sign_in"
+        var opened: AuthSession?
         do {
-            guard sessionID.utf8.count <= 128, let session = try store.consumeSession(id: sessionID) else {
-                throw APIError.grant("auth_session_unknown", "the auth_session is unknown or was already used")
+            guard let session = sessions.open(sessionID) else {
+                throw APIError.grant("auth_session_unknown", "the auth_session is not one this server issued")
             }
+            opened = session
             guard session.clientID == client.id else {
                 throw APIError.grant("auth_session_client_mismatch", "the auth_session belongs to another client")
             }
@@ -37,11 +39,18 @@ extension SignetService {
                 : try signIn(session, credential, client: client, request: request)
             let (tokens, refresh) = try issueTokens(
                 user: proof.user, client: client, scope: body.scope, audience: body.audience, amr: proof.amr, authTime: nowMillis / 1000, family: nil)
-            // The account or counter change, the audit event and the refresh token: one transaction.
-            try commit(proof.writes + (refresh.map { [StoreWrite.refreshToken($0)] } ?? []), signUp: ceremony == "sign_up")
+            // Using the session, the account or counter change, the audit event and the refresh
+            // token: one transaction, which fails as a whole if the session was used meanwhile.
+            try commit([.useSession(id: session.id, expiresAt: session.expiresAt)] + proof.writes + (refresh.map { [StoreWrite.refreshToken($0)] } ?? []),
+                       signUp: ceremony == "sign_up")
             metrics.ceremony(ceremony, reason: nil)
             return Self.json(200, tokens.wire)
-        } catch let error as APIError {
+        } catch var error as APIError {
+            // A session is used by its first presentation, whether or not the proof verified; a
+            // session that was already used is reported as such, whatever else is wrong.
+            if let session = opened, error.reason != "auth_session_unknown", try !store.useSession(id: session.id, expiresAt: session.expiresAt) {
+                error = APIError.grant("auth_session_unknown", "the auth_session was already used")
+            }
             metrics.ceremony(ceremony, reason: error.reason)
             audit(ceremony, "failure", reason: error.reason, client: client.id, credential: Base64URL.decode(credential.rawId), request: request)
             throw error
@@ -62,7 +71,9 @@ extension SignetService {
             try store.perform(writes)
         } catch {
             // (A `catch where` here crashes Swift 6.3's SILGen; the check is spelled out.)
-            guard signUp, error.code == .conflict else { throw error }
+            guard error.code == .conflict else { throw error }
+            if error.detail == "auth_session_used" { throw APIError.grant("auth_session_unknown", "the auth_session was already used") }
+            guard signUp else { throw error }
             if error.detail.contains("email") {
                 throw APIError(409, "invalid_request", "user_exists", "an account with this email was created meanwhile")
             }
@@ -111,12 +122,13 @@ extension SignetService {
     func signIn(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, request: HTTPRequest) throws -> Proof {
         guard session.kind == .signIn else { throw APIError.grant("ceremony_mismatch", "an assertion was sent for a sign-up auth_session") }
         let rawID = try Self.bytes(credential.rawId, "rawId")
-        guard let row = try store.credential(id: rawID) else { throw APIError.grant("credential_unknown", "this passkey is not registered") }
+        guard let (row, user) = try store.credentialAndUser(credentialID: rawID) else {
+            throw APIError.grant("credential_unknown", "this passkey is not registered")
+        }
         guard row.revokedAt == nil else { throw APIError.grant("credential_revoked", "this passkey was revoked") }
         if let expected = session.userID, expected != row.userID {
             throw APIError.grant("credential_unknown", "this passkey does not belong to the account that was named")
         }
-        guard let user = try store.user(id: row.userID) else { throw APIError.grant("credential_unknown", "the passkey's account no longer exists") }
         let handle = try credential.response.userHandle.map { text in try Self.bytes(text, "userHandle") }
         let assertion = AuthenticationRequest(
             credentialID: rawID, clientDataJSON: try Self.bytes(credential.response.clientDataJSON, "clientDataJSON"),

@@ -16,6 +16,7 @@ public final class SignetService: HTTPHandler, @unchecked Sendable {
     let clock: @Sendable () -> Date
     let random: RandomBytes
     private var router = Router<SignetService>()
+    let sessions: SessionSealer
     let appleAssociation: [UInt8]
     let androidAssociation: [UInt8]
     let discovery: [UInt8]
@@ -23,7 +24,7 @@ public final class SignetService: HTTPHandler, @unchecked Sendable {
     /// - Parameters:
     ///   - clock: the time, injected so tests can move it.
     public init(
-        configuration: ServerConfiguration, store: any Store, keys: KeyRing, trustAnchors: [Certificate] = [],
+        configuration: ServerConfiguration, store: any Store, keys: KeyRing, kek: [UInt8], trustAnchors: [Certificate] = [],
         clock: @escaping @Sendable () -> Date = { Date() }, random: @escaping RandomBytes = { SecureRandom.bytes($0) }
     ) {
         self.configuration = configuration
@@ -31,6 +32,7 @@ public final class SignetService: HTTPHandler, @unchecked Sendable {
         self.keys = keys
         self.clock = clock
         self.random = random
+        sessions = SessionSealer(kek: kek)
         var rp = RelyingParty(id: configuration.rpID, name: configuration.rpName, origins: configuration.allowedOrigins)
         rp.allowedAlgorithms = configuration.algorithms
         rp.trustAnchors = trustAnchors

@@ -35,6 +35,8 @@ public final class SoftwareAuthenticator: @unchecked Sendable {
     public var settings: Settings
     public private(set) var credentials: [Credential] = []
     private let lock = NSLock()
+    /// Parsed private keys by credential ID: decoding DER costs more than signing.
+    private var keys: [[UInt8]: PrivateKey] = [:]
 
     public init(settings: Settings = Settings()) { self.settings = settings }
 
@@ -164,6 +166,7 @@ public final class SoftwareAuthenticator: @unchecked Sendable {
         credentials.append(Credential(
             id: credentialID, rpID: rpID, userHandle: userHandle, userName: userName, algorithm: algorithm,
             privateKey: key.der, signCount: 0))
+        keys[credentialID] = key
         lock.unlock()
         return RegistrationResponse(
             credentialID: credentialID, clientDataJSON: clientDataJSON, attestationObject: attestationObject,
@@ -191,12 +194,21 @@ public final class SoftwareAuthenticator: @unchecked Sendable {
             rpIdHash: Digest.sha256.hash(Array(rpID.utf8)), flags: baseFlags, signCount: credential.signCount)
         tamper.authenticatorData(&auth)
         let authData = auth.bytes
-        let key = try tamper.signingKey ?? PrivateKey(der: credential.privateKey)
+        let key = try tamper.signingKey ?? privateKey(credential)
         var signature = try key.sign(authData + Digest.sha256.hash(clientDataJSON), scheme: credential.algorithm.scheme!)
         tamper.signature(&signature)
         return AssertionResponse(
             credentialID: credential.id, clientDataJSON: clientDataJSON, authenticatorData: authData, signature: signature,
             userHandle: credential.userHandle)
+    }
+
+    private func privateKey(_ credential: Credential) throws -> PrivateKey {
+        lock.lock()
+        defer { lock.unlock() }
+        if let key = keys[credential.id] { return key }
+        let key = try PrivateKey(der: credential.privateKey)
+        keys[credential.id] = key
+        return key
     }
 
     /// Forgets every credential for `rpID` with the given ID (a user deleting a passkey).

@@ -53,42 +53,6 @@ public struct CredentialRow: Sendable, Equatable {
     }
 }
 
-/// A pending ceremony: the challenge and everything the token exchange must check it against.
-/// Consumed exactly once.
-public struct AuthSession: Sendable, Equatable {
-    public enum Kind: String, Sendable { case signUp = "sign_up", signIn = "sign_in", addPasskey = "add_passkey", action }
-
-    public var id: String
-    public var kind: Kind
-    public var clientID: String
-    public var challenge: [UInt8]
-    /// Sign-up: the new user's ID and handle, email and name. Sign-in: the user named, if any.
-    public var userID: String?
-    public var userHandle: [UInt8]?
-    public var email: String?
-    public var name: String?
-    /// Credential IDs offered in allowCredentials (username-first sign-in).
-    public var allowCredentials: [[UInt8]]
-    public var requireUserVerification: Bool
-    public var expiresAt: Int64
-    public var createdAt: Int64
-
-    public init(id: String, kind: Kind, clientID: String, challenge: [UInt8], userID: String? = nil, userHandle: [UInt8]? = nil, email: String? = nil, name: String? = nil, allowCredentials: [[UInt8]] = [], requireUserVerification: Bool, expiresAt: Int64, createdAt: Int64) {
-        self.id = id
-        self.kind = kind
-        self.clientID = clientID
-        self.challenge = challenge
-        self.userID = userID
-        self.userHandle = userHandle
-        self.email = email
-        self.name = name
-        self.allowCredentials = allowCredentials
-        self.requireUserVerification = requireUserVerification
-        self.expiresAt = expiresAt
-        self.createdAt = createdAt
-    }
-}
-
 /// A refresh token, known to the store only by its hash.
 public struct RefreshTokenRow: Sendable, Equatable {
     public var hash: [UInt8]

@@ -24,7 +24,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     private func migrate() throws(StoreError) {
         try locked { db throws(StoreError) in
             try db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)")
-            for migration in Schema.migrations(blob: "BLOB") {
+            for migration in Schema.migrations(blob: "BLOB", clustered: " WITHOUT ROWID") {
                 try db.transaction { () throws(StoreError) in
                     let applied = try db.query("SELECT 1 FROM schema_migrations WHERE version = ?", [.int(Int64(migration.version))])
                     guard applied.isEmpty else { return }
@@ -70,6 +70,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     static func apply(_ write: StoreWrite, _ db: SQLiteConnection) throws(StoreError) {
         switch write {
+        case .useSession(let id, let expiresAt):
+            try db.query("INSERT INTO used_sessions (id, expires_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING", [.blob(id), .int(expiresAt)])
+            guard db.changes == 1 else { throw StoreError(.conflict, "auth_session_used") }
         case .createUser(let user, let c):
             try db.query(
                 "INSERT INTO users (\(userColumns)) VALUES (?, ?, ?, ?, ?, ?)",
@@ -118,6 +121,20 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
+    static let credentialAndUserSQL: String = {
+        func prefixed(_ columns: String, _ table: String) -> String {
+            columns.split(separator: ",").map { table + "." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+        }
+        return "SELECT \(prefixed(credentialColumns, "c")), \(prefixed(userColumns, "u")) FROM credentials c JOIN users u ON u.id = c.user_id WHERE c.id = ?"
+    }()
+
+    public func credentialAndUser(credentialID: [UInt8]) throws(StoreError) -> (CredentialRow, UserRecord)? {
+        try locked { db throws(StoreError) in
+            guard let row = try db.query(Self.credentialAndUserSQL, [.blob(credentialID)]).first else { return nil }
+            return (Self.credential(Array(row[0..<14])), Self.user(Array(row[14...])))
+        }
+    }
+
     public func recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64) throws(StoreError) {
         try locked { db throws(StoreError) in
             try Self.apply(.recordUse(credentialID: credentialID, signCount: signCount, backupState: backupState, at: at), db)
@@ -126,32 +143,16 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     // MARK: auth sessions
 
-    public func createSession(_ s: AuthSession) throws(StoreError) {
+    public func useSession(id: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
-            try db.query(
-                "INSERT INTO auth_sessions (id, kind, client_id, challenge, user_id, user_handle, email, name, allow_credentials, require_uv, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [.text(s.id), .text(s.kind.rawValue), .text(s.clientID), .blob(s.challenge), s.userID.map(SQLValue.text) ?? .null,
-                 s.userHandle.map(SQLValue.blob) ?? .null, s.email.map(SQLValue.text) ?? .null, s.name.map(SQLValue.text) ?? .null,
-                 .blob(Schema.pack(s.allowCredentials)), .int(s.requireUserVerification ? 1 : 0), .int(s.expiresAt), .int(s.createdAt)])
+            try db.query("INSERT INTO used_sessions (id, expires_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING", [.blob(id), .int(expiresAt)])
+            return db.changes == 1
         }
     }
 
-    public func consumeSession(id: String) throws(StoreError) -> AuthSession? {
+    public func purgeUsedSessions(now: Int64) throws(StoreError) -> Int {
         try locked { db throws(StoreError) in
-            let rows = try db.query(
-                "DELETE FROM auth_sessions WHERE id = ? RETURNING kind, client_id, challenge, user_id, user_handle, email, name, allow_credentials, require_uv, expires_at, created_at",
-                [.text(id)])
-            guard let r = rows.first, let kind = r[0].text.flatMap(AuthSession.Kind.init(rawValue:)) else { return nil }
-            return AuthSession(
-                id: id, kind: kind, clientID: r[1].text ?? "", challenge: r[2].blob ?? [], userID: r[3].text, userHandle: r[4].blob,
-                email: r[5].text, name: r[6].text, allowCredentials: Schema.unpack(r[7].blob ?? []), requireUserVerification: r[8].bool,
-                expiresAt: r[9].int ?? 0, createdAt: r[10].int ?? 0)
-        }
-    }
-
-    public func purgeExpiredSessions(now: Int64) throws(StoreError) -> Int {
-        try locked { db throws(StoreError) in
-            try db.query("DELETE FROM auth_sessions WHERE expires_at < ?", [.int(now)])
+            try db.query("DELETE FROM used_sessions WHERE expires_at < ?", [.int(now)])
             return db.changes
         }
     }
@@ -249,7 +250,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public func rowCounts() throws(StoreError) -> [String: Int] {
         try locked { db throws(StoreError) in
             var counts: [String: Int] = [:]
-            for table in ["users", "credentials", "auth_sessions", "refresh_tokens", "signing_keys", "audit_events"] {
+            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events"] {
                 counts[table] = Int(try db.query("SELECT COUNT(*) FROM \(table)").first?[0].int ?? 0)
             }
             return counts

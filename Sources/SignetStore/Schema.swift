@@ -2,7 +2,9 @@
 /// together with its row in `schema_migrations`. Types are chosen to mean the same in SQLite and
 /// PostgreSQL: BIGINT times in milliseconds since 1970, BYTEA/BLOB for bytes.
 enum Schema {
-    static func migrations(blob: String) -> [(version: Int, sql: String)] {
+    /// - Parameter clustered: the suffix that makes a table a clustered index on its primary key
+    ///   (SQLite `WITHOUT ROWID`): an insert or update then writes one B-tree page, not two.
+    static func migrations(blob: String, clustered: String = "") -> [(version: Int, sql: String)] {
         [
             (1, """
             CREATE TABLE users (
@@ -28,23 +30,12 @@ enum Schema {
                 created_at BIGINT NOT NULL,
                 last_used_at BIGINT,
                 revoked_at BIGINT
-            );
+            )\(clustered);
             CREATE INDEX credentials_user ON credentials(user_id);
-            CREATE TABLE auth_sessions (
-                id TEXT PRIMARY KEY,
-                kind TEXT NOT NULL,
-                client_id TEXT NOT NULL,
-                challenge \(blob) NOT NULL,
-                user_id TEXT,
-                user_handle \(blob),
-                email TEXT,
-                name TEXT,
-                allow_credentials \(blob) NOT NULL,
-                require_uv INTEGER NOT NULL,
-                expires_at BIGINT NOT NULL,
-                created_at BIGINT NOT NULL
-            );
-            CREATE INDEX auth_sessions_expiry ON auth_sessions(expires_at);
+            CREATE TABLE used_sessions (
+                id \(blob) PRIMARY KEY,
+                expires_at BIGINT NOT NULL
+            )\(clustered);
             CREATE TABLE refresh_tokens (
                 hash \(blob) PRIMARY KEY,
                 family TEXT NOT NULL,
@@ -57,7 +48,7 @@ enum Schema {
                 created_at BIGINT NOT NULL,
                 used_at BIGINT,
                 revoked_at BIGINT
-            );
+            )\(clustered);
             CREATE INDEX refresh_tokens_family ON refresh_tokens(family);
             CREATE TABLE signing_keys (
                 kid TEXT PRIMARY KEY,

@@ -26,6 +26,9 @@ public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
 
 /// One write of a batch given to ``Store/perform(_:)``.
 public enum StoreWrite: Sendable {
+    /// Marks an auth session used. If it already was, the whole batch fails with a conflict whose
+    /// detail is `auth_session_used`: single use, decided by the primary key.
+    case useSession(id: [UInt8], expiresAt: Int64)
     case createUser(UserRecord, CredentialRow)
     case recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64)
     case refreshToken(RefreshTokenRow)
@@ -49,12 +52,15 @@ public protocol Store: Sendable {
     /// Records a successful sign-in: the new sign count, backup state and time.
     func recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64) throws(StoreError)
 
-    // Auth sessions.
-    func createSession(_ session: AuthSession) throws(StoreError)
-    /// Removes the session and returns it, atomically: of many concurrent callers exactly one gets it.
-    func consumeSession(id: String) throws(StoreError) -> AuthSession?
-    /// Deletes sessions that expired before `now`; returns how many.
-    func purgeExpiredSessions(now: Int64) throws(StoreError) -> Int
+    /// A credential together with the account that owns it, in one read.
+    func credentialAndUser(credentialID: [UInt8]) throws(StoreError) -> (CredentialRow, UserRecord)?
+
+    // Auth sessions travel sealed inside the auth_session string; the store only remembers which
+    // were used, until they expire.
+    /// Marks a session used; `false` when it already was (one atomic insert).
+    func useSession(id: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool
+    /// Forgets used-session marks that expired before `now`; returns how many.
+    func purgeUsedSessions(now: Int64) throws(StoreError) -> Int
 
     // Refresh tokens.
     func insertRefreshToken(_ token: RefreshTokenRow) throws(StoreError)
@@ -74,7 +80,7 @@ public protocol Store: Sendable {
     func appendAudit(_ event: AuditEvent) throws(StoreError)
     func auditEvents(limit: Int) throws(StoreError) -> [AuditEvent]
 
-    /// Rows per table (users, credentials, auth_sessions, refresh_tokens, signing_keys, audit_events).
+    /// Rows per table (users, credentials, used_sessions, refresh_tokens, signing_keys, audit_events).
     func rowCounts() throws(StoreError) -> [String: Int]
 
     /// A cheap round trip, for health checks.

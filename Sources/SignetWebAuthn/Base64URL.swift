@@ -10,17 +10,38 @@ public enum Base64URL {
 
     /// Unpadded base64url text of `bytes`.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var it = bytes.makeIterator()
-        while let a = it.next() {
-            let b = it.next(), c = it.next()
-            out.append(alphabet[Int(a >> 2)])
-            out.append(alphabet[Int((a & 0x03) << 4 | (b ?? 0) >> 4)])
-            if let b { out.append(alphabet[Int((b & 0x0f) << 2 | (c ?? 0) >> 6)]) }
-            if let c { out.append(alphabet[Int(c & 0x3f)]) }
+        if let text = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) { return text }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
+    }
+
+    private static func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
+        let n = input.count
+        let length = n / 3 * 4 + [0, 2, 3][n % 3]
+        return String(unsafeUninitializedCapacity: length) { out in
+            alphabet.withUnsafeBufferPointer { a in
+                var i = 0, o = 0
+                while i + 3 <= n {
+                    let v = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+                    out[o] = a[Int(v >> 18)]
+                    out[o + 1] = a[Int(v >> 12 & 63)]
+                    out[o + 2] = a[Int(v >> 6 & 63)]
+                    out[o + 3] = a[Int(v & 63)]
+                    i += 3
+                    o += 4
+                }
+                if n - i == 1 {
+                    let v = UInt32(input[i]) << 16
+                    out[o] = a[Int(v >> 18)]
+                    out[o + 1] = a[Int(v >> 12 & 63)]
+                } else if n - i == 2 {
+                    let v = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
+                    out[o] = a[Int(v >> 18)]
+                    out[o + 1] = a[Int(v >> 12 & 63)]
+                    out[o + 2] = a[Int(v >> 6 & 63)]
+                }
+            }
+            return length
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// The bytes of base64url text, or `nil` when it is not base64url. With `canonical`, text
@@ -32,7 +53,7 @@ public enum Base64URL {
 
     /// Decodes base64url given as its ASCII bytes.
     public static func decode(bytes input: some Collection<UInt8>, canonical: Bool = false) -> [UInt8]? {
-        var chars = Array(input)
+        var chars = input as? [UInt8] ?? Array(input)
         if chars.count % 4 == 0, let firstPad = chars.firstIndex(of: UInt8(ascii: "=")) {
             guard chars.count - firstPad <= 2, chars[firstPad...].allSatisfy({ $0 == UInt8(ascii: "=") }) else { return nil }
             chars.removeSubrange(firstPad...)
@@ -41,16 +62,22 @@ public enum Base64URL {
         var out: [UInt8] = []
         out.reserveCapacity(chars.count * 3 / 4)
         var acc: UInt32 = 0, bits = 0
-        for c in chars {
-            let v = table[Int(c)]
-            guard v != 0xff else { return nil }
-            acc = acc << 6 | UInt32(v)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+        let ok: Bool = table.withUnsafeBufferPointer { t in
+            chars.withUnsafeBufferPointer { c in
+                for ch in c {
+                    let v = t[Int(ch)]
+                    guard v != 0xff else { return false }
+                    acc = acc << 6 | UInt32(v)
+                    bits += 6
+                    if bits >= 8 {
+                        bits -= 8
+                        out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+                    }
+                }
+                return true
             }
         }
+        guard ok else { return nil }
         if canonical && acc & ((1 << UInt32(bits)) - 1) != 0 { return nil }
         return out
     }

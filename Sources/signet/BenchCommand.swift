@@ -8,6 +8,12 @@ import SignetWebAuthn
 enum BenchCommand {
     static func run(_ args: [String]) -> Int32 {
         if args.first == "login" { return LoginBenchmark.run(Array(args.dropFirst())) }
+        if args.first == "breakdown" {
+            // The in-process part of bench login alone (for profilers).
+            guard let result = try? LoginBreakdown.measure(iterations: Int(args.dropFirst().first ?? "") ?? 5000) else { return 1 }
+            print(JSONValue.object(["service_cpu_us_per_signin": .number(String(Int(result.serviceMicros))), "store_cpu_us_per_signin": .number(String(Int(result.storeMicros)))]).serialized)
+            return 0
+        }
         guard args.first == "verify" else {
             return usageError("usage: signet bench verify [--json] [--rounds N] | signet bench login [--url URL] [--concurrency N] [--duration S] [--json]")
         }

@@ -17,6 +17,9 @@ struct LoginBenchmark {
     var clientID = "dev"
     var origin: String?
     var idleConnections = 1000
+    /// Open-loop mode: this many sign-ins per second in all, spread over the clients on a fixed
+    /// schedule; latency counts from each sign-in's scheduled start (no coordinated omission).
+    var rate: Double?
 
     static func run(_ args: [String]) -> Int32 {
         var bench = LoginBenchmark()
@@ -29,8 +32,9 @@ struct LoginBenchmark {
             case "--client-id": bench.clientID = rest.next() ?? "dev"
             case "--origin": bench.origin = rest.next()
             case "--idle-connections": bench.idleConnections = rest.next().flatMap(Int.init) ?? -1
+            case "--rate": bench.rate = rest.next().flatMap(Double.init)
             case "--json": bench.json = true
-            default: return usageError("usage: signet bench login [--url URL] [--concurrency N] [--duration S] [--client-id ID] [--origin ORIGIN] [--idle-connections N] [--json]")
+            default: return usageError("usage: signet bench login [--url URL] [--concurrency N] [--duration S] [--client-id ID] [--origin ORIGIN] [--idle-connections N] [--rate PER_S] [--json]")
             }
         }
         guard bench.concurrency > 0, bench.duration > 0, bench.idleConnections >= 0 else { return usageError("--concurrency, --duration and --idle-connections must be positive") }
@@ -219,10 +223,19 @@ struct LoginBenchmark {
         let start = DispatchTime.now().uptimeNanoseconds
         let stopAt = start + UInt64(duration * 1e9)
         let group = DispatchGroup()
-        for phone in phones {
+        let interval = rate.map { UInt64(Double(concurrency) / $0 * 1e9) }
+        for (index, phone) in phones.enumerated() {
             let thread = Thread {
+                // In open-loop mode each client starts at its own phase and keeps a fixed schedule.
+                var scheduled = start + (interval.map { $0 * UInt64(index) / UInt64(self.concurrency) } ?? 0)
                 while DispatchTime.now().uptimeNanoseconds < stopAt {
-                    let t0 = DispatchTime.now().uptimeNanoseconds
+                    if interval != nil {
+                        let now = DispatchTime.now().uptimeNanoseconds
+                        if scheduled > now { usleep(UInt32((scheduled - now) / 1000)) }
+                        guard scheduled < stopAt else { break }
+                    }
+                    let t0 = interval == nil ? DispatchTime.now().uptimeNanoseconds : scheduled
+                    scheduled += interval ?? 0
                     do {
                         try self.signIn(phone, target)
                         recorder.add(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
@@ -242,6 +255,7 @@ struct LoginBenchmark {
         let after = try serverProcess(target)
         for phone in phones { phone.client.close() }
         let (verify, sign) = try floor()
+        let breakdown = try LoginBreakdown.measure()
 
         // Resident memory with idle keep-alive connections open.
         var idle: [HTTPClient] = []
@@ -260,16 +274,18 @@ struct LoginBenchmark {
         let serverCPU = count > 0 ? (after.cpu - before.cpu) / count * 1e6 : 0
         let floorCPU = verify + 2 * sign
         return Report(
-            signins: sorted.count, failures: recorder.failures, firstFailure: recorder.firstFailure, seconds: elapsed, concurrency: concurrency,
+            openLoopRate: rate, signins: sorted.count, failures: recorder.failures, firstFailure: recorder.firstFailure, seconds: elapsed, concurrency: concurrency,
             perSecond: count / elapsed, p50: percentile(0.50), p95: percentile(0.95), p99: percentile(0.99),
-            serverCPU: serverCPU, verifyCPU: verify, signCPU: sign, floorCPU: floorCPU, idleConnections: idleConnections,
+            serverCPU: serverCPU, verifyCPU: verify, signCPU: sign, floorCPU: floorCPU, serviceCPU: breakdown.serviceMicros,
+            storeCPU: breakdown.storeMicros, idleConnections: idleConnections,
             rssIdleMiB: memory.rss / 1_048_576, rssAfterLoadMiB: after.rss / 1_048_576, selfStarted: own != nil)
     }
 
     struct Report {
+        let openLoopRate: Double?
         let signins: Int, failures: Int, firstFailure: String?, seconds: Double, concurrency: Int
         let perSecond: Double, p50: Double, p95: Double, p99: Double
-        let serverCPU: Double, verifyCPU: Double, signCPU: Double, floorCPU: Double
+        let serverCPU: Double, verifyCPU: Double, signCPU: Double, floorCPU: Double, serviceCPU: Double, storeCPU: Double
         let idleConnections: Int, rssIdleMiB: Double, rssAfterLoadMiB: Double, selfStarted: Bool
 
         var ratio: Double { floorCPU > 0 ? serverCPU / floorCPU : 0 }
@@ -280,16 +296,18 @@ struct LoginBenchmark {
                 "signins": .int(signins), "failures": .int(failures), "seconds": n(seconds), "concurrency": .int(concurrency),
                 "signins_per_s": n(perSecond, 1), "p50_ms": n(p50), "p95_ms": n(p95), "p99_ms": n(p99),
                 "server_cpu_us_per_signin": n(serverCPU, 1), "floor_cpu_us": n(floorCPU, 1), "floor_verify_us": n(verifyCPU, 1),
-                "floor_jwt_sign_us": n(signCPU, 1), "ratio_vs_floor": n(ratio, 3), "idle_connections": .int(idleConnections),
+                "floor_jwt_sign_us": n(signCPU, 1), "ratio_vs_floor": n(ratio, 3), "service_cpu_us_per_signin": n(serviceCPU, 1),
+                "store_cpu_us_per_signin": n(storeCPU, 1), "idle_connections": .int(idleConnections),
                 "rss_mib_idle_connections": n(rssIdleMiB, 1), "rss_mib_after_load": n(rssAfterLoadMiB, 1),
             ]
             if let firstFailure { object["first_failure"] = .string(firstFailure) }
+            if let openLoopRate { object["open_loop_rate_per_s"] = n(openLoopRate, 1) }
             return .object(object)
         }
 
         var text: String {
             """
-            signet bench login: \(concurrency) concurrent clients for \(String(format: "%.1f", seconds)) s\(selfStarted ? " against its own development server" : "")
+            signet bench login: \(concurrency) concurrent clients for \(String(format: "%.1f", seconds)) s\(selfStarted ? " against its own development server" : "")\(openLoopRate.map { String(format: ", open loop at %.0f sign-ins/s", $0) } ?? ", closed loop (each client back to back)")
 
               complete sign-ins (challenge + sign + token)   \(signins) (\(failures) failed)
               sign-ins per second                            \(String(format: "%.1f", perSecond))
@@ -298,6 +316,11 @@ struct LoginBenchmark {
               server CPU per sign-in                         \(String(format: "%.1f µs", serverCPU))
               floor: 1 ES256 verify + 2 ES256 JWT signs      \(String(format: "%.1f µs (%.1f + 2 × %.1f)", floorCPU, verifyCPU, signCPU))
               ratio server / floor                           \(String(format: "%.2f", ratio)) (target ≤ 3)
+
+              breakdown, one thread in this process:
+                the service answering both requests, no HTTP \(String(format: "%.1f µs", serviceCPU))
+                of which the database (SQLite)               \(String(format: "%.1f µs", storeCPU))
+                HTTP, threads and scheduling (the rest)      \(String(format: "%.1f µs", max(0, serverCPU - serviceCPU)))
 
               server resident memory after the load          \(String(format: "%.1f MiB", rssAfterLoadMiB))
               … with \(idleConnections) idle keep-alive connections open  \(String(format: "%.1f MiB", rssIdleMiB)) (target < 64 MiB)

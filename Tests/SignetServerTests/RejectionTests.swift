@@ -102,10 +102,37 @@ extension JSONValue {
         #expect(json["error"]?.string?.isEmpty == false && json["error_description"]?.string?.isEmpty == false)
         let after = server.counts
         for table in ["users", "credentials", "refresh_tokens", "signing_keys"] { #expect(after[table] == before[table], "\(table) changed") }
-        #expect(after["auth_sessions"] == (before["auth_sessions"] ?? 0) - 1, "the auth session must be consumed, and only it")
+        #expect(after["used_sessions"] == (before["used_sessions"] ?? 0) + 1, "the auth session must be used up, and nothing else")
         let owner = try server.store.user(email: "owner@signet.test")
         #expect(try server.store.credentials(userID: owner?.id ?? "").first?.signCount == signCountBefore)
         #expect(try server.store.auditEvents(limit: 1).first?.reason == defect.reason)
+    }
+
+    @Test("a forged or altered auth session is unknown")
+    func forged() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "f@signet.test")
+        let (session, credential, _) = try phone.startSignIn()
+        var bytes = Array(session.utf8)
+        bytes[bytes.count / 2] = bytes[bytes.count / 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let (status, json) = try phone.exchange(session: String(decoding: bytes, as: UTF8.self), credential: credential)
+        #expect(status == 400 && json["reason"] == .string("auth_session_unknown"))
+        // The genuine one is still unused.
+        #expect(try phone.exchange(session: session, credential: credential).status == 200)
+    }
+
+    @Test("a failed proof uses the session up: a correct proof afterwards is refused")
+    func failureConsumes() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "g@signet.test")
+        let (session, credential, _) = try phone.startSignIn()
+        var spoiled = credential
+        spoiled.setResponse("signature", .string(Base64URL.encode([0x30, 0x00])))
+        #expect(try phone.exchange(session: session, credential: spoiled).json["reason"] == .string("signature_invalid"))
+        let (status, json) = try phone.exchange(session: session, credential: credential)
+        #expect(status == 400 && json["reason"] == .string("auth_session_unknown"))
     }
 
     @Test("a replayed auth session is unknown the second time")
@@ -196,7 +223,7 @@ extension JSONValue {
         #expect(response.status == status, "\(name): \(response.text)")
         let json = try StrictJSON().parse(response.body)
         #expect(json["reason"] == .string(reason), "\(name): \(response.text)")
-        #expect(server.counts["auth_sessions"] == 0)
+        #expect(server.counts["used_sessions"] == 0)
     }
 
     @Test("an oversized body is 413 before it is read")

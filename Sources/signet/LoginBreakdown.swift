@@ -1,0 +1,74 @@
+import Foundation
+import SignetAPI
+import SignetCrypto
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetStore
+import SignetWebAuthn
+
+/// Where a sign-in's server CPU goes, measured in this process on one thread: the whole service
+/// answering the two requests without HTTP, and the database's share of it on its own.
+/// The HTTP layer's share is the load test's server CPU minus the service's.
+struct LoginBreakdown {
+    struct Result {
+        let serviceMicros: Double
+        let storeMicros: Double
+    }
+
+    static func measure(iterations: Int = 2000) throws -> Result {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-breakdown-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = ServerConfiguration.development(port: 8080, database: "sqlite:" + directory.appendingPathComponent("signet.db").path)
+        configuration.keyEncryptionKeyFile = directory.appendingPathComponent("signet.kek").path
+        configuration.accessLog = false
+        let store = try SignetApp.openStore(configuration.database)
+        let kek = try KeyEncryptionKey.load(environment: [:], file: configuration.keyEncryptionKeyFile)
+        let service = SignetService(configuration: configuration, store: store, keys: try KeyRing(store: store, kek: kek, retentionSeconds: 3600), kek: kek)
+        let authenticator = SoftwareAuthenticator()
+        func call(_ path: String, _ body: JSONValue) throws -> JSONValue {
+            let response = service.handle(HTTPRequest(method: "POST", path: path, headers: ["content-type": "application/json"],
+                                                      body: Array(body.serialized.utf8), remoteAddress: "127.0.0.1", requestID: "bench"))
+            guard response.status == 200 else { throw LoginBenchmark.Failure(description: "\(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))") }
+            return try StrictJSON().parse(response.body)
+        }
+        let register = try call("/passkey/register", .object(["client_id": .string("dev"), "user_profile": .object(["email": .string("b@signet.test")])]))
+        let options = register["authn_params_public_key"]!
+        let made = try authenticator.register(
+            rpID: "localhost", origin: "http://localhost:8080", challenge: Base64URL.decode(options["challenge"]!.string!)!,
+            userHandle: Base64URL.decode(options["user"]!["id"]!.string!)!, userName: "b")
+        _ = try call("/oauth/token", .object(["grant_type": .string(GrantType.webauthn), "client_id": .string("dev"),
+                                             "auth_session": register["auth_session"]!, "authn_response": made.json]))
+        var serviceCPU = 0.0
+        for _ in 0..<iterations {
+            var t = LoginBenchmark.threadCPU()
+            let challenge = try call("/passkey/challenge", .object(["client_id": .string("dev")]))
+            serviceCPU += LoginBenchmark.threadCPU() - t
+            let assertion = try authenticator.authenticate(
+                rpID: "localhost", origin: "http://localhost:8080", challenge: Base64URL.decode(challenge["authn_params_public_key"]!["challenge"]!.string!)!)
+            let body = JSONValue.object(["grant_type": .string(GrantType.webauthn), "client_id": .string("dev"),
+                                         "auth_session": challenge["auth_session"]!, "authn_response": assertion.json])
+            t = LoginBenchmark.threadCPU()
+            _ = try call("/oauth/token", body)
+            serviceCPU += LoginBenchmark.threadCPU() - t
+        }
+        // The same database work on its own: read the credential and its account, then one
+        // transaction that uses the session and commits the proof's writes.
+        let user = try store.user(email: "b@signet.test")!
+        let credential = try store.credentials(userID: user.id)[0]
+        let t = LoginBenchmark.threadCPU()
+        for i in 0..<iterations {
+            _ = try store.credentialAndUser(credentialID: credential.id)
+            try store.perform([
+                .useSession(id: SecureRandom.bytes(16), expiresAt: Int64(Date().timeIntervalSince1970 * 1000) + 300_000),
+                .recordUse(credentialID: credential.id, signCount: Int64(i), backupState: true, at: 0),
+                .audit(AuditEvent(at: 0, kind: "sign_in", outcome: "success", userID: user.id, clientID: "dev")),
+                .refreshToken(RefreshTokenRow(hash: SecureRandom.bytes(32), family: "f", userID: user.id, clientID: "dev", scope: "openid",
+                                              authTime: 0, amr: ["pop"], expiresAt: 1, createdAt: 0)),
+            ])
+        }
+        let storeCPU = LoginBenchmark.threadCPU() - t
+        return Result(serviceMicros: serviceCPU / Double(iterations) * 1e6, storeMicros: storeCPU / Double(iterations) * 1e6)
+    }
+}
