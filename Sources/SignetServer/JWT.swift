@@ -9,7 +9,14 @@ enum JWT {
     static func sign(claims: [String: JSONValue], type: String, keys: KeyRing) throws -> String {
         let (kid, key) = keys.signingKey
         let header = JSONValue.object(["alg": .string("ES256"), "typ": .string(type), "kid": .string(kid)])
-        let input = Base64URL.encode(Array(header.serialized.utf8)) + "." + Base64URL.encode(Array(JSONValue.object(claims).serialized.utf8))
+        // Claims in the order given by the caller need no sorting; JSON objects are unordered.
+        var body = "{"
+        for (i, (name, value)) in claims.enumerated() {
+            if i > 0 { body += "," }
+            body += JSONValue.string(name).serialized + ":" + value.serialized
+        }
+        body += "}"
+        let input = Base64URL.encode(Array(header.serialized.utf8)) + "." + Base64URL.encode(Array(body.utf8))
         let der = try key.sign(Array(input.utf8), scheme: .ecdsa(.sha256))
         guard let raw = ECDSASignature.raw(fromDER: der, width: 32) else { throw CryptoError(.library, "ECDSA signature conversion") }
         return input + "." + Base64URL.encode(raw)
