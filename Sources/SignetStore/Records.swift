@@ -133,3 +133,63 @@ public struct AuditEvent: Sendable, Equatable {
         self.requestID = requestID
     }
 }
+
+/// A device-bound key (Secure Enclave / Android Keystore P-256) enrolled to approve actions.
+public struct DeviceKeyRow: Sendable, Equatable {
+    public var id: String
+    public var userID: String
+    public var deviceID: String
+    public var platform: String
+    public var name: String?
+    /// SubjectPublicKeyInfo DER.
+    public var publicKey: [UInt8]
+    public var createdAt: Int64
+    public var lastUsedAt: Int64?
+    public var revokedAt: Int64?
+
+    public init(id: String, userID: String, deviceID: String, platform: String, name: String?, publicKey: [UInt8], createdAt: Int64, lastUsedAt: Int64? = nil, revokedAt: Int64? = nil) {
+        self.id = id
+        self.userID = userID
+        self.deviceID = deviceID
+        self.platform = platform
+        self.name = name
+        self.publicKey = publicKey
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+        self.revokedAt = revokedAt
+    }
+}
+
+/// A challenge for one high-risk action, bound to the account, the key (a device key ID, or
+/// `passkey`) and the SHA-256 of the action's canonical JSON. Used at most once.
+public struct ActionChallengeRow: Sendable, Equatable {
+    public var id: String
+    public var userID: String
+    /// The device key ID, or nil for the passkey method.
+    public var deviceKeyID: String?
+    public var challenge: [UInt8]
+    public var actionHash: [UInt8]
+    /// The action's canonical JSON, as it goes into the action token.
+    public var action: String
+    public var expiresAt: Int64
+    public var createdAt: Int64
+
+    public init(id: String, userID: String, deviceKeyID: String?, challenge: [UInt8], actionHash: [UInt8], action: String, expiresAt: Int64, createdAt: Int64) {
+        self.id = id
+        self.userID = userID
+        self.deviceKeyID = deviceKeyID
+        self.challenge = challenge
+        self.actionHash = actionHash
+        self.action = action
+        self.expiresAt = expiresAt
+        self.createdAt = createdAt
+    }
+}
+
+/// What revoking a passkey found.
+public enum CredentialRevocation: Sendable, Equatable {
+    case revoked
+    /// It is the account's last passkey, which cannot go while it is the only way in.
+    case lastCredential
+    case notFound
+}

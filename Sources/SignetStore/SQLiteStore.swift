@@ -78,6 +78,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 "INSERT INTO users (\(userColumns)) VALUES (?, ?, ?, ?, ?, ?)",
                 [.text(user.id), .blob(user.handle), .text(user.email), user.name.map(SQLValue.text) ?? .null, .int(user.emailVerified ? 1 : 0), .int(user.createdAt)])
             try insert(c, db)
+        case .addCredential(let c):
+            try insert(c, db)
         case .recordUse(let id, let count, let backupState, let at):
             try db.query("UPDATE credentials SET sign_count = ?, backup_state = ?, last_used_at = ? WHERE id = ?",
                          [.int(count), .int(backupState ? 1 : 0), .int(at), .blob(id)])
@@ -141,6 +143,97 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
+    public func renameCredential(id: [UInt8], userID: String, name: String) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.query("UPDATE credentials SET name = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(name), .blob(id), .text(userID)])
+            return db.changes == 1
+        }
+    }
+
+    public func revokeCredential(id: [UInt8], userID: String, at: Int64) throws(StoreError) -> CredentialRevocation {
+        try locked { db throws(StoreError) in
+            try db.query(
+                """
+                UPDATE credentials SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL
+                AND (SELECT COUNT(*) FROM credentials WHERE user_id = ? AND revoked_at IS NULL) > 1
+                """, [.int(at), .blob(id), .text(userID), .text(userID)])
+            if db.changes == 1 { return .revoked }
+            let live = try db.query("SELECT 1 FROM credentials WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.blob(id), .text(userID)])
+            return live.isEmpty ? .notFound : .lastCredential
+        }
+    }
+
+    // MARK: device keys and actions
+
+    static let deviceKeyColumns = "id, user_id, device_id, platform, name, public_key, created_at, last_used_at, revoked_at"
+
+    static func deviceKey(_ r: [SQLValue]) -> DeviceKeyRow {
+        DeviceKeyRow(id: r[0].text ?? "", userID: r[1].text ?? "", deviceID: r[2].text ?? "", platform: r[3].text ?? "", name: r[4].text,
+                     publicKey: r[5].blob ?? [], createdAt: r[6].int ?? 0, lastUsedAt: r[7].int, revokedAt: r[8].int)
+    }
+
+    public func enrollDeviceKey(_ k: DeviceKeyRow, limit: Int) throws(StoreError) -> [String] {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> [String] in
+                let replaced = try db.query(
+                    "UPDATE device_keys SET revoked_at = ? WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL RETURNING id",
+                    [.int(k.createdAt), .text(k.userID), .text(k.deviceID)]).compactMap { $0[0].text }
+                let live = try db.query("SELECT COUNT(*) FROM device_keys WHERE user_id = ? AND revoked_at IS NULL", [.text(k.userID)]).first?[0].int ?? 0
+                guard live < Int64(limit) else { throw StoreError(.conflict, "device_key_limit") }
+                try db.query(
+                    "INSERT INTO device_keys (\(Self.deviceKeyColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [.text(k.id), .text(k.userID), .text(k.deviceID), .text(k.platform), k.name.map(SQLValue.text) ?? .null, .blob(k.publicKey),
+                     .int(k.createdAt), .null, .null])
+                return replaced
+            }
+        }
+    }
+
+    public func deviceKeys(userID: String) throws(StoreError) -> [DeviceKeyRow] {
+        try locked { db throws(StoreError) in
+            try db.query("SELECT \(Self.deviceKeyColumns) FROM device_keys WHERE user_id = ? ORDER BY created_at", [.text(userID)]).map(Self.deviceKey)
+        }
+    }
+
+    public func deviceKey(id: String) throws(StoreError) -> DeviceKeyRow? {
+        try locked { db throws(StoreError) in try db.query("SELECT \(Self.deviceKeyColumns) FROM device_keys WHERE id = ?", [.text(id)]).first.map(Self.deviceKey) }
+    }
+
+    public func revokeDeviceKey(id: String, userID: String, at: Int64) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.query("UPDATE device_keys SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.int(at), .text(id), .text(userID)])
+            return db.changes == 1
+        }
+    }
+
+    public func touchDeviceKey(id: String, at: Int64) throws(StoreError) {
+        try locked { db throws(StoreError) in try db.query("UPDATE device_keys SET last_used_at = ? WHERE id = ?", [.int(at), .text(id)]) }
+    }
+
+    public func createActionChallenge(_ c: ActionChallengeRow, limit: Int, windowStart: Int64) throws(StoreError) {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                let recent = try db.query("SELECT COUNT(*) FROM action_challenges WHERE user_id = ? AND created_at >= ?", [.text(c.userID), .int(windowStart)]).first?[0].int ?? 0
+                guard recent < Int64(limit) else { throw StoreError(.conflict, "rate_limited") }
+                try db.query(
+                    "INSERT INTO action_challenges (id, user_id, device_key_id, challenge, action_hash, action, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [.text(c.id), .text(c.userID), c.deviceKeyID.map(SQLValue.text) ?? .null, .blob(c.challenge), .blob(c.actionHash), .text(c.action),
+                     .int(c.expiresAt), .int(c.createdAt)])
+            }
+        }
+    }
+
+    public func useActionChallenge(id: String, at: Int64) throws(StoreError) -> ActionChallengeRow? {
+        try locked { db throws(StoreError) in
+            try db.query(
+                "UPDATE action_challenges SET used_at = ? WHERE id = ? AND used_at IS NULL RETURNING user_id, device_key_id, challenge, action_hash, action, expires_at, created_at",
+                [.int(at), .text(id)]).first.map { r in
+                ActionChallengeRow(id: id, userID: r[0].text ?? "", deviceKeyID: r[1].text, challenge: r[2].blob ?? [], actionHash: r[3].blob ?? [],
+                                   action: r[4].text ?? "", expiresAt: r[5].int ?? 0, createdAt: r[6].int ?? 0)
+            }
+        }
+    }
+
     // MARK: auth sessions
 
     public func useSession(id: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool {
@@ -153,7 +246,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public func purgeUsedSessions(now: Int64) throws(StoreError) -> Int {
         try locked { db throws(StoreError) in
             try db.query("DELETE FROM used_sessions WHERE expires_at < ?", [.int(now)])
-            return db.changes
+            let sessions = db.changes
+            // Action challenges are kept a day after they expire: they count towards the rate limit.
+            try db.query("DELETE FROM action_challenges WHERE expires_at < ?", [.int(now - 86_400_000)])
+            return sessions
         }
     }
 
@@ -250,7 +346,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public func rowCounts() throws(StoreError) -> [String: Int] {
         try locked { db throws(StoreError) in
             var counts: [String: Int] = [:]
-            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events"] {
+            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events", "device_keys", "action_challenges"] {
                 counts[table] = Int(try db.query("SELECT COUNT(*) FROM \(table)").first?[0].int ?? 0)
             }
             return counts

@@ -71,6 +71,32 @@ enum Schema {
                 request_id TEXT
             );
             """),
+            (2, """
+            CREATE TABLE device_keys (
+                id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                device_id TEXT NOT NULL,
+                platform TEXT NOT NULL,
+                name TEXT,
+                public_key \(blob) NOT NULL,
+                created_at BIGINT NOT NULL,
+                last_used_at BIGINT,
+                revoked_at BIGINT
+            );
+            CREATE INDEX device_keys_user ON device_keys(user_id);
+            CREATE TABLE action_challenges (
+                id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                device_key_id TEXT,
+                challenge \(blob) NOT NULL,
+                action_hash \(blob) NOT NULL,
+                action TEXT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                used_at BIGINT
+            );
+            CREATE INDEX action_challenges_user ON action_challenges(user_id, created_at);
+            """),
         ]
     }
 

@@ -30,6 +30,8 @@ public enum StoreWrite: Sendable {
     /// detail is `auth_session_used`: single use, decided by the primary key.
     case useSession(id: [UInt8], expiresAt: Int64)
     case createUser(UserRecord, CredentialRow)
+    /// Adds a passkey to an existing account.
+    case addCredential(CredentialRow)
     case recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64)
     case refreshToken(RefreshTokenRow)
     case audit(AuditEvent)
@@ -54,6 +56,31 @@ public protocol Store: Sendable {
 
     /// A credential together with the account that owns it, in one read.
     func credentialAndUser(credentialID: [UInt8]) throws(StoreError) -> (CredentialRow, UserRecord)?
+
+    /// Renames a passkey of `userID`; `false` when there is no such passkey.
+    func renameCredential(id: [UInt8], userID: String, name: String) throws(StoreError) -> Bool
+    /// Revokes a passkey of `userID`, unless it is the account's last live one (decided in the
+    /// same statement, so two concurrent revocations cannot remove the last two).
+    func revokeCredential(id: [UInt8], userID: String, at: Int64) throws(StoreError) -> CredentialRevocation
+
+    // Device keys.
+    /// Enrols a key: revokes the live key of the same device (a re-enrolment after the biometric
+    /// set changed), refuses past `limit` live keys (conflict `device_key_limit`), inserts.
+    /// Returns the IDs of the keys it revoked.
+    func enrollDeviceKey(_ key: DeviceKeyRow, limit: Int) throws(StoreError) -> [String]
+    func deviceKeys(userID: String) throws(StoreError) -> [DeviceKeyRow]
+    func deviceKey(id: String) throws(StoreError) -> DeviceKeyRow?
+    func revokeDeviceKey(id: String, userID: String, at: Int64) throws(StoreError) -> Bool
+
+    // Action challenges.
+    /// Stores a challenge unless the account made `limit` or more since `windowStart`
+    /// (conflict `rate_limited`); counted and inserted in one transaction.
+    func createActionChallenge(_ challenge: ActionChallengeRow, limit: Int, windowStart: Int64) throws(StoreError)
+    /// Marks the challenge used and returns it; `nil` when unknown or already used. Of many
+    /// concurrent callers exactly one gets it.
+    func useActionChallenge(id: String, at: Int64) throws(StoreError) -> ActionChallengeRow?
+    /// Records a device key's use.
+    func touchDeviceKey(id: String, at: Int64) throws(StoreError)
 
     // Auth sessions travel sealed inside the auth_session string; the store only remembers which
     // were used, until they expire.
