@@ -72,6 +72,15 @@ public struct ServerConfiguration: Sendable {
     public var maxConnectionsPerIP = 1024
     public var connectionMemoryBytes = 16 * 1024
     public var accessLog = true
+    /// Seconds an action challenge lives, and an action token.
+    public var actionChallengeLifetime = 120
+    public var actionTokenLifetime = 300
+    /// The `aud` of action tokens; the issuer + "/actions" when unset.
+    public var actionAudience: String?
+    /// Action challenges an account may ask for per minute.
+    public var actionRateLimit = 10
+    /// Live device keys per account.
+    public var maxDeviceKeys = 10
     /// True when no configuration file was given.
     public var developmentMode = false
 

@@ -14,6 +14,7 @@ public enum ConfigurationLoader {
         ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
         ["threads"], ["access_log"],
+        ["actions", "challenge_ttl"], ["actions", "token_ttl"], ["actions", "audience"], ["actions", "rate_limit_per_minute"], ["actions", "max_device_keys"],
         ["limits", "max_body_bytes"], ["limits", "request_deadline"], ["limits", "idle_timeout"],
         ["limits", "max_connections"], ["limits", "max_connections_per_ip"], ["limits", "header_bytes"],
     ]
@@ -163,6 +164,11 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["limits", "max_connections"], range: 1...1_000_000) { c.maxConnections = v }
         if let v = try int(tree, ["limits", "max_connections_per_ip"], range: 1...1_000_000) { c.maxConnectionsPerIP = v }
         if let v = try int(tree, ["limits", "header_bytes"], range: 4096...(1 << 20)) { c.connectionMemoryBytes = v }
+        if let v = try int(tree, ["actions", "challenge_ttl"], range: 10...3600) { c.actionChallengeLifetime = v }
+        if let v = try int(tree, ["actions", "token_ttl"], range: 10...3600) { c.actionTokenLifetime = v }
+        if let v = try string(tree, ["actions", "audience"]) { c.actionAudience = v }
+        if let v = try int(tree, ["actions", "rate_limit_per_minute"], range: 1...10_000) { c.actionRateLimit = v }
+        if let v = try int(tree, ["actions", "max_device_keys"], range: 1...1000) { c.maxDeviceKeys = v }
         if let clients = value(tree, ["clients"]) { c.clients = try parseClients(clients) }
         try validate(&c)
         return c

@@ -24,16 +24,7 @@ extension SignetService {
             throw APIError.malformed("auth_session and authn_response are required")
         }
         let ceremony = credential.response.attestationObject != nil ? "sign_up" : "sign_in"
-        var opened: AuthSession?
-        do {
-            guard let session = sessions.open(sessionID) else {
-                throw APIError.grant("auth_session_unknown", "the auth_session is not one this server issued")
-            }
-            opened = session
-            guard session.clientID == client.id else {
-                throw APIError.grant("auth_session_client_mismatch", "the auth_session belongs to another client")
-            }
-            guard session.expiresAt > nowMillis else { throw APIError.grant("auth_session_expired", "the auth_session has expired") }
+        return try redeem(sessionID, clientID: client.id, ceremony: ceremony, credentialID: credential.rawId, request: request) { session in
             let proof = ceremony == "sign_up"
                 ? try signUp(session, credential, client: client, request: request)
                 : try signIn(session, credential, client: client, request: request)
@@ -43,16 +34,36 @@ extension SignetService {
             // token: one transaction, which fails as a whole if the session was used meanwhile.
             try commit([.useSession(id: session.id, expiresAt: session.expiresAt)] + proof.writes + (refresh.map { [StoreWrite.refreshToken($0)] } ?? []),
                        signUp: ceremony == "sign_up")
-            metrics.ceremony(ceremony, reason: nil)
             return Self.json(200, tokens.wire)
+        }
+    }
+
+    /// Runs a ceremony on the sealed session `text`: opens it, checks its client and expiry, runs
+    /// `body` (which must commit `.useSession` with its writes). On any failure the session is used
+    /// up all the same, and a session that was already used is reported as such.
+    func redeem(
+        _ text: String, clientID: String, ceremony: String, credentialID: String?, request: HTTPRequest,
+        _ body: (AuthSession) throws -> HTTPResponse
+    ) throws -> HTTPResponse {
+        var opened: AuthSession?
+        do {
+            guard let session = sessions.open(text) else {
+                throw APIError.grant("auth_session_unknown", "the auth_session is not one this server issued")
+            }
+            opened = session
+            guard session.clientID == clientID else {
+                throw APIError.grant("auth_session_client_mismatch", "the auth_session belongs to another client")
+            }
+            guard session.expiresAt > nowMillis else { throw APIError.grant("auth_session_expired", "the auth_session has expired") }
+            let response = try body(session)
+            metrics.ceremony(ceremony, reason: nil)
+            return response
         } catch var error as APIError {
-            // A session is used by its first presentation, whether or not the proof verified; a
-            // session that was already used is reported as such, whatever else is wrong.
             if let session = opened, error.reason != "auth_session_unknown", try !store.useSession(id: session.id, expiresAt: session.expiresAt) {
                 error = APIError.grant("auth_session_unknown", "the auth_session was already used")
             }
             metrics.ceremony(ceremony, reason: error.reason)
-            audit(ceremony, "failure", reason: error.reason, client: client.id, credential: Base64URL.decode(credential.rawId), request: request)
+            audit(ceremony, "failure", reason: error.reason, client: clientID, credential: credentialID.flatMap { Base64URL.decode($0) }, request: request)
             throw error
         }
     }

@@ -58,6 +58,17 @@ public final class SignetService: HTTPHandler, @unchecked Sendable {
         }
         r.add("GET", "/.well-known/apple-app-site-association") { s, _, _ in HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: s.appleAssociation) }
         r.add("GET", "/.well-known/assetlinks.json") { s, _, _ in HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: s.androidAssociation) }
+        r.add("GET", "/me/passkeys") { s, request, _ in try s.listPasskeys(request) }
+        r.add("POST", "/me/passkeys/options") { s, request, _ in try s.addPasskeyOptions(request) }
+        r.add("POST", "/me/passkeys") { s, request, _ in try s.addPasskey(request) }
+        r.add("PATCH", "/me/passkeys/{id}") { s, request, p in try s.renamePasskey(request, id: p["id"] ?? "") }
+        r.add("DELETE", "/me/passkeys/{id}") { s, request, p in try s.revokePasskey(request, id: p["id"] ?? "") }
+        r.add("POST", "/me/device-keys") { s, request, _ in try s.enrollDeviceKey(request) }
+        r.add("GET", "/me/device-keys") { s, request, _ in try s.listDeviceKeys(request) }
+        r.add("DELETE", "/me/device-keys/{id}") { s, request, p in try s.revokeDeviceKey(request, id: p["id"] ?? "") }
+        r.add("POST", "/actions/challenge") { s, request, _ in try s.actionChallenge(request) }
+        r.add("POST", "/actions/approve") { s, request, _ in try s.approveAction(request) }
+        r.add("POST", "/actions/verify") { s, request, _ in try s.verifyActionToken(request) }
         r.add("GET", "/healthz") { s, _, _ in s.health() }
         r.add("GET", "/metrics") { s, _, _ in HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Array(s.metrics.text.utf8)) }
         return r

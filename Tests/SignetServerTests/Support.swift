@@ -104,6 +104,11 @@ struct Phone {
         authenticator = SoftwareAuthenticator(settings: settings)
     }
 
+    init(_ server: TestServer, authenticator: SoftwareAuthenticator) {
+        self.server = server
+        self.authenticator = authenticator
+    }
+
     /// `/passkey/register`, then the authenticator; returns the session and the credential JSON.
     func startSignUp(email: String, name: String = "Ada", tamper: Tamper = .none) throws -> (session: String, credential: JSONValue) {
         let (status, json) = try server.post("/passkey/register", .object([

@@ -1,0 +1,122 @@
+import Foundation
+import SignetAPI
+import SignetCrypto
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetStore
+import SignetWebAuthn
+import Testing
+
+/// A signed-in account for account and action tests.
+struct SignedIn {
+    let server: TestServer
+    let phone: Phone
+    let access: String
+    var bearer: [(String, String)] { [("Authorization", "Bearer \(access)")] }
+
+    init(_ server: TestServer, email: String, settings: SoftwareAuthenticator.Settings = SoftwareAuthenticator.Settings()) throws {
+        self.server = server
+        phone = Phone(server, settings: settings)
+        let tokens = try phone.signUp(email: email)
+        access = try #require(tokens["access_token"]?.string)
+    }
+
+    func call(_ method: String, _ path: String, _ body: JSONValue? = nil) throws -> (status: Int, json: JSONValue) {
+        let response = try server.client().send(method, path, headers: bearer, body: body.map { Array($0.serialized.utf8) } ?? [])
+        return (response.status, (try? StrictJSON().parse(response.body)) ?? .null)
+    }
+
+    func passkeys() throws -> [JSONValue] { try call("GET", "/me/passkeys").json["passkeys"]?.array ?? [] }
+
+    /// Adds a passkey from `authenticator` through /me/passkeys/options and /me/passkeys.
+    func addPasskey(_ authenticator: SoftwareAuthenticator, name: String? = nil) throws -> (status: Int, json: JSONValue) {
+        let (status, options) = try call("POST", "/me/passkeys/options", .object([:]))
+        try #require(status == 200)
+        let publicKey = try #require(options["authn_params_public_key"])
+        let challenge = try #require(publicKey["challenge"]?.string.flatMap { Base64URL.decode($0) })
+        let handle = try #require(publicKey["user"]?["id"]?.string.flatMap { Base64URL.decode($0) })
+        let excluded = (publicKey["excludeCredentials"]?.array ?? []).compactMap { $0["id"]?.string.flatMap { Base64URL.decode($0) } }
+        let response = try authenticator.register(rpID: TestServer.rpID, origin: TestServer.origin, challenge: challenge, userHandle: handle,
+                                                  userName: "x", excludeCredentials: excluded)
+        var body: [String: JSONValue] = ["auth_session": options["auth_session"]!, "authn_response": response.json]
+        if let name { body["name"] = .string(name) }
+        return try call("POST", "/me/passkeys", .object(body))
+    }
+}
+
+@Suite struct PasskeyAccountTests {
+    @Test("the passkey list shows what was registered, with the authenticator's name where known")
+    func list() throws {
+        let server = try TestServer()
+        var settings = SoftwareAuthenticator.Settings()
+        settings.aaguid = withUnsafeBytes(of: UUID(uuidString: "fbfc3007-154e-4ecc-8c0b-6e020557d7bd")!.uuid) { Array($0) }
+        let account = try SignedIn(server, email: "list@signet.test", settings: settings)
+        let list = try account.passkeys()
+        try #require(list.count == 1)
+        let passkey = list[0]
+        let registered = try #require(account.phone.authenticator.credentials.first)
+        #expect(passkey["id"] == .string(Base64URL.encode(registered.id)))
+        #expect(passkey["aaguid"] == .string("fbfc3007-154e-4ecc-8c0b-6e020557d7bd"))
+        #expect(passkey["authenticator"] == .string("iCloud Keychain"))
+        #expect(passkey["backup_eligible"] == .bool(true) && passkey["backup_state"] == .bool(true))
+        #expect(passkey["transports"] == .array([.string("internal"), .string("hybrid")]))
+        #expect(passkey["created_at"]?.int64 != nil && passkey["name"] == .null)
+        #expect(try server.get("/me/passkeys").status == 401)
+    }
+
+    @Test("add a passkey: the options exclude the existing ones; the new one signs in")
+    func add() throws {
+        let server = try TestServer()
+        let account = try SignedIn(server, email: "add@signet.test")
+        let (status, options) = try account.call("POST", "/me/passkeys/options", .object([:]))
+        #expect(status == 200)
+        #expect(options["authn_params_public_key"]?["excludeCredentials"]?.array?.count == 1)
+        // The same authenticator again is refused by the authenticator itself (InvalidStateError).
+        #expect(throws: SoftwareAuthenticator.Refusal.self) { try account.addPasskey(account.phone.authenticator) }
+        let laptop = SoftwareAuthenticator()
+        let (added, passkey) = try account.addPasskey(laptop, name: "Laptop")
+        #expect(added == 201 && passkey["name"] == .string("Laptop"))
+        #expect(try account.passkeys().count == 2)
+        let laptopPhone = Phone(server, authenticator: laptop)
+        let (session, credential, _) = try laptopPhone.startSignIn()
+        #expect(try laptopPhone.exchange(session: session, credential: credential).status == 200)
+    }
+
+    @Test("rename sticks; a revoked passkey no longer signs in; the last one cannot be revoked")
+    func renameAndRevoke() throws {
+        let server = try TestServer()
+        let account = try SignedIn(server, email: "rr@signet.test")
+        let first = try #require(account.passkeys().first?["id"]?.string)
+        let (renamed, json) = try account.call("PATCH", "/me/passkeys/\(first)", .object(["name": .string("My iPhone")]))
+        #expect(renamed == 200 && json["name"] == .string("My iPhone"))
+        #expect(try account.passkeys().first?["name"] == .string("My iPhone"))
+        // The last passkey stays.
+        let (refused, reason) = try account.call("DELETE", "/me/passkeys/\(first)")
+        #expect(refused == 409 && reason["reason"] == .string("last_credential"))
+        // With a second one, the first can go, and then no longer signs in.
+        let laptop = SoftwareAuthenticator()
+        #expect(try account.addPasskey(laptop).status == 201)
+        #expect(try account.call("DELETE", "/me/passkeys/\(first)").status == 204)
+        #expect(try account.passkeys().count == 1)
+        let (session, credential, _) = try Phone(server, authenticator: account.phone.authenticator).startSignIn()
+        let (status, signIn) = try account.phone.exchange(session: session, credential: credential)
+        #expect(status == 400 && signIn["reason"] == .string("credential_revoked"))
+        #expect(try account.call("DELETE", "/me/passkeys/\(first)").json["reason"] == .string("credential_unknown"))
+        #expect(try account.call("PATCH", "/me/passkeys/AAAA", .object(["name": .string("x")])).status == 404)
+        let events = try server.store.auditEvents(limit: 20).map { "\($0.kind):\($0.outcome)" }
+        #expect(events.contains("passkey_revoked:success") && events.contains("passkey_revoked:failure") && events.contains("passkey_added:success"))
+    }
+
+    @Test("another account's passkey cannot be renamed or revoked")
+    func otherAccount() throws {
+        let server = try TestServer()
+        let alice = try SignedIn(server, email: "alice2@signet.test")
+        let bob = try SignedIn(server, email: "bob2@signet.test")
+        let alicePasskey = try #require(alice.passkeys().first?["id"]?.string)
+        #expect(try bob.call("PATCH", "/me/passkeys/\(alicePasskey)", .object(["name": .string("mine")])).status == 404)
+        #expect(try bob.call("DELETE", "/me/passkeys/\(alicePasskey)").status == 404)
+    }
+}
+
+
