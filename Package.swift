@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "SignetWebAuthn", targets: ["SignetWebAuthn"]),
         .library(name: "SignetSoftware", targets: ["SignetSoftware"]),
+        .library(name: "SignetClient", targets: ["SignetClient"]),
         .executable(name: "signet", targets: ["signet"]),
     ],
     targets: [
@@ -36,23 +37,28 @@ let package = Package(
         .target(name: "SignetHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
         .target(name: "SignetStore", dependencies: ["CSQLite"], swiftSettings: strict),
         .target(name: "SignetAPI", swiftSettings: strict),
+        // The SDK core: Foundation only, on Linux and Apple platforms.
+        .target(name: "SignetClient", dependencies: ["SignetAPI"], swiftSettings: strict),
         .target(
             name: "SignetServer",
             dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetHTTP", "SignetStore", "SignetAPI"],
             swiftSettings: strict),
         .target(name: "SignetWebAuthn", dependencies: ["SignetCrypto"], swiftSettings: strict),
         .target(
-            name: "SignetSoftware", dependencies: ["SignetCrypto", "SignetWebAuthn"],
+            name: "SignetSoftware", dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetClient", "SignetAPI"],
             swiftSettings: strict),
         .executableTarget(
             name: "signet",
-            dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetSoftware", "SignetServer", "SignetHTTP", "SignetAPI", "SignetStore"],
+            dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetSoftware", "SignetServer", "SignetHTTP", "SignetAPI", "SignetStore", "SignetClient"],
             swiftSettings: strict),
         // libFuzzer harness: scripts/fuzz.sh builds it with -sanitize=fuzzer; a plain build
         // makes a corpus replayer out of the same code.
         .executableTarget(
             name: "SignetFuzz", dependencies: ["SignetWebAuthn"], swiftSettings: strict),
 
+        .testTarget(
+            name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP"],
+            swiftSettings: strict),
         .testTarget(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),
         .testTarget(
@@ -65,3 +71,10 @@ let package = Package(
             swiftSettings: strict),
     ]
 )
+
+#if canImport(Darwin)
+// Apple-platform adapters (AuthenticationServices, CryptoKit Secure Enclave, Keychain). On Linux
+// they are checked with `swiftc -parse` by scripts/test.sh.
+package.products.append(.library(name: "SignetClientApple", targets: ["SignetClientApple"]))
+package.targets.append(.target(name: "SignetClientApple", dependencies: ["SignetClient", "SignetAPI"], swiftSettings: strict))
+#endif

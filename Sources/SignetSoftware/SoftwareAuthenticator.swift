@@ -52,6 +52,21 @@ public final class SoftwareAuthenticator: @unchecked Sendable {
         credentials = state.credentials
     }
 
+    /// The authenticator's state (keys included) as JSON; secret.
+    public func stateData() throws -> Data {
+        lock.lock()
+        let state = State(settings: settings, credentials: credentials)
+        lock.unlock()
+        return try JSONEncoder().encode(state)
+    }
+
+    /// An authenticator from ``stateData()``.
+    public convenience init(stateData: Data) throws {
+        let state = try JSONDecoder().decode(State.self, from: stateData)
+        self.init(settings: state.settings)
+        credentials = state.credentials
+    }
+
     /// Writes the authenticator's state (keys included) to `url`, readable by its owner only.
     public func save(to url: URL) throws {
         lock.lock()

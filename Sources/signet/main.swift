@@ -14,6 +14,8 @@ let usage = """
       keys rotate [--config signet.json] [--database sqlite:PATH]
                      add a token-signing key; the old one stays published until its tokens expire
       keys kek       print a new key-encryption key for SIGNET_KEK
+      authenticator signup|signin|passkeys|enroll-device-key|approve --state FILE [--url URL]
+                     play the phone: a software authenticator and device key driven through the SDK
       verify registration|authentication FILE.json [--anchors PEM] [--now ISO8601]
                      verify one WebAuthn response and print the result as JSON
       bench verify [--json] [--seconds S]
@@ -29,6 +31,8 @@ case "origin":
     exit(OriginCommand.run(Array(arguments.dropFirst())))
 case "keys":
     exit(KeysCommand.run(Array(arguments.dropFirst())))
+case "authenticator":
+    exit(AuthenticatorCommand.run(Array(arguments.dropFirst())))
 case "verify":
     exit(VerifyCommand.run(Array(arguments.dropFirst())))
 case "bench":

@@ -1,0 +1,262 @@
+public import Foundation
+public import SignetAPI
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// Signet's client: the HTTP API and the flows an app needs, over URLSession. Tokens live in the
+/// ``TokenStore``; an access token the server refuses is refreshed once and the call retried.
+public actor SignetClient {
+    public let baseURL: URL
+    public let clientID: String
+    let passkeys: any PasskeyProvider
+    let deviceKeys: (any DeviceKeyStore)?
+    let tokens: any TokenStore
+    let session: URLSession
+
+    public init(baseURL: URL, clientID: String, passkeys: any PasskeyProvider, deviceKeys: (any DeviceKeyStore)? = nil,
+                tokens: any TokenStore, session: URLSession = .shared) {
+        self.baseURL = baseURL
+        self.clientID = clientID
+        self.passkeys = passkeys
+        self.deviceKeys = deviceKeys
+        self.tokens = tokens
+        self.session = session
+    }
+
+    // MARK: transport
+
+    struct Answer {
+        let status: Int
+        let data: Data
+    }
+
+    func send(_ method: String, _ path: String, body: (any Encodable)? = nil, bearer: String? = nil) async throws -> Answer {
+        var request = URLRequest(url: baseURL.appendingPathComponent(path))
+        request.httpMethod = method
+        request.timeoutInterval = 30
+        if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONEncoder().encode(body)
+        }
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+        let data: Data, response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            throw SignetError(.unreachable, "cannot reach \(baseURL.absoluteString): \(error.localizedDescription)")
+        }
+        guard let http = response as? HTTPURLResponse else { throw SignetError(.invalidResponse, "not an HTTP answer") }
+        return Answer(status: http.statusCode, data: data)
+    }
+
+    /// The typed answer, or the server's error as a ``SignetError`` whose code is its `reason`.
+    func decode<T: Decodable>(_ type: T.Type, _ answer: Answer) throws -> T {
+        guard (200..<300).contains(answer.status) else { throw Self.error(answer) }
+        do {
+            return try JSONDecoder().decode(T.self, from: answer.data)
+        } catch {
+            throw SignetError(.invalidResponse, status: answer.status, "unexpected answer: \(error)")
+        }
+    }
+
+    static func error(_ answer: Answer) -> SignetError {
+        if answer.status >= 500 { return SignetError(.serverError, status: answer.status, "the server failed (\(answer.status))") }
+        if let body = try? JSONDecoder().decode(ErrorBody.self, from: answer.data) {
+            return SignetError(SignetError.Code(rawValue: body.reason), status: answer.status, body.error_description)
+        }
+        return SignetError(.invalidResponse, status: answer.status, "HTTP \(answer.status) without an error body")
+    }
+
+    /// A call with the stored access token; a 401 triggers one refresh and one retry.
+    func authorized(_ method: String, _ path: String, body: (any Encodable)? = nil) async throws -> Answer {
+        guard let stored = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
+        let first = try await send(method, path, body: body, bearer: stored.accessToken)
+        guard first.status == 401 else { return first }
+        try await refresh()
+        guard let renewed = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
+        return try await send(method, path, body: body, bearer: renewed.accessToken)
+    }
+
+    // MARK: sign-up, sign-in, session
+
+    struct TokenBody: Encodable {
+        let grant_type: String
+        let client_id: String
+        let auth_session: String?
+        let authn_response: CredentialJSON?
+        let refresh_token: String?
+    }
+
+    /// Creates an account with a new passkey (`/passkey/register`, the system sheet, `/oauth/token`).
+    @discardableResult
+    public func signUp(email: String, name: String? = nil) async throws -> TokenResponse {
+        let start = try decode(PasskeyRegisterResponse.self, try await send("POST", "passkey/register",
+            body: PasskeyRegisterRequest(client_id: clientID, user_profile: UserProfile(email: email, name: name))))
+        let credential = try await passkeys.createPasskey(start.authn_params_public_key)
+        return try await exchange(session: start.auth_session, credential: credential)
+    }
+
+    /// Signs in with a passkey: discoverable when `username` is nil, else offering that account's passkeys.
+    @discardableResult
+    public func signIn(username: String? = nil) async throws -> TokenResponse {
+        let start = try decode(PasskeyChallengeResponse.self, try await send("POST", "passkey/challenge",
+            body: PasskeyChallengeRequest(client_id: clientID, username: username)))
+        let credential = try await passkeys.assertPasskey(start.authn_params_public_key)
+        return try await exchange(session: start.auth_session, credential: credential)
+    }
+
+    func exchange(session: String, credential: CredentialJSON) async throws -> TokenResponse {
+        let answer = try await send("POST", "oauth/token", body: TokenBody(
+            grant_type: GrantType.webauthn, client_id: clientID, auth_session: session, authn_response: credential, refresh_token: nil))
+        let response = try decode(TokenResponse.self, answer)
+        let keyID = try? tokens.load()?.deviceKeyID
+        try tokens.save(StoredSession(
+            accessToken: response.access_token, refreshToken: response.refresh_token, idToken: response.id_token,
+            accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(response.expires_in)), deviceKeyID: keyID ?? nil))
+        return response
+    }
+
+    /// Rotates the refresh token. A refused refresh (reused, revoked, expired) ends the session.
+    public func refresh() async throws {
+        guard let stored = try tokens.load(), let refreshToken = stored.refreshToken else { throw SignetError(.notSignedIn, "no refresh token") }
+        let answer = try await send("POST", "oauth/token", body: TokenBody(
+            grant_type: GrantType.refreshToken, client_id: clientID, auth_session: nil, authn_response: nil, refresh_token: refreshToken))
+        if answer.status == 400 || answer.status == 401 {
+            let error = Self.error(answer)
+            try tokens.clear()
+            throw SignetError(.notSignedIn, status: answer.status, "the session ended (\(error.code.rawValue)); sign in again")
+        }
+        let response = try decode(TokenResponse.self, answer)
+        try tokens.save(StoredSession(
+            accessToken: response.access_token, refreshToken: response.refresh_token ?? refreshToken, idToken: response.id_token ?? stored.idToken,
+            accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(response.expires_in)), deviceKeyID: stored.deviceKeyID))
+    }
+
+    /// Revokes the refresh token (and its family) and forgets the session.
+    public func signOut() async throws {
+        if let refreshToken = try tokens.load()?.refreshToken {
+            _ = try? await send("POST", "oauth/revoke", body: RevokeRequest(token: refreshToken, token_type_hint: "refresh_token", client_id: clientID))
+        }
+        try tokens.clear()
+    }
+
+    /// Whether a session is stored.
+    public var isSignedIn: Bool { (try? tokens.load()) != nil }
+
+    /// `GET /userinfo`.
+    public func userInfo() async throws -> UserInfo { try decode(UserInfo.self, try await authorized("GET", "userinfo")) }
+
+    // MARK: passkeys of the account
+
+    struct PasskeyList: Decodable { let passkeys: [PasskeyInfo] }
+    struct AddPasskeyStart: Decodable {
+        let authn_params_public_key: CreationOptionsJSON
+        let auth_session: String
+    }
+    struct AddPasskeyBody: Encodable {
+        let auth_session: String
+        let authn_response: CredentialJSON
+        let name: String?
+    }
+    struct NameBody: Encodable { let name: String }
+
+    public func passkeys() async throws -> [PasskeyInfo] { try decode(PasskeyList.self, try await authorized("GET", "me/passkeys")).passkeys }
+
+    /// Adds a passkey on this device to the signed-in account.
+    @discardableResult
+    public func addPasskey(name: String? = nil) async throws -> PasskeyInfo {
+        let start = try decode(AddPasskeyStart.self, try await authorized("POST", "me/passkeys/options", body: [String: String]()))
+        let credential = try await passkeys.createPasskey(start.authn_params_public_key)
+        return try decode(PasskeyInfo.self, try await authorized("POST", "me/passkeys",
+            body: AddPasskeyBody(auth_session: start.auth_session, authn_response: credential, name: name)))
+    }
+
+    @discardableResult
+    public func renamePasskey(id: String, name: String) async throws -> PasskeyInfo {
+        try decode(PasskeyInfo.self, try await authorized("PATCH", "me/passkeys/\(id)", body: NameBody(name: name)))
+    }
+
+    public func revokePasskey(id: String) async throws {
+        let answer = try await authorized("DELETE", "me/passkeys/\(id)")
+        guard answer.status == 204 else { throw Self.error(answer) }
+    }
+
+    // MARK: device keys and actions
+
+    /// Makes a new device key and enrols it; a key this device had before is replaced, on the
+    /// device and on the server. This is the answer to `.deviceKeyInvalidated`.
+    @discardableResult
+    public func enrollDeviceKey(name: String? = nil) async throws -> DeviceKeyInfo {
+        guard let deviceKeys else { throw SignetError(.deviceKeyInvalidated, "this client has no device key store") }
+        let publicKey = try await deviceKeys.createKey()
+        let request = EnrollDeviceKeyRequest(public_key: Self.base64url(publicKey), device_id: deviceKeys.deviceID, platform: deviceKeys.platform, name: name)
+        let info = try decode(DeviceKeyInfo.self, try await authorized("POST", "me/device-keys", body: request))
+        if var stored = try tokens.load() {
+            stored.deviceKeyID = info.id
+            try tokens.save(stored)
+        }
+        return info
+    }
+
+    struct ChallengeBody: Encodable {
+        let device_key_id: String?
+        let method: String?
+        let action: JSONDocument
+    }
+    struct PasskeyActionStart: Decodable {
+        let challenge_id: String
+        let authn_params_public_key: RequestOptionsJSON
+    }
+    struct ApproveBody: Encodable {
+        let challenge_id: String
+        let signature: String?
+        let authn_response: CredentialJSON?
+    }
+
+    /// Approves `action` with this device's key behind a biometric check, or with a passkey when
+    /// the device has no enrolled key. Returns the action token for that one action.
+    public func approve(action: JSONDocument, reason: String = "Approve this action") async throws -> ActionApproval {
+        let keyID = try tokens.load()?.deviceKeyID
+        if let deviceKeys, let keyID, await deviceKeys.hasKey() {
+            let answer = try await authorized("POST", "actions/challenge", body: ChallengeBody(device_key_id: keyID, method: nil, action: action))
+            let start: ActionChallengeResponse
+            do {
+                start = try decode(ActionChallengeResponse.self, answer)
+            } catch let error as SignetError where ["device_key_revoked", "device_key_unknown"].contains(error.code.rawValue) {
+                throw SignetError(.deviceKeyInvalidated, status: error.status, "the server no longer accepts this device's key; enrol it again")
+            }
+            guard let challenge = Self.unbase64url(start.challenge) else { throw SignetError(.invalidResponse, "challenge is not base64url") }
+            let signature = try await deviceKeys.sign(challenge, reason: reason)
+            return try decode(ActionApproval.self, try await authorized("POST", "actions/approve",
+                body: ApproveBody(challenge_id: start.challenge_id, signature: Self.base64url(signature), authn_response: nil)))
+        }
+        let start = try decode(PasskeyActionStart.self, try await authorized("POST", "actions/challenge",
+            body: ChallengeBody(device_key_id: nil, method: "passkey", action: action)))
+        let credential = try await passkeys.assertPasskey(start.authn_params_public_key)
+        return try decode(ActionApproval.self, try await authorized("POST", "actions/approve",
+            body: ApproveBody(challenge_id: start.challenge_id, signature: nil, authn_response: credential)))
+    }
+
+    // MARK: base64url
+
+    static func base64url(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func unbase64url(_ text: String) -> Data? {
+        var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while s.count % 4 != 0 { s += "=" }
+        return Data(base64Encoded: s)
+    }
+}
+
+public extension Data {
+    /// Unpadded base64url (RFC 4648 §5), as WebAuthn's JSON uses it.
+    var base64URLEncodedString: String { SignetClient.base64url(self) }
+    /// Bytes from base64url text (padding optional).
+    init?(base64URLEncoded text: String) {
+        guard let data = SignetClient.unbase64url(text) else { return nil }
+        self = data
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import SignetAPI
+import SignetClient
+import SignetSoftware
+import SignetWebAuthn
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `signet authenticator signup|signin|passkeys|enroll-device-key|approve`: plays the phone
+/// against any Signet, through the SDK, with a software authenticator and device key whose state
+/// (keys and session) lives in one file.
+enum AuthenticatorCommand {
+    static let usage = """
+        usage: signet authenticator COMMAND --state FILE [--url URL] [--client-id ID] [--origin ORIGIN]
+          signup --email EMAIL [--name NAME]   create an account with a new passkey
+          signin [--username EMAIL]            sign in (discoverable without --username)
+          passkeys                             list the account's passkeys
+          enroll-device-key [--name NAME]      enrol this "phone"'s device key
+          approve ACTION_JSON                  approve an action, e.g. '{"type":"payment","amount":200}'
+        """
+
+    /// The state file: the authenticator's credentials, the device key and the session.
+    final class StateFile: TokenStore, @unchecked Sendable {
+        let url: URL
+        let authenticator: SoftwareAuthenticator
+        let deviceKeys: SoftwareDeviceKeyStore
+        private let lock = NSLock()
+        private var session: StoredSession?
+
+        struct Contents: Codable {
+            var authenticator: Data
+            var deviceID: String
+            var deviceKey: Data?
+            var session: StoredSession?
+        }
+
+        init(url: URL) throws {
+            self.url = url
+            if let data = FileManager.default.contents(atPath: url.path) {
+                let contents = try JSONDecoder().decode(Contents.self, from: data)
+                authenticator = try SoftwareAuthenticator(stateData: contents.authenticator)
+                deviceKeys = try SoftwareDeviceKeyStore(deviceID: contents.deviceID, privateKeyDER: contents.deviceKey.map { [UInt8]($0) })
+                session = contents.session
+            } else {
+                authenticator = SoftwareAuthenticator()
+                deviceKeys = try SoftwareDeviceKeyStore(deviceID: "cli-" + UUID().uuidString.lowercased())
+            }
+        }
+
+        func persist() throws {
+            let contents = Contents(authenticator: try authenticator.stateData(), deviceID: deviceKeys.deviceID,
+                                    deviceKey: deviceKeys.privateKeyDER.map { Data($0) }, session: lock.withLock { session })
+            let data = try JSONEncoder().encode(contents)
+            _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
+            try data.write(to: url, options: .atomic)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        }
+
+        func save(_ session: StoredSession) throws {
+            lock.withLock { self.session = session }
+            try persist()
+        }
+
+        func load() throws -> StoredSession? { lock.withLock { session } }
+
+        func clear() throws {
+            lock.withLock { session = nil }
+            try persist()
+        }
+    }
+
+    static func run(_ args: [String]) -> Int32 {
+        guard let command = args.first, ["signup", "signin", "passkeys", "enroll-device-key", "approve"].contains(command) else {
+            return usageError(usage)
+        }
+        var parsed: [String: String] = [:]
+        var loose: [String] = []
+        var rest = args.dropFirst().makeIterator()
+        while let arg = rest.next() {
+            if arg.hasPrefix("--") {
+                guard let value = rest.next() else { return usageError("\(arg) needs a value\n" + usage) }
+                parsed[String(arg.dropFirst(2))] = value
+            } else {
+                loose.append(arg)
+            }
+        }
+        let options = parsed
+        guard let statePath = options["state"] else { return usageError("--state FILE is required\n" + usage) }
+        let url = URL(string: options["url"] ?? "http://127.0.0.1:8080")!
+        // The development server's origin is http://localhost:PORT; elsewhere the URL's own origin.
+        let host = url.host == "127.0.0.1" ? "localhost" : (url.host ?? "localhost")
+        let origin = options["origin"] ?? "\(url.scheme ?? "http")://\(host)\(url.port.map { ":\($0)" } ?? "")"
+        let positional = loose
+        let result = Result<JSONValue, any Error>.blocking {
+            let state = try StateFile(url: URL(fileURLWithPath: statePath))
+            let client = SignetClient(
+                baseURL: url, clientID: options["client-id"] ?? "dev",
+                passkeys: SoftwarePasskeyProvider(authenticator: state.authenticator, origin: origin), deviceKeys: state.deviceKeys, tokens: state)
+            try await waitForServer(url, seconds: Double(options["wait"] ?? "30") ?? 30)
+            defer { try? state.persist() }
+            switch command {
+            case "signup":
+                guard let email = options["email"] else { throw SignetError(.invalidResponse, "signup needs --email") }
+                let tokens = try await client.signUp(email: email, name: options["name"])
+                return try await signedIn(client, tokens)
+            case "signin":
+                let tokens = try await client.signIn(username: options["username"])
+                return try await signedIn(client, tokens)
+            case "passkeys":
+                let list = try await client.passkeys()
+                return .object(["ok": .bool(true), "passkeys": try encode(list)])
+            case "enroll-device-key":
+                let key = try await client.enrollDeviceKey(name: options["name"] ?? "signet authenticator")
+                return .object(["ok": .bool(true), "device_key": try encode(key)])
+            default:
+                guard let text = positional.first, let action = try? JSONDecoder().decode(JSONDocument.self, from: Data(text.utf8)) else {
+                    throw SignetError(.invalidResponse, "approve needs the action as a JSON argument")
+                }
+                let approval = try await client.approve(action: action)
+                return .object(["ok": .bool(true), "action_token": .string(approval.action_token), "expires_in": .int(approval.expires_in)])
+            }
+        }
+        switch result {
+        case .success(let json):
+            print(json.serialized)
+            return 0
+        case .failure(let error):
+            let failure = error as? SignetError ?? SignetError(.invalidResponse, "\(error)")
+            print(JSONValue.object(["ok": .bool(false), "error": .string(failure.code.rawValue), "message": .string(failure.message)]).serialized)
+            return 1
+        }
+    }
+
+    static func signedIn(_ client: SignetClient, _ tokens: TokenResponse) async throws -> JSONValue {
+        let info = try await client.userInfo()
+        return .object(["ok": .bool(true), "sub": .string(info.sub), "email": info.email.map(JSONValue.string) ?? .null,
+                        "scope": tokens.scope.map(JSONValue.string) ?? .null, "expires_in": .int(tokens.expires_in)])
+    }
+
+    static func encode<T: Encodable>(_ value: T) throws -> JSONValue {
+        try StrictJSON().parse([UInt8](JSONEncoder().encode(value)))
+    }
+
+    /// Waits until the server answers /healthz, so a script may start it and go on at once.
+    static func waitForServer(_ url: URL, seconds: Double) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            if let (_, response) = try? await URLSession.shared.data(from: url.appendingPathComponent("healthz")),
+               (response as? HTTPURLResponse)?.statusCode == 200 { return }
+            if Date() > deadline { throw SignetError(.unreachable, "no Signet answers at \(url.absoluteString)") }
+            try await Task.sleep(nanoseconds: 200_000_000)
+        }
+    }
+}
+
+extension Result where Failure == any Error {
+    /// Runs async work to completion from synchronous code.
+    static func blocking(_ body: @escaping @Sendable () async throws -> Success) -> Result where Success: Sendable {
+        let box = ResultBox<Success>()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { box.value = .success(try await body()) } catch { box.value = .failure(error) }
+            done.signal()
+        }
+        done.wait()
+        return box.value!
+    }
+}
+
+final class ResultBox<T>: @unchecked Sendable {
+    var value: Result<T, any Error>?
+}
