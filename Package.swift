@@ -57,7 +57,7 @@ let package = Package(
             name: "SignetFuzz", dependencies: ["SignetWebAuthn"], swiftSettings: strict),
 
         .testTarget(
-            name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP"],
+            name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP", "SignetWebAuthn"],
             swiftSettings: strict),
         .testTarget(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),

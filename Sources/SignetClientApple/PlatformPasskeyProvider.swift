@@ -1,0 +1,119 @@
+#if canImport(AuthenticationServices)
+import AuthenticationServices
+import Foundation
+import SignetAPI
+import SignetClient
+
+/// A ``PasskeyProvider`` on AuthenticationServices (iOS 16+, macOS 13+): the system passkey sheet.
+/// Canceling it (ASAuthorizationError 1001, which also covers a broken domain association and
+/// "no passkey here") surfaces as `SignetError(.canceled)`: show the existing sign-in form.
+@available(iOS 16.0, macOS 13.0, *)
+@MainActor
+public final class PlatformPasskeyProvider: NSObject, PasskeyProvider {
+    private let anchor: @MainActor () -> ASPresentationAnchor
+    /// For sign-in, offer only passkeys already on the device (no QR code for another device).
+    public var preferImmediatelyAvailableCredentials = true
+    private var continuation: CheckedContinuation<ASAuthorization, any Error>?
+    private var controller: ASAuthorizationController?
+
+    /// - Parameter anchor: the window the sheet is shown over.
+    public init(anchor: @escaping @MainActor () -> ASPresentationAnchor) {
+        self.anchor = anchor
+    }
+
+    public nonisolated func createPasskey(_ options: CreationOptionsJSON) async throws -> CredentialJSON {
+        guard let challenge = Data(base64URLEncoded: options.challenge), let userID = Data(base64URLEncoded: options.user.id) else {
+            throw SignetError(.invalidResponse, "creation options hold invalid base64url")
+        }
+        let authorization = try await perform(immediate: false) {
+            let provider = ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: options.rp.id)
+            let request = provider.createCredentialRegistrationRequest(challenge: challenge, name: options.user.name, userID: userID)
+            if let preference = options.authenticatorSelection?.userVerification {
+                request.userVerificationPreference = ASAuthorizationPublicKeyCredentialUserVerificationPreference(rawValue: preference)
+            }
+            return request
+        }
+        guard let registration = authorization.credential as? ASAuthorizationPlatformPublicKeyCredentialRegistration,
+              let attestationObject = registration.rawAttestationObject
+        else { throw SignetError(.invalidResponse, "the system returned no attestation object") }
+        let id = registration.credentialID.base64URLEncodedString
+        return CredentialJSON(id: id, rawId: id, authenticatorAttachment: "platform", response: AuthenticatorResponseJSON(
+            clientDataJSON: registration.rawClientDataJSON.base64URLEncodedString,
+            attestationObject: attestationObject.base64URLEncodedString, transports: ["internal", "hybrid"]))
+    }
+
+    public nonisolated func assertPasskey(_ options: RequestOptionsJSON) async throws -> CredentialJSON {
+        guard let challenge = Data(base64URLEncoded: options.challenge), let rpID = options.rpId else {
+            throw SignetError(.invalidResponse, "request options hold no rpId or an invalid challenge")
+        }
+        let allowed = (options.allowCredentials ?? []).compactMap { Data(base64URLEncoded: $0.id) }
+        let immediate = await preferImmediatelyAvailableCredentials
+        let authorization = try await perform(immediate: immediate) {
+            let provider = ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: rpID)
+            let request = provider.createCredentialAssertionRequest(challenge: challenge)
+            request.allowedCredentials = allowed.map { ASAuthorizationPlatformPublicKeyCredentialDescriptor(credentialID: $0) }
+            if let preference = options.userVerification {
+                request.userVerificationPreference = ASAuthorizationPublicKeyCredentialUserVerificationPreference(rawValue: preference)
+            }
+            return request
+        }
+        guard let assertion = authorization.credential as? ASAuthorizationPlatformPublicKeyCredentialAssertion else {
+            throw SignetError(.invalidResponse, "the system returned no assertion")
+        }
+        let id = assertion.credentialID.base64URLEncodedString
+        return CredentialJSON(id: id, rawId: id, authenticatorAttachment: "platform", response: AuthenticatorResponseJSON(
+            clientDataJSON: assertion.rawClientDataJSON.base64URLEncodedString,
+            authenticatorData: assertion.rawAuthenticatorData.base64URLEncodedString,
+            signature: assertion.signature.base64URLEncodedString, userHandle: assertion.userID.base64URLEncodedString))
+    }
+
+    /// Runs one request through ASAuthorizationController, whose delegate is bridged to async with a
+    /// checked continuation resumed exactly once.
+    private func perform(immediate: Bool, _ makeRequest: @MainActor () -> ASAuthorizationRequest) async throws -> ASAuthorization {
+        try await withCheckedThrowingContinuation { continuation in
+            guard self.continuation == nil else {
+                continuation.resume(throwing: SignetError(.invalidResponse, "a passkey request is already in progress"))
+                return
+            }
+            self.continuation = continuation
+            let controller = ASAuthorizationController(authorizationRequests: [makeRequest()])
+            controller.delegate = self
+            controller.presentationContextProvider = self
+            self.controller = controller
+            if immediate {
+                controller.performRequests(options: .preferImmediatelyAvailableCredentials)
+            } else {
+                controller.performRequests()
+            }
+        }
+    }
+
+    private func finish(_ result: Result<ASAuthorization, any Error>) {
+        guard let continuation else { return }
+        self.continuation = nil
+        controller = nil
+        continuation.resume(with: result)
+    }
+}
+
+@available(iOS 16.0, macOS 13.0, *)
+extension PlatformPasskeyProvider: ASAuthorizationControllerDelegate, ASAuthorizationControllerPresentationContextProviding {
+    public func authorizationController(controller: ASAuthorizationController, didCompleteWithAuthorization authorization: ASAuthorization) {
+        finish(.success(authorization))
+    }
+
+    public func authorizationController(controller: ASAuthorizationController, didCompleteWithError error: any Error) {
+        let code = (error as? ASAuthorizationError)?.code.rawValue ?? (error as NSError).code
+        switch code {
+        case 1001:  // canceled (also a broken domain association, or no passkey on the device)
+            finish(.failure(SignetError(.canceled, "the user canceled the passkey sheet")))
+        case 1006:  // matchedExcludedCredential (iOS 18): this device already has a passkey for the account
+            finish(.failure(SignetError(SignetError.Code(rawValue: "credential_excluded"), "a passkey for this account is already on this device")))
+        default:
+            finish(.failure(SignetError(SignetError.Code(rawValue: "authorization_failed"), "the passkey request failed (\(code))")))
+        }
+    }
+
+    public func presentationAnchor(for controller: ASAuthorizationController) -> ASPresentationAnchor { anchor() }
+}
+#endif

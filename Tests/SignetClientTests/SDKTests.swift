@@ -1,0 +1,236 @@
+import Foundation
+import SignetAPI
+import SignetClient
+import SignetHTTP
+import SignetSoftware
+import Testing
+
+/// A `signet serve` process in development mode on a free loopback port, for one test.
+final class ServerProcess: @unchecked Sendable {
+    static let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent(".build/debug/signet")
+    let process = Process()
+    let directory: URL
+    let port: UInt16
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-sdk-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = try FailingProxy.freePort()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
+        process.currentDirectoryURL = directory
+        process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<200 {
+            if (try? HTTPClient(port: port, timeout: 1).send("GET", "/healthz").status) == 200 { return }
+            usleep(25_000)
+        }
+        throw SignetError(.unreachable, "signet serve did not start")
+    }
+
+    deinit {
+        process.terminate()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    var origin: String { "http://localhost:\(port)" }
+}
+
+/// One app installation: SDK, software passkeys, software device key, a token file.
+struct App {
+    let client: SignetClient
+    let passkeys: SoftwarePasskeyProvider
+    let deviceKeys: SoftwareDeviceKeyStore?
+    let tokens: FileTokenStore
+
+    init(_ server: ServerProcess, authenticator: SoftwareAuthenticator = SoftwareAuthenticator(), tokens: FileTokenStore? = nil, deviceKey: Bool = true) throws {
+        passkeys = SoftwarePasskeyProvider(authenticator: authenticator, origin: server.origin)
+        deviceKeys = deviceKey ? try SoftwareDeviceKeyStore(deviceID: "device-\(UUID().uuidString.prefix(8))") : nil
+        self.tokens = tokens ?? FileTokenStore(url: server.directory.appendingPathComponent("tokens-\(UUID().uuidString).json"))
+        client = SignetClient(baseURL: server.url, clientID: "dev", passkeys: passkeys, deviceKeys: deviceKeys, tokens: self.tokens)
+    }
+}
+
+let payment = JSONDocument.object(["type": .string("payment"), "amount": .number(200), "currency": .string("EUR"), "to": .string("DE89370400440532013000")])
+
+@Suite struct SDKTests {
+    @Test("every flow end to end against signet serve")
+    func flows() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        let signedUp = try await app.client.signUp(email: "sdk@signet.test", name: "Ada")
+        #expect(signedUp.refresh_token != nil)
+        #expect(try await app.client.userInfo().email == "sdk@signet.test")
+        try await app.client.signIn()
+        try await app.client.signIn(username: "sdk@signet.test")
+        try await app.client.refresh()
+        let passkeys = try await app.client.passkeys()
+        #expect(passkeys.count == 1)
+        // The account's only passkey stays.
+        await #expect(throws: SignetError(.lastCredential, "")) { try await app.client.revokePasskey(id: passkeys[0].id) }
+        // A laptop adds a second passkey to the same session; then the first can be renamed and revoked.
+        let laptop = try App(server, tokens: app.tokens)
+        let added = try await laptop.client.addPasskey(name: "Laptop")
+        #expect(added.name == "Laptop")
+        #expect(try await app.client.renamePasskey(id: passkeys[0].id, name: "Phone").name == "Phone")
+        try await app.client.revokePasskey(id: passkeys[0].id)
+        #expect(try await app.client.passkeys().map(\.id) == [added.id])
+        // Device key and an approved action.
+        let key = try await app.client.enrollDeviceKey(name: "Phone")
+        #expect(key.platform == "ios")
+        let approval = try await app.client.approve(action: payment)
+        #expect(approval.token_type == "Bearer" && approval.expires_in == 300)
+        // Sign-out revokes: the stored refresh token is dead on the server.
+        let refreshToken = try #require(try app.tokens.load()?.refreshToken)
+        try await app.client.signOut()
+        #expect(await app.client.isSignedIn == false)
+        let refused = try HTTPClient(port: server.port).send("POST", "/oauth/token", body: Array(
+            #"{"grant_type":"refresh_token","client_id":"dev","refresh_token":"\#(refreshToken)"}"#.utf8))
+        #expect(refused.status == 400)
+    }
+
+    @Test("without a device key, approve() uses a passkey")
+    func approveWithPasskey() async throws {
+        let server = try ServerProcess()
+        let app = try App(server, deviceKey: false)
+        try await app.client.signUp(email: "web@signet.test")
+        let approval = try await app.client.approve(action: payment)
+        let claims = try JSONDecoder().decode([String: JSONDocument].self, from: Data(base64URLEncoded: approval.action_token.split(separator: ".")[1].description)!)
+        #expect(claims["amr"] == .array([.string("pop"), .string("user")]))
+    }
+
+    @Test("a canceled sheet is .canceled, distinct from every failure")
+    func cancel() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        try await app.client.signUp(email: "cancel@signet.test")
+        app.passkeys.cancelNextRequest()
+        do {
+            try await app.client.signIn()
+            Issue.record("no error")
+        } catch let error as SignetError {
+            #expect(error.code == .canceled)
+        }
+        // Nothing was used up: the next attempt works.
+        try await app.client.signIn()
+        // A device without the passkey is a failure of its own kind, not a cancel.
+        let stranger = try App(server)
+        await #expect(throws: SignetError(.noCredential, "")) { try await stranger.client.signIn() }
+    }
+
+    @Test("an access token the server refuses is refreshed once, transparently")
+    func refreshOn401() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        try await app.client.signUp(email: "expired@signet.test")
+        var stored = try #require(try app.tokens.load())
+        let oldRefresh = stored.refreshToken
+        stored.accessToken = "expired." + stored.accessToken.dropFirst(8)
+        try app.tokens.save(stored)
+        #expect(try await app.client.passkeys().count == 1)
+        let renewed = try #require(try app.tokens.load())
+        #expect(renewed.accessToken != stored.accessToken && renewed.refreshToken != oldRefresh)
+    }
+
+    @Test("a reused rotated refresh token is refused and the session ends")
+    func reuse() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        try await app.client.signUp(email: "reuse@signet.test")
+        let stolen = try #require(try app.tokens.load())
+        try await app.client.refresh()
+        let current = try #require(try app.tokens.load())
+        try app.tokens.save(stolen)
+        await #expect(throws: SignetError(.notSignedIn, "")) { try await app.client.refresh() }
+        #expect(try app.tokens.load() == nil)
+        // The legitimate successor died with the family.
+        try app.tokens.save(current)
+        await #expect(throws: SignetError(.notSignedIn, "")) { try await app.client.refresh() }
+    }
+
+    @Test("an invalidated device key surfaces as .deviceKeyInvalidated and enrollDeviceKey() replaces it")
+    func invalidatedKey() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        try await app.client.signUp(email: "bio@signet.test")
+        let first = try await app.client.enrollDeviceKey()
+        app.deviceKeys?.invalidate()
+        await #expect(throws: SignetError(.deviceKeyInvalidated, "")) { try await app.client.approve(action: payment) }
+        let second = try await app.client.enrollDeviceKey()
+        #expect(second.id != first.id)
+        _ = try await app.client.approve(action: payment)
+        // The server keeps only the new key for this device.
+        let keys = try HTTPClient(port: server.port).send("GET", "/me/device-keys", headers: [("Authorization", "Bearer \(try #require(try app.tokens.load()).accessToken)")])
+        #expect(keys.text.contains(second.id) && !keys.text.contains(first.id))
+    }
+
+    @Test("an unreachable server and a 5xx give clear errors")
+    func transportErrors() async throws {
+        let nowhere = SignetClient(baseURL: URL(string: "http://127.0.0.1:9")!, clientID: "dev",
+                                   passkeys: SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: "http://localhost"),
+                                   tokens: FileTokenStore(url: FileManager.default.temporaryDirectory.appendingPathComponent("none-\(UUID()).json")))
+        await #expect(throws: SignetError(.unreachable, "")) { try await nowhere.signIn() }
+        // A proxy in front of Signet that answers 503.
+        let proxy = try FailingProxy(status: 503)
+        let broken = SignetClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, clientID: "dev",
+                                  passkeys: SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: "http://localhost"),
+                                  tokens: FileTokenStore(url: FileManager.default.temporaryDirectory.appendingPathComponent("none-\(UUID()).json")))
+        do {
+            try await broken.signIn()
+            Issue.record("no error")
+        } catch let error as SignetError {
+            #expect(error.code == .serverError && error.status == 503)
+        }
+    }
+}
+
+/// A loopback listener that answers every request with one status: a proxy whose upstream is down.
+final class FailingProxy: @unchecked Sendable {
+    let fd: Int32
+    let port: UInt16
+
+    /// A port nothing listens on right now.
+    static func freePort() throws -> UInt16 {
+        let (s, port) = bound()
+        close(s)
+        return port
+    }
+
+    static func bound() -> (Int32, UInt16) {
+        let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(s, $0, &length) } }
+        return (s, UInt16(bigEndian: address.sin_port))
+    }
+
+    init(status: Int) throws {
+        let (listener, port) = Self.bound()
+        fd = listener
+        self.port = port
+        listen(listener, 16)
+        Thread.detachNewThread {
+            while true {
+                let client = accept(listener, nil, nil)
+                if client < 0 { return }
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                _ = recv(client, &buffer, buffer.count, 0)
+                let answer = "HTTP/1.1 \(status) Service Unavailable\r\nContent-Type: text/html\r\nContent-Length: 9\r\nConnection: close\r\n\r\nupstream!"
+                _ = answer.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+                close(client)
+            }
+        }
+    }
+
+    deinit {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+    }
+}
