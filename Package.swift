@@ -35,7 +35,7 @@ let package = Package(
 
         .target(name: "SignetCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "SignetHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
-        .target(name: "SignetStore", dependencies: ["CSQLite"], swiftSettings: strict),
+        .target(name: "SignetStore", dependencies: ["CSQLite", "CPostgres"], swiftSettings: strict),
         .target(name: "SignetAPI", swiftSettings: strict),
         // The SDK core: Foundation only, on Linux and Apple platforms.
         .target(name: "SignetClient", dependencies: ["SignetAPI"], swiftSettings: strict),
@@ -59,6 +59,7 @@ let package = Package(
         .testTarget(
             name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP", "SignetWebAuthn"],
             swiftSettings: strict),
+        .testTarget(name: "SignetStoreTests", dependencies: ["SignetStore"], swiftSettings: strict),
         .testTarget(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),
         .testTarget(

@@ -10,6 +10,13 @@ echo "== Apple-only sources parse (they build only on Apple platforms)"
 for f in Sources/SignetClientApple/*.swift; do swiftc -parse "$f"; done
 echo "== fuzz corpus replay"
 scripts/fuzz.sh replay
+echo "== PostgreSQL for the store and scale-out tests (a throw-away cluster on a loopback port)"
+pgdir=$(mktemp -d /tmp/signet-pg.XXXXXX)
+pgport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+trap 'scripts/postgres.sh stop "$pgdir"' EXIT
+SIGNET_TEST_POSTGRES=$(scripts/postgres.sh start "$pgdir" "$pgport" fast)
+export SIGNET_TEST_POSTGRES
+echo "PostgreSQL at $SIGNET_TEST_POSTGRES"
 echo "== tests"
 swift test --skip-build --parallel 2>&1 | tee .build/test.log
 grep -q "Test run with .* passed" .build/test.log || { echo "test.sh: Swift Testing did not report a passing run" >&2; exit 1; }

@@ -14,10 +14,14 @@ public final class SignetApp: @unchecked Sendable {
     /// The address clients use.
     public var baseURL: String { "http://\(configuration.listenHost):\(server.port)" }
 
-    /// Opens the database named by the configuration (`sqlite:PATH`).
-    public static func openStore(_ database: String) throws -> any Store {
-        if database.hasPrefix("sqlite:") { return try SQLiteStore(path: String(database.dropFirst("sqlite:".count))) }
-        throw ConfigurationError("database \(database): this build supports sqlite:PATH")
+    /// Opens the database named by the configuration: `sqlite:PATH`, or `postgres://...` with a
+    /// pool of `connections`.
+    public static func openStore(_ database: String, connections: Int = 8) throws -> any Store {
+        if database.hasPrefix("sqlite:") { return try SQLStore(path: String(database.dropFirst("sqlite:".count))) }
+        if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
+            return try SQLStore(postgres: database, connections: connections)
+        }
+        throw ConfigurationError("database must be sqlite:PATH or postgres://... (got \(database))")
     }
 
     /// Starts Signet. `environment` supplies `SIGNET_KEK`; `clock` is injected for tests.
@@ -26,7 +30,7 @@ public final class SignetApp: @unchecked Sendable {
         store: (any Store)? = nil, clock: @escaping @Sendable () -> Date = { Date() }, log: AccessLog? = nil
     ) throws {
         self.configuration = configuration
-        let store = try store ?? SignetApp.openStore(configuration.database)
+        let store = try store ?? SignetApp.openStore(configuration.database, connections: configuration.threads + 2)
         self.store = store
         let kek = try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
         let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime))

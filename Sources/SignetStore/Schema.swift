@@ -4,7 +4,8 @@
 enum Schema {
     /// - Parameter clustered: the suffix that makes a table a clustered index on its primary key
     ///   (SQLite `WITHOUT ROWID`): an insert or update then writes one B-tree page, not two.
-    static func migrations(blob: String, clustered: String = "") -> [(version: Int, sql: String)] {
+    /// - Parameter serial: an auto-incrementing integer primary key.
+    static func migrations(blob: String, clustered: String = "", serial: String) -> [(version: Int, sql: String)] {
         [
             (1, """
             CREATE TABLE users (
@@ -59,7 +60,7 @@ enum Schema {
                 retired_at BIGINT
             );
             CREATE TABLE audit_events (
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                id \(serial),
                 at BIGINT NOT NULL,
                 kind TEXT NOT NULL,
                 outcome TEXT NOT NULL,

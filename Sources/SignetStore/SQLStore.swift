@@ -1,34 +1,52 @@
 import Foundation
 
-/// The embedded store: one SQLite file in WAL mode. One connection, used by one thread at a
-/// time; SQLite serializes writers anyway, and every method is short.
-public final class SQLiteStore: Store, @unchecked Sendable {
-    private let connection: SQLiteConnection
-    private let lock = NSLock()
-    public let path: String
+/// The store on SQL: one implementation of ``Store`` for both databases. The embedded one is a
+/// SQLite file in WAL mode on one connection (SQLite serializes writers anyway); the shared one is
+/// PostgreSQL through a pool of libpq connections, for any number of stateless instances.
+public final class SQLStore: Store, @unchecked Sendable {
+    private let pool: any SessionPool
+    /// `sqlite` or `postgres`.
+    public let backend: String
 
-    /// Opens (creating if needed) the database at `path` and applies pending migrations.
-    public init(path: String) throws(StoreError) {
-        self.path = path
-        connection = try SQLiteConnection(path: path)
-        try migrate()
+    /// Opens (creating if needed) the SQLite database at `path` and applies pending migrations.
+    public convenience init(path: String) throws(StoreError) {
+        try self.init(pool: SQLitePool(try SQLiteConnection(path: path)), backend: "sqlite",
+                      schema: Schema.migrations(blob: "BLOB", clustered: " WITHOUT ROWID", serial: "INTEGER PRIMARY KEY AUTOINCREMENT"))
+    }
+
+    /// Connects to PostgreSQL at `url` (`postgres://user@host:port/db?sslmode=...`, passed to libpq
+    /// as is) with `connections` pooled connections and applies pending migrations; instances
+    /// starting at once take turns through an advisory lock.
+    public convenience init(postgres url: String, connections: Int) throws(StoreError) {
+        try self.init(pool: try PostgresPool(url: url, size: connections), backend: "postgres",
+                      schema: Schema.migrations(blob: "BYTEA", serial: "BIGSERIAL PRIMARY KEY"))
+    }
+
+    init(pool: any SessionPool, backend: String, schema: [(version: Int, sql: String)]) throws(StoreError) {
+        self.pool = pool
+        self.backend = backend
+        try migrate(schema)
     }
 
     @discardableResult
-    private func locked<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(connection)
+    private func locked<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T {
+        try pool.withSession(body)
     }
 
-    private func migrate() throws(StoreError) {
+    private func migrate(_ schema: [(version: Int, sql: String)]) throws(StoreError) {
         try locked { db throws(StoreError) in
-            try db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)")
-            for migration in Schema.migrations(blob: "BLOB", clustered: " WITHOUT ROWID") {
+            try db.transaction { () throws(StoreError) in
+                try db.lockForTransaction("signet-migrations")
+                try db.query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)")
+            }
+            for migration in schema {
                 try db.transaction { () throws(StoreError) in
+                    try db.lockForTransaction("signet-migrations")
                     let applied = try db.query("SELECT 1 FROM schema_migrations WHERE version = ?", [.int(Int64(migration.version))])
                     guard applied.isEmpty else { return }
-                    try db.exec(migration.sql)
+                    for statement in migration.sql.split(separator: ";") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                        try db.query(String(statement))
+                    }
                     try db.query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.int(Int64(migration.version)), .int(Self.now())])
                 }
             }
@@ -68,7 +86,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
-    static func apply(_ write: StoreWrite, _ db: SQLiteConnection) throws(StoreError) {
+    static func apply(_ write: StoreWrite, _ db: any SQLSession) throws(StoreError) {
         switch write {
         case .useSession(let id, let expiresAt):
             try db.query("INSERT INTO used_sessions (id, expires_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING", [.blob(id), .int(expiresAt)])
@@ -97,7 +115,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try perform([.createUser(user, c)])
     }
 
-    static func insert(_ c: CredentialRow, _ db: SQLiteConnection) throws(StoreError) {
+    static func insert(_ c: CredentialRow, _ db: any SQLSession) throws(StoreError) {
         try db.query(
             "INSERT INTO credentials (\(credentialColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [.blob(c.id), .text(c.userID), .blob(c.publicKey), .int(Int64(c.algorithm)), .int(c.signCount), .text(c.aaguid), .text(c.format),
@@ -152,14 +170,17 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     public func revokeCredential(id: [UInt8], userID: String, at: Int64) throws(StoreError) -> CredentialRevocation {
         try locked { db throws(StoreError) in
-            try db.query(
-                """
-                UPDATE credentials SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL
-                AND (SELECT COUNT(*) FROM credentials WHERE user_id = ? AND revoked_at IS NULL) > 1
-                """, [.int(at), .blob(id), .text(userID), .text(userID)])
-            if db.changes == 1 { return .revoked }
-            let live = try db.query("SELECT 1 FROM credentials WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.blob(id), .text(userID)])
-            return live.isEmpty ? .notFound : .lastCredential
+            try db.transaction { () throws(StoreError) -> CredentialRevocation in
+                try db.lockForTransaction("user:" + userID)
+                try db.query(
+                    """
+                    UPDATE credentials SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL
+                    AND (SELECT COUNT(*) FROM credentials WHERE user_id = ? AND revoked_at IS NULL) > 1
+                    """, [.int(at), .blob(id), .text(userID), .text(userID)])
+                if db.changes == 1 { return .revoked }
+                let live = try db.query("SELECT 1 FROM credentials WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.blob(id), .text(userID)])
+                return live.isEmpty ? .notFound : .lastCredential
+            }
         }
     }
 
@@ -175,6 +196,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public func enrollDeviceKey(_ k: DeviceKeyRow, limit: Int) throws(StoreError) -> [String] {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> [String] in
+                try db.lockForTransaction("user:" + k.userID)
                 let replaced = try db.query(
                     "UPDATE device_keys SET revoked_at = ? WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL RETURNING id",
                     [.int(k.createdAt), .text(k.userID), .text(k.deviceID)]).compactMap { $0[0].text }
@@ -213,6 +235,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public func createActionChallenge(_ c: ActionChallengeRow, limit: Int, windowStart: Int64) throws(StoreError) {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
+                try db.lockForTransaction("user:" + c.userID)
                 let recent = try db.query("SELECT COUNT(*) FROM action_challenges WHERE user_id = ? AND created_at >= ?", [.text(c.userID), .int(windowStart)]).first?[0].int ?? 0
                 guard recent < Int64(limit) else { throw StoreError(.conflict, "rate_limited") }
                 try db.query(
@@ -255,7 +278,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     // MARK: refresh tokens
 
-    static func insert(_ t: RefreshTokenRow, _ db: SQLiteConnection) throws(StoreError) {
+    static func insert(_ t: RefreshTokenRow, _ db: any SQLSession) throws(StoreError) {
         try db.query(
             "INSERT INTO refresh_tokens (hash, family, user_id, client_id, scope, auth_time, amr, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [.blob(t.hash), .text(t.family), .text(t.userID), .text(t.clientID), .text(t.scope), .int(t.authTime),
@@ -357,3 +380,6 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         _ = try locked { db throws(StoreError) in try db.query("SELECT 1") }
     }
 }
+
+/// The SQLite store: ``SQLStore`` on one SQLite file.
+public typealias SQLiteStore = SQLStore

@@ -1,0 +1,148 @@
+internal import CPostgres
+import Foundation
+
+/// One libpq connection (`PGconn*`) with its prepared statements. Not thread-safe by itself: the
+/// pool hands it to one caller at a time.
+final class PostgresConnection: SQLSession {
+    private var conn: OpaquePointer?
+    private let conninfo: String
+    private var prepared: [String: String] = [:]
+    private(set) var changes = 0
+
+    init(url: String) throws(StoreError) {
+        conninfo = url
+        try connect()
+    }
+
+    deinit { PQfinish(conn) }
+
+    private func connect() throws(StoreError) {
+        PQfinish(conn)
+        prepared = [:]
+        conn = PQconnectdb(conninfo)
+        guard let conn, signet_pq_connection_ok(conn) != 0 else {
+            let message = conn.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
+            throw StoreError(.unavailable, "cannot connect to PostgreSQL: \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+    }
+
+    /// Whether the connection is usable; a broken one is reset (once).
+    func ensureConnected() throws(StoreError) {
+        if let conn, signet_pq_connection_ok(conn) != 0 { return }
+        try connect()
+    }
+
+    /// `?` placeholders to PostgreSQL's `$1, $2, ...` (no statement here has a `?` in a literal).
+    static func numbered(_ sql: String) -> String {
+        var out = ""
+        var n = 0
+        for c in sql {
+            if c == "?" {
+                n += 1
+                out += "$\(n)"
+            } else {
+                out.append(c)
+            }
+        }
+        return out
+    }
+
+    @discardableResult
+    func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [[SQLValue]] {
+        guard let conn else { throw StoreError(.unavailable, "not connected") }
+        let name: String
+        if let known = prepared[sql] {
+            name = known
+        } else {
+            name = "s\(prepared.count)"
+            let result = PQprepare(conn, name, Self.numbered(sql), Int32(parameters.count), nil)
+            defer { PQclear(result) }
+            try check(result, sql)
+            prepared[sql] = name
+        }
+        // Text parameters; bytea as \x hex.
+        let texts: [String?] = parameters.map { value in
+            switch value {
+            case .int(let v): String(v)
+            case .text(let v): v
+            case .blob(let v): "\\x" + v.map { byte in
+                let hex = String(byte, radix: 16)
+                return hex.count == 1 ? "0" + hex : hex
+            }.joined()
+            case .null: nil
+            }
+        }
+        let cStrings = texts.map { $0.map { strdup($0) } ?? nil }
+        defer { cStrings.forEach { free($0) } }
+        let result: OpaquePointer? = cStrings.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
+            PQexecPrepared(conn, name, Int32(parameters.count), values.baseAddress, nil, nil, 0)
+        }
+        defer { PQclear(result) }
+        try check(result, sql)
+        changes = Int(String(cString: PQcmdTuples(result))) ?? 0
+        let rowCount = PQntuples(result), columnCount = PQnfields(result)
+        var rows: [[SQLValue]] = []
+        rows.reserveCapacity(Int(rowCount))
+        for r in 0..<rowCount {
+            var row: [SQLValue] = []
+            for c in 0..<columnCount {
+                if PQgetisnull(result, r, c) == 1 {
+                    row.append(.null)
+                    continue
+                }
+                let text = String(cString: PQgetvalue(result, r, c))
+                switch PQftype(result, c) {
+                case 17: row.append(.blob(Self.unhex(text)))  // bytea
+                case 20, 21, 23: row.append(.int(Int64(text) ?? 0))  // int8, int2, int4
+                case 16: row.append(.int(text == "t" ? 1 : 0))  // bool
+                default: row.append(.text(text))
+                }
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+
+    static func unhex(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        let utf8 = Array(text.utf8.dropFirst(2))
+        bytes.reserveCapacity(utf8.count / 2)
+        func nibble(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
+        var i = 0
+        while i + 1 < utf8.count {
+            bytes.append(nibble(utf8[i]) << 4 | nibble(utf8[i + 1]))
+            i += 2
+        }
+        return bytes
+    }
+
+    private func check(_ result: OpaquePointer?, _ sql: String) throws(StoreError) {
+        guard let result else { throw StoreError(.unavailable, "PostgreSQL gave no result (connection lost)") }
+        guard signet_pq_result_ok(result) == 0 else { return }
+        let state = signet_pq_sqlstate(result).map { String(cString: $0) } ?? ""
+        let message = String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
+        if let conn, signet_pq_connection_ok(conn) == 0 { throw StoreError(.unavailable, "PostgreSQL connection lost: \(message)") }
+        switch state {
+        case "23505", "23503": throw StoreError(.conflict, message)  // unique or foreign-key violation
+        case _ where state.hasPrefix("08") || state.hasPrefix("57") || state.hasPrefix("53"):
+            throw StoreError(.unavailable, message)  // connection, operator intervention, resources
+        default: throw StoreError(.internalError, "\(state): \(message)")
+        }
+    }
+
+    func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try query("BEGIN")
+        do {
+            let result = try body()
+            try query("COMMIT")
+            return result
+        } catch {
+            _ = try? query("ROLLBACK")
+            throw error
+        }
+    }
+
+    func lockForTransaction(_ key: String) throws(StoreError) {
+        try query("SELECT pg_advisory_xact_lock(hashtext(?))", [.text(key)])
+    }
+}

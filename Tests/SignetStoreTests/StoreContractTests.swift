@@ -1,0 +1,228 @@
+import Foundation
+import SignetStore
+import Testing
+
+/// The backends under test: SQLite always; PostgreSQL when the test command started one
+/// (`SIGNET_TEST_POSTGRES`, its admin URL). CI always has it.
+enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+
+    static var available: [Backend] {
+        ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"]?.isEmpty == false ? [.sqlite, .postgres] : [.sqlite]
+    }
+
+    /// A fresh, empty store.
+    func open() throws -> any Store {
+        switch self {
+        case .sqlite:
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).db").path
+            return try SQLStore(path: path)
+        case .postgres:
+            let admin = ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"]!
+            let url = try PostgresAdmin.createDatabase(adminURL: admin, name: "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))
+            return try SQLStore(postgres: url, connections: 8)
+        }
+    }
+
+}
+
+func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+func user(_ n: Int) -> UserRecord {
+    UserRecord(id: "user-\(n)-\(UUID().uuidString.prefix(6))", handle: (0..<32).map { _ in UInt8.random(in: 0...255) }, email: "u\(n)-\(UUID().uuidString.prefix(6))@signet.test", name: "U\(n)", emailVerified: false, createdAt: now())
+}
+
+func credential(_ userID: String) -> CredentialRow {
+    CredentialRow(id: (0..<32).map { _ in UInt8.random(in: 0...255) }, userID: userID, publicKey: [1, 2, 3], algorithm: -7, signCount: 0,
+                  aaguid: "00000000-0000-0000-0000-000000000000", format: "none", backupEligible: true, backupState: true,
+                  transports: ["internal"], name: nil, createdAt: now())
+}
+
+/// Runs `n` copies of `body` at once and returns their results.
+final class ResultsBox<T>: @unchecked Sendable {
+    var results: [Result<T, any Error>] = []
+    let lock = NSLock()
+}
+
+func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -> T) -> [Result<T, any Error>] {
+    let box = ResultsBox<T>()
+    let start = DispatchSemaphore(value: 0)
+    let group = DispatchGroup()
+    for _ in 0..<n {
+        DispatchQueue.global().async(group: group) {
+            start.wait()
+            let result = Result { try body() }
+            box.lock.lock()
+            box.results.append(result)
+            box.lock.unlock()
+        }
+    }
+    for _ in 0..<n { start.signal() }
+    group.wait()
+    return box.results
+}
+
+/// One contract, two databases: every test runs unchanged against SQLite and PostgreSQL.
+@Suite struct StoreContractTests {
+    @Test("migrations apply once, also when two instances start at once", arguments: Backend.available)
+    func migrations(_ backend: Backend) throws {
+        let store = try backend.open()
+        #expect(try store.rowCounts()["users"] == 0)
+        if backend == .postgres, let admin = ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"] {
+            let url = try PostgresAdmin.createDatabase(adminURL: admin, name: "m_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))
+            let opened = concurrently(4) { try SQLStore(postgres: url, connections: 2).schemaVersions() }
+            for result in opened { #expect(try result.get() == [1, 2]) }
+        }
+        if let sql = store as? SQLStore { #expect(try sql.schemaVersions() == [1, 2]) }
+    }
+
+    @Test("a user is created with its passkey or not at all", arguments: Backend.available)
+    func createUser(_ backend: Backend) throws {
+        let store = try backend.open()
+        let a = user(1)
+        let c = credential(a.id)
+        try store.createUser(a, credential: c)
+        #expect(try store.user(email: a.email)?.id == a.id)
+        #expect(try store.credentialAndUser(credentialID: c.id)?.1.id == a.id)
+        // Same email: conflict, and the second user's passkey is not left behind.
+        var b = user(2)
+        b.email = a.email
+        #expect(throws: StoreError.self) { try store.createUser(b, credential: credential(b.id)) }
+        // Same credential ID for another user: conflict, and that user is not left behind.
+        let d = user(3)
+        var stolen = credential(d.id)
+        stolen.id = c.id
+        #expect(throws: StoreError.self) { try store.createUser(d, credential: stolen) }
+        #expect(try store.user(id: d.id) == nil)
+        #expect(try store.rowCounts()["users"] == 1 && store.rowCounts()["credentials"] == 1)
+    }
+
+    @Test("a batch is all or nothing", arguments: Backend.available)
+    func batch(_ backend: Backend) throws {
+        let store = try backend.open()
+        let session = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        #expect(try store.useSession(id: session, expiresAt: now() + 60_000))
+        let u = user(4)
+        #expect(throws: StoreError.self) {
+            try store.perform([.createUser(u, credential(u.id)), .useSession(id: session, expiresAt: now() + 60_000)])
+        }
+        #expect(try store.user(id: u.id) == nil)
+    }
+
+    @Test("of 32 concurrent uses of one session exactly one wins", arguments: Backend.available)
+    func singleUse(_ backend: Backend) throws {
+        let store = try backend.open()
+        let session = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        let results = concurrently(32) { try store.useSession(id: session, expiresAt: now() + 60_000) }
+        #expect(results.filter { (try? $0.get()) == true }.count == 1)
+        #expect(results.filter { (try? $0.get()) == false }.count == 31)
+        #expect(try store.purgeUsedSessions(now: now() + 120_000) == 1)
+    }
+
+    @Test("refresh tokens rotate; reuse revokes the family; of concurrent rotations one wins", arguments: Backend.available)
+    func refresh(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(5)
+        try store.createUser(u, credential: credential(u.id))
+        let userID = u.id
+        @Sendable func row(_ hash: [UInt8], family: String = "fam") -> RefreshTokenRow {
+            RefreshTokenRow(hash: hash, family: family, userID: userID, clientID: "app", scope: "openid", authTime: 1, amr: ["pop"], expiresAt: now() + 60_000, createdAt: now())
+        }
+        let first: [UInt8] = Array(repeating: 1, count: 32)
+        try store.insertRefreshToken(row(first))
+        let results = concurrently(16) { () -> RefreshRotation in
+            let next = (0..<32).map { _ in UInt8.random(in: 0...255) }
+            return try store.rotateRefreshToken(hash: first, next: { row(next, family: $0.family) }, now: now())
+        }
+        let rotated = results.compactMap { try? $0.get() }.filter { if case .rotated = $0 { true } else { false } }
+        #expect(rotated.count == 1)
+        guard case .rotated(let successor) = rotated.first else { return }
+        // The losers presented a used token: the family is revoked, successor included.
+        #expect(try store.rotateRefreshToken(hash: successor.hash, next: { $0 }, now: now()) != .rotated(successor))
+        #expect(try store.rotateRefreshToken(hash: Array(repeating: 9, count: 32), next: { $0 }, now: now()) == .unknown)
+        let old: [UInt8] = Array(repeating: 2, count: 32)
+        var expired = row(old, family: "other")
+        expired.expiresAt = now() - 1
+        try store.insertRefreshToken(expired)
+        #expect(try store.rotateRefreshToken(hash: old, next: { $0 }, now: now()) == .expired)
+        let live: [UInt8] = Array(repeating: 3, count: 32)
+        try store.insertRefreshToken(row(live, family: "third"))
+        #expect(try store.revokeRefreshFamily(hash: live, now: now()))
+        #expect(try store.rotateRefreshToken(hash: live, next: { $0 }, now: now()) == .revoked)
+    }
+
+    @Test("of two concurrent revocations of an account's last two passkeys one is refused", arguments: Backend.available)
+    func lastCredential(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(6)
+        let c1 = credential(u.id), c2 = credential(u.id)
+        try store.createUser(u, credential: c1)
+        try store.perform([.addCredential(c2)])
+        #expect(try store.renameCredential(id: c1.id, userID: u.id, name: "Phone"))
+        #expect(try !store.renameCredential(id: c1.id, userID: "someone-else", name: "x"))
+        let ids = [c1.id, c2.id]
+        let counter = Counter()
+        let results = concurrently(2) { try store.revokeCredential(id: ids[counter.next() % 2], userID: u.id, at: now()) }
+        let outcomes = results.compactMap { try? $0.get() }
+        #expect(outcomes.filter { $0 == .revoked }.count == 1 && outcomes.filter { $0 == .lastCredential }.count == 1)
+        #expect(try store.credentials(userID: u.id).filter { $0.revokedAt == nil }.count == 1)
+    }
+
+    @Test("device keys: a limit, replacement per device, revocation", arguments: Backend.available)
+    func deviceKeys(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(7)
+        try store.createUser(u, credential: credential(u.id))
+        func key(_ id: String, device: String) -> DeviceKeyRow {
+            DeviceKeyRow(id: id, userID: u.id, deviceID: device, platform: "ios", name: nil, publicKey: [4], createdAt: now())
+        }
+        #expect(try store.enrollDeviceKey(key("a", device: "phone"), limit: 2) == [])
+        #expect(try store.enrollDeviceKey(key("b", device: "tablet"), limit: 2) == [])
+        #expect(throws: StoreError.self) { try store.enrollDeviceKey(key("c", device: "watch"), limit: 2) }
+        #expect(try store.enrollDeviceKey(key("d", device: "phone"), limit: 2) == ["a"])
+        #expect(try store.deviceKey(id: "a")?.revokedAt != nil)
+        #expect(try store.revokeDeviceKey(id: "b", userID: u.id, at: now()))
+        #expect(try !store.revokeDeviceKey(id: "b", userID: u.id, at: now()))
+        #expect(try store.deviceKeys(userID: u.id).filter { $0.revokedAt == nil }.map(\.id) == ["d"])
+    }
+
+    @Test("action challenges: a rate limit, and of 32 concurrent uses one wins", arguments: Backend.available)
+    func actionChallenges(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(8)
+        try store.createUser(u, credential: credential(u.id))
+        func challenge(_ id: String) -> ActionChallengeRow {
+            ActionChallengeRow(id: id, userID: u.id, deviceKeyID: "d", challenge: [1], actionHash: [2], action: "{}", expiresAt: now() + 60_000, createdAt: now())
+        }
+        for i in 0..<3 { try store.createActionChallenge(challenge("c\(i)"), limit: 3, windowStart: now() - 60_000) }
+        #expect(throws: StoreError.self) { try store.createActionChallenge(challenge("c3"), limit: 3, windowStart: now() - 60_000) }
+        let results = concurrently(32) { try store.useActionChallenge(id: "c0", at: now()) }
+        #expect(results.filter { if case .success(.some) = $0 { true } else { false } }.count == 1)
+    }
+
+    @Test("signing keys, audit, counts and ping", arguments: Backend.available)
+    func keysAndAudit(_ backend: Backend) throws {
+        let store = try backend.open()
+        try store.insertSigningKey(SigningKeyRow(kid: "k1", algorithm: "ES256", encryptedPrivateKey: [1], publicKey: [2], createdAt: 1))
+        try store.insertSigningKey(SigningKeyRow(kid: "k2", algorithm: "ES256", encryptedPrivateKey: [3], publicKey: [4], createdAt: 2))
+        try store.retireSigningKeys(except: "k2", at: 5)
+        let keys = try store.signingKeys()
+        #expect(keys.map(\.kid) == ["k1", "k2"] && keys[0].retiredAt == 5 && keys[1].retiredAt == nil)
+        try store.appendAudit(AuditEvent(at: 1, kind: "sign_in", outcome: "failure", reason: "signature_invalid"))
+        #expect(try store.auditEvents(limit: 5).first?.reason == "signature_invalid")
+        try store.ping()
+        #expect(try store.rowCounts()["signing_keys"] == 2)
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    private var value = 0
+    private let lock = NSLock()
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value
+    }
+}
