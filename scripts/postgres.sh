@@ -2,6 +2,8 @@
 # A throw-away PostgreSQL cluster on a loopback port, for the tests.
 #   scripts/postgres.sh start DIR PORT [fast]  installs PostgreSQL from Debian if missing, initdb, start;
 #                                        prints the admin URL postgres://signet@127.0.0.1:PORT/postgres
+#   scripts/postgres.sh pause DIR        stops the server, keeping its data (fault tests)
+#   scripts/postgres.sh resume DIR PORT  starts it again
 #   scripts/postgres.sh stop DIR         stops it and removes DIR
 set -euo pipefail
 mode=$1
@@ -32,10 +34,18 @@ start)
         -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 $extra" start >/dev/null
     echo "postgres://signet@127.0.0.1:$port/postgres"
     ;;
+pause)
+    as_owner "$(pgbin)/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+    ;;
+resume)
+    port=$3
+    as_owner "$(pgbin)/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 30 \
+        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300" start >/dev/null
+    ;;
 stop)
     bin=$(pgbin)
     if [ -d "$dir/data" ]; then as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true; fi
     rm -rf "$dir"
     ;;
-*) echo "usage: scripts/postgres.sh start DIR PORT | stop DIR" >&2; exit 2 ;;
+*) echo "usage: scripts/postgres.sh start DIR PORT [fast] | pause DIR | resume DIR PORT | stop DIR" >&2; exit 2 ;;
 esac

@@ -16,6 +16,7 @@ public final class HTTPClient: @unchecked Sendable {
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+        public init(description: String) { self.description = description }
     }
 
     let host: String

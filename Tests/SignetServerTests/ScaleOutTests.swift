@@ -1,0 +1,200 @@
+import Foundation
+import SignetAPI
+import SignetCrypto
+import SignetHTTP
+import SignetSoftware
+import SignetStore
+import SignetWebAuthn
+import Testing
+
+/// Several `signet serve` processes on one PostgreSQL database, as behind a load balancer.
+final class Cluster: @unchecked Sendable {
+    static let origin = "http://localhost:8080"
+    let database: String
+    let kek = Base64URL.encode(SecureRandom.bytes(32))
+    let directory: URL
+    var instances: [(process: Process, port: UInt16)] = []
+
+    init(instances count: Int, database: String? = nil) throws {
+        let admin = try #require(ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"])
+        self.database = try database ?? PostgresAdmin.createDatabase(adminURL: admin, name: "c_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-cluster-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for _ in 0..<count { try start() }
+    }
+
+    var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["SIGNET_KEK"] = kek
+        env["SIGNET_ISSUER"] = "http://localhost:8080"
+        env["SIGNET_RELYING_PARTY_ORIGINS"] = Cluster.origin
+        env["SIGNET_ACCESS_LOG"] = "false"
+        env["SIGNET_LIMITS_REQUEST_DEADLINE"] = "5"
+        return env
+    }
+
+    @discardableResult
+    func start() throws -> UInt16 {
+        let port = UInt16.random(in: 30000...39999)
+        let process = Process()
+        process.executableURL = ProcessTests.binary
+        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--database", database]
+        process.environment = environment
+        process.currentDirectoryURL = directory
+        process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<200 {
+            if (try? HTTPClient(port: port, timeout: 1).send("GET", "/healthz").status) == 200 {
+                instances.append((process, port))
+                return port
+            }
+            usleep(25_000)
+        }
+        process.terminate()
+        throw HTTPClient.Failure(description: "an instance did not come up")
+    }
+
+    deinit {
+        for (process, _) in instances {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func port(_ i: Int) -> UInt16 { instances[i].port }
+
+    @discardableResult
+    func post(_ instance: Int, _ path: String, _ body: JSONValue, bearer: String? = nil) throws -> (status: Int, json: JSONValue) {
+        let response = try HTTPClient(port: port(instance)).send("POST", path, headers: bearer.map { [("Authorization", "Bearer \($0)")] } ?? [],
+                                                                  body: Array(body.serialized.utf8))
+        return (response.status, (try? StrictJSON().parse(response.body)) ?? .null)
+    }
+
+    /// Sign-up on `instance`; returns the token answer.
+    func signUp(_ authenticator: SoftwareAuthenticator, email: String, on instance: Int) throws -> JSONValue {
+        let (_, start) = try post(instance, "/passkey/register", .object(["client_id": .string("dev"), "user_profile": .object(["email": .string(email)])]))
+        let options = try #require(start["authn_params_public_key"])
+        let made = try authenticator.register(
+            rpID: "localhost", origin: Cluster.origin, challenge: try #require(options["challenge"]?.string.flatMap { Base64URL.decode($0) }),
+            userHandle: try #require(options["user"]?["id"]?.string.flatMap { Base64URL.decode($0) }), userName: email)
+        let (status, tokens) = try post(instance, "/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": start["auth_session"]!, "authn_response": made.json,
+        ]))
+        try #require(status == 200, "\(tokens.serialized)")
+        return tokens
+    }
+
+    /// A sign-in challenge from `instance`, answered by the authenticator: (auth_session, credential JSON).
+    func signInStart(_ authenticator: SoftwareAuthenticator, on instance: Int) throws -> (String, JSONValue) {
+        let (_, start) = try post(instance, "/passkey/challenge", .object(["client_id": .string("dev")]))
+        let challenge = try #require(start["authn_params_public_key"]?["challenge"]?.string.flatMap { Base64URL.decode($0) })
+        let assertion = try authenticator.authenticate(rpID: "localhost", origin: Cluster.origin, challenge: challenge)
+        return (try #require(start["auth_session"]?.string), assertion.json)
+    }
+}
+
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"] != nil, "needs PostgreSQL (SIGNET_TEST_POSTGRES); scripts/test.sh starts one"))
+struct ScaleOutTests {
+    @Test("a challenge from A is redeemed on B; a refresh token from A rotates on B; its reuse is caught on A")
+    func acrossInstances() throws {
+        let cluster = try Cluster(instances: 2)
+        let phone = SoftwareAuthenticator()
+        _ = try cluster.signUp(phone, email: "x@signet.test", on: 0)
+        let (session, credential) = try cluster.signInStart(phone, on: 0)
+        let (status, tokens) = try cluster.post(1, "/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": .string(session), "authn_response": credential,
+        ]))
+        #expect(status == 200, "\(tokens.serialized)")
+        let refresh = try #require(tokens["refresh_token"]?.string)
+        let body = JSONValue.object(["grant_type": .string("refresh_token"), "client_id": .string("dev"), "refresh_token": .string(refresh)])
+        #expect(try cluster.post(1, "/oauth/token", body).status == 200)
+        let (reused, json) = try cluster.post(0, "/oauth/token", body)
+        #expect(reused == 400 && json["reason"] == .string("refresh_token_reused"))
+        // A token from B is good on A.
+        let access = try #require(tokens["access_token"]?.string)
+        #expect(try HTTPClient(port: cluster.port(0)).send("GET", "/userinfo", headers: [("Authorization", "Bearer \(access)")]).status == 200)
+    }
+
+    @Test("both publish the same JWKS; a key rotated through one is served by the other")
+    func keys() throws {
+        let cluster = try Cluster(instances: 2)
+        let a = try HTTPClient(port: cluster.port(0)).send("GET", "/.well-known/jwks.json").text
+        let b = try HTTPClient(port: cluster.port(1)).send("GET", "/.well-known/jwks.json").text
+        #expect(a == b && a.contains("\"kid\""))
+        let rotate = Process()
+        rotate.executableURL = ProcessTests.binary
+        rotate.arguments = ["keys", "rotate", "--database", cluster.database]
+        rotate.environment = cluster.environment
+        rotate.standardOutput = FileHandle.nullDevice
+        try rotate.run()
+        rotate.waitUntilExit()
+        #expect(rotate.terminationStatus == 0)
+        // Each instance re-reads its keys at least every 10 s.
+        var served = false
+        for _ in 0..<60 where !served {
+            usleep(250_000)
+            let keys = try StrictJSON().parse(try HTTPClient(port: cluster.port(1)).send("GET", "/.well-known/jwks.json").body)
+            served = keys["keys"]?.array?.count == 2
+        }
+        #expect(served)
+        let tokens = try cluster.signUp(SoftwareAuthenticator(), email: "rot@signet.test", on: 1)
+        let header = try StrictJSON().parse(try #require(tokens["access_token"]?.string?.split(separator: ".").first.flatMap { Base64URL.decode($0) }))
+        let jwks = try StrictJSON().parse(try HTTPClient(port: cluster.port(0)).send("GET", "/.well-known/jwks.json").body)
+        #expect(jwks["keys"]?.array?.contains { $0["kid"] == header["kid"] } == true)
+    }
+
+    @Test("64 concurrent token requests for one auth session over both instances: exactly one succeeds")
+    func raceAcrossInstances() throws {
+        let cluster = try Cluster(instances: 2)
+        let phone = SoftwareAuthenticator()
+        _ = try cluster.signUp(phone, email: "race@signet.test", on: 0)
+        let (session, credential) = try cluster.signInStart(phone, on: 1)
+        let body = Array(JSONValue.object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": .string(session), "authn_response": credential,
+        ]).serialized.utf8)
+        let statuses = race(64, cluster: cluster) { client in try client.send("POST", "/oauth/token", body: body).status }
+        #expect(statuses.filter { $0 == 200 }.count == 1)
+        #expect(statuses.filter { $0 == 400 }.count == 63)
+    }
+
+    @Test("64 concurrent approvals of one action challenge over both instances: exactly one succeeds")
+    func actionRaceAcrossInstances() throws {
+        let cluster = try Cluster(instances: 2)
+        let tokens = try cluster.signUp(SoftwareAuthenticator(), email: "act@signet.test", on: 0)
+        let access = try #require(tokens["access_token"]?.string)
+        let key = try SoftwareDeviceKey(deviceID: "phone")
+        let (_, enrolled) = try cluster.post(0, "/me/device-keys", .object([
+            "public_key": .string(Base64URL.encode(key.publicKeySPKI)), "device_id": .string("phone"), "platform": .string("ios"),
+        ]), bearer: access)
+        let (_, challenge) = try cluster.post(1, "/actions/challenge", .object([
+            "device_key_id": enrolled["id"]!, "action": .object(["type": .string("payment"), "amount": .number("5")]),
+        ]), bearer: access)
+        let signature = try key.sign(try #require(challenge["challenge"]?.string.flatMap { Base64URL.decode($0) }))
+        let body = Array(JSONValue.object(["challenge_id": challenge["challenge_id"]!, "signature": .string(Base64URL.encode(signature))]).serialized.utf8)
+        let statuses = race(64, cluster: cluster) { client in
+            try client.send("POST", "/actions/approve", headers: [("Authorization", "Bearer \(access)")], body: body).status
+        }
+        #expect(statuses.filter { $0 == 200 }.count == 1)
+        #expect(statuses.filter { $0 == 400 }.count == 63)
+    }
+
+    /// Runs `n` requests at once, alternating between the instances, each on its own connection.
+    func race(_ n: Int, cluster: Cluster, _ request: @escaping @Sendable (HTTPClient) throws -> Int) -> [Int] {
+        let clients = (0..<n).map { HTTPClient(port: cluster.port($0 % cluster.instances.count)) }
+        for client in clients { try? client.connect() }
+        let box = ConcurrencyTests.Statuses()
+        let start = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        for client in clients {
+            DispatchQueue.global().async(group: group) {
+                start.wait()
+                box.add((try? request(client)) ?? -1, nil)
+            }
+        }
+        for _ in clients { start.signal() }
+        group.wait()
+        return box.all
+    }
+}
