@@ -14,7 +14,8 @@ echo "== PostgreSQL for the store and scale-out tests (a throw-away cluster on a
 pgdir=$(mktemp -d /tmp/signet-pg.XXXXXX)
 pgport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 trap 'scripts/postgres.sh stop "$pgdir"' EXIT
-SIGNET_TEST_POSTGRES=$(scripts/postgres.sh start "$pgdir" "$pgport" fast)
+# sslmode is passed through to libpq untouched, as a deployment's would be.
+SIGNET_TEST_POSTGRES="$(scripts/postgres.sh start "$pgdir" "$pgport" fast)?sslmode=disable"
 export SIGNET_TEST_POSTGRES
 echo "PostgreSQL at $SIGNET_TEST_POSTGRES"
 echo "== tests"

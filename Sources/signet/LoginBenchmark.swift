@@ -10,6 +10,7 @@ import SignetWebAuthn
 /// sign-in next to its floor, the sign-in's unavoidable cryptography measured in the same run.
 /// Without `--url` it starts `signet serve` (development mode) on a free port and measures that.
 struct LoginBenchmark {
+    /// One or more servers (comma-separated); clients are spread over them.
     var url: String?
     var concurrency = 64
     var duration = 10.0
@@ -153,6 +154,22 @@ struct LoginBenchmark {
         return (cpu, rss)
     }
 
+    /// CPU seconds used so far by every local process named `postgres` (the database server and
+    /// its backends), from /proc.
+    static func databaseCPU() -> Double {
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var total = 0.0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where entry.allSatisfy(\.isNumber) {
+            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"),
+                  stat[stat.index(after: open)..<close] == "postgres"
+            else { continue }
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            if fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) { total += (user + system) / ticks }
+        }
+        return total
+    }
+
     static func threadCPU() -> Double {
         var t = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
@@ -201,25 +218,30 @@ struct LoginBenchmark {
 
     func measure() throws -> Report {
         var own: OwnServer?
-        let target: Target
+        var targets: [Target] = []
         if let url {
-            guard let components = URLComponents(string: url), let host = components.host, let port = components.port else {
-                throw Failure(description: "--url must be http://HOST:PORT")
+            for item in url.split(separator: ",") {
+                guard let components = URLComponents(string: String(item)), let host = components.host, let port = components.port else {
+                    throw Failure(description: "--url must be http://HOST:PORT[,http://HOST:PORT...]")
+                }
+                let rpID = host == "127.0.0.1" ? "localhost" : host
+                targets.append(Target(host: host == "localhost" ? "127.0.0.1" : host, port: UInt16(port), origin: origin ?? "http://\(rpID):\(port)", rpID: rpID))
             }
-            let rpID = host == "127.0.0.1" ? "localhost" : host
-            target = Target(host: host == "localhost" ? "127.0.0.1" : host, port: UInt16(port), origin: origin ?? "http://\(rpID):\(port)", rpID: rpID)
         } else {
             own = try OwnServer()
-            target = Target(host: "127.0.0.1", port: own!.port, origin: origin ?? "http://localhost:\(own!.port)", rpID: "localhost")
+            targets = [Target(host: "127.0.0.1", port: own!.port, origin: origin ?? "http://localhost:\(own!.port)", rpID: "localhost")]
         }
         _ = own
-        // Users first: one phone (and connection) per client.
-        let phones = (0..<concurrency).map { _ in Phone(port: target.port, host: target.host) }
-        for (index, phone) in phones.enumerated() { try signUp(phone, target, index: index) }
+        let target = targets[0]
+        // Users first: one phone (and connection) per client, the clients spread over the servers.
+        let phones = (0..<concurrency).map { i in Phone(port: targets[i % targets.count].port, host: targets[i % targets.count].host) }
+        let phoneTargets = (0..<concurrency).map { targets[$0 % targets.count] }
+        for (index, phone) in phones.enumerated() { try signUp(phone, phoneTargets[index], index: index) }
         // Warm up, then measure.
-        for phone in phones.prefix(8) { try signIn(phone, target) }
+        for (index, phone) in phones.enumerated().prefix(8) { try signIn(phone, phoneTargets[index]) }
         let recorder = Recorder()
-        let before = try serverProcess(target)
+        let before = try targets.map { try serverProcess($0) }
+        let databaseBefore = Self.databaseCPU()
         let start = DispatchTime.now().uptimeNanoseconds
         let stopAt = start + UInt64(duration * 1e9)
         let group = DispatchGroup()
@@ -237,7 +259,7 @@ struct LoginBenchmark {
                     let t0 = interval == nil ? DispatchTime.now().uptimeNanoseconds : scheduled
                     scheduled += interval ?? 0
                     do {
-                        try self.signIn(phone, target)
+                        try self.signIn(phone, phoneTargets[index])
                         recorder.add(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
                     } catch {
                         recorder.fail(error)
@@ -252,7 +274,8 @@ struct LoginBenchmark {
         }
         group.wait()
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        let after = try serverProcess(target)
+        let after = try targets.map { try serverProcess($0) }
+        let databaseCPUSeconds = Self.databaseCPU() - databaseBefore
         for phone in phones { phone.client.close() }
         let (verify, sign) = try floor()
         let breakdown = try LoginBreakdown.measure()
@@ -271,14 +294,16 @@ struct LoginBenchmark {
         let sorted = recorder.latencies.sorted()
         func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
         let count = Double(sorted.count)
-        let serverCPU = count > 0 ? (after.cpu - before.cpu) / count * 1e6 : 0
+        let serverCPU = count > 0 ? zip(after, before).map { $0.cpu - $1.cpu }.reduce(0, +) / count * 1e6 : 0
+        let databaseCPU = count > 0 ? databaseCPUSeconds / count * 1e6 : 0
         let floorCPU = verify + 2 * sign
         return Report(
             openLoopRate: rate, signins: sorted.count, failures: recorder.failures, firstFailure: recorder.firstFailure, seconds: elapsed, concurrency: concurrency,
             perSecond: count / elapsed, p50: percentile(0.50), p95: percentile(0.95), p99: percentile(0.99),
             serverCPU: serverCPU, verifyCPU: verify, signCPU: sign, floorCPU: floorCPU, serviceCPU: breakdown.serviceMicros,
             storeCPU: breakdown.storeMicros, idleConnections: idleConnections,
-            rssIdleMiB: memory.rss / 1_048_576, rssAfterLoadMiB: after.rss / 1_048_576, selfStarted: own != nil)
+            rssIdleMiB: memory.rss / 1_048_576, rssAfterLoadMiB: after[0].rss / 1_048_576, selfStarted: own != nil,
+            instances: targets.count, databaseCPU: databaseCPU)
     }
 
     struct Report {
@@ -287,6 +312,9 @@ struct LoginBenchmark {
         let perSecond: Double, p50: Double, p95: Double, p99: Double
         let serverCPU: Double, verifyCPU: Double, signCPU: Double, floorCPU: Double, serviceCPU: Double, storeCPU: Double
         let idleConnections: Int, rssIdleMiB: Double, rssAfterLoadMiB: Double, selfStarted: Bool
+        let instances: Int
+        /// CPU of local PostgreSQL server processes per sign-in (0 with SQLite, which runs inside Signet).
+        let databaseCPU: Double
 
         var ratio: Double { floorCPU > 0 ? serverCPU / floorCPU : 0 }
 
@@ -297,7 +325,8 @@ struct LoginBenchmark {
                 "signins_per_s": n(perSecond, 1), "p50_ms": n(p50), "p95_ms": n(p95), "p99_ms": n(p99),
                 "server_cpu_us_per_signin": n(serverCPU, 1), "floor_cpu_us": n(floorCPU, 1), "floor_verify_us": n(verifyCPU, 1),
                 "floor_jwt_sign_us": n(signCPU, 1), "ratio_vs_floor": n(ratio, 3), "service_cpu_us_per_signin": n(serviceCPU, 1),
-                "store_cpu_us_per_signin": n(storeCPU, 1), "idle_connections": .int(idleConnections),
+                "store_cpu_us_per_signin": n(storeCPU, 1), "instances": .int(instances),
+                "postgres_cpu_us_per_signin": n(databaseCPU, 1), "idle_connections": .int(idleConnections),
                 "rss_mib_idle_connections": n(rssIdleMiB, 1), "rss_mib_after_load": n(rssAfterLoadMiB, 1),
             ]
             if let firstFailure { object["first_failure"] = .string(firstFailure) }
@@ -313,7 +342,8 @@ struct LoginBenchmark {
               sign-ins per second                            \(String(format: "%.1f", perSecond))
               latency p50 / p95 / p99                        \(String(format: "%.2f / %.2f / %.2f ms", p50, p95, p99))
 
-              server CPU per sign-in                         \(String(format: "%.1f µs", serverCPU))
+              server CPU per sign-in (\(instances) instance\(instances == 1 ? "" : "s"))          \(String(format: "%.1f µs", serverCPU))
+              PostgreSQL server CPU per sign-in              \(String(format: "%.1f µs", databaseCPU))
               floor: 1 ES256 verify + 2 ES256 JWT signs      \(String(format: "%.1f µs (%.1f + 2 × %.1f)", floorCPU, verifyCPU, signCPU))
               ratio server / floor                           \(String(format: "%.2f", ratio)) (target ≤ 3)
 
