@@ -130,17 +130,7 @@ final class PostgresConnection: SQLSession {
         }
     }
 
-    func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try query("BEGIN")
-        do {
-            let result = try body()
-            try query("COMMIT")
-            return result
-        } catch {
-            _ = try? query("ROLLBACK")
-            throw error
-        }
-    }
+    var beginStatement: String { "BEGIN" }
 
     func lockForTransaction(_ key: String) throws(StoreError) {
         try query("SELECT pg_advisory_xact_lock(hashtext(?))", [.text(key)])

@@ -100,21 +100,6 @@ final class SQLiteConnection {
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(db)) }
 
-    /// Runs `body` inside `BEGIN IMMEDIATE ... COMMIT`, rolling back when it throws.
-    /// (The three statements are prepared once, like every other: `sqlite3_exec` would parse them
-    /// on every transaction.)
-    func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try query("BEGIN IMMEDIATE")
-        do {
-            let result = try body()
-            try query("COMMIT")
-            return result
-        } catch {
-            _ = try? query("ROLLBACK")
-            throw error
-        }
-    }
-
     private func prepare(_ sql: String) throws(StoreError) -> OpaquePointer {
         if let cached = statements[sql] { return cached }
         var statement: OpaquePointer?
