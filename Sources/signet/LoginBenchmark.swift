@@ -67,9 +67,9 @@ struct LoginBenchmark {
             process.standardError = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
             try process.run()
-            for _ in 0..<200 {
+            for _ in 0..<400 {
                 if (try? HTTPClient(port: port, timeout: 1).send("GET", "/healthz").status) == 200 { return }
-                usleep(25_000)
+                usleep(50_000)
             }
             throw Failure(description: "the development server did not start")
         }

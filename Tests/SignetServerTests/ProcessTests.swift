@@ -23,7 +23,7 @@ import Testing
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
-    static func freePort() -> UInt16 { UInt16.random(in: 20000...40000) }
+    static func freePort() -> UInt16 { freeLoopbackPort() }
 
     @Test("signet origin prints the apk-key-hash origin; a bad fingerprint is a usage error")
     func origin() throws {
@@ -48,7 +48,7 @@ import Testing
         try process.run()
         defer { if process.isRunning { process.terminate() } }
         var ready = false
-        for _ in 0..<100 where !ready {
+        for _ in 0..<400 where !ready {
             usleep(50_000)
             ready = (try? HTTPClient(port: port, timeout: 1).send("GET", "/healthz").status) == 200
         }

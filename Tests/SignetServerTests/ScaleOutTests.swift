@@ -35,24 +35,29 @@ final class Cluster: @unchecked Sendable {
 
     @discardableResult
     func start() throws -> UInt16 {
-        let port = UInt16.random(in: 30000...39999)
+        let port = freeLoopbackPort()
+        let log = directory.appendingPathComponent("serve-\(port).log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = ProcessTests.binary
         process.arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--database", database]
         process.environment = environment
         process.currentDirectoryURL = directory
-        process.standardError = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: log)
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        for _ in 0..<200 {
+        // A debug build under a busy test run can take seconds to start.
+        for _ in 0..<400 {
             if (try? HTTPClient(port: port, timeout: 1).send("GET", "/healthz").status) == 200 {
                 instances.append((process, port))
                 return port
             }
-            usleep(25_000)
+            if !process.isRunning { break }
+            usleep(50_000)
         }
         process.terminate()
-        throw HTTPClient.Failure(description: "an instance did not come up")
+        let said = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        throw HTTPClient.Failure(description: "an instance did not come up: \(said)")
     }
 
     deinit {
