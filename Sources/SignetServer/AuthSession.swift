@@ -9,7 +9,7 @@ import SignetWebAuthn
 /// only records which sessions were used. Issuing a challenge therefore writes nothing, and single
 /// use is one primary-key insert, atomic across instances.
 struct AuthSession: Sendable, Equatable {
-    enum Kind: String, Sendable { case signUp = "sign_up", signIn = "sign_in", addPasskey = "add_passkey", action }
+    enum Kind: String, Sendable { case signUp = "sign_up", signIn = "sign_in", addPasskey = "add_passkey" }
 
     /// 16 random bytes: the single-use mark.
     var id: [UInt8]
