@@ -22,9 +22,13 @@ public struct HTTPRequest: Sendable {
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 
-    /// The media type of `Content-Type`, lower-cased, without parameters.
+    /// The media type of `Content-Type`, lower-cased, without parameters or surrounding spaces.
     public var mediaType: String? {
-        header("content-type")?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard let value = headers["content-type"] else { return nil }
+        var bytes = value.utf8.prefix { $0 != UInt8(ascii: ";") }[...]
+        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
+        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes = bytes.dropLast() }
+        return String(decoding: bytes.map { $0 >= 0x41 && $0 <= 0x5a ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }
 

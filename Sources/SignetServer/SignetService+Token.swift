@@ -202,7 +202,7 @@ extension SignetService {
             let token = random(32)
             refresh = Base64URL.encode(token)
             row = RefreshTokenRow(
-                hash: Digest.sha256.hash(token), family: UUID().uuidString.lowercased(), userID: user.id, clientID: client.id, scope: scope,
+                hash: Digest.sha256.hash(token), family: Base64URL.encode(random(16)), userID: user.id, clientID: client.id, scope: scope,
                 authTime: authTime, amr: amr, expiresAt: nowMillis + Int64(configuration.refreshTokenLifetime) * 1000, createdAt: nowMillis)
         }
         return (TokenResponse(access_token: access, refresh_token: refresh, id_token: idToken, expires_in: configuration.accessTokenLifetime, scope: scope), row)
