@@ -40,8 +40,16 @@ public final class HTTPServer: @unchecked Sendable {
 
     struct ConnectionState {
         let fd: Int32
+        /// The socket's inode: a descriptor number can be reused by a newer connection, an inode not.
+        let inode: UInt64
         var clockStart: UInt64
         var killed = false
+    }
+
+    static func inode(_ fd: Int32) -> UInt64? {
+        var info = stat()
+        guard fd >= 0, fstat(fd, &info) == 0 else { return nil }
+        return UInt64(info.st_ino)
     }
 
     /// One request's state between libmicrohttpd's calls into the handler.
@@ -145,8 +153,10 @@ public final class HTTPServer: @unchecked Sendable {
         // The fd is still open here: libmicrohttpd reports a connection closed (and we drop it
         // from the table, under this lock) before it closes the socket.
         for (key, state) in connections where !state.killed && now &- state.clockStart > limit {
-            Darwinless.shutdown(state.fd)
             connections[key]?.killed = true
+            // Only the socket this connection started with; never one that reused its number.
+            guard HTTPServer.inode(state.fd) == state.inode else { continue }
+            Darwinless.shutdown(state.fd)
         }
     }
 
@@ -173,7 +183,8 @@ public final class HTTPServer: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if started {
-            connections[key] = ConnectionState(fd: signet_mhd_connection_fd(connection), clockStart: DispatchTime.now().uptimeNanoseconds)
+            let fd = signet_mhd_connection_fd(connection)
+            connections[key] = ConnectionState(fd: fd, inode: HTTPServer.inode(fd) ?? 0, clockStart: DispatchTime.now().uptimeNanoseconds)
         } else {
             connections[key] = nil
         }

@@ -26,6 +26,9 @@ final class PostgresConnection: SQLSession {
         }
     }
 
+    /// Whether libpq considers the connection usable.
+    var isConnected: Bool { conn.map { signet_pq_connection_ok($0) != 0 } ?? false }
+
     /// Whether the connection is usable; a broken one is reset (once).
     func ensureConnected() throws(StoreError) {
         if let conn, signet_pq_connection_ok(conn) != 0 { return }

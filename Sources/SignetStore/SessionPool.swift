@@ -20,14 +20,16 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
 }
 
 /// PostgreSQL: a fixed number of connections. When the database is unreachable, callers fail at
-/// once with `database_unavailable` (one reconnection attempt a second, bounded by libpq's
-/// `connect_timeout`), and the pool reconnects by itself when it is back.
+/// once with `database_unavailable`: the whole pool makes one reconnection attempt every half
+/// second (each bounded by libpq's `connect_timeout`), so no worker thread after another blocks
+/// on connecting, and the pool is whole again soon after the database is back.
 final class PostgresPool: SessionPool, @unchecked Sendable {
     private let url: String
     private let lock = NSLock()
     private var idle: [PostgresConnection?]
     private let available: DispatchSemaphore
     private var downSince: Date?
+    private var lastAttempt = Date.distantPast
 
     init(url: String, size: Int) throws(StoreError) {
         var full = url
@@ -42,7 +44,10 @@ final class PostgresPool: SessionPool, @unchecked Sendable {
         guard available.wait(timeout: .now() + 5) == .success else { throw StoreError(.unavailable, "no database connection free within 5 s") }
         lock.lock()
         let slot = idle.removeLast()
-        let recentlyDown = downSince.map { Date().timeIntervalSince($0) < 1 } ?? false
+        let now = Date()
+        // While down, only one caller at a time may try to connect, twice a second at most.
+        let mayConnect = downSince == nil || now.timeIntervalSince(lastAttempt) > 0.5
+        if downSince != nil && mayConnect && !(slot?.isConnected ?? false) { lastAttempt = now }
         lock.unlock()
         var connection = slot
         defer {
@@ -52,10 +57,10 @@ final class PostgresPool: SessionPool, @unchecked Sendable {
             available.signal()
         }
         do {
+            if !(connection?.isConnected ?? false) && !mayConnect { throw StoreError(.unavailable, "PostgreSQL is unreachable") }
             if let existing = connection {
                 try existing.ensureConnected()
             } else {
-                if recentlyDown { throw StoreError(.unavailable, "PostgreSQL is unreachable") }
                 connection = try PostgresConnection(url: url)
             }
             let result = try body(connection!)

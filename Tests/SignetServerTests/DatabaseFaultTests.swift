@@ -23,7 +23,9 @@ struct DatabaseFaultTests {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let errors = output + ".err"
+        defer { try? FileManager.default.removeItem(atPath: errors) }
+        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var pid: pid_t = 0
         let cArgs = argv.map { strdup($0) } + [nil]
         defer { cArgs.forEach { free($0) } }
@@ -31,7 +33,7 @@ struct DatabaseFaultTests {
         try #require(rc == 0, "posix_spawn failed")
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        try #require(status == 0, "postgres.sh \(args.joined(separator: " ")) failed (\(status))")
+        try #require(status == 0, "postgres.sh \(args.joined(separator: " ")) failed (\(status)): \((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")
         return (try String(contentsOfFile: output, encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -54,7 +56,7 @@ struct DatabaseFaultTests {
     @Test("PostgreSQL stopped and restarted under load: 503 while down, recovery without a restart, no half-written sign-up")
     func stopAndRestart() throws {
         let directory = "/tmp/signet-fault-\(UUID().uuidString.prefix(8))"
-        let port = Int.random(in: 40000...44999)
+        let port = Int(freeLoopbackPort())
         let admin = try Self.postgres(["start", directory, String(port)])
         defer { _ = try? Self.postgres(["stop", directory]) }
         let database = try PostgresAdmin.createDatabase(adminURL: admin, name: "fault")
