@@ -60,18 +60,17 @@ struct LoginBenchmark {
         init() throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-bench-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            port = try OwnServer.freePort()
+            port = try Loopback.freePort()
             process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
             process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
             process.currentDirectoryURL = directory
             process.standardError = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
             try process.run()
-            for _ in 0..<400 {
-                if (try? HTTPClient(port: port, timeout: 1).send("GET", "/healthz").status) == 200 { return }
-                usleep(50_000)
+            let process = self.process
+            guard Loopback.waitUntilHealthy(port: port, running: { process.isRunning }) else {
+                throw Failure(description: "the development server did not start")
             }
-            throw Failure(description: "the development server did not start")
         }
 
         deinit {
@@ -80,19 +79,6 @@ struct LoginBenchmark {
             try? FileManager.default.removeItem(at: directory)
         }
 
-        static func freePort() throws -> UInt16 {
-            let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(s) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, length) == 0 && getsockname(s, $0, &length) == 0 }
-            }
-            guard bound else { throw Failure(description: "no free port") }
-            return UInt16(bigEndian: address.sin_port)
-        }
     }
 
     struct Target {

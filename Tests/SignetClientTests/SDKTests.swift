@@ -16,18 +16,17 @@ final class ServerProcess: @unchecked Sendable {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-sdk-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try FailingProxy.freePort()
+        port = try Loopback.freePort()
         process.executableURL = Self.binary
         process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
         process.currentDirectoryURL = directory
         process.standardError = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        for _ in 0..<400 {
-            if (try? HTTPClient(port: port, timeout: 1).send("GET", "/healthz").status) == 200 { return }
-            usleep(50_000)
+        let process = self.process
+        guard Loopback.waitUntilHealthy(port: port, running: { process.isRunning }) else {
+            throw SignetError(.unreachable, "signet serve did not start")
         }
-        throw SignetError(.unreachable, "signet serve did not start")
     }
 
     deinit {
@@ -193,26 +192,8 @@ final class FailingProxy: @unchecked Sendable {
     let fd: Int32
     let port: UInt16
 
-    /// A port nothing listens on right now.
-    static func freePort() throws -> UInt16 {
-        let (s, port) = bound()
-        close(s)
-        return port
-    }
-
-    static func bound() -> (Int32, UInt16) {
-        let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(s, $0, &length) } }
-        return (s, UInt16(bigEndian: address.sin_port))
-    }
-
     init(status: Int) throws {
-        let (listener, port) = Self.bound()
+        guard let (listener, port) = Loopback.bind() else { throw HTTPClient.Failure(description: "no loopback port") }
         fd = listener
         self.port = port
         listen(listener, 16)

@@ -47,12 +47,7 @@ import Testing
         process.standardOutput = Pipe()
         try process.run()
         defer { if process.isRunning { process.terminate() } }
-        var ready = false
-        for _ in 0..<400 where !ready {
-            usleep(50_000)
-            ready = (try? HTTPClient(port: port, timeout: 1).send("GET", "/healthz").status) == 200
-        }
-        try #require(ready, "signet serve did not come up")
+        try #require(Loopback.waitUntilHealthy(port: port, running: { process.isRunning }), "signet serve did not come up")
         // Development mode: client dev, origin http://localhost:PORT, the database and KEK in the working directory.
         let register = try HTTPClient(port: port).send("POST", "/passkey/register", body: Array(#"{"client_id":"dev","user_profile":{"email":"a@b.c"}}"#.utf8))
         #expect(register.status == 200)

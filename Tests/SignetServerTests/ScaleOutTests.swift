@@ -47,13 +47,9 @@ final class Cluster: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         // A debug build under a busy test run can take seconds to start.
-        for _ in 0..<400 {
-            if (try? HTTPClient(port: port, timeout: 1).send("GET", "/healthz").status) == 200 {
-                instances.append((process, port))
-                return port
-            }
-            if !process.isRunning { break }
-            usleep(50_000)
+        if Loopback.waitUntilHealthy(port: port, running: { process.isRunning }) {
+            instances.append((process, port))
+            return port
         }
         process.terminate()
         let said = (try? String(contentsOf: log, encoding: .utf8)) ?? ""

@@ -160,14 +160,4 @@ struct Phone {
 }
 
 /// A loopback port nothing listens on right now (the kernel picks it).
-func freeLoopbackPort() -> UInt16 {
-    let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(s) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, length) } }
-    _ = withUnsafeMutablePointer(to: &address) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(s, $0, &length) } }
-    return UInt16(bigEndian: address.sin_port)
-}
+func freeLoopbackPort() -> UInt16 { (try? Loopback.freePort()) ?? 0 }

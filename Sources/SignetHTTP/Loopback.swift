@@ -1,0 +1,42 @@
+import Foundation
+import Glibc
+
+/// Loopback helpers for tools and tests that start servers: a port the kernel picks, and a wait
+/// until a server answers `GET /healthz`.
+public enum Loopback {
+    /// A socket bound to 127.0.0.1 on a port the kernel picked, and that port.
+    public static func bind() -> (fd: Int32, port: UInt16)? {
+        let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard s >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(s, $0, length) == 0 && getsockname(s, $0, &length) == 0 }
+        }
+        guard ok else {
+            close(s)
+            return nil
+        }
+        return (s, UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A loopback port nothing listens on right now.
+    public static func freePort() throws -> UInt16 {
+        guard let (s, port) = bind() else { throw HTTPClient.Failure(description: "no free loopback port") }
+        close(s)
+        return port
+    }
+
+    /// Polls `GET /healthz` on `port` until it answers 200 (`true`), `seconds` pass or `running`
+    /// says the server is gone (`false`).
+    public static func waitUntilHealthy(port: UInt16, seconds: Double = 20, running: () -> Bool = { true }) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline && running() {
+            if (try? HTTPClient(port: port, timeout: 1).send("GET", "/healthz").status) == 200 { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+}
