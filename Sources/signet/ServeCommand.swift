@@ -27,9 +27,10 @@ enum ServeCommand {
             FileHandle.standardError.write(Data("signet: cannot start: \(error)\n".utf8))
             return 1
         }
+        let shownDatabase = redacted(configuration.database)
         let mode = configuration.developmentMode
-            ? "development mode: RP ID \(configuration.rpID), origin \(configuration.webOrigins.joined(separator: ", ")), client_id \"dev\", database \(configuration.database)"
-            : "RP ID \(configuration.rpID), \(configuration.clients.count) client(s), database \(configuration.database)"
+            ? "development mode: RP ID \(configuration.rpID), origin \(configuration.webOrigins.joined(separator: ", ")), client_id \"dev\", database \(shownDatabase)"
+            : "RP ID \(configuration.rpID), \(configuration.clients.count) client(s), database \(shownDatabase)"
         FileHandle.standardError.write(Data("signet: listening on \(app.baseURL) (\(mode))\n".utf8))
         // Signals arrive on a dispatch source, never in an async-signal handler.
         signal(SIGTERM, SIG_IGN)
@@ -48,6 +49,13 @@ enum ServeCommand {
         FileHandle.standardError.write(Data("signet: stopped\n".utf8))
         return 0
     }
+}
+
+/// The database URL without its password, for the start-up line.
+func redacted(_ url: String) -> String {
+    guard var components = URLComponents(string: url), components.password != nil else { return url }
+    components.password = "***"
+    return components.string ?? "(database URL)"
 }
 
 /// `signet origin FINGERPRINT`: the Android origin for a signing certificate's SHA-256 fingerprint.

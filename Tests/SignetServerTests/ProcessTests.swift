@@ -73,6 +73,21 @@ import Testing
         #expect(log.contains("development mode") && log.contains("client_id \"dev\"") && log.contains("stopped"))
     }
 
+    @Test("the start-up line never shows the database password")
+    func passwordRedacted() throws {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--listen", "127.0.0.1:\(Self.freePort())", "--database", "postgres://signet:s3cret-pw@127.0.0.1:1/none"]
+        let stderr = Pipe()
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        let said = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 1)  // nothing listens on port 1
+        #expect(!said.contains("s3cret-pw"), "\(said)")
+    }
+
     @Test("serve refuses a bad configuration with a clear message and exit 1")
     func badConfiguration() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID()).json").path
