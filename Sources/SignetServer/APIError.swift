@@ -43,7 +43,7 @@ public struct APIError: Error, Sendable {
     static let internalError = APIError(500, "server_error", "internal", "internal error")
 
     var response: HTTPResponse {
-        var response = HTTPResponse.json(status, Array(ErrorBody(error: error, error_description: description, reason: reason).wire.serialized.utf8))
+        var response = HTTPResponse.json(status, ErrorBody(error: error, error_description: description, reason: reason).wire.serializedBytes)
         response.headers += headers
         return response
     }

@@ -8,18 +8,29 @@ enum JWT {
     /// (`at+jwt` for access tokens, RFC 9068 §2.1).
     static func sign(claims: [String: JSONValue], type: String, keys: KeyRing) throws -> String {
         let (kid, key) = keys.signingKey
-        let header = JSONValue.object(["alg": .string("ES256"), "typ": .string(type), "kid": .string(kid)])
-        // Claims in the order given by the caller need no sorting; JSON objects are unordered.
-        var body = "{"
-        for (i, (name, value)) in claims.enumerated() {
-            if i > 0 { body += "," }
-            body += JSONValue.string(name).serialized + ":" + value.serialized
+        // The JWS signing input (RFC 7515 §5.1), built as bytes. Claims keep the dictionary's
+        // order: JSON objects are unordered, so they need no sorting.
+        var header: [UInt8] = []
+        JSONValue.object(["alg": .string("ES256"), "typ": .string(type), "kid": .string(kid)]).write(to: &header)
+        var body: [UInt8] = [UInt8(ascii: "{")]
+        body.reserveCapacity(512)
+        for (name, value) in claims {
+            if body.count > 1 { body.append(UInt8(ascii: ",")) }
+            JSONValue.quote(name, into: &body)
+            body.append(UInt8(ascii: ":"))
+            value.write(to: &body)
         }
-        body += "}"
-        let input = Base64URL.encode(Array(header.serialized.utf8)) + "." + Base64URL.encode(Array(body.utf8))
-        let der = try key.sign(Array(input.utf8), scheme: .ecdsa(.sha256))
+        body.append(UInt8(ascii: "}"))
+        var token: [UInt8] = []
+        token.reserveCapacity((header.count + body.count) * 4 / 3 + 100)
+        Base64URL.append(header, to: &token)
+        token.append(UInt8(ascii: "."))
+        Base64URL.append(body, to: &token)
+        let der = try key.sign(token, scheme: .ecdsa(.sha256))
         guard let raw = ECDSASignature.raw(fromDER: der, width: 32) else { throw CryptoError(.library, "ECDSA signature conversion") }
-        return input + "." + Base64URL.encode(raw)
+        token.append(UInt8(ascii: "."))
+        Base64URL.append(raw, to: &token)
+        return String(decoding: token, as: UTF8.self)
     }
 
     struct Invalid: Error {

@@ -69,5 +69,5 @@ extension SignetService {
     }
 
     /// A JSON answer.
-    static func json(_ status: Int, _ value: JSONValue) -> HTTPResponse { .json(status, Array(value.serialized.utf8)) }
+    static func json(_ status: Int, _ value: JSONValue) -> HTTPResponse { .json(status, value.serializedBytes) }
 }

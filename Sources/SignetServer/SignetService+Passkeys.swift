@@ -36,7 +36,7 @@ extension SignetService {
             userID: UUID().uuidString.lowercased(), userHandle: user.id, email: email, name: name,
             requireUserVerification: configuration.userVerification == "required",
             expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 1000)
-        return .json(200, Array(JSONValue.object(["authn_params_public_key": options.json, "auth_session": .string(try sessions.seal(session))]).serialized.utf8))
+        return .json(200, JSONValue.object(["authn_params_public_key": options.json, "auth_session": .string(try sessions.seal(session))]).serializedBytes)
     }
 
     /// `POST /passkey/challenge`: sign-in challenge. With a `username` that names an account the
@@ -61,6 +61,6 @@ extension SignetService {
             id: random(16), kind: .signIn, clientID: client.id, challenge: options.challenge, userID: user?.id,
             allowCredentials: allowed.map(\.id), requireUserVerification: configuration.userVerification == "required",
             expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 1000)
-        return .json(200, Array(JSONValue.object(["authn_params_public_key": options.json, "auth_session": .string(try sessions.seal(session))]).serialized.utf8))
+        return .json(200, JSONValue.object(["authn_params_public_key": options.json, "auth_session": .string(try sessions.seal(session))]).serializedBytes)
     }
 }

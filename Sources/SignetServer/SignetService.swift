@@ -37,9 +37,9 @@ public final class SignetService: HTTPHandler, @unchecked Sendable {
         rp.allowedAlgorithms = configuration.algorithms
         rp.trustAnchors = trustAnchors
         self.rp = rp
-        appleAssociation = Array(WellKnown.appleAppSiteAssociation(configuration).serialized.utf8)
-        androidAssociation = Array(WellKnown.assetLinks(configuration).serialized.utf8)
-        discovery = Array(WellKnown.openIDConfiguration(configuration).serialized.utf8)
+        appleAssociation = WellKnown.appleAppSiteAssociation(configuration).serializedBytes
+        androidAssociation = WellKnown.assetLinks(configuration).serializedBytes
+        discovery = WellKnown.openIDConfiguration(configuration).serializedBytes
         router = SignetService.routes()
     }
 
@@ -52,7 +52,7 @@ public final class SignetService: HTTPHandler, @unchecked Sendable {
         r.add("GET", "/userinfo") { s, request, _ in try s.userInfo(request) }
         r.add("GET", "/.well-known/openid-configuration") { s, _, _ in .json(200, s.discovery) }
         r.add("GET", "/.well-known/jwks.json") { s, _, _ in
-            var response = HTTPResponse.json(200, Array(s.keys.jwks.serialized.utf8))
+            var response = HTTPResponse.json(200, s.keys.jwks.serializedBytes)
             response.headers = [("Content-Type", "application/json"), ("Cache-Control", "public, max-age=60")]
             return response
         }

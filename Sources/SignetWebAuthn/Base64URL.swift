@@ -14,34 +14,53 @@ public enum Base64URL {
         return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
     }
 
-    private static func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
-        let n = input.count
-        let length = n / 3 * 4 + [0, 2, 3][n % 3]
-        return String(unsafeUninitializedCapacity: length) { out in
-            alphabet.withUnsafeBufferPointer { a in
-                var i = 0, o = 0
-                while i + 3 <= n {
-                    let v = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
-                    out[o] = a[Int(v >> 18)]
-                    out[o + 1] = a[Int(v >> 12 & 63)]
-                    out[o + 2] = a[Int(v >> 6 & 63)]
-                    out[o + 3] = a[Int(v & 63)]
-                    i += 3
-                    o += 4
-                }
-                if n - i == 1 {
-                    let v = UInt32(input[i]) << 16
-                    out[o] = a[Int(v >> 18)]
-                    out[o + 1] = a[Int(v >> 12 & 63)]
-                } else if n - i == 2 {
-                    let v = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
-                    out[o] = a[Int(v >> 18)]
-                    out[o + 1] = a[Int(v >> 12 & 63)]
-                    out[o + 2] = a[Int(v >> 6 & 63)]
-                }
+    /// Appends the unpadded base64url text of `bytes` to `out`, as ASCII bytes.
+    public static func append(_ bytes: [UInt8], to out: inout [UInt8]) {
+        let length = encodedLength(bytes.count)
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: length))
+        bytes.withUnsafeBufferPointer { input in
+            out.withUnsafeMutableBufferPointer { whole in
+                _ = write(input, into: UnsafeMutableBufferPointer(rebasing: whole[start...]))
             }
-            return length
         }
+    }
+
+    /// Characters in the unpadded encoding of `n` bytes.
+    static func encodedLength(_ n: Int) -> Int { n / 3 * 4 + (n % 3 == 0 ? 0 : n % 3 + 1) }
+
+    private static func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
+        let length = encodedLength(input.count)
+        return String(unsafeUninitializedCapacity: length) { write(input, into: $0) }
+    }
+
+    /// Writes the encoding of `input` at the start of `out` (which has room) and returns its length.
+    private static func write(_ input: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        let n = input.count
+        let length = encodedLength(n)
+        alphabet.withUnsafeBufferPointer { a in
+            var i = 0, o = 0
+            while i + 3 <= n {
+                let v = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+                out[o] = a[Int(v >> 18)]
+                out[o + 1] = a[Int(v >> 12 & 63)]
+                out[o + 2] = a[Int(v >> 6 & 63)]
+                out[o + 3] = a[Int(v & 63)]
+                i += 3
+                o += 4
+            }
+            if n - i == 1 {
+                let v = UInt32(input[i]) << 16
+                out[o] = a[Int(v >> 18)]
+                out[o + 1] = a[Int(v >> 12 & 63)]
+            } else if n - i == 2 {
+                let v = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
+                out[o] = a[Int(v >> 18)]
+                out[o + 1] = a[Int(v >> 12 & 63)]
+                out[o + 2] = a[Int(v >> 6 & 63)]
+            }
+        }
+        return length
     }
 
     /// The bytes of base64url text, or `nil` when it is not base64url. With `canonical`, text

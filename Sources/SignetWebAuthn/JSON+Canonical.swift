@@ -4,33 +4,32 @@ extension JSONValue {
     /// numbers in ECMAScript's shortest form (§3.2.2.3). Throws for a number that is not a finite
     /// IEEE 754 double.
     public func canonical() throws(WebAuthnError) -> String {
-        var out = ""
+        var out: [UInt8] = []
         try writeCanonical(to: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private func writeCanonical(to out: inout String) throws(WebAuthnError) {
+    private func writeCanonical(to out: inout [UInt8]) throws(WebAuthnError) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
         case .string(let s): JSONValue.quote(s, into: &out)
-        case .number(let text): out += try JSONValue.canonicalNumber(text)
+        case .number(let text): JSONValue.append(try JSONValue.canonicalNumber(text), to: &out)
+        case .null, .bool: write(to: &out)
         case .array(let items):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 try item.writeCanonical(to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (i, key) in members.keys.sorted(by: { $0.utf16.lexicographicallyPrecedes($1.utf16) }).enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 JSONValue.quote(key, into: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 try members[key]!.writeCanonical(to: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 

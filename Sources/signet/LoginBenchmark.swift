@@ -96,7 +96,7 @@ struct LoginBenchmark {
     }
 
     func post(_ client: HTTPClient, _ path: String, _ body: JSONValue) throws -> JSONValue {
-        let response = try client.send("POST", path, body: Array(body.serialized.utf8))
+        let response = try client.send("POST", path, body: body.serializedBytes)
         guard response.status == 200 else { throw Failure(description: "\(path) answered \(response.status): \(response.text)") }
         return try StrictJSON().parse(response.body)
     }

@@ -29,7 +29,7 @@ struct LoginBreakdown {
         let authenticator = SoftwareAuthenticator()
         func call(_ path: String, _ body: JSONValue) throws -> JSONValue {
             let response = service.handle(HTTPRequest(method: "POST", path: path, headers: ["content-type": "application/json"],
-                                                      body: Array(body.serialized.utf8), remoteAddress: "127.0.0.1", requestID: "bench"))
+                                                      body: body.serializedBytes, remoteAddress: "127.0.0.1", requestID: "bench"))
             guard response.status == 200 else { throw LoginBenchmark.Failure(description: "\(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))") }
             return try StrictJSON().parse(response.body)
         }

@@ -64,6 +64,21 @@ import Testing
         #expect(try StrictJSON().parse(Array(value.serialized.utf8)) == value)
     }
 
+    @Test("JSON: serialization escapes exactly quotes, backslashes and control characters, members sorted by UTF-8")
+    func jsonSerialization() throws {
+        let value = JSONValue.object([
+            "z": .string("a\"b\\c\u{01}\u{1f}\n\r\t\u{08}\u{0c}\u{7f}é😀/"), "a": .array([.int(1), .bool(false), .null]), "é": .object([:]),
+            "B": .number("-2.5e3"),
+        ])
+        let expected = #"{"B":-2.5e3,"a":[1,false,null],"z":"a\"b\\c\u0001\u001f\n\r\t\b\f"# + "\u{7f}é😀/\",\"é\":{}}"
+        #expect(value.serialized == expected)
+        #expect(value.serializedBytes == Array(expected.utf8))
+        #expect(try StrictJSON().parse(value.serializedBytes) == value)
+        var appended = Array("x".utf8)
+        value.write(to: &appended)
+        #expect(appended == Array(("x" + expected).utf8))
+    }
+
     @Test("JSON: refused input", arguments: [
         "", "{", "[1,]", "{\"a\":1,}", "{\"a\":1,\"a\":2}", "01", "1.", "-", "\"\\ud800\"", "\"\\udc00x\"", "\"\\x\"",
         "\"a\u{01}\"", "tru", "nul", "[1] [2]", "{a:1}", "'a'", "\"unterminated",
@@ -93,6 +108,9 @@ import Testing
         for length in 0..<20 {
             let bytes = (0..<length).map { UInt8(($0 * 37) & 0xff) }
             #expect(Base64URL.decode(Base64URL.encode(bytes), canonical: true) == bytes)
+            var out = Array("prefix.".utf8)
+            Base64URL.append(bytes, to: &out)
+            #expect(out == Array(("prefix." + Base64URL.encode(bytes)).utf8))
         }
     }
 
