@@ -1,52 +1,123 @@
+import Glibc
 public import Foundation
 
 /// JSON-lines log to standard error. It carries what happened to a request (method, path,
 /// status, timing, peer) and never a header value, a query string, a token or a body.
+///
+/// Lines are built as bytes and written in batches: a line reaches the output at most
+/// `flushInterval` seconds after it was logged, or sooner when 32 KiB are waiting, and
+/// ``flush()`` (which the server calls when it stops) writes out the rest. A busy server thus
+/// makes one `write` per many requests instead of one per request.
 public final class AccessLog: @unchecked Sendable {
     private let lock = NSLock()
     private let output: FileHandle
+    private var pending: [UInt8] = []
+    private var flusher: (any DispatchSourceTimer)?
     public var enabled: Bool
 
-    public init(output: FileHandle = .standardError, enabled: Bool = true) {
+    /// Bytes that may wait before they are written regardless of the interval.
+    static let batchBytes = 32 * 1024
+
+    public init(output: FileHandle = .standardError, enabled: Bool = true, flushInterval: TimeInterval = 0.1) {
         self.output = output
         self.enabled = enabled
+        guard enabled else { return }
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.accesslog"))
+        timer.schedule(deadline: .now() + flushInterval, repeating: flushInterval, leeway: .milliseconds(20))
+        timer.setEventHandler { [weak self] in self?.flush() }
+        timer.resume()
+        flusher = timer
     }
 
-    /// Writes one line with `fields`; strings are escaped, numbers and booleans written as they are.
+    deinit {
+        flusher?.cancel()
+        flush()
+    }
+
+    /// Logs one line with `fields`; strings are escaped, numbers and booleans written as they are.
     public func write(_ fields: [(String, LogValue)]) {
         guard enabled else { return }
-        var line = "{\"ts\":\"" + AccessLog.timestamp() + "\""
+        var line: [UInt8] = []
+        line.reserveCapacity(320)
+        line.append(contentsOf: #"{"ts":""#.utf8)
+        AccessLog.timestamp(into: &line)
+        line.append(UInt8(ascii: "\""))
         for (key, value) in fields {
-            line += ",\"" + key + "\":"
+            line.append(UInt8(ascii: ","))
+            AccessLog.quote(key, into: &line)
+            line.append(UInt8(ascii: ":"))
             switch value {
-            case .string(let s): line += AccessLog.quote(s)
-            case .int(let n): line += String(n)
-            case .double(let d): line += AccessLog.fixed3(d)
-            case .bool(let b): line += b ? "true" : "false"
+            case .string(let s): AccessLog.quote(s, into: &line)
+            case .int(let n): line.append(contentsOf: String(n).utf8)
+            case .double(let d): line.append(contentsOf: AccessLog.fixed3(d).utf8)
+            case .bool(let b): line.append(contentsOf: (b ? "true" : "false").utf8)
             }
         }
-        line += "}\n"
+        line.append(contentsOf: "}\n".utf8)
         lock.lock()
         defer { lock.unlock() }
-        output.write(Data(line.utf8))
+        pending.append(contentsOf: line)
+        if pending.count >= AccessLog.batchBytes { writeOut() }
+    }
+
+    /// Writes every line logged so far.
+    public func flush() {
+        lock.lock()
+        defer { lock.unlock() }
+        writeOut()
+    }
+
+    /// Under `lock`: the pending bytes to the output, whole (a short write is continued).
+    private func writeOut() {
+        guard !pending.isEmpty else { return }
+        let fd = output.fileDescriptor
+        pending.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { break }  // the output is gone: drop the lines, never block the server
+                offset += n
+            }
+        }
+        pending.removeAll(keepingCapacity: pending.count <= 4 * AccessLog.batchBytes)
     }
 
     public enum LogValue: Sendable {
         case string(String), int(Int), double(Double), bool(Bool)
     }
 
-    static func timestamp() -> String {
+    /// RFC 3339 UTC time with milliseconds, such as `2026-11-30T08:00:00.123Z`.
+    static func timestamp(into out: inout [UInt8]) {
         var tv = timeval()
         gettimeofday(&tv, nil)
         var t = time_t(tv.tv_sec)
         var parts = tm()
         gmtime_r(&t, &parts)
-        func pad(_ n: Int, _ width: Int) -> String {
-            let s = String(n)
-            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        func digits(_ n: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var n = n
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(n / divisor % 10))
+                n %= divisor
+                divisor /= 10
+            }
         }
-        return pad(Int(parts.tm_year) + 1900, 4) + "-" + pad(Int(parts.tm_mon) + 1, 2) + "-" + pad(Int(parts.tm_mday), 2) + "T"
-            + pad(Int(parts.tm_hour), 2) + ":" + pad(Int(parts.tm_min), 2) + ":" + pad(Int(parts.tm_sec), 2) + "." + pad(Int(tv.tv_usec) / 1000, 3) + "Z"
+        digits(Int(parts.tm_year) + 1900, 4)
+        out.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2)
+        out.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2)
+        out.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2)
+        out.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2)
+        out.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2)
+        out.append(UInt8(ascii: "."))
+        digits(Int(tv.tv_usec) / 1000, 3)
+        out.append(UInt8(ascii: "Z"))
     }
 
     /// `d` with three decimals, without `String(format:)` (slow on Linux).
@@ -56,21 +127,22 @@ public final class AccessLog: @unchecked Sendable {
         return (thousandths < 0 ? "-" : "") + String(abs(thousandths) / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// `s` as a JSON string; quotes, backslashes, control characters and DEL escaped.
+    static func quote(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                out.append(UInt8(ascii: "\\"))
+                out.append(b)
+            case 0..<0x20, 0x7f:
+                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigits[Int(b >> 4)], hexDigits[Int(b & 0x0f)]])
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7f {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
+                out.append(b)
             }
         }
-        return out + "\""
+        out.append(UInt8(ascii: "\""))
     }
 }

@@ -6,6 +6,38 @@ import Testing
 
 /// Hostile clients: each gets a 4xx or a closed connection, and the server keeps serving.
 @Suite struct HTTPLimitTests {
+    @Test("the access log writes whole lines in order: in batches, then the rest on flush; request ids never repeat")
+    func accessLogBatches() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("signet-log-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let log = AccessLog(output: try FileHandle(forWritingTo: url), flushInterval: 3600)
+        let odd = "a\"\\\u{01}\u{7f}é"
+        for i in 0..<1000 { log.write([("n", .int(i)), ("s", .string(odd)), ("ms", .double(1.0005))]) }
+        // About 100 bytes a line: the first 32 KiB batches are out, the tail waits for a flush.
+        let early = try Data(contentsOf: url)
+        #expect(early.count >= 32 * 1024 && early.last == UInt8(ascii: "\n"))
+        log.flush()
+        let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 1000)
+        #expect(early.count < lines.reduce(0) { $0 + $1.utf8.count + 1 })
+        for (i, line) in lines.enumerated() {
+            let fields = try StrictJSON().parse(Array(line.utf8))
+            #expect(fields["n"] == .int(i) && fields["s"] == .string(odd) && fields["ms"] == .number("1.001"))
+            #expect(fields["ts"]?.string?.count == 24)
+        }
+
+        let server = try TestServer()
+        let client = server.client()
+        var ids = Set<String>()
+        for _ in 0..<200 {
+            let id = try #require(try client.send("GET", "/healthz").headers["x-request-id"])
+            #expect(id.count == 16 && id.allSatisfy(\.isHexDigit))
+            ids.insert(id)
+        }
+        #expect(ids.count == 200)
+    }
+
     @Test("a chunked body past the cap is refused with 413")
     func chunked() throws {
         let server = try TestServer()
