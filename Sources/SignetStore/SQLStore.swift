@@ -10,7 +10,7 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     /// Opens (creating if needed) the SQLite database at `path` and applies pending migrations.
     public convenience init(path: String) throws(StoreError) {
-        try self.init(pool: SQLitePool(try SQLiteConnection(path: path)), backend: "sqlite",
+        try self.init(pool: try SQLitePool(path: path), backend: "sqlite",
                       schema: Schema.migrations(blob: "BLOB", clustered: " WITHOUT ROWID", serial: "INTEGER PRIMARY KEY AUTOINCREMENT"))
     }
 

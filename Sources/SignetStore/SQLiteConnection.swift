@@ -23,7 +23,10 @@ final class SQLiteConnection {
     private let db: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
 
-    init(path: String) throws(StoreError) {
+    /// - Parameter autoCheckpoint: whether a commit that grows the WAL past 1,000 pages copies it
+    ///   back into the database itself (SQLite's default). ``SQLitePool`` turns this off and
+    ///   checkpoints from a background connection instead.
+    init(path: String, autoCheckpoint: Bool = true) throws(StoreError) {
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK, let handle else {
@@ -36,6 +39,7 @@ final class SQLiteConnection {
         try exec("PRAGMA journal_mode = WAL")
         try exec("PRAGMA synchronous = NORMAL")
         try exec("PRAGMA foreign_keys = ON")
+        if !autoCheckpoint { try exec("PRAGMA wal_autocheckpoint = 0") }
     }
 
     deinit {
@@ -95,6 +99,16 @@ final class SQLiteConnection {
             rows.append(row)
         }
         return rows
+    }
+
+    /// Copies what the WAL holds back into the database as far as readers allow, without waiting
+    /// for any lock (`SQLITE_CHECKPOINT_PASSIVE`); returns the WAL's size in frames, or `nil`
+    /// when the checkpoint could not run.
+    @discardableResult
+    func checkpoint() -> Int? {
+        var log: Int32 = 0, done: Int32 = 0
+        guard sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &done) == SQLITE_OK else { return nil }
+        return Int(log)
     }
 
     /// Rows changed by the last statement.

@@ -5,12 +5,44 @@ protocol SessionPool: Sendable {
     func withSession<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T
 }
 
-/// SQLite: one connection behind a lock.
+/// SQLite: one connection behind a lock, and a second one that checkpoints in the background.
+///
+/// SQLite's automatic checkpoint runs inside whichever commit crosses 1,000 WAL pages: that
+/// commit then copies the pages back and waits for two `fdatasync`s while holding the lock every
+/// request needs. Here commits only append to the WAL; every `interval` seconds the checkpointer
+/// copies the WAL back (a passive checkpoint, which never blocks a writer), so a page written
+/// by many commits in between is copied once and requests seldom wait for the disk.
 final class SQLitePool: SessionPool, @unchecked Sendable {
     private let connection: SQLiteConnection
     private let lock = NSLock()
+    private let checkpointer: SQLiteConnection
+    private let queue = DispatchQueue(label: "signet.sqlite.checkpoint", qos: .utility)
+    private let timer: any DispatchSourceTimer
 
-    init(_ connection: SQLiteConnection) { self.connection = connection }
+    init(path: String, interval: TimeInterval = 0.25) throws(StoreError) {
+        connection = try SQLiteConnection(path: path, autoCheckpoint: false)
+        let checkpointer = try SQLiteConnection(path: path)
+        self.checkpointer = checkpointer
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
+        timer.setEventHandler { [lock, connection] in
+            // Most of the copying happens while requests go on. The WAL can start over only
+            // once it is copied back whole, which needs a moment without commits: the few
+            // frames written meanwhile are copied with the lock held.
+            guard let frames = checkpointer.checkpoint(), frames > 0 else { return }
+            lock.lock()
+            connection.checkpoint()
+            lock.unlock()
+        }
+        timer.resume()
+    }
+
+    deinit {
+        timer.cancel()
+        // On the timer's queue, so it never overlaps a tick: the last commits go back into the
+        // database file before it is closed.
+        queue.sync { _ = checkpointer.checkpoint() }
+    }
 
     func withSession<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T {
         lock.lock()
