@@ -47,6 +47,13 @@ public final class HTTPServer: @unchecked Sendable {
         var killed = false
     }
 
+    /// Whether a connection whose clock started at `since` is past `limit` at `now` (nanoseconds).
+    /// A start later than `now`, set by a worker after `now` was read, is past nothing: an
+    /// unsigned difference that wrapped around once cut random busy connections off.
+    package static func pastDeadline(now: UInt64, since: UInt64, limit: UInt64) -> Bool {
+        now > since && now - since > limit
+    }
+
     static func inode(_ fd: Int32) -> UInt64? {
         var info = stat()
         guard fd >= 0, fstat(fd, &info) == 0 else { return nil }
@@ -148,13 +155,15 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func sweep() {
-        let now = DispatchTime.now().uptimeNanoseconds
         let limit = UInt64(configuration.requestDeadline * 1e9)
         lock.lock()
         defer { lock.unlock() }
+        // Read under the lock: a clock read before it could be older than a `clockStart` that a
+        // worker set meanwhile, and a wrapping difference would then condemn a busy connection.
+        let now = DispatchTime.now().uptimeNanoseconds
         // The fd is still open here: libmicrohttpd reports a connection closed (and we drop it
         // from the table, under this lock) before it closes the socket.
-        for (key, state) in connections where !state.killed && now &- state.clockStart > limit {
+        for (key, state) in connections where !state.killed && HTTPServer.pastDeadline(now: now, since: state.clockStart, limit: limit) {
             connections[key]?.killed = true
             // Only the socket this connection started with; never one that reused its number.
             guard HTTPServer.inode(state.fd) == state.inode else { continue }

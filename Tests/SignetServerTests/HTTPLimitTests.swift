@@ -6,6 +6,14 @@ import Testing
 
 /// Hostile clients: each gets a 4xx or a closed connection, and the server keeps serving.
 @Suite struct HTTPLimitTests {
+    @Test("the deadline: a connection whose clock restarted after the sweeper read the time is not past it")
+    func deadlineArithmetic() {
+        #expect(!HTTPServer.pastDeadline(now: 1_000, since: 1_001, limit: 10))
+        #expect(!HTTPServer.pastDeadline(now: 1_000, since: 990, limit: 10))
+        #expect(HTTPServer.pastDeadline(now: 1_000, since: 989, limit: 10))
+        #expect(HTTPServer.pastDeadline(now: .max, since: 0, limit: 10))
+    }
+
     @Test("the access log writes whole lines in order: in batches, then the rest on flush; request ids never repeat")
     func accessLogBatches() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("signet-log-\(UUID().uuidString)")
