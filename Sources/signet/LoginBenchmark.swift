@@ -21,6 +21,8 @@ struct LoginBenchmark {
     /// Open-loop mode: this many sign-ins per second in all, spread over the clients on a fixed
     /// schedule; latency counts from each sign-in's scheduled start (no coordinated omission).
     var rate: Double?
+    /// Threads of the load generator's event loops (default: one per processor).
+    var clientThreads: Int?
 
     static func run(_ args: [String]) -> Int32 {
         var bench = LoginBenchmark()
@@ -34,11 +36,14 @@ struct LoginBenchmark {
             case "--origin": bench.origin = rest.next()
             case "--idle-connections": bench.idleConnections = rest.next().flatMap(Int.init) ?? -1
             case "--rate": bench.rate = rest.next().flatMap(Double.init)
+            case "--client-threads": bench.clientThreads = rest.next().flatMap(Int.init) ?? 0
             case "--json": bench.json = true
-            default: return usageError("usage: signet bench login [--url URL] [--concurrency N] [--duration S] [--client-id ID] [--origin ORIGIN] [--idle-connections N] [--rate PER_S] [--json]")
+            default: return usageError("usage: signet bench login [--url URL] [--concurrency N] [--duration S] [--client-id ID] [--origin ORIGIN] [--idle-connections N] [--rate PER_S] [--client-threads N] [--json]")
             }
         }
-        guard bench.concurrency > 0, bench.duration > 0, bench.idleConnections >= 0 else { return usageError("--concurrency, --duration and --idle-connections must be positive") }
+        guard bench.concurrency > 0, bench.duration > 0, bench.idleConnections >= 0, (bench.clientThreads ?? 1) > 0 else {
+            return usageError("--concurrency, --duration, --idle-connections and --client-threads must be positive")
+        }
         do {
             let report = try bench.measure()
             print(bench.json ? report.json.serialized : report.text)
@@ -184,24 +189,6 @@ struct LoginBenchmark {
         return (verify, sign)
     }
 
-    final class Recorder: @unchecked Sendable {
-        private let lock = NSLock()
-        var latencies: [Double] = []
-        var failures = 0
-        var firstFailure: String?
-        func add(_ seconds: Double) {
-            lock.lock()
-            latencies.append(seconds)
-            lock.unlock()
-        }
-        func fail(_ error: any Error) {
-            lock.lock()
-            failures += 1
-            if firstFailure == nil { firstFailure = "\(error)" }
-            lock.unlock()
-        }
-    }
-
     func measure() throws -> Report {
         var own: OwnServer?
         var targets: [Target] = []
@@ -225,44 +212,17 @@ struct LoginBenchmark {
         for (index, phone) in phones.enumerated() { try signUp(phone, phoneTargets[index], index: index) }
         // Warm up, then measure.
         for (index, phone) in phones.enumerated().prefix(8) { try signIn(phone, phoneTargets[index]) }
-        let recorder = Recorder()
+        for phone in phones { phone.client.close() }
+        let driver = LoadDriver(
+            clients: zip(phones, phoneTargets).map { LoadDriver.Client(authenticator: $0.authenticator, target: $1) },
+            clientID: clientID, threads: clientThreads ?? ProcessInfo.processInfo.activeProcessorCount)
         let before = try targets.map { try serverProcess($0) }
         let databaseBefore = Self.databaseCPU()
         let start = DispatchTime.now().uptimeNanoseconds
-        let stopAt = start + UInt64(duration * 1e9)
-        let group = DispatchGroup()
-        let interval = rate.map { UInt64(Double(concurrency) / $0 * 1e9) }
-        for (index, phone) in phones.enumerated() {
-            let thread = Thread {
-                // In open-loop mode each client starts at its own phase and keeps a fixed schedule.
-                var scheduled = start + (interval.map { $0 * UInt64(index) / UInt64(self.concurrency) } ?? 0)
-                while DispatchTime.now().uptimeNanoseconds < stopAt {
-                    if interval != nil {
-                        let now = DispatchTime.now().uptimeNanoseconds
-                        if scheduled > now { usleep(UInt32((scheduled - now) / 1000)) }
-                        guard scheduled < stopAt else { break }
-                    }
-                    let t0 = interval == nil ? DispatchTime.now().uptimeNanoseconds : scheduled
-                    scheduled += interval ?? 0
-                    do {
-                        try self.signIn(phone, phoneTargets[index])
-                        recorder.add(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
-                    } catch {
-                        recorder.fail(error)
-                        phone.client.close()
-                    }
-                }
-                group.leave()
-            }
-            thread.stackSize = 1 << 20
-            group.enter()
-            thread.start()
-        }
-        group.wait()
+        let outcome = driver.run(start: start, stopAt: start + UInt64(duration * 1e9), interval: rate.map { UInt64(Double(concurrency) / $0 * 1e9) })
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let after = try targets.map { try serverProcess($0) }
         let databaseCPUSeconds = Self.databaseCPU() - databaseBefore
-        for phone in phones { phone.client.close() }
         let (verify, sign) = try floor()
         let breakdown = try LoginBreakdown.measure()
 
@@ -277,14 +237,14 @@ struct LoginBenchmark {
         let memory = try serverProcess(target)
         idle.forEach { $0.close() }
 
-        let sorted = recorder.latencies.sorted()
+        let sorted = outcome.latencies.sorted()
         func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
         let count = Double(sorted.count)
         let serverCPU = count > 0 ? zip(after, before).map { $0.cpu - $1.cpu }.reduce(0, +) / count * 1e6 : 0
         let databaseCPU = count > 0 ? databaseCPUSeconds / count * 1e6 : 0
         let floorCPU = verify + 2 * sign
         return Report(
-            openLoopRate: rate, signins: sorted.count, failures: recorder.failures, firstFailure: recorder.firstFailure, seconds: elapsed, concurrency: concurrency,
+            openLoopRate: rate, signins: sorted.count, failures: outcome.failures, firstFailure: outcome.firstFailure, seconds: elapsed, concurrency: concurrency,
             perSecond: count / elapsed, p50: percentile(0.50), p95: percentile(0.95), p99: percentile(0.99),
             serverCPU: serverCPU, verifyCPU: verify, signCPU: sign, floorCPU: floorCPU, serviceCPU: breakdown.serviceMicros,
             storeCPU: breakdown.storeMicros, idleConnections: idleConnections,
