@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(
             name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP", "SignetWebAuthn"],
             swiftSettings: strict),
-        .testTarget(name: "SignetStoreTests", dependencies: ["SignetStore"], swiftSettings: strict),
+        .testTarget(name: "SignetStoreTests", dependencies: ["SignetStore", "CSQLite"], swiftSettings: strict),
         .testTarget(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),
         .testTarget(

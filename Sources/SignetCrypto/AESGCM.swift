@@ -5,6 +5,10 @@ internal import COpenSSL
 public enum AESGCM {
     public static let keyLength = 32
 
+    /// The cipher, fetched from the provider once: `EVP_aes_256_gcm()` would be looked up by
+    /// name on every initialization (OpenSSL 3 "implicit fetch").
+    nonisolated(unsafe) private static let cipher: OpaquePointer? = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
+
     /// Encrypts and authenticates `plaintext`, binding `aad` (authenticated, not encrypted).
     public static func seal(_ plaintext: [UInt8], key: [UInt8], aad: [UInt8] = []) throws -> [UInt8] {
         guard key.count == keyLength else { throw CryptoError(.invalidEncoding, "AES-256-GCM key must be 32 bytes") }
@@ -14,7 +18,7 @@ public enum AESGCM {
         var out = [UInt8](repeating: 0, count: plaintext.count + 16)
         var length: Int32 = 0
         var total = 0
-        guard EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nil, key, nonce) == 1 else { throw CryptoError(.library, openSSLError()) }
+        guard EVP_EncryptInit_ex(ctx, cipher ?? EVP_aes_256_gcm(), nil, key, nonce) == 1 else { throw CryptoError(.library, openSSLError()) }
         if !aad.isEmpty {
             guard EVP_EncryptUpdate(ctx, nil, &length, aad, Int32(aad.count)) == 1 else { throw CryptoError(.library, openSSLError()) }
         }
@@ -40,7 +44,7 @@ public enum AESGCM {
         defer { EVP_CIPHER_CTX_free(ctx) }
         var out = [UInt8](repeating: 0, count: body.count + 16)
         var length: Int32 = 0
-        guard EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, key, nonce) == 1 else { throw CryptoError(.library, openSSLError()) }
+        guard EVP_DecryptInit_ex(ctx, cipher ?? EVP_aes_256_gcm(), nil, key, nonce) == 1 else { throw CryptoError(.library, openSSLError()) }
         if !aad.isEmpty {
             guard EVP_DecryptUpdate(ctx, nil, &length, aad, Int32(aad.count)) == 1 else { throw CryptoError(.library, openSSLError()) }
         }

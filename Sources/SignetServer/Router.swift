@@ -12,8 +12,11 @@ struct Router<Context: Sendable>: Sendable {
     }
 
     private(set) var routes: [Route] = []
+    /// Routes without parameters by path, then method: one hash lookup for the common case.
+    private var exact: [String: [String: Int]] = [:]
 
     mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+        if !pattern.contains("{") { exact[pattern, default: [:]][method] = routes.count }
         routes.append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), handler: handler))
     }
 
@@ -24,6 +27,7 @@ struct Router<Context: Sendable>: Sendable {
     }
 
     func match(_ method: String, _ path: String) -> Match {
+        if let index = exact[path]?[method] { return .found(routes[index], [:]) }
         let parts = path.split(separator: "/")
         var pathMatched: String?
         for route in routes where route.segments.count == parts.count {

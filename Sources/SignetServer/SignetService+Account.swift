@@ -43,7 +43,7 @@ extension SignetService {
             user: UserEntity(id: user.handle, name: user.email, displayName: user.name ?? user.email),
             excludeCredentials: existing.map { CredentialDescriptor(id: $0.id, transports: $0.transports) }, settings: settings, random: random)
         let session = AuthSession(
-            id: random(16), kind: .addPasskey, clientID: claims["client_id"]?.string ?? "", challenge: options.challenge, userID: user.id,
+            id: timeOrderedID(), kind: .addPasskey, clientID: claims["client_id"]?.string ?? "", challenge: options.challenge, userID: user.id,
             userHandle: user.handle, requireUserVerification: configuration.userVerification == "required",
             expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 1000)
         return Self.json(200, .object(["authn_params_public_key": options.json, "auth_session": .string(try sessions.seal(session))]))

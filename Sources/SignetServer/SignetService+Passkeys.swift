@@ -32,7 +32,7 @@ extension SignetService {
         settings.timeout = configuration.sessionTimeout * 1000
         let options = rp.creationOptions(user: user, settings: settings, random: random)
         let session = AuthSession(
-            id: random(16), kind: .signUp, clientID: client.id, challenge: options.challenge,
+            id: timeOrderedID(), kind: .signUp, clientID: client.id, challenge: options.challenge,
             userID: UUID().uuidString.lowercased(), userHandle: user.id, email: email, name: name,
             requireUserVerification: configuration.userVerification == "required",
             expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 1000)
@@ -58,7 +58,7 @@ extension SignetService {
             allowCredentials: allowed.map { CredentialDescriptor(id: $0.id, transports: $0.transports) },
             userVerification: configuration.userVerification, timeout: configuration.sessionTimeout * 1000, random: random)
         let session = AuthSession(
-            id: random(16), kind: .signIn, clientID: client.id, challenge: options.challenge, userID: user?.id,
+            id: timeOrderedID(), kind: .signIn, clientID: client.id, challenge: options.challenge, userID: user?.id,
             allowCredentials: allowed.map(\.id), requireUserVerification: configuration.userVerification == "required",
             expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 1000)
         return .json(200, JSONValue.object(["authn_params_public_key": options.json, "auth_session": .string(try sessions.seal(session))]).serializedBytes)

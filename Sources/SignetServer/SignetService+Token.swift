@@ -177,11 +177,13 @@ extension SignetService {
         let aud = audience ?? configuration.audiences[0]
         guard configuration.audiences.contains(aud) else { throw APIError(400, "invalid_request", "audience_not_allowed", "audience \"\(aud)\" is not configured") }
         let now = nowMillis / 1000
+        // One draw from the generator for the token ID and the refresh token.
+        let fresh = random(48)
         let amrJSON = JSONValue.array(amr.map(JSONValue.string))
         let access = try JWT.sign(claims: [
             "iss": .string(configuration.issuer), "sub": .string(user.id), "aud": .string(aud), "client_id": .string(client.id),
             "scope": .string(scope), "iat": .int(now), "exp": .int(now + Int64(configuration.accessTokenLifetime)),
-            "jti": .string(Base64URL.encode(random(16))), "auth_time": .int(authTime), "amr": amrJSON,
+            "jti": .string(Base64URL.encode(fresh[0..<16])), "auth_time": .int(authTime), "amr": amrJSON,
         ], type: "at+jwt", keys: keys)
         var idToken: String?
         if scopes.contains("openid") {
@@ -199,10 +201,10 @@ extension SignetService {
         var refresh: String?
         var row: RefreshTokenRow?
         if scopes.contains("offline_access"), family == nil {
-            let token = random(32)
+            let token = Array(fresh[16..<48])
             refresh = Base64URL.encode(token)
             row = RefreshTokenRow(
-                hash: Digest.sha256.hash(token), family: Base64URL.encode(random(16)), userID: user.id, clientID: client.id, scope: scope,
+                hash: Digest.sha256.hash(token), family: Base64URL.encode(timeOrderedID()), userID: user.id, clientID: client.id, scope: scope,
                 authTime: authTime, amr: amr, expiresAt: nowMillis + Int64(configuration.refreshTokenLifetime) * 1000, createdAt: nowMillis)
         }
         return (TokenResponse(access_token: access, refresh_token: refresh, id_token: idToken, expires_in: configuration.accessTokenLifetime, scope: scope), row)

@@ -103,6 +103,15 @@ public final class SignetService: HTTPHandler, @unchecked Sendable {
 
     var nowMillis: Int64 { Int64(clock().timeIntervalSince1970 * 1000) }
 
+    /// 16 bytes: the time in milliseconds (6 bytes, big-endian), then 10 random bytes. Unique
+    /// like a random ID, but IDs made later sort later, so the B-tree that keys on them (used
+    /// auth sessions, refresh-token families) grows at its right edge, in pages already cached,
+    /// instead of in a random page at every insert. For identifiers only, never for secrets.
+    func timeOrderedID() -> [UInt8] {
+        let ms = UInt64(max(0, nowMillis))
+        return (0..<6).map { UInt8(truncatingIfNeeded: ms >> (8 * (5 - $0))) } + random(10)
+    }
+
     func health() -> HTTPResponse {
         do {
             try store.ping()

@@ -11,7 +11,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     /// Opens (creating if needed) the SQLite database at `path` and applies pending migrations.
     public convenience init(path: String) throws(StoreError) {
         try self.init(pool: try SQLitePool(path: path), backend: "sqlite",
-                      schema: Schema.migrations(blob: "BLOB", clustered: " WITHOUT ROWID", serial: "INTEGER PRIMARY KEY AUTOINCREMENT"))
+                      schema: Schema.migrations(blob: "BLOB", clustered: " WITHOUT ROWID", serial: "INTEGER PRIMARY KEY AUTOINCREMENT", sqlite: true))
     }
 
     /// Connects to PostgreSQL at `url` (`postgres://user@host:port/db?sslmode=...`, passed to libpq

@@ -5,7 +5,8 @@ enum Schema {
     /// - Parameter clustered: the suffix that makes a table a clustered index on its primary key
     ///   (SQLite `WITHOUT ROWID`): an insert or update then writes one B-tree page, not two.
     /// - Parameter serial: an auto-incrementing integer primary key.
-    static func migrations(blob: String, clustered: String = "", serial: String) -> [(version: Int, sql: String)] {
+    /// - Parameter sqlite: whether the SQL is for SQLite (migration 3 exists only there).
+    static func migrations(blob: String, clustered: String = "", serial: String, sqlite: Bool = false) -> [(version: Int, sql: String)] {
         [
             (1, """
             CREATE TABLE users (
@@ -98,6 +99,28 @@ enum Schema {
             );
             CREATE INDEX action_challenges_user ON action_challenges(user_id, created_at);
             """),
+            // SQLite's AUTOINCREMENT updates the sqlite_sequence table at every insert: one more
+            // page in every sign-in's commit. Audit rows are never deleted, so a plain rowid key
+            // never reuses a number either. PostgreSQL's BIGSERIAL has no such cost.
+            (3, sqlite ? """
+            CREATE TABLE audit_events_v3 (
+                id INTEGER PRIMARY KEY,
+                at BIGINT NOT NULL,
+                kind TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                reason TEXT,
+                user_id TEXT,
+                client_id TEXT,
+                credential_id TEXT,
+                remote TEXT,
+                request_id TEXT
+            );
+            INSERT INTO audit_events_v3 (id, at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id)
+                SELECT id, at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id FROM audit_events;
+            DROP TABLE audit_events;
+            ALTER TABLE audit_events_v3 RENAME TO audit_events;
+            DELETE FROM sqlite_sequence WHERE name = 'audit_events'
+            """ : ""),
         ]
     }
 

@@ -63,7 +63,13 @@ extension JSONValue {
         s.withUTF8 { bytes in
             out.append(UInt8(ascii: "\""))
             var clean = bytes.startIndex
-            for i in bytes.indices {
+            // Eight bytes at a time while none needs escaping (tokens and base64url never do).
+            var i = 0
+            if let base = bytes.baseAddress {
+                let raw = UnsafeRawPointer(base)
+                while i + 8 <= bytes.count && !needsEscape(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i += 8 }
+            }
+            for i in i..<bytes.count {
                 let b = bytes[i]
                 guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[clean..<i]))
@@ -84,6 +90,17 @@ extension JSONValue {
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[clean...]))
             out.append(UInt8(ascii: "\""))
         }
+    }
+
+    /// Whether any of the eight bytes in `x` is below 0x20, a quote or a backslash (the
+    /// "has less" and "has zero" tests of bit twiddling: exact about presence).
+    @inline(__always)
+    static func needsEscape(_ x: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let control = (x &- ones &* 0x20) & ~x & highs
+        let q = x ^ (ones &* 0x22), quote = (q &- ones) & ~q & highs
+        let b = x ^ (ones &* 0x5c), backslash = (b &- ones) & ~b & highs
+        return control | quote | backslash != 0
     }
 
     /// A number value from an integer.

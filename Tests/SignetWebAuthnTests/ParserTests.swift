@@ -79,6 +79,40 @@ import Testing
         #expect(appended == Array(("x" + expected).utf8))
     }
 
+    @Test("JSON: every ASCII character at every position of a long string is escaped as a one-at-a-time escaper does")
+    func jsonEscapingEveryPosition() {
+        func reference(_ s: String) -> String {
+            var out = "\""
+            for u in s.unicodeScalars {
+                switch u {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case "\u{08}": out += "\\b"
+                case "\u{0C}": out += "\\f"
+                default:
+                    if u.value < 0x20 {
+                        let hex = String(u.value, radix: 16)
+                        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                    } else {
+                        out.unicodeScalars.append(u)
+                    }
+                }
+            }
+            return out + "\""
+        }
+        for byte in 0..<0x80 {
+            for position in 0..<19 {
+                var scalars = Array(repeating: Unicode.Scalar(UInt8(ascii: "a")), count: 19)
+                scalars[position] = Unicode.Scalar(UInt8(byte))
+                let s = String(String.UnicodeScalarView(scalars))
+                #expect(JSONValue.string(s).serialized == reference(s), "byte \(byte) at \(position)")
+            }
+        }
+    }
+
     @Test("JSON: refused input", arguments: [
         "", "{", "[1,]", "{\"a\":1,}", "{\"a\":1,\"a\":2}", "01", "1.", "-", "\"\\ud800\"", "\"\\udc00x\"", "\"\\x\"",
         "\"a\u{01}\"", "tru", "nul", "[1] [2]", "{a:1}", "'a'", "\"unterminated",

@@ -1,0 +1,55 @@
+import CSQLite
+import Foundation
+import SignetStore
+import Testing
+
+/// Upgrades of an existing SQLite file, checked from outside the store with SQLite itself.
+@Suite struct MigrationTests {
+    /// Runs `sql` on the file at `path` and returns the first column of every row as text.
+    static func sqlite(_ path: String, _ sql: String) throws -> [String] {
+        var db: OpaquePointer?
+        guard sqlite3_open(path, &db) == SQLITE_OK else { throw StoreError(.unavailable, "open") }
+        defer { sqlite3_close(db) }
+        var statement: OpaquePointer?
+        var rows: [String] = []
+        var rest = sql[...]
+        while !rest.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            var tail: UnsafePointer<CChar>?
+            let text = String(rest)
+            let consumed = text.withCString { start -> Int in
+                guard sqlite3_prepare_v2(db, start, -1, &statement, &tail) == SQLITE_OK else { return -1 }
+                return tail.map { $0 - start } ?? text.utf8.count
+            }
+            guard consumed >= 0 else { throw StoreError(.internalError, String(cString: sqlite3_errmsg(db))) }
+            while sqlite3_step(statement) == SQLITE_ROW {
+                rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "NULL")
+            }
+            sqlite3_finalize(statement)
+            rest = String(decoding: text.utf8.dropFirst(consumed), as: UTF8.self)[...]
+        }
+        return rows
+    }
+
+    @Test("schema 3 rebuilds SQLite's audit table without AUTOINCREMENT, keeping every row, its id and order")
+    func auditWithoutAutoincrement() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("signet-migration-\(UUID().uuidString).db").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        // The audit table as schema 2 left it, with rows and a gap in the ids.
+        _ = try Self.sqlite(path, """
+            CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL);
+            INSERT INTO schema_migrations VALUES (1, 0), (2, 0);
+            CREATE TABLE audit_events (id INTEGER PRIMARY KEY AUTOINCREMENT, at BIGINT NOT NULL, kind TEXT NOT NULL, outcome TEXT NOT NULL,
+                reason TEXT, user_id TEXT, client_id TEXT, credential_id TEXT, remote TEXT, request_id TEXT);
+            INSERT INTO audit_events (id, at, kind, outcome) VALUES (1, 10, 'sign_up', 'success'), (2, 20, 'sign_in', 'failure'), (7, 30, 'sign_in', 'success');
+            """)
+        #expect(try Self.sqlite(path, "SELECT name FROM sqlite_sequence") == ["audit_events"])
+
+        let store = try SQLStore(path: path)
+        #expect(try store.schemaVersions() == [1, 2, 3])
+        try store.appendAudit(AuditEvent(at: 40, kind: "refresh", outcome: "success"))
+        #expect(try store.auditEvents(limit: 10).map(\.at) == [40, 30, 20, 10])
+        #expect(try Self.sqlite(path, "SELECT id FROM audit_events ORDER BY id") == ["1", "2", "7", "8"])
+        #expect(try Self.sqlite(path, "SELECT sql FROM sqlite_master WHERE name = 'audit_events'").first?.contains("AUTOINCREMENT") == false)
+        #expect(try Self.sqlite(path, "SELECT count(*) FROM sqlite_sequence WHERE name = 'audit_events'") == ["0"])
+    }
+}
