@@ -30,6 +30,31 @@ import Testing
         #expect(SecureRandom.bytes(0).isEmpty)
     }
 
+    @Test("pooled draws, across block refills and from several threads, never repeat and look uniform")
+    func randomPool() {
+        // 16-byte draws from 4 threads: 4 × 2,000 × 16 bytes cross many 1 KiB blocks.
+        final class Box: @unchecked Sendable {
+            let lock = NSLock()
+            var draws: [[UInt8]] = []
+        }
+        let box = Box()
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            var mine: [[UInt8]] = []
+            for i in 0..<2000 { mine.append(SecureRandom.bytes(1 + i % 64)) }
+            box.lock.lock()
+            box.draws += mine
+            box.lock.unlock()
+        }
+        #expect(box.draws.allSatisfy { !$0.isEmpty && $0.count <= 64 })
+        let long = box.draws.filter { $0.count >= 16 }
+        #expect(Set(long).count == long.count, "a draw repeated")
+        // Bit balance over all drawn bytes: within 1% of half.
+        let bits = box.draws.joined().reduce(0) { $0 + $1.nonzeroBitCount }
+        let total = box.draws.joined().count * 8
+        #expect(abs(Double(bits) / Double(total) - 0.5) < 0.01)
+        #expect(SecureRandom.bytes(65).count == 65 && SecureRandom.bytes(4096).count == 4096)
+    }
+
     @Test("constant-time comparison")
     func constantTime() {
         #expect(ConstantTime.equals([1, 2, 3], [1, 2, 3]))
