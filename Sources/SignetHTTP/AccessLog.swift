@@ -48,8 +48,8 @@ public final class AccessLog: @unchecked Sendable {
             line.append(UInt8(ascii: ":"))
             switch value {
             case .string(let s): AccessLog.quote(s, into: &line)
-            case .int(let n): line.append(contentsOf: String(n).utf8)
-            case .double(let d): line.append(contentsOf: AccessLog.fixed3(d).utf8)
+            case .int(let n): AccessLog.decimal(n, into: &line)
+            case .double(let d): AccessLog.fixed3(d, into: &line)
             case .bool(let b): line.append(contentsOf: (b ? "true" : "false").utf8)
             }
         }
@@ -87,44 +87,73 @@ public final class AccessLog: @unchecked Sendable {
         case string(String), int(Int), double(Double), bool(Bool)
     }
 
-    /// RFC 3339 UTC time with milliseconds, such as `2026-11-30T08:00:00.123Z`.
+    /// RFC 3339 UTC time with milliseconds, such as `2026-11-30T08:00:00.123Z`. The civil date
+    /// comes from the day count by integer arithmetic (H. Hinnant's `civil_from_days`).
     static func timestamp(into out: inout [UInt8]) {
         var tv = timeval()
         gettimeofday(&tv, nil)
-        var t = time_t(tv.tv_sec)
-        var parts = tm()
-        gmtime_r(&t, &parts)
-        func digits(_ n: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var n = n
-            while divisor > 0 {
-                out.append(UInt8(ascii: "0") + UInt8(n / divisor % 10))
-                n %= divisor
-                divisor /= 10
-            }
-        }
-        digits(Int(parts.tm_year) + 1900, 4)
+        timestamp(seconds: Int(tv.tv_sec), milliseconds: Int(tv.tv_usec) / 1000, into: &out)
+    }
+
+    package static func timestamp(seconds: Int, milliseconds: Int, into out: inout [UInt8]) {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        digits(year, 4, into: &out)
         out.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mon) + 1, 2)
+        digits(month, 2, into: &out)
         out.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mday), 2)
+        digits(day, 2, into: &out)
         out.append(UInt8(ascii: "T"))
-        digits(Int(parts.tm_hour), 2)
+        digits(secondOfDay / 3600, 2, into: &out)
         out.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_min), 2)
+        digits(secondOfDay / 60 % 60, 2, into: &out)
         out.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_sec), 2)
+        digits(secondOfDay % 60, 2, into: &out)
         out.append(UInt8(ascii: "."))
-        digits(Int(tv.tv_usec) / 1000, 3)
+        digits(milliseconds, 3, into: &out)
         out.append(UInt8(ascii: "Z"))
     }
 
+    /// The last `width` decimal digits of the non-negative `n`, zero-padded.
+    static func digits(_ n: Int, _ width: Int, into out: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var n = n
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(n / divisor % 10))
+            n %= divisor
+            divisor /= 10
+        }
+    }
+
+    /// `n` in decimal.
+    static func decimal(_ n: Int, into out: inout [UInt8]) {
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = n.magnitude
+        var reversed: [UInt8] = []
+        repeat {
+            reversed.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        out.append(contentsOf: reversed.reversed())
+    }
+
     /// `d` with three decimals, without `String(format:)` (slow on Linux).
-    static func fixed3(_ d: Double) -> String {
+    static func fixed3(_ d: Double, into out: inout [UInt8]) {
         let thousandths = Int((d * 1000).rounded())
-        let fraction = String(abs(thousandths) % 1000)
-        return (thousandths < 0 ? "-" : "") + String(abs(thousandths) / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
+        if thousandths < 0 { out.append(UInt8(ascii: "-")) }
+        decimal(abs(thousandths) / 1000, into: &out)
+        out.append(UInt8(ascii: "."))
+        digits(abs(thousandths) % 1000, 3, into: &out)
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)

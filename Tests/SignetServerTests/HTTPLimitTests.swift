@@ -6,6 +6,24 @@ import Testing
 
 /// Hostile clients: each gets a 4xx or a closed connection, and the server keeps serving.
 @Suite struct HTTPLimitTests {
+    @Test("access-log timestamps agree with Foundation's calendar from 1970 to 2200, leap days included")
+    func accessLogTimestamps() {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        var instants = [0, 951_782_400, 951_868_799, 1_709_164_800, 4_102_444_799, 4_107_542_400, 7_258_118_399]
+        var state: UInt64 = 0x5eed
+        for _ in 0..<2000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            instants.append(Int(state >> 33) % 7_258_118_400)
+        }
+        for seconds in instants {
+            var out: [UInt8] = []
+            AccessLog.timestamp(seconds: seconds, milliseconds: 7, into: &out)
+            #expect(String(decoding: out, as: UTF8.self) == formatter.string(from: Date(timeIntervalSince1970: Double(seconds) + 0.007)), "\(seconds)")
+        }
+    }
+
     @Test("the deadline: a connection whose clock restarted after the sweeper read the time is not past it")
     func deadlineArithmetic() {
         #expect(!HTTPServer.pastDeadline(now: 1_000, since: 1_001, limit: 10))
