@@ -67,37 +67,64 @@ public enum Base64URL {
     /// whose unused trailing bits are not zero is refused too, so that each byte string has
     /// exactly one accepted encoding (used for challenges).
     public static func decode(_ text: some StringProtocol, canonical: Bool = false) -> [UInt8]? {
-        decode(bytes: Array(text.utf8), canonical: canonical)
+        var string = String(text)
+        return string.withUTF8 { decode(buffer: $0, canonical: canonical) }
     }
 
     /// Decodes base64url given as its ASCII bytes.
     public static func decode(bytes input: some Collection<UInt8>, canonical: Bool = false) -> [UInt8]? {
-        var chars = input as? [UInt8] ?? Array(input)
-        if chars.count % 4 == 0, let firstPad = chars.firstIndex(of: UInt8(ascii: "=")) {
-            guard chars.count - firstPad <= 2, chars[firstPad...].allSatisfy({ $0 == UInt8(ascii: "=") }) else { return nil }
-            chars.removeSubrange(firstPad...)
+        if let result = input.withContiguousStorageIfAvailable({ decode(buffer: $0, canonical: canonical) }) { return result }
+        return Array(input).withUnsafeBufferPointer { decode(buffer: $0, canonical: canonical) }
+    }
+
+    /// Four characters to three bytes at a time; the table maps characters outside the alphabet
+    /// to 0xff, which a single test of the high bits catches.
+    private static func decode(buffer input: UnsafeBufferPointer<UInt8>, canonical: Bool) -> [UInt8]? {
+        var n = input.count
+        if n % 4 == 0, n > 0, input[n - 1] == UInt8(ascii: "=") {
+            n -= input[n - 2] == UInt8(ascii: "=") ? 2 : 1
         }
-        guard chars.count % 4 != 1 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(chars.count * 3 / 4)
-        var acc: UInt32 = 0, bits = 0
-        let ok: Bool = table.withUnsafeBufferPointer { t in
-            chars.withUnsafeBufferPointer { c in
-                for ch in c {
-                    let v = t[Int(ch)]
-                    guard v != 0xff else { return false }
-                    acc = acc << 6 | UInt32(v)
-                    bits += 6
-                    if bits >= 8 {
-                        bits -= 8
-                        out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+        guard n % 4 != 1, !input[..<n].contains(UInt8(ascii: "=")) else { return nil }
+        let full = n / 4 * 3, count = full + (n % 4 == 0 ? 0 : n % 4 - 1)
+        var valid = true
+        let out = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+            table.withUnsafeBufferPointer { t in
+                var i = 0, o = 0
+                while i + 4 <= n {
+                    let a = t[Int(input[i])], b = t[Int(input[i + 1])], c = t[Int(input[i + 2])], d = t[Int(input[i + 3])]
+                    guard (a | b | c | d) & 0xc0 == 0 else {
+                        valid = false
+                        return
                     }
+                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    out[o] = UInt8(truncatingIfNeeded: v >> 16)
+                    out[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                    out[o + 2] = UInt8(truncatingIfNeeded: v)
+                    i += 4
+                    o += 3
                 }
-                return true
+                switch n - i {
+                case 2:
+                    let a = t[Int(input[i])], b = t[Int(input[i + 1])]
+                    // The unused low bits must be zero in the canonical encoding.
+                    guard (a | b) & 0xc0 == 0, !canonical || b & 0x0f == 0 else {
+                        valid = false
+                        return
+                    }
+                    out[o] = a << 2 | b >> 4
+                case 3:
+                    let a = t[Int(input[i])], b = t[Int(input[i + 1])], c = t[Int(input[i + 2])]
+                    guard (a | b | c) & 0xc0 == 0, !canonical || c & 0x03 == 0 else {
+                        valid = false
+                        return
+                    }
+                    out[o] = a << 2 | b >> 4
+                    out[o + 1] = b << 4 | c >> 2
+                default: break
+                }
             }
+            initialized = valid ? count : 0
         }
-        guard ok else { return nil }
-        if canonical && acc & ((1 << UInt32(bits)) - 1) != 0 { return nil }
-        return out
+        return valid ? out : nil
     }
 }

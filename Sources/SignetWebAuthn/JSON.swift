@@ -71,9 +71,10 @@ public struct StrictJSON: Sendable {
             switch c {
             case UInt8(ascii: "{"):
                 index += 1
-                var object: [String: JSONValue] = [:]
                 skipWhitespace()
-                if peek == UInt8(ascii: "}") { index += 1; return .object(object) }
+                if peek == UInt8(ascii: "}") { index += 1; return .object([:]) }
+                // Members first, then a dictionary of the right size: no rehashing as it grows.
+                var members: [(String, JSONValue)] = []
                 while true {
                     skipWhitespace()
                     guard peek == UInt8(ascii: "\"") else { throw .malformed("JSON: object key must be a string") }
@@ -81,11 +82,14 @@ public struct StrictJSON: Sendable {
                     skipWhitespace()
                     try expect(":")
                     skipWhitespace()
-                    let v = try value(depth: depth + 1)
-                    guard object.updateValue(v, forKey: key) == nil else { throw .malformed("JSON: duplicate key \"\(key)\"") }
+                    members.append((key, try value(depth: depth + 1)))
                     skipWhitespace()
                     if peek == UInt8(ascii: ",") { index += 1; continue }
                     try expect("}")
+                    var object = [String: JSONValue](minimumCapacity: members.count)
+                    for (key, v) in members {
+                        guard object.updateValue(v, forKey: key) == nil else { throw .malformed("JSON: duplicate key \"\(key)\"") }
+                    }
                     return .object(object)
                 }
             case UInt8(ascii: "["):

@@ -148,6 +148,45 @@ import Testing
         }
     }
 
+    @Test("base64url: the decoder agrees with a bit-at-a-time reference on 20,000 random strings, valid or not")
+    func base64urlDifferential() {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        func reference(_ text: [UInt8], canonical: Bool) -> [UInt8]? {
+            var chars = text
+            if chars.count % 4 == 0, let pad = chars.firstIndex(of: UInt8(ascii: "=")) {
+                guard chars.count - pad <= 2, chars[pad...].allSatisfy({ $0 == UInt8(ascii: "=") }) else { return nil }
+                chars.removeSubrange(pad...)
+            }
+            guard chars.count % 4 != 1 else { return nil }
+            var out: [UInt8] = [], acc: UInt32 = 0, bits = 0
+            for c in chars {
+                guard let v = alphabet.firstIndex(of: c) else { return nil }
+                acc = acc << 6 | UInt32(v)
+                bits += 6
+                if bits >= 8 {
+                    bits -= 8
+                    out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+                }
+            }
+            if canonical && acc & ((1 << UInt32(bits)) - 1) != 0 { return nil }
+            return out
+        }
+        let pool = alphabet + Array("=+/ .".utf8)
+        var state: UInt64 = 42
+        for round in 0..<20_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let length = Int(state >> 59)
+            var text: [UInt8] = []
+            for k in 0..<length {
+                let r = (state >> UInt64(k % 50)) &+ UInt64(k) &* 0x9e37
+                // Mostly alphabet characters, sometimes padding or an invalid one.
+                text.append(r % 16 == 0 ? pool[64 + Int(r / 16 % 5)] : alphabet[Int(r % 64)])
+            }
+            let canonical = round % 2 == 0
+            #expect(Base64URL.decode(bytes: text, canonical: canonical) == reference(text, canonical: canonical), "\(String(decoding: text, as: UTF8.self))")
+        }
+    }
+
     @Test("authenticator data: every length below the minimum is refused")
     func authenticatorDataShort() {
         for n in 0..<37 {
