@@ -64,12 +64,21 @@ public struct ServerConfiguration: Sendable {
     public var residentKey = "required"
     public var algorithms: [COSEAlgorithm] = [.es256, .eddsa, .rs256]
     public var trustAnchorFiles: [String] = []
-    public var threads = 4
+    /// HTTP worker threads; `nil` picks ``workerThreads``'s default.
+    public var threads: Int?
     public var maxBodyBytes = 64 * 1024
     public var requestDeadline = 30.0
     public var idleTimeout = 15
     public var maxConnections = 4096
     public var maxConnectionsPerIP = 1024
+
+    /// `threads`, or by default one per processor with SQLite (a request never waits for the
+    /// disk, so more threads would only take turns at the store's lock) and four per processor
+    /// with PostgreSQL (a worker waits for each query's round trip).
+    public var workerThreads: Int {
+        let processors = ProcessInfo.processInfo.activeProcessorCount
+        return threads ?? (database.hasPrefix("sqlite:") ? max(2, processors) : 4 * processors)
+    }
     public var connectionMemoryBytes = 16 * 1024
     public var accessLog = true
     /// Seconds an action challenge lives, and an action token.

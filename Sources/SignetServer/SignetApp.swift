@@ -30,7 +30,7 @@ public final class SignetApp: @unchecked Sendable {
         store: (any Store)? = nil, clock: @escaping @Sendable () -> Date = { Date() }, log: AccessLog? = nil
     ) throws {
         self.configuration = configuration
-        let store = try store ?? SignetApp.openStore(configuration.database, connections: configuration.threads + 2)
+        let store = try store ?? SignetApp.openStore(configuration.database, connections: configuration.workerThreads + 2)
         self.store = store
         let kek = try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
         let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime))
@@ -43,7 +43,7 @@ public final class SignetApp: @unchecked Sendable {
         var http = HTTPServer.Configuration()
         http.host = configuration.listenHost
         http.port = configuration.listenPort
-        http.threads = configuration.threads
+        http.threads = configuration.workerThreads
         http.connectionLimit = configuration.maxConnections
         http.perIPConnectionLimit = configuration.maxConnectionsPerIP
         http.idleTimeout = configuration.idleTimeout

@@ -18,6 +18,17 @@ import Testing
          "tokens": {"access_token_ttl": 600}, "user_verification": "required", "limits": {"max_body_bytes": 32768}}
         """
 
+    @Test("worker threads: one per processor with SQLite, four per processor with PostgreSQL, unless set")
+    func workerThreads() {
+        let processors = ProcessInfo.processInfo.activeProcessorCount
+        var c = ServerConfiguration.development(port: 8080, database: "sqlite:x.db")
+        #expect(c.workerThreads == max(2, processors))
+        c.database = "postgres://signet@127.0.0.1/signet"
+        #expect(c.workerThreads == 4 * processors)
+        c.threads = 3
+        #expect(c.workerThreads == 3)
+    }
+
     @Test("a full configuration loads, with the Android origin derived")
     func loads() throws {
         let c = try ConfigurationLoader.load(file: try Self.write(Self.valid), environment: [:])
