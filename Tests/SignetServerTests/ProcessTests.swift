@@ -25,6 +25,27 @@ import Testing
 
     static func freePort() -> UInt16 { freeLoopbackPort() }
 
+    @Test("bench login runs complete sign-ins against its own server and prints every figure, closed and open loop")
+    func benchLogin() throws {
+        for extra in [[String](), ["--rate", "40"]] {
+            let (status, output) = try Self.run(["bench", "login", "--duration", "1.5", "--concurrency", "4", "--idle-connections", "20", "--json"] + extra)
+            #expect(status == 0, "\(output)")
+            let report = try StrictJSON().parse(Array(output.utf8))
+            func number(_ key: String) -> Double? {
+                guard case .number(let text)? = report[key] else { return nil }
+                return Double(text)
+            }
+            #expect((number("signins") ?? 0) > 4 && number("failures") == 0, "\(output)")
+            for key in ["signins_per_s", "p50_ms", "p95_ms", "p99_ms", "server_cpu_us_per_signin", "floor_cpu_us", "ratio_vs_floor",
+                        "service_cpu_us_per_signin", "rss_mib_idle_connections"] {
+                #expect((number(key) ?? 0) > 0, "\(key) in \(output)")
+            }
+            #expect(number("p50_ms")! <= number("p99_ms")!)
+            if !extra.isEmpty { #expect(number("open_loop_rate_per_s") == 40) }
+        }
+        #expect(try Self.run(["bench", "login", "--client-threads", "0"]).0 == 2)
+    }
+
     @Test("signet origin prints the apk-key-hash origin; a bad fingerprint is a usage error")
     func origin() throws {
         let (status, output) = try Self.run(["origin", "B3:5D:8D:A5:8A:F0:E4:59:8A:B9:2C:40:05:BE:D4:06:CD:87:CE:65:E7:5C:2A:48:E9:7C:DA:98:6B:A9:1B:5E"])
