@@ -25,6 +25,8 @@ final class LoadDriver: @unchecked Sendable {
         var started: UInt64 = 0
         /// Open loop: when the next sign-in is due.
         var due: UInt64 = 0
+        /// When the connection last finished a sign-in (nanoseconds).
+        var idleSince: UInt64 = 0
 
         enum Stage { case idle, challenge, token }
 
@@ -144,6 +146,15 @@ final class LoadDriver: @unchecked Sendable {
 
     /// Opens the connection if needed and sends the challenge request.
     private func begin(_ client: Client) -> String? {
+        // A connection left idle for a while (open loop at a low rate) may have been closed by
+        // the server's idle timeout: look before sending on it, and reconnect if so.
+        if client.fd >= 0 && Self.now() - client.idleSince > 1_000_000_000 {
+            var byte: UInt8 = 0
+            if recv(client.fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 0 {
+                close(client.fd)
+                client.fd = -1
+            }
+        }
         if client.fd < 0 {
             guard let fd = Self.connect(client.target) else { return "connect to \(client.target.host):\(client.target.port) failed" }
             client.fd = fd
@@ -204,7 +215,8 @@ final class LoadDriver: @unchecked Sendable {
                 ])) { return why }
             case .token:
                 guard json["access_token"]?.string != nil else { return "no access token" }
-                outcome.latencies.append(Double(Self.now() - client.started) / 1e9)
+                client.idleSince = Self.now()
+                outcome.latencies.append(Double(client.idleSince - client.started) / 1e9)
                 client.stage = .idle
             case .idle:
                 return "an answer nobody asked for"

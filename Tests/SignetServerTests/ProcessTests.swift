@@ -46,6 +46,33 @@ import Testing
         #expect(try Self.run(["bench", "login", "--client-threads", "0"]).0 == 2)
     }
 
+    @Test("bench login in open loop reconnects where the server closed an idle keep-alive connection")
+    func benchLoginIdleConnections() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-idle-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = Self.freePort()
+        let server = Process()
+        server.executableURL = Self.binary
+        server.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
+        server.environment = ProcessInfo.processInfo.environment.merging(["SIGNET_LIMITS_IDLE_TIMEOUT": "1", "SIGNET_ACCESS_LOG": "false"]) { $1 }
+        server.currentDirectoryURL = directory
+        server.standardError = FileHandle.nullDevice
+        server.standardOutput = FileHandle.nullDevice
+        try server.run()
+        defer { if server.isRunning { server.terminate() } }
+        try #require(Loopback.waitUntilHealthy(port: port, running: { server.isRunning }))
+        // Each of 2 clients signs in every 2.5 s; the server drops connections idle for 1 s.
+        let (status, output) = try Self.run([
+            "bench", "login", "--url", "http://127.0.0.1:\(port)", "--concurrency", "2", "--rate", "0.8", "--duration", "5",
+            "--idle-connections", "0", "--json",
+        ])
+        #expect(status == 0)
+        let report = try StrictJSON().parse(Array(output.utf8))
+        #expect(report["failures"] == .int(0), "\(output)")
+        #expect(report["signins"].flatMap { if case .number(let n) = $0 { Int(n) } else { nil } } ?? 0 >= 3, "\(output)")
+    }
+
     @Test("signet origin prints the apk-key-hash origin; a bad fingerprint is a usage error")
     func origin() throws {
         let (status, output) = try Self.run(["origin", "B3:5D:8D:A5:8A:F0:E4:59:8A:B9:2C:40:05:BE:D4:06:CD:87:CE:65:E7:5C:2A:48:E9:7C:DA:98:6B:A9:1B:5E"])
