@@ -7,23 +7,23 @@ enum JWT {
     /// Signs `claims` with the ring's current key; `type` goes into the `typ` header
     /// (`at+jwt` for access tokens, RFC 9068 §2.1).
     static func sign(claims: [String: JSONValue], type: String, keys: KeyRing) throws -> String {
+        var payload = JSONObjectWriter()
+        for (name, value) in claims { payload.add(name, value) }
+        return try sign(payload: payload, type: type, keys: keys)
+    }
+
+    /// Signs the claims `payload` already holds.
+    static func sign(payload: JSONObjectWriter, type: String, keys: KeyRing) throws -> String {
         let (kid, key) = keys.signingKey
-        // The JWS signing input (RFC 7515 §5.1), built as bytes. Claims keep the dictionary's
-        // order: JSON objects are unordered, so they need no sorting.
-        var header: [UInt8] = []
-        JSONValue.object(["alg": .string("ES256"), "typ": .string(type), "kid": .string(kid)]).write(to: &header)
-        var body: [UInt8] = [UInt8(ascii: "{")]
-        body.reserveCapacity(512)
-        for (name, value) in claims {
-            if body.count > 1 { body.append(UInt8(ascii: ",")) }
-            JSONValue.quote(name, into: &body)
-            body.append(UInt8(ascii: ":"))
-            value.write(to: &body)
-        }
-        body.append(UInt8(ascii: "}"))
+        var header = JSONObjectWriter(capacity: 64)
+        header.add("alg", "ES256")
+        header.add("kid", kid)
+        header.add("typ", type)
+        let body = payload.serializedBytes
+        // The JWS signing input (RFC 7515 §5.1), then the signature.
         var token: [UInt8] = []
-        token.reserveCapacity((header.count + body.count) * 4 / 3 + 100)
-        Base64URL.append(header, to: &token)
+        token.reserveCapacity((64 + body.count) * 4 / 3 + 100)
+        Base64URL.append(header.serializedBytes, to: &token)
         token.append(UInt8(ascii: "."))
         Base64URL.append(body, to: &token)
         let der = try key.sign(token, scheme: .ecdsa(.sha256))

@@ -34,7 +34,7 @@ extension SignetService {
             // token: one transaction, which fails as a whole if the session was used meanwhile.
             try commit([.useSession(id: session.id, expiresAt: session.expiresAt)] + proof.writes + (refresh.map { [StoreWrite.refreshToken($0)] } ?? []),
                        signUp: ceremony == "sign_up")
-            return Self.json(200, tokens.wire)
+            return .json(200, tokens.wireBytes)
         }
     }
 
@@ -179,24 +179,34 @@ extension SignetService {
         let now = nowMillis / 1000
         // One draw from the generator for the token ID and the refresh token.
         let fresh = random(48)
-        let amrJSON = JSONValue.array(amr.map(JSONValue.string))
-        let access = try JWT.sign(claims: [
-            "iss": .string(configuration.issuer), "sub": .string(user.id), "aud": .string(aud), "client_id": .string(client.id),
-            "scope": .string(scope), "iat": .int(now), "exp": .int(now + Int64(configuration.accessTokenLifetime)),
-            "jti": .string(Base64URL.encode(fresh[0..<16])), "auth_time": .int(authTime), "amr": amrJSON,
-        ], type: "at+jwt", keys: keys)
+        var access = JSONObjectWriter(capacity: 400)
+        access.add("iss", configuration.issuer)
+        access.add("sub", user.id)
+        access.add("aud", aud)
+        access.add("client_id", client.id)
+        access.add("scope", scope)
+        access.add("iat", now)
+        access.add("exp", now + Int64(configuration.accessTokenLifetime))
+        access.add("jti", Base64URL.encode(fresh[0..<16]))
+        access.add("auth_time", authTime)
+        access.add("amr", strings: amr)
+        let accessToken = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
         var idToken: String?
         if scopes.contains("openid") {
-            var claims: [String: JSONValue] = [
-                "iss": .string(configuration.issuer), "sub": .string(user.id), "aud": .string(client.id), "iat": .int(now),
-                "exp": .int(now + Int64(configuration.idTokenLifetime)), "auth_time": .int(authTime), "amr": amrJSON,
-            ]
+            var claims = JSONObjectWriter(capacity: 400)
+            claims.add("iss", configuration.issuer)
+            claims.add("sub", user.id)
+            claims.add("aud", client.id)
+            claims.add("iat", now)
+            claims.add("exp", now + Int64(configuration.idTokenLifetime))
+            claims.add("auth_time", authTime)
+            claims.add("amr", strings: amr)
             if scopes.contains("email") {
-                claims["email"] = .string(user.email)
-                claims["email_verified"] = .bool(user.emailVerified)
+                claims.add("email", user.email)
+                claims.add("email_verified", user.emailVerified)
             }
-            if scopes.contains("profile") { claims["name"] = user.name.map(JSONValue.string) ?? .null }
-            idToken = try JWT.sign(claims: claims, type: "JWT", keys: keys)
+            if scopes.contains("profile") { claims.add("name", user.name.map(JSONValue.string) ?? .null) }
+            idToken = try JWT.sign(payload: claims, type: "JWT", keys: keys)
         }
         var refresh: String?
         var row: RefreshTokenRow?
@@ -207,7 +217,7 @@ extension SignetService {
                 hash: Digest.sha256.hash(token), family: Base64URL.encode(timeOrderedID()), userID: user.id, clientID: client.id, scope: scope,
                 authTime: authTime, amr: amr, expiresAt: nowMillis + Int64(configuration.refreshTokenLifetime) * 1000, createdAt: nowMillis)
         }
-        return (TokenResponse(access_token: access, refresh_token: refresh, id_token: idToken, expires_in: configuration.accessTokenLifetime, scope: scope), row)
+        return (TokenResponse(access_token: accessToken, refresh_token: refresh, id_token: idToken, expires_in: configuration.accessTokenLifetime, scope: scope), row)
     }
 
     /// The refresh grant: rotate (the presented token dies, a new one is born in its family);
@@ -234,7 +244,7 @@ extension SignetService {
             guard let user = try store.user(id: row.userID) else { throw APIError.grant("refresh_token_unknown", "the account no longer exists") }
             var (tokens, _) = try issueTokens(user: user, client: client, scope: row.scope, audience: body.audience, amr: row.amr, authTime: row.authTime, family: row.family)
             tokens.refresh_token = Base64URL.encode(newToken)
-            return Self.json(200, tokens.wire)
+            return .json(200, tokens.wireBytes)
         case .reused(_, let userID):
             audit("refresh_token_reused", "failure", reason: "refresh_token_reused", user: userID, client: client.id, request: request)
             throw APIError.grant("refresh_token_reused", "this refresh token was already used; every token of its sign-in is now revoked")

@@ -74,12 +74,16 @@ extension RevokeRequest {
 }
 
 extension TokenResponse {
-    var wire: JSONValue {
-        var object: [String: JSONValue] = ["access_token": .string(access_token), "token_type": .string(token_type), "expires_in": .int(expires_in)]
-        if let refresh_token { object["refresh_token"] = .string(refresh_token) }
-        if let id_token { object["id_token"] = .string(id_token) }
-        if let scope { object["scope"] = .string(scope) }
-        return .object(object)
+    /// The answer's JSON, written directly: it is built on every sign-in and refresh.
+    var wireBytes: [UInt8] {
+        var object = JSONObjectWriter(capacity: 1600)
+        object.add("access_token", access_token)
+        object.add("token_type", token_type)
+        object.add("expires_in", Int64(expires_in))
+        if let refresh_token { object.add("refresh_token", refresh_token) }
+        if let id_token { object.add("id_token", id_token) }
+        if let scope { object.add("scope", scope) }
+        return object.serializedBytes
     }
 }
 

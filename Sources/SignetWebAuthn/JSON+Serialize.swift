@@ -106,3 +106,55 @@ extension JSONValue {
     /// A number value from an integer.
     public static func int<T: BinaryInteger>(_ value: T) -> JSONValue { .number(String(value)) }
 }
+
+/// A JSON object written member by member straight into bytes, in the order given (RFC 8259
+/// §4: an object's members are unordered), for answers built on every request where a
+/// dictionary of ``JSONValue``s would cost more than the writing.
+public struct JSONObjectWriter: Sendable {
+    private var bytes: [UInt8]
+
+    public init(capacity: Int = 256) {
+        bytes = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(capacity)
+    }
+
+    private mutating func name(_ name: String) {
+        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+        JSONValue.quote(name, into: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    public mutating func add(_ name: String, _ value: String) {
+        self.name(name)
+        JSONValue.quote(value, into: &bytes)
+    }
+
+    public mutating func add(_ name: String, _ value: Int64) {
+        self.name(name)
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    public mutating func add(_ name: String, _ value: Bool) {
+        self.name(name)
+        JSONValue.append(value ? "true" : "false", to: &bytes)
+    }
+
+    public mutating func add(_ name: String, _ value: JSONValue) {
+        self.name(name)
+        value.write(to: &bytes)
+    }
+
+    /// An array of strings.
+    public mutating func add(_ name: String, strings: [String]) {
+        self.name(name)
+        bytes.append(UInt8(ascii: "["))
+        for (i, s) in strings.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONValue.quote(s, into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// The object's text.
+    public var serializedBytes: [UInt8] { bytes + [UInt8(ascii: "}")] }
+}

@@ -113,6 +113,22 @@ import Testing
         }
     }
 
+    @Test("JSON: an object written member by member parses back to the same members")
+    func jsonObjectWriter() throws {
+        #expect(JSONObjectWriter().serializedBytes == Array("{}".utf8))
+        var writer = JSONObjectWriter(capacity: 8)
+        writer.add("s", "quote \" backslash \\ newline \n é")
+        writer.add("n", Int64(-42))
+        writer.add("b", true)
+        writer.add("a", strings: ["x", "y\"z"])
+        writer.add("empty", strings: [])
+        writer.add("v", JSONValue.object(["k": .null]))
+        #expect(try StrictJSON().parse(writer.serializedBytes) == .object([
+            "s": .string("quote \" backslash \\ newline \n é"), "n": .number("-42"), "b": .bool(true),
+            "a": .array([.string("x"), .string("y\"z")]), "empty": .array([]), "v": .object(["k": .null]),
+        ]))
+    }
+
     @Test("JSON: refused input", arguments: [
         "", "{", "[1,]", "{\"a\":1,}", "{\"a\":1,\"a\":2}", "01", "1.", "-", "\"\\ud800\"", "\"\\udc00x\"", "\"\\x\"",
         "\"a\u{01}\"", "tru", "nul", "[1] [2]", "{a:1}", "'a'", "\"unterminated",
