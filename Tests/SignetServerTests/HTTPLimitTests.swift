@@ -6,6 +6,54 @@ import Testing
 
 /// Hostile clients: each gets a 4xx or a closed connection, and the server keeps serving.
 @Suite struct HTTPLimitTests {
+    @Test("hostile bytes on the wire: Signet's errors carry a JSON reason, the rest are libmicrohttpd's 4xx/5xx, nothing crashes")
+    func hostileRequests() throws {
+        let server = try TestServer()
+        var state: UInt64 = 0xbad5eed
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        let templates: [[UInt8]] = [
+            Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+            Array("POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 17\r\n\r\n{\"grant_type\":1}".utf8),
+            Array("POST /passkey/challenge HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n0\r\n\r\n".utf8),
+        ]
+        var answered = 0
+        for round in 0..<120 {
+            var bytes = templates[round % templates.count]
+            // Flip, insert or cut bytes at random places: broken request lines, headers, lengths, chunks.
+            for _ in 0..<(1 + Int(next() % 6)) {
+                let at = Int(next() % UInt64(max(1, bytes.count)))
+                switch next() % 4 {
+                case 0: bytes[at] = UInt8(truncatingIfNeeded: next())
+                case 1: bytes.insert(contentsOf: [UInt8](repeating: UInt8(truncatingIfNeeded: next()), count: Int(next() % 40)), at: at)
+                case 2: bytes.removeSubrange(at..<min(bytes.count, at + Int(next() % 8)))
+                default: bytes.insert(contentsOf: Array(["\r\n", ":", " ", "\0", "-1", "99999999999999999999"][Int(next() % 6)].utf8), at: at)
+                }
+            }
+            let client = HTTPClient(port: server.port, timeout: 0.15)
+            try client.write(bytes)
+            if let response = try? client.readResponse() {
+                answered += 1
+                if response.headers["content-type"] == "application/json" {
+                    // Signet's own answer: success, or an error with a machine-readable reason.
+                    if response.status >= 400 {
+                        #expect((400..<500).contains(response.status) || response.status == 503, "\(response.status) \(response.text)")
+                        #expect((try? StrictJSON().parse(response.body))?["reason"]?.string != nil, "\(response.text)")
+                    }
+                } else {
+                    // Bytes that are not HTTP never reach Signet: libmicrohttpd refuses them itself.
+                    #expect([400, 413, 431, 501, 505].contains(response.status), "\(response.status) \(response.text)")
+                }
+            }
+            client.close()
+        }
+        #expect(answered > 30)
+        #expect(try server.get("/healthz").status == 200)
+        #expect(try server.post("/passkey/challenge", .object(["client_id": .string("app")])).status == 200)
+    }
+
     @Test("access-log timestamps agree with Foundation's calendar from 1970 to 2200, leap days included")
     func accessLogTimestamps() {
         let formatter = ISO8601DateFormatter()
