@@ -96,25 +96,33 @@ public final class HTTPClient: @unchecked Sendable {
     /// Reads one response from the connection.
     public func readResponse() throws -> Response {
         while true {
-            if let end = headerEnd() {
-                let headText = String(decoding: buffer[..<end], as: UTF8.self)
-                var lines = headText.components(separatedBy: "\r\n")
-                let statusLine = lines.removeFirst().split(separator: " ")
-                guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw Failure(description: "bad status line") }
-                var headers: [String: String] = [:]
-                for line in lines {
-                    guard let colon = line.firstIndex(of: ":") else { continue }
-                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-                }
-                let length = Int(headers["content-length"] ?? "0") ?? 0
-                while buffer.count < end + 4 + length { try fill() }
-                let body = Array(buffer[(end + 4)..<(end + 4 + length)])
-                buffer.removeFirst(end + 4 + length)
-                if headers["connection"]?.lowercased() == "close" { close() }
-                return Response(status: status, headers: headers, body: body)
+            if let response = try Self.takeResponse(from: &buffer) {
+                if response.headers["connection"]?.lowercased() == "close" { close() }
+                return response
             }
             try fill()
         }
+    }
+
+    /// Removes one whole response (status line, headers, `Content-Length` body) from the front
+    /// of `buffer`, or returns `nil` while it is incomplete. For readers of their own sockets
+    /// too, such as `signet bench login`'s event loops.
+    public static func takeResponse(from buffer: inout [UInt8]) throws -> Response? {
+        guard let end = headerEnd(buffer) else { return nil }
+        let headText = String(decoding: buffer[..<end], as: UTF8.self)
+        var lines = headText.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw Failure(description: "bad status line") }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let length = Int(headers["content-length"] ?? "0") ?? 0
+        guard buffer.count >= end + 4 + length else { return nil }
+        let body = Array(buffer[(end + 4)..<(end + 4 + length)])
+        buffer.removeFirst(end + 4 + length)
+        return Response(status: status, headers: headers, body: body)
     }
 
     /// Whether the server has closed the connection (reads until EOF or timeout).
@@ -128,7 +136,7 @@ public final class HTTPClient: @unchecked Sendable {
         }
     }
 
-    private func headerEnd() -> Int? {
+    private static func headerEnd(_ buffer: [UInt8]) -> Int? {
         guard buffer.count >= 4 else { return nil }
         for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 { return i }
         return nil

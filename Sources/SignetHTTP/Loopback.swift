@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Glibc
 
 /// Loopback helpers for tools and tests that start servers: a port the kernel picks, and a wait
@@ -38,5 +38,45 @@ public enum Loopback {
             usleep(50_000)
         }
         return false
+    }
+}
+
+/// A server in a child process on a free loopback port, working in a temporary directory of its
+/// own: started by ``init(executable:arguments:environment:)``, which returns once it answers
+/// `GET /healthz`, and stopped (its directory removed) when this object goes away. The load
+/// generator and the tests start `signet serve` this way.
+public final class LoopbackProcess: @unchecked Sendable {
+    public let port: UInt16
+    /// The child's working directory (a development server keeps its database there).
+    public let directory: URL
+    private let process = Process()
+
+    /// - Parameter arguments: the command line, given the port to listen on.
+    public init(executable: URL, arguments: (UInt16) -> [String], environment: [String: String]? = nil) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = try Loopback.freePort()
+        process.executableURL = executable
+        process.arguments = arguments(port)
+        if let environment { process.environment = environment }
+        process.currentDirectoryURL = directory
+        process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let process = self.process
+        guard Loopback.waitUntilHealthy(port: port, running: { process.isRunning }) else {
+            stop()
+            throw HTTPClient.Failure(description: "\(executable.lastPathComponent) did not start answering on port \(port)")
+        }
+    }
+
+    deinit { stop() }
+
+    private func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SignetAPI
+import SignetHTTP
 import SignetSoftware
 import SignetWebAuthn
 
@@ -200,9 +201,18 @@ final class LoadDriver: @unchecked Sendable {
                 return n == 0 ? "connection closed by the server" : "receive failed (errno \(errno))"
             }
         }
-        while let (status, body) = Self.takeResponse(&client.input) {
-            guard status == 200 else { return "\(client.stage == .challenge ? "/passkey/challenge" : "/oauth/token") answered \(status): \(String(decoding: body, as: UTF8.self))" }
-            guard let json = try? StrictJSON().parse(body) else { return "an answer is not JSON" }
+        while true {
+            let taken: HTTPClient.Response?
+            do {
+                taken = try HTTPClient.takeResponse(from: &client.input)
+            } catch {
+                return "\(error)"
+            }
+            guard let response = taken else { break }
+            guard response.status == 200 else {
+                return "\(client.stage == .challenge ? "/passkey/challenge" : "/oauth/token") answered \(response.status): \(response.text)"
+            }
+            guard let json = try? StrictJSON().parse(response.body) else { return "an answer is not JSON" }
             switch client.stage {
             case .challenge:
                 guard let session = json["auth_session"]?.string,
@@ -223,29 +233,6 @@ final class LoadDriver: @unchecked Sendable {
             }
         }
         return nil
-    }
-
-    /// Removes one whole response (status line, headers, `Content-Length` body) from the front
-    /// of `buffer`, or returns `nil` while it is incomplete.
-    static func takeResponse(_ buffer: inout [UInt8]) -> (status: Int, body: [UInt8])? {
-        guard buffer.count >= 4 else { return nil }
-        var end = -1
-        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
-            end = i
-            break
-        }
-        guard end >= 0 else { return nil }
-        let head = String(decoding: buffer[..<end], as: UTF8.self)
-        let lines = head.split(separator: "\r\n")
-        guard let first = lines.first, case let parts = first.split(separator: " "), parts.count >= 2, let status = Int(parts[1]) else { return (0, []) }
-        var length = 0
-        for line in lines.dropFirst() where line.lowercased().hasPrefix("content-length:") {
-            length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
-        }
-        guard buffer.count >= end + 4 + length else { return nil }
-        let body = Array(buffer[(end + 4)..<(end + 4 + length)])
-        buffer.removeFirst(end + 4 + length)
-        return (status, body)
     }
 
     /// A non-blocking TCP connection with Nagle off, or `nil`.

@@ -56,36 +56,6 @@ struct LoginBenchmark {
 
     struct Failure: Error, CustomStringConvertible { let description: String }
 
-    /// A development server in a temporary directory, in its own process.
-    final class OwnServer {
-        let process = Process()
-        let directory: URL
-        let port: UInt16
-
-        init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-bench-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            port = try Loopback.freePort()
-            process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
-            process.currentDirectoryURL = directory
-            process.standardError = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let process = self.process
-            guard Loopback.waitUntilHealthy(port: port, running: { process.isRunning }) else {
-                throw Failure(description: "the development server did not start")
-            }
-        }
-
-        deinit {
-            process.terminate()
-            process.waitUntilExit()
-            try? FileManager.default.removeItem(at: directory)
-        }
-
-    }
-
     struct Target {
         let host: String
         let port: UInt16
@@ -190,7 +160,7 @@ struct LoginBenchmark {
     }
 
     func measure() throws -> Report {
-        var own: OwnServer?
+        var own: LoopbackProcess?
         var targets: [Target] = []
         if let url {
             for item in url.split(separator: ",") {
@@ -201,7 +171,12 @@ struct LoginBenchmark {
                 targets.append(Target(host: host == "localhost" ? "127.0.0.1" : host, port: UInt16(port), origin: origin ?? "http://\(rpID):\(port)", rpID: rpID))
             }
         } else {
-            own = try OwnServer()
+            do {
+                // A development server of its own, in a temporary directory.
+                own = try LoopbackProcess(executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()) { ["serve", "--listen", "127.0.0.1:\($0)"] }
+            } catch {
+                throw Failure(description: "the development server did not start")
+            }
             targets = [Target(host: "127.0.0.1", port: own!.port, origin: origin ?? "http://localhost:\(own!.port)", rpID: "localhost")]
         }
         _ = own

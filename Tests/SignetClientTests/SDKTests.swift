@@ -9,30 +9,16 @@ import Testing
 final class ServerProcess: @unchecked Sendable {
     static let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent(".build/debug/signet")
-    let process = Process()
-    let directory: URL
-    let port: UInt16
+    let server: LoopbackProcess
+    var port: UInt16 { server.port }
+    var directory: URL { server.directory }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-sdk-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try Loopback.freePort()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
-        process.currentDirectoryURL = directory
-        process.standardError = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let process = self.process
-        guard Loopback.waitUntilHealthy(port: port, running: { process.isRunning }) else {
+        do {
+            server = try LoopbackProcess(executable: Self.binary) { ["serve", "--listen", "127.0.0.1:\($0)"] }
+        } catch {
             throw SignetError(.unreachable, "signet serve did not start")
         }
-    }
-
-    deinit {
-        process.terminate()
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: directory)
     }
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }

@@ -48,20 +48,10 @@ import Testing
 
     @Test("bench login in open loop reconnects where the server closed an idle keep-alive connection")
     func benchLoginIdleConnections() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-idle-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let port = Self.freePort()
-        let server = Process()
-        server.executableURL = Self.binary
-        server.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
-        server.environment = ProcessInfo.processInfo.environment.merging(["SIGNET_LIMITS_IDLE_TIMEOUT": "1", "SIGNET_ACCESS_LOG": "false"]) { $1 }
-        server.currentDirectoryURL = directory
-        server.standardError = FileHandle.nullDevice
-        server.standardOutput = FileHandle.nullDevice
-        try server.run()
-        defer { if server.isRunning { server.terminate() } }
-        try #require(Loopback.waitUntilHealthy(port: port, running: { server.isRunning }))
+        let server = try LoopbackProcess(
+            executable: Self.binary, arguments: { ["serve", "--listen", "127.0.0.1:\($0)"] },
+            environment: ProcessInfo.processInfo.environment.merging(["SIGNET_LIMITS_IDLE_TIMEOUT": "1", "SIGNET_ACCESS_LOG": "false"]) { $1 })
+        let port = server.port
         // Each of 2 clients signs in every 2.5 s; the server drops connections idle for 1 s.
         let (status, output) = try Self.run([
             "bench", "login", "--url", "http://127.0.0.1:\(port)", "--concurrency", "2", "--rate", "0.8", "--duration", "5",
