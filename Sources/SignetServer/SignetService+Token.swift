@@ -28,12 +28,26 @@ extension SignetService {
             let proof = ceremony == "sign_up"
                 ? try signUp(session, credential, client: client, request: request)
                 : try signIn(session, credential, client: client, request: request)
-            let (tokens, refresh) = try issueTokens(
-                user: proof.user, client: client, scope: body.scope, audience: body.audience, amr: proof.amr, authTime: nowMillis / 1000, family: nil)
+            // Everything that can refuse the request is checked before anything is written.
+            let grant = try tokenGrant(scope: body.scope, audience: body.audience)
+            let authTime = nowMillis / 1000
+            // One draw from the generator for the token ID and the refresh token.
+            let fresh = random(48)
+            let refresh = grant.offline
+                ? refreshToken(Array(fresh[16..<48]), userID: proof.userID, clientID: client.id, scope: grant.scope, amr: proof.amr, authTime: authTime, family: nil)
+                : nil
             // Using the session, the account or counter change, the audit event and the refresh
             // token: one transaction, which fails as a whole if the session was used meanwhile.
-            try commit([.useSession(id: session.id, expiresAt: session.expiresAt)] + proof.writes + (refresh.map { [StoreWrite.refreshToken($0)] } ?? []),
-                       signUp: ceremony == "sign_up")
+            let writes = proof.writes + (refresh.map { [StoreWrite.refreshToken($0.row)] } ?? [])
+            let user: UserRecord
+            if let use = proof.use {
+                user = try commitSignIn(use, writes: writes, client: client, request: request)
+            } else {
+                try commit([.useSession(id: session.id, expiresAt: session.expiresAt)] + writes, signUp: true)
+                user = proof.created!
+            }
+            var tokens = try issueTokens(user: user, client: client, grant: grant, amr: proof.amr, authTime: authTime, jti: Array(fresh[0..<16]))
+            tokens.refresh_token = refresh?.token
             return .json(200, tokens.wireBytes)
         }
     }
@@ -68,11 +82,14 @@ extension SignetService {
         }
     }
 
-    /// What a verified proof leads to: the account, its `amr`, and the writes to commit.
+    /// What a verified proof leads to: the account, its `amr`, and the writes to commit. A sign-up
+    /// carries the account it creates; a sign-in, the credential use its commit checks again.
     struct Proof {
-        let user: UserRecord
+        let userID: String
         let amr: [String]
         let writes: [StoreWrite]
+        var created: UserRecord?
+        var use: SignInUse?
     }
 
     /// Commits a verified ceremony's writes; for a sign-up, a uniqueness conflict means the email
@@ -90,6 +107,37 @@ extension SignetService {
             }
             throw APIError(409, "invalid_grant", "credential_exists", "this passkey is already registered")
         }
+    }
+
+    /// Commits a verified sign-in (``Store/completeSignIn(_:writes:)``) and returns the account as
+    /// it is now; a credential revoked, replaced or moved past meanwhile is refused here.
+    func commitSignIn(_ use: SignInUse, writes: [StoreWrite], client: ClientConfiguration, request: HTTPRequest) throws -> UserRecord {
+        let outcome: SignInOutcome
+        do {
+            outcome = try store.completeSignIn(use, writes: writes)
+        } catch {
+            if error.code == .conflict, error.detail == "auth_session_used" { throw APIError.grant("auth_session_unknown", "the auth_session was already used") }
+            throw error
+        }
+        switch outcome {
+        case .signedIn(let user):
+            credentialCache.setSignCount(use.credentialID, use.signCount)
+            return user
+        case .credentialUnknown:
+            credentialCache.remove(use.credentialID)
+            throw APIError.grant("credential_unknown", "this passkey is not registered")
+        case .credentialRevoked:
+            credentialCache.remove(use.credentialID)
+            throw APIError.grant("credential_revoked", "this passkey was revoked")
+        case .counterRegression(let stored):
+            credentialCache.setSignCount(use.credentialID, stored)
+            throw counterRegression(stored: stored, received: use.signCount, user: use.userID, client: client, credential: use.credentialID, request: request)
+        }
+    }
+
+    func counterRegression(stored: Int64, received: Int64, user: String, client: ClientConfiguration, credential: [UInt8], request: HTTPRequest) -> APIError {
+        audit("possible_cloned_authenticator", "failure", reason: "counter_regression", user: user, client: client.id, credential: credential, request: request)
+        return APIError.grant("counter_regression", "signature counter went from \(stored) to \(received): possible cloned authenticator")
     }
 
     func auditEvent(_ kind: String, user: String, client: String, credential: [UInt8], request: HTTPRequest) -> StoreWrite {
@@ -125,19 +173,16 @@ extension SignetService {
             signCount: Int64(result.signCount), aaguid: result.aaguid.uuidString.lowercased(), format: result.format,
             backupEligible: result.backupEligible, backupState: result.backupState,
             transports: (credential.response.transports ?? []).filter { $0.count <= 32 }.prefix(8).map { $0 }, name: nil, createdAt: nowMillis)
-        return Proof(user: user, amr: result.userVerified ? ["pop", "user"] : ["pop"], writes: [
+        return Proof(userID: userID, amr: result.userVerified ? ["pop", "user"] : ["pop"], writes: [
             .createUser(user, row), auditEvent("sign_up", user: userID, client: client.id, credential: result.credentialID, request: request),
-        ])
+        ], created: user)
     }
 
     func signIn(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, request: HTTPRequest) throws -> Proof {
         guard session.kind == .signIn else { throw APIError.grant("ceremony_mismatch", "an assertion was sent for a sign-up auth_session") }
         let rawID = try Self.bytes(credential.rawId, "rawId")
-        guard let (row, user) = try store.credentialAndUser(credentialID: rawID) else {
-            throw APIError.grant("credential_unknown", "this passkey is not registered")
-        }
-        guard row.revokedAt == nil else { throw APIError.grant("credential_revoked", "this passkey was revoked") }
-        if let expected = session.userID, expected != row.userID {
+        var (entry, cached) = try credentialEntry(rawID)
+        if let expected = session.userID, expected != entry.userID {
             throw APIError.grant("credential_unknown", "this passkey does not belong to the account that was named")
         }
         let handle = try credential.response.userHandle.map { text in try Self.bytes(text, "userHandle") }
@@ -147,52 +192,93 @@ extension SignetService {
             signature: try Self.bytes(credential.response.signature, "signature"), userHandle: handle?.isEmpty == true ? nil : handle,
             expectedChallenge: session.challenge, requireUserVerification: session.requireUserVerification,
             allowCredentials: session.allowCredentials.isEmpty ? nil : session.allowCredentials)
-        let record = CredentialRecord(
-            id: row.id, publicKey: row.publicKey, signCount: UInt32(clamping: row.signCount), backupEligible: row.backupEligible,
-            userHandle: user.handle)
-        let result: AuthenticationResult
-        do {
-            result = try rp.verifyAuthentication(assertion, credential: record, userIdentified: session.userID != nil)
-        } catch {
-            throw APIError.webAuthn(error)
+        func verify(_ entry: CredentialCache.Entry) throws -> AuthenticationResult {
+            let record = CredentialRecord(
+                id: rawID, publicKey: entry.publicKey, signCount: UInt32(clamping: entry.signCount), backupEligible: entry.backupEligible,
+                userHandle: entry.userHandle)
+            do {
+                return try rp.verifyAuthentication(assertion, credential: record, userIdentified: session.userID != nil)
+            } catch {
+                throw APIError.webAuthn(error)
+            }
+        }
+        var result = try verify(entry)
+        if case .regression = result.signCount, cached {
+            // The count kept in memory may be behind the database's: judge by the stored one.
+            credentialCache.remove(rawID)
+            (entry, _) = try credentialEntry(rawID)
+            result = try verify(entry)
         }
         if case .regression(let stored, let received) = result.signCount {
-            audit("possible_cloned_authenticator", "failure", reason: "counter_regression", user: user.id, client: client.id, credential: rawID, request: request)
-            throw APIError.grant("counter_regression", "signature counter went from \(stored) to \(received): possible cloned authenticator")
+            throw counterRegression(stored: Int64(stored), received: Int64(received), user: entry.userID, client: client, credential: rawID, request: request)
         }
-        return Proof(user: user, amr: result.userVerified ? ["pop", "user"] : ["pop"], writes: [
-            .recordUse(credentialID: rawID, signCount: Int64(result.newSignCount), backupState: result.backupState, at: nowMillis),
-            auditEvent("sign_in", user: user.id, client: client.id, credential: rawID, request: request),
-        ])
+        let use = SignInUse(
+            sessionID: session.id, sessionExpiresAt: session.expiresAt, credentialID: rawID, userID: entry.userID, publicKey: entry.publicKey,
+            signCount: Int64(result.newSignCount), backupState: result.backupState, at: nowMillis)
+        return Proof(userID: entry.userID, amr: result.userVerified ? ["pop", "user"] : ["pop"],
+                     writes: [auditEvent("sign_in", user: entry.userID, client: client.id, credential: rawID, request: request)], use: use)
+    }
+
+    /// The passkey `id` as a sign-in verifies it: from memory, or read from the store (and then
+    /// kept); `cached` tells which.
+    func credentialEntry(_ id: [UInt8]) throws -> (entry: CredentialCache.Entry, cached: Bool) {
+        if let entry = credentialCache.entry(id) { return (entry, true) }
+        guard let (row, user) = try store.credentialAndUser(credentialID: id) else {
+            throw APIError.grant("credential_unknown", "this passkey is not registered")
+        }
+        guard row.revokedAt == nil else { throw APIError.grant("credential_revoked", "this passkey was revoked") }
+        let entry = CredentialCache.Entry(row, handle: user.handle)
+        credentialCache.store(id, entry)
+        return (entry, false)
     }
 
     /// Scopes Signet understands; others in a request are dropped (RFC 6749 §3.3).
     static let knownScopes = ["openid", "profile", "email", "offline_access"]
 
-    /// Access token (RFC 9068), id token (OIDC Core §2) and, with `offline_access` and no family
-    /// yet, a refresh token, whose row the caller stores.
-    func issueTokens(user: UserRecord, client: ClientConfiguration, scope requested: String?, audience: String?, amr: [String], authTime: Int64, family: String?) throws -> (TokenResponse, RefreshTokenRow?) {
+    /// The scopes and audience a token request asks for, checked before anything is written.
+    struct TokenGrant {
+        let scopes: [String]
+        /// The granted scopes, space-separated, in Signet's order.
+        let scope: String
+        let audience: String
+        var offline: Bool { scopes.contains("offline_access") }
+    }
+
+    /// Scopes outside ``knownScopes`` are dropped; an audience that is not configured is refused.
+    func tokenGrant(scope requested: String?, audience: String?) throws -> TokenGrant {
         let scopes = requested.map { $0.split(separator: " ").map(String.init).filter(Self.knownScopes.contains) } ?? Self.knownScopes
-        let scope = Self.knownScopes.filter(scopes.contains).joined(separator: " ")
         let aud = audience ?? configuration.audiences[0]
         guard configuration.audiences.contains(aud) else { throw APIError(400, "invalid_request", "audience_not_allowed", "audience \"\(aud)\" is not configured") }
+        return TokenGrant(scopes: scopes, scope: Self.knownScopes.filter(scopes.contains).joined(separator: " "), audience: aud)
+    }
+
+    /// A new refresh token (32 random bytes, handed out once) and the row that stores its hash,
+    /// in `family`, or in a new family for a new sign-in.
+    func refreshToken(_ token: [UInt8], userID: String, clientID: String, scope: String, amr: [String], authTime: Int64, family: String?) -> (token: String, row: RefreshTokenRow) {
+        let now = nowMillis
+        return (Base64URL.encode(token), RefreshTokenRow(
+            hash: Digest.sha256.hash(token), family: family ?? Base64URL.encode(timeOrderedID()), userID: userID, clientID: clientID, scope: scope,
+            authTime: authTime, amr: amr, expiresAt: now + Int64(configuration.refreshTokenLifetime) * 1000, createdAt: now))
+    }
+
+    /// Access token (RFC 9068) and, with `openid`, id token (OIDC Core §2); the caller adds the
+    /// refresh token.
+    func issueTokens(user: UserRecord, client: ClientConfiguration, grant: TokenGrant, amr: [String], authTime: Int64, jti: [UInt8]) throws -> TokenResponse {
         let now = nowMillis / 1000
-        // One draw from the generator for the token ID and the refresh token.
-        let fresh = random(48)
         var access = JSONObjectWriter(capacity: 400)
         access.add("iss", configuration.issuer)
         access.add("sub", user.id)
-        access.add("aud", aud)
+        access.add("aud", grant.audience)
         access.add("client_id", client.id)
-        access.add("scope", scope)
+        access.add("scope", grant.scope)
         access.add("iat", now)
         access.add("exp", now + Int64(configuration.accessTokenLifetime))
-        access.add("jti", Base64URL.encode(fresh[0..<16]))
+        access.add("jti", Base64URL.encode(jti))
         access.add("auth_time", authTime)
         access.add("amr", strings: amr)
         let accessToken = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
         var idToken: String?
-        if scopes.contains("openid") {
+        if grant.scopes.contains("openid") {
             var claims = JSONObjectWriter(capacity: 400)
             claims.add("iss", configuration.issuer)
             claims.add("sub", user.id)
@@ -201,23 +287,14 @@ extension SignetService {
             claims.add("exp", now + Int64(configuration.idTokenLifetime))
             claims.add("auth_time", authTime)
             claims.add("amr", strings: amr)
-            if scopes.contains("email") {
+            if grant.scopes.contains("email") {
                 claims.add("email", user.email)
                 claims.add("email_verified", user.emailVerified)
             }
-            if scopes.contains("profile") { claims.add("name", user.name.map(JSONValue.string) ?? .null) }
+            if grant.scopes.contains("profile") { claims.add("name", user.name.map(JSONValue.string) ?? .null) }
             idToken = try JWT.sign(payload: claims, type: "JWT", keys: keys)
         }
-        var refresh: String?
-        var row: RefreshTokenRow?
-        if scopes.contains("offline_access"), family == nil {
-            let token = Array(fresh[16..<48])
-            refresh = Base64URL.encode(token)
-            row = RefreshTokenRow(
-                hash: Digest.sha256.hash(token), family: Base64URL.encode(timeOrderedID()), userID: user.id, clientID: client.id, scope: scope,
-                authTime: authTime, amr: amr, expiresAt: nowMillis + Int64(configuration.refreshTokenLifetime) * 1000, createdAt: nowMillis)
-        }
-        return (TokenResponse(access_token: accessToken, refresh_token: refresh, id_token: idToken, expires_in: configuration.accessTokenLifetime, scope: scope), row)
+        return TokenResponse(access_token: accessToken, refresh_token: nil, id_token: idToken, expires_in: configuration.accessTokenLifetime, scope: grant.scope)
     }
 
     /// The refresh grant: rotate (the presented token dies, a new one is born in its family);
@@ -227,7 +304,11 @@ extension SignetService {
         guard let presented = body.refresh_token.flatMap({ Base64URL.decode($0) }), presented.count == 32 else {
             throw APIError.grant("refresh_token_unknown", "the refresh token is not one Signet issued")
         }
-        let newToken = random(32)
+        // An audience that is not configured is refused before the token is rotated.
+        _ = try tokenGrant(scope: nil, audience: body.audience)
+        // One draw for the new refresh token and the access token's ID.
+        let fresh = random(48)
+        let newToken = Array(fresh[16..<48])
         let now = nowMillis
         let lifetime = Int64(configuration.refreshTokenLifetime) * 1000
         let outcome = try store.rotateRefreshToken(hash: Digest.sha256.hash(presented), next: { current in
@@ -242,7 +323,8 @@ extension SignetService {
                 throw APIError.grant("refresh_token_client_mismatch", "the refresh token was issued to another client")
             }
             guard let user = try store.user(id: row.userID) else { throw APIError.grant("refresh_token_unknown", "the account no longer exists") }
-            var (tokens, _) = try issueTokens(user: user, client: client, scope: row.scope, audience: body.audience, amr: row.amr, authTime: row.authTime, family: row.family)
+            let grant = try tokenGrant(scope: row.scope, audience: body.audience)
+            var tokens = try issueTokens(user: user, client: client, grant: grant, amr: row.amr, authTime: row.authTime, jti: Array(fresh[0..<16]))
             tokens.refresh_token = Base64URL.encode(newToken)
             return .json(200, tokens.wireBytes)
         case .reused(_, let userID):

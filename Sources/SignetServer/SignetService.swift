@@ -17,6 +17,8 @@ public final class SignetService: HTTPHandler, @unchecked Sendable {
     let random: RandomBytes
     private var router = Router<SignetService>()
     let sessions: SessionSealer
+    /// What sign-ins verify against, so a sign-in reads nothing before its one transaction.
+    let credentialCache = CredentialCache()
     let appleAssociation: [UInt8]
     let androidAssociation: [UInt8]
     let discovery: [UInt8]

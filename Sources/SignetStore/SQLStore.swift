@@ -155,6 +155,52 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
+    /// The use of a credential, made only while the credential is the one verified and its
+    /// counter moves forward (WebAuthn §7.2 step 23): checked and written in one statement, so two
+    /// sign-ins at once can never both pass against the same stored count.
+    static let guardedUseSQL = """
+        UPDATE credentials SET sign_count = ?, backup_state = ?, last_used_at = ?
+        WHERE id = ? AND user_id = ? AND public_key = ? AND revoked_at IS NULL AND (sign_count < ? OR (? = 0 AND sign_count = 0))
+        """
+
+    /// Thrown inside ``completeSignIn(_:writes:)``'s transaction to roll it back when the sign-in
+    /// is refused; never leaves it.
+    private static let refusal = StoreError(.conflict, "sign_in_refused")
+
+    public func completeSignIn(_ use: SignInUse, writes: [StoreWrite]) throws(StoreError) -> SignInOutcome {
+        var refused: SignInOutcome?
+        do {
+            return try locked { db throws(StoreError) in
+                try db.transaction { () throws(StoreError) -> SignInOutcome in
+                    try Self.apply(.useSession(id: use.sessionID, expiresAt: use.sessionExpiresAt), db)
+                    try db.query(Self.guardedUseSQL, [
+                        .int(use.signCount), .int(use.backupState ? 1 : 0), .int(use.at), .blob(use.credentialID), .text(use.userID),
+                        .blob(use.publicKey), .int(use.signCount), .int(use.signCount),
+                    ])
+                    guard db.changes == 1 else {
+                        // Why not: read once, on this rare path only.
+                        let row = try db.query("SELECT user_id, public_key, revoked_at, sign_count FROM credentials WHERE id = ?", [.blob(use.credentialID)]).first
+                        if let row, row[0].text == use.userID, row[1].blob == use.publicKey {
+                            refused = row[2].int != nil ? .credentialRevoked : .counterRegression(stored: row[3].int ?? 0)
+                        } else {
+                            refused = .credentialUnknown
+                        }
+                        throw Self.refusal
+                    }
+                    for write in writes { try Self.apply(write, db) }
+                    guard let user = try db.query("SELECT \(Self.userColumns) FROM users WHERE id = ?", [.text(use.userID)]).first.map(Self.user) else {
+                        refused = .credentialUnknown
+                        throw Self.refusal
+                    }
+                    return .signedIn(user)
+                }
+            }
+        } catch {
+            if let refused, error == Self.refusal { return refused }
+            throw error
+        }
+    }
+
     public func recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64) throws(StoreError) {
         try locked { db throws(StoreError) in
             try Self.apply(.recordUse(credentialID: credentialID, signCount: signCount, backupState: backupState, at: at), db)

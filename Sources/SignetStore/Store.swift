@@ -37,6 +37,47 @@ public enum StoreWrite: Sendable {
     case audit(AuditEvent)
 }
 
+/// What a verified assertion records (WebAuthn §7.2 steps 22–24), given to
+/// ``Store/completeSignIn(_:writes:)``: the session it used up and the credential state it was
+/// verified against.
+public struct SignInUse: Sendable {
+    public var sessionID: [UInt8]
+    public var sessionExpiresAt: Int64
+    public var credentialID: [UInt8]
+    /// The owner and public key the signature was verified with: the commit is refused if the
+    /// credential no longer has them.
+    public var userID: String
+    public var publicKey: [UInt8]
+    /// The counter the authenticator sent; stored only if it is greater than the stored one, or
+    /// if both are zero (an authenticator without a counter).
+    public var signCount: Int64
+    public var backupState: Bool
+    public var at: Int64
+
+    public init(sessionID: [UInt8], sessionExpiresAt: Int64, credentialID: [UInt8], userID: String, publicKey: [UInt8],
+                signCount: Int64, backupState: Bool, at: Int64) {
+        self.sessionID = sessionID
+        self.sessionExpiresAt = sessionExpiresAt
+        self.credentialID = credentialID
+        self.userID = userID
+        self.publicKey = publicKey
+        self.signCount = signCount
+        self.backupState = backupState
+        self.at = at
+    }
+}
+
+/// The end of ``Store/completeSignIn(_:writes:)``. Only `.signedIn` wrote anything.
+public enum SignInOutcome: Sendable, Equatable {
+    /// Committed; the account as it is now.
+    case signedIn(UserRecord)
+    /// The credential is gone, or is not the one that was verified (another owner or key).
+    case credentialUnknown
+    case credentialRevoked
+    /// The stored counter is not below the one sent (and they are not both zero).
+    case counterRegression(stored: Int64)
+}
+
 /// Signet's persistence. Every method is one transaction; single use is one atomic statement
 /// in the database (never a read followed by a write), so it holds across processes.
 /// Implementations: ``SQLiteStore``; PostgreSQL follows the same contract.
@@ -56,6 +97,13 @@ public protocol Store: Sendable {
 
     /// A credential together with the account that owns it, in one read.
     func credentialAndUser(credentialID: [UInt8]) throws(StoreError) -> (CredentialRow, UserRecord)?
+
+    /// A sign-in's commit, in one transaction: uses the auth session (a conflict with detail
+    /// `auth_session_used` if it already was), then, in one guarded statement, checks that the
+    /// credential still belongs to `use.userID` with `use.publicKey`, is not revoked and that
+    /// its counter moves forward, and records the use; then applies `writes` and reads the
+    /// account. Any other outcome than `.signedIn` rolls everything back, the session included.
+    func completeSignIn(_ use: SignInUse, writes: [StoreWrite]) throws(StoreError) -> SignInOutcome
 
     /// Renames a passkey of `userID`; `false` when there is no such passkey.
     func renameCredential(id: [UInt8], userID: String, name: String) throws(StoreError) -> Bool

@@ -162,19 +162,35 @@ public struct StrictJSON: Sendable {
             let start = index
             // Fast path: no escapes. Eight bytes at a time over plain text (base64url members
             // are most of a WebAuthn body), then byte by byte to the first special one.
+            // The high bits of every byte passed, ORed together: zero means plain ASCII, which
+            // needs no UTF-8 validation (the standard library's validating initializer is generic
+            // and costs several hundred instructions per string).
+            var high: UInt64 = 0
             index = bytes.withUnsafeBufferPointer { buffer in
                 var i = index
                 if let base = buffer.baseAddress {
                     let raw = UnsafeRawPointer(base)
-                    while i + 8 <= buffer.count && !JSONValue.needsEscape(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i += 8 }
+                    while i + 8 <= buffer.count {
+                        let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                        if JSONValue.needsEscape(word) { break }
+                        high |= word
+                        i += 8
+                    }
                 }
-                while i < buffer.count, buffer[i] != UInt8(ascii: "\""), buffer[i] != UInt8(ascii: "\\"), buffer[i] >= 0x20 { i += 1 }
+                while i < buffer.count, buffer[i] != UInt8(ascii: "\""), buffer[i] != UInt8(ascii: "\\"), buffer[i] >= 0x20 {
+                    high |= UInt64(buffer[i])
+                    i += 1
+                }
                 return i
             }
             if peek == UInt8(ascii: "\"") {
                 defer { index += 1 }
-                guard let s = String(validating: bytes[start..<index], as: UTF8.self) else { throw .malformed("JSON: string is not UTF-8") }
-                return s
+                return try bytes.withUnsafeBufferPointer { buffer throws(WebAuthnError) in
+                    let text = UnsafeBufferPointer(rebasing: buffer[start..<index])
+                    if high & 0x8080_8080_8080_8080 == 0 { return String(decoding: text, as: UTF8.self) }
+                    guard let s = String(validating: text, as: UTF8.self) else { throw .malformed("JSON: string is not UTF-8") }
+                    return s
+                }
             }
             var out = Array(bytes[start..<index])
             while true {

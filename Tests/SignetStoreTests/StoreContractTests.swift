@@ -110,6 +110,84 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.user(id: u.id) == nil)
     }
 
+    @Test("a sign-in commits only against the credential it verified, and only with a counter that moves forward", arguments: Backend.available)
+    func completeSignIn(_ backend: Backend) throws {
+        let store = try backend.open()
+        let a = user(5)
+        var c = credential(a.id)
+        c.signCount = 4
+        try store.createUser(a, credential: c)
+        func session() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
+        func use(_ session: [UInt8], count: Int64, userID: String? = nil, key: [UInt8]? = nil) -> SignInUse {
+            SignInUse(sessionID: session, sessionExpiresAt: now() + 60_000, credentialID: c.id, userID: userID ?? a.id, publicKey: key ?? c.publicKey,
+                      signCount: count, backupState: false, at: 1234)
+        }
+        let event = StoreWrite.audit(AuditEvent(at: 1, kind: "sign_in", outcome: "success", userID: a.id))
+        func unchanged(_ used: [UInt8], _ line: Int = #line) throws {
+            // A refused sign-in leaves nothing: the session is still unused, no event, no count.
+            #expect(try store.useSession(id: used, expiresAt: now() + 60_000), "session kept, line \(line)")
+            #expect(try store.credential(id: c.id)?.signCount == 4, "count kept, line \(line)")
+            #expect(try store.auditEvents(limit: 10).isEmpty, "no event, line \(line)")
+        }
+        // Every refusal, each with one thing wrong.
+        let refusals: [(SignInUse, SignInOutcome)] = [
+            (use(session(), count: 4), .counterRegression(stored: 4)),
+            (use(session(), count: 3), .counterRegression(stored: 4)),
+            (use(session(), count: 0), .counterRegression(stored: 4)),
+            (use(session(), count: 5, userID: "someone-else"), .credentialUnknown),
+            (use(session(), count: 5, key: [9, 9, 9]), .credentialUnknown),
+        ]
+        for (attempt, expected) in refusals {
+            #expect(try store.completeSignIn(attempt, writes: [event]) == expected)
+            try unchanged(attempt.sessionID)
+        }
+        var gone = use(session(), count: 5)
+        gone.credentialID = [1, 2, 3]
+        #expect(try store.completeSignIn(gone, writes: [event]) == .credentialUnknown)
+        try unchanged(gone.sessionID)
+
+        // The counter moves forward: committed, with the account, the count, the time, the
+        // backup state and the writes; the session is used.
+        let first = session()
+        #expect(try store.completeSignIn(use(first, count: 5), writes: [event]) == .signedIn(a))
+        let stored = try #require(try store.credential(id: c.id))
+        #expect(stored.signCount == 5 && stored.lastUsedAt == 1234 && stored.backupState == false)
+        #expect(try store.auditEvents(limit: 10).count == 1)
+        #expect(try !store.useSession(id: first, expiresAt: now() + 60_000))
+        // The same session again: the conflict the service reports as an auth session used.
+        #expect(throws: StoreError(.conflict, "auth_session_used")) { try store.completeSignIn(use(first, count: 6), writes: []) }
+
+        // Revoked: refused as such.
+        try store.perform([.addCredential(credential(a.id))])
+        #expect(try store.revokeCredential(id: c.id, userID: a.id, at: 99) == .revoked)
+        #expect(try store.completeSignIn(use(session(), count: 6), writes: [event]) == .credentialRevoked)
+
+        // An authenticator without a counter (0 stored, 0 sent) signs in every time.
+        let b = user(6)
+        let d = credential(b.id)
+        try store.createUser(b, credential: d)
+        for _ in 0..<2 {
+            let zero = SignInUse(sessionID: session(), sessionExpiresAt: now() + 60_000, credentialID: d.id, userID: b.id, publicKey: d.publicKey,
+                                 signCount: 0, backupState: true, at: 1)
+            #expect(try store.completeSignIn(zero, writes: []) == .signedIn(b))
+        }
+    }
+
+    @Test("of 16 concurrent sign-ins with one counter value over one stored count, exactly one commits", arguments: Backend.available)
+    func signInCounterRace(_ backend: Backend) throws {
+        let store = try backend.open()
+        let a = user(7)
+        let c = credential(a.id)
+        try store.createUser(a, credential: c)
+        let results = concurrently(16) {
+            try store.completeSignIn(SignInUse(
+                sessionID: (0..<16).map { _ in UInt8.random(in: 0...255) }, sessionExpiresAt: now() + 60_000, credentialID: c.id, userID: a.id,
+                publicKey: c.publicKey, signCount: 1, backupState: true, at: 1), writes: [])
+        }
+        #expect(results.filter { (try? $0.get()) == .signedIn(a) }.count == 1)
+        #expect(results.filter { (try? $0.get()) == .counterRegression(stored: 1) }.count == 15)
+    }
+
     @Test("of 32 concurrent uses of one session exactly one wins", arguments: Backend.available)
     func singleUse(_ backend: Backend) throws {
         let store = try backend.open()

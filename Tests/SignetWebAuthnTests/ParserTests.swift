@@ -144,6 +144,30 @@ import Testing
         #expect(Self.malformed { _ = try StrictJSON().parse(Array(String(repeating: "9", count: 100).utf8)) })
     }
 
+    @Test("JSON: UTF-8 in strings at every position, in the eight-byte scan and in its tail, valid and not")
+    func jsonUTF8EveryPosition() throws {
+        // Valid multi-byte characters (2, 3 and 4 bytes) and invalid sequences (a lone
+        // continuation byte, a truncated lead, an overlong form, an encoded surrogate, 0xFF).
+        let valid: [[UInt8]] = [Array("é".utf8), Array("€".utf8), Array("𝄞".utf8)]
+        let invalid: [[UInt8]] = [[0x80], [0xe2, 0x82], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xff]]
+        for length in [0, 1, 7, 8, 9, 15, 16, 17, 40] {
+            for position in 0...length {
+                let before = Array(repeating: UInt8(ascii: "a"), count: position)
+                let after = Array(repeating: UInt8(ascii: "b"), count: length - position)
+                for piece in valid {
+                    let text = before + piece + after
+                    let parsed = try StrictJSON().parse([0x22] + text + [0x22])
+                    #expect(parsed == .string(String(decoding: text, as: UTF8.self)), "valid \(piece) at \(position) of \(length)")
+                }
+                for piece in invalid {
+                    #expect(Self.malformed { _ = try StrictJSON().parse([0x22] + before + piece + after + [0x22]) }, "invalid \(piece) at \(position) of \(length)")
+                }
+            }
+            let ascii = Array(repeating: UInt8(ascii: "z"), count: length)
+            #expect(try StrictJSON().parse([0x22] + ascii + [0x22]) == .string(String(repeating: "z", count: length)))
+        }
+    }
+
     @Test("base64url: padded and unpadded input, invalid characters and lengths")
     func base64url() {
         #expect(Base64URL.encode([0xfb, 0xff]) == "-_8")

@@ -1,0 +1,85 @@
+import Foundation
+import SignetAPI
+import SignetSoftware
+import SignetStore
+import SignetWebAuthn
+import Testing
+
+/// A sign-in verifies against what Signet keeps in memory about a passkey, and its one
+/// transaction checks again what can change: these tests change it behind the server's back.
+@Suite struct SignInCommitTests {
+    /// An authenticator with a counter, signed up and signed in once (so the server holds its
+    /// credential in memory).
+    static func countingPhone(_ server: TestServer, email: String) throws -> Phone {
+        var settings = SoftwareAuthenticator.Settings()
+        settings.counter = true
+        let phone = Phone(server, settings: settings)
+        _ = try phone.signUp(email: email)
+        _ = try phone.signIn()
+        return phone
+    }
+
+    static func copy(of authenticator: SoftwareAuthenticator) throws -> SoftwareAuthenticator {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("clone-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try authenticator.stateData().write(to: file)
+        return try SoftwareAuthenticator(contentsOf: file)
+    }
+
+    static func refusal(_ phone: Phone) throws -> (status: Int, reason: String?) {
+        let (session, credential, _) = try phone.startSignIn()
+        let (status, json) = try phone.exchange(session: session, credential: credential)
+        return (status, json["reason"]?.string)
+    }
+
+    @Test("a cloned authenticator (its counter does not move forward) is refused, and the event says so")
+    func clonedAuthenticator() throws {
+        let server = try TestServer()
+        let phone = try Self.countingPhone(server, email: "clone@signet.test")
+        let clone = Phone(server, authenticator: try Self.copy(of: phone.authenticator))
+        _ = try phone.signIn()  // the original moves on to 2; the clone still sends 2
+        let (status, reason) = try Self.refusal(clone)
+        #expect(status == 400 && reason == "counter_regression")
+        let kinds = try server.store.auditEvents(limit: 3).map(\.kind)
+        #expect(kinds.contains("possible_cloned_authenticator"))
+        // The original goes on signing in.
+        _ = try phone.signIn()
+    }
+
+    @Test("a counter that moved on in the database (another instance) is judged by the database, not by memory")
+    func counterMovedElsewhere() throws {
+        let server = try TestServer()
+        let phone = try Self.countingPhone(server, email: "moved@signet.test")
+        let id = try #require(phone.authenticator.credentials.first?.id)
+        // Another instance recorded a sign-in with count 10; this server last saw 1.
+        try server.store.recordUse(credentialID: id, signCount: 10, backupState: true, at: 1)
+        let (status, reason) = try Self.refusal(phone)  // sends 2
+        #expect(status == 400 && reason == "counter_regression")
+        #expect(try server.store.credential(id: id)?.signCount == 10)
+        // And the session of the refused sign-in is used up like any other.
+        let (session, credential, _) = try phone.startSignIn()
+        #expect(try phone.exchange(session: session, credential: credential).status == 400)
+        #expect(try phone.exchange(session: session, credential: credential).json["reason"] == .string("auth_session_unknown"))
+    }
+
+    @Test("a passkey revoked after it signed in is refused, also by an instance that keeps it in memory")
+    func revokedWhileCached() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "revoked@signet.test")
+        _ = try phone.signIn()
+        let id = try #require(phone.authenticator.credentials.first?.id)
+        let user = try #require(try server.store.credential(id: id)?.userID)
+        try server.store.perform([.addCredential(CredentialRow(
+            id: [7, 7, 7], userID: user, publicKey: [1], algorithm: -7, signCount: 0, aaguid: "", format: "none", backupEligible: true,
+            backupState: true, transports: [], name: nil, createdAt: 1))])
+        #expect(try server.store.revokeCredential(id: id, userID: user, at: 5) == .revoked)
+        let before = try server.store.rowCounts()
+        let (status, reason) = try Self.refusal(phone)
+        #expect(status == 400 && reason == "credential_revoked")
+        // Nothing but the auth session was written: no refresh token, no success event.
+        let after = try server.store.rowCounts()
+        #expect(after["refresh_tokens"] == before["refresh_tokens"])
+        #expect(try server.store.auditEvents(limit: 1).first?.outcome == "failure")
+    }
+}
