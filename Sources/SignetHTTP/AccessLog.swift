@@ -139,12 +139,13 @@ public final class AccessLog: @unchecked Sendable {
     static func decimal(_ n: Int, into out: inout [UInt8]) {
         if n < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = n.magnitude
-        var reversed: [UInt8] = []
-        repeat {
-            reversed.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        out.append(contentsOf: reversed.reversed())
+        var divisor: UInt = 1
+        while divisor <= magnitude / 10 { divisor *= 10 }
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(magnitude / divisor))
+            magnitude %= divisor
+            divisor /= 10
+        }
     }
 
     /// `d` with three decimals, without `String(format:)` (slow on Linux).
@@ -158,20 +159,33 @@ public final class AccessLog: @unchecked Sendable {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    /// `s` as a JSON string; quotes, backslashes, control characters and DEL escaped.
+    /// `s` as a JSON string; quotes, backslashes, control characters and DEL escaped. Text with
+    /// none of them (paths, IDs, addresses: nearly every value) is copied whole.
     static func quote(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                out.append(UInt8(ascii: "\\"))
-                out.append(b)
-            case 0..<0x20, 0x7f:
-                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigits[Int(b >> 4)], hexDigits[Int(b & 0x0f)]])
-            default:
-                out.append(b)
+        var s = s
+        s.withUTF8 { bytes in
+            if !bytes.contains(where: needsEscape) {
+                out.append(contentsOf: bytes)
+                return
+            }
+            for b in bytes {
+                switch b {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                    out.append(UInt8(ascii: "\\"))
+                    out.append(b)
+                case 0..<0x20, 0x7f:
+                    out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigits[Int(b >> 4)], hexDigits[Int(b & 0x0f)]])
+                default:
+                    out.append(b)
+                }
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    @inline(__always)
+    private static func needsEscape(_ b: UInt8) -> Bool {
+        b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || b == 0x7f
     }
 }

@@ -298,13 +298,26 @@ public final class HTTPServer: @unchecked Sendable {
         _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
             let box = Unmanaged<HeaderBox>.fromOpaque(cls!).takeUnretainedValue()
             if let key, let value {
-                let name = String(cString: key).lowercased()
+                let name = HTTPServer.lowercasedName(key)
                 let text = String(cString: value)
                 box.headers[name] = box.headers[name].map { $0 + ", " + text } ?? text
             }
             return signet_mhd_yes()
         }, opaque)
         return box.headers
+    }
+
+    /// A header name in lower case, ASCII letters folded byte by byte: names are tokens (RFC 9110
+    /// §5.1), and Unicode case mapping would cost more than the rest of the header's handling.
+    package static func lowercasedName(_ name: UnsafePointer<CChar>) -> String {
+        let count = strlen(name)
+        return String(unsafeUninitializedCapacity: count) { out in
+            for i in 0..<count {
+                let b = UInt8(bitPattern: name[i])
+                out[i] = b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z") ? b | 0x20 : b
+            }
+            return count
+        }
     }
 
     static func tooLarge(_ limit: Int) -> HTTPResponse {

@@ -72,6 +72,15 @@ import Testing
         }
     }
 
+    @Test("header names are folded to lower case byte by byte, as Unicode lower-casing folds ASCII")
+    func headerNames() {
+        for name in ["Content-Type", "CONTENT-LENGTH", "x-request-id", "Authorization", "A-Z_0-9@[`{", "X-Ünïcode-É", ""] {
+            let folded = name.withCString { HTTPServer.lowercasedName($0) }
+            let expected = String(name.unicodeScalars.map { $0.isASCII ? Character($0).lowercased() : String($0) }.joined())
+            #expect(folded == expected, "\(name)")
+        }
+    }
+
     @Test("the deadline: a connection whose clock restarted after the sweeper read the time is not past it")
     func deadlineArithmetic() {
         #expect(!HTTPServer.pastDeadline(now: 1_000, since: 1_001, limit: 10))
@@ -87,8 +96,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: url) }
         let log = AccessLog(output: try FileHandle(forWritingTo: url), flushInterval: 3600)
         let odd = "a\"\\\u{01}\u{7f}é"
-        for i in 0..<1000 { log.write([("n", .int(i)), ("s", .string(odd)), ("ms", .double(1.0005))]) }
-        // About 100 bytes a line: the first 32 KiB batches are out, the tail waits for a flush.
+        func big(_ i: Int) -> Int { i % 3 == 0 ? Int.max - i : i % 3 == 1 ? Int.min + i : -i * 1_000_003 }
+        for i in 0..<1000 {
+            log.write([("n", .int(i)), ("s", .string(odd)), ("ms", .double(1.0005)), ("big", .int(big(i))), ("plain", .string("/p/\(i)"))])
+        }
+        // About 160 bytes a line: the first 32 KiB batches are out, the tail waits for a flush.
         let early = try Data(contentsOf: url)
         #expect(early.count >= 32 * 1024 && early.last == UInt8(ascii: "\n"))
         log.flush()
@@ -98,6 +110,7 @@ import Testing
         for (i, line) in lines.enumerated() {
             let fields = try StrictJSON().parse(Array(line.utf8))
             #expect(fields["n"] == .int(i) && fields["s"] == .string(odd) && fields["ms"] == .number("1.001"))
+            #expect(fields["big"] == .number(String(big(i))) && fields["plain"] == .string("/p/\(i)"))
             #expect(fields["ts"]?.string?.count == 24)
         }
 
