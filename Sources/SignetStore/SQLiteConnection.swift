@@ -29,7 +29,9 @@ final class SQLiteConnection {
     init(path: String, autoCheckpoint: Bool = true) throws(StoreError) {
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK, let handle else {
+        // Commits reach the WAL in one write each (``WALWriteVFS``).
+        let vfs = WALWriteVFS.registered ? WALWriteVFS.name : nil
+        guard sqlite3_open_v2(path, &handle, flags, vfs) == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close(handle)
             throw StoreError(.unavailable, "cannot open SQLite database \(path): \(message)")
