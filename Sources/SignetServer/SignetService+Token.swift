@@ -252,12 +252,14 @@ extension SignetService {
         return TokenGrant(scopes: scopes, scope: Self.knownScopes.filter(scopes.contains).joined(separator: " "), audience: aud)
     }
 
-    /// A new refresh token (32 random bytes, handed out once) and the row that stores its hash,
-    /// in `family`, or in a new family for a new sign-in.
-    func refreshToken(_ token: [UInt8], userID: String, clientID: String, scope: String, amr: [String], authTime: Int64, family: String?) -> (token: String, row: RefreshTokenRow) {
+    /// A new refresh token (``RefreshToken``: a time-ordered name and the 32-byte `secret`,
+    /// handed out once) and the row that stores its key, in `family`, or in a new family for a
+    /// new sign-in.
+    func refreshToken(_ secret: [UInt8], userID: String, clientID: String, scope: String, amr: [String], authTime: Int64, family: String?) -> (token: String, row: RefreshTokenRow) {
         let now = nowMillis
+        let (token, key) = RefreshToken.make(name: timeOrderedID(), secret: secret)
         return (Base64URL.encode(token), RefreshTokenRow(
-            hash: Digest.sha256.hash(token), family: family ?? Base64URL.encode(timeOrderedID()), userID: userID, clientID: clientID, scope: scope,
+            hash: key, family: family ?? Base64URL.encode(timeOrderedID()), userID: userID, clientID: clientID, scope: scope,
             authTime: authTime, amr: amr, expiresAt: now + Int64(configuration.refreshTokenLifetime) * 1000, createdAt: now))
     }
 
@@ -301,18 +303,18 @@ extension SignetService {
     /// presenting a rotated token again revokes the whole family.
     func refreshGrant(_ body: TokenRequest, _ request: HTTPRequest) throws -> HTTPResponse {
         let client = try client(body.client_id, grant: GrantNames.refreshToken)
-        guard let presented = body.refresh_token.flatMap({ Base64URL.decode($0) }), presented.count == 32 else {
+        guard let presented = body.refresh_token.flatMap({ Base64URL.decode($0) }).flatMap(RefreshToken.key) else {
             throw APIError.grant("refresh_token_unknown", "the refresh token is not one Signet issued")
         }
         // An audience that is not configured is refused before the token is rotated.
         _ = try tokenGrant(scope: nil, audience: body.audience)
         // One draw for the new refresh token and the access token's ID.
         let fresh = random(48)
-        let newToken = Array(fresh[16..<48])
+        let (newToken, newKey) = RefreshToken.make(name: timeOrderedID(), secret: Array(fresh[16..<48]))
         let now = nowMillis
         let lifetime = Int64(configuration.refreshTokenLifetime) * 1000
-        let outcome = try store.rotateRefreshToken(hash: Digest.sha256.hash(presented), next: { current in
-            RefreshTokenRow(hash: Digest.sha256.hash(newToken), family: current.family, userID: current.userID, clientID: current.clientID,
+        let outcome = try store.rotateRefreshToken(hash: presented, next: { current in
+            RefreshTokenRow(hash: newKey, family: current.family, userID: current.userID, clientID: current.clientID,
                             scope: current.scope, authTime: current.authTime, amr: current.amr, expiresAt: now + lifetime, createdAt: now)
         }, now: now)
         switch outcome {
@@ -342,7 +344,7 @@ extension SignetService {
     func revoke(_ request: HTTPRequest) throws -> HTTPResponse {
         let body = try RevokeRequest(wire: self.body(request, form: true))
         if let id = body.client_id { _ = try client(id) }
-        if let token = Base64URL.decode(body.token), token.count == 32, try store.revokeRefreshFamily(hash: Digest.sha256.hash(token), now: nowMillis) {
+        if let key = Base64URL.decode(body.token).flatMap(RefreshToken.key), try store.revokeRefreshFamily(hash: key, now: nowMillis) {
             audit("refresh_token_revoked", "success", client: body.client_id, request: request)
         }
         return .json(200, Array("{}".utf8))

@@ -55,6 +55,8 @@ public struct CredentialRow: Sendable, Equatable {
 
 /// A refresh token, known to the store only by its hash.
 public struct RefreshTokenRow: Sendable, Equatable {
+    /// The key the token is found by: derived from it, never the token itself (the service's
+    /// `RefreshToken` says how).
     public var hash: [UInt8]
     /// Every token rotated from one sign-in shares a family; reuse revokes the family.
     public var family: String

@@ -65,7 +65,8 @@ struct LoginBreakdown {
                                 publicKey: credential.publicKey, signCount: 0, backupState: true, at: at)
             guard case .signedIn = try store.completeSignIn(use, writes: [
                 .audit(AuditEvent(at: 0, kind: "sign_in", outcome: "success", userID: user.id, clientID: "dev")),
-                .refreshToken(RefreshTokenRow(hash: SecureRandom.bytes(32), family: "f", userID: user.id, clientID: "dev", scope: "openid",
+                // A key as the service makes one: a time-ordered name first (see RefreshToken).
+                .refreshToken(RefreshTokenRow(hash: (0..<6).map { UInt8(truncatingIfNeeded: at >> (8 * (5 - $0))) } + SecureRandom.bytes(26), family: "f", userID: user.id, clientID: "dev", scope: "openid",
                                               authTime: 0, amr: ["pop"], expiresAt: 1, createdAt: 0)),
             ]) else { throw LoginBenchmark.Failure(description: "the store refused a sign-in") }
         }

@@ -63,6 +63,49 @@ import Testing
         #expect(garbage["reason"] == .string("refresh_token_unknown"))
     }
 
+    @Test("refresh tokens: a name and a secret; the name with another secret is unknown and revokes nothing; a token of the earlier format still rotates")
+    func refreshTokenFormat() throws {
+        let server = try TestServer()
+        let tokens = try Phone(server).signUp(email: "format@signet.test")
+        let token = try #require(tokens["refresh_token"]?.string.flatMap { Base64URL.decode($0) })
+        #expect(token.count == 48)
+        func refresh(_ token: [UInt8]) throws -> (Int, JSONValue) {
+            try server.post("/oauth/token", .object([
+                "grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": .string(Base64URL.encode(token)),
+            ]))
+        }
+        // The name with a wrong secret, in every byte of the secret: unknown, and the family lives.
+        for position in [16, 30, 47] {
+            var forged = token
+            forged[position] ^= 0x01
+            let (status, json) = try refresh(forged)
+            #expect(status == 400 && json["reason"] == .string("refresh_token_unknown"), "byte \(position)")
+            #expect(try server.post("/oauth/revoke", .object(["token": .string(Base64URL.encode(forged))])).status == 200)
+        }
+        // Cut or lengthened: unknown.
+        #expect(try refresh(Array(token.prefix(47))).1["reason"] == .string("refresh_token_unknown"))
+        #expect(try refresh(token + [0]).1["reason"] == .string("refresh_token_unknown"))
+        let (status, rotated) = try refresh(token)
+        #expect(status == 200)
+        let next = try #require(rotated["refresh_token"]?.string.flatMap { Base64URL.decode($0) })
+        // Names are time-ordered: a later token sorts after an earlier one.
+        #expect(next.count == 48 && next[0..<6].lexicographicallyPrecedes(token[0..<6]) == false)
+
+        // A token issued in the earlier format (32 random bytes, stored by its SHA-256) rotates
+        // into the current format, and its reuse revokes its family.
+        let account = try #require(try server.store.user(email: "format@signet.test"))
+        let legacy = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        try server.store.insertRefreshToken(RefreshTokenRow(
+            hash: Digest.sha256.hash(legacy), family: "legacy-family", userID: account.id, clientID: "app", scope: "openid offline_access",
+            authTime: now / 1000, amr: ["pop"], expiresAt: now + 3_600_000, createdAt: now))
+        let (legacyStatus, fromLegacy) = try refresh(legacy)
+        #expect(legacyStatus == 200 && fromLegacy["refresh_token"]?.string.flatMap { Base64URL.decode($0) }?.count == 48)
+        #expect(try refresh(legacy).1["reason"] == .string("refresh_token_reused"))
+        let successor = try #require(fromLegacy["refresh_token"]?.string.flatMap { Base64URL.decode($0) })
+        #expect(try refresh(successor).1["reason"] == .string("refresh_token_revoked"))
+    }
+
     @Test("a refresh token works only for its own client")
     func refreshOtherClient() throws {
         let server = try TestServer()
