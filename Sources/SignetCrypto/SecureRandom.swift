@@ -7,13 +7,23 @@ import Synchronization
 /// Each `RAND_bytes` call costs a few microseconds of locking and bookkeeping whatever its size,
 /// and a sign-in needs several small draws; so draws of up to 64 bytes are served from a
 /// 1 KiB block drawn at once. The block belongs to the process that drew it: after a `fork`
-/// the child draws its own (the process ID is checked at every draw).
+/// the child draws its own (a `pthread_atfork` handler counts forks in the child, so a draw
+/// compares a number instead of making a `getpid` system call).
 public enum SecureRandom {
     /// `count` cryptographically secure random bytes.
     public static func bytes(_ count: Int) -> [UInt8] {
-        guard count <= 64 else { return direct(count) }
-        return pool.withLock { pool in pool.take(count) }
+        guard count <= 64, forkHandler else { return direct(count) }
+        let generation = forks.load(ordering: .acquiring)
+        return pool.withLock { pool in pool.take(count, generation: generation) }
     }
+
+    /// Forks this process has gone through, as seen from the process itself: 0 in the parent,
+    /// one more in each child, set before the child runs anything else.
+    package static var forkCount: UInt64 { forks.load(ordering: .acquiring) }
+    static let forks = Atomic<UInt64>(0)
+
+    /// Whether the fork counter is installed (once, at first use).
+    package static let forkHandler: Bool = pthread_atfork(nil, nil, { SecureRandom.forks.add(1, ordering: .releasing) }) == 0
 
     static func direct(_ count: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
@@ -22,17 +32,19 @@ public enum SecureRandom {
         return out
     }
 
-    struct Pool: ~Copyable {
+    package struct Pool: ~Copyable {
         var block: [UInt8] = []
-        var used = 0
-        var owner: pid_t = 0
+        package private(set) var used = 0
+        /// The fork count when the block was drawn.
+        package private(set) var generation: UInt64 = 0
 
-        mutating func take(_ count: Int) -> [UInt8] {
-            let pid = getpid()
-            if pid != owner || used + count > block.count {
+        package init() {}
+
+        package mutating func take(_ count: Int, generation current: UInt64) -> [UInt8] {
+            if current != generation || used + count > block.count {
                 block = SecureRandom.direct(1024)
                 used = 0
-                owner = pid
+                generation = current
             }
             defer {
                 // Served bytes are wiped, so the block never holds a value handed out before.

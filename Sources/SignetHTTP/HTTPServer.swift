@@ -277,8 +277,11 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard let created else { return signet_mhd_no() }
         defer { MHD_destroy_response(created) }
-        for (name, value) in response.headers { _ = MHD_add_response_header(created, name, value) }
-        _ = MHD_add_response_header(created, "X-Request-Id", context.requestID)
+        // (`withCString` on both: passing a String straight to a C parameter copies it into an array.)
+        for (name, value) in response.headers {
+            _ = name.withCString { n in value.withCString { v in MHD_add_response_header(created, n, v) } }
+        }
+        _ = context.requestID.withCString { MHD_add_response_header(created, "X-Request-Id", $0) }
         context.status = response.status
         context.route = response.route ?? ""
         return MHD_queue_response(connection, UInt32(response.status), created)

@@ -8,43 +8,57 @@ import Synchronization
 /// checked again by the commit itself (``Store/completeSignIn(_:writes:)``), so an entry can be
 /// stale without ever letting a refused sign-in through, also when several instances share a
 /// database. Public keys and IDs only: nothing secret.
-final class CredentialCache: Sendable {
-    struct Entry: Sendable {
-        let userID: String
-        let userHandle: [UInt8]
-        let publicKey: [UInt8]
-        let backupEligible: Bool
-        var signCount: Int64
-    }
+package final class CredentialCache: Sendable {
+    package struct Entry: Sendable, Equatable {
+        package let userID: String
+        package let userHandle: [UInt8]
+        package let publicKey: [UInt8]
+        package let backupEligible: Bool
+        package var signCount: Int64
 
-    private let entries = Mutex<[[UInt8]: Entry]>([:])
-    /// Entries kept at most; past it an arbitrary one makes room (about 200 bytes each).
-    let capacity: Int
-
-    init(capacity: Int = 10_000) {
-        self.capacity = max(1, capacity)
-    }
-
-    func entry(_ id: [UInt8]) -> Entry? {
-        entries.withLock { $0[id] }
-    }
-
-    func store(_ id: [UInt8], _ entry: Entry) {
-        entries.withLock { entries in
-            if entries[id] == nil, entries.count >= capacity { entries.remove(at: entries.startIndex) }
-            entries[id] = entry
+        package init(userID: String, userHandle: [UInt8], publicKey: [UInt8], backupEligible: Bool, signCount: Int64) {
+            self.userID = userID
+            self.userHandle = userHandle
+            self.publicKey = publicKey
+            self.backupEligible = backupEligible
+            self.signCount = signCount
         }
     }
 
-    func remove(_ id: [UInt8]) {
-        _ = entries.withLock { $0.removeValue(forKey: id) }
+    /// A credential ID, hashed as one run of bytes (an array of bytes hashes byte by byte).
+    struct Key: Hashable {
+        let id: [UInt8]
+        func hash(into hasher: inout Hasher) { id.withUnsafeBytes { hasher.combine(bytes: $0) } }
     }
 
-    func setSignCount(_ id: [UInt8], _ count: Int64) {
-        entries.withLock { $0[id]?.signCount = count }
+    private let entries = Mutex<[Key: Entry]>([:])
+    /// Entries kept at most; past it an arbitrary one makes room (about 200 bytes each).
+    package let capacity: Int
+
+    package init(capacity: Int = 10_000) {
+        self.capacity = max(1, capacity)
     }
 
-    var count: Int { entries.withLock { $0.count } }
+    package func entry(_ id: [UInt8]) -> Entry? {
+        entries.withLock { $0[Key(id: id)] }
+    }
+
+    package func store(_ id: [UInt8], _ entry: Entry) {
+        entries.withLock { entries in
+            if entries[Key(id: id)] == nil, entries.count >= capacity { entries.remove(at: entries.startIndex) }
+            entries[Key(id: id)] = entry
+        }
+    }
+
+    package func remove(_ id: [UInt8]) {
+        _ = entries.withLock { $0.removeValue(forKey: Key(id: id)) }
+    }
+
+    package func setSignCount(_ id: [UInt8], _ count: Int64) {
+        entries.withLock { $0[Key(id: id)]?.signCount = count }
+    }
+
+    package var count: Int { entries.withLock { $0.count } }
 }
 
 extension CredentialCache.Entry {

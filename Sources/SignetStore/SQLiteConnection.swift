@@ -73,7 +73,12 @@ final class SQLiteConnection {
             let rc: Int32
             switch value {
             case .int(let v): rc = sqlite3_bind_int64(statement, position, v)
-            case .text(let v): rc = sqlite3_bind_text(statement, position, v, -1, signet_sqlite_transient())
+            case .text(var v):
+                // The bytes with their length: no C string made, no strlen.
+                rc = v.withUTF8 { text in
+                    guard let base = text.baseAddress else { return sqlite3_bind_text(statement, position, "", 0, signet_sqlite_transient()) }
+                    return sqlite3_bind_text(statement, position, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(text.count), signet_sqlite_transient())
+                }
             case .blob(let v): rc = v.withUnsafeBytes { sqlite3_bind_blob(statement, position, $0.baseAddress, Int32($0.count), signet_sqlite_transient()) }
             case .null: rc = sqlite3_bind_null(statement, position)
             }
@@ -116,12 +121,23 @@ final class SQLiteConnection {
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(db)) }
 
+    /// The last statements used, by their text's length: a statement text the store keeps in a
+    /// constant is the same string every time, and comparing a string with itself costs nothing,
+    /// where hashing it for the dictionary costs a pass over its bytes.
+    private var recent = [(sql: String, statement: OpaquePointer)?](repeating: nil, count: 64)
+
     private func prepare(_ sql: String) throws(StoreError) -> OpaquePointer {
-        if let cached = statements[sql] { return cached }
+        let slot = sql.utf8.count & 63
+        if let hit = recent[slot], hit.sql == sql { return hit.statement }
+        if let cached = statements[sql] {
+            recent[slot] = (sql, cached)
+            return cached
+        }
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else { throw error(rc, String(cString: sqlite3_errmsg(db))) }
         statements[sql] = statement
+        recent[slot] = (sql, statement)
         return statement
     }
 

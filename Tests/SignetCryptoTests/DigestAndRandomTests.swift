@@ -55,6 +55,38 @@ import Testing
         #expect(SecureRandom.bytes(65).count == 65 && SecureRandom.bytes(4096).count == 4096)
     }
 
+    @Test("a forked child counts one fork more than its parent, and a pool of another fork count draws a fresh block")
+    func forkedChild() throws {
+        #expect(SecureRandom.forkHandler)
+        let parent = SecureRandom.forkCount
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let pid = fork()
+        if pid == 0 {
+            // The child: no locks, no allocation; report the counter and leave.
+            var seen = SecureRandom.forkCount
+            _ = withUnsafeBytes(of: &seen) { write(fds[1], $0.baseAddress, 8) }
+            _exit(0)
+        }
+        #expect(pid > 0)
+        close(fds[1])
+        var seen: UInt64 = 0
+        let n = withUnsafeMutableBytes(of: &seen) { read(fds[0], $0.baseAddress, 8) }
+        close(fds[0])
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        #expect(n == 8 && seen == parent + 1)
+        #expect(SecureRandom.forkCount == parent)
+
+        var pool = SecureRandom.Pool()
+        let first = pool.take(16, generation: 0)
+        let second = pool.take(16, generation: 0)
+        #expect(pool.used == 32 && first != second)
+        // Another fork count: the block is drawn again, not continued.
+        let child = pool.take(16, generation: 1)
+        #expect(pool.used == 16 && pool.generation == 1 && child != second)
+    }
+
     @Test("constant-time comparison")
     func constantTime() {
         #expect(ConstantTime.equals([1, 2, 3], [1, 2, 3]))

@@ -3,6 +3,7 @@ import SignetAPI
 import SignetSoftware
 import SignetStore
 import SignetWebAuthn
+import SignetServer
 import Testing
 
 /// A sign-in verifies against what Signet keeps in memory about a passkey, and its one
@@ -81,5 +82,28 @@ import Testing
         let after = try server.store.rowCounts()
         #expect(after["refresh_tokens"] == before["refresh_tokens"])
         #expect(try server.store.auditEvents(limit: 1).first?.outcome == "failure")
+    }
+}
+
+@Suite struct CredentialCacheTests {
+    @Test("the passkey cache: bounded, found by ID bytes, counts updated, entries removed")
+    func bounded() {
+        let cache = CredentialCache(capacity: 100)
+        func entry(_ i: Int) -> CredentialCache.Entry {
+            CredentialCache.Entry(userID: "u\(i)", userHandle: [UInt8(i & 0xff)], publicKey: [1, 2, UInt8(i & 0xff)], backupEligible: i % 2 == 0, signCount: Int64(i))
+        }
+        for i in 0..<250 { cache.store([UInt8(i & 0xff), UInt8(i >> 8)], entry(i)) }
+        #expect(cache.count == 100)
+        // The last one stored is always there; an ID of other bytes never matches.
+        #expect(cache.entry([249, 0]) == entry(249))
+        #expect(cache.entry([249, 0, 0]) == nil && cache.entry([]) == nil)
+        // Storing an ID again replaces its entry without evicting another.
+        cache.store([249, 0], entry(7))
+        #expect(cache.count == 100 && cache.entry([249, 0]) == entry(7))
+        cache.setSignCount([249, 0], 99)
+        #expect(cache.entry([249, 0])?.signCount == 99)
+        cache.setSignCount([1, 2, 3, 4], 5)  // unknown: nothing happens
+        cache.remove([249, 0])
+        #expect(cache.entry([249, 0]) == nil && cache.count == 99)
     }
 }

@@ -98,6 +98,18 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.rowCounts()["users"] == 1 && store.rowCounts()["credentials"] == 1)
     }
 
+    @Test("text round-trips: empty, non-ASCII, long", arguments: Backend.available)
+    func textRoundTrip(_ backend: Backend) throws {
+        let store = try backend.open()
+        for (n, name) in ["", "Zoë Ångström 🚀", String(repeating: "ü", count: 3000), "a'b\"c\\d"].enumerated() {
+            var u = user(40 + n)
+            u.name = name
+            try store.createUser(u, credential: credential(u.id))
+            #expect(try store.user(id: u.id)?.name == name)
+            #expect(try store.user(email: u.email)?.id == u.id)
+        }
+    }
+
     @Test("a batch is all or nothing", arguments: Backend.available)
     func batch(_ backend: Backend) throws {
         let store = try backend.open()
