@@ -51,5 +51,18 @@ import Testing
         #expect(try Self.sqlite(path, "SELECT id FROM audit_events ORDER BY id") == ["1", "2", "7", "8"])
         #expect(try Self.sqlite(path, "SELECT sql FROM sqlite_master WHERE name = 'audit_events'").first?.contains("AUTOINCREMENT") == false)
         #expect(try Self.sqlite(path, "SELECT count(*) FROM sqlite_sequence WHERE name = 'audit_events'") == ["0"])
+        // A file made before keeps its page size.
+        #expect(try Self.sqlite(path, "PRAGMA page_size") == ["4096"])
+        #expect(try Self.sqlite(path, "PRAGMA integrity_check") == ["ok"])
+    }
+
+    @Test("a new database has 1 KiB pages")
+    func newDatabasePageSize() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("signet-pages-\(UUID().uuidString).db").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try SQLStore(path: path)
+        try store.appendAudit(AuditEvent(at: 1, kind: "sign_in", outcome: "success"))
+        #expect(try Self.sqlite(path, "PRAGMA page_size") == ["1024"])
+        #expect(try Self.sqlite(path, "PRAGMA journal_mode") == ["wal"])
     }
 }
