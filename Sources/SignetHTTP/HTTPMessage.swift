@@ -25,6 +25,7 @@ public struct HTTPRequest: Sendable {
     /// The media type of `Content-Type`, lower-cased, without parameters or surrounding spaces.
     public var mediaType: String? {
         guard let value = headers["content-type"] else { return nil }
+        if value == "application/json" { return value }  // as nearly every client sends it
         var bytes = value.utf8.prefix { $0 != UInt8(ascii: ";") }[...]
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
         while let last = bytes.last, last == 0x20 || last == 0x09 { bytes = bytes.dropLast() }

@@ -72,6 +72,18 @@ import Testing
         }
     }
 
+    @Test("the media type: lower-cased, without parameters or surrounding blanks")
+    func mediaTypes() {
+        func type(_ value: String?) -> String? {
+            HTTPRequest(method: "POST", path: "/", headers: value.map { ["content-type": $0] } ?? [:], body: [], remoteAddress: "", requestID: "").mediaType
+        }
+        #expect(type("application/json") == "application/json")
+        #expect(type("Application/JSON; charset=utf-8") == "application/json")
+        #expect(type(" \tapplication/x-www-form-urlencoded ;charset=UTF-8") == "application/x-www-form-urlencoded")
+        #expect(type("text/plain") == "text/plain")
+        #expect(type("") == "" && type(nil) == nil)
+    }
+
     @Test("header names are folded to lower case byte by byte, as Unicode lower-casing folds ASCII")
     func headerNames() {
         for name in ["Content-Type", "CONTENT-LENGTH", "x-request-id", "Authorization", "A-Z_0-9@[`{", "X-Ünïcode-É", ""] {
