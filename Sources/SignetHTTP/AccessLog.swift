@@ -54,6 +54,38 @@ public final class AccessLog: @unchecked Sendable {
             }
         }
         line.append(contentsOf: "}\n".utf8)
+        append(line)
+    }
+
+    /// One answered request: the line ``write(_:)`` makes of `msg` "request" and these fields,
+    /// in this order, built without a list of fields (this runs for every request).
+    public func request(id: String, method: String, path: String, route: String, status: Int, ms: Double, remote: String, bytesIn: Int) {
+        guard enabled else { return }
+        var line: [UInt8] = []
+        line.reserveCapacity(224 + path.utf8.count)
+        line.append(contentsOf: #"{"ts":""#.utf8)
+        AccessLog.timestamp(into: &line)
+        line.append(contentsOf: #"","msg":"request","request_id":"#.utf8)
+        AccessLog.quote(id, into: &line)
+        line.append(contentsOf: #","method":"#.utf8)
+        AccessLog.quote(method, into: &line)
+        line.append(contentsOf: #","path":"#.utf8)
+        AccessLog.quote(path, into: &line)
+        line.append(contentsOf: #","route":"#.utf8)
+        AccessLog.quote(route, into: &line)
+        line.append(contentsOf: #","status":"#.utf8)
+        AccessLog.decimal(status, into: &line)
+        line.append(contentsOf: #","ms":"#.utf8)
+        AccessLog.fixed3(ms, into: &line)
+        line.append(contentsOf: #","remote":"#.utf8)
+        AccessLog.quote(remote, into: &line)
+        line.append(contentsOf: #","bytes_in":"#.utf8)
+        AccessLog.decimal(bytesIn, into: &line)
+        line.append(contentsOf: "}\n".utf8)
+        append(line)
+    }
+
+    private func append(_ line: [UInt8]) {
         lock.lock()
         defer { lock.unlock() }
         pending.append(contentsOf: line)

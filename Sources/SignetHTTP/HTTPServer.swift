@@ -213,11 +213,8 @@ public final class HTTPServer: @unchecked Sendable {
         }
         lock.unlock()
         let ms = Double(DispatchTime.now().uptimeNanoseconds - context.start) / 1e6
-        log.write([
-            ("msg", .string("request")), ("request_id", .string(context.requestID)), ("method", .string(context.method)),
-            ("path", .string(context.path)), ("route", .string(context.route)), ("status", .int(context.status)),
-            ("ms", .double(ms)), ("remote", .string(context.remote)), ("bytes_in", .int(context.body.count)),
-        ])
+        log.request(id: context.requestID, method: context.method, path: context.path, route: context.route, status: context.status, ms: ms,
+                    remote: context.remote, bytesIn: context.body.count)
     }
 
     private func access(

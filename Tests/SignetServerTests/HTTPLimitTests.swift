@@ -72,6 +72,30 @@ import Testing
         }
     }
 
+    @Test("a request's access-log line is the line the general writer makes of the same fields")
+    func accessLogRequestLine() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("signet-log-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let log = AccessLog(output: try FileHandle(forWritingTo: url), flushInterval: 3600)
+        let cases: [(String, String, String, String, Int, Double, String, Int)] = [
+            ("0123456789abcdef", "POST", "/oauth/token", "/oauth/token", 200, 1.2345, "127.0.0.1", 1408),
+            ("x", "GET", "/a\"b\\c\u{01}\u{7f}é", "", 404, 0, "::1", 0),
+            ("", "DELETE", "/me/passkeys/{id}", "/me/passkeys/{id}", 409, 12_345.0005, "2001:db8::1", Int.max),
+        ]
+        for c in cases {
+            log.request(id: c.0, method: c.1, path: c.2, route: c.3, status: c.4, ms: c.5, remote: c.6, bytesIn: c.7)
+            log.write([("msg", .string("request")), ("request_id", .string(c.0)), ("method", .string(c.1)), ("path", .string(c.2)),
+                       ("route", .string(c.3)), ("status", .int(c.4)), ("ms", .double(c.5)), ("remote", .string(c.6)), ("bytes_in", .int(c.7))])
+        }
+        log.flush()
+        // Each pair of lines is the same after `{"ts":"`, the timestamp (24 characters) and `"`.
+        let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map { String($0.dropFirst(8 + 24)) }
+        #expect(lines.count == 6)
+        for pair in stride(from: 0, to: lines.count, by: 2) { #expect(lines[pair] == lines[pair + 1]) }
+        #expect(try StrictJSON().parse(Array(("{\"ts\":\"x\"" + lines[2]).utf8))["path"] == .string(cases[1].2))
+    }
+
     @Test("the media type: lower-cased, without parameters or surrounding blanks")
     func mediaTypes() {
         func type(_ value: String?) -> String? {
