@@ -39,6 +39,8 @@ final class LoadDriver: @unchecked Sendable {
 
     struct Outcome {
         var latencies: [Double] = []
+        /// When each sign-in ended (``now()``), in the order of `latencies`.
+        var completions: [UInt64] = []
         var failures = 0
         var firstFailure: String?
     }
@@ -70,6 +72,7 @@ final class LoadDriver: @unchecked Sendable {
                 let outcome = loop(mine, start: start, stopAt: stopAt, interval: interval)
                 total.lock.lock()
                 total.outcome.latencies += outcome.latencies
+                total.outcome.completions += outcome.completions
                 total.outcome.failures += outcome.failures
                 total.outcome.firstFailure = total.outcome.firstFailure ?? outcome.firstFailure
                 total.lock.unlock()
@@ -227,6 +230,7 @@ final class LoadDriver: @unchecked Sendable {
                 guard json["access_token"]?.string != nil else { return "no access token" }
                 client.idleSince = Self.now()
                 outcome.latencies.append(Double(client.idleSince - client.started) / 1e9)
+                outcome.completions.append(client.idleSince)
                 client.stage = .idle
             case .idle:
                 return "an answer nobody asked for"
