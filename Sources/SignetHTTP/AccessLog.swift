@@ -65,22 +65,24 @@ public final class AccessLog: @unchecked Sendable {
         line.reserveCapacity(224 + path.utf8.count)
         line.append(contentsOf: #"{"ts":""#.utf8)
         AccessLog.timestamp(into: &line)
-        line.append(contentsOf: #"","msg":"request","request_id":"#.utf8)
-        AccessLog.quote(id, into: &line)
-        line.append(contentsOf: #","method":"#.utf8)
-        AccessLog.quote(method, into: &line)
-        line.append(contentsOf: #","path":"#.utf8)
-        AccessLog.quote(path, into: &line)
-        line.append(contentsOf: #","route":"#.utf8)
-        AccessLog.quote(route, into: &line)
-        line.append(contentsOf: #","status":"#.utf8)
-        AccessLog.decimal(status, into: &line)
+        // Each key with the punctuation around it, as constant bytes, then the value.
+        func text(_ key: StaticString, _ value: String) {
+            line.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            AccessLog.quote(value, into: &line)
+        }
+        func number(_ key: StaticString, _ value: Int) {
+            line.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            AccessLog.decimal(value, into: &line)
+        }
+        text(#"","msg":"request","request_id":"#, id)
+        text(#","method":"#, method)
+        text(#","path":"#, path)
+        text(#","route":"#, route)
+        number(#","status":"#, status)
         line.append(contentsOf: #","ms":"#.utf8)
         AccessLog.fixed3(ms, into: &line)
-        line.append(contentsOf: #","remote":"#.utf8)
-        AccessLog.quote(remote, into: &line)
-        line.append(contentsOf: #","bytes_in":"#.utf8)
-        AccessLog.decimal(bytesIn, into: &line)
+        text(#","remote":"#, remote)
+        number(#","bytes_in":"#, bytesIn)
         line.append(contentsOf: "}\n".utf8)
         append(line)
     }
