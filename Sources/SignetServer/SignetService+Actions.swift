@@ -159,7 +159,12 @@ extension SignetService {
                                       backupEligible: stored.backupEligible, userHandle: owner.handle)
         let result = try verifyAssertion(assertion, record)
         if case .regression = result.signCount { throw APIError.grant("counter_regression", "signature counter went backwards") }
-        try store.recordUse(credentialID: rawID, signCount: Int64(result.newSignCount), backupState: result.backupState, at: nowMillis)
+        // The counter check again, atomic with the write: two approvals at once with one counter
+        // value cannot both pass.
+        guard try store.recordUse(credentialID: rawID, signCount: Int64(result.newSignCount), backupState: result.backupState, at: nowMillis) else {
+            if try store.credential(id: rawID)?.revokedAt != nil { throw APIError.grant("credential_revoked", "this passkey was revoked") }
+            throw APIError.grant("counter_regression", "signature counter went backwards")
+        }
         return (result.userVerified ? ["pop", "user"] : ["pop"], ["credential_id": .string(credential.rawId)])
     }
 

@@ -98,9 +98,6 @@ public final class SQLStore: Store, @unchecked Sendable {
             try insert(c, db)
         case .addCredential(let c):
             try insert(c, db)
-        case .recordUse(let id, let count, let backupState, let at):
-            try db.query("UPDATE credentials SET sign_count = ?, backup_state = ?, last_used_at = ? WHERE id = ?",
-                         [.int(count), .int(backupState ? 1 : 0), .int(at), .blob(id)])
         case .refreshToken(let token):
             try insert(token, db)
         case .audit(let e):
@@ -201,9 +198,12 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
-    public func recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64) throws(StoreError) {
+    public func recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
-            try Self.apply(.recordUse(credentialID: credentialID, signCount: signCount, backupState: backupState, at: at), db)
+            try db.query(
+                "UPDATE credentials SET sign_count = ?, backup_state = ?, last_used_at = ? WHERE id = ? AND revoked_at IS NULL AND (sign_count < ? OR (? = 0 AND sign_count = 0))",
+                [.int(signCount), .int(backupState ? 1 : 0), .int(at), .blob(credentialID), .int(signCount), .int(signCount)])
+            return db.changes == 1
         }
     }
 

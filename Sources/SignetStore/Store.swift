@@ -32,7 +32,6 @@ public enum StoreWrite: Sendable {
     case createUser(UserRecord, CredentialRow)
     /// Adds a passkey to an existing account.
     case addCredential(CredentialRow)
-    case recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64)
     case refreshToken(RefreshTokenRow)
     case audit(AuditEvent)
 }
@@ -92,8 +91,11 @@ public protocol Store: Sendable {
     func user(email: String) throws(StoreError) -> UserRecord?
     func credential(id: [UInt8]) throws(StoreError) -> CredentialRow?
     func credentials(userID: String) throws(StoreError) -> [CredentialRow]
-    /// Records a successful sign-in: the new sign count, backup state and time.
-    func recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64) throws(StoreError)
+    /// Records a passkey's use: the new sign count, backup state and time, in one guarded
+    /// statement, only while the passkey is live and its counter moves forward (WebAuthn §7.2
+    /// step 23; both zero for an authenticator without a counter). `false` when it did not: the
+    /// passkey was revoked or is gone, or another use overtook the counter meanwhile.
+    func recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64) throws(StoreError) -> Bool
 
     /// A credential together with the account that owns it, in one read.
     func credentialAndUser(credentialID: [UInt8]) throws(StoreError) -> (CredentialRow, UserRecord)?

@@ -185,6 +185,32 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         }
     }
 
+    @Test("a passkey's use is recorded only while it is live and its counter moves forward; of 16 at once with one value, one", arguments: Backend.available)
+    func recordUse(_ backend: Backend) throws {
+        let store = try backend.open()
+        let a = user(8)
+        var c = credential(a.id)
+        c.signCount = 4
+        try store.createUser(a, credential: c)
+        #expect(try !store.recordUse(credentialID: c.id, signCount: 4, backupState: true, at: 1))
+        #expect(try !store.recordUse(credentialID: c.id, signCount: 0, backupState: true, at: 1))
+        #expect(try !store.recordUse(credentialID: [1, 2, 3], signCount: 9, backupState: true, at: 1))
+        #expect(try store.recordUse(credentialID: c.id, signCount: 5, backupState: false, at: 77))
+        let used = try #require(try store.credential(id: c.id))
+        #expect(used.signCount == 5 && used.backupState == false && used.lastUsedAt == 77)
+        let id = c.id
+        let results = concurrently(16) { try store.recordUse(credentialID: id, signCount: 6, backupState: true, at: 2) }
+        #expect(results.filter { (try? $0.get()) == true }.count == 1)
+        // Revoked: never again. Without a counter (both zero): every time.
+        try store.perform([.addCredential(credential(a.id))])
+        #expect(try store.revokeCredential(id: c.id, userID: a.id, at: 3) == .revoked)
+        #expect(try !store.recordUse(credentialID: c.id, signCount: 100, backupState: true, at: 4))
+        let d = credential(a.id)
+        try store.perform([.addCredential(d)])
+        #expect(try store.recordUse(credentialID: d.id, signCount: 0, backupState: true, at: 5))
+        #expect(try store.recordUse(credentialID: d.id, signCount: 0, backupState: true, at: 6))
+    }
+
     @Test("of 16 concurrent sign-ins with one counter value over one stored count, exactly one commits", arguments: Backend.available)
     func signInCounterRace(_ backend: Backend) throws {
         let store = try backend.open()
