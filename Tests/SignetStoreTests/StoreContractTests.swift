@@ -39,6 +39,15 @@ func credential(_ userID: String) -> CredentialRow {
                   transports: ["internal"], name: nil, createdAt: now())
 }
 
+/// A new account with one passkey whose stored counter is `signCount`.
+func registered(_ store: any Store, _ n: Int, signCount: Int64) throws -> (UserRecord, CredentialRow) {
+    let a = user(n)
+    var c = credential(a.id)
+    c.signCount = signCount
+    try store.createUser(a, credential: c)
+    return (a, c)
+}
+
 /// Runs `n` copies of `body` at once and returns their results.
 final class ResultsBox<T>: @unchecked Sendable {
     var results: [Result<T, any Error>] = []
@@ -125,10 +134,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
     @Test("a sign-in commits only against the credential it verified, and only with a counter that moves forward", arguments: Backend.available)
     func completeSignIn(_ backend: Backend) throws {
         let store = try backend.open()
-        let a = user(5)
-        var c = credential(a.id)
-        c.signCount = 4
-        try store.createUser(a, credential: c)
+        let (a, c) = try registered(store, 5, signCount: 4)
         func session() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         func use(_ session: [UInt8], count: Int64, userID: String? = nil, key: [UInt8]? = nil) -> SignInUse {
             SignInUse(sessionID: session, sessionExpiresAt: now() + 60_000, credentialID: c.id, userID: userID ?? a.id, publicKey: key ?? c.publicKey,
@@ -188,10 +194,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
     @Test("a passkey's use is recorded only while it is live and its counter moves forward; of 16 at once with one value, one", arguments: Backend.available)
     func recordUse(_ backend: Backend) throws {
         let store = try backend.open()
-        let a = user(8)
-        var c = credential(a.id)
-        c.signCount = 4
-        try store.createUser(a, credential: c)
+        let (a, c) = try registered(store, 8, signCount: 4)
         #expect(try !store.recordUse(credentialID: c.id, signCount: 4, backupState: true, at: 1))
         #expect(try !store.recordUse(credentialID: c.id, signCount: 0, backupState: true, at: 1))
         #expect(try !store.recordUse(credentialID: [1, 2, 3], signCount: 9, backupState: true, at: 1))
