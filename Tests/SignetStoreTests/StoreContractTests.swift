@@ -217,9 +217,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
     @Test("of 16 concurrent sign-ins with one counter value over one stored count, exactly one commits", arguments: Backend.available)
     func signInCounterRace(_ backend: Backend) throws {
         let store = try backend.open()
-        let a = user(7)
-        let c = credential(a.id)
-        try store.createUser(a, credential: c)
+        let (a, c) = try registered(store, 7, signCount: 0)
         let results = concurrently(16) {
             try store.completeSignIn(SignInUse(
                 sessionID: (0..<16).map { _ in UInt8.random(in: 0...255) }, sessionExpiresAt: now() + 60_000, credentialID: c.id, userID: a.id,
