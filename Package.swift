@@ -35,13 +35,16 @@ let package = Package(
 
         .target(name: "SignetCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "SignetHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
-        .target(name: "SignetStore", dependencies: ["CSQLite", "CPostgres"], swiftSettings: strict),
         .target(name: "SignetAPI", swiftSettings: strict),
+        // Ceremonies and policy: no HTTP, no database, no C library of its own. It declares the
+        // Store protocol that the SQL stores below implement.
+        .target(name: "SignetAuth", dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetAPI"], swiftSettings: strict),
+        .target(name: "SignetStore", dependencies: ["SignetAuth", "CSQLite", "CPostgres"], swiftSettings: strict),
         // The SDK core: Foundation only, on Linux and Apple platforms.
         .target(name: "SignetClient", dependencies: ["SignetAPI"], swiftSettings: strict),
         .target(
             name: "SignetServer",
-            dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetHTTP", "SignetStore", "SignetAPI"],
+            dependencies: ["SignetAuth", "SignetCrypto", "SignetWebAuthn", "SignetHTTP", "SignetStore", "SignetAPI"],
             swiftSettings: strict),
         .target(name: "SignetWebAuthn", dependencies: ["SignetCrypto"], swiftSettings: strict),
         .target(
@@ -49,7 +52,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "signet",
-            dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetSoftware", "SignetServer", "SignetHTTP", "SignetAPI", "SignetStore", "SignetClient"],
+            dependencies: ["SignetAuth", "SignetCrypto", "SignetWebAuthn", "SignetSoftware", "SignetServer", "SignetHTTP", "SignetAPI", "SignetStore", "SignetClient"],
             swiftSettings: strict),
         // libFuzzer harness: scripts/fuzz.sh builds it with -sanitize=fuzzer; a plain build
         // makes a corpus replayer out of the same code.
@@ -59,12 +62,12 @@ let package = Package(
         .testTarget(
             name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP", "SignetWebAuthn"],
             swiftSettings: strict),
-        .testTarget(name: "SignetStoreTests", dependencies: ["SignetStore", "CSQLite"], swiftSettings: strict),
+        .testTarget(name: "SignetStoreTests", dependencies: ["SignetStore", "SignetAuth", "CSQLite"], swiftSettings: strict),
         .testTarget(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),
         .testTarget(
             name: "SignetServerTests",
-            dependencies: ["SignetServer", "SignetHTTP", "SignetStore", "SignetAPI", "SignetSoftware", "SignetCrypto", "SignetWebAuthn"],
+            dependencies: ["SignetServer", "SignetAuth", "SignetHTTP", "SignetStore", "SignetAPI", "SignetSoftware", "SignetCrypto", "SignetWebAuthn"],
             swiftSettings: strict),
         .testTarget(
             name: "SignetWebAuthnTests",

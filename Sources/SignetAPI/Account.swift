@@ -1,3 +1,6 @@
+// The account and action endpoints' bodies (DESIGN.md, "Account", "High-risk actions"). Members
+// that may be absent are sent as JSON null, so an answer always has the same members.
+
 /// One passkey of the signed-in account (`GET /me/passkeys`).
 public struct PasskeyInfo: Codable, Sendable, Equatable {
     public var id: String
@@ -11,6 +14,56 @@ public struct PasskeyInfo: Codable, Sendable, Equatable {
     public var backup_eligible: Bool
     public var backup_state: Bool
     public var transports: [String]
+
+    public init(id: String, name: String?, created_at: Int64, last_used_at: Int64?, aaguid: String, authenticator: String?,
+                backup_eligible: Bool, backup_state: Bool, transports: [String]) {
+        self.id = id
+        self.name = name
+        self.created_at = created_at
+        self.last_used_at = last_used_at
+        self.aaguid = aaguid
+        self.authenticator = authenticator
+        self.backup_eligible = backup_eligible
+        self.backup_state = backup_state
+        self.transports = transports
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(name, forKey: .name)
+        try c.encode(created_at, forKey: .created_at)
+        try c.encode(last_used_at, forKey: .last_used_at)
+        try c.encode(aaguid, forKey: .aaguid)
+        try c.encode(authenticator, forKey: .authenticator)
+        try c.encode(backup_eligible, forKey: .backup_eligible)
+        try c.encode(backup_state, forKey: .backup_state)
+        try c.encode(transports, forKey: .transports)
+    }
+}
+
+/// `GET /me/passkeys` answer.
+public struct PasskeyList: Codable, Sendable, Equatable {
+    public var passkeys: [PasskeyInfo]
+    public init(passkeys: [PasskeyInfo]) { self.passkeys = passkeys }
+}
+
+/// `POST /me/passkeys` body: the registration for the options of `POST /me/passkeys/options`.
+public struct AddPasskeyRequest: Codable, Sendable {
+    public var auth_session: String
+    public var authn_response: CredentialJSON
+    public var name: String?
+    public init(auth_session: String, authn_response: CredentialJSON, name: String? = nil) {
+        self.auth_session = auth_session
+        self.authn_response = authn_response
+        self.name = name
+    }
+}
+
+/// `PATCH /me/passkeys/{id}` body.
+public struct RenameRequest: Codable, Sendable {
+    public var name: String
+    public init(name: String) { self.name = name }
 }
 
 /// `POST /me/device-keys` body.
@@ -30,7 +83,8 @@ public struct EnrollDeviceKeyRequest: Codable, Sendable {
     }
 }
 
-/// One device key of the signed-in account.
+/// One device key of the signed-in account; after an enrolment, `replaced` lists the keys of the
+/// same device that it revoked.
 public struct DeviceKeyInfo: Codable, Sendable, Equatable {
     public var id: String
     public var device_id: String
@@ -38,9 +92,52 @@ public struct DeviceKeyInfo: Codable, Sendable, Equatable {
     public var name: String?
     public var created_at: Int64
     public var last_used_at: Int64?
+    public var replaced: [String]?
+
+    public init(id: String, device_id: String, platform: String, name: String?, created_at: Int64, last_used_at: Int64?, replaced: [String]? = nil) {
+        self.id = id
+        self.device_id = device_id
+        self.platform = platform
+        self.name = name
+        self.created_at = created_at
+        self.last_used_at = last_used_at
+        self.replaced = replaced
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(device_id, forKey: .device_id)
+        try c.encode(platform, forKey: .platform)
+        try c.encode(name, forKey: .name)
+        try c.encode(created_at, forKey: .created_at)
+        try c.encode(last_used_at, forKey: .last_used_at)
+        try c.encodeIfPresent(replaced, forKey: .replaced)
+    }
 }
 
-/// Answer to `POST /actions/challenge` with a device key.
+/// `GET /me/device-keys` answer.
+public struct DeviceKeyList: Codable, Sendable, Equatable {
+    public var device_keys: [DeviceKeyInfo]
+    public init(device_keys: [DeviceKeyInfo]) { self.device_keys = device_keys }
+}
+
+/// `POST /actions/challenge` body: `device_key_id` for the device-key method, or
+/// `method: "passkey"`.
+public struct ActionChallengeRequest: Codable, Sendable {
+    public var device_key_id: String?
+    /// `device_key` (the default) or `passkey`.
+    public var method: String?
+    public var action: JSONDocument
+    public init(device_key_id: String? = nil, method: String? = nil, action: JSONDocument) {
+        self.device_key_id = device_key_id
+        self.method = method
+        self.action = action
+    }
+}
+
+/// Answer to `POST /actions/challenge`; with the passkey method it carries WebAuthn request
+/// options limited to the account's passkeys, over the same challenge.
 public struct ActionChallengeResponse: Codable, Sendable {
     public var challenge_id: String
     /// base64url of the 32 bytes the device key signs.
@@ -48,6 +145,27 @@ public struct ActionChallengeResponse: Codable, Sendable {
     public var expires_in: Int
     /// base64url SHA-256 of the action's canonical JSON (RFC 8785).
     public var action_hash: String
+    public var authn_params_public_key: RequestOptionsJSON?
+    public init(challenge_id: String, challenge: String, expires_in: Int, action_hash: String, authn_params_public_key: RequestOptionsJSON? = nil) {
+        self.challenge_id = challenge_id
+        self.challenge = challenge
+        self.expires_in = expires_in
+        self.action_hash = action_hash
+        self.authn_params_public_key = authn_params_public_key
+    }
+}
+
+/// `POST /actions/approve` body: a device key's `signature` (DER ECDSA over the challenge), or a
+/// passkey's `authn_response`.
+public struct ActionApproveRequest: Codable, Sendable {
+    public var challenge_id: String
+    public var signature: String?
+    public var authn_response: CredentialJSON?
+    public init(challenge_id: String, signature: String? = nil, authn_response: CredentialJSON? = nil) {
+        self.challenge_id = challenge_id
+        self.signature = signature
+        self.authn_response = authn_response
+    }
 }
 
 /// Answer to `POST /actions/approve`.
@@ -55,4 +173,36 @@ public struct ActionApproval: Codable, Sendable {
     public var action_token: String
     public var token_type: String
     public var expires_in: Int
+    /// The action the token is for, as approved.
+    public var action: JSONDocument?
+    public init(action_token: String, token_type: String = "Bearer", expires_in: Int, action: JSONDocument?) {
+        self.action_token = action_token
+        self.token_type = token_type
+        self.expires_in = expires_in
+        self.action = action
+    }
+}
+
+/// `POST /actions/verify` body: for the service about to perform the action.
+public struct ActionVerifyRequest: Codable, Sendable {
+    public var action_token: String
+    public var action: JSONDocument
+    public init(action_token: String, action: JSONDocument) {
+        self.action_token = action_token
+        self.action = action
+    }
+}
+
+/// Answer to `POST /actions/verify`.
+public struct ActionVerification: Codable, Sendable {
+    public var valid: Bool
+    public var sub: String
+    public var action_hash: String
+    public var amr: [String]
+    public init(valid: Bool, sub: String, action_hash: String, amr: [String]) {
+        self.valid = valid
+        self.sub = sub
+        self.action_hash = action_hash
+        self.amr = amr
+    }
 }

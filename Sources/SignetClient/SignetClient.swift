@@ -63,7 +63,7 @@ public actor SignetClient {
     static func error(_ answer: Answer) -> SignetError {
         if answer.status >= 500 { return SignetError(.serverError, status: answer.status, "the server failed (\(answer.status))") }
         if let body = try? JSONDecoder().decode(ErrorBody.self, from: answer.data) {
-            return SignetError(SignetError.Code(rawValue: body.reason), status: answer.status, body.error_description)
+            return SignetError(serverReason: body.reason, status: answer.status, body.error_description)
         }
         return SignetError(.invalidResponse, status: answer.status, "HTTP \(answer.status) without an error body")
     }
@@ -79,14 +79,6 @@ public actor SignetClient {
     }
 
     // MARK: sign-up, sign-in, session
-
-    struct TokenBody: Encodable {
-        let grant_type: String
-        let client_id: String
-        let auth_session: String?
-        let authn_response: CredentialJSON?
-        let refresh_token: String?
-    }
 
     /// Creates an account with a new passkey (`/passkey/register`, the system sheet, `/oauth/token`).
     @discardableResult
@@ -107,8 +99,8 @@ public actor SignetClient {
     }
 
     func exchange(session: String, credential: CredentialJSON) async throws -> TokenResponse {
-        let answer = try await send("POST", "oauth/token", body: TokenBody(
-            grant_type: GrantType.webauthn, client_id: clientID, auth_session: session, authn_response: credential, refresh_token: nil))
+        let answer = try await send("POST", "oauth/token", body: TokenRequest(
+            grant_type: GrantType.webauthn, client_id: clientID, auth_session: session, authn_response: credential))
         let response = try decode(TokenResponse.self, answer)
         let keyID = try? tokens.load()?.deviceKeyID
         try tokens.save(StoredSession(
@@ -120,8 +112,8 @@ public actor SignetClient {
     /// Rotates the refresh token. A refused refresh (reused, revoked, expired) ends the session.
     public func refresh() async throws {
         guard let stored = try tokens.load(), let refreshToken = stored.refreshToken else { throw SignetError(.notSignedIn, "no refresh token") }
-        let answer = try await send("POST", "oauth/token", body: TokenBody(
-            grant_type: GrantType.refreshToken, client_id: clientID, auth_session: nil, authn_response: nil, refresh_token: refreshToken))
+        let answer = try await send("POST", "oauth/token", body: TokenRequest(
+            grant_type: GrantType.refreshToken, client_id: clientID, refresh_token: refreshToken))
         if answer.status == 400 || answer.status == 401 {
             let error = Self.error(answer)
             try tokens.clear()
@@ -149,32 +141,20 @@ public actor SignetClient {
 
     // MARK: passkeys of the account
 
-    struct PasskeyList: Decodable { let passkeys: [PasskeyInfo] }
-    struct AddPasskeyStart: Decodable {
-        let authn_params_public_key: CreationOptionsJSON
-        let auth_session: String
-    }
-    struct AddPasskeyBody: Encodable {
-        let auth_session: String
-        let authn_response: CredentialJSON
-        let name: String?
-    }
-    struct NameBody: Encodable { let name: String }
-
     public func passkeys() async throws -> [PasskeyInfo] { try decode(PasskeyList.self, try await authorized("GET", "me/passkeys")).passkeys }
 
     /// Adds a passkey on this device to the signed-in account.
     @discardableResult
     public func addPasskey(name: String? = nil) async throws -> PasskeyInfo {
-        let start = try decode(AddPasskeyStart.self, try await authorized("POST", "me/passkeys/options", body: [String: String]()))
+        let start = try decode(PasskeyRegisterResponse.self, try await authorized("POST", "me/passkeys/options", body: [String: String]()))
         let credential = try await passkeys.createPasskey(start.authn_params_public_key)
         return try decode(PasskeyInfo.self, try await authorized("POST", "me/passkeys",
-            body: AddPasskeyBody(auth_session: start.auth_session, authn_response: credential, name: name)))
+            body: AddPasskeyRequest(auth_session: start.auth_session, authn_response: credential, name: name)))
     }
 
     @discardableResult
     public func renamePasskey(id: String, name: String) async throws -> PasskeyInfo {
-        try decode(PasskeyInfo.self, try await authorized("PATCH", "me/passkeys/\(id)", body: NameBody(name: name)))
+        try decode(PasskeyInfo.self, try await authorized("PATCH", "me/passkeys/\(id)", body: RenameRequest(name: name)))
     }
 
     public func revokePasskey(id: String) async throws {
@@ -199,43 +179,29 @@ public actor SignetClient {
         return info
     }
 
-    struct ChallengeBody: Encodable {
-        let device_key_id: String?
-        let method: String?
-        let action: JSONDocument
-    }
-    struct PasskeyActionStart: Decodable {
-        let challenge_id: String
-        let authn_params_public_key: RequestOptionsJSON
-    }
-    struct ApproveBody: Encodable {
-        let challenge_id: String
-        let signature: String?
-        let authn_response: CredentialJSON?
-    }
-
     /// Approves `action` with this device's key behind a biometric check, or with a passkey when
     /// the device has no enrolled key. Returns the action token for that one action.
     public func approve(action: JSONDocument, reason: String = "Approve this action") async throws -> ActionApproval {
         let keyID = try tokens.load()?.deviceKeyID
         if let deviceKeys, let keyID, await deviceKeys.hasKey() {
-            let answer = try await authorized("POST", "actions/challenge", body: ChallengeBody(device_key_id: keyID, method: nil, action: action))
+            let answer = try await authorized("POST", "actions/challenge", body: ActionChallengeRequest(device_key_id: keyID, action: action))
             let start: ActionChallengeResponse
             do {
                 start = try decode(ActionChallengeResponse.self, answer)
-            } catch let error as SignetError where ["device_key_revoked", "device_key_unknown"].contains(error.code.rawValue) {
+            } catch let error as SignetError where error.code == .deviceKeyRevoked || error.code == .deviceKeyUnknown {
                 throw SignetError(.deviceKeyInvalidated, status: error.status, "the server no longer accepts this device's key; enrol it again")
             }
             guard let challenge = Self.unbase64url(start.challenge) else { throw SignetError(.invalidResponse, "challenge is not base64url") }
             let signature = try await deviceKeys.sign(challenge, reason: reason)
             return try decode(ActionApproval.self, try await authorized("POST", "actions/approve",
-                body: ApproveBody(challenge_id: start.challenge_id, signature: Self.base64url(signature), authn_response: nil)))
+                body: ActionApproveRequest(challenge_id: start.challenge_id, signature: Self.base64url(signature))))
         }
-        let start = try decode(PasskeyActionStart.self, try await authorized("POST", "actions/challenge",
-            body: ChallengeBody(device_key_id: nil, method: "passkey", action: action)))
-        let credential = try await passkeys.assertPasskey(start.authn_params_public_key)
+        let start = try decode(ActionChallengeResponse.self, try await authorized("POST", "actions/challenge",
+            body: ActionChallengeRequest(method: "passkey", action: action)))
+        guard let options = start.authn_params_public_key else { throw SignetError(.invalidResponse, "the passkey challenge carries no request options") }
+        let credential = try await passkeys.assertPasskey(options)
         return try decode(ActionApproval.self, try await authorized("POST", "actions/approve",
-            body: ApproveBody(challenge_id: start.challenge_id, signature: nil, authn_response: credential)))
+            body: ActionApproveRequest(challenge_id: start.challenge_id, authn_response: credential)))
     }
 
     // MARK: base64url

@@ -33,7 +33,7 @@ public final class KeychainTokenStore: TokenStore, @unchecked Sendable {
             item.merge(update) { $1 }
             status = SecItemAdd(item as CFDictionary, nil)
         }
-        guard status == errSecSuccess else { throw SignetError(SignetError.Code(rawValue: "keychain"), "cannot save the session (\(status))") }
+        guard status == errSecSuccess else { throw SignetError(.keychainFailed, "cannot save the session (\(status))") }
     }
 
     public func load() throws -> StoredSession? {
@@ -44,7 +44,7 @@ public final class KeychainTokenStore: TokenStore, @unchecked Sendable {
         let status = SecItemCopyMatching(item as CFDictionary, &result)
         if status == errSecItemNotFound { return nil }
         guard status == errSecSuccess, let data = result as? Data else {
-            throw SignetError(SignetError.Code(rawValue: "keychain"), "cannot read the session (\(status))")
+            throw SignetError(.keychainFailed, "cannot read the session (\(status))")
         }
         return try JSONDecoder().decode(StoredSession.self, from: data)
     }
@@ -52,7 +52,7 @@ public final class KeychainTokenStore: TokenStore, @unchecked Sendable {
     public func clear() throws {
         let status = SecItemDelete(query as CFDictionary)
         guard status == errSecSuccess || status == errSecItemNotFound else {
-            throw SignetError(SignetError.Code(rawValue: "keychain"), "cannot clear the session (\(status))")
+            throw SignetError(.keychainFailed, "cannot clear the session (\(status))")
         }
     }
 }

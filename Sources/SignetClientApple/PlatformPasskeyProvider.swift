@@ -108,9 +108,9 @@ extension PlatformPasskeyProvider: ASAuthorizationControllerDelegate, ASAuthoriz
         case 1001:  // canceled (also a broken domain association, or no passkey on the device)
             finish(.failure(SignetError(.canceled, "the user canceled the passkey sheet")))
         case 1006:  // matchedExcludedCredential (iOS 18): this device already has a passkey for the account
-            finish(.failure(SignetError(SignetError.Code(rawValue: "credential_excluded"), "a passkey for this account is already on this device")))
+            finish(.failure(SignetError(.credentialExcluded, "a passkey for this account is already on this device")))
         default:
-            finish(.failure(SignetError(SignetError.Code(rawValue: "authorization_failed"), "the passkey request failed (\(code))")))
+            finish(.failure(SignetError(.authorizationFailed, "the passkey request failed (\(code))")))
         }
     }
 

@@ -1,5 +1,9 @@
 internal import COpenSSL
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// Bytes from OpenSSL's CSPRNG (`RAND_bytes`). Every challenge, handle and token comes from here.

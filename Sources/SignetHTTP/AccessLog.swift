@@ -59,7 +59,8 @@ public final class AccessLog: @unchecked Sendable {
 
     /// One answered request: the line ``write(_:)`` makes of `msg` "request" and these fields,
     /// in this order, built without a list of fields (this runs for every request).
-    public func request(id: String, method: String, path: String, route: String, status: Int, ms: Double, remote: String, bytesIn: Int) {
+    /// `detail` is why the request was refused (the reason and what failed), when it was.
+    public func request(id: String, method: String, path: String, route: String, status: Int, ms: Double, remote: String, bytesIn: Int, detail: String? = nil) {
         guard enabled else { return }
         var line: [UInt8] = []
         line.reserveCapacity(224 + path.utf8.count)
@@ -83,6 +84,7 @@ public final class AccessLog: @unchecked Sendable {
         AccessLog.fixed3(ms, into: &line)
         text(#","remote":"#, remote)
         number(#","bytes_in":"#, bytesIn)
+        if let detail { text(#","detail":"#, detail) }
         line.append(contentsOf: "}\n".utf8)
         append(line)
     }

@@ -40,6 +40,8 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// A label for metrics and the access log (the matched route), set by the router.
     public var route: String?
+    /// Why a request was refused, for the access log only (never sent): the reason and its detail.
+    public var logDetail: String?
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -51,11 +53,39 @@ public struct HTTPResponse: Sendable {
     public static func json(_ status: Int, _ body: [UInt8]) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: body)
     }
+
+    /// An HTML page (UTF-8), not cached.
+    public static func html(_ status: Int, _ page: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")], body: Array(page.utf8))
+    }
+
+    /// A redirect (RFC 9110 §15.4): 303 See Other by default, so the next request is a GET.
+    public static func redirect(to location: String, status: Int = 303) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Location", location), ("Cache-Control", "no-store")])
+    }
+}
+
+extension HTTPRequest {
+    /// Whether the client asked for a page rather than JSON: `Accept` names `text/html` and not
+    /// `application/json` (what a browser's navigation sends).
+    public var wantsHTML: Bool {
+        guard let accept = headers["accept"] else { return false }
+        return accept.contains("text/html") && !accept.contains("application/json")
+    }
 }
 
 /// Answers requests. Called on the server's worker threads, concurrently.
 public protocol HTTPHandler: Sendable {
     func handle(_ request: HTTPRequest) -> HTTPResponse
+    /// The answer to a request whose body is larger than `limit` bytes (413), given the request
+    /// without its body: the handler's error format, in the request's kind (JSON or a page).
+    func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse
+}
+
+extension HTTPHandler {
+    public func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
+        .json(413, Array(#"{"error":"invalid_request","error_description":"request body larger than \#(limit) bytes","reason":"body_too_large"}"#.utf8))
+    }
 }
 
 import Foundation

@@ -68,6 +68,7 @@ public final class HTTPServer: @unchecked Sendable {
         var tooLarge = false
         var status = 0
         var route = ""
+        var detail: String?
         var method = ""
         var path = ""
         var remote = ""
@@ -214,7 +215,7 @@ public final class HTTPServer: @unchecked Sendable {
         lock.unlock()
         let ms = Double(DispatchTime.now().uptimeNanoseconds - context.start) / 1e6
         log.request(id: context.requestID, method: context.method, path: context.path, route: context.route, status: context.status, ms: ms,
-                    remote: context.remote, bytesIn: context.body.count)
+                    remote: context.remote, bytesIn: context.body.count, detail: context.detail)
     }
 
     private func access(
@@ -236,7 +237,7 @@ public final class HTTPServer: @unchecked Sendable {
             lock.unlock()
             if let length = lookup(connection, "Content-Length"), let n = Int(length), n > configuration.maxBodyBytes {
                 context.tooLarge = true
-                return respond(connection, context, HTTPServer.tooLarge(configuration.maxBodyBytes))
+                return respond(connection, context, tooLarge(connection, context))
             }
             return signet_mhd_yes()
         }
@@ -254,14 +255,14 @@ public final class HTTPServer: @unchecked Sendable {
                 // libmicrohttpd will not take a response mid-upload.
                 context.tooLarge = true
                 context.body = []
-                if respond(connection, context, HTTPServer.tooLarge(configuration.maxBodyBytes)) == signet_mhd_yes() { return signet_mhd_yes() }
+                if respond(connection, context, tooLarge(connection, context)) == signet_mhd_yes() { return signet_mhd_yes() }
                 context.status = 0
                 return signet_mhd_yes()
             }
             uploadData?.withMemoryRebound(to: UInt8.self, capacity: count) { context.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count)) }
             return signet_mhd_yes()
         }
-        if context.tooLarge { return respond(connection, context, HTTPServer.tooLarge(configuration.maxBodyBytes)) }
+        if context.tooLarge { return respond(connection, context, tooLarge(connection, context)) }
         let request = HTTPRequest(
             method: context.method, path: context.path, headers: headers(connection), body: context.body,
             remoteAddress: context.remote, requestID: context.requestID)
@@ -281,6 +282,7 @@ public final class HTTPServer: @unchecked Sendable {
         _ = context.requestID.withCString { MHD_add_response_header(created, "X-Request-Id", $0) }
         context.status = response.status
         context.route = response.route ?? ""
+        context.detail = response.logDetail
         return MHD_queue_response(connection, UInt32(response.status), created)
     }
 
@@ -320,8 +322,11 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    static func tooLarge(_ limit: Int) -> HTTPResponse {
-        .json(413, Array(#"{"error":"invalid_request","error_description":"request body larger than \#(limit) bytes","reason":"body_too_large"}"#.utf8))
+    /// The handler's 413 for this request (its headers, no body).
+    private func tooLarge(_ connection: OpaquePointer, _ context: RequestContext) -> HTTPResponse {
+        let request = HTTPRequest(
+            method: context.method, path: context.path, headers: headers(connection), body: [], remoteAddress: context.remote, requestID: context.requestID)
+        return handler.bodyTooLarge(request, limit: configuration.maxBodyBytes)
     }
 
     /// 16 hex digits, unique within the process: a counter from a random start, scrambled by

@@ -1,5 +1,6 @@
 import Foundation
 import SignetWebAuthn
+public import SignetAuth
 
 /// Reads `signet.json`, applies `SIGNET_...` environment overrides and validates the result.
 /// Every setting has an environment name: its path in upper case joined by `_`

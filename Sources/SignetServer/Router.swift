@@ -1,13 +1,42 @@
+import SignetAuth
 import SignetHTTP
+
+/// What a route needs before its handler runs; the middleware in ``SignetService`` enforces each
+/// (DESIGN.md, "A route declares what it needs"). No handler checks a token by hand.
+struct Needs: Sendable {
+    /// An `Authorization: Bearer` access token (RFC 6750 §2.1) that verifies and names an account.
+    var bearer = false
+
+    static let none = Needs()
+    static let bearerToken = Needs(bearer: true)
+}
+
+/// One request as a handler sees it: the request, the path's parameters, and what the middleware
+/// established (the token's principal).
+struct Call: Sendable {
+    let request: HTTPRequest
+    let parameters: [String: String]
+    let principal: Principal?
+    var context: RequestContext { RequestContext(remoteAddress: request.remoteAddress, requestID: request.requestID) }
+
+    /// The principal of a route that declared ``Needs/bearer``.
+    var account: Principal {
+        guard let principal else { preconditionFailure("a handler asked for the account of a route without Needs.bearer") }
+        return principal
+    }
+
+    func parameter(_ name: String) -> String { parameters[name] ?? "" }
+}
 
 /// Routes by method and path; `{name}` segments capture parameters.
 struct Router<Context: Sendable>: Sendable {
-    typealias Handler = @Sendable (Context, HTTPRequest, [String: String]) throws -> HTTPResponse
+    typealias Handler = @Sendable (Context, Call) throws -> HTTPResponse
 
     struct Route: Sendable {
         let method: String
         let pattern: String
         let segments: [Substring]
+        let needs: Needs
         let handler: Handler
     }
 
@@ -15,9 +44,9 @@ struct Router<Context: Sendable>: Sendable {
     /// Routes without parameters by path, then method: one hash lookup for the common case.
     private var exact: [String: [String: Int]] = [:]
 
-    mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+    mutating func add(_ method: String, _ pattern: String, needs: Needs = .none, _ handler: @escaping Handler) {
         if !pattern.contains("{") { exact[pattern, default: [:]][method] = routes.count }
-        routes.append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), handler: handler))
+        routes.append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), needs: needs, handler: handler))
     }
 
     enum Match {

@@ -1,7 +1,8 @@
 public import Foundation
+public import SignetAuth
 import SignetCrypto
 public import SignetHTTP
-public import SignetStore
+import SignetStore
 
 /// A running Signet: store, keys, service and HTTP server, started from a configuration.
 /// `signet serve`, the tests and the benchmark all start Signet this way.
@@ -24,16 +25,18 @@ public final class SignetApp: @unchecked Sendable {
         throw ConfigurationError("database must be sqlite:PATH or postgres://... (got \(database))")
     }
 
-    /// Starts Signet. `environment` supplies `SIGNET_KEK`; `clock` is injected for tests.
+    /// Starts Signet. `environment` supplies `SIGNET_KEK`; `clock` is injected for tests. With
+    /// `listen` false nothing listens: requests go to ``service`` as values (the in-process mode
+    /// of the tests).
     public init(
         configuration: ServerConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
-        store: (any Store)? = nil, clock: @escaping @Sendable () -> Date = { Date() }, log: AccessLog? = nil
+        store: (any Store)? = nil, clock: @escaping @Sendable () -> Date = { Date() }, log: AccessLog? = nil, listen: Bool = true
     ) throws {
         self.configuration = configuration
         let store = try store ?? SignetApp.openStore(configuration.database, connections: configuration.workerThreads + 2)
         self.store = store
         let kek = try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
-        let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime))
+        let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime), clock: clock)
         var anchors: [Certificate] = []
         for file in configuration.trustAnchorFiles {
             guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigurationError("cannot read trust anchor file \(file)") }
@@ -51,7 +54,7 @@ public final class SignetApp: @unchecked Sendable {
         http.maxBodyBytes = configuration.maxBodyBytes
         http.connectionMemoryBytes = configuration.connectionMemoryBytes
         server = HTTPServer(configuration: http, handler: service, log: log ?? AccessLog(enabled: configuration.accessLog))
-        try server.start()
+        if listen { try server.start() }
         // Used-session marks are needed only until their sessions expire.
         let purge = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.purge"))
         purge.schedule(deadline: .now() + 60, repeating: 60)

@@ -1,3 +1,4 @@
+import SignetAuth
 import SignetWebAuthn
 
 /// Documents served under `/.well-known/`, made once from the configuration.
@@ -41,7 +42,7 @@ enum WellKnown {
             "id_token_signing_alg_values_supported": .array([.string("ES256")]),
             "token_endpoint_auth_methods_supported": .array([.string("none")]),
             "revocation_endpoint_auth_methods_supported": .array([.string("none")]),
-            "scopes_supported": .array(SignetService.knownScopes.map(JSONValue.string)),
+            "scopes_supported": .array(Ceremonies.knownScopes.map(JSONValue.string)),
             "claims_supported": .array(["sub", "iss", "aud", "exp", "iat", "auth_time", "amr", "email", "email_verified", "name"].map(JSONValue.string)),
         ])
     }

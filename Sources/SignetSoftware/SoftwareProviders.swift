@@ -49,7 +49,7 @@ public final class SoftwarePasskeyProvider: PasskeyProvider, @unchecked Sendable
                 clientDataJSON: Base64URL.encode(made.clientDataJSON), attestationObject: Base64URL.encode(made.attestationObject),
                 transports: ["internal", "hybrid"]))
         } catch let refusal as SoftwareAuthenticator.Refusal {
-            throw SignetError(SignetError.Code(rawValue: "credential_excluded"), refusal.message)
+            throw SignetError(.credentialExcluded, refusal.message)
         }
     }
 

@@ -1,3 +1,4 @@
+import SignetAuth
 internal import CPostgres
 import Foundation
 

@@ -1,3 +1,4 @@
+import SignetAuth
 /// One database connection as the store uses it: statements with `?` placeholders, the rows they
 /// return, how many rows the last one changed, and transactions.
 protocol SQLSession: AnyObject {

@@ -1,3 +1,4 @@
+public import SignetAuth
 import Foundation
 
 /// The store on SQL: one implementation of ``Store`` for both databases. The embedded one is a
@@ -90,11 +91,12 @@ public final class SQLStore: Store, @unchecked Sendable {
         switch write {
         case .useSession(let id, let expiresAt):
             try db.query("INSERT INTO used_sessions (id, expires_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING", [.blob(id), .int(expiresAt)])
-            guard db.changes == 1 else { throw StoreError(.conflict, "auth_session_used") }
+            guard db.changes == 1 else { throw StoreError(.sessionUsed, "the auth session was already used") }
         case .createUser(let user, let c):
             try db.query(
-                "INSERT INTO users (\(userColumns)) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO users (\(userColumns)) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING",
                 [.text(user.id), .blob(user.handle), .text(user.email), user.name.map(SQLValue.text) ?? .null, .int(user.emailVerified ? 1 : 0), .int(user.createdAt)])
+            guard db.changes == 1 else { throw StoreError(.emailTaken, "an account with this email exists") }
             try insert(c, db)
         case .addCredential(let c):
             try insert(c, db)
@@ -114,10 +116,11 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     static func insert(_ c: CredentialRow, _ db: any SQLSession) throws(StoreError) {
         try db.query(
-            "INSERT INTO credentials (\(credentialColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO credentials (\(credentialColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
             [.blob(c.id), .text(c.userID), .blob(c.publicKey), .int(Int64(c.algorithm)), .int(c.signCount), .text(c.aaguid), .text(c.format),
              .int(c.backupEligible ? 1 : 0), .int(c.backupState ? 1 : 0), .text(c.transports.joined(separator: ",")),
              c.name.map(SQLValue.text) ?? .null, .int(c.createdAt), c.lastUsedAt.map(SQLValue.int) ?? .null, c.revokedAt.map(SQLValue.int) ?? .null])
+        guard db.changes == 1 else { throw StoreError(.credentialTaken, "a passkey with this credential ID exists") }
     }
 
     public func user(id: String) throws(StoreError) -> UserRecord? {
@@ -154,38 +157,38 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     /// The use of a credential, made only while the credential is the one verified and its
     /// counter moves forward (WebAuthn §7.2 step 23): checked and written in one statement, so two
-    /// sign-ins at once can never both pass against the same stored count.
-    static let guardedUseSQL = """
-        UPDATE credentials SET sign_count = ?, backup_state = ?, last_used_at = ?
-        WHERE id = ? AND user_id = ? AND public_key = ? AND revoked_at IS NULL AND (sign_count < ? OR (? = 0 AND sign_count = 0))
-        """
+    /// uses at once can never both pass against the same stored count. This is the only place
+    /// that records a passkey's use: sign-ins and passkey-approved actions both come here.
+    static func guardedUse(_ use: CredentialUse, _ db: any SQLSession) throws(StoreError) -> UseRefusal? {
+        try db.query(
+            """
+            UPDATE credentials SET sign_count = ?, backup_state = ?, last_used_at = ?
+            WHERE id = ? AND user_id = ? AND public_key = ? AND revoked_at IS NULL AND (sign_count < ? OR (? = 0 AND sign_count = 0))
+            """, [
+                .int(use.signCount), .int(use.backupState ? 1 : 0), .int(use.at), .blob(use.credentialID), .text(use.userID),
+                .blob(use.publicKey), .int(use.signCount), .int(use.signCount),
+            ])
+        if db.changes == 1 { return nil }
+        // Why not: read once, on this rare path only.
+        let row = try db.query("SELECT user_id, public_key, revoked_at, sign_count FROM credentials WHERE id = ?", [.blob(use.credentialID)]).first
+        guard let row, row[0].text == use.userID, row[1].blob == use.publicKey else { return .credentialUnknown }
+        return row[2].int != nil ? .credentialRevoked : .counterRegression(stored: row[3].int ?? 0)
+    }
 
     /// Thrown inside ``completeSignIn(_:writes:)``'s transaction to roll it back when the sign-in
     /// is refused; never leaves it.
-    private static let refusal = StoreError(.conflict, "sign_in_refused")
+    private static let refusal = StoreError(.internalError, "sign_in_refused")
 
     public func completeSignIn(_ use: SignInUse, writes: [StoreWrite]) throws(StoreError) -> SignInOutcome {
-        var refused: SignInOutcome?
+        var refused: UseRefusal?
         do {
             return try locked { db throws(StoreError) in
                 try db.transaction { () throws(StoreError) -> SignInOutcome in
                     try Self.apply(.useSession(id: use.sessionID, expiresAt: use.sessionExpiresAt), db)
-                    try db.query(Self.guardedUseSQL, [
-                        .int(use.signCount), .int(use.backupState ? 1 : 0), .int(use.at), .blob(use.credentialID), .text(use.userID),
-                        .blob(use.publicKey), .int(use.signCount), .int(use.signCount),
-                    ])
-                    guard db.changes == 1 else {
-                        // Why not: read once, on this rare path only.
-                        let row = try db.query("SELECT user_id, public_key, revoked_at, sign_count FROM credentials WHERE id = ?", [.blob(use.credentialID)]).first
-                        if let row, row[0].text == use.userID, row[1].blob == use.publicKey {
-                            refused = row[2].int != nil ? .credentialRevoked : .counterRegression(stored: row[3].int ?? 0)
-                        } else {
-                            refused = .credentialUnknown
-                        }
-                        throw Self.refusal
-                    }
+                    refused = try Self.guardedUse(use.credential, db)
+                    if refused != nil { throw Self.refusal }
                     for write in writes { try Self.apply(write, db) }
-                    guard let user = try db.query("SELECT \(Self.userColumns) FROM users WHERE id = ?", [.text(use.userID)]).first.map(Self.user) else {
+                    guard let user = try db.query("SELECT \(Self.userColumns) FROM users WHERE id = ?", [.text(use.credential.userID)]).first.map(Self.user) else {
                         refused = .credentialUnknown
                         throw Self.refusal
                     }
@@ -193,18 +196,13 @@ public final class SQLStore: Store, @unchecked Sendable {
                 }
             }
         } catch {
-            if let refused, error == Self.refusal { return refused }
+            if let refused, error == Self.refusal { return .refused(refused) }
             throw error
         }
     }
 
-    public func recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64) throws(StoreError) -> Bool {
-        try locked { db throws(StoreError) in
-            try db.query(
-                "UPDATE credentials SET sign_count = ?, backup_state = ?, last_used_at = ? WHERE id = ? AND revoked_at IS NULL AND (sign_count < ? OR (? = 0 AND sign_count = 0))",
-                [.int(signCount), .int(backupState ? 1 : 0), .int(at), .blob(credentialID), .int(signCount), .int(signCount)])
-            return db.changes == 1
-        }
+    public func recordUse(_ use: CredentialUse) throws(StoreError) -> UseRefusal? {
+        try locked { db throws(StoreError) in try Self.guardedUse(use, db) }
     }
 
     public func renameCredential(id: [UInt8], userID: String, name: String) throws(StoreError) -> Bool {
@@ -247,7 +245,7 @@ public final class SQLStore: Store, @unchecked Sendable {
                     "UPDATE device_keys SET revoked_at = ? WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL RETURNING id",
                     [.int(k.createdAt), .text(k.userID), .text(k.deviceID)]).compactMap { $0[0].text }
                 let live = try db.query("SELECT COUNT(*) FROM device_keys WHERE user_id = ? AND revoked_at IS NULL", [.text(k.userID)]).first?[0].int ?? 0
-                guard live < Int64(limit) else { throw StoreError(.conflict, "device_key_limit") }
+                guard live < Int64(limit) else { throw StoreError(.deviceKeyLimit, "\(live) live device keys") }
                 try db.query(
                     "INSERT INTO device_keys (\(Self.deviceKeyColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [.text(k.id), .text(k.userID), .text(k.deviceID), .text(k.platform), k.name.map(SQLValue.text) ?? .null, .blob(k.publicKey),
@@ -283,7 +281,7 @@ public final class SQLStore: Store, @unchecked Sendable {
             try db.transaction { () throws(StoreError) in
                 try db.lockForTransaction("user:" + c.userID)
                 let recent = try db.query("SELECT COUNT(*) FROM action_challenges WHERE user_id = ? AND created_at >= ?", [.text(c.userID), .int(windowStart)]).first?[0].int ?? 0
-                guard recent < Int64(limit) else { throw StoreError(.conflict, "rate_limited") }
+                guard recent < Int64(limit) else { throw StoreError(.rateLimited, "\(recent) action challenges in the window") }
                 try db.query(
                     "INSERT INTO action_challenges (id, user_id, device_key_id, challenge, action_hash, action, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [.text(c.id), .text(c.userID), c.deviceKeyID.map(SQLValue.text) ?? .null, .blob(c.challenge), .blob(c.actionHash), .text(c.action),

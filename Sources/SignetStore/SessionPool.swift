@@ -1,3 +1,4 @@
+import SignetAuth
 import Foundation
 
 /// Hands out database sessions, one caller at a time each.

@@ -1,3 +1,4 @@
+import SignetAuth
 import Foundation
 import SignetAPI
 import SignetCrypto

@@ -1,3 +1,4 @@
+import SignetAuth
 import Foundation
 import SignetCrypto
 import SignetServer

@@ -1,3 +1,4 @@
+import SignetAuth
 import Foundation
 import SignetAPI
 import SignetSoftware
@@ -53,7 +54,8 @@ import Testing
         let phone = try Self.countingPhone(server, email: "moved@signet.test")
         let id = try #require(phone.authenticator.credentials.first?.id)
         // Another instance recorded a sign-in with count 10; this server last saw 1.
-        #expect(try server.store.recordUse(credentialID: id, signCount: 10, backupState: true, at: 1))
+        let row = try #require(try server.store.credential(id: id))
+        #expect(try server.store.recordUse(CredentialUse(credentialID: id, userID: row.userID, publicKey: row.publicKey, signCount: 10, backupState: true, at: 1)) == nil)
         let (status, reason) = try Self.refusal(phone)  // sends 2
         #expect(status == 400 && reason == "counter_regression")
         #expect(try server.store.credential(id: id)?.signCount == 10)

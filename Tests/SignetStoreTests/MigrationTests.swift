@@ -1,3 +1,4 @@
+import SignetAuth
 import CSQLite
 import Foundation
 import SignetStore

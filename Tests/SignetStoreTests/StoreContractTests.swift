@@ -1,3 +1,4 @@
+import SignetAuth
 import Foundation
 import SignetStore
 import Testing
@@ -97,12 +98,14 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         // Same email: conflict, and the second user's passkey is not left behind.
         var b = user(2)
         b.email = a.email
-        #expect(throws: StoreError.self) { try store.createUser(b, credential: credential(b.id)) }
+        #expect(code { try store.createUser(b, credential: credential(b.id)) } == .emailTaken)
         // Same credential ID for another user: conflict, and that user is not left behind.
         let d = user(3)
         var stolen = credential(d.id)
         stolen.id = c.id
-        #expect(throws: StoreError.self) { try store.createUser(d, credential: stolen) }
+        #expect(code { try store.createUser(d, credential: stolen) } == .credentialTaken)
+        // And added to an existing account: the same typed refusal.
+        #expect(code { try store.perform([.addCredential(stolen)]) } == .credentialTaken)
         #expect(try store.user(id: d.id) == nil)
         #expect(try store.rowCounts()["users"] == 1 && store.rowCounts()["credentials"] == 1)
     }
@@ -149,19 +152,19 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         }
         // Every refusal, each with one thing wrong.
         let refusals: [(SignInUse, SignInOutcome)] = [
-            (use(session(), count: 4), .counterRegression(stored: 4)),
-            (use(session(), count: 3), .counterRegression(stored: 4)),
-            (use(session(), count: 0), .counterRegression(stored: 4)),
-            (use(session(), count: 5, userID: "someone-else"), .credentialUnknown),
-            (use(session(), count: 5, key: [9, 9, 9]), .credentialUnknown),
+            (use(session(), count: 4), .refused(.counterRegression(stored: 4))),
+            (use(session(), count: 3), .refused(.counterRegression(stored: 4))),
+            (use(session(), count: 0), .refused(.counterRegression(stored: 4))),
+            (use(session(), count: 5, userID: "someone-else"), .refused(.credentialUnknown)),
+            (use(session(), count: 5, key: [9, 9, 9]), .refused(.credentialUnknown)),
         ]
         for (attempt, expected) in refusals {
             #expect(try store.completeSignIn(attempt, writes: [event]) == expected)
             try unchanged(attempt.sessionID)
         }
         var gone = use(session(), count: 5)
-        gone.credentialID = [1, 2, 3]
-        #expect(try store.completeSignIn(gone, writes: [event]) == .credentialUnknown)
+        gone.credential.credentialID = [1, 2, 3]
+        #expect(try store.completeSignIn(gone, writes: [event]) == .refused(.credentialUnknown))
         try unchanged(gone.sessionID)
 
         // The counter moves forward: committed, with the account, the count, the time, the
@@ -172,13 +175,19 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(stored.signCount == 5 && stored.lastUsedAt == 1234 && stored.backupState == false)
         #expect(try store.auditEvents(limit: 10).count == 1)
         #expect(try !store.useSession(id: first, expiresAt: now() + 60_000))
-        // The same session again: the conflict the service reports as an auth session used.
-        #expect(throws: StoreError(.conflict, "auth_session_used")) { try store.completeSignIn(use(first, count: 6), writes: []) }
+        // The same session again: the typed refusal the service reports as an auth session used.
+        #expect(throws: StoreError.self) { try store.completeSignIn(use(first, count: 6), writes: []) }
+        do {
+            _ = try store.completeSignIn(use(first, count: 6), writes: [])
+        } catch {
+            #expect(error.code == .sessionUsed)
+        }
+        #expect(code { try store.perform([.useSession(id: first, expiresAt: now() + 60_000)]) } == .sessionUsed)
 
         // Revoked: refused as such.
         try store.perform([.addCredential(credential(a.id))])
         #expect(try store.revokeCredential(id: c.id, userID: a.id, at: 99) == .revoked)
-        #expect(try store.completeSignIn(use(session(), count: 6), writes: [event]) == .credentialRevoked)
+        #expect(try store.completeSignIn(use(session(), count: 6), writes: [event]) == .refused(.credentialRevoked))
 
         // An authenticator without a counter (0 stored, 0 sent) signs in every time.
         let b = user(6)
@@ -195,23 +204,32 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
     func recordUse(_ backend: Backend) throws {
         let store = try backend.open()
         let (a, c) = try registered(store, 8, signCount: 4)
-        #expect(try !store.recordUse(credentialID: c.id, signCount: 4, backupState: true, at: 1))
-        #expect(try !store.recordUse(credentialID: c.id, signCount: 0, backupState: true, at: 1))
-        #expect(try !store.recordUse(credentialID: [1, 2, 3], signCount: 9, backupState: true, at: 1))
-        #expect(try store.recordUse(credentialID: c.id, signCount: 5, backupState: false, at: 77))
+        func use(_ row: CredentialRow, count: Int64, backupState: Bool = true, at: Int64 = 1, userID: String? = nil, key: [UInt8]? = nil) -> CredentialUse {
+            CredentialUse(credentialID: row.id, userID: userID ?? row.userID, publicKey: key ?? row.publicKey, signCount: count, backupState: backupState, at: at)
+        }
+        #expect(try store.recordUse(use(c, count: 4)) == .counterRegression(stored: 4))
+        #expect(try store.recordUse(use(c, count: 0)) == .counterRegression(stored: 4))
+        var unknown = use(c, count: 9)
+        unknown.credentialID = [1, 2, 3]
+        #expect(try store.recordUse(unknown) == .credentialUnknown)
+        #expect(try store.recordUse(use(c, count: 9, userID: "someone-else")) == .credentialUnknown)
+        #expect(try store.recordUse(use(c, count: 9, key: [9, 9, 9])) == .credentialUnknown)
+        #expect(try store.credential(id: c.id)?.signCount == 4)
+        #expect(try store.recordUse(use(c, count: 5, backupState: false, at: 77)) == nil)
         let used = try #require(try store.credential(id: c.id))
         #expect(used.signCount == 5 && used.backupState == false && used.lastUsedAt == 77)
-        let id = c.id
-        let results = concurrently(16) { try store.recordUse(credentialID: id, signCount: 6, backupState: true, at: 2) }
-        #expect(results.filter { (try? $0.get()) == true }.count == 1)
+        let six = use(c, count: 6, at: 2)
+        let results = concurrently(16) { try store.recordUse(six) }
+        #expect(results.filter { (try? $0.get()) == .some(nil) }.count == 1)
+        #expect(results.filter { (try? $0.get()) == .counterRegression(stored: 6) }.count == 15)
         // Revoked: never again. Without a counter (both zero): every time.
         try store.perform([.addCredential(credential(a.id))])
         #expect(try store.revokeCredential(id: c.id, userID: a.id, at: 3) == .revoked)
-        #expect(try !store.recordUse(credentialID: c.id, signCount: 100, backupState: true, at: 4))
+        #expect(try store.recordUse(use(c, count: 100, at: 4)) == .credentialRevoked)
         let d = credential(a.id)
         try store.perform([.addCredential(d)])
-        #expect(try store.recordUse(credentialID: d.id, signCount: 0, backupState: true, at: 5))
-        #expect(try store.recordUse(credentialID: d.id, signCount: 0, backupState: true, at: 6))
+        #expect(try store.recordUse(use(d, count: 0, at: 5)) == nil)
+        #expect(try store.recordUse(use(d, count: 0, at: 6)) == nil)
     }
 
     @Test("of 16 concurrent sign-ins with one counter value over one stored count, exactly one commits", arguments: Backend.available)
@@ -224,7 +242,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
                 publicKey: c.publicKey, signCount: 1, backupState: true, at: 1), writes: [])
         }
         #expect(results.filter { (try? $0.get()) == .signedIn(a) }.count == 1)
-        #expect(results.filter { (try? $0.get()) == .counterRegression(stored: 1) }.count == 15)
+        #expect(results.filter { (try? $0.get()) == .refused(.counterRegression(stored: 1)) }.count == 15)
     }
 
     @Test("of 32 concurrent uses of one session exactly one wins", arguments: Backend.available)
@@ -296,7 +314,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         }
         #expect(try store.enrollDeviceKey(key("a", device: "phone"), limit: 2) == [])
         #expect(try store.enrollDeviceKey(key("b", device: "tablet"), limit: 2) == [])
-        #expect(throws: StoreError.self) { try store.enrollDeviceKey(key("c", device: "watch"), limit: 2) }
+        #expect(code { _ = try store.enrollDeviceKey(key("c", device: "watch"), limit: 2) } == .deviceKeyLimit)
         #expect(try store.enrollDeviceKey(key("d", device: "phone"), limit: 2) == ["a"])
         #expect(try store.deviceKey(id: "a")?.revokedAt != nil)
         #expect(try store.revokeDeviceKey(id: "b", userID: u.id, at: now()))
@@ -313,7 +331,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
             ActionChallengeRow(id: id, userID: u.id, deviceKeyID: "d", challenge: [1], actionHash: [2], action: "{}", expiresAt: now() + 60_000, createdAt: now())
         }
         for i in 0..<3 { try store.createActionChallenge(challenge("c\(i)"), limit: 3, windowStart: now() - 60_000) }
-        #expect(throws: StoreError.self) { try store.createActionChallenge(challenge("c3"), limit: 3, windowStart: now() - 60_000) }
+        #expect(code { try store.createActionChallenge(challenge("c3"), limit: 3, windowStart: now() - 60_000) } == .rateLimited)
         let results = concurrently(32) { try store.useActionChallenge(id: "c0", at: now()) }
         #expect(results.filter { if case .success(.some) = $0 { true } else { false } }.count == 1)
     }
@@ -341,5 +359,15 @@ final class Counter: @unchecked Sendable {
         defer { lock.unlock() }
         value += 1
         return value
+    }
+}
+
+/// The code of the store refusal `body` throws; `nil` when it throws none.
+func code(_ body: () throws -> Void) -> StoreError.Code? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return (error as? StoreError)?.code ?? StoreError.Code(rawValue: "not a StoreError: \(error)")
     }
 }

@@ -1,4 +1,3 @@
-import SignetStore
 import Synchronization
 
 /// What a sign-in verifies an assertion against (WebAuthn §7.2 steps 6 and 22): a passkey's

@@ -3,8 +3,18 @@ public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
     public struct Code: RawRepresentable, Hashable, Sendable {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
-        /// A uniqueness rule was broken (the detail names the table); nothing was written.
+        /// A uniqueness rule not covered by a code below was broken; nothing was written.
         public static let conflict = Code(rawValue: "conflict")
+        /// The auth session (or other single-use mark) was already used; nothing was written.
+        public static let sessionUsed = Code(rawValue: "session_used")
+        /// An account with this email exists; nothing was written.
+        public static let emailTaken = Code(rawValue: "email_taken")
+        /// A passkey with this credential ID exists; nothing was written.
+        public static let credentialTaken = Code(rawValue: "credential_taken")
+        /// The account has its most live device keys; nothing was written.
+        public static let deviceKeyLimit = Code(rawValue: "device_key_limit")
+        /// The account made its most action challenges in the window; nothing was written.
+        public static let rateLimited = Code(rawValue: "rate_limited")
         /// The database cannot be reached or is busy past its timeout.
         public static let unavailable = Code(rawValue: "database_unavailable")
         /// Anything else: a bug or a corrupt database.
@@ -26,24 +36,23 @@ public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
 
 /// One write of a batch given to ``Store/perform(_:)``.
 public enum StoreWrite: Sendable {
-    /// Marks an auth session used. If it already was, the whole batch fails with a conflict whose
-    /// detail is `auth_session_used`: single use, decided by the primary key.
+    /// Marks an auth session used. If it already was, the whole batch fails with
+    /// ``StoreError/Code/sessionUsed``: single use, decided by the primary key.
     case useSession(id: [UInt8], expiresAt: Int64)
+    /// Creates an account with its first passkey; ``StoreError/Code/emailTaken`` or
+    /// ``StoreError/Code/credentialTaken`` fail the batch.
     case createUser(UserRecord, CredentialRow)
-    /// Adds a passkey to an existing account.
+    /// Adds a passkey to an existing account; ``StoreError/Code/credentialTaken`` fails the batch.
     case addCredential(CredentialRow)
     case refreshToken(RefreshTokenRow)
     case audit(AuditEvent)
 }
 
-/// What a verified assertion records (WebAuthn §7.2 steps 22–24), given to
-/// ``Store/completeSignIn(_:writes:)``: the session it used up and the credential state it was
-/// verified against.
-public struct SignInUse: Sendable {
-    public var sessionID: [UInt8]
-    public var sessionExpiresAt: Int64
+/// What a verified assertion records about its passkey (WebAuthn §7.2 steps 22–24), in the one
+/// guarded statement both ``Store/completeSignIn(_:writes:)`` and ``Store/recordUse(_:)`` run.
+public struct CredentialUse: Sendable, Equatable {
     public var credentialID: [UInt8]
-    /// The owner and public key the signature was verified with: the commit is refused if the
+    /// The owner and public key the signature was verified with: the use is refused if the
     /// credential no longer has them.
     public var userID: String
     public var publicKey: [UInt8]
@@ -53,10 +62,7 @@ public struct SignInUse: Sendable {
     public var backupState: Bool
     public var at: Int64
 
-    public init(sessionID: [UInt8], sessionExpiresAt: Int64, credentialID: [UInt8], userID: String, publicKey: [UInt8],
-                signCount: Int64, backupState: Bool, at: Int64) {
-        self.sessionID = sessionID
-        self.sessionExpiresAt = sessionExpiresAt
+    public init(credentialID: [UInt8], userID: String, publicKey: [UInt8], signCount: Int64, backupState: Bool, at: Int64) {
         self.credentialID = credentialID
         self.userID = userID
         self.publicKey = publicKey
@@ -66,10 +72,27 @@ public struct SignInUse: Sendable {
     }
 }
 
-/// The end of ``Store/completeSignIn(_:writes:)``. Only `.signedIn` wrote anything.
-public enum SignInOutcome: Sendable, Equatable {
-    /// Committed; the account as it is now.
-    case signedIn(UserRecord)
+/// A sign-in's use: the auth session it uses up and the passkey use it records.
+public struct SignInUse: Sendable {
+    public var sessionID: [UInt8]
+    public var sessionExpiresAt: Int64
+    public var credential: CredentialUse
+
+    public init(sessionID: [UInt8], sessionExpiresAt: Int64, credential: CredentialUse) {
+        self.sessionID = sessionID
+        self.sessionExpiresAt = sessionExpiresAt
+        self.credential = credential
+    }
+
+    public init(sessionID: [UInt8], sessionExpiresAt: Int64, credentialID: [UInt8], userID: String, publicKey: [UInt8],
+                signCount: Int64, backupState: Bool, at: Int64) {
+        self.init(sessionID: sessionID, sessionExpiresAt: sessionExpiresAt, credential: CredentialUse(
+            credentialID: credentialID, userID: userID, publicKey: publicKey, signCount: signCount, backupState: backupState, at: at))
+    }
+}
+
+/// Why the guarded use of a passkey did not happen; nothing was written.
+public enum UseRefusal: Sendable, Equatable {
     /// The credential is gone, or is not the one that was verified (another owner or key).
     case credentialUnknown
     case credentialRevoked
@@ -77,9 +100,17 @@ public enum SignInOutcome: Sendable, Equatable {
     case counterRegression(stored: Int64)
 }
 
+/// The end of ``Store/completeSignIn(_:writes:)``. Only `.signedIn` wrote anything.
+public enum SignInOutcome: Sendable, Equatable {
+    /// Committed; the account as it is now.
+    case signedIn(UserRecord)
+    case refused(UseRefusal)
+}
+
 /// Signet's persistence. Every method is one transaction; single use is one atomic statement
 /// in the database (never a read followed by a write), so it holds across processes.
-/// Implementations: ``SQLiteStore``; PostgreSQL follows the same contract.
+/// It is declared here, with the ceremonies that use it; SignetStore's `SQLStore` implements it
+/// for SQLite and PostgreSQL, and one contract suite runs against both.
 public protocol Store: Sendable {
     /// Writes that belong together, in one transaction: all of them or none.
     func perform(_ writes: [StoreWrite]) throws(StoreError)
@@ -92,19 +123,18 @@ public protocol Store: Sendable {
     func credential(id: [UInt8]) throws(StoreError) -> CredentialRow?
     func credentials(userID: String) throws(StoreError) -> [CredentialRow]
     /// Records a passkey's use: the new sign count, backup state and time, in one guarded
-    /// statement, only while the passkey is live and its counter moves forward (WebAuthn §7.2
-    /// step 23; both zero for an authenticator without a counter). `false` when it did not: the
-    /// passkey was revoked or is gone, or another use overtook the counter meanwhile.
-    func recordUse(credentialID: [UInt8], signCount: Int64, backupState: Bool, at: Int64) throws(StoreError) -> Bool
+    /// statement, only while the passkey is live, still the one verified, and its counter moves
+    /// forward (WebAuthn §7.2 step 23; both zero for an authenticator without a counter). `nil`
+    /// when it happened, else why not (revoked, gone, or another use overtook the counter).
+    func recordUse(_ use: CredentialUse) throws(StoreError) -> UseRefusal?
 
     /// A credential together with the account that owns it, in one read.
     func credentialAndUser(credentialID: [UInt8]) throws(StoreError) -> (CredentialRow, UserRecord)?
 
-    /// A sign-in's commit, in one transaction: uses the auth session (a conflict with detail
-    /// `auth_session_used` if it already was), then, in one guarded statement, checks that the
-    /// credential still belongs to `use.userID` with `use.publicKey`, is not revoked and that
-    /// its counter moves forward, and records the use; then applies `writes` and reads the
-    /// account. Any other outcome than `.signedIn` rolls everything back, the session included.
+    /// A sign-in's commit, in one transaction: uses the auth session
+    /// (``StoreError/Code/sessionUsed`` if it already was), then records the passkey's use with the
+    /// same guarded statement as ``recordUse(_:)``, then applies `writes` and reads the account.
+    /// Any other outcome than `.signedIn` rolls everything back, the session included.
     func completeSignIn(_ use: SignInUse, writes: [StoreWrite]) throws(StoreError) -> SignInOutcome
 
     /// Renames a passkey of `userID`; `false` when there is no such passkey.
@@ -115,7 +145,7 @@ public protocol Store: Sendable {
 
     // Device keys.
     /// Enrols a key: revokes the live key of the same device (a re-enrolment after the biometric
-    /// set changed), refuses past `limit` live keys (conflict `device_key_limit`), inserts.
+    /// set changed), refuses past `limit` live keys (``StoreError/Code/deviceKeyLimit``), inserts.
     /// Returns the IDs of the keys it revoked.
     func enrollDeviceKey(_ key: DeviceKeyRow, limit: Int) throws(StoreError) -> [String]
     func deviceKeys(userID: String) throws(StoreError) -> [DeviceKeyRow]
@@ -124,7 +154,7 @@ public protocol Store: Sendable {
 
     // Action challenges.
     /// Stores a challenge unless the account made `limit` or more since `windowStart`
-    /// (conflict `rate_limited`); counted and inserted in one transaction.
+    /// (``StoreError/Code/rateLimited``); counted and inserted in one transaction.
     func createActionChallenge(_ challenge: ActionChallengeRow, limit: Int, windowStart: Int64) throws(StoreError)
     /// Marks the challenge used and returns it; `nil` when unknown or already used. Of many
     /// concurrent callers exactly one gets it.

@@ -1,12 +1,11 @@
-import Foundation
+public import Foundation
 public import SignetCrypto
-public import SignetStore
 public import SignetWebAuthn
 
 /// The key-encryption key: 32 bytes that encrypt signing keys in the database. It lives outside
 /// the database: in `SIGNET_KEK` (base64url), or in a file readable by its owner only.
 public enum KeyEncryptionKey {
-    public static func load(environment: [String: String], file: String) throws -> [UInt8] {
+    public static func load(environment: [String: String], file: String, random: RandomBytes = { SecureRandom.bytes($0) }) throws -> [UInt8] {
         if let text = environment["SIGNET_KEK"] {
             guard let key = Base64URL.decode(text), key.count == 32 else {
                 throw ConfigurationError("SIGNET_KEK must be 32 bytes in base64url (make one with: signet keys kek)")
@@ -25,7 +24,7 @@ public enum KeyEncryptionKey {
             else { throw ConfigurationError("key-encryption key file \(file) does not hold 32 bytes in base64url") }
             return key
         }
-        let key = SecureRandom.bytes(32)
+        let key = random(32)
         guard manager.createFile(atPath: file, contents: Data((Base64URL.encode(key) + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
             throw ConfigurationError("cannot create key-encryption key file \(file)")
         }
@@ -46,6 +45,8 @@ public final class KeyRing: @unchecked Sendable {
 
     private let store: any Store
     private let kek: [UInt8]
+    private let clock: @Sendable () -> Date
+    private let random: RandomBytes
     /// Seconds a retired key stays published: the longest token lifetime.
     private let retention: Int64
     private let lock = NSLock()
@@ -54,21 +55,28 @@ public final class KeyRing: @unchecked Sendable {
     private var loadedAt = Date.distantPast
     static let reloadInterval: TimeInterval = 10
 
-    public init(store: any Store, kek: [UInt8], retentionSeconds: Int) throws {
+    /// - Parameters:
+    ///   - clock: the time, for key ages and reload intervals; injected so tests can move it.
+    ///   - random: the source of key IDs.
+    public init(store: any Store, kek: [UInt8], retentionSeconds: Int, clock: @escaping @Sendable () -> Date = { Date() },
+                random: @escaping RandomBytes = { SecureRandom.bytes($0) }) throws {
         self.store = store
         self.kek = kek
+        self.clock = clock
+        self.random = random
         self.retention = Int64(retentionSeconds) * 1000
-        if try store.signingKeys().isEmpty { _ = try KeyRing.create(store: store, kek: kek, retireOthers: false) }
+        if try store.signingKeys().isEmpty { _ = try KeyRing.create(store: store, kek: kek, retireOthers: false, now: clock(), random: random) }
         signer = ("", try PrivateKey.generate(.ec(.p256)))
         try reload()
     }
 
     /// Makes a new signing key; with `retireOthers` the earlier ones are retired (rotation).
     @discardableResult
-    public static func create(store: any Store, kek: [UInt8], retireOthers: Bool) throws -> String {
+    public static func create(store: any Store, kek: [UInt8], retireOthers: Bool, now date: Date = Date(),
+                              random: RandomBytes = { SecureRandom.bytes($0) }) throws -> String {
         let key = try PrivateKey.generate(.ec(.p256))
-        let kid = Base64URL.encode(SecureRandom.bytes(9))
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let kid = Base64URL.encode(random(9))
+        let now = Int64(date.timeIntervalSince1970 * 1000)
         let sealed = try AESGCM.seal(key.der, key: kek, aad: Array(kid.utf8))
         try store.insertSigningKey(SigningKeyRow(kid: kid, algorithm: "ES256", encryptedPrivateKey: sealed, publicKey: key.publicKey.spki, createdAt: now))
         if retireOthers { try store.retireSigningKeys(except: kid, at: now) }
@@ -88,20 +96,20 @@ public final class KeyRing: @unchecked Sendable {
         } catch {
             throw ConfigurationError("signing key \(newest.kid) cannot be decrypted: the key-encryption key is not the one it was stored under")
         }
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = Int64(clock().timeIntervalSince1970 * 1000)
         let published = try rows.filter { $0.retiredAt.map { $0 + retention > now } ?? true }.map {
             Entry(kid: $0.kid, publicKey: try PublicKey(spki: $0.publicKey), createdAt: $0.createdAt, retiredAt: $0.retiredAt)
         }
         lock.lock()
         signer = (newest.kid, privateKey)
         entries = published
-        loadedAt = Date()
+        loadedAt = clock()
         lock.unlock()
     }
 
     private func reloadIfStale() {
         lock.lock()
-        let stale = Date().timeIntervalSince(loadedAt) > KeyRing.reloadInterval
+        let stale = clock().timeIntervalSince(loadedAt) > KeyRing.reloadInterval
         lock.unlock()
         if stale { try? reload() }
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Counters and a latency histogram in the Prometheus text format (exposition format 0.0.4).
-final class Metrics: @unchecked Sendable {
+public final class Metrics: @unchecked Sendable {
     private let lock = NSLock()
     private var requests: [String: Int] = [:]  // "route\u{0}status"
     private var outcomes: [String: Int] = [:]  // "ceremony\u{0}outcome\u{0}reason"
@@ -10,7 +10,7 @@ final class Metrics: @unchecked Sendable {
     private var durationSum = 0.0
     private var durationCount = 0
 
-    func request(route: String, status: Int, seconds: Double) {
+    public func request(route: String, status: Int, seconds: Double) {
         lock.lock()
         defer { lock.unlock() }
         requests["\(route)\u{0}\(status)", default: 0] += 1
@@ -20,21 +20,21 @@ final class Metrics: @unchecked Sendable {
     }
 
     /// One sign-up or sign-in outcome: `success`, or `failure` with its reason.
-    func ceremony(_ kind: String, reason: String?) {
+    public func ceremony(_ kind: String, reason: String?) {
         lock.lock()
         defer { lock.unlock() }
         outcomes["\(kind)\u{0}\(reason == nil ? "success" : "failure")\u{0}\(reason ?? "")", default: 0] += 1
     }
 
     /// Resident set size from /proc/self/statm (pages × page size).
-    static func residentBytes() -> Int {
+    public static func residentBytes() -> Int {
         guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let fields = statm.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
-    var text: String {
+    public var text: String {
         lock.lock()
         defer { lock.unlock() }
         var out = "# HELP signet_http_requests_total HTTP requests by route and status.\n# TYPE signet_http_requests_total counter\n"

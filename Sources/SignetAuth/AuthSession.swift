@@ -61,7 +61,7 @@ package struct SessionSealer: Sendable {
 
     package func seal(_ s: AuthSession) throws -> String {
         // (A text past 4 KiB would not open: such a session is refused here already.)
-        guard let plain = Self.encode(s), plain.count <= 3000 else { throw APIError.malformed("the ceremony's data is too large") }
+        guard let plain = Self.encode(s), plain.count <= 3000 else { throw AuthError.malformed("the ceremony's data is too large") }
         return Base64URL.encode(try AESGCM.seal(plain, key: key, aad: Self.aad))
     }
 

@@ -1,0 +1,226 @@
+/// Every machine-readable failure reason Signet answers with (DESIGN.md, "Machine-readable
+/// failure reasons"), with its HTTP status, its OAuth `error` code (RFC 6749 §5.2, RFC 6750 §3.1)
+/// and the text a user may be shown. This is the one list: the server answers with it, the SDK's
+/// ``SignetError`` codes are it, and the README's table is checked against it by a test.
+///
+/// The cases after `// Client side` never come from the server: they are outcomes the SDK
+/// reports on its own (the user closed the sheet, the server could not be reached, ...).
+public enum Reason: String, CaseIterable, Sendable, Codable {
+    // The request itself.
+    case malformed
+    case unsupportedMediaType = "unsupported_media_type"
+    case bodyTooLarge = "body_too_large"
+    case notFound = "not_found"
+    case methodNotAllowed = "method_not_allowed"
+    // Clients, grants and tokens.
+    case clientUnknown = "client_unknown"
+    case grantNotAllowed = "grant_not_allowed"
+    case unsupportedGrantType = "unsupported_grant_type"
+    case audienceNotAllowed = "audience_not_allowed"
+    case tokenMissing = "token_missing"
+    case tokenInvalid = "token_invalid"
+    case refreshTokenUnknown = "refresh_token_unknown"
+    case refreshTokenReused = "refresh_token_reused"
+    case refreshTokenRevoked = "refresh_token_revoked"
+    case refreshTokenExpired = "refresh_token_expired"
+    case refreshTokenClientMismatch = "refresh_token_client_mismatch"
+    // Auth sessions.
+    case authSessionUnknown = "auth_session_unknown"
+    case authSessionExpired = "auth_session_expired"
+    case authSessionClientMismatch = "auth_session_client_mismatch"
+    case ceremonyMismatch = "ceremony_mismatch"
+    // WebAuthn verification (WebAuthn L3 §7.1, §7.2), in the order of the steps.
+    case typeMismatch = "type_mismatch"
+    case challengeMismatch = "challenge_mismatch"
+    case originNotAllowed = "origin_not_allowed"
+    case crossOriginNotAllowed = "cross_origin_not_allowed"
+    case topOriginNotAllowed = "top_origin_not_allowed"
+    case tokenBindingInvalid = "token_binding_invalid"
+    case rpIdHashMismatch = "rp_id_hash_mismatch"
+    case userNotPresent = "user_not_present"
+    case userNotVerified = "user_not_verified"
+    case backupStateInvalid = "backup_state_invalid"
+    case backupEligibilityChanged = "backup_eligibility_changed"
+    case algorithmNotAllowed = "algorithm_not_allowed"
+    case attestationInvalid = "attestation_invalid"
+    case attestationUntrusted = "attestation_untrusted"
+    case credentialIdMismatch = "credential_id_mismatch"
+    case credentialUnknown = "credential_unknown"
+    case credentialRevoked = "credential_revoked"
+    case credentialExists = "credential_exists"
+    case userHandleMismatch = "user_handle_mismatch"
+    case signatureInvalid = "signature_invalid"
+    case counterRegression = "counter_regression"
+    // Accounts.
+    case userExists = "user_exists"
+    case lastCredential = "last_credential"
+    // Device keys and actions.
+    case deviceKeyInvalid = "device_key_invalid"
+    case deviceKeyUnsupported = "device_key_unsupported"
+    case deviceKeyUnknown = "device_key_unknown"
+    case deviceKeyRevoked = "device_key_revoked"
+    case deviceKeyLimit = "device_key_limit"
+    case actionInvalid = "action_invalid"
+    case actionChallengeUnknown = "action_challenge_unknown"
+    case actionChallengeExpired = "action_challenge_expired"
+    case actionChallengeAccountMismatch = "action_challenge_account_mismatch"
+    case actionMismatch = "action_mismatch"
+    case actionTokenUsed = "action_token_used"
+    case rateLimited = "rate_limited"
+    // The server.
+    case conflict
+    case databaseUnavailable = "database_unavailable"
+    case internalError = "internal"
+
+    // Client side: reported by the SDK, never sent by the server.
+    /// The user closed the system sheet (ASAuthorizationError 1001, Android cancellation): show
+    /// the existing sign-in form, not an error.
+    case canceled
+    /// The device key is gone or unusable (biometric set changed, key revoked): call `enrollDeviceKey()`.
+    case deviceKeyInvalidated = "device_key_invalidated"
+    /// No session, or the session ended (refresh token reused, revoked or expired): sign in.
+    case notSignedIn = "not_signed_in"
+    /// The server could not be reached.
+    case unreachable
+    /// The server answered 5xx.
+    case serverError = "server_error"
+    /// The answer was not what the API promises.
+    case invalidResponse = "invalid_response"
+    /// No passkey on this device for the account (the platform reported none).
+    case noCredential = "no_credential"
+    /// The platform's secure storage (Keychain) refused to save, read or clear the session.
+    case keychainFailed = "keychain"
+    /// The platform found a passkey for this account on the device already (excludeCredentials).
+    case credentialExcluded = "credential_excluded"
+    /// The platform's passkey request failed for another reason than a cancel.
+    case authorizationFailed = "authorization_failed"
+    /// A reason this version of the SDK does not know (a newer server's); the raw text is kept
+    /// in ``SignetError/serverReason``.
+    case unrecognized
+
+    /// Whether the server ever answers with this reason.
+    public var isServerReason: Bool { Reason.clientSide.contains(self) == false }
+
+    static let clientSide: Set<Reason> = [.canceled, .deviceKeyInvalidated, .notSignedIn, .unreachable, .serverError, .invalidResponse, .noCredential,
+                                           .keychainFailed, .credentialExcluded, .authorizationFailed, .unrecognized]
+
+    /// The reasons the server answers with, in the list's order.
+    public static var serverReasons: [Reason] { allCases.filter(\.isServerReason) }
+}
+
+extension Reason {
+    /// The HTTP status of an answer with this reason. Where an endpoint names a resource by its
+    /// path (`/me/passkeys/{id}`) and it is not on the account, the answer is 404 instead.
+    public var status: Int {
+        switch self {
+        case .notFound: 404
+        case .methodNotAllowed: 405
+        case .bodyTooLarge: 413
+        case .unsupportedMediaType: 415
+        case .clientUnknown, .tokenMissing, .tokenInvalid: 401
+        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict: 409
+        case .rateLimited: 429
+        case .databaseUnavailable: 503
+        case .internalError, .serverError: 500
+        default: 400
+        }
+    }
+
+    /// The OAuth `error` code that goes with the reason.
+    public var error: String {
+        switch self {
+        case .clientUnknown: "invalid_client"
+        case .grantNotAllowed: "unauthorized_client"
+        case .unsupportedGrantType: "unsupported_grant_type"
+        case .tokenInvalid: "invalid_token"
+        case .rateLimited: "slow_down"
+        case .databaseUnavailable: "temporarily_unavailable"
+        case .internalError, .serverError: "server_error"
+        case .refreshTokenUnknown, .refreshTokenReused, .refreshTokenRevoked, .refreshTokenExpired, .refreshTokenClientMismatch,
+             .authSessionUnknown, .authSessionExpired, .authSessionClientMismatch, .ceremonyMismatch,
+             .typeMismatch, .challengeMismatch, .originNotAllowed, .crossOriginNotAllowed, .topOriginNotAllowed, .tokenBindingInvalid,
+             .rpIdHashMismatch, .userNotPresent, .userNotVerified, .backupStateInvalid, .backupEligibilityChanged, .algorithmNotAllowed,
+             .attestationInvalid, .attestationUntrusted, .credentialIdMismatch, .credentialUnknown, .credentialRevoked, .userHandleMismatch,
+             .signatureInvalid, .counterRegression, .actionChallengeUnknown, .actionChallengeExpired, .actionChallengeAccountMismatch,
+             .actionMismatch, .actionTokenUsed:
+            "invalid_grant"
+        default: "invalid_request"
+        }
+    }
+
+    /// What a user may be shown; it never carries the detail of the failure, which goes to the
+    /// log and the audit row only.
+    public var text: String {
+        switch self {
+        case .malformed: "The request is malformed."
+        case .unsupportedMediaType: "The body must be application/json (or, at the token endpoint, a form)."
+        case .bodyTooLarge: "The request body is too large."
+        case .notFound: "There is no such endpoint."
+        case .methodNotAllowed: "This method is not allowed on this endpoint."
+        case .clientUnknown: "The client is not known."
+        case .grantNotAllowed: "This client may not use this grant type."
+        case .unsupportedGrantType: "This grant type is not supported."
+        case .audienceNotAllowed: "This audience is not configured."
+        case .tokenMissing: "An access token is required."
+        case .tokenInvalid: "The access token is not valid."
+        case .refreshTokenUnknown: "The refresh token is not one this server issued."
+        case .refreshTokenReused: "This refresh token was already used; the whole sign-in is now revoked."
+        case .refreshTokenRevoked: "The refresh token was revoked."
+        case .refreshTokenExpired: "The refresh token has expired."
+        case .refreshTokenClientMismatch: "The refresh token was issued to another client."
+        case .authSessionUnknown: "The auth session is unknown or was already used."
+        case .authSessionExpired: "The auth session has expired; start again."
+        case .authSessionClientMismatch: "The auth session belongs to another client."
+        case .ceremonyMismatch: "The response does not fit the ceremony this auth session started."
+        case .typeMismatch: "The response is for another kind of WebAuthn ceremony."
+        case .challengeMismatch: "The response does not answer this challenge."
+        case .originNotAllowed: "The response comes from an origin that is not allowed."
+        case .crossOriginNotAllowed: "Cross-origin ceremonies are not allowed."
+        case .topOriginNotAllowed: "The top-level origin is not allowed."
+        case .tokenBindingInvalid: "The token binding is not valid."
+        case .rpIdHashMismatch: "The passkey is for another relying party."
+        case .userNotPresent: "The authenticator did not see the user."
+        case .userNotVerified: "The authenticator did not verify the user."
+        case .backupStateInvalid: "The authenticator reported an impossible backup state."
+        case .backupEligibilityChanged: "The passkey's backup eligibility changed."
+        case .algorithmNotAllowed: "The passkey uses an algorithm that is not allowed."
+        case .attestationInvalid: "The attestation does not verify."
+        case .attestationUntrusted: "The authenticator's attestation is not from a trusted maker."
+        case .credentialIdMismatch: "The credential ID does not match the authenticator data."
+        case .credentialUnknown: "This passkey is not registered."
+        case .credentialRevoked: "This passkey was revoked."
+        case .credentialExists: "This passkey is already registered."
+        case .userHandleMismatch: "The passkey belongs to another account."
+        case .signatureInvalid: "The signature does not verify."
+        case .counterRegression: "The signature counter went backwards: possibly a cloned authenticator."
+        case .userExists: "An account with this email exists; sign in with its passkey instead."
+        case .lastCredential: "This is the account's last passkey and its only way in; add another first."
+        case .deviceKeyInvalid: "The device key is not a valid P-256 public key."
+        case .deviceKeyUnsupported: "Device keys must be P-256."
+        case .deviceKeyUnknown: "There is no such device key on this account."
+        case .deviceKeyRevoked: "This device key was revoked; enrol the device again."
+        case .deviceKeyLimit: "This account has the most device keys allowed; revoke one first."
+        case .actionInvalid: "The action must be a JSON object with a string type, of bounded size and depth."
+        case .actionChallengeUnknown: "The action challenge is unknown or was already used."
+        case .actionChallengeExpired: "The action challenge has expired."
+        case .actionChallengeAccountMismatch: "The action challenge belongs to another account."
+        case .actionMismatch: "The action token was issued for a different action."
+        case .actionTokenUsed: "This action token was already used."
+        case .rateLimited: "Too many requests; try again later."
+        case .conflict: "The request conflicts with existing data."
+        case .databaseUnavailable: "The database is unavailable; try again shortly."
+        case .internalError: "Internal error."
+        case .canceled: "The user canceled."
+        case .deviceKeyInvalidated: "The device key is no longer usable; enrol it again."
+        case .notSignedIn: "Not signed in."
+        case .unreachable: "The server cannot be reached."
+        case .serverError: "The server failed."
+        case .invalidResponse: "The server's answer was not understood."
+        case .noCredential: "There is no passkey for this account on this device."
+        case .keychainFailed: "The session could not be kept on this device."
+        case .credentialExcluded: "A passkey for this account is already on this device."
+        case .authorizationFailed: "The passkey request failed."
+        case .unrecognized: "The server refused the request."
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+public import SignetAPI
+import SignetCrypto
+import SignetWebAuthn
+
+extension Ceremonies {
+    static func info(_ c: CredentialRow) -> PasskeyInfo {
+        PasskeyInfo(id: Base64URL.encode(c.id), name: c.name, created_at: c.createdAt / 1000, last_used_at: c.lastUsedAt.map { $0 / 1000 },
+                    aaguid: c.aaguid, authenticator: KnownAuthenticators.names[c.aaguid], backup_eligible: c.backupEligible,
+                    backup_state: c.backupState, transports: c.transports)
+    }
+
+    static func info(_ k: DeviceKeyRow, replaced: [String]? = nil) -> DeviceKeyInfo {
+        DeviceKeyInfo(id: k.id, device_id: k.deviceID, platform: k.platform, name: k.name, created_at: k.createdAt / 1000,
+                      last_used_at: k.lastUsedAt.map { $0 / 1000 }, replaced: replaced)
+    }
+
+    /// `GET /me/passkeys`: the account's live passkeys.
+    public func passkeys(_ principal: Principal) throws -> PasskeyList {
+        PasskeyList(passkeys: try store.credentials(userID: principal.user.id).filter { $0.revokedAt == nil }.map(Self.info))
+    }
+
+    /// `POST /me/passkeys/options`: creation options to add a passkey; the existing ones are excluded.
+    public func beginAddPasskey(_ principal: Principal) throws -> CeremonyStart {
+        let user = principal.user
+        let existing = try store.credentials(userID: user.id).filter { $0.revokedAt == nil }
+        let options = rp.creationOptions(
+            user: UserEntity(id: user.handle, name: user.email, displayName: user.name ?? user.email),
+            excludeCredentials: existing.map { CredentialDescriptor(id: $0.id, transports: $0.transports) }, settings: creationSettings, random: random)
+        let session = AuthSession(
+            id: timeOrderedID(), kind: .addPasskey, clientID: principal.clientID ?? "", challenge: options.challenge, userID: user.id,
+            userHandle: user.handle, requireUserVerification: requireUserVerification, expiresAt: sessionExpiry)
+        return CeremonyStart(options: options.json, authSession: try sessions.seal(session))
+    }
+
+    /// `POST /me/passkeys`: verifies the registration on the one registration path (the same
+    /// attestation policy as sign-up) and adds the passkey.
+    public func addPasskey(_ request: AddPasskeyRequest, principal: Principal, context: RequestContext) throws -> PasskeyInfo {
+        let user = principal.user
+        let name = request.name.map { String($0.prefix(100)) }
+        let clientID = principal.clientID ?? ""
+        return try redeem(request.auth_session, clientID: clientID, ceremony: "add_passkey", credentialID: request.authn_response.rawId, context: context) { session in
+            guard session.kind == .addPasskey, session.userID == user.id else {
+                throw AuthError(.ceremonyMismatch, "the auth_session is not for adding a passkey to this account")
+            }
+            guard request.authn_response.response.attestationObject != nil else { throw AuthError.malformed("authn_response must be a registration") }
+            let (row, _) = try verifyRegistration(request.authn_response, session: session, owner: user.id, name: name)
+            try store.perform([
+                .useSession(id: session.id, expiresAt: session.expiresAt), .addCredential(row),
+                .audit(auditEvent("passkey_added", user: user.id, client: session.clientID, credential: Base64URL.encode(row.id), context: context)),
+            ])
+            return Self.info(row)
+        }
+    }
+
+    /// A passkey ID from a path; anything that cannot be one is simply not on the account.
+    func credentialID(_ text: String) throws -> [UInt8] {
+        guard let id = Base64URL.decode(text), !id.isEmpty, id.count <= AuthenticatorData.maxCredentialIDLength else {
+            throw AuthError.notFound(.credentialUnknown, "no such passkey")
+        }
+        return id
+    }
+
+    /// `PATCH /me/passkeys/{id}`.
+    public func renamePasskey(id: String, _ request: RenameRequest, principal: Principal) throws -> PasskeyInfo {
+        let name = request.name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...100).contains(name.count) else { throw AuthError.malformed("name must be 1 to 100 characters") }
+        let credentialID = try credentialID(id)
+        guard try store.renameCredential(id: credentialID, userID: principal.user.id, name: name),
+              let row = try store.credential(id: credentialID)
+        else { throw AuthError.notFound(.credentialUnknown, "no such passkey on this account") }
+        return Self.info(row)
+    }
+
+    /// `DELETE /me/passkeys/{id}`: revokes a passkey; the last one stays while it is the only way in.
+    public func revokePasskey(id: String, principal: Principal, context: RequestContext) throws {
+        let user = principal.user
+        let credentialID = try credentialID(id)
+        let credential = Base64URL.encode(credentialID)
+        switch try store.revokeCredential(id: credentialID, userID: user.id, at: nowMillis) {
+        case .revoked:
+            credentialCache.remove(credentialID)
+            audit("passkey_revoked", user: user.id, client: principal.clientID, credential: credential, context: context)
+        case .lastCredential:
+            audit("passkey_revoked", "failure", reason: Reason.lastCredential.rawValue, user: user.id, credential: credential, context: context)
+            throw AuthError(.lastCredential, "the account's last live passkey")
+        case .notFound:
+            throw AuthError.notFound(.credentialUnknown, "no such passkey on this account")
+        }
+    }
+
+    // MARK: device keys
+
+    /// A P-256 public key from SPKI DER or an X9.63 uncompressed point; other curves, points off
+    /// the curve and malformed bytes are refused.
+    static func deviceKey(_ text: String) throws -> PublicKey {
+        guard let bytes = Base64URL.decode(text), !bytes.isEmpty, bytes.count <= 1024 else {
+            throw AuthError(.deviceKeyInvalid, "public_key must be base64url")
+        }
+        let key: PublicKey
+        do {
+            key = bytes.count == 65 && bytes[0] == 0x04 ? try PublicKey(curve: .p256, x963: bytes) : try PublicKey(spki: bytes)
+        } catch {
+            throw AuthError(.deviceKeyInvalid, "public_key is not a valid P-256 key (SPKI DER or X9.63 point on the curve)")
+        }
+        guard key.kind == .ec(.p256) else { throw AuthError(.deviceKeyUnsupported, "the key is \(key.kind), not P-256") }
+        return key
+    }
+
+    /// `POST /me/device-keys`: enrols a device key; a new key for the same device replaces the old.
+    public func enrollDeviceKey(_ request: EnrollDeviceKeyRequest, principal: Principal, context: RequestContext) throws -> DeviceKeyInfo {
+        let user = principal.user
+        let key = try Self.deviceKey(request.public_key)
+        guard (1...128).contains(request.device_id.count) else { throw AuthError.malformed("device_id must be 1 to 128 characters") }
+        guard request.platform == "ios" || request.platform == "android" else { throw AuthError.malformed("platform must be ios or android") }
+        guard (request.name?.count ?? 0) <= 100 else { throw AuthError.malformed("name must be at most 100 characters") }
+        let row = DeviceKeyRow(id: "dk_" + Base64URL.encode(random(15)), userID: user.id, deviceID: request.device_id, platform: request.platform,
+                               name: request.name, publicKey: key.spki, createdAt: nowMillis)
+        let replaced = try store.enrollDeviceKey(row, limit: configuration.maxDeviceKeys)
+        for old in replaced { audit("device_key_revoked", reason: "re_enrolled", user: user.id, credential: old, context: context) }
+        audit("device_key_enrolled", user: user.id, client: principal.clientID, credential: row.id, context: context)
+        return Self.info(row, replaced: replaced)
+    }
+
+    /// `GET /me/device-keys`.
+    public func deviceKeys(_ principal: Principal) throws -> DeviceKeyList {
+        DeviceKeyList(device_keys: try store.deviceKeys(userID: principal.user.id).filter { $0.revokedAt == nil }.map { Self.info($0) })
+    }
+
+    /// `DELETE /me/device-keys/{id}`.
+    public func revokeDeviceKey(id: String, principal: Principal, context: RequestContext) throws {
+        guard id.count <= 64, try store.revokeDeviceKey(id: id, userID: principal.user.id, at: nowMillis) else {
+            throw AuthError.notFound(.deviceKeyUnknown, "no such device key on this account")
+        }
+        audit("device_key_revoked", user: principal.user.id, credential: id, context: context)
+    }
+}

@@ -1,0 +1,173 @@
+public import SignetAPI
+import SignetCrypto
+public import SignetWebAuthn
+
+/// An action challenge as `POST /actions/challenge` answers it, before its wire form: with the
+/// passkey method it carries request options over the same challenge.
+public struct ActionChallenge: Sendable {
+    public let challengeID: String
+    public let challenge: [UInt8]
+    public let expiresIn: Int
+    public let actionHash: [UInt8]
+    public let options: JSONValue?
+}
+
+/// An approved action: the action token and the action it is for.
+public struct ApprovedAction: Sendable {
+    public let token: String
+    public let expiresIn: Int
+    public let action: JSONValue
+}
+
+extension Ceremonies {
+    /// Largest action accepted, as canonical JSON bytes, and its deepest nesting.
+    static let maxActionBytes = 4096
+    static let maxActionDepth = 8
+
+    /// An action: a JSON object of bounded size and depth with a string `type`, in RFC 8785
+    /// canonical form, and the SHA-256 of that form.
+    static func canonicalAction(_ action: JSONValue?) throws -> (canonical: String, hash: [UInt8]) {
+        guard let action, action.object != nil else { throw AuthError(.actionInvalid, "action must be a JSON object") }
+        func depth(_ v: JSONValue) -> Int {
+            switch v {
+            case .object(let o): 1 + (o.values.map(depth).max() ?? 0)
+            case .array(let a): 1 + (a.map(depth).max() ?? 0)
+            default: 0
+            }
+        }
+        guard depth(action) <= maxActionDepth else { throw AuthError(.actionInvalid, "action is nested deeper than \(maxActionDepth)") }
+        guard let type = action["type"]?.string, (1...64).contains(type.count) else {
+            throw AuthError(.actionInvalid, "action needs a string type of 1 to 64 characters")
+        }
+        let canonical: String
+        do {
+            canonical = try action.canonical()
+        } catch {
+            throw AuthError(.actionInvalid, "action cannot be canonicalized: \(error.detail)")
+        }
+        guard canonical.utf8.count <= maxActionBytes else { throw AuthError(.actionInvalid, "action is larger than \(maxActionBytes) bytes") }
+        return (canonical, Digest.sha256.hash(Array(canonical.utf8)))
+    }
+
+    var actionAudience: String { configuration.actionAudience ?? configuration.issuer + "/actions" }
+
+    /// `POST /actions/challenge`: a single-use challenge bound to the account, one key and the
+    /// action's hash. With a device key ID the device key signs it; with the `passkey` method the
+    /// answer also carries WebAuthn request options limited to the account's passkeys.
+    public func beginAction(deviceKeyID: String?, method: String?, action: JSONValue?, principal: Principal, context: RequestContext) throws -> ActionChallenge {
+        let user = principal.user
+        let (canonical, hash) = try Self.canonicalAction(action)
+        var boundKey: String?
+        var passkeys: [CredentialRow] = []
+        switch method ?? "device_key" {
+        case "device_key":
+            guard let id = deviceKeyID else { throw AuthError.malformed("missing member \"device_key_id\"") }
+            guard id.count <= 64, let key = try store.deviceKey(id: id), key.userID == user.id else {
+                throw AuthError(.deviceKeyUnknown, "no such device key on this account")
+            }
+            guard key.revokedAt == nil else { throw AuthError(.deviceKeyRevoked, "device key \(id) was revoked") }
+            boundKey = id
+        case "passkey":
+            passkeys = try store.credentials(userID: user.id).filter { $0.revokedAt == nil }
+            guard !passkeys.isEmpty else { throw AuthError(.credentialUnknown, "this account has no passkey") }
+        default:
+            throw AuthError.malformed("method must be device_key or passkey")
+        }
+        let challenge = random(32)
+        let now = nowMillis
+        let row = ActionChallengeRow(
+            id: "ac_" + Base64URL.encode(random(15)), userID: user.id, deviceKeyID: boundKey, challenge: challenge, actionHash: hash, action: canonical,
+            expiresAt: now + Int64(configuration.actionChallengeLifetime) * 1000, createdAt: now)
+        do {
+            try store.createActionChallenge(row, limit: configuration.actionRateLimit, windowStart: now - 60_000)
+        } catch {
+            guard error.code == .rateLimited else { throw error }
+            audit("action_challenge", "failure", reason: Reason.rateLimited.rawValue, user: user.id, context: context)
+            var limited = AuthError(.rateLimited, "more than \(configuration.actionRateLimit) action challenges a minute")
+            limited.retryAfter = 60
+            throw limited
+        }
+        let options = passkeys.isEmpty ? nil : rp.requestOptions(
+            allowCredentials: passkeys.map { CredentialDescriptor(id: $0.id, transports: $0.transports) }, userVerification: configuration.userVerification,
+            timeout: configuration.actionChallengeLifetime * 1000, random: { _ in challenge }).json
+        return ActionChallenge(challengeID: row.id, challenge: challenge, expiresIn: configuration.actionChallengeLifetime, actionHash: hash, options: options)
+    }
+
+    /// `POST /actions/approve`: uses the challenge (once), checks the proof — the device key's
+    /// signature, or a passkey's assertion on the one assertion path — and issues an action token
+    /// good for that one action.
+    public func approveAction(_ request: ActionApproveRequest, principal: Principal, context: RequestContext) throws -> ApprovedAction {
+        let user = principal.user
+        do {
+            guard request.challenge_id.count <= 64, let row = try store.useActionChallenge(id: request.challenge_id, at: nowMillis) else {
+                throw AuthError(.actionChallengeUnknown, "the challenge is unknown or was already used")
+            }
+            guard row.userID == user.id else { throw AuthError(.actionChallengeAccountMismatch, "the challenge belongs to another account") }
+            guard row.expiresAt > nowMillis else { throw AuthError(.actionChallengeExpired, "the challenge has expired") }
+            let (amr, binding) = try row.deviceKeyID.map { try approveWithDeviceKey(row, keyID: $0, signature: request.signature) }
+                ?? approveWithPasskey(row, request.authn_response, principal: principal, context: context)
+            let action = try StrictJSON().parse(Array(row.action.utf8))
+            let now = nowMillis / 1000
+            var claims: [String: JSONValue] = [
+                "iss": .string(configuration.issuer), "sub": .string(user.id), "aud": .string(actionAudience), "iat": .int(now),
+                "exp": .int(now + Int64(configuration.actionTokenLifetime)), "jti": .string(Base64URL.encode(random(16))),
+                "action": action, "action_hash": .string(Base64URL.encode(row.actionHash)), "amr": .array(amr.map(JSONValue.string)),
+                "challenge_id": .string(row.id),
+            ]
+            if let client = principal.clientID { claims["client_id"] = .string(client) }
+            claims[binding.claim] = .string(binding.value)
+            let token = try JWT.sign(claims: claims, type: "action+jwt", keys: keys)
+            audit("action_approved", user: user.id, client: principal.clientID, credential: row.id, context: context)
+            return ApprovedAction(token: token, expiresIn: configuration.actionTokenLifetime, action: action)
+        } catch {
+            let failure = AuthError(error)
+            audit("action_approved", "failure", reason: failure.reason.rawValue, user: user.id, credential: String(request.challenge_id.prefix(64)), context: context)
+            throw failure
+        }
+    }
+
+    /// The device-key proof: a DER ECDSA P-256/SHA-256 signature over the challenge bytes.
+    func approveWithDeviceKey(_ row: ActionChallengeRow, keyID: String, signature text: String?) throws -> ([String], (claim: String, value: String)) {
+        guard let key = try store.deviceKey(id: keyID) else { throw AuthError(.deviceKeyUnknown, "device key \(keyID) is gone") }
+        guard key.revokedAt == nil else { throw AuthError(.deviceKeyRevoked, "device key \(keyID) was revoked") }
+        guard let signature = text.flatMap({ Base64URL.decode($0) }) else { throw AuthError.malformed("signature must be base64url") }
+        guard ECDSASignature.raw(fromDER: signature, width: 32) != nil else { throw AuthError.malformed("signature is not a DER ECDSA signature") }
+        guard try PublicKey(spki: key.publicKey).verify(signature: signature, message: row.challenge, scheme: .ecdsa(.sha256)) else {
+            throw AuthError(.signatureInvalid, "the signature does not verify with device key \(keyID)")
+        }
+        try store.touchDeviceKey(id: keyID, at: nowMillis)
+        return (["hwk"], ("device_key_id", keyID))
+    }
+
+    /// The passkey proof: an assertion over the challenge by one of the account's passkeys, on the
+    /// same path and with the same guarded use as a sign-in.
+    func approveWithPasskey(_ row: ActionChallengeRow, _ credential: CredentialJSON?, principal: Principal, context: RequestContext) throws -> ([String], (claim: String, value: String)) {
+        guard let credential else { throw AuthError.malformed("missing member \"authn_response\"") }
+        let verified = try verifyAssertion(
+            credential, challenge: row.challenge, expectedUser: principal.user.id, allowCredentials: nil,
+            requireUserVerification: requireUserVerification, client: principal.clientID, context: context)
+        try record(verified, client: principal.clientID, context: context)
+        return (verified.amr, ("credential_id", credential.rawId))
+    }
+
+    /// `POST /actions/verify`: for the service about to perform the action. Checks the token
+    /// (signature, issuer, audience, expiry), that it was made for exactly this action, and uses
+    /// it up: an action token works once.
+    public func verifyActionToken(_ token: String, action: JSONValue?) throws -> ActionVerification {
+        let claims: [String: JSONValue]
+        do {
+            claims = try JWT.verify(token, type: "action+jwt", issuer: configuration.issuer, keys: keys, now: clock())
+        } catch {
+            throw AuthError(.tokenInvalid, "the action token is not valid: \(error.detail)")
+        }
+        guard claims["aud"] == .string(actionAudience) else { throw AuthError(.tokenInvalid, "the action token is for another audience") }
+        let (_, hash) = try Self.canonicalAction(action)
+        let expected = Base64URL.encode(hash)
+        guard claims["action_hash"] == .string(expected) else { throw AuthError(.actionMismatch, "the action token was issued for a different action") }
+        guard let jti = claims["jti"]?.string, let exp = claims["exp"]?.int64,
+              try store.useSession(id: Array(Digest.sha256.hash(Array(("action-token:" + jti).utf8)).prefix(16)), expiresAt: exp * 1000)
+        else { throw AuthError(.actionTokenUsed, "this action token was already used") }
+        return ActionVerification(valid: true, sub: claims["sub"]?.string ?? "", action_hash: expected,
+                                  amr: claims["amr"]?.array?.compactMap(\.string) ?? [])
+    }
+}

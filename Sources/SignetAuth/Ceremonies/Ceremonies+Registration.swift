@@ -1,0 +1,61 @@
+import Foundation
+import SignetAPI
+import SignetWebAuthn
+
+extension Ceremonies {
+    /// The credential's raw ID, after the checks every WebAuthn response gets before its
+    /// verification (WebAuthn L3 §5.1, `PublicKeyCredential`): `type` is `public-key` and `id` is
+    /// the base64url of `rawId`.
+    func credentialIdentity(_ credential: CredentialJSON) throws -> [UInt8] {
+        guard credential.type == "public-key" else { throw AuthError.malformed("credential type must be public-key") }
+        let rawID = try Self.bytes(credential.rawId, "rawId")
+        guard Base64URL.decode(credential.id) == rawID else {
+            throw AuthError(.credentialIdMismatch, "credential.id is not the base64url of credential.rawId")
+        }
+        return rawID
+    }
+
+    /// A base64url member of a WebAuthn response.
+    static func bytes(_ text: String?, _ name: String) throws -> [UInt8] {
+        guard let text, let bytes = Base64URL.decode(text) else { throw AuthError.malformed("\(name) is missing or not base64url") }
+        return bytes
+    }
+
+    /// The one registration path (WebAuthn L3 §7.1), for sign-up and for adding a passkey:
+    /// verifies `credential` against the session's challenge, applies the attestation trust
+    /// policy and returns the passkey's row for `owner`, not yet stored.
+    ///
+    /// Trust policy (DESIGN.md, "Security rules"): with trust anchors configured, a registration
+    /// is accepted only when its attestation chains to one of them; `none` and self attestation
+    /// (which chain to nothing) and a chain to any other root are refused with
+    /// `attestation_untrusted`. Without trust anchors every verified attestation is accepted.
+    func verifyRegistration(_ credential: CredentialJSON, session: AuthSession, owner: String, name: String?) throws -> (row: CredentialRow, userVerified: Bool) {
+        let rawID = try credentialIdentity(credential)
+        guard credential.response.attestationObject != nil else { throw AuthError(.ceremonyMismatch, "an assertion was sent for a registration") }
+        let request = RegistrationRequest(
+            clientDataJSON: try Self.bytes(credential.response.clientDataJSON, "clientDataJSON"),
+            attestationObject: try Self.bytes(credential.response.attestationObject, "attestationObject"),
+            rawID: rawID, expectedChallenge: session.challenge, requireUserVerification: session.requireUserVerification)
+        let result: RegistrationResult
+        do {
+            result = try rp.verifyRegistration(request, now: clock())
+        } catch {
+            throw AuthError.webAuthn(error)
+        }
+        if !rp.trustAnchors.isEmpty {
+            switch result.trust {
+            case .trusted: break
+            case .untrusted(let why): throw AuthError(.attestationUntrusted, "the attestation does not chain to a configured root: \(why)")
+            case .notApplicable: throw AuthError(.attestationUntrusted, "\(result.format) attestation (\(result.attestationType)) chains to no configured root")
+            }
+        }
+        if try store.credential(id: result.credentialID) != nil { throw AuthError(.credentialExists, "this passkey is already registered") }
+        let now = nowMillis
+        let row = CredentialRow(
+            id: result.credentialID, userID: owner, publicKey: result.publicKey, algorithm: result.algorithm.rawValue,
+            signCount: Int64(result.signCount), aaguid: result.aaguid.uuidString.lowercased(), format: result.format,
+            backupEligible: result.backupEligible, backupState: result.backupState,
+            transports: (credential.response.transports ?? []).filter { $0.count <= 32 }.prefix(8).map { $0 }, name: name, createdAt: now)
+        return (row, result.userVerified)
+    }
+}

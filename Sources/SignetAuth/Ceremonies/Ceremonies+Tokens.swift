@@ -1,0 +1,151 @@
+public import SignetAPI
+public import SignetWebAuthn
+
+/// The verified bearer of an access token (RFC 6750 §2.1, RFC 9068): the account and the token's claims.
+public struct Principal: Sendable {
+    public let user: UserRecord
+    public let claims: [String: JSONValue]
+    /// The client the token was issued to.
+    public var clientID: String? { claims["client_id"]?.string }
+    public var scopes: [String] { (claims["scope"]?.string ?? "").split(separator: " ").map(String.init) }
+}
+
+extension Ceremonies {
+    /// Scopes Signet understands; others in a request are dropped (RFC 6749 §3.3).
+    public static let knownScopes = ["openid", "profile", "email", "offline_access"]
+
+    /// The scopes and audience a token request asks for, checked before anything is written.
+    struct TokenGrant {
+        let scopes: [String]
+        /// The granted scopes, space-separated, in Signet's order.
+        let scope: String
+        let audience: String
+        var offline: Bool { scopes.contains("offline_access") }
+    }
+
+    /// Scopes outside ``knownScopes`` are dropped; an audience that is not configured is refused.
+    func tokenGrant(scope requested: String?, audience: String?) throws -> TokenGrant {
+        let scopes = requested.map { $0.split(separator: " ").map(String.init).filter(Self.knownScopes.contains) } ?? Self.knownScopes
+        let aud = audience ?? configuration.audiences[0]
+        guard configuration.audiences.contains(aud) else { throw AuthError(.audienceNotAllowed, "audience \"\(aud.prefix(200))\" is not configured") }
+        return TokenGrant(scopes: scopes, scope: Self.knownScopes.filter(scopes.contains).joined(separator: " "), audience: aud)
+    }
+
+    /// A new refresh token (``RefreshToken``: a time-ordered name and the 32-byte `secret`,
+    /// handed out once) and the row that stores its key, in `family`, or in a new family for a
+    /// new sign-in.
+    func refreshToken(_ secret: [UInt8], userID: String, clientID: String, scope: String, amr: [String], authTime: Int64, family: String?) -> (token: String, row: RefreshTokenRow) {
+        let now = nowMillis
+        let (token, key) = RefreshToken.make(name: timeOrderedID(), secret: secret)
+        return (Base64URL.encode(token), RefreshTokenRow(
+            hash: key, family: family ?? Base64URL.encode(timeOrderedID()), userID: userID, clientID: clientID, scope: scope,
+            authTime: authTime, amr: amr, expiresAt: now + Int64(configuration.refreshTokenLifetime) * 1000, createdAt: now))
+    }
+
+    /// Access token (RFC 9068) and, with `openid`, id token (OIDC Core §2); the caller adds the
+    /// refresh token.
+    func issueTokens(user: UserRecord, client: ClientConfiguration, grant: TokenGrant, amr: [String], authTime: Int64, jti: [UInt8]) throws -> TokenResponse {
+        let now = nowMillis / 1000
+        var access = JSONObjectWriter(capacity: 400)
+        access.add("iss", configuration.issuer)
+        access.add("sub", user.id)
+        access.add("aud", grant.audience)
+        access.add("client_id", client.id)
+        access.add("scope", grant.scope)
+        access.add("iat", now)
+        access.add("exp", now + Int64(configuration.accessTokenLifetime))
+        access.add("jti", Base64URL.encode(jti))
+        access.add("auth_time", authTime)
+        access.add("amr", strings: amr)
+        let accessToken = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
+        var idToken: String?
+        if grant.scopes.contains("openid") {
+            var claims = JSONObjectWriter(capacity: 400)
+            claims.add("iss", configuration.issuer)
+            claims.add("sub", user.id)
+            claims.add("aud", client.id)
+            claims.add("iat", now)
+            claims.add("exp", now + Int64(configuration.idTokenLifetime))
+            claims.add("auth_time", authTime)
+            claims.add("amr", strings: amr)
+            if grant.scopes.contains("email") {
+                claims.add("email", user.email)
+                claims.add("email_verified", user.emailVerified)
+            }
+            if grant.scopes.contains("profile") { claims.add("name", user.name.map(JSONValue.string) ?? .null) }
+            idToken = try JWT.sign(payload: claims, type: "JWT", keys: keys)
+        }
+        return TokenResponse(access_token: accessToken, refresh_token: nil, id_token: idToken, expires_in: configuration.accessTokenLifetime, scope: grant.scope)
+    }
+
+    /// The refresh grant (RFC 6749 §6): rotate (the presented token dies, a new one is born in its
+    /// family); presenting a rotated token again revokes the whole family.
+    public func refreshGrant(_ request: TokenRequest, context: RequestContext) throws -> TokenResponse {
+        let client = try client(request.client_id, grant: GrantNames.refreshToken)
+        guard let presented = request.refresh_token.flatMap({ Base64URL.decode($0) }).flatMap(RefreshToken.key) else {
+            throw AuthError(.refreshTokenUnknown, "the refresh token is not one Signet issued")
+        }
+        // An audience that is not configured is refused before the token is rotated.
+        _ = try tokenGrant(scope: nil, audience: request.audience)
+        // One draw for the new refresh token and the access token's ID.
+        let fresh = random(48)
+        let (newToken, newKey) = RefreshToken.make(name: timeOrderedID(), secret: Array(fresh[16..<48]))
+        let now = nowMillis
+        let lifetime = Int64(configuration.refreshTokenLifetime) * 1000
+        let outcome = try store.rotateRefreshToken(hash: presented, next: { current in
+            RefreshTokenRow(hash: newKey, family: current.family, userID: current.userID, clientID: current.clientID,
+                            scope: current.scope, authTime: current.authTime, amr: current.amr, expiresAt: now + lifetime, createdAt: now)
+        }, now: now)
+        switch outcome {
+        case .rotated(let row):
+            guard row.clientID == client.id else {
+                _ = try store.revokeRefreshFamily(hash: row.hash, now: now)
+                audit("refresh", "failure", reason: Reason.refreshTokenClientMismatch.rawValue, user: row.userID, client: client.id, context: context)
+                throw AuthError(.refreshTokenClientMismatch, "the refresh token was issued to \(row.clientID)")
+            }
+            guard let user = try store.user(id: row.userID) else { throw AuthError(.refreshTokenUnknown, "the account no longer exists") }
+            let grant = try tokenGrant(scope: row.scope, audience: request.audience)
+            var tokens = try issueTokens(user: user, client: client, grant: grant, amr: row.amr, authTime: row.authTime, jti: Array(fresh[0..<16]))
+            tokens.refresh_token = Base64URL.encode(newToken)
+            return tokens
+        case .reused(_, let userID):
+            audit("refresh_token_reused", "failure", reason: Reason.refreshTokenReused.rawValue, user: userID, client: client.id, context: context)
+            throw AuthError(.refreshTokenReused, "a rotated refresh token was presented again; its family is revoked")
+        case .revoked: throw AuthError(.refreshTokenRevoked, "the refresh token was revoked")
+        case .expired: throw AuthError(.refreshTokenExpired, "the refresh token has expired")
+        case .unknown: throw AuthError(.refreshTokenUnknown, "the refresh token is not one Signet issued")
+        }
+    }
+
+    /// Token revocation (RFC 7009): revokes a refresh token and every token rotated from the same
+    /// sign-in. Unknown tokens are no error (§2.2). Access tokens are self-contained JWTs and stay
+    /// valid until they expire, which is why they live only minutes.
+    public func revoke(_ request: RevokeRequest, context: RequestContext) throws {
+        if let id = request.client_id { _ = try client(id) }
+        if let key = Base64URL.decode(request.token).flatMap(RefreshToken.key), try store.revokeRefreshFamily(hash: key, now: nowMillis) {
+            audit("refresh_token_revoked", client: request.client_id, context: context)
+        }
+    }
+
+    /// The claims of a valid access token (RFC 9068 §4) and the account it names.
+    public func authenticate(accessToken token: String) throws -> Principal {
+        let claims: [String: JSONValue]
+        do {
+            claims = try JWT.verify(token, type: "at+jwt", issuer: configuration.issuer, keys: keys, now: clock())
+        } catch {
+            throw AuthError(.tokenInvalid, "the access token is not valid: \(error.detail)")
+        }
+        guard let sub = claims["sub"]?.string, let user = try store.user(id: sub) else {
+            throw AuthError(.tokenInvalid, "the token's subject no longer exists")
+        }
+        return Principal(user: user, claims: claims)
+    }
+
+    /// `GET /userinfo` (OIDC Core §5.3): the claims the token's scopes allow.
+    public func userInfo(_ principal: Principal) -> UserInfo {
+        let scopes = principal.scopes
+        let user = principal.user
+        return UserInfo(sub: user.id, email: scopes.contains("email") ? user.email : nil, email_verified: scopes.contains("email") ? user.emailVerified : nil,
+                        name: scopes.contains("profile") ? user.name : nil)
+    }
+}

@@ -1,0 +1,103 @@
+import SignetAPI
+public import Foundation
+public import SignetCrypto
+public import SignetWebAuthn
+
+/// Where a request came from, for the audit trail: never a token, body or header value.
+public struct RequestContext: Sendable {
+    public var remoteAddress: String
+    public var requestID: String
+    public init(remoteAddress: String, requestID: String) {
+        self.remoteAddress = remoteAddress
+        self.requestID = requestID
+    }
+}
+
+/// Every ceremony and policy of Signet (DESIGN.md, "Architecture": SignetAuth): sign-up, sign-in,
+/// adding a passkey, tokens, device keys and actions. Typed input, typed result, or an
+/// ``AuthError`` with a stable reason; nothing here knows HTTP, and the store is a protocol.
+///
+/// There is one registration path (``verifyRegistration(_:session:)``) and one assertion path
+/// (``verifyAssertion(_:challenge:expectedUser:allowCredentials:requireUserVerification:)``):
+/// sign-up, add-passkey and passkey-approved actions all go through them, so a policy such as
+/// attestation trust holds on every path.
+public final class Ceremonies: Sendable {
+    public let configuration: ServerConfiguration
+    public let store: any Store
+    public let keys: KeyRing
+    public let metrics = Metrics()
+    let rp: RelyingParty
+    let clock: @Sendable () -> Date
+    let random: RandomBytes
+    let sessions: SessionSealer
+    /// What sign-ins verify against, so a sign-in reads nothing before its one transaction.
+    let credentialCache = CredentialCache()
+
+    /// - Parameters:
+    ///   - clock: the time, injected so tests can move it.
+    ///   - random: the random source for challenges, IDs and tokens.
+    public init(
+        configuration: ServerConfiguration, store: any Store, keys: KeyRing, kek: [UInt8], trustAnchors: [Certificate] = [],
+        clock: @escaping @Sendable () -> Date = { Date() }, random: @escaping RandomBytes = { SecureRandom.bytes($0) }
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.keys = keys
+        self.clock = clock
+        self.random = random
+        sessions = SessionSealer(kek: kek)
+        var rp = RelyingParty(id: configuration.rpID, name: configuration.rpName, origins: configuration.allowedOrigins)
+        rp.allowedAlgorithms = configuration.algorithms
+        rp.trustAnchors = trustAnchors
+        self.rp = rp
+    }
+
+    var nowMillis: Int64 { Int64(clock().timeIntervalSince1970 * 1000) }
+
+    /// 16 bytes: the time in milliseconds (6 bytes, big-endian), then 10 random bytes. Unique
+    /// like a random ID, but IDs made later sort later, so the B-tree that keys on them (used
+    /// auth sessions, refresh-token families) grows at its right edge, in pages already cached,
+    /// instead of in a random page at every insert. For identifiers only, never for secrets.
+    func timeOrderedID() -> [UInt8] {
+        let ms = UInt64(max(0, nowMillis))
+        return (0..<6).map { UInt8(truncatingIfNeeded: ms >> (8 * (5 - $0))) } + random(10)
+    }
+
+    /// Whether the store answers.
+    public func healthy() -> Bool { (try? store.ping()) != nil }
+
+    /// An audit event, to be written with a ceremony's other writes.
+    func auditEvent(_ kind: String, _ outcome: String = "success", reason: String? = nil, user: String? = nil, client: String? = nil,
+                    credential: String? = nil, context: RequestContext) -> AuditEvent {
+        AuditEvent(at: nowMillis, kind: kind, outcome: outcome, reason: reason, userID: user, clientID: client, credentialID: credential,
+                   remote: context.remoteAddress, requestID: context.requestID)
+    }
+
+    /// Records an audit event on its own; a failure to write it is not allowed to change the answer.
+    func audit(_ kind: String, _ outcome: String = "success", reason: String? = nil, user: String? = nil, client: String? = nil,
+               credential: String? = nil, context: RequestContext) {
+        try? store.appendAudit(auditEvent(kind, outcome, reason: reason, user: user, client: client, credential: credential, context: context))
+    }
+
+    /// The client, which must exist and be allowed `grant`.
+    func client(_ id: String, grant: String? = nil) throws -> ClientConfiguration {
+        guard let client = configuration.client(id) else { throw AuthError(.clientUnknown, "unknown client_id \"\(id.prefix(64))\"") }
+        if let grant, !client.grants.contains(grant) {
+            throw AuthError(.grantNotAllowed, "client \(id) may not use grant \(grant)")
+        }
+        return client
+    }
+
+    /// Settings for creation options, from the configuration.
+    var creationSettings: CreationSettings {
+        var settings = CreationSettings()
+        settings.residentKey = configuration.residentKey
+        settings.userVerification = configuration.userVerification
+        settings.attestation = configuration.attestation
+        settings.timeout = configuration.sessionTimeout * 1000
+        return settings
+    }
+
+    var requireUserVerification: Bool { configuration.userVerification == "required" }
+    var sessionExpiry: Int64 { nowMillis + Int64(configuration.sessionTimeout) * 1000 }
+}

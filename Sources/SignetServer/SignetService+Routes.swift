@@ -1,0 +1,87 @@
+import SignetAPI
+import SignetAuth
+import SignetHTTP
+import SignetWebAuthn
+
+extension SignetService {
+    /// Every route of the JSON API, with what it needs.
+    static func routes() -> Router<SignetService> {
+        var r = Router<SignetService>()
+        // Auth0 native passkeys and OAuth (DESIGN.md, "Passkeys", "OAuth / OIDC").
+        r.add("POST", "/passkey/register") { s, call in
+            Wire.encode(try s.ceremonies.beginSignUp(PasskeyRegisterRequest(wire: s.body(call)), context: call.context))
+        }
+        r.add("POST", "/passkey/challenge") { s, call in
+            Wire.encode(try s.ceremonies.beginSignIn(PasskeyChallengeRequest(wire: s.body(call)), context: call.context))
+        }
+        r.add("POST", "/oauth/token") { s, call in
+            let request = try TokenRequest(wire: s.body(call, form: true))
+            let tokens: TokenResponse
+            switch request.grant_type {
+            case GrantNames.webauthn: tokens = try s.ceremonies.passkeyGrant(request, context: call.context)
+            case GrantNames.refreshToken: tokens = try s.ceremonies.refreshGrant(request, context: call.context)
+            default: throw AuthError(.unsupportedGrantType, "grant_type \"\(request.grant_type.prefix(100))\"")
+            }
+            return .json(200, tokens.wireBytes)
+        }
+        r.add("POST", "/oauth/revoke") { s, call in
+            try s.ceremonies.revoke(RevokeRequest(wire: s.body(call, form: true)), context: call.context)
+            return .json(200, Array("{}".utf8))
+        }
+        r.add("GET", "/userinfo", needs: .bearerToken) { s, call in try Wire.encode(s.ceremonies.userInfo(call.account)) }
+        // The signed-in account.
+        r.add("GET", "/me/passkeys", needs: .bearerToken) { s, call in try Wire.encode(s.ceremonies.passkeys(call.account)) }
+        r.add("POST", "/me/passkeys/options", needs: .bearerToken) { s, call in Wire.encode(try s.ceremonies.beginAddPasskey(call.account)) }
+        r.add("POST", "/me/passkeys", needs: .bearerToken) { s, call in
+            try Wire.encode(s.ceremonies.addPasskey(AddPasskeyRequest(wire: s.body(call)), principal: call.account, context: call.context), status: 201)
+        }
+        r.add("PATCH", "/me/passkeys/{id}", needs: .bearerToken) { s, call in
+            try Wire.encode(s.ceremonies.renamePasskey(id: call.parameter("id"), RenameRequest(wire: s.body(call)), principal: call.account))
+        }
+        r.add("DELETE", "/me/passkeys/{id}", needs: .bearerToken) { s, call in
+            try s.ceremonies.revokePasskey(id: call.parameter("id"), principal: call.account, context: call.context)
+            return HTTPResponse(status: 204)
+        }
+        r.add("POST", "/me/device-keys", needs: .bearerToken) { s, call in
+            try Wire.encode(s.ceremonies.enrollDeviceKey(EnrollDeviceKeyRequest(wire: s.body(call)), principal: call.account, context: call.context), status: 201)
+        }
+        r.add("GET", "/me/device-keys", needs: .bearerToken) { s, call in try Wire.encode(s.ceremonies.deviceKeys(call.account)) }
+        r.add("DELETE", "/me/device-keys/{id}", needs: .bearerToken) { s, call in
+            try s.ceremonies.revokeDeviceKey(id: call.parameter("id"), principal: call.account, context: call.context)
+            return HTTPResponse(status: 204)
+        }
+        // High-risk actions.
+        r.add("POST", "/actions/challenge", needs: .bearerToken) { s, call in
+            let body = try s.body(call)
+            // The action stays a strict JSON value: its hash is over its RFC 8785 form.
+            return Wire.encode(try s.ceremonies.beginAction(
+                deviceKeyID: body.optionalMember("device_key_id"), method: body.optionalMember("method"), action: body["action"],
+                principal: call.account, context: call.context))
+        }
+        r.add("POST", "/actions/approve", needs: .bearerToken) { s, call in
+            Wire.encode(try s.ceremonies.approveAction(ActionApproveRequest(wire: s.body(call)), principal: call.account, context: call.context))
+        }
+        r.add("POST", "/actions/verify") { s, call in
+            let body = try s.body(call)
+            return try Wire.encode(s.ceremonies.verifyActionToken(body.member("action_token"), action: body["action"]))
+        }
+        // Discovery, keys, association files, operations.
+        r.add("GET", "/.well-known/openid-configuration") { s, _ in .json(200, s.discovery) }
+        r.add("GET", "/.well-known/jwks.json") { s, _ in
+            HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "public, max-age=60")], body: s.keys.jwks.serializedBytes)
+        }
+        r.add("GET", "/.well-known/apple-app-site-association") { s, _ in
+            HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: s.appleAssociation)
+        }
+        r.add("GET", "/.well-known/assetlinks.json") { s, _ in HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: s.androidAssociation) }
+        r.add("GET", "/healthz") { s, _ in
+            s.ceremonies.healthy()
+                ? .json(200, Array(#"{"database":"ok","status":"ok"}"#.utf8))
+                : .json(503, Array(#"{"database":"unavailable","reason":"database_unavailable","status":"unavailable"}"#.utf8))
+        }
+        r.add("GET", "/metrics") { s, _ in
+            HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Array(s.ceremonies.metrics.text.utf8))
+        }
+        return r
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetHTTP
+import SignetWebAuthn
+
+// Request bodies are read once, by the strict parser (exact reasons for bad input, bounded
+// depth and size, no duplicate keys), and mapped straight onto SignetAPI's wire types here: the
+// types the SDK sends. Answers are SignetAPI types too, encoded by ``Wire/encode(_:status:)``;
+// the two on the sign-in path (the ceremony start and the token answer) are written member by
+// member instead, because Foundation's JSONEncoder costs more than a signature verification
+// there. A test decodes every answer into its SignetAPI type, so the two cannot drift apart.
+
+enum Wire {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// A SignetAPI answer as JSON.
+    static func encode(_ value: some Encodable, status: Int = 200) throws -> HTTPResponse {
+        .json(status, Array(try encoder.encode(value)))
+    }
+
+    /// `PasskeyRegisterResponse` / `PasskeyChallengeResponse`: options and the auth session.
+    static func encode(_ start: CeremonyStart) -> HTTPResponse {
+        var object = JSONObjectWriter(capacity: 1024)
+        object.add("authn_params_public_key", start.options)
+        object.add("auth_session", start.authSession)
+        return .json(200, object.serializedBytes)
+    }
+
+    /// `ActionChallengeResponse`.
+    static func encode(_ challenge: ActionChallenge) -> HTTPResponse {
+        var object = JSONObjectWriter(capacity: 512)
+        object.add("challenge_id", challenge.challengeID)
+        object.add("challenge", Base64URL.encode(challenge.challenge))
+        object.add("expires_in", Int64(challenge.expiresIn))
+        object.add("action_hash", Base64URL.encode(challenge.actionHash))
+        if let options = challenge.options { object.add("authn_params_public_key", options) }
+        return .json(200, object.serializedBytes)
+    }
+
+    /// `ActionApproval`.
+    static func encode(_ approved: ApprovedAction) -> HTTPResponse {
+        var object = JSONObjectWriter(capacity: 1024)
+        object.add("action_token", approved.token)
+        object.add("token_type", "Bearer")
+        object.add("expires_in", Int64(approved.expiresIn))
+        object.add("action", approved.action)
+        return .json(200, object.serializedBytes)
+    }
+
+    /// Reads a JSON body (or, where `form` is allowed, `application/x-www-form-urlencoded`) with
+    /// the strict parser: UTF-8, no duplicate keys, bounded depth, an object at the top.
+    static func body(_ request: HTTPRequest, limit: Int, form: Bool = false) throws -> JSONValue {
+        let value: JSONValue
+        switch request.mediaType {
+        case "application/json":
+            do {
+                value = try StrictJSON(maxDepth: 16, maxLength: limit).parse(request.body)
+            } catch {
+                throw AuthError.malformed("the body is not valid JSON: \(error.detail)")
+            }
+        case "application/x-www-form-urlencoded" where form:
+            value = try formToJSON(request.body)
+        default:
+            throw AuthError(.unsupportedMediaType, "Content-Type \(request.mediaType ?? "none")", publicDetail: form
+                ? "send application/json or application/x-www-form-urlencoded" : "send application/json")
+        }
+        guard case .object = value else { throw AuthError.malformed("the body must be a JSON object") }
+        return value
+    }
+
+    /// `a=b&c=d` to a JSON object of strings; a value that is itself a JSON object or array
+    /// (such as `authn_response`) is taken as JSON.
+    static func formToJSON(_ body: [UInt8]) throws -> JSONValue {
+        var object: [String: JSONValue] = [:]
+        for pair in body.split(separator: UInt8(ascii: "&")) where !pair.isEmpty {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let key = percentDecode(parts[0]), let value = percentDecode(parts.count > 1 ? parts[1] : []) else {
+                throw AuthError.malformed("the form body is not valid percent-encoding")
+            }
+            guard object[key] == nil else { throw AuthError.malformed("the form repeats \"\(key)\"") }
+            if value.hasPrefix("{") || value.hasPrefix("["), let nested = try? StrictJSON().parse(Array(value.utf8)) {
+                object[key] = nested
+            } else {
+                object[key] = .string(value)
+            }
+        }
+        return .object(object)
+    }
+
+    static func percentDecode(_ bytes: ArraySlice<UInt8>) -> String? {
+        var out: [UInt8] = []
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let b = bytes[i]
+            if b == UInt8(ascii: "+") {
+                out.append(0x20)
+            } else if b == UInt8(ascii: "%") {
+                guard i + 2 < bytes.endIndex, let v = UInt8(String(decoding: bytes[(i + 1)...(i + 2)], as: UTF8.self), radix: 16) else { return nil }
+                out.append(v)
+                i += 2
+            } else {
+                out.append(b)
+            }
+            i += 1
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+}
+
+extension JSONValue {
+    func member(_ name: String) throws -> String {
+        guard let value = self[name] else { throw AuthError.malformed("missing member \"\(name)\"") }
+        guard let text = value.string else { throw AuthError.malformed("member \"\(name)\" must be a string") }
+        return text
+    }
+
+    func optionalMember(_ name: String) throws -> String? {
+        switch self[name] {
+        case nil, .null?: return nil
+        case .string(let s)?: return s
+        default: throw AuthError.malformed("member \"\(name)\" must be a string")
+        }
+    }
+}
+
+extension PasskeyRegisterRequest {
+    init(wire json: JSONValue) throws {
+        guard let profile = json["user_profile"], profile.object != nil else { throw AuthError.malformed("missing member \"user_profile\"") }
+        self.init(client_id: try json.member("client_id"), realm: try json.optionalMember("realm"),
+                  user_profile: UserProfile(email: try profile.member("email"), name: try profile.optionalMember("name")))
+    }
+}
+
+extension PasskeyChallengeRequest {
+    init(wire json: JSONValue) throws {
+        self.init(client_id: try json.member("client_id"), realm: try json.optionalMember("realm"), username: try json.optionalMember("username"))
+    }
+}
+
+extension CredentialJSON {
+    init(wire json: JSONValue) throws {
+        guard let response = json["response"], response.object != nil else { throw AuthError.malformed("missing member \"authn_response.response\"") }
+        var transports: [String]?
+        if let list = response["transports"], list != .null {
+            guard let items = list.array, items.allSatisfy({ $0.string != nil }) else { throw AuthError.malformed("transports must be a list of strings") }
+            transports = items.compactMap(\.string)
+        }
+        self.init(
+            id: try json.member("id"), rawId: try json.member("rawId"), type: try json.optionalMember("type") ?? "public-key",
+            authenticatorAttachment: try json.optionalMember("authenticatorAttachment"),
+            response: AuthenticatorResponseJSON(
+                clientDataJSON: try response.member("clientDataJSON"), attestationObject: try response.optionalMember("attestationObject"),
+                transports: transports, authenticatorData: try response.optionalMember("authenticatorData"),
+                signature: try response.optionalMember("signature"), userHandle: try response.optionalMember("userHandle")))
+    }
+}
+
+extension TokenRequest {
+    init(wire json: JSONValue) throws {
+        var credential: CredentialJSON?
+        if let value = json["authn_response"], value != .null {
+            guard value.object != nil else { throw AuthError.malformed("authn_response must be an object") }
+            credential = try CredentialJSON(wire: value)
+        }
+        self.init(
+            grant_type: try json.member("grant_type"), client_id: try json.member("client_id"), auth_session: try json.optionalMember("auth_session"),
+            authn_response: credential, refresh_token: try json.optionalMember("refresh_token"), scope: try json.optionalMember("scope"),
+            audience: try json.optionalMember("audience"))
+    }
+}
+
+extension RevokeRequest {
+    init(wire json: JSONValue) throws {
+        self.init(token: try json.member("token"), token_type_hint: try json.optionalMember("token_type_hint"), client_id: try json.optionalMember("client_id"))
+    }
+}
+
+extension AddPasskeyRequest {
+    init(wire json: JSONValue) throws {
+        guard let credential = json["authn_response"], credential.object != nil else { throw AuthError.malformed("missing member \"authn_response\"") }
+        self.init(auth_session: try json.member("auth_session"), authn_response: try CredentialJSON(wire: credential), name: try json.optionalMember("name"))
+    }
+}
+
+extension RenameRequest {
+    init(wire json: JSONValue) throws { self.init(name: try json.member("name")) }
+}
+
+extension EnrollDeviceKeyRequest {
+    init(wire json: JSONValue) throws {
+        self.init(public_key: try json.member("public_key"), device_id: try json.member("device_id"), platform: try json.member("platform"),
+                  name: try json.optionalMember("name"))
+    }
+}
+
+extension ActionApproveRequest {
+    init(wire json: JSONValue) throws {
+        var credential: CredentialJSON?
+        if let value = json["authn_response"], value != .null {
+            guard value.object != nil else { throw AuthError.malformed("authn_response must be an object") }
+            credential = try CredentialJSON(wire: value)
+        }
+        self.init(challenge_id: try json.member("challenge_id"), signature: try json.optionalMember("signature"), authn_response: credential)
+    }
+}
+
+extension TokenResponse {
+    /// The answer's JSON, written directly: it is built on every sign-in and refresh.
+    var wireBytes: [UInt8] {
+        var object = JSONObjectWriter(capacity: 1600)
+        object.add("access_token", access_token)
+        object.add("token_type", token_type)
+        object.add("expires_in", Int64(expires_in))
+        if let refresh_token { object.add("refresh_token", refresh_token) }
+        if let id_token { object.add("id_token", id_token) }
+        if let scope { object.add("scope", scope) }
+        return object.serializedBytes
+    }
+}
