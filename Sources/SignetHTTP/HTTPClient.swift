@@ -12,6 +12,11 @@ public final class HTTPClient: @unchecked Sendable {
         public let headers: [String: String]
         public let body: [UInt8]
         public var text: String { String(decoding: body, as: UTF8.self) }
+        public init(status: Int, headers: [String: String], body: [UInt8]) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
     }
 
     public struct Failure: Error, CustomStringConvertible {

@@ -24,7 +24,7 @@ struct SignedIn {
     }
 
     func call(_ method: String, _ path: String, _ body: JSONValue? = nil) throws -> (status: Int, json: JSONValue) {
-        let response = try server.client().send(method, path, headers: bearer, body: body.map { Array($0.serialized.utf8) } ?? [])
+        let response = try server.send(method, path, headers: bearer, body: body.map { Array($0.serialized.utf8) } ?? [])
         return (response.status, (try? StrictJSON().parse(response.body)) ?? .null)
     }
 

@@ -248,7 +248,7 @@ enum Transfer {
         let account = try SignedIn(server, email: "rl@signet.test"), other = try SignedIn(server, email: "rl2@signet.test")
         let keyID = try account.enroll(try SoftwareDeviceKey(deviceID: "p"))
         for _ in 0..<3 { #expect(try account.challenge(keyID).status == 200) }
-        let response = try server.client().send("POST", "/actions/challenge", headers: account.bearer,
+        let response = try server.send("POST", "/actions/challenge", headers: account.bearer,
                                                 body: Array(JSONValue.object(["device_key_id": .string(keyID), "action": Transfer.action]).serialized.utf8))
         #expect(response.status == 429 && response.headers["retry-after"] == "60")
         #expect(try StrictJSON().parse(response.body)["reason"] == .string("rate_limited"))

@@ -122,7 +122,7 @@ import Testing
         let server = try TestServer()
         let tokens = try Phone(server).signUp(email: "dee@signet.test")
         let refresh = try #require(tokens["refresh_token"]?.string)
-        let answer = try server.client().send("POST", "/oauth/revoke", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+        let answer = try server.send("POST", "/oauth/revoke", headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                               body: Array("token=\(refresh)&client_id=app&token_type_hint=refresh_token".utf8))
         #expect(answer.status == 200)
         let (status, json) = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": .string(refresh)]))
@@ -176,15 +176,15 @@ import Testing
         #expect(metrics.text.contains("signet_ceremonies_total{ceremony=\"sign_up\",outcome=\"success\",reason=\"\"} 1"))
         #expect(metrics.text.contains("signet_http_request_duration_seconds_bucket{le=\"+Inf\"}"))
         #expect(try server.get("/nowhere").status == 404)
-        #expect(try server.client().send("DELETE", "/oauth/token").status == 405)
+        #expect(try server.send("DELETE", "/oauth/token").status == 405)
     }
 
     @Test("every answer carries a request id; the access log holds no token, challenge or body")
     func logsAreClean() throws {
-        let server = try TestServer()
+        let server = try TestServer(.socket)
         let phone = Phone(server)
         let (session, credential) = try phone.startSignUp(email: "hal@signet.test")
-        let response = try server.client().send("POST", "/oauth/token", body: Array(JSONValue.object([
+        let response = try server.send("POST", "/oauth/token", body: Array(JSONValue.object([
             "grant_type": .string(GrantType.webauthn), "client_id": .string("app"), "auth_session": .string(session), "authn_response": credential,
         ]).serialized.utf8))
         #expect(response.status == 200)

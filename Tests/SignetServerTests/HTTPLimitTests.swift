@@ -9,7 +9,7 @@ import Testing
 @Suite struct HTTPLimitTests {
     @Test("hostile bytes on the wire: Signet's errors carry a JSON reason, the rest are libmicrohttpd's 4xx/5xx, nothing crashes")
     func hostileRequests() throws {
-        let server = try TestServer()
+        let server = try TestServer(.socket)
         var state: UInt64 = 0xbad5eed
         func next() -> UInt64 {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -151,7 +151,7 @@ import Testing
             #expect(fields["ts"]?.string?.count == 24)
         }
 
-        let server = try TestServer()
+        let server = try TestServer(.socket)
         let client = server.client()
         var ids = Set<String>()
         for _ in 0..<200 {
@@ -164,7 +164,7 @@ import Testing
 
     @Test("a chunked body past the cap is refused with 413")
     func chunked() throws {
-        let server = try TestServer()
+        let server = try TestServer(.socket)
         let client = server.client()
         try client.write(Array("POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
         let chunk = [UInt8](repeating: 0x20, count: 16 * 1024)
@@ -184,7 +184,7 @@ import Testing
 
     @Test("request headers past the connection's memory are refused with 431")
     func hugeHeaders() throws {
-        let server = try TestServer()
+        let server = try TestServer(.socket)
         let client = server.client()
         let response = try client.send("GET", "/healthz", headers: [("X-Filler", String(repeating: "a", count: 40 * 1024))])
         #expect(response.status == 431)
@@ -193,7 +193,7 @@ import Testing
 
     @Test("a client that trickles its request is cut off at the request deadline")
     func slowloris() throws {
-        let server = try TestServer { $0.requestDeadline = 1; $0.idleTimeout = 30 }
+        let server = try TestServer(.socket) { $0.requestDeadline = 1; $0.idleTimeout = 30 }
         let client = server.client()
         let request = Array("POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n".utf8)
         let start = Date()
@@ -217,7 +217,7 @@ import Testing
 
     @Test("connections per IP are capped; the rest are refused, and served again once others close")
     func perIPLimit() throws {
-        let server = try TestServer { $0.maxConnectionsPerIP = 4 }
+        let server = try TestServer(.socket) { $0.maxConnectionsPerIP = 4 }
         let held = (0..<4).map { _ in server.client() }
         for client in held { _ = try client.send("GET", "/healthz") }
         let extra = server.client()
@@ -229,7 +229,7 @@ import Testing
 
     @Test("keep-alive: many requests on one connection")
     func keepAlive() throws {
-        let server = try TestServer()
+        let server = try TestServer(.socket)
         let client = server.client()
         for _ in 0..<50 { #expect(try client.send("GET", "/healthz").status == 200) }
         #expect(server.app.server.openConnections >= 1)
@@ -237,7 +237,7 @@ import Testing
 
     @Test("garbage on the wire gets 400 and the server keeps serving")
     func garbage() throws {
-        let server = try TestServer()
+        let server = try TestServer(.socket)
         let client = server.client()
         try client.write(Array("THIS IS NOT HTTP\r\n\r\n".utf8))
         let status = (try? client.readResponse().status) ?? 400

@@ -25,8 +25,12 @@ final class TestClock: @unchecked Sendable {
     }
 }
 
-/// A Signet on a loopback port with its own SQLite file, for one test.
+/// A Signet with its own SQLite file, for one test. In process by default: requests go to the
+/// service as values, through the router, middleware and error mapping, without a socket. The
+/// tests of the HTTP layer itself (limits, keep-alive, the access log, processes) ask for
+/// `.socket`, a real loopback port.
 final class TestServer: @unchecked Sendable {
+    enum Transport { case inProcess, socket }
     static let rpID = "signet.test"
     static let origin = "https://signet.test"
     static let androidFingerprint = "B3:5D:8D:A5:8A:F0:E4:59:8A:B9:2C:40:05:BE:D4:06:CD:87:CE:65:E7:5C:2A:48:E9:7C:DA:98:6B:A9:1B:5E"
@@ -35,6 +39,7 @@ final class TestServer: @unchecked Sendable {
     let clock = TestClock()
     let app: SignetApp
     let logFile: URL
+    let transport: Transport
     var port: UInt16 { app.server.port }
     var store: any Store { app.store }
 
@@ -59,7 +64,8 @@ final class TestServer: @unchecked Sendable {
         return c
     }
 
-    init(_ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    init(_ transport: Transport = .inProcess, _ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
+        self.transport = transport
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = TestServer.configuration(edit)
@@ -69,7 +75,7 @@ final class TestServer: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let log = AccessLog(output: try FileHandle(forWritingTo: logFile))
         let clock = self.clock
-        app = try SignetApp(configuration: configuration, environment: [:], clock: { clock.now }, log: log)
+        app = try SignetApp(configuration: configuration, environment: [:], clock: { clock.now }, log: log, listen: transport == .socket)
     }
 
     deinit {
@@ -77,17 +83,36 @@ final class TestServer: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    func client() -> HTTPClient { HTTPClient(port: port) }
+    /// A client on the loopback port (``Transport/socket`` only).
+    func client() -> HTTPClient {
+        precondition(transport == .socket, "an in-process TestServer has no port; use send(_:_:headers:body:) or TestServer(.socket)")
+        return HTTPClient(port: port)
+    }
+
+    /// One request, over the transport of this server. A JSON body gets its Content-Type as
+    /// HTTPClient adds it.
+    func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> HTTPClient.Response {
+        if transport == .socket { return try client().send(method, path, headers: headers, body: body) }
+        var fields: [String: String] = [:]
+        if !body.isEmpty { fields["content-type"] = "application/json" }
+        for (name, value) in headers { fields[name.lowercased()] = value }
+        let request = HTTPRequest(method: method, path: path, headers: fields, body: body, remoteAddress: "127.0.0.1",
+                                  requestID: String(UInt64.random(in: 0...UInt64.max), radix: 16))
+        let response = app.service.handle(request)
+        var answered: [String: String] = [:]
+        for (name, value) in response.headers { answered[name.lowercased()] = value }
+        return HTTPClient.Response(status: response.status, headers: answered, body: response.body)
+    }
 
     /// POSTs JSON and returns status and parsed body.
     @discardableResult
     func post(_ path: String, _ body: JSONValue, headers: [(String, String)] = []) throws -> (status: Int, json: JSONValue) {
-        let response = try client().send("POST", path, headers: headers, body: Array(body.serialized.utf8))
+        let response = try send("POST", path, headers: headers, body: Array(body.serialized.utf8))
         return (response.status, (try? StrictJSON().parse(response.body)) ?? .null)
     }
 
     func get(_ path: String, headers: [(String, String)] = []) throws -> HTTPClient.Response {
-        try client().send("GET", path, headers: headers)
+        try send("GET", path, headers: headers)
     }
 
     var counts: [String: Int] { (try? store.rowCounts()) ?? [:] }

@@ -12,7 +12,7 @@ import Testing
 @Suite struct ConcurrencyTests {
     @Test("32 simultaneous token requests on one auth session: exactly one succeeds")
     func singleUse() throws {
-        let server = try TestServer()
+        let server = try TestServer(.socket)
         let phone = Phone(server)
         _ = try phone.signUp(email: "race@signet.test")
         let (session, credential, _) = try phone.startSignIn()
