@@ -97,19 +97,18 @@ struct DatabaseFaultTests {
                 }
             }
         }
+        // Durations of the scenario, not waits for a condition: 2 s of load, then the database
+        // stays down 2 s under load.
         sleep(2)
         _ = try Self.postgres(["pause", directory])
-        usleep(500_000)
-        let down = try HTTPClient(port: cluster.port(0)).send("GET", "/healthz")
-        #expect(down.status == 503 && down.text.contains("database_unavailable"))
+        #expect(eventually {
+            let down = try HTTPClient(port: cluster.port(0)).send("GET", "/healthz")
+            return down.status == 503 && down.text.contains("database_unavailable")
+        })
         sleep(2)
         _ = try Self.postgres(["resume", directory, String(port)])
-        var recovered = false
-        for _ in 0..<50 where !recovered {
-            usleep(100_000)
-            recovered = (try? HTTPClient(port: cluster.port(0)).send("GET", "/healthz").status) == 200
-        }
-        #expect(recovered, "the server did not recover by itself")
+        #expect(eventually(timeout: 5, every: 0.1) { try HTTPClient(port: cluster.port(0)).send("GET", "/healthz").status == 200 },
+                "the server did not recover by itself")
         group.wait()
         #expect(outcomes.statuses[503, default: 0] > 0, "no 503 while the database was down: \(outcomes.statuses)")
         #expect(outcomes.reasons.contains("database_unavailable"))

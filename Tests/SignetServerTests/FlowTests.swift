@@ -192,11 +192,10 @@ import Testing
         let tokens = try StrictJSON().parse(response.body)
         // The access line is written once the answer has been sent.
         var log = ""
-        for _ in 0..<100 where !log.contains(requestID) {
-            usleep(10_000)
+        #expect(eventually {
             log = try String(contentsOf: server.logFile, encoding: .utf8)
-        }
-        #expect(log.contains(requestID))
+            return log.contains(requestID)
+        })
         for secret in [tokens["access_token"]?.string, tokens["refresh_token"]?.string, tokens["id_token"]?.string, session,
                        credential["response"]?["clientDataJSON"]?.string, "hal@signet.test"].compactMap({ $0 }) {
             #expect(!log.contains(secret), "the access log contains a secret")

@@ -223,8 +223,7 @@ import Testing
         let extra = server.client()
         #expect(throws: (any Error).self) { try extra.send("GET", "/healthz") }
         for client in held { client.close() }
-        usleep(200_000)
-        #expect(try server.get("/healthz").status == 200)
+        #expect(eventually { try server.client().send("GET", "/healthz").status == 200 })
     }
 
     @Test("keep-alive: many requests on one connection")
@@ -240,8 +239,9 @@ import Testing
         let server = try TestServer(.socket)
         let client = server.client()
         try client.write(Array("THIS IS NOT HTTP\r\n\r\n".utf8))
-        let status = (try? client.readResponse().status) ?? 400
-        #expect(status == 400)
+        // An answer must come, and it must be 400: a closed connection without one fails here.
+        let response = try client.readResponse()
+        #expect(response.status == 400)
         #expect(try server.get("/healthz").status == 200)
     }
 }

@@ -134,13 +134,9 @@ struct ScaleOutTests {
         rotate.waitUntilExit()
         #expect(rotate.terminationStatus == 0)
         // Each instance re-reads its keys at least every 10 s.
-        var served = false
-        for _ in 0..<60 where !served {
-            usleep(250_000)
-            let keys = try StrictJSON().parse(try HTTPClient(port: cluster.port(1)).send("GET", "/.well-known/jwks.json").body)
-            served = keys["keys"]?.array?.count == 2
-        }
-        #expect(served)
+        #expect(eventually(timeout: 15, every: 0.25) {
+            try StrictJSON().parse(try HTTPClient(port: cluster.port(1)).send("GET", "/.well-known/jwks.json").body)["keys"]?.array?.count == 2
+        })
         let tokens = try cluster.signUp(SoftwareAuthenticator(), email: "rot@signet.test", on: 1)
         let header = try StrictJSON().parse(try #require(tokens["access_token"]?.string?.split(separator: ".").first.flatMap { Base64URL.decode($0) }))
         let jwks = try StrictJSON().parse(try HTTPClient(port: cluster.port(0)).send("GET", "/.well-known/jwks.json").body)

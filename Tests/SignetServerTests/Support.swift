@@ -187,3 +187,14 @@ struct Phone {
 
 /// A loopback port nothing listens on right now (the kernel picks it).
 func freeLoopbackPort() -> UInt16 { (try? Loopback.freePort()) ?? 0 }
+
+/// Whether `condition` holds within `timeout` seconds, asked every `interval` seconds: what a
+/// test waits for, instead of sleeping for a guessed time.
+func eventually(timeout: TimeInterval = 10, every interval: TimeInterval = 0.02, _ condition: () throws -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    repeat {
+        if (try? condition()) == true { return true }
+        Thread.sleep(forTimeInterval: interval)
+    } while Date() < deadline
+    return (try? condition()) == true
+}
