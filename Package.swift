@@ -67,7 +67,7 @@ let package = Package(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),
         .testTarget(
             name: "SignetServerTests",
-            dependencies: ["SignetServer", "SignetAuth", "SignetHTTP", "SignetStore", "SignetAPI", "SignetSoftware", "SignetCrypto", "SignetWebAuthn"],
+            dependencies: ["SignetServer", "SignetAuth", "SignetHTTP", "SignetStore", "SignetAPI", "SignetClient", "SignetSoftware", "SignetCrypto", "SignetWebAuthn"],
             swiftSettings: strict),
         .testTarget(
             name: "SignetWebAuthnTests",

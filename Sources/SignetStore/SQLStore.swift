@@ -105,8 +105,9 @@ public final class SQLStore: Store, @unchecked Sendable {
         case .audit(let e):
             func text(_ s: String?) -> SQLValue { s.map(SQLValue.text) ?? .null }
             try db.query(
-                "INSERT INTO audit_events (at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [.int(e.at), .text(e.kind), .text(e.outcome), text(e.reason), text(e.userID), text(e.clientID), text(e.credentialID), text(e.remote), text(e.requestID)])
+                "INSERT INTO audit_events (at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [.int(e.at), .text(e.kind), .text(e.outcome), text(e.reason), text(e.userID), text(e.clientID), text(e.credentialID), text(e.remote), text(e.requestID),
+                 text(e.detail)])
         }
     }
 
@@ -403,9 +404,12 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     public func auditEvents(limit: Int) throws(StoreError) -> [AuditEvent] {
         try locked { db throws(StoreError) in
-            try db.query("SELECT at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id FROM audit_events ORDER BY id DESC LIMIT ?", [.int(Int64(limit))]).map { r in
+            try db.query(
+                "SELECT at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id, detail FROM audit_events ORDER BY id DESC LIMIT ?",
+                [.int(Int64(limit))]
+            ).map { r in
                 AuditEvent(at: r[0].int ?? 0, kind: r[1].text ?? "", outcome: r[2].text ?? "", reason: r[3].text, userID: r[4].text, clientID: r[5].text,
-                           credentialID: r[6].text, remote: r[7].text, requestID: r[8].text)
+                           credentialID: r[6].text, remote: r[7].text, requestID: r[8].text, detail: r[9].text)
             }
         }
     }

@@ -121,6 +121,9 @@ enum Schema {
             ALTER TABLE audit_events_v3 RENAME TO audit_events;
             DELETE FROM sqlite_sequence WHERE name = 'audit_events'
             """ : ""),
+            // Why a refusal happened, in the words of the step that refused it (the verification
+            // detail that the client's answer no longer carries).
+            (4, "ALTER TABLE audit_events ADD COLUMN detail TEXT"),
         ]
     }
 

@@ -27,6 +27,14 @@ public struct WebAuthnError: Error, Hashable, CustomStringConvertible, Sendable 
         public static let userHandleMismatch = Reason(rawValue: "user_handle_mismatch")
         public static let signatureInvalid = Reason(rawValue: "signature_invalid")
         public static let counterRegression = Reason(rawValue: "counter_regression")
+
+        /// Every reason above (SignetAPI's list of reasons holds each of them; a test checks it).
+        public static let all: [Reason] = [
+            .malformed, .typeMismatch, .challengeMismatch, .originNotAllowed, .crossOriginNotAllowed, .topOriginNotAllowed,
+            .tokenBindingInvalid, .rpIdHashMismatch, .userNotPresent, .userNotVerified, .backupStateInvalid, .backupEligibilityChanged,
+            .algorithmNotAllowed, .attestationInvalid, .attestationUntrusted, .credentialIdMismatch, .credentialUnknown,
+            .userHandleMismatch, .signatureInvalid, .counterRegression,
+        ]
     }
 
     public let reason: Reason

@@ -46,9 +46,11 @@ import Testing
         #expect(try Self.sqlite(path, "SELECT name FROM sqlite_sequence") == ["audit_events"])
 
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == [1, 2, 3])
-        try store.appendAudit(AuditEvent(at: 40, kind: "refresh", outcome: "success"))
+        #expect(try store.schemaVersions() == [1, 2, 3, 4])
+        try store.appendAudit(AuditEvent(at: 40, kind: "refresh", outcome: "failure", reason: "refresh_token_reused", detail: "family revoked"))
         #expect(try store.auditEvents(limit: 10).map(\.at) == [40, 30, 20, 10])
+        // Schema 4: rows from before have no detail; new ones keep theirs.
+        #expect(try store.auditEvents(limit: 10).map(\.detail) == ["family revoked", nil, nil, nil])
         #expect(try Self.sqlite(path, "SELECT id FROM audit_events ORDER BY id") == ["1", "2", "7", "8"])
         #expect(try Self.sqlite(path, "SELECT sql FROM sqlite_master WHERE name = 'audit_events'").first?.contains("AUTOINCREMENT") == false)
         #expect(try Self.sqlite(path, "SELECT count(*) FROM sqlite_sequence WHERE name = 'audit_events'") == ["0"])

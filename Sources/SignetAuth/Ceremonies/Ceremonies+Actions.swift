@@ -121,7 +121,7 @@ extension Ceremonies {
             return ApprovedAction(token: token, expiresIn: configuration.actionTokenLifetime, action: action)
         } catch {
             let failure = AuthError(error)
-            audit("action_approved", "failure", reason: failure.reason.rawValue, user: user.id, credential: String(request.challenge_id.prefix(64)), context: context)
+            audit("action_approved", refused: failure, user: user.id, credential: String(request.challenge_id.prefix(64)), context: context)
             throw failure
         }
     }

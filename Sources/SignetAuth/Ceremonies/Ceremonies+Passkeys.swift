@@ -127,7 +127,7 @@ extension Ceremonies {
             }
             metrics.ceremony(ceremony, reason: failure.reason.rawValue)
             let credential = credentialID.flatMap { Base64URL.decode($0) }.map { Base64URL.encode($0) }
-            audit(ceremony, "failure", reason: failure.reason.rawValue, client: clientID, credential: credential, context: context)
+            audit(ceremony, refused: failure, client: clientID, credential: credential, context: context)
             throw failure
         }
     }

@@ -68,15 +68,20 @@ public final class Ceremonies: Sendable {
 
     /// An audit event, to be written with a ceremony's other writes.
     func auditEvent(_ kind: String, _ outcome: String = "success", reason: String? = nil, user: String? = nil, client: String? = nil,
-                    credential: String? = nil, context: RequestContext) -> AuditEvent {
+                    credential: String? = nil, detail: String? = nil, context: RequestContext) -> AuditEvent {
         AuditEvent(at: nowMillis, kind: kind, outcome: outcome, reason: reason, userID: user, clientID: client, credentialID: credential,
-                   remote: context.remoteAddress, requestID: context.requestID)
+                   remote: context.remoteAddress, requestID: context.requestID, detail: detail.map { String($0.prefix(500)) })
     }
 
     /// Records an audit event on its own; a failure to write it is not allowed to change the answer.
     func audit(_ kind: String, _ outcome: String = "success", reason: String? = nil, user: String? = nil, client: String? = nil,
-               credential: String? = nil, context: RequestContext) {
-        try? store.appendAudit(auditEvent(kind, outcome, reason: reason, user: user, client: client, credential: credential, context: context))
+               credential: String? = nil, detail: String? = nil, context: RequestContext) {
+        try? store.appendAudit(auditEvent(kind, outcome, reason: reason, user: user, client: client, credential: credential, detail: detail, context: context))
+    }
+
+    /// Records a refusal with its reason and detail.
+    func audit(_ kind: String, refused failure: AuthError, user: String? = nil, client: String? = nil, credential: String? = nil, context: RequestContext) {
+        audit(kind, "failure", reason: failure.reason.rawValue, user: user, client: client, credential: credential, detail: failure.detail, context: context)
     }
 
     /// The client, which must exist and be allowed `grant`.

@@ -122,8 +122,10 @@ public struct AuditEvent: Sendable, Equatable {
     public var credentialID: String?
     public var remote: String?
     public var requestID: String?
+    /// What exactly failed, for a refusal: the verification step's own words (never a secret).
+    public var detail: String?
 
-    public init(at: Int64, kind: String, outcome: String, reason: String? = nil, userID: String? = nil, clientID: String? = nil, credentialID: String? = nil, remote: String? = nil, requestID: String? = nil) {
+    public init(at: Int64, kind: String, outcome: String, reason: String? = nil, userID: String? = nil, clientID: String? = nil, credentialID: String? = nil, remote: String? = nil, requestID: String? = nil, detail: String? = nil) {
         self.at = at
         self.kind = kind
         self.outcome = outcome
@@ -133,6 +135,7 @@ public struct AuditEvent: Sendable, Equatable {
         self.credentialID = credentialID
         self.remote = remote
         self.requestID = requestID
+        self.detail = detail
     }
 }
 
