@@ -62,6 +62,9 @@ let package = Package(
         .testTarget(
             name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP", "SignetWebAuthn"],
             swiftSettings: strict),
+        .testTarget(
+            name: "SignetAuthTests", dependencies: ["SignetAuth", "SignetStore", "SignetAPI", "SignetSoftware", "SignetWebAuthn", "SignetCrypto"],
+            swiftSettings: strict),
         .testTarget(name: "SignetStoreTests", dependencies: ["SignetStore", "SignetAuth", "CSQLite"], swiftSettings: strict),
         .testTarget(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),

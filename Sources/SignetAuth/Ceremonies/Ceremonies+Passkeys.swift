@@ -32,7 +32,7 @@ extension Ceremonies {
         let options = rp.creationOptions(user: user, settings: creationSettings, random: random)
         let session = AuthSession(
             id: timeOrderedID(), kind: .signUp, clientID: client.id, challenge: options.challenge,
-            userID: UUID().uuidString.lowercased(), userHandle: user.id, email: email, name: name,
+            userID: newUserID(), userHandle: user.id, email: email, name: name,
             requireUserVerification: requireUserVerification, expiresAt: sessionExpiry)
         return CeremonyStart(options: options.json, authSession: try sessions.seal(session))
     }

@@ -63,6 +63,15 @@ public final class Ceremonies: Sendable {
         return (0..<6).map { UInt8(truncatingIfNeeded: ms >> (8 * (5 - $0))) } + random(10)
     }
 
+    /// A new account's ID: a random (version 4) UUID from the injected random source.
+    func newUserID() -> String {
+        var bytes = random(16)
+        bytes[6] = bytes[6] & 0x0f | 0x40
+        bytes[8] = bytes[8] & 0x3f | 0x80
+        let t = (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])
+        return UUID(uuid: t).uuidString.lowercased()
+    }
+
     /// Whether the store answers.
     public func healthy() -> Bool { (try? store.ping()) != nil }
 
