@@ -19,6 +19,9 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case audienceNotAllowed = "audience_not_allowed"
     case tokenMissing = "token_missing"
     case tokenInvalid = "token_invalid"
+    case tokenAudienceInvalid = "token_audience_invalid"
+    case stepUpRequired = "step_up_required"
+    case clientSecretInvalid = "client_secret_invalid"
     case refreshTokenUnknown = "refresh_token_unknown"
     case refreshTokenReused = "refresh_token_reused"
     case refreshTokenRevoked = "refresh_token_revoked"
@@ -29,6 +32,7 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case authSessionExpired = "auth_session_expired"
     case authSessionClientMismatch = "auth_session_client_mismatch"
     case ceremonyMismatch = "ceremony_mismatch"
+    case userMismatch = "user_mismatch"
     // WebAuthn verification (WebAuthn L3 §7.1, §7.2), in the order of the steps.
     case typeMismatch = "type_mismatch"
     case challengeMismatch = "challenge_mismatch"
@@ -66,7 +70,9 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case actionChallengeAccountMismatch = "action_challenge_account_mismatch"
     case actionMismatch = "action_mismatch"
     case actionTokenUsed = "action_token_used"
+    case actionSubjectMismatch = "action_subject_mismatch"
     case rateLimited = "rate_limited"
+    case insufficientScope = "insufficient_scope"
     // The server.
     case conflict
     case databaseUnavailable = "database_unavailable"
@@ -117,9 +123,10 @@ extension Reason {
         case .methodNotAllowed: 405
         case .bodyTooLarge: 413
         case .unsupportedMediaType: 415
-        case .clientUnknown, .tokenMissing, .tokenInvalid: 401
+        case .clientUnknown, .clientSecretInvalid, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict: 409
         case .rateLimited: 429
+        case .insufficientScope: 403
         case .databaseUnavailable: 503
         case .internalError, .serverError: 500
         default: 400
@@ -129,15 +136,18 @@ extension Reason {
     /// The OAuth `error` code that goes with the reason.
     public var error: String {
         switch self {
-        case .clientUnknown: "invalid_client"
+        case .clientUnknown, .clientSecretInvalid: "invalid_client"
+        case .tokenAudienceInvalid: "invalid_token"
+        case .stepUpRequired: "insufficient_user_authentication"
         case .grantNotAllowed: "unauthorized_client"
         case .unsupportedGrantType: "unsupported_grant_type"
         case .tokenInvalid: "invalid_token"
         case .rateLimited: "slow_down"
+        case .insufficientScope: "insufficient_scope"
         case .databaseUnavailable: "temporarily_unavailable"
         case .internalError, .serverError: "server_error"
         case .refreshTokenUnknown, .refreshTokenReused, .refreshTokenRevoked, .refreshTokenExpired, .refreshTokenClientMismatch,
-             .authSessionUnknown, .authSessionExpired, .authSessionClientMismatch, .ceremonyMismatch,
+             .authSessionUnknown, .authSessionExpired, .authSessionClientMismatch, .ceremonyMismatch, .userMismatch, .actionSubjectMismatch,
              .typeMismatch, .challengeMismatch, .originNotAllowed, .crossOriginNotAllowed, .topOriginNotAllowed, .tokenBindingInvalid,
              .rpIdHashMismatch, .userNotPresent, .userNotVerified, .backupStateInvalid, .backupEligibilityChanged, .algorithmNotAllowed,
              .attestationInvalid, .attestationUntrusted, .credentialIdMismatch, .credentialUnknown, .credentialRevoked, .userHandleMismatch,
@@ -163,6 +173,9 @@ extension Reason {
         case .audienceNotAllowed: "This audience is not configured."
         case .tokenMissing: "An access token is required."
         case .tokenInvalid: "The access token is not valid."
+        case .tokenAudienceInvalid: "The access token is for another audience."
+        case .stepUpRequired: "This change needs a fresh passkey check: sign in with a passkey again, then retry."
+        case .clientSecretInvalid: "The client's credentials are missing or wrong."
         case .refreshTokenUnknown: "The refresh token is not one this server issued."
         case .refreshTokenReused: "This refresh token was already used; the whole sign-in is now revoked."
         case .refreshTokenRevoked: "The refresh token was revoked."
@@ -172,6 +185,7 @@ extension Reason {
         case .authSessionExpired: "The auth session has expired; start again."
         case .authSessionClientMismatch: "The auth session belongs to another client."
         case .ceremonyMismatch: "The response does not fit the ceremony this auth session started."
+        case .userMismatch: "This passkey belongs to another account than the one signed in."
         case .typeMismatch: "The response is for another kind of WebAuthn ceremony."
         case .challengeMismatch: "The response does not answer this challenge."
         case .originNotAllowed: "The response comes from an origin that is not allowed."
@@ -206,7 +220,9 @@ extension Reason {
         case .actionChallengeAccountMismatch: "The action challenge belongs to another account."
         case .actionMismatch: "The action token was issued for a different action."
         case .actionTokenUsed: "This action token was already used."
+        case .actionSubjectMismatch: "The action was approved by another account."
         case .rateLimited: "Too many requests; try again later."
+        case .insufficientScope: "The access token lacks the scope this call needs."
         case .conflict: "The request conflicts with existing data."
         case .databaseUnavailable: "The database is unavailable; try again shortly."
         case .internalError: "Internal error."

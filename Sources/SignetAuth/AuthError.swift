@@ -15,12 +15,20 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
     public var status: Int
     /// Seconds to wait, for `429 rate_limited`.
     public var retryAfter: Int?
+    /// The `WWW-Authenticate` challenge (RFC 6750 §3, RFC 9470 §3), when the reason has one.
+    public var challenge: String?
 
     public init(_ reason: Reason, _ detail: String, publicDetail: String? = nil) {
         self.reason = reason
         self.detail = detail
         self.publicDetail = publicDetail
         status = reason.status
+        switch reason {
+        case .tokenMissing: challenge = "Bearer"
+        case .tokenInvalid, .tokenAudienceInvalid: challenge = #"Bearer error="invalid_token""#
+        case .insufficientScope: challenge = #"Bearer error="insufficient_scope""#
+        default: challenge = nil
+        }
     }
 
     /// The request's shape is wrong; `detail` says how, to the client too.

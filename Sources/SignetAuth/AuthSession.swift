@@ -9,7 +9,12 @@ import SignetWebAuthn
 /// only records which sessions were used. Issuing a challenge therefore writes nothing, and single
 /// use is one primary-key insert, atomic across instances.
 package struct AuthSession: Sendable, Equatable {
-    package enum Kind: String, Sendable { case signUp = "sign_up", signIn = "sign_in", addPasskey = "add_passkey" }
+    package enum Kind: String, Sendable {
+        case signUp = "sign_up", signIn = "sign_in", addPasskey = "add_passkey"
+        /// A sign-in by the account a bearer token names (RFC 9470 step-up): another account's
+        /// passkey is refused with `user_mismatch`.
+        case stepUp = "step_up"
+    }
 
     /// 16 random bytes: the single-use mark.
     package var id: [UInt8]
@@ -75,13 +80,13 @@ package struct SessionSealer: Sendable {
 
     // MARK: format 2
 
-    /// Format 2: the byte 2; the kind (0 sign-up, 1 sign-in, 2 add-passkey); flags (bit 0 user
+    /// Format 2: the byte 2; the kind (0 sign-up, 1 sign-in, 2 add-passkey, 3 step-up); flags (bit 0 user
     /// verification required, bits 1–4 user ID, user handle, email, name present); the expiry,
     /// 8 bytes big-endian; then the ID, the challenge, the client ID and the optional fields
     /// present, each as a 2-byte big-endian length and its bytes; then the number of allowed
     /// credential IDs (1 byte) and each, length-prefixed the same way.
     static let format: UInt8 = 2
-    static let kinds: [AuthSession.Kind] = [.signUp, .signIn, .addPasskey]
+    static let kinds: [AuthSession.Kind] = [.signUp, .signIn, .addPasskey, .stepUp]
 
     /// `nil` when a field is longer than a 2-byte length can say.
     package static func encode(_ s: AuthSession) -> [UInt8]? {

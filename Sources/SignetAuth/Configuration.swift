@@ -30,12 +30,113 @@ public struct ClientConfiguration: Sendable, Equatable {
     public var grants: [String]
     public var iosApps: [IOSApp] = []
     public var androidApps: [AndroidApp] = []
+    /// The audiences (RFC 8707 resource indicators) this client's access tokens may carry besides
+    /// Signet's own `{issuer}/me`; `nil` means the deployment's `audiences`.
+    public var audiences: [String]?
+    /// A confidential client's secret, as its SHA-256 (RFC 6749 §2.3.1, `client_secret_basic`);
+    /// `nil` for a public client. A secret is 32 random bytes, so a plain hash suffices.
+    public var secretHash: [UInt8]?
 
-    public init(id: String, grants: [String], iosApps: [IOSApp] = [], androidApps: [AndroidApp] = []) {
+    /// Whether the client authenticates with a secret (RFC 6749 §2.1).
+    public var isConfidential: Bool { secretHash != nil }
+
+    public init(id: String, grants: [String], iosApps: [IOSApp] = [], androidApps: [AndroidApp] = [], audiences: [String]? = nil, secretHash: [UInt8]? = nil) {
         self.id = id
         self.grants = grants
         self.iosApps = iosApps
         self.androidApps = androidApps
+        self.audiences = audiences
+        self.secretHash = secretHash
+    }
+}
+
+/// A request bucket's limit: at most `limit` in each window of `window` seconds.
+public struct RateLimit: Sendable, Equatable {
+    public var limit: Int
+    public var window: Int
+    public init(limit: Int, window: Int) {
+        self.limit = limit
+        self.window = window
+    }
+}
+
+/// Rate limits (DESIGN.md, "Security rules"): they protect secrets and accounts, not throughput.
+/// A successful sign-in is never throttled per IP.
+public struct RateLimits: Sendable, Equatable {
+    /// Off for load tests and benchmarks (`SIGNET_RATE_LIMITS_ENABLED=false`).
+    public var enabled = true
+    /// Sign-up starts (`/passkey/register`) for one email address.
+    public var signUpPerIdentifier = RateLimit(limit: 10, window: 3600)
+    /// Sign-up starts from one client address.
+    public var signUpPerIP = RateLimit(limit: 100, window: 3600)
+    /// Failed ceremonies and token grants from one client address; past it a failure answers
+    /// `rate_limited` instead of its reason.
+    public var failuresPerIP = RateLimit(limit: 100, window: 300)
+    /// Audit rows written for unauthenticated failures from one client address.
+    public var auditFailuresPerIP = RateLimit(limit: 60, window: 60)
+    public init() {}
+}
+
+/// An IPv4 or IPv6 network in CIDR notation (RFC 4632), for `trusted_proxies`.
+public struct CIDR: Sendable, Equatable, CustomStringConvertible {
+    public let address: [UInt8]
+    public let prefix: Int
+
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", maxSplits: 1)
+        guard let first = parts.first, let address = CIDR.parse(String(first)) else { return nil }
+        let prefix = parts.count == 2 ? Int(parts[1]) : address.count * 8
+        guard let prefix, (0...(address.count * 8)).contains(prefix) else { return nil }
+        self.address = address
+        self.prefix = prefix
+    }
+
+    /// Whether `ip` (text) is inside the network.
+    public func contains(_ ip: String) -> Bool {
+        guard let other = CIDR.parse(ip), other.count == address.count else { return false }
+        var bits = prefix
+        for (a, b) in zip(address, other) {
+            if bits <= 0 { return true }
+            let mask: UInt8 = bits >= 8 ? 0xff : ~(0xff >> UInt8(bits))
+            if a & mask != b & mask { return false }
+            bits -= 8
+        }
+        return true
+    }
+
+    public var description: String { "\(CIDR.format(address))/\(prefix)" }
+
+    /// The bytes of a dotted IPv4 or a colon IPv6 address (`::` allowed; an IPv4-mapped address
+    /// becomes its IPv4 form, as a dual-stack socket reports it).
+    static func parse(_ text: String) -> [UInt8]? {
+        if !text.contains(":") {
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 4 else { return nil }
+            let bytes = parts.compactMap { $0.count <= 3 ? UInt8($0) : nil }
+            return bytes.count == 4 ? bytes : nil
+        }
+        if text.lowercased().hasPrefix("::ffff:"), text.contains("."), let v4 = parse(String(text.dropFirst(7))) { return v4 }
+        let halves = text.components(separatedBy: "::")
+        guard halves.count <= 2 else { return nil }
+        func groups(_ s: String) -> [UInt16]? {
+            if s.isEmpty { return [] }
+            let items = s.split(separator: ":", omittingEmptySubsequences: false)
+            let values = items.compactMap { $0.count <= 4 ? UInt16($0, radix: 16) : nil }
+            return values.count == items.count ? values : nil
+        }
+        guard let head = groups(halves[0]) else { return nil }
+        var all = head
+        if halves.count == 2 {
+            guard let tail = groups(halves[1]), head.count + tail.count < 8 else { return nil }
+            all += [UInt16](repeating: 0, count: 8 - head.count - tail.count) + tail
+        }
+        guard all.count == 8 else { return nil }
+        return all.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xff)] }
+    }
+
+    static func format(_ bytes: [UInt8]) -> String {
+        bytes.count == 4 ? bytes.map(String.init).joined(separator: ".")
+            : stride(from: 0, to: 16, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(separator: ":")
     }
 }
 
@@ -57,6 +158,19 @@ public struct ServerConfiguration: Sendable {
     public var accessTokenLifetime = 900
     public var idTokenLifetime = 3600
     public var refreshTokenLifetime = 30 * 86400
+    /// Seconds a refresh-token family lives at most from its sign-in, however often it rotates.
+    public var refreshTokenAbsoluteLifetime = 90 * 86400
+    /// Seconds since the sign-in within which a token counts as a fresh passkey check for a
+    /// sensitive operation (RFC 9470 `max_age`).
+    public var stepUpMaxAge = 300
+    public var rateLimits = RateLimits()
+    /// Days audit rows are kept.
+    public var auditRetentionDays = 90
+    /// SQLite: `full` syncs the WAL inside every commit, before the answer; `normal` leaves it to
+    /// checkpoints (a power cut may lose the last commits). PostgreSQL keeps its own settings.
+    public var durability = "full"
+    /// Proxies whose `Forwarded` / `X-Forwarded-For` name the client.
+    public var trustedProxies: [CIDR] = []
     /// Seconds an auth session (and the options' timeout) lasts.
     public var sessionTimeout = 300
     public var userVerification = "preferred"
@@ -70,7 +184,10 @@ public struct ServerConfiguration: Sendable {
     public var requestDeadline = 30.0
     public var idleTimeout = 15
     public var maxConnections = 4096
-    public var maxConnectionsPerIP = 1024
+    /// Connections one address may hold: 1/32 of the pool, so a single abusive address cannot
+    /// take more than a small share (measured in the tests). Behind trusted proxies every
+    /// connection comes from a proxy, so the cap is then the whole pool unless set.
+    public var maxConnectionsPerIP = 128
 
     /// `threads`, or by default one per processor with SQLite (a request never waits for the
     /// disk, so more threads would only take turns at the store's lock) and four per processor
@@ -111,6 +228,13 @@ public struct ServerConfiguration: Sendable {
     }
 
     public func client(_ id: String) -> ClientConfiguration? { clients.first { $0.id == id } }
+
+    /// Signet's own audience: the account API (`/me`, `/actions`) accepts only tokens for it.
+    public var accountAudience: String { issuer + "/me" }
+
+    /// The audiences `client`'s tokens may carry: Signet's own, then the client's (or the
+    /// deployment's) resource servers.
+    public func audiences(of client: ClientConfiguration) -> [String] { [accountAudience] + (client.audiences ?? audiences) }
 
     /// The development configuration: everything on this machine, one public client `dev`.
     public static func development(host: String = "127.0.0.1", port: UInt16 = 8080, database: String? = nil) -> ServerConfiguration {

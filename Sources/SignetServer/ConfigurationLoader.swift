@@ -12,7 +12,10 @@ public enum ConfigurationLoader {
         ["issuer"], ["listen"], ["database"], ["key_encryption_key_file"],
         ["relying_party", "id"], ["relying_party", "name"], ["relying_party", "origins"],
         ["clients"], ["audiences"],
-        ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"],
+        ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"], ["tokens", "refresh_token_absolute_ttl"],
+        ["step_up", "max_age"], ["audit", "retention_days"], ["database_durability"], ["trusted_proxies"],
+        ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
+        ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
         ["threads"], ["access_log"],
         ["actions", "challenge_ttl"], ["actions", "token_ttl"], ["actions", "audience"], ["actions", "rate_limit_per_minute"], ["actions", "max_device_keys"],
@@ -22,8 +25,10 @@ public enum ConfigurationLoader {
 
     static func environmentName(_ path: [String]) -> String { "SIGNET_" + path.joined(separator: "_").uppercased() }
 
-    /// Loads the configuration. Without a file, the development defaults apply (and
-    /// `listen`/`database` still come from flags or the environment).
+    /// Loads the configuration. Development mode (its defaults, the client `dev`, http on
+    /// loopback) is on exactly when neither a file nor `SIGNET_ISSUER` is given: a deployment
+    /// configured through the environment alone is never silently a development server.
+    /// `listen`/`database` still come from flags or the environment.
     public static func load(
         file: String?, environment: [String: String], listen: String? = nil, database: String? = nil
     ) throws -> ServerConfiguration {
@@ -47,7 +52,7 @@ public enum ConfigurationLoader {
         }
         if let listen { tree["listen"] = .string(listen) }
         if let database { tree["database"] = .string(database) }
-        return try build(tree, development: file == nil)
+        return try build(tree, development: file == nil && environment["SIGNET_ISSUER"] == nil)
     }
 
     static func set(_ tree: inout [String: JSONValue], _ path: [String], _ value: JSONValue) {
@@ -131,6 +136,31 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["tokens", "access_token_ttl"], range: 30...86400) { c.accessTokenLifetime = v }
         if let v = try int(tree, ["tokens", "id_token_ttl"], range: 30...86400) { c.idTokenLifetime = v }
         if let v = try int(tree, ["tokens", "refresh_token_ttl"], range: 60...(400 * 86400)) { c.refreshTokenLifetime = v }
+        if let v = try int(tree, ["tokens", "refresh_token_absolute_ttl"], range: 60...(3650 * 86400)) { c.refreshTokenAbsoluteLifetime = v }
+        if let v = try int(tree, ["step_up", "max_age"], range: 10...86400) { c.stepUpMaxAge = v }
+        if let v = try int(tree, ["audit", "retention_days"], range: 1...36500) { c.auditRetentionDays = v }
+        if let v = try string(tree, ["database_durability"]) {
+            guard ["full", "normal"].contains(v) else { throw ConfigurationError("database_durability must be full or normal") }
+            c.durability = v
+        }
+        if let v = try strings(tree, ["trusted_proxies"]) {
+            c.trustedProxies = try v.map { text in
+                guard let cidr = CIDR(text) else { throw ConfigurationError("trusted_proxies: \"\(text)\" is not an address or CIDR such as 10.0.0.0/8") }
+                return cidr
+            }
+        }
+        if let v = value(tree, ["rate_limits", "enabled"]) {
+            guard let b = v.bool ?? v.string.flatMap({ Bool($0) }) else { throw ConfigurationError("rate_limits.enabled must be true or false") }
+            c.rateLimits.enabled = b
+        }
+        for (key, path) in [("sign_up_per_identifier", \RateLimits.signUpPerIdentifier), ("sign_up_per_ip", \RateLimits.signUpPerIP),
+                            ("failures_per_ip", \RateLimits.failuresPerIP), ("audit_failures_per_ip", \RateLimits.auditFailuresPerIP)] {
+            guard let v = value(tree, ["rate_limits", key]) else { continue }
+            guard let limit = v["limit"]?.int64, let window = v["window"]?.int64, (1...1_000_000).contains(limit), (1...86400).contains(window) else {
+                throw ConfigurationError("rate_limits.\(key) must be {\"limit\": N, \"window\": SECONDS} (window at most 86400)")
+            }
+            c.rateLimits[keyPath: path] = RateLimit(limit: Int(limit), window: Int(window))
+        }
         if let v = try int(tree, ["session_timeout"], range: 1...3600) { c.sessionTimeout = v }
         if let v = try string(tree, ["user_verification"]) {
             guard ["required", "preferred", "discouraged"].contains(v) else { throw ConfigurationError("user_verification must be required, preferred or discouraged") }
@@ -163,7 +193,12 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["limits", "request_deadline"], range: 1...600) { c.requestDeadline = Double(v) }
         if let v = try int(tree, ["limits", "idle_timeout"], range: 1...3600) { c.idleTimeout = v }
         if let v = try int(tree, ["limits", "max_connections"], range: 1...1_000_000) { c.maxConnections = v }
-        if let v = try int(tree, ["limits", "max_connections_per_ip"], range: 1...1_000_000) { c.maxConnectionsPerIP = v }
+        if let v = try int(tree, ["limits", "max_connections_per_ip"], range: 1...1_000_000) {
+            c.maxConnectionsPerIP = v
+        } else if !c.trustedProxies.isEmpty {
+            // Every connection comes from a proxy: a per-address cap would cap the proxy.
+            c.maxConnectionsPerIP = c.maxConnections
+        }
         if let v = try int(tree, ["limits", "header_bytes"], range: 4096...(1 << 20)) { c.connectionMemoryBytes = v }
         if let v = try int(tree, ["actions", "challenge_ttl"], range: 10...3600) { c.actionChallengeLifetime = v }
         if let v = try int(tree, ["actions", "token_ttl"], range: 10...3600) { c.actionTokenLifetime = v }
@@ -179,12 +214,22 @@ public enum ConfigurationLoader {
         guard let list = value.array else { throw ConfigurationError("clients must be a list") }
         return try list.enumerated().map { index, item in
             guard let object = item.object else { throw ConfigurationError("clients[\(index)] must be an object") }
-            let known: Set<String> = ["client_id", "grants", "ios", "android"]
+            let known: Set<String> = ["client_id", "grants", "ios", "android", "audiences", "client_secret_hash"]
             if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
             let grants = object["grants"]?.array?.compactMap(\.string) ?? GrantNames.all
             for grant in grants where !GrantNames.all.contains(grant) { throw ConfigurationError("client \(id): unknown grant \"\(grant)\"") }
             var client = ClientConfiguration(id: id, grants: grants)
+            if let audiences = object["audiences"] {
+                guard let list = audiences.array, list.allSatisfy({ $0.string != nil }) else { throw ConfigurationError("client \(id): audiences must be a list of strings") }
+                client.audiences = list.compactMap(\.string)
+            }
+            if let hash = object["client_secret_hash"] {
+                guard let text = hash.string, text.hasPrefix("sha256:"), let bytes = Base64URL.decode(String(text.dropFirst(7))), bytes.count == 32 else {
+                    throw ConfigurationError("client \(id): client_secret_hash must be sha256:<base64url of 32 bytes> (make one with: signet client-secret)")
+                }
+                client.secretHash = bytes
+            }
             for (n, app) in (object["ios"]?.array ?? []).enumerated() {
                 guard let team = app["team_id"]?.string, let bundle = app["bundle_id"]?.string else {
                     throw ConfigurationError("client \(id): ios[\(n)] needs team_id and bundle_id")

@@ -22,11 +22,7 @@ enum ErrorAnswer {
             body.add("reason", reason.rawValue)
             response = .json(error.status, body.serializedBytes)
         }
-        switch reason {
-        case .tokenMissing: response.headers.append(("WWW-Authenticate", "Bearer"))
-        case .tokenInvalid: response.headers.append(("WWW-Authenticate", #"Bearer error="invalid_token""#))
-        default: break
-        }
+        if let challenge = error.challenge { response.headers.append(("WWW-Authenticate", challenge)) }
         if let seconds = error.retryAfter { response.headers.append(("Retry-After", String(seconds))) }
         response.logDetail = "\(reason.rawValue): \(error.detail)"
         return response

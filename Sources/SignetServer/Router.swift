@@ -4,25 +4,46 @@ import SignetHTTP
 /// What a route needs before its handler runs; the middleware in ``SignetService`` enforces each
 /// (DESIGN.md, "A route declares what it needs"). No handler checks a token by hand.
 struct Needs: Sendable {
-    /// An `Authorization: Bearer` access token (RFC 6750 §2.1) that verifies and names an account.
-    var bearer = false
+    enum Token: Sendable {
+        case none
+        /// An `Authorization: Bearer` access token (RFC 6750 §2.1) for this audience.
+        case required(TokenAudience)
+        /// Such a token if the request carries one (a step-up at `/passkey/challenge`).
+        case optional(TokenAudience)
+    }
+    var token = Token.none
+    /// A fresh passkey or device-key check (RFC 9470): `auth_time` within `step_up.max_age`.
+    var stepUp = false
+    /// A confidential client's `client_secret_basic` (RFC 6749 §2.3.1).
+    var clientAuthentication = false
 
     static let none = Needs()
-    static let bearerToken = Needs(bearer: true)
+    /// Signet's account API: a token for `{issuer}/me`.
+    static let account = Needs(token: .required(.account))
+    /// A sensitive change to the account: a token for `{issuer}/me` from a fresh passkey check.
+    static let sensitive = Needs(token: .required(.account), stepUp: true)
+    static let resourceServer = Needs(clientAuthentication: true)
 }
 
 /// One request as a handler sees it: the request, the path's parameters, and what the middleware
-/// established (the token's principal).
+/// established (the token's principal, the authenticated client, the client's address).
 struct Call: Sendable {
     let request: HTTPRequest
     let parameters: [String: String]
     let principal: Principal?
-    var context: RequestContext { RequestContext(remoteAddress: request.remoteAddress, requestID: request.requestID) }
+    let client: ClientConfiguration?
+    let context: RequestContext
 
-    /// The principal of a route that declared ``Needs/bearer``.
+    /// The principal of a route that declared a required token.
     var account: Principal {
-        guard let principal else { preconditionFailure("a handler asked for the account of a route without Needs.bearer") }
+        guard let principal else { preconditionFailure("a handler asked for the account of a route that declares no token") }
         return principal
+    }
+
+    /// The client of a route that declared client authentication.
+    var authenticatedClient: ClientConfiguration {
+        guard let client else { preconditionFailure("a handler asked for the client of a route without client authentication") }
+        return client
     }
 
     func parameter(_ name: String) -> String { parameters[name] ?? "" }

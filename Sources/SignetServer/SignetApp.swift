@@ -17,8 +17,8 @@ public final class SignetApp: @unchecked Sendable {
 
     /// Opens the database named by the configuration: `sqlite:PATH`, or `postgres://...` with a
     /// pool of `connections`.
-    public static func openStore(_ database: String, connections: Int = 8) throws -> any Store {
-        if database.hasPrefix("sqlite:") { return try SQLStore(path: String(database.dropFirst("sqlite:".count))) }
+    public static func openStore(_ database: String, connections: Int = 8, durable: Bool = true) throws -> any Store {
+        if database.hasPrefix("sqlite:") { return try SQLStore(path: String(database.dropFirst("sqlite:".count)), durable: durable) }
         if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
             return try SQLStore(postgres: database, connections: connections)
         }
@@ -33,7 +33,7 @@ public final class SignetApp: @unchecked Sendable {
         store: (any Store)? = nil, clock: @escaping @Sendable () -> Date = { Date() }, log: AccessLog? = nil, listen: Bool = true
     ) throws {
         self.configuration = configuration
-        let store = try store ?? SignetApp.openStore(configuration.database, connections: configuration.workerThreads + 2)
+        let store = try store ?? SignetApp.openStore(configuration.database, connections: configuration.workerThreads + 2, durable: configuration.durability == "full")
         self.store = store
         let kek = try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
         let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime), clock: clock)
@@ -58,7 +58,13 @@ public final class SignetApp: @unchecked Sendable {
         // Used-session marks are needed only until their sessions expire.
         let purge = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.purge"))
         purge.schedule(deadline: .now() + 60, repeating: 60)
-        purge.setEventHandler { [store] in _ = try? store.purgeUsedSessions(now: Int64(clock().timeIntervalSince1970 * 1000)) }
+        let retention = Int64(configuration.auditRetentionDays) * 86_400_000
+        purge.setEventHandler { [store] in
+            let now = Int64(clock().timeIntervalSince1970 * 1000)
+            _ = try? store.purgeUsedSessions(now: now)
+            // Rate-limit windows that ended, and audit rows past audit.retention_days.
+            _ = try? store.purge(now: now, auditBefore: now - retention)
+        }
         purge.resume()
         purger = purge
     }

@@ -11,8 +11,9 @@ extension SignetService {
         r.add("POST", "/passkey/register") { s, call in
             Wire.encode(try s.ceremonies.beginSignUp(PasskeyRegisterRequest(wire: s.body(call)), context: call.context))
         }
-        r.add("POST", "/passkey/challenge") { s, call in
-            Wire.encode(try s.ceremonies.beginSignIn(PasskeyChallengeRequest(wire: s.body(call)), context: call.context))
+        // With a bearer token, a step-up: the options and session are that account's.
+        r.add("POST", "/passkey/challenge", needs: Needs(token: .optional(.account))) { s, call in
+            Wire.encode(try s.ceremonies.beginSignIn(PasskeyChallengeRequest(wire: s.body(call)), principal: call.principal, context: call.context))
         }
         r.add("POST", "/oauth/token") { s, call in
             let request = try TokenRequest(wire: s.body(call, form: true))
@@ -28,42 +29,44 @@ extension SignetService {
             try s.ceremonies.revoke(RevokeRequest(wire: s.body(call, form: true)), context: call.context)
             return .json(200, Array("{}".utf8))
         }
-        r.add("GET", "/userinfo", needs: .bearerToken) { s, call in try Wire.encode(s.ceremonies.userInfo(call.account)) }
+        r.add("GET", "/userinfo", needs: Needs(token: .required(.anyWithScope("openid")))) { s, call in try Wire.encode(s.ceremonies.userInfo(call.account)) }
         // The signed-in account.
-        r.add("GET", "/me/passkeys", needs: .bearerToken) { s, call in try Wire.encode(s.ceremonies.passkeys(call.account)) }
-        r.add("POST", "/me/passkeys/options", needs: .bearerToken) { s, call in Wire.encode(try s.ceremonies.beginAddPasskey(call.account)) }
-        r.add("POST", "/me/passkeys", needs: .bearerToken) { s, call in
+        r.add("GET", "/me/passkeys", needs: .account) { s, call in try Wire.encode(s.ceremonies.passkeys(call.account)) }
+        r.add("POST", "/me/passkeys/options", needs: .sensitive) { s, call in Wire.encode(try s.ceremonies.beginAddPasskey(call.account)) }
+        r.add("POST", "/me/passkeys", needs: .sensitive) { s, call in
             try Wire.encode(s.ceremonies.addPasskey(AddPasskeyRequest(wire: s.body(call)), principal: call.account, context: call.context), status: 201)
         }
-        r.add("PATCH", "/me/passkeys/{id}", needs: .bearerToken) { s, call in
+        r.add("PATCH", "/me/passkeys/{id}", needs: .sensitive) { s, call in
             try Wire.encode(s.ceremonies.renamePasskey(id: call.parameter("id"), RenameRequest(wire: s.body(call)), principal: call.account))
         }
-        r.add("DELETE", "/me/passkeys/{id}", needs: .bearerToken) { s, call in
+        r.add("DELETE", "/me/passkeys/{id}", needs: .sensitive) { s, call in
             try s.ceremonies.revokePasskey(id: call.parameter("id"), principal: call.account, context: call.context)
             return HTTPResponse(status: 204)
         }
-        r.add("POST", "/me/device-keys", needs: .bearerToken) { s, call in
+        r.add("POST", "/me/device-keys", needs: .sensitive) { s, call in
             try Wire.encode(s.ceremonies.enrollDeviceKey(EnrollDeviceKeyRequest(wire: s.body(call)), principal: call.account, context: call.context), status: 201)
         }
-        r.add("GET", "/me/device-keys", needs: .bearerToken) { s, call in try Wire.encode(s.ceremonies.deviceKeys(call.account)) }
-        r.add("DELETE", "/me/device-keys/{id}", needs: .bearerToken) { s, call in
+        r.add("GET", "/me/device-keys", needs: .account) { s, call in try Wire.encode(s.ceremonies.deviceKeys(call.account)) }
+        r.add("DELETE", "/me/device-keys/{id}", needs: .sensitive) { s, call in
             try s.ceremonies.revokeDeviceKey(id: call.parameter("id"), principal: call.account, context: call.context)
             return HTTPResponse(status: 204)
         }
         // High-risk actions.
-        r.add("POST", "/actions/challenge", needs: .bearerToken) { s, call in
+        r.add("POST", "/actions/challenge", needs: .account) { s, call in
             let body = try s.body(call)
             // The action stays a strict JSON value: its hash is over its RFC 8785 form.
             return Wire.encode(try s.ceremonies.beginAction(
                 deviceKeyID: body.optionalMember("device_key_id"), method: body.optionalMember("method"), action: body["action"],
                 principal: call.account, context: call.context))
         }
-        r.add("POST", "/actions/approve", needs: .bearerToken) { s, call in
+        r.add("POST", "/actions/approve", needs: .account) { s, call in
             Wire.encode(try s.ceremonies.approveAction(ActionApproveRequest(wire: s.body(call)), principal: call.account, context: call.context))
         }
-        r.add("POST", "/actions/verify") { s, call in
+        // For resource servers: a confidential client's credentials, and the account it acts for.
+        r.add("POST", "/actions/verify", needs: .resourceServer) { s, call in
             let body = try s.body(call)
-            return try Wire.encode(s.ceremonies.verifyActionToken(body.member("action_token"), action: body["action"]))
+            return try Wire.encode(s.ceremonies.verifyActionToken(
+                body.member("action_token"), action: body["action"], subject: body.member("sub"), client: call.authenticatedClient, context: call.context))
         }
         // Discovery, keys, association files, operations.
         r.add("GET", "/.well-known/openid-configuration") { s, _ in .json(200, s.discovery) }

@@ -40,8 +40,7 @@ public final class SignetService: HTTPHandler, Sendable {
         case .found(let matched, let parameters):
             route = matched.pattern
             do {
-                let principal = try matched.needs.bearer ? authenticate(request) : nil
-                response = try matched.handler(self, Call(request: request, parameters: parameters, principal: principal))
+                response = try matched.handler(self, try admit(request, needs: matched.needs, parameters: parameters))
             } catch {
                 response = ErrorAnswer.response(error, for: request)
             }
@@ -60,14 +59,6 @@ public final class SignetService: HTTPHandler, Sendable {
         var error = AuthError(.bodyTooLarge, "body larger than \(limit) bytes", publicDetail: "request body larger than \(limit) bytes")
         error.status = 413
         return ErrorAnswer.response(error, for: request)
-    }
-
-    /// The middleware of ``Needs/bearer``: the request's access token, verified.
-    func authenticate(_ request: HTTPRequest) throws -> Principal {
-        guard let header = request.header("authorization"), header.count > 7, header.prefix(7).lowercased() == "bearer " else {
-            throw AuthError(.tokenMissing, "no Authorization: Bearer header", publicDetail: "an Authorization: Bearer access token is required")
-        }
-        return try ceremonies.authenticate(accessToken: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
     }
 
     /// The request's JSON body.

@@ -10,8 +10,11 @@ public final class SQLStore: Store, @unchecked Sendable {
     public let backend: String
 
     /// Opens (creating if needed) the SQLite database at `path` and applies pending migrations.
-    public convenience init(path: String) throws(StoreError) {
-        try self.init(pool: try SQLitePool(path: path), backend: "sqlite",
+    /// With `durable` (the default) every commit syncs the WAL before it returns
+    /// (`synchronous=FULL`), so what was answered survives a power cut; without it the last
+    /// commits before a power cut may be lost (`NORMAL`; a process crash loses nothing either way).
+    public convenience init(path: String, durable: Bool = true) throws(StoreError) {
+        try self.init(pool: try SQLitePool(path: path, synchronous: durable ? "FULL" : "NORMAL"), backend: "sqlite",
                       schema: Schema.migrations(blob: "BLOB", clustered: " WITHOUT ROWID", serial: "INTEGER PRIMARY KEY AUTOINCREMENT", sqlite: true))
     }
 
@@ -325,9 +328,9 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     static func insert(_ t: RefreshTokenRow, _ db: any SQLSession) throws(StoreError) {
         try db.query(
-            "INSERT INTO refresh_tokens (hash, family, user_id, client_id, scope, auth_time, amr, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO refresh_tokens (hash, family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [.blob(t.hash), .text(t.family), .text(t.userID), .text(t.clientID), .text(t.scope), .int(t.authTime),
-             .text(t.amr.joined(separator: " ")), .int(t.expiresAt), .int(t.createdAt)])
+             .text(t.amr.joined(separator: " ")), .int(t.expiresAt), .int(t.createdAt), t.credential.map(SQLValue.text) ?? .null])
     }
 
     public func insertRefreshToken(_ token: RefreshTokenRow) throws(StoreError) {
@@ -338,13 +341,13 @@ public final class SQLStore: Store, @unchecked Sendable {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> RefreshRotation in
                 let live = try db.query(
-                    "UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? RETURNING family, user_id, client_id, scope, auth_time, amr, expires_at, created_at",
+                    "UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? RETURNING family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id",
                     [.int(now), .blob(hash), .int(now)])
                 if let r = live.first {
                     let current = RefreshTokenRow(
                         hash: hash, family: r[0].text ?? "", userID: r[1].text ?? "", clientID: r[2].text ?? "", scope: r[3].text ?? "",
                         authTime: r[4].int ?? 0, amr: (r[5].text ?? "").split(separator: " ").map(String.init), expiresAt: r[6].int ?? 0,
-                        createdAt: r[7].int ?? 0)
+                        createdAt: r[7].int ?? 0, credential: r[8].text)
                     let successor = next(current)
                     try Self.insert(successor, db)
                     return .rotated(successor)
@@ -367,6 +370,41 @@ public final class SQLStore: Store, @unchecked Sendable {
                 guard let family = try db.query("SELECT family FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first?[0] else { return false }
                 try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(now), family])
                 return true
+            }
+        }
+    }
+
+    // MARK: rate limits
+
+    public func count(bucket: String, key: [UInt8], windowStart: Int64) throws(StoreError) -> Int {
+        try locked { db throws(StoreError) in
+            // One statement: a new window starts over at 1, the current one counts up.
+            let rows = try db.query(
+                """
+                INSERT INTO rate_counters (bucket, key, window_start, count) VALUES (?, ?, ?, 1)
+                ON CONFLICT (bucket, key) DO UPDATE SET
+                    count = CASE WHEN rate_counters.window_start = excluded.window_start THEN rate_counters.count + 1 ELSE 1 END,
+                    window_start = excluded.window_start
+                RETURNING count
+                """, [.text(bucket), .blob(key), .int(windowStart)])
+            return Int(rows.first?[0].int ?? 1)
+        }
+    }
+
+    public func purge(now: Int64, auditBefore: Int64) throws(StoreError) -> Int {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Int in
+                // Windows are at most a day long.
+                try db.query("DELETE FROM rate_counters WHERE window_start < ?", [.int(now - 86_400_000)])
+                // Rows are numbered in time order: the first row new enough is found by reading
+                // only the rows that go (no index on the time, which every sign-in would update).
+                let keep = try db.query("SELECT id FROM audit_events WHERE at >= ? ORDER BY id LIMIT 1", [.int(auditBefore)]).first?[0].int
+                if let keep {
+                    try db.query("DELETE FROM audit_events WHERE id < ?", [.int(keep)])
+                } else {
+                    try db.query("DELETE FROM audit_events WHERE at < ?", [.int(auditBefore)])
+                }
+                return db.changes
             }
         }
     }

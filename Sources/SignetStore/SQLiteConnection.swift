@@ -27,7 +27,9 @@ final class SQLiteConnection {
     /// - Parameter autoCheckpoint: whether a commit that grows the WAL past 1,000 pages copies it
     ///   back into the database itself (SQLite's default). ``SQLitePool`` turns this off and
     ///   checkpoints from a background connection instead.
-    init(path: String, autoCheckpoint: Bool = true) throws(StoreError) {
+    /// - Parameter synchronous: `FULL` syncs the WAL inside every commit (durable before the
+    ///   answer); `NORMAL` leaves the sync to checkpoints (SQLite's WAL documentation).
+    init(path: String, autoCheckpoint: Bool = true, synchronous: String = "FULL") throws(StoreError) {
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         // Commits reach the WAL in one write each (``WALWriteVFS``).
@@ -46,7 +48,7 @@ final class SQLiteConnection {
         // An existing database keeps its page size.
         try exec("PRAGMA page_size = 1024")
         try exec("PRAGMA journal_mode = WAL")
-        try exec("PRAGMA synchronous = NORMAL")
+        try exec("PRAGMA synchronous = \(synchronous == "NORMAL" ? "NORMAL" : "FULL")")
         try exec("PRAGMA foreign_keys = ON")
         if !autoCheckpoint { try exec("PRAGMA wal_autocheckpoint = 0") }
     }

@@ -124,6 +124,18 @@ enum Schema {
             // Why a refusal happened, in the words of the step that refused it (the verification
             // detail that the client's answer no longer carries).
             (4, "ALTER TABLE audit_events ADD COLUMN detail TEXT"),
+            // The credential that started a refresh-token family (base64url of a passkey ID, or a
+            // device key ID): revoking it ends the family. And counters of rate-limit windows.
+            (5, """
+            ALTER TABLE refresh_tokens ADD COLUMN credential_id TEXT;
+            CREATE TABLE rate_counters (
+                bucket TEXT NOT NULL,
+                key \(blob) NOT NULL,
+                window_start BIGINT NOT NULL,
+                count BIGINT NOT NULL,
+                PRIMARY KEY (bucket, key)
+            )\(clustered)
+            """),
         ]
     }
 

@@ -20,9 +20,9 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
     private let queue = DispatchQueue(label: "signet.sqlite.checkpoint", qos: .utility)
     private let timer: any DispatchSourceTimer
 
-    init(path: String, interval: TimeInterval = 0.25) throws(StoreError) {
-        connection = try SQLiteConnection(path: path, autoCheckpoint: false)
-        let checkpointer = try SQLiteConnection(path: path)
+    init(path: String, interval: TimeInterval = 0.25, synchronous: String = "FULL") throws(StoreError) {
+        connection = try SQLiteConnection(path: path, autoCheckpoint: false, synchronous: synchronous)
+        let checkpointer = try SQLiteConnection(path: path, synchronous: synchronous)
         self.checkpointer = checkpointer
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))

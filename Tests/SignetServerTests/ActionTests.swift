@@ -151,9 +151,15 @@ enum Transfer {
         #expect(try server.store.auditEvents(limit: 5).contains { $0.kind == "action_approved" && $0.outcome == "success" })
 
         // The service about to pay checks the token for this action: once.
-        let (ok, verified) = try server.post("/actions/verify", .object(["action_token": .string(token), "action": Transfer.action]))
+        // Only a confidential client may use it up, and only for the account that approved it.
+        #expect(try server.verifyAction(token, Transfer.action, sub: user.id, headers: []).json["reason"] == .string("client_secret_invalid"))
+        let wrongSecret = ("Authorization", "Basic " + Data("bank:guess".utf8).base64EncodedString())
+        #expect(try server.verifyAction(token, Transfer.action, sub: user.id, headers: [wrongSecret]).status == 401)
+        let (other, otherSub) = try server.verifyAction(token, Transfer.action, sub: "someone-else")
+        #expect(other == 400 && otherSub["reason"] == .string("action_subject_mismatch"))
+        let (ok, verified) = try server.verifyAction(token, Transfer.action, sub: user.id)
         #expect(ok == 200 && verified["valid"] == .bool(true))
-        let (again, reused) = try server.post("/actions/verify", .object(["action_token": .string(token), "action": Transfer.action]))
+        let (again, reused) = try server.verifyAction(token, Transfer.action, sub: user.id)
         #expect(again == 400 && reused["reason"] == .string("action_token_used"))
     }
 
@@ -165,11 +171,12 @@ enum Transfer {
         let (_, answer) = try account.approveAction(try account.enroll(key), key: key)
         let token = try #require(answer["action_token"]?.string)
         let bigger = JSONValue.object(["type": .string("payment"), "amount": .number("2000"), "currency": .string("EUR"), "to": .string("DE89370400440532013000")])
-        let (status, json) = try server.post("/actions/verify", .object(["action_token": .string(token), "action": bigger]))
+        let sub = try #require(try server.store.user(email: "other@signet.test")).id
+        let (status, json) = try server.verifyAction(token, bigger, sub: sub)
         #expect(status == 400 && json["reason"] == .string("action_mismatch"))
         // Member order and number spelling do not matter: the canonical form does.
         let reordered = try StrictJSON().parse(Array(#"{"to":"DE89370400440532013000","currency":"EUR","amount":2e2,"type":"payment"}"#.utf8))
-        #expect(try server.post("/actions/verify", .object(["action_token": .string(token), "action": reordered])).status == 200)
+        #expect(try server.verifyAction(token, reordered, sub: sub).status == 200)
     }
 
     @Test("a replayed challenge is unknown the second time")

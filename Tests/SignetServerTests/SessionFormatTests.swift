@@ -9,7 +9,7 @@ import Testing
 @Suite struct SessionFormatTests {
     static func session(_ mask: Int, allowed: Int = 3) -> AuthSession {
         AuthSession(
-            id: (0..<16).map { UInt8($0) }, kind: [.signUp, .signIn, .addPasskey][mask % 3], clientID: "app-é",
+            id: (0..<16).map { UInt8($0) }, kind: [.signUp, .signIn, .addPasskey, .stepUp][mask % 4], clientID: "app-é",
             challenge: (0..<32).map { UInt8(255 - $0) }, userID: mask & 1 != 0 ? "user-1" : nil, userHandle: mask & 2 != 0 ? [9, 8, 7] : nil,
             email: mask & 4 != 0 ? "zoë@signet.test" : nil, name: mask & 8 != 0 ? "" : nil,
             allowCredentials: (0..<allowed).map { Array(repeating: UInt8($0), count: 16 + $0) }, requireUserVerification: mask & 16 != 0,
@@ -31,7 +31,7 @@ import Testing
         }
         // Unknown kinds and flags, and more allowed credentials than a session carries, are refused.
         var plain = try #require(SessionSealer.encode(Self.session(0)))
-        plain[1] = 3
+        plain[1] = 4
         #expect(SessionSealer.decode(plain) == nil)
         plain[1] = 0
         plain[2] = 32

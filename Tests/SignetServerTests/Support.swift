@@ -33,6 +33,8 @@ final class TestServer: @unchecked Sendable {
     enum Transport { case inProcess, socket }
     static let rpID = "signet.test"
     static let origin = "https://signet.test"
+    static let bankSecret = "bank-secret-0123456789abcdef"
+    static var bankAuthorization: (String, String) { ("Authorization", "Basic " + Data("bank:\(bankSecret)".utf8).base64EncodedString()) }
     static let androidFingerprint = "B3:5D:8D:A5:8A:F0:E4:59:8A:B9:2C:40:05:BE:D4:06:CD:87:CE:65:E7:5C:2A:48:E9:7C:DA:98:6B:A9:1B:5E"
 
     let directory: URL
@@ -57,6 +59,8 @@ final class TestServer: @unchecked Sendable {
                 androidApps: [.init(packageName: "test.signet.app", fingerprints: [parseFingerprint(androidFingerprint)!])]),
             ClientConfiguration(id: "other", grants: GrantNames.all),
             ClientConfiguration(id: "refreshless", grants: [GrantNames.webauthn]),
+            // A resource server: it verifies action tokens with its secret.
+            ClientConfiguration(id: "bank", grants: [], secretHash: Digest.sha256.hash(Array(TestServer.bankSecret.utf8))),
         ]
         c.threads = 4
         c.requestDeadline = 5
@@ -116,6 +120,11 @@ final class TestServer: @unchecked Sendable {
     }
 
     var counts: [String: Int] { (try? store.rowCounts()) ?? [:] }
+
+    /// `POST /actions/verify` as the resource server `bank` does it, for the account `sub`.
+    func verifyAction(_ token: String, _ action: JSONValue, sub: String, headers: [(String, String)] = [TestServer.bankAuthorization]) throws -> (status: Int, json: JSONValue) {
+        try post("/actions/verify", .object(["action_token": .string(token), "action": action, "sub": .string(sub)]), headers: headers)
+    }
 }
 
 /// A phone: a software authenticator that talks to Signet's passkey API as an app would.

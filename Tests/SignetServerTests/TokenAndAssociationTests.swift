@@ -80,7 +80,8 @@ import Testing
         let (accessHeader, access) = try Self.verify(try #require(tokens["access_token"]?.string), jwks: jwks)
         #expect(accessHeader["typ"] == .string("at+jwt"))
         #expect(access["iss"] == .string("https://signet.test"))
-        #expect(access["aud"] == .string("https://api.signet.test"))
+        // No audience asked: Signet's own account audience (DESIGN.md, "Audiences and step-up").
+        #expect(access["aud"] == .string("https://signet.test/me"))
         #expect(access["client_id"] == .string("app"))
         #expect(access["scope"] == .string("openid profile email offline_access"))
         let found = try server.store.user(email: "ivy@signet.test")

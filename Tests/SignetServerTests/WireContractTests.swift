@@ -63,8 +63,9 @@ import Testing
         let approved = try decode(ActionApproval.self, server.send("POST", "/actions/approve", headers: bearer,
             body: Array(#"{"challenge_id":"\#(deviceChallenge.challenge_id)","signature":"\#(Base64URL.encode(signature))"}"#.utf8)).body)
         #expect(approved.action?["type"] == .string("payment"))
-        let verified = try decode(ActionVerification.self, server.send("POST", "/actions/verify",
-            body: Array(#"{"action_token":"\#(approved.action_token)","action":\#(action)}"#.utf8)).body)
+        let sub = try #require(try server.store.user(email: "wire2@signet.test")).id
+        let verified = try decode(ActionVerification.self, server.send("POST", "/actions/verify", headers: [TestServer.bankAuthorization],
+            body: Array(#"{"action_token":"\#(approved.action_token)","action":\#(action),"sub":"\#(sub)"}"#.utf8)).body)
         #expect(verified.valid && verified.amr == ["hwk"] && verified.action_hash == deviceChallenge.action_hash)
         let passkeyChallenge = try decode(ActionChallengeResponse.self, server.send("POST", "/actions/challenge", headers: bearer,
             body: Array(#"{"method":"passkey","action":\#(action)}"#.utf8)).body)

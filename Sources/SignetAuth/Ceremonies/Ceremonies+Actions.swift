@@ -150,10 +150,12 @@ extension Ceremonies {
         return (verified.amr, ("credential_id", credential.rawId))
     }
 
-    /// `POST /actions/verify`: for the service about to perform the action. Checks the token
-    /// (signature, issuer, audience, expiry), that it was made for exactly this action, and uses
-    /// it up: an action token works once.
-    public func verifyActionToken(_ token: String, action: JSONValue?) throws -> ActionVerification {
+    /// `POST /actions/verify`: for the resource server about to perform the action, which
+    /// authenticated as a confidential client. Checks the token (signature, issuer, audience,
+    /// expiry), that it was made for exactly this action and approved by `subject` (the account
+    /// the service is acting for, so it cannot accept another account's approval by forgetting
+    /// to compare), and uses it up: an action token works once.
+    public func verifyActionToken(_ token: String, action: JSONValue?, subject: String, client: ClientConfiguration, context: RequestContext) throws -> ActionVerification {
         let claims: [String: JSONValue]
         do {
             claims = try JWT.verify(token, type: "action+jwt", issuer: configuration.issuer, keys: keys, now: clock())
@@ -164,9 +166,11 @@ extension Ceremonies {
         let (_, hash) = try Self.canonicalAction(action)
         let expected = Base64URL.encode(hash)
         guard claims["action_hash"] == .string(expected) else { throw AuthError(.actionMismatch, "the action token was issued for a different action") }
+        guard claims["sub"] == .string(subject) else { throw AuthError(.actionSubjectMismatch, "approved by \(claims["sub"]?.string ?? "?"), not \(subject.prefix(64))") }
         guard let jti = claims["jti"]?.string, let exp = claims["exp"]?.int64,
               try store.useSession(id: Array(Digest.sha256.hash(Array(("action-token:" + jti).utf8)).prefix(16)), expiresAt: exp * 1000)
         else { throw AuthError(.actionTokenUsed, "this action token was already used") }
+        audit("action_verified", user: subject, client: client.id, credential: claims["challenge_id"]?.string, context: context)
         return ActionVerification(valid: true, sub: claims["sub"]?.string ?? "", action_hash: expected,
                                   amr: claims["amr"]?.array?.compactMap(\.string) ?? [])
     }

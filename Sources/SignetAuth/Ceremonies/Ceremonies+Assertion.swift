@@ -16,13 +16,13 @@ extension Ceremonies {
     /// run the store's one guarded use.
     func verifyAssertion(
         _ credential: CredentialJSON, challenge: [UInt8], expectedUser: String?, allowCredentials: [[UInt8]]?,
-        requireUserVerification: Bool, client: String?, context: RequestContext
+        requireUserVerification: Bool, client: String?, context: RequestContext, otherAccount: Reason = .credentialUnknown
     ) throws -> VerifiedAssertion {
         let rawID = try credentialIdentity(credential)
         guard credential.response.attestationObject == nil else { throw AuthError(.ceremonyMismatch, "a registration was sent for an assertion") }
         var (entry, cached) = try credentialEntry(rawID)
         if let expectedUser, expectedUser != entry.userID {
-            throw AuthError(.credentialUnknown, "this passkey does not belong to the account that was named")
+            throw AuthError(otherAccount, "this passkey belongs to another account than the one named")
         }
         let handle = try credential.response.userHandle.map { text in try Self.bytes(text, "userHandle") }
         let assertion = AuthenticationRequest(

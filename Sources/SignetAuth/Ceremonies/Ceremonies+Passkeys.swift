@@ -1,6 +1,7 @@
 import Foundation
 public import SignetAPI
 public import SignetWebAuthn
+import SignetCrypto
 
 /// WebAuthn options and the sealed auth session that goes with them: what a ceremony's start
 /// answers (`PasskeyRegisterResponse`, `PasskeyChallengeResponse` in SignetAPI).
@@ -24,6 +25,10 @@ extension Ceremonies {
         else { throw AuthError.malformed("user_profile.email is not an email address") }
         let name = request.user_profile.name?.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (name?.count ?? 0) <= 200 else { throw AuthError.malformed("user_profile.name is longer than 200 characters") }
+        // Account-creating calls are limited per address and per client IP (the 409 below is
+        // Auth0's contract and tells whether an address has an account, so it is rate-limited).
+        try limit(.signUpPerIdentifier, configuration.rateLimits.signUpPerIdentifier, key: email)
+        try limit(.signUpPerIP, configuration.rateLimits.signUpPerIP, key: context.remoteAddress)
         if try store.user(email: email) != nil {
             audit("sign_up_challenge", "failure", reason: Reason.userExists.rawValue, client: client.id, context: context)
             throw AuthError(.userExists, "an account with this email exists")
@@ -37,27 +42,52 @@ extension Ceremonies {
         return CeremonyStart(options: options.json, authSession: try sessions.seal(session))
     }
 
-    /// `POST /passkey/challenge`: sign-in options. With a `username` that names an account the
-    /// options list its passkeys (username-first); otherwise they ask for a discoverable
-    /// credential. An unknown username gets the same answer as none, so accounts cannot be probed.
-    public func beginSignIn(_ request: PasskeyChallengeRequest, context: RequestContext) throws -> CeremonyStart {
+    /// `POST /passkey/challenge`: sign-in options.
+    ///
+    /// - With a bearer token (`principal`), a step-up (RFC 9470): the options list that account's
+    ///   passkeys and the session is bound to it; another account's passkey is refused.
+    /// - With a `username` (username-first), the options list the account's passkeys. A username
+    ///   with no account, or with no passkey, gets the same answer in the same shape: passkey IDs
+    ///   that look real and are the same at every call (an HMAC of the username under a server
+    ///   key), and the session then fails like a wrong passkey; so accounts cannot be probed.
+    /// - Otherwise the options ask for a discoverable credential.
+    public func beginSignIn(_ request: PasskeyChallengeRequest, principal: Principal? = nil, context: RequestContext) throws -> CeremonyStart {
         let client = try client(request.client_id, grant: GrantNames.webauthn)
-        var user: UserRecord?
-        var allowed: [CredentialRow] = []
-        if let username = request.username?.trimmingCharacters(in: .whitespaces).lowercased(), !username.isEmpty {
+        var kind = AuthSession.Kind.signIn
+        var userID: String?
+        var allowed: [CredentialDescriptor] = []
+        if let principal {
+            kind = .stepUp
+            userID = principal.user.id
+            allowed = try store.credentials(userID: principal.user.id).filter { $0.revokedAt == nil }.prefix(AuthSession.maxAllowCredentials)
+                .map { CredentialDescriptor(id: $0.id, transports: $0.transports) }
+            guard !allowed.isEmpty else { throw AuthError(.credentialUnknown, "the account has no passkey to step up with") }
+        } else if let username = request.username?.trimmingCharacters(in: .whitespaces).lowercased(), !username.isEmpty {
             guard username.count <= Self.maxEmailLength else { throw AuthError.malformed("username is too long") }
-            if let found = try store.user(email: username) {
-                allowed = Array(try store.credentials(userID: found.id).filter { $0.revokedAt == nil }.prefix(AuthSession.maxAllowCredentials))
-                user = allowed.isEmpty ? nil : found
+            let found = try store.user(email: username)
+            let live = try found.map { try store.credentials(userID: $0.id).filter { $0.revokedAt == nil } } ?? []
+            if let found, !live.isEmpty {
+                userID = found.id
+                allowed = live.prefix(AuthSession.maxAllowCredentials).map { CredentialDescriptor(id: $0.id, transports: $0.transports) }
+            } else {
+                let decoy = decoyCredential(username)
+                userID = "unknown:" + Base64URL.encode(decoy.id.prefix(12))
+                allowed = [decoy]
             }
         }
         let options = rp.requestOptions(
-            allowCredentials: allowed.map { CredentialDescriptor(id: $0.id, transports: $0.transports) },
-            userVerification: configuration.userVerification, timeout: configuration.sessionTimeout * 1000, random: random)
+            allowCredentials: allowed, userVerification: configuration.userVerification, timeout: configuration.sessionTimeout * 1000, random: random)
         let session = AuthSession(
-            id: timeOrderedID(), kind: .signIn, clientID: client.id, challenge: options.challenge, userID: user?.id,
+            id: timeOrderedID(), kind: kind, clientID: client.id, challenge: options.challenge, userID: userID,
             allowCredentials: allowed.map(\.id), requireUserVerification: requireUserVerification, expiresAt: sessionExpiry)
         return CeremonyStart(options: options.json, authSession: try sessions.seal(session))
+    }
+
+    /// The passkey a username without one is shown: 16 bytes, like a platform passkey's ID, from
+    /// an HMAC under a key derived from the key-encryption key, so it is stable per username and
+    /// unknown to anyone without the key.
+    func decoyCredential(_ username: String) -> CredentialDescriptor {
+        CredentialDescriptor(id: Array(Digest.sha256.hmac(key: decoyKey, data: Array(username.utf8)).prefix(16)), transports: ["hybrid", "internal"])
     }
 
     /// The passkey grant (`urn:okta:params:oauth:grant-type:webauthn`): uses the auth session
@@ -74,12 +104,13 @@ extension Ceremonies {
             let proof = signUp
                 ? try signUpProof(session, credential, client: client, context: context)
                 : try signInProof(session, credential, client: client, context: context)
-            let grant = try tokenGrant(scope: request.scope, audience: request.audience)
+            let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client)
             let authTime = nowMillis / 1000
             // One draw from the generator for the token ID and the refresh token.
             let fresh = random(48)
             let refresh = grant.offline
-                ? refreshToken(Array(fresh[16..<48]), userID: proof.userID, clientID: client.id, scope: grant.scope, amr: proof.amr, authTime: authTime, family: nil)
+                ? refreshToken(Array(fresh[16..<48]), userID: proof.userID, clientID: client.id, scope: grant.scope, amr: proof.amr, authTime: authTime,
+                               credential: proof.credential)
                 : nil
             // Using the session, the account or counter change, the audit event and the refresh
             // token: one transaction, which fails as a whole if the session was used meanwhile.
@@ -120,7 +151,7 @@ extension Ceremonies {
             metrics.ceremony(ceremony, reason: nil)
             return result
         } catch {
-            var failure = AuthError(error)
+            var failure = failed(AuthError(error), context: context)
             if let session = opened, failure.reason != .authSessionUnknown, failure.reason != .databaseUnavailable,
                try !store.useSession(id: session.id, expiresAt: session.expiresAt) {
                 failure = AuthError(.authSessionUnknown, "the auth_session was already used")
@@ -143,6 +174,8 @@ extension Ceremonies {
         let amr: [String]
         let writes: [StoreWrite]
         let commit: Commit
+        /// The credential that proved it, as the refresh-token family remembers it.
+        let credential: String
     }
 
     func signUpProof(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, context: RequestContext) throws -> Proof {
@@ -151,18 +184,23 @@ extension Ceremonies {
         }
         let (row, userVerified) = try verifyRegistration(credential, session: session, owner: userID, name: nil)
         let user = UserRecord(id: userID, handle: handle, email: email, name: session.name, emailVerified: false, createdAt: nowMillis)
+        let credential = Base64URL.encode(row.id)
         return Proof(userID: userID, amr: userVerified ? ["pop", "user"] : ["pop"], writes: [
-            .createUser(user, row), .audit(auditEvent("sign_up", user: userID, client: client.id, credential: Base64URL.encode(row.id), context: context)),
-        ], commit: .create(user))
+            .createUser(user, row), .audit(auditEvent("sign_up", user: userID, client: client.id, credential: credential, context: context)),
+        ], commit: .create(user), credential: credential)
     }
 
     func signInProof(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, context: RequestContext) throws -> Proof {
-        guard session.kind == .signIn else { throw AuthError(.ceremonyMismatch, "an assertion was sent for a \(session.kind.rawValue) auth_session") }
+        guard session.kind == .signIn || session.kind == .stepUp else {
+            throw AuthError(.ceremonyMismatch, "an assertion was sent for a \(session.kind.rawValue) auth_session")
+        }
         let verified = try verifyAssertion(
             credential, challenge: session.challenge, expectedUser: session.userID, allowCredentials: session.allowCredentials,
-            requireUserVerification: session.requireUserVerification, client: client.id, context: context)
+            requireUserVerification: session.requireUserVerification, client: client.id, context: context,
+            otherAccount: session.kind == .stepUp ? .userMismatch : .credentialUnknown)
+        let id = Base64URL.encode(verified.use.credentialID)
         return Proof(userID: verified.userID, amr: verified.amr, writes: [
-            .audit(auditEvent("sign_in", user: verified.userID, client: client.id, credential: Base64URL.encode(verified.use.credentialID), context: context)),
-        ], commit: .use(verified.use))
+            .audit(auditEvent(session.kind == .stepUp ? "step_up" : "sign_in", user: verified.userID, client: client.id, credential: id, context: context)),
+        ], commit: .use(verified.use), credential: id)
     }
 }

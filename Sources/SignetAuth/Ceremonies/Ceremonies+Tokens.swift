@@ -1,4 +1,5 @@
 public import SignetAPI
+import SignetCrypto
 public import SignetWebAuthn
 
 /// The verified bearer of an access token (RFC 6750 §2.1, RFC 9068): the account and the token's claims.
@@ -8,6 +9,20 @@ public struct Principal: Sendable {
     /// The client the token was issued to.
     public var clientID: String? { claims["client_id"]?.string }
     public var scopes: [String] { (claims["scope"]?.string ?? "").split(separator: " ").map(String.init) }
+    /// `aud`: a string or a list of strings (RFC 7519 §4.1.3).
+    public var audiences: [String] { claims["aud"]?.string.map { [$0] } ?? claims["aud"]?.array?.compactMap(\.string) ?? [] }
+    /// When the user last proved presence with a credential (OIDC Core §2 `auth_time`), in seconds.
+    public var authTime: Int64? { claims["auth_time"]?.int64 }
+    /// How (RFC 8176): `pop` for a passkey, `hwk` for a device key, `user` when the user was verified.
+    public var methods: [String] { claims["amr"]?.array?.compactMap(\.string) ?? [] }
+}
+
+/// Which access tokens a call accepts (RFC 9068 §4: the resource server checks `aud`).
+public enum TokenAudience: Sendable {
+    /// Signet's own account API: `aud` holds `{issuer}/me`.
+    case account
+    /// Any Signet access token with this scope (`/userinfo`: `openid`).
+    case anyWithScope(String)
 }
 
 extension Ceremonies {
@@ -23,23 +38,40 @@ extension Ceremonies {
         var offline: Bool { scopes.contains("offline_access") }
     }
 
-    /// Scopes outside ``knownScopes`` are dropped; an audience that is not configured is refused.
-    func tokenGrant(scope requested: String?, audience: String?) throws -> TokenGrant {
+    /// Scopes outside ``knownScopes`` are dropped. The audience is the one asked for, which must be
+    /// one of the client's, or Signet's own account audience when none is asked.
+    func tokenGrant(scope requested: String?, audience: String?, client: ClientConfiguration) throws -> TokenGrant {
         let scopes = requested.map { $0.split(separator: " ").map(String.init).filter(Self.knownScopes.contains) } ?? Self.knownScopes
-        let aud = audience ?? configuration.audiences[0]
-        guard configuration.audiences.contains(aud) else { throw AuthError(.audienceNotAllowed, "audience \"\(aud.prefix(200))\" is not configured") }
+        let aud = audience ?? configuration.accountAudience
+        guard configuration.audiences(of: client).contains(aud) else {
+            throw AuthError(.audienceNotAllowed, "audience \"\(aud.prefix(200))\" is not one of client \(client.id)'s")
+        }
         return TokenGrant(scopes: scopes, scope: Self.knownScopes.filter(scopes.contains).joined(separator: " "), audience: aud)
     }
 
-    /// A new refresh token (``RefreshToken``: a time-ordered name and the 32-byte `secret`,
-    /// handed out once) and the row that stores its key, in `family`, or in a new family for a
-    /// new sign-in.
-    func refreshToken(_ secret: [UInt8], userID: String, clientID: String, scope: String, amr: [String], authTime: Int64, family: String?) -> (token: String, row: RefreshTokenRow) {
+    /// A new sign-in's refresh token (``RefreshToken``: a time-ordered name and the 32-byte
+    /// `secret`, handed out once) and the row that stores its key, in a new family that remembers
+    /// the `credential` that signed in.
+    func refreshToken(_ secret: [UInt8], userID: String, clientID: String, scope: String, amr: [String], authTime: Int64, credential: String) -> (token: String, row: RefreshTokenRow) {
         let now = nowMillis
         let (token, key) = RefreshToken.make(name: timeOrderedID(), secret: secret)
         return (Base64URL.encode(token), RefreshTokenRow(
-            hash: key, family: family ?? Base64URL.encode(timeOrderedID()), userID: userID, clientID: clientID, scope: scope,
-            authTime: authTime, amr: amr, expiresAt: now + Int64(configuration.refreshTokenLifetime) * 1000, createdAt: now))
+            hash: key, family: Base64URL.encode(timeOrderedID()), userID: userID, clientID: clientID, scope: scope,
+            authTime: authTime, amr: amr, expiresAt: refreshExpiry(now: now, authTime: authTime), createdAt: now, credential: credential))
+    }
+
+    /// A refresh token's end: the sliding lifetime from now, but never past the family's
+    /// absolute lifetime from its sign-in.
+    func refreshExpiry(now: Int64, authTime: Int64) -> Int64 {
+        min(now + Int64(configuration.refreshTokenLifetime) * 1000, authTime * 1000 + Int64(configuration.refreshTokenAbsoluteLifetime) * 1000)
+    }
+
+    /// Whether the credential that started a family is still live: a revoked passkey or device
+    /// key ends every session it started.
+    func isLive(credential: String) throws -> Bool {
+        if credential.hasPrefix("dk_") { return try store.deviceKey(id: credential).map { $0.revokedAt == nil } ?? false }
+        guard let id = Base64URL.decode(credential) else { return false }
+        return try store.credential(id: id).map { $0.revokedAt == nil } ?? false
     }
 
     /// Access token (RFC 9068) and, with `openid`, id token (OIDC Core §2); the caller adds the
@@ -81,20 +113,30 @@ extension Ceremonies {
     /// The refresh grant (RFC 6749 §6): rotate (the presented token dies, a new one is born in its
     /// family); presenting a rotated token again revokes the whole family.
     public func refreshGrant(_ request: TokenRequest, context: RequestContext) throws -> TokenResponse {
+        do {
+            return try rotate(request, context: context)
+        } catch {
+            throw failed(AuthError(error), context: context)
+        }
+    }
+
+    func rotate(_ request: TokenRequest, context: RequestContext) throws -> TokenResponse {
         let client = try client(request.client_id, grant: GrantNames.refreshToken)
         guard let presented = request.refresh_token.flatMap({ Base64URL.decode($0) }).flatMap(RefreshToken.key) else {
             throw AuthError(.refreshTokenUnknown, "the refresh token is not one Signet issued")
         }
-        // An audience that is not configured is refused before the token is rotated.
-        _ = try tokenGrant(scope: nil, audience: request.audience)
+        // An audience that is not the client's is refused before the token is rotated.
+        _ = try tokenGrant(scope: nil, audience: request.audience, client: client)
         // One draw for the new refresh token and the access token's ID.
         let fresh = random(48)
         let (newToken, newKey) = RefreshToken.make(name: timeOrderedID(), secret: Array(fresh[16..<48]))
         let now = nowMillis
-        let lifetime = Int64(configuration.refreshTokenLifetime) * 1000
+        let sliding = Int64(configuration.refreshTokenLifetime) * 1000
+        let absolute = Int64(configuration.refreshTokenAbsoluteLifetime) * 1000
         let outcome = try store.rotateRefreshToken(hash: presented, next: { current in
             RefreshTokenRow(hash: newKey, family: current.family, userID: current.userID, clientID: current.clientID,
-                            scope: current.scope, authTime: current.authTime, amr: current.amr, expiresAt: now + lifetime, createdAt: now)
+                            scope: current.scope, authTime: current.authTime, amr: current.amr,
+                            expiresAt: min(now + sliding, current.authTime * 1000 + absolute), createdAt: now, credential: current.credential)
         }, now: now)
         switch outcome {
         case .rotated(let row):
@@ -103,8 +145,15 @@ extension Ceremonies {
                 audit("refresh", "failure", reason: Reason.refreshTokenClientMismatch.rawValue, user: row.userID, client: client.id, context: context)
                 throw AuthError(.refreshTokenClientMismatch, "the refresh token was issued to \(row.clientID)")
             }
+            // The session ends with the credential that started it.
+            if let credential = row.credential, try !isLive(credential: credential) {
+                _ = try store.revokeRefreshFamily(hash: row.hash, now: now)
+                audit("refresh", "failure", reason: Reason.refreshTokenRevoked.rawValue, user: row.userID, client: client.id, credential: credential,
+                      detail: "the credential that started the session was revoked", context: context)
+                throw AuthError(.refreshTokenRevoked, "the credential \(credential) that started this session was revoked")
+            }
             guard let user = try store.user(id: row.userID) else { throw AuthError(.refreshTokenUnknown, "the account no longer exists") }
-            let grant = try tokenGrant(scope: row.scope, audience: request.audience)
+            let grant = try tokenGrant(scope: row.scope, audience: request.audience, client: client)
             var tokens = try issueTokens(user: user, client: client, grant: grant, amr: row.amr, authTime: row.authTime, jti: Array(fresh[0..<16]))
             tokens.refresh_token = Base64URL.encode(newToken)
             return tokens
@@ -127,8 +176,8 @@ extension Ceremonies {
         }
     }
 
-    /// The claims of a valid access token (RFC 9068 §4) and the account it names.
-    public func authenticate(accessToken token: String) throws -> Principal {
+    /// The claims of a valid access token (RFC 9068 §4) for `audience`, and the account it names.
+    public func authenticate(accessToken token: String, audience: TokenAudience = .account) throws -> Principal {
         let claims: [String: JSONValue]
         do {
             claims = try JWT.verify(token, type: "at+jwt", issuer: configuration.issuer, keys: keys, now: clock())
@@ -138,7 +187,42 @@ extension Ceremonies {
         guard let sub = claims["sub"]?.string, let user = try store.user(id: sub) else {
             throw AuthError(.tokenInvalid, "the token's subject no longer exists")
         }
-        return Principal(user: user, claims: claims)
+        let principal = Principal(user: user, claims: claims)
+        switch audience {
+        case .account:
+            guard principal.audiences.contains(configuration.accountAudience) else {
+                throw AuthError(.tokenAudienceInvalid, "aud \(principal.audiences) lacks \(configuration.accountAudience)")
+            }
+        case .anyWithScope(let scope):
+            guard principal.scopes.contains(scope) else { throw AuthError(.insufficientScope, "the token's scope lacks \(scope)") }
+        }
+        return principal
+    }
+
+    /// Step-up (RFC 9470, DESIGN.md "Audiences and step-up"): a sensitive operation needs a token
+    /// from a passkey (`pop`) or device-key (`hwk`) check at most `step_up.max_age` seconds old;
+    /// otherwise 401 with the challenge that tells the client to step up.
+    public func requireFreshAuthentication(_ principal: Principal) throws {
+        let maxAge = configuration.stepUpMaxAge
+        let age = principal.authTime.map { nowMillis / 1000 - $0 }
+        let strong = principal.methods.contains("pop") || principal.methods.contains("hwk")
+        guard let age, age <= Int64(maxAge), strong else {
+            var error = AuthError(.stepUpRequired, "auth_time \(age.map { "\($0) s ago" } ?? "absent"), amr \(principal.methods); max_age \(maxAge)")
+            error.challenge = #"Bearer error="insufficient_user_authentication", error_description="A fresh passkey check is required", max_age="\#(maxAge)""#
+            throw error
+        }
+    }
+
+    /// A confidential client's authentication with its secret (RFC 6749 §2.3.1), compared as
+    /// hashes in constant time.
+    public func authenticateClient(id: String, secret: String) throws -> ClientConfiguration {
+        guard let client = configuration.client(id), let expected = client.secretHash else {
+            throw AuthError(.clientSecretInvalid, "client \(id.prefix(64)) is unknown or has no secret")
+        }
+        guard ConstantTime.equals(Digest.sha256.hash(Array(secret.utf8)), expected) else {
+            throw AuthError(.clientSecretInvalid, "wrong secret for client \(id)")
+        }
+        return client
     }
 
     /// `GET /userinfo` (OIDC Core §5.3): the claims the token's scopes allow.

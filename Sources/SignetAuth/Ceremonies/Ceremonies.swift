@@ -30,6 +30,8 @@ public final class Ceremonies: Sendable {
     let clock: @Sendable () -> Date
     let random: RandomBytes
     let sessions: SessionSealer
+    /// The key of the passkey IDs shown for usernames without one (``decoyCredential(_:)``).
+    let decoyKey: [UInt8]
     /// What sign-ins verify against, so a sign-in reads nothing before its one transaction.
     let credentialCache = CredentialCache()
 
@@ -46,6 +48,7 @@ public final class Ceremonies: Sendable {
         self.clock = clock
         self.random = random
         sessions = SessionSealer(kek: kek)
+        decoyKey = Digest.sha256.hmac(key: kek, data: Array("signet decoy credential key v1".utf8))
         var rp = RelyingParty(id: configuration.rpID, name: configuration.rpName, origins: configuration.allowedOrigins)
         rp.allowedAlgorithms = configuration.algorithms
         rp.trustAnchors = trustAnchors
@@ -88,8 +91,11 @@ public final class Ceremonies: Sendable {
         try? store.appendAudit(auditEvent(kind, outcome, reason: reason, user: user, client: client, credential: credential, detail: detail, context: context))
     }
 
-    /// Records a refusal with its reason and detail.
+    /// Records a refusal with its reason and detail. Without an account (an unauthenticated
+    /// failure) the rows an address may cause are limited, so garbage cannot grow the table
+    /// without bound.
     func audit(_ kind: String, refused failure: AuthError, user: String? = nil, client: String? = nil, credential: String? = nil, context: RequestContext) {
+        if user == nil, (try? count(.auditFailuresPerIP, configuration.rateLimits.auditFailuresPerIP, key: context.remoteAddress)) != .some(nil) { return }
         audit(kind, "failure", reason: failure.reason.rawValue, user: user, client: client, credential: credential, detail: failure.detail, context: context)
     }
 

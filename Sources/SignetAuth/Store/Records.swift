@@ -67,8 +67,12 @@ public struct RefreshTokenRow: Sendable, Equatable {
     public var amr: [String]
     public var expiresAt: Int64
     public var createdAt: Int64
+    /// The credential whose sign-in started the family: the base64url of a passkey's ID, or a
+    /// device key's ID. Revoking it ends the family.
+    public var credential: String?
 
-    public init(hash: [UInt8], family: String, userID: String, clientID: String, scope: String, authTime: Int64, amr: [String], expiresAt: Int64, createdAt: Int64) {
+    public init(hash: [UInt8], family: String, userID: String, clientID: String, scope: String, authTime: Int64, amr: [String], expiresAt: Int64, createdAt: Int64,
+                credential: String? = nil) {
         self.hash = hash
         self.family = family
         self.userID = userID
@@ -78,6 +82,7 @@ public struct RefreshTokenRow: Sendable, Equatable {
         self.amr = amr
         self.expiresAt = expiresAt
         self.createdAt = createdAt
+        self.credential = credential
     }
 }
 

@@ -177,6 +177,15 @@ public protocol Store: Sendable {
     /// Revokes the family of the token with `hash`; returns whether such a token existed.
     func revokeRefreshFamily(hash: [UInt8], now: Int64) throws(StoreError) -> Bool
 
+    // Rate limits.
+    /// Counts one event in `bucket` for `key` in the window that starts at `windowStart`, in one
+    /// atomic statement (parallel requests across instances share one count); returns the count
+    /// including this one. A new window starts over.
+    func count(bucket: String, key: [UInt8], windowStart: Int64) throws(StoreError) -> Int
+    /// Forgets rate-limit windows older than a day and audit rows from before `auditBefore`;
+    /// returns how many audit rows went.
+    func purge(now: Int64, auditBefore: Int64) throws(StoreError) -> Int
+
     // Signing keys.
     func insertSigningKey(_ key: SigningKeyRow) throws(StoreError)
     /// Marks every key but `except` retired at `at` (when not already retired).

@@ -53,7 +53,14 @@ public final class KeyRing: @unchecked Sendable {
     private var signer: (kid: String, key: PrivateKey)
     private var entries: [Entry] = []
     private var loadedAt = Date.distantPast
+    /// When an unknown `kid` last caused a reload.
+    private var missReloadAt = Date.distantPast
     static let reloadInterval: TimeInterval = 10
+    /// An unknown `kid` (a key another instance just made, or a forged header) reloads the keys at
+    /// most once in this many seconds, so a flood of made-up kids costs no database reads.
+    static let missReloadInterval: TimeInterval = 5
+    /// Reloads caused by unknown kids (for tests).
+    public private(set) var missReloads = 0
 
     /// - Parameters:
     ///   - clock: the time, for key ages and reload intervals; injected so tests can move it.
@@ -122,13 +129,20 @@ public final class KeyRing: @unchecked Sendable {
         return signer
     }
 
-    /// A published key by `kid`; an unknown kid triggers one reload (another instance may have rotated).
+    /// A published key by `kid`; an unknown kid triggers a reload (another instance may have
+    /// rotated), at most one per ``missReloadInterval``.
     public func publicKey(kid: String) -> PublicKey? {
         reloadIfStale()
         lock.lock()
         var found = entries.first { $0.kid == kid }?.publicKey
+        let now = clock()
+        let mayReload = found == nil && now.timeIntervalSince(missReloadAt) >= KeyRing.missReloadInterval
+        if mayReload {
+            missReloadAt = now
+            missReloads += 1
+        }
         lock.unlock()
-        if found == nil, (try? reload()) != nil {
+        if mayReload, (try? reload()) != nil {
             lock.lock()
             found = entries.first { $0.kid == kid }?.publicKey
             lock.unlock()

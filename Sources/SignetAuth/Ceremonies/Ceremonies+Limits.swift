@@ -1,0 +1,46 @@
+import SignetAPI
+import SignetCrypto
+
+/// The rate-limit buckets (DESIGN.md, "Security rules"), each counted in the database so that
+/// every instance shares one count.
+enum Bucket: String {
+    case signUpPerIdentifier = "sign_up_identifier"
+    case signUpPerIP = "sign_up_ip"
+    case failuresPerIP = "failures_ip"
+    case auditFailuresPerIP = "audit_failures_ip"
+}
+
+extension Ceremonies {
+    /// Counts one event for `key` in `bucket`; `nil` while within `rate`, else the seconds until
+    /// the window ends. Keys are stored as their SHA-256, never as the address or email itself.
+    func count(_ bucket: Bucket, _ rate: RateLimit, key: String) throws -> Int? {
+        guard configuration.rateLimits.enabled else { return nil }
+        let now = nowMillis
+        let window = Int64(rate.window) * 1000
+        let start = now - now % window
+        let n = try store.count(bucket: bucket.rawValue, key: Digest.sha256.hash(Array(key.utf8)), windowStart: start)
+        guard n > rate.limit else { return nil }
+        return Int((start + window - now + 999) / 1000)
+    }
+
+    /// Refuses with `rate_limited` past the bucket's limit.
+    func limit(_ bucket: Bucket, _ rate: RateLimit, key: String) throws {
+        if let wait = try count(bucket, rate, key: key) { throw Self.rateLimited(wait, "\(bucket.rawValue): more than \(rate.limit) in \(rate.window) s") }
+    }
+
+    static func rateLimited(_ seconds: Int, _ detail: String) -> AuthError {
+        var error = AuthError(.rateLimited, detail)
+        error.retryAfter = max(1, seconds)
+        return error
+    }
+
+    /// A failed ceremony from the request's address: counted, and past the address's budget
+    /// answered as `rate_limited` instead of its reason. Only failures count, so a successful
+    /// sign-in is never throttled per address.
+    func failed(_ failure: AuthError, context: RequestContext) -> AuthError {
+        guard failure.reason != .databaseUnavailable, failure.reason != .rateLimited,
+              let wait = try? count(.failuresPerIP, configuration.rateLimits.failuresPerIP, key: context.remoteAddress)
+        else { return failure }
+        return Self.rateLimited(wait, "failures from this address: more than \(configuration.rateLimits.failuresPerIP.limit); last was \(failure)")
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetHTTP
+
+extension SignetService {
+    /// What the route's ``Needs`` ask for, established before its handler runs.
+    func admit(_ request: HTTPRequest, needs: Needs, parameters: [String: String]) throws -> Call {
+        let context = RequestContext(remoteAddress: clientAddress(request), requestID: request.requestID)
+        var principal: Principal?
+        switch needs.token {
+        case .none: break
+        case .required(let audience): principal = try ceremonies.authenticate(accessToken: bearerToken(request), audience: audience)
+        case .optional(let audience):
+            if request.header("authorization") != nil { principal = try ceremonies.authenticate(accessToken: bearerToken(request), audience: audience) }
+        }
+        if needs.stepUp, let principal { try ceremonies.requireFreshAuthentication(principal) }
+        let client = needs.clientAuthentication ? try authenticatedClient(request) : nil
+        return Call(request: request, parameters: parameters, principal: principal, client: client, context: context)
+    }
+
+    /// The access token of `Authorization: Bearer` (RFC 6750 §2.1).
+    func bearerToken(_ request: HTTPRequest) throws -> String {
+        guard let header = request.header("authorization"), header.count > 7, header.prefix(7).lowercased() == "bearer " else {
+            throw AuthError(.tokenMissing, "no Authorization: Bearer header", publicDetail: "an Authorization: Bearer access token is required")
+        }
+        return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+    }
+
+    /// `Authorization: Basic` with the form-encoded client ID and secret (RFC 6749 §2.3.1).
+    func authenticatedClient(_ request: HTTPRequest) throws -> ClientConfiguration {
+        guard let header = request.header("authorization"), header.count > 6, header.prefix(6).lowercased() == "basic ",
+              let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
+              let id = Wire.percentDecode(Array(text[..<colon].utf8)[...]), let secret = Wire.percentDecode(Array(text[text.index(after: colon)...].utf8)[...])
+        else {
+            var error = AuthError(.clientSecretInvalid, "no Authorization: Basic client credentials", publicDetail: "client authentication (client_secret_basic) is required")
+            error.challenge = #"Basic realm="signet""#
+            throw error
+        }
+        return try ceremonies.authenticateClient(id: id, secret: secret)
+    }
+
+    /// The client's address: the socket's peer, or, when the peer is one of `trusted_proxies`, the
+    /// nearest address that proxy chain names (`Forwarded: for=`, RFC 7239, else `X-Forwarded-For`)
+    /// that is not itself a trusted proxy.
+    func clientAddress(_ request: HTTPRequest) -> String {
+        let proxies = configuration.trustedProxies
+        guard !proxies.isEmpty, proxies.contains(where: { $0.contains(request.remoteAddress) }) else { return request.remoteAddress }
+        var chain: [String] = []
+        if let forwarded = request.header("forwarded") {
+            for element in forwarded.split(separator: ",") {
+                for pair in element.split(separator: ";") {
+                    let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                    guard parts.count == 2, parts[0].lowercased() == "for" else { continue }
+                    var value = parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                    if value.hasPrefix("["), let end = value.firstIndex(of: "]") { value = String(value[value.index(after: value.startIndex)..<end]) }
+                    else if value.filter({ $0 == ":" }).count == 1, let colon = value.firstIndex(of: ":") { value = String(value[..<colon]) }
+                    chain.append(value)
+                }
+            }
+        } else if let xff = request.header("x-forwarded-for") {
+            chain = xff.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        for address in chain.reversed() where !address.isEmpty {
+            guard CIDR(address) != nil else { return request.remoteAddress }
+            if !proxies.contains(where: { $0.contains(address) }) { return address }
+        }
+        return request.remoteAddress
+    }
+}
