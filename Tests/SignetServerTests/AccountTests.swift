@@ -16,6 +16,12 @@ struct SignedIn {
     let access: String
     var bearer: [(String, String)] { [("Authorization", "Bearer \(access)")] }
 
+    init(_ server: TestServer, phone: Phone, access: String) {
+        self.server = server
+        self.phone = phone
+        self.access = access
+    }
+
     init(_ server: TestServer, email: String, settings: SoftwareAuthenticator.Settings = SoftwareAuthenticator.Settings()) throws {
         self.server = server
         phone = Phone(server, settings: settings)

@@ -100,7 +100,9 @@ final class TestServer: @unchecked Sendable {
         var fields: [String: String] = [:]
         if !body.isEmpty { fields["content-type"] = "application/json" }
         for (name, value) in headers { fields[name.lowercased()] = value }
-        let request = HTTPRequest(method: method, path: path, headers: fields, body: body, remoteAddress: "127.0.0.1",
+        // In process, a test may say which address the request comes from.
+        let remote = fields.removeValue(forKey: "x-test-remote") ?? "127.0.0.1"
+        let request = HTTPRequest(method: method, path: path, headers: fields, body: body, remoteAddress: remote,
                                   requestID: String(UInt64.random(in: 0...UInt64.max), radix: 16))
         let response = app.service.handle(request)
         var answered: [String: String] = [:]

@@ -83,11 +83,11 @@ extension Ceremonies {
         return CeremonyStart(options: options.json, authSession: try sessions.seal(session))
     }
 
-    /// The passkey a username without one is shown: 16 bytes, like a platform passkey's ID, from
-    /// an HMAC under a key derived from the key-encryption key, so it is stable per username and
-    /// unknown to anyone without the key.
+    /// The passkey a username without one is shown: 32 bytes with the transports of a platform
+    /// passkey, from an HMAC under a key derived from the key-encryption key, so it is stable per
+    /// username and unknown to anyone without the key.
     func decoyCredential(_ username: String) -> CredentialDescriptor {
-        CredentialDescriptor(id: Array(Digest.sha256.hmac(key: decoyKey, data: Array(username.utf8)).prefix(16)), transports: ["hybrid", "internal"])
+        CredentialDescriptor(id: Digest.sha256.hmac(key: decoyKey, data: Array(username.utf8)), transports: ["internal", "hybrid"])
     }
 
     /// The passkey grant (`urn:okta:params:oauth:grant-type:webauthn`): uses the auth session

@@ -1,0 +1,143 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetCrypto
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetWebAuthn
+import Testing
+
+/// DESIGN.md, "Security rules": usernames are not probed through the API.
+@Suite struct NoProbingTests {
+    /// The options' members and their JSON types, and each allowed credential's.
+    static func shape(_ options: JSONValue) -> String {
+        func kind(_ v: JSONValue) -> String {
+            switch v {
+            case .object(let o): "{" + o.keys.sorted().map { "\($0):\(kind(o[$0]!))" }.joined(separator: ",") + "}"
+            case .array(let a): "[" + a.map(kind).joined(separator: ",") + "]"
+            case .string(let s): Base64URL.decode(s).map { "b64(\($0.count))" } ?? "string"
+            default: "\(v)".prefix(4).description
+            }
+        }
+        guard case .object(var o) = options else { return "" }
+        o["challenge"] = .string("")
+        return kind(.object(o))
+    }
+
+    @Test("an unknown username's challenge has a known one's shape, its passkey IDs are stable, and the grant fails like a wrong passkey")
+    func unknownLooksKnown() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "known@signet.test")
+        func challenge(_ username: String) throws -> JSONValue {
+            let (status, json) = try server.post("/passkey/challenge", .object(["client_id": .string("app"), "username": .string(username)]))
+            try #require(status == 200)
+            return try #require(json["authn_params_public_key"])
+        }
+        let known = try challenge("known@signet.test")
+        let unknown = try challenge("nobody@signet.test")
+        #expect(Self.shape(known) == Self.shape(unknown), "\(Self.shape(known)) vs \(Self.shape(unknown))")
+        #expect(unknown["allowCredentials"] == (try challenge("NOBODY@signet.test"))["allowCredentials"])
+        #expect(unknown["allowCredentials"] != (try challenge("somebody@signet.test"))["allowCredentials"])
+        // A user with no live passkey looks the same. (And a real passkey answering an unknown
+        // username's challenge is refused as any wrong passkey is.)
+        let (_, start) = try server.post("/passkey/challenge", .object(["client_id": .string("app"), "username": .string("nobody@signet.test")]))
+        let challenge = try #require(start["authn_params_public_key"]?["challenge"]?.string.flatMap { Base64URL.decode($0) })
+        let real = try phone.authenticator.authenticate(rpID: TestServer.rpID, origin: TestServer.origin, challenge: challenge)
+        let (status, json) = try phone.exchange(session: try #require(start["auth_session"]?.string), credential: real.json)
+        #expect(status == 400 && json["reason"] == .string("credential_unknown"))
+    }
+}
+
+/// DESIGN.md, "Security rules": rate limits, each bucket a setting, 429 with Retry-After.
+@Suite struct RateLimitTests {
+    @Test("sign-up starts are limited per address and per client IP, with Retry-After")
+    func signUpStarts() throws {
+        let server = try TestServer {
+            $0.rateLimits.signUpPerIdentifier = RateLimit(limit: 2, window: 600)
+            $0.rateLimits.signUpPerIP = RateLimit(limit: 4, window: 600)
+        }
+        func start(_ email: String, from ip: String = "198.51.100.7") throws -> HTTPClient.Response {
+            try server.send("POST", "/passkey/register", headers: [("X-Test-Remote", ip)], body: Array(#"{"client_id":"app","user_profile":{"email":"\#(email)"}}"#.utf8))
+        }
+        #expect(try start("a@signet.test").status == 200)
+        #expect(try start("a@signet.test").status == 200)
+        let third = try start("a@signet.test")
+        #expect(third.status == 429 && third.text.contains("rate_limited"))
+        let wait = try #require(third.headers["retry-after"].flatMap { Int($0) })
+        #expect((1...600).contains(wait))
+        // Another address from the same IP is fine until the IP's own budget (4) is spent: the
+        // refused third start counted against its address only.
+        #expect(try start("b@signet.test").status == 200)
+        #expect(try start("c@signet.test").status == 200)
+        #expect(try start("e@signet.test").status == 429)
+        // Another IP is not affected.
+        #expect(try start("d@signet.test", from: "203.0.113.9").status == 200)
+        // A new window starts over.
+        server.clock.advance(600)
+        #expect(try start("a@signet.test").status == 200)
+    }
+
+    @Test("failures per IP turn into 429; a successful sign-in from that IP is never throttled")
+    func failures() throws {
+        let server = try TestServer { $0.rateLimits.failuresPerIP = RateLimit(limit: 3, window: 300) }
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "nat@signet.test")
+        let bad = #"{"grant_type":"refresh_token","client_id":"app","refresh_token":"bm9wZQ"}"#
+        var reasons: [String] = []
+        for _ in 0..<5 {
+            let answer = try server.send("POST", "/oauth/token", body: Array(bad.utf8))
+            reasons.append((try StrictJSON().parse(answer.body))["reason"]?.string ?? "")
+        }
+        #expect(reasons == ["refresh_token_unknown", "refresh_token_unknown", "refresh_token_unknown", "rate_limited", "rate_limited"])
+        // The same address signs in fine.
+        for _ in 0..<3 { _ = try phone.signIn() }
+    }
+
+    @Test("audit rows of unauthenticated failures are limited per IP; with rate_limits.enabled false nothing is limited")
+    func auditAndOff() throws {
+        let server = try TestServer { $0.rateLimits.auditFailuresPerIP = RateLimit(limit: 5, window: 60); $0.rateLimits.failuresPerIP = RateLimit(limit: 1000, window: 60) }
+        let bad = #"{"grant_type":"urn:okta:params:oauth:grant-type:webauthn","client_id":"app","auth_session":"x","authn_response":{"id":"AA","rawId":"AA","type":"public-key","response":{"clientDataJSON":"AA"}}}"#
+        for _ in 0..<20 { _ = try server.send("POST", "/oauth/token", body: Array(bad.utf8)) }
+        #expect(try server.store.auditEvents(limit: 100).filter { $0.outcome == "failure" }.count == 5)
+
+        let open = try TestServer { $0.rateLimits.enabled = false; $0.rateLimits.signUpPerIdentifier = RateLimit(limit: 1, window: 600) }
+        for _ in 0..<5 {
+            #expect(try open.send("POST", "/passkey/register", body: Array(#"{"client_id":"app","user_profile":{"email":"x@signet.test"}}"#.utf8)).status == 200)
+        }
+    }
+}
+
+/// Client addresses come from `Forwarded` / `X-Forwarded-For` only when the peer is a trusted proxy.
+@Suite struct ClientAddressTests {
+    @Test("X-Forwarded-For and Forwarded are honoured from a trusted proxy only, for audit and limits")
+    func forwarded() throws {
+        let server = try TestServer(.socket) { $0.trustedProxies = [CIDR("127.0.0.0/8")!, CIDR("10.0.0.0/8")!] }
+        let untrusted = try TestServer(.socket)
+        // A token grant with a bad auth session: its audit row names the client's address.
+        func lastRemote(_ s: TestServer, _ headers: [(String, String)]) throws -> String? {
+            _ = try s.client().send("POST", "/oauth/token", headers: headers, body: Array(
+                #"{"grant_type":"urn:okta:params:oauth:grant-type:webauthn","client_id":"app","auth_session":"x","authn_response":{"id":"AA","rawId":"AA","response":{"clientDataJSON":"AA"}}}"#.utf8))
+            return try s.store.auditEvents(limit: 1).first?.remote
+        }
+        #expect(try lastRemote(server, [("X-Forwarded-For", "198.51.100.1, 10.1.2.3")]) == "198.51.100.1")
+        #expect(try lastRemote(server, [("Forwarded", #"for=192.0.2.60;proto=https, for="[2001:db8::17]:4711""#)]) == "2001:db8::17")
+        #expect(try lastRemote(server, [("X-Forwarded-For", "not-an-ip")]) == "127.0.0.1")
+        #expect(try lastRemote(untrusted, [("X-Forwarded-For", "198.51.100.1")]) == "127.0.0.1")
+    }
+
+    @Test("CIDR matching", arguments: [
+        ("10.0.0.0/8", "10.255.1.2", true), ("10.0.0.0/8", "11.0.0.1", false), ("192.168.1.0/24", "192.168.1.77", true),
+        ("192.168.1.0/25", "192.168.1.200", false), ("2001:db8::/32", "2001:db8:1::5", true), ("2001:db8::/32", "2001:db9::1", false),
+        ("::1", "::1", true), ("127.0.0.1", "::ffff:127.0.0.1", true), ("0.0.0.0/0", "203.0.113.4", true), ("10.0.0.0/8", "::1", false),
+    ])
+    func cidr(_ network: String, _ address: String, _ inside: Bool) throws {
+        #expect(try #require(CIDR(network)).contains(address) == inside)
+    }
+
+    @Test("bad CIDRs are refused", arguments: ["10.0.0.0/33", "300.1.1.1", "1.2.3", "::1::2", "fe80::/129", "abc", ""])
+    func badCIDR(_ text: String) {
+        #expect(CIDR(text) == nil)
+    }
+}
