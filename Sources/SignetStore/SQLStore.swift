@@ -14,7 +14,12 @@ public final class SQLStore: Store, @unchecked Sendable {
     /// (`synchronous=FULL`), so what was answered survives a power cut; without it the last
     /// commits before a power cut may be lost (`NORMAL`; a process crash loses nothing either way).
     public convenience init(path: String, durable: Bool = true) throws(StoreError) {
-        try self.init(pool: try SQLitePool(path: path, synchronous: durable ? "FULL" : "NORMAL"), backend: "sqlite",
+        try self.init(path: path, durable: durable, checkpointInterval: 0.25)
+    }
+
+    /// With the background checkpoint every `checkpointInterval` seconds (tests set it long).
+    package convenience init(path: String, durable: Bool, checkpointInterval: Double) throws(StoreError) {
+        try self.init(pool: try SQLitePool(path: path, interval: checkpointInterval, synchronous: durable ? "FULL" : "NORMAL"), backend: "sqlite",
                       schema: Schema.migrations(blob: "BLOB", clustered: " WITHOUT ROWID", serial: "INTEGER PRIMARY KEY AUTOINCREMENT", sqlite: true))
     }
 

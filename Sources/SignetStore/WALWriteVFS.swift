@@ -26,6 +26,10 @@ package enum WALWriteVFS {
     package static var writeThroughCount: Int { writesThrough.load(ordering: .relaxed) }
     static let commits = Atomic<Int>(0)
     static let writesThrough = Atomic<Int>(0)
+    /// `xSync` calls on the WAL of the database at `path` (for tests: with `synchronous=FULL`,
+    /// one per commit).
+    package static func walSyncCount(_ path: String) -> Int { walSyncs.withLock { $0[path + "-wal", default: 0] } }
+    static let walSyncs = Mutex<[String: Int]>([:])
 
     /// Our file object: SQLite's `sqlite3_file` (the methods pointer), the WAL buffer, then the
     /// default VFS's own file object.
@@ -51,7 +55,8 @@ package enum WALWriteVFS {
             let real = (UnsafeMutableRawPointer(file) + WALWriteVFS.headerSize).assumingMemoryBound(to: sqlite3_file.self)
             let rc = system.pointee.xOpen(system, path, real, flags, outFlags)
             guard rc == SQLITE_OK else { return rc }
-            UnsafeMutableRawPointer(file).storeBytes(of: Unmanaged.passRetained(WALBuffer(real: real)).toOpaque(), toByteOffset: 8, as: UnsafeMutableRawPointer.self)
+            let buffer = WALBuffer(real: real, path: path.map { String(cString: $0) } ?? "")
+            UnsafeMutableRawPointer(file).storeBytes(of: Unmanaged.passRetained(buffer).toOpaque(), toByteOffset: 8, as: UnsafeMutableRawPointer.self)
             file.pointee.pMethods = UnsafePointer(WALWriteVFS.methods)
             return SQLITE_OK
         }
@@ -81,7 +86,9 @@ package enum WALWriteVFS {
             WALWriteVFS.buffer(file).after { $0.pointee.pMethods.pointee.xTruncate($0, size) }
         }
         m.xSync = { file, flags in
-            WALWriteVFS.buffer(file).after { $0.pointee.pMethods.pointee.xSync($0, flags) }
+            let buffer = WALWriteVFS.buffer(file)
+            WALWriteVFS.walSyncs.withLock { $0[buffer.path, default: 0] += 1 }
+            return buffer.after { $0.pointee.pMethods.pointee.xSync($0, flags) }
         }
         m.xFileSize = { file, size in
             WALWriteVFS.buffer(file).after { $0.pointee.pMethods.pointee.xFileSize($0, size) }
@@ -140,8 +147,12 @@ final class WALBuffer {
     static let limit = 256 * 1024
     static let chunk = 64 * 1024
 
-    init(real: UnsafeMutablePointer<sqlite3_file>) {
+    /// The WAL file's path.
+    let path: String
+
+    init(real: UnsafeMutablePointer<sqlite3_file>, path: String) {
         self.real = real
+        self.path = path
         bytes.reserveCapacity(64 * 1024)
     }
 

@@ -1,4 +1,5 @@
 import SignetAuth
+import SignetCrypto
 import Foundation
 import SignetServer
 import SignetWebAuthn
@@ -87,5 +88,63 @@ import Testing
         #expect(parseFingerprint(String(repeating: "ab", count: 32))?.count == 32)
         #expect(parseFingerprint("AB:CD") == nil)
         #expect(parseFingerprint(String(repeating: "zz", count: 32)) == nil)
+    }
+}
+
+/// DESIGN.md, "Configuration and start-up": development mode only without a file and without
+/// SIGNET_ISSUER; the settings of step-up, sessions, limits, proxies and durability.
+@Suite struct DeploymentConfigurationTests {
+    @Test("SIGNET_ISSUER alone is no development server: without clients it refuses; with them there is no dev client and https is required")
+    func issuerFromEnvironment() throws {
+        #expect {
+            _ = try ConfigurationLoader.load(file: nil, environment: ["SIGNET_ISSUER": "https://auth.example.com"])
+        } throws: { "\($0)".contains("clients must list at least one client") || "\($0)".contains("origins") }
+        let env = [
+            "SIGNET_ISSUER": "https://auth.example.com", "SIGNET_RELYING_PARTY_ID": "example.com",
+            "SIGNET_RELYING_PARTY_ORIGINS": "https://example.com", "SIGNET_CLIENTS": #"[{"client_id": "mobile"}]"#,
+        ]
+        let c = try ConfigurationLoader.load(file: nil, environment: env)
+        #expect(!c.developmentMode && c.clients.map(\.id) == ["mobile"])
+        var http = env
+        http["SIGNET_ISSUER"] = "http://auth.example.com"
+        #expect { _ = try ConfigurationLoader.load(file: nil, environment: http) } throws: { "\($0)".contains("https") }
+        var offRP = env
+        offRP["SIGNET_RELYING_PARTY_ORIGINS"] = "https://example.org"
+        #expect { _ = try ConfigurationLoader.load(file: nil, environment: offRP) } throws: { "\($0)".contains("not the RP ID") }
+    }
+
+    @Test("the new settings load from the file and the environment")
+    func settings() throws {
+        let secret = Digest.sha256.hash(Array("s3cret".utf8))
+        let file = try ConfigurationTests.write("""
+            {"issuer": "https://auth.example.com", "relying_party": {"id": "example.com", "origins": ["https://example.com"]},
+             "clients": [{"client_id": "bank", "client_secret_hash": "sha256:\(Base64URL.encode(secret))", "audiences": ["https://bank.example.com"], "grants": []}],
+             "step_up": {"max_age": 120}, "tokens": {"refresh_token_absolute_ttl": 86400}, "audit": {"retention_days": 30},
+             "database_durability": "normal", "trusted_proxies": ["10.0.0.0/8", "::1"],
+             "rate_limits": {"enabled": true, "sign_up_per_ip": {"limit": 7, "window": 60}}}
+            """)
+        let c = try ConfigurationLoader.load(file: file, environment: ["SIGNET_RATE_LIMITS_ENABLED": "false", "SIGNET_STEP_UP_MAX_AGE": "90"])
+        #expect(c.stepUpMaxAge == 90 && c.refreshTokenAbsoluteLifetime == 86400 && c.auditRetentionDays == 30 && c.durability == "normal")
+        #expect(c.trustedProxies.map(\.description) == ["10.0.0.0/8", "0:0:0:0:0:0:0:1/128"])
+        #expect(!c.rateLimits.enabled && c.rateLimits.signUpPerIP == RateLimit(limit: 7, window: 60))
+        #expect(c.clients[0].secretHash == secret && c.clients[0].audiences == ["https://bank.example.com"] && c.clients[0].isConfidential)
+        // Behind trusted proxies every connection is a proxy's: the per-address cap is the pool's.
+        #expect(c.maxConnectionsPerIP == c.maxConnections)
+        #expect(try ConfigurationLoader.load(file: try ConfigurationTests.write(ConfigurationTests.valid), environment: [:]).maxConnectionsPerIP == 128)
+    }
+
+    @Test("bad new settings are refused with what to fix", arguments: [
+        (#""database_durability": "sometimes""#, "database_durability must be full or normal"),
+        (#""trusted_proxies": ["10.0.0.0/40"]"#, "trusted_proxies"),
+        (#""rate_limits": {"failures_per_ip": {"limit": 0, "window": 60}}"#, "rate_limits.failures_per_ip"),
+        (#""step_up": {"max_age": 0}"#, "step_up.max_age"),
+        (#""clients": [{"client_id": "x", "client_secret_hash": "plain"}]"#, "client_secret_hash"),
+    ])
+    func refused(_ setting: String, _ message: String) throws {
+        let file = try ConfigurationTests.write("""
+            {"issuer": "https://auth.example.com", "relying_party": {"id": "example.com", "origins": ["https://example.com"]},
+             "clients": [{"client_id": "mobile"}], \(setting)}
+            """.replacingOccurrences(of: #""clients": [{"client_id": "mobile"}], "clients""#, with: #""clients""#))
+        #expect { _ = try ConfigurationLoader.load(file: file, environment: [:]) } throws: { "\($0)".contains(message) }
     }
 }

@@ -141,3 +141,24 @@ import Testing
         #expect(CIDR(text) == nil)
     }
 }
+
+/// DESIGN.md, "Security rules": an unknown `kid` never costs more than one key reload per interval.
+@Suite struct UnknownKidTests {
+    @Test("a flood of tokens with made-up kids reloads the keys once per interval")
+    func reloadBound() throws {
+        let server = try TestServer()
+        let keys = server.app.service.keys
+        let start = keys.missReloads
+        for i in 0..<50 {
+            let header = Base64URL.encode(Array(#"{"alg":"ES256","typ":"at+jwt","kid":"made-up-\#(i)"}"#.utf8))
+            let token = header + "." + Base64URL.encode(Array(#"{"sub":"x"}"#.utf8)) + "." + Base64URL.encode(Array(repeating: 1, count: 64))
+            #expect(try server.get("/me/passkeys", headers: [("Authorization", "Bearer \(token)")]).status == 401)
+        }
+        #expect(keys.missReloads - start == 1)
+        // After the interval, one more.
+        server.clock.advance(6)
+        let header = Base64URL.encode(Array(#"{"alg":"ES256","typ":"at+jwt","kid":"made-up-again"}"#.utf8))
+        _ = try server.get("/me/passkeys", headers: [("Authorization", "Bearer \(header).e30.\(Base64URL.encode(Array(repeating: 1, count: 64)))")])
+        #expect(keys.missReloads - start == 2)
+    }
+}

@@ -165,4 +165,27 @@ import Testing
         let (kekStatus, kek) = try Self.run(["keys", "kek"])
         #expect(kekStatus == 0 && Base64URL.decode(kek.trimmingCharacters(in: .whitespacesAndNewlines))?.count == 32)
     }
+
+    @Test("SIGNET_ISSUER=https://auth.example.com signet serve without clients refuses to start, saying why")
+    func issuerWithoutClients() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-issuer-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--listen", "127.0.0.1:\(Self.freePort())"]
+        process.currentDirectoryURL = directory
+        process.environment = ["SIGNET_ISSUER": "https://auth.example.com", "SIGNET_RELYING_PARTY_ID": "example.com",
+                               "SIGNET_RELYING_PARTY_ORIGINS": "https://example.com", "PATH": "/usr/bin:/bin"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+        #expect(text.contains("clients must list at least one client"), "\(text)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("signet.db").path))
+    }
+
 }

@@ -245,6 +245,34 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(results.filter { (try? $0.get()) == .refused(.counterRegression(stored: 1)) }.count == 15)
     }
 
+    @Test("a rate-limit count is one atomic statement: 16 at once count 1 to 16; a new window starts over; keys and buckets apart", arguments: Backend.available)
+    func rateCounters(_ backend: Backend) throws {
+        let store = try backend.open()
+        let key = Array("198.51.100.7".utf8)
+        let counts = concurrently(16) { try store.count(bucket: "failures_ip", key: key, windowStart: 60_000) }
+        #expect(Set(counts.compactMap { try? $0.get() }) == Set(1...16))
+        #expect(try store.count(bucket: "failures_ip", key: key, windowStart: 120_000) == 1)
+        #expect(try store.count(bucket: "sign_up_ip", key: key, windowStart: 120_000) == 1)
+        #expect(try store.count(bucket: "failures_ip", key: Array("other".utf8), windowStart: 120_000) == 1)
+        #expect(try store.count(bucket: "failures_ip", key: key, windowStart: 120_000) == 2)
+    }
+
+    @Test("purge forgets old rate-limit windows and audit rows before the cut, keeping the rest in order", arguments: Backend.available)
+    func purge(_ backend: Backend) throws {
+        let store = try backend.open()
+        for at in [10, 20, 30, 40, 50] as [Int64] { try store.appendAudit(AuditEvent(at: at, kind: "sign_in", outcome: "success")) }
+        _ = try store.count(bucket: "b", key: [1], windowStart: 0)
+        _ = try store.count(bucket: "b", key: [2], windowStart: 100_000_000)
+        #expect(try store.purge(now: 100_000_000, auditBefore: 35) == 3)
+        #expect(try store.auditEvents(limit: 10).map(\.at) == [50, 40])
+        // The old window is gone (it counts from 1 again); the recent one is kept.
+        #expect(try store.count(bucket: "b", key: [1], windowStart: 0) == 1)
+        #expect(try store.count(bucket: "b", key: [2], windowStart: 100_000_000) == 2)
+        // Nothing new enough: every row goes.
+        #expect(try store.purge(now: 100_000_000, auditBefore: 1000) == 2)
+        #expect(try store.auditEvents(limit: 10).isEmpty)
+    }
+
     @Test("of 32 concurrent uses of one session exactly one wins", arguments: Backend.available)
     func singleUse(_ backend: Backend) throws {
         let store = try backend.open()

@@ -85,3 +85,28 @@ import Testing
         #expect(WALWriteVFS.commitCount > commitsBefore + 50)
     }
 }
+
+/// DESIGN.md, "Reliability rules": with SQLite, every write transaction reaches the disk before
+/// it returns (`synchronous=FULL`), unless a deployment opts into `normal`.
+@Suite struct DurabilityTests {
+    @Test("durable: each write transaction's commit syncs the WAL once before it returns; normal: never")
+    func syncPerCommit() throws {
+        for durable in [true, false] {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("signet-sync-\(UUID().uuidString).db").path
+            defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+            // No background checkpoint during the count (it syncs too).
+            let store = try SQLStore(path: path, durable: durable, checkpointInterval: 3600)
+            try store.appendAudit(AuditEvent(at: 0, kind: "warm", outcome: "success"))
+            for i in 1...20 {
+                let before = WALWriteVFS.walSyncCount(path)
+                try store.appendAudit(AuditEvent(at: Int64(i), kind: "sign_in", outcome: "success"))
+                // Counted when the commit has returned: the sync was inside it.
+                #expect(WALWriteVFS.walSyncCount(path) - before == (durable ? 1 : 0), "durable \(durable), commit \(i)")
+            }
+            // A read-only transaction syncs nothing.
+            let before = WALWriteVFS.walSyncCount(path)
+            _ = try store.auditEvents(limit: 5)
+            #expect(WALWriteVFS.walSyncCount(path) == before)
+        }
+    }
+}
