@@ -13,6 +13,8 @@ public actor SignetClient {
     let deviceKeys: (any DeviceKeyStore)?
     let tokens: any TokenStore
     let session: URLSession
+    /// Access tokens for resource servers, minted from the refresh token (``accessToken(audience:)``).
+    var audienceTokens: [String: (token: String, expiresAt: Date)] = [:]
 
     public init(baseURL: URL, clientID: String, passkeys: any PasskeyProvider, deviceKeys: (any DeviceKeyStore)? = nil,
                 tokens: any TokenStore, session: URLSession = .shared) {
@@ -68,14 +70,60 @@ public actor SignetClient {
         return SignetError(.invalidResponse, status: answer.status, "HTTP \(answer.status) without an error body")
     }
 
-    /// A call with the stored access token; a 401 triggers one refresh and one retry.
+    /// A call with the stored access token. A 401 `step_up_required` (RFC 9470: the change needs
+    /// a fresh passkey check) runs ``stepUp()`` and retries once; any other 401 refreshes once and
+    /// retries (and steps up then, if the retry asks for it).
     func authorized(_ method: String, _ path: String, body: (any Encodable)? = nil) async throws -> Answer {
         guard let stored = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
-        let first = try await send(method, path, body: body, bearer: stored.accessToken)
-        guard first.status == 401 else { return first }
-        try await refresh()
-        guard let renewed = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
-        return try await send(method, path, body: body, bearer: renewed.accessToken)
+        var answer = try await send(method, path, body: body, bearer: stored.accessToken)
+        var refreshed = false
+        var steppedUp = false
+        while answer.status == 401 {
+            if Self.error(answer).code == .stepUpRequired {
+                guard !steppedUp else { break }
+                steppedUp = true
+                try await stepUp()
+            } else {
+                guard !refreshed else { break }
+                refreshed = true
+                try await refresh()
+            }
+            guard let renewed = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
+            answer = try await send(method, path, body: body, bearer: renewed.accessToken)
+        }
+        return answer
+    }
+
+    /// A step-up (RFC 9470): a sign-in with one of the signed-in account's own passkeys, which
+    /// gives the session fresh tokens whose `auth_time` is now. The SDK runs it by itself when the
+    /// server answers `step_up_required`; an app may call it before a sensitive screen.
+    public func stepUp() async throws {
+        guard let stored = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
+        let start = try decode(PasskeyChallengeResponse.self, try await send("POST", "passkey/challenge",
+            body: PasskeyChallengeRequest(client_id: clientID), bearer: stored.accessToken))
+        let credential = try await passkeys.assertPasskey(start.authn_params_public_key)
+        _ = try await exchange(session: start.auth_session, credential: credential)
+        audienceTokens = [:]
+        // The step-up started a new session; the one it replaces ends.
+        if let old = stored.refreshToken {
+            _ = try? await send("POST", "oauth/revoke", body: RevokeRequest(token: old, token_type_hint: "refresh_token", client_id: clientID))
+        }
+    }
+
+    /// An access token for a resource server (`audience`, one of the client's), minted from the
+    /// refresh token and kept until shortly before it expires: one token per audience, so a token
+    /// for one API never opens another, nor Signet's account API.
+    public func accessToken(audience: String) async throws -> String {
+        if let cached = audienceTokens[audience], cached.expiresAt > Date().addingTimeInterval(30) { return cached.token }
+        guard let stored = try tokens.load(), let refreshToken = stored.refreshToken else { throw SignetError(.notSignedIn, "no refresh token") }
+        let answer = try await send("POST", "oauth/token", body: TokenRequest(
+            grant_type: GrantType.refreshToken, client_id: clientID, refresh_token: refreshToken, audience: audience))
+        let response = try decode(TokenResponse.self, answer)
+        var renewed = stored
+        renewed.refreshToken = response.refresh_token ?? refreshToken
+        try tokens.save(renewed)
+        audienceTokens[audience] = (response.access_token, Date().addingTimeInterval(TimeInterval(response.expires_in)))
+        return response.access_token
     }
 
     // MARK: sign-up, sign-in, session
@@ -127,6 +175,7 @@ public actor SignetClient {
 
     /// Revokes the refresh token (and its family) and forgets the session.
     public func signOut() async throws {
+        audienceTokens = [:]
         if let refreshToken = try tokens.load()?.refreshToken {
             _ = try? await send("POST", "oauth/revoke", body: RevokeRequest(token: refreshToken, token_type_hint: "refresh_token", client_id: clientID))
         }

@@ -137,7 +137,7 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["tokens", "id_token_ttl"], range: 30...86400) { c.idTokenLifetime = v }
         if let v = try int(tree, ["tokens", "refresh_token_ttl"], range: 60...(400 * 86400)) { c.refreshTokenLifetime = v }
         if let v = try int(tree, ["tokens", "refresh_token_absolute_ttl"], range: 60...(3650 * 86400)) { c.refreshTokenAbsoluteLifetime = v }
-        if let v = try int(tree, ["step_up", "max_age"], range: 10...86400) { c.stepUpMaxAge = v }
+        if let v = try int(tree, ["step_up", "max_age"], range: 1...86400) { c.stepUpMaxAge = v }
         if let v = try int(tree, ["audit", "retention_days"], range: 1...36500) { c.auditRetentionDays = v }
         if let v = try string(tree, ["database_durability"]) {
             guard ["full", "normal"].contains(v) else { throw ConfigurationError("database_durability must be full or normal") }

@@ -16,8 +16,10 @@ enum AuthenticatorCommand {
           signup --email EMAIL [--name NAME]   create an account with a new passkey
           signin [--username EMAIL]            sign in (discoverable without --username)
           passkeys                             list the account's passkeys
-          enroll-device-key [--name NAME]      enrol this "phone"'s device key
+          enroll-device-key [--name NAME]      enrol this "phone"'s device key (steps up with the passkey when the sign-in is old)
           approve ACTION_JSON                  approve an action, e.g. '{"type":"payment","amount":200}'
+          step-up                              a fresh passkey check: new tokens whose auth_time is now
+          token --audience AUD                 an access token for a resource server, minted from the refresh token
         """
 
     /// The state file: the authenticator's credentials, the device key and the session.
@@ -71,7 +73,7 @@ enum AuthenticatorCommand {
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let command = args.first, ["signup", "signin", "passkeys", "enroll-device-key", "approve"].contains(command) else {
+        guard let command = args.first, ["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token"].contains(command) else {
             return usageError(usage)
         }
         var parsed: [String: String] = [:]
@@ -110,6 +112,12 @@ enum AuthenticatorCommand {
             case "passkeys":
                 let list = try await client.passkeys()
                 return .object(["ok": .bool(true), "passkeys": try encode(list)])
+            case "step-up":
+                try await client.stepUp()
+                return .object(["ok": .bool(true)])
+            case "token":
+                guard let audience = options["audience"] else { throw SignetError(.invalidResponse, "token needs --audience") }
+                return .object(["ok": .bool(true), "access_token": .string(try await client.accessToken(audience: audience))])
             case "enroll-device-key":
                 let key = try await client.enrollDeviceKey(name: options["name"] ?? "signet authenticator")
                 return .object(["ok": .bool(true), "device_key": try encode(key)])

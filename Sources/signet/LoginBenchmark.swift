@@ -23,6 +23,8 @@ struct LoginBenchmark {
     var rate: Double?
     /// Threads of the load generator's event loops (default: one per processor).
     var clientThreads: Int?
+    /// The own server's SQLite durability: `full` (the default), `normal`, or `both` (one run each).
+    var durability = "full"
 
     static func run(_ args: [String]) -> Int32 {
         var bench = LoginBenchmark()
@@ -38,15 +40,27 @@ struct LoginBenchmark {
             case "--rate": bench.rate = rest.next().flatMap(Double.init)
             case "--client-threads": bench.clientThreads = rest.next().flatMap(Int.init) ?? 0
             case "--json": bench.json = true
-            default: return usageError("usage: signet bench login [--url URL] [--concurrency N] [--duration S] [--client-id ID] [--origin ORIGIN] [--idle-connections N] [--rate PER_S] [--client-threads N] [--json]")
+            case "--durability": bench.durability = rest.next() ?? ""
+            default: return usageError("usage: signet bench login [--url URL] [--concurrency N] [--duration S] [--client-id ID] [--origin ORIGIN] [--idle-connections N] [--rate PER_S] [--client-threads N] [--durability full|normal|both] [--json]")
             }
         }
         guard bench.concurrency > 0, bench.duration > 0, bench.idleConnections >= 0, (bench.clientThreads ?? 1) > 0 else {
             return usageError("--concurrency, --duration, --idle-connections and --client-threads must be positive")
         }
+        guard ["full", "normal", "both"].contains(bench.durability) else { return usageError("--durability must be full, normal or both") }
         do {
-            let report = try bench.measure()
-            print(bench.json ? report.json.serialized : report.text)
+            // With both, one run each, the durable default first; JSON: one object per mode.
+            var reports: [(String, Report)] = []
+            for mode in bench.durability == "both" ? ["full", "normal"] : [bench.durability] {
+                var run = bench
+                run.durability = mode
+                reports.append((mode, try run.measure()))
+            }
+            if bench.json {
+                print(reports.count == 1 ? reports[0].1.json.serialized : JSONValue.object(Dictionary(uniqueKeysWithValues: reports.map { ($0.0, $0.1.json) })).serialized)
+            } else {
+                for (mode, report) in reports { print((reports.count > 1 ? "durability \(mode):\n" : "") + report.text) }
+            }
             return 0
         } catch {
             FileHandle.standardError.write(Data("bench login: \(error)\n".utf8))
@@ -173,7 +187,12 @@ struct LoginBenchmark {
         } else {
             do {
                 // A development server of its own, in a temporary directory.
-                own = try LoopbackProcess(executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()) { ["serve", "--listen", "127.0.0.1:\($0)"] }
+                // Rate limits off (a load test is one address signing up and in many times).
+                var environment = ProcessInfo.processInfo.environment
+                environment["SIGNET_RATE_LIMITS_ENABLED"] = "false"
+                environment["SIGNET_DATABASE_DURABILITY"] = durability
+                own = try LoopbackProcess(executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(), arguments: { ["serve", "--listen", "127.0.0.1:\($0)"] },
+                                          environment: environment)
             } catch {
                 throw Failure(description: "the development server did not start")
             }

@@ -3,6 +3,7 @@ import Foundation
 import SignetServer
 import SignetStore
 import SignetWebAuthn
+import SignetCrypto
 
 /// `signet serve`: runs the server until SIGTERM or SIGINT, then drains and exits 0.
 enum ServeCommand {
@@ -105,8 +106,19 @@ enum KeysCommand {
     }
 }
 
-import SignetCrypto
 
 enum SecureRandomBytes {
     static func make(_ n: Int) -> [UInt8] { SecureRandom.bytes(n) }
+}
+
+/// `signet client-secret`: a new secret for a confidential client (32 random bytes) and the line
+/// that configures it; the configuration keeps only the secret's SHA-256.
+enum ClientSecretCommand {
+    static func run(_ args: [String]) -> Int32 {
+        guard args.isEmpty else { return usageError("usage: signet client-secret") }
+        let secret = Base64URL.encode(SecureRandom.bytes(32))
+        print("client_secret: \(secret)")
+        print("\"client_secret_hash\": \"sha256:\(Base64URL.encode(Digest.sha256.hash(Array(secret.utf8))))\"")
+        return 0
+    }
 }

@@ -14,7 +14,8 @@ let usage = """
       keys rotate [--config signet.json] [--database sqlite:PATH]
                      add a token-signing key; the old one stays published until its tokens expire
       keys kek       print a new key-encryption key for SIGNET_KEK
-      authenticator signup|signin|passkeys|enroll-device-key|approve --state FILE [--url URL]
+      client-secret  print a new confidential client's secret, and the client_secret_hash line for signet.json
+      authenticator signup|signin|passkeys|enroll-device-key|approve|step-up|token --state FILE [--url URL]
                      play the phone: a software authenticator and device key driven through the SDK
       verify registration|authentication FILE.json [--anchors PEM] [--now ISO8601]
                      verify one WebAuthn response and print the result as JSON
@@ -31,6 +32,8 @@ case "origin":
     exit(OriginCommand.run(Array(arguments.dropFirst())))
 case "keys":
     exit(KeysCommand.run(Array(arguments.dropFirst())))
+case "client-secret":
+    exit(ClientSecretCommand.run(Array(arguments.dropFirst())))
 case "authenticator":
     exit(AuthenticatorCommand.run(Array(arguments.dropFirst())))
 case "verify":

@@ -13,9 +13,10 @@ final class ServerProcess: @unchecked Sendable {
     var port: UInt16 { server.port }
     var directory: URL { server.directory }
 
-    init() throws {
+    init(environment: [String: String] = [:]) throws {
         do {
-            server = try LoopbackProcess(executable: Self.binary) { ["serve", "--listen", "127.0.0.1:\($0)"] }
+            server = try LoopbackProcess(executable: Self.binary, arguments: { ["serve", "--listen", "127.0.0.1:\($0)"] },
+                                         environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 })
         } catch {
             throw SignetError(.unreachable, "signet serve did not start")
         }
@@ -43,6 +44,29 @@ struct App {
 let payment = JSONDocument.object(["type": .string("payment"), "amount": .number(200), "currency": .string("EUR"), "to": .string("DE89370400440532013000")])
 
 @Suite struct SDKTests {
+    @Test("a sensitive call with a stale session steps up with a passkey by itself and succeeds; a token per audience")
+    func stepUpByItself() async throws {
+        let server = try ServerProcess(environment: ["SIGNET_STEP_UP_MAX_AGE": "1"])
+        let app = try App(server)
+        try await app.client.signUp(email: "stale@signet.test")
+        // The session's sign-in must be older than max_age (1 s): this waits for time itself.
+        try await Task.sleep(nanoseconds: 2_100_000_000)
+        let stale = try #require(try app.tokens.load()).accessToken
+        let raw = try HTTPClient(port: server.port).send("POST", "/me/passkeys/options", headers: [("Authorization", "Bearer \(stale)")], body: Array("{}".utf8))
+        #expect(raw.status == 401 && raw.text.contains("step_up_required"))
+        // The SDK answers step_up_required with a passkey step-up and retries once.
+        let key = try await app.client.enrollDeviceKey(name: "Phone")
+        #expect(key.name == "Phone")
+        #expect(try #require(try app.tokens.load()).accessToken != stale)
+        // One token per audience, minted from the refresh token; the account API refuses it.
+        let api = try await app.client.accessToken(audience: "http://localhost:\(server.port)/api")
+        #expect(try await app.client.accessToken(audience: "http://localhost:\(server.port)/api") == api)
+        let refused = try HTTPClient(port: server.port).send("GET", "/me/passkeys", headers: [("Authorization", "Bearer \(api)")])
+        #expect(refused.status == 401 && refused.text.contains("token_audience_invalid"))
+        #expect(try await app.client.passkeys().count == 1)
+        await #expect(throws: SignetError(.audienceNotAllowed, "")) { try await app.client.accessToken(audience: "https://evil.example") }
+    }
+
     @Test("every flow end to end against signet serve")
     func flows() async throws {
         let server = try ServerProcess()

@@ -27,7 +27,11 @@ final class Cluster: @unchecked Sendable {
     var environment: [String: String] {
         var env = ProcessInfo.processInfo.environment
         env["SIGNET_KEK"] = kek
+        // An issuer makes it a deployment (no development mode): its client and origins are given.
         env["SIGNET_ISSUER"] = "http://localhost:8080"
+        env["SIGNET_CLIENTS"] = #"[{"client_id": "dev"}]"#
+        // 64-way races from one address: rate limits off, as for any load test.
+        env["SIGNET_RATE_LIMITS_ENABLED"] = "false"
         env["SIGNET_RELYING_PARTY_ORIGINS"] = Cluster.origin
         env["SIGNET_ACCESS_LOG"] = "false"
         env["SIGNET_LIMITS_REQUEST_DEADLINE"] = "5"
