@@ -10,16 +10,17 @@ public final class SQLStore: Store, @unchecked Sendable {
     public let backend: String
 
     /// Opens (creating if needed) the SQLite database at `path` and applies pending migrations.
-    /// With `durable` (the default) every commit syncs the WAL before it returns
-    /// (`synchronous=FULL`), so what was answered survives a power cut; without it the last
-    /// commits before a power cut may be lost (`NORMAL`; a process crash loses nothing either way).
+    /// With `durable` (the default) every write is synced to disk before the call that made it
+    /// returns (group commit: concurrent writes share one sync, ``GroupSync``), so what was
+    /// answered survives a power cut; without it the last commits before a power cut may be lost
+    /// (a process crash loses nothing either way).
     public convenience init(path: String, durable: Bool = true) throws(StoreError) {
         try self.init(path: path, durable: durable, checkpointInterval: 0.25)
     }
 
     /// With the background checkpoint every `checkpointInterval` seconds (tests set it long).
     package convenience init(path: String, durable: Bool, checkpointInterval: Double) throws(StoreError) {
-        try self.init(pool: try SQLitePool(path: path, interval: checkpointInterval, synchronous: durable ? "FULL" : "NORMAL"), backend: "sqlite",
+        try self.init(pool: try SQLitePool(path: path, interval: checkpointInterval, durable: durable), backend: "sqlite",
                       schema: Schema.migrations(blob: "BLOB", clustered: " WITHOUT ROWID", serial: "INTEGER PRIMARY KEY AUTOINCREMENT", sqlite: true))
     }
 
@@ -30,6 +31,9 @@ public final class SQLStore: Store, @unchecked Sendable {
         try self.init(pool: try PostgresPool(url: url, size: connections), backend: "postgres",
                       schema: Schema.migrations(blob: "BYTEA", serial: "BIGSERIAL PRIMARY KEY"))
     }
+
+    /// Syncs made for durable commits (SQLite; 0 elsewhere).
+    package var durableSyncs: Int { (pool as? SQLitePool)?.groupSync?.syncs ?? 0 }
 
     init(pool: any SessionPool, backend: String, schema: [(version: Int, sql: String)]) throws(StoreError) {
         self.pool = pool

@@ -129,6 +129,8 @@ final class SQLiteConnection {
 
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(db)) }
+    /// Rows changed by every statement since the connection opened.
+    var totalChanges: Int64 { sqlite3_total_changes64(db) }
 
     /// The last statements used, by their text's length: a statement text the store keeps in a
     /// constant is the same string every time, and comparing a string with itself costs nothing,

@@ -19,10 +19,14 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
     private let checkpointer: SQLiteConnection
     private let queue = DispatchQueue(label: "signet.sqlite.checkpoint", qos: .utility)
     private let timer: any DispatchSourceTimer
+    /// With durability: every write is on disk before ``withSession(_:)`` returns (group commit).
+    let groupSync: GroupSync?
 
-    init(path: String, interval: TimeInterval = 0.25, synchronous: String = "FULL") throws(StoreError) {
-        connection = try SQLiteConnection(path: path, autoCheckpoint: false, synchronous: synchronous)
-        let checkpointer = try SQLiteConnection(path: path, synchronous: synchronous)
+    init(path: String, interval: TimeInterval = 0.25, durable: Bool = true) throws(StoreError) {
+        // Commits append to the WAL without a sync; ``GroupSync`` makes them durable outside the lock.
+        connection = try SQLiteConnection(path: path, autoCheckpoint: false, synchronous: "NORMAL")
+        let checkpointer = try SQLiteConnection(path: path, synchronous: "NORMAL")
+        groupSync = durable ? GroupSync(databasePath: path) : nil
         self.checkpointer = checkpointer
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
@@ -47,8 +51,19 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
 
     func withSession<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T {
         lock.lock()
-        defer { lock.unlock() }
-        return try body(connection)
+        let before = connection.totalChanges
+        let result: T
+        do {
+            result = try body(connection)
+        } catch {
+            lock.unlock()
+            throw error
+        }
+        // A write: its number, taken in commit order, then the wait for its sync without the lock.
+        let number = groupSync != nil && connection.totalChanges != before ? groupSync!.commit() : 0
+        lock.unlock()
+        if number > 0 { try groupSync!.waitUntilDurable(number) }
+        return result
     }
 }
 

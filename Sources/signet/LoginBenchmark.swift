@@ -187,9 +187,11 @@ struct LoginBenchmark {
         } else {
             do {
                 // A development server of its own, in a temporary directory.
-                // Rate limits off (a load test is one address signing up and in many times).
+                // Rate limits off and no per-address connection cap: a load test is one address
+                // signing up and in many times, and holding 1,000 idle connections.
                 var environment = ProcessInfo.processInfo.environment
                 environment["SIGNET_RATE_LIMITS_ENABLED"] = "false"
+                environment["SIGNET_LIMITS_MAX_CONNECTIONS_PER_IP"] = "4096"
                 environment["SIGNET_DATABASE_DURABILITY"] = durability
                 own = try LoopbackProcess(executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(), arguments: { ["serve", "--listen", "127.0.0.1:\($0)"] },
                                           environment: environment)

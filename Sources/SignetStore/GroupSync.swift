@@ -1,0 +1,70 @@
+import Foundation
+import SignetAuth
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Group commit for a durable SQLite database: every write transaction is on disk before the
+/// store call that made it returns, and concurrent commits share one `fdatasync` of the WAL.
+///
+/// The connection runs with `synchronous=NORMAL`: a commit appends its frames to the WAL (one
+/// write, ``WALWriteVFS``) without syncing, so the store lock is never held through a disk flush.
+/// Each commit then takes a number, and after the lock is released waits until a sync that
+/// started after its commit has finished; whoever finds no sync running starts one, which covers
+/// every commit numbered before it began. `fdatasync` on a descriptor of the WAL file flushes the
+/// file's data whoever wrote it. With frames and the header that names them on disk, recovery
+/// finds the commit (SQLite file format §4.3); checkpoints still sync the WAL before copying it and
+/// the database before the WAL is reused, as SQLite does with `NORMAL`.
+final class GroupSync: @unchecked Sendable {
+    private let walPath: String
+    /// Numbers handed to commits, in commit order (taken under the store lock).
+    private let committed = Atomic<Int>(0)
+    /// Guards the fields below and wakes the waiters when a sync ends.
+    private let condition = NSCondition()
+    private var synced = 0
+    private var syncing = false
+    private var descriptor: Int32 = -1
+    /// Syncs made (for tests and the benchmark).
+    private let syncCount = Atomic<Int>(0)
+    var syncs: Int { syncCount.load(ordering: .relaxed) }
+
+    init(databasePath: String) {
+        walPath = databasePath + "-wal"
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// A number for a commit that has just returned; call with the store lock held.
+    func commit() -> Int { committed.add(1, ordering: .sequentiallyConsistent).newValue }
+
+    /// Returns once commit `number` is on disk.
+    func waitUntilDurable(_ number: Int) throws(StoreError) {
+        condition.lock()
+        defer { condition.unlock() }
+        while synced < number {
+            guard !syncing else {
+                condition.wait()
+                continue
+            }
+            // Lead: one sync for every commit numbered before it starts.
+            let target = committed.load(ordering: .sequentiallyConsistent)
+            syncing = true
+            if descriptor < 0 { descriptor = open(walPath, O_RDONLY | O_CLOEXEC) }
+            let fd = descriptor
+            condition.unlock()
+            let ok = fd >= 0 && fdatasync(fd) == 0
+            let code = errno
+            condition.lock()
+            syncing = false
+            if ok {
+                synced = max(synced, target)
+                syncCount.add(1, ordering: .relaxed)
+            }
+            condition.broadcast()
+            guard ok else { throw StoreError(.unavailable, "cannot sync \(walPath): errno \(code)") }
+        }
+    }
+}
