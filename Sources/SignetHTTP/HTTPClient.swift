@@ -26,14 +26,17 @@ public final class HTTPClient: @unchecked Sendable {
 
     let host: String
     let port: UInt16
+    /// The local address to connect from (another loopback address, for per-address tests).
+    let source: String?
     private var fd: Int32 = -1
     private var buffer: [UInt8] = []
     public var timeout: TimeInterval
 
-    public init(host: String = "127.0.0.1", port: UInt16, timeout: TimeInterval = 10) {
+    public init(host: String = "127.0.0.1", port: UInt16, timeout: TimeInterval = 10, source: String? = nil) {
         self.host = host
         self.port = port
         self.timeout = timeout
+        self.source = source
     }
 
     deinit { close() }
@@ -57,6 +60,16 @@ public final class HTTPClient: @unchecked Sendable {
         setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
         setsockopt(s, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            guard bound == 0 else {
+                Glibc.close(s)
+                throw Failure(description: "bind to \(source) failed (errno \(errno))")
+            }
+        }
         let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         guard rc == 0 else {
             Glibc.close(s)

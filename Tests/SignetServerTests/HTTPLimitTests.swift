@@ -244,4 +244,23 @@ import Testing
         #expect(response.status == 400)
         #expect(try server.get("/healthz").status == 200)
     }
+
+    @Test("one address holding its whole cap (128 of 4,096 by default) cannot starve another: the rest are refused, others are served")
+    func abusiveAddress() throws {
+        let server = try TestServer(.socket)
+        #expect(server.app.configuration.maxConnectionsPerIP == 128)
+        var held: [HTTPClient] = []
+        var refused = 0
+        for _ in 0..<160 {
+            let client = HTTPClient(port: server.port, timeout: 2, source: "127.0.0.2")
+            if (try? client.send("GET", "/healthz").status) == 200 { held.append(client) } else { refused += 1 }
+        }
+        #expect(held.count == 128 && refused == 32, "held \(held.count), refused \(refused)")
+        // Another address is served at once, while the first keeps all 128 open.
+        let start = Date()
+        for _ in 0..<20 { #expect(try HTTPClient(port: server.port, timeout: 2, source: "127.0.0.3").send("GET", "/healthz").status == 200) }
+        #expect(Date().timeIntervalSince(start) < 2)
+        for client in held { client.close() }
+    }
+
 }
