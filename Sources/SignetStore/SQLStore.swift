@@ -190,7 +190,7 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     /// Thrown inside ``completeSignIn(_:writes:)``'s transaction to roll it back when the sign-in
     /// is refused; never leaves it.
-    private static let refusal = StoreError(.internalError, "sign_in_refused")
+    private static let refusal = StoreError(StoreError.Code(rawValue: "sign_in_refused"), "the guarded use refused the sign-in")
 
     public func completeSignIn(_ use: SignInUse, writes: [StoreWrite]) throws(StoreError) -> SignInOutcome {
         var refused: UseRefusal?

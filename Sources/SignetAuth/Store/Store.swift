@@ -30,7 +30,8 @@ public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
     }
 
     public var description: String { "\(code.rawValue): \(detail)" }
-    public static func == (lhs: StoreError, rhs: StoreError) -> Bool { lhs.code == rhs.code && lhs.detail == rhs.detail }
+    /// Equal by code: the detail is for logs, never for comparing.
+    public static func == (lhs: StoreError, rhs: StoreError) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
