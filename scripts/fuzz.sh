@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzing of Signet's parsers (CBOR, authenticator data, attestation objects, client data,
-# JSON, COSE keys, assertions, base64url).
+# JSON, COSE keys, assertions, base64url; form bodies, Basic credentials, Forwarded chains, CIDRs,
+# sealed auth sessions).
 #   scripts/fuzz.sh run [SECONDS]   libFuzzer with AddressSanitizer/LeakSanitizer (default 600 s)
 #   scripts/fuzz.sh replay          replay the seed corpus and any saved corpus with a plain build
 # Seeds are made from the WebAuthn fixtures into .fuzz/seeds; the corpus grows in .fuzz/corpus.

@@ -108,7 +108,7 @@ public struct CIDR: Sendable, Equatable, CustomStringConvertible {
 
     /// The bytes of a dotted IPv4 or a colon IPv6 address (`::` allowed; an IPv4-mapped address
     /// becomes its IPv4 form, as a dual-stack socket reports it).
-    static func parse(_ text: String) -> [UInt8]? {
+    package static func parse(_ text: String) -> [UInt8]? {
         if !text.contains(":") {
             let parts = text.split(separator: ".", omittingEmptySubsequences: false)
             guard parts.count == 4 else { return nil }
@@ -134,7 +134,7 @@ public struct CIDR: Sendable, Equatable, CustomStringConvertible {
         return all.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xff)] }
     }
 
-    static func format(_ bytes: [UInt8]) -> String {
+    package static func format(_ bytes: [UInt8]) -> String {
         bytes.count == 4 ? bytes.map(String.init).joined(separator: ".")
             : stride(from: 0, to: 16, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(separator: ":")
     }

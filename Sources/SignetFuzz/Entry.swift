@@ -1,4 +1,5 @@
 import Foundation
+import SignetAuth
 import SignetWebAuthn
 
 #if SIGNET_LIBFUZZER
@@ -78,6 +79,19 @@ enum FuzzReplay {
             if let key = field(json["credential_public_key"]) ?? field(json["expect"]?["credential_public_key"]) { try write(.coseKey, key) }
             if let challenge = json["expected_challenge"]?.string { try write(.base64url, Array(challenge.utf8)) }
         }
+        // The adapter's parsers, seeded with what real requests carry.
+        for form in ["grant_type=refresh_token&client_id=app&refresh_token=abc%2Bdef", "a=%7B%22b%22%3A1%7D&c=", "x=%zz&=&&"] {
+            try write(.form, Array(form.utf8))
+        }
+        for basic in ["Basic YmFuazpzM2NyZXQ=", "basic Ym9i", "Basic Oj%41"] { try write(.basicAuthorization, Array(basic.utf8)) }
+        for header in [#"for=192.0.2.60;proto=https, for="[2001:db8::17]:4711""#, "198.51.100.1, 10.1.2.3", #"for=unknown;by="_hidden""#] {
+            try write(.forwarded, Array(header.utf8))
+        }
+        for cidr in ["10.0.0.0/8", "2001:db8::/32", "::ffff:127.0.0.1", "::1", "0.0.0.0/0"] { try write(.cidr, Array(cidr.utf8)) }
+        let session = AuthSession(
+            id: Array(repeating: 1, count: 16), kind: .stepUp, clientID: "app", challenge: Array(repeating: 2, count: 32), userID: "u", userHandle: [3],
+            email: "a@b.c", name: "A", allowCredentials: [[4, 5]], requireUserVerification: true, expiresAt: 1_800_000_000_000)
+        if let plain = SessionSealer.encode(session) { try write(.sealedSession, plain) }
         print("wrote \(n) seeds to \(out.path)")
     }
 }

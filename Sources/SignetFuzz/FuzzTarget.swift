@@ -1,4 +1,6 @@
 import Foundation
+import SignetAuth
+import SignetServer
 import SignetWebAuthn
 
 /// One fuzz input: the first byte picks the parser, the rest is its input. Every parser must
@@ -17,6 +19,8 @@ enum FuzzTarget {
     /// Parsers by selector byte.
     enum Kind: UInt8, CaseIterable {
         case cbor = 0, authenticatorData, attestationObject, clientData, json, coseKey, assertion, base64url
+        // The HTTP adapter's and the ceremony layer's own parsers.
+        case form, basicAuthorization, forwarded, cidr, sealedSession
     }
 
     static func run(_ input: [UInt8]) {
@@ -46,6 +50,25 @@ enum FuzzTarget {
         case .base64url:
             if let bytes = Base64URL.decode(bytes: body, canonical: true) {
                 precondition(Base64URL.decode(Base64URL.encode(bytes)) == bytes, "base64url round trip changed the bytes")
+            }
+        case .form: _ = try? Wire.formToJSON(body)
+        case .basicAuthorization:
+            let text = String(decoding: body, as: UTF8.self)
+            _ = SignetService.basicCredentials(text)
+            _ = SignetService.basicCredentials("Basic " + Data(body).base64EncodedString())
+        case .forwarded:
+            let text = String(decoding: body, as: UTF8.self)
+            precondition(SignetService.forwardedChain(forwarded: text, xForwardedFor: nil).count <= 32 * 64, "unbounded Forwarded chain")
+            for address in SignetService.forwardedChain(forwarded: nil, xForwardedFor: text) { _ = CIDR(address)?.contains(address) }
+        case .cidr:
+            if let cidr = CIDR(String(decoding: body, as: UTF8.self)) {
+                // A network contains its own address, and prints as something that parses back.
+                precondition(cidr.contains(CIDR.format(cidr.address)), "a network does not contain its own address")
+                precondition(CIDR(cidr.description) != nil, "CIDR round trip failed")
+            }
+        case .sealedSession:
+            if let session = SessionSealer.decode(body) {
+                precondition(SessionSealer.encode(session).flatMap(SessionSealer.decode) == session, "session round trip changed it")
             }
         }
     }

@@ -29,16 +29,23 @@ extension SignetService {
 
     /// `Authorization: Basic` with the form-encoded client ID and secret (RFC 6749 §2.3.1).
     func authenticatedClient(_ request: HTTPRequest) throws -> ClientConfiguration {
-        guard let header = request.header("authorization"), header.count > 6, header.prefix(6).lowercased() == "basic ",
-              let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
-              let id = Wire.percentDecode(Array(text[..<colon].utf8)[...]), let secret = Wire.percentDecode(Array(text[text.index(after: colon)...].utf8)[...])
-        else {
+        guard let (id, secret) = request.header("authorization").flatMap(Self.basicCredentials) else {
             var error = AuthError(.clientSecretInvalid, "no Authorization: Basic client credentials", publicDetail: "client authentication (client_secret_basic) is required")
             error.challenge = #"Basic realm="signet""#
             throw error
         }
         return try ceremonies.authenticateClient(id: id, secret: secret)
+    }
+
+    /// The client ID and secret of an `Authorization: Basic` value (RFC 7617 §2, with RFC 6749
+    /// §2.3.1's form encoding of both); `nil` for anything else.
+    package static func basicCredentials(_ header: String) -> (id: String, secret: String)? {
+        guard header.utf8.count <= 4096, header.count > 6, header.prefix(6).lowercased() == "basic ",
+              let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
+              let id = Wire.percentDecode(Array(text[..<colon].utf8)[...]), let secret = Wire.percentDecode(Array(text[text.index(after: colon)...].utf8)[...])
+        else { return nil }
+        return (id, secret)
     }
 
     /// The client's address: the socket's peer, or, when the peer is one of `trusted_proxies`, the
@@ -47,9 +54,20 @@ extension SignetService {
     func clientAddress(_ request: HTTPRequest) -> String {
         let proxies = configuration.trustedProxies
         guard !proxies.isEmpty, proxies.contains(where: { $0.contains(request.remoteAddress) }) else { return request.remoteAddress }
+        let chain = Self.forwardedChain(forwarded: request.header("forwarded"), xForwardedFor: request.header("x-forwarded-for"))
+        for address in chain.reversed() where !address.isEmpty {
+            guard CIDR(address) != nil else { return request.remoteAddress }
+            if !proxies.contains(where: { $0.contains(address) }) { return address }
+        }
+        return request.remoteAddress
+    }
+
+    /// The addresses a proxy chain names, client first: the `for=` of `Forwarded` (RFC 7239 §4,
+    /// without port or brackets), else the items of `X-Forwarded-For`. Bounded: at most 32.
+    package static func forwardedChain(forwarded: String?, xForwardedFor: String?) -> [String] {
         var chain: [String] = []
-        if let forwarded = request.header("forwarded") {
-            for element in forwarded.split(separator: ",") {
+        if let forwarded {
+            for element in forwarded.prefix(4096).split(separator: ",").prefix(32) {
                 for pair in element.split(separator: ";") {
                     let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
                     guard parts.count == 2, parts[0].lowercased() == "for" else { continue }
@@ -59,13 +77,9 @@ extension SignetService {
                     chain.append(value)
                 }
             }
-        } else if let xff = request.header("x-forwarded-for") {
-            chain = xff.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        } else if let xForwardedFor {
+            chain = xForwardedFor.prefix(4096).split(separator: ",").prefix(32).map { $0.trimmingCharacters(in: .whitespaces) }
         }
-        for address in chain.reversed() where !address.isEmpty {
-            guard CIDR(address) != nil else { return request.remoteAddress }
-            if !proxies.contains(where: { $0.contains(address) }) { return address }
-        }
-        return request.remoteAddress
+        return chain
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import SignetAPI
 import SignetAuth
 import SignetHTTP
-import SignetWebAuthn
+package import SignetWebAuthn
 
 // Request bodies are read once, by the strict parser (exact reasons for bad input, bounded
 // depth and size, no duplicate keys), and mapped straight onto SignetAPI's wire types here: the
@@ -11,7 +11,7 @@ import SignetWebAuthn
 // member instead, because Foundation's JSONEncoder costs more than a signature verification
 // there. A test decodes every answer into its SignetAPI type, so the two cannot drift apart.
 
-enum Wire {
+package enum Wire {
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -75,7 +75,7 @@ enum Wire {
 
     /// `a=b&c=d` to a JSON object of strings; a value that is itself a JSON object or array
     /// (such as `authn_response`) is taken as JSON.
-    static func formToJSON(_ body: [UInt8]) throws -> JSONValue {
+    package static func formToJSON(_ body: [UInt8]) throws -> JSONValue {
         var object: [String: JSONValue] = [:]
         for pair in body.split(separator: UInt8(ascii: "&")) where !pair.isEmpty {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
@@ -92,7 +92,7 @@ enum Wire {
         return .object(object)
     }
 
-    static func percentDecode(_ bytes: ArraySlice<UInt8>) -> String? {
+    package static func percentDecode(_ bytes: ArraySlice<UInt8>) -> String? {
         var out: [UInt8] = []
         var i = bytes.startIndex
         while i < bytes.endIndex {
