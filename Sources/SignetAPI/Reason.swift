@@ -76,6 +76,7 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     // The server.
     case conflict
     case databaseUnavailable = "database_unavailable"
+    case storageFull = "storage_full"
     case internalError = "internal"
 
     // Client side: reported by the SDK, never sent by the server.
@@ -127,7 +128,7 @@ extension Reason {
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict: 409
         case .rateLimited: 429
         case .insufficientScope: 403
-        case .databaseUnavailable: 503
+        case .databaseUnavailable, .storageFull: 503
         case .internalError, .serverError: 500
         default: 400
         }
@@ -144,7 +145,7 @@ extension Reason {
         case .tokenInvalid: "invalid_token"
         case .rateLimited: "slow_down"
         case .insufficientScope: "insufficient_scope"
-        case .databaseUnavailable: "temporarily_unavailable"
+        case .databaseUnavailable, .storageFull: "temporarily_unavailable"
         case .internalError, .serverError: "server_error"
         case .refreshTokenUnknown, .refreshTokenReused, .refreshTokenRevoked, .refreshTokenExpired, .refreshTokenClientMismatch,
              .authSessionUnknown, .authSessionExpired, .authSessionClientMismatch, .ceremonyMismatch, .userMismatch, .actionSubjectMismatch,
@@ -225,6 +226,7 @@ extension Reason {
         case .insufficientScope: "The access token lacks the scope this call needs."
         case .conflict: "The request conflicts with existing data."
         case .databaseUnavailable: "The database is unavailable; try again shortly."
+        case .storageFull: "The server's storage is full; try again later."
         case .internalError: "Internal error."
         case .canceled: "The user canceled."
         case .deviceKeyInvalidated: "The device key is no longer usable; enrol it again."

@@ -51,6 +51,7 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
     static func store(_ e: StoreError) -> AuthError {
         switch e.code {
         case .unavailable: AuthError(.databaseUnavailable, e.detail)
+        case .storageFull: AuthError(.storageFull, e.detail)
         case .sessionUsed: AuthError(.authSessionUnknown, "the auth_session was already used")
         case .emailTaken: AuthError(.userExists, "an account with this email was created meanwhile")
         case .credentialTaken: AuthError(.credentialExists, "this passkey is already registered")

@@ -128,6 +128,7 @@ final class PostgresConnection: SQLSession {
         if let conn, signet_pq_connection_ok(conn) == 0 { throw StoreError(.unavailable, "PostgreSQL connection lost: \(message)") }
         switch state {
         case "23505", "23503": throw StoreError(.conflict, message)  // unique or foreign-key violation
+        case "53100": throw StoreError(.storageFull, message)  // disk_full
         case _ where state.hasPrefix("08") || state.hasPrefix("57") || state.hasPrefix("53"):
             throw StoreError(.unavailable, message)  // connection, operator intervention, resources
         default: throw StoreError(.internalError, "\(state): \(message)")

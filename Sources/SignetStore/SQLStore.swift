@@ -32,6 +32,22 @@ public final class SQLStore: Store, @unchecked Sendable {
                       schema: Schema.migrations(blob: "BYTEA", serial: "BIGSERIAL PRIMARY KEY"))
     }
 
+    /// Caps the SQLite database at `pages` pages (`PRAGMA max_page_count`): past it a write fails
+    /// as on a full disk (for tests of `storage_full`; 0 lifts the cap).
+    package func limitPages(_ pages: Int) throws(StoreError) {
+        try locked { db throws(StoreError) in _ = try db.query("PRAGMA max_page_count = \(pages == 0 ? 4_294_967_294 : pages)") }
+    }
+
+    /// The SQLite database's own check (`PRAGMA integrity_check`): `ok` when whole.
+    package func integrityCheck() throws(StoreError) -> String {
+        try locked { db throws(StoreError) in try db.query("PRAGMA integrity_check").first?[0].text ?? "" }
+    }
+
+    /// Pages in the SQLite database.
+    package func pageCount() throws(StoreError) -> Int {
+        try locked { db throws(StoreError) in Int(try db.query("PRAGMA page_count").first?[0].int ?? 0) }
+    }
+
     /// Syncs made for durable commits (SQLite; 0 elsewhere).
     package var durableSyncs: Int { (pool as? SQLitePool)?.groupSync?.syncs ?? 0 }
 

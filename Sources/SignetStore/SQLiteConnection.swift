@@ -155,7 +155,8 @@ final class SQLiteConnection {
     private func error(_ rc: Int32, _ detail: String) -> StoreError {
         switch rc & 0xff {
         case SQLITE_CONSTRAINT: StoreError(.conflict, detail)
-        case SQLITE_BUSY, SQLITE_LOCKED, SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_FULL: StoreError(.unavailable, detail)
+        case SQLITE_FULL: StoreError(.storageFull, detail)
+        case SQLITE_BUSY, SQLITE_LOCKED, SQLITE_CANTOPEN, SQLITE_IOERR: StoreError(.unavailable, detail)
         default: StoreError(.internalError, detail)
         }
     }

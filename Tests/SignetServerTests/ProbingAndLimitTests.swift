@@ -5,6 +5,7 @@ import SignetCrypto
 import SignetHTTP
 import SignetServer
 import SignetSoftware
+import SignetStore
 import SignetWebAuthn
 import Testing
 
@@ -160,5 +161,40 @@ import Testing
         let header = Base64URL.encode(Array(#"{"alg":"ES256","typ":"at+jwt","kid":"made-up-again"}"#.utf8))
         _ = try server.get("/me/passkeys", headers: [("Authorization", "Bearer \(header).e30.\(Base64URL.encode(Array(repeating: 1, count: 64)))")])
         #expect(keys.missReloads - start == 2)
+    }
+}
+
+/// DESIGN.md, "Reliability rules": when the storage is full, requests get 503 `storage_full`,
+/// nothing is half written, and the server recovers by itself when space returns.
+@Suite struct StorageFullTests {
+    @Test("a full database answers 503 storage_full, writes nothing half, and serves again once there is room")
+    func storageFull() throws {
+        let server = try TestServer()
+        let sql = try #require(server.store as? SQLStore)
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "first@signet.test")
+        // No room for one more page: the pages' free space fills, then writes fail as on a full disk.
+        try sql.limitPages(try sql.pageCount())
+        var answered = 1
+        var full = 0
+        for i in 0..<400 where full < 3 {
+            let phone = Phone(server)
+            let (session, credential) = try phone.startSignUp(email: "full\(i)@signet.test")
+            let (status, json) = try phone.exchange(session: session, credential: credential)
+            if status == 200 { answered += 1 } else {
+                #expect(status == 503 && json["reason"] == .string("storage_full"), "\(json.serialized)")
+                full += 1
+            }
+        }
+        #expect(full == 3, "the database never filled")
+        // Every answered sign-up is whole, and nothing of a refused one is left.
+        #expect(server.counts["users"] == answered && server.counts["credentials"] == answered)
+        #expect(try sql.integrityCheck() == "ok")
+        // Space returns: the next sign-up and sign-in go through, without a restart.
+        try sql.limitPages(0)
+        _ = try Phone(server).signUp(email: "later@signet.test")
+        _ = try phone.signIn()
+        #expect(server.counts["users"] == answered + 1)
+        #expect(try sql.integrityCheck() == "ok")
     }
 }

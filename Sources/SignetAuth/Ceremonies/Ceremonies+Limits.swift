@@ -38,7 +38,7 @@ extension Ceremonies {
     /// answered as `rate_limited` instead of its reason. Only failures count, so a successful
     /// sign-in is never throttled per address.
     func failed(_ failure: AuthError, context: RequestContext) -> AuthError {
-        guard failure.reason != .databaseUnavailable, failure.reason != .rateLimited,
+        guard failure.reason != .databaseUnavailable, failure.reason != .storageFull, failure.reason != .rateLimited,
               let wait = try? count(.failuresPerIP, configuration.rateLimits.failuresPerIP, key: context.remoteAddress)
         else { return failure }
         return Self.rateLimited(wait, "failures from this address: more than \(configuration.rateLimits.failuresPerIP.limit); last was \(failure)")

@@ -152,7 +152,7 @@ extension Ceremonies {
             return result
         } catch {
             var failure = failed(AuthError(error), context: context)
-            if let session = opened, failure.reason != .authSessionUnknown, failure.reason != .databaseUnavailable,
+            if let session = opened, failure.reason != .authSessionUnknown, failure.reason != .databaseUnavailable, failure.reason != .storageFull,
                try !store.useSession(id: session.id, expiresAt: session.expiresAt) {
                 failure = AuthError(.authSessionUnknown, "the auth_session was already used")
             }

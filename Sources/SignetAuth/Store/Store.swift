@@ -17,6 +17,8 @@ public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
         public static let rateLimited = Code(rawValue: "rate_limited")
         /// The database cannot be reached or is busy past its timeout.
         public static let unavailable = Code(rawValue: "database_unavailable")
+        /// The disk (or the database's size limit) is full; the transaction was rolled back.
+        public static let storageFull = Code(rawValue: "storage_full")
         /// Anything else: a bug or a corrupt database.
         public static let internalError = Code(rawValue: "internal")
     }
