@@ -26,7 +26,7 @@ serve() {  # serve DATABASE -> prints the URL once it answers
     local port
     port=$(freeport)
     (cd "$work" && SIGNET_KEK=$kek SIGNET_ISSUER=http://localhost:8080 SIGNET_RELYING_PARTY_ORIGINS=http://localhost:8080 \
-        SIGNET_CLIENTS='[{"client_id": "dev"}]' SIGNET_RATE_LIMITS_ENABLED=false \
+        SIGNET_CLIENTS='[{"client_id": "dev"}]' SIGNET_RATE_LIMITS_ENABLED=false SIGNET_LIMITS_MAX_CONNECTIONS_PER_IP=4096 \
         exec "$bin" serve --listen "127.0.0.1:$port" --database "$1" >/dev/null 2>&1) &
     pids+=($!)
     python3 - "$port" <<'PY'
