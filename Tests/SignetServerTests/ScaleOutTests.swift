@@ -16,9 +16,14 @@ final class Cluster: @unchecked Sendable {
     let directory: URL
     var instances: [(process: Process, port: UInt16)] = []
 
+    /// Without `database`, a new database on the PostgreSQL of `SIGNET_TEST_POSTGRES`.
     init(instances count: Int, database: String? = nil) throws {
-        let admin = try #require(ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"])
-        self.database = try database ?? PostgresAdmin.createDatabase(adminURL: admin, name: "c_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))
+        if let database {
+            self.database = database
+        } else {
+            let admin = try #require(ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"])
+            self.database = try PostgresAdmin.createDatabase(adminURL: admin, name: "c_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))
+        }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-cluster-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for _ in 0..<count { try start() }
@@ -70,6 +75,14 @@ final class Cluster: @unchecked Sendable {
     }
 
     func port(_ i: Int) -> UInt16 { instances[i].port }
+
+    /// `kill -9` of instance `i`: no shutdown, no flush, nothing after the signal.
+    func kill9(_ i: Int) {
+        let process = instances[i].process
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        instances.remove(at: i)
+    }
 
     @discardableResult
     func post(_ instance: Int, _ path: String, _ body: JSONValue, bearer: String? = nil) throws -> (status: Int, json: JSONValue) {

@@ -1,0 +1,118 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetCrypto
+import SignetHTTP
+import SignetSoftware
+import SignetWebAuthn
+import Testing
+
+/// DESIGN.md, "Reliability rules": what was answered stays done. A `signet serve` on SQLite takes
+/// sign-ups, sign-ins and refreshes from several threads and is killed with SIGKILL at a given
+/// moment; after a restart on the same file every answered sign-up signs in, every rotated
+/// refresh token is refused as reused, and every used auth session is refused when replayed.
+@Suite struct CrashTests {
+    /// What the load saw answered before the kill.
+    final class Answered: @unchecked Sendable {
+        let lock = NSLock()
+        var accounts: [(email: String, authenticator: SoftwareAuthenticator)] = []
+        var rotated: [String] = []
+        var usedSessions: [(session: String, credential: JSONValue)] = []
+        func add(_ body: (Answered) -> Void) {
+            lock.lock()
+            body(self)
+            lock.unlock()
+        }
+    }
+
+    static func token(_ cluster: Cluster, _ body: JSONValue) throws -> (status: Int, json: JSONValue) { try cluster.post(0, "/oauth/token", body) }
+
+    static func refresh(_ token: String) -> JSONValue {
+        .object(["grant_type": .string("refresh_token"), "client_id": .string("dev"), "refresh_token": .string(token)])
+    }
+
+    @Test("kill -9 under sign-ups, sign-ins and refreshes loses nothing that was answered", arguments: [0.05, 0.4, 0.9])
+    func killNine(after seconds: Double) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-crash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cluster = try Cluster(instances: 1, database: "sqlite:" + directory.appendingPathComponent("signet.db").path)
+        let answered = Answered()
+        let stop = SharedFlag(false)
+        let group = DispatchGroup()
+        for thread in 0..<4 {
+            DispatchQueue.global().async(group: group) {
+                var mine: [(email: String, authenticator: SoftwareAuthenticator, refresh: String)] = []
+                var n = 0
+                while !stop.value {
+                    n += 1
+                    do {
+                        if mine.isEmpty || n % 3 == 0 {
+                            let authenticator = SoftwareAuthenticator()
+                            let email = "t\(thread)-\(n)@signet.test"
+                            let tokens = try cluster.signUp(authenticator, email: email, on: 0)
+                            guard let refresh = tokens["refresh_token"]?.string else { continue }
+                            mine.append((email, authenticator, refresh))
+                            answered.add { $0.accounts.append((email, authenticator)) }
+                        } else if n % 3 == 1 {
+                            let account = mine[n % mine.count]
+                            let (session, credential) = try cluster.signInStart(account.authenticator, on: 0)
+                            let (status, _) = try Self.token(cluster, .object([
+                                "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": .string(session), "authn_response": credential,
+                            ]))
+                            if status == 200 { answered.add { $0.usedSessions.append((session, credential)) } }
+                        } else {
+                            let index = n % mine.count
+                            let (status, json) = try Self.token(cluster, Self.refresh(mine[index].refresh))
+                            if status == 200, let next = json["refresh_token"]?.string {
+                                let old = mine[index].refresh
+                                mine[index].refresh = next
+                                answered.add { $0.rotated.append(old) }
+                            }
+                        }
+                    } catch {
+                        // The server went away mid-request: that operation was not answered.
+                    }
+                }
+            }
+        }
+        // The kill comes `seconds` after the load is under way (a debug build starts slowly).
+        #expect(eventually(timeout: 20) { answered.lock.withLock { answered.accounts.count >= 8 } })
+        Thread.sleep(forTimeInterval: seconds)  // the moment of the kill: a duration, not a wait
+        cluster.kill9(0)
+        stop.value = true
+        group.wait()
+        try cluster.start()
+
+        #expect(answered.accounts.count > 0 && answered.rotated.count + answered.usedSessions.count > 0, "no load was answered before the kill")
+        for account in answered.accounts {
+            let (session, credential) = try cluster.signInStart(account.authenticator, on: 0)
+            let (status, json) = try Self.token(cluster, .object([
+                "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": .string(session), "authn_response": credential,
+            ]))
+            #expect(status == 200, "answered sign-up \(account.email) lost: \(json.serialized)")
+        }
+        for old in answered.rotated {
+            let (status, json) = try Self.token(cluster, Self.refresh(old))
+            #expect(status == 400 && json["reason"] == .string("refresh_token_reused"), "a rotated token came back: \(json.serialized)")
+        }
+        for (session, credential) in answered.usedSessions {
+            let (status, json) = try Self.token(cluster, .object([
+                "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": .string(session), "authn_response": credential,
+            ]))
+            #expect(status == 400 && json["reason"] == .string("auth_session_unknown"), "a used auth session worked again: \(json.serialized)")
+        }
+        print("kill -9 after \(seconds) s: \(answered.accounts.count) sign-ups, \(answered.usedSessions.count) sign-ins, \(answered.rotated.count) rotations answered; none lost")
+    }
+}
+
+/// A flag shared by threads.
+final class SharedFlag<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: T
+    init(_ value: T) { stored = value }
+    var value: T {
+        get { lock.lock(); defer { lock.unlock() }; return stored }
+        set { lock.lock(); stored = newValue; lock.unlock() }
+    }
+}
