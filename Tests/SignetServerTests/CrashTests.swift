@@ -4,6 +4,7 @@ import SignetAuth
 import SignetCrypto
 import SignetHTTP
 import SignetSoftware
+import SignetStore
 import SignetWebAuthn
 import Testing
 
@@ -114,5 +115,71 @@ final class SharedFlag<T: Sendable>: @unchecked Sendable {
     var value: T {
         get { lock.lock(); defer { lock.unlock() }; return stored }
         set { lock.lock(); stored = newValue; lock.unlock() }
+    }
+}
+
+/// DESIGN.md, "Reliability rules", on a real file system that fills: a tmpfs of 4 MiB holds the
+/// database (mounting needs root, as CI and this machine run).
+@Suite struct DiskFullTests {
+    static var canMount: Bool { getuid() == 0 }
+
+    @Test("the database's file system fills: 503 storage_full, nothing half written, service back by itself when space returns",
+          .enabled(if: DiskFullTests.canMount, "mounting a tmpfs needs root"))
+    func fileSystemFills() throws {
+        let mount = FileManager.default.temporaryDirectory.appendingPathComponent("signet-full-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
+        defer {
+            _ = Self.run("/bin/umount", [mount.path])
+            try? FileManager.default.removeItem(at: mount)
+        }
+        try #require(Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", mount.path]) == 0)
+        let database = mount.appendingPathComponent("signet.db").path
+        let cluster = try Cluster(instances: 1, database: "sqlite:" + database)
+        _ = try cluster.signUp(SoftwareAuthenticator(), email: "before@signet.test", on: 0)
+        // Leave about 64 KiB free.
+        let filler = mount.appendingPathComponent("filler")
+        _ = Self.run("/bin/dd", ["if=/dev/zero", "of=\(filler.path)", "bs=4096", "count=4096"])
+        _ = Self.run("/usr/bin/truncate", ["-s", "-65536", filler.path])
+        var answered = 1
+        var full = 0
+        var statuses: [Int: Int] = [:]
+        for i in 0..<400 where full < 5 {
+            let authenticator = SoftwareAuthenticator()
+            let email = "full\(i)@signet.test"
+            let (_, start) = try cluster.post(0, "/passkey/register", .object(["client_id": .string("dev"), "user_profile": .object(["email": .string(email)])]))
+            guard let options = start["authn_params_public_key"], let session = start["auth_session"] else { continue }
+            let made = try authenticator.register(
+                rpID: "localhost", origin: Cluster.origin, challenge: try #require(options["challenge"]?.string.flatMap { Base64URL.decode($0) }),
+                userHandle: try #require(options["user"]?["id"]?.string.flatMap { Base64URL.decode($0) }), userName: email)
+            let (status, json) = try cluster.post(0, "/oauth/token", .object([
+                "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": session, "authn_response": made.json,
+            ]))
+            statuses[status, default: 0] += 1
+            if status == 200 { answered += 1 } else if status == 503 {
+                #expect(json["reason"] == .string("storage_full"), "\(json.serialized)")
+                full += 1
+            }
+        }
+        #expect(full == 5, "the file system never filled: \(statuses)")
+        #expect(statuses.keys.allSatisfy { $0 == 200 || $0 == 503 }, "\(statuses)")
+        // Space returns: the same process serves again, with no restart.
+        try FileManager.default.removeItem(at: filler)
+        let back = Date()
+        _ = try cluster.signUp(SoftwareAuthenticator(), email: "after@signet.test", on: 0)
+        print("disk full: \(answered) sign-ups answered, \(full) refused with storage_full; served again \(String(format: "%.3f", Date().timeIntervalSince(back))) s after space returned")
+        let store = try SQLStore(path: database)
+        #expect(try store.rowCounts()["users"] == answered + 1 && store.rowCounts()["credentials"] == answered + 1)
+        #expect(try store.integrityCheck() == "ok")
+    }
+
+    static func run(_ tool: String, _ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
     }
 }
