@@ -48,6 +48,9 @@ public final class SQLStore: Store, @unchecked Sendable {
         try locked { db throws(StoreError) in Int(try db.query("PRAGMA page_count").first?[0].int ?? 0) }
     }
 
+    /// Makes every durable sync take at least `seconds` (for tests of group commit).
+    package func slowSyncs(_ seconds: Double) { (pool as? SQLitePool)?.groupSync?.minimumSyncTime = seconds }
+
     /// Syncs made for durable commits (SQLite; 0 elsewhere).
     package var durableSyncs: Int { (pool as? SQLitePool)?.groupSync?.syncs ?? 0 }
 

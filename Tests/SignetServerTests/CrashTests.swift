@@ -83,7 +83,7 @@ import Testing
         cluster.kill9(0)
         stop.value = true
         group.wait()
-        try cluster.start()
+        try cluster.restart(0)
 
         #expect(answered.accounts.count > 0 && answered.rotated.count + answered.usedSessions.count > 0, "no load was answered before the kill")
         for account in answered.accounts {

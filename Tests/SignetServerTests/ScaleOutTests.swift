@@ -76,12 +76,18 @@ final class Cluster: @unchecked Sendable {
 
     func port(_ i: Int) -> UInt16 { instances[i].port }
 
-    /// `kill -9` of instance `i`: no shutdown, no flush, nothing after the signal.
+    /// `kill -9` of instance `i`: no shutdown, no flush, nothing after the signal. Its place
+    /// (and port) stays, so requests still under way fail as against a dead server.
     func kill9(_ i: Int) {
         let process = instances[i].process
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        instances.remove(at: i)
+    }
+
+    /// A new process in place of instance `i`, on the same database (after ``kill9(_:)``).
+    func restart(_ i: Int) throws {
+        try start()
+        instances[i] = instances.removeLast()
     }
 
     @discardableResult
