@@ -4,6 +4,7 @@
 # sealed auth sessions).
 #   scripts/fuzz.sh run [SECONDS]   libFuzzer with AddressSanitizer/LeakSanitizer (default 600 s)
 #   scripts/fuzz.sh replay          replay the seed corpus and any saved corpus with a plain build
+#   SIGNET_FUZZ_KIND=N scripts/fuzz.sh run S   one parser only (N as in FuzzTarget.Kind, 0-12)
 # Seeds are made from the WebAuthn fixtures into .fuzz/seeds; the corpus grows in .fuzz/corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -7,9 +7,13 @@ import SignetWebAuthn
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data else { return 0 }
-    FuzzTarget.run(Array(UnsafeBufferPointer(start: data, count: size)))
+    let input = Array(UnsafeBufferPointer(start: data, count: size))
+    // With SIGNET_FUZZ_KIND=N every input goes to parser N (one target at a time).
+    if let kind = onlyKind { FuzzTarget.run([kind] + input.dropFirst()) } else { FuzzTarget.run(input) }
     return 0
 }
+
+let onlyKind: UInt8? = ProcessInfo.processInfo.environment["SIGNET_FUZZ_KIND"].flatMap { UInt8($0) }
 
 /// libFuzzer's driver, from the toolchain's compiler-rt.
 @_silgen_name("LLVMFuzzerRunDriver")
