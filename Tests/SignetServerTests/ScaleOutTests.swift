@@ -15,9 +15,12 @@ final class Cluster: @unchecked Sendable {
     let kek = Base64URL.encode(SecureRandom.bytes(32))
     let directory: URL
     var instances: [(process: Process, port: UInt16)] = []
+    /// Settings for every instance, as `SIGNET_...` variables.
+    var settings: [String: String] = [:]
 
     /// Without `database`, a new database on the PostgreSQL of `SIGNET_TEST_POSTGRES`.
-    init(instances count: Int, database: String? = nil) throws {
+    init(instances count: Int, database: String? = nil, settings: [String: String] = [:]) throws {
+        self.settings = settings
         if let database {
             self.database = database
         } else {
@@ -40,7 +43,7 @@ final class Cluster: @unchecked Sendable {
         env["SIGNET_RELYING_PARTY_ORIGINS"] = Cluster.origin
         env["SIGNET_ACCESS_LOG"] = "false"
         env["SIGNET_LIMITS_REQUEST_DEADLINE"] = "5"
-        return env
+        return env.merging(settings) { $1 }
     }
 
     @discardableResult
