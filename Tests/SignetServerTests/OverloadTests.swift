@@ -55,16 +55,28 @@ import Testing
                 try? garbage.write((0..<200).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ n) })
                 garbage.close()
             }
-            // The well-behaved client, from its own address, within a 2 s deadline each.
+            // The well-behaved client, from its own address on one keep-alive connection (as a
+            // real client keeps one), within a 2 s deadline each.
+            let good = HTTPClient(port: port, timeout: 2, source: "127.0.0.9")
             var served = 0
             var worst: TimeInterval = 0
             for _ in 0..<30 {
                 let start = Date()
-                if (try? HTTPClient(port: port, timeout: 2, source: "127.0.0.9").send("GET", "/healthz").status) == 200 { served += 1 }
+                if (try? good.send("GET", "/healthz").status) == 200 { served += 1 }
                 worst = max(worst, Date().timeIntervalSince(start))
             }
-            let tokens = try cluster.signUp(SoftwareAuthenticator(), email: "good-\(UUID().uuidString.prefix(6))@signet.test", on: 0)
-            #expect(tokens["access_token"]?.string != nil)
+            // And a whole sign-up on the same connection.
+            let email = "good-\(UUID().uuidString.prefix(6))@signet.test"
+            let start = try StrictJSON().parse(try good.send("POST", "/passkey/register", body: Array(#"{"client_id":"dev","user_profile":{"email":"\#(email)"}}"#.utf8)).body)
+            let options = try #require(start["authn_params_public_key"])
+            let made = try SoftwareAuthenticator().register(
+                rpID: "localhost", origin: Cluster.origin, challenge: try #require(options["challenge"]?.string.flatMap { Base64URL.decode($0) }),
+                userHandle: try #require(options["user"]?["id"]?.string.flatMap { Base64URL.decode($0) }), userName: email)
+            let tokens = try good.send("POST", "/oauth/token", body: Array(JSONValue.object([
+                "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": start["auth_session"]!, "authn_response": made.json,
+            ]).serialized.utf8))
+            #expect(tokens.status == 200, "\(tokens.text)")
+            good.close()
             stop.value = true
             for client in held { client.close() }
             return (served, worst)
