@@ -26,22 +26,38 @@ import Testing
         }
     }
 
-    static func token(_ cluster: Cluster, _ body: JSONValue) throws -> (status: Int, json: JSONValue) { try cluster.post(0, "/oauth/token", body) }
+    static func token(_ cluster: Cluster, _ body: JSONValue, on instance: Int = 0) throws -> (status: Int, json: JSONValue) {
+        try cluster.post(instance, "/oauth/token", body)
+    }
 
     static func refresh(_ token: String) -> JSONValue {
         .object(["grant_type": .string("refresh_token"), "client_id": .string("dev"), "refresh_token": .string(token)])
     }
 
-    @Test("kill -9 under sign-ups, sign-ins and refreshes loses nothing that was answered", arguments: [0.05, 0.4, 0.9])
+    @Test("kill -9 under sign-ups, sign-ins and refreshes loses nothing that was answered (SQLite)", arguments: [0.05, 0.4, 0.9])
     func killNine(after seconds: Double) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-crash-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let cluster = try Cluster(instances: 1, database: "sqlite:" + directory.appendingPathComponent("signet.db").path)
+        try Self.killUnderLoad(try Cluster(instances: 1, database: "sqlite:" + directory.appendingPathComponent("signet.db").path), after: seconds)
+    }
+
+    @Test("kill -9 of one of two instances on PostgreSQL under load loses nothing that was answered",
+          .enabled(if: ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"] != nil, "needs PostgreSQL (SIGNET_TEST_POSTGRES); scripts/test.sh starts one"),
+          arguments: [0.1, 0.6])
+    func killNinePostgres(after seconds: Double) throws {
+        try Self.killUnderLoad(try Cluster(instances: 2), after: seconds)
+    }
+
+    /// Load on every instance of `cluster` (thread `t` on instance `t % count`), `kill -9` of
+    /// instance 0 `seconds` into it, a restart in its place, then every check on every instance.
+    static func killUnderLoad(_ cluster: Cluster, after seconds: Double) throws {
+        let count = cluster.instances.count
         let answered = Answered()
         let stop = SharedFlag(false)
         let group = DispatchGroup()
         for thread in 0..<4 {
+            let instance = thread % count
             DispatchQueue.global().async(group: group) {
                 var mine: [(email: String, authenticator: SoftwareAuthenticator, refresh: String)] = []
                 var n = 0
@@ -51,20 +67,20 @@ import Testing
                         if mine.isEmpty || n % 3 == 0 {
                             let authenticator = SoftwareAuthenticator()
                             let email = "t\(thread)-\(n)@signet.test"
-                            let tokens = try cluster.signUp(authenticator, email: email, on: 0)
+                            let tokens = try cluster.signUp(authenticator, email: email, on: instance)
                             guard let refresh = tokens["refresh_token"]?.string else { continue }
                             mine.append((email, authenticator, refresh))
                             answered.add { $0.accounts.append((email, authenticator)) }
                         } else if n % 3 == 1 {
                             let account = mine[n % mine.count]
-                            let (session, credential) = try cluster.signInStart(account.authenticator, on: 0)
+                            let (session, credential) = try cluster.signInStart(account.authenticator, on: instance)
                             let (status, _) = try Self.token(cluster, .object([
                                 "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": .string(session), "authn_response": credential,
-                            ]))
+                            ]), on: instance)
                             if status == 200 { answered.add { $0.usedSessions.append((session, credential)) } }
                         } else {
                             let index = n % mine.count
-                            let (status, json) = try Self.token(cluster, Self.refresh(mine[index].refresh))
+                            let (status, json) = try Self.token(cluster, Self.refresh(mine[index].refresh), on: instance)
                             if status == 200, let next = json["refresh_token"]?.string {
                                 let old = mine[index].refresh
                                 mine[index].refresh = next
@@ -86,11 +102,11 @@ import Testing
         try cluster.restart(0)
 
         #expect(answered.accounts.count > 0 && answered.rotated.count + answered.usedSessions.count > 0, "no load was answered before the kill")
-        for account in answered.accounts {
-            let (session, credential) = try cluster.signInStart(account.authenticator, on: 0)
+        for (n, account) in answered.accounts.enumerated() {
+            let (session, credential) = try cluster.signInStart(account.authenticator, on: n % count)
             let (status, json) = try Self.token(cluster, .object([
                 "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": .string(session), "authn_response": credential,
-            ]))
+            ]), on: (n + 1) % count)
             #expect(status == 200, "answered sign-up \(account.email) lost: \(json.serialized)")
         }
         for old in answered.rotated {
@@ -103,7 +119,7 @@ import Testing
             ]))
             #expect(status == 400 && json["reason"] == .string("auth_session_unknown"), "a used auth session worked again: \(json.serialized)")
         }
-        print("kill -9 after \(seconds) s: \(answered.accounts.count) sign-ups, \(answered.usedSessions.count) sign-ins, \(answered.rotated.count) rotations answered; none lost")
+        print("kill -9 after \(seconds) s, \(count) instance(s): \(answered.accounts.count) sign-ups, \(answered.usedSessions.count) sign-ins, \(answered.rotated.count) rotations answered; none lost")
     }
 }
 
