@@ -10,6 +10,7 @@ public final class Metrics: @unchecked Sendable {
     private var durationSum = 0.0
     private var durationCount = 0
 
+    /// One answered request: its route, status and duration.
     public func request(route: String, status: Int, seconds: Double) {
         lock.lock()
         defer { lock.unlock() }

@@ -190,6 +190,7 @@ public actor SignetClient {
 
     // MARK: passkeys of the account
 
+    /// The account's live passkeys (`GET /me/passkeys`).
     public func passkeys() async throws -> [PasskeyInfo] { try decode(PasskeyList.self, try await authorized("GET", "me/passkeys")).passkeys }
 
     /// Adds a passkey on this device to the signed-in account.
@@ -201,11 +202,13 @@ public actor SignetClient {
             body: AddPasskeyRequest(auth_session: start.auth_session, authn_response: credential, name: name)))
     }
 
+    /// Renames a passkey (`PATCH /me/passkeys/{id}`; a sensitive change: steps up if asked).
     @discardableResult
     public func renamePasskey(id: String, name: String) async throws -> PasskeyInfo {
         try decode(PasskeyInfo.self, try await authorized("PATCH", "me/passkeys/\(id)", body: RenameRequest(name: name)))
     }
 
+    /// Revokes a passkey (`DELETE /me/passkeys/{id}`; a sensitive change: steps up if asked).
     public func revokePasskey(id: String) async throws {
         let answer = try await authorized("DELETE", "me/passkeys/\(id)")
         guard answer.status == 204 else { throw Self.error(answer) }

@@ -83,6 +83,7 @@ public protocol HTTPHandler: Sendable {
 }
 
 extension HTTPHandler {
+    /// A JSON 413 with the reason `body_too_large`, for handlers without an error format of their own.
     public func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
         .json(413, Array(#"{"error":"invalid_request","error_description":"request body larger than \#(limit) bytes","reason":"body_too_large"}"#.utf8))
     }

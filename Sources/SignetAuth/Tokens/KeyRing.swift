@@ -5,6 +5,8 @@ public import SignetWebAuthn
 /// The key-encryption key: 32 bytes that encrypt signing keys in the database. It lives outside
 /// the database: in `SIGNET_KEK` (base64url), or in a file readable by its owner only.
 public enum KeyEncryptionKey {
+    /// The key from `SIGNET_KEK`, else from `file` (which must be readable by its owner only),
+    /// else a new one from `random`, written to `file` with mode 0600.
     public static func load(environment: [String: String], file: String, random: RandomBytes = { SecureRandom.bytes($0) }) throws -> [UInt8] {
         if let text = environment["SIGNET_KEK"] {
             guard let key = Base64URL.decode(text), key.count == 32 else {
