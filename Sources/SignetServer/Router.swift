@@ -16,6 +16,8 @@ struct Needs: Sendable {
     var stepUp = false
     /// A confidential client's `client_secret_basic` (RFC 6749 §2.3.1).
     var clientAuthentication = false
+    /// The per-address rate-limit bucket the route is counted in (429 `rate_limited` past it).
+    var rateLimit: Bucket?
 
     static let none = Needs()
     /// Signet's account API: a token for `{issuer}/me`.

@@ -7,6 +7,7 @@ extension SignetService {
     /// What the route's ``Needs`` ask for, established before its handler runs.
     func admit(_ request: HTTPRequest, needs: Needs, parameters: [String: String]) throws -> Call {
         let context = RequestContext(remoteAddress: clientAddress(request), requestID: request.requestID)
+        if let bucket = needs.rateLimit { try ceremonies.limit(bucket, context: context) }
         var principal: Principal?
         switch needs.token {
         case .none: break

@@ -8,7 +8,7 @@ extension SignetService {
     static func routes() -> Router<SignetService> {
         var r = Router<SignetService>()
         // Auth0 native passkeys and OAuth (DESIGN.md, "Passkeys", "OAuth / OIDC").
-        r.add("POST", "/passkey/register") { s, call in
+        r.add("POST", "/passkey/register", needs: Needs(rateLimit: .signUpPerIP)) { s, call in
             Wire.encode(try s.ceremonies.beginSignUp(PasskeyRegisterRequest(wire: s.body(call)), context: call.context))
         }
         // With a bearer token, a step-up: the options and session are that account's.

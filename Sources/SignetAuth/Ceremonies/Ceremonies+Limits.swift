@@ -2,8 +2,9 @@ import SignetAPI
 import SignetCrypto
 
 /// The rate-limit buckets (DESIGN.md, "Security rules"), each counted in the database so that
-/// every instance shares one count.
-enum Bucket: String {
+/// every instance shares one count. A route declares the per-address ones it is counted in
+/// (SignetServer's `Needs`); the ceremonies count the per-identifier ones.
+public enum Bucket: String, Sendable {
     case signUpPerIdentifier = "sign_up_identifier"
     case signUpPerIP = "sign_up_ip"
     case failuresPerIP = "failures_ip"
@@ -21,6 +22,19 @@ extension Ceremonies {
         let n = try store.count(bucket: bucket.rawValue, key: Digest.sha256.hash(Array(key.utf8)), windowStart: start)
         guard n > rate.limit else { return nil }
         return Int((start + window - now + 999) / 1000)
+    }
+
+    /// Counts the request's address in `bucket` and refuses with `rate_limited` past its limit:
+    /// the middleware of a route that declares the bucket.
+    public func limit(_ bucket: Bucket, context: RequestContext) throws {
+        let rates = configuration.rateLimits
+        let rate = switch bucket {
+        case .signUpPerIdentifier: rates.signUpPerIdentifier
+        case .signUpPerIP: rates.signUpPerIP
+        case .failuresPerIP: rates.failuresPerIP
+        case .auditFailuresPerIP: rates.auditFailuresPerIP
+        }
+        try limit(bucket, rate, key: context.remoteAddress)
     }
 
     /// Refuses with `rate_limited` past the bucket's limit.

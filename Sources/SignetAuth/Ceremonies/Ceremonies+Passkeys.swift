@@ -25,10 +25,10 @@ extension Ceremonies {
         else { throw AuthError.malformed("user_profile.email is not an email address") }
         let name = request.user_profile.name?.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (name?.count ?? 0) <= 200 else { throw AuthError.malformed("user_profile.name is longer than 200 characters") }
-        // Account-creating calls are limited per address and per client IP (the 409 below is
-        // Auth0's contract and tells whether an address has an account, so it is rate-limited).
+        // Account-creating calls are limited per address here and per client IP by the route
+        // (the 409 below is Auth0's contract and tells whether an address has an account, so it
+        // is rate-limited).
         try limit(.signUpPerIdentifier, configuration.rateLimits.signUpPerIdentifier, key: email)
-        try limit(.signUpPerIP, configuration.rateLimits.signUpPerIP, key: context.remoteAddress)
         if try store.user(email: email) != nil {
             audit("sign_up_challenge", "failure", reason: Reason.userExists.rawValue, client: client.id, context: context)
             throw AuthError(.userExists, "an account with this email exists")
