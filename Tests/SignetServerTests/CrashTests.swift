@@ -137,10 +137,18 @@ final class SharedFlag<T: Sendable>: @unchecked Sendable {
 /// DESIGN.md, "Reliability rules", on a real file system that fills: a tmpfs of 4 MiB holds the
 /// database (mounting needs root, as CI and this machine run).
 @Suite struct DiskFullTests {
-    static var canMount: Bool { getuid() == 0 }
+    /// Whether this process may mount a tmpfs (root, and a sandbox that allows it): tried once.
+    static let canMount: Bool = {
+        guard getuid() == 0 else { return false }
+        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("signet-mount-probe-\(UUID().uuidString)")
+        guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil else { return false }
+        defer { try? FileManager.default.removeItem(at: probe) }
+        guard run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path]) == 0 else { return false }
+        return run("/bin/umount", [probe.path]) == 0
+    }()
 
     @Test("the database's file system fills: 503 storage_full, nothing half written, service back by itself when space returns",
-          .enabled(if: DiskFullTests.canMount, "mounting a tmpfs needs root"))
+          .enabled(if: DiskFullTests.canMount, "mounting a tmpfs needs root and a sandbox that allows it (StorageFullTests covers the rest)"))
     func fileSystemFills() throws {
         let mount = FileManager.default.temporaryDirectory.appendingPathComponent("signet-full-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
