@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Signet side by side with the peers in ../shared/peers (the Go server go_rp and the Python
+# reference_rp), one load generator, one run: server on core 0, generator on core 1.
+#   scripts/bench-peers.sh                        durable SQLite (the default)
+#   SIGNET_DATABASE_DURABILITY=normal scripts/bench-peers.sh
+# Prints the peers' table and Signet's server CPU per sign-in as a ratio to each peer's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+peers=${SIGNET_PEERS:-../shared/peers}
+[ -d "$peers" ] || { echo "bench-peers.sh: no peers at $peers (set SIGNET_PEERS)" >&2; exit 1; }
+scripts/bootstrap.sh
+swift build -c release --product signet >&2
+work=${TMPDIR:-/tmp}/signet-peers
+mkdir -p "$work"
+# The Python side in a venv, and go_rp built offline from Debian's packages, once per machine.
+[ -x "$work/venv/bin/python" ] || python3 -m venv "$work/venv"
+"$work/venv/bin/pip" install -q -r "$peers/requirements.txt"
+go_rp=$(INSTALL=1 "$peers/go_rp/build.sh" "$work/go_rp" | tail -n 1)
+out=$(mktemp -d "$work/run.XXXXXX")
+PATH="$work/venv/bin:$PATH" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" "$peers/compare_signin.sh" "$out"
