@@ -21,3 +21,5 @@ echo "PostgreSQL at $SIGNET_TEST_POSTGRES"
 echo "== tests"
 swift test --skip-build --parallel 2>&1 | tee .build/test.log
 grep -q "Test run with .* passed" .build/test.log || { echo "test.sh: Swift Testing did not report a passing run" >&2; exit 1; }
+echo "== soak, CI-sized: 60 s of mixed load; resident memory, descriptors and threads must stay flat"
+SIGNET_BIN=$PWD/.build/debug/signet scripts/soak.sh 60

@@ -61,6 +61,11 @@ public final class Metrics: @unchecked Sendable {
         out += "process_cpu_seconds_total \(cpu)\n"
         out += "# HELP process_resident_memory_bytes Resident memory of the process.\n# TYPE process_resident_memory_bytes gauge\n"
         out += "process_resident_memory_bytes \(Metrics.residentBytes())\n"
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+        out += "# HELP process_open_fds Open file descriptors.\n# TYPE process_open_fds gauge\nprocess_open_fds \(fds)\n"
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let threads = status.split(separator: "\n").first { $0.hasPrefix("Threads:") }.flatMap { Int($0.dropFirst(8).trimmingCharacters(in: .whitespaces)) } ?? 0
+        out += "# HELP process_threads Threads of the process.\n# TYPE process_threads gauge\nprocess_threads \(threads)\n"
         return out
     }
 }

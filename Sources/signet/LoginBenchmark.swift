@@ -82,11 +82,13 @@ struct LoginBenchmark {
         let authenticator = SoftwareAuthenticator()
         let client: HTTPClient
         init(port: UInt16, host: String) { client = HTTPClient(host: host, port: port) }
+        /// A phone that talks over `client` (several phones of one load client share it).
+        init(client: HTTPClient) { self.client = client }
     }
 
-    func post(_ client: HTTPClient, _ path: String, _ body: JSONValue) throws -> JSONValue {
-        let response = try client.send("POST", path, body: body.serializedBytes)
-        guard response.status == 200 else { throw Failure(description: "\(path) answered \(response.status): \(response.text)") }
+    func post(_ client: HTTPClient, _ path: String, _ body: JSONValue, bearer: String? = nil, status expected: Int = 200) throws -> JSONValue {
+        let response = try client.send("POST", path, headers: bearer.map { [("Authorization", "Bearer \($0)")] } ?? [], body: body.serializedBytes)
+        guard response.status == expected else { throw Failure(description: "\(path) answered \(response.status): \(response.text)") }
         return try StrictJSON().parse(response.body)
     }
 
