@@ -8,10 +8,11 @@ import SignetStore
 import SignetWebAuthn
 import Testing
 
-/// DESIGN.md, "Reliability rules": what was answered stays done. A `signet serve` on SQLite takes
-/// sign-ups, sign-ins and refreshes from several threads and is killed with SIGKILL at a given
-/// moment; after a restart on the same file every answered sign-up signs in, every rotated
-/// refresh token is refused as reused, and every used auth session is refused when replayed.
+/// DESIGN.md, "Reliability rules": what was answered stays done. A `signet serve` takes sign-ups
+/// (each with a device key), sign-ins, refreshes and approved actions from several threads and is
+/// killed with SIGKILL at a given moment; after a restart on the same database every answered
+/// sign-up signs in, every rotated refresh token is refused as reused, and every used auth session
+/// and action challenge is refused when replayed.
 @Suite struct CrashTests {
     /// What the load saw answered before the kill.
     final class Answered: @unchecked Sendable {
@@ -19,6 +20,8 @@ import Testing
         var accounts: [(email: String, authenticator: SoftwareAuthenticator)] = []
         var rotated: [String] = []
         var usedSessions: [(session: String, credential: JSONValue)] = []
+        /// Approved actions: the challenge, its signature and the token that approved it.
+        var approvals: [(challenge: String, signature: String, access: String)] = []
         func add(_ body: (Answered) -> Void) {
             lock.lock()
             body(self)
@@ -34,7 +37,7 @@ import Testing
         .object(["grant_type": .string("refresh_token"), "client_id": .string("dev"), "refresh_token": .string(token)])
     }
 
-    @Test("kill -9 under sign-ups, sign-ins and refreshes loses nothing that was answered (SQLite)", arguments: [0.05, 0.4, 0.9])
+    @Test("kill -9 under sign-ups, sign-ins, refreshes and approved actions loses nothing that was answered (SQLite)", arguments: [0.05, 0.4, 0.9])
     func killNine(after seconds: Double) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-crash-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -59,19 +62,34 @@ import Testing
         for thread in 0..<4 {
             let instance = thread % count
             DispatchQueue.global().async(group: group) {
-                var mine: [(email: String, authenticator: SoftwareAuthenticator, refresh: String)] = []
+                var mine: [(email: String, authenticator: SoftwareAuthenticator, refresh: String, access: String, key: SoftwareDeviceKey, keyID: String)] = []
                 var n = 0
                 while !stop.value {
                     n += 1
                     do {
-                        if mine.isEmpty || n % 3 == 0 {
+                        if mine.isEmpty || n % 4 == 0 {
                             let authenticator = SoftwareAuthenticator()
                             let email = "t\(thread)-\(n)@signet.test"
                             let tokens = try cluster.signUp(authenticator, email: email, on: instance)
-                            guard let refresh = tokens["refresh_token"]?.string else { continue }
-                            mine.append((email, authenticator, refresh))
+                            guard let refresh = tokens["refresh_token"]?.string, let access = tokens["access_token"]?.string else { continue }
                             answered.add { $0.accounts.append((email, authenticator)) }
-                        } else if n % 3 == 1 {
+                            let key = try SoftwareDeviceKey(deviceID: "crash-\(thread)-\(n)")
+                            let (enrolled, device) = try cluster.post(instance, "/me/device-keys", .object([
+                                "public_key": .string(Base64URL.encode(key.publicKeySPKI)), "device_id": .string(key.deviceID), "platform": .string("ios"),
+                            ]), bearer: access)
+                            guard enrolled == 201, let keyID = device["id"]?.string else { continue }
+                            mine.append((email, authenticator, refresh, access, key, keyID))
+                        } else if n % 4 == 3 {
+                            let account = mine[n % mine.count]
+                            let (_, challenge) = try cluster.post(instance, "/actions/challenge", .object([
+                                "device_key_id": .string(account.keyID), "action": .object(["type": .string("payment"), "amount": .int(Int64(n))]),
+                            ]), bearer: account.access)
+                            guard let id = challenge["challenge_id"]?.string, let bytes = challenge["challenge"]?.string.flatMap({ Base64URL.decode($0) }) else { continue }
+                            let signature = Base64URL.encode(try account.key.sign(bytes))
+                            let (status, _) = try cluster.post(instance, "/actions/approve", .object(["challenge_id": .string(id), "signature": .string(signature)]),
+                                                               bearer: account.access)
+                            if status == 200 { answered.add { $0.approvals.append((id, signature, account.access)) } }
+                        } else if n % 4 == 1 {
                             let account = mine[n % mine.count]
                             let (session, credential) = try cluster.signInStart(account.authenticator, on: instance)
                             let (status, _) = try Self.token(cluster, .object([
@@ -119,7 +137,13 @@ import Testing
             ]))
             #expect(status == 400 && json["reason"] == .string("auth_session_unknown"), "a used auth session worked again: \(json.serialized)")
         }
-        print("kill -9 after \(seconds) s, \(count) instance(s): \(answered.accounts.count) sign-ups, \(answered.usedSessions.count) sign-ins, \(answered.rotated.count) rotations answered; none lost")
+        for approval in answered.approvals {
+            let (status, json) = try cluster.post(0, "/actions/approve", .object([
+                "challenge_id": .string(approval.challenge), "signature": .string(approval.signature),
+            ]), bearer: approval.access)
+            #expect(status == 400 && json["reason"] == .string("action_challenge_unknown"), "a used action challenge worked again: \(json.serialized)")
+        }
+        print("kill -9 after \(seconds) s, \(count) instance(s): \(answered.approvals.count) actions, \(answered.accounts.count) sign-ups, \(answered.usedSessions.count) sign-ins, \(answered.rotated.count) rotations answered; none lost")
     }
 }
 
