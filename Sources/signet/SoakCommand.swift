@@ -8,8 +8,9 @@ import SignetWebAuthn
 /// `signet bench soak`: a mixed load for a long time (sign-ups, sign-ins, refreshes, approved
 /// actions, account reads, bad requests) and, every interval, the server's resident memory, open
 /// descriptors, threads and the interval's p99. After the first interval (warm-up) memory must
-/// stay within 10% and descriptors and threads within a few of their first figures; the
-/// command exits 1 when they do not (DESIGN.md, "Reliability rules": nothing stuck, nothing leaks).
+/// stay within 10% and descriptors and threads within a few of their first figures, and no
+/// operation may fail; the command exits 1 otherwise (DESIGN.md, "Reliability rules": nothing
+/// stuck, nothing leaks). Access tokens are renewed by the refreshes, so a run may outlast them.
 struct SoakCommand {
     var url: String?
     var duration = 60.0
@@ -94,7 +95,7 @@ struct SoakCommand {
             }.start()
         }
         FileHandle.standardOutput.write(Data("| minute | resident MiB | open fds | threads | p99 ms | operations |\n| --- | --- | --- | --- | --- | --- |\n".utf8))
-        var rows: [(rss: Double, fds: Int, threads: Int)] = []
+        var rows: [(rss: Double, fds: Int, threads: Int, failures: Int)] = []
         var next = Date().addingTimeInterval(interval)
         while next <= stop.addingTimeInterval(0.001) {
             Thread.sleep(until: next)
@@ -103,9 +104,11 @@ struct SoakCommand {
             func value(_ name: String) -> Double {
                 metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) } ?? 0
             }
-            let row = (rss: value("process_resident_memory_bytes") / 1_048_576, fds: Int(value("process_open_fds")), threads: Int(value("process_threads")))
-            rows.append(row)
             let (p99, counts) = tally.take()
+            let failures = counts.filter { $0.key.hasSuffix(" failed") }.map(\.value).reduce(0, +)
+            let row = (rss: value("process_resident_memory_bytes") / 1_048_576, fds: Int(value("process_open_fds")), threads: Int(value("process_threads")),
+                       failures: failures)
+            rows.append(row)
             let ops = counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             // A row as soon as it is measured, also into a file (print would buffer it).
             FileHandle.standardOutput.write(Data((String(format: "| %.1f | %.1f | %d | %d | %.1f | %@ |", Double(rows.count) * interval / 60,
@@ -115,9 +118,12 @@ struct SoakCommand {
         // The first interval warms up (caches, pools); after it nothing may grow.
         let base = rows[1]
         let flat = rows.dropFirst(2).allSatisfy { $0.rss <= base.rss * 1.10 && $0.fds <= base.fds + 8 && $0.threads <= base.threads + 2 }
+        // And nothing refused that should have been answered (bad requests count as answered).
+        let failures = rows.dropFirst().map(\.failures).reduce(0, +)
         print(flat ? "flat: resident memory within 10% of \(String(format: "%.1f", base.rss)) MiB, descriptors and threads steady"
                    : "NOT flat: resident memory, descriptors or threads grew after the warm-up")
-        return flat
+        if failures > 0 { print("FAILED: \(failures) operations failed after the warm-up") }
+        return flat && failures == 0
     }
 
     /// One client's mixed load on its own keep-alive connection.
@@ -143,7 +149,8 @@ struct SoakCommand {
                     ]), bearer: access, status: 201)
                     accounts.append((phone, refresh, access, key, enrolled["id"]?.string ?? ""))
                 } else {
-                    let i = n % accounts.count
+                    // Each account in turn for every kind of operation.
+                    let i = (n / 5) % accounts.count
                     switch n % 5 {
                     case 0:
                         op = "sign-in"
@@ -156,6 +163,7 @@ struct SoakCommand {
                             "grant_type": .string("refresh_token"), "client_id": .string("dev"), "refresh_token": .string(accounts[i].refresh),
                         ]))
                         accounts[i].refresh = tokens["refresh_token"]?.string ?? accounts[i].refresh
+                        accounts[i].access = tokens["access_token"]?.string ?? accounts[i].access
                     case 2:
                         op = "action"
                         let challenge = try bench.post(accounts[i].phone.client, "/actions/challenge", .object([
