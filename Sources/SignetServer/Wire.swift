@@ -160,16 +160,20 @@ extension CredentialJSON {
     }
 }
 
+extension JSONValue {
+    /// The optional `authn_response` member: absent or null is `nil`, anything but an object is malformed.
+    func optionalCredential() throws -> CredentialJSON? {
+        guard let value = self["authn_response"], value != .null else { return nil }
+        guard value.object != nil else { throw AuthError.malformed("authn_response must be an object") }
+        return try CredentialJSON(wire: value)
+    }
+}
+
 extension TokenRequest {
     init(wire json: JSONValue) throws {
-        var credential: CredentialJSON?
-        if let value = json["authn_response"], value != .null {
-            guard value.object != nil else { throw AuthError.malformed("authn_response must be an object") }
-            credential = try CredentialJSON(wire: value)
-        }
         self.init(
             grant_type: try json.member("grant_type"), client_id: try json.member("client_id"), auth_session: try json.optionalMember("auth_session"),
-            authn_response: credential, refresh_token: try json.optionalMember("refresh_token"), scope: try json.optionalMember("scope"),
+            authn_response: try json.optionalCredential(), refresh_token: try json.optionalMember("refresh_token"), scope: try json.optionalMember("scope"),
             audience: try json.optionalMember("audience"))
     }
 }
@@ -200,12 +204,7 @@ extension EnrollDeviceKeyRequest {
 
 extension ActionApproveRequest {
     init(wire json: JSONValue) throws {
-        var credential: CredentialJSON?
-        if let value = json["authn_response"], value != .null {
-            guard value.object != nil else { throw AuthError.malformed("authn_response must be an object") }
-            credential = try CredentialJSON(wire: value)
-        }
-        self.init(challenge_id: try json.member("challenge_id"), signature: try json.optionalMember("signature"), authn_response: credential)
+        self.init(challenge_id: try json.member("challenge_id"), signature: try json.optionalMember("signature"), authn_response: try json.optionalCredential())
     }
 }
 

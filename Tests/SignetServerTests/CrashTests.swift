@@ -192,16 +192,7 @@ final class SharedFlag<T: Sendable>: @unchecked Sendable {
         var full = 0
         var statuses: [Int: Int] = [:]
         for i in 0..<400 where full < 5 {
-            let authenticator = SoftwareAuthenticator()
-            let email = "full\(i)@signet.test"
-            let (_, start) = try cluster.post(0, "/passkey/register", .object(["client_id": .string("dev"), "user_profile": .object(["email": .string(email)])]))
-            guard let options = start["authn_params_public_key"], let session = start["auth_session"] else { continue }
-            let made = try authenticator.register(
-                rpID: "localhost", origin: Cluster.origin, challenge: try #require(options["challenge"]?.string.flatMap { Base64URL.decode($0) }),
-                userHandle: try #require(options["user"]?["id"]?.string.flatMap { Base64URL.decode($0) }), userName: email)
-            let (status, json) = try cluster.post(0, "/oauth/token", .object([
-                "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": session, "authn_response": made.json,
-            ]))
+            let (status, json) = try cluster.signUpAttempt(SoftwareAuthenticator(), email: "full\(i)@signet.test") { try cluster.post(0, $0, $1) }
             statuses[status, default: 0] += 1
             if status == 200 { answered += 1 } else if status == 503 {
                 #expect(json["reason"] == .string("storage_full"), "\(json.serialized)")

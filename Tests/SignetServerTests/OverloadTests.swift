@@ -67,16 +67,11 @@ import Testing
                 worst = max(worst, Date().timeIntervalSince(start))
             }
             // And a whole sign-up on the same connection.
-            let email = "good-\(UUID().uuidString.prefix(6))@signet.test"
-            let start = try StrictJSON().parse(try good.send("POST", "/passkey/register", body: Array(#"{"client_id":"dev","user_profile":{"email":"\#(email)"}}"#.utf8)).body)
-            let options = try #require(start["authn_params_public_key"])
-            let made = try SoftwareAuthenticator().register(
-                rpID: "localhost", origin: Cluster.origin, challenge: try #require(options["challenge"]?.string.flatMap { Base64URL.decode($0) }),
-                userHandle: try #require(options["user"]?["id"]?.string.flatMap { Base64URL.decode($0) }), userName: email)
-            let tokens = try good.send("POST", "/oauth/token", body: Array(JSONValue.object([
-                "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": start["auth_session"]!, "authn_response": made.json,
-            ]).serialized.utf8))
-            #expect(tokens.status == 200, "\(tokens.text)")
+            let (status, tokens) = try cluster.signUpAttempt(SoftwareAuthenticator(), email: "good-\(UUID().uuidString.prefix(6))@signet.test") { path, body in
+                let answer = try good.send("POST", path, body: Array(body.serialized.utf8))
+                return (answer.status, (try? StrictJSON().parse(answer.body)) ?? .null)
+            }
+            #expect(status == 200, "\(tokens.serialized)")
             good.close()
             stop.value = true
             for client in held { client.close() }

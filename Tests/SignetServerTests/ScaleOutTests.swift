@@ -102,16 +102,23 @@ final class Cluster: @unchecked Sendable {
 
     /// Sign-up on `instance`; returns the token answer.
     func signUp(_ authenticator: SoftwareAuthenticator, email: String, on instance: Int) throws -> JSONValue {
-        let (_, start) = try post(instance, "/passkey/register", .object(["client_id": .string("dev"), "user_profile": .object(["email": .string(email)])]))
+        let (status, tokens) = try signUpAttempt(authenticator, email: email) { try self.post(instance, $0, $1) }
+        try #require(status == 200, "\(tokens.serialized)")
+        return tokens
+    }
+
+    /// A whole sign-up whatever its outcome, each request sent by `post` (an instance, or one
+    /// keep-alive connection): the token grant's status and answer.
+    func signUpAttempt(_ authenticator: SoftwareAuthenticator, email: String,
+                       post: (String, JSONValue) throws -> (status: Int, json: JSONValue)) throws -> (status: Int, json: JSONValue) {
+        let (_, start) = try post("/passkey/register", .object(["client_id": .string("dev"), "user_profile": .object(["email": .string(email)])]))
         let options = try #require(start["authn_params_public_key"])
         let made = try authenticator.register(
             rpID: "localhost", origin: Cluster.origin, challenge: try #require(options["challenge"]?.string.flatMap { Base64URL.decode($0) }),
             userHandle: try #require(options["user"]?["id"]?.string.flatMap { Base64URL.decode($0) }), userName: email)
-        let (status, tokens) = try post(instance, "/oauth/token", .object([
-            "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": start["auth_session"]!, "authn_response": made.json,
+        return try post("/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": try #require(start["auth_session"]), "authn_response": made.json,
         ]))
-        try #require(status == 200, "\(tokens.serialized)")
-        return tokens
     }
 
     /// A sign-in challenge from `instance`, answered by the authenticator: (auth_session, credential JSON).
