@@ -32,10 +32,15 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
 
         .target(name: "SignetCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "SignetHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
         .target(name: "SignetAPI", swiftSettings: strict),
+        // libcurl, wrapped once: SMTP for the outbox (and HTTPS clients later).
+        .target(name: "SignetCurl", dependencies: ["CCurl"], swiftSettings: strict),
         // Ceremonies and policy: no HTTP, no database, no C library of its own. It declares the
         // Store protocol that the SQL stores below implement.
         .target(name: "SignetAuth", dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetAPI"], swiftSettings: strict),
@@ -44,7 +49,7 @@ let package = Package(
         .target(name: "SignetClient", dependencies: ["SignetAPI"], swiftSettings: strict),
         .target(
             name: "SignetServer",
-            dependencies: ["SignetAuth", "SignetCrypto", "SignetWebAuthn", "SignetHTTP", "SignetStore", "SignetAPI"],
+            dependencies: ["SignetAuth", "SignetCrypto", "SignetWebAuthn", "SignetHTTP", "SignetStore", "SignetAPI", "SignetCurl"],
             swiftSettings: strict),
         .target(name: "SignetWebAuthn", dependencies: ["SignetCrypto"], swiftSettings: strict),
         .target(

@@ -3,6 +3,10 @@ public enum GrantType {
     /// Auth0's native passkey grant (a WebAuthn registration or assertion).
     public static let webauthn = "urn:okta:params:oauth:grant-type:webauthn"
     public static let refreshToken = "refresh_token"
+    /// Auth0's passwordless grant: an email address and the code mailed to it.
+    public static let passwordlessOTP = "http://auth0.com/oauth/grant-type/passwordless/otp"
+    /// Signet's recovery-code grant.
+    public static let recoveryCode = "urn:signet:params:oauth:grant-type:recovery-code"
 }
 
 /// `POST /oauth/token` body.
@@ -14,7 +18,18 @@ public struct TokenRequest: Codable, Sendable {
     public var refresh_token: String?
     public var scope: String?
     public var audience: String?
-    public init(grant_type: String, client_id: String, auth_session: String? = nil, authn_response: CredentialJSON? = nil, refresh_token: String? = nil, scope: String? = nil, audience: String? = nil) {
+    /// The email address (passwordless and recovery-code grants).
+    public var username: String?
+    public var otp: String?
+    /// `email` for the passwordless grant.
+    public var realm: String?
+    public var recovery_code: String?
+    public init(grant_type: String, client_id: String, auth_session: String? = nil, authn_response: CredentialJSON? = nil, refresh_token: String? = nil, scope: String? = nil, audience: String? = nil,
+                username: String? = nil, otp: String? = nil, realm: String? = nil, recovery_code: String? = nil) {
+        self.username = username
+        self.otp = otp
+        self.realm = realm
+        self.recovery_code = recovery_code
         self.grant_type = grant_type
         self.client_id = client_id
         self.auth_session = auth_session

@@ -58,6 +58,13 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     // Accounts.
     case userExists = "user_exists"
     case lastCredential = "last_credential"
+    // Email codes, recovery codes and recovery.
+    case connectionDisabled = "connection_disabled"
+    case otpInvalid = "otp_invalid"
+    case otpExpired = "otp_expired"
+    case otpAttemptsExceeded = "otp_attempts_exceeded"
+    case recoveryCodeInvalid = "recovery_code_invalid"
+    case recoveryHold = "recovery_hold"
     // Device keys and actions.
     case deviceKeyInvalid = "device_key_invalid"
     case deviceKeyUnsupported = "device_key_unsupported"
@@ -127,7 +134,7 @@ extension Reason {
         case .clientUnknown, .clientSecretInvalid, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict: 409
         case .rateLimited: 429
-        case .insufficientScope: 403
+        case .insufficientScope, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull: 503
         case .internalError, .serverError: 500
         default: 400
@@ -145,6 +152,8 @@ extension Reason {
         case .tokenInvalid: "invalid_token"
         case .rateLimited: "slow_down"
         case .insufficientScope: "insufficient_scope"
+        case .recoveryHold: "access_denied"
+        case .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid: "invalid_grant"
         case .databaseUnavailable, .storageFull: "temporarily_unavailable"
         case .internalError, .serverError: "server_error"
         case .refreshTokenUnknown, .refreshTokenReused, .refreshTokenRevoked, .refreshTokenExpired, .refreshTokenClientMismatch,
@@ -210,6 +219,12 @@ extension Reason {
         case .counterRegression: "The signature counter went backwards: possibly a cloned authenticator."
         case .userExists: "An account with this email exists; sign in with its passkey instead."
         case .lastCredential: "This is the account's last passkey and its only way in; add another first."
+        case .connectionDisabled: "Sign-in by email code is not enabled here."
+        case .otpInvalid: "Wrong email or verification code."
+        case .otpExpired: "The verification code has expired; ask for a new one."
+        case .otpAttemptsExceeded: "Too many wrong tries for this code; ask for a new one."
+        case .recoveryCodeInvalid: "Wrong email or recovery code."
+        case .recoveryHold: "A recovery of this account is on hold: what it added cannot do this until the hold ends or a passkey you had before cancels it."
         case .deviceKeyInvalid: "The device key is not a valid P-256 public key."
         case .deviceKeyUnsupported: "Device keys must be P-256."
         case .deviceKeyUnknown: "There is no such device key on this account."

@@ -74,6 +74,8 @@ public struct RateLimits: Sendable, Equatable {
     public var failuresPerIP = RateLimit(limit: 100, window: 300)
     /// Audit rows written for unauthenticated failures from one client address.
     public var auditFailuresPerIP = RateLimit(limit: 60, window: 60)
+    /// `/passwordless/start` calls from one client address (each may send a mail).
+    public var passwordlessPerIP = RateLimit(limit: 50, window: 3600)
     public init() {}
 }
 
@@ -212,6 +214,10 @@ public struct ServerConfiguration: Sendable {
     public var maxDeviceKeys = 10
     /// True when no configuration file was given.
     public var developmentMode = false
+    public var passwordless = PasswordlessSettings()
+    public var email = EmailSettings()
+    /// Seconds what a recovery added is held (DESIGN.md, "Recovery").
+    public var recoveryHold = 86400
 
     public init(issuer: String) { self.issuer = issuer }
 
@@ -246,8 +252,9 @@ public struct ServerConfiguration: Sendable {
         c.listenPort = port
         c.database = database ?? "sqlite:signet.db"
         c.webOrigins = ["http://localhost:\(port)"]
-        c.clients = [ClientConfiguration(id: "dev", grants: [GrantNames.webauthn, GrantNames.refreshToken])]
+        c.clients = [ClientConfiguration(id: "dev", grants: GrantNames.all)]
         c.audiences = ["http://localhost:\(port)/api"]
+        c.email.outboxDirectory = "signet-mail"
         c.developmentMode = true
         return c
     }
@@ -257,7 +264,10 @@ public struct ServerConfiguration: Sendable {
 public enum GrantNames {
     public static let webauthn = "urn:okta:params:oauth:grant-type:webauthn"
     public static let refreshToken = "refresh_token"
-    public static let all = [webauthn, refreshToken]
+    /// Auth0's email-code grant.
+    public static let passwordlessOTP = "http://auth0.com/oauth/grant-type/passwordless/otp"
+    public static let recoveryCode = "urn:signet:params:oauth:grant-type:recovery-code"
+    public static let all = [webauthn, refreshToken, passwordlessOTP, recoveryCode]
 }
 
 /// A configuration problem, stated so that an operator can fix it.

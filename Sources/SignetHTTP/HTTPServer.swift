@@ -29,7 +29,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     let configuration: Configuration
     let handler: any HTTPHandler
-    let log: AccessLog
+    package let log: AccessLog
     private var daemon: OpaquePointer?
     /// The port the server listens on.
     public private(set) var port: UInt16 = 0

@@ -21,6 +21,11 @@ public enum ConfigurationLoader {
         ["actions", "challenge_ttl"], ["actions", "token_ttl"], ["actions", "audience"], ["actions", "rate_limit_per_minute"], ["actions", "max_device_keys"],
         ["limits", "max_body_bytes"], ["limits", "request_deadline"], ["limits", "idle_timeout"],
         ["limits", "max_connections"], ["limits", "max_connections_per_ip"], ["limits", "header_bytes"],
+        ["passwordless", "code_length"], ["passwordless", "code_ttl"], ["passwordless", "max_attempts"], ["passwordless", "signup"],
+        ["passwordless", "send_interval"], ["passwordless", "sends_per_hour"], ["rate_limits", "passwordless_per_ip"],
+        ["email", "smtp_url"], ["email", "from"], ["email", "username"], ["email", "password_file"], ["email", "ca_file"], ["email", "outbox_dir"],
+        ["email", "retry_delay"], ["email", "max_retry_delay"], ["email", "max_deliveries"],
+        ["recovery", "hold"],
     ]
 
     static func environmentName(_ path: [String]) -> String { "SIGNET_" + path.joined(separator: "_").uppercased() }
@@ -52,7 +57,10 @@ public enum ConfigurationLoader {
         }
         if let listen { tree["listen"] = .string(listen) }
         if let database { tree["database"] = .string(database) }
-        return try build(tree, development: file == nil && environment["SIGNET_ISSUER"] == nil)
+        var c = try build(tree, development: file == nil && environment["SIGNET_ISSUER"] == nil)
+        // The relay's password: from the environment, or the file email.password_file names.
+        if let password = environment["SIGNET_EMAIL_PASSWORD"] { c.email.password = password }
+        return c
     }
 
     static func set(_ tree: inout [String: JSONValue], _ path: [String], _ value: JSONValue) {
@@ -154,7 +162,8 @@ public enum ConfigurationLoader {
             c.rateLimits.enabled = b
         }
         for (key, path) in [("sign_up_per_identifier", \RateLimits.signUpPerIdentifier), ("sign_up_per_ip", \RateLimits.signUpPerIP),
-                            ("failures_per_ip", \RateLimits.failuresPerIP), ("audit_failures_per_ip", \RateLimits.auditFailuresPerIP)] {
+                            ("failures_per_ip", \RateLimits.failuresPerIP), ("audit_failures_per_ip", \RateLimits.auditFailuresPerIP),
+                            ("passwordless_per_ip", \RateLimits.passwordlessPerIP)] {
             guard let v = value(tree, ["rate_limits", key]) else { continue }
             guard let limit = v["limit"]?.int64, let window = v["window"]?.int64, (1...1_000_000).contains(limit), (1...86400).contains(window) else {
                 throw ConfigurationError("rate_limits.\(key) must be {\"limit\": N, \"window\": SECONDS} (window at most 86400)")
@@ -206,6 +215,7 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["actions", "rate_limit_per_minute"], range: 1...10_000) { c.actionRateLimit = v }
         if let v = try int(tree, ["actions", "max_device_keys"], range: 1...1000) { c.maxDeviceKeys = v }
         if let clients = value(tree, ["clients"]) { c.clients = try parseClients(clients) }
+        try buildEmail(tree, &c)
         try validate(&c)
         return c
     }
@@ -297,5 +307,43 @@ public enum ConfigurationLoader {
         guard host == rpID || host.hasSuffix("." + rpID) else {
             throw ConfigurationError("origin \"\(origin)\": its host \(host) is not the RP ID \(rpID) or a subdomain of it, so browsers would refuse every ceremony")
         }
+    }
+}
+
+extension ConfigurationLoader {
+    /// `passwordless.*`, `email.*` and `recovery.*` (DESIGN.md, "Email codes, recovery codes and recovery").
+    static func buildEmail(_ tree: [String: JSONValue], _ c: inout ServerConfiguration) throws {
+        if let v = try int(tree, ["passwordless", "code_length"], range: 6...10) { c.passwordless.codeLength = v }
+        if let v = try int(tree, ["passwordless", "code_ttl"], range: 30...3600) { c.passwordless.codeTTL = v }
+        if let v = try int(tree, ["passwordless", "max_attempts"], range: 1...20) { c.passwordless.maxAttempts = v }
+        if let v = value(tree, ["passwordless", "signup"]) {
+            guard let b = v.bool ?? v.string.flatMap({ Bool($0) }) else { throw ConfigurationError("passwordless.signup must be true or false") }
+            c.passwordless.signup = b
+        }
+        if let v = try int(tree, ["passwordless", "send_interval"], range: 1...3600) { c.passwordless.sendInterval = v }
+        if let v = try int(tree, ["passwordless", "sends_per_hour"], range: 1...1000) { c.passwordless.sendsPerHour = v }
+        if let v = try string(tree, ["email", "smtp_url"]) {
+            guard let url = URLComponents(string: v), let scheme = url.scheme?.lowercased(), ["smtp", "smtps"].contains(scheme), url.host?.isEmpty == false,
+                  url.user == nil, url.password == nil
+            else {
+                throw ConfigurationError("email.smtp_url must be smtp://HOST:587 (STARTTLS) or smtps://HOST:465, without credentials (got \"\(v)\"); the user goes in email.username, the password in SIGNET_EMAIL_PASSWORD or email.password_file")
+            }
+            c.email.smtpURL = v
+        }
+        if let v = try string(tree, ["email", "from"]) {
+            guard (try? Ceremonies.emailAddress(v, member: "email.from")) != nil else { throw ConfigurationError("email.from must be an email address (got \"\(v)\")") }
+            c.email.from = v
+        }
+        if let v = try string(tree, ["email", "username"]) { c.email.username = v }
+        if let v = try string(tree, ["email", "password_file"]) {
+            guard let text = try? String(contentsOfFile: v, encoding: .utf8) else { throw ConfigurationError("cannot read email.password_file \(v)") }
+            c.email.password = text.trimmingCharacters(in: .newlines)
+        }
+        if let v = try string(tree, ["email", "ca_file"]) { c.email.caFile = v }
+        if let v = try string(tree, ["email", "outbox_dir"]) { c.email.outboxDirectory = v }
+        if let v = try int(tree, ["email", "retry_delay"], range: 1...3600) { c.email.retryDelay = v }
+        if let v = try int(tree, ["email", "max_retry_delay"], range: 1...86400) { c.email.maxRetryDelay = v }
+        if let v = try int(tree, ["email", "max_deliveries"], range: 1...100) { c.email.maxDeliveries = v }
+        if let v = try int(tree, ["recovery", "hold"], range: 60...(30 * 86400)) { c.recoveryHold = v }
     }
 }

@@ -14,6 +14,9 @@ struct Needs: Sendable {
     var token = Token.none
     /// A fresh passkey or device-key check (RFC 9470): `auth_time` within `step_up.max_age`.
     var stepUp = false
+    /// With `stepUp`: a fresh email- or recovery-code session passes too (adding a credential,
+    /// which opens a recovery).
+    var codeSessionAllowed = false
     /// A confidential client's `client_secret_basic` (RFC 6749 §2.3.1).
     var clientAuthentication = false
     /// The per-address rate-limit bucket the route is counted in (429 `rate_limited` past it).
@@ -24,6 +27,8 @@ struct Needs: Sendable {
     static let account = Needs(token: .required(.account))
     /// A sensitive change to the account: a token for `{issuer}/me` from a fresh passkey check.
     static let sensitive = Needs(token: .required(.account), stepUp: true)
+    /// Adding a credential: sensitive, but a fresh code session may do it under a recovery hold.
+    static let addsCredential = Needs(token: .required(.account), stepUp: true, codeSessionAllowed: true)
     static let resourceServer = Needs(clientAuthentication: true)
 }
 

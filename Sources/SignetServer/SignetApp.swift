@@ -3,6 +3,7 @@ public import SignetAuth
 import SignetCrypto
 public import SignetHTTP
 import SignetStore
+import SignetCurl
 
 /// A running Signet: store, keys, service and HTTP server, started from a configuration.
 /// `signet serve`, the tests and the benchmark all start Signet this way.
@@ -53,7 +54,13 @@ public final class SignetApp: @unchecked Sendable {
         http.requestDeadline = configuration.requestDeadline
         http.maxBodyBytes = configuration.maxBodyBytes
         http.connectionMemoryBytes = configuration.connectionMemoryBytes
-        server = HTTPServer(configuration: http, handler: service, log: log ?? AccessLog(enabled: configuration.accessLog))
+        let log = log ?? AccessLog(enabled: configuration.accessLog)
+        server = HTTPServer(configuration: http, handler: service, log: log)
+        if let transport = SignetApp.mailTransport(configuration, log: log) {
+            let sender = MailSender(ceremonies: service.ceremonies, transport: transport, log: log)
+            sender.start()
+            mailSender = sender
+        }
         if listen { try server.start() }
         // Used-session marks are needed only until their sessions expire.
         let purge = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.purge"))
@@ -70,12 +77,33 @@ public final class SignetApp: @unchecked Sendable {
     }
 
     private var purger: (any DispatchSourceTimer)?
+    private var mailSender: MailSender?
 
-    deinit { purger?.cancel() }
+    deinit {
+        purger?.cancel()
+        mailSender?.stop()
+    }
+
+    /// Where this instance's mail goes: the SMTP relay of `email.smtp_url`, else the `.eml`
+    /// folder of `email.outbox_dir` (development's `./signet-mail`), else nowhere (and sign-in by
+    /// email code is then off).
+    static func mailTransport(_ c: ServerConfiguration, log: AccessLog) -> (any MailTransport)? {
+        if let url = c.email.smtpURL {
+            return SMTPTransport(settings: SMTPSettings(url: url, username: c.email.username, password: c.email.password, caFile: c.email.caFile), from: c.mailFrom)
+        }
+        return c.email.outboxDirectory.map { DirectoryTransport(directory: $0, log: log) }
+    }
+
+    /// Delivers every message due now, on the calling thread (tests, after moving the clock).
+    package func sendMailNow() -> Int { mailSender?.runOnce() ?? 0 }
+
+    /// Stops this instance's mail sender (tests of an instance that stops sending).
+    package func stopMail() { mailSender?.stop() }
 
     /// Stops accepting, finishes requests in flight, stops.
     public func shutdown(grace: TimeInterval = 10) {
         purger?.cancel()
+        mailSender?.stop()
         server.shutdown(grace: grace)
     }
 }

@@ -6,7 +6,7 @@ import SignetHTTP
 extension SignetService {
     /// What the route's ``Needs`` ask for, established before its handler runs.
     func admit(_ request: HTTPRequest, needs: Needs, parameters: [String: String]) throws -> Call {
-        let context = RequestContext(remoteAddress: clientAddress(request), requestID: request.requestID)
+        let context = RequestContext(remoteAddress: clientAddress(request), requestID: request.requestID, acceptLanguage: request.header("accept-language"))
         if let bucket = needs.rateLimit { try ceremonies.limit(bucket, context: context) }
         var principal: Principal?
         switch needs.token {
@@ -15,7 +15,7 @@ extension SignetService {
         case .optional(let audience):
             if request.header("authorization") != nil { principal = try ceremonies.authenticate(accessToken: bearerToken(request), audience: audience) }
         }
-        if needs.stepUp, let principal { try ceremonies.requireFreshAuthentication(principal) }
+        if needs.stepUp, let principal { try ceremonies.requireFreshAuthentication(principal, allowCode: needs.codeSessionAllowed) }
         let client = needs.clientAuthentication ? try authenticatedClient(request) : nil
         return Call(request: request, parameters: parameters, principal: principal, client: client, context: context)
     }

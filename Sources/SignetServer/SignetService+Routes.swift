@@ -21,9 +21,15 @@ extension SignetService {
             switch request.grant_type {
             case GrantNames.webauthn: tokens = try s.ceremonies.passkeyGrant(request, context: call.context)
             case GrantNames.refreshToken: tokens = try s.ceremonies.refreshGrant(request, context: call.context)
+            case GrantNames.passwordlessOTP: tokens = try s.ceremonies.otpGrant(request, context: call.context)
+            case GrantNames.recoveryCode: tokens = try s.ceremonies.recoveryCodeGrant(request, context: call.context)
             default: throw AuthError(.unsupportedGrantType, "grant_type \"\(request.grant_type.prefix(100))\"")
             }
             return .json(200, tokens.wireBytes)
+        }
+        // Email codes (Auth0 passwordless): counted per client address by the route.
+        r.add("POST", "/passwordless/start", needs: Needs(rateLimit: .passwordlessPerIP)) { s, call in
+            try Wire.encode(s.ceremonies.passwordlessStart(PasswordlessStartRequest(wire: s.body(call)), context: call.context))
         }
         r.add("POST", "/oauth/revoke") { s, call in
             try s.ceremonies.revoke(RevokeRequest(wire: s.body(call, form: true)), context: call.context)
@@ -32,8 +38,8 @@ extension SignetService {
         r.add("GET", "/userinfo", needs: Needs(token: .required(.anyWithScope("openid")))) { s, call in try Wire.encode(s.ceremonies.userInfo(call.account)) }
         // The signed-in account.
         r.add("GET", "/me/passkeys", needs: .account) { s, call in try Wire.encode(s.ceremonies.passkeys(call.account)) }
-        r.add("POST", "/me/passkeys/options", needs: .sensitive) { s, call in Wire.encode(try s.ceremonies.beginAddPasskey(call.account)) }
-        r.add("POST", "/me/passkeys", needs: .sensitive) { s, call in
+        r.add("POST", "/me/passkeys/options", needs: .addsCredential) { s, call in Wire.encode(try s.ceremonies.beginAddPasskey(call.account)) }
+        r.add("POST", "/me/passkeys", needs: .addsCredential) { s, call in
             try Wire.encode(s.ceremonies.addPasskey(AddPasskeyRequest(wire: s.body(call)), principal: call.account, context: call.context), status: 201)
         }
         r.add("PATCH", "/me/passkeys/{id}", needs: .sensitive) { s, call in
@@ -43,8 +49,18 @@ extension SignetService {
             try s.ceremonies.revokePasskey(id: call.parameter("id"), principal: call.account, context: call.context)
             return HTTPResponse(status: 204)
         }
-        r.add("POST", "/me/device-keys", needs: .sensitive) { s, call in
+        r.add("POST", "/me/device-keys", needs: .addsCredential) { s, call in
             try Wire.encode(s.ceremonies.enrollDeviceKey(EnrollDeviceKeyRequest(wire: s.body(call)), principal: call.account, context: call.context), status: 201)
+        }
+        // Recovery codes and the recovery hold.
+        r.add("POST", "/me/recovery-codes", needs: .sensitive) { s, call in
+            try Wire.encode(s.ceremonies.createRecoveryCodes(call.account, context: call.context), status: 201)
+        }
+        r.add("GET", "/me/recovery-codes", needs: .account) { s, call in try Wire.encode(s.ceremonies.recoveryCodesStatus(call.account)) }
+        r.add("GET", "/me/recovery", needs: .account) { s, call in try Wire.encode(s.ceremonies.recovery(call.account)) }
+        r.add("DELETE", "/me/recovery", needs: .account) { s, call in
+            try s.ceremonies.cancelRecovery(call.account, context: call.context)
+            return HTTPResponse(status: 204)
         }
         r.add("GET", "/me/device-keys", needs: .account) { s, call in try Wire.encode(s.ceremonies.deviceKeys(call.account)) }
         r.add("DELETE", "/me/device-keys/{id}", needs: .sensitive) { s, call in

@@ -174,7 +174,20 @@ extension TokenRequest {
         self.init(
             grant_type: try json.member("grant_type"), client_id: try json.member("client_id"), auth_session: try json.optionalMember("auth_session"),
             authn_response: try json.optionalCredential(), refresh_token: try json.optionalMember("refresh_token"), scope: try json.optionalMember("scope"),
-            audience: try json.optionalMember("audience"))
+            audience: try json.optionalMember("audience"), username: try json.optionalMember("username"), otp: try json.optionalMember("otp"),
+            realm: try json.optionalMember("realm"), recovery_code: try json.optionalMember("recovery_code"))
+    }
+}
+
+extension PasswordlessStartRequest {
+    init(wire json: JSONValue) throws {
+        var params: AuthParams?
+        if let p = json["authParams"], p != .null {
+            guard p.object != nil else { throw AuthError.malformed("member \"authParams\" must be an object") }
+            params = AuthParams(scope: try p.optionalMember("scope"), audience: try p.optionalMember("audience"))
+        }
+        self.init(client_id: try json.member("client_id"), connection: try json.member("connection"), email: try json.member("email"),
+                  send: try json.optionalMember("send"), authParams: params)
     }
 }
 

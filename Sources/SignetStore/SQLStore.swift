@@ -61,7 +61,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     }
 
     @discardableResult
-    private func locked<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T {
+    func locked<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T {
         try pool.withSession(body)
     }
 
@@ -94,20 +94,20 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     // MARK: users and credentials
 
-    static let userColumns = "id, handle, email, name, email_verified, created_at"
+    static let userColumns = "id, handle, email, name, email_verified, created_at, locale"
 
     static func user(_ r: [SQLValue]) -> UserRecord {
-        UserRecord(id: r[0].text ?? "", handle: r[1].blob ?? [], email: r[2].text ?? "", name: r[3].text, emailVerified: r[4].bool, createdAt: r[5].int ?? 0)
+        UserRecord(id: r[0].text ?? "", handle: r[1].blob ?? [], email: r[2].text ?? "", name: r[3].text, emailVerified: r[4].bool, createdAt: r[5].int ?? 0, locale: r[6].text)
     }
 
-    static let credentialColumns = "id, user_id, public_key, algorithm, sign_count, aaguid, format, backup_eligible, backup_state, transports, name, created_at, last_used_at, revoked_at"
+    static let credentialColumns = "id, user_id, public_key, algorithm, sign_count, aaguid, format, backup_eligible, backup_state, transports, name, created_at, last_used_at, revoked_at, recovery_id"
 
     static func credential(_ r: [SQLValue]) -> CredentialRow {
         CredentialRow(
             id: r[0].blob ?? [], userID: r[1].text ?? "", publicKey: r[2].blob ?? [], algorithm: Int(r[3].int ?? 0), signCount: r[4].int ?? 0,
             aaguid: r[5].text ?? "", format: r[6].text ?? "", backupEligible: r[7].bool, backupState: r[8].bool,
             transports: (r[9].text ?? "").split(separator: ",").map(String.init), name: r[10].text, createdAt: r[11].int ?? 0,
-            lastUsedAt: r[12].int, revokedAt: r[13].int)
+            lastUsedAt: r[12].int, revokedAt: r[13].int, recoveryID: r[14].text)
     }
 
     public func perform(_ writes: [StoreWrite]) throws(StoreError) {
@@ -125,14 +125,17 @@ public final class SQLStore: Store, @unchecked Sendable {
             guard db.changes == 1 else { throw StoreError(.sessionUsed, "the auth session was already used") }
         case .createUser(let user, let c):
             try db.query(
-                "INSERT INTO users (\(userColumns)) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING",
-                [.text(user.id), .blob(user.handle), .text(user.email), user.name.map(SQLValue.text) ?? .null, .int(user.emailVerified ? 1 : 0), .int(user.createdAt)])
+                "INSERT INTO users (\(userColumns)) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING",
+                [.text(user.id), .blob(user.handle), .text(user.email), user.name.map(SQLValue.text) ?? .null, .int(user.emailVerified ? 1 : 0), .int(user.createdAt),
+                 user.locale.map(SQLValue.text) ?? .null])
             guard db.changes == 1 else { throw StoreError(.emailTaken, "an account with this email exists") }
             try insert(c, db)
         case .addCredential(let c):
             try insert(c, db)
         case .refreshToken(let token):
             try insert(token, db)
+        case .createAccount, .verifyEmail, .useEmailCode, .useRecoveryCode, .openRecovery, .mail:
+            try applyEmail(write, db)
         case .audit(let e):
             func text(_ s: String?) -> SQLValue { s.map(SQLValue.text) ?? .null }
             try db.query(
@@ -148,10 +151,11 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     static func insert(_ c: CredentialRow, _ db: any SQLSession) throws(StoreError) {
         try db.query(
-            "INSERT INTO credentials (\(credentialColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO credentials (\(credentialColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
             [.blob(c.id), .text(c.userID), .blob(c.publicKey), .int(Int64(c.algorithm)), .int(c.signCount), .text(c.aaguid), .text(c.format),
              .int(c.backupEligible ? 1 : 0), .int(c.backupState ? 1 : 0), .text(c.transports.joined(separator: ",")),
-             c.name.map(SQLValue.text) ?? .null, .int(c.createdAt), c.lastUsedAt.map(SQLValue.int) ?? .null, c.revokedAt.map(SQLValue.int) ?? .null])
+             c.name.map(SQLValue.text) ?? .null, .int(c.createdAt), c.lastUsedAt.map(SQLValue.int) ?? .null, c.revokedAt.map(SQLValue.int) ?? .null,
+             c.recoveryID.map(SQLValue.text) ?? .null])
         guard db.changes == 1 else { throw StoreError(.credentialTaken, "a passkey with this credential ID exists") }
     }
 
@@ -183,7 +187,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     public func credentialAndUser(credentialID: [UInt8]) throws(StoreError) -> (CredentialRow, UserRecord)? {
         try locked { db throws(StoreError) in
             guard let row = try db.query(Self.credentialAndUserSQL, [.blob(credentialID)]).first else { return nil }
-            return (Self.credential(Array(row[0..<14])), Self.user(Array(row[14...])))
+            return (Self.credential(Array(row[0..<15])), Self.user(Array(row[15...])))
         }
     }
 
@@ -262,14 +266,14 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     // MARK: device keys and actions
 
-    static let deviceKeyColumns = "id, user_id, device_id, platform, name, public_key, created_at, last_used_at, revoked_at"
+    static let deviceKeyColumns = "id, user_id, device_id, platform, name, public_key, created_at, last_used_at, revoked_at, recovery_id"
 
     static func deviceKey(_ r: [SQLValue]) -> DeviceKeyRow {
         DeviceKeyRow(id: r[0].text ?? "", userID: r[1].text ?? "", deviceID: r[2].text ?? "", platform: r[3].text ?? "", name: r[4].text,
-                     publicKey: r[5].blob ?? [], createdAt: r[6].int ?? 0, lastUsedAt: r[7].int, revokedAt: r[8].int)
+                     publicKey: r[5].blob ?? [], createdAt: r[6].int ?? 0, lastUsedAt: r[7].int, revokedAt: r[8].int, recoveryID: r[9].text)
     }
 
-    public func enrollDeviceKey(_ k: DeviceKeyRow, limit: Int) throws(StoreError) -> [String] {
+    public func enrollDeviceKey(_ k: DeviceKeyRow, limit: Int, writes: [StoreWrite]) throws(StoreError) -> [String] {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> [String] in
                 try db.lockForTransaction("user:" + k.userID)
@@ -279,9 +283,10 @@ public final class SQLStore: Store, @unchecked Sendable {
                 let live = try db.query("SELECT COUNT(*) FROM device_keys WHERE user_id = ? AND revoked_at IS NULL", [.text(k.userID)]).first?[0].int ?? 0
                 guard live < Int64(limit) else { throw StoreError(.deviceKeyLimit, "\(live) live device keys") }
                 try db.query(
-                    "INSERT INTO device_keys (\(Self.deviceKeyColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO device_keys (\(Self.deviceKeyColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [.text(k.id), .text(k.userID), .text(k.deviceID), .text(k.platform), k.name.map(SQLValue.text) ?? .null, .blob(k.publicKey),
-                     .int(k.createdAt), .null, .null])
+                     .int(k.createdAt), .null, .null, k.recoveryID.map(SQLValue.text) ?? .null])
+                for write in writes { try Self.apply(write, db) }
                 return replaced
             }
         }
@@ -483,7 +488,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     public func rowCounts() throws(StoreError) -> [String: Int] {
         try locked { db throws(StoreError) in
             var counts: [String: Int] = [:]
-            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events", "device_keys", "action_challenges"] {
+            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events", "device_keys", "action_challenges", "email_codes", "outbox", "recovery_codes", "recoveries"] {
                 counts[table] = Int(try db.query("SELECT COUNT(*) FROM \(table)").first?[0].int ?? 0)
             }
             return counts

@@ -136,6 +136,54 @@ enum Schema {
                 PRIMARY KEY (bucket, key)
             )\(clustered)
             """),
+            // Email codes (one per address, the newest), the outbox, recovery codes and
+            // recoveries; the language of an account's mail; which recovery added a credential.
+            (6, """
+            ALTER TABLE users ADD COLUMN locale TEXT;
+            ALTER TABLE credentials ADD COLUMN recovery_id TEXT;
+            ALTER TABLE device_keys ADD COLUMN recovery_id TEXT;
+            CREATE TABLE email_codes (
+                email TEXT PRIMARY KEY,
+                id TEXT NOT NULL,
+                code_hash \(blob) NOT NULL,
+                client_id TEXT NOT NULL,
+                attempts INTEGER NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT
+            )\(clustered);
+            CREATE TABLE outbox (
+                id TEXT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                recipient TEXT NOT NULL,
+                message \(blob) NOT NULL,
+                created_at BIGINT NOT NULL,
+                due_at BIGINT NOT NULL,
+                expires_at BIGINT,
+                attempts INTEGER NOT NULL,
+                claimed_until BIGINT NOT NULL,
+                last_error TEXT
+            );
+            CREATE INDEX outbox_due ON outbox(due_at);
+            CREATE TABLE recovery_codes (
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                code_hash \(blob) NOT NULL,
+                created_at BIGINT NOT NULL,
+                used_at BIGINT,
+                PRIMARY KEY (user_id, code_hash)
+            )\(clustered);
+            CREATE TABLE recoveries (
+                id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                opened_at BIGINT NOT NULL,
+                hold_until BIGINT NOT NULL,
+                session TEXT,
+                state TEXT NOT NULL,
+                closed_at BIGINT
+            );
+            CREATE INDEX recoveries_user ON recoveries(user_id, state);
+            CREATE INDEX recoveries_session ON recoveries(session)
+            """),
         ]
     }
 

@@ -87,6 +87,9 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(added.name == "Laptop")
         #expect(try await app.client.renamePasskey(id: passkeys[0].id, name: "Phone").name == "Phone")
         try await app.client.revokePasskey(id: passkeys[0].id)
+        // The session the revoked passkey started ends with it: the laptop signs in with its own.
+        await #expect(throws: SignetError(.notSignedIn, "")) { try await app.client.passkeys() }
+        try await laptop.client.signIn()
         #expect(try await app.client.passkeys().map(\.id) == [added.id])
         // Device key and an approved action.
         let key = try await app.client.enrollDeviceKey(name: "Phone")

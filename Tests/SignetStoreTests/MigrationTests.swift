@@ -40,6 +40,9 @@ import Testing
             CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL);
             INSERT INTO schema_migrations VALUES (1, 0), (2, 0);
             CREATE TABLE refresh_tokens (hash BLOB PRIMARY KEY, family TEXT);
+            CREATE TABLE users (id TEXT PRIMARY KEY);
+            CREATE TABLE credentials (id BLOB PRIMARY KEY);
+            CREATE TABLE device_keys (id TEXT PRIMARY KEY);
             CREATE TABLE audit_events (id INTEGER PRIMARY KEY AUTOINCREMENT, at BIGINT NOT NULL, kind TEXT NOT NULL, outcome TEXT NOT NULL,
                 reason TEXT, user_id TEXT, client_id TEXT, credential_id TEXT, remote TEXT, request_id TEXT);
             INSERT INTO audit_events (id, at, kind, outcome) VALUES (1, 10, 'sign_up', 'success'), (2, 20, 'sign_in', 'failure'), (7, 30, 'sign_in', 'success');
@@ -47,7 +50,7 @@ import Testing
         #expect(try Self.sqlite(path, "SELECT name FROM sqlite_sequence") == ["audit_events"])
 
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == [1, 2, 3, 4, 5])
+        #expect(try store.schemaVersions() == [1, 2, 3, 4, 5, 6])
         try store.appendAudit(AuditEvent(at: 40, kind: "refresh", outcome: "failure", reason: "refresh_token_reused", detail: "family revoked"))
         #expect(try store.auditEvents(limit: 10).map(\.at) == [40, 30, 20, 10])
         // Schema 4: rows from before have no detail; new ones keep theirs.

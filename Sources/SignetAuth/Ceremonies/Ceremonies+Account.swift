@@ -44,11 +44,14 @@ extension Ceremonies {
                 throw AuthError(.ceremonyMismatch, "the auth_session is not for adding a passkey to this account")
             }
             guard request.authn_response.response.attestationObject != nil else { throw AuthError.malformed("authn_response must be a registration") }
-            let (row, _) = try verifyRegistration(request.authn_response, session: session, owner: user.id, name: name)
+            var (row, _) = try verifyRegistration(request.authn_response, session: session, owner: user.id, name: name)
+            // Added by a code session to an account that has a credential: a recovery, held.
+            let recovery = try recoveryForAddition(principal, context: context)
+            row.recoveryID = recovery.id
             try store.perform([
                 .useSession(id: session.id, expiresAt: session.expiresAt), .addCredential(row),
                 .audit(auditEvent("passkey_added", user: user.id, client: session.clientID, credential: Base64URL.encode(row.id), context: context)),
-            ])
+            ] + recovery.writes + notice(.passkeyAdded(name: row.name ?? KnownAuthenticators.names[row.aaguid]), to: user))
             return Self.info(row)
         }
     }
@@ -66,6 +69,7 @@ extension Ceremonies {
         let name = request.name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...100).contains(name.count) else { throw AuthError.malformed("name must be 1 to 100 characters") }
         let credentialID = try credentialID(id)
+        try refuseHeldChange(principal, targetRecovery: try store.credential(id: credentialID)?.recoveryID)
         guard try store.renameCredential(id: credentialID, userID: principal.user.id, name: name),
               let row = try store.credential(id: credentialID)
         else { throw AuthError.notFound(.credentialUnknown, "no such passkey on this account") }
@@ -77,6 +81,9 @@ extension Ceremonies {
         let user = principal.user
         let credentialID = try credentialID(id)
         let credential = Base64URL.encode(credentialID)
+        if let target = try store.credential(id: credentialID), target.userID == user.id {
+            try refuseHeldChange(principal, targetRecovery: target.recoveryID)
+        }
         switch try store.revokeCredential(id: credentialID, userID: user.id, at: nowMillis) {
         case .revoked:
             credentialCache.remove(credentialID)
@@ -114,9 +121,15 @@ extension Ceremonies {
         guard (1...128).contains(request.device_id.count) else { throw AuthError.malformed("device_id must be 1 to 128 characters") }
         guard request.platform == "ios" || request.platform == "android" else { throw AuthError.malformed("platform must be ios or android") }
         guard (request.name?.count ?? 0) <= 100 else { throw AuthError.malformed("name must be at most 100 characters") }
+        let recovery = try recoveryForAddition(principal, context: context)
         let row = DeviceKeyRow(id: "dk_" + Base64URL.encode(random(15)), userID: user.id, deviceID: request.device_id, platform: request.platform,
-                               name: request.name, publicKey: key.spki, createdAt: nowMillis)
-        let replaced = try store.enrollDeviceKey(row, limit: configuration.maxDeviceKeys)
+                               name: request.name, publicKey: key.spki, createdAt: nowMillis, recoveryID: recovery.id)
+        // A held session may not replace a key from before its recovery (same device ID).
+        if let old = try store.deviceKeys(userID: user.id).first(where: { $0.deviceID == row.deviceID && $0.revokedAt == nil }) {
+            try refuseHeldChange(principal, targetRecovery: old.recoveryID)
+        }
+        let replaced = try store.enrollDeviceKey(row, limit: configuration.maxDeviceKeys,
+                                                 writes: recovery.writes + notice(.deviceKeyAdded(name: row.name, platform: row.platform), to: user))
         for old in replaced { audit("device_key_revoked", reason: "re_enrolled", user: user.id, credential: old, context: context) }
         audit("device_key_enrolled", user: user.id, client: principal.clientID, credential: row.id, context: context)
         return Self.info(row, replaced: replaced)
@@ -129,6 +142,9 @@ extension Ceremonies {
 
     /// `DELETE /me/device-keys/{id}`.
     public func revokeDeviceKey(id: String, principal: Principal, context: RequestContext) throws {
+        if id.count <= 64, let target = try store.deviceKey(id: id), target.userID == principal.user.id {
+            try refuseHeldChange(principal, targetRecovery: target.recoveryID)
+        }
         guard id.count <= 64, try store.revokeDeviceKey(id: id, userID: principal.user.id, at: nowMillis) else {
             throw AuthError.notFound(.deviceKeyUnknown, "no such device key on this account")
         }

@@ -57,6 +57,7 @@ extension Ceremonies {
     public func beginAction(deviceKeyID: String?, method: String?, action: JSONValue?, principal: Principal, context: RequestContext) throws -> ActionChallenge {
         let user = principal.user
         let (canonical, hash) = try Self.canonicalAction(action)
+        if let held = try heldRecovery(principal) { throw AuthError(.recoveryHold, "recovery \(held.id) holds this session") }
         var boundKey: String?
         var passkeys: [CredentialRow] = []
         switch method ?? "device_key" {
@@ -66,6 +67,7 @@ extension Ceremonies {
                 throw AuthError(.deviceKeyUnknown, "no such device key on this account")
             }
             guard key.revokedAt == nil else { throw AuthError(.deviceKeyRevoked, "device key \(id) was revoked") }
+            try refuseHeld(credentialRecovery: key.recoveryID, userID: user.id, what: "device key \(id)")
             boundKey = id
         case "passkey":
             passkeys = try store.credentials(userID: user.id).filter { $0.revokedAt == nil }
@@ -104,6 +106,8 @@ extension Ceremonies {
             }
             guard row.userID == user.id else { throw AuthError(.actionChallengeAccountMismatch, "the challenge belongs to another account") }
             guard row.expiresAt > nowMillis else { throw AuthError(.actionChallengeExpired, "the challenge has expired") }
+            // No action is approved by what a holding recovery added, nor in a session it holds.
+            if let held = try heldRecovery(principal) { throw AuthError(.recoveryHold, "recovery \(held.id) holds this session") }
             let (amr, binding) = try row.deviceKeyID.map { try approveWithDeviceKey(row, keyID: $0, signature: request.signature) }
                 ?? approveWithPasskey(row, request.authn_response, principal: principal, context: context)
             let action = try StrictJSON().parse(Array(row.action.utf8))
@@ -130,6 +134,7 @@ extension Ceremonies {
     func approveWithDeviceKey(_ row: ActionChallengeRow, keyID: String, signature text: String?) throws -> ([String], (claim: String, value: String)) {
         guard let key = try store.deviceKey(id: keyID) else { throw AuthError(.deviceKeyUnknown, "device key \(keyID) is gone") }
         guard key.revokedAt == nil else { throw AuthError(.deviceKeyRevoked, "device key \(keyID) was revoked") }
+        try refuseHeld(credentialRecovery: key.recoveryID, userID: key.userID, what: "device key \(keyID)")
         guard let signature = text.flatMap({ Base64URL.decode($0) }) else { throw AuthError.malformed("signature must be base64url") }
         guard ECDSASignature.raw(fromDER: signature, width: 32) != nil else { throw AuthError.malformed("signature is not a DER ECDSA signature") }
         guard try PublicKey(spki: key.publicKey).verify(signature: signature, message: row.challenge, scheme: .ecdsa(.sha256)) else {
@@ -146,6 +151,7 @@ extension Ceremonies {
         let verified = try verifyAssertion(
             credential, challenge: row.challenge, expectedUser: principal.user.id, allowCredentials: nil,
             requireUserVerification: requireUserVerification, client: principal.clientID, context: context)
+        try refuseHeld(credentialRecovery: try store.credential(id: verified.use.credentialID)?.recoveryID, userID: principal.user.id, what: "passkey \(credential.rawId)")
         try record(verified, client: principal.clientID, context: context)
         return (verified.amr, ("credential_id", credential.rawId))
     }

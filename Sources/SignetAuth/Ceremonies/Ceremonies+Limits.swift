@@ -9,6 +9,11 @@ public enum Bucket: String, Sendable {
     case signUpPerIP = "sign_up_ip"
     case failuresPerIP = "failures_ip"
     case auditFailuresPerIP = "audit_failures_ip"
+    case passwordlessPerIP = "passwordless_ip"
+    /// Email codes sent to one address.
+    case codesPerIdentifier = "codes_identifier"
+    /// Recovery-code tries for one address.
+    case recoveryAttempts = "recovery_attempts"
 }
 
 extension Ceremonies {
@@ -16,6 +21,13 @@ extension Ceremonies {
     /// the window ends. Keys are stored as their SHA-256, never as the address or email itself.
     func count(_ bucket: Bucket, _ rate: RateLimit, key: String) throws -> Int? {
         guard configuration.rateLimits.enabled else { return nil }
+        return try attempts(bucket, rate, key: key)
+    }
+
+    /// Like ``count(_:_:key:)``, but always on: an attempt budget that guards a secret (codes
+    /// per address, recovery-code tries) is not a throughput limit, so
+    /// `rate_limits.enabled = false` leaves it in force.
+    func attempts(_ bucket: Bucket, _ rate: RateLimit, key: String) throws -> Int? {
         let now = nowMillis
         let window = Int64(rate.window) * 1000
         let start = now - now % window
@@ -33,6 +45,9 @@ extension Ceremonies {
         case .signUpPerIP: rates.signUpPerIP
         case .failuresPerIP: rates.failuresPerIP
         case .auditFailuresPerIP: rates.auditFailuresPerIP
+        case .passwordlessPerIP: rates.passwordlessPerIP
+        case .codesPerIdentifier: RateLimit(limit: configuration.passwordless.sendsPerHour, window: 3600)
+        case .recoveryAttempts: RateLimit(limit: configuration.passwordless.maxAttempts, window: 3600)
         }
         try limit(bucket, rate, key: context.remoteAddress)
     }

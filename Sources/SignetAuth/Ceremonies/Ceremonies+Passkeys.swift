@@ -15,14 +15,22 @@ extension Ceremonies {
     /// Longest email accepted (RFC 5321 §4.5.3.1.3 path limit).
     static let maxEmailLength = 254
 
+    /// An email address as Signet keys accounts by it: trimmed, lower case, one `@` with text on
+    /// both sides, no spaces or control characters, at most 254 characters.
+    public static func emailAddress(_ text: String, member: String) throws -> String {
+        let email = text.trimmingCharacters(in: .whitespaces).lowercased()
+        guard email.count <= maxEmailLength, let at = email.firstIndex(of: "@"), at != email.startIndex,
+              email.index(after: at) != email.endIndex, email.filter({ $0 == "@" }).count == 1,
+              !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7f || $0 == "<" || $0 == ">" })
+        else { throw AuthError.malformed("\(member) is not an email address") }
+        return email
+    }
+
     /// `POST /passkey/register` (Auth0 native passkeys: signup challenge): creation options and an
     /// auth session bound to the client, with a new user ID and handle; nothing else is written.
     public func beginSignUp(_ request: PasskeyRegisterRequest, context: RequestContext) throws -> CeremonyStart {
         let client = try client(request.client_id, grant: GrantNames.webauthn)
-        let email = request.user_profile.email.trimmingCharacters(in: .whitespaces).lowercased()
-        guard email.count <= Self.maxEmailLength, let at = email.firstIndex(of: "@"), at != email.startIndex,
-              email.index(after: at) != email.endIndex, !email.contains(where: { $0.isWhitespace })
-        else { throw AuthError.malformed("user_profile.email is not an email address") }
+        let email = try Self.emailAddress(request.user_profile.email, member: "user_profile.email")
         let name = request.user_profile.name?.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (name?.count ?? 0) <= 200 else { throw AuthError.malformed("user_profile.name is longer than 200 characters") }
         // Account-creating calls are limited per address here and per client IP by the route
@@ -108,9 +116,10 @@ extension Ceremonies {
             let authTime = nowMillis / 1000
             // One draw from the generator for the token ID and the refresh token.
             let fresh = random(48)
+            let started = SessionRef(sid: Base64URL.encode(timeOrderedID()), credential: proof.credential)
             let refresh = grant.offline
                 ? refreshToken(Array(fresh[16..<48]), userID: proof.userID, clientID: client.id, scope: grant.scope, amr: proof.amr, authTime: authTime,
-                               credential: proof.credential)
+                               session: started)
                 : nil
             // Using the session, the account or counter change, the audit event and the refresh
             // token: one transaction, which fails as a whole if the session was used meanwhile.
@@ -129,7 +138,7 @@ extension Ceremonies {
                     throw refused(refusal, use, client: client.id, context: context)
                 }
             }
-            var tokens = try issueTokens(user: user, client: client, grant: grant, amr: proof.amr, authTime: authTime, jti: Array(fresh[0..<16]))
+            var tokens = try issueTokens(user: user, client: client, grant: grant, amr: proof.amr, authTime: authTime, jti: Array(fresh[0..<16]), session: started)
             tokens.refresh_token = refresh?.token
             return tokens
         }

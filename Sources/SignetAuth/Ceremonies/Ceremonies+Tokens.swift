@@ -13,8 +13,22 @@ public struct Principal: Sendable {
     public var audiences: [String] { claims["aud"]?.string.map { [$0] } ?? claims["aud"]?.array?.compactMap(\.string) ?? [] }
     /// When the user last proved presence with a credential (OIDC Core §2 `auth_time`), in seconds.
     public var authTime: Int64? { claims["auth_time"]?.int64 }
-    /// How (RFC 8176): `pop` for a passkey, `hwk` for a device key, `user` when the user was verified.
+    /// How (RFC 8176): `pop` for a passkey, `hwk` for a device key, `user` when the user was
+    /// verified, `otp` for an email or recovery code.
     public var methods: [String] { claims["amr"]?.array?.compactMap(\.string) ?? [] }
+    /// The session (OIDC `sid`): the refresh-token family the sign-in started.
+    public var sessionID: String? { claims["sid"]?.string }
+    /// The credential whose sign-in started the session (`cred`: a passkey ID in base64url or a
+    /// device key ID); absent for a code sign-in.
+    public var credential: String? { claims["cred"]?.string }
+    /// Whether the session started from an email or recovery code.
+    public var isCodeSession: Bool { methods.contains("otp") }
+}
+
+/// A sign-in's session as its tokens carry it: the family ID (`sid`) and the credential (`cred`).
+struct SessionRef {
+    let sid: String
+    let credential: String?
 }
 
 /// Which access tokens a call accepts (RFC 9068 §4: the resource server checks `aud`).
@@ -52,12 +66,12 @@ extension Ceremonies {
     /// A new sign-in's refresh token (``RefreshToken``: a time-ordered name and the 32-byte
     /// `secret`, handed out once) and the row that stores its key, in a new family that remembers
     /// the `credential` that signed in.
-    func refreshToken(_ secret: [UInt8], userID: String, clientID: String, scope: String, amr: [String], authTime: Int64, credential: String) -> (token: String, row: RefreshTokenRow) {
+    func refreshToken(_ secret: [UInt8], userID: String, clientID: String, scope: String, amr: [String], authTime: Int64, session: SessionRef) -> (token: String, row: RefreshTokenRow) {
         let now = nowMillis
         let (token, key) = RefreshToken.make(name: timeOrderedID(), secret: secret)
         return (Base64URL.encode(token), RefreshTokenRow(
-            hash: key, family: Base64URL.encode(timeOrderedID()), userID: userID, clientID: clientID, scope: scope,
-            authTime: authTime, amr: amr, expiresAt: refreshExpiry(now: now, authTime: authTime), createdAt: now, credential: credential))
+            hash: key, family: session.sid, userID: userID, clientID: clientID, scope: scope,
+            authTime: authTime, amr: amr, expiresAt: refreshExpiry(now: now, authTime: authTime), createdAt: now, credential: session.credential))
     }
 
     /// A refresh token's end: the sliding lifetime from now, but never past the family's
@@ -76,7 +90,7 @@ extension Ceremonies {
 
     /// Access token (RFC 9068) and, with `openid`, id token (OIDC Core §2); the caller adds the
     /// refresh token.
-    func issueTokens(user: UserRecord, client: ClientConfiguration, grant: TokenGrant, amr: [String], authTime: Int64, jti: [UInt8]) throws -> TokenResponse {
+    func issueTokens(user: UserRecord, client: ClientConfiguration, grant: TokenGrant, amr: [String], authTime: Int64, jti: [UInt8], session: SessionRef) throws -> TokenResponse {
         let now = nowMillis / 1000
         var access = JSONObjectWriter(capacity: 400)
         access.add("iss", configuration.issuer)
@@ -89,6 +103,8 @@ extension Ceremonies {
         access.add("jti", Base64URL.encode(jti))
         access.add("auth_time", authTime)
         access.add("amr", strings: amr)
+        access.add("sid", session.sid)
+        if let credential = session.credential { access.add("cred", credential) }
         let accessToken = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
         var idToken: String?
         if grant.scopes.contains("openid") {
@@ -100,6 +116,7 @@ extension Ceremonies {
             claims.add("exp", now + Int64(configuration.idTokenLifetime))
             claims.add("auth_time", authTime)
             claims.add("amr", strings: amr)
+            claims.add("sid", session.sid)
             if grant.scopes.contains("email") {
                 claims.add("email", user.email)
                 claims.add("email_verified", user.emailVerified)
@@ -154,10 +171,12 @@ extension Ceremonies {
             }
             guard let user = try store.user(id: row.userID) else { throw AuthError(.refreshTokenUnknown, "the account no longer exists") }
             let grant = try tokenGrant(scope: row.scope, audience: request.audience, client: client)
-            var tokens = try issueTokens(user: user, client: client, grant: grant, amr: row.amr, authTime: row.authTime, jti: Array(fresh[0..<16]))
+            var tokens = try issueTokens(user: user, client: client, grant: grant, amr: row.amr, authTime: row.authTime, jti: Array(fresh[0..<16]),
+                                         session: SessionRef(sid: row.family, credential: row.credential))
             tokens.refresh_token = Base64URL.encode(newToken)
             return tokens
         case .reused(_, let userID):
+            if let user = try? store.user(id: userID) { try? store.perform(notice(.refreshTokenReused, to: user)) }
             audit("refresh_token_reused", "failure", reason: Reason.refreshTokenReused.rawValue, user: userID, client: client.id, context: context)
             throw AuthError(.refreshTokenReused, "a rotated refresh token was presented again; its family is revoked")
         case .revoked: throw AuthError(.refreshTokenRevoked, "the refresh token was revoked")
@@ -193,6 +212,14 @@ extension Ceremonies {
             guard principal.audiences.contains(configuration.accountAudience) else {
                 throw AuthError(.tokenAudienceInvalid, "aud \(principal.audiences) lacks \(configuration.accountAudience)")
             }
+            // A session ends with the credential that started it, and a code session with the
+            // recovery it opened, at once, not only at its next refresh.
+            if let credential = principal.credential, try !isLive(credential: credential) {
+                throw AuthError(.tokenInvalid, "the credential \(credential) that started this session was revoked")
+            }
+            if principal.isCodeSession, let sid = principal.sessionID, try store.sessionEnded(sid) {
+                throw AuthError(.tokenInvalid, "this code session was ended")
+            }
         case .anyWithScope(let scope):
             guard principal.scopes.contains(scope) else { throw AuthError(.insufficientScope, "the token's scope lacks \(scope)") }
         }
@@ -202,10 +229,12 @@ extension Ceremonies {
     /// Step-up (RFC 9470, DESIGN.md "Audiences and step-up"): a sensitive operation needs a token
     /// from a passkey (`pop`) or device-key (`hwk`) check at most `step_up.max_age` seconds old;
     /// otherwise 401 with the challenge that tells the client to step up.
-    public func requireFreshAuthentication(_ principal: Principal) throws {
+    /// With `allowCode`, a fresh email- or recovery-code session passes too: the one exception,
+    /// adding a credential, which then opens a recovery (DESIGN.md, "Recovery").
+    public func requireFreshAuthentication(_ principal: Principal, allowCode: Bool = false) throws {
         let maxAge = configuration.stepUpMaxAge
         let age = principal.authTime.map { nowMillis / 1000 - $0 }
-        let strong = principal.methods.contains("pop") || principal.methods.contains("hwk")
+        let strong = principal.methods.contains("pop") || principal.methods.contains("hwk") || (allowCode && principal.isCodeSession)
         guard let age, age <= Int64(maxAge), strong else {
             var error = AuthError(.stepUpRequired, "auth_time \(age.map { "\($0) s ago" } ?? "absent"), amr \(principal.methods); max_age \(maxAge)")
             error.challenge = #"Bearer error="insufficient_user_authentication", error_description="A fresh passkey check is required", max_age="\#(maxAge)""#

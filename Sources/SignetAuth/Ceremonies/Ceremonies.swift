@@ -7,10 +7,16 @@ public import SignetWebAuthn
 public struct RequestContext: Sendable {
     public var remoteAddress: String
     public var requestID: String
-    public init(remoteAddress: String, requestID: String) {
+    /// The request's `Accept-Language` (RFC 9110 §12.5.4), for mail to an address without an
+    /// account yet.
+    public var acceptLanguage: String?
+    public init(remoteAddress: String, requestID: String, acceptLanguage: String? = nil) {
         self.remoteAddress = remoteAddress
         self.requestID = requestID
+        self.acceptLanguage = acceptLanguage
     }
+    /// `en` or `es`: the first of the request's languages Signet writes in.
+    public var language: String { Notice.language(acceptLanguage: acceptLanguage) }
 }
 
 /// Every ceremony and policy of Signet (DESIGN.md, "Architecture": SignetAuth): sign-up, sign-in,
@@ -32,6 +38,10 @@ public final class Ceremonies: Sendable {
     let sessions: SessionSealer
     /// The key of the passkey IDs shown for usernames without one (``decoyCredential(_:)``).
     let decoyKey: [UInt8]
+    /// The key of the HMACs that email and recovery codes are stored as.
+    let codeKey: [UInt8]
+    /// Signalled when a message is queued, so this instance's sender sends it at once.
+    public let mailQueued = Wakeup()
     /// What sign-ins verify against, so a sign-in reads nothing before its one transaction.
     let credentialCache = CredentialCache()
 
@@ -49,6 +59,7 @@ public final class Ceremonies: Sendable {
         self.random = random
         sessions = SessionSealer(kek: kek)
         decoyKey = Digest.sha256.hmac(key: kek, data: Array("signet decoy credential key v1".utf8))
+        codeKey = Digest.sha256.hmac(key: kek, data: Array("signet one-time code key v1".utf8))
         var rp = RelyingParty(id: configuration.rpID, name: configuration.rpName, origins: configuration.allowedOrigins)
         rp.allowedAlgorithms = configuration.algorithms
         rp.trustAnchors = trustAnchors
@@ -120,4 +131,24 @@ public final class Ceremonies: Sendable {
 
     var requireUserVerification: Bool { configuration.userVerification == "required" }
     var sessionExpiry: Int64 { nowMillis + Int64(configuration.sessionTimeout) * 1000 }
+}
+
+/// A wake-up call between threads: ``signal()`` ends the current or next ``wait(timeout:)``.
+public final class Wakeup: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var pending = false
+    public init() {}
+    public func signal() {
+        condition.lock()
+        pending = true
+        condition.signal()
+        condition.unlock()
+    }
+    /// Waits until signalled or `timeout` seconds pass.
+    public func wait(timeout: Double) {
+        condition.lock()
+        if !pending { _ = condition.wait(until: Date().addingTimeInterval(timeout)) }
+        pending = false
+        condition.unlock()
+    }
 }

@@ -7,14 +7,17 @@ public struct UserRecord: Sendable, Equatable {
     public var name: String?
     public var emailVerified: Bool
     public var createdAt: Int64
+    /// The language of the account's mail (`en`, `es`): the browser's or app's at sign-up.
+    public var locale: String?
 
-    public init(id: String, handle: [UInt8], email: String, name: String?, emailVerified: Bool, createdAt: Int64) {
+    public init(id: String, handle: [UInt8], email: String, name: String?, emailVerified: Bool, createdAt: Int64, locale: String? = nil) {
         self.id = id
         self.handle = handle
         self.email = email
         self.name = name
         self.emailVerified = emailVerified
         self.createdAt = createdAt
+        self.locale = locale
     }
 }
 
@@ -34,8 +37,11 @@ public struct CredentialRow: Sendable, Equatable {
     public var createdAt: Int64
     public var lastUsedAt: Int64?
     public var revokedAt: Int64?
+    /// The recovery that added it, when a code session did (DESIGN.md, "Recovery").
+    public var recoveryID: String?
 
-    public init(id: [UInt8], userID: String, publicKey: [UInt8], algorithm: Int, signCount: Int64, aaguid: String, format: String, backupEligible: Bool, backupState: Bool, transports: [String], name: String?, createdAt: Int64, lastUsedAt: Int64? = nil, revokedAt: Int64? = nil) {
+    public init(id: [UInt8], userID: String, publicKey: [UInt8], algorithm: Int, signCount: Int64, aaguid: String, format: String, backupEligible: Bool, backupState: Bool, transports: [String], name: String?, createdAt: Int64, lastUsedAt: Int64? = nil, revokedAt: Int64? = nil, recoveryID: String? = nil) {
+        self.recoveryID = recoveryID
         self.id = id
         self.userID = userID
         self.publicKey = publicKey
@@ -156,8 +162,11 @@ public struct DeviceKeyRow: Sendable, Equatable {
     public var createdAt: Int64
     public var lastUsedAt: Int64?
     public var revokedAt: Int64?
+    /// The recovery that added it, when a code session did.
+    public var recoveryID: String?
 
-    public init(id: String, userID: String, deviceID: String, platform: String, name: String?, publicKey: [UInt8], createdAt: Int64, lastUsedAt: Int64? = nil, revokedAt: Int64? = nil) {
+    public init(id: String, userID: String, deviceID: String, platform: String, name: String?, publicKey: [UInt8], createdAt: Int64, lastUsedAt: Int64? = nil, revokedAt: Int64? = nil, recoveryID: String? = nil) {
+        self.recoveryID = recoveryID
         self.id = id
         self.userID = userID
         self.deviceID = deviceID

@@ -49,6 +49,20 @@ public enum StoreWrite: Sendable {
     case addCredential(CredentialRow)
     case refreshToken(RefreshTokenRow)
     case audit(AuditEvent)
+    /// Creates an account with no credential yet (a sign-up by email code);
+    /// ``StoreError/Code/emailTaken`` fails the batch.
+    case createAccount(UserRecord)
+    /// Marks the account's email address verified.
+    case verifyEmail(userID: String)
+    /// Uses the address's code `id`; if it was used already (or replaced), the batch fails with
+    /// ``StoreError/Code/sessionUsed``.
+    case useEmailCode(email: String, id: String, at: Int64)
+    /// Uses one recovery code; ``StoreError/Code/sessionUsed`` if it was used already.
+    case useRecoveryCode(userID: String, hash: [UInt8], at: Int64)
+    /// Opens a recovery.
+    case openRecovery(RecoveryRow)
+    /// Queues a message in the outbox.
+    case mail(OutboxRow)
 }
 
 /// What a verified assertion records about its passkey (WebAuthn §7.2 steps 22–24), in the one
@@ -150,7 +164,7 @@ public protocol Store: Sendable {
     /// Enrols a key: revokes the live key of the same device (a re-enrolment after the biometric
     /// set changed), refuses past `limit` live keys (``StoreError/Code/deviceKeyLimit``), inserts.
     /// Returns the IDs of the keys it revoked.
-    func enrollDeviceKey(_ key: DeviceKeyRow, limit: Int) throws(StoreError) -> [String]
+    func enrollDeviceKey(_ key: DeviceKeyRow, limit: Int, writes: [StoreWrite]) throws(StoreError) -> [String]
     func deviceKeys(userID: String) throws(StoreError) -> [DeviceKeyRow]
     func deviceKey(id: String) throws(StoreError) -> DeviceKeyRow?
     func revokeDeviceKey(id: String, userID: String, at: Int64) throws(StoreError) -> Bool
@@ -199,9 +213,49 @@ public protocol Store: Sendable {
     func appendAudit(_ event: AuditEvent) throws(StoreError)
     func auditEvents(limit: Int) throws(StoreError) -> [AuditEvent]
 
+    // Email codes, recovery codes, recoveries and the outbox (DESIGN.md, "Email codes, recovery
+    // codes and recovery").
+    /// Stores `code` as its address's only code, unless the address has one younger than
+    /// `interval` ms (then `false`, nothing written); `mail` is queued in the same transaction.
+    func issueEmailCode(_ code: EmailCodeRow, interval: Int64, mail: OutboxRow?) throws(StoreError) -> Bool
+    /// The address's code, if any (for a throttle's `Retry-After`).
+    func emailCode(email: String) throws(StoreError) -> EmailCodeRow?
+    /// Counts one try against the address's code in one atomic statement, only while the code is
+    /// unused, unexpired and has tries left: parallel tries on any number of instances share the
+    /// budget, and at most `maxAttempts` are ever compared.
+    func attemptEmailCode(email: String, maxAttempts: Int, now: Int64) throws(StoreError) -> EmailCodeAttempt
+    /// Replaces the account's recovery codes with `hashes`, with `writes` in the same transaction.
+    func replaceRecoveryCodes(userID: String, hashes: [[UInt8]], at: Int64, writes: [StoreWrite]) throws(StoreError)
+    func recoveryCodes(userID: String) throws(StoreError) -> [RecoveryCodeRow]
+    /// The account's recoveries still holding at `now`, newest first.
+    func activeRecoveries(userID: String, now: Int64) throws(StoreError) -> [RecoveryRow]
+    /// Cancels every recovery of the account holding at `at`, and in the same transaction
+    /// revokes every credential they added and every refresh-token family started by those
+    /// credentials or by the sessions that opened them. `nil` when none was holding.
+    func cancelRecoveries(userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> RecoveryCancellation?
+    /// Marks recoveries whose hold ended by `now` finished, queuing `notice(row)` for each in the
+    /// same transaction; returns them.
+    func finishRecoveries(now: Int64, notice: (RecoveryRow) -> OutboxRow?) throws(StoreError) -> [RecoveryRow]
+    /// Whether the session `sid` was ended: its refresh family revoked, or a recovery it opened
+    /// cancelled.
+    func sessionEnded(_ sid: String) throws(StoreError) -> Bool
+    /// Drops code mail whose code has expired, then claims up to `limit` due messages for
+    /// `lease` ms (on PostgreSQL `FOR UPDATE SKIP LOCKED`, so instances never claim the same).
+    func claimMail(now: Int64, lease: Int64, limit: Int) throws(StoreError) -> MailClaim
+    /// A delivered message leaves the outbox.
+    func mailDelivered(id: String) throws(StoreError)
+    /// A failed delivery: tried again at `retryAt`, or dropped.
+    func mailFailed(id: String, retryAt: Int64?, error: String) throws(StoreError)
+
     /// Rows per table (users, credentials, used_sessions, refresh_tokens, signing_keys, audit_events).
     func rowCounts() throws(StoreError) -> [String: Int]
 
     /// A cheap round trip, for health checks.
     func ping() throws(StoreError)
+}
+
+extension Store {
+    public func enrollDeviceKey(_ key: DeviceKeyRow, limit: Int) throws(StoreError) -> [String] {
+        try enrollDeviceKey(key, limit: limit, writes: [])
+    }
 }

@@ -1,0 +1,195 @@
+import Foundation
+public import SignetAPI
+import SignetCrypto
+import SignetWebAuthn
+
+/// Sign-in by email code (DESIGN.md, "Email codes"; Auth0's passwordless API).
+extension Ceremonies {
+    /// The HMAC a code is stored and compared as, bound to what it is for (`purpose`) and whose
+    /// (`owner`: the address, or the account of a recovery code).
+    func codeHash(_ purpose: String, owner: String, code: String) -> [UInt8] {
+        Digest.sha256.hmac(key: codeKey, data: Array("\(purpose)\u{0}\(owner)\u{0}\(code)".utf8))
+    }
+
+    /// `count` decimal digits from the random source, each uniform (rejection sampling).
+    func digits(_ count: Int) -> String {
+        var out = ""
+        while out.count < count {
+            for byte in random(count * 2) where byte < 250 && out.count < count { out.append(Character(String(byte % 10))) }
+        }
+        return out
+    }
+
+    /// `POST /passwordless/start` (Auth0): queues a code for the address and answers the same
+    /// whether or not it has an account. An address without one gets a code only with
+    /// `passwordless.signup`; without it a code is still recorded (so the throttles answer alike)
+    /// but no mail goes out. One code per `send_interval` and `sends_per_hour` per address, and
+    /// the route's per-address bucket, throttle with 429 and `Retry-After`.
+    public func passwordlessStart(_ request: PasswordlessStartRequest, context: RequestContext) throws -> PasswordlessStartResponse {
+        let client = try client(request.client_id, grant: GrantNames.passwordlessOTP)
+        guard request.connection == "email" else { throw AuthError(.connectionDisabled, "connection \"\(request.connection.prefix(40))\" (only email)") }
+        guard (request.send ?? "code") == "code" else { throw AuthError(.connectionDisabled, "send \"\(request.send?.prefix(40) ?? "")\" (only code)") }
+        guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "no email.smtp_url is configured") }
+        let email = try Self.emailAddress(request.email, member: "email")
+        let settings = configuration.passwordless
+        let interval = Int64(settings.sendInterval) * 1000
+        // A call inside the interval is refused before it counts against the hourly budget (the
+        // insert below decides atomically; this read only spares the budget).
+        if let last = try store.emailCode(email: email)?.createdAt, last > nowMillis - interval {
+            throw Self.rateLimited(Int((last + interval - nowMillis + 999) / 1000), "a code went to this address less than \(settings.sendInterval) s ago")
+        }
+        if let wait = try attempts(.codesPerIdentifier, RateLimit(limit: settings.sendsPerHour, window: 3600), key: email) {
+            throw Self.rateLimited(wait, "more than \(settings.sendsPerHour) codes for this address in an hour")
+        }
+        let user = try store.user(email: email)
+        let code = digits(settings.codeLength)
+        let now = nowMillis
+        let row = EmailCodeRow(email: email, id: Base64URL.encode(timeOrderedID()), codeHash: codeHash("email", owner: email, code: code), clientID: client.id,
+                               createdAt: now, expiresAt: now + Int64(settings.codeTTL) * 1000)
+        let mail = user != nil || settings.signup
+            ? outbox(.code(code, minutes: max(1, settings.codeTTL / 60)), to: email, language: user?.locale ?? context.language, expiresAt: row.expiresAt)
+            : nil
+        guard try store.issueEmailCode(row, interval: interval, mail: mail) else {
+            let last = try store.emailCode(email: email)?.createdAt ?? now
+            throw Self.rateLimited(Int((last + interval - now + 999) / 1000), "a code went to this address less than \(settings.sendInterval) s ago")
+        }
+        if mail != nil { mailQueued.signal() }
+        audit("otp_sent", user: user?.id, client: client.id, detail: mail == nil ? "no account and sign-up by code is off: nothing sent" : nil, context: context)
+        return PasswordlessStartResponse(_id: row.id, email: email, email_verified: false)
+    }
+
+    /// The passwordless grant (`http://auth0.com/oauth/grant-type/passwordless/otp`): counts the
+    /// try in the database before comparing, so at most `max_attempts` tries are ever compared
+    /// against one code, however many arrive at once on however many instances; then uses the
+    /// code, verifies the address, creates the account if needed, and issues tokens with
+    /// `amr: ["otp"]`, in one transaction.
+    public func otpGrant(_ request: TokenRequest, context: RequestContext) throws -> TokenResponse {
+        do {
+            return try redeemCode(request, context: context)
+        } catch {
+            let failure = failed(AuthError(error), context: context)
+            metrics.ceremony("otp", reason: failure.reason.rawValue)
+            audit("otp_sign_in", refused: failure, client: request.client_id, context: context)
+            throw failure
+        }
+    }
+
+    func redeemCode(_ request: TokenRequest, context: RequestContext) throws -> TokenResponse {
+        let client = try client(request.client_id, grant: GrantNames.passwordlessOTP)
+        guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "no email.smtp_url is configured") }
+        if let realm = request.realm, realm != "email" { throw AuthError(.connectionDisabled, "realm \"\(realm.prefix(40))\" (only email)") }
+        guard let username = request.username, let otp = request.otp else { throw AuthError.malformed("username and otp are required") }
+        let email = try Self.emailAddress(username, member: "username")
+        let code = String(otp.trimmingCharacters(in: .whitespaces).prefix(32))
+        let settings = configuration.passwordless
+        let now = nowMillis
+        let row: EmailCodeRow
+        switch try store.attemptEmailCode(email: email, maxAttempts: settings.maxAttempts, now: now) {
+        case .none: throw AuthError(.otpInvalid, "the address has no code")
+        case .used: throw AuthError(.otpInvalid, "the address's code was already used")
+        case .expired: throw AuthError(.otpExpired, "the code expired")
+        case .exhausted: throw AuthError(.otpAttemptsExceeded, "the code's \(settings.maxAttempts) tries are spent")
+        case .counted(let counted): row = counted
+        }
+        guard ConstantTime.equals(codeHash("email", owner: email, code: code), row.codeHash) else {
+            throw AuthError(.otpInvalid, "wrong code (try \(row.attempts) of \(settings.maxAttempts))")
+        }
+        guard row.clientID == client.id else { throw AuthError(.otpInvalid, "the code was sent for client \(row.clientID)") }
+        let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client)
+        var writes: [StoreWrite] = [.useEmailCode(email: email, id: row.id, at: now)]
+        var user: UserRecord
+        var kind = "otp_sign_in"
+        if let existing = try store.user(email: email) {
+            user = existing
+            if !user.emailVerified {
+                writes.append(.verifyEmail(userID: user.id))
+                user.emailVerified = true
+            }
+        } else {
+            guard settings.signup else { throw AuthError(.otpInvalid, "no account and sign-up by code is off") }
+            user = UserRecord(id: newUserID(), handle: random(32), email: email, name: nil, emailVerified: true, createdAt: now, locale: context.language)
+            writes.append(.createAccount(user))
+            kind = "otp_sign_up"
+        }
+        return try codeTokens(user: user, client: client, grant: grant, kind: kind, writes: writes, context: context)
+    }
+
+    /// Tokens for a code sign-in (email or recovery code): `amr: ["otp"]`, no credential, the
+    /// code's use and the account changes in the same transaction as the refresh token. A code
+    /// used meanwhile by a parallel request fails the whole transaction.
+    func codeTokens(user: UserRecord, client: ClientConfiguration, grant: TokenGrant, kind: String, writes: [StoreWrite], context: RequestContext) throws -> TokenResponse {
+        let amr = ["otp"]
+        let authTime = nowMillis / 1000
+        let fresh = random(48)
+        let session = SessionRef(sid: Base64URL.encode(timeOrderedID()), credential: nil)
+        let refresh = grant.offline
+            ? refreshToken(Array(fresh[16..<48]), userID: user.id, clientID: client.id, scope: grant.scope, amr: amr, authTime: authTime, session: session)
+            : nil
+        do {
+            try store.perform(writes + [.audit(auditEvent(kind, user: user.id, client: client.id, context: context))] + (refresh.map { [.refreshToken($0.row)] } ?? []))
+        } catch {
+            guard error.code == .sessionUsed else { throw error }
+            throw AuthError(kind.hasPrefix("recovery") ? .recoveryCodeInvalid : .otpInvalid, "the code was used by a parallel request")
+        }
+        metrics.ceremony(kind, reason: nil)
+        var tokens = try issueTokens(user: user, client: client, grant: grant, amr: amr, authTime: authTime, jti: Array(fresh[0..<16]), session: session)
+        tokens.refresh_token = refresh?.token
+        return tokens
+    }
+
+    // MARK: mail
+
+    /// A message for the outbox, rendered now in `language`.
+    func outbox(_ notice: Notice, to recipient: String, language: String, expiresAt: Int64? = nil) -> OutboxRow {
+        let (subject, body) = notice.text(language: language, service: configuration.rpName)
+        let id = Base64URL.encode(timeOrderedID())
+        let message = MailMessage(from: configuration.mailFrom, fromName: configuration.rpName, to: recipient, subject: subject, body: body,
+                                  language: language, kind: notice.kind)
+        let now = nowMillis
+        return OutboxRow(id: id, kind: notice.kind, recipient: recipient, message: message.rendered(date: clock(), id: id), createdAt: now, dueAt: now,
+                         expiresAt: expiresAt)
+    }
+
+    /// The write that queues a security notice to the account's address (none when mail cannot
+    /// go anywhere), in the account's language.
+    func notice(_ notice: Notice, to user: UserRecord) -> [StoreWrite] {
+        guard configuration.email.canSend else { return [] }
+        mailQueued.signal()
+        return [.mail(outbox(notice, to: user.email, language: user.locale ?? "en"))]
+    }
+
+    /// Claims due messages for this instance's sender (and drops code mail whose code expired);
+    /// ends recoveries whose hold is over, queuing their notices, first.
+    public func claimMail(limit: Int = 20) throws -> MailClaim {
+        let now = nowMillis
+        let finished = try store.finishRecoveries(now: now) { recovery in
+            guard configuration.email.canSend, let user = try? store.user(id: recovery.userID) else { return nil }
+            return outbox(.recoveryFinished, to: user.email, language: user.locale ?? "en")
+        }
+        for recovery in finished { audit("recovery_finished", user: recovery.userID, context: RequestContext(remoteAddress: "", requestID: "")) }
+        return try store.claimMail(now: now, lease: 120_000, limit: limit)
+    }
+
+    /// Records a delivery's outcome: a delivered message leaves the outbox; a failed one is
+    /// tried again after a delay that doubles each time (from `email.retry_delay` up to
+    /// `email.max_retry_delay`), unless the failure is permanent or the message had
+    /// `email.max_deliveries` tries, when it is dropped and the drop audited.
+    public func mailOutcome(_ row: OutboxRow, failure: (message: String, permanent: Bool)?) {
+        guard let failure else {
+            try? store.mailDelivered(id: row.id)
+            metrics.ceremony("mail_" + row.kind, reason: nil)
+            return
+        }
+        let settings = configuration.email
+        let context = RequestContext(remoteAddress: "", requestID: "")
+        if failure.permanent || row.attempts >= settings.maxDeliveries {
+            try? store.mailFailed(id: row.id, retryAt: nil, error: failure.message)
+            metrics.ceremony("mail_" + row.kind, reason: "dropped")
+            audit("mail_dropped", "failure", detail: "\(row.kind) after \(row.attempts) tries: \(failure.message)", context: context)
+            return
+        }
+        let delay = min(settings.maxRetryDelay, settings.retryDelay << min(20, max(0, row.attempts - 1)))
+        try? store.mailFailed(id: row.id, retryAt: nowMillis + Int64(delay) * 1000, error: failure.message)
+        metrics.ceremony("mail_" + row.kind, reason: "retry")
+    }
+}

@@ -1,0 +1,89 @@
+public import Foundation
+
+/// A plain-text message as Signet sends it (RFC 5322, MIME RFC 2045–2047): UTF-8 text in
+/// quoted-printable, an encoded subject, CRLF line ends. Built once, when it is queued.
+public struct MailMessage: Sendable, Equatable {
+    public var from: String
+    public var fromName: String
+    public var to: String
+    public var subject: String
+    public var body: String
+    /// `en` or `es`, as `Content-Language` says.
+    public var language: String
+    /// What the message is (`otp`, `passkey_added`, ...), in `X-Signet-Kind`.
+    public var kind: String
+
+    public init(from: String, fromName: String, to: String, subject: String, body: String, language: String, kind: String) {
+        self.from = from
+        self.fromName = fromName
+        self.to = to
+        self.subject = subject
+        self.body = body
+        self.language = language
+        self.kind = kind
+    }
+
+    /// The message bytes, with `Date` from `date` and `Message-ID` `<id@domain>`.
+    public func rendered(date: Date, id: String) -> [UInt8] {
+        let domain = from.split(separator: "@").last.map(String.init) ?? "localhost"
+        let headers = [
+            "From: \(Self.encodedWord(fromName)) <\(from)>",
+            "To: <\(to)>",
+            "Subject: \(Self.encodedWord(subject))",
+            "Date: \(Self.date(date))",
+            "Message-ID: <\(id)@\(domain)>",
+            "MIME-Version: 1.0",
+            "Content-Type: text/plain; charset=UTF-8",
+            "Content-Transfer-Encoding: quoted-printable",
+            "Content-Language: \(language)",
+            "Auto-Submitted: auto-generated",
+            "X-Signet-Kind: \(kind)",
+        ]
+        return Array((headers.joined(separator: "\r\n") + "\r\n\r\n" + Self.quotedPrintable(body)).utf8)
+    }
+
+    /// RFC 5322 §3.3 date, in UTC.
+    static func date(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss '+0000'"
+        return formatter.string(from: date)
+    }
+
+    /// The text as is when it is printable ASCII, else an RFC 2047 `=?UTF-8?B?...?=` word.
+    static func encodedWord(_ text: String) -> String {
+        let clean = text.filter { $0 != "\r" && $0 != "\n" }
+        if clean.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) { return clean }
+        return "=?UTF-8?B?" + Data(clean.utf8).base64EncodedString() + "?="
+    }
+
+    /// Quoted-printable (RFC 2045 §6.7): lines of at most 76 characters with soft breaks, CRLF
+    /// line ends, every byte outside printable ASCII (and `=`) as `=XX`.
+    static func quotedPrintable(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF")
+        var out = ""
+        let lines = text.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n", omittingEmptySubsequences: false)
+        for (n, line) in lines.enumerated() {
+            var length = 0
+            let bytes = Array(line.utf8)
+            for (i, byte) in bytes.enumerated() {
+                let last = i == bytes.count - 1
+                var piece: String
+                if (byte >= 33 && byte <= 126 && byte != 61) || (byte == 32 && !last) {
+                    piece = String(UnicodeScalar(byte))
+                } else {
+                    piece = "=" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 15)])
+                }
+                if length + piece.count > 75 {
+                    out += "=\r\n"
+                    length = 0
+                }
+                out += piece
+                length += piece.count
+            }
+            if n < lines.count - 1 { out += "\r\n" }
+        }
+        return out
+    }
+}

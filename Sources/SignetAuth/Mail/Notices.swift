@@ -1,0 +1,101 @@
+import Foundation
+
+/// The messages Signet sends, in English and Spanish (DESIGN.md, "Email codes", "Security
+/// notices"). Plain text, short, and never a link to click: a notice says what happened and
+/// what to do if it was not the reader.
+public enum Notice: Sendable, Equatable {
+    /// A sign-in code.
+    case code(String, minutes: Int)
+    case passkeyAdded(name: String?)
+    case deviceKeyAdded(name: String?, platform: String)
+    case recoveryOpened(hours: Int)
+    case recoveryFinished
+    case recoveryCancelled
+    case refreshTokenReused
+    case recoveryCodesCreated
+
+    /// The `X-Signet-Kind` and outbox kind.
+    public var kind: String {
+        switch self {
+        case .code: "otp"
+        case .passkeyAdded: "passkey_added"
+        case .deviceKeyAdded: "device_key_added"
+        case .recoveryOpened: "recovery_opened"
+        case .recoveryFinished: "recovery_finished"
+        case .recoveryCancelled: "recovery_cancelled"
+        case .refreshTokenReused: "refresh_token_reused"
+        case .recoveryCodesCreated: "recovery_codes_created"
+        }
+    }
+
+    /// The languages messages exist in; anything else gets English.
+    public static let languages = ["en", "es"]
+
+    /// The first of `header`'s languages (an `Accept-Language` value, RFC 9110 §12.5.4) that
+    /// Signet writes in, by weight; `en` when none.
+    public static func language(acceptLanguage header: String?) -> String {
+        guard let header else { return "en" }
+        var best: (String, Double)?
+        for item in header.split(separator: ",").prefix(16) {
+            let parts = item.split(separator: ";")
+            guard let tag = parts.first?.trimmingCharacters(in: .whitespaces).lowercased() else { continue }
+            let primary = String(tag.prefix(while: { $0 != "-" }))
+            var q = 1.0
+            for p in parts.dropFirst() {
+                let kv = p.trimmingCharacters(in: .whitespaces)
+                if kv.hasPrefix("q="), let v = Double(kv.dropFirst(2)) { q = v }
+            }
+            guard languages.contains(primary), q > 0, q > (best?.1 ?? -1) else { continue }
+            best = (primary, q)
+        }
+        return best?.0 ?? "en"
+    }
+
+    /// Subject and body in `language`, naming the service `service`.
+    public func text(language: String, service: String) -> (subject: String, body: String) {
+        let es = language == "es"
+        let notYou = es
+            ? "Si no fue usted, inicie sesión con una llave de acceso que ya tenía y revise su cuenta."
+            : "If this was not you, sign in with a passkey you already had and review your account."
+        switch self {
+        case .code(let code, let minutes):
+            return es
+                ? ("Su código de \(service): \(code)",
+                   "Su código para iniciar sesión en \(service) es:\n\n    \(code)\n\nCaduca en \(minutes) minutos y sirve una sola vez. Nadie de \(service) se lo pedirá nunca.\nSi no lo pidió, ignore este mensaje.")
+                : ("Your \(service) code: \(code)",
+                   "Your code to sign in to \(service) is:\n\n    \(code)\n\nIt expires in \(minutes) minutes and works once. Nobody from \(service) will ever ask you for it.\nIf you did not ask for it, ignore this message.")
+        case .passkeyAdded(let name):
+            let label = name.map { " (\($0))" } ?? ""
+            return es
+                ? ("Nueva llave de acceso en \(service)", "Se añadió una llave de acceso\(label) a su cuenta de \(service).\n\n\(notYou)")
+                : ("New passkey on \(service)", "A passkey\(label) was added to your \(service) account.\n\n\(notYou)")
+        case .deviceKeyAdded(let name, let platform):
+            let label = " (\(name ?? platform))"
+            return es
+                ? ("Nuevo dispositivo en \(service)", "Se registró un dispositivo\(label) para aprobar operaciones en su cuenta de \(service).\n\n\(notYou)")
+                : ("New device on \(service)", "A device\(label) was enrolled to approve actions on your \(service) account.\n\n\(notYou)")
+        case .recoveryOpened(let hours):
+            return es
+                ? ("Recuperación de su cuenta de \(service)",
+                   "Alguien inició sesión con un código de correo y añadió una credencial a su cuenta de \(service).\n\nDurante \(hours) horas esa credencial no puede aprobar operaciones ni cambiar sus llaves anteriores.\n\(notYou) Desde allí puede cancelar la recuperación.")
+                : ("Recovery of your \(service) account",
+                   "Someone signed in with an email code and added a credential to your \(service) account.\n\nFor \(hours) hours that credential cannot approve actions or change your earlier passkeys.\n\(notYou) From there you can cancel the recovery.")
+        case .recoveryFinished:
+            return es
+                ? ("Recuperación terminada en \(service)", "La espera de la recuperación de su cuenta de \(service) terminó: las credenciales que añadió funcionan ya por completo.\n\n\(notYou)")
+                : ("Recovery finished on \(service)", "The hold on the recovery of your \(service) account has ended: the credentials it added now work fully.\n\n\(notYou)")
+        case .recoveryCancelled:
+            return es
+                ? ("Recuperación cancelada en \(service)", "La recuperación de su cuenta de \(service) se canceló y se revocó todo lo que añadió.")
+                : ("Recovery cancelled on \(service)", "The recovery of your \(service) account was cancelled and everything it added was revoked.")
+        case .refreshTokenReused:
+            return es
+                ? ("Sesión cerrada en \(service)", "Una sesión de su cuenta de \(service) se usó dos veces, lo que apunta a una copia robada; se cerró.\n\n\(notYou)")
+                : ("Session ended on \(service)", "A session of your \(service) account was used twice, which points to a stolen copy; it has been ended.\n\n\(notYou)")
+        case .recoveryCodesCreated:
+            return es
+                ? ("Nuevos códigos de recuperación en \(service)", "Se crearon nuevos códigos de recuperación para su cuenta de \(service); los anteriores ya no sirven.\n\n\(notYou)")
+                : ("New recovery codes on \(service)", "New recovery codes were made for your \(service) account; the earlier ones no longer work.\n\n\(notYou)")
+        }
+    }
+}

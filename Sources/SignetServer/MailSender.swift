@@ -1,0 +1,117 @@
+import Foundation
+import SignetAuth
+import SignetCurl
+import SignetHTTP
+
+/// Where a message goes: an SMTP relay, or a folder of `.eml` files in development.
+protocol MailTransport: Sendable {
+    /// Delivers the message; throws ``MailFailure`` when it did not go.
+    func deliver(_ row: OutboxRow) throws(MailFailure)
+}
+
+struct MailFailure: Error {
+    let message: String
+    /// A 5xx from the relay: another try will not help.
+    let permanent: Bool
+}
+
+/// SMTP through libcurl (SignetCurl).
+struct SMTPTransport: MailTransport {
+    let settings: SMTPSettings
+    let from: String
+    func deliver(_ row: OutboxRow) throws(MailFailure) {
+        do {
+            try SMTP.send(row.message, from: from, to: [row.recipient], settings: settings)
+        } catch {
+            throw MailFailure(message: error.description, permanent: error.permanent)
+        }
+    }
+}
+
+/// Development: each message becomes `DIR/<time>-<id>.eml`, written whole then renamed into
+/// place, and the log gets the file's path and the message's kind, never its text.
+struct DirectoryTransport: MailTransport {
+    let directory: String
+    let log: AccessLog
+    func deliver(_ row: OutboxRow) throws(MailFailure) {
+        let manager = FileManager.default
+        do {
+            try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let name = "\(row.createdAt)-\(row.id).eml"
+            let temporary = (directory as NSString).appendingPathComponent("." + name)
+            let path = (directory as NSString).appendingPathComponent(name)
+            try Data(row.message).write(to: URL(fileURLWithPath: temporary))
+            try manager.moveItem(atPath: temporary, toPath: path)
+            log.write([("msg", .string("mail written")), ("kind", .string(row.kind)), ("file", .string(path))])
+        } catch {
+            throw MailFailure(message: "cannot write to \(directory): \(error.localizedDescription)", permanent: false)
+        }
+    }
+}
+
+/// This instance's sender (DESIGN.md, "Delivery"): claims due messages from the outbox (other
+/// instances claim others), delivers them one by one, and records each outcome; it wakes when
+/// this instance queues a message and otherwise looks every `interval` seconds, for retries and
+/// other instances' messages. Recoveries whose hold ended are finished on the same beat.
+final class MailSender: @unchecked Sendable {
+    let ceremonies: Ceremonies
+    let transport: any MailTransport
+    let log: AccessLog
+    let interval: Double
+    private let lock = NSLock()
+    private var stopped = false
+    private var thread: Thread?
+
+    init(ceremonies: Ceremonies, transport: any MailTransport, log: AccessLog, interval: Double = 1) {
+        self.ceremonies = ceremonies
+        self.transport = transport
+        self.log = log
+        self.interval = interval
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            while !isStopped {
+                _ = runOnce()
+                ceremonies.mailQueued.wait(timeout: interval)
+            }
+        }
+        thread.name = "signet.mail"
+        self.thread = thread
+        thread.start()
+    }
+
+    var isStopped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopped
+    }
+
+    func stop() {
+        lock.lock()
+        stopped = true
+        lock.unlock()
+        ceremonies.mailQueued.signal()
+    }
+
+    /// One pass: every due message claimed and tried. Returns how many were delivered.
+    @discardableResult
+    func runOnce() -> Int {
+        var delivered = 0
+        while !isStopped {
+            guard let claim = try? ceremonies.claimMail(), !claim.claimed.isEmpty else { break }
+            for row in claim.claimed {
+                do {
+                    try transport.deliver(row)
+                    ceremonies.mailOutcome(row, failure: nil)
+                    delivered += 1
+                } catch {
+                    log.write([("msg", .string("mail not delivered")), ("kind", .string(row.kind)), ("attempt", .int(row.attempts)),
+                               ("error", .string(String(error.message.prefix(300))))])
+                    ceremonies.mailOutcome(row, failure: (error.message, error.permanent))
+                }
+            }
+        }
+        return delivered
+    }
+}
