@@ -153,13 +153,16 @@ extension SQLStore {
         }
     }
 
-    public func finishRecoveries(now: Int64, notice: (RecoveryRow) -> OutboxRow?) throws(StoreError) -> [RecoveryRow] {
+    public func finishRecoveries(now: Int64, notice: (RecoveryRow, UserRecord) -> OutboxRow?) throws(StoreError) -> [RecoveryRow] {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> [RecoveryRow] in
                 let finished = try db.query(
                     "UPDATE recoveries SET state = 'finished', closed_at = ? WHERE state = 'open' AND hold_until <= ? RETURNING \(Self.recoveryColumns)",
                     [.int(now), .int(now)]).map(Self.recovery)
-                for r in finished { if let mail = notice(r) { try Self.insert(mail, db) } }
+                for r in finished {
+                    guard let user = try db.query("SELECT \(Self.userColumns) FROM users WHERE id = ?", [.text(r.userID)]).first.map(Self.user) else { continue }
+                    if let mail = notice(r, user) { try Self.insert(mail, db) }
+                }
                 return finished
             }
         }

@@ -162,9 +162,8 @@ extension Ceremonies {
     /// ends recoveries whose hold is over, queuing their notices, first.
     public func claimMail(limit: Int = 20) throws -> MailClaim {
         let now = nowMillis
-        let finished = try store.finishRecoveries(now: now) { recovery in
-            guard configuration.email.canSend, let user = try? store.user(id: recovery.userID) else { return nil }
-            return outbox(.recoveryFinished, to: user.email, language: user.locale ?? "en")
+        let finished = try store.finishRecoveries(now: now) { _, user in
+            configuration.email.canSend ? outbox(.recoveryFinished, to: user.email, language: user.locale ?? "en") : nil
         }
         for recovery in finished { audit("recovery_finished", user: recovery.userID, context: RequestContext(remoteAddress: "", requestID: "")) }
         return try store.claimMail(now: now, lease: 120_000, limit: limit)

@@ -233,9 +233,9 @@ public protocol Store: Sendable {
     /// revokes every credential they added and every refresh-token family started by those
     /// credentials or by the sessions that opened them. `nil` when none was holding.
     func cancelRecoveries(userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> RecoveryCancellation?
-    /// Marks recoveries whose hold ended by `now` finished, queuing `notice(row)` for each in the
-    /// same transaction; returns them.
-    func finishRecoveries(now: Int64, notice: (RecoveryRow) -> OutboxRow?) throws(StoreError) -> [RecoveryRow]
+    /// Marks recoveries whose hold ended by `now` finished, queuing `notice(row, account)` for
+    /// each in the same transaction (the closure must not call the store); returns them.
+    func finishRecoveries(now: Int64, notice: (RecoveryRow, UserRecord) -> OutboxRow?) throws(StoreError) -> [RecoveryRow]
     /// Whether the session `sid` was ended: its refresh family revoked, or a recovery it opened
     /// cancelled.
     func sessionEnded(_ sid: String) throws(StoreError) -> Bool
