@@ -149,8 +149,13 @@ public actor SignetClient {
     func exchange(session: String, credential: CredentialJSON) async throws -> TokenResponse {
         let answer = try await send("POST", "oauth/token", body: TokenRequest(
             grant_type: GrantType.webauthn, client_id: clientID, auth_session: session, authn_response: credential))
-        let response = try decode(TokenResponse.self, answer)
+        return try begin(try decode(TokenResponse.self, answer))
+    }
+
+    /// Stores a sign-in's tokens as the session (keeping this device's key ID).
+    func begin(_ response: TokenResponse) throws -> TokenResponse {
         let keyID = try? tokens.load()?.deviceKeyID
+        audienceTokens = [:]
         try tokens.save(StoredSession(
             accessToken: response.access_token, refreshToken: response.refresh_token, idToken: response.id_token,
             accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(response.expires_in)), deviceKeyID: keyID ?? nil))

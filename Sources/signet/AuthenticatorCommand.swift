@@ -20,6 +20,16 @@ enum AuthenticatorCommand {
           approve ACTION_JSON                  approve an action, e.g. '{"type":"payment","amount":200}'
           step-up                              a fresh passkey check: new tokens whose auth_time is now
           token --audience AUD                 an access token for a resource server, minted from the refresh token
+          email-start --email EMAIL            mail a sign-in code to EMAIL
+          email-signin --email EMAIL [--code CODE] [--mail-dir DIR]
+                                               sign in with the code (without --code: the newest code mailed to EMAIL
+                                               in a development server's DIR, ./signet-mail by default)
+          add-passkey [--name NAME]            add this authenticator's passkey to the signed-in account
+          recovery-codes                       make a new set of 10 recovery codes (shown once)
+          recover --email EMAIL --recovery-code CODE
+                                               sign in with a recovery code
+          recovery                             show the recovery holding the account, if any
+          cancel-recovery                      cancel it (with a session from a credential older than it)
         """
 
     /// The state file: the authenticator's credentials, the device key and the session.
@@ -73,7 +83,7 @@ enum AuthenticatorCommand {
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let command = args.first, ["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token"].contains(command) else {
+        guard let command = args.first, (["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token"] + emailCommands).contains(command) else {
             return usageError(usage)
         }
         var parsed: [String: String] = [:]
@@ -101,6 +111,7 @@ enum AuthenticatorCommand {
                 passkeys: SoftwarePasskeyProvider(authenticator: state.authenticator, origin: origin), deviceKeys: state.deviceKeys, tokens: state)
             try await waitForServer(url, seconds: Double(options["wait"] ?? "30") ?? 30)
             defer { try? state.persist() }
+            if let answer = try await runEmail(command, options, client) { return answer }
             switch command {
             case "signup":
                 guard let email = options["email"] else { throw SignetError(.invalidResponse, "signup needs --email") }

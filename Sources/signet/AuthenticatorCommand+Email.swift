@@ -1,0 +1,54 @@
+import Foundation
+import SignetAPI
+import SignetClient
+import SignetWebAuthn
+
+/// `signet authenticator email-start|email-signin|add-passkey|recovery-codes|recover|recovery|cancel-recovery`.
+extension AuthenticatorCommand {
+    static let emailCommands = ["email-start", "email-signin", "add-passkey", "recovery-codes", "recover", "recovery", "cancel-recovery"]
+
+    /// The answer of an email or recovery command; `nil` for any other command.
+    static func runEmail(_ command: String, _ options: [String: String], _ client: SignetClient) async throws -> JSONValue? {
+        func email() throws -> String {
+            guard let email = options["email"] else { throw SignetError(.invalidResponse, "\(command) needs --email") }
+            return email
+        }
+        switch command {
+        case "email-start":
+            let started = try await client.startEmailSignIn(email: try email())
+            return .object(["ok": .bool(true), "email": .string(started.email)])
+        case "email-signin":
+            let address = try email()
+            let code = try options["code"] ?? newestCode(to: address, in: options["mail-dir"] ?? "signet-mail")
+            return try await signedIn(client, try await client.signIn(email: address, code: code))
+        case "add-passkey":
+            return .object(["ok": .bool(true), "passkey": try encode(try await client.addPasskey(name: options["name"]))])
+        case "recovery-codes":
+            return .object(["ok": .bool(true), "codes": .array(try await client.createRecoveryCodes().map(JSONValue.string))])
+        case "recover":
+            guard let code = options["recovery-code"] else { throw SignetError(.invalidResponse, "recover needs --recovery-code") }
+            return try await signedIn(client, try await client.signIn(email: try email(), recoveryCode: code))
+        case "recovery":
+            return .object(["ok": .bool(true), "recovery": try await client.recovery().map { try encode($0) } ?? .null])
+        case "cancel-recovery":
+            try await client.cancelRecovery()
+            return .object(["ok": .bool(true)])
+        default:
+            return nil
+        }
+    }
+
+    /// The code in the newest sign-in message to `address` among a development server's `.eml`
+    /// files (the file names start with the time they were queued).
+    static func newestCode(to address: String, in directory: String) throws -> String {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".eml") }.sorted()
+        for name in names.reversed() {
+            guard let text = try? String(contentsOfFile: (directory as NSString).appendingPathComponent(name), encoding: .utf8) else { continue }
+            let head = text.components(separatedBy: "\r\n\r\n").first ?? ""
+            guard head.contains("X-Signet-Kind: otp"), head.lowercased().contains("to: <\(address.lowercased())>") else { continue }
+            let body = text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n").replacingOccurrences(of: "=\r\n", with: "")
+            if let code = body.split(whereSeparator: { !$0.isNumber }).first(where: { (6...10).contains($0.count) }) { return String(code) }
+        }
+        throw SignetError(.invalidResponse, "no code for \(address) in \(directory)/ (give it with --code)")
+    }
+}

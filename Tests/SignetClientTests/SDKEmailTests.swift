@@ -1,0 +1,53 @@
+import Foundation
+import SignetAPI
+import SignetClient
+import SignetSoftware
+import Testing
+
+/// The SDK's email-code, recovery-code and recovery calls against `signet serve` in development
+/// mode, which writes its mail to `./signet-mail/` (the test reads the codes there).
+@Suite struct SDKEmailTests {
+    /// The code in the newest `.eml` to `address` in the server's mail folder.
+    static func code(_ server: ServerProcess, to address: String, after count: Int = 0) async throws -> String {
+        let folder = server.directory.appendingPathComponent("signet-mail")
+        for _ in 0..<200 {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".eml") }.sorted()
+            let texts = names.compactMap { try? String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8) }
+                .filter { $0.contains("X-Signet-Kind: otp") && $0.contains("To: <\(address)>") }
+            if texts.count > count, let body = texts.last?.components(separatedBy: "\r\n\r\n").dropFirst().joined(),
+               let code = body.split(whereSeparator: { !$0.isNumber }).first(where: { $0.count == 6 }) {
+                return String(code)
+            }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        throw SignetError(.invalidResponse, "no code mail for \(address)")
+    }
+
+    @Test("email code sign-up, a passkey added, recovery codes (stepping up by itself), a recovery-code sign-in, a recovery held and cancelled")
+    func flows() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        try await app.client.startEmailSignIn(email: "mail@signet.test")
+        try await app.client.signIn(email: "mail@signet.test", code: try await Self.code(server, to: "mail@signet.test"))
+        await #expect(throws: SignetError(.otpInvalid, "")) { try await app.client.signIn(email: "mail@signet.test", code: "000000") }
+        // No credential yet: adding one opens no recovery.
+        try await app.client.addPasskey(name: "Phone")
+        #expect(try await app.client.recovery() == nil)
+        let codes = try await app.client.createRecoveryCodes()
+        let status = try await app.client.recoveryCodesStatus()
+        #expect(codes.count == 10 && status.remaining == 10)
+        // Another device with only a recovery code: it adds its passkey under a hold.
+        let other = try App(server)
+        try await other.client.signIn(email: "mail@signet.test", recoveryCode: codes[0])
+        await #expect(throws: SignetError(.recoveryCodeInvalid, "")) { try await other.client.signIn(email: "mail@signet.test", recoveryCode: codes[0]) }
+        try await other.client.addPasskey(name: "Stranger")
+        let recovery = try #require(try await other.client.recovery())
+        #expect(recovery.passkeys.count == 1 && recovery.hold_until - recovery.opened_at == 86400)
+        await #expect(throws: SignetError(.recoveryHold, "")) { try await other.client.cancelRecovery() }
+        // The first phone, signed in with its older passkey, cancels it.
+        try await app.client.signIn()
+        try await app.client.cancelRecovery()
+        #expect(try await app.client.recovery() == nil)
+        #expect(try await app.client.passkeys().map(\.name) == ["Phone"])
+    }
+}
