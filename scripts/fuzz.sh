@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Fuzzing of Signet's parsers (CBOR, authenticator data, attestation objects, client data,
 # JSON, COSE keys, assertions, base64url; form bodies, Basic credentials, Forwarded chains, CIDRs,
-# sealed auth sessions).
+# sealed auth sessions; token and passwordless bodies, email addresses, Accept-Language,
+# recovery codes, mail text).
 #   scripts/fuzz.sh run [SECONDS]   libFuzzer with AddressSanitizer/LeakSanitizer (default 600 s)
 #   scripts/fuzz.sh replay          replay the seed corpus and any saved corpus with a plain build
-#   SIGNET_FUZZ_KIND=N scripts/fuzz.sh run S   one parser only (N as in FuzzTarget.Kind, 0-12)
+#   SIGNET_FUZZ_KIND=N scripts/fuzz.sh run S   one parser only (N as in FuzzTarget.Kind, 0-17)
 # Seeds are made from the WebAuthn fixtures into .fuzz/seeds; the corpus grows in .fuzz/corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,6 +2,7 @@ import Foundation
 import SignetAuth
 import SignetServer
 import SignetWebAuthn
+import SignetAPI
 
 /// One fuzz input: the first byte picks the parser, the rest is its input. Every parser must
 /// refuse bad input with a `WebAuthnError`, never crash, hang or leak.
@@ -21,6 +22,8 @@ enum FuzzTarget {
         case cbor = 0, authenticatorData, attestationObject, clientData, json, coseKey, assertion, base64url
         // The HTTP adapter's and the ceremony layer's own parsers.
         case form, basicAuthorization, forwarded, cidr, sealedSession
+        // Email codes and recovery.
+        case tokenRequest, emailAddress, acceptLanguage, recoveryCode, mailText
     }
 
     static func run(_ input: [UInt8]) {
@@ -66,6 +69,30 @@ enum FuzzTarget {
                 precondition(cidr.contains(CIDR.format(cidr.address)), "a network does not contain its own address")
                 precondition(CIDR(cidr.description) != nil, "CIDR round trip failed")
             }
+        case .tokenRequest:
+            // A token or passwordless-start body, form-encoded or JSON, as the routes read it.
+            for json in [try? Wire.formToJSON(body), try? StrictJSON(maxDepth: 16, maxLength: 1 << 16).parse(body)].compactMap({ $0 }) {
+                _ = try? TokenRequest(wire: json)
+                _ = try? PasswordlessStartRequest(wire: json)
+            }
+        case .emailAddress:
+            if let email = try? Ceremonies.emailAddress(String(decoding: body, as: UTF8.self), member: "email") {
+                precondition(email.utf8.count <= 254 * 4 && email.filter({ $0 == "@" }).count == 1, "an accepted address without one @")
+                precondition(!email.contains("\r") && !email.contains("\n") && !email.contains("<") && !email.contains(">"), "an accepted address that could break a mail header")
+                precondition((try? Ceremonies.emailAddress(email, member: "email")) == email, "normalizing an address twice changed it")
+            }
+        case .acceptLanguage:
+            precondition(Notice.languages.contains(Notice.language(acceptLanguage: String(decoding: body, as: UTF8.self))), "a language Signet does not write in")
+        case .recoveryCode:
+            let once = Ceremonies.normalizedRecoveryCode(String(decoding: body, as: UTF8.self))
+            precondition(once.count <= 64 && Ceremonies.normalizedRecoveryCode(once) == once, "recovery-code normalization is not idempotent")
+        case .mailText:
+            let text = String(decoding: body, as: UTF8.self)
+            let encoded = MailMessage.quotedPrintable(text)
+            precondition(encoded.utf8.allSatisfy { $0 < 0x80 }, "quoted-printable with a byte outside ASCII")
+            precondition(encoded.components(separatedBy: "\r\n").allSatisfy { $0.utf8.count <= 76 }, "a quoted-printable line longer than 76")
+            let word = MailMessage.encodedWord(text)
+            precondition(!word.contains("\r") && !word.contains("\n"), "a header word with a line break")
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
                 precondition(SessionSealer.encode(session).flatMap(SessionSealer.decode) == session, "session round trip changed it")

@@ -129,7 +129,7 @@ extension JSONValue {
 }
 
 extension PasskeyRegisterRequest {
-    init(wire json: JSONValue) throws {
+    package init(wire json: JSONValue) throws {
         guard let profile = json["user_profile"], profile.object != nil else { throw AuthError.malformed("missing member \"user_profile\"") }
         self.init(client_id: try json.member("client_id"), realm: try json.optionalMember("realm"),
                   user_profile: UserProfile(email: try profile.member("email"), name: try profile.optionalMember("name")))
@@ -137,13 +137,13 @@ extension PasskeyRegisterRequest {
 }
 
 extension PasskeyChallengeRequest {
-    init(wire json: JSONValue) throws {
+    package init(wire json: JSONValue) throws {
         self.init(client_id: try json.member("client_id"), realm: try json.optionalMember("realm"), username: try json.optionalMember("username"))
     }
 }
 
 extension CredentialJSON {
-    init(wire json: JSONValue) throws {
+    package init(wire json: JSONValue) throws {
         guard let response = json["response"], response.object != nil else { throw AuthError.malformed("missing member \"authn_response.response\"") }
         var transports: [String]?
         if let list = response["transports"], list != .null {
@@ -170,7 +170,7 @@ extension JSONValue {
 }
 
 extension TokenRequest {
-    init(wire json: JSONValue) throws {
+    package init(wire json: JSONValue) throws {
         self.init(
             grant_type: try json.member("grant_type"), client_id: try json.member("client_id"), auth_session: try json.optionalMember("auth_session"),
             authn_response: try json.optionalCredential(), refresh_token: try json.optionalMember("refresh_token"), scope: try json.optionalMember("scope"),
@@ -180,7 +180,7 @@ extension TokenRequest {
 }
 
 extension PasswordlessStartRequest {
-    init(wire json: JSONValue) throws {
+    package init(wire json: JSONValue) throws {
         var params: AuthParams?
         if let p = json["authParams"], p != .null {
             guard p.object != nil else { throw AuthError.malformed("member \"authParams\" must be an object") }
@@ -192,13 +192,13 @@ extension PasswordlessStartRequest {
 }
 
 extension RevokeRequest {
-    init(wire json: JSONValue) throws {
+    package init(wire json: JSONValue) throws {
         self.init(token: try json.member("token"), token_type_hint: try json.optionalMember("token_type_hint"), client_id: try json.optionalMember("client_id"))
     }
 }
 
 extension AddPasskeyRequest {
-    init(wire json: JSONValue) throws {
+    package init(wire json: JSONValue) throws {
         guard let credential = json["authn_response"], credential.object != nil else { throw AuthError.malformed("missing member \"authn_response\"") }
         self.init(auth_session: try json.member("auth_session"), authn_response: try CredentialJSON(wire: credential), name: try json.optionalMember("name"))
     }
@@ -209,14 +209,14 @@ extension RenameRequest {
 }
 
 extension EnrollDeviceKeyRequest {
-    init(wire json: JSONValue) throws {
+    package init(wire json: JSONValue) throws {
         self.init(public_key: try json.member("public_key"), device_id: try json.member("device_id"), platform: try json.member("platform"),
                   name: try json.optionalMember("name"))
     }
 }
 
 extension ActionApproveRequest {
-    init(wire json: JSONValue) throws {
+    package init(wire json: JSONValue) throws {
         self.init(challenge_id: try json.member("challenge_id"), signature: try json.optionalMember("signature"), authn_response: try json.optionalCredential())
     }
 }

@@ -11,7 +11,7 @@ extension Ceremonies {
     static let recoveryAlphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 
     /// A recovery code as typed: upper case, dashes and spaces gone, O read as 0 and I, L as 1.
-    static func normalizedRecoveryCode(_ text: String) -> String {
+    package static func normalizedRecoveryCode(_ text: String) -> String {
         String(text.uppercased().prefix(64).compactMap { c -> Character? in
             switch c {
             case "-", " ": nil

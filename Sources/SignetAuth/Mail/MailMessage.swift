@@ -52,7 +52,7 @@ public struct MailMessage: Sendable, Equatable {
     }
 
     /// The text as is when it is printable ASCII, else an RFC 2047 `=?UTF-8?B?...?=` word.
-    static func encodedWord(_ text: String) -> String {
+    package static func encodedWord(_ text: String) -> String {
         let clean = text.filter { $0 != "\r" && $0 != "\n" }
         if clean.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) { return clean }
         return "=?UTF-8?B?" + Data(clean.utf8).base64EncodedString() + "?="
@@ -60,7 +60,7 @@ public struct MailMessage: Sendable, Equatable {
 
     /// Quoted-printable (RFC 2045 §6.7): lines of at most 76 characters with soft breaks, CRLF
     /// line ends, every byte outside printable ASCII (and `=`) as `=XX`.
-    static func quotedPrintable(_ text: String) -> String {
+    package static func quotedPrintable(_ text: String) -> String {
         let hex = Array("0123456789ABCDEF")
         var out = ""
         let lines = text.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n", omittingEmptySubsequences: false)
