@@ -9,19 +9,22 @@ import SignetWebAuthn
 import Testing
 
 /// DESIGN.md, "Reliability rules": what was answered stays done. A `signet serve` takes sign-ups
-/// (each with a device key), sign-ins, refreshes and approved actions from several threads and is
-/// killed with SIGKILL at a given moment; after a restart on the same database every answered
-/// sign-up signs in, every rotated refresh token is refused as reused, and every used auth session
-/// and action challenge is refused when replayed.
+/// (each with a device key), sign-ins, refreshes, approved actions and passkey revocations from
+/// several threads and is killed with SIGKILL at a given moment; after a restart on the same
+/// database every answered sign-up signs in, every answered revocation holds, every rotated
+/// refresh token is refused as reused, and every used auth session and action challenge is
+/// refused when replayed.
 @Suite struct CrashTests {
     /// What the load saw answered before the kill.
     final class Answered: @unchecked Sendable {
         let lock = NSLock()
         var accounts: [(email: String, authenticator: SoftwareAuthenticator)] = []
+        /// Passkeys whose revocation was answered (the account signs in with its second one).
+        var revoked: [SoftwareAuthenticator] = []
         var rotated: [String] = []
         var usedSessions: [(session: String, credential: JSONValue)] = []
         /// Approved actions: the challenge, its signature and the token that approved it.
-        var approvals: [(challenge: String, signature: String, access: String)] = []
+        var approvals: [(challenge: String, signature: String, email: String)] = []
         func add(_ body: (Answered) -> Void) {
             lock.lock()
             body(self)
@@ -31,6 +34,16 @@ import Testing
 
     static func token(_ cluster: Cluster, _ body: JSONValue, on instance: Int = 0) throws -> (status: Int, json: JSONValue) {
         try cluster.post(instance, "/oauth/token", body)
+    }
+
+    /// Adds `authenticator`'s passkey to the account of `access`; whether it was answered.
+    static func addPasskey(_ cluster: Cluster, _ instance: Int, _ authenticator: SoftwareAuthenticator, email: String, access: String) throws -> Bool {
+        let (status, options) = try cluster.post(instance, "/me/passkeys/options", .object([:]), bearer: access)
+        guard status == 200, let publicKey = options["authn_params_public_key"], let session = options["auth_session"],
+              let challenge = publicKey["challenge"]?.string.flatMap({ Base64URL.decode($0) }), let handle = publicKey["user"]?["id"]?.string.flatMap({ Base64URL.decode($0) })
+        else { return false }
+        let made = try authenticator.register(rpID: "localhost", origin: Cluster.origin, challenge: challenge, userHandle: handle, userName: email)
+        return try cluster.post(instance, "/me/passkeys", .object(["auth_session": session, "authn_response": made.json]), bearer: access).status == 201
     }
 
     static func refresh(_ token: String) -> JSONValue {
@@ -62,7 +75,7 @@ import Testing
         for thread in 0..<4 {
             let instance = thread % count
             DispatchQueue.global().async(group: group) {
-                var mine: [(email: String, authenticator: SoftwareAuthenticator, refresh: String, access: String, key: SoftwareDeviceKey, keyID: String)] = []
+                var mine: [(email: String, authenticator: SoftwareAuthenticator, refresh: String, access: String, key: SoftwareDeviceKey, keyID: String, replaced: Bool)] = []
                 var n = 0
                 while !stop.value {
                     n += 1
@@ -78,7 +91,20 @@ import Testing
                                 "public_key": .string(Base64URL.encode(key.publicKeySPKI)), "device_id": .string(key.deviceID), "platform": .string("ios"),
                             ]), bearer: access)
                             guard enrolled == 201, let keyID = device["id"]?.string else { continue }
-                            mine.append((email, authenticator, refresh, access, key, keyID))
+                            mine.append((email, authenticator, refresh, access, key, keyID, false))
+                        } else if n % 8 == 6, let index = mine.indices.first(where: { !mine[$0].replaced }) {
+                            // A second passkey, then the first one revoked: answered, it stays revoked.
+                            let account = mine[index]
+                            mine[index].replaced = true
+                            let laptop = SoftwareAuthenticator()
+                            guard try Self.addPasskey(cluster, instance, laptop, email: account.email, access: account.access) else { continue }
+                            answered.add { a in
+                                if let i = a.accounts.firstIndex(where: { $0.email == account.email }) { a.accounts[i].authenticator = laptop }
+                            }
+                            mine[index].authenticator = laptop
+                            let first = Base64URL.encode(try #require(account.authenticator.credentials.first).id)
+                            let revoked = try HTTPClient(port: cluster.port(instance)).send("DELETE", "/me/passkeys/\(first)", headers: [("Authorization", "Bearer \(account.access)")])
+                            if revoked.status == 204 { answered.add { $0.revoked.append(account.authenticator) } }
                         } else if n % 4 == 3 {
                             let account = mine[n % mine.count]
                             let (_, challenge) = try cluster.post(instance, "/actions/challenge", .object([
@@ -88,7 +114,7 @@ import Testing
                             let signature = Base64URL.encode(try account.key.sign(bytes))
                             let (status, _) = try cluster.post(instance, "/actions/approve", .object(["challenge_id": .string(id), "signature": .string(signature)]),
                                                                bearer: account.access)
-                            if status == 200 { answered.add { $0.approvals.append((id, signature, account.access)) } }
+                            if status == 200 { answered.add { $0.approvals.append((id, signature, account.email)) } }
                         } else if n % 4 == 1 {
                             let account = mine[n % mine.count]
                             let (session, credential) = try cluster.signInStart(account.authenticator, on: instance)
@@ -120,12 +146,22 @@ import Testing
         try cluster.restart(0)
 
         #expect(answered.accounts.count > 0 && answered.rotated.count + answered.usedSessions.count > 0, "no load was answered before the kill")
+        // A fresh session per account, for the replays below (a revocation ended the first one).
+        var access: [String: String] = [:]
         for (n, account) in answered.accounts.enumerated() {
             let (session, credential) = try cluster.signInStart(account.authenticator, on: n % count)
             let (status, json) = try Self.token(cluster, .object([
                 "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": .string(session), "authn_response": credential,
             ]), on: (n + 1) % count)
             #expect(status == 200, "answered sign-up \(account.email) lost: \(json.serialized)")
+            access[account.email] = json["access_token"]?.string
+        }
+        for passkey in answered.revoked {
+            let (session, credential) = try cluster.signInStart(passkey, on: count - 1)
+            let (status, json) = try Self.token(cluster, .object([
+                "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": .string(session), "authn_response": credential,
+            ]))
+            #expect(status == 400 && json["reason"] == .string("credential_revoked"), "an answered revocation did not hold: \(json.serialized)")
         }
         for old in answered.rotated {
             let (status, json) = try Self.token(cluster, Self.refresh(old))
@@ -140,10 +176,10 @@ import Testing
         for approval in answered.approvals {
             let (status, json) = try cluster.post(0, "/actions/approve", .object([
                 "challenge_id": .string(approval.challenge), "signature": .string(approval.signature),
-            ]), bearer: approval.access)
+            ]), bearer: access[approval.email])
             #expect(status == 400 && json["reason"] == .string("action_challenge_unknown"), "a used action challenge worked again: \(json.serialized)")
         }
-        print("kill -9 after \(seconds) s, \(count) instance(s): \(answered.approvals.count) actions, \(answered.accounts.count) sign-ups, \(answered.usedSessions.count) sign-ins, \(answered.rotated.count) rotations answered; none lost")
+        print("kill -9 after \(seconds) s, \(count) instance(s): \(answered.approvals.count) actions, \(answered.accounts.count) sign-ups, \(answered.usedSessions.count) sign-ins, \(answered.rotated.count) rotations, \(answered.revoked.count) passkey revocations answered; none lost")
     }
 }
 
