@@ -135,12 +135,40 @@ import Testing
         #expect(try ConfigurationLoader.load(file: try ConfigurationTests.write(ConfigurationTests.valid), environment: [:]).maxConnectionsPerIP == 128)
     }
 
+    @Test("email, passwordless and recovery settings load from the file and the environment; the relay's password only from its file or the environment")
+    func emailSettings() throws {
+        let password = FileManager.default.temporaryDirectory.appendingPathComponent("signet-pw-\(UUID())").path
+        try Data("from-file\n".utf8).write(to: URL(fileURLWithPath: password))
+        let file = try ConfigurationTests.write("""
+            {"issuer": "https://auth.example.com", "relying_party": {"id": "example.com", "origins": ["https://example.com"]},
+             "clients": [{"client_id": "mobile"}],
+             "email": {"smtp_url": "smtps://mail.example.com:465", "from": "login@example.com", "username": "login", "password_file": "\(password)"},
+             "passwordless": {"code_length": 8, "max_attempts": 3, "signup": false}}
+            """)
+        let c = try ConfigurationLoader.load(file: file, environment: ["SIGNET_RECOVERY_HOLD": "7200", "SIGNET_PASSWORDLESS_CODE_TTL": "120"])
+        #expect(c.email.smtpURL == "smtps://mail.example.com:465" && c.mailFrom == "login@example.com" && c.email.username == "login" && c.email.password == "from-file")
+        #expect(c.passwordless.codeLength == 8 && c.passwordless.maxAttempts == 3 && !c.passwordless.signup && c.passwordless.codeTTL == 120 && c.recoveryHold == 7200)
+        #expect(try ConfigurationLoader.load(file: file, environment: ["SIGNET_EMAIL_PASSWORD": "from-env"]).email.password == "from-env")
+        // Outside development without a relay, mail goes nowhere and sign-in by code is off; development writes .eml files.
+        #expect(!(try ConfigurationLoader.load(file: try ConfigurationTests.write(ConfigurationTests.valid), environment: [:])).email.canSend)
+        #expect(try ConfigurationLoader.load(file: nil, environment: [:]).email.outboxDirectory == "signet-mail")
+        #expect { _ = try ConfigurationLoader.load(file: try ConfigurationTests.write(#"{"email": {"password": "inline"}}"#), environment: [:]) } throws: {
+            "\($0)".contains("unknown setting \"email.password\"")
+        }
+    }
+
     @Test("bad new settings are refused with what to fix", arguments: [
         (#""database_durability": "sometimes""#, "database_durability must be full or normal"),
         (#""trusted_proxies": ["10.0.0.0/40"]"#, "trusted_proxies"),
         (#""rate_limits": {"failures_per_ip": {"limit": 0, "window": 60}}"#, "rate_limits.failures_per_ip"),
         (#""step_up": {"max_age": 0}"#, "step_up.max_age"),
         (#""clients": [{"client_id": "x", "client_secret_hash": "plain"}]"#, "client_secret_hash"),
+        (#""email": {"smtp_url": "http://mail.example.com"}"#, "email.smtp_url must be smtp://"),
+        (#""email": {"smtp_url": "smtp://user:pw@mail.example.com:587"}"#, "without credentials"),
+        (#""email": {"from": "not an address"}"#, "email.from must be an email address"),
+        (#""email": {"password_file": "/nonexistent/pw"}"#, "cannot read email.password_file"),
+        (#""passwordless": {"code_length": 4}"#, "passwordless.code_length"),
+        (#""recovery": {"hold": 1}"#, "recovery.hold"),
     ])
     func refused(_ setting: String, _ message: String) throws {
         let file = try ConfigurationTests.write("""

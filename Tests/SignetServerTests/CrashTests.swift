@@ -50,7 +50,13 @@ import Testing
         .object(["grant_type": .string("refresh_token"), "client_id": .string("dev"), "refresh_token": .string(token)])
     }
 
-    @Test("kill -9 under sign-ups, sign-ins, refreshes and approved actions loses nothing that was answered (SQLite)", arguments: [0.05, 0.4, 0.9])
+    /// The moments of the kill, in seconds into the load: a CI-sized few, or
+    /// `SIGNET_CRASH_POINTS` (comma-separated; `scripts/crash.sh` passes a longer list).
+    static let points: [Double] = ProcessInfo.processInfo.environment["SIGNET_CRASH_POINTS"]
+        .map { $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } } ?? [0.05, 0.4, 0.9]
+
+    @Test("kill -9 under sign-ups, sign-ins, refreshes, approved actions and passkey revocations loses nothing that was answered (SQLite)",
+          arguments: CrashTests.points)
     func killNine(after seconds: Double) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-crash-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -60,7 +66,7 @@ import Testing
 
     @Test("kill -9 of one of two instances on PostgreSQL under load loses nothing that was answered",
           .enabled(if: ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"] != nil, "needs PostgreSQL (SIGNET_TEST_POSTGRES); scripts/test.sh starts one"),
-          arguments: [0.1, 0.6])
+          arguments: CrashTests.points.count > 3 ? CrashTests.points : [0.1, 0.6])
     func killNinePostgres(after seconds: Double) throws {
         try Self.killUnderLoad(try Cluster(instances: 2), after: seconds)
     }
