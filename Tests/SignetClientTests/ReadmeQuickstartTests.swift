@@ -6,18 +6,34 @@ import Testing
 @Suite struct ReadmeQuickstartTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The lines between `<!-- quickstart -->` and `<!-- /quickstart -->`, inside the code fence.
-    static func commands() throws -> [String] {
+    /// The lines between `<!-- TAG -->` and `<!-- /TAG -->`, inside the code fence.
+    static func commands(_ tag: String = "quickstart") throws -> [String] {
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        guard let start = readme.range(of: "<!-- quickstart -->"), let end = readme.range(of: "<!-- /quickstart -->") else { return [] }
-        return readme[start.upperBound..<end.lowerBound].split(separator: "\n").map(String.init)
-            .filter { !$0.hasPrefix("```") && !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        guard let start = readme.range(of: "<!-- \(tag) -->"), let end = readme.range(of: "<!-- /\(tag) -->") else { return [] }
+        return readme[start.upperBound..<end.lowerBound].split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.hasPrefix("```") && !$0.isEmpty }
     }
 
     @Test("every quick-start command succeeds and prints ok")
     func quickstart() throws {
         let lines = try Self.commands()
         #expect(lines.count == 5)
+        let server = try Self.run(lines)
+        let state = server.directory.appendingPathComponent("phone.json").path
+        #expect((try FileManager.default.attributesOfItem(atPath: state)[.posixPermissions] as? Int) == 0o600)
+    }
+
+    @Test("the email-code quick start: a code from the development server's signet-mail/, a passkey, recovery codes")
+    func emailQuickstart() throws {
+        let lines = try Self.commands("quickstart-email")
+        #expect(lines.count == 4)
+        let server = try Self.run(lines)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: server.directory.appendingPathComponent("signet-mail").path)) ?? []).contains { $0.hasSuffix(".eml") })
+    }
+
+    /// Runs `lines` one by one in a fresh server's folder, each expected to print `"ok": true`;
+    /// returns the server, still running.
+    static func run(_ lines: [String]) throws -> ServerProcess {
         let server = try ServerProcess()
         let directory = server.directory
         for line in lines {
@@ -39,7 +55,6 @@ import Testing
             let json = try StrictJSON().parse([UInt8](output).filter { $0 != 10 })
             #expect(json["ok"] == .bool(true), "\(line): \(String(decoding: output, as: UTF8.self))")
         }
-        let state = directory.appendingPathComponent("phone.json").path
-        #expect((try FileManager.default.attributesOfItem(atPath: state)[.posixPermissions] as? Int) == 0o600)
+        return server
     }
 }
