@@ -45,6 +45,11 @@ public final class HTTPServer: @unchecked Sendable {
         let inode: UInt64
         var clockStart: UInt64
         var killed = false
+        /// The handler is running: the request is whole, and the deadline (which bounds the client's
+        /// sending and reading) waits. The handler's own bounds (the store's timeouts) end it, and
+        /// its answer is always sent: a request is never answered by a closed connection because
+        /// the server itself was slow.
+        var handling = false
     }
 
     /// Whether a connection whose clock started at `since` is past `limit` at `now` (nanoseconds).
@@ -164,7 +169,7 @@ public final class HTTPServer: @unchecked Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         // The fd is still open here: libmicrohttpd reports a connection closed (and we drop it
         // from the table, under this lock) before it closes the socket.
-        for (key, state) in connections where !state.killed && HTTPServer.pastDeadline(now: now, since: state.clockStart, limit: limit) {
+        for (key, state) in connections where !state.killed && !state.handling && HTTPServer.pastDeadline(now: now, since: state.clockStart, limit: limit) {
             connections[key]?.killed = true
             // Only the socket this connection started with; never one that reused its number.
             guard HTTPServer.inode(state.fd) == state.inode else { continue }
@@ -266,7 +271,17 @@ public final class HTTPServer: @unchecked Sendable {
         let request = HTTPRequest(
             method: context.method, path: context.path, headers: headers(connection), body: context.body,
             remoteAddress: context.remote, requestID: context.requestID)
-        return respond(connection, context, handler.handle(request))
+        let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+        lock.lock()
+        connections[key]?.handling = true
+        lock.unlock()
+        let response = handler.handle(request)
+        // The answer's sending gets a deadline of its own, from now.
+        lock.lock()
+        connections[key]?.handling = false
+        connections[key]?.clockStart = DispatchTime.now().uptimeNanoseconds
+        lock.unlock()
+        return respond(connection, context, response)
     }
 
     private func respond(_ connection: OpaquePointer, _ context: RequestContext, _ response: HTTPResponse) -> MHD_Result {

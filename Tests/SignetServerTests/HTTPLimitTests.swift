@@ -215,6 +215,28 @@ import Testing
         #expect(try server.get("/healthz").status == 200)
     }
 
+    /// A handler slower than the request deadline: the server, not the client, is slow.
+    struct SlowHandler: HTTPHandler {
+        let seconds: Double
+        func handle(_ request: HTTPRequest) -> HTTPResponse {
+            Thread.sleep(forTimeInterval: seconds)
+            return .json(503, Array(#"{"reason":"database_unavailable"}"#.utf8))
+        }
+    }
+
+    @Test("a handler slower than the deadline still answers: the deadline bounds the client, never the server's own work (the PostgreSQL fault test's closed connection)")
+    func slowHandlerAnswers() throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.port = 0
+        configuration.requestDeadline = 1
+        configuration.threads = 2
+        let server = HTTPServer(configuration: configuration, handler: SlowHandler(seconds: 1.6), log: AccessLog(enabled: false))
+        try server.start()
+        defer { server.stop() }
+        let answered = try HTTPClient(port: server.port, timeout: 5).send("GET", "/slow")
+        #expect(answered.status == 503 && answered.text.contains("database_unavailable"))
+    }
+
     @Test("connections per IP are capped; the rest are refused, and served again once others close")
     func perIPLimit() throws {
         let server = try TestServer(.socket) { $0.maxConnectionsPerIP = 4 }
