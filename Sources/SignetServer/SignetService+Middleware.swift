@@ -70,17 +70,25 @@ extension SignetService {
         if let forwarded {
             for element in forwarded.prefix(4096).split(separator: ",").prefix(32) {
                 for pair in element.split(separator: ";") {
-                    let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                    guard parts.count == 2, parts[0].lowercased() == "for" else { continue }
-                    var value = parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-                    if value.hasPrefix("["), let end = value.firstIndex(of: "]") { value = String(value[value.index(after: value.startIndex)..<end]) }
-                    else if value.filter({ $0 == ":" }).count == 1, let colon = value.firstIndex(of: ":") { value = String(value[..<colon]) }
-                    chain.append(value)
+                    let parts = pair.split(separator: "=", maxSplits: 1).map(Self.trimmedOWS)
+                    guard parts.count == 2, parts[0].count == 3, parts[0].lowercased() == "for" else { continue }
+                    var value = parts[1].drop { $0 == "\"" }
+                    while value.last == "\"" { value.removeLast() }
+                    if value.first == "[", let end = value.firstIndex(of: "]") { value = value[value.index(after: value.startIndex)..<end] }
+                    else if value.count(where: { $0 == ":" }) == 1, let colon = value.firstIndex(of: ":") { value = value[..<colon] }
+                    chain.append(String(value))
                 }
             }
         } else if let xForwardedFor {
-            chain = xForwardedFor.prefix(4096).split(separator: ",").prefix(32).map { $0.trimmingCharacters(in: .whitespaces) }
+            chain = xForwardedFor.prefix(4096).split(separator: ",").prefix(32).map { String(Self.trimmedOWS($0)) }
         }
         return chain
+    }
+
+    /// Without the optional white space around it: spaces and tabs only (RFC 9110 §5.6.3).
+    static func trimmedOWS(_ text: Substring) -> Substring {
+        var text = text.drop { $0 == " " || $0 == "\t" }
+        while text.last == " " || text.last == "\t" { text.removeLast() }
+        return text
     }
 }

@@ -127,6 +127,15 @@ import Testing
         #expect(try lastRemote(untrusted, [("X-Forwarded-For", "198.51.100.1")]) == "127.0.0.1")
     }
 
+    @Test("the proxy chain: Forwarded's for= (quoted, bracketed IPv6 with a port, IPv4 with a port, any case), X-Forwarded-For with its optional white space")
+    func chain() {
+        #expect(SignetService.forwardedChain(forwarded: #"for=192.0.2.60;proto=https, For="[2001:db8::17]:4711" , for=198.51.100.2:8443;by=x"#, xForwardedFor: nil)
+            == ["192.0.2.60", "2001:db8::17", "198.51.100.2"])
+        #expect(SignetService.forwardedChain(forwarded: #"proto=https;host=x, fore=1.2.3.4"#, xForwardedFor: "9.9.9.9").isEmpty)
+        #expect(SignetService.forwardedChain(forwarded: nil, xForwardedFor: " 198.51.100.1 ,\t10.1.2.3\t") == ["198.51.100.1", "10.1.2.3"])
+        #expect(SignetService.forwardedChain(forwarded: String(repeating: "for=1.1.1.1,", count: 100), xForwardedFor: nil).count == 32)
+    }
+
     @Test("CIDR matching", arguments: [
         ("10.0.0.0/8", "10.255.1.2", true), ("10.0.0.0/8", "11.0.0.1", false), ("192.168.1.0/24", "192.168.1.77", true),
         ("192.168.1.0/25", "192.168.1.200", false), ("2001:db8::/32", "2001:db8:1::5", true), ("2001:db8::/32", "2001:db9::1", false),
