@@ -51,6 +51,10 @@ struct EmailCodeTests {
         let message = try #require(smtp.messages(to: "new@signet.test").first)
         #expect(message.headers["content-type"] == "text/plain; charset=UTF-8" && message.subject.contains(code) && !message.body.contains("http"))
         #expect(message.headers["from"]?.contains("no-reply@signet.test") == true)
+        // The outbox sealed it: no code ever sat in the database file in clear text.
+        var db = try Data(contentsOf: server.directory.appendingPathComponent("signet.db"))
+        db += (try? Data(contentsOf: server.directory.appendingPathComponent("signet.db-wal"))) ?? Data()
+        #expect(db.range(of: Data("code: \(code)".utf8)) == nil && db.range(of: Data("X-Signet-Kind".utf8)) == nil)
     }
 
     @Test("an existing passkey account signs in by code; its unverified address becomes verified")

@@ -139,15 +139,18 @@ extension Ceremonies {
 
     // MARK: mail
 
-    /// A message for the outbox, rendered now in `language`.
+    /// A message for the outbox, rendered now in `language` and sealed under the outbox key
+    /// (bound to its row's ID), so the database never holds a code's message in clear text.
     func outbox(_ notice: Notice, to recipient: String, language: String, expiresAt: Int64? = nil) -> OutboxRow {
         let (subject, body) = notice.text(language: language, service: configuration.rpName)
         let id = Base64URL.encode(timeOrderedID())
         let message = MailMessage(from: configuration.mailFrom, fromName: configuration.rpName, to: recipient, subject: subject, body: body,
                                   language: language, kind: notice.kind)
         let now = nowMillis
-        return OutboxRow(id: id, kind: notice.kind, recipient: recipient, message: message.rendered(date: clock(), id: id), createdAt: now, dueAt: now,
-                         expiresAt: expiresAt)
+        let rendered = message.rendered(date: clock(), id: id)
+        // AES-GCM with a fresh random nonce cannot fail on a 32-byte key; keep the message rather than lose it.
+        let sealed = (try? AESGCM.seal(rendered, key: mailKey, aad: Array(id.utf8))) ?? rendered
+        return OutboxRow(id: id, kind: notice.kind, recipient: recipient, message: sealed, createdAt: now, dueAt: now, expiresAt: expiresAt)
     }
 
     /// The write that queues a security notice to the account's address (none when mail cannot
@@ -166,7 +169,19 @@ extension Ceremonies {
             configuration.email.canSend ? outbox(.recoveryFinished, to: user.email, language: user.locale ?? "en") : nil
         }
         for recovery in finished { audit("recovery_finished", user: recovery.userID, context: RequestContext(remoteAddress: "", requestID: "")) }
-        return try store.claimMail(now: now, lease: 120_000, limit: limit)
+        var claim = try store.claimMail(now: now, lease: 120_000, limit: limit)
+        // Opened for the transport; a row that does not open (another key) is dropped, audited.
+        claim.claimed = claim.claimed.compactMap { row in
+            guard let message = try? AESGCM.open(row.message, key: mailKey, aad: Array(row.id.utf8)) else {
+                try? store.mailFailed(id: row.id, retryAt: nil, error: "the message does not open under this server's key")
+                audit("mail_dropped", "failure", detail: "\(row.kind): sealed under another key", context: RequestContext(remoteAddress: "", requestID: ""))
+                return nil
+            }
+            var opened = row
+            opened.message = message
+            return opened
+        }
+        return claim
     }
 
     /// Records a delivery's outcome: a delivered message leaves the outbox; a failed one is

@@ -40,6 +40,8 @@ public final class Ceremonies: Sendable {
     let decoyKey: [UInt8]
     /// The key of the HMACs that email and recovery codes are stored as.
     let codeKey: [UInt8]
+    /// The key queued messages are sealed under (AES-256-GCM): a code's message holds the code.
+    let mailKey: [UInt8]
     /// Signalled when a message is queued, so this instance's sender sends it at once.
     public let mailQueued = Wakeup()
     /// What sign-ins verify against, so a sign-in reads nothing before its one transaction.
@@ -60,6 +62,7 @@ public final class Ceremonies: Sendable {
         sessions = SessionSealer(kek: kek)
         decoyKey = Digest.sha256.hmac(key: kek, data: Array("signet decoy credential key v1".utf8))
         codeKey = Digest.sha256.hmac(key: kek, data: Array("signet one-time code key v1".utf8))
+        mailKey = Digest.sha256.hmac(key: kek, data: Array("signet outbox key v1".utf8))
         var rp = RelyingParty(id: configuration.rpID, name: configuration.rpName, origins: configuration.allowedOrigins)
         rp.allowedAlgorithms = configuration.algorithms
         rp.trustAnchors = trustAnchors
