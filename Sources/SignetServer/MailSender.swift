@@ -38,7 +38,8 @@ struct DirectoryTransport: MailTransport {
         do {
             try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let name = "\(row.createdAt)-\(row.id).eml"
-            let temporary = (directory as NSString).appendingPathComponent("." + name)
+            // Not *.eml until it is whole: a reader of the folder never sees half a message.
+            let temporary = (directory as NSString).appendingPathComponent("." + name + ".part")
             let path = (directory as NSString).appendingPathComponent(name)
             try Data(row.message).write(to: URL(fileURLWithPath: temporary))
             try manager.moveItem(atPath: temporary, toPath: path)
