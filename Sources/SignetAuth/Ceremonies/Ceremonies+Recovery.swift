@@ -91,11 +91,17 @@ extension Ceremonies {
         return active.first { $0.id == recoveryID }
     }
 
-    /// The recovery that added a credential (a passkey ID in base64url, or a device key ID).
-    func recoveryID(of credential: String) throws -> String? {
-        if credential.hasPrefix("dk_") { return try store.deviceKey(id: credential)?.recoveryID }
-        return try Base64URL.decode(credential).flatMap { try store.credential(id: $0) }?.recoveryID
+    /// When a credential (a passkey ID in base64url, or a device key ID, as `cred` names it) was
+    /// added, whether it is live, and the recovery that added it; `nil` when there is none.
+    func origin(of credential: String) throws -> (createdAt: Int64, live: Bool, recoveryID: String?)? {
+        if credential.hasPrefix("dk_") {
+            return try store.deviceKey(id: credential).map { ($0.createdAt, $0.revokedAt == nil, $0.recoveryID) }
+        }
+        return try Base64URL.decode(credential).flatMap { try store.credential(id: $0) }.map { ($0.createdAt, $0.revokedAt == nil, $0.recoveryID) }
     }
+
+    /// The recovery that added a credential.
+    func recoveryID(of credential: String) throws -> String? { try origin(of: credential)?.recoveryID }
 
     /// Refuses with `recovery_hold` when a holding recovery added `recoveryID`'s credential.
     func refuseHeld(credentialRecovery recoveryID: String?, userID: String, what: String) throws {
@@ -149,16 +155,9 @@ extension Ceremonies {
         guard !principal.isCodeSession, let credential = principal.credential else {
             throw AuthError(.recoveryHold, "only a session from a credential that predates the recovery may cancel it")
         }
-        let created: Int64?
-        let addedBy: String?
-        if credential.hasPrefix("dk_") {
-            let key = try store.deviceKey(id: credential)
-            (created, addedBy) = (key?.revokedAt == nil ? key?.createdAt : nil, key?.recoveryID)
-        } else {
-            let row = try Base64URL.decode(credential).flatMap { try store.credential(id: $0) }
-            (created, addedBy) = (row?.revokedAt == nil ? row?.createdAt : nil, row?.recoveryID)
-        }
-        guard let created, created < oldest, addedBy.map({ id in !active.contains { $0.id == id } }) ?? true else {
+        guard let found = try origin(of: credential), found.live, found.createdAt < oldest,
+              found.recoveryID.map({ id in !active.contains { $0.id == id } }) ?? true
+        else {
             throw AuthError(.recoveryHold, "credential \(credential) does not predate the recovery")
         }
         guard let cancelled = try store.cancelRecoveries(userID: user.id, at: nowMillis, writes: [

@@ -82,11 +82,7 @@ extension Ceremonies {
 
     /// Whether the credential that started a family is still live: a revoked passkey or device
     /// key ends every session it started.
-    func isLive(credential: String) throws -> Bool {
-        if credential.hasPrefix("dk_") { return try store.deviceKey(id: credential).map { $0.revokedAt == nil } ?? false }
-        guard let id = Base64URL.decode(credential) else { return false }
-        return try store.credential(id: id).map { $0.revokedAt == nil } ?? false
-    }
+    func isLive(credential: String) throws -> Bool { try origin(of: credential)?.live ?? false }
 
     /// Access token (RFC 9068) and, with `openid`, id token (OIDC Core §2); the caller adds the
     /// refresh token.
