@@ -85,6 +85,7 @@ public struct CIDR: Sendable, Equatable, CustomStringConvertible {
     public let prefix: Int
 
     public init?(_ text: String) {
+        guard text.utf8.count <= CIDR.maxLength else { return nil }
         let parts = text.split(separator: "/", maxSplits: 1)
         guard let first = parts.first, let address = CIDR.parse(String(first)) else { return nil }
         let prefix = parts.count == 2 ? Int(parts[1]) : address.count * 8
@@ -108,9 +109,14 @@ public struct CIDR: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(CIDR.format(address))/\(prefix)" }
 
+    /// Longer text is refused before any parsing: no address or network is written longer.
+    static let maxLength = 64
+
     /// The bytes of a dotted IPv4 or a colon IPv6 address (`::` allowed; an IPv4-mapped address
     /// becomes its IPv4 form, as a dual-stack socket reports it).
     package static func parse(_ text: String) -> [UInt8]? {
+        // The longest form, eight full IPv6 groups with a prefix, is 43 characters.
+        guard text.utf8.count <= CIDR.maxLength else { return nil }
         if !text.contains(":") {
             let parts = text.split(separator: ".", omittingEmptySubsequences: false)
             guard parts.count == 4 else { return nil }

@@ -143,9 +143,12 @@ import Testing
     ])
     func cidr(_ network: String, _ address: String, _ inside: Bool) throws {
         #expect(try #require(CIDR(network)).contains(address) == inside)
+        // The longest well-formed network still parses under the length bound.
+        #expect(CIDR("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128") != nil)
     }
 
-    @Test("bad CIDRs are refused", arguments: ["10.0.0.0/33", "300.1.1.1", "1.2.3", "::1::2", "fe80::/129", "abc", ""])
+    @Test("bad CIDRs are refused", arguments: ["10.0.0.0/33", "300.1.1.1", "1.2.3", "::1::2", "fe80::/129", "abc", "",
+        "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128" + String(repeating: " ", count: 30)])
     func badCIDR(_ text: String) {
         #expect(CIDR(text) == nil)
     }

@@ -53,7 +53,8 @@ public struct MailMessage: Sendable, Equatable {
 
     /// The text as is when it is printable ASCII, else an RFC 2047 `=?UTF-8?B?...?=` word.
     package static func encodedWord(_ text: String) -> String {
-        let clean = text.filter { $0 != "\r" && $0 != "\n" }
+        // By scalar: a CRLF pair is one Character, which neither "\r" nor "\n" equals.
+        let clean = String(String.UnicodeScalarView(text.unicodeScalars.filter { $0 != "\r" && $0 != "\n" }))
         if clean.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) { return clean }
         return "=?UTF-8?B?" + Data(clean.utf8).base64EncodedString() + "?="
     }
@@ -61,29 +62,32 @@ public struct MailMessage: Sendable, Equatable {
     /// Quoted-printable (RFC 2045 §6.7): lines of at most 76 characters with soft breaks, CRLF
     /// line ends, every byte outside printable ASCII (and `=`) as `=XX`.
     package static func quotedPrintable(_ text: String) -> String {
-        let hex = Array("0123456789ABCDEF")
-        var out = ""
-        let lines = text.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n", omittingEmptySubsequences: false)
-        for (n, line) in lines.enumerated() {
-            var length = 0
-            let bytes = Array(line.utf8)
-            for (i, byte) in bytes.enumerated() {
-                let last = i == bytes.count - 1
-                var piece: String
-                if (byte >= 33 && byte <= 126 && byte != 61) || (byte == 32 && !last) {
-                    piece = String(UnicodeScalar(byte))
-                } else {
-                    piece = "=" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 15)])
-                }
-                if length + piece.count > 75 {
-                    out += "=\r\n"
-                    length = 0
-                }
-                out += piece
-                length += piece.count
+        let hex = Array("0123456789ABCDEF".utf8)
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 3 / 2 + 16)
+        var length = 0
+        var i = 0
+        while i < bytes.count {
+            let byte = bytes[i]
+            // A line ends at LF or CRLF; a lone CR is a byte like any other.
+            if byte == 10 || (byte == 13 && i + 1 < bytes.count && bytes[i + 1] == 10) {
+                out += [13, 10]
+                length = 0
+                i += byte == 13 ? 2 : 1
+                continue
             }
-            if n < lines.count - 1 { out += "\r\n" }
+            let lineEnds = i + 1 == bytes.count || bytes[i + 1] == 10 || (bytes[i + 1] == 13 && i + 2 < bytes.count && bytes[i + 2] == 10)
+            let literal = (byte >= 33 && byte <= 126 && byte != 61) || (byte == 32 && !lineEnds)
+            let width = literal ? 1 : 3
+            if length + width > 75 {
+                out += Array("=\r\n".utf8)
+                length = 0
+            }
+            if literal { out.append(byte) } else { out += [61, hex[Int(byte >> 4)], hex[Int(byte & 15)]] }
+            length += width
+            i += 1
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -1,0 +1,55 @@
+import Foundation
+@testable import SignetAuth
+import Testing
+
+/// The writers that put a message's text on the wire: quoted-printable bodies (RFC 2045 §6.7)
+/// and RFC 2047 header words.
+@Suite struct MailTextTests {
+    /// Decodes quoted-printable as a mail reader does, to check what the writer produced.
+    static func decode(_ text: String) -> [UInt8] {
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == 61, i + 2 < bytes.count, bytes[i + 1] == 13, bytes[i + 2] == 10 { i += 3; continue }
+            if bytes[i] == 61, i + 2 < bytes.count, let value = UInt8(String(decoding: bytes[(i + 1)...(i + 2)], as: UTF8.self), radix: 16) {
+                out.append(value); i += 3; continue
+            }
+            out.append(bytes[i]); i += 1
+        }
+        return out
+    }
+
+    @Test func plainTextPassesThrough() {
+        #expect(MailMessage.quotedPrintable("Your code is 123456.") == "Your code is 123456.")
+    }
+
+    @Test func lineEndsBecomeCRLFAndTrailingSpacesAreEncoded() {
+        #expect(MailMessage.quotedPrintable("a \nb\r\nc ") == "a=20\r\nb\r\nc=20")
+        #expect(MailMessage.quotedPrintable("x=y\tz") == "x=3Dy=09z")
+    }
+
+    @Test func utf8IsEncodedBytewiseAndRoundTrips() {
+        let text = "Tu código es 123456. ¿No fuiste tú?\nIgnóralo."
+        let encoded = MailMessage.quotedPrintable(text)
+        #expect(encoded.utf8.allSatisfy { $0 < 0x80 })
+        #expect(encoded.contains("c=C3=B3digo"))
+        #expect(Self.decode(encoded) == Array(text.replacingOccurrences(of: "\n", with: "\r\n").utf8))
+    }
+
+    @Test func longLinesGetSoftBreaksWithinSeventySixCharacters() {
+        let text = String(repeating: "é", count: 60) + String(repeating: "a", count: 200)
+        let encoded = MailMessage.quotedPrintable(text)
+        let lines = encoded.components(separatedBy: "\r\n")
+        #expect(lines.count > 3)
+        #expect(lines.allSatisfy { $0.utf8.count <= 76 })
+        // Every line but the last ends in a soft break, never inside an escape.
+        #expect(lines.dropLast().allSatisfy { $0.hasSuffix("=") && !$0.dropLast().suffix(2).contains("=") })
+        #expect(Self.decode(encoded) == Array(text.utf8))
+    }
+
+    @Test func headerWordsNeverCarryLineBreaks() {
+        #expect(MailMessage.encodedWord("Sign in") == "Sign in")
+        #expect(MailMessage.encodedWord("Inicia sesión\r\nBcc: x@example.com") == "=?UTF-8?B?" + Data("Inicia sesiónBcc: x@example.com".utf8).base64EncodedString() + "?=")
+    }
+}
