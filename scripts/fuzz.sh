@@ -6,6 +6,8 @@
 #   scripts/fuzz.sh run [SECONDS]   libFuzzer with AddressSanitizer/LeakSanitizer (default 600 s)
 #   scripts/fuzz.sh replay          replay the seed corpus and any saved corpus with a plain build
 #   SIGNET_FUZZ_KIND=N scripts/fuzz.sh run S   one parser only (N as in FuzzTarget.Kind, 0-17)
+#   scripts/fuzz.sh each RUNS [N...]  each parser in turn (all, or those listed) to RUNS executions,
+#                                   then a table of executions and speed per parser
 # Seeds are made from the WebAuthn fixtures into .fuzz/seeds; the corpus grows in .fuzz/corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,11 +27,30 @@ case "$mode" in
 replay)
     "$replay" replay .fuzz/seeds .fuzz/corpus Tests/FuzzRegressions
     ;;
-run)
-    seconds=${2:-600}
+run|each)
     swift build --product SignetFuzz --scratch-path .build/fuzz -c release \
         -Xswiftc -sanitize=fuzzer,address -Xswiftc -DSIGNET_LIBFUZZER -Xswiftc -parse-as-library >&2
     fuzzer=$(swift build --product SignetFuzz --scratch-path .build/fuzz -c release --show-bin-path)/SignetFuzz
+    if [ "$mode" = each ]; then
+        runs=${2:-10000000}
+        shift 2 || true
+        kinds=${*:-$(seq 0 17)}
+        mkdir -p .fuzz/each
+        printf "%-6s %-12s %-10s %s\n" kind executions "exec/s" result
+        for kind in $kinds; do
+            log=.fuzz/each/kind-$kind.log
+            SIGNET_FUZZ_KIND=$kind ASAN_OPTIONS=detect_leaks=1 "$fuzzer" .fuzz/corpus .fuzz/seeds Tests/FuzzRegressions \
+                -runs="$runs" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+                -artifact_prefix=.fuzz/artifacts/kind-$kind- >"$log" 2>&1 || true
+            result=clean
+            grep -qE "ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|SUMMARY: .*Sanitizer" "$log" && result="FOUND (see $log)"
+            printf "%-6s %-12s %-10s %s\n" "$kind" "$(grep -oP 'stat::number_of_executed_units: *\K[0-9]+' "$log")" \
+                "$(grep -oP 'stat::average_exec_per_sec: *\K[0-9]+' "$log")" "$result"
+        done
+        ! grep -lqE "ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)" .fuzz/each/*.log
+        exit
+    fi
+    seconds=${2:-600}
     ASAN_OPTIONS=detect_leaks=1 "$fuzzer" .fuzz/corpus .fuzz/seeds Tests/FuzzRegressions \
         -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix=.fuzz/artifacts/ 2>&1 | tee .fuzz/last-run.log | grep -E "^#[0-9]+.*(pulse|DONE)|ERROR|SUMMARY|stat::" || true
@@ -38,5 +59,5 @@ run)
         exit 1
     fi
     ;;
-*) echo "usage: scripts/fuzz.sh run [SECONDS] | replay" >&2; exit 2 ;;
+*) echo "usage: scripts/fuzz.sh run [SECONDS] | each RUNS [KIND...] | replay" >&2; exit 2 ;;
 esac
