@@ -80,6 +80,10 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case actionSubjectMismatch = "action_subject_mismatch"
     case rateLimited = "rate_limited"
     case insufficientScope = "insufficient_scope"
+    // Administration (the Management API).
+    case userBlocked = "user_blocked"
+    case userUnknown = "user_unknown"
+    case authenticationMethodUnknown = "authentication_method_unknown"
     // The server.
     case conflict
     case databaseUnavailable = "database_unavailable"
@@ -134,7 +138,8 @@ extension Reason {
         case .clientUnknown, .clientSecretInvalid, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict: 409
         case .rateLimited: 429
-        case .insufficientScope, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
+        case .userUnknown, .authenticationMethodUnknown: 404
+        case .insufficientScope, .userBlocked, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull: 503
         case .internalError, .serverError: 500
         default: 400
@@ -152,7 +157,7 @@ extension Reason {
         case .tokenInvalid: "invalid_token"
         case .rateLimited: "slow_down"
         case .insufficientScope: "insufficient_scope"
-        case .recoveryHold: "access_denied"
+        case .recoveryHold, .userBlocked: "access_denied"
         case .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid: "invalid_grant"
         case .databaseUnavailable, .storageFull: "temporarily_unavailable"
         case .internalError, .serverError: "server_error"
@@ -239,6 +244,9 @@ extension Reason {
         case .actionSubjectMismatch: "The action was approved by another account."
         case .rateLimited: "Too many requests; try again later."
         case .insufficientScope: "The access token lacks the scope this call needs."
+        case .userBlocked: "This account is blocked; contact the service's administrator."
+        case .userUnknown: "There is no such user."
+        case .authenticationMethodUnknown: "The user has no such authentication method."
         case .conflict: "The request conflicts with existing data."
         case .databaseUnavailable: "The database is unavailable; try again shortly."
         case .storageFull: "The server's storage is full; try again later."

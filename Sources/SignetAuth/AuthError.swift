@@ -57,6 +57,7 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
         case .credentialTaken: AuthError(.credentialExists, "this passkey is already registered")
         case .deviceKeyLimit: AuthError(.deviceKeyLimit, "the account has the most live device keys allowed")
         case .rateLimited: AuthError(.rateLimited, e.detail)
+        case .userBlocked: AuthError(.userBlocked, "the account is blocked")
         case .conflict: AuthError(.conflict, e.detail)
         default: AuthError(.internalError, e.detail)
         }

@@ -36,6 +36,12 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// A confidential client's secret, as its SHA-256 (RFC 6749 §2.3.1, `client_secret_basic`);
     /// `nil` for a public client. A secret is 32 random bytes, so a plain hash suffices.
     public var secretHash: [UInt8]?
+    /// What an administrator calls the client (`signet admin clients list`).
+    public var name: String?
+    /// The scopes a machine client's `client_credentials` tokens may carry (`read:users ...`).
+    public var scopes: [String] = []
+    /// Where the browser flow may send the user back (exact match).
+    public var redirectURIs: [String] = []
 
     /// Whether the client authenticates with a secret (RFC 6749 §2.1).
     public var isConfidential: Bool { secretHash != nil }
@@ -244,6 +250,10 @@ public struct ServerConfiguration: Sendable {
 
     public func client(_ id: String) -> ClientConfiguration? { clients.first { $0.id == id } }
 
+    /// The Management API's audience (Auth0's `{issuer}/api/v2/`): only `client_credentials`
+    /// tokens carry it.
+    public var managementAudience: String { issuer + "/api/v2/" }
+
     /// Signet's own audience: the account API (`/me`, `/actions`) accepts only tokens for it.
     public var accountAudience: String { issuer + "/me" }
 
@@ -273,7 +283,12 @@ public enum GrantNames {
     /// Auth0's email-code grant.
     public static let passwordlessOTP = "http://auth0.com/oauth/grant-type/passwordless/otp"
     public static let recoveryCode = "urn:signet:params:oauth:grant-type:recovery-code"
+    /// The user-facing grants (a development client has all of them).
     public static let all = [webauthn, refreshToken, passwordlessOTP, recoveryCode]
+    /// A confidential machine client's own token (RFC 6749 §4.4), for the Management API.
+    public static let clientCredentials = "client_credentials"
+    /// Every grant a client may be configured with.
+    public static let known = all + [clientCredentials]
 }
 
 /// A configuration problem, stated so that an operator can fix it.

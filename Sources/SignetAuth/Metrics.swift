@@ -5,6 +5,7 @@ public final class Metrics: @unchecked Sendable {
     private let lock = NSLock()
     private var requests: [String: Int] = [:]  // "route\u{0}status"
     private var outcomes: [String: Int] = [:]  // "ceremony\u{0}outcome\u{0}reason"
+    private var audited: [String: Int] = [:]  // "event\u{0}outcome"
     static let buckets: [Double] = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
     private var bucketCounts = [Int](repeating: 0, count: Metrics.buckets.count)
     private var durationSum = 0.0
@@ -25,6 +26,13 @@ public final class Metrics: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         outcomes["\(kind)\u{0}\(reason == nil ? "success" : "failure")\u{0}\(reason ?? "")", default: 0] += 1
+    }
+
+    /// One audit event recorded (or about to be, with its transaction).
+    public func audit(_ kind: String, outcome: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        audited[kind + "\u{0}" + outcome, default: 0] += 1
     }
 
     /// Resident set size from /proc/self/statm (pages × page size).
@@ -53,6 +61,11 @@ public final class Metrics: @unchecked Sendable {
         for (key, count) in outcomes.sorted(by: { $0.key < $1.key }) {
             let p = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
             out += "signet_ceremonies_total{ceremony=\"\(p[0])\",outcome=\"\(p[1])\",reason=\"\(p[2])\"} \(count)\n"
+        }
+        out += "# HELP signet_audit_events_total Audit events by event type and outcome.\n# TYPE signet_audit_events_total counter\n"
+        for (key, count) in audited.sorted(by: { $0.key < $1.key }) {
+            let p = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
+            out += "signet_audit_events_total{event=\"\(p[0])\",outcome=\"\(p[1])\"} \(count)\n"
         }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)

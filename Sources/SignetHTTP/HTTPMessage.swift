@@ -10,14 +10,62 @@ public struct HTTPRequest: Sendable {
     public let remoteAddress: String
     /// A random ID, also sent back as `X-Request-Id` and written to the access log.
     public let requestID: String
+    /// The query string's arguments, decoded (RFC 3986 §3.4, with `+` as a space as forms write
+    /// it); a repeated name keeps its first value.
+    public let query: [String: String]
 
-    public init(method: String, path: String, headers: [String: String], body: [UInt8], remoteAddress: String, requestID: String) {
+    /// A `path` with a `?` and no `query` is split into the two (a request made in process).
+    public init(method: String, path: String, headers: [String: String], body: [UInt8], remoteAddress: String, requestID: String, query: [String: String]? = nil) {
         self.method = method
-        self.path = path
+        if query == nil, let mark = path.firstIndex(of: "?") {
+            self.path = String(path[..<mark])
+            self.query = HTTPRequest.parseQuery(path[path.index(after: mark)...])
+        } else {
+            self.path = path
+            self.query = query ?? [:]
+        }
         self.headers = headers
         self.body = body
         self.remoteAddress = remoteAddress
         self.requestID = requestID
+    }
+
+    /// `a=b&c=d` decoded; a pair that is not valid percent-encoded UTF-8 is skipped. Bounded: at
+    /// most 64 pairs of the first 8 KiB.
+    public static func parseQuery(_ text: Substring) -> [String: String] {
+        var out: [String: String] = [:]
+        for pair in text.utf8.prefix(8192).split(separator: UInt8(ascii: "&")).prefix(64) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = percentDecoded(parts[0]), !name.isEmpty, let value = parts.count > 1 ? percentDecoded(parts[1]) : "" else { continue }
+            if out[name] == nil { out[name] = value }
+        }
+        return out
+    }
+
+    /// Percent-decoding with `+` as a space; `nil` for a bad escape or bytes that are not UTF-8.
+    public static func percentDecoded(_ bytes: some Collection<UInt8>) -> String? {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var iterator = bytes.makeIterator()
+        func hex(_ b: UInt8?) -> UInt8? {
+            switch b {
+            case .some(let b) where b >= 0x30 && b <= 0x39: b - 0x30
+            case .some(let b) where b >= 0x41 && b <= 0x46: b - 0x37
+            case .some(let b) where b >= 0x61 && b <= 0x66: b - 0x57
+            default: nil
+            }
+        }
+        while let b = iterator.next() {
+            if b == UInt8(ascii: "+") {
+                out.append(0x20)
+            } else if b == UInt8(ascii: "%") {
+                guard let high = hex(iterator.next()), let low = hex(iterator.next()) else { return nil }
+                out.append(high << 4 | low)
+            } else {
+                out.append(b)
+            }
+        }
+        return String(validating: out, as: UTF8.self)
     }
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }

@@ -270,7 +270,7 @@ public final class HTTPServer: @unchecked Sendable {
         if context.tooLarge { return respond(connection, context, tooLarge(connection, context)) }
         let request = HTTPRequest(
             method: context.method, path: context.path, headers: headers(connection), body: context.body,
-            remoteAddress: context.remote, requestID: context.requestID)
+            remoteAddress: context.remote, requestID: context.requestID, query: arguments(connection))
         let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
         lock.lock()
         connections[key]?.handling = true
@@ -307,6 +307,21 @@ public final class HTTPServer: @unchecked Sendable {
 
     private final class HeaderBox {
         var headers: [String: String] = [:]
+    }
+
+    /// The query string's arguments as libmicrohttpd decoded them; the first of a repeated name.
+    private func arguments(_ connection: OpaquePointer) -> [String: String] {
+        let box = HeaderBox()
+        let opaque = Unmanaged.passUnretained(box).toOpaque()
+        _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, { cls, _, key, value in
+            let box = Unmanaged<HeaderBox>.fromOpaque(cls!).takeUnretainedValue()
+            if let key, box.headers.count < 64 {
+                let name = String(cString: key)
+                if box.headers[name] == nil { box.headers[name] = value.map { String(cString: $0) } ?? "" }
+            }
+            return signet_mhd_yes()
+        }, opaque)
+        return box.headers
     }
 
     private func headers(_ connection: OpaquePointer) -> [String: String] {

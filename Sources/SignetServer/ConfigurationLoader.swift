@@ -224,12 +224,21 @@ public enum ConfigurationLoader {
         guard let list = value.array else { throw ConfigurationError("clients must be a list") }
         return try list.enumerated().map { index, item in
             guard let object = item.object else { throw ConfigurationError("clients[\(index)] must be an object") }
-            let known: Set<String> = ["client_id", "grants", "ios", "android", "audiences", "client_secret_hash"]
+            let known: Set<String> = ["client_id", "name", "grants", "scopes", "redirect_uris", "ios", "android", "audiences", "client_secret_hash"]
             if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
             let grants = object["grants"]?.array?.compactMap(\.string) ?? GrantNames.all
-            for grant in grants where !GrantNames.all.contains(grant) { throw ConfigurationError("client \(id): unknown grant \"\(grant)\"") }
+            for grant in grants where !GrantNames.known.contains(grant) { throw ConfigurationError("client \(id): unknown grant \"\(grant)\"") }
             var client = ClientConfiguration(id: id, grants: grants)
+            client.name = object["name"]?.string
+            for member in ["scopes", "redirect_uris"] {
+                guard let value = object[member] else { continue }
+                guard let list = value.array, list.allSatisfy({ $0.string != nil }) else { throw ConfigurationError("client \(id): \(member) must be a list of strings") }
+                if member == "scopes" { client.scopes = list.compactMap(\.string) } else { client.redirectURIs = list.compactMap(\.string) }
+            }
+            if grants.contains(GrantNames.clientCredentials), object["client_secret_hash"] == nil {
+                throw ConfigurationError("client \(id): the client_credentials grant needs a client_secret_hash (make one with: signet client-secret)")
+            }
             if let audiences = object["audiences"] {
                 guard let list = audiences.array, list.allSatisfy({ $0.string != nil }) else { throw ConfigurationError("client \(id): audiences must be a list of strings") }
                 client.audiences = list.compactMap(\.string)

@@ -21,6 +21,8 @@ struct Needs: Sendable {
     var clientAuthentication = false
     /// The per-address rate-limit bucket the route is counted in (429 `rate_limited` past it).
     var rateLimit: Bucket?
+    /// A Management API call: a `client_credentials` token for `{issuer}/api/v2/` with this scope.
+    var management: ManagementScope?
 
     static let none = Needs()
     /// Signet's account API: a token for `{issuer}/me`.
@@ -30,6 +32,7 @@ struct Needs: Sendable {
     /// Adding a credential: sensitive, but a fresh code session may do it under a recovery hold.
     static let addsCredential = Needs(token: .required(.account), stepUp: true, codeSessionAllowed: true)
     static let resourceServer = Needs(clientAuthentication: true)
+    static func management(_ scope: ManagementScope) -> Needs { Needs(management: scope) }
 }
 
 /// One request as a handler sees it: the request, the path's parameters, and what the middleware
@@ -39,6 +42,8 @@ struct Call: Sendable {
     let parameters: [String: String]
     let principal: Principal?
     let client: ClientConfiguration?
+    /// The Management API's caller, for a route that declared a management scope.
+    let caller: ManagementCaller?
     let context: RequestContext
 
     /// The principal of a route that declared a required token.
@@ -51,6 +56,12 @@ struct Call: Sendable {
     var authenticatedClient: ClientConfiguration {
         guard let client else { preconditionFailure("a handler asked for the client of a route without client authentication") }
         return client
+    }
+
+    /// The caller of a route that declared a management scope.
+    var administrator: ManagementCaller {
+        guard let caller else { preconditionFailure("a handler asked for the caller of a route without a management scope") }
+        return caller
     }
 
     func parameter(_ name: String) -> String { parameters[name] ?? "" }

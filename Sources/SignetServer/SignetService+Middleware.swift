@@ -17,7 +17,8 @@ extension SignetService {
         }
         if needs.stepUp, let principal { try ceremonies.requireFreshAuthentication(principal, allowCode: needs.codeSessionAllowed) }
         let client = needs.clientAuthentication ? try authenticatedClient(request) : nil
-        return Call(request: request, parameters: parameters, principal: principal, client: client, context: context)
+        let caller = try needs.management.map { try ceremonies.authenticateManagement(accessToken: bearerToken(request), scope: $0) }
+        return Call(request: request, parameters: parameters, principal: principal, client: client, caller: caller, context: context)
     }
 
     /// The access token of `Authorization: Bearer` (RFC 6750 §2.1).

@@ -16,7 +16,9 @@ extension SignetService {
             Wire.encode(try s.ceremonies.beginSignIn(PasskeyChallengeRequest(wire: s.body(call)), principal: call.principal, context: call.context))
         }
         r.add("POST", "/oauth/token") { s, call in
-            let request = try TokenRequest(wire: s.body(call, form: true))
+            let body = try s.body(call, form: true)
+            if body["grant_type"]?.string == GrantNames.clientCredentials { return try s.clientCredentials(body, call) }
+            let request = try TokenRequest(wire: body)
             let tokens: TokenResponse
             switch request.grant_type {
             case GrantNames.webauthn: tokens = try s.ceremonies.passkeyGrant(request, context: call.context)
@@ -84,6 +86,7 @@ extension SignetService {
             return try Wire.encode(s.ceremonies.verifyActionToken(
                 body.member("action_token"), action: body["action"], subject: body.member("sub"), client: call.authenticatedClient, context: call.context))
         }
+        addManagementRoutes(&r)
         // Discovery, keys, association files, operations.
         r.add("GET", "/.well-known/openid-configuration") { s, _ in .json(200, s.discovery) }
         r.add("GET", "/.well-known/jwks.json") { s, _ in

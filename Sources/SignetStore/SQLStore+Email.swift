@@ -160,7 +160,7 @@ extension SQLStore {
                     "UPDATE recoveries SET state = 'finished', closed_at = ? WHERE state = 'open' AND hold_until <= ? RETURNING \(Self.recoveryColumns)",
                     [.int(now), .int(now)]).map(Self.recovery)
                 for r in finished {
-                    guard let user = try db.query("SELECT \(Self.userColumns) FROM users WHERE id = ?", [.text(r.userID)]).first.map(Self.user) else { continue }
+                    guard let user = try db.query("SELECT \(Self.userSelect) FROM users WHERE id = ?", [.text(r.userID)]).first.map(Self.user) else { continue }
                     if let mail = notice(r, user) { try Self.insert(mail, db) }
                 }
                 return finished

@@ -95,9 +95,12 @@ public final class SQLStore: Store, @unchecked Sendable {
     // MARK: users and credentials
 
     static let userColumns = "id, handle, email, name, email_verified, created_at, locale"
+    /// What a read of an account selects: the inserted columns and whether it is blocked.
+    static let userSelect = userColumns + ", blocked"
 
     static func user(_ r: [SQLValue]) -> UserRecord {
-        UserRecord(id: r[0].text ?? "", handle: r[1].blob ?? [], email: r[2].text ?? "", name: r[3].text, emailVerified: r[4].bool, createdAt: r[5].int ?? 0, locale: r[6].text)
+        UserRecord(id: r[0].text ?? "", handle: r[1].blob ?? [], email: r[2].text ?? "", name: r[3].text, emailVerified: r[4].bool, createdAt: r[5].int ?? 0, locale: r[6].text,
+                   blocked: r.count > 7 && r[7].bool)
     }
 
     static let credentialColumns = "id, user_id, public_key, algorithm, sign_count, aaguid, format, backup_eligible, backup_state, transports, name, created_at, last_used_at, revoked_at, recovery_id"
@@ -129,13 +132,13 @@ public final class SQLStore: Store, @unchecked Sendable {
                 [.text(user.id), .blob(user.handle), .text(user.email), user.name.map(SQLValue.text) ?? .null, .int(user.emailVerified ? 1 : 0), .int(user.createdAt),
                  user.locale.map(SQLValue.text) ?? .null])
             guard db.changes == 1 else { throw StoreError(.emailTaken, "an account with this email exists") }
-            try insert(c, db)
+            try insert(c, db, uses: 1)
         case .addCredential(let c):
             try insert(c, db)
         case .refreshToken(let token):
             try insert(token, db)
-        case .createAccount, .verifyEmail, .useEmailCode, .useRecoveryCode, .openRecovery, .mail:
-            try applyEmail(write, db)
+        case .createAccount, .verifyEmail, .useEmailCode, .useRecoveryCode, .openRecovery, .mail, .recordLogin:
+            try applyManagement(write, db)
         case .audit(let e):
             func text(_ s: String?) -> SQLValue { s.map(SQLValue.text) ?? .null }
             try db.query(
@@ -149,9 +152,10 @@ public final class SQLStore: Store, @unchecked Sendable {
         try perform([.createUser(user, c)])
     }
 
-    static func insert(_ c: CredentialRow, _ db: any SQLSession) throws(StoreError) {
+    /// - Parameter uses: 1 for a sign-up's passkey, whose registration is the account's first sign-in.
+    static func insert(_ c: CredentialRow, _ db: any SQLSession, uses: Int64 = 0) throws(StoreError) {
         try db.query(
-            "INSERT INTO credentials (\(credentialColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO credentials (\(credentialColumns), use_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \(uses)) ON CONFLICT (id) DO NOTHING",
             [.blob(c.id), .text(c.userID), .blob(c.publicKey), .int(Int64(c.algorithm)), .int(c.signCount), .text(c.aaguid), .text(c.format),
              .int(c.backupEligible ? 1 : 0), .int(c.backupState ? 1 : 0), .text(c.transports.joined(separator: ",")),
              c.name.map(SQLValue.text) ?? .null, .int(c.createdAt), c.lastUsedAt.map(SQLValue.int) ?? .null, c.revokedAt.map(SQLValue.int) ?? .null,
@@ -160,11 +164,11 @@ public final class SQLStore: Store, @unchecked Sendable {
     }
 
     public func user(id: String) throws(StoreError) -> UserRecord? {
-        try locked { db throws(StoreError) in try db.query("SELECT \(Self.userColumns) FROM users WHERE id = ?", [.text(id)]).first.map(Self.user) }
+        try locked { db throws(StoreError) in try db.query("SELECT \(Self.userSelect) FROM users WHERE id = ?", [.text(id)]).first.map(Self.user) }
     }
 
     public func user(email: String) throws(StoreError) -> UserRecord? {
-        try locked { db throws(StoreError) in try db.query("SELECT \(Self.userColumns) FROM users WHERE email = ?", [.text(email)]).first.map(Self.user) }
+        try locked { db throws(StoreError) in try db.query("SELECT \(Self.userSelect) FROM users WHERE email = ?", [.text(email)]).first.map(Self.user) }
     }
 
     public func credential(id: [UInt8]) throws(StoreError) -> CredentialRow? {
@@ -177,11 +181,13 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
+    /// `columns` each prefixed with the table's alias.
+    static func prefixed(_ columns: String, _ table: String) -> String {
+        columns.split(separator: ",").map { table + "." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+    }
+
     static let credentialAndUserSQL: String = {
-        func prefixed(_ columns: String, _ table: String) -> String {
-            columns.split(separator: ",").map { table + "." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
-        }
-        return "SELECT \(prefixed(credentialColumns, "c")), \(prefixed(userColumns, "u")) FROM credentials c JOIN users u ON u.id = c.user_id WHERE c.id = ?"
+        return "SELECT \(prefixed(credentialColumns, "c")), \(prefixed(userSelect, "u")) FROM credentials c JOIN users u ON u.id = c.user_id WHERE c.id = ?"
     }()
 
     public func credentialAndUser(credentialID: [UInt8]) throws(StoreError) -> (CredentialRow, UserRecord)? {
@@ -198,7 +204,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     static func guardedUse(_ use: CredentialUse, _ db: any SQLSession) throws(StoreError) -> UseRefusal? {
         try db.query(
             """
-            UPDATE credentials SET sign_count = ?, backup_state = ?, last_used_at = ?
+            UPDATE credentials SET sign_count = ?, backup_state = ?, last_used_at = ?, use_count = use_count + 1
             WHERE id = ? AND user_id = ? AND public_key = ? AND revoked_at IS NULL AND (sign_count < ? OR (? = 0 AND sign_count = 0))
             """, [
                 .int(use.signCount), .int(use.backupState ? 1 : 0), .int(use.at), .blob(use.credentialID), .text(use.userID),
@@ -224,8 +230,13 @@ public final class SQLStore: Store, @unchecked Sendable {
                     refused = try Self.guardedUse(use.credential, db)
                     if refused != nil { throw Self.refusal }
                     for write in writes { try Self.apply(write, db) }
-                    guard let user = try db.query("SELECT \(Self.userColumns) FROM users WHERE id = ?", [.text(use.credential.userID)]).first.map(Self.user) else {
+                    guard let user = try db.query("SELECT \(Self.userSelect) FROM users WHERE id = ?", [.text(use.credential.userID)]).first.map(Self.user) else {
                         refused = .credentialUnknown
+                        throw Self.refusal
+                    }
+                    // A blocked account signs in nowhere: its refresh token and audit row roll back.
+                    if user.blocked {
+                        refused = .userBlocked
                         throw Self.refusal
                     }
                     return .signedIn(user)
@@ -392,7 +403,7 @@ public final class SQLStore: Store, @unchecked Sendable {
                     try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(now), r[0]])
                     return .reused(family: r[0].text ?? "", userID: r[1].text ?? "")
                 }
-                return r[3].int != nil ? .revoked : .expired
+                return r[3].int != nil ? .revoked(userID: r[1].text ?? "") : .expired
             }
         }
     }

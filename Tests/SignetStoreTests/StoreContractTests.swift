@@ -312,7 +312,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         let live: [UInt8] = Array(repeating: 3, count: 32)
         try store.insertRefreshToken(row(live, family: "third"))
         #expect(try store.revokeRefreshFamily(hash: live, now: now()))
-        #expect(try store.rotateRefreshToken(hash: live, next: { $0 }, now: now()) == .revoked)
+        #expect(try store.rotateRefreshToken(hash: live, next: { $0 }, now: now()) == .revoked(userID: userID))
     }
 
     @Test("of two concurrent revocations of an account's last two passkeys one is refused", arguments: Backend.available)

@@ -75,6 +75,9 @@ extension Ceremonies {
         case .counterRegression(let stored):
             credentialCache.setSignCount(use.credentialID, stored)
             return counterRegression(stored: stored, received: use.signCount, user: use.userID, client: client, credential: use.credentialID, context: context)
+        case .userBlocked:
+            audit("sign_in", "failure", reason: Reason.userBlocked.rawValue, user: use.userID, client: client, credential: Base64URL.encode(use.credentialID), context: context)
+            return AuthError(.userBlocked, "the account is blocked")
         }
     }
 

@@ -126,7 +126,8 @@ extension Ceremonies {
             ? refreshToken(Array(fresh[16..<48]), userID: user.id, clientID: client.id, scope: grant.scope, amr: amr, authTime: authTime, session: session)
             : nil
         do {
-            try store.perform(writes + [.audit(auditEvent(kind, user: user.id, client: client.id, context: context))] + (refresh.map { [.refreshToken($0.row)] } ?? []))
+            try store.perform(writes + [.recordLogin(userID: user.id, at: nowMillis), .audit(auditEvent(kind, user: user.id, client: client.id, context: context))]
+                + (refresh.map { [.refreshToken($0.row)] } ?? []))
         } catch {
             guard error.code == .sessionUsed else { throw error }
             throw AuthError(kind.hasPrefix("recovery") ? .recoveryCodeInvalid : .otpInvalid, "the code was used by a parallel request")

@@ -57,7 +57,7 @@ extension Ceremonies {
     func tokenGrant(scope requested: String?, audience: String?, client: ClientConfiguration) throws -> TokenGrant {
         let scopes = requested.map { $0.split(separator: " ").map(String.init).filter(Self.knownScopes.contains) } ?? Self.knownScopes
         let aud = audience ?? configuration.accountAudience
-        guard configuration.audiences(of: client).contains(aud) else {
+        guard aud != configuration.managementAudience, configuration.audiences(of: client).contains(aud) else {
             throw AuthError(.audienceNotAllowed, "audience \"\(aud.prefix(200))\" is not one of client \(client.id)'s")
         }
         return TokenGrant(scopes: scopes, scope: Self.knownScopes.filter(scopes.contains).joined(separator: " "), audience: aud)
@@ -166,6 +166,10 @@ extension Ceremonies {
                 throw AuthError(.refreshTokenRevoked, "the credential \(credential) that started this session was revoked")
             }
             guard let user = try store.user(id: row.userID) else { throw AuthError(.refreshTokenUnknown, "the account no longer exists") }
+            guard !user.blocked else {
+                _ = try store.revokeRefreshFamily(hash: row.hash, now: now)
+                throw AuthError(.userBlocked, "the account is blocked")
+            }
             let grant = try tokenGrant(scope: row.scope, audience: request.audience, client: client)
             var tokens = try issueTokens(user: user, client: client, grant: grant, amr: row.amr, authTime: row.authTime, jti: Array(fresh[0..<16]),
                                          session: SessionRef(sid: row.family, credential: row.credential))
@@ -175,7 +179,10 @@ extension Ceremonies {
             if let user = try? store.user(id: userID) { try? store.perform(notice(.refreshTokenReused, to: user)) }
             audit("refresh_token_reused", "failure", reason: Reason.refreshTokenReused.rawValue, user: userID, client: client.id, context: context)
             throw AuthError(.refreshTokenReused, "a rotated refresh token was presented again; its family is revoked")
-        case .revoked: throw AuthError(.refreshTokenRevoked, "the refresh token was revoked")
+        case .revoked(let userID):
+            // Blocking an account ends its families: say why.
+            if try store.user(id: userID)?.blocked == true { throw AuthError(.userBlocked, "the account is blocked") }
+            throw AuthError(.refreshTokenRevoked, "the refresh token was revoked")
         case .expired: throw AuthError(.refreshTokenExpired, "the refresh token has expired")
         case .unknown: throw AuthError(.refreshTokenUnknown, "the refresh token is not one Signet issued")
         }
@@ -202,6 +209,7 @@ extension Ceremonies {
         guard let sub = claims["sub"]?.string, let user = try store.user(id: sub) else {
             throw AuthError(.tokenInvalid, "the token's subject no longer exists")
         }
+        guard !user.blocked else { throw AuthError(.userBlocked, "the account is blocked") }
         let principal = Principal(user: user, claims: claims)
         switch audience {
         case .account:
@@ -213,8 +221,10 @@ extension Ceremonies {
             if let credential = principal.credential, try !isLive(credential: credential) {
                 throw AuthError(.tokenInvalid, "the credential \(credential) that started this session was revoked")
             }
-            if principal.isCodeSession, let sid = principal.sessionID, try store.sessionEnded(sid) {
-                throw AuthError(.tokenInvalid, "this code session was ended")
+            // Any session ends at once when its family is revoked (a sign-out, an administrator's
+            // revocation), a code session also with the recovery it opened.
+            if let sid = principal.sessionID, try store.sessionEnded(sid) {
+                throw AuthError(.tokenInvalid, "this session was ended")
             }
         case .anyWithScope(let scope):
             guard principal.scopes.contains(scope) else { throw AuthError(.insufficientScope, "the token's scope lacks \(scope)") }
@@ -241,7 +251,7 @@ extension Ceremonies {
     /// A confidential client's authentication with its secret (RFC 6749 §2.3.1), compared as
     /// hashes in constant time.
     public func authenticateClient(id: String, secret: String) throws -> ClientConfiguration {
-        guard let client = configuration.client(id), let expected = client.secretHash else {
+        guard let client = clients.client(id), let expected = client.secretHash else {
             throw AuthError(.clientSecretInvalid, "client \(id.prefix(64)) is unknown or has no secret")
         }
         guard ConstantTime.equals(Digest.sha256.hash(Array(secret.utf8)), expected) else {

@@ -42,10 +42,14 @@ public final class Ceremonies: Sendable {
     let codeKey: [UInt8]
     /// The key queued messages are sealed under (AES-256-GCM): a code's message holds the code.
     let mailKey: [UInt8]
+    /// The key of the pseudonyms that replace a deleted account's ID in the audit trail.
+    let pseudonymKey: [UInt8]
     /// Signalled when a message is queued, so this instance's sender sends it at once.
     public let mailQueued = Wakeup()
     /// What sign-ins verify against, so a sign-in reads nothing before its one transaction.
     let credentialCache = CredentialCache()
+    /// The configured clients and those in the database.
+    let clients: ClientDirectory
 
     /// - Parameters:
     ///   - clock: the time, injected so tests can move it.
@@ -63,6 +67,8 @@ public final class Ceremonies: Sendable {
         decoyKey = Digest.sha256.hmac(key: kek, data: Array("signet decoy credential key v1".utf8))
         codeKey = Digest.sha256.hmac(key: kek, data: Array("signet one-time code key v1".utf8))
         mailKey = Digest.sha256.hmac(key: kek, data: Array("signet outbox key v1".utf8))
+        pseudonymKey = Digest.sha256.hmac(key: kek, data: Array("signet pseudonym key v1".utf8))
+        clients = ClientDirectory(configured: configuration.clients) { [store] in try store.clientRows().map(ClientConfiguration.init) }
         var rp = RelyingParty(id: configuration.rpID, name: configuration.rpName, origins: configuration.allowedOrigins)
         rp.allowedAlgorithms = configuration.algorithms
         rp.trustAnchors = trustAnchors
@@ -95,7 +101,8 @@ public final class Ceremonies: Sendable {
     /// An audit event, to be written with a ceremony's other writes.
     func auditEvent(_ kind: String, _ outcome: String = "success", reason: String? = nil, user: String? = nil, client: String? = nil,
                     credential: String? = nil, detail: String? = nil, context: RequestContext) -> AuditEvent {
-        AuditEvent(at: nowMillis, kind: kind, outcome: outcome, reason: reason, userID: user, clientID: client, credentialID: credential,
+        metrics.audit(kind, outcome: outcome)
+        return AuditEvent(at: nowMillis, kind: kind, outcome: outcome, reason: reason, userID: user, clientID: client, credentialID: credential,
                    remote: context.remoteAddress, requestID: context.requestID, detail: detail.map { String($0.prefix(500)) })
     }
 
@@ -115,7 +122,7 @@ public final class Ceremonies: Sendable {
 
     /// The client, which must exist and be allowed `grant`.
     func client(_ id: String, grant: String? = nil) throws -> ClientConfiguration {
-        guard let client = configuration.client(id) else { throw AuthError(.clientUnknown, "unknown client_id \"\(id.prefix(64))\"") }
+        guard let client = clients.client(id) else { throw AuthError(.clientUnknown, "unknown client_id \"\(id.prefix(64))\"") }
         if let grant, !client.grants.contains(grant) {
             throw AuthError(.grantNotAllowed, "client \(id) may not use grant \(grant)")
         }

@@ -9,8 +9,10 @@ public struct UserRecord: Sendable, Equatable {
     public var createdAt: Int64
     /// The language of the account's mail (`en`, `es`): the browser's or app's at sign-up.
     public var locale: String?
+    /// Blocked by an administrator: every grant is refused (`user_blocked`).
+    public var blocked: Bool
 
-    public init(id: String, handle: [UInt8], email: String, name: String?, emailVerified: Bool, createdAt: Int64, locale: String? = nil) {
+    public init(id: String, handle: [UInt8], email: String, name: String?, emailVerified: Bool, createdAt: Int64, locale: String? = nil, blocked: Bool = false) {
         self.id = id
         self.handle = handle
         self.email = email
@@ -18,6 +20,7 @@ public struct UserRecord: Sendable, Equatable {
         self.emailVerified = emailVerified
         self.createdAt = createdAt
         self.locale = locale
+        self.blocked = blocked
     }
 }
 
@@ -98,7 +101,8 @@ public enum RefreshRotation: Sendable, Equatable {
     case rotated(RefreshTokenRow)
     /// The token had already been rotated: its whole family is now revoked.
     case reused(family: String, userID: String)
-    case revoked
+    /// The token's family was revoked (by a sign-out, a revoked credential or an administrator).
+    case revoked(userID: String)
     case expired
     case unknown
 }

@@ -15,6 +15,8 @@ public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
         public static let deviceKeyLimit = Code(rawValue: "device_key_limit")
         /// The account made its most action challenges in the window; nothing was written.
         public static let rateLimited = Code(rawValue: "rate_limited")
+        /// The account is blocked; nothing was written.
+        public static let userBlocked = Code(rawValue: "user_blocked")
         /// The database cannot be reached or is busy past its timeout.
         public static let unavailable = Code(rawValue: "database_unavailable")
         /// The disk (or the database's size limit) is full; the transaction was rolled back.
@@ -63,6 +65,9 @@ public enum StoreWrite: Sendable {
     case openRecovery(RecoveryRow)
     /// Queues a message in the outbox.
     case mail(OutboxRow)
+    /// Counts a code sign-in on the account; ``StoreError/Code/userBlocked`` fails the batch
+    /// when the account is blocked, so nothing of the sign-in is written.
+    case recordLogin(userID: String, at: Int64)
 }
 
 /// What a verified assertion records about its passkey (WebAuthn §7.2 steps 22–24), in the one
@@ -115,6 +120,8 @@ public enum UseRefusal: Sendable, Equatable {
     case credentialRevoked
     /// The stored counter is not below the one sent (and they are not both zero).
     case counterRegression(stored: Int64)
+    /// The account is blocked (``completeSignIn(_:writes:)`` only).
+    case userBlocked
 }
 
 /// The end of ``Store/completeSignIn(_:writes:)``. Only `.signedIn` wrote anything.
@@ -246,6 +253,35 @@ public protocol Store: Sendable {
     func mailDelivered(id: String) throws(StoreError)
     /// A failed delivery: tried again at `retryAt`, or dropped.
     func mailFailed(id: String, retryAt: Int64?, error: String) throws(StoreError)
+
+    // MARK: administration (DESIGN.md, "Management API and operations")
+
+    /// Accounts matching `query`, oldest first, and how many match in all.
+    func users(_ query: UserQuery) throws(StoreError) -> (users: [ManagedUser], total: Int)
+    func managedUser(id: String) throws(StoreError) -> ManagedUser?
+    /// Applies `change` with `writes` in one transaction. Blocking also revokes every refresh
+    /// token of the account. `nil` when there is no such account; ``StoreError/Code/emailTaken``
+    /// when the new address is another account's.
+    func updateUser(id: String, _ change: UserChange, at: Int64, writes: [StoreWrite]) throws(StoreError) -> ManagedUser?
+    /// Erases the account and every row bound to it (credentials, device keys, tokens, codes,
+    /// challenges, recoveries, queued mail), and replaces its ID in the audit trail with
+    /// `pseudonym` (its details cleared), with `writes`, in one transaction; `false` when there
+    /// is no such account.
+    func deleteUser(id: String, pseudonym: String, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// The account's live sessions: refresh-token families with a token neither used, revoked
+    /// nor expired at `now`.
+    func sessions(userID: String, now: Int64) throws(StoreError) -> [SessionRow]
+    /// Revokes every refresh token of the account, with `writes`; returns how many families ended.
+    func revokeSessions(userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Int
+    /// Revokes a passkey of the account, even its last (an administrator's removal), with `writes`.
+    func adminRevokeCredential(id: [UInt8], userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// Deletes the account's recovery codes, with `writes`; returns how many unused ones went.
+    func deleteRecoveryCodes(userID: String, writes: [StoreWrite]) throws(StoreError) -> Int
+    func auditEntries(_ query: AuditQuery) throws(StoreError) -> [AuditEntry]
+    func insertClient(_ client: ClientRow) throws(StoreError)
+    func clientRows() throws(StoreError) -> [ClientRow]
+    func deleteClient(id: String) throws(StoreError) -> Bool
+    func setClientSecret(id: String, hash: [UInt8]) throws(StoreError) -> Bool
 
     /// Rows per table (users, credentials, used_sessions, refresh_tokens, signing_keys, audit_events).
     func rowCounts() throws(StoreError) -> [String: Int]

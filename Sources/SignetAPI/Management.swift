@@ -1,0 +1,172 @@
+// The Management API's bodies (DESIGN.md, "Management API"): the members and names of Auth0's
+// Management API v2 for the calls Signet answers, so a script written for Auth0 reads them as
+// is. Absent members are left out, as Auth0 does; times are ISO 8601 strings in UTC.
+
+/// A user (`GET /api/v2/users/{id}`).
+public struct ManagementUser: Codable, Sendable, Equatable {
+    public var user_id: String
+    public var email: String
+    public var email_verified: Bool
+    public var name: String?
+    public var created_at: String
+    public var updated_at: String
+    public var last_login: String?
+    public var logins_count: Int64
+    public var blocked: Bool
+    public init(user_id: String, email: String, email_verified: Bool, name: String?, created_at: String, updated_at: String, last_login: String?,
+                logins_count: Int64, blocked: Bool) {
+        self.user_id = user_id
+        self.email = email
+        self.email_verified = email_verified
+        self.name = name
+        self.created_at = created_at
+        self.updated_at = updated_at
+        self.last_login = last_login
+        self.logins_count = logins_count
+        self.blocked = blocked
+    }
+}
+
+/// `GET /api/v2/users?include_totals=true`: one page and the count of all matches.
+public struct ManagementUserPage: Codable, Sendable, Equatable {
+    public var start: Int
+    public var limit: Int
+    public var length: Int
+    public var total: Int
+    public var users: [ManagementUser]
+    public init(start: Int, limit: Int, length: Int, total: Int, users: [ManagementUser]) {
+        self.start = start
+        self.limit = limit
+        self.length = length
+        self.total = total
+        self.users = users
+    }
+}
+
+/// `PATCH /api/v2/users/{id}` body: only these members may be sent.
+public struct ManagementUserPatch: Codable, Sendable, Equatable {
+    public var blocked: Bool?
+    public var name: String?
+    public var email: String?
+    public var email_verified: Bool?
+    public init(blocked: Bool? = nil, name: String? = nil, email: String? = nil, email_verified: Bool? = nil) {
+        self.blocked = blocked
+        self.name = name
+        self.email = email
+        self.email_verified = email_verified
+    }
+}
+
+/// One way the user signs in (`GET /api/v2/users/{id}/authentication-methods`). `type` is
+/// Auth0's (`passkey`, `email`, `recovery-code`) or Signet's `device-key`.
+public struct AuthenticationMethod: Codable, Sendable, Equatable {
+    public var id: String
+    public var type: String
+    public var name: String?
+    public var created_at: String?
+    public var last_auth_at: String?
+    /// A passkey's authenticator model, a device key's platform.
+    public var aaguid: String?
+    public var platform: String?
+    public var confirmed: Bool?
+    public init(id: String, type: String, name: String? = nil, created_at: String? = nil, last_auth_at: String? = nil, aaguid: String? = nil,
+                platform: String? = nil, confirmed: Bool? = nil) {
+        self.id = id
+        self.type = type
+        self.name = name
+        self.created_at = created_at
+        self.last_auth_at = last_auth_at
+        self.aaguid = aaguid
+        self.platform = platform
+        self.confirmed = confirmed
+    }
+}
+
+/// A session of the user (`GET /api/v2/users/{id}/sessions`): a refresh-token family.
+public struct ManagementSession: Codable, Sendable, Equatable {
+    public struct Client: Codable, Sendable, Equatable {
+        public var client_id: String
+        public init(client_id: String) { self.client_id = client_id }
+    }
+    public struct Method: Codable, Sendable, Equatable {
+        public var name: String
+        public var timestamp: String
+        public init(name: String, timestamp: String) {
+            self.name = name
+            self.timestamp = timestamp
+        }
+    }
+    public struct Authentication: Codable, Sendable, Equatable {
+        public var methods: [Method]
+        public init(methods: [Method]) { self.methods = methods }
+    }
+    public var id: String
+    public var user_id: String
+    public var created_at: String
+    public var updated_at: String
+    public var authenticated_at: String
+    public var expires_at: String
+    public var clients: [Client]
+    public var authentication: Authentication
+    public init(id: String, user_id: String, created_at: String, updated_at: String, authenticated_at: String, expires_at: String, clients: [Client],
+                authentication: Authentication) {
+        self.id = id
+        self.user_id = user_id
+        self.created_at = created_at
+        self.updated_at = updated_at
+        self.authenticated_at = authenticated_at
+        self.expires_at = expires_at
+        self.clients = clients
+        self.authentication = authentication
+    }
+}
+
+/// `GET /api/v2/users/{id}/sessions`.
+public struct ManagementSessionList: Codable, Sendable, Equatable {
+    public var sessions: [ManagementSession]
+    public init(sessions: [ManagementSession]) { self.sessions = sessions }
+}
+
+/// One audit event (`GET /api/v2/logs`). `type` is Auth0's code where one exists (`s`, `f`,
+/// `ss`, `fs`, ...), else Signet's event name, which `signet_event` always carries.
+public struct LogEvent: Codable, Sendable, Equatable {
+    public var log_id: String
+    public var date: String
+    public var type: String
+    public var signet_event: String
+    public var outcome: String
+    public var reason: String?
+    public var description: String?
+    public var client_id: String?
+    public var user_id: String?
+    public var ip: String?
+    public var request_id: String?
+    public init(log_id: String, date: String, type: String, signet_event: String, outcome: String, reason: String?, description: String?,
+                client_id: String?, user_id: String?, ip: String?, request_id: String?) {
+        self.log_id = log_id
+        self.date = date
+        self.type = type
+        self.signet_event = signet_event
+        self.outcome = outcome
+        self.reason = reason
+        self.description = description
+        self.client_id = client_id
+        self.user_id = user_id
+        self.ip = ip
+        self.request_id = request_id
+    }
+}
+
+/// The `client_credentials` grant's answer (RFC 6749 §4.4.3): an access token, no refresh token.
+public struct ClientCredentialsResponse: Codable, Sendable, Equatable {
+    public var access_token: String
+    public var token_type: String
+    public var expires_in: Int
+    public var scope: String
+    public init(access_token: String, token_type: String = "Bearer", expires_in: Int, scope: String) {
+        self.access_token = access_token
+        self.token_type = token_type
+        self.expires_in = expires_in
+        self.scope = scope
+    }
+}

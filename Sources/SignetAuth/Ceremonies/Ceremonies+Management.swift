@@ -1,0 +1,299 @@
+import Foundation
+public import SignetAPI
+import SignetCrypto
+import SignetWebAuthn
+
+/// The caller of the Management API: a confidential client with a `client_credentials` token
+/// (RFC 6749 §4.4) for `{issuer}/api/v2/`, or `signet admin` on the database.
+public struct ManagementCaller: Sendable {
+    public let clientID: String
+    public let scopes: [String]
+    public init(clientID: String, scopes: [String]) {
+        self.clientID = clientID
+        self.scopes = scopes
+    }
+    /// `signet admin`: every scope; its changes are audited as made by the client `signet-admin`.
+    public static let commandLine = ManagementCaller(clientID: "signet-admin", scopes: ManagementScope.allCases.map(\.rawValue))
+}
+
+/// The Management API's scopes, with Auth0's names.
+public enum ManagementScope: String, CaseIterable, Sendable {
+    case readUsers = "read:users"
+    case updateUsers = "update:users"
+    case deleteUsers = "delete:users"
+    case readAuthenticationMethods = "read:authentication_methods"
+    case deleteAuthenticationMethods = "delete:authentication_methods"
+    case readSessions = "read:sessions"
+    case deleteSessions = "delete:sessions"
+    case readLogs = "read:logs"
+}
+
+extension Ceremonies {
+    // MARK: machine clients
+
+    /// The `client_credentials` grant (RFC 6749 §4.4): a confidential client authenticated with
+    /// its secret (`client_secret_basic` or `client_secret_post`) gets an access token for the
+    /// Management API (or another of its audiences) with the scopes it asked for among its own;
+    /// no refresh token, no id token.
+    public func clientCredentialsGrant(clientID: String, secret: String, scope: String?, audience: String?, context: RequestContext) throws -> ClientCredentialsResponse {
+        do {
+            let client = try authenticateClient(id: clientID, secret: secret)
+            guard client.grants.contains(GrantNames.clientCredentials) else {
+                throw AuthError(.grantNotAllowed, "client \(client.id) may not use grant client_credentials")
+            }
+            let aud = audience ?? configuration.managementAudience
+            guard aud == configuration.managementAudience || (client.audiences ?? configuration.audiences).contains(aud) else {
+                throw AuthError(.audienceNotAllowed, "audience \"\(aud.prefix(200))\" is not one of client \(client.id)'s")
+            }
+            // Scopes outside the client's own are dropped (RFC 6749 §3.3); none asked: all of them.
+            let asked = scope.map { $0.split(separator: " ").map(String.init) } ?? client.scopes
+            let granted = client.scopes.filter(asked.contains)
+            let now = nowMillis / 1000
+            var access = JSONObjectWriter(capacity: 400)
+            access.add("iss", configuration.issuer)
+            access.add("sub", client.id + "@clients")
+            access.add("aud", aud)
+            access.add("client_id", client.id)
+            access.add("scope", granted.joined(separator: " "))
+            access.add("gty", "client-credentials")
+            access.add("iat", now)
+            access.add("exp", now + Int64(configuration.accessTokenLifetime))
+            access.add("jti", Base64URL.encode(random(16)))
+            let token = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
+            audit("client_credentials", client: client.id, context: context)
+            return ClientCredentialsResponse(access_token: token, expires_in: configuration.accessTokenLifetime, scope: granted.joined(separator: " "))
+        } catch {
+            let failure = failed(AuthError(error), context: context)
+            audit("client_credentials", refused: failure, client: String(clientID.prefix(64)), context: context)
+            throw failure
+        }
+    }
+
+    /// A Management API call's token (RFC 9068 §4): a `client_credentials` token for
+    /// `{issuer}/api/v2/` that carries `scope`, from a client that still exists.
+    public func authenticateManagement(accessToken token: String, scope: ManagementScope) throws -> ManagementCaller {
+        let claims: [String: JSONValue]
+        do {
+            claims = try JWT.verify(token, type: "at+jwt", issuer: configuration.issuer, keys: keys, now: clock())
+        } catch {
+            throw AuthError(.tokenInvalid, "the access token is not valid: \(error.detail)")
+        }
+        let audiences = claims["aud"]?.string.map { [$0] } ?? claims["aud"]?.array?.compactMap(\.string) ?? []
+        guard audiences.contains(configuration.managementAudience), claims["gty"]?.string == "client-credentials",
+              let clientID = claims["client_id"]?.string else {
+            throw AuthError(.tokenAudienceInvalid, "aud \(audiences) is not the Management API's \(configuration.managementAudience)")
+        }
+        guard let client = clients.client(clientID), client.grants.contains(GrantNames.clientCredentials) else {
+            throw AuthError(.tokenInvalid, "client \(clientID) no longer exists or may no longer use the Management API")
+        }
+        let scopes = (claims["scope"]?.string ?? "").split(separator: " ").map(String.init)
+        guard scopes.contains(scope.rawValue) else { throw AuthError(.insufficientScope, "the token's scope lacks \(scope.rawValue)") }
+        return ManagementCaller(clientID: client.id, scopes: scopes)
+    }
+
+    // MARK: users
+
+    /// `GET /api/v2/users`: `q` is empty, `email:"ada@example.com"` (exactly) or `email:ada*`
+    /// (a prefix), the only forms of Auth0's query syntax Signet answers; pages from 0.
+    public func searchUsers(q: String?, page: Int, perPage: Int) throws -> ManagementUserPage {
+        guard page >= 0, (1...100).contains(perPage) else { throw AuthError.malformed("page must be 0 or more and per_page 1 to 100") }
+        let result = try store.users(UserQuery(email: try Self.emailQuery(q), offset: page * perPage, limit: perPage))
+        return ManagementUserPage(start: page * perPage, limit: perPage, length: result.users.count, total: result.total, users: result.users.map(Self.wire))
+    }
+
+    /// The forms of `q` Signet answers.
+    static func emailQuery(_ q: String?) throws -> UserQuery.Email {
+        let text = (q ?? "").trimmingCharacters(in: .whitespaces)
+        if text.isEmpty { return .any }
+        guard text.utf8.count <= 320, text.hasPrefix("email:") else {
+            throw AuthError.malformed(#"q supports email:"ADDRESS" and email:PREFIX* only"#)
+        }
+        var value = String(text.dropFirst(6))
+        if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+            value = String(value.dropFirst().dropLast())
+            guard !value.contains("*") else { throw AuthError.malformed("a quoted address is matched exactly: no *") }
+            return .exactly(value.lowercased())
+        }
+        guard value.count >= 2, value.hasSuffix("*"), !value.dropLast().contains("*"), !value.contains("\"") else {
+            throw AuthError.malformed(#"q supports email:"ADDRESS" and email:PREFIX* only"#)
+        }
+        return .prefix(String(value.dropLast()).lowercased())
+    }
+
+    /// `GET /api/v2/users/{id}`.
+    public func managedUser(id: String) throws -> ManagementUser {
+        try Self.wire(existingUser(id))
+    }
+
+    func existingUser(_ id: String) throws -> ManagedUser {
+        guard id.utf8.count <= 128, let user = try store.managedUser(id: id) else { throw AuthError(.userUnknown, "no user \(id.prefix(64))") }
+        return user
+    }
+
+    /// `PATCH /api/v2/users/{id}`: `blocked`, `name`, `email`, `email_verified`. Blocking ends the
+    /// user's refresh families in the same transaction; a new address is unverified unless the
+    /// call says otherwise. The change is audited as the calling client's.
+    public func updateUser(id: String, _ patch: ManagementUserPatch, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
+        var change = UserChange(blocked: patch.blocked, emailVerified: patch.email_verified)
+        if let name = patch.name {
+            guard name.count <= 256 else { throw AuthError.malformed("name is longer than 256 characters") }
+            change.name = .some(name.isEmpty ? nil : name)
+        }
+        if let email = patch.email {
+            change.email = try Self.emailAddress(email, member: "email")
+            if patch.email_verified == nil { change.emailVerified = false }
+        }
+        guard !change.isEmpty else { throw AuthError.malformed("nothing to change: send blocked, name, email or email_verified") }
+        let before = try existingUser(id)
+        let kind = patch.blocked == true && !before.user.blocked ? "admin_user_blocked"
+            : patch.blocked == false && before.user.blocked ? "admin_user_unblocked" : "admin_user_updated"
+        let fields = [patch.blocked.map { _ in "blocked" }, patch.name.map { _ in "name" }, patch.email.map { _ in "email" },
+                      patch.email_verified.map { _ in "email_verified" }].compactMap { $0 }
+        guard let updated = try store.updateUser(id: id, change, at: nowMillis, writes: [
+            .audit(auditEvent(kind, user: id, client: caller.clientID, detail: "changed: " + fields.joined(separator: ", "), context: context)),
+        ]) else { throw AuthError(.userUnknown, "no user \(id.prefix(64))") }
+        return Self.wire(updated)
+    }
+
+    /// `DELETE /api/v2/users/{id}`: the account and everything bound to it go in one
+    /// transaction; its audit rows stay, under a pseudonym that no longer leads to anyone.
+    public func deleteUser(id: String, by caller: ManagementCaller, context: RequestContext) throws {
+        let pseudonym = "deleted:" + Base64URL.encode(Array(Digest.sha256.hmac(key: pseudonymKey, data: Array(id.utf8)).prefix(12)))
+        guard id.utf8.count <= 128, try store.deleteUser(id: id, pseudonym: pseudonym, writes: [
+            .audit(auditEvent("admin_user_deleted", user: pseudonym, client: caller.clientID, context: context)),
+        ]) else { throw AuthError(.userUnknown, "no user \(id.prefix(64))") }
+    }
+
+    // MARK: authentication methods and sessions
+
+    /// `GET /api/v2/users/{id}/authentication-methods`: passkeys, device keys, the email address,
+    /// and the recovery codes when the account has unused ones.
+    public func authenticationMethods(userID: String) throws -> [AuthenticationMethod] {
+        let managed = try existingUser(userID)
+        var methods = try store.credentials(userID: userID).filter { $0.revokedAt == nil }.map { c in
+            AuthenticationMethod(id: "passkey|" + Base64URL.encode(c.id), type: "passkey", name: c.name ?? KnownAuthenticators.names[c.aaguid],
+                                 created_at: Self.iso(c.createdAt), last_auth_at: c.lastUsedAt.map(Self.iso), aaguid: c.aaguid, confirmed: true)
+        }
+        methods += try store.deviceKeys(userID: userID).filter { $0.revokedAt == nil }.map { k in
+            AuthenticationMethod(id: "device-key|" + k.id, type: "device-key", name: k.name, created_at: Self.iso(k.createdAt),
+                                 last_auth_at: k.lastUsedAt.map(Self.iso), platform: k.platform, confirmed: true)
+        }
+        methods.append(AuthenticationMethod(id: "email|" + userID, type: "email", name: managed.user.email, created_at: Self.iso(managed.user.createdAt),
+                                            confirmed: managed.user.emailVerified))
+        let codes = try store.recoveryCodes(userID: userID)
+        if codes.contains(where: { $0.usedAt == nil }) {
+            methods.append(AuthenticationMethod(id: "recovery-code|" + userID, type: "recovery-code", created_at: codes.map(\.createdAt).min().map(Self.iso),
+                                                confirmed: true))
+        }
+        return methods
+    }
+
+    /// `DELETE /api/v2/users/{id}/authentication-methods/{method_id}`: revokes a passkey (even
+    /// the last: the user can still sign in by email code) or a device key, which ends the
+    /// sessions it started; or deletes the recovery codes. The address is changed, not deleted.
+    public func deleteAuthenticationMethod(userID: String, methodID: String, by caller: ManagementCaller, context: RequestContext) throws {
+        _ = try existingUser(userID)
+        let parts = methodID.split(separator: "|", maxSplits: 1).map(String.init)
+        let unknown = AuthError(.authenticationMethodUnknown, "no method \(methodID.prefix(80)) on user \(userID.prefix(64))")
+        guard parts.count == 2, methodID.utf8.count <= 600 else { throw unknown }
+        let now = nowMillis
+        switch parts[0] {
+        case "passkey":
+            guard let id = Base64URL.decode(parts[1]),
+                  try store.adminRevokeCredential(id: id, userID: userID, at: now, writes: [
+                      .audit(auditEvent("admin_passkey_revoked", user: userID, client: caller.clientID, credential: parts[1], context: context)),
+                  ]) else { throw unknown }
+            credentialCache.remove(id)
+        case "device-key":
+            guard try store.revokeDeviceKey(id: parts[1], userID: userID, at: now) else { throw unknown }
+            audit("admin_device_key_revoked", user: userID, client: caller.clientID, credential: parts[1], context: context)
+        case "recovery-code":
+            guard parts[1] == userID, try store.deleteRecoveryCodes(userID: userID, writes: [
+                .audit(auditEvent("admin_recovery_codes_deleted", user: userID, client: caller.clientID, context: context)),
+            ]) > 0 else { throw unknown }
+        case "email":
+            guard parts[1] == userID else { throw unknown }
+            throw AuthError.malformed("the email method cannot be deleted; change the user's email instead")
+        default:
+            throw unknown
+        }
+    }
+
+    /// `GET /api/v2/users/{id}/sessions`: the live refresh-token families.
+    public func sessions(userID: String) throws -> ManagementSessionList {
+        _ = try existingUser(userID)
+        let sessions = try store.sessions(userID: userID, now: nowMillis).map { s in
+            ManagementSession(
+                id: s.id, user_id: userID, created_at: Self.iso(s.createdAt), updated_at: Self.iso(s.updatedAt), authenticated_at: Self.iso(s.authTime * 1000),
+                expires_at: Self.iso(s.expiresAt), clients: [.init(client_id: s.clientID)],
+                authentication: .init(methods: s.amr.map { .init(name: $0, timestamp: Self.iso(s.authTime * 1000)) }))
+        }
+        return ManagementSessionList(sessions: sessions)
+    }
+
+    /// `DELETE /api/v2/users/{id}/sessions`: every family ends at once; the account API refuses
+    /// their access tokens from then on. Returns how many sessions ended.
+    @discardableResult
+    public func revokeSessions(userID: String, by caller: ManagementCaller, context: RequestContext) throws -> Int {
+        _ = try existingUser(userID)
+        return try store.revokeSessions(userID: userID, at: nowMillis, writes: [
+            .audit(auditEvent("admin_sessions_revoked", user: userID, client: caller.clientID, context: context)),
+        ])
+    }
+
+    // MARK: logs
+
+    /// `GET /api/v2/logs`: without `from`, the newest `take` events, newest first; with `from`
+    /// (a `log_id`), the `take` events after it, oldest first, which is how Auth0's checkpoint
+    /// paging follows the log. `q` may name one user: `user_id:"ID"`.
+    public func logs(q: String?, from: String?, take: Int) throws -> [LogEvent] {
+        guard (1...100).contains(take) else { throw AuthError.malformed("take must be 1 to 100") }
+        var query = AuditQuery(limit: take)
+        if let from, !from.isEmpty {
+            guard let id = Int64(from), id >= 0 else { throw AuthError.malformed("from must be a log_id") }
+            query.after = id
+        }
+        if let q = q?.trimmingCharacters(in: .whitespaces), !q.isEmpty {
+            guard q.hasPrefix("user_id:\""), q.hasSuffix("\""), q.count > 10, q.utf8.count <= 200 else { throw AuthError.malformed(#"q supports user_id:"ID" only"#) }
+            query.userID = String(q.dropFirst(9).dropLast())
+        }
+        return try store.auditEntries(query).map(Self.wire)
+    }
+
+    /// Auth0's log type codes for Signet's events, where Auth0 has one.
+    static func auth0Type(_ e: AuditEvent) -> String? {
+        let ok = e.outcome == "success"
+        switch e.kind {
+        case "sign_in", "step_up": return ok ? "s" : "f"
+        case "sign_up": return ok ? "ss" : "fs"
+        case "otp_sign_in", "recovery_code_sign_in": return ok ? "s" : "f"
+        case "otp_sign_up": return ok ? "ss" : "fs"
+        case "otp_sent": return ok ? "cs" : "fcpn"
+        case "refresh": return ok ? "sertft" : "fertft"
+        case "refresh_token_reused": return "fertft"
+        case "refresh_token_revoked": return "srrt"
+        case "client_credentials": return ok ? "seccft" : "feccft"
+        case "admin_user_deleted": return "sdu"
+        case _ where e.kind.hasPrefix("admin_"): return ok ? "sapi" : "fapi"
+        default: return nil
+        }
+    }
+
+    // MARK: wire forms
+
+    static func wire(_ m: ManagedUser) -> ManagementUser {
+        ManagementUser(user_id: m.user.id, email: m.user.email, email_verified: m.user.emailVerified, name: m.user.name, created_at: iso(m.user.createdAt),
+                       updated_at: iso(m.updatedAt ?? m.user.createdAt), last_login: m.lastLogin.map(iso), logins_count: m.loginsCount, blocked: m.user.blocked)
+    }
+
+    static func wire(_ entry: AuditEntry) -> LogEvent {
+        let e = entry.event
+        return LogEvent(log_id: String(entry.id), date: iso(e.at), type: auth0Type(e) ?? e.kind, signet_event: e.kind, outcome: e.outcome, reason: e.reason,
+                        description: e.detail, client_id: e.clientID, user_id: e.userID, ip: e.remote, request_id: e.requestID)
+    }
+
+    /// Milliseconds since 1970 as ISO 8601 in UTC with milliseconds, as Auth0 writes times.
+    public static func iso(_ millis: Int64) -> String {
+        Date(timeIntervalSince1970: Double(millis) / 1000).formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+}

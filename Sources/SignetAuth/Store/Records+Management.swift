@@ -1,0 +1,129 @@
+// What the Management API, `signet admin` and the database-held clients read and write
+// (DESIGN.md, "Management API and operations").
+
+/// An account as an administrator sees it: the record and how it has been used.
+public struct ManagedUser: Sendable, Equatable {
+    public var user: UserRecord
+    /// When an administrator or the account last changed it (milliseconds); `nil` if never.
+    public var updatedAt: Int64?
+    /// The newest sign-in: a passkey's last use or a code sign-in (milliseconds).
+    public var lastLogin: Int64?
+    /// Passkey uses plus code sign-ins.
+    public var loginsCount: Int64
+    public init(user: UserRecord, updatedAt: Int64?, lastLogin: Int64?, loginsCount: Int64) {
+        self.user = user
+        self.updatedAt = updatedAt
+        self.lastLogin = lastLogin
+        self.loginsCount = loginsCount
+    }
+}
+
+/// Which accounts a search returns, oldest first, a page at a time.
+public struct UserQuery: Sendable, Equatable {
+    public enum Email: Sendable, Equatable {
+        case any
+        case exactly(String)
+        case prefix(String)
+    }
+    public var email: Email
+    public var offset: Int
+    public var limit: Int
+    public init(email: Email = .any, offset: Int = 0, limit: Int = 50) {
+        self.email = email
+        self.offset = offset
+        self.limit = limit
+    }
+}
+
+/// An administrator's change to an account; `nil` members stay as they are.
+public struct UserChange: Sendable, Equatable {
+    public var blocked: Bool?
+    /// `.some(nil)` clears the name.
+    public var name: String??
+    public var email: String?
+    public var emailVerified: Bool?
+    public init(blocked: Bool? = nil, name: String?? = nil, email: String? = nil, emailVerified: Bool? = nil) {
+        self.blocked = blocked
+        self.name = name
+        self.email = email
+        self.emailVerified = emailVerified
+    }
+    public var isEmpty: Bool { blocked == nil && name == nil && email == nil && emailVerified == nil }
+}
+
+/// One live session of an account: a refresh-token family.
+public struct SessionRow: Sendable, Equatable {
+    public var id: String
+    public var clientID: String
+    /// The family's first token (the sign-in) and its newest (the last refresh), milliseconds.
+    public var createdAt: Int64
+    public var updatedAt: Int64
+    public var expiresAt: Int64
+    /// Seconds since 1970, as the tokens carry it.
+    public var authTime: Int64
+    public var amr: [String]
+    public var credential: String?
+    public init(id: String, clientID: String, createdAt: Int64, updatedAt: Int64, expiresAt: Int64, authTime: Int64, amr: [String], credential: String?) {
+        self.id = id
+        self.clientID = clientID
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.expiresAt = expiresAt
+        self.authTime = authTime
+        self.amr = amr
+        self.credential = credential
+    }
+}
+
+/// An audit row with the ID checkpoint paging continues from.
+public struct AuditEntry: Sendable, Equatable {
+    public var id: Int64
+    public var event: AuditEvent
+    public init(id: Int64, event: AuditEvent) {
+        self.id = id
+        self.event = event
+    }
+}
+
+/// Which audit rows a read returns.
+public struct AuditQuery: Sendable, Equatable {
+    /// Rows after this ID, oldest first (checkpoint paging); `nil`: the newest rows, newest first.
+    public var after: Int64?
+    /// Rows before this ID, newest first (the next page back); ignored with `after`.
+    public var before: Int64?
+    public var userID: String?
+    public var limit: Int
+    public init(after: Int64? = nil, before: Int64? = nil, userID: String? = nil, limit: Int = 50) {
+        self.after = after
+        self.before = before
+        self.userID = userID
+        self.limit = limit
+    }
+}
+
+/// A client kept in the database (`signet admin clients add`), beside those of the configuration.
+public struct ClientRow: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    /// `confidential` or `public`.
+    public var type: String
+    public var secretHash: [UInt8]?
+    public var grants: [String]
+    public var scopes: [String]
+    public var redirectURIs: [String]
+    /// `nil`: the deployment's audiences.
+    public var audiences: [String]?
+    public var createdAt: Int64
+    public init(id: String, name: String, type: String, secretHash: [UInt8]?, grants: [String], scopes: [String], redirectURIs: [String],
+                audiences: [String]?, createdAt: Int64) {
+        self.id = id
+        self.name = name
+        self.type = type
+        self.secretHash = secretHash
+        self.grants = grants
+        self.scopes = scopes
+        self.redirectURIs = redirectURIs
+        self.audiences = audiences
+        self.createdAt = createdAt
+    }
+}

@@ -1,0 +1,88 @@
+import SignetAPI
+import SignetAuth
+import SignetHTTP
+import SignetWebAuthn
+
+/// The Management API (DESIGN.md, "Management API"): Auth0's v2 paths and shapes, each route
+/// declaring the scope its token must carry.
+extension SignetService {
+    static func addManagementRoutes(_ r: inout Router<SignetService>) {
+        r.add("GET", "/api/v2/users", needs: .management(.readUsers)) { s, call in
+            let q = call.request.query
+            let page = try Self.integer(q["page"], "page", default: 0)
+            let perPage = try Self.integer(q["per_page"], "per_page", default: 50)
+            let result = try s.ceremonies.searchUsers(q: q["q"], page: page, perPage: perPage)
+            return q["include_totals"] == "true" ? try Wire.encode(result) : try Wire.encode(result.users)
+        }
+        r.add("GET", "/api/v2/users/{id}", needs: .management(.readUsers)) { s, call in
+            try Wire.encode(s.ceremonies.managedUser(id: call.parameter("id")))
+        }
+        r.add("PATCH", "/api/v2/users/{id}", needs: .management(.updateUsers)) { s, call in
+            try Wire.encode(s.ceremonies.updateUser(id: call.parameter("id"), ManagementUserPatch(wire: s.body(call)), by: call.administrator, context: call.context))
+        }
+        r.add("DELETE", "/api/v2/users/{id}", needs: .management(.deleteUsers)) { s, call in
+            try s.ceremonies.deleteUser(id: call.parameter("id"), by: call.administrator, context: call.context)
+            return HTTPResponse(status: 204)
+        }
+        r.add("GET", "/api/v2/users/{id}/authentication-methods", needs: .management(.readAuthenticationMethods)) { s, call in
+            try Wire.encode(s.ceremonies.authenticationMethods(userID: call.parameter("id")))
+        }
+        r.add("DELETE", "/api/v2/users/{id}/authentication-methods/{method_id}", needs: .management(.deleteAuthenticationMethods)) { s, call in
+            try s.ceremonies.deleteAuthenticationMethod(userID: call.parameter("id"), methodID: call.parameter("method_id"), by: call.administrator, context: call.context)
+            return HTTPResponse(status: 204)
+        }
+        r.add("GET", "/api/v2/users/{id}/sessions", needs: .management(.readSessions)) { s, call in
+            try Wire.encode(s.ceremonies.sessions(userID: call.parameter("id")))
+        }
+        r.add("DELETE", "/api/v2/users/{id}/sessions", needs: .management(.deleteSessions)) { s, call in
+            try s.ceremonies.revokeSessions(userID: call.parameter("id"), by: call.administrator, context: call.context)
+            return HTTPResponse(status: 204)
+        }
+        r.add("GET", "/api/v2/logs", needs: .management(.readLogs)) { s, call in
+            let q = call.request.query
+            return try Wire.encode(s.ceremonies.logs(q: q["q"], from: q["from"], take: try Self.integer(q["take"] ?? q["per_page"], "take", default: 50)))
+        }
+    }
+
+    /// A query argument that must be a whole number when present.
+    static func integer(_ text: String?, _ name: String, default value: Int) throws -> Int {
+        guard let text, !text.isEmpty else { return value }
+        guard text.utf8.count <= 9, let number = Int(text) else { throw AuthError.malformed("\(name) must be a number") }
+        return number
+    }
+
+    /// The `client_credentials` grant (RFC 6749 §4.4) with the client's secret in
+    /// `Authorization: Basic` (`client_secret_basic`) or in the body (`client_secret_post`,
+    /// RFC 6749 §2.3.1), not both.
+    func clientCredentials(_ body: JSONValue, _ call: Call) throws -> HTTPResponse {
+        let basic = call.request.header("authorization").flatMap(Self.basicCredentials)
+        let posted = (id: try body.optionalMember("client_id"), secret: try body.optionalMember("client_secret"))
+        guard let id = basic?.id ?? posted.id, let secret = basic?.secret ?? posted.secret, basic == nil || posted.secret == nil else {
+            var error = AuthError(.clientSecretInvalid, "no client credentials, or both kinds",
+                                  publicDetail: "authenticate with client_secret_basic or client_secret_post (one of them)")
+            error.challenge = #"Basic realm="signet""#
+            throw error
+        }
+        return try Wire.encode(ceremonies.clientCredentialsGrant(
+            clientID: id, secret: secret, scope: try body.optionalMember("scope"), audience: try body.optionalMember("audience"), context: call.context))
+    }
+}
+
+extension ManagementUserPatch {
+    /// The body of `PATCH /api/v2/users/{id}`: any other member is refused, as Auth0 does.
+    init(wire json: JSONValue) throws {
+        let known: Set<String> = ["blocked", "name", "email", "email_verified"]
+        if let unknown = json.object?.keys.first(where: { !known.contains($0) }) {
+            throw AuthError.malformed("\"\(unknown.prefix(40))\" cannot be changed here: send blocked, name, email or email_verified")
+        }
+        func flag(_ name: String) throws -> Bool? {
+            guard let value = json[name] else { return nil }
+            switch value {
+            case .null: return nil
+            case .bool(let value): return value
+            default: throw AuthError.malformed("\(name) must be true or false")
+            }
+        }
+        self.init(blocked: try flag("blocked"), name: try json.optionalMember("name"), email: try json.optionalMember("email"), email_verified: try flag("email_verified"))
+    }
+}

@@ -1,0 +1,213 @@
+public import SignetAuth
+import Foundation
+
+/// Administration (DESIGN.md, "Management API and operations"): searches, changes and erasure of
+/// accounts, their sessions and methods, the audit trail, and the clients kept in the database.
+/// Each change is one transaction with its audit row.
+extension SQLStore {
+    /// The managed view of an account: its row, then its passkeys' uses, in one statement.
+    static let managedUserSelect = """
+        SELECT \(prefixed(userSelect, "u")), u.updated_at, u.last_login, u.logins_count,
+            (SELECT MAX(COALESCE(c.last_used_at, CASE WHEN c.use_count > 0 THEN c.created_at END)) FROM credentials c WHERE c.user_id = u.id),
+            (SELECT COALESCE(SUM(c.use_count), 0) FROM credentials c WHERE c.user_id = u.id)
+        FROM users u
+        """
+
+    static func managedUser(_ r: [SQLValue]) -> ManagedUser {
+        let user = Self.user(Array(r[0..<8]))
+        let lastLogin = [r[9].int, r[11].int].compactMap { $0 }.max()
+        return ManagedUser(user: user, updatedAt: r[8].int, lastLogin: lastLogin, loginsCount: (r[10].int ?? 0) + (r[12].int ?? 0))
+    }
+
+    static func applyManagement(_ write: StoreWrite, _ db: any SQLSession) throws(StoreError) {
+        switch write {
+        case .recordLogin(let userID, let at):
+            try db.query("UPDATE users SET last_login = ?, logins_count = logins_count + 1 WHERE id = ? AND blocked = 0", [.int(at), .text(userID)])
+            guard db.changes == 1 else { throw StoreError(.userBlocked, "the account is blocked or gone") }
+        default:
+            try applyEmail(write, db)
+        }
+    }
+
+    /// `LIKE` with `\` as the escape, so an address with `%` or `_` matches only itself.
+    static func likePrefix(_ prefix: String) -> String {
+        prefix.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+    }
+
+    public func users(_ query: UserQuery) throws(StoreError) -> (users: [ManagedUser], total: Int) {
+        let filter: String
+        let arguments: [SQLValue]
+        switch query.email {
+        case .any: (filter, arguments) = ("", [])
+        case .exactly(let email): (filter, arguments) = (" WHERE u.email = ?", [.text(email)])
+        case .prefix(let prefix): (filter, arguments) = (#" WHERE u.email LIKE ? ESCAPE '\'"#, [.text(Self.likePrefix(prefix))])
+        }
+        return try locked { db throws(StoreError) in
+            let total = try db.query("SELECT COUNT(*) FROM users u" + filter, arguments).first?[0].int ?? 0
+            let rows = try db.query(Self.managedUserSelect + filter + " ORDER BY u.created_at, u.id LIMIT ? OFFSET ?",
+                                    arguments + [.int(Int64(query.limit)), .int(Int64(query.offset))])
+            return (rows.map(Self.managedUser), Int(total))
+        }
+    }
+
+    public func managedUser(id: String) throws(StoreError) -> ManagedUser? {
+        try locked { db throws(StoreError) in try db.query(Self.managedUserSelect + " WHERE u.id = ?", [.text(id)]).first.map(Self.managedUser) }
+    }
+
+    public func updateUser(id: String, _ change: UserChange, at: Int64, writes: [StoreWrite]) throws(StoreError) -> ManagedUser? {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> ManagedUser? in
+                var sets = ["updated_at = ?"]
+                var arguments: [SQLValue] = [.int(at)]
+                if let blocked = change.blocked { sets.append("blocked = ?"); arguments.append(.int(blocked ? 1 : 0)) }
+                if let name = change.name { sets.append("name = ?"); arguments.append(Self.text(name)) }
+                if let email = change.email { sets.append("email = ?"); arguments.append(.text(email)) }
+                if let verified = change.emailVerified { sets.append("email_verified = ?"); arguments.append(.int(verified ? 1 : 0)) }
+                if let email = change.email,
+                   try !db.query("SELECT 1 FROM users WHERE email = ? AND id <> ?", [.text(email), .text(id)]).isEmpty {
+                    throw StoreError(.emailTaken, "another account has this email")
+                }
+                try db.query("UPDATE users SET \(sets.joined(separator: ", ")) WHERE id = ?", arguments + [.text(id)])
+                guard db.changes == 1 else { return nil }
+                if change.blocked == true {
+                    try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [.int(at), .text(id)])
+                }
+                for write in writes { try Self.apply(write, db) }
+                return try db.query(Self.managedUserSelect + " WHERE u.id = ?", [.text(id)]).first.map(Self.managedUser)
+            }
+        }
+    }
+
+    public func deleteUser(id: String, pseudonym: String, writes: [StoreWrite]) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                guard let email = try db.query("SELECT email FROM users WHERE id = ?", [.text(id)]).first?[0] else { return false }
+                // Every table that names the account, children first: the same on both databases,
+                // whatever their foreign-key settings.
+                for table in ["credentials", "device_keys", "refresh_tokens", "action_challenges", "recovery_codes", "recoveries"] {
+                    try db.query("DELETE FROM \(table) WHERE user_id = ?", [.text(id)])
+                }
+                try db.query("DELETE FROM email_codes WHERE email = ?", [email])
+                try db.query("DELETE FROM outbox WHERE recipient = ?", [email])
+                try db.query("DELETE FROM users WHERE id = ?", [.text(id)])
+                try db.query("UPDATE audit_events SET user_id = ?, detail = NULL WHERE user_id = ?", [.text(pseudonym), .text(id)])
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
+        }
+    }
+
+    public func sessions(userID: String, now: Int64) throws(StoreError) -> [SessionRow] {
+        try locked { db throws(StoreError) in
+            try db.query(
+                """
+                SELECT family, client_id, MIN(created_at), MAX(created_at), MAX(expires_at), MIN(auth_time), MIN(amr), MIN(credential_id)
+                FROM refresh_tokens t WHERE user_id = ? AND revoked_at IS NULL
+                AND EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.family = t.family AND n.used_at IS NULL AND n.revoked_at IS NULL AND n.expires_at > ?)
+                GROUP BY family, client_id ORDER BY MIN(created_at) DESC
+                """, [.text(userID), .int(now)]
+            ).map { r in
+                SessionRow(id: r[0].text ?? "", clientID: r[1].text ?? "", createdAt: r[2].int ?? 0, updatedAt: r[3].int ?? 0, expiresAt: r[4].int ?? 0,
+                           authTime: r[5].int ?? 0, amr: (r[6].text ?? "").split(separator: " ").map(String.init), credential: r[7].text)
+            }
+        }
+    }
+
+    public func revokeSessions(userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Int {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Int in
+                let families = try db.query(
+                    "UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING family", [.int(at), .text(userID)])
+                for write in writes { try Self.apply(write, db) }
+                return Set(families.compactMap { $0[0].text }).count
+            }
+        }
+    }
+
+    public func adminRevokeCredential(id: [UInt8], userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                try db.query("UPDATE credentials SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.int(at), .blob(id), .text(userID)])
+                guard db.changes == 1 else { return false }
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
+        }
+    }
+
+    public func deleteRecoveryCodes(userID: String, writes: [StoreWrite]) throws(StoreError) -> Int {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Int in
+                let unused = try db.query("SELECT COUNT(*) FROM recovery_codes WHERE user_id = ? AND used_at IS NULL", [.text(userID)]).first?[0].int ?? 0
+                try db.query("DELETE FROM recovery_codes WHERE user_id = ?", [.text(userID)])
+                for write in writes { try Self.apply(write, db) }
+                return Int(unused)
+            }
+        }
+    }
+
+    public func auditEntries(_ query: AuditQuery) throws(StoreError) -> [AuditEntry] {
+        var conditions: [String] = []
+        var arguments: [SQLValue] = []
+        if let after = query.after {
+            conditions.append("id > ?")
+            arguments.append(.int(after))
+        } else if let before = query.before {
+            conditions.append("id < ?")
+            arguments.append(.int(before))
+        }
+        if let user = query.userID {
+            conditions.append("user_id = ?")
+            arguments.append(.text(user))
+        }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let order = query.after == nil ? "DESC" : "ASC"
+        return try locked { db throws(StoreError) in
+            try db.query(
+                "SELECT id, at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id, detail FROM audit_events\(filter) ORDER BY id \(order) LIMIT ?",
+                arguments + [.int(Int64(query.limit))]
+            ).map { r in
+                AuditEntry(id: r[0].int ?? 0, event: AuditEvent(
+                    at: r[1].int ?? 0, kind: r[2].text ?? "", outcome: r[3].text ?? "", reason: r[4].text, userID: r[5].text, clientID: r[6].text,
+                    credentialID: r[7].text, remote: r[8].text, requestID: r[9].text, detail: r[10].text))
+            }
+        }
+    }
+
+    static let clientColumns = "id, name, type, secret_hash, grants, scopes, redirect_uris, audiences, created_at"
+
+    public func insertClient(_ c: ClientRow) throws(StoreError) {
+        try locked { db throws(StoreError) in
+            try db.query(
+                "INSERT INTO clients (\(Self.clientColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                [.text(c.id), .text(c.name), .text(c.type), c.secretHash.map(SQLValue.blob) ?? .null, .text(c.grants.joined(separator: " ")),
+                 .text(c.scopes.joined(separator: " ")), .text(c.redirectURIs.joined(separator: " ")), Self.text(c.audiences?.joined(separator: " ")),
+                 .int(c.createdAt)])
+            guard db.changes == 1 else { throw StoreError(.conflict, "a client with this ID exists") }
+        }
+    }
+
+    public func clientRows() throws(StoreError) -> [ClientRow] {
+        func words(_ value: SQLValue) -> [String] { (value.text ?? "").split(separator: " ").map(String.init) }
+        return try locked { db throws(StoreError) in
+            try db.query("SELECT \(Self.clientColumns) FROM clients ORDER BY created_at, id").map { r in
+                ClientRow(id: r[0].text ?? "", name: r[1].text ?? "", type: r[2].text ?? "", secretHash: r[3].blob, grants: words(r[4]), scopes: words(r[5]),
+                          redirectURIs: words(r[6]), audiences: r[7].text.map { $0.split(separator: " ").map(String.init) }, createdAt: r[8].int ?? 0)
+            }
+        }
+    }
+
+    public func deleteClient(id: String) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.query("DELETE FROM clients WHERE id = ?", [.text(id)])
+            return db.changes == 1
+        }
+    }
+
+    public func setClientSecret(id: String, hash: [UInt8]) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.query("UPDATE clients SET secret_hash = ? WHERE id = ? AND type = 'confidential'", [.blob(hash), .text(id)])
+            return db.changes == 1
+        }
+    }
+}

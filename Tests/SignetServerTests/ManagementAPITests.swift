@@ -1,0 +1,354 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetCrypto
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetStore
+import SignetWebAuthn
+import Testing
+
+/// An operator's view (DESIGN.md, "Management API"): machine clients, Auth0's v2 paths and
+/// shapes, and every refusal.
+extension TestServer {
+    static let opsSecret = "ops-secret-0123456789abcdefghijkl"
+    static let readerSecret = "reader-secret-0123456789abcdefgh"
+
+    /// A server with two machine clients: `ops` with every management scope, `reader` with
+    /// `read:users` only.
+    static func withOperators(_ transport: Transport = .inProcess, smtp: SMTPServer? = nil, _ edit: @escaping (inout ServerConfiguration) -> Void = { _ in }) throws -> TestServer {
+        try TestServer(transport) { c in
+            if let smtp {
+                c.email.smtpURL = smtp.url
+                c.email.retryDelay = 1
+            }
+            var ops = ClientConfiguration(id: "ops", grants: [GrantNames.clientCredentials], secretHash: Digest.sha256.hash(Array(opsSecret.utf8)))
+            ops.scopes = ManagementScope.allCases.map(\.rawValue)
+            var reader = ClientConfiguration(id: "reader", grants: [GrantNames.clientCredentials], secretHash: Digest.sha256.hash(Array(readerSecret.utf8)))
+            reader.scopes = ["read:users"]
+            c.clients += [ops, reader]
+            edit(&c)
+        }
+    }
+
+    /// A `client_credentials` token, with the secret in `Authorization: Basic`.
+    func managementToken(_ client: String = "ops", secret: String = TestServer.opsSecret, scope: String? = nil) throws -> String {
+        var body = "grant_type=client_credentials"
+        if let scope { body += "&scope=" + scope.replacingOccurrences(of: " ", with: "%20").replacingOccurrences(of: ":", with: "%3A") }
+        let response = try send("POST", "/oauth/token", headers: [
+            ("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", "Basic " + Data("\(client):\(secret)".utf8).base64EncodedString()),
+        ], body: Array(body.utf8))
+        let json = try StrictJSON().parse(response.body)
+        try #require(response.status == 200, "client_credentials: \(json.serialized)")
+        return try #require(json["access_token"]?.string)
+    }
+
+    /// A Management API call with `token`.
+    @discardableResult
+    func api(_ method: String, _ path: String, token: String?, _ body: JSONValue? = nil) throws -> (status: Int, json: JSONValue) {
+        let response = try send(method, path, headers: token.map { [("Authorization", "Bearer " + $0)] } ?? [], body: body.map { Array($0.serialized.utf8) } ?? [])
+        return (response.status, (try? StrictJSON().parse(response.body)) ?? .null)
+    }
+}
+
+@Suite struct ManagementAPITests {
+    @Test("client_credentials: secret by Basic or in the body, a Management API token with the client's scopes, no refresh token")
+    func clientCredentials() throws {
+        let server = try TestServer.withOperators()
+        let token = try server.managementToken()
+        let claims = jwtClaims(token)
+        #expect(claims["aud"] == .string("https://signet.test/api/v2/") && claims["sub"] == .string("ops@clients") && claims["gty"] == .string("client-credentials"))
+        #expect(claims["scope"]?.string?.split(separator: " ").count == ManagementScope.allCases.count)
+        // client_secret_post, JSON; a scope outside the client's own is dropped.
+        let posted = try server.post("/oauth/token", .object([
+            "grant_type": .string("client_credentials"), "client_id": .string("reader"), "client_secret": .string(TestServer.readerSecret),
+            "scope": .string("read:users delete:users"),
+        ]))
+        #expect(posted.status == 200 && posted.json["scope"] == .string("read:users") && posted.json["token_type"] == .string("Bearer"))
+        #expect(posted.json["refresh_token"] == nil && posted.json["id_token"] == nil)
+        // Refusals: a wrong secret, none, both kinds at once, a public client, a client without the grant.
+        func refused(_ body: [String: JSONValue], _ headers: [(String, String)] = []) throws -> (Int, String?) {
+            let answer = try server.post("/oauth/token", .object(["grant_type": .string("client_credentials")].merging(body) { $1 }), headers: headers)
+            return (answer.status, answer.json["reason"]?.string)
+        }
+        #expect(try refused(["client_id": .string("ops"), "client_secret": .string("wrong")]) == (401, "client_secret_invalid"))
+        #expect(try refused(["client_id": .string("ops")]) == (401, "client_secret_invalid"))
+        #expect(try refused(["client_id": .string("ops"), "client_secret": .string(TestServer.opsSecret)],
+                            [("Authorization", "Basic " + Data("ops:\(TestServer.opsSecret)".utf8).base64EncodedString())]) == (401, "client_secret_invalid"))
+        #expect(try refused(["client_id": .string("app"), "client_secret": .string("x")]) == (401, "client_secret_invalid"))
+        #expect(try refused(["client_id": .string("bank"), "client_secret": .string(TestServer.bankSecret)]) == (400, "grant_not_allowed"))
+        #expect(try refused(["client_id": .string("ops"), "client_secret": .string(TestServer.opsSecret), "audience": .string("https://elsewhere")]) == (400, "audience_not_allowed"))
+        // A user's grant can never ask for the Management API's audience.
+        let phone = Phone(server)
+        let (session, credential) = try phone.startSignUp(email: "ada@signet.test")
+        let userGrant = try server.post("/oauth/token", .object([
+            "grant_type": .string(GrantNames.webauthn), "client_id": .string("app"), "auth_session": .string(session), "authn_response": credential,
+            "audience": .string("https://signet.test/api/v2/"),
+        ]))
+        #expect(userGrant.json["reason"] == .string("audience_not_allowed"))
+    }
+
+    @Test("every endpoint refuses no token, a user's token, a token without its scope, and names an unknown user 404")
+    func refusals() throws {
+        let server = try TestServer.withOperators()
+        let user = try SignedIn(server, email: "ada@signet.test")
+        let reader = try server.managementToken("reader", secret: TestServer.readerSecret)
+        let ops = try server.managementToken()
+        let id = try #require(jwtClaims(user.access)["sub"]?.string)
+        let endpoints: [(String, String, JSONValue?, String)] = [
+            ("GET", "/api/v2/users", nil, "read:users"), ("GET", "/api/v2/users/\(id)", nil, "read:users"),
+            ("PATCH", "/api/v2/users/\(id)", .object(["name": .string("A")]), "update:users"), ("DELETE", "/api/v2/users/\(id)", nil, "delete:users"),
+            ("GET", "/api/v2/users/\(id)/authentication-methods", nil, "read:authentication_methods"),
+            ("DELETE", "/api/v2/users/\(id)/authentication-methods/email%7C\(id)", nil, "delete:authentication_methods"),
+            ("GET", "/api/v2/users/\(id)/sessions", nil, "read:sessions"), ("DELETE", "/api/v2/users/\(id)/sessions", nil, "delete:sessions"),
+            ("GET", "/api/v2/logs", nil, "read:logs"),
+        ]
+        for (method, path, body, scope) in endpoints {
+            let none = try server.api(method, path, token: nil, body)
+            #expect(none.status == 401 && none.json["reason"] == .string("token_missing"), "\(method) \(path)")
+            let userToken = try server.api(method, path, token: user.access, body)
+            #expect(userToken.status == 401 && userToken.json["reason"] == .string("token_audience_invalid"), "\(method) \(path)")
+            let garbage = try server.api(method, path, token: "not.a.token", body)
+            #expect(garbage.status == 401 && garbage.json["reason"] == .string("token_invalid"), "\(method) \(path)")
+            if scope != "read:users" {
+                let missing = try server.api(method, path, token: reader, body)
+                #expect(missing.status == 403 && missing.json["reason"] == .string("insufficient_scope"), "\(method) \(path)")
+            }
+            if path.contains(id) {
+                let unknown = try server.api(method, path.replacingOccurrences(of: id, with: "00000000-0000-4000-8000-000000000000"), token: ops, body)
+                #expect(unknown.status == 404 && unknown.json["reason"] == .string("user_unknown"), "\(method) \(path)")
+            }
+        }
+        // A removed client's token stops working at once.
+        #expect(try server.api("GET", "/api/v2/users", token: reader).status == 200)
+    }
+
+    @Test("users: search by exact address and by prefix, paging with totals, Auth0's user shape")
+    func search() throws {
+        let server = try TestServer.withOperators()
+        for email in ["ada@signet.test", "adam@signet.test", "bob@signet.test", "a_b@signet.test"] { _ = try SignedIn(server, email: email) }
+        let ops = try server.managementToken()
+        let exact = try server.api("GET", "/api/v2/users?q=email%3A%22ada%40signet.test%22", token: ops)
+        #expect(exact.status == 200 && exact.json.array?.compactMap { $0["email"]?.string } == ["ada@signet.test"])
+        let prefix = try server.api("GET", "/api/v2/users?q=email:ad*", token: ops)
+        #expect(prefix.json.array?.compactMap { $0["email"]?.string } == ["ada@signet.test", "adam@signet.test"])
+        // An underscore in a prefix is itself, not LIKE's wildcard.
+        #expect(try server.api("GET", "/api/v2/users?q=email:a_*", token: ops).json.array?.count == 1)
+        let page = try server.api("GET", "/api/v2/users?page=1&per_page=2&include_totals=true", token: ops)
+        #expect(page.json["total"] == .number("4") && page.json["start"] == .number("2") && page.json["limit"] == .number("2") && page.json["length"] == .number("2"))
+        #expect(page.json["users"]?.array?.compactMap { $0["email"]?.string } == ["bob@signet.test", "a_b@signet.test"])
+        let user = try #require(exact.json.array?.first)
+        for member in ["user_id", "email", "email_verified", "created_at", "updated_at", "last_login", "logins_count", "blocked", "name"] {
+            #expect(user[member] != nil, "member \(member)")
+        }
+        #expect(user["logins_count"] == .number("1") && user["blocked"] == .bool(false) && user["created_at"]?.string?.hasSuffix("Z") == true)
+        for bad in ["q=name:ada", "q=email:ada", "q=email:%22a*%22", "per_page=0", "per_page=101", "page=-1", "page=x"] {
+            let answer = try server.api("GET", "/api/v2/users?" + bad, token: ops)
+            #expect(answer.status == 400 && answer.json["reason"] == .string("malformed"), "\(bad)")
+        }
+    }
+
+    @Test("PATCH: name, email (unverified again), email_verified; a taken address, an unknown member and an empty change are refused")
+    func patch() throws {
+        let server = try TestServer.withOperators()
+        let ada = try SignedIn(server, email: "ada@signet.test")
+        _ = try SignedIn(server, email: "bob@signet.test")
+        let ops = try server.managementToken()
+        let id = try #require(jwtClaims(ada.access)["sub"]?.string)
+        let renamed = try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["name": .string("Ada L."), "email": .string("Ada@Example.com")]))
+        #expect(renamed.status == 200 && renamed.json["name"] == .string("Ada L.") && renamed.json["email"] == .string("ada@example.com"))
+        #expect(renamed.json["email_verified"] == .bool(false))
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["email_verified": .bool(true)])).json["email_verified"] == .bool(true))
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["email": .string("bob@signet.test")])).json["reason"] == .string("user_exists"))
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["app_metadata": .object([:])])).json["reason"] == .string("malformed"))
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object([:])).json["reason"] == .string("malformed"))
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["blocked": .string("yes")])).json["reason"] == .string("malformed"))
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["email": .string("not an address")])).json["reason"] == .string("malformed"))
+        // Each change is an audit event naming the client that made it.
+        let logs = try server.api("GET", "/api/v2/logs?q=user_id:%22\(id)%22", token: ops).json.array ?? []
+        #expect(logs.filter { $0["signet_event"] == .string("admin_user_updated") && $0["client_id"] == .string("ops") && $0["type"] == .string("sapi") }.count == 2)
+    }
+
+    @Test("a blocked user is refused at passkey sign-in, refresh and the account API, and its sessions are ended; unblocked, it signs in again")
+    func blocked() throws {
+        let server = try TestServer.withOperators()
+        let phone = Phone(server)
+        let tokens = try phone.signUp(email: "ada@signet.test")
+        let access = try #require(tokens["access_token"]?.string)
+        let refresh = try #require(tokens["refresh_token"])
+        let id = try #require(jwtClaims(access)["sub"]?.string)
+        let ops = try server.managementToken()
+        let blocked = try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["blocked": .bool(true)]))
+        #expect(blocked.status == 200 && blocked.json["blocked"] == .bool(true))
+        let (session, credential, _) = try phone.startSignIn()
+        let signIn = try phone.exchange(session: session, credential: credential)
+        #expect(signIn.status == 403 && signIn.json["reason"] == .string("user_blocked"))
+        let refreshed = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": refresh]))
+        #expect(refreshed.status == 403 && refreshed.json["reason"] == .string("user_blocked"))
+        let me = try server.get("/me/passkeys", headers: [("Authorization", "Bearer " + access)])
+        let meJSON = try StrictJSON().parse(me.body)
+        #expect(me.status == 403 && meJSON["reason"] == .string("user_blocked"))
+        #expect(try server.api("GET", "/api/v2/users/\(id)/sessions", token: ops).json["sessions"]?.array?.isEmpty == true)
+        // The refused sign-in wrote nothing: no refresh token, no use of the passkey.
+        #expect(try server.store.managedUser(id: id)?.loginsCount == 1)
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["blocked": .bool(false)])).json["blocked"] == .bool(false))
+        #expect(try phone.signIn()["access_token"] != nil)
+        // The families that blocking ended stay ended.
+        let old = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": refresh]))
+        #expect(old.json["reason"] == .string("refresh_token_revoked"))
+        let kinds = (try server.api("GET", "/api/v2/logs", token: ops).json.array ?? []).compactMap { $0["signet_event"]?.string }
+        #expect(kinds.contains("admin_user_blocked") && kinds.contains("admin_user_unblocked"))
+    }
+
+    @Test("a blocked user's correct email code is refused, and nothing of the sign-in is written", .enabled(if: SMTPServer.available, "needs python3-aiosmtpd"))
+    func blockedEmailCode() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer.withOperators(smtp: smtp)
+        let ada = try SignedIn(server, email: "ada@signet.test")
+        let id = try #require(jwtClaims(ada.access)["sub"]?.string)
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: try server.managementToken(), .object(["blocked": .bool(true)])).status == 200)
+        try server.startEmail("ada@signet.test")
+        let code = try smtp.code(for: "ada@signet.test")
+        let before = server.counts
+        let refused = try server.signIn(email: "ada@signet.test", code: code, scope: "openid offline_access")
+        #expect(refused.status == 403 && refused.json["reason"] == .string("user_blocked"))
+        #expect(server.counts["refresh_tokens"] == before["refresh_tokens"])
+        #expect(try server.store.managedUser(id: id)?.loginsCount == 1)
+    }
+
+    @Test("DELETE erases the user and every bound row in one transaction; the audit trail keeps only a pseudonym")
+    func delete() throws {
+        let server = try TestServer.withOperators()
+        let ada = try SignedIn(server, email: "ada@signet.test")
+        try ada.enroll(try SoftwareDeviceKey(deviceID: "phone"))
+        #expect(try ada.call("POST", "/me/recovery-codes").status == 201)
+        let bob = try SignedIn(server, email: "bob@signet.test")
+        let id = try #require(jwtClaims(ada.access)["sub"]?.string)
+        let ops = try server.managementToken()
+        let before = server.counts
+        #expect(try server.api("DELETE", "/api/v2/users/\(id)", token: ops).status == 204)
+        let after = server.counts
+        #expect(after["users"] == before["users"].map { $0 - 1 } && after["credentials"] == before["credentials"].map { $0 - 1 })
+        #expect(after["device_keys"] == 0 && after["recovery_codes"] == 0)
+        #expect(try server.store.sessions(userID: id, now: 0).isEmpty)
+        let events = try server.store.auditEntries(AuditQuery(limit: 1000)).map(\.event)
+        #expect(!events.contains { $0.userID == id })
+        let pseudonymous = events.filter { $0.userID?.hasPrefix("deleted:") == true }
+        #expect(pseudonymous.count >= 3 && pseudonymous.allSatisfy { $0.detail == nil })
+        #expect(Set(pseudonymous.compactMap(\.userID)).count == 1)
+        // The passkey no longer signs in, the address is free again, the other account is whole.
+        let (session, credential, _) = try ada.phone.startSignIn()
+        #expect(try ada.phone.exchange(session: session, credential: credential).json["reason"] == .string("credential_unknown"))
+        #expect(try ada.call("GET", "/me/passkeys").status == 401)
+        _ = try SignedIn(server, email: "ada@signet.test")
+        #expect(try bob.call("GET", "/me/passkeys").status == 200)
+        #expect(try server.api("DELETE", "/api/v2/users/\(id)", token: ops).json["reason"] == .string("user_unknown"))
+        let log = try server.api("GET", "/api/v2/logs?take=5", token: ops).json.array ?? []
+        #expect(log.contains { $0["type"] == .string("sdu") && $0["client_id"] == .string("ops") })
+    }
+
+    @Test("authentication methods: passkeys, device keys, email and recovery codes listed; each deletable kind deleted, with what it started")
+    func authenticationMethods() throws {
+        let server = try TestServer.withOperators()
+        let ada = try SignedIn(server, email: "ada@signet.test")
+        let key = try SoftwareDeviceKey(deviceID: "phone")
+        let keyID = try ada.enroll(key)
+        #expect(try ada.call("POST", "/me/recovery-codes").status == 201)
+        let id = try #require(jwtClaims(ada.access)["sub"]?.string)
+        let ops = try server.managementToken()
+        let methods = try server.api("GET", "/api/v2/users/\(id)/authentication-methods", token: ops).json.array ?? []
+        #expect(methods.compactMap { $0["type"]?.string } == ["passkey", "device-key", "email", "recovery-code"])
+        let passkey = try #require(methods.first?["id"]?.string)
+        #expect(methods[1]["id"] == .string("device-key|" + keyID) && methods[1]["platform"] == .string("ios"))
+        // The recovery codes, then the device key, then the passkey: even the last one.
+        for method in ["recovery-code|" + id, "device-key|" + keyID] {
+            #expect(try server.api("DELETE", "/api/v2/users/\(id)/authentication-methods/" + method.replacingOccurrences(of: "|", with: "%7C"), token: ops).status == 204)
+        }
+        let revoked = try ada.challenge(keyID)
+        #expect(revoked.status >= 400, "\(revoked.json.serialized)")
+        #expect(try server.api("DELETE", "/api/v2/users/\(id)/authentication-methods/" + passkey.replacingOccurrences(of: "|", with: "%7C"), token: ops).status == 204)
+        // The session the passkey started ends with it, and it signs in no more.
+        #expect(try ada.call("GET", "/me/passkeys").status == 401)
+        let (session, credential, _) = try ada.phone.startSignIn()
+        #expect(try ada.phone.exchange(session: session, credential: credential).json["reason"] == .string("credential_revoked"))
+        let left = try server.api("GET", "/api/v2/users/\(id)/authentication-methods", token: ops).json.array ?? []
+        #expect(left.compactMap { $0["type"]?.string } == ["email"])
+        let email = try server.api("DELETE", "/api/v2/users/\(id)/authentication-methods/email%7C\(id)", token: ops)
+        #expect(email.status == 400 && email.json["reason"] == .string("malformed"))
+        for unknown in [passkey, "device-key|nope", "recovery-code|" + id, "password|x", "garbage"] {
+            let answer = try server.api("DELETE", "/api/v2/users/\(id)/authentication-methods/" + unknown.replacingOccurrences(of: "|", with: "%7C"), token: ops)
+            #expect(answer.status == 404 && answer.json["reason"] == .string("authentication_method_unknown"), "\(unknown)")
+        }
+    }
+
+    @Test("sessions: listed per refresh family; revoke-all ends them at once, for refresh and for the account API")
+    func sessions() throws {
+        let server = try TestServer.withOperators()
+        let phone = Phone(server)
+        let first = try phone.signUp(email: "ada@signet.test")
+        let second = try phone.signIn()
+        let id = try #require(jwtClaims(first["access_token"]?.string)["sub"]?.string)
+        let ops = try server.managementToken()
+        let list = try server.api("GET", "/api/v2/users/\(id)/sessions", token: ops).json["sessions"]?.array ?? []
+        #expect(list.count == 2 && list.allSatisfy { $0["clients"]?.array?.first?["client_id"] == .string("app") && $0["user_id"] == .string(id) })
+        #expect(list.first?["authentication"]?["methods"]?.array?.compactMap { $0["name"]?.string }.contains("pop") == true)
+        #expect(try server.api("DELETE", "/api/v2/users/\(id)/sessions", token: ops).status == 204)
+        #expect(try server.api("GET", "/api/v2/users/\(id)/sessions", token: ops).json["sessions"]?.array?.isEmpty == true)
+        for tokens in [first, second] {
+            let refreshed = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(tokens["refresh_token"])]))
+            #expect(refreshed.json["reason"] == .string("refresh_token_revoked"))
+            let me = try server.get("/me/passkeys", headers: [("Authorization", "Bearer " + (tokens["access_token"]?.string ?? ""))])
+            #expect(me.status == 401)
+        }
+        // A new sign-in starts a new session.
+        _ = try phone.signIn()
+        #expect(try server.api("GET", "/api/v2/users/\(id)/sessions", token: ops).json["sessions"]?.array?.count == 1)
+    }
+
+    @Test("logs: newest first, then checkpoint paging after a log_id, oldest first; Auth0's type codes; take bounded")
+    func logs() throws {
+        let server = try TestServer.withOperators()
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "ada@signet.test")
+        _ = try phone.signIn()
+        let ops = try server.managementToken()
+        let newest = try server.api("GET", "/api/v2/logs?take=100", token: ops).json.array ?? []
+        let ids = newest.compactMap { $0["log_id"]?.string.flatMap { Int64($0) } }
+        #expect(ids.count >= 3 && ids == ids.sorted(by: >))
+        let types = newest.compactMap { $0["type"]?.string }
+        #expect(types.contains("ss") && types.contains("s") && types.contains("seccft"))
+        // Checkpoint paging: from the oldest, two at a time, every event once, in order.
+        var seen: [Int64] = []
+        var from = "0"
+        while true {
+            let page = try server.api("GET", "/api/v2/logs?from=\(from)&take=2", token: ops).json.array ?? []
+            if page.isEmpty { break }
+            seen += page.compactMap { $0["log_id"]?.string.flatMap { Int64($0) } }
+            from = page.last?["log_id"]?.string ?? ""
+        }
+        #expect(seen.count >= ids.count && Array(seen.prefix(ids.count)) == ids.reversed())
+        for bad in ["take=0", "take=101", "from=abc", "q=type:s"] {
+            #expect(try server.api("GET", "/api/v2/logs?" + bad, token: ops).json["reason"] == .string("malformed"), "\(bad)")
+        }
+        // And a counter per audit event type on /metrics.
+        let metrics = String(decoding: try server.get("/metrics").body, as: UTF8.self)
+        #expect(metrics.contains(#"signet_audit_events_total{event="sign_up",outcome="success"} 1"#))
+        #expect(metrics.contains(#"signet_audit_events_total{event="client_credentials",outcome="success"}"#))
+    }
+
+    @Test("a client added to the database is used by a running server within seconds, and removed as fast")
+    func databaseClients() throws {
+        let server = try TestServer.withOperators(.socket)
+        #expect(try server.post("/oauth/token", .object(["grant_type": .string("client_credentials"), "client_id": .string("late"), "client_secret": .string("s3cret-s3cret")])).json["reason"] == .string("client_secret_invalid"))
+        try server.store.insertClient(ClientRow(id: "late", name: "Late", type: "confidential", secretHash: Digest.sha256.hash(Array("s3cret-s3cret".utf8)),
+                                                grants: [GrantNames.clientCredentials], scopes: ["read:users"], redirectURIs: [], audiences: nil, createdAt: 0))
+        #expect(eventually(timeout: 5) {
+            try server.post("/oauth/token", .object(["grant_type": .string("client_credentials"), "client_id": .string("late"), "client_secret": .string("s3cret-s3cret")])).status == 200
+        })
+        let token = try server.managementToken("late", secret: "s3cret-s3cret")
+        #expect(try server.api("GET", "/api/v2/users", token: token).status == 200)
+        #expect(try server.store.deleteClient(id: "late"))
+        #expect(eventually(timeout: 5) { try server.api("GET", "/api/v2/users", token: token).status == 401 })
+    }
+}
