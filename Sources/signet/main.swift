@@ -15,6 +15,12 @@ let usage = """
                      add a token-signing key; the old one stays published until its tokens expire
       keys kek       print a new key-encryption key for SIGNET_KEK
       client-secret  print a new confidential client's secret, and the client_secret_hash line for signet.json
+      admin users|clients|logs ...
+                     find, block and delete users, add and remove clients, read the audit log (signet admin for details)
+      backup --to FILE [--config signet.json] [--database sqlite:PATH]
+                     a checked copy of a running SQLite database (PostgreSQL: pg_dump)
+      doctor --config signet.json [--resolve HOST:PORT:ADDR] [--ca-file PEM] [--json] [--offline]
+                     check a live deployment's association files, TLS, discovery and origins, with the fix for each failure
       authenticator signup|signin|passkeys|enroll-device-key|approve|step-up|token --state FILE [--url URL]
                      play the phone: a software authenticator and device key driven through the SDK
       verify registration|authentication FILE.json [--anchors PEM] [--now ISO8601]
@@ -32,6 +38,12 @@ case "origin":
     exit(OriginCommand.run(Array(arguments.dropFirst())))
 case "keys":
     exit(KeysCommand.run(Array(arguments.dropFirst())))
+case "admin":
+    exit(AdminCommand.run(Array(arguments.dropFirst())))
+case "doctor":
+    exit(DoctorCommand.run(Array(arguments.dropFirst())))
+case "backup":
+    exit(BackupCommand.run(Array(arguments.dropFirst())))
 case "client-secret":
     exit(ClientSecretCommand.run(Array(arguments.dropFirst())))
 case "authenticator":

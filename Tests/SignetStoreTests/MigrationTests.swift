@@ -39,7 +39,7 @@ import Testing
         _ = try Self.sqlite(path, """
             CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL);
             INSERT INTO schema_migrations VALUES (1, 0), (2, 0);
-            CREATE TABLE refresh_tokens (hash BLOB PRIMARY KEY, family TEXT);
+            CREATE TABLE refresh_tokens (hash BLOB PRIMARY KEY, family TEXT, user_id TEXT);
             CREATE TABLE users (id TEXT PRIMARY KEY);
             CREATE TABLE credentials (id BLOB PRIMARY KEY);
             CREATE TABLE device_keys (id TEXT PRIMARY KEY);
@@ -50,7 +50,7 @@ import Testing
         #expect(try Self.sqlite(path, "SELECT name FROM sqlite_sequence") == ["audit_events"])
 
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == [1, 2, 3, 4, 5, 6])
+        #expect(try store.schemaVersions() == [1, 2, 3, 4, 5, 6, 7])
         try store.appendAudit(AuditEvent(at: 40, kind: "refresh", outcome: "failure", reason: "refresh_token_reused", detail: "family revoked"))
         #expect(try store.auditEvents(limit: 10).map(\.at) == [40, 30, 20, 10])
         // Schema 4: rows from before have no detail; new ones keep theirs.

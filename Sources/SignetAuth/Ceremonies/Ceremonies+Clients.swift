@@ -1,0 +1,70 @@
+import SignetAPI
+import SignetCrypto
+import SignetWebAuthn
+
+/// A client added by an administrator, with its secret: shown this once, kept only as a hash.
+public struct AddedClient: Sendable {
+    public let client: ClientRow
+    public let secret: String?
+}
+
+/// Clients kept in the database (DESIGN.md, "Management API and operations": `signet admin
+/// clients`). A running server sees a change within ``ClientDirectory``'s refresh interval.
+extension Ceremonies {
+    /// Adds a client. A confidential client gets a new 32-byte secret; `client_credentials` is
+    /// for confidential clients only, and `scopes` for them alone.
+    public func addClient(name: String, type: String, grants: [String], scopes: [String], redirectURIs: [String], audiences: [String]?,
+                          by caller: ManagementCaller, context: RequestContext) throws -> AddedClient {
+        guard type == "confidential" || type == "public" else { throw AuthError.malformed("--type must be confidential or public") }
+        guard !name.isEmpty, name.count <= 100 else { throw AuthError.malformed("--name must be 1 to 100 characters") }
+        guard !grants.isEmpty else { throw AuthError.malformed("give at least one --grant (\(GrantNames.known.joined(separator: ", ")))") }
+        if let unknown = grants.first(where: { !GrantNames.known.contains($0) }) {
+            throw AuthError.malformed("unknown grant \"\(unknown)\" (known: \(GrantNames.known.joined(separator: ", ")))")
+        }
+        if grants.contains(GrantNames.clientCredentials), type != "confidential" {
+            throw AuthError.malformed("client_credentials needs --type confidential")
+        }
+        if let unknown = scopes.first(where: { ManagementScope(rawValue: $0) == nil }) {
+            throw AuthError.malformed("unknown scope \"\(unknown)\" (known: \(ManagementScope.allCases.map(\.rawValue).joined(separator: " ")))")
+        }
+        for uri in redirectURIs where !Self.isRedirectURI(uri) {
+            throw AuthError.malformed("\"\(uri.prefix(100))\" is not an absolute redirect URI without a fragment")
+        }
+        let secret = type == "confidential" ? Base64URL.encode(random(32)) : nil
+        let row = ClientRow(id: "c_" + Base64URL.encode(random(12)), name: name, type: type, secretHash: secret.map { Digest.sha256.hash(Array($0.utf8)) },
+                            grants: grants, scopes: scopes, redirectURIs: redirectURIs, audiences: audiences, createdAt: nowMillis)
+        try store.insertClient(row)
+        clients.invalidate()
+        audit("admin_client_added", client: caller.clientID, detail: "client \(row.id) (\(type)): \(grants.joined(separator: " "))", context: context)
+        return AddedClient(client: row, secret: secret)
+    }
+
+    /// An absolute URI with a scheme and no fragment (RFC 6749 §3.1.2): `https://...`, a loopback
+    /// `http://127.0.0.1/...`, or an app's private-use scheme (RFC 8252 §7.1).
+    static func isRedirectURI(_ uri: String) -> Bool {
+        guard uri.utf8.count <= 2000, !uri.contains("#"), let colon = uri.firstIndex(of: ":"), colon != uri.startIndex else { return false }
+        let scheme = uri[..<colon]
+        return scheme.allSatisfy { $0.isLetter || $0.isNumber || $0 == "." || $0 == "+" || $0 == "-" } && uri.index(after: colon) != uri.endIndex
+    }
+
+    /// Every client in the database.
+    public func storedClients() throws -> [ClientRow] { try store.clientRows() }
+
+    public func removeClient(id: String, by caller: ManagementCaller, context: RequestContext) throws {
+        guard try store.deleteClient(id: id) else { throw AuthError(.clientUnknown, "no client \(id.prefix(64)) in the database") }
+        clients.invalidate()
+        audit("admin_client_removed", client: caller.clientID, detail: "client \(id)", context: context)
+    }
+
+    /// A new secret for a confidential client; the old one stops working within the refresh
+    /// interval of every running server.
+    public func rotateClientSecret(id: String, by caller: ManagementCaller, context: RequestContext) throws -> String {
+        let secret = Base64URL.encode(random(32))
+        guard try store.setClientSecret(id: id, hash: Digest.sha256.hash(Array(secret.utf8))) else {
+            throw AuthError(.clientUnknown, "no confidential client \(id.prefix(64)) in the database")
+        }
+        clients.invalidate()
+        audit("admin_client_secret_rotated", client: caller.clientID, detail: "client \(id)", context: context)
+        return secret
+    }
+}

@@ -1,0 +1,184 @@
+import SignetAuth
+import SignetCurl
+import Foundation
+import SignetWebAuthn
+
+extension Doctor {
+    static let aasaChecks = ["aasa.redirect", "aasa.status", "aasa.content_type", "aasa.json", "aasa.apps"]
+    static let assetLinksChecks = ["assetlinks.redirect", "assetlinks.status", "assetlinks.content_type", "assetlinks.json", "assetlinks.relations",
+                                   "assetlinks.fingerprints"]
+
+    /// What every served JSON file must be: 200 without a redirect, `application/json`, JSON of
+    /// bounded size. The parsed value, or the checks so far with the rest skipped.
+    func servedJSON(_ prefix: String, _ path: String, _ result: Result<HTTPSResponse, CurlError>, names: [String], limit: Int) -> ([DoctorCheck], JSONValue?) {
+        var checks: [DoctorCheck] = []
+        func rest(_ reason: String) -> [DoctorCheck] { Self.skipped(names.filter { name in !checks.contains { $0.name == name } }, reason) }
+        guard case .success(let response) = result else {
+            if case .failure(let error) = result {
+                checks.append(.fail(prefix + ".status", "https://\(rpID)\(path): \(error.message)", fix: "make https://\(rpID)\(path) answer 200"))
+            }
+            return (checks + rest("it could not be fetched"), nil)
+        }
+        if (300...399).contains(response.status) {
+            checks.append(.fail(prefix + ".redirect", "\(response.status) to \(response.header("location") ?? "?")",
+                                fix: "answer 200 at https://\(rpID)\(path) itself: Apple's and Google's fetchers do not follow redirects (nginx: `location = \(path)` before any `return 301`)"))
+            return (checks + rest("it is behind a redirect"), nil)
+        }
+        checks.append(.pass(prefix + ".redirect", "no redirect"))
+        guard response.status == 200 else {
+            checks.append(.fail(prefix + ".status", "HTTP \(response.status)", fix: "serve https://\(rpID)\(path) with 200 (proxy it to Signet, which generates it)"))
+            return (checks + rest("it is not served"), nil)
+        }
+        checks.append(.pass(prefix + ".status", "200"))
+        let type = (response.header("content-type") ?? "none").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        checks.append(type == "application/json"
+            ? .pass(prefix + ".content_type", "application/json")
+            : .fail(prefix + ".content_type", "served as \(type.isEmpty ? "no Content-Type" : type)",
+                    fix: "serve it as application/json: nginx `default_type application/json;` in its location (or proxy it to Signet)"))
+        guard !response.truncated, response.body.count <= limit else {
+            checks.append(.fail(prefix + ".json", "larger than \(limit / 1024) KiB", fix: "keep the file under \(limit / 1024) KiB"))
+            return (checks + rest("it is too large"), nil)
+        }
+        guard let value = try? StrictJSON().parse(response.body) else {
+            checks.append(.fail(prefix + ".json", "not valid JSON (\(response.body.count) bytes)", fix: "serve the JSON Signet generates at \(path), unchanged"))
+            return (checks + rest("it is not JSON"), nil)
+        }
+        checks.append(.pass(prefix + ".json", "valid JSON, \(response.body.count) bytes"))
+        return (checks, value)
+    }
+
+    /// apple-app-site-association: every configured `TEAMID.bundle` under `webcredentials.apps`.
+    func appleAssociation(_ result: Result<HTTPSResponse, CurlError>) -> [DoctorCheck] {
+        var (checks, value) = servedJSON("aasa", "/.well-known/apple-app-site-association", result, names: Self.aasaChecks, limit: Self.aasaLimit)
+        guard let value else { return checks }
+        let served = Set(value["webcredentials"]?["apps"]?.array?.compactMap(\.string) ?? [])
+        let missing = iosApps.filter { !served.contains($0) }
+        checks.append(missing.isEmpty
+            ? .pass("aasa.apps", "webcredentials lists \(iosApps.joined(separator: ", "))")
+            : .fail("aasa.apps", "webcredentials.apps lacks \(missing.joined(separator: ", "))",
+                    fix: "add \(missing.map { "\"\($0)\"" }.joined(separator: ", ")) to webcredentials.apps (Signet's own file lists every configured app)"))
+        return checks
+    }
+
+    /// assetlinks.json: for every configured package a statement with `get_login_creds` and every
+    /// configured fingerprint; fingerprints served for it that the configuration lacks are named.
+    func assetLinks(_ result: Result<HTTPSResponse, CurlError>) -> [DoctorCheck] {
+        var (checks, value) = servedJSON("assetlinks", "/.well-known/assetlinks.json", result, names: Self.assetLinksChecks, limit: 1 << 20)
+        guard let value else { return checks }
+        let all = value.array ?? []
+        func statements(of package: String) -> [JSONValue] {
+            all.filter { $0["target"]?["namespace"]?.string == "android_app" && $0["target"]?["package_name"]?.string == package }
+        }
+        let withoutLogin = androidApps.map(\.packageName).filter { package in
+            !statements(of: package).contains { $0["relation"]?.array?.contains(.string("delegate_permission/common.get_login_creds")) == true }
+        }
+        checks.append(withoutLogin.isEmpty
+            ? .pass("assetlinks.relations", "get_login_creds for \(androidApps.map(\.packageName).joined(separator: ", "))")
+            : .fail("assetlinks.relations", "no delegate_permission/common.get_login_creds statement for \(withoutLogin.joined(separator: ", "))",
+                    fix: "add the relation delegate_permission/common.get_login_creds for each app (Credential Manager needs it, handle_all_urls alone is not enough)"))
+        var problems: [String] = []
+        var fixes: [String] = []
+        for app in androidApps {
+            let served = Set(statements(of: app.packageName).flatMap { $0["target"]?["sha256_cert_fingerprints"]?.array?.compactMap(\.string) ?? [] }.map { $0.uppercased() })
+            let configured = Set(app.fingerprints.map(WellKnown.fingerprintText))
+            let missing = configured.subtracting(served).sorted()
+            let unknown = served.subtracting(configured).sorted()
+            if !missing.isEmpty {
+                problems.append("\(app.packageName) lacks \(missing.joined(separator: ", "))")
+                fixes.append("add \(missing.joined(separator: ", ")) to \(app.packageName)'s sha256_cert_fingerprints (with Play App Signing, the app-signing key's from Play Console)")
+            }
+            if !unknown.isEmpty {
+                problems.append("\(app.packageName) serves \(unknown.joined(separator: ", ")), which the configuration lacks")
+                fixes.append("add \(unknown.joined(separator: ", ")) to the client's android sha256_cert_fingerprints if it is yours (else remove it from the file), so Signet accepts its origin")
+            }
+        }
+        checks.append(problems.isEmpty
+            ? .pass("assetlinks.fingerprints", "every configured fingerprint is served, and no other")
+            : .fail("assetlinks.fingerprints", problems.joined(separator: "; "), fix: fixes.joined(separator: "; ")))
+        return checks
+    }
+
+    // MARK: discovery and keys
+
+    /// The discovery document names the configured issuer; its JWKS has ES256 keys.
+    func discovery() -> [DoctorCheck] {
+        let url = configuration.issuer + "/.well-known/openid-configuration"
+        guard case .success(let response) = fetch(url), response.status == 200, let document = try? StrictJSON().parse(response.body) else {
+            return [.fail("discovery", "\(url) does not answer 200 with JSON", fix: "route \(configuration.issuer)/.well-known/ to Signet (the issuer must be Signet's public URL)"),
+                    .skip("jwks", because: "no discovery document")]
+        }
+        guard document["issuer"]?.string == configuration.issuer else {
+            return [.fail("discovery", "issuer is \(document["issuer"]?.string ?? "absent"), not \(configuration.issuer)",
+                          fix: "set issuer in signet.json to the URL clients use, exactly (scheme, host, port, no trailing slash)"),
+                    .skip("jwks", because: "the issuer does not match")]
+        }
+        var checks: [DoctorCheck] = [.pass("discovery", "issuer \(configuration.issuer)")]
+        guard let jwks = document["jwks_uri"]?.string, case .success(let keys) = fetch(jwks), keys.status == 200,
+              let set = try? StrictJSON().parse(keys.body), let list = set["keys"]?.array, !list.isEmpty else {
+            checks.append(.fail("jwks", "\(document["jwks_uri"]?.string ?? "jwks_uri") does not answer 200 with a key set", fix: "route the jwks_uri to Signet"))
+            return checks
+        }
+        let usable = list.filter { $0["kty"]?.string == "EC" && $0["crv"]?.string == "P-256" && $0["kid"]?.string != nil }
+        checks.append(usable.isEmpty
+            ? .fail("jwks", "no P-256 key with a kid among \(list.count)", fix: "serve Signet's own /.well-known/jwks.json unchanged")
+            : .pass("jwks", "\(usable.count) ES256 key(s)"))
+        return checks
+    }
+
+    // MARK: the configuration alone
+
+    /// What the configuration alone tells: every web origin on the RP ID, the issuer's scheme,
+    /// and the Android reminder that the Play-signed app's certificate differs from the upload key.
+    public func configurationChecks() -> [DoctorCheck] {
+        var checks: [DoctorCheck] = []
+        let off = configuration.webOrigins.filter { origin in
+            guard let url = URLComponents(string: origin), let host = url.host?.lowercased() else { return true }
+            let secure = url.scheme == "https" || (url.scheme == "http" && (host == "localhost" || host == "127.0.0.1"))
+            return !secure || !(host == rpID || host.hasSuffix("." + rpID))
+        }
+        checks.append(off.isEmpty
+            ? .pass("origins", configuration.webOrigins.isEmpty ? "no web origins (apps only)" : "every web origin is on \(rpID) over https")
+            : .fail("origins", "\(off.joined(separator: ", ")) \(off.count == 1 ? "is" : "are") not https on \(rpID) or a subdomain of it",
+                    fix: "set relying_party.id to a registrable suffix of every origin's host, or drop the origin (WebAuthn §5.1.4: the RP ID must be the origin's host or its suffix)"))
+        let issuer = URLComponents(string: configuration.issuer)
+        let issuerOK = issuer?.scheme == "https" || issuer?.host == "localhost" || issuer?.host == "127.0.0.1"
+        checks.append(issuerOK
+            ? .pass("issuer", configuration.issuer)
+            : .fail("issuer", "\(configuration.issuer) is not https", fix: "serve Signet over https and set issuer to that URL"))
+        for app in androidApps {
+            checks.append(.note("android.\(app.packageName)", app.fingerprints.count == 1
+                ? "one fingerprint configured: with Play App Signing, Play re-signs the app; configure the app-signing key's SHA-256 from Play Console → Test and release → App integrity (and keep the upload key's only for debug builds)"
+                : "\(app.fingerprints.count) fingerprints configured: check one is Play's app-signing key (Play Console → App integrity)"))
+        }
+        return checks
+    }
+
+    // MARK: the platforms' own caches (internet)
+
+    /// Apple's CDN copy of the file (what iOS actually reads, refreshed about daily).
+    func appleCDNCheck() -> DoctorCheck {
+        let url = "https://app-site-association.cdn-apple.com/a/v1/\(rpID)"
+        guard case .success(let response) = fetch(url), response.status == 200, let value = try? StrictJSON().parse(response.body) else {
+            return .fail("apple_cdn", "Apple's CDN has no file for \(rpID) (\(url))",
+                         fix: "fix the aasa checks above, then wait: Apple's CDN fetches it again within about a day")
+        }
+        let served = Set(value["webcredentials"]?["apps"]?.array?.compactMap(\.string) ?? [])
+        let missing = iosApps.filter { !served.contains($0) }
+        return missing.isEmpty
+            ? .pass("apple_cdn", "Apple's CDN lists \(iosApps.joined(separator: ", "))")
+            : .fail("apple_cdn", "Apple's CDN copy lacks \(missing.joined(separator: ", "))", fix: "wait for the CDN to refresh (about a day), or use developer mode (?mode=developer) while testing")
+    }
+
+    /// Google's Digital Asset Links API, asked as Credential Manager asks.
+    func googleCheck() -> DoctorCheck {
+        let url = "https://digitalassetlinks.googleapis.com/v1/statements:list?source.web.site=https://\(rpID)&relation=delegate_permission/common.get_login_creds"
+        guard case .success(let response) = fetch(url), response.status == 200, let value = try? StrictJSON().parse(response.body) else {
+            return .fail("google", "Google's statements API did not answer for \(rpID)", fix: "fix the assetlinks checks above and try again")
+        }
+        let packages = Set((value["statements"]?.array ?? []).compactMap { $0["target"]?["androidApp"]?["packageName"]?.string })
+        let missing = androidApps.map(\.packageName).filter { !packages.contains($0) }
+        return missing.isEmpty
+            ? .pass("google", "Google sees get_login_creds for every app")
+            : .fail("google", "Google does not see \(missing.joined(separator: ", "))", fix: "fix assetlinks.json; Google's cache refreshes within hours")
+    }
+}

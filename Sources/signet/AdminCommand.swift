@@ -1,0 +1,270 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetServer
+import SignetStore
+import SignetWebAuthn
+
+/// `signet admin users|clients|logs ...`: the Management API's operations on the database
+/// directly (DESIGN.md, "Management API and operations"), audited as made by `signet-admin`.
+/// Tables for people by default, one JSON document with `--json`.
+enum AdminCommand {
+    static let usage = """
+        usage: signet admin users list [--query Q] [--page N] | show ID | block ID | unblock ID | delete ID
+               signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
+                                        [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
+               signet admin clients list | remove ID | rotate-secret ID
+               signet admin logs [--user ID] [--take N] [--follow]
+        every command takes --database URL or --config FILE, and --json
+        """
+
+    struct Options {
+        var config: String?
+        var database: String?
+        var json = false
+        var positional: [String] = []
+        var values: [String: [String]] = [:]
+        var follow = false
+        func one(_ name: String) -> String? { values[name]?.last }
+    }
+
+    static func parse(_ args: [String]) -> Options? {
+        var options = Options()
+        var rest = args.makeIterator()
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--user", "--take"]
+        while let arg = rest.next() {
+            switch arg {
+            case "--config": options.config = rest.next()
+            case "--database": options.database = rest.next()
+            case "--json": options.json = true
+            case "--follow": options.follow = true
+            case _ where valued.contains(arg):
+                guard let value = rest.next() else { return nil }
+                options.values[arg, default: []].append(value)
+            case _ where arg.hasPrefix("--"): return nil
+            default: options.positional.append(arg)
+            }
+        }
+        return options
+    }
+
+    static func run(_ args: [String]) -> Int32 {
+        guard let options = parse(args), options.positional.count >= 2 || options.positional.first == "logs" else { return usageError(usage) }
+        let ceremonies: Ceremonies
+        do {
+            let environment = ProcessInfo.processInfo.environment
+            let configuration = try ConfigurationLoader.load(file: options.config, environment: environment, database: options.database)
+            let store = try SignetApp.openStore(configuration.database, connections: 2)
+            let kek = try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
+            let keys = try KeyRing(store: store, kek: kek, retentionSeconds: configuration.accessTokenLifetime)
+            ceremonies = Ceremonies(configuration: configuration, store: store, keys: keys, kek: kek)
+        } catch {
+            FileHandle.standardError.write(Data("signet admin: \(error)\n".utf8))
+            return 1
+        }
+        let admin = Admin(ceremonies: ceremonies, options: options)
+        do {
+            switch (options.positional[0], options.positional.count > 1 ? options.positional[1] : "") {
+            case ("users", "list"): try admin.listUsers()
+            case ("users", "show"): try admin.showUser(try admin.id())
+            case ("users", "block"): try admin.block(try admin.id(), true)
+            case ("users", "unblock"): try admin.block(try admin.id(), false)
+            case ("users", "delete"): try admin.deleteUser(try admin.id())
+            case ("clients", "add"): try admin.addClient()
+            case ("clients", "list"): try admin.listClients()
+            case ("clients", "remove"): try admin.removeClient(try admin.id())
+            case ("clients", "rotate-secret"): try admin.rotateSecret(try admin.id())
+            case ("logs", _) where options.positional.count == 1: try admin.logs()
+            default: return usageError(usage)
+            }
+            return 0
+        } catch {
+            let failure = AuthError(error)
+            FileHandle.standardError.write(Data("signet admin: \(failure.reason.rawValue): \(failure.publicDetail ?? failure.detail)\n".utf8))
+            return failure.reason == .malformed ? 2 : 1
+        }
+    }
+}
+
+/// One `signet admin` invocation.
+struct Admin {
+    let ceremonies: Ceremonies
+    let options: AdminCommand.Options
+    let context = RequestContext(remoteAddress: "local", requestID: "cli-" + String(UInt32.random(in: 0...UInt32.max), radix: 16))
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
+        return encoder
+    }()
+
+    /// A whole-number option.
+    static func integer(_ text: String?, _ name: String, default value: Int) throws -> Int {
+        guard let text else { return value }
+        guard let number = Int(text) else { throw AuthError.malformed("\(name) must be a number") }
+        return number
+    }
+
+    func id() throws -> String {
+        guard options.positional.count == 3 else { throw AuthError.malformed("give one ID") }
+        return options.positional[2]
+    }
+
+    func emit(_ value: some Encodable) throws {
+        print(String(decoding: try Self.encoder.encode(value), as: UTF8.self))
+    }
+
+    /// Columns padded to their widest cell.
+    static func table(_ header: [String], _ rows: [[String]]) -> String {
+        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        return ([header] + rows).map { row in
+            row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+        }.joined(separator: "\n")
+    }
+
+    func listUsers() throws {
+        let page = try Admin.integer(options.one("--page"), "--page", default: 0)
+        let result = try ceremonies.searchUsers(q: options.one("--query"), page: page, perPage: 100)
+        if options.json { return try emit(result) }
+        let rows: [[String]] = result.users.map { u in
+            let verified = u.email_verified ? "yes" : "no"
+            let blocked = u.blocked ? "BLOCKED" : "-"
+            return [u.user_id, u.email, verified, blocked, String(u.logins_count), u.last_login ?? "never"]
+        }
+        print(Self.table(["USER ID", "EMAIL", "VERIFIED", "BLOCKED", "LOGINS", "LAST LOGIN"], rows))
+        print("\(result.users.count) of \(result.total) user(s)" + (result.total > result.start + result.length ? "; next page: --page \(page + 1)" : ""))
+    }
+
+    struct UserDetail: Encodable {
+        let user: ManagementUser
+        let authentication_methods: [AuthenticationMethod]
+        let sessions: [ManagementSession]
+    }
+
+    func showUser(_ id: String) throws {
+        let detail = UserDetail(user: try ceremonies.managedUser(id: id), authentication_methods: try ceremonies.authenticationMethods(userID: id),
+                                sessions: try ceremonies.sessions(userID: id).sessions)
+        if options.json { return try emit(detail) }
+        let u = detail.user
+        print("""
+            user       \(u.user_id)
+            email      \(u.email) (\(u.email_verified ? "verified" : "not verified"))
+            name       \(u.name ?? "-")
+            blocked    \(u.blocked ? "YES" : "no")
+            created    \(u.created_at)
+            last login \(u.last_login ?? "never") (\(u.logins_count) in all)
+
+            """)
+        print(Self.table(["METHOD", "TYPE", "NAME", "CREATED", "LAST USED"], detail.authentication_methods.map {
+            [$0.id, $0.type, $0.name ?? "-", $0.created_at ?? "-", $0.last_auth_at ?? "-"]
+        }))
+        print("")
+        print(Self.table(["SESSION", "CLIENT", "SIGNED IN", "LAST REFRESH", "EXPIRES"], detail.sessions.map {
+            [$0.id, $0.clients.first?.client_id ?? "-", $0.authenticated_at, $0.updated_at, $0.expires_at]
+        }))
+    }
+
+    func block(_ id: String, _ blocked: Bool) throws {
+        let user = try ceremonies.updateUser(id: id, ManagementUserPatch(blocked: blocked), by: .commandLine, context: context)
+        if options.json { return try emit(user) }
+        print("\(user.email) (\(user.user_id)) is \(blocked ? "blocked: every grant is refused and its sessions have ended" : "no longer blocked")")
+    }
+
+    func deleteUser(_ id: String) throws {
+        let user = try ceremonies.managedUser(id: id)
+        try ceremonies.deleteUser(id: id, by: .commandLine, context: context)
+        if options.json { return try emit(["deleted": id]) }
+        print("deleted \(user.email) (\(id)) and everything bound to it; its audit rows remain under a pseudonym")
+    }
+
+    struct ClientOutput: Encodable {
+        let client_id: String
+        let name: String
+        let type: String
+        let grants: [String]
+        let scopes: [String]
+        let redirect_uris: [String]
+        let audiences: [String]?
+        let created_at: String
+        var client_secret: String?
+        init(_ row: ClientRow, secret: String? = nil) {
+            client_id = row.id
+            name = row.name
+            type = row.type
+            grants = row.grants
+            scopes = row.scopes
+            redirect_uris = row.redirectURIs
+            audiences = row.audiences
+            created_at = Ceremonies.iso(row.createdAt)
+            client_secret = secret
+        }
+    }
+
+    func addClient() throws {
+        guard options.positional.count == 2 else { throw AuthError.malformed("clients add takes options only") }
+        let scopes = (options.values["--scope"] ?? []).flatMap { $0.split(separator: " ").map(String.init) }
+        let added = try ceremonies.addClient(
+            name: options.one("--name") ?? "", type: options.one("--type") ?? "", grants: options.values["--grant"] ?? [], scopes: scopes,
+            redirectURIs: options.values["--redirect-uri"] ?? [], audiences: options.values["--audience"], by: .commandLine, context: context)
+        let output = ClientOutput(added.client, secret: added.secret)
+        if options.json { return try emit(output) }
+        print("client_id      \(output.client_id)")
+        if let secret = added.secret { print("client_secret  \(secret)   (shown once: store it now; Signet keeps only its hash)") }
+        print("type           \(output.type)\ngrants         \(output.grants.joined(separator: " "))")
+        if !output.scopes.isEmpty { print("scopes         \(output.scopes.joined(separator: " "))") }
+        for uri in output.redirect_uris { print("redirect_uri   \(uri)") }
+    }
+
+    func listClients() throws {
+        let rows = try ceremonies.storedClients()
+        if options.json { return try emit(rows.map { ClientOutput($0) }) }
+        print(Self.table(["CLIENT ID", "NAME", "TYPE", "GRANTS", "SCOPES", "CREATED"], rows.map {
+            [$0.id, $0.name, $0.type, $0.grants.joined(separator: " "), $0.scopes.isEmpty ? "-" : $0.scopes.joined(separator: " "), Ceremonies.iso($0.createdAt)]
+        }))
+        let configured = ceremonies.configuration.clients.map(\.id)
+        if !configured.isEmpty { print("and from the configuration file: \(configured.joined(separator: ", "))") }
+    }
+
+    func removeClient(_ id: String) throws {
+        try ceremonies.removeClient(id: id, by: .commandLine, context: context)
+        if options.json { return try emit(["removed": id]) }
+        print("removed \(id); running servers refuse it within 2 seconds")
+    }
+
+    func rotateSecret(_ id: String) throws {
+        let secret = try ceremonies.rotateClientSecret(id: id, by: .commandLine, context: context)
+        if options.json { return try emit(["client_id": id, "client_secret": secret]) }
+        print("client_id      \(id)\nclient_secret  \(secret)   (shown once; the old secret stops working within 2 seconds)")
+    }
+
+    func logs() throws {
+        let take = try Admin.integer(options.one("--take"), "--take", default: 50)
+        let user = options.one("--user")
+        let q = user.map { "user_id:\"\($0)\"" }
+        // Newest first for a look; with --follow, then every new event as it is written.
+        var events = try ceremonies.logs(q: q, from: nil, take: take).reversed() as [LogEvent]
+        var last = events.last.flatMap { Int64($0.log_id) } ?? 0
+        func show(_ batch: [LogEvent]) throws {
+            if options.json {
+                for event in batch { print(String(decoding: try JSONEncoder().encode(event), as: UTF8.self)) }
+            } else {
+                for e in batch {
+                    var fields: [String] = [e.date, e.signet_event, e.outcome]
+                    if let reason = e.reason { fields.append(reason) }
+                    if let user = e.user_id { fields.append("user=" + user) }
+                    if let client = e.client_id { fields.append("client=" + client) }
+                    if let ip = e.ip { fields.append("ip=" + ip) }
+                    print(fields.joined(separator: "  "))
+                }
+            }
+            FileHandle.standardOutput.synchronizeFile()
+        }
+        try show(events)
+        guard options.follow else { return }
+        while true {
+            Thread.sleep(forTimeInterval: 1)
+            events = try ceremonies.logs(q: q, from: String(last), take: 100)
+            if let id = events.last.flatMap({ Int64($0.log_id) }) { last = id }
+            try show(events)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import SignetAuth
+import SignetServer
+import SignetStore
+
+/// `signet backup --to FILE`: a consistent, checked copy of a SQLite database, also while
+/// servers write to it; PostgreSQL has its own tool for this.
+enum BackupCommand {
+    static func run(_ args: [String]) -> Int32 {
+        var config: String?
+        var database: String?
+        var target: String?
+        var json = false
+        var rest = args.makeIterator()
+        while let flag = rest.next() {
+            switch flag {
+            case "--config": config = rest.next()
+            case "--database": database = rest.next()
+            case "--to": target = rest.next()
+            case "--json": json = true
+            default: return usageError("usage: signet backup --to FILE [--config signet.json | --database sqlite:PATH] [--json]")
+            }
+        }
+        guard let target else { return usageError("usage: signet backup --to FILE [--config signet.json | --database sqlite:PATH] [--json]") }
+        do {
+            let configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment, database: database)
+            guard configuration.database.hasPrefix("sqlite:") else {
+                FileHandle.standardError.write(Data("""
+                    signet backup: the database is PostgreSQL; back it up with PostgreSQL's own tools, e.g.
+                      pg_dump --format=custom --file=signet.dump "$DATABASE_URL"
+                    (restore with pg_restore), or continuous archiving for point-in-time recovery. Keep the KEK apart from the dump.
+
+                    """.utf8))
+                return 2
+            }
+            let report = try SQLiteBackup.copy(from: String(configuration.database.dropFirst("sqlite:".count)), to: target)
+            if json {
+                struct Output: Encodable {
+                    let path: String, bytes: Int, pages: Int, users: Int, schema_version: Int, integrity: String, seconds: Double
+                }
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                print(String(decoding: try encoder.encode(Output(path: report.path, bytes: report.bytes, pages: report.pages, users: report.users,
+                                                                 schema_version: report.schemaVersion, integrity: "ok", seconds: report.seconds)), as: UTF8.self))
+            } else {
+                print("backed up to \(report.path): \(report.bytes) bytes, \(report.users) user(s), schema \(report.schemaVersion), integrity ok, in \(String(format: "%.2f", report.seconds)) s")
+                print("the key-encryption key is not in the copy: keep \(configuration.keyEncryptionKeyFile) (or SIGNET_KEK) safe, apart from it")
+            }
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("signet backup: \(error)\n".utf8))
+            return 1
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetCurl
+import SignetHTTP
+import SignetServer
+import SignetWebAuthn
+import Testing
+
+/// A certificate authority made with the `openssl` command for one test, and leaf certificates
+/// it signs.
+final class TestCA {
+    let directory: URL
+    var caFile: String { directory.appendingPathComponent("ca.pem").path }
+
+    static var available: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-ca-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+                     "-subj", "/CN=Signet Test CA", "-days", "2", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"])
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    func openssl(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "openssl \(arguments.prefix(2).joined(separator: " ")) failed")
+    }
+
+    /// A leaf for `names` (subjectAltName DNS entries): the paths of its certificate and key.
+    func leaf(_ names: [String]) throws -> (cert: String, key: String) {
+        let base = "leaf-\(UUID().uuidString.prefix(8))"
+        try openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "\(base).key", "-out", "\(base).csr", "-subj", "/CN=\(names[0])"])
+        try "subjectAltName=\(names.map { "DNS:" + $0 }.joined(separator: ","))\n".write(to: directory.appendingPathComponent("\(base).ext"), atomically: true, encoding: .utf8)
+        try openssl(["x509", "-req", "-in", "\(base).csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "\(base).pem", "-days", "2",
+                     "-extfile", "\(base).ext"])
+        return (directory.appendingPathComponent("\(base).pem").path, directory.appendingPathComponent("\(base).key").path)
+    }
+}
+
+/// `scripts/https-fixture.py`: a real HTTPS server on loopback serving fixed answers by host and path.
+final class HTTPSFixture {
+    struct Answer {
+        var status = 200
+        var headers: [String: String] = ["Content-Type": "application/json"]
+        var body: [UInt8]
+    }
+    let process = Process()
+    let port: UInt16
+
+    init(cert: String, key: String, routes: [String: Answer], directory: URL) throws {
+        let file = directory.appendingPathComponent("routes-\(UUID().uuidString.prefix(8)).json")
+        let json = JSONValue.object(routes.mapValues { answer in
+            .object(["status": .number(String(answer.status)), "headers": .object(answer.headers.mapValues(JSONValue.string)),
+                     "body": .string(String(decoding: answer.body, as: UTF8.self))])
+        })
+        try json.serialized.write(to: file, atomically: true, encoding: .utf8)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts/https-fixture.py").standardized.path
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [script, cert, key, file.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        port = try #require(UInt16(line), "https-fixture.py did not print its port")
+    }
+
+    deinit {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+/// DESIGN.md, "signet doctor": each broken deployment fails exactly its own check, with its fix.
+@Suite(.enabled(if: TestCA.available, "needs openssl and python3 (scripts/bootstrap.sh installs them)"))
+struct DoctorTests {
+    /// The files a correct deployment serves: Signet's own, from a Signet with the same configuration.
+    struct Deployment {
+        let server: TestServer
+        let ca: TestCA
+        var routes: [String: HTTPSFixture.Answer] = [:]
+
+        init() throws {
+            server = try TestServer()
+            ca = try TestCA()
+            for path in ["/.well-known/apple-app-site-association", "/.well-known/assetlinks.json", "/.well-known/openid-configuration", "/.well-known/jwks.json"] {
+                routes["signet.test " + path] = .init(body: try server.get(path).body)
+            }
+        }
+
+        /// `signet doctor` against the fixture, with names mapped to it and the test CA trusted.
+        func doctor(names: [String] = ["signet.test", "www.signet.test"], edit: (inout [String: HTTPSFixture.Answer]) -> Void = { _ in }) throws -> [DoctorCheck] {
+            var routes = self.routes
+            edit(&routes)
+            let (cert, key) = try ca.leaf(names)
+            let fixture = try HTTPSFixture(cert: cert, key: key, routes: routes, directory: ca.directory)
+            let options = HTTPSOptions(caFile: ca.caFile, connectTo: ["signet.test:443:127.0.0.1:\(fixture.port)", "www.signet.test:443:127.0.0.1:\(fixture.port)"], timeout: 5)
+            return withExtendedLifetime(fixture) { Doctor(configuration: server.app.configuration, options: options).run() }
+        }
+    }
+
+    static func failed(_ checks: [DoctorCheck]) -> [String] { checks.filter { $0.status == .fail }.map(\.name) }
+
+    @Test("the right files on the right host with a good certificate: every check passes")
+    func healthy() throws {
+        let checks = try Deployment().doctor()
+        #expect(Self.failed(checks) == [], "\(checks.map(\.line).joined(separator: "\n"))")
+        let passed = Set(checks.filter { $0.status == .pass }.map(\.name))
+        #expect(passed.isSuperset(of: ["tls", "host", "aasa.redirect", "aasa.status", "aasa.content_type", "aasa.json", "aasa.apps", "assetlinks.redirect",
+                                       "assetlinks.status", "assetlinks.content_type", "assetlinks.json", "assetlinks.relations", "assetlinks.fingerprints",
+                                       "discovery", "jwks", "origins", "issuer"]))
+        #expect(checks.contains { $0.status == .note && $0.name == "android.test.signet.app" && $0.detail.contains("Play App Signing") })
+    }
+
+    @Test("apple-app-site-association served as application/octet-stream fails aasa.content_type only")
+    func octetStream() throws {
+        let checks = try Deployment().doctor { $0["signet.test /.well-known/apple-app-site-association"]?.headers = ["Content-Type": "application/octet-stream"] }
+        #expect(Self.failed(checks) == ["aasa.content_type"])
+        let check = try #require(checks.first { $0.name == "aasa.content_type" })
+        #expect(check.detail.contains("application/octet-stream") && check.fix?.contains("default_type application/json") == true)
+    }
+
+    @Test("apple-app-site-association behind a 301 fails aasa.redirect only")
+    func redirect() throws {
+        let checks = try Deployment().doctor {
+            $0["signet.test /.well-known/apple-app-site-association"] = .init(status: 301, headers: ["Location": "https://www.signet.test/.well-known/apple-app-site-association"], body: [])
+        }
+        #expect(Self.failed(checks) == ["aasa.redirect"])
+        #expect(checks.first { $0.name == "aasa.redirect" }?.fix?.contains("do not follow redirects") == true)
+        #expect(checks.filter { $0.name.hasPrefix("aasa.") && $0.status == .skip }.count == 4)
+    }
+
+    @Test("assetlinks without a configured fingerprint and with an unknown one fails assetlinks.fingerprints only, naming both")
+    func fingerprints() throws {
+        let unknown = "AA:" + Array(repeating: "11", count: 31).joined(separator: ":")
+        let checks = try Deployment().doctor {
+            let file = #"[{"relation":["delegate_permission/common.handle_all_urls","delegate_permission/common.get_login_creds"],"target":{"namespace":"android_app","package_name":"test.signet.app","sha256_cert_fingerprints":["\#(unknown)"]}}]"#
+            $0["signet.test /.well-known/assetlinks.json"] = .init(body: Array(file.utf8))
+        }
+        #expect(Self.failed(checks) == ["assetlinks.fingerprints"])
+        let check = try #require(checks.first { $0.name == "assetlinks.fingerprints" })
+        #expect(check.detail.contains(TestServer.androidFingerprint) && check.detail.contains(unknown))
+        #expect(check.fix?.contains("Play App Signing") == true)
+    }
+
+    @Test("files on www. only fail the host check only")
+    func wwwOnly() throws {
+        let checks = try Deployment().doctor { routes in
+            for file in ["apple-app-site-association", "assetlinks.json"] {
+                routes["www.signet.test /.well-known/" + file] = routes.removeValue(forKey: "signet.test /.well-known/" + file)
+            }
+        }
+        #expect(Self.failed(checks) == ["host"])
+        #expect(checks.first { $0.name == "host" }?.detail.contains("www.signet.test only") == true)
+    }
+
+    @Test("a certificate for another name fails the TLS check only")
+    func wrongName() throws {
+        let checks = try Deployment().doctor(names: ["other.test"])
+        #expect(Self.failed(checks) == ["tls"])
+        let check = try #require(checks.first { $0.name == "tls" })
+        #expect(check.fix?.contains("subjectAltName includes signet.test") == true)
+    }
+
+    @Test("a web origin off the RP ID fails the offline origins check, with its fix")
+    func offlineOrigins() throws {
+        var configuration = TestServer.configuration()
+        configuration.webOrigins = ["https://signet.test", "https://login.signet.test", "https://signet-test.example", "http://signet.test"]
+        let checks = Doctor(configuration: configuration, options: HTTPSOptions()).configurationChecks()
+        #expect(Self.failed(checks) == ["origins"])
+        let check = try #require(checks.first { $0.name == "origins" })
+        #expect(check.detail.contains("https://signet-test.example") && check.detail.contains("http://signet.test") && !check.detail.contains("login.signet.test"))
+    }
+
+    @Test("the command: --config, --resolve, --connect-to, --ca-file; ✓ and ✗ lines with fixes; --json; exit 1 on a failure")
+    func command() throws {
+        var deployment = try Deployment()
+        deployment.routes["signet.test /.well-known/apple-app-site-association"]?.headers = ["Content-Type": "text/plain"]
+        let (cert, key) = try deployment.ca.leaf(["signet.test", "www.signet.test"])
+        let fixture = try HTTPSFixture(cert: cert, key: key, routes: deployment.routes, directory: deployment.ca.directory)
+        let config = deployment.ca.directory.appendingPathComponent("signet.json")
+        try """
+            {"issuer": "https://signet.test", "relying_party": {"id": "signet.test", "origins": ["https://signet.test"]},
+             "clients": [{"client_id": "app", "ios": [{"team_id": "ABCDE12345", "bundle_id": "test.signet.app"}],
+                          "android": [{"package_name": "test.signet.app", "sha256_cert_fingerprints": ["\(TestServer.androidFingerprint)"]}]}]}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let arguments = ["doctor", "--config", config.path, "--ca-file", deployment.ca.caFile, "--resolve", "signet.test:443:127.0.0.1",
+                         "--connect-to", "signet.test:443:127.0.0.1:\(fixture.port)", "--connect-to", "www.signet.test:443:127.0.0.1:\(fixture.port)"]
+        let text = try runSignet(arguments)
+        #expect(text.status == 1)
+        #expect(text.output.contains("✓ tls") && text.output.contains("✗ aasa.content_type") && text.output.contains("fix: serve it as application/json"))
+        #expect(text.output.contains("1 check(s) failed: aasa.content_type"))
+        let json = try runSignet(arguments + ["--json"])
+        let report = try StrictJSON().parse(Array(json.output.utf8))
+        #expect(json.status == 1 && report["ok"] == .bool(false) && report["rp_id"] == .string("signet.test"))
+        #expect(report["checks"]?.array?.filter { $0["status"] == .string("fail") }.compactMap { $0["name"]?.string } == ["aasa.content_type"])
+        withExtendedLifetime(fixture) {}
+        // Offline: the configuration alone, which is fine.
+        #expect(try runSignet(["doctor", "--config", config.path, "--offline"]).status == 0)
+    }
+
+    /// Runs the built `signet` and returns its exit status and standard output.
+    func runSignet(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = ProcessTests.binary
+        process.arguments = arguments
+        process.environment = ["SIGNET_KEK": String(repeating: "A", count: 43)]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}
