@@ -163,6 +163,9 @@ public struct ServerConfiguration: Sendable {
     public var database = "sqlite:signet.db"
     /// Where the key-encryption key lives when `SIGNET_KEK` does not give it.
     public var keyEncryptionKeyFile = "signet.kek"
+    /// Where `/metrics` is served instead of the main listener (`metrics.listen`), so it need
+    /// not be public; `nil`: on the main listener.
+    public var metricsListen: (host: String, port: UInt16)?
     public var rpID = "localhost"
     public var rpName = "Signet"
     /// Web origins as configured; ``allowedOrigins`` adds the Android ones.

@@ -25,7 +25,7 @@ public enum ConfigurationLoader {
         ["passwordless", "send_interval"], ["passwordless", "sends_per_hour"], ["rate_limits", "passwordless_per_ip"],
         ["email", "smtp_url"], ["email", "from"], ["email", "username"], ["email", "password_file"], ["email", "ca_file"], ["email", "outbox_dir"],
         ["email", "retry_delay"], ["email", "max_retry_delay"], ["email", "max_deliveries"],
-        ["recovery", "hold"],
+        ["recovery", "hold"], ["metrics", "listen"],
     ]
 
     static func environmentName(_ path: [String]) -> String { "SIGNET_" + path.joined(separator: "_").uppercased() }
@@ -118,23 +118,26 @@ public enum ConfigurationLoader {
         return list.compactMap(\.string)
     }
 
+    /// `HOST:PORT`.
+    static func hostAndPort(_ text: String, _ setting: String) throws -> (String, UInt16) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let port = UInt16(parts[1]), !parts[0].isEmpty else {
+            throw ConfigurationError("\(setting) must be HOST:PORT, such as 127.0.0.1:8080 (got \"\(text)\")")
+        }
+        return (String(parts[0]), port)
+    }
+
     static func build(_ tree: [String: JSONValue], development: Bool) throws -> ServerConfiguration {
         var host = "127.0.0.1"
         var port: UInt16 = 8080
-        if let listen = try string(tree, ["listen"]) {
-            let parts = listen.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 2, let p = UInt16(parts[1]), !parts[0].isEmpty else {
-                throw ConfigurationError("listen must be HOST:PORT, such as 127.0.0.1:8080 (got \"\(listen)\")")
-            }
-            host = String(parts[0])
-            port = p
-        }
+        if let listen = try string(tree, ["listen"]) { (host, port) = try hostAndPort(listen, "listen") }
         var c = development
             ? ServerConfiguration.development(host: host, port: port)
             : ServerConfiguration(issuer: try string(tree, ["issuer"]) ?? "")
         c.listenHost = host
         c.listenPort = port
         if development, let issuer = try string(tree, ["issuer"]) { c.issuer = issuer }
+        if let metrics = try string(tree, ["metrics", "listen"]) { c.metricsListen = try hostAndPort(metrics, "metrics.listen") }
         if let v = try string(tree, ["database"]) { c.database = v.contains(":") ? v : "sqlite:" + v }
         if let v = try string(tree, ["key_encryption_key_file"]) { c.keyEncryptionKeyFile = v }
         if let v = try string(tree, ["relying_party", "id"]) { c.rpID = v.lowercased() }

@@ -61,7 +61,19 @@ public final class SignetApp: @unchecked Sendable {
             sender.start()
             mailSender = sender
         }
-        if listen { try server.start() }
+        if let (host, port) = configuration.metricsListen {
+            var settings = HTTPServer.Configuration()
+            settings.host = host
+            settings.port = port
+            settings.threads = 1
+            settings.connectionLimit = 64
+            settings.perIPConnectionLimit = 16
+            metricsServer = HTTPServer(configuration: settings, handler: MetricsHandler(service: service), log: log)
+        }
+        if listen {
+            try server.start()
+            try metricsServer?.start()
+        }
         // Used-session marks are needed only until their sessions expire.
         let purge = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.purge"))
         purge.schedule(deadline: .now() + 60, repeating: 60)
@@ -77,11 +89,14 @@ public final class SignetApp: @unchecked Sendable {
     }
 
     private var purger: (any DispatchSourceTimer)?
+    /// The listener of `metrics.listen`, when set.
+    public private(set) var metricsServer: HTTPServer?
     private var mailSender: MailSender?
 
     deinit {
         purger?.cancel()
         mailSender?.stop()
+        metricsServer?.stop()
     }
 
     /// Where this instance's mail goes: the SMTP relay of `email.smtp_url`, else the `.eml`
@@ -104,6 +119,7 @@ public final class SignetApp: @unchecked Sendable {
     public func shutdown(grace: TimeInterval = 10) {
         purger?.cancel()
         mailSender?.stop()
+        metricsServer?.shutdown(grace: 1)
         server.shutdown(grace: grace)
     }
 }

@@ -102,7 +102,9 @@ extension SignetService {
                 : .json(503, Array(#"{"database":"unavailable","reason":"database_unavailable","status":"unavailable"}"#.utf8))
         }
         r.add("GET", "/metrics") { s, _ in
-            HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Array(s.ceremonies.metrics.text.utf8))
+            // With metrics.listen, only that listener answers.
+            guard s.configuration.metricsListen == nil else { throw AuthError(.notFound, "metrics are on metrics.listen") }
+            return s.metricsResponse
         }
         return r
     }

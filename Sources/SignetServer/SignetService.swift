@@ -55,6 +55,11 @@ public final class SignetService: HTTPHandler, Sendable {
         return response
     }
 
+    /// The Prometheus text of ``Metrics``.
+    var metricsResponse: HTTPResponse {
+        HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Array(ceremonies.metrics.text.utf8))
+    }
+
     public func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
         var error = AuthError(.bodyTooLarge, "body larger than \(limit) bytes", publicDetail: "request body larger than \(limit) bytes")
         error.status = 413
@@ -65,4 +70,18 @@ public final class SignetService: HTTPHandler, Sendable {
     func body(_ call: Call, form: Bool = false) throws -> JSONValue {
         try Wire.body(call.request, limit: configuration.maxBodyBytes, form: form)
     }
+}
+
+/// The listener of `metrics.listen`: `GET /metrics` and nothing else.
+final class MetricsHandler: HTTPHandler, Sendable {
+    let service: SignetService
+    init(service: SignetService) { self.service = service }
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        guard request.path == "/metrics" else { return ErrorAnswer.response(AuthError(.notFound, "only /metrics here"), for: request) }
+        guard request.method == "GET" else { return ErrorAnswer.response(AuthError(.methodNotAllowed, "\(request.method) on /metrics"), for: request) }
+        return service.metricsResponse
+    }
+
+    func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse { service.bodyTooLarge(request, limit: limit) }
 }

@@ -243,20 +243,22 @@ struct Admin {
         // Newest first for a look; with --follow, then every new event as it is written.
         var events = try ceremonies.logs(q: q, from: nil, take: take).reversed() as [LogEvent]
         var last = events.last.flatMap { Int64($0.log_id) } ?? 0
+        // Written straight to the file descriptor, unbuffered, so a follower sees each event at once.
         func show(_ batch: [LogEvent]) throws {
-            if options.json {
-                for event in batch { print(String(decoding: try JSONEncoder().encode(event), as: UTF8.self)) }
-            } else {
-                for e in batch {
-                    var fields: [String] = [e.date, e.signet_event, e.outcome]
-                    if let reason = e.reason { fields.append(reason) }
-                    if let user = e.user_id { fields.append("user=" + user) }
-                    if let client = e.client_id { fields.append("client=" + client) }
-                    if let ip = e.ip { fields.append("ip=" + ip) }
-                    print(fields.joined(separator: "  "))
+            var out = ""
+            for e in batch {
+                if options.json {
+                    out += String(decoding: try JSONEncoder().encode(e), as: UTF8.self) + "\n"
+                    continue
                 }
+                var fields: [String] = [e.date, e.signet_event, e.outcome]
+                if let reason = e.reason { fields.append(reason) }
+                if let user = e.user_id { fields.append("user=" + user) }
+                if let client = e.client_id { fields.append("client=" + client) }
+                if let ip = e.ip { fields.append("ip=" + ip) }
+                out += fields.joined(separator: "  ") + "\n"
             }
-            FileHandle.standardOutput.synchronizeFile()
+            FileHandle.standardOutput.write(Data(out.utf8))
         }
         try show(events)
         guard options.follow else { return }

@@ -68,10 +68,15 @@ final class TestServer: @unchecked Sendable {
         return c
     }
 
-    init(_ transport: Transport = .inProcess, _ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    /// - Parameter restoring: a database file (and the KEK file beside it) to start from, copied in.
+    init(_ transport: Transport = .inProcess, restoring: (database: URL, kek: URL)? = nil, _ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
         self.transport = transport
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if let restoring {
+            try FileManager.default.copyItem(at: restoring.database, to: directory.appendingPathComponent("signet.db"))
+            try FileManager.default.copyItem(at: restoring.kek, to: directory.appendingPathComponent("signet.kek"))
+        }
         var configuration = TestServer.configuration(edit)
         configuration.database = "sqlite:" + directory.appendingPathComponent("signet.db").path
         configuration.keyEncryptionKeyFile = directory.appendingPathComponent("signet.kek").path

@@ -1,0 +1,232 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetCrypto
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetStore
+import SignetWebAuthn
+import Testing
+
+/// DESIGN.md, "Management API and operations": `signet admin` and `signet backup` as an
+/// operator runs them, against the database of a running server; `metrics.listen`.
+@Suite struct OperationsTests {
+    /// Runs `signet` in `directory` (where the server's KEK file is); status, output, errors.
+    static func signet(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String, errors: String) {
+        let process = Process()
+        process.executableURL = ProcessTests.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.environment = [:]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+    }
+
+    static func json(_ text: String) throws -> JSONValue { try StrictJSON().parse(Array(text.utf8)) }
+
+    @Test("signet admin: users list/show/block/unblock/delete, clients add/list/rotate-secret/remove, logs; a running server sees each change")
+    func admin() throws {
+        let server = try TestServer()
+        let database = ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path]
+        func admin(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+            try Self.signet(["admin"] + arguments + database, in: server.directory)
+        }
+        let phone = Phone(server)
+        let tokens = try phone.signUp(email: "ada@signet.test")
+        _ = try SignedIn(server, email: "bob@signet.test")
+        let id = try #require(jwtClaims(tokens["access_token"]?.string)["sub"]?.string)
+
+        let table = try admin(["users", "list"])
+        #expect(table.status == 0 && table.output.contains("ada@signet.test") && table.output.contains("2 of 2 user(s)"))
+        let listed = try Self.json(try admin(["users", "list", "--query", "email:ada*", "--json"]).output)
+        #expect(listed["total"] == .number("1") && listed["users"]?.array?.first?["user_id"] == .string(id))
+        let shown = try Self.json(try admin(["users", "show", id, "--json"]).output)
+        #expect(shown["authentication_methods"]?.array?.first?["type"] == .string("passkey") && shown["sessions"]?.array?.count == 1)
+        #expect(try admin(["users", "show", id]).output.contains("last login"))
+
+        // Blocking from the command line: the running server refuses the next sign-in at once.
+        #expect(try admin(["users", "block", id]).status == 0)
+        let (session, credential, _) = try phone.startSignIn()
+        #expect(try phone.exchange(session: session, credential: credential).json["reason"] == .string("user_blocked"))
+        #expect(try admin(["users", "unblock", id]).status == 0)
+        #expect(try phone.signIn()["access_token"] != nil)
+
+        // A machine client, added, used, re-keyed and removed while the server runs.
+        let added = try Self.json(try admin(["clients", "add", "--name", "Ops", "--type", "confidential", "--grant", "client_credentials",
+                                             "--scope", "read:users read:logs", "--json"]).output)
+        let clientID = try #require(added["client_id"]?.string)
+        let secret = try #require(added["client_secret"]?.string)
+        #expect(added["scopes"] == .array([.string("read:users"), .string("read:logs")]))
+        func token(_ secret: String) throws -> Int {
+            try server.post("/oauth/token", .object(["grant_type": .string("client_credentials"), "client_id": .string(clientID), "client_secret": .string(secret)])).status
+        }
+        #expect(eventually(timeout: 5) { try token(secret) == 200 })
+        #expect(try Self.json(try admin(["clients", "list", "--json"]).output).array?.first?["client_secret"] == nil)
+        let rotated = try #require(try Self.json(try admin(["clients", "rotate-secret", clientID, "--json"]).output)["client_secret"]?.string)
+        #expect(eventually(timeout: 5) { try token(secret) == 401 && token(rotated) == 200 })
+        #expect(try admin(["clients", "remove", clientID]).status == 0)
+        #expect(eventually(timeout: 5) { try token(rotated) == 401 })
+        // Refusals: a bad grant, a public machine client, an unknown user, a usage error.
+        #expect(try admin(["clients", "add", "--name", "X", "--type", "public", "--grant", "client_credentials"]).status == 2)
+        #expect(try admin(["clients", "add", "--name", "X", "--type", "confidential", "--grant", "password"]).errors.contains("unknown grant"))
+        let unknown = try admin(["users", "show", "00000000-0000-4000-8000-000000000000"])
+        #expect(unknown.status == 1 && unknown.errors.contains("user_unknown"))
+        #expect(try admin(["users", "frobnicate"]).status == 2)
+
+        // The audit trail names the command line as the client of each change.
+        let logs = try admin(["logs", "--user", id, "--json"]).output.split(separator: "\n").map { try Self.json(String($0)) }
+        let kinds = logs.compactMap { $0["signet_event"]?.string }
+        #expect(kinds.contains("admin_user_blocked") && kinds.contains("admin_user_unblocked") && kinds.contains("sign_up"))
+        #expect(logs.filter { $0["signet_event"]?.string?.hasPrefix("admin_") == true }.allSatisfy { $0["client_id"] == .string("signet-admin") })
+
+        #expect(try admin(["users", "delete", id]).status == 0)
+        #expect(try server.store.user(id: id) == nil && server.counts["users"] == 1)
+    }
+
+    @Test("signet admin logs --follow prints events as they are written")
+    func follow() throws {
+        let server = try TestServer()
+        _ = try SignedIn(server, email: "ada@signet.test")
+        let process = Process()
+        process.executableURL = ProcessTests.binary
+        process.arguments = ["admin", "logs", "--follow", "--json", "--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path]
+        process.currentDirectoryURL = server.directory
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            // SIGKILL: the test runner's children inherit its blocked SIGTERM.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let lines = LineCollector(output.fileHandleForReading)
+        #expect(eventually(timeout: 10) { lines.text.contains(#""signet_event":"sign_up""#) })
+        _ = try SignedIn(server, email: "bob@signet.test")
+        #expect(eventually(timeout: 10) { lines.text.components(separatedBy: #""signet_event":"sign_up""#).count == 3 })
+    }
+
+    @Test("signet backup of a database under sign-in load: checked, restored, and signed in against")
+    func backupUnderLoad() throws {
+        let server = try TestServer()
+        let phones = try (0..<8).map { n in
+            let phone = Phone(server)
+            _ = try phone.signUp(email: "user\(n)@signet.test")
+            return phone
+        }
+        // Sign-ins and sign-ups go on while the copy is made.
+        let stop = Flag()
+        let answered = Counter()
+        let load = Thread {
+            var n = 0
+            while !stop.isSet {
+                n += 1
+                if (try? phones[n % phones.count].signIn()) != nil { answered.add() }
+                if n % 4 == 0, (try? Phone(server).signUp(email: "late\(n)@signet.test")) != nil { answered.add() }
+            }
+        }
+        load.start()
+        #expect(eventually(timeout: 10) { answered.value >= 20 })
+        let copy = server.directory.appendingPathComponent("backup.db")
+        let result = try Self.signet(["backup", "--to", copy.path, "--json", "--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path],
+                                     in: server.directory)
+        let during = answered.value
+        #expect(eventually(timeout: 10) { answered.value >= during + 10 })
+        stop.set()
+        while !load.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(result.status == 0, "\(result.errors)")
+        let report = try Self.json(result.output)
+        #expect(report["integrity"] == .string("ok") && report["schema_version"] == .number("7"))
+        guard case .number(let count)? = report["users"], let users = Int(count) else { Issue.record("no user count"); return }
+        #expect(users >= 8)
+        #expect(!FileManager.default.fileExists(atPath: copy.path + ".part") && !FileManager.default.fileExists(atPath: copy.path + "-wal"))
+        // A second backup to the same name is refused rather than overwriting it.
+        #expect(try Self.signet(["backup", "--to", copy.path, "--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path], in: server.directory).status == 1)
+
+        // Restored: a server on the copy signs in the accounts it holds.
+        let restored = try TestServer(restoring: (copy, server.directory.appendingPathComponent("signet.kek")))
+        #expect(restored.counts["users"] == users)
+        for phone in phones {
+            #expect(try Phone(restored, authenticator: phone.authenticator).signIn()["access_token"] != nil)
+        }
+        #expect(try (restored.store as? SQLStore)?.integrityCheck() == "ok")
+    }
+
+    @Test("signet backup of PostgreSQL points to pg_dump")
+    func backupPostgres() throws {
+        let result = try Self.signet(["backup", "--to", "x.db", "--database", "postgres://localhost/none"], in: FileManager.default.temporaryDirectory)
+        #expect(result.status == 2 && result.errors.contains("pg_dump"))
+    }
+
+    @Test("metrics.listen moves /metrics to its own listener; the public one answers 404")
+    func metricsListener() throws {
+        let port = freeLoopbackPort()
+        let server = try TestServer(.socket) { $0.metricsListen = ("127.0.0.1", port) }
+        _ = try SignedIn(server, email: "ada@signet.test")
+        let public_ = try server.get("/metrics")
+        #expect(public_.status == 404)
+        let metrics = try HTTPClient(port: port).send("GET", "/metrics")
+        let text = String(decoding: metrics.body, as: UTF8.self)
+        #expect(metrics.status == 200 && text.contains(#"signet_audit_events_total{event="sign_up",outcome="success"} 1"#))
+        #expect(try HTTPClient(port: port).send("GET", "/healthz").status == 404)
+    }
+}
+
+/// Text read from a pipe as it arrives.
+final class LineCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffer = ""
+    init(_ handle: FileHandle) {
+        handle.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.lock()
+            self.buffer += String(decoding: data, as: UTF8.self)
+            self.lock.unlock()
+        }
+    }
+    var text: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return buffer
+    }
+}
+
+/// A flag one thread sets and another reads.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() {
+        lock.lock()
+        value = true
+        lock.unlock()
+    }
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+}
+
+/// A count several threads add to.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() {
+        lock.lock()
+        count += 1
+        lock.unlock()
+    }
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
+}
