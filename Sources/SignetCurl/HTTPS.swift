@@ -33,6 +33,13 @@ public struct HTTPSResponse: Sendable {
     public let truncated: Bool
 
     public func header(_ name: String) -> String? { headers.first { $0.0 == name.lowercased() }?.1 }
+
+    package init(status: Int, headers: [(String, String)], body: [UInt8], truncated: Bool) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.truncated = truncated
+    }
 }
 
 /// HTTPS GETs with libcurl (`signet doctor`): TLS verified against the system's CAs or

@@ -3,6 +3,8 @@ import SignetAuth
 import SignetServer
 import SignetWebAuthn
 import SignetAPI
+import SignetCurl
+import SignetHTTP
 
 /// One fuzz input: the first byte picks the parser, the rest is its input. Every parser must
 /// refuse bad input with a `WebAuthnError`, never crash, hang or leak.
@@ -24,7 +26,18 @@ enum FuzzTarget {
         case form, basicAuthorization, forwarded, cidr, sealedSession
         // Email codes and recovery.
         case tokenRequest, emailAddress, acceptLanguage, recoveryCode, mailText
+        // Administration: query strings, the Management API's q, served association files.
+        case queryString, managementQuery, associationFile
     }
+
+    /// What `signet doctor` checks served files against: the test configuration's apps.
+    static let doctor = Doctor(configuration: {
+        var c = ServerConfiguration(issuer: "https://signet.test")
+        c.rpID = "signet.test"
+        c.clients = [ClientConfiguration(id: "app", grants: [], iosApps: [.init(teamID: "ABCDE12345", bundleID: "test.signet.app")],
+                                         androidApps: [.init(packageName: "test.signet.app", fingerprints: [[UInt8](repeating: 0xB3, count: 32)])])]
+        return c
+    }(), options: HTTPSOptions())
 
     static func run(_ input: [UInt8]) {
         guard let first = input.first else { return }
@@ -93,10 +106,36 @@ enum FuzzTarget {
             precondition(encoded.components(separatedBy: "\r\n").allSatisfy { $0.utf8.count <= 76 }, "a quoted-printable line longer than 76")
             let word = MailMessage.encodedWord(text)
             precondition(!word.contains("\r") && !word.contains("\n"), "a header word with a line break")
+        case .queryString:
+            let text = String(decoding: body, as: UTF8.self)
+            let query = HTTPRequest.parseQuery(text[...])
+            precondition(query.count <= 64, "unbounded query")
+            // What was decoded encodes and decodes back to itself.
+            for (name, value) in query {
+                let encoded = value.utf8.map { b in b.isASCIIAlphanumeric ? String(UnicodeScalar(b)) : "%" + String(b, radix: 16, uppercase: true).leftPadded }.joined()
+                precondition(HTTPRequest.percentDecoded(Array(encoded.utf8)) == value, "percent round trip changed \(name)")
+            }
+        case .managementQuery:
+            let text = String(decoding: body, as: UTF8.self)
+            if case .prefix(let prefix)? = try? Ceremonies.emailQuery(text) { precondition(!prefix.contains("*"), "a prefix with a wildcard") }
+        case .associationFile:
+            let response = HTTPSResponse(status: 200, headers: [("content-type", "application/json")], body: body, truncated: false)
+            for checks in [doctor.appleAssociation(.success(response)), doctor.assetLinks(.success(response))] {
+                precondition(checks.allSatisfy { $0.status != .fail || $0.fix != nil }, "a failed check without a fix")
+            }
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
                 precondition(SessionSealer.encode(session).flatMap(SessionSealer.decode) == session, "session round trip changed it")
             }
         }
     }
+}
+
+extension UInt8 {
+    var isASCIIAlphanumeric: Bool { (0x30...0x39).contains(self) || (0x41...0x5a).contains(self) || (0x61...0x7a).contains(self) }
+}
+
+extension String {
+    /// Two hex digits.
+    var leftPadded: String { count == 1 ? "0" + self : self }
 }

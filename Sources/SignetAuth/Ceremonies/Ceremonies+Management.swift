@@ -102,7 +102,7 @@ extension Ceremonies {
     }
 
     /// The forms of `q` Signet answers.
-    static func emailQuery(_ q: String?) throws -> UserQuery.Email {
+    package static func emailQuery(_ q: String?) throws -> UserQuery.Email {
         let text = (q ?? "").trimmingCharacters(in: .whitespaces)
         if text.isEmpty { return .any }
         guard text.utf8.count <= 320, text.hasPrefix("email:") else {

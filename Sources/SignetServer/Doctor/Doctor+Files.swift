@@ -1,5 +1,5 @@
 import SignetAuth
-import SignetCurl
+package import SignetCurl
 import Foundation
 import SignetWebAuthn
 
@@ -48,7 +48,7 @@ extension Doctor {
     }
 
     /// apple-app-site-association: every configured `TEAMID.bundle` under `webcredentials.apps`.
-    func appleAssociation(_ result: Result<HTTPSResponse, CurlError>) -> [DoctorCheck] {
+    package func appleAssociation(_ result: Result<HTTPSResponse, CurlError>) -> [DoctorCheck] {
         var (checks, value) = servedJSON("aasa", "/.well-known/apple-app-site-association", result, names: Self.aasaChecks, limit: Self.aasaLimit)
         guard let value else { return checks }
         let served = Set(value["webcredentials"]?["apps"]?.array?.compactMap(\.string) ?? [])
@@ -62,7 +62,7 @@ extension Doctor {
 
     /// assetlinks.json: for every configured package a statement with `get_login_creds` and every
     /// configured fingerprint; fingerprints served for it that the configuration lacks are named.
-    func assetLinks(_ result: Result<HTTPSResponse, CurlError>) -> [DoctorCheck] {
+    package func assetLinks(_ result: Result<HTTPSResponse, CurlError>) -> [DoctorCheck] {
         var (checks, value) = servedJSON("assetlinks", "/.well-known/assetlinks.json", result, names: Self.assetLinksChecks, limit: 1 << 20)
         guard let value else { return checks }
         let all = value.array ?? []
