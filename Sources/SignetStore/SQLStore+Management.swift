@@ -14,9 +14,9 @@ extension SQLStore {
         """
 
     static func managedUser(_ r: [SQLValue]) -> ManagedUser {
-        let user = Self.user(Array(r[0..<8]))
-        let lastLogin = [r[9].int, r[11].int].compactMap { $0 }.max()
-        return ManagedUser(user: user, updatedAt: r[8].int, lastLogin: lastLogin, loginsCount: (r[10].int ?? 0) + (r[12].int ?? 0))
+        let user = Self.user(Array(r[0..<9]))
+        let lastLogin = [r[10].int, r[12].int].compactMap { $0 }.max()
+        return ManagedUser(user: user, updatedAt: r[9].int, lastLogin: lastLogin, loginsCount: (r[11].int ?? 0) + (r[13].int ?? 0))
     }
 
     static func applyManagement(_ write: StoreWrite, _ db: any SQLSession) throws(StoreError) {
@@ -60,6 +60,8 @@ extension SQLStore {
                 var sets = ["updated_at = ?"]
                 var arguments: [SQLValue] = [.int(at)]
                 if let blocked = change.blocked { sets.append("blocked = ?"); arguments.append(.int(blocked ? 1 : 0)) }
+                // Blocking ends every session that started before it.
+                if change.blocked == true { sets.append("sessions_revoked_at = ?"); arguments.append(.int(at)) }
                 if let name = change.name { sets.append("name = ?"); arguments.append(Self.text(name)) }
                 if let email = change.email { sets.append("email = ?"); arguments.append(.text(email)) }
                 if let verified = change.emailVerified { sets.append("email_verified = ?"); arguments.append(.int(verified ? 1 : 0)) }
@@ -69,9 +71,6 @@ extension SQLStore {
                 }
                 try db.query("UPDATE users SET \(sets.joined(separator: ", ")) WHERE id = ?", arguments + [.text(id)])
                 guard db.changes == 1 else { return nil }
-                if change.blocked == true {
-                    try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [.int(at), .text(id)])
-                }
                 for write in writes { try Self.apply(write, db) }
                 return try db.query(Self.managedUserSelect + " WHERE u.id = ?", [.text(id)]).first.map(Self.managedUser)
             }
@@ -113,13 +112,13 @@ extension SQLStore {
         }
     }
 
-    public func revokeSessions(userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Int {
+    public func revokeSessions(userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) -> Int in
-                let families = try db.query(
-                    "UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING family", [.int(at), .text(userID)])
+            try db.transaction { () throws(StoreError) -> Bool in
+                try db.query("UPDATE users SET sessions_revoked_at = ? WHERE id = ?", [.int(at), .text(userID)])
+                guard db.changes == 1 else { return false }
                 for write in writes { try Self.apply(write, db) }
-                return Set(families.compactMap { $0[0].text }).count
+                return true
             }
         }
     }

@@ -96,11 +96,11 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     static let userColumns = "id, handle, email, name, email_verified, created_at, locale"
     /// What a read of an account selects: the inserted columns and whether it is blocked.
-    static let userSelect = userColumns + ", blocked"
+    static let userSelect = userColumns + ", blocked, sessions_revoked_at"
 
     static func user(_ r: [SQLValue]) -> UserRecord {
         UserRecord(id: r[0].text ?? "", handle: r[1].blob ?? [], email: r[2].text ?? "", name: r[3].text, emailVerified: r[4].bool, createdAt: r[5].int ?? 0, locale: r[6].text,
-                   blocked: r.count > 7 && r[7].bool)
+                   blocked: r.count > 7 && r[7].bool, sessionsRevokedAt: r.count > 8 ? r[8].int : nil)
     }
 
     static let credentialColumns = "id, user_id, public_key, algorithm, sign_count, aaguid, format, backup_eligible, backup_state, transports, name, created_at, last_used_at, revoked_at, recovery_id"

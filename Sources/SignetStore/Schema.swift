@@ -184,16 +184,19 @@ enum Schema {
             CREATE INDEX recoveries_user ON recoveries(user_id, state);
             CREATE INDEX recoveries_session ON recoveries(session)
             """),
-            // Administration: blocked accounts and what an administrator sees of an account's
-            // use (a passkey's uses are counted in the row its use already updates, so a sign-in
-            // writes no other page), and clients kept in the database.
+            // Administration: blocked accounts, sessions ended by an administrator (every session
+            // that started before `sessions_revoked_at`: one write, checked where the account row
+            // is read anyway, instead of an index on refresh tokens that every sign-in would pay
+            // for), what an administrator sees of an account's use (a passkey's uses are counted in
+            // the row its use already updates, so a sign-in writes no other page), and clients
+            // kept in the database.
             (7, """
             ALTER TABLE users ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE users ADD COLUMN sessions_revoked_at BIGINT;
             ALTER TABLE users ADD COLUMN updated_at BIGINT;
             ALTER TABLE users ADD COLUMN last_login BIGINT;
             ALTER TABLE users ADD COLUMN logins_count BIGINT NOT NULL DEFAULT 0;
             ALTER TABLE credentials ADD COLUMN use_count BIGINT NOT NULL DEFAULT 0;
-            CREATE INDEX refresh_tokens_user ON refresh_tokens(user_id);
             CREATE TABLE clients (
                 id TEXT PRIMARY KEY,
                 name TEXT NOT NULL,

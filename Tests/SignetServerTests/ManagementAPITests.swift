@@ -177,6 +177,7 @@ extension TestServer {
         let tokens = try phone.signUp(email: "ada@signet.test")
         let access = try #require(tokens["access_token"]?.string)
         let refresh = try #require(tokens["refresh_token"])
+        let untouched = try #require(try phone.signIn()["refresh_token"])
         let id = try #require(jwtClaims(access)["sub"]?.string)
         let ops = try server.managementToken()
         let blocked = try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["blocked": .bool(true)]))
@@ -191,12 +192,16 @@ extension TestServer {
         #expect(me.status == 403 && meJSON["reason"] == .string("user_blocked"))
         #expect(try server.api("GET", "/api/v2/users/\(id)/sessions", token: ops).json["sessions"]?.array?.isEmpty == true)
         // The refused sign-in wrote nothing: no refresh token, no use of the passkey.
-        #expect(try server.store.managedUser(id: id)?.loginsCount == 1)
+        #expect(try server.store.managedUser(id: id)?.loginsCount == 2)
         #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["blocked": .bool(false)])).json["blocked"] == .bool(false))
+        // A session from before the block, never presented meanwhile, ended with the block too.
+        let ended = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": untouched]))
+        #expect(ended.json["reason"] == .string("refresh_token_revoked"))
         #expect(try phone.signIn()["access_token"] != nil)
-        // The families that blocking ended stay ended.
+        // The family that blocking ended stays ended: its token, refused once while blocked, is
+        // now a reused one.
         let old = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": refresh]))
-        #expect(old.json["reason"] == .string("refresh_token_revoked"))
+        #expect(old.json["reason"] == .string("refresh_token_reused"))
         let kinds = (try server.api("GET", "/api/v2/logs", token: ops).json.array ?? []).compactMap { $0["signet_event"]?.string }
         #expect(kinds.contains("admin_user_blocked") && kinds.contains("admin_user_unblocked"))
     }

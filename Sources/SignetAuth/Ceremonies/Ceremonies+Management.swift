@@ -221,8 +221,8 @@ extension Ceremonies {
 
     /// `GET /api/v2/users/{id}/sessions`: the live refresh-token families.
     public func sessions(userID: String) throws -> ManagementSessionList {
-        _ = try existingUser(userID)
-        let sessions = try store.sessions(userID: userID, now: nowMillis).map { s in
+        let user = try existingUser(userID).user
+        let sessions = try store.sessions(userID: userID, now: nowMillis).filter { !user.endedSession($0.id) }.map { s in
             ManagementSession(
                 id: s.id, user_id: userID, created_at: Self.iso(s.createdAt), updated_at: Self.iso(s.updatedAt), authenticated_at: Self.iso(s.authTime * 1000),
                 expires_at: Self.iso(s.expiresAt), clients: [.init(client_id: s.clientID)],
@@ -231,14 +231,12 @@ extension Ceremonies {
         return ManagementSessionList(sessions: sessions)
     }
 
-    /// `DELETE /api/v2/users/{id}/sessions`: every family ends at once; the account API refuses
-    /// their access tokens from then on. Returns how many sessions ended.
-    @discardableResult
-    public func revokeSessions(userID: String, by caller: ManagementCaller, context: RequestContext) throws -> Int {
-        _ = try existingUser(userID)
-        return try store.revokeSessions(userID: userID, at: nowMillis, writes: [
+    /// `DELETE /api/v2/users/{id}/sessions`: every session that started until now ends at once:
+    /// their refresh tokens and, at Signet's own endpoints, their access tokens are refused.
+    public func revokeSessions(userID: String, by caller: ManagementCaller, context: RequestContext) throws {
+        guard userID.utf8.count <= 128, try store.revokeSessions(userID: userID, at: nowMillis, writes: [
             .audit(auditEvent("admin_sessions_revoked", user: userID, client: caller.clientID, context: context)),
-        ])
+        ]) else { throw AuthError(.userUnknown, "no user \(userID.prefix(64))") }
     }
 
     // MARK: logs

@@ -170,6 +170,12 @@ extension Ceremonies {
                 _ = try store.revokeRefreshFamily(hash: row.hash, now: now)
                 throw AuthError(.userBlocked, "the account is blocked")
             }
+            if user.endedSession(row.family) {
+                _ = try store.revokeRefreshFamily(hash: row.hash, now: now)
+                audit("refresh", "failure", reason: Reason.refreshTokenRevoked.rawValue, user: row.userID, client: client.id,
+                      detail: "an administrator ended the account's sessions", context: context)
+                throw AuthError(.refreshTokenRevoked, "an administrator ended this session")
+            }
             let grant = try tokenGrant(scope: row.scope, audience: request.audience, client: client)
             var tokens = try issueTokens(user: user, client: client, grant: grant, amr: row.amr, authTime: row.authTime, jti: Array(fresh[0..<16]),
                                          session: SessionRef(sid: row.family, credential: row.credential))
@@ -180,7 +186,7 @@ extension Ceremonies {
             audit("refresh_token_reused", "failure", reason: Reason.refreshTokenReused.rawValue, user: userID, client: client.id, context: context)
             throw AuthError(.refreshTokenReused, "a rotated refresh token was presented again; its family is revoked")
         case .revoked(let userID):
-            // Blocking an account ends its families: say why.
+            // A blocked account's families end: say why.
             if try store.user(id: userID)?.blocked == true { throw AuthError(.userBlocked, "the account is blocked") }
             throw AuthError(.refreshTokenRevoked, "the refresh token was revoked")
         case .expired: throw AuthError(.refreshTokenExpired, "the refresh token has expired")
@@ -221,10 +227,11 @@ extension Ceremonies {
             if let credential = principal.credential, try !isLive(credential: credential) {
                 throw AuthError(.tokenInvalid, "the credential \(credential) that started this session was revoked")
             }
-            // Any session ends at once when its family is revoked (a sign-out, an administrator's
-            // revocation), a code session also with the recovery it opened.
-            if let sid = principal.sessionID, try store.sessionEnded(sid) {
-                throw AuthError(.tokenInvalid, "this session was ended")
+            if let sid = principal.sessionID, user.endedSession(sid) {
+                throw AuthError(.tokenInvalid, "an administrator ended this session")
+            }
+            if principal.isCodeSession, let sid = principal.sessionID, try store.sessionEnded(sid) {
+                throw AuthError(.tokenInvalid, "this code session was ended")
             }
         case .anyWithScope(let scope):
             guard principal.scopes.contains(scope) else { throw AuthError(.insufficientScope, "the token's scope lacks \(scope)") }
@@ -266,5 +273,16 @@ extension Ceremonies {
         let user = principal.user
         return UserInfo(sub: user.id, email: scopes.contains("email") ? user.email : nil, email_verified: scopes.contains("email") ? user.emailVerified : nil,
                         name: scopes.contains("profile") ? user.name : nil)
+    }
+}
+
+extension UserRecord {
+    /// Whether the session `sid` (a time-ordered ID: its first 6 bytes are its start in
+    /// milliseconds) started before an administrator ended the account's sessions.
+    func endedSession(_ sid: String) -> Bool {
+        guard let revoked = sessionsRevokedAt else { return false }
+        guard let bytes = Base64URL.decode(sid), bytes.count >= 6 else { return true }
+        let started = bytes.prefix(6).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        return started <= revoked
     }
 }

@@ -11,8 +11,12 @@ public struct UserRecord: Sendable, Equatable {
     public var locale: String?
     /// Blocked by an administrator: every grant is refused (`user_blocked`).
     public var blocked: Bool
+    /// Every session that started at or before this time (milliseconds) has ended: an
+    /// administrator's revocation, or the block.
+    public var sessionsRevokedAt: Int64?
 
-    public init(id: String, handle: [UInt8], email: String, name: String?, emailVerified: Bool, createdAt: Int64, locale: String? = nil, blocked: Bool = false) {
+    public init(id: String, handle: [UInt8], email: String, name: String?, emailVerified: Bool, createdAt: Int64, locale: String? = nil, blocked: Bool = false,
+                sessionsRevokedAt: Int64? = nil) {
         self.id = id
         self.handle = handle
         self.email = email
@@ -21,6 +25,7 @@ public struct UserRecord: Sendable, Equatable {
         self.createdAt = createdAt
         self.locale = locale
         self.blocked = blocked
+        self.sessionsRevokedAt = sessionsRevokedAt
     }
 }
 

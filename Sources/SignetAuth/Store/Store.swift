@@ -259,20 +259,22 @@ public protocol Store: Sendable {
     /// Accounts matching `query`, oldest first, and how many match in all.
     func users(_ query: UserQuery) throws(StoreError) -> (users: [ManagedUser], total: Int)
     func managedUser(id: String) throws(StoreError) -> ManagedUser?
-    /// Applies `change` with `writes` in one transaction. Blocking also revokes every refresh
-    /// token of the account. `nil` when there is no such account; ``StoreError/Code/emailTaken``
-    /// when the new address is another account's.
+    /// Applies `change` with `writes` in one transaction. Blocking also ends every session that
+    /// started before it (``UserRecord/sessionsRevokedAt``). `nil` when there is no such account;
+    /// ``StoreError/Code/emailTaken`` when the new address is another account's.
     func updateUser(id: String, _ change: UserChange, at: Int64, writes: [StoreWrite]) throws(StoreError) -> ManagedUser?
     /// Erases the account and every row bound to it (credentials, device keys, tokens, codes,
     /// challenges, recoveries, queued mail), and replaces its ID in the audit trail with
     /// `pseudonym` (its details cleared), with `writes`, in one transaction; `false` when there
     /// is no such account.
     func deleteUser(id: String, pseudonym: String, writes: [StoreWrite]) throws(StoreError) -> Bool
-    /// The account's live sessions: refresh-token families with a token neither used, revoked
-    /// nor expired at `now`.
+    /// The account's refresh-token families with a token neither used, revoked nor expired at
+    /// `now` (the caller drops those that ``UserRecord/sessionsRevokedAt`` ended). A scan of the
+    /// refresh tokens: an administrator's read, which no sign-in pays an index for.
     func sessions(userID: String, now: Int64) throws(StoreError) -> [SessionRow]
-    /// Revokes every refresh token of the account, with `writes`; returns how many families ended.
-    func revokeSessions(userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Int
+    /// Ends every session the account started before `at` (``UserRecord/sessionsRevokedAt``),
+    /// with `writes`; `false` when there is no such account.
+    func revokeSessions(userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
     /// Revokes a passkey of the account, even its last (an administrator's removal), with `writes`.
     func adminRevokeCredential(id: [UInt8], userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
     /// Deletes the account's recovery codes, with `writes`; returns how many unused ones went.
