@@ -17,6 +17,8 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
     public var retryAfter: Int?
     /// The `WWW-Authenticate` challenge (RFC 6750 §3, RFC 9470 §3), when the reason has one.
     public var challenge: String?
+    /// A nonce for the client's next DPoP proof (RFC 9449 §8: the `DPoP-Nonce` header).
+    public var dpopNonce: String?
 
     public init(_ reason: Reason, _ detail: String, publicDetail: String? = nil) {
         self.reason = reason

@@ -42,6 +42,11 @@ public struct ClientConfiguration: Sendable, Equatable {
     public var scopes: [String] = []
     /// Where the browser flow may send the user back (exact match).
     public var redirectURIs: [String] = []
+    /// DPoP (RFC 9449) at the token endpoint: `allowed` (a proof binds the tokens) or
+    /// `required` (a grant without one is refused).
+    public var dpop = "allowed"
+    /// `device_key`: a refresh needs a DPoP proof by one of the account's enrolled device keys.
+    public var refreshProof: String?
 
     /// Whether the client authenticates with a secret (RFC 6749 §2.1).
     public var isConfidential: Bool { secretHash != nil }
@@ -166,6 +171,9 @@ public struct ServerConfiguration: Sendable {
     /// Where `/metrics` is served instead of the main listener (`metrics.listen`), so it need
     /// not be public; `nil`: on the main listener.
     public var metricsListen: (host: String, port: UInt16)?
+    /// Whether token-endpoint DPoP proofs must carry a nonce Signet issued (`DPoP-Nonce`,
+    /// RFC 9449 §8), which bounds how long a proof made in advance stays usable.
+    public var dpopNonce = false
     public var rpID = "localhost"
     public var rpName = "Signet"
     /// Web origins as configured; ``allowedOrigins`` adds the Android ones.

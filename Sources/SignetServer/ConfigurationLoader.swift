@@ -25,7 +25,7 @@ public enum ConfigurationLoader {
         ["passwordless", "send_interval"], ["passwordless", "sends_per_hour"], ["rate_limits", "passwordless_per_ip"],
         ["email", "smtp_url"], ["email", "from"], ["email", "username"], ["email", "password_file"], ["email", "ca_file"], ["email", "outbox_dir"],
         ["email", "retry_delay"], ["email", "max_retry_delay"], ["email", "max_deliveries"],
-        ["recovery", "hold"], ["metrics", "listen"],
+        ["recovery", "hold"], ["metrics", "listen"], ["dpop", "nonce"],
     ]
 
     static func environmentName(_ path: [String]) -> String { "SIGNET_" + path.joined(separator: "_").uppercased() }
@@ -160,6 +160,10 @@ public enum ConfigurationLoader {
                 return cidr
             }
         }
+        if let v = value(tree, ["dpop", "nonce"]) {
+            guard let b = v.bool ?? v.string.flatMap({ Bool($0) }) else { throw ConfigurationError("dpop.nonce must be true or false") }
+            c.dpopNonce = b
+        }
         if let v = value(tree, ["rate_limits", "enabled"]) {
             guard let b = v.bool ?? v.string.flatMap({ Bool($0) }) else { throw ConfigurationError("rate_limits.enabled must be true or false") }
             c.rateLimits.enabled = b
@@ -227,13 +231,21 @@ public enum ConfigurationLoader {
         guard let list = value.array else { throw ConfigurationError("clients must be a list") }
         return try list.enumerated().map { index, item in
             guard let object = item.object else { throw ConfigurationError("clients[\(index)] must be an object") }
-            let known: Set<String> = ["client_id", "name", "grants", "scopes", "redirect_uris", "ios", "android", "audiences", "client_secret_hash"]
+            let known: Set<String> = ["client_id", "name", "grants", "scopes", "redirect_uris", "ios", "android", "audiences", "client_secret_hash", "dpop", "refresh_proof"]
             if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
             let grants = object["grants"]?.array?.compactMap(\.string) ?? GrantNames.all
             for grant in grants where !GrantNames.known.contains(grant) { throw ConfigurationError("client \(id): unknown grant \"\(grant)\"") }
             var client = ClientConfiguration(id: id, grants: grants)
             client.name = object["name"]?.string
+            if let dpop = object["dpop"] {
+                guard let value = dpop.string, ["allowed", "required"].contains(value) else { throw ConfigurationError("client \(id): dpop must be \"allowed\" or \"required\"") }
+                client.dpop = value
+            }
+            if let proof = object["refresh_proof"] {
+                guard proof.string == "device_key" else { throw ConfigurationError("client \(id): refresh_proof must be \"device_key\"") }
+                client.refreshProof = "device_key"
+            }
             for member in ["scopes", "redirect_uris"] {
                 guard let value = object[member] else { continue }
                 guard let list = value.array, list.allSatisfy({ $0.string != nil }) else { throw ConfigurationError("client \(id): \(member) must be a list of strings") }

@@ -24,6 +24,7 @@ enum ErrorAnswer {
         }
         if let challenge = error.challenge { response.headers.append(("WWW-Authenticate", challenge)) }
         if let seconds = error.retryAfter { response.headers.append(("Retry-After", String(seconds))) }
+        if let nonce = error.dpopNonce { response.headers.append(("DPoP-Nonce", nonce)) }
         response.logDetail = "\(reason.rawValue): \(error.detail)"
         return response
     }

@@ -6,19 +6,31 @@ import SignetHTTP
 extension SignetService {
     /// What the route's ``Needs`` ask for, established before its handler runs.
     func admit(_ request: HTTPRequest, needs: Needs, parameters: [String: String]) throws -> Call {
-        let context = RequestContext(remoteAddress: clientAddress(request), requestID: request.requestID, acceptLanguage: request.header("accept-language"))
+        let context = RequestContext(remoteAddress: clientAddress(request), requestID: request.requestID, acceptLanguage: request.header("accept-language"),
+                                     dpop: request.header("dpop"))
         if let bucket = needs.rateLimit { try ceremonies.limit(bucket, context: context) }
         var principal: Principal?
         switch needs.token {
         case .none: break
-        case .required(let audience): principal = try ceremonies.authenticate(accessToken: bearerToken(request), audience: audience)
+        case .required(let audience): principal = try authenticate(request, audience)
         case .optional(let audience):
-            if request.header("authorization") != nil { principal = try ceremonies.authenticate(accessToken: bearerToken(request), audience: audience) }
+            if request.header("authorization") != nil { principal = try authenticate(request, audience) }
         }
         if needs.stepUp, let principal { try ceremonies.requireFreshAuthentication(principal, allowCode: needs.codeSessionAllowed) }
         let client = needs.clientAuthentication ? try authenticatedClient(request) : nil
         let caller = try needs.management.map { try ceremonies.authenticateManagement(accessToken: bearerToken(request), scope: $0) }
         return Call(request: request, parameters: parameters, principal: principal, client: client, caller: caller, context: context)
+    }
+
+    /// The access token of `Authorization: Bearer` (RFC 6750 §2.1) or `Authorization: DPoP`
+    /// with its proof (RFC 9449 §7.1), verified for `audience`.
+    func authenticate(_ request: HTTPRequest, _ audience: TokenAudience) throws -> Principal {
+        if let header = request.header("authorization"), header.count > 5, header.prefix(5).lowercased() == "dpop " {
+            let token = String(header.dropFirst(5)).trimmingCharacters(in: .whitespaces)
+            let presentation = TokenPresentation(scheme: .dpop, proof: request.header("dpop"), method: request.method, url: configuration.issuer + request.path)
+            return try ceremonies.authenticate(accessToken: token, audience: audience, presentation: presentation)
+        }
+        return try ceremonies.authenticate(accessToken: bearerToken(request), audience: audience)
     }
 
     /// The access token of `Authorization: Bearer` (RFC 6750 §2.1).

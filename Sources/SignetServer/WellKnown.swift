@@ -37,10 +37,11 @@ enum WellKnown {
         return .object([
             "issuer": .string(i), "token_endpoint": .string(i + "/oauth/token"), "userinfo_endpoint": .string(i + "/userinfo"),
             "jwks_uri": .string(i + "/.well-known/jwks.json"), "revocation_endpoint": .string(i + "/oauth/revoke"),
-            "grant_types_supported": .array(GrantNames.all.map(JSONValue.string)),
+            "grant_types_supported": .array(GrantNames.known.map(JSONValue.string)),
+            "dpop_signing_alg_values_supported": .array(DPoP.algorithms.map(JSONValue.string)),
             "response_types_supported": .array([.string("token")]), "subject_types_supported": .array([.string("public")]),
             "id_token_signing_alg_values_supported": .array([.string("ES256")]),
-            "token_endpoint_auth_methods_supported": .array([.string("none")]),
+            "token_endpoint_auth_methods_supported": .array([.string("none"), .string("client_secret_basic"), .string("client_secret_post")]),
             "revocation_endpoint_auth_methods_supported": .array([.string("none")]),
             "scopes_supported": .array(Ceremonies.knownScopes.map(JSONValue.string)),
             "claims_supported": .array(["sub", "iss", "aud", "exp", "iat", "auth_time", "amr", "email", "email_verified", "name"].map(JSONValue.string)),

@@ -372,33 +372,39 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     static func insert(_ t: RefreshTokenRow, _ db: any SQLSession) throws(StoreError) {
         try db.query(
-            "INSERT INTO refresh_tokens (hash, family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO refresh_tokens (hash, family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id, jkt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [.blob(t.hash), .text(t.family), .text(t.userID), .text(t.clientID), .text(t.scope), .int(t.authTime),
-             .text(t.amr.joined(separator: " ")), .int(t.expiresAt), .int(t.createdAt), t.credential.map(SQLValue.text) ?? .null])
+             .text(t.amr.joined(separator: " ")), .int(t.expiresAt), .int(t.createdAt), t.credential.map(SQLValue.text) ?? .null, t.jkt.map(SQLValue.text) ?? .null])
     }
 
     public func insertRefreshToken(_ token: RefreshTokenRow) throws(StoreError) {
         try locked { db throws(StoreError) in try Self.insert(token, db) }
     }
 
-    public func rotateRefreshToken(hash: [UInt8], next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64) throws(StoreError) -> RefreshRotation {
+    public func rotateRefreshToken(hash: [UInt8], proof: String?, next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64) throws(StoreError) -> RefreshRotation {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> RefreshRotation in
                 let live = try db.query(
-                    "UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? RETURNING family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id",
-                    [.int(now), .blob(hash), .int(now)])
+                    """
+                    UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? AND (jkt IS NULL OR jkt = ?)
+                    RETURNING family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id, jkt
+                    """,
+                    [.int(now), .blob(hash), .int(now), proof.map(SQLValue.text) ?? .null])
                 if let r = live.first {
                     let current = RefreshTokenRow(
                         hash: hash, family: r[0].text ?? "", userID: r[1].text ?? "", clientID: r[2].text ?? "", scope: r[3].text ?? "",
                         authTime: r[4].int ?? 0, amr: (r[5].text ?? "").split(separator: " ").map(String.init), expiresAt: r[6].int ?? 0,
-                        createdAt: r[7].int ?? 0, credential: r[8].text)
+                        createdAt: r[7].int ?? 0, credential: r[8].text, jkt: r[9].text)
                     let successor = next(current)
                     try Self.insert(successor, db)
                     return .rotated(successor)
                 }
-                guard let r = try db.query("SELECT family, user_id, used_at, revoked_at FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first else {
+                guard let r = try db.query("SELECT family, user_id, used_at, revoked_at, expires_at, jkt FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first else {
                     return .unknown
                 }
+                // Live, but bound to another key: refused without using it, so a thief without
+                // the key can neither refresh nor burn the owner's token.
+                if r[2].int == nil, r[3].int == nil, (r[4].int ?? 0) > now, let bound = r[5].text, bound != proof { return .keyMismatch }
                 if r[2].int != nil {
                     try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(now), r[0]])
                     return .reused(family: r[0].text ?? "", userID: r[1].text ?? "")

@@ -209,6 +209,8 @@ enum Schema {
                 created_at BIGINT NOT NULL
             )
             """),
+            // DPoP (RFC 9449 §5): the key a refresh token is bound to.
+            (8, "ALTER TABLE refresh_tokens ADD COLUMN jkt TEXT"),
         ]
     }
 

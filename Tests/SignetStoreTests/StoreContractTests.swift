@@ -296,23 +296,36 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         try store.insertRefreshToken(row(first))
         let results = concurrently(16) { () -> RefreshRotation in
             let next = (0..<32).map { _ in UInt8.random(in: 0...255) }
-            return try store.rotateRefreshToken(hash: first, next: { row(next, family: $0.family) }, now: now())
+            return try store.rotateRefreshToken(hash: first, proof: nil, next: { row(next, family: $0.family) }, now: now())
         }
         let rotated = results.compactMap { try? $0.get() }.filter { if case .rotated = $0 { true } else { false } }
         #expect(rotated.count == 1)
         guard case .rotated(let successor) = rotated.first else { return }
         // The losers presented a used token: the family is revoked, successor included.
-        #expect(try store.rotateRefreshToken(hash: successor.hash, next: { $0 }, now: now()) != .rotated(successor))
-        #expect(try store.rotateRefreshToken(hash: Array(repeating: 9, count: 32), next: { $0 }, now: now()) == .unknown)
+        #expect(try store.rotateRefreshToken(hash: successor.hash, proof: nil, next: { $0 }, now: now()) != .rotated(successor))
+        #expect(try store.rotateRefreshToken(hash: Array(repeating: 9, count: 32), proof: nil, next: { $0 }, now: now()) == .unknown)
         let old: [UInt8] = Array(repeating: 2, count: 32)
         var expired = row(old, family: "other")
         expired.expiresAt = now() - 1
         try store.insertRefreshToken(expired)
-        #expect(try store.rotateRefreshToken(hash: old, next: { $0 }, now: now()) == .expired)
+        #expect(try store.rotateRefreshToken(hash: old, proof: nil, next: { $0 }, now: now()) == .expired)
         let live: [UInt8] = Array(repeating: 3, count: 32)
         try store.insertRefreshToken(row(live, family: "third"))
         #expect(try store.revokeRefreshFamily(hash: live, now: now()))
-        #expect(try store.rotateRefreshToken(hash: live, next: { $0 }, now: now()) == .revoked(userID: userID))
+        #expect(try store.rotateRefreshToken(hash: live, proof: nil, next: { $0 }, now: now()) == .revoked(userID: userID))
+        // A token bound to a DPoP key rotates only with that key's proof; another key, or none,
+        // leaves it unused.
+        var bound = row(Array(repeating: 4, count: 32), family: "fourth")
+        bound.jkt = "key-a"
+        try store.insertRefreshToken(bound)
+        #expect(try store.rotateRefreshToken(hash: bound.hash, proof: nil, next: { $0 }, now: now()) == .keyMismatch)
+        #expect(try store.rotateRefreshToken(hash: bound.hash, proof: "key-b", next: { $0 }, now: now()) == .keyMismatch)
+        let successor5 = row(Array(repeating: 5, count: 32), family: "fourth")
+        guard case .rotated(let rotated) = try store.rotateRefreshToken(hash: bound.hash, proof: "key-a", next: { _ in successor5 }, now: now()) else {
+            Issue.record("the bound token did not rotate with its key's proof")
+            return
+        }
+        #expect(rotated.hash == successor5.hash)
     }
 
     @Test("of two concurrent revocations of an account's last two passkeys one is refused", arguments: Backend.available)

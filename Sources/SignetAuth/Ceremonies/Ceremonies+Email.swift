@@ -95,7 +95,7 @@ extension Ceremonies {
             throw AuthError(.otpInvalid, "wrong code (try \(row.attempts) of \(settings.maxAttempts))")
         }
         guard row.clientID == client.id else { throw AuthError(.otpInvalid, "the code was sent for client \(row.clientID)") }
-        let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client)
+        let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client, context: context)
         var writes: [StoreWrite] = [.useEmailCode(email: email, id: row.id, at: now)]
         var user: UserRecord
         var kind = "otp_sign_in"
@@ -123,7 +123,8 @@ extension Ceremonies {
         let fresh = random(48)
         let session = SessionRef(sid: Base64URL.encode(timeOrderedID()), credential: nil)
         let refresh = grant.offline
-            ? refreshToken(Array(fresh[16..<48]), userID: user.id, clientID: client.id, scope: grant.scope, amr: amr, authTime: authTime, session: session)
+            ? refreshToken(Array(fresh[16..<48]), userID: user.id, clientID: client.id, scope: grant.scope, amr: amr, authTime: authTime, session: session,
+                           jkt: grant.refreshBinding(client))
             : nil
         do {
             try store.perform(writes + [.recordLogin(userID: user.id, at: nowMillis), .audit(auditEvent(kind, user: user.id, client: client.id, context: context))]

@@ -107,19 +107,22 @@ extension Ceremonies {
             throw AuthError.malformed("auth_session and authn_response are required")
         }
         let signUp = credential.response.attestationObject != nil
+        // The proof first: a client that must retry with a DPoP nonce keeps its auth session.
+        let binding = try tokenBinding(client, context: context)
         return try redeem(sessionText, clientID: client.id, ceremony: signUp ? "sign_up" : "sign_in", credentialID: credential.rawId, context: context) { session in
             // Everything that can refuse the request is checked before anything is written.
             let proof = signUp
                 ? try signUpProof(session, credential, client: client, context: context)
                 : try signInProof(session, credential, client: client, context: context)
-            let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client)
+            var grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client)
+            grant.binding = binding
             let authTime = nowMillis / 1000
             // One draw from the generator for the token ID and the refresh token.
             let fresh = random(48)
             let started = SessionRef(sid: Base64URL.encode(timeOrderedID()), credential: proof.credential)
             let refresh = grant.offline
                 ? refreshToken(Array(fresh[16..<48]), userID: proof.userID, clientID: client.id, scope: grant.scope, amr: proof.amr, authTime: authTime,
-                               session: started)
+                               session: started, jkt: grant.refreshBinding(client))
                 : nil
             // Using the session, the account or counter change, the audit event and the refresh
             // token: one transaction, which fails as a whole if the session was used meanwhile.

@@ -60,7 +60,7 @@ extension Ceremonies {
             if let wait = try attempts(.recoveryAttempts, rate, key: email) {
                 throw Self.rateLimited(wait, "more than \(rate.limit) recovery-code tries for this address in an hour")
             }
-            let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client)
+            let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client, context: context)
             guard let user = try store.user(email: email) else { throw AuthError(.recoveryCodeInvalid, "no account") }
             let hash = codeHash("recovery", owner: user.id, code: Self.normalizedRecoveryCode(given))
             // Every unused code is compared, each in constant time.

@@ -49,29 +49,36 @@ extension Ceremonies {
         /// The granted scopes, space-separated, in Signet's order.
         let scope: String
         let audience: String
+        /// The DPoP proof the tokens are bound to (RFC 9449 §5), if the request had one.
+        var binding: DPoPProof?
         var offline: Bool { scopes.contains("offline_access") }
+        /// A public client's refresh token is bound to the proof's key too (§5); a confidential
+        /// client's is bound to its secret already.
+        func refreshBinding(_ client: ClientConfiguration) -> String? { client.isConfidential ? nil : binding?.jkt }
     }
 
     /// Scopes outside ``knownScopes`` are dropped. The audience is the one asked for, which must be
     /// one of the client's, or Signet's own account audience when none is asked.
-    func tokenGrant(scope requested: String?, audience: String?, client: ClientConfiguration) throws -> TokenGrant {
+    /// With `context`, the request's DPoP proof is checked (and used up) too.
+    func tokenGrant(scope requested: String?, audience: String?, client: ClientConfiguration, context: RequestContext? = nil) throws -> TokenGrant {
         let scopes = requested.map { $0.split(separator: " ").map(String.init).filter(Self.knownScopes.contains) } ?? Self.knownScopes
         let aud = audience ?? configuration.accountAudience
         guard aud != configuration.managementAudience, configuration.audiences(of: client).contains(aud) else {
             throw AuthError(.audienceNotAllowed, "audience \"\(aud.prefix(200))\" is not one of client \(client.id)'s")
         }
-        return TokenGrant(scopes: scopes, scope: Self.knownScopes.filter(scopes.contains).joined(separator: " "), audience: aud)
+        return TokenGrant(scopes: scopes, scope: Self.knownScopes.filter(scopes.contains).joined(separator: " "), audience: aud,
+                          binding: try context.flatMap { try tokenBinding(client, context: $0) })
     }
 
     /// A new sign-in's refresh token (``RefreshToken``: a time-ordered name and the 32-byte
     /// `secret`, handed out once) and the row that stores its key, in a new family that remembers
     /// the `credential` that signed in.
-    func refreshToken(_ secret: [UInt8], userID: String, clientID: String, scope: String, amr: [String], authTime: Int64, session: SessionRef) -> (token: String, row: RefreshTokenRow) {
+    func refreshToken(_ secret: [UInt8], userID: String, clientID: String, scope: String, amr: [String], authTime: Int64, session: SessionRef, jkt: String? = nil) -> (token: String, row: RefreshTokenRow) {
         let now = nowMillis
         let (token, key) = RefreshToken.make(name: timeOrderedID(), secret: secret)
         return (Base64URL.encode(token), RefreshTokenRow(
             hash: key, family: session.sid, userID: userID, clientID: clientID, scope: scope,
-            authTime: authTime, amr: amr, expiresAt: refreshExpiry(now: now, authTime: authTime), createdAt: now, credential: session.credential))
+            authTime: authTime, amr: amr, expiresAt: refreshExpiry(now: now, authTime: authTime), createdAt: now, credential: session.credential, jkt: jkt))
     }
 
     /// A refresh token's end: the sliding lifetime from now, but never past the family's
@@ -101,6 +108,7 @@ extension Ceremonies {
         access.add("amr", strings: amr)
         access.add("sid", session.sid)
         if let credential = session.credential { access.add("cred", credential) }
+        if let jkt = grant.binding?.jkt { access.add("cnf", .object(["jkt": .string(jkt)])) }
         let accessToken = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
         var idToken: String?
         if grant.scopes.contains("openid") {
@@ -120,7 +128,8 @@ extension Ceremonies {
             if grant.scopes.contains("profile") { claims.add("name", user.name.map(JSONValue.string) ?? .null) }
             idToken = try JWT.sign(payload: claims, type: "JWT", keys: keys)
         }
-        return TokenResponse(access_token: accessToken, refresh_token: nil, id_token: idToken, expires_in: configuration.accessTokenLifetime, scope: grant.scope)
+        return TokenResponse(access_token: accessToken, refresh_token: nil, id_token: idToken, token_type: grant.binding == nil ? "Bearer" : "DPoP",
+                             expires_in: configuration.accessTokenLifetime, scope: grant.scope)
     }
 
     /// The refresh grant (RFC 6749 §6): rotate (the presented token dies, a new one is born in its
@@ -138,18 +147,19 @@ extension Ceremonies {
         guard let presented = request.refresh_token.flatMap({ Base64URL.decode($0) }).flatMap(RefreshToken.key) else {
             throw AuthError(.refreshTokenUnknown, "the refresh token is not one Signet issued")
         }
-        // An audience that is not the client's is refused before the token is rotated.
-        _ = try tokenGrant(scope: nil, audience: request.audience, client: client)
+        // An audience that is not the client's, and a bad DPoP proof, are refused before the token
+        // is rotated.
+        let binding = try tokenGrant(scope: nil, audience: request.audience, client: client, context: context).binding
         // One draw for the new refresh token and the access token's ID.
         let fresh = random(48)
         let (newToken, newKey) = RefreshToken.make(name: timeOrderedID(), secret: Array(fresh[16..<48]))
         let now = nowMillis
         let sliding = Int64(configuration.refreshTokenLifetime) * 1000
         let absolute = Int64(configuration.refreshTokenAbsoluteLifetime) * 1000
-        let outcome = try store.rotateRefreshToken(hash: presented, next: { current in
+        let outcome = try store.rotateRefreshToken(hash: presented, proof: binding?.jkt, next: { current in
             RefreshTokenRow(hash: newKey, family: current.family, userID: current.userID, clientID: current.clientID,
                             scope: current.scope, authTime: current.authTime, amr: current.amr,
-                            expiresAt: min(now + sliding, current.authTime * 1000 + absolute), createdAt: now, credential: current.credential)
+                            expiresAt: min(now + sliding, current.authTime * 1000 + absolute), createdAt: now, credential: current.credential, jkt: current.jkt)
         }, now: now)
         switch outcome {
         case .rotated(let row):
@@ -176,7 +186,8 @@ extension Ceremonies {
                       detail: "an administrator ended the account's sessions", context: context)
                 throw AuthError(.refreshTokenRevoked, "an administrator ended this session")
             }
-            let grant = try tokenGrant(scope: row.scope, audience: request.audience, client: client)
+            var grant = try tokenGrant(scope: row.scope, audience: request.audience, client: client)
+            grant.binding = binding
             var tokens = try issueTokens(user: user, client: client, grant: grant, amr: row.amr, authTime: row.authTime, jti: Array(fresh[0..<16]),
                                          session: SessionRef(sid: row.family, credential: row.credential))
             tokens.refresh_token = Base64URL.encode(newToken)
@@ -190,6 +201,10 @@ extension Ceremonies {
             if try store.user(id: userID)?.blocked == true { throw AuthError(.userBlocked, "the account is blocked") }
             throw AuthError(.refreshTokenRevoked, "the refresh token was revoked")
         case .expired: throw AuthError(.refreshTokenExpired, "the refresh token has expired")
+        case .keyMismatch:
+            throw binding == nil
+                ? AuthError(.dpopInvalid, "the refresh token is bound to a DPoP key and the request has no proof")
+                : AuthError(.dpopKeyMismatch, "the refresh token is bound to another DPoP key than the proof's")
         case .unknown: throw AuthError(.refreshTokenUnknown, "the refresh token is not one Signet issued")
         }
     }
@@ -205,13 +220,14 @@ extension Ceremonies {
     }
 
     /// The claims of a valid access token (RFC 9068 §4) for `audience`, and the account it names.
-    public func authenticate(accessToken token: String, audience: TokenAudience = .account) throws -> Principal {
+    public func authenticate(accessToken token: String, audience: TokenAudience = .account, presentation: TokenPresentation? = nil) throws -> Principal {
         let claims: [String: JSONValue]
         do {
             claims = try JWT.verify(token, type: "at+jwt", issuer: configuration.issuer, keys: keys, now: clock())
         } catch {
             throw AuthError(.tokenInvalid, "the access token is not valid: \(error.detail)")
         }
+        try checkPresentation(presentation, token: token, claims: claims)
         guard let sub = claims["sub"]?.string, let user = try store.user(id: sub) else {
             throw AuthError(.tokenInvalid, "the token's subject no longer exists")
         }

@@ -10,10 +10,13 @@ public struct RequestContext: Sendable {
     /// The request's `Accept-Language` (RFC 9110 §12.5.4), for mail to an address without an
     /// account yet.
     public var acceptLanguage: String?
-    public init(remoteAddress: String, requestID: String, acceptLanguage: String? = nil) {
+    /// The request's `DPoP` header (RFC 9449 §4.1), for a token grant.
+    public var dpop: String?
+    public init(remoteAddress: String, requestID: String, acceptLanguage: String? = nil, dpop: String? = nil) {
         self.remoteAddress = remoteAddress
         self.requestID = requestID
         self.acceptLanguage = acceptLanguage
+        self.dpop = dpop
     }
     /// `en` or `es`: the first of the request's languages Signet writes in.
     public var language: String { Notice.language(acceptLanguage: acceptLanguage) }
@@ -42,6 +45,10 @@ public final class Ceremonies: Sendable {
     let codeKey: [UInt8]
     /// The key queued messages are sealed under (AES-256-GCM): a code's message holds the code.
     let mailKey: [UInt8]
+    /// The key of DPoP nonces.
+    let nonceKey: [UInt8]
+    /// Resource DPoP proofs this instance has seen.
+    let replayCache = ProofReplayCache()
     /// The key of the pseudonyms that replace a deleted account's ID in the audit trail.
     let pseudonymKey: [UInt8]
     /// Signalled when a message is queued, so this instance's sender sends it at once.
@@ -67,6 +74,7 @@ public final class Ceremonies: Sendable {
         decoyKey = Digest.sha256.hmac(key: kek, data: Array("signet decoy credential key v1".utf8))
         codeKey = Digest.sha256.hmac(key: kek, data: Array("signet one-time code key v1".utf8))
         mailKey = Digest.sha256.hmac(key: kek, data: Array("signet outbox key v1".utf8))
+        nonceKey = Digest.sha256.hmac(key: kek, data: Array("signet dpop nonce key v1".utf8))
         pseudonymKey = Digest.sha256.hmac(key: kek, data: Array("signet pseudonym key v1".utf8))
         clients = ClientDirectory(configured: configuration.clients) { [store] in try store.clientRows().map(ClientConfiguration.init) }
         var rp = RelyingParty(id: configuration.rpID, name: configuration.rpName, origins: configuration.allowedOrigins)

@@ -84,9 +84,13 @@ public struct RefreshTokenRow: Sendable, Equatable {
     /// The credential whose sign-in started the family: the base64url of a passkey's ID, or a
     /// device key's ID. Revoking it ends the family.
     public var credential: String?
+    /// The DPoP key the token is bound to (RFC 9449 §5: its JWK thumbprint): it refreshes only
+    /// with a proof by that key.
+    public var jkt: String?
 
     public init(hash: [UInt8], family: String, userID: String, clientID: String, scope: String, authTime: Int64, amr: [String], expiresAt: Int64, createdAt: Int64,
-                credential: String? = nil) {
+                credential: String? = nil, jkt: String? = nil) {
+        self.jkt = jkt
         self.hash = hash
         self.family = family
         self.userID = userID
@@ -108,6 +112,9 @@ public enum RefreshRotation: Sendable, Equatable {
     case reused(family: String, userID: String)
     /// The token's family was revoked (by a sign-out, a revoked credential or an administrator).
     case revoked(userID: String)
+    /// The token is bound to another DPoP key than the proof's (or the proof is missing); it
+    /// was not used.
+    case keyMismatch
     case expired
     case unknown
 }

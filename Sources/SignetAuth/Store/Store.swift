@@ -197,7 +197,10 @@ public protocol Store: Sendable {
     func insertRefreshToken(_ token: RefreshTokenRow) throws(StoreError)
     /// Marks `hash` used and stores `next` in the same family, atomically; finds reuse, revocation
     /// and expiry. A reused token revokes its whole family.
-    func rotateRefreshToken(hash: [UInt8], next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64) throws(StoreError) -> RefreshRotation
+    /// A token bound to a DPoP key (``RefreshTokenRow/jkt``) rotates only when `proof` is that
+    /// key's thumbprint, decided in the same statement (else ``RefreshRotation/keyMismatch``,
+    /// nothing written).
+    func rotateRefreshToken(hash: [UInt8], proof: String?, next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64) throws(StoreError) -> RefreshRotation
     /// Revokes the family of the token with `hash`; returns whether such a token existed.
     func revokeRefreshFamily(hash: [UInt8], now: Int64) throws(StoreError) -> Bool
 

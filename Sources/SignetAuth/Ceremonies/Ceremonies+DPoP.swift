@@ -1,0 +1,122 @@
+import Foundation
+import SignetAPI
+import SignetCrypto
+import SignetWebAuthn
+import Synchronization
+
+/// How an access token was presented at a resource: `Authorization: Bearer` (RFC 6750) or
+/// `Authorization: DPoP` with its proof (RFC 9449 §7).
+public struct TokenPresentation: Sendable {
+    public enum Scheme: Sendable { case bearer, dpop }
+    public var scheme: Scheme
+    /// The `DPoP` header.
+    public var proof: String?
+    public var method: String
+    /// The request's URL as the client addressed it: the issuer and the path.
+    public var url: String
+    public init(scheme: Scheme, proof: String?, method: String, url: String) {
+        self.scheme = scheme
+        self.proof = proof
+        self.method = method
+        self.url = url
+    }
+}
+
+/// Resource proofs seen by this instance, until their `iat` window ends (RFC 9449 §11.1: a
+/// replay within the window is refused; across instances the token-endpoint proofs are the ones
+/// made single use in the database).
+final class ProofReplayCache: Sendable {
+    private let seen = Mutex<[String: Int64]>([:])
+    let capacity = 100_000
+
+    /// `false` when the proof was seen already.
+    func use(_ key: String, until expiry: Int64, now: Int64) -> Bool {
+        seen.withLock { seen in
+            if seen.count >= capacity { seen = seen.filter { $0.value > now } }
+            if let until = seen[key], until > now { return false }
+            seen[key] = expiry
+            return true
+        }
+    }
+}
+
+extension Ceremonies {
+    /// The DPoP proof of a token request (RFC 9449 §5), checked before anything is written: the
+    /// proof itself, the nonce when `dpop.nonce` is on, and single use across instances (its
+    /// `jti` marked in the store). `nil` without a `DPoP` header, unless the client requires one.
+    func tokenBinding(_ client: ClientConfiguration, context: RequestContext) throws -> DPoPProof? {
+        guard let header = context.dpop else {
+            if client.dpop == "required" { throw AuthError(.dpopInvalid, "client \(client.id) requires DPoP and the request has no DPoP header") }
+            return nil
+        }
+        let proof: DPoPProof
+        do {
+            proof = try DPoP.verify(header, for: DPoPRequest(method: "POST", url: configuration.issuer + "/oauth/token"), now: clock())
+        } catch {
+            throw AuthError(.dpopInvalid, "DPoP proof: \(error.detail)")
+        }
+        if configuration.dpopNonce {
+            guard let nonce = proof.nonce, isCurrentNonce(nonce) else {
+                var error = AuthError(.useDPoPNonce, proof.nonce == nil ? "the proof has no nonce" : "the proof's nonce is not a current one")
+                error.dpopNonce = dpopNonce()
+                throw error
+            }
+        }
+        let mark = Digest.sha256.hash(Array("dpop \(proof.jkt) \(proof.jti)".utf8))
+        guard try store.useSession(id: mark, expiresAt: (proof.iat + DPoP.window + 1) * 1000) else {
+            throw AuthError(.dpopReplayed, "the proof's jti was used before")
+        }
+        return proof
+    }
+
+    /// A nonce for DPoP proofs (RFC 9449 §8): the current five-minute window and its HMAC under a
+    /// key derived from the KEK, so any instance can check any instance's nonce.
+    public func dpopNonce() -> String {
+        nonce(window: Int64(clock().timeIntervalSince1970) / 300)
+    }
+
+    func nonce(window: Int64) -> String {
+        let bytes = (0..<8).map { UInt8(truncatingIfNeeded: window >> (8 * (7 - $0))) }
+        return Base64URL.encode(bytes + Digest.sha256.hmac(key: nonceKey, data: bytes).prefix(16))
+    }
+
+    /// This window's nonce or the last one's.
+    func isCurrentNonce(_ nonce: String) -> Bool {
+        let window = Int64(clock().timeIntervalSince1970) / 300
+        return [window, window - 1].contains { ConstantTime.equals(Array(self.nonce(window: $0).utf8), Array(nonce.utf8)) }
+    }
+
+    /// A DPoP-bound access token's presentation at Signet's own endpoints (RFC 9449 §7): the
+    /// `DPoP` scheme with a proof of this request, by the bound key, with `ath`; a bound token
+    /// presented as a bearer token is refused, as is a bearer token under the DPoP scheme.
+    func checkPresentation(_ presentation: TokenPresentation?, token: String, claims: [String: JSONValue]) throws {
+        let bound = claims["cnf"]?["jkt"]?.string
+        switch (bound, presentation?.scheme ?? .bearer) {
+        case (nil, .bearer): return
+        case (nil, .dpop): throw resourceError(AuthError(.tokenInvalid, "a token without cnf.jkt presented with the DPoP scheme"))
+        case (.some, .bearer): throw resourceError(AuthError(.tokenInvalid, "a DPoP-bound token presented as a bearer token"))
+        case (.some(let jkt), .dpop):
+            guard let presentation, let header = presentation.proof else { throw resourceError(AuthError(.dpopInvalid, "no DPoP header")) }
+            let proof: DPoPProof
+            do {
+                proof = try DPoP.verify(header, for: DPoPRequest(method: presentation.method, url: presentation.url, accessToken: token), now: clock())
+            } catch {
+                throw resourceError(AuthError(.dpopInvalid, "DPoP proof: \(error.detail)"))
+            }
+            guard proof.jkt == jkt else { throw resourceError(AuthError(.dpopKeyMismatch, "the proof's key is not the token's cnf.jkt")) }
+            let now = Int64(clock().timeIntervalSince1970)
+            guard replayCache.use(proof.jkt + " " + proof.jti, until: proof.iat + DPoP.window + 1, now: now) else {
+                throw resourceError(AuthError(.dpopReplayed, "the proof's jti was used before on this instance"))
+            }
+        }
+    }
+
+    /// A resource's refusal: 401 with the DPoP challenge (RFC 9449 §7.1).
+    func resourceError(_ error: AuthError) -> AuthError {
+        var error = error
+        error.status = 401
+        let code = error.reason == .tokenInvalid ? "invalid_token" : "invalid_dpop_proof"
+        error.challenge = #"DPoP error="\#(code)", algs="\#(DPoP.algorithms.joined(separator: " "))""#
+        return error
+    }
+}

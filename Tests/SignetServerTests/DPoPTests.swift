@@ -1,0 +1,199 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetCrypto
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetWebAuthn
+import Testing
+
+/// DESIGN.md, "Proof of possession" (RFC 9449): tokens bound to a key the phone holds.
+@Suite struct DPoPTests {
+    static let tokenURL = "https://signet.test/oauth/token"
+
+    /// A passkey sign-up whose token request carries a proof by `key`.
+    static func signUp(_ server: TestServer, email: String, key: SoftwareDPoPKey?, client: String = "app", proof: String? = nil) throws -> (status: Int, json: JSONValue, phone: Phone) {
+        var phone = Phone(server)
+        phone.clientID = client
+        let (session, credential) = try phone.startSignUp(email: email)
+        let header = try proof ?? key.map { try $0.proof(method: "POST", url: tokenURL) }
+        let answer = try server.post("/oauth/token", .object([
+            "grant_type": .string(GrantNames.webauthn), "client_id": .string(client), "auth_session": .string(session), "authn_response": credential,
+        ]), headers: header.map { [("DPoP", $0)] } ?? [])
+        return (answer.status, answer.json, phone)
+    }
+
+    /// `GET path` with `Authorization: DPoP` and `proof` (default: a fresh one by `key` with `ath`).
+    static func call(_ server: TestServer, _ path: String, token: String, key: SoftwareDPoPKey, proof: String? = nil) throws -> (status: Int, reason: String?, headers: [String: String]) {
+        let header = try proof ?? key.proof(method: "GET", url: "https://signet.test" + path, accessToken: token)
+        let response = try server.get(path, headers: [("Authorization", "DPoP " + token), ("DPoP", header)])
+        return (response.status, (try? StrictJSON().parse(response.body))?["reason"]?.string, response.headers)
+    }
+
+    static func refresh(_ server: TestServer, _ token: JSONValue, proof: String?) throws -> (status: Int, json: JSONValue) {
+        try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": token]),
+                        headers: proof.map { [("DPoP", $0)] } ?? [])
+    }
+
+    @Test("a sign-up with a proof: a DPoP token with cnf.jkt, accepted at /me with a proof by its key and refused as a bearer token", arguments: ["ES256", "EdDSA"])
+    func boundToken(_ algorithm: String) throws {
+        let server = try TestServer()
+        let key = try SoftwareDPoPKey(algorithm: algorithm)
+        let (status, tokens, _) = try Self.signUp(server, email: "ada@signet.test", key: key)
+        #expect(status == 200 && tokens["token_type"] == .string("DPoP"), "\(tokens.serialized)")
+        let access = try #require(tokens["access_token"]?.string)
+        #expect(jwtClaims(access)["cnf"]?["jkt"] == .string(key.thumbprint))
+        #expect(try Self.call(server, "/me/passkeys", token: access, key: key).status == 200)
+        #expect(try Self.call(server, "/userinfo", token: access, key: key).status == 200)
+        let bearer = try server.get("/me/passkeys", headers: [("Authorization", "Bearer " + access)])
+        let bearerJSON = try StrictJSON().parse(bearer.body)
+        #expect(bearer.status == 401 && bearerJSON["reason"] == .string("token_invalid"))
+        #expect(bearer.headers["www-authenticate"]?.hasPrefix("DPoP") == true)
+    }
+
+    @Test("resource proofs: another key, a replayed jti, a wrong htu, htm or ath, a stale iat, none at all: each refused with its reason")
+    func resourceRefusals() throws {
+        let server = try TestServer()
+        let key = try SoftwareDPoPKey()
+        let access = try #require(try Self.signUp(server, email: "ada@signet.test", key: key).json["access_token"]?.string)
+        let url = "https://signet.test/me/passkeys"
+        let other = try SoftwareDPoPKey()
+        let replayed = try key.proof(method: "GET", url: url, accessToken: access)
+        #expect(try Self.call(server, "/me/passkeys", token: access, key: key, proof: replayed).status == 200)
+        let cases: [(String, String, String)] = [
+            ("another key", try other.proof(method: "GET", url: url, accessToken: access), "dpop_key_mismatch"),
+            ("a replayed proof", replayed, "dpop_replayed"),
+            ("a wrong htu", try key.proof(method: "GET", url: "https://signet.test/me/device-keys", accessToken: access), "dpop_invalid"),
+            ("a wrong htm", try key.proof(method: "POST", url: url, accessToken: access), "dpop_invalid"),
+            ("a wrong ath", try key.proof(method: "GET", url: url, accessToken: access + "x"), "dpop_invalid"),
+            ("no ath", try key.proof(method: "GET", url: url), "dpop_invalid"),
+            ("a stale iat", try key.proof(method: "GET", url: url, accessToken: access, iat: Int64(Date().timeIntervalSince1970) - 120), "dpop_invalid"),
+            ("an iat in the future", try key.proof(method: "GET", url: url, accessToken: access, iat: Int64(Date().timeIntervalSince1970) + 120), "dpop_invalid"),
+            ("a wrong typ", try key.proof(method: "GET", url: url, accessToken: access, type: "JWT"), "dpop_invalid"),
+            ("garbage", "a.b.c", "dpop_invalid"),
+        ]
+        for (name, proof, reason) in cases {
+            let answer = try Self.call(server, "/me/passkeys", token: access, key: key, proof: proof)
+            #expect(answer.status == 401 && answer.reason == reason, "\(name): \(answer)")
+        }
+        // The URL's query does not count (htu has none), and default ports are the same URL.
+        #expect(try Self.call(server, "/me/passkeys?x=1", token: access, key: key, proof: try key.proof(method: "GET", url: "https://signet.test:443/me/passkeys", accessToken: access)).status == 200)
+        let none = try server.get("/me/passkeys", headers: [("Authorization", "DPoP " + access)])
+        let noneJSON = try StrictJSON().parse(none.body)
+        #expect(none.status == 401 && noneJSON["reason"] == .string("dpop_invalid"))
+    }
+
+    @Test("token-endpoint proofs: single use, the right htu and method, a public JWK only, the client's dpop: required")
+    func tokenEndpointRefusals() throws {
+        let server = try TestServer { c in
+            var strict = ClientConfiguration(id: "strict", grants: GrantNames.all)
+            strict.dpop = "required"
+            c.clients.append(strict)
+        }
+        let key = try SoftwareDPoPKey()
+        let used = try key.proof(method: "POST", url: Self.tokenURL)
+        #expect(try Self.signUp(server, email: "a@signet.test", key: key, proof: used).status == 200)
+        let cases: [(String, String, String)] = [
+            ("a replayed proof", used, "dpop_replayed"),
+            ("the wrong htu", try key.proof(method: "POST", url: "https://signet.test/oauth/revoke"), "dpop_invalid"),
+            ("the wrong htm", try key.proof(method: "GET", url: Self.tokenURL), "dpop_invalid"),
+            ("a stale iat", try key.proof(method: "POST", url: Self.tokenURL, iat: Int64(Date().timeIntervalSince1970) - 61), "dpop_invalid"),
+            ("a private key in the jwk", try Self.withPrivateMember(key.proof(method: "POST", url: Self.tokenURL)), "dpop_invalid"),
+            ("two proofs", used + ", " + used, "dpop_invalid"),
+        ]
+        for (n, (name, proof, reason)) in cases.enumerated() {
+            let answer = try Self.signUp(server, email: "b\(n)@signet.test", key: key, proof: proof)
+            #expect(answer.status == 400 && answer.json["reason"] == .string(reason), "\(name): \(answer.json.serialized)")
+            #expect(answer.json["error"] == .string("invalid_dpop_proof"))
+        }
+        #expect(try Self.signUp(server, email: "c@signet.test", key: nil, client: "strict").json["reason"] == .string("dpop_invalid"))
+        #expect(try Self.signUp(server, email: "d@signet.test", key: key, client: "strict").json["token_type"] == .string("DPoP"))
+        // Without a proof, as before: a bearer token.
+        #expect(try Self.signUp(server, email: "e@signet.test", key: nil).json["token_type"] == .string("Bearer"))
+    }
+
+    /// The proof with `"d"` added to its header's JWK (and so an invalid signature too; the JWK
+    /// check comes first).
+    static func withPrivateMember(_ proof: String) throws -> String {
+        let parts = proof.split(separator: ".").map(String.init)
+        var header = try #require(try StrictJSON().parse(Base64URL.decode(parts[0]) ?? []).object)
+        var jwk = try #require(header["jwk"]?.object)
+        jwk["d"] = .string("AAAA")
+        header["jwk"] = .object(jwk)
+        return Base64URL.encode(Array(JSONValue.object(header).serialized.utf8)) + "." + parts[1] + "." + parts[2]
+    }
+
+    @Test("a public client's refresh token is bound: refused without a proof or with another key (and not used up), rotated with its key's proof")
+    func boundRefresh() throws {
+        let server = try TestServer()
+        let key = try SoftwareDPoPKey()
+        let tokens = try Self.signUp(server, email: "ada@signet.test", key: key).json
+        let refresh = try #require(tokens["refresh_token"])
+        let without = try Self.refresh(server, refresh, proof: nil)
+        #expect(without.status == 400 && without.json["reason"] == .string("dpop_invalid"))
+        let other = try Self.refresh(server, refresh, proof: try SoftwareDPoPKey().proof(method: "POST", url: Self.tokenURL))
+        #expect(other.status == 400 && other.json["reason"] == .string("dpop_key_mismatch"))
+        // Neither refusal used the token: its owner still refreshes, and the new one is bound too.
+        let rotated = try Self.refresh(server, refresh, proof: try key.proof(method: "POST", url: Self.tokenURL))
+        #expect(rotated.status == 200 && rotated.json["token_type"] == .string("DPoP"), "\(rotated.json.serialized)")
+        #expect(jwtClaims(rotated.json["access_token"]?.string)["cnf"]?["jkt"] == .string(key.thumbprint))
+        let next = try #require(rotated.json["refresh_token"])
+        #expect(try Self.refresh(server, next, proof: nil).json["reason"] == .string("dpop_invalid"))
+        #expect(try Self.refresh(server, next, proof: try key.proof(method: "POST", url: Self.tokenURL)).status == 200)
+    }
+
+    @Test("with dpop.nonce a proof without Signet's nonce is refused with use_dpop_nonce and a DPoP-Nonce; the retry with it succeeds")
+    func nonce() throws {
+        let server = try TestServer { $0.dpopNonce = true }
+        let key = try SoftwareDPoPKey()
+        let phone = Phone(server)
+        let (session, credential) = try phone.startSignUp(email: "ada@signet.test")
+        let body = JSONValue.object(["grant_type": .string(GrantNames.webauthn), "client_id": .string("app"), "auth_session": .string(session), "authn_response": credential])
+        let first = try server.send("POST", "/oauth/token", headers: [("DPoP", try key.proof(method: "POST", url: Self.tokenURL))], body: Array(body.serialized.utf8))
+        let firstJSON = try StrictJSON().parse(first.body)
+        #expect(first.status == 400 && firstJSON["reason"] == .string("use_dpop_nonce"))
+        let nonce = try #require(first.headers["dpop-nonce"])
+        let wrong = try server.post("/oauth/token", body, headers: [("DPoP", try key.proof(method: "POST", url: Self.tokenURL, nonce: "forged"))])
+        #expect(wrong.json["reason"] == .string("use_dpop_nonce"))
+        let retry = try server.post("/oauth/token", body, headers: [("DPoP", try key.proof(method: "POST", url: Self.tokenURL, nonce: nonce))])
+        #expect(retry.status == 200 && retry.json["token_type"] == .string("DPoP"), "\(retry.json.serialized)")
+        // Discovery says which algorithms proofs may use.
+        let discovery = try StrictJSON().parse(try server.get("/.well-known/openid-configuration").body)
+        #expect(discovery["dpop_signing_alg_values_supported"] == .array([.string("ES256"), .string("EdDSA")]))
+    }
+
+    @Test("an independent client (PyJWT and cryptography) signs in by email code with DPoP, calls /userinfo and refreshes", .enabled(if: SMTPServer.available && DPoPTests.pythonAvailable, "needs python3-jwt, python3-cryptography and python3-aiosmtpd"))
+    func pythonClient() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(.socket, smtp: smtp)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts/dpop-client.py").standardized.path
+        try server.startEmail("py@signet.test")
+        let code = try smtp.code(for: "py@signet.test")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [script, "http://127.0.0.1:\(server.port)", "https://signet.test", "app", "py@signet.test", code]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let report = try StrictJSON().parse(Array(data))
+        #expect(process.terminationStatus == 0, "\(report.serialized)")
+        #expect(report["token_type"] == .string("DPoP") && report["cnf_matches"] == .bool(true))
+        #expect(report["userinfo_dpop"] == .number("200") && report["userinfo_bearer"] == .number("401"))
+        #expect(report["userinfo_other_key"] == .string("dpop_key_mismatch") && report["userinfo_replayed"] == .string("dpop_replayed"))
+        #expect(report["refresh_without_proof"] == .string("dpop_invalid") && report["refresh_with_proof"] == .number("200"))
+    }
+
+    static var pythonAvailable: Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", "import jwt, cryptography"]
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+}
