@@ -28,6 +28,8 @@ enum FuzzTarget {
         case tokenRequest, emailAddress, acceptLanguage, recoveryCode, mailText
         // Administration: query strings, the Management API's q, served association files.
         case queryString, managementQuery, associationFile
+        // Proof of possession: DPoP proof JWTs.
+        case dpopProof
     }
 
     /// What `signet doctor` checks served files against: the test configuration's apps.
@@ -122,6 +124,11 @@ enum FuzzTarget {
             let response = HTTPSResponse(status: 200, headers: [("content-type", "application/json")], body: body, truncated: false)
             for checks in [doctor.appleAssociation(.success(response)), doctor.assetLinks(.success(response))] {
                 precondition(checks.allSatisfy { $0.status != .fail || $0.fix != nil }, "a failed check without a fix")
+            }
+        case .dpopProof:
+            let text = String(decoding: body, as: UTF8.self)
+            if let proof = try? DPoP.verify(text, for: DPoPRequest(method: "POST", url: "https://signet.test/oauth/token"), now: Date(timeIntervalSince1970: 1_800_000_000)) {
+                precondition(!proof.jkt.isEmpty && proof.jkt.utf8.count == 43, "a thumbprint that is not 32 bytes")
             }
         case .sealedSession:
             if let session = SessionSealer.decode(body) {

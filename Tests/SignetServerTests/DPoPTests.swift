@@ -143,6 +143,41 @@ import Testing
         #expect(try Self.refresh(server, next, proof: try key.proof(method: "POST", url: Self.tokenURL)).status == 200)
     }
 
+    @Test("refresh_proof device_key: a refresh needs a proof by one of the account's live device keys; another key, none, or a revoked device key is refused")
+    func refreshByDeviceKey() throws {
+        let server = try TestServer { c in
+            var vault = ClientConfiguration(id: "vault", grants: GrantNames.all)
+            vault.refreshProof = "device_key"
+            c.clients.append(vault)
+        }
+        let sessionKey = try SoftwareDPoPKey()
+        let (status, tokens, phone) = try Self.signUp(server, email: "ada@signet.test", key: sessionKey, client: "vault")
+        try #require(status == 200)
+        let account = SignedIn(server, phone: phone, access: try #require(tokens["access_token"]?.string))
+        let deviceKey = try SoftwareDeviceKey(deviceID: "phone")
+        // The account's access token is DPoP-bound: its calls carry proofs by the session key.
+        let enrolled = try server.send("POST", "/me/device-keys", headers: [
+            ("Authorization", "DPoP " + account.access),
+            ("DPoP", try sessionKey.proof(method: "POST", url: "https://signet.test/me/device-keys", accessToken: account.access)),
+        ], body: Array(JSONValue.object(["public_key": .string(Base64URL.encode(deviceKey.publicKeySPKI)), "device_id": .string("phone"), "platform": .string("ios")]).serialized.utf8))
+        #expect(enrolled.status == 201)
+        let keyID = try #require(try StrictJSON().parse(enrolled.body)["id"]?.string)
+        var refresh = try #require(tokens["refresh_token"])
+        func refreshed(_ proof: String?) throws -> (status: Int, json: JSONValue) {
+            try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("vault"), "refresh_token": refresh]),
+                            headers: proof.map { [("DPoP", $0)] } ?? [])
+        }
+        #expect(try refreshed(nil).json["reason"] == .string("dpop_invalid"))
+        #expect(try refreshed(try sessionKey.proof(method: "POST", url: Self.tokenURL)).json["reason"] == .string("dpop_key_mismatch"))
+        let device = SoftwareDPoPKey(deviceKey: deviceKey)
+        let ok = try refreshed(try device.proof(method: "POST", url: Self.tokenURL))
+        #expect(ok.status == 200 && jwtClaims(ok.json["access_token"]?.string)["cnf"]?["jkt"] == .string(device.thumbprint), "\(ok.json.serialized)")
+        refresh = try #require(ok.json["refresh_token"])
+        // Revoked, the device key refreshes no more.
+        #expect(try server.store.revokeDeviceKey(id: keyID, userID: try #require(jwtClaims(account.access)["sub"]?.string), at: 0))
+        #expect(try refreshed(try device.proof(method: "POST", url: Self.tokenURL)).json["reason"] == .string("dpop_key_mismatch"))
+    }
+
     @Test("with dpop.nonce a proof without Signet's nonce is refused with use_dpop_nonce and a DPoP-Nonce; the retry with it succeeds")
     func nonce() throws {
         let server = try TestServer { $0.dpopNonce = true }

@@ -53,8 +53,11 @@ extension Ceremonies {
         var binding: DPoPProof?
         var offline: Bool { scopes.contains("offline_access") }
         /// A public client's refresh token is bound to the proof's key too (§5); a confidential
-        /// client's is bound to its secret already.
-        func refreshBinding(_ client: ClientConfiguration) -> String? { client.isConfidential ? nil : binding?.jkt }
+        /// client's is bound to its secret already, and a `refresh_proof: "device_key"` client's
+        /// to whichever live device key of the account signs each refresh.
+        func refreshBinding(_ client: ClientConfiguration) -> String? {
+            client.isConfidential || client.refreshProof == "device_key" ? nil : binding?.jkt
+        }
     }
 
     /// Scopes outside ``knownScopes`` are dropped. The audience is the one asked for, which must be
@@ -150,6 +153,7 @@ extension Ceremonies {
         // An audience that is not the client's, and a bad DPoP proof, are refused before the token
         // is rotated.
         let binding = try tokenGrant(scope: nil, audience: request.audience, client: client, context: context).binding
+        if client.refreshProof == "device_key" { try requireDeviceKeyProof(binding, refreshKey: presented) }
         // One draw for the new refresh token and the access token's ID.
         let fresh = random(48)
         let (newToken, newKey) = RefreshToken.make(name: timeOrderedID(), secret: Array(fresh[16..<48]))
@@ -206,6 +210,20 @@ extension Ceremonies {
                 ? AuthError(.dpopInvalid, "the refresh token is bound to a DPoP key and the request has no proof")
                 : AuthError(.dpopKeyMismatch, "the refresh token is bound to another DPoP key than the proof's")
         case .unknown: throw AuthError(.refreshTokenUnknown, "the refresh token is not one Signet issued")
+        }
+    }
+
+    /// `refresh_proof: "device_key"`: the refresh's DPoP proof must be signed by one of the
+    /// account's live device keys (found by its JWK thumbprint), so that every refresh is a
+    /// fresh, biometric-gated approval on an enrolled phone. Checked before the token is used.
+    func requireDeviceKeyProof(_ binding: DPoPProof?, refreshKey: [UInt8]) throws {
+        guard let binding else { throw AuthError(.dpopInvalid, "this client refreshes only with a DPoP proof by a device key") }
+        guard let owner = try store.refreshTokenOwner(hash: refreshKey) else { return }  // the rotation answers for an unknown token
+        let thumbprints = try store.deviceKeys(userID: owner).filter { $0.revokedAt == nil }.compactMap { row in
+            (try? PublicKey(spki: row.publicKey)).flatMap { DPoP.thumbprint(p256: $0) }
+        }
+        guard thumbprints.contains(binding.jkt) else {
+            throw AuthError(.dpopKeyMismatch, "the proof's key is not one of the account's \(thumbprints.count) live device keys")
         }
     }
 
