@@ -161,10 +161,13 @@ public struct ActionApproveRequest: Codable, Sendable {
     public var challenge_id: String
     public var signature: String?
     public var authn_response: CredentialJSON?
-    public init(challenge_id: String, signature: String? = nil, authn_response: CredentialJSON? = nil) {
+    /// For a device approval (`signet.device_approval`): deny the new device instead, signed the same way.
+    public var deny: Bool?
+    public init(challenge_id: String, signature: String? = nil, authn_response: CredentialJSON? = nil, deny: Bool? = nil) {
         self.challenge_id = challenge_id
         self.signature = signature
         self.authn_response = authn_response
+        self.deny = deny
     }
 }
 

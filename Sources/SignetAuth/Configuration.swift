@@ -295,7 +295,9 @@ public enum GrantNames {
     public static let passwordlessOTP = "http://auth0.com/oauth/grant-type/passwordless/otp"
     public static let recoveryCode = "urn:signet:params:oauth:grant-type:recovery-code"
     /// The user-facing grants (a development client has all of them).
-    public static let all = [webauthn, refreshToken, passwordlessOTP, recoveryCode]
+    public static let all = [webauthn, refreshToken, passwordlessOTP, recoveryCode, deviceCode]
+    /// A new device's sign-in, approved on one already signed in (RFC 8628 §3.4).
+    public static let deviceCode = "urn:ietf:params:oauth:grant-type:device_code"
     /// A confidential machine client's own token (RFC 6749 §4.4), for the Management API.
     public static let clientCredentials = "client_credentials"
     /// Every grant a client may be configured with.

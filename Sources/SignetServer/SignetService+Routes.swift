@@ -25,6 +25,7 @@ extension SignetService {
             case GrantNames.refreshToken: tokens = try s.ceremonies.refreshGrant(request, context: call.context)
             case GrantNames.passwordlessOTP: tokens = try s.ceremonies.otpGrant(request, context: call.context)
             case GrantNames.recoveryCode: tokens = try s.ceremonies.recoveryCodeGrant(request, context: call.context)
+            case GrantNames.deviceCode: tokens = try s.ceremonies.deviceCodeGrant(request, deviceCode: try body.optionalMember("device_code"), context: call.context)
             default: throw AuthError(.unsupportedGrantType, "grant_type \"\(request.grant_type.prefix(100))\"")
             }
             return .json(200, tokens.wireBytes)
@@ -32,6 +33,12 @@ extension SignetService {
         // Email codes (Auth0 passwordless): counted per client address by the route.
         r.add("POST", "/passwordless/start", needs: Needs(rateLimit: .passwordlessPerIP)) { s, call in
             try Wire.encode(s.ceremonies.passwordlessStart(PasswordlessStartRequest(wire: s.body(call)), context: call.context))
+        }
+        // A new device's sign-in, approved by an old one (RFC 8628).
+        r.add("POST", "/oauth/device/code") { s, call in
+            let body = try s.body(call, form: true)
+            return try Wire.encode(s.ceremonies.startDeviceSignIn(
+                clientID: body.member("client_id"), scope: body.optionalMember("scope"), userAgent: call.request.header("user-agent"), context: call.context))
         }
         r.add("POST", "/oauth/revoke") { s, call in
             try s.ceremonies.revoke(RevokeRequest(wire: s.body(call, form: true)), context: call.context)

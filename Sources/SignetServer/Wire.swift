@@ -39,6 +39,7 @@ package enum Wire {
         object.add("expires_in", Int64(challenge.expiresIn))
         object.add("action_hash", Base64URL.encode(challenge.actionHash))
         if let options = challenge.options { object.add("authn_params_public_key", options) }
+        if let request = challenge.deviceRequest { object.add("device_request", request) }
         return .json(200, object.serializedBytes)
     }
 
@@ -217,7 +218,13 @@ extension EnrollDeviceKeyRequest {
 
 extension ActionApproveRequest {
     package init(wire json: JSONValue) throws {
-        self.init(challenge_id: try json.member("challenge_id"), signature: try json.optionalMember("signature"), authn_response: try json.optionalCredential())
+        var deny: Bool?
+        if let value = json["deny"], value != .null {
+            guard case .bool(let flag) = value else { throw AuthError.malformed("deny must be true or false") }
+            deny = flag
+        }
+        self.init(challenge_id: try json.member("challenge_id"), signature: try json.optionalMember("signature"), authn_response: try json.optionalCredential(),
+                  deny: deny)
     }
 }
 

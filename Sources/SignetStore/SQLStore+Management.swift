@@ -25,7 +25,7 @@ extension SQLStore {
             try db.query("UPDATE users SET last_login = ?, logins_count = logins_count + 1 WHERE id = ? AND blocked = 0", [.int(at), .text(userID)])
             guard db.changes == 1 else { throw StoreError(.userBlocked, "the account is blocked or gone") }
         default:
-            try applyEmail(write, db)
+            try applyDevice(write, db)
         }
     }
 

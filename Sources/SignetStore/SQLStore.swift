@@ -137,7 +137,7 @@ public final class SQLStore: Store, @unchecked Sendable {
             try insert(c, db)
         case .refreshToken(let token):
             try insert(token, db)
-        case .createAccount, .verifyEmail, .useEmailCode, .useRecoveryCode, .openRecovery, .mail, .recordLogin:
+        case .createAccount, .verifyEmail, .useEmailCode, .useRecoveryCode, .openRecovery, .mail, .recordLogin, .useDeviceCode:
             try applyManagement(write, db)
         case .audit(let e):
             func text(_ s: String?) -> SQLValue { s.map(SQLValue.text) ?? .null }
@@ -509,7 +509,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     public func rowCounts() throws(StoreError) -> [String: Int] {
         try locked { db throws(StoreError) in
             var counts: [String: Int] = [:]
-            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events", "device_keys", "action_challenges", "email_codes", "outbox", "recovery_codes", "recoveries", "clients"] {
+            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events", "device_keys", "action_challenges", "email_codes", "outbox", "recovery_codes", "recoveries", "clients", "device_codes"] {
                 counts[table] = Int(try db.query("SELECT COUNT(*) FROM \(table)").first?[0].int ?? 0)
             }
             return counts

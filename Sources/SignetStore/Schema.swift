@@ -211,6 +211,25 @@ enum Schema {
             """),
             // DPoP (RFC 9449 §5): the key a refresh token is bound to.
             (8, "ALTER TABLE refresh_tokens ADD COLUMN jkt TEXT"),
+            // The device authorization grant (RFC 8628).
+            (9, """
+            CREATE TABLE device_codes (
+                hash \(blob) PRIMARY KEY,
+                user_code TEXT NOT NULL UNIQUE,
+                client_id TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                remote TEXT NOT NULL,
+                user_agent TEXT,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                poll_interval INTEGER NOT NULL,
+                last_poll_at BIGINT,
+                slowed INTEGER NOT NULL DEFAULT 0,
+                status TEXT NOT NULL,
+                user_id TEXT,
+                approved_by TEXT
+            )
+            """),
         ]
     }
 

@@ -69,7 +69,10 @@ final class TestServer: @unchecked Sendable {
     }
 
     /// - Parameter restoring: a database file (and the KEK file beside it) to start from, copied in.
-    init(_ transport: Transport = .inProcess, restoring: (database: URL, kek: URL)? = nil, _ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    /// - Parameter sharing: another test server's directory, whose database and KEK this one uses
+    ///   too (a second instance).
+    init(_ transport: Transport = .inProcess, restoring: (database: URL, kek: URL)? = nil, sharing: URL? = nil,
+         _ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
         self.transport = transport
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -78,8 +81,8 @@ final class TestServer: @unchecked Sendable {
             try FileManager.default.copyItem(at: restoring.kek, to: directory.appendingPathComponent("signet.kek"))
         }
         var configuration = TestServer.configuration(edit)
-        configuration.database = "sqlite:" + directory.appendingPathComponent("signet.db").path
-        configuration.keyEncryptionKeyFile = directory.appendingPathComponent("signet.kek").path
+        configuration.database = "sqlite:" + (sharing ?? directory).appendingPathComponent("signet.db").path
+        configuration.keyEncryptionKeyFile = (sharing ?? directory).appendingPathComponent("signet.kek").path
         logFile = directory.appendingPathComponent("access.log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let log = AccessLog(output: try FileHandle(forWritingTo: logFile))

@@ -10,6 +10,8 @@ public struct ActionChallenge: Sendable {
     public let expiresIn: Int
     public let actionHash: [UInt8]
     public let options: JSONValue?
+    /// For a device approval: which client, device and address asked (shown before signing).
+    public var deviceRequest: JSONValue? = nil
 }
 
 /// An approved action: the action token and the action it is for.
@@ -60,6 +62,9 @@ extension Ceremonies {
         if let held = try heldRecovery(principal) { throw AuthError(.recoveryHold, "recovery \(held.id) holds this session") }
         var boundKey: String?
         var passkeys: [CredentialRow] = []
+        let isDeviceApproval = action?["type"]?.string == Self.deviceApproval
+        if isDeviceApproval, (method ?? "device_key") != "device_key" { throw AuthError.malformed("a device approval is signed with a device key") }
+        let deviceRequest = isDeviceApproval ? try self.deviceRequest(action, user: user) : nil
         switch method ?? "device_key" {
         case "device_key":
             guard let id = deviceKeyID else { throw AuthError.malformed("missing member \"device_key_id\"") }
@@ -92,7 +97,8 @@ extension Ceremonies {
         let options = passkeys.isEmpty ? nil : rp.requestOptions(
             allowCredentials: passkeys.map { CredentialDescriptor(id: $0.id, transports: $0.transports) }, userVerification: configuration.userVerification,
             timeout: configuration.actionChallengeLifetime * 1000, random: { _ in challenge }).json
-        return ActionChallenge(challengeID: row.id, challenge: challenge, expiresIn: configuration.actionChallengeLifetime, actionHash: hash, options: options)
+        return ActionChallenge(challengeID: row.id, challenge: challenge, expiresIn: configuration.actionChallengeLifetime, actionHash: hash, options: options,
+                               deviceRequest: deviceRequest)
     }
 
     /// `POST /actions/approve`: uses the challenge (once), checks the proof — the device key's
@@ -111,6 +117,11 @@ extension Ceremonies {
             let (amr, binding) = try row.deviceKeyID.map { try approveWithDeviceKey(row, keyID: $0, signature: request.signature) }
                 ?? approveWithPasskey(row, request.authn_response, principal: principal, context: context)
             let action = try StrictJSON().parse(Array(row.action.utf8))
+            if action["type"]?.string == Self.deviceApproval, let keyID = row.deviceKeyID {
+                try decideDevice(action, approve: request.deny != true, user: user, deviceKeyID: keyID, context: context)
+            } else if request.deny == true {
+                throw AuthError.malformed("deny is for device approvals only")
+            }
             let now = nowMillis / 1000
             var claims: [String: JSONValue] = [
                 "iss": .string(configuration.issuer), "sub": .string(user.id), "aud": .string(actionAudience), "iat": .int(now),

@@ -14,6 +14,10 @@ public enum Bucket: String, Sendable {
     case codesPerIdentifier = "codes_identifier"
     /// Recovery-code tries for one address.
     case recoveryAttempts = "recovery_attempts"
+    /// Approvals tried with a user code that matched no pending device sign-in, per account.
+    case userCodeGuesses = "user_code_guesses"
+    /// Device sign-ins started from one client address.
+    case deviceCodesPerIP = "device_codes_ip"
 }
 
 extension Ceremonies {
@@ -48,6 +52,8 @@ extension Ceremonies {
         case .passwordlessPerIP: rates.passwordlessPerIP
         case .codesPerIdentifier: RateLimit(limit: configuration.passwordless.sendsPerHour, window: 3600)
         case .recoveryAttempts: RateLimit(limit: configuration.passwordless.maxAttempts, window: 3600)
+        case .userCodeGuesses: RateLimit(limit: 10, window: 3600)
+        case .deviceCodesPerIP: RateLimit(limit: 30, window: 3600)
         }
         try limit(bucket, rate, key: context.remoteAddress)
     }

@@ -68,6 +68,8 @@ public enum StoreWrite: Sendable {
     /// Counts a code sign-in on the account; ``StoreError/Code/userBlocked`` fails the batch
     /// when the account is blocked, so nothing of the sign-in is written.
     case recordLogin(userID: String, at: Int64)
+    /// Uses an approved device code; ``StoreError/Code/sessionUsed`` if it was used already.
+    case useDeviceCode(hash: [UInt8])
 }
 
 /// What a verified assertion records about its passkey (WebAuthn §7.2 steps 22–24), in the one
@@ -258,6 +260,18 @@ public protocol Store: Sendable {
     func mailDelivered(id: String) throws(StoreError)
     /// A failed delivery: tried again at `retryAt`, or dropped.
     func mailFailed(id: String, retryAt: Int64?, error: String) throws(StoreError)
+
+    // MARK: device sign-in (RFC 8628)
+
+    /// Stores a new device code; ``StoreError/Code/conflict`` if its user code is taken.
+    func createDeviceCode(_ row: DeviceCodeRow) throws(StoreError)
+    /// The device code with this user code, whatever its state.
+    func deviceCode(userCode: String) throws(StoreError) -> DeviceCodeRow?
+    /// Approves (or denies) a pending, unexpired device code for `userID`, in one statement;
+    /// `false` when it is no longer pending.
+    func decideDeviceCode(userCode: String, approve: Bool, userID: String, approvedBy: String, now: Int64) throws(StoreError) -> Bool
+    /// One poll by `clientID`, with the interval enforced in the same statement.
+    func pollDeviceCode(hash: [UInt8], clientID: String, now: Int64) throws(StoreError) -> DevicePoll
 
     // MARK: administration (DESIGN.md, "Management API and operations")
 
