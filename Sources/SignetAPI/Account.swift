@@ -146,7 +146,11 @@ public struct ActionChallengeResponse: Codable, Sendable {
     /// base64url SHA-256 of the action's canonical JSON (RFC 8785).
     public var action_hash: String
     public var authn_params_public_key: RequestOptionsJSON?
-    public init(challenge_id: String, challenge: String, expires_in: Int, action_hash: String, authn_params_public_key: RequestOptionsJSON? = nil) {
+    /// For a device approval: which client, device and address asked, to show before signing.
+    public var device_request: DeviceRequest?
+    public init(challenge_id: String, challenge: String, expires_in: Int, action_hash: String, authn_params_public_key: RequestOptionsJSON? = nil,
+                device_request: DeviceRequest? = nil) {
+        self.device_request = device_request
         self.challenge_id = challenge_id
         self.challenge = challenge
         self.expires_in = expires_in
@@ -208,4 +212,16 @@ public struct ActionVerification: Codable, Sendable {
         self.action_hash = action_hash
         self.amr = amr
     }
+}
+
+/// A new device's sign-in waiting for approval, as the approving phone is shown it.
+public struct DeviceRequest: Codable, Sendable, Equatable {
+    public var client_id: String
+    public var client_name: String?
+    /// The new device's User-Agent.
+    public var user_agent: String?
+    /// The address it asked from.
+    public var address: String
+    public var requested_at: String
+    public var scope: String
 }

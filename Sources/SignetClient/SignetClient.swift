@@ -13,17 +13,24 @@ public actor SignetClient {
     let deviceKeys: (any DeviceKeyStore)?
     let tokens: any TokenStore
     let session: URLSession
+    /// The key tokens are bound to (DPoP, RFC 9449); `nil`: bearer tokens.
+    let dpop: (any DPoPKeyStore)?
+    /// The server's latest `DPoP-Nonce`, sent in the next proofs.
+    var dpopNonce: String?
     /// Access tokens for resource servers, minted from the refresh token (``accessToken(audience:)``).
     var audienceTokens: [String: (token: String, expiresAt: Date)] = [:]
 
+    /// - Parameter dpop: with a key, every token request carries a DPoP proof by it, so the
+    ///   tokens are bound to the device, and every call with them carries a proof too.
     public init(baseURL: URL, clientID: String, passkeys: any PasskeyProvider, deviceKeys: (any DeviceKeyStore)? = nil,
-                tokens: any TokenStore, session: URLSession = .shared) {
+                tokens: any TokenStore, session: URLSession = .shared, dpop: (any DPoPKeyStore)? = nil) {
         self.baseURL = baseURL
         self.clientID = clientID
         self.passkeys = passkeys
         self.deviceKeys = deviceKeys
         self.tokens = tokens
         self.session = session
+        self.dpop = dpop
     }
 
     // MARK: transport
@@ -33,23 +40,41 @@ public actor SignetClient {
         let data: Data
     }
 
+    /// One request. With a DPoP key, a token request carries a proof, and a call with an access
+    /// token sends it as `Authorization: DPoP` with a proof of that call; a `use_dpop_nonce`
+    /// answer is retried once with the nonce it gave (RFC 9449 §8).
     func send(_ method: String, _ path: String, body: (any Encodable)? = nil, bearer: String? = nil) async throws -> Answer {
-        var request = URLRequest(url: baseURL.appendingPathComponent(path))
+        let url = baseURL.appendingPathComponent(path)
+        var request = URLRequest(url: url)
         request.httpMethod = method
         request.timeoutInterval = 30
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = try JSONEncoder().encode(body)
         }
-        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
-        let data: Data, response: URLResponse
-        do {
-            (data, response) = try await session.data(for: request)
-        } catch {
-            throw SignetError(.unreachable, "cannot reach \(baseURL.absoluteString): \(error.localizedDescription)")
+        if let bearer, dpop == nil { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+        if let bearer, dpop != nil { request.setValue("DPoP \(bearer)", forHTTPHeaderField: "Authorization") }
+        let proves = dpop != nil && (bearer != nil || path == "oauth/token")
+        var retried = false
+        while true {
+            if proves, let dpop {
+                request.setValue(try await DPoPProofs.proof(key: dpop, method: method, url: url, accessToken: bearer, nonce: dpopNonce), forHTTPHeaderField: "DPoP")
+            }
+            let data: Data, response: URLResponse
+            do {
+                (data, response) = try await session.data(for: request)
+            } catch {
+                throw SignetError(.unreachable, "cannot reach \(baseURL.absoluteString): \(error.localizedDescription)")
+            }
+            guard let http = response as? HTTPURLResponse else { throw SignetError(.invalidResponse, "not an HTTP answer") }
+            if let nonce = http.value(forHTTPHeaderField: "DPoP-Nonce") { dpopNonce = nonce }
+            let answer = Answer(status: http.statusCode, data: data)
+            if proves, !retried, answer.status == 400 || answer.status == 401, Self.error(answer).code == .useDPoPNonce, dpopNonce != nil {
+                retried = true
+                continue
+            }
+            return answer
         }
-        guard let http = response as? HTTPURLResponse else { throw SignetError(.invalidResponse, "not an HTTP answer") }
-        return Answer(status: http.statusCode, data: data)
     }
 
     /// The typed answer, or the server's error as a ``SignetError`` whose code is its `reason`.

@@ -34,6 +34,11 @@ public final class SoftwareDPoPKey: @unchecked Sendable {
         return Base64URL.encode(Digest.sha256.hash(Array(canonical.utf8)))
     }
 
+    /// What the SDK's ``DPoPKeyStore`` gives: DER ECDSA for ES256, the raw signature for EdDSA.
+    public func signDER(_ message: [UInt8]) throws -> [UInt8] {
+        try key.sign(message, scheme: algorithm == "EdDSA" ? .eddsa : .ecdsa(.sha256))
+    }
+
     /// A proof for one request (RFC 9449 §4.2). `ath` is added when `accessToken` is given;
     /// `iat`, `jti` and the header's `typ` can be set wrong on purpose by tests.
     public func proof(method: String, url: String, accessToken: String? = nil, nonce: String? = nil, iat: Int64? = nil, jti: String? = nil,

@@ -148,3 +148,12 @@ public final class FileTokenStore: TokenStore, @unchecked Sendable {
         if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
     }
 }
+
+/// The SDK's ``DPoPKeyStore`` over a software key, for tests and the CLI.
+public final class SoftwareDPoPKeyStore: DPoPKeyStore, @unchecked Sendable {
+    public let key: SoftwareDPoPKey
+    public init(_ key: SoftwareDPoPKey) { self.key = key }
+    public var algorithm: String { key.algorithm }
+    public func publicJWK() async throws -> [JWKMember] { key.jwk.map { JWKMember($0.0, $0.1) } }
+    public func sign(_ message: Data) async throws -> Data { Data(try key.signDER(Array(message))) }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import SignetAPI
+import SignetClient
+import SignetSoftware
+import Testing
+
+/// The SDK with a DPoP key (RFC 9449) and the device grant (RFC 8628), against `signet serve`.
+@Suite struct SDKDPoPTests {
+    /// An app whose client talks to the server by its issuer's name (`localhost`), so that the
+    /// proofs' `htu` is the URL the server knows itself by.
+    static func app(_ server: ServerProcess, dpop: SoftwareDPoPKey? = nil) throws -> (client: SignetClient, tokens: FileTokenStore) {
+        let tokens = FileTokenStore(url: server.directory.appendingPathComponent("tokens-\(UUID().uuidString).json"))
+        let client = SignetClient(
+            baseURL: URL(string: "http://localhost:\(server.port)")!, clientID: "dev",
+            passkeys: SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: server.origin),
+            deviceKeys: try SoftwareDeviceKeyStore(deviceID: "device-\(UUID().uuidString.prefix(8))"), tokens: tokens,
+            dpop: dpop.map(SoftwareDPoPKeyStore.init))
+        return (client, tokens)
+    }
+
+    static func claims(_ token: String) throws -> [String: Any] {
+        let part = String(token.split(separator: ".")[1])
+        let data = try #require(Data(base64URLEncoded: part))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    @Test("with a DPoP key the SDK's tokens are bound to it, and every call, refresh included, carries its proof; a nonce the server asks for is sent on the retry")
+    func boundSession() async throws {
+        for nonce in [false, true] {
+            let server = try ServerProcess(environment: nonce ? ["SIGNET_DPOP_NONCE": "true"] : [:])
+            let key = try SoftwareDPoPKey()
+            let (client, tokens) = try Self.app(server, dpop: key)
+            let response = try await client.signUp(email: "ada@signet.test")
+            #expect(response.token_type == "DPoP")
+            let cnf = try #require(try Self.claims(response.access_token)["cnf"] as? [String: String])
+            #expect(cnf["jkt"] == key.thumbprint)
+            #expect(try await client.passkeys().count == 1)
+            try await client.refresh()
+            let refreshed = try #require(try tokens.load()).accessToken
+            let refreshedClaims = try Self.claims(refreshed)
+            #expect(refreshed != response.access_token && (refreshedClaims["cnf"] as? [String: String])?["jkt"] == key.thumbprint)
+            #expect(try await client.userInfo().sub == refreshedClaims["sub"] as? String)
+        }
+    }
+
+    @Test("a new device signs in when the old one approves with its device key; a denial and slow_down are answered as RFC 8628 says")
+    func deviceSignIn() async throws {
+        let server = try ServerProcess()
+        let (phone, phoneTokens) = try Self.app(server)
+        try await phone.signUp(email: "ada@signet.test")
+        try await phone.enrollDeviceKey(name: "Phone")
+        let sub = try Self.claims(try #require(try phoneTokens.load()).accessToken)["sub"] as? String
+
+        let (tv, _) = try Self.app(server)
+        let started = try await tv.startDeviceSignIn()
+        #expect(started.userCode.count == 9 && started.interval == 5 && started.verificationURIComplete.absoluteString.contains(started.userCode))
+        let shown = try #require(try await phone.approveDevice(userCode: started.userCode))
+        #expect(shown.client_id == "dev" && shown.address == "127.0.0.1")
+        try await tv.completeDeviceSignIn(started, wait: { _ in Issue.record("no wait was needed") })
+        #expect(try await tv.userInfo().sub == sub)
+
+        let (other, _) = try Self.app(server)
+        let refused = try await other.startDeviceSignIn()
+        try await phone.denyDevice(userCode: refused.userCode)
+        await #expect(throws: SignetError.self) { try await other.completeDeviceSignIn(refused, wait: { _ in }) }
+        do {
+            try await other.completeDeviceSignIn(refused, wait: { _ in })
+        } catch let error as SignetError {
+            #expect(error.code == .accessDenied)
+        }
+
+        // Polled too soon, the SDK waits 5 s longer; approved meanwhile, the next poll signs in.
+        let (slow, _) = try Self.app(server)
+        let pending = try await slow.startDeviceSignIn()
+        let waits = Waits()
+        try await slow.completeDeviceSignIn(pending, wait: { seconds in
+            let count = await waits.add(seconds)
+            if count == 2 {
+                _ = try await phone.approveDevice(userCode: pending.userCode)
+                try await Task.sleep(nanoseconds: UInt64(seconds) * 1_000_000_000 + 200_000_000)
+            }
+        })
+        #expect(await waits.all == [5, 10])
+    }
+}
+
+actor Waits {
+    var all: [Int] = []
+    func add(_ seconds: Int) -> Int {
+        all.append(seconds)
+        return all.count
+    }
+}
