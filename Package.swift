@@ -35,12 +35,17 @@ let package = Package(
         .systemLibrary(
             name: "CCurl", pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CQRencode", pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]),
 
         .target(name: "SignetCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "SignetHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
         .target(name: "SignetAPI", swiftSettings: strict),
         // libcurl, wrapped once: SMTP for the outbox (and HTTPS clients later).
         .target(name: "SignetCurl", dependencies: ["CCurl"], swiftSettings: strict),
+        // libqrencode, wrapped once: QR codes for the terminal.
+        .target(name: "SignetQR", dependencies: ["CQRencode"], swiftSettings: strict),
         // Ceremonies and policy: no HTTP, no database, no C library of its own. It declares the
         // Store protocol that the SQL stores below implement.
         .target(name: "SignetAuth", dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetAPI"], swiftSettings: strict),
@@ -57,7 +62,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "signet",
-            dependencies: ["SignetAuth", "SignetCrypto", "SignetWebAuthn", "SignetSoftware", "SignetServer", "SignetHTTP", "SignetAPI", "SignetStore", "SignetClient"],
+            dependencies: ["SignetAuth", "SignetCrypto", "SignetWebAuthn", "SignetSoftware", "SignetServer", "SignetHTTP", "SignetAPI", "SignetStore", "SignetClient", "SignetQR"],
             swiftSettings: strict),
         // libFuzzer harness: scripts/fuzz.sh builds it with -sanitize=fuzzer; a plain build
         // makes a corpus replayer out of the same code.
@@ -65,7 +70,7 @@ let package = Package(
             name: "SignetFuzz", dependencies: ["SignetWebAuthn", "SignetAuth", "SignetServer", "SignetAPI", "SignetHTTP", "SignetCurl"], swiftSettings: strict),
 
         .testTarget(
-            name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP", "SignetWebAuthn"],
+            name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP", "SignetWebAuthn", "SignetQR"],
             swiftSettings: strict),
         .testTarget(
             name: "SignetAuthTests", dependencies: ["SignetAuth", "SignetStore", "SignetAPI", "SignetSoftware", "SignetWebAuthn", "SignetCrypto"],

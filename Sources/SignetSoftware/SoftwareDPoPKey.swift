@@ -15,6 +15,15 @@ public final class SoftwareDPoPKey: @unchecked Sendable {
         key = try PrivateKey.generate(algorithm == "EdDSA" ? .edwards(.ed25519) : .ec(.p256))
     }
 
+    /// A P-256 key from its DER private key (a state file's).
+    public init(privateKeyDER: [UInt8]) throws {
+        algorithm = "ES256"
+        key = try PrivateKey(der: privateKeyDER)
+    }
+
+    /// The DER private key, for state files; secret.
+    public var privateKeyDER: [UInt8] { key.der }
+
     /// Proofs signed by a device key (P-256).
     public init(deviceKey: SoftwareDeviceKey) {
         algorithm = "ES256"

@@ -30,6 +30,11 @@ enum AuthenticatorCommand {
                                                sign in with a recovery code
           recovery                             show the recovery holding the account, if any
           cancel-recovery                      cancel it (with a session from a credential older than it)
+          device-signin [--scope SCOPE]        sign this "new device" in: prints the user code (and a QR code of the link
+                                               on standard error), then waits for a signed-in phone to approve it
+          approve-device CODE | deny-device CODE
+                                               approve or deny a new device's sign-in with this phone's device key
+          --dpop                               (with any command) bind the session's tokens to this state's DPoP key
         """
 
     /// The state file: the authenticator's credentials, the device key and the session.
@@ -45,7 +50,10 @@ enum AuthenticatorCommand {
             var deviceID: String
             var deviceKey: Data?
             var session: StoredSession?
+            var dpopKey: Data?
         }
+        /// The DPoP key, made the first time `--dpop` is given.
+        var dpopKey: SoftwareDPoPKey?
 
         init(url: URL) throws {
             self.url = url
@@ -54,6 +62,7 @@ enum AuthenticatorCommand {
                 authenticator = try SoftwareAuthenticator(stateData: contents.authenticator)
                 deviceKeys = try SoftwareDeviceKeyStore(deviceID: contents.deviceID, privateKeyDER: contents.deviceKey.map { [UInt8]($0) })
                 session = contents.session
+                dpopKey = try contents.dpopKey.map { try SoftwareDPoPKey(privateKeyDER: [UInt8]($0)) }
             } else {
                 authenticator = SoftwareAuthenticator()
                 deviceKeys = try SoftwareDeviceKeyStore(deviceID: "cli-" + UUID().uuidString.lowercased())
@@ -62,7 +71,8 @@ enum AuthenticatorCommand {
 
         func persist() throws {
             let contents = Contents(authenticator: try authenticator.stateData(), deviceID: deviceKeys.deviceID,
-                                    deviceKey: deviceKeys.privateKeyDER.map { Data($0) }, session: lock.withLock { session })
+                                    deviceKey: deviceKeys.privateKeyDER.map { Data($0) }, session: lock.withLock { session },
+                                    dpopKey: dpopKey.map { Data($0.privateKeyDER) })
             let data = try JSONEncoder().encode(contents)
             _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
             try data.write(to: url, options: .atomic)
@@ -83,14 +93,17 @@ enum AuthenticatorCommand {
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let command = args.first, (["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token"] + emailCommands).contains(command) else {
+        guard let command = args.first, (["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token"] + emailCommands + deviceCommands).contains(command) else {
             return usageError(usage)
         }
         var parsed: [String: String] = [:]
         var loose: [String] = []
+        var useDPoP = false
         var rest = args.dropFirst().makeIterator()
         while let arg = rest.next() {
-            if arg.hasPrefix("--") {
+            if arg == "--dpop" {
+                useDPoP = true
+            } else if arg.hasPrefix("--") {
                 guard let value = rest.next() else { return usageError("\(arg) needs a value\n" + usage) }
                 parsed[String(arg.dropFirst(2))] = value
             } else {
@@ -104,14 +117,21 @@ enum AuthenticatorCommand {
         let host = url.host == "127.0.0.1" ? "localhost" : (url.host ?? "localhost")
         let origin = options["origin"] ?? "\(url.scheme ?? "http")://\(host)\(url.port.map { ":\($0)" } ?? "")"
         let positional = loose
+        let dpop = useDPoP
         let result = Result<JSONValue, any Error>.blocking {
             let state = try StateFile(url: URL(fileURLWithPath: statePath))
+            if dpop, state.dpopKey == nil { state.dpopKey = try SoftwareDPoPKey() }
+            // With a DPoP key the proofs' htu must be the server's own name for itself: the
+            // development server calls itself localhost.
+            let base = dpop && url.host == "127.0.0.1" ? URL(string: url.absoluteString.replacingOccurrences(of: "127.0.0.1", with: "localhost"))! : url
             let client = SignetClient(
-                baseURL: url, clientID: options["client-id"] ?? "dev",
-                passkeys: SoftwarePasskeyProvider(authenticator: state.authenticator, origin: origin), deviceKeys: state.deviceKeys, tokens: state)
+                baseURL: base, clientID: options["client-id"] ?? "dev",
+                passkeys: SoftwarePasskeyProvider(authenticator: state.authenticator, origin: origin), deviceKeys: state.deviceKeys, tokens: state,
+                dpop: dpop ? state.dpopKey.map(SoftwareDPoPKeyStore.init) : nil)
             try await waitForServer(url, seconds: Double(options["wait"] ?? "30") ?? 30)
             defer { try? state.persist() }
             if let answer = try await runEmail(command, options, client) { return answer }
+            if let answer = try await runDevice(command, options, positional, client) { return answer }
             switch command {
             case "signup":
                 guard let email = options["email"] else { throw SignetError(.invalidResponse, "signup needs --email") }

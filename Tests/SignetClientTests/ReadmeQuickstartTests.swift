@@ -31,6 +31,34 @@ import Testing
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: server.directory.appendingPathComponent("signet-mail").path)) ?? []).contains { $0.hasSuffix(".eml") })
     }
 
+    @Test("the two-device walkthrough: a tablet signed in by the phone's device key, every token DPoP-bound")
+    func deviceWalkthrough() throws {
+        let lines = try Self.commands("quickstart-device")
+        #expect(lines.count == 6)
+        let server = try ServerProcess()
+        let script = (["set -e"] + lines.map {
+            $0.replacingOccurrences(of: "scripts/run.sh", with: ServerProcess.binary.path).replacingOccurrences(of: "127.0.0.1:8080", with: "127.0.0.1:\(server.port)")
+        }).joined(separator: "\n")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", script]
+        process.currentDirectoryURL = server.directory
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(output)")
+        let results = try output.split(separator: "\n").map { try StrictJSON().parse(Array($0.utf8)) }
+        #expect(results.count == 4 && results.allSatisfy { $0["ok"] == .bool(true) }, "\(output)")
+        // The tablet's account is the phone's, and its stored token is bound to its own key.
+        #expect(results.last?["sub"] == results.first?["sub"] && results.last?["email"] == .string("ada@example.com"))
+        #expect(results[2]["device_request"]?["client_id"] == .string("dev"))
+        let tablet = try StrictJSON().parse(Array(try Data(contentsOf: server.directory.appendingPathComponent("tablet.json"))))
+        #expect(tablet["session"]?["accessToken"]?.string != nil && tablet["dpopKey"]?.string != nil)
+    }
+
     /// Runs `lines` one by one in a fresh server's folder, each expected to print `"ok": true`;
     /// returns the server, still running.
     static func run(_ lines: [String]) throws -> ServerProcess {
