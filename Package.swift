@@ -70,7 +70,7 @@ let package = Package(
             name: "SignetFuzz", dependencies: ["SignetWebAuthn", "SignetAuth", "SignetServer", "SignetAPI", "SignetHTTP", "SignetCurl"], swiftSettings: strict),
 
         .testTarget(
-            name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP", "SignetWebAuthn", "SignetQR"],
+            name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP", "SignetWebAuthn", "SignetQR", "SignetCrypto"],
             swiftSettings: strict),
         .testTarget(
             name: "SignetAuthTests", dependencies: ["SignetAuth", "SignetStore", "SignetAPI", "SignetSoftware", "SignetWebAuthn", "SignetCrypto"],
