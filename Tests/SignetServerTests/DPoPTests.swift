@@ -178,6 +178,20 @@ import Testing
         #expect(try refreshed(try device.proof(method: "POST", url: Self.tokenURL)).json["reason"] == .string("dpop_key_mismatch"))
     }
 
+    @Test("across instances on one database: a token-endpoint proof works once, and a bound refresh token still needs its key")
+    func acrossInstances() throws {
+        let first = try TestServer()
+        let second = try TestServer(sharing: first.directory)
+        let key = try SoftwareDPoPKey()
+        let proof = try key.proof(method: "POST", url: Self.tokenURL)
+        let tokens = try Self.signUp(first, email: "ada@signet.test", key: key, proof: proof).json
+        #expect(try Self.signUp(second, email: "bob@signet.test", key: key, proof: proof).json["reason"] == .string("dpop_replayed"))
+        let refresh = try #require(tokens["refresh_token"])
+        #expect(try Self.refresh(second, refresh, proof: nil).json["reason"] == .string("dpop_invalid"))
+        #expect(try Self.refresh(second, refresh, proof: try SoftwareDPoPKey().proof(method: "POST", url: Self.tokenURL)).json["reason"] == .string("dpop_key_mismatch"))
+        #expect(try Self.refresh(second, refresh, proof: try key.proof(method: "POST", url: Self.tokenURL)).status == 200)
+    }
+
     @Test("with dpop.nonce a proof without Signet's nonce is refused with use_dpop_nonce and a DPoP-Nonce; the retry with it succeeds")
     func nonce() throws {
         let server = try TestServer { $0.dpopNonce = true }
