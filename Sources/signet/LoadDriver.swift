@@ -30,10 +30,13 @@ final class LoadDriver: @unchecked Sendable {
         var idleSince: UInt64 = 0
 
         enum Stage { case idle, challenge, token }
+        /// With `bench login --dpop`: the key whose proof each token request carries.
+        let dpop: SoftwareDPoPKey?
 
-        init(authenticator: SoftwareAuthenticator, target: LoginBenchmark.Target) {
+        init(authenticator: SoftwareAuthenticator, target: LoginBenchmark.Target, dpop: SoftwareDPoPKey? = nil) {
             self.authenticator = authenticator
             self.target = target
+            self.dpop = dpop
         }
     }
 
@@ -169,7 +172,13 @@ final class LoadDriver: @unchecked Sendable {
 
     private func send(_ client: Client, _ path: String, _ body: JSONValue) -> String? {
         let bytes = body.serializedBytes
-        client.output = Array("POST \(path) HTTP/1.1\r\nHost: \(client.target.host):\(client.target.port)\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\n\r\n".utf8) + bytes
+        // A DPoP proof for the token request, made here, on the load generator's side.
+        var proof = ""
+        if path == "/oauth/token", let key = client.dpop {
+            guard let made = try? key.proof(method: "POST", url: client.target.origin + path) else { return "cannot make a DPoP proof" }
+            proof = "DPoP: \(made)\r\n"
+        }
+        client.output = Array("POST \(path) HTTP/1.1\r\nHost: \(client.target.host):\(client.target.port)\r\nContent-Type: application/json\r\n\(proof)Content-Length: \(bytes.count)\r\n\r\n".utf8) + bytes
         client.sent = 0
         return flush(client)
     }
@@ -228,6 +237,7 @@ final class LoadDriver: @unchecked Sendable {
                 ])) { return why }
             case .token:
                 guard json["access_token"]?.string != nil else { return "no access token" }
+                if client.dpop != nil, json["token_type"]?.string != "DPoP" { return "a bearer token where a DPoP token was due" }
                 client.idleSince = Self.now()
                 outcome.latencies.append(Double(client.idleSince - client.started) / 1e9)
                 outcome.completions.append(client.idleSince)

@@ -25,6 +25,8 @@ struct LoginBenchmark {
     var clientThreads: Int?
     /// The own server's SQLite durability: `full` (the default), `normal`, or `both` (one run each).
     var durability = "full"
+    /// Whether every token request carries a DPoP proof (each client with its own key).
+    var dpop = false
 
     static func run(_ args: [String]) -> Int32 {
         var bench = LoginBenchmark()
@@ -41,7 +43,8 @@ struct LoginBenchmark {
             case "--client-threads": bench.clientThreads = rest.next().flatMap(Int.init) ?? 0
             case "--json": bench.json = true
             case "--durability": bench.durability = rest.next() ?? ""
-            default: return usageError("usage: signet bench login [--url URL] [--concurrency N] [--duration S] [--client-id ID] [--origin ORIGIN] [--idle-connections N] [--rate PER_S] [--client-threads N] [--durability full|normal|both] [--json]")
+            case "--dpop": bench.dpop = true
+            default: return usageError("usage: signet bench login [--url URL] [--concurrency N] [--duration S] [--client-id ID] [--origin ORIGIN] [--idle-connections N] [--rate PER_S] [--client-threads N] [--durability full|normal|both] [--dpop] [--json]")
             }
         }
         guard bench.concurrency > 0, bench.duration > 0, bench.idleConnections >= 0, (bench.clientThreads ?? 1) > 0 else {
@@ -212,7 +215,7 @@ struct LoginBenchmark {
         for (index, phone) in phones.enumerated().prefix(8) { try signIn(phone, phoneTargets[index]) }
         for phone in phones { phone.client.close() }
         let driver = LoadDriver(
-            clients: zip(phones, phoneTargets).map { LoadDriver.Client(authenticator: $0.authenticator, target: $1) },
+            clients: try zip(phones, phoneTargets).map { LoadDriver.Client(authenticator: $0.authenticator, target: $1, dpop: dpop ? try SoftwareDPoPKey() : nil) },
             clientID: clientID, threads: clientThreads ?? ProcessInfo.processInfo.activeProcessorCount)
         let before = try targets.map { try serverProcess($0) }
         let databaseBefore = Self.databaseCPU()
