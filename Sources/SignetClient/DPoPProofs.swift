@@ -80,3 +80,26 @@ public enum DPoPProofs {
         return i == bytes.count ? out : nil
     }
 }
+
+/// DPoP proofs signed by the device key (behind its biometric check): for the refreshes of a
+/// client with `refresh_proof: "device_key"`.
+struct DeviceKeyProofs: DPoPKeyStore {
+    let store: any DeviceKeyStore
+    let point: Data
+    let algorithm = "ES256"
+
+    /// `publicKey` as enrolled: SPKI DER of a P-256 key (its last 65 bytes are the point) or the
+    /// X9.63 point itself.
+    init?(store: any DeviceKeyStore, publicKey: Data) {
+        let point = publicKey.count == 91 ? publicKey.suffix(65) : publicKey
+        guard point.count == 65, point.first == 0x04 else { return nil }
+        self.store = store
+        self.point = Data(point)
+    }
+
+    func publicJWK() async throws -> [JWKMember] {
+        [JWKMember("crv", "P-256"), JWKMember("kty", "EC"), JWKMember("x", point[1..<33].base64URLEncodedString), JWKMember("y", point[33..<65].base64URLEncodedString)]
+    }
+
+    func sign(_ message: Data) async throws -> Data { try await store.sign(message, reason: "Stay signed in") }
+}

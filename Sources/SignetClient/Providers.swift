@@ -35,8 +35,12 @@ public struct StoredSession: Codable, Sendable, Equatable {
     public var accessTokenExpiresAt: Date
     /// The server's ID of this device's enrolled key.
     public var deviceKeyID: String?
+    /// That key's public key (SPKI DER or X9.63), for refresh proofs signed by it.
+    public var deviceKeyPublicKey: Data?
 
-    public init(accessToken: String, refreshToken: String?, idToken: String?, accessTokenExpiresAt: Date, deviceKeyID: String? = nil) {
+    public init(accessToken: String, refreshToken: String?, idToken: String?, accessTokenExpiresAt: Date, deviceKeyID: String? = nil,
+                deviceKeyPublicKey: Data? = nil) {
+        self.deviceKeyPublicKey = deviceKeyPublicKey
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.idToken = idToken

@@ -17,13 +17,17 @@ public actor SignetClient {
     let dpop: (any DPoPKeyStore)?
     /// The server's latest `DPoP-Nonce`, sent in the next proofs.
     var dpopNonce: String?
+    /// Whether refresh proofs are signed by the biometric device key (a client with
+    /// `refresh_proof: "device_key"`): each refresh is a fresh approval on this phone.
+    let refreshWithDeviceKey: Bool
     /// Access tokens for resource servers, minted from the refresh token (``accessToken(audience:)``).
     var audienceTokens: [String: (token: String, expiresAt: Date)] = [:]
 
     /// - Parameter dpop: with a key, every token request carries a DPoP proof by it, so the
     ///   tokens are bound to the device, and every call with them carries a proof too.
     public init(baseURL: URL, clientID: String, passkeys: any PasskeyProvider, deviceKeys: (any DeviceKeyStore)? = nil,
-                tokens: any TokenStore, session: URLSession = .shared, dpop: (any DPoPKeyStore)? = nil) {
+                tokens: any TokenStore, session: URLSession = .shared, dpop: (any DPoPKeyStore)? = nil, refreshWithDeviceKey: Bool = false) {
+        self.refreshWithDeviceKey = refreshWithDeviceKey
         self.baseURL = baseURL
         self.clientID = clientID
         self.passkeys = passkeys
@@ -43,7 +47,8 @@ public actor SignetClient {
     /// One request. With a DPoP key, a token request carries a proof, and a call with an access
     /// token sends it as `Authorization: DPoP` with a proof of that call; a `use_dpop_nonce`
     /// answer is retried once with the nonce it gave (RFC 9449 §8).
-    func send(_ method: String, _ path: String, body: (any Encodable)? = nil, bearer: String? = nil) async throws -> Answer {
+    /// `proofKey` signs this request's proof instead of the DPoP key (a device-key refresh).
+    func send(_ method: String, _ path: String, body: (any Encodable)? = nil, bearer: String? = nil, proofKey: (any DPoPKeyStore)? = nil) async throws -> Answer {
         let url = baseURL.appendingPathComponent(path)
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -54,11 +59,12 @@ public actor SignetClient {
         }
         if let bearer, dpop == nil { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
         if let bearer, dpop != nil { request.setValue("DPoP \(bearer)", forHTTPHeaderField: "Authorization") }
-        let proves = dpop != nil && (bearer != nil || path == "oauth/token")
+        let signer = proofKey ?? dpop
+        let proves = signer != nil && (bearer != nil || path == "oauth/token")
         var retried = false
         while true {
-            if proves, let dpop {
-                request.setValue(try await DPoPProofs.proof(key: dpop, method: method, url: url, accessToken: bearer, nonce: dpopNonce), forHTTPHeaderField: "DPoP")
+            if proves, let signer {
+                request.setValue(try await DPoPProofs.proof(key: signer, method: method, url: url, accessToken: bearer, nonce: dpopNonce), forHTTPHeaderField: "DPoP")
             }
             let data: Data, response: URLResponse
             do {
@@ -179,19 +185,27 @@ public actor SignetClient {
 
     /// Stores a sign-in's tokens as the session (keeping this device's key ID).
     func begin(_ response: TokenResponse) throws -> TokenResponse {
-        let keyID = try? tokens.load()?.deviceKeyID
+        let previous = (try? tokens.load()) ?? nil
         audienceTokens = [:]
         try tokens.save(StoredSession(
             accessToken: response.access_token, refreshToken: response.refresh_token, idToken: response.id_token,
-            accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(response.expires_in)), deviceKeyID: keyID ?? nil))
+            accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(response.expires_in)), deviceKeyID: previous?.deviceKeyID,
+            deviceKeyPublicKey: previous?.deviceKeyPublicKey))
         return response
     }
 
     /// Rotates the refresh token. A refused refresh (reused, revoked, expired) ends the session.
     public func refresh() async throws {
         guard let stored = try tokens.load(), let refreshToken = stored.refreshToken else { throw SignetError(.notSignedIn, "no refresh token") }
+        var proofKey: (any DPoPKeyStore)?
+        if refreshWithDeviceKey {
+            guard let deviceKeys, let publicKey = stored.deviceKeyPublicKey, let key = DeviceKeyProofs(store: deviceKeys, publicKey: publicKey) else {
+                throw SignetError(.deviceKeyInvalidated, "this client refreshes with the device key; enrol it first")
+            }
+            proofKey = key
+        }
         let answer = try await send("POST", "oauth/token", body: TokenRequest(
-            grant_type: GrantType.refreshToken, client_id: clientID, refresh_token: refreshToken))
+            grant_type: GrantType.refreshToken, client_id: clientID, refresh_token: refreshToken), proofKey: proofKey)
         if answer.status == 400 || answer.status == 401 {
             let error = Self.error(answer)
             try tokens.clear()
@@ -200,7 +214,8 @@ public actor SignetClient {
         let response = try decode(TokenResponse.self, answer)
         try tokens.save(StoredSession(
             accessToken: response.access_token, refreshToken: response.refresh_token ?? refreshToken, idToken: response.id_token ?? stored.idToken,
-            accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(response.expires_in)), deviceKeyID: stored.deviceKeyID))
+            accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(response.expires_in)), deviceKeyID: stored.deviceKeyID,
+            deviceKeyPublicKey: stored.deviceKeyPublicKey))
     }
 
     /// Revokes the refresh token (and its family) and forgets the session.
@@ -256,6 +271,7 @@ public actor SignetClient {
         let info = try decode(DeviceKeyInfo.self, try await authorized("POST", "me/device-keys", body: request))
         if var stored = try tokens.load() {
             stored.deviceKeyID = info.id
+            stored.deviceKeyPublicKey = publicKey
             try tokens.save(stored)
         }
         return info

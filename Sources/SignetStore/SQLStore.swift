@@ -414,8 +414,10 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
-    public func refreshTokenOwner(hash: [UInt8]) throws(StoreError) -> String? {
-        try locked { db throws(StoreError) in try db.query("SELECT user_id FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first?[0].text }
+    public func refreshTokenOwner(hash: [UInt8]) throws(StoreError) -> (userID: String, jkt: String?)? {
+        try locked { db throws(StoreError) in
+            try db.query("SELECT user_id, jkt FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first.map { ($0[0].text ?? "", $0[1].text) }
+        }
     }
 
     public func revokeRefreshFamily(hash: [UInt8], now: Int64) throws(StoreError) -> Bool {

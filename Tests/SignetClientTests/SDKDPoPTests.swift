@@ -8,13 +8,13 @@ import Testing
 @Suite struct SDKDPoPTests {
     /// An app whose client talks to the server by its issuer's name (`localhost`), so that the
     /// proofs' `htu` is the URL the server knows itself by.
-    static func app(_ server: ServerProcess, dpop: SoftwareDPoPKey? = nil) throws -> (client: SignetClient, tokens: FileTokenStore) {
+    static func app(_ server: ServerProcess, dpop: SoftwareDPoPKey? = nil, refreshWithDeviceKey: Bool = false) throws -> (client: SignetClient, tokens: FileTokenStore) {
         let tokens = FileTokenStore(url: server.directory.appendingPathComponent("tokens-\(UUID().uuidString).json"))
         let client = SignetClient(
             baseURL: URL(string: "http://localhost:\(server.port)")!, clientID: "dev",
             passkeys: SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: server.origin),
             deviceKeys: try SoftwareDeviceKeyStore(deviceID: "device-\(UUID().uuidString.prefix(8))"), tokens: tokens,
-            dpop: dpop.map(SoftwareDPoPKeyStore.init))
+            dpop: dpop.map(SoftwareDPoPKeyStore.init), refreshWithDeviceKey: refreshWithDeviceKey)
         return (client, tokens)
     }
 
@@ -41,6 +41,26 @@ import Testing
             #expect(refreshed != response.access_token && (refreshedClaims["cnf"] as? [String: String])?["jkt"] == key.thumbprint)
             #expect(try await client.userInfo().sub == refreshedClaims["sub"] as? String)
         }
+    }
+
+    @Test("refresh_proof device_key: the SDK signs the refresh proof with the device key, and the session stays bound to its DPoP key")
+    func deviceKeyRefresh() async throws {
+        let server = try ServerProcess(environment: ["SIGNET_CLIENTS": #"[{"client_id": "dev", "refresh_proof": "device_key"}]"#])
+        let key = try SoftwareDPoPKey()
+        let (client, tokens) = try Self.app(server, dpop: key, refreshWithDeviceKey: true)
+        try await client.signUp(email: "ada@signet.test")
+        // Without an enrolled device key there is nothing to sign the refresh with.
+        await #expect(throws: SignetError.self) { try await client.refresh() }
+        let (fresh, freshTokens) = try Self.app(server, dpop: key, refreshWithDeviceKey: true)
+        try await fresh.signUp(email: "bob@signet.test")
+        try await fresh.enrollDeviceKey(name: "Phone")
+        let before = try #require(try freshTokens.load()).accessToken
+        try await fresh.refresh()
+        let after = try #require(try freshTokens.load()).accessToken
+        let claims = try Self.claims(after)
+        #expect(after != before && (claims["cnf"] as? [String: String])?["jkt"] == key.thumbprint)
+        #expect(try await fresh.passkeys().count == 1)
+        _ = tokens
     }
 
     @Test("a new device signs in when the old one approves with its device key; a denial and slow_down are answered as RFC 8628 says")

@@ -51,13 +51,14 @@ extension Ceremonies {
         let audience: String
         /// The DPoP proof the tokens are bound to (RFC 9449 §5), if the request had one.
         var binding: DPoPProof?
+        /// The key the access token is bound to (`cnf.jkt`) when it is not the proof's: a
+        /// refresh signed by a device key keeps the session's own key.
+        var sessionKey: String?
+        var cnf: String? { sessionKey ?? binding?.jkt }
         var offline: Bool { scopes.contains("offline_access") }
         /// A public client's refresh token is bound to the proof's key too (§5); a confidential
-        /// client's is bound to its secret already, and a `refresh_proof: "device_key"` client's
-        /// to whichever live device key of the account signs each refresh.
-        func refreshBinding(_ client: ClientConfiguration) -> String? {
-            client.isConfidential || client.refreshProof == "device_key" ? nil : binding?.jkt
-        }
+        /// client's is bound to its secret already.
+        func refreshBinding(_ client: ClientConfiguration) -> String? { client.isConfidential ? nil : binding?.jkt }
     }
 
     /// Scopes outside ``knownScopes`` are dropped. The audience is the one asked for, which must be
@@ -111,7 +112,7 @@ extension Ceremonies {
         access.add("amr", strings: amr)
         access.add("sid", session.sid)
         if let credential = session.credential { access.add("cred", credential) }
-        if let jkt = grant.binding?.jkt { access.add("cnf", .object(["jkt": .string(jkt)])) }
+        if let jkt = grant.cnf { access.add("cnf", .object(["jkt": .string(jkt)])) }
         let accessToken = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
         var idToken: String?
         if grant.scopes.contains("openid") {
@@ -131,7 +132,7 @@ extension Ceremonies {
             if grant.scopes.contains("profile") { claims.add("name", user.name.map(JSONValue.string) ?? .null) }
             idToken = try JWT.sign(payload: claims, type: "JWT", keys: keys)
         }
-        return TokenResponse(access_token: accessToken, refresh_token: nil, id_token: idToken, token_type: grant.binding == nil ? "Bearer" : "DPoP",
+        return TokenResponse(access_token: accessToken, refresh_token: nil, id_token: idToken, token_type: grant.cnf == nil ? "Bearer" : "DPoP",
                              expires_in: configuration.accessTokenLifetime, scope: grant.scope)
     }
 
@@ -153,14 +154,16 @@ extension Ceremonies {
         // An audience that is not the client's, and a bad DPoP proof, are refused before the token
         // is rotated.
         let binding = try tokenGrant(scope: nil, audience: request.audience, client: client, context: context).binding
-        if client.refreshProof == "device_key" { try requireDeviceKeyProof(binding, refreshKey: presented) }
+        // A device-key refresh: the proof is the device key's, the token stays bound to the
+        // session's own key (so the app's calls need no biometric check).
+        let sessionKey = client.refreshProof == "device_key" ? try requireDeviceKeyProof(binding, refreshKey: presented) : nil
         // One draw for the new refresh token and the access token's ID.
         let fresh = random(48)
         let (newToken, newKey) = RefreshToken.make(name: timeOrderedID(), secret: Array(fresh[16..<48]))
         let now = nowMillis
         let sliding = Int64(configuration.refreshTokenLifetime) * 1000
         let absolute = Int64(configuration.refreshTokenAbsoluteLifetime) * 1000
-        let outcome = try store.rotateRefreshToken(hash: presented, proof: binding?.jkt, next: { current in
+        let outcome = try store.rotateRefreshToken(hash: presented, proof: sessionKey ?? binding?.jkt, next: { current in
             RefreshTokenRow(hash: newKey, family: current.family, userID: current.userID, clientID: current.clientID,
                             scope: current.scope, authTime: current.authTime, amr: current.amr,
                             expiresAt: min(now + sliding, current.authTime * 1000 + absolute), createdAt: now, credential: current.credential, jkt: current.jkt)
@@ -192,6 +195,7 @@ extension Ceremonies {
             }
             var grant = try tokenGrant(scope: row.scope, audience: request.audience, client: client)
             grant.binding = binding
+            grant.sessionKey = sessionKey
             var tokens = try issueTokens(user: user, client: client, grant: grant, amr: row.amr, authTime: row.authTime, jti: Array(fresh[0..<16]),
                                          session: SessionRef(sid: row.family, credential: row.credential))
             tokens.refresh_token = Base64URL.encode(newToken)
@@ -216,15 +220,17 @@ extension Ceremonies {
     /// `refresh_proof: "device_key"`: the refresh's DPoP proof must be signed by one of the
     /// account's live device keys (found by its JWK thumbprint), so that every refresh is a
     /// fresh, biometric-gated approval on an enrolled phone. Checked before the token is used.
-    func requireDeviceKeyProof(_ binding: DPoPProof?, refreshKey: [UInt8]) throws {
+    /// Returns the key the refresh token is bound to, if any, which the new tokens keep.
+    func requireDeviceKeyProof(_ binding: DPoPProof?, refreshKey: [UInt8]) throws -> String? {
         guard let binding else { throw AuthError(.dpopInvalid, "this client refreshes only with a DPoP proof by a device key") }
-        guard let owner = try store.refreshTokenOwner(hash: refreshKey) else { return }  // the rotation answers for an unknown token
+        guard let (owner, sessionKey) = try store.refreshTokenOwner(hash: refreshKey) else { return nil }  // the rotation answers for an unknown token
         let thumbprints = try store.deviceKeys(userID: owner).filter { $0.revokedAt == nil }.compactMap { row in
             (try? PublicKey(spki: row.publicKey)).flatMap { DPoP.thumbprint(p256: $0) }
         }
         guard thumbprints.contains(binding.jkt) else {
             throw AuthError(.dpopKeyMismatch, "the proof's key is not one of the account's \(thumbprints.count) live device keys")
         }
+        return sessionKey
     }
 
     /// Token revocation (RFC 7009): revokes a refresh token and every token rotated from the same

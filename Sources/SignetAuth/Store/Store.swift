@@ -203,8 +203,9 @@ public protocol Store: Sendable {
     /// key's thumbprint, decided in the same statement (else ``RefreshRotation/keyMismatch``,
     /// nothing written).
     func rotateRefreshToken(hash: [UInt8], proof: String?, next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64) throws(StoreError) -> RefreshRotation
-    /// The account a refresh token belongs to, whatever its state; `nil` when unknown.
-    func refreshTokenOwner(hash: [UInt8]) throws(StoreError) -> String?
+    /// The account a refresh token belongs to and the DPoP key it is bound to, whatever its
+    /// state; `nil` when unknown.
+    func refreshTokenOwner(hash: [UInt8]) throws(StoreError) -> (userID: String, jkt: String?)?
     /// Revokes the family of the token with `hash`; returns whether such a token existed.
     func revokeRefreshFamily(hash: [UInt8], now: Int64) throws(StoreError) -> Bool
 
