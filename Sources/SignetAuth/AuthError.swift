@@ -60,6 +60,7 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
         case .deviceKeyLimit: AuthError(.deviceKeyLimit, "the account has the most live device keys allowed")
         case .rateLimited: AuthError(.rateLimited, e.detail)
         case .userBlocked: AuthError(.userBlocked, "the account is blocked")
+        case .proofUsed: AuthError(.dpopReplayed, "the DPoP proof's jti was used before")
         case .conflict: AuthError(.conflict, e.detail)
         default: AuthError(.internalError, e.detail)
         }

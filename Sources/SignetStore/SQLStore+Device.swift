@@ -13,6 +13,9 @@ extension SQLStore {
 
     static func applyDevice(_ write: StoreWrite, _ db: any SQLSession) throws(StoreError) {
         switch write {
+        case .useProof(let id, let expiresAt):
+            try db.query("INSERT INTO used_sessions (id, expires_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING", [.blob(id), .int(expiresAt)])
+            guard db.changes == 1 else { throw StoreError(.proofUsed, "the DPoP proof was already used") }
         case .useDeviceCode(let hash):
             try db.query("UPDATE device_codes SET status = 'used' WHERE hash = ? AND status = 'approved'", [.blob(hash)])
             guard db.changes == 1 else { throw StoreError(.sessionUsed, "the device code was already used") }

@@ -137,7 +137,7 @@ public final class SQLStore: Store, @unchecked Sendable {
             try insert(c, db)
         case .refreshToken(let token):
             try insert(token, db)
-        case .createAccount, .verifyEmail, .useEmailCode, .useRecoveryCode, .openRecovery, .mail, .recordLogin, .useDeviceCode:
+        case .createAccount, .verifyEmail, .useEmailCode, .useRecoveryCode, .openRecovery, .mail, .recordLogin, .useDeviceCode, .useProof:
             try applyManagement(write, db)
         case .audit(let e):
             func text(_ s: String?) -> SQLValue { s.map(SQLValue.text) ?? .null }
@@ -381,7 +381,8 @@ public final class SQLStore: Store, @unchecked Sendable {
         try locked { db throws(StoreError) in try Self.insert(token, db) }
     }
 
-    public func rotateRefreshToken(hash: [UInt8], proof: String?, next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64) throws(StoreError) -> RefreshRotation {
+    public func rotateRefreshToken(hash: [UInt8], proof: String?, next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64,
+                                   writes: [StoreWrite]) throws(StoreError) -> RefreshRotation {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> RefreshRotation in
                 let live = try db.query(
@@ -397,6 +398,7 @@ public final class SQLStore: Store, @unchecked Sendable {
                         createdAt: r[7].int ?? 0, credential: r[8].text, jkt: r[9].text)
                     let successor = next(current)
                     try Self.insert(successor, db)
+                    for write in writes { try Self.apply(write, db) }
                     return .rotated(successor)
                 }
                 guard let r = try db.query("SELECT family, user_id, used_at, revoked_at, expires_at, jkt FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first else {

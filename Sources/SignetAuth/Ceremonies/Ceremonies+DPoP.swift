@@ -62,11 +62,14 @@ extension Ceremonies {
                 throw error
             }
         }
-        let mark = Digest.sha256.hash(Array("dpop \(proof.jkt) \(proof.jti)".utf8))
-        guard try store.useSession(id: mark, expiresAt: (proof.iat + DPoP.window + 1) * 1000) else {
-            throw AuthError(.dpopReplayed, "the proof's jti was used before")
-        }
         return proof
+    }
+
+    /// The write that uses `proof` up, for the grant's own transaction (single use across
+    /// instances, decided by the database's primary key, at no commit of its own).
+    func proofMark(_ proof: DPoPProof?) -> [StoreWrite] {
+        guard let proof else { return [] }
+        return [.useProof(id: Digest.sha256.hash(Array("dpop \(proof.jkt) \(proof.jti)".utf8)), expiresAt: (proof.iat + DPoP.window + 1) * 1000)]
     }
 
     /// A nonce for DPoP proofs (RFC 9449 §8): the current five-minute window and its HMAC under a

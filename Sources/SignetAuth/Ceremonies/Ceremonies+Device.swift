@@ -128,7 +128,7 @@ extension Ceremonies {
                 : nil
             do {
                 try store.perform([.useDeviceCode(hash: hash), .audit(auditEvent("device_sign_in", user: user.id, client: client.id, credential: row.approvedBy, context: context))]
-                    + (refresh.map { [.refreshToken($0.row)] } ?? []))
+                    + (refresh.map { [.refreshToken($0.row)] } ?? []) + proofMark(grant.binding))
             } catch {
                 guard error.code == .sessionUsed else { throw error }
                 throw AuthError(.expiredToken, "the device code was used by a parallel poll")

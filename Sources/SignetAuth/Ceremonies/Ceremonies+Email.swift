@@ -128,7 +128,7 @@ extension Ceremonies {
             : nil
         do {
             try store.perform(writes + [.recordLogin(userID: user.id, at: nowMillis), .audit(auditEvent(kind, user: user.id, client: client.id, context: context))]
-                + (refresh.map { [.refreshToken($0.row)] } ?? []))
+                + (refresh.map { [.refreshToken($0.row)] } ?? []) + proofMark(grant.binding))
         } catch {
             guard error.code == .sessionUsed else { throw error }
             throw AuthError(kind.hasPrefix("recovery") ? .recoveryCodeInvalid : .otpInvalid, "the code was used by a parallel request")

@@ -126,7 +126,7 @@ extension Ceremonies {
                 : nil
             // Using the session, the account or counter change, the audit event and the refresh
             // token: one transaction, which fails as a whole if the session was used meanwhile.
-            let writes = proof.writes + (refresh.map { [StoreWrite.refreshToken($0.row)] } ?? [])
+            let writes = proof.writes + (refresh.map { [StoreWrite.refreshToken($0.row)] } ?? []) + proofMark(binding)
             let user: UserRecord
             switch proof.commit {
             case .create(let created):

@@ -167,7 +167,7 @@ extension Ceremonies {
             RefreshTokenRow(hash: newKey, family: current.family, userID: current.userID, clientID: current.clientID,
                             scope: current.scope, authTime: current.authTime, amr: current.amr,
                             expiresAt: min(now + sliding, current.authTime * 1000 + absolute), createdAt: now, credential: current.credential, jkt: current.jkt)
-        }, now: now)
+        }, now: now, writes: proofMark(binding))
         switch outcome {
         case .rotated(let row):
             guard row.clientID == client.id else {

@@ -15,6 +15,8 @@ public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
         public static let deviceKeyLimit = Code(rawValue: "device_key_limit")
         /// The account made its most action challenges in the window; nothing was written.
         public static let rateLimited = Code(rawValue: "rate_limited")
+        /// The DPoP proof was used before; nothing was written.
+        public static let proofUsed = Code(rawValue: "proof_used")
         /// The account is blocked; nothing was written.
         public static let userBlocked = Code(rawValue: "user_blocked")
         /// The database cannot be reached or is busy past its timeout.
@@ -70,6 +72,9 @@ public enum StoreWrite: Sendable {
     case recordLogin(userID: String, at: Int64)
     /// Uses an approved device code; ``StoreError/Code/sessionUsed`` if it was used already.
     case useDeviceCode(hash: [UInt8])
+    /// Marks a DPoP proof used (its key and `jti`); ``StoreError/Code/proofUsed`` if it was:
+    /// in the grant's own transaction, so a proof costs no commit of its own.
+    case useProof(id: [UInt8], expiresAt: Int64)
 }
 
 /// What a verified assertion records about its passkey (WebAuthn §7.2 steps 22–24), in the one
@@ -202,7 +207,9 @@ public protocol Store: Sendable {
     /// A token bound to a DPoP key (``RefreshTokenRow/jkt``) rotates only when `proof` is that
     /// key's thumbprint, decided in the same statement (else ``RefreshRotation/keyMismatch``,
     /// nothing written).
-    func rotateRefreshToken(hash: [UInt8], proof: String?, next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64) throws(StoreError) -> RefreshRotation
+    /// `writes` go into the same transaction when the token rotates.
+    func rotateRefreshToken(hash: [UInt8], proof: String?, next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64,
+                            writes: [StoreWrite]) throws(StoreError) -> RefreshRotation
     /// The account a refresh token belongs to and the DPoP key it is bound to, whatever its
     /// state; `nil` when unknown.
     func refreshTokenOwner(hash: [UInt8]) throws(StoreError) -> (userID: String, jkt: String?)?
@@ -313,6 +320,10 @@ public protocol Store: Sendable {
 }
 
 extension Store {
+    public func rotateRefreshToken(hash: [UInt8], proof: String?, next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64) throws(StoreError) -> RefreshRotation {
+        try rotateRefreshToken(hash: hash, proof: proof, next: next, now: now, writes: [])
+    }
+
     public func enrollDeviceKey(_ key: DeviceKeyRow, limit: Int) throws(StoreError) -> [String] {
         try enrollDeviceKey(key, limit: limit, writes: [])
     }

@@ -45,6 +45,9 @@ public enum DPoP {
     /// Checks steps 1–11 of §4.3 but the nonce and replay: one compact JWS with `typ:
     /// dpop+jwt`, an accepted `alg`, a public `jwk` it verifies with, `htm` and `htu` of this
     /// request, `iat` within ``window`` of `now`, a `jti`, and `ath` when a token is presented.
+    /// Keys already parsed, by their JWK's coordinates: a client proves with one key many times.
+    static let keys = BoundedCache<String, PublicKey>(capacity: 10_000)
+
     public static func verify(_ proof: String, for request: DPoPRequest, now: Date) throws(Invalid) -> DPoPProof {
         guard proof.utf8.count <= 4096 else { throw Invalid(detail: "proof longer than 4096 bytes") }
         let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
@@ -69,7 +72,7 @@ public enum DPoP {
         }
         guard verified else { throw Invalid(detail: "the signature does not verify with the header's jwk") }
         guard claims["htm"] == .string(request.method) else { throw Invalid(detail: "htm \(claims["htm"]?.string ?? "absent") is not \(request.method)") }
-        guard let htu = claims["htu"]?.string, normalized(htu) == normalized(request.url) else {
+        guard let htu = claims["htu"]?.string, htu == request.url || normalized(htu) == normalized(request.url) else {
             throw Invalid(detail: "htu \(claims["htu"]?.string?.prefix(200) ?? "absent") is not \(request.url)")
         }
         guard let iat = claims["iat"]?.int64 else { throw Invalid(detail: "no iat") }
@@ -92,11 +95,12 @@ public enum DPoP {
         switch (alg, jwk["kty"]?.string, jwk["crv"]?.string) {
         case ("ES256", "EC", "P-256"):
             guard let x = jwk["x"]?.string, let y = jwk["y"]?.string, let xb = Base64URL.decode(x), let yb = Base64URL.decode(y), xb.count == 32, yb.count == 32,
-                  let key = try? PublicKey(curve: .p256, x: xb, y: yb)
+                  let key = try? keys.value(for: "P-256 " + x + " " + y, make: { try PublicKey(curve: .p256, x: xb, y: yb) })
             else { throw Invalid(detail: "the jwk is not a P-256 point") }
             return (key, thumbprint(#"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#))
         case ("EdDSA", "OKP", "Ed25519"):
-            guard let x = jwk["x"]?.string, let xb = Base64URL.decode(x), xb.count == 32, let key = try? PublicKey(edwards: .ed25519, raw: xb) else {
+            guard let x = jwk["x"]?.string, let xb = Base64URL.decode(x), xb.count == 32,
+                  let key = try? keys.value(for: "Ed25519 " + x, make: { try PublicKey(edwards: .ed25519, raw: xb) }) else {
                 throw Invalid(detail: "the jwk is not an Ed25519 key")
             }
             return (key, thumbprint(#"{"crv":"Ed25519","kty":"OKP","x":"\#(x)"}"#))
