@@ -13,12 +13,11 @@ import SignetClient
 @available(iOS 16.0, macOS 13.0, *)
 public final class SecureEnclaveDPoPKeyStore: DPoPKeyStore, @unchecked Sendable {
     public let algorithm = "ES256"
-    private let service: String
-    private let account = "dpop-key"
+    private let item: KeychainItem
     private let lock = NSLock()
 
     public init(service: String = "signet.dpop-key") {
-        self.service = service
+        item = KeychainItem(service: service, account: "dpop-key", failure: .keychainFailed, what: "DPoP key")
     }
 
     public func publicJWK() async throws -> [JWKMember] {
@@ -32,42 +31,21 @@ public final class SecureEnclaveDPoPKeyStore: DPoPKeyStore, @unchecked Sendable 
     }
 
     /// Forgets the key: the next token request binds the session to a new one.
-    public func deleteKey() throws {
-        let status = SecItemDelete(query as CFDictionary)
-        guard status == errSecSuccess || status == errSecItemNotFound else { throw SignetError(.keychainFailed, "cannot delete the DPoP key (\(status))") }
-    }
+    public func deleteKey() throws { try item.delete() }
 
     private func key() throws -> SecureEnclave.P256.Signing.PrivateKey {
         lock.lock()
         defer { lock.unlock() }
-        if let blob = try loadBlob() { return try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: blob) }
+        if let blob = try item.load() { return try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: blob) }
         guard SecureEnclave.isAvailable else { throw SignetError(.keychainFailed, "this device has no Secure Enclave") }
         var error: Unmanaged<CFError>?
         guard let access = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, [.privateKeyUsage], &error) else {
             throw SignetError(.keychainFailed, "cannot create access control: \(String(describing: error?.takeRetainedValue()))")
         }
         let key = try SecureEnclave.P256.Signing.PrivateKey(compactRepresentable: false, accessControl: access)
-        var item = query
-        item[kSecValueData as String] = key.dataRepresentation
-        item[kSecAttrAccessible as String] = kSecAttrAccessibleWhenUnlockedThisDeviceOnly
-        let status = SecItemAdd(item as CFDictionary, nil)
-        guard status == errSecSuccess else { throw SignetError(.keychainFailed, "cannot store the DPoP key (\(status))") }
+        try item.save(key.dataRepresentation)
         return key
     }
 
-    private var query: [String: Any] {
-        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: account]
-    }
-
-    private func loadBlob() throws -> Data? {
-        var item = query
-        item[kSecReturnData as String] = true
-        item[kSecMatchLimit as String] = kSecMatchLimitOne
-        var result: CFTypeRef?
-        let status = SecItemCopyMatching(item as CFDictionary, &result)
-        if status == errSecItemNotFound { return nil }
-        guard status == errSecSuccess else { throw SignetError(.keychainFailed, "cannot read the DPoP key (\(status))") }
-        return result as? Data
-    }
 }
 #endif

@@ -13,15 +13,14 @@ import SignetClient
 public final class SecureEnclaveDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
     public let deviceID: String
     public let platform = "ios"
-    private let service: String
-    private let account = "device-key"
+    private let item: KeychainItem
 
     /// - Parameters:
     ///   - deviceID: a stable identifier of this installation (e.g. a UUID kept in the Keychain).
     ///   - service: the Keychain service name for the key's blob.
     public init(deviceID: String, service: String = "signet.device-key") {
         self.deviceID = deviceID
-        self.service = service
+        item = KeychainItem(service: service, account: "device-key", failure: .deviceKeyInvalidated, what: "device key")
     }
 
     public func createKey() async throws -> Data {
@@ -31,15 +30,14 @@ public final class SecureEnclaveDeviceKeyStore: DeviceKeyStore, @unchecked Senda
             nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, [.privateKeyUsage, .biometryCurrentSet], &error)
         else { throw SignetError(.deviceKeyInvalidated, "cannot create access control: \(String(describing: error?.takeRetainedValue()))") }
         let key = try SecureEnclave.P256.Signing.PrivateKey(compactRepresentable: false, accessControl: access)
-        try deleteBlob()
-        try storeBlob(key.dataRepresentation)
+        try item.save(key.dataRepresentation)
         return key.publicKey.derRepresentation
     }
 
-    public func hasKey() async -> Bool { (try? loadBlob()) != nil }
+    public func hasKey() async -> Bool { ((try? item.load()) ?? nil) != nil }
 
     public func sign(_ challenge: Data, reason: String) async throws -> Data {
-        guard let blob = try loadBlob() else { throw SignetError(.deviceKeyInvalidated, "no device key on this device") }
+        guard let blob = try item.load() else { throw SignetError(.deviceKeyInvalidated, "no device key on this device") }
         let context = LAContext()
         context.localizedReason = reason
         let key: SecureEnclave.P256.Signing.PrivateKey
@@ -62,36 +60,7 @@ public final class SecureEnclaveDeviceKeyStore: DeviceKeyStore, @unchecked Senda
         }
     }
 
-    public func deleteKey() async throws { try deleteBlob() }
+    public func deleteKey() async throws { try item.delete() }
 
-    private var query: [String: Any] {
-        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: account]
-    }
-
-    private func storeBlob(_ data: Data) throws {
-        var item = query
-        item[kSecValueData as String] = data
-        item[kSecAttrAccessible as String] = kSecAttrAccessibleWhenUnlockedThisDeviceOnly
-        let status = SecItemAdd(item as CFDictionary, nil)
-        guard status == errSecSuccess else { throw SignetError(.deviceKeyInvalidated, "cannot store the device key (\(status))") }
-    }
-
-    private func loadBlob() throws -> Data? {
-        var item = query
-        item[kSecReturnData as String] = true
-        item[kSecMatchLimit as String] = kSecMatchLimitOne
-        var result: CFTypeRef?
-        let status = SecItemCopyMatching(item as CFDictionary, &result)
-        if status == errSecItemNotFound { return nil }
-        guard status == errSecSuccess else { throw SignetError(.deviceKeyInvalidated, "cannot read the device key (\(status))") }
-        return result as? Data
-    }
-
-    private func deleteBlob() throws {
-        let status = SecItemDelete(query as CFDictionary)
-        guard status == errSecSuccess || status == errSecItemNotFound else {
-            throw SignetError(.deviceKeyInvalidated, "cannot delete the device key (\(status))")
-        }
-    }
 }
 #endif

@@ -220,17 +220,9 @@ import Testing
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts/dpop-client.py").standardized.path
         try server.startEmail("py@signet.test")
         let code = try smtp.code(for: "py@signet.test")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [script, "http://127.0.0.1:\(server.port)", "https://signet.test", "app", "py@signet.test", code]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let report = try StrictJSON().parse(Array(data))
-        #expect(process.terminationStatus == 0, "\(report.serialized)")
+        let run = try runProcess("/usr/bin/python3", [script, "http://127.0.0.1:\(server.port)", "https://signet.test", "app", "py@signet.test", code])
+        let report = try StrictJSON().parse(Array(run.output.utf8))
+        #expect(run.status == 0, "\(report.serialized) \(run.errors)")
         #expect(report["token_type"] == .string("DPoP") && report["cnf_matches"] == .bool(true))
         #expect(report["userinfo_dpop"] == .number("200") && report["userinfo_bearer"] == .number("401"))
         #expect(report["userinfo_other_key"] == .string("dpop_key_mismatch") && report["userinfo_replayed"] == .string("dpop_replayed"))

@@ -211,16 +211,7 @@ struct DoctorTests {
 
     /// Runs the built `signet` and returns its exit status and standard output.
     func runSignet(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = ProcessTests.binary
-        process.arguments = arguments
-        process.environment = ["SIGNET_KEK": String(repeating: "A", count: 43)]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let result = try runProcess(ProcessTests.binary.path, arguments, environment: ["SIGNET_KEK": String(repeating: "A", count: 43)])
+        return (result.status, result.output)
     }
 }

@@ -14,19 +14,7 @@ import Testing
 @Suite struct OperationsTests {
     /// Runs `signet` in `directory` (where the server's KEK file is); status, output, errors.
     static func signet(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String, errors: String) {
-        let process = Process()
-        process.executableURL = ProcessTests.binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.environment = [:]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+        try runProcess(ProcessTests.binary.path, arguments, environment: [:], in: directory)
     }
 
     static func json(_ text: String) throws -> JSONValue { try StrictJSON().parse(Array(text.utf8)) }

@@ -220,3 +220,20 @@ func eventually(timeout: TimeInterval = 10, every interval: TimeInterval = 0.02,
     } while Date() < deadline
     return (try? condition()) == true
 }
+
+/// Runs a program to its end: its exit status, standard output and standard error.
+func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, in directory: URL? = nil) throws -> (status: Int32, output: String, errors: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    if let directory { process.currentDirectoryURL = directory }
+    let output = Pipe(), errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+}
