@@ -21,7 +21,7 @@ let usage = """
                      a checked copy of a running SQLite database (PostgreSQL: pg_dump)
       doctor --config signet.json [--resolve HOST:PORT:ADDR] [--ca-file PEM] [--json] [--offline]
                      check a live deployment's association files, TLS, discovery and origins, with the fix for each failure
-      authenticator signup|signin|passkeys|enroll-device-key|approve|step-up|token --state FILE [--url URL]
+      authenticator signup|signin|passkeys|enroll-device-key|approve|step-up|token|device-signin|approve-device|... --state FILE [--url URL] [--dpop]
                      play the phone: a software authenticator and device key driven through the SDK
       verify registration|authentication FILE.json [--anchors PEM] [--now ISO8601]
                      verify one WebAuthn response and print the result as JSON
