@@ -37,6 +37,7 @@ enum WellKnown {
         return .object([
             "issuer": .string(i), "token_endpoint": .string(i + "/oauth/token"), "userinfo_endpoint": .string(i + "/userinfo"),
             "jwks_uri": .string(i + "/.well-known/jwks.json"), "revocation_endpoint": .string(i + "/oauth/revoke"),
+            "device_authorization_endpoint": .string(i + "/oauth/device/code"),
             "grant_types_supported": .array(GrantNames.known.map(JSONValue.string)),
             "dpop_signing_alg_values_supported": .array(DPoP.algorithms.map(JSONValue.string)),
             "response_types_supported": .array([.string("token")]), "subject_types_supported": .array([.string("public")]),

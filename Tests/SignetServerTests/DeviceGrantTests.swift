@@ -45,6 +45,10 @@ import Testing
         #expect(started["verification_uri"] == .string("https://signet.test/device") && started["interval"] == .number("5") && started["expires_in"] == .number("600"))
         #expect(started["verification_uri_complete"]?.string?.hasSuffix("user_code=" + userCode) == true)
         let deviceCode = try #require(started["device_code"]?.string)
+        // Discovery names the endpoint and the grant (RFC 8628 §4).
+        let discovery = try StrictJSON().parse(try server.get("/.well-known/openid-configuration").body)
+        #expect(discovery["device_authorization_endpoint"] == .string("https://signet.test/oauth/device/code"))
+        #expect(discovery["grant_types_supported"]?.array?.contains(.string(GrantNames.deviceCode)) == true)
 
         #expect(try Self.poll(server, deviceCode).json["reason"] == .string("authorization_pending"))
         let fast = try Self.poll(server, deviceCode)
