@@ -157,6 +157,23 @@ import Testing
         }
     }
 
+    @Test("machine clients, DPoP and metrics settings load from the file and the environment")
+    func operationsSettings() throws {
+        let file = try ConfigurationTests.write("""
+            {"issuer": "https://auth.example.com", "relying_party": {"id": "example.com", "origins": ["https://example.com"]},
+             "clients": [{"client_id": "app", "dpop": "required", "refresh_proof": "device_key", "name": "App", "redirect_uris": ["com.example.app:/cb"]},
+                         {"client_id": "ops", "grants": ["client_credentials"], "scopes": ["read:users", "read:logs"],
+                          "client_secret_hash": "sha256:\(Base64URL.encode(Digest.sha256.hash(Array("s".utf8))))"}],
+             "metrics": {"listen": "127.0.0.1:9100"}}
+            """)
+        let c = try ConfigurationLoader.load(file: file, environment: ["SIGNET_DPOP_NONCE": "true"])
+        let app = try #require(c.client("app"))
+        let ops = try #require(c.client("ops"))
+        #expect(app.dpop == "required" && app.refreshProof == "device_key" && app.name == "App" && app.redirectURIs == ["com.example.app:/cb"])
+        #expect(ops.scopes == ["read:users", "read:logs"] && ops.isConfidential && ops.grants == [GrantNames.clientCredentials])
+        #expect(c.metricsListen?.host == "127.0.0.1" && c.metricsListen?.port == 9100 && c.dpopNonce)
+    }
+
     @Test("bad new settings are refused with what to fix", arguments: [
         (#""database_durability": "sometimes""#, "database_durability must be full or normal"),
         (#""trusted_proxies": ["10.0.0.0/40"]"#, "trusted_proxies"),
@@ -169,6 +186,13 @@ import Testing
         (#""email": {"password_file": "/nonexistent/pw"}"#, "cannot read email.password_file"),
         (#""passwordless": {"code_length": 4}"#, "passwordless.code_length"),
         (#""recovery": {"hold": 1}"#, "recovery.hold"),
+        (#""clients": [{"client_id": "x", "dpop": "sometimes"}]"#, "dpop must be"),
+        (#""clients": [{"client_id": "x", "refresh_proof": "passkey"}]"#, "refresh_proof must be"),
+        (#""clients": [{"client_id": "x", "grants": ["client_credentials"]}]"#, "client_credentials grant needs a client_secret_hash"),
+        (#""clients": [{"client_id": "x", "scopes": "read:users"}]"#, "scopes must be a list of strings"),
+        (#""clients": [{"client_id": "x", "grants": ["password"]}]"#, "unknown grant"),
+        (#""metrics": {"listen": "9100"}"#, "metrics.listen must be HOST:PORT"),
+        (#""dpop": {"nonce": "maybe"}"#, "dpop.nonce must be true or false"),
     ])
     func refused(_ setting: String, _ message: String) throws {
         let file = try ConfigurationTests.write("""
