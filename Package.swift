@@ -42,6 +42,8 @@ let package = Package(
         .target(name: "SignetCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "SignetHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
         .target(name: "SignetAPI", swiftSettings: strict),
+        // The hosted pages: templates, their text in each language, the one script and stylesheet.
+        .target(name: "SignetWeb", swiftSettings: strict),
         // libcurl, wrapped once: SMTP for the outbox (and HTTPS clients later).
         .target(name: "SignetCurl", dependencies: ["CCurl"], swiftSettings: strict),
         // libqrencode, wrapped once: QR codes for the terminal.
@@ -54,7 +56,7 @@ let package = Package(
         .target(name: "SignetClient", dependencies: ["SignetAPI"], swiftSettings: strict),
         .target(
             name: "SignetServer",
-            dependencies: ["SignetAuth", "SignetCrypto", "SignetWebAuthn", "SignetHTTP", "SignetStore", "SignetAPI", "SignetCurl"],
+            dependencies: ["SignetAuth", "SignetCrypto", "SignetWebAuthn", "SignetHTTP", "SignetStore", "SignetAPI", "SignetCurl", "SignetWeb"],
             swiftSettings: strict),
         .target(name: "SignetWebAuthn", dependencies: ["SignetCrypto"], swiftSettings: strict),
         .target(
@@ -80,7 +82,8 @@ let package = Package(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),
         .testTarget(
             name: "SignetServerTests",
-            dependencies: ["SignetServer", "SignetAuth", "SignetHTTP", "SignetStore", "SignetAPI", "SignetClient", "SignetSoftware", "SignetCrypto", "SignetWebAuthn"],
+            dependencies: ["SignetServer", "SignetAuth", "SignetHTTP", "SignetStore", "SignetAPI", "SignetClient", "SignetSoftware", "SignetCrypto", "SignetWebAuthn",
+                           "SignetWeb"],
             swiftSettings: strict),
         .testTarget(
             name: "SignetWebAuthnTests",

@@ -91,6 +91,13 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case expiredToken = "expired_token"
     case accessDenied = "access_denied"
     case userCodeUnknown = "user_code_unknown"
+    // The web: the authorization code flow and the hosted pages.
+    case redirectURIInvalid = "redirect_uri_invalid"
+    case pkceInvalid = "pkce_invalid"
+    case codeInvalid = "code_invalid"
+    case loginRequired = "login_required"
+    case csrfInvalid = "csrf_invalid"
+    case responseTypeUnsupported = "unsupported_response_type"
     // Administration (the Management API).
     case userBlocked = "user_blocked"
     case userUnknown = "user_unknown"
@@ -150,7 +157,7 @@ extension Reason {
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict: 409
         case .rateLimited: 429
         case .userUnknown, .authenticationMethodUnknown: 404
-        case .insufficientScope, .userBlocked, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
+        case .csrfInvalid, .insufficientScope, .userBlocked, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull: 503
         case .internalError, .serverError: 500
         default: 400
@@ -175,6 +182,9 @@ extension Reason {
         case .slowDown: "slow_down"
         case .expiredToken: "expired_token"
         case .accessDenied: "access_denied"
+        case .loginRequired: "login_required"
+        case .responseTypeUnsupported: "unsupported_response_type"
+        case .pkceInvalid, .codeInvalid: "invalid_grant"
         case .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid: "invalid_grant"
         case .databaseUnavailable, .storageFull: "temporarily_unavailable"
         case .internalError, .serverError: "server_error"
@@ -270,6 +280,12 @@ extension Reason {
         case .dpopReplayed: "This DPoP proof was already used; make a new one for each request."
         case .dpopKeyMismatch: "The DPoP proof is signed by another key than the one the token is bound to."
         case .useDPoPNonce: "Send the DPoP proof again with the nonce in the DPoP-Nonce header."
+        case .redirectURIInvalid: "The redirect URI is not one registered for this client."
+        case .pkceInvalid: "The PKCE code verifier is missing or does not match the code challenge."
+        case .codeInvalid: "The authorization code is unknown, expired, already used, or for another client or redirect URI."
+        case .loginRequired: "The user is not signed in."
+        case .csrfInvalid: "The form is out of date; reload the page and try again."
+        case .responseTypeUnsupported: "Only response_type=code is supported."
         case .userBlocked: "This account is blocked; contact the service's administrator."
         case .userUnknown: "There is no such user."
         case .authenticationMethodUnknown: "The user has no such authentication method."

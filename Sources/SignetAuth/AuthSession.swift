@@ -14,6 +14,9 @@ package struct AuthSession: Sendable, Equatable {
         /// A sign-in by the account a bearer token names (RFC 9470 step-up): another account's
         /// passkey is refused with `user_mismatch`.
         case stepUp = "step_up"
+        /// Adding a passkey the browser may create without a gesture (`mediation: "conditional"`,
+        /// after an email-code sign-in): the registration may have UP clear.
+        case addPasskeyConditional = "add_passkey_conditional"
     }
 
     /// 16 random bytes: the single-use mark.
@@ -80,13 +83,14 @@ package struct SessionSealer: Sendable {
 
     // MARK: format 2
 
-    /// Format 2: the byte 2; the kind (0 sign-up, 1 sign-in, 2 add-passkey, 3 step-up); flags (bit 0 user
+    /// Format 2: the byte 2; the kind (0 sign-up, 1 sign-in, 2 add-passkey, 3 step-up, 4
+    /// conditional add-passkey); flags (bit 0 user
     /// verification required, bits 1–4 user ID, user handle, email, name present); the expiry,
     /// 8 bytes big-endian; then the ID, the challenge, the client ID and the optional fields
     /// present, each as a 2-byte big-endian length and its bytes; then the number of allowed
     /// credential IDs (1 byte) and each, length-prefixed the same way.
     static let format: UInt8 = 2
-    static let kinds: [AuthSession.Kind] = [.signUp, .signIn, .addPasskey, .stepUp]
+    static let kinds: [AuthSession.Kind] = [.signUp, .signIn, .addPasskey, .stepUp, .addPasskeyConditional]
 
     /// `nil` when a field is longer than a 2-byte length can say.
     package static func encode(_ s: AuthSession) -> [UInt8]? {

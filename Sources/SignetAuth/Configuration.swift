@@ -40,8 +40,15 @@ public struct ClientConfiguration: Sendable, Equatable {
     public var name: String?
     /// The scopes a machine client's `client_credentials` tokens may carry (`read:users ...`).
     public var scopes: [String] = []
-    /// Where the browser flow may send the user back (exact match).
+    /// Where the browser flow may send the user back (exact match; a loopback URI registered
+    /// without a port matches any port, RFC 8252 §7.3).
     public var redirectURIs: [String] = []
+    /// Where `/logout` may send the user afterwards (OIDC RP-Initiated Logout §3, exact match).
+    public var postLogoutRedirectURIs: [String] = []
+    /// Web origins whose scripts may call the JSON API (CORS); none by default.
+    public var allowedOrigins: [String] = []
+    /// Development: any `http` loopback redirect URI, on any port and path.
+    public var anyLoopbackRedirect = false
     /// DPoP (RFC 9449) at the token endpoint: `allowed` (a proof binds the tokens) or
     /// `required` (a grant without one is refused).
     public var dpop = "allowed"
@@ -178,6 +185,14 @@ public struct ServerConfiguration: Sendable {
     public var rpName = "Signet"
     /// Web origins as configured; ``allowedOrigins`` adds the Android ones.
     public var webOrigins: [String] = []
+    /// Origins of other sites that use this RP ID (WebAuthn L3 §5.11, related origin requests):
+    /// served at `/.well-known/webauthn` and accepted in `clientDataJSON.origin`.
+    public var relatedOrigins: [String] = []
+    /// The SSO session's lifetimes, in seconds: since its last request, and since its sign-in.
+    public var webSessionIdle = 3 * 86400
+    public var webSessionLifetime = 30 * 86400
+    /// Seconds an authorization code lives (RFC 6749 §4.1.2: short, at most 10 minutes).
+    public var authorizationCodeLifetime = 60
     public var clients: [ClientConfiguration] = []
     public var audiences: [String] = []
     public var accessTokenLifetime = 900
@@ -250,7 +265,7 @@ public struct ServerConfiguration: Sendable {
 
     /// Web origins plus one Android origin per configured fingerprint, matched exactly.
     public var allowedOrigins: Set<String> {
-        var origins = Set(webOrigins)
+        var origins = Set(webOrigins).union(relatedOrigins)
         for client in clients {
             for app in client.androidApps {
                 for fingerprint in app.fingerprints { origins.insert(Self.androidOrigin(fingerprint: fingerprint)) }
@@ -279,7 +294,10 @@ public struct ServerConfiguration: Sendable {
         c.listenPort = port
         c.database = database ?? "sqlite:signet.db"
         c.webOrigins = ["http://localhost:\(port)"]
-        c.clients = [ClientConfiguration(id: "dev", grants: GrantNames.all)]
+        var dev = ClientConfiguration(id: "dev", grants: GrantNames.all)
+        dev.anyLoopbackRedirect = true
+        dev.postLogoutRedirectURIs = ["http://localhost:\(port)/login"]
+        c.clients = [dev]
         c.audiences = ["http://localhost:\(port)/api"]
         c.email.outboxDirectory = "signet-mail"
         c.developmentMode = true
@@ -295,7 +313,9 @@ public enum GrantNames {
     public static let passwordlessOTP = "http://auth0.com/oauth/grant-type/passwordless/otp"
     public static let recoveryCode = "urn:signet:params:oauth:grant-type:recovery-code"
     /// The user-facing grants (a development client has all of them).
-    public static let all = [webauthn, refreshToken, passwordlessOTP, recoveryCode, deviceCode]
+    public static let all = [webauthn, refreshToken, passwordlessOTP, recoveryCode, deviceCode, authorizationCode]
+    /// The browser flow (RFC 6749 §4.1, OIDC Core §3.1).
+    public static let authorizationCode = "authorization_code"
     /// A new device's sign-in, approved on one already signed in (RFC 8628 §3.4).
     public static let deviceCode = "urn:ietf:params:oauth:grant-type:device_code"
     /// A confidential machine client's own token (RFC 6749 §4.4), for the Management API.

@@ -10,7 +10,8 @@ public enum ConfigurationLoader {
     /// Every setting's path in the file.
     static let settings: [[String]] = [
         ["issuer"], ["listen"], ["database"], ["key_encryption_key_file"],
-        ["relying_party", "id"], ["relying_party", "name"], ["relying_party", "origins"],
+        ["relying_party", "id"], ["relying_party", "name"], ["relying_party", "origins"], ["relying_party", "related_origins"],
+        ["web", "session_idle_ttl"], ["web", "session_ttl"], ["web", "code_ttl"],
         ["clients"], ["audiences"],
         ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"], ["tokens", "refresh_token_absolute_ttl"],
         ["step_up", "max_age"], ["audit", "retention_days"], ["database_durability"], ["trusted_proxies"],
@@ -143,6 +144,10 @@ public enum ConfigurationLoader {
         if let v = try string(tree, ["relying_party", "id"]) { c.rpID = v.lowercased() }
         if let v = try string(tree, ["relying_party", "name"]) { c.rpName = v }
         if let v = try strings(tree, ["relying_party", "origins"]) { c.webOrigins = v }
+        if let v = try strings(tree, ["relying_party", "related_origins"]) { c.relatedOrigins = v }
+        if let v = try int(tree, ["web", "session_idle_ttl"], range: 60...(400 * 86400)) { c.webSessionIdle = v }
+        if let v = try int(tree, ["web", "session_ttl"], range: 60...(400 * 86400)) { c.webSessionLifetime = v }
+        if let v = try int(tree, ["web", "code_ttl"], range: 10...600) { c.authorizationCodeLifetime = v }
         if let v = try strings(tree, ["audiences"]) { c.audiences = v }
         if let v = try int(tree, ["tokens", "access_token_ttl"], range: 30...86400) { c.accessTokenLifetime = v }
         if let v = try int(tree, ["tokens", "id_token_ttl"], range: 30...86400) { c.idTokenLifetime = v }
@@ -231,7 +236,8 @@ public enum ConfigurationLoader {
         guard let list = value.array else { throw ConfigurationError("clients must be a list") }
         return try list.enumerated().map { index, item in
             guard let object = item.object else { throw ConfigurationError("clients[\(index)] must be an object") }
-            let known: Set<String> = ["client_id", "name", "grants", "scopes", "redirect_uris", "ios", "android", "audiences", "client_secret_hash", "dpop", "refresh_proof"]
+            let known: Set<String> = ["client_id", "name", "type", "grants", "scopes", "redirect_uris", "post_logout_redirect_uris", "allowed_origins", "ios", "android",
+                                      "audiences", "client_secret_hash", "dpop", "refresh_proof"]
             if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
             let grants = object["grants"]?.array?.compactMap(\.string) ?? GrantNames.all
@@ -246,10 +252,32 @@ public enum ConfigurationLoader {
                 guard proof.string == "device_key" else { throw ConfigurationError("client \(id): refresh_proof must be \"device_key\"") }
                 client.refreshProof = "device_key"
             }
-            for member in ["scopes", "redirect_uris"] {
+            for member in ["scopes", "redirect_uris", "post_logout_redirect_uris", "allowed_origins"] {
                 guard let value = object[member] else { continue }
                 guard let list = value.array, list.allSatisfy({ $0.string != nil }) else { throw ConfigurationError("client \(id): \(member) must be a list of strings") }
-                if member == "scopes" { client.scopes = list.compactMap(\.string) } else { client.redirectURIs = list.compactMap(\.string) }
+                let items = list.compactMap(\.string)
+                switch member {
+                case "scopes": client.scopes = items
+                case "redirect_uris", "post_logout_redirect_uris":
+                    if let bad = items.first(where: { !Ceremonies.isRedirectURI($0) }) {
+                        throw ConfigurationError("client \(id): \(member): \"\(bad)\" is not an absolute URI without a fragment")
+                    }
+                    if member == "redirect_uris" { client.redirectURIs = items } else { client.postLogoutRedirectURIs = items }
+                default:
+                    for origin in items {
+                        guard let url = URLComponents(string: origin), url.scheme != nil, url.host != nil, url.path.isEmpty, url.query == nil else {
+                            throw ConfigurationError("client \(id): allowed_origins: \"\(origin)\" must be scheme://host[:port]")
+                        }
+                    }
+                    client.allowedOrigins = items
+                }
+            }
+            if let type = object["type"] {
+                guard let value = type.string, ["public", "confidential"].contains(value) else { throw ConfigurationError("client \(id): type must be \"public\" or \"confidential\"") }
+                if value == "confidential", object["client_secret_hash"] == nil {
+                    throw ConfigurationError("client \(id): a confidential client needs a client_secret_hash (make one with: signet client-secret)")
+                }
+                if value == "public", object["client_secret_hash"] != nil { throw ConfigurationError("client \(id): a public client has no client_secret_hash") }
             }
             if grants.contains(GrantNames.clientCredentials), object["client_secret_hash"] == nil {
                 throw ConfigurationError("client \(id): the client_credentials grant needs a client_secret_hash (make one with: signet client-secret)")
@@ -308,6 +336,7 @@ public enum ConfigurationLoader {
             throw ConfigurationError("relying_party.origins must list at least one origin")
         }
         for origin in c.webOrigins { try checkOrigin(origin, rpID: c.rpID) }
+        try checkRelatedOrigins(c.relatedOrigins)
         guard !c.clients.isEmpty else { throw ConfigurationError("clients must list at least one client") }
         let ids = c.clients.map(\.id)
         guard Set(ids).count == ids.count else { throw ConfigurationError("client_id values must be unique") }
@@ -315,6 +344,10 @@ public enum ConfigurationLoader {
         guard c.database.hasPrefix("sqlite:") || c.database.hasPrefix("postgres://") || c.database.hasPrefix("postgresql://") else {
             throw ConfigurationError("database must be sqlite:PATH or postgres://... (got \"\(c.database)\")")
         }
+    }
+
+    static func checkRelatedOrigins(_ origins: [String]) throws {
+        if let problem = RelatedOrigins.problem(origins) { throw ConfigurationError(problem) }
     }
 
     static func isLoopback(_ host: String) -> Bool { host == "localhost" || host == "127.0.0.1" || host == "[::1]" || host == "::1" }

@@ -18,6 +18,12 @@ extension SignetService {
         r.add("POST", "/oauth/token") { s, call in
             let body = try s.body(call, form: true)
             if body["grant_type"]?.string == GrantNames.clientCredentials { return try s.clientCredentials(body, call) }
+            if body["grant_type"]?.string == GrantNames.authorizationCode {
+                return .json(200, try s.ceremonies.authorizationCodeGrant(
+                    clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"),
+                    basic: call.request.header("authorization").flatMap(Self.basicCredentials), code: body.optionalMember("code"),
+                    redirectURI: body.optionalMember("redirect_uri"), verifier: body.optionalMember("code_verifier"), context: call.context).wireBytes)
+            }
             let request = try TokenRequest(wire: body)
             let tokens: TokenResponse
             switch request.grant_type {
@@ -94,6 +100,11 @@ extension SignetService {
                 body.member("action_token"), action: body["action"], subject: body.member("sub"), client: call.authenticatedClient, context: call.context))
         }
         addManagementRoutes(&r)
+        // The web: the authorization code flow and the hosted pages.
+        addAuthorizeRoutes(&r)
+        addSignInRoutes(&r)
+        addAccountRoutes(&r)
+        addDeviceRoutes(&r)
         // Discovery, keys, association files, operations.
         r.add("GET", "/.well-known/openid-configuration") { s, _ in .json(200, s.discovery) }
         r.add("GET", "/.well-known/jwks.json") { s, _ in

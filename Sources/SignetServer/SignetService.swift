@@ -18,6 +18,8 @@ public final class SignetService: HTTPHandler, Sendable {
     let appleAssociation: [UInt8]
     let androidAssociation: [UInt8]
     let discovery: [UInt8]
+    /// Origins whose scripts may call the JSON API (every client's `allowed_origins`).
+    let corsOrigins: Set<String>
 
     /// - Parameters:
     ///   - clock: the time, injected so tests can move it.
@@ -30,28 +32,60 @@ public final class SignetService: HTTPHandler, Sendable {
         androidAssociation = WellKnown.assetLinks(configuration).serializedBytes
         discovery = WellKnown.openIDConfiguration(configuration).serializedBytes
         router = SignetService.routes()
+        corsOrigins = Set(configuration.clients.flatMap(\.allowedOrigins))
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let start = DispatchTime.now().uptimeNanoseconds
         var response: HTTPResponse
         var route = "unmatched"
-        switch router.match(request.method, request.path) {
-        case .found(let matched, let parameters):
-            route = matched.pattern
-            do {
-                response = try matched.handler(self, try admit(request, needs: matched.needs, parameters: parameters))
-            } catch {
-                response = ErrorAnswer.response(error, for: request)
+        let origin = request.header("origin")
+        if request.method == "OPTIONS", let origin {
+            response = preflight(request, origin: origin)
+            route = "preflight"
+        } else {
+            switch router.match(request.method, request.path) {
+            case .found(let matched, let parameters):
+                route = matched.pattern
+                do {
+                    response = try matched.handler(self, try admit(request, needs: matched.needs, parameters: parameters))
+                } catch {
+                    response = answer(error, for: request)
+                }
+            case .methodNotAllowed(let pattern):
+                route = pattern
+                response = answer(AuthError(.methodNotAllowed, "\(request.method) on \(pattern)"), for: request)
+            case .notFound:
+                response = answer(AuthError(.notFound, "no route"), for: request)
             }
-        case .methodNotAllowed(let pattern):
-            route = pattern
-            response = ErrorAnswer.response(AuthError(.methodNotAllowed, "\(request.method) on \(pattern)"), for: request)
-        case .notFound:
-            response = ErrorAnswer.response(AuthError(.notFound, "no route"), for: request)
+            if let origin, corsOrigins.contains(origin), Self.isAPIPath(request.path) {
+                response.headers += [("Access-Control-Allow-Origin", origin), ("Vary", "Origin"), ("Access-Control-Expose-Headers", "WWW-Authenticate, DPoP-Nonce")]
+            }
         }
         response.route = route
         ceremonies.metrics.request(route: route, status: response.status, seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        return response
+    }
+
+    /// A refusal as the templated error page for a browser's navigation, else as JSON.
+    func answer(_ error: any Error, for request: HTTPRequest) -> HTTPResponse {
+        request.wantsHTML ? errorPage(error, request: request) : ErrorAnswer.response(error, for: request)
+    }
+
+    /// The JSON API, which CORS opens to the clients' `allowed_origins`; the pages never.
+    static func isAPIPath(_ path: String) -> Bool {
+        !["/login", "/signup", "/account", "/device", "/authorize", "/logout", "/assets"].contains { path == $0 || path.hasPrefix($0 + "/") }
+    }
+
+    /// A CORS preflight (Fetch §3.2.2): allowed for a configured origin on the JSON API, with the
+    /// methods and headers the API uses; any other origin gets no CORS headers, so the browser
+    /// refuses the call.
+    func preflight(_ request: HTTPRequest, origin: String) -> HTTPResponse {
+        var response = HTTPResponse(status: 204, headers: [("Vary", "Origin")])
+        if corsOrigins.contains(origin), Self.isAPIPath(request.path) {
+            response.headers += [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE"),
+                                 ("Access-Control-Allow-Headers", "Authorization, Content-Type, DPoP"), ("Access-Control-Max-Age", "600")]
+        }
         return response
     }
 

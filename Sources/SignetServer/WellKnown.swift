@@ -35,17 +35,21 @@ enum WellKnown {
     static func openIDConfiguration(_ c: ServerConfiguration) -> JSONValue {
         let i = c.issuer
         return .object([
-            "issuer": .string(i), "token_endpoint": .string(i + "/oauth/token"), "userinfo_endpoint": .string(i + "/userinfo"),
+            "issuer": .string(i), "authorization_endpoint": .string(i + "/authorize"), "end_session_endpoint": .string(i + "/logout"),
+            "code_challenge_methods_supported": .array([.string("S256")]), "response_modes_supported": .array([.string("query")]),
+            "prompt_values_supported": .array(["none", "login", "create"].map(JSONValue.string)),
+            "authorization_response_iss_parameter_supported": .bool(true), "ui_locales_supported": .array([.string("en"), .string("es")]),
+            "token_endpoint": .string(i + "/oauth/token"), "userinfo_endpoint": .string(i + "/userinfo"),
             "jwks_uri": .string(i + "/.well-known/jwks.json"), "revocation_endpoint": .string(i + "/oauth/revoke"),
             "device_authorization_endpoint": .string(i + "/oauth/device/code"),
             "grant_types_supported": .array(GrantNames.known.map(JSONValue.string)),
             "dpop_signing_alg_values_supported": .array(DPoP.algorithms.map(JSONValue.string)),
-            "response_types_supported": .array([.string("token")]), "subject_types_supported": .array([.string("public")]),
+            "response_types_supported": .array([.string("code")]), "subject_types_supported": .array([.string("public")]),
             "id_token_signing_alg_values_supported": .array([.string("ES256")]),
             "token_endpoint_auth_methods_supported": .array([.string("none"), .string("client_secret_basic"), .string("client_secret_post")]),
             "revocation_endpoint_auth_methods_supported": .array([.string("none")]),
             "scopes_supported": .array(Ceremonies.knownScopes.map(JSONValue.string)),
-            "claims_supported": .array(["sub", "iss", "aud", "exp", "iat", "auth_time", "amr", "email", "email_verified", "name"].map(JSONValue.string)),
+            "claims_supported": .array(["sub", "iss", "aud", "exp", "iat", "auth_time", "amr", "nonce", "sid", "email", "email_verified", "name"].map(JSONValue.string)),
         ])
     }
 }

@@ -24,6 +24,8 @@ extension SQLStore {
         case .recordLogin(let userID, let at):
             try db.query("UPDATE users SET last_login = ?, logins_count = logins_count + 1 WHERE id = ? AND blocked = 0", [.int(at), .text(userID)])
             guard db.changes == 1 else { throw StoreError(.userBlocked, "the account is blocked or gone") }
+        case .webSession, .authorizationCode, .useAuthorizationCode:
+            try applyWeb(write, db)
         default:
             try applyDevice(write, db)
         }
@@ -83,7 +85,7 @@ extension SQLStore {
                 guard let email = try db.query("SELECT email FROM users WHERE id = ?", [.text(id)]).first?[0] else { return false }
                 // Every table that names the account, children first: the same on both databases,
                 // whatever their foreign-key settings.
-                for table in ["credentials", "device_keys", "refresh_tokens", "action_challenges", "recovery_codes", "recoveries"] {
+                for table in ["credentials", "device_keys", "refresh_tokens", "action_challenges", "recovery_codes", "recoveries", "web_sessions", "authorization_codes"] {
                     try db.query("DELETE FROM \(table) WHERE user_id = ?", [.text(id)])
                 }
                 try db.query("DELETE FROM email_codes WHERE email = ?", [email])

@@ -137,7 +137,8 @@ public final class SQLStore: Store, @unchecked Sendable {
             try insert(c, db)
         case .refreshToken(let token):
             try insert(token, db)
-        case .createAccount, .verifyEmail, .useEmailCode, .useRecoveryCode, .openRecovery, .mail, .recordLogin, .useDeviceCode, .useProof:
+        case .createAccount, .verifyEmail, .useEmailCode, .useRecoveryCode, .openRecovery, .mail, .recordLogin, .useDeviceCode, .useProof, .webSession,
+             .authorizationCode, .useAuthorizationCode:
             try applyManagement(write, db)
         case .audit(let e):
             func text(_ s: String?) -> SQLValue { s.map(SQLValue.text) ?? .null }
@@ -364,6 +365,9 @@ public final class SQLStore: Store, @unchecked Sendable {
             let sessions = db.changes
             // Action challenges are kept a day after they expire: they count towards the rate limit.
             try db.query("DELETE FROM action_challenges WHERE expires_at < ?", [.int(now - 86_400_000)])
+            // Codes live a minute; an hour later nothing can replay them.
+            try db.query("DELETE FROM authorization_codes WHERE expires_at < ?", [.int(now - 3_600_000)])
+            try db.query("DELETE FROM web_sessions WHERE expires_at < ?", [.int(now - 86_400_000)])
             return sessions
         }
     }
@@ -513,7 +517,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     public func rowCounts() throws(StoreError) -> [String: Int] {
         try locked { db throws(StoreError) in
             var counts: [String: Int] = [:]
-            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events", "device_keys", "action_challenges", "email_codes", "outbox", "recovery_codes", "recoveries", "clients", "device_codes"] {
+            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events", "device_keys", "action_challenges", "email_codes", "outbox", "recovery_codes", "recoveries", "clients", "device_codes", "web_sessions", "authorization_codes"] {
                 counts[table] = Int(try db.query("SELECT COUNT(*) FROM \(table)").first?[0].int ?? 0)
             }
             return counts

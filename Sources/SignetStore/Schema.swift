@@ -230,6 +230,41 @@ enum Schema {
                 approved_by TEXT
             )
             """),
+            // The web (DESIGN.md, "The web"): SSO sessions and authorization codes.
+            (10, """
+            CREATE TABLE web_sessions (
+                hash \(blob) PRIMARY KEY,
+                id TEXT NOT NULL UNIQUE,
+                user_id TEXT NOT NULL,
+                auth_time BIGINT NOT NULL,
+                amr TEXT NOT NULL,
+                credential_id TEXT,
+                created_at BIGINT NOT NULL,
+                last_seen_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                revoked_at BIGINT,
+                user_agent TEXT,
+                remote TEXT NOT NULL
+            );
+            CREATE INDEX web_sessions_user ON web_sessions(user_id);
+            CREATE TABLE authorization_codes (
+                hash \(blob) PRIMARY KEY,
+                client_id TEXT NOT NULL,
+                redirect_uri TEXT NOT NULL,
+                code_challenge TEXT,
+                nonce TEXT,
+                scope TEXT NOT NULL,
+                audience TEXT,
+                user_id TEXT NOT NULL,
+                auth_time BIGINT NOT NULL,
+                amr TEXT NOT NULL,
+                credential_id TEXT,
+                family TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT
+            )
+            """),
         ]
     }
 

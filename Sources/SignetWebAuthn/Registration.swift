@@ -10,8 +10,13 @@ public struct RegistrationRequest: Sendable {
     /// The challenge the relying party issued for this ceremony.
     public var expectedChallenge: [UInt8]
     public var requireUserVerification: Bool
+    /// A registration the browser made with `mediation: "conditional"` (WebAuthn L3 §7.1 step
+    /// 14): the authenticator may create it without a user gesture, so UP may be clear.
+    public var conditional = false
 
-    public init(clientDataJSON: [UInt8], attestationObject: [UInt8], rawID: [UInt8]? = nil, expectedChallenge: [UInt8], requireUserVerification: Bool) {
+    public init(clientDataJSON: [UInt8], attestationObject: [UInt8], rawID: [UInt8]? = nil, expectedChallenge: [UInt8], requireUserVerification: Bool,
+                conditional: Bool = false) {
+        self.conditional = conditional
         self.clientDataJSON = clientDataJSON
         self.attestationObject = attestationObject
         self.rawID = rawID
@@ -66,7 +71,8 @@ extension RelyingParty {
         let attestation = try AttestationObject(request.attestationObject)
         let authData = attestation.authData
         // Steps 13–16: rpIdHash, UP, UV, BE/BS.
-        try checkAuthenticatorData(authData, requireUserVerification: request.requireUserVerification, section: "7.1", first: 13)
+        try checkAuthenticatorData(authData, requireUserVerification: request.requireUserVerification, requireUserPresence: !request.conditional,
+                                   section: "7.1", first: 13)
         guard let attested = authData.attestedCredential else {
             throw .malformed("AT flag clear: no attested credential data", step: "7.1 step 12")
         }

@@ -42,15 +42,15 @@ extension RelyingParty {
 
     /// The authenticator-data flag steps shared by both ceremonies (§7.1 steps 13–16, §7.2 steps 15–18).
     func checkAuthenticatorData(
-        _ a: AuthenticatorData, requireUserVerification: Bool, section: String, first: Int
+        _ a: AuthenticatorData, requireUserVerification: Bool, requireUserPresence: Bool = true, section: String, first: Int
     ) throws(WebAuthnError) {
         func step(_ n: Int) -> String { "\(section) step \(first + n)" }
         // Step 13 / 15: rpIdHash is SHA-256 of the RP ID.
         guard a.rpIdHash.elementsEqual(idHash) else {
             throw WebAuthnError(.rpIdHashMismatch, "rpIdHash is not SHA-256(\"\(id)\")", step: step(0))
         }
-        // Step 14 / 16: UP is set.
-        guard a.userPresent else { throw WebAuthnError(.userNotPresent, "UP flag is clear", step: step(1)) }
+        // Step 14 / 16: UP is set (for a registration, unless it was made with conditional mediation).
+        guard a.userPresent || !requireUserPresence else { throw WebAuthnError(.userNotPresent, "UP flag is clear", step: step(1)) }
         // Step 15 / 17: UV is set when user verification is required.
         if requireUserVerification && !a.userVerified {
             throw WebAuthnError(.userNotVerified, "user verification required but UV flag is clear", step: step(2))

@@ -21,14 +21,16 @@ extension Ceremonies {
     }
 
     /// `POST /me/passkeys/options`: creation options to add a passkey; the existing ones are excluded.
-    public func beginAddPasskey(_ principal: Principal) throws -> CeremonyStart {
+    /// With `conditional`, for `mediation: "conditional"` creation (WebAuthn L3 §5.1.3): the
+    /// registration it yields may have UP clear.
+    public func beginAddPasskey(_ principal: Principal, conditional: Bool = false) throws -> CeremonyStart {
         let user = principal.user
         let existing = try store.credentials(userID: user.id).filter { $0.revokedAt == nil }
         let options = rp.creationOptions(
             user: UserEntity(id: user.handle, name: user.email, displayName: user.name ?? user.email),
             excludeCredentials: existing.map { CredentialDescriptor(id: $0.id, transports: $0.transports) }, settings: creationSettings, random: random)
         let session = AuthSession(
-            id: timeOrderedID(), kind: .addPasskey, clientID: principal.clientID ?? "", challenge: options.challenge, userID: user.id,
+            id: timeOrderedID(), kind: conditional ? .addPasskeyConditional : .addPasskey, clientID: principal.clientID ?? "", challenge: options.challenge, userID: user.id,
             userHandle: user.handle, requireUserVerification: requireUserVerification, expiresAt: sessionExpiry)
         return CeremonyStart(options: options.json, authSession: try sessions.seal(session))
     }
@@ -40,7 +42,7 @@ extension Ceremonies {
         let name = request.name.map { String($0.prefix(100)) }
         let clientID = principal.clientID ?? ""
         return try redeem(request.auth_session, clientID: clientID, ceremony: "add_passkey", credentialID: request.authn_response.rawId, context: context) { session in
-            guard session.kind == .addPasskey, session.userID == user.id else {
+            guard session.kind == .addPasskey || session.kind == .addPasskeyConditional, session.userID == user.id else {
                 throw AuthError(.ceremonyMismatch, "the auth_session is not for adding a passkey to this account")
             }
             guard request.authn_response.response.attestationObject != nil else { throw AuthError.malformed("authn_response must be a registration") }

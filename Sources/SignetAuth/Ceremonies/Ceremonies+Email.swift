@@ -26,7 +26,10 @@ extension Ceremonies {
     /// but no mail goes out. One code per `send_interval` and `sends_per_hour` per address, and
     /// the route's per-address bucket, throttle with 429 and `Retry-After`.
     public func passwordlessStart(_ request: PasswordlessStartRequest, context: RequestContext) throws -> PasswordlessStartResponse {
-        let client = try client(request.client_id, grant: GrantNames.passwordlessOTP)
+        try passwordlessStart(request, client: client(request.client_id, grant: GrantNames.passwordlessOTP), context: context)
+    }
+
+    func passwordlessStart(_ request: PasswordlessStartRequest, client: ClientConfiguration, context: RequestContext) throws -> PasswordlessStartResponse {
         guard request.connection == "email" else { throw AuthError(.connectionDisabled, "connection \"\(request.connection.prefix(40))\" (only email)") }
         guard (request.send ?? "code") == "code" else { throw AuthError(.connectionDisabled, "send \"\(request.send?.prefix(40) ?? "")\" (only code)") }
         guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "no email.smtp_url is configured") }
@@ -76,6 +79,15 @@ extension Ceremonies {
 
     func redeemCode(_ request: TokenRequest, context: RequestContext) throws -> TokenResponse {
         let client = try client(request.client_id, grant: GrantNames.passwordlessOTP)
+        let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client, context: context)
+        let checked = try checkCode(request, client: client, language: context.language)
+        return try codeTokens(user: checked.user, client: client, grant: grant, kind: checked.kind, writes: checked.writes, context: context)
+    }
+
+    /// The email code of `request` (`username`, `otp`) checked for `client`: the try is counted
+    /// first, then the code compared; the account it signs in (created if the code may sign up)
+    /// and the writes that use the code.
+    func checkCode(_ request: TokenRequest, client: ClientConfiguration, language: String) throws -> (user: UserRecord, kind: String, writes: [StoreWrite]) {
         guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "no email.smtp_url is configured") }
         if let realm = request.realm, realm != "email" { throw AuthError(.connectionDisabled, "realm \"\(realm.prefix(40))\" (only email)") }
         guard let username = request.username, let otp = request.otp else { throw AuthError.malformed("username and otp are required") }
@@ -95,7 +107,6 @@ extension Ceremonies {
             throw AuthError(.otpInvalid, "wrong code (try \(row.attempts) of \(settings.maxAttempts))")
         }
         guard row.clientID == client.id else { throw AuthError(.otpInvalid, "the code was sent for client \(row.clientID)") }
-        let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client, context: context)
         var writes: [StoreWrite] = [.useEmailCode(email: email, id: row.id, at: now)]
         var user: UserRecord
         var kind = "otp_sign_in"
@@ -107,11 +118,11 @@ extension Ceremonies {
             }
         } else {
             guard settings.signup else { throw AuthError(.otpInvalid, "no account and sign-up by code is off") }
-            user = UserRecord(id: newUserID(), handle: random(32), email: email, name: nil, emailVerified: true, createdAt: now, locale: context.language)
+            user = UserRecord(id: newUserID(), handle: random(32), email: email, name: nil, emailVerified: true, createdAt: now, locale: language)
             writes.append(.createAccount(user))
             kind = "otp_sign_up"
         }
-        return try codeTokens(user: user, client: client, grant: grant, kind: kind, writes: writes, context: context)
+        return (user, kind, writes)
     }
 
     /// Tokens for a code sign-in (email or recovery code): `amr: ["otp"]`, no credential, the

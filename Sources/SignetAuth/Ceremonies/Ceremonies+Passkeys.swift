@@ -29,7 +29,10 @@ extension Ceremonies {
     /// `POST /passkey/register` (Auth0 native passkeys: signup challenge): creation options and an
     /// auth session bound to the client, with a new user ID and handle; nothing else is written.
     public func beginSignUp(_ request: PasskeyRegisterRequest, context: RequestContext) throws -> CeremonyStart {
-        let client = try client(request.client_id, grant: GrantNames.webauthn)
+        try beginSignUp(request, client: client(request.client_id, grant: GrantNames.webauthn), context: context)
+    }
+
+    func beginSignUp(_ request: PasskeyRegisterRequest, client: ClientConfiguration, context: RequestContext) throws -> CeremonyStart {
         let email = try Self.emailAddress(request.user_profile.email, member: "user_profile.email")
         let name = request.user_profile.name?.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (name?.count ?? 0) <= 200 else { throw AuthError.malformed("user_profile.name is longer than 200 characters") }
@@ -60,7 +63,10 @@ extension Ceremonies {
     ///   key), and the session then fails like a wrong passkey; so accounts cannot be probed.
     /// - Otherwise the options ask for a discoverable credential.
     public func beginSignIn(_ request: PasskeyChallengeRequest, principal: Principal? = nil, context: RequestContext) throws -> CeremonyStart {
-        let client = try client(request.client_id, grant: GrantNames.webauthn)
+        try beginSignIn(request, principal: principal, client: client(request.client_id, grant: GrantNames.webauthn), context: context)
+    }
+
+    func beginSignIn(_ request: PasskeyChallengeRequest, principal: Principal?, client: ClientConfiguration, context: RequestContext) throws -> CeremonyStart {
         var kind = AuthSession.Kind.signIn
         var userID: String?
         var allowed: [CredentialDescriptor] = []

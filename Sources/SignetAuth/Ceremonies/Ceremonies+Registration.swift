@@ -35,7 +35,8 @@ extension Ceremonies {
         let request = RegistrationRequest(
             clientDataJSON: try Self.bytes(credential.response.clientDataJSON, "clientDataJSON"),
             attestationObject: try Self.bytes(credential.response.attestationObject, "attestationObject"),
-            rawID: rawID, expectedChallenge: session.challenge, requireUserVerification: session.requireUserVerification)
+            rawID: rawID, expectedChallenge: session.challenge, requireUserVerification: session.requireUserVerification,
+            conditional: session.kind == .addPasskeyConditional)
         let result: RegistrationResult
         do {
             result = try rp.verifyRegistration(request, now: clock())

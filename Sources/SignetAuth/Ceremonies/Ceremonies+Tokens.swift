@@ -54,6 +54,8 @@ extension Ceremonies {
         /// The key the access token is bound to (`cnf.jkt`) when it is not the proof's: a
         /// refresh signed by a device key keeps the session's own key.
         var sessionKey: String?
+        /// The authorization request's `nonce`, for the id token (OIDC Core §3.1.3.6).
+        var nonce: String?
         var cnf: String? { sessionKey ?? binding?.jkt }
         var offline: Bool { scopes.contains("offline_access") }
         /// A public client's refresh token is bound to the proof's key too (§5); a confidential
@@ -125,6 +127,7 @@ extension Ceremonies {
             claims.add("auth_time", authTime)
             claims.add("amr", strings: amr)
             claims.add("sid", session.sid)
+            if let nonce = grant.nonce { claims.add("nonce", nonce) }
             if grant.scopes.contains("email") {
                 claims.add("email", user.email)
                 claims.add("email_verified", user.emailVerified)

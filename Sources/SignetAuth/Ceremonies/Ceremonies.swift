@@ -51,6 +51,8 @@ public final class Ceremonies: Sendable {
     let replayCache = ProofReplayCache()
     /// The key of the pseudonyms that replace a deleted account's ID in the audit trail.
     let pseudonymKey: [UInt8]
+    /// The key pending authorization requests are sealed under, and CSRF tokens made with.
+    let authorizeKey: [UInt8]
     /// Signalled when a message is queued, so this instance's sender sends it at once.
     public let mailQueued = Wakeup()
     /// What sign-ins verify against, so a sign-in reads nothing before its one transaction.
@@ -76,6 +78,7 @@ public final class Ceremonies: Sendable {
         mailKey = Digest.sha256.hmac(key: kek, data: Array("signet outbox key v1".utf8))
         nonceKey = Digest.sha256.hmac(key: kek, data: Array("signet dpop nonce key v1".utf8))
         pseudonymKey = Digest.sha256.hmac(key: kek, data: Array("signet pseudonym key v1".utf8))
+        authorizeKey = Digest.sha256.hmac(key: kek, data: Array("signet web key v1".utf8))
         clients = ClientDirectory(configured: configuration.clients) { [store] in try store.clientRows().map(ClientConfiguration.init) }
         var rp = RelyingParty(id: configuration.rpID, name: configuration.rpName, origins: configuration.allowedOrigins)
         rp.allowedAlgorithms = configuration.algorithms
@@ -102,6 +105,9 @@ public final class Ceremonies: Sendable {
         let t = (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])
         return UUID(uuid: t).uuidString.lowercased()
     }
+
+    /// Random bytes from the injected source (a page's pre-session cookie).
+    public func randomBytes(_ count: Int) -> [UInt8] { random(count) }
 
     /// Whether the store answers.
     public func healthy() -> Bool { (try? store.ping()) != nil }

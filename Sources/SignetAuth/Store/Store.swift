@@ -75,6 +75,13 @@ public enum StoreWrite: Sendable {
     /// Marks a DPoP proof used (its key and `jti`); ``StoreError/Code/proofUsed`` if it was:
     /// in the grant's own transaction, so a proof costs no commit of its own.
     case useProof(id: [UInt8], expiresAt: Int64)
+    /// Starts a browser's SSO session.
+    case webSession(WebSessionRow)
+    /// Stores an authorization code.
+    case authorizationCode(AuthorizationCodeRow)
+    /// Uses an unexpired code, in the same transaction as the tokens it gives; if it was used
+    /// already (or expired), the batch fails with ``StoreError/Code/sessionUsed``.
+    case useAuthorizationCode(hash: [UInt8], at: Int64)
 }
 
 /// What a verified assertion records about its passkey (WebAuthn §7.2 steps 22–24), in the one
@@ -311,6 +318,22 @@ public protocol Store: Sendable {
     func clientRows() throws(StoreError) -> [ClientRow]
     func deleteClient(id: String) throws(StoreError) -> Bool
     func setClientSecret(id: String, hash: [UInt8]) throws(StoreError) -> Bool
+
+    // MARK: the web (DESIGN.md, "The web")
+
+    /// The SSO session whose cookie hashes to `hash`, whatever its state.
+    func webSession(hash: [UInt8]) throws(StoreError) -> WebSessionRow?
+    /// Records a request on a live session (its idle clock) and, with `authTime`, a step-up
+    /// (`amr`, `credential`); `false` when the session is no longer live at `now`.
+    func touchWebSession(hash: [UInt8], now: Int64, authTime: Int64?, amr: [String], credential: String?) throws(StoreError) -> Bool
+    /// The account's SSO sessions not revoked and not past their absolute end at `now`, newest first.
+    func webSessions(userID: String, now: Int64) throws(StoreError) -> [WebSessionRow]
+    /// Revokes the account's session `id`, with `writes`; `false` when it has none live by that name.
+    func revokeWebSession(id: String, userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// The code with this hash and when it was used, if it was; `nil` when unknown.
+    func authorizationCode(hash: [UInt8]) throws(StoreError) -> (row: AuthorizationCodeRow, usedAt: Int64?)?
+    /// Revokes every refresh token of the family `family` (what a replayed code issued).
+    func revokeRefreshFamily(family: String, now: Int64) throws(StoreError)
 
     /// Rows per table (users, credentials, used_sessions, refresh_tokens, signing_keys, audit_events).
     func rowCounts() throws(StoreError) -> [String: Int]

@@ -1,0 +1,317 @@
+import Foundation
+public import SignetAPI
+import SignetCrypto
+import SignetWebAuthn
+
+/// A validated `/authorize` request (RFC 6749 §4.1.1, RFC 7636 §4.3, OIDC Core §3.1.2.1).
+public struct AuthorizationRequest: Sendable, Equatable, Codable {
+    public var clientID: String
+    public var redirectURI: String
+    /// The granted scopes (unknown ones dropped, RFC 6749 §3.3), space-separated.
+    public var scope: String
+    public var state: String?
+    public var nonce: String?
+    /// base64url(SHA-256(verifier)): only S256 is accepted (RFC 7636 §4.2).
+    public var codeChallenge: String?
+    /// `none`, `login` or `create` (OIDC Core §3.1.2.1; Initiating User Registration 1.0).
+    public var prompt: String?
+    /// Seconds (OIDC Core §3.1.2.1 `max_age`).
+    public var maxAge: Int?
+    public var loginHint: String?
+    public var uiLocales: String?
+    /// An RFC 8707 resource for the access token; Signet's account audience when absent.
+    public var audience: String?
+    /// Milliseconds: when it was made, and how long it may be carried through the sign-in page.
+    public var issuedAt: Int64
+    public var expiresAt: Int64
+}
+
+/// An `/authorize` refusal that may go back to the client (RFC 6749 §4.1.2.1): the redirect URI
+/// was proven registered, so the browser is sent there with `error`, `error_description` and
+/// `state`.
+public struct AuthorizationRedirectError: Error, Sendable {
+    public let redirectURI: String
+    public let state: String?
+    public let error: AuthError
+    public init(redirectURI: String, state: String?, error: AuthError) {
+        self.redirectURI = redirectURI
+        self.state = state
+        self.error = error
+    }
+    /// The URL the browser goes to, with RFC 6749 §4.1.2.1's `error` (`invalid_request` for a
+    /// malformed request or missing PKCE, RFC 7636 §4.4.1), Signet's `reason`, and `iss`
+    /// (RFC 9207) when known.
+    public var location: String {
+        let code: String
+        switch error.reason {
+        case .malformed, .pkceInvalid: code = "invalid_request"
+        case .grantNotAllowed: code = "unauthorized_client"
+        case .audienceNotAllowed: code = "invalid_target"
+        case .databaseUnavailable, .storageFull: code = "temporarily_unavailable"
+        default: code = error.reason.error
+        }
+        return Ceremonies.appending(to: redirectURI, [("error", code), ("error_description", error.publicDetail ?? error.reason.text),
+                                                      ("reason", error.reason.rawValue), ("state", state)])
+    }
+}
+
+extension Ceremonies {
+    /// Longest value of any `/authorize` parameter that Signet keeps.
+    static let maxParameterLength = 2000
+
+    /// `GET /authorize`'s parameters, checked in RFC 6749 §4.1.2.1's order: a bad `client_id` or
+    /// `redirect_uri` throws an ``AuthError`` (`client_unknown`, `redirect_uri_invalid`), which
+    /// the caller shows on a page and never redirects; every later problem throws an
+    /// ``AuthorizationRedirectError``.
+    public func authorizationRequest(_ query: [String: String]) throws -> AuthorizationRequest {
+        if let long = query.first(where: { $0.value.utf8.count > Self.maxParameterLength }) {
+            throw AuthError.malformed("parameter \(long.key.prefix(40)) is longer than \(Self.maxParameterLength) bytes")
+        }
+        guard let clientID = query["client_id"], !clientID.isEmpty else { throw AuthError.malformed("client_id is required") }
+        guard let client = clients.client(clientID) else { throw AuthError(.clientUnknown, "unknown client_id \"\(clientID.prefix(64))\"") }
+        guard let redirectURI = query["redirect_uri"], Self.redirectAllowed(redirectURI, for: client) else {
+            throw AuthError(.redirectURIInvalid, "redirect_uri \"\(query["redirect_uri"]?.prefix(200) ?? "(none)")\" is not registered for \(client.id)")
+        }
+        let state = query["state"]
+        func refuse(_ reason: Reason, _ detail: String) -> AuthorizationRedirectError {
+            AuthorizationRedirectError(redirectURI: redirectURI, state: state, error: AuthError(reason, detail, publicDetail: detail))
+        }
+        guard query["response_type"] == "code" else { throw refuse(.responseTypeUnsupported, "response_type must be code") }
+        guard client.grants.contains(GrantNames.authorizationCode) else {
+            throw refuse(.grantNotAllowed, "client \(client.id) may not use the authorization code flow")
+        }
+        let requested = (query["scope"] ?? "").split(separator: " ").map(String.init)
+        guard requested.contains("openid") else { throw refuse(.malformed, "scope must include openid") }
+        let scope = Self.knownScopes.filter(requested.contains).joined(separator: " ")
+        var challenge: String?
+        if let value = query["code_challenge"] {
+            guard (query["code_challenge_method"] ?? "plain") == "S256" else { throw refuse(.pkceInvalid, "code_challenge_method must be S256") }
+            guard value.utf8.count == 43, Base64URL.decode(value)?.count == 32 else { throw refuse(.pkceInvalid, "code_challenge must be base64url of 32 bytes") }
+            challenge = value
+        } else if !client.isConfidential {
+            throw refuse(.pkceInvalid, "a public client must send code_challenge with code_challenge_method=S256 (RFC 7636)")
+        }
+        if let prompt = query["prompt"], !["none", "login", "create"].contains(prompt) {
+            throw refuse(.malformed, "prompt must be none, login or create")
+        }
+        var maxAge: Int?
+        if let text = query["max_age"] {
+            guard let value = Int(text), value >= 0 else { throw refuse(.malformed, "max_age must be a whole number of seconds") }
+            maxAge = value
+        }
+        let audience = query["audience"] ?? query["resource"]
+        if let audience, audience == configuration.managementAudience || !configuration.audiences(of: client).contains(audience) {
+            throw refuse(.audienceNotAllowed, "audience is not one of the client's")
+        }
+        return AuthorizationRequest(
+            clientID: client.id, redirectURI: redirectURI, scope: scope, state: state, nonce: query["nonce"], codeChallenge: challenge, prompt: query["prompt"],
+            maxAge: maxAge, loginHint: query["login_hint"].map { String($0.prefix(254)) }, uiLocales: query["ui_locales"], audience: audience,
+            issuedAt: nowMillis, expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 2000)
+    }
+
+    /// Whether `uri` is one of the client's redirect URIs (RFC 6749 §3.1.2.3: exact), or the
+    /// same loopback URI on another port (RFC 8252 §7.3, registered without a port), or any
+    /// loopback `http` URI for the development client.
+    public static func redirectAllowed(_ uri: String, for client: ClientConfiguration) -> Bool {
+        guard isRedirectURI(uri) else { return false }
+        if client.redirectURIs.contains(uri) { return true }
+        guard let url = URLComponents(string: uri), url.scheme == "http", let host = url.host, ["127.0.0.1", "[::1]", "::1", "localhost"].contains(host)
+        else { return false }
+        if client.anyLoopbackRedirect { return true }
+        var portless = url
+        portless.port = nil
+        return client.redirectURIs.contains { registered in
+            guard let r = URLComponents(string: registered), r.port == nil else { return false }
+            return r.string == portless.string
+        }
+    }
+
+    /// `redirect_uri` with the parameters added to its query (RFC 6749 §4.1.2: the query's own
+    /// parameters kept), each form-encoded; `nil` values left out.
+    public static func appending(to uri: String, _ parameters: [(String, String?)]) -> String {
+        let pairs = parameters.compactMap { name, value in value.map { "\(name)=\(formEncoded($0))" } }
+        guard !pairs.isEmpty else { return uri }
+        return uri + (uri.contains("?") ? "&" : "?") + pairs.joined(separator: "&")
+    }
+
+    /// `application/x-www-form-urlencoded` encoding of one value (unreserved kept, the rest %XX).
+    public static func formEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += String(format: "%%%02X", byte)
+            }
+        }
+        return out
+    }
+
+    // MARK: the pending request, carried through the sign-in page
+
+    /// The request sealed (AES-256-GCM under a key derived from the key-encryption key), so the
+    /// sign-in page can carry it without a row and nobody can alter it.
+    public func seal(_ request: AuthorizationRequest) throws -> String {
+        let plain = try JSONEncoder().encode(request)
+        return Base64URL.encode(try AESGCM.seal(Array(plain), key: authorizeKey, aad: Array("signet/authorize/v1".utf8)))
+    }
+
+    /// The sealed request, if this deployment sealed it and it has not expired.
+    public func openAuthorization(_ text: String?) -> AuthorizationRequest? {
+        guard let text, text.utf8.count <= 8192, let sealed = Base64URL.decode(text),
+              let plain = try? AESGCM.open(sealed, key: authorizeKey, aad: Array("signet/authorize/v1".utf8)),
+              let request = try? JSONDecoder().decode(AuthorizationRequest.self, from: Data(plain)), request.expiresAt > nowMillis
+        else { return nil }
+        return request
+    }
+
+    /// Whether the SSO session can answer `request` without showing a page: `prompt=login`
+    /// and `prompt=create` always show one, and `max_age` needs a recent enough check.
+    public func satisfies(_ session: WebSession, _ request: AuthorizationRequest) -> Bool {
+        if request.prompt == "login" || request.prompt == "create" { return false }
+        if let maxAge = request.maxAge, nowMillis / 1000 - session.row.authTime > Int64(maxAge) { return false }
+        return true
+    }
+
+    /// After the sign-in page: whether the session may answer `request` now. For `prompt=login`
+    /// or `create` the sign-in must be later than the request; `max_age` still holds.
+    public func signedInFor(_ session: WebSession, _ request: AuthorizationRequest) -> Bool {
+        if request.prompt == "login" || request.prompt == "create", session.row.authTime * 1000 < request.issuedAt - 999 { return false }
+        if let maxAge = request.maxAge, nowMillis / 1000 - session.row.authTime > Int64(maxAge) { return false }
+        return true
+    }
+
+    /// Where `/logout` may send the browser (RP-Initiated Logout §2–3): `redirectURI` only when
+    /// it is one of the `post_logout_redirect_uris` of the client the id token (verified, expired
+    /// or not) or `client_id` names, with `state` added; `nil` when none was asked. A URI that is
+    /// not registered is refused (`redirect_uri_invalid`), never followed.
+    public func postLogoutTarget(idTokenHint: String?, clientID: String?, redirectURI: String?, state: String?) throws -> String? {
+        guard let redirectURI else { return nil }
+        var id = clientID
+        if let hint = idTokenHint {
+            // An expired id token is a fine hint (§2): only its signature and issuer matter.
+            guard let claims = try? JWT.verify(hint, type: "JWT", issuer: configuration.issuer, keys: keys, now: Date(timeIntervalSince1970: 0)),
+                  let aud = claims["aud"]?.string
+            else { throw AuthError(.tokenInvalid, "id_token_hint is not an id token this server issued") }
+            if let clientID, clientID != aud { throw AuthError.malformed("client_id differs from the id token's audience") }
+            id = aud
+        }
+        guard let id, let client = clients.client(id), client.postLogoutRedirectURIs.contains(redirectURI) else {
+            throw AuthError(.redirectURIInvalid, "post_logout_redirect_uri is not registered for the client")
+        }
+        return Self.appending(to: redirectURI, [("state", state)])
+    }
+
+    /// The code for `request`, issued to the signed-in browser (RFC 6749 §4.1.2): stored as its
+    /// hash with everything the token request must match, and the URL that takes it back to the
+    /// client.
+    public func issueCode(_ request: AuthorizationRequest, session: WebSession, context: RequestContext) throws -> String {
+        let code = random(32)
+        let now = nowMillis
+        let row = AuthorizationCodeRow(
+            hash: Digest.sha256.hash(code), clientID: request.clientID, redirectURI: request.redirectURI, codeChallenge: request.codeChallenge,
+            nonce: request.nonce, scope: request.scope, audience: request.audience, userID: session.user.id, authTime: session.row.authTime,
+            amr: session.row.amr, credential: session.row.credential, family: Base64URL.encode(timeOrderedID()), createdAt: now,
+            expiresAt: now + Int64(configuration.authorizationCodeLifetime) * 1000)
+        try store.perform([.authorizationCode(row), .audit(auditEvent("authorization_code_issued", user: session.user.id, client: request.clientID, context: context))])
+        return Self.appending(to: request.redirectURI, [("code", Base64URL.encode(code)), ("state", request.state), ("iss", configuration.issuer)])
+    }
+
+    // MARK: the token request
+
+    /// The `authorization_code` grant (RFC 6749 §4.1.3, RFC 7636 §4.6, OIDC Core §3.1.3): the
+    /// client authenticates (a confidential one by `client_secret_basic` or `client_secret_post`),
+    /// the code must be unused, unexpired, and issued to this client for this redirect URI, and
+    /// the verifier must hash to its challenge. The code's use is part of the transaction that
+    /// stores the refresh token; a second use revokes what the first issued.
+    public func authorizationCodeGrant(
+        clientID: String?, secret: String?, basic: (id: String, secret: String)?, code: String?, redirectURI: String?, verifier: String?,
+        context: RequestContext
+    ) throws -> TokenResponse {
+        do {
+            return try exchange(clientID: clientID, secret: secret, basic: basic, code: code, redirectURI: redirectURI, verifier: verifier, context: context)
+        } catch {
+            let failure = failed(AuthError(error), context: context)
+            metrics.ceremony("authorization_code", reason: failure.reason.rawValue)
+            audit("authorization_code", refused: failure, client: clientID ?? basic?.id, context: context)
+            throw failure
+        }
+    }
+
+    func exchange(clientID: String?, secret: String?, basic: (id: String, secret: String)?, code: String?, redirectURI: String?, verifier: String?,
+                  context: RequestContext) throws -> TokenResponse {
+        if basic != nil, secret != nil { throw AuthError.malformed("use one client authentication method, not client_secret_basic and client_secret_post") }
+        if let basic, let clientID, clientID != basic.id { throw AuthError.malformed("client_id differs from the Authorization header's") }
+        guard let id = basic?.id ?? clientID else { throw AuthError.malformed("client_id is required") }
+        var client = try self.client(id, grant: GrantNames.authorizationCode)
+        if client.isConfidential {
+            guard let given = basic?.secret ?? secret else {
+                var error = AuthError(.clientSecretInvalid, "client \(id) is confidential and sent no secret", publicDetail: "client authentication is required")
+                error.challenge = #"Basic realm="signet""#
+                throw error
+            }
+            client = try authenticateClient(id: id, secret: given)
+        } else if basic != nil || secret != nil {
+            throw AuthError(.clientSecretInvalid, "client \(id) is public and has no secret")
+        }
+        guard let code, let raw = Base64URL.decode(code), raw.count == 32 else { throw AuthError(.codeInvalid, "the code is not one Signet issued") }
+        let hash = Digest.sha256.hash(raw)
+        guard let (row, usedAt) = try store.authorizationCode(hash: hash) else { throw AuthError(.codeInvalid, "the code is not one Signet issued") }
+        let now = nowMillis
+        if usedAt != nil {
+            // RFC 6749 §4.1.2: a code used twice revokes the tokens it gave.
+            try store.revokeRefreshFamily(family: row.family, now: now)
+            audit("authorization_code_reused", "failure", reason: Reason.codeInvalid.rawValue, user: row.userID, client: client.id, context: context)
+            throw AuthError(.codeInvalid, "the code was used before; what it issued is revoked")
+        }
+        guard row.expiresAt > now else { throw AuthError(.codeInvalid, "the code expired") }
+        // Any mismatch below uses the code up: it is never good for a second try.
+        func burn(_ error: AuthError) -> AuthError {
+            try? store.perform([.useAuthorizationCode(hash: hash, at: now)])
+            return error
+        }
+        guard row.clientID == client.id else { throw burn(AuthError(.codeInvalid, "the code was issued to \(row.clientID)")) }
+        guard redirectURI == row.redirectURI else { throw burn(AuthError(.redirectURIInvalid, "redirect_uri differs from the authorization request's")) }
+        if let challenge = row.codeChallenge {
+            guard let verifier, Self.isCodeVerifier(verifier) else {
+                throw burn(AuthError(.pkceInvalid, "code_verifier is missing or not 43-128 unreserved characters (RFC 7636 §4.1)"))
+            }
+            guard ConstantTime.equals(Array(Base64URL.encode(Digest.sha256.hash(Array(verifier.utf8))).utf8), Array(challenge.utf8)) else {
+                throw burn(AuthError(.pkceInvalid, "code_verifier does not hash to the code challenge"))
+            }
+        } else if verifier != nil {
+            throw burn(AuthError(.pkceInvalid, "code_verifier sent for a code issued without a challenge"))
+        }
+        guard let user = try store.user(id: row.userID) else { throw burn(AuthError(.codeInvalid, "the account no longer exists")) }
+        guard !user.blocked else { throw burn(AuthError(.userBlocked, "the account is blocked")) }
+        var grant = try tokenGrant(scope: row.scope, audience: row.audience, client: client, context: context)
+        grant.nonce = row.nonce
+        let fresh = random(48)
+        let session = SessionRef(sid: row.family, credential: row.credential)
+        let refresh = grant.offline
+            ? refreshToken(Array(fresh[16..<48]), userID: user.id, clientID: client.id, scope: grant.scope, amr: row.amr, authTime: row.authTime, session: session,
+                           jkt: grant.refreshBinding(client))
+            : nil
+        do {
+            try store.perform([.useAuthorizationCode(hash: hash, at: now), .audit(auditEvent("authorization_code_exchanged", user: user.id, client: client.id, context: context))]
+                + (refresh.map { [.refreshToken($0.row)] } ?? []) + proofMark(grant.binding))
+        } catch {
+            guard error.code == .sessionUsed else { throw error }
+            try store.revokeRefreshFamily(family: row.family, now: now)
+            throw AuthError(.codeInvalid, "the code was used by a parallel request; what it issued is revoked")
+        }
+        metrics.ceremony("authorization_code", reason: nil)
+        var tokens = try issueTokens(user: user, client: client, grant: grant, amr: row.amr, authTime: row.authTime, jti: Array(fresh[0..<16]), session: session)
+        tokens.refresh_token = refresh?.token
+        return tokens
+    }
+
+    /// RFC 7636 §4.1: 43 to 128 characters of `[A-Za-z0-9-._~]`.
+    static func isCodeVerifier(_ text: String) -> Bool {
+        (43...128).contains(text.utf8.count) && text.utf8.allSatisfy { b in
+            (b >= 0x61 && b <= 0x7a) || (b >= 0x41 && b <= 0x5a) || (b >= 0x30 && b <= 0x39) || b == 0x2d || b == 0x2e || b == 0x5f || b == 0x7e
+        }
+    }
+}

@@ -1,0 +1,235 @@
+public import SignetAPI
+import SignetCrypto
+import SignetWebAuthn
+
+/// A live SSO session (DESIGN.md, "The web"), with its account, and the same session as the
+/// account ceremonies take it: a ``Principal`` whose `auth_time`, `amr`, `sid` and `cred` are
+/// the session's, so step-up and every account rule hold on the pages exactly as in the API.
+public struct WebSession: Sendable {
+    public let row: WebSessionRow
+    public let user: UserRecord
+    public let principal: Principal
+}
+
+/// A browser that just signed in: the cookie's value (handed out once) and its session.
+public struct WebSignIn: Sendable {
+    public let cookie: String
+    public let session: WebSession
+}
+
+/// An account's sessions as the account page lists them: browsers and apps.
+public struct AccountSessions: Sendable {
+    public let web: [WebSessionRow]
+    public let apps: [SessionRow]
+}
+
+extension Ceremonies {
+    /// The hosted pages' own client: their ceremonies are named by it in the audit trail. It is
+    /// not in the client directory, so no token request can name it.
+    public static let webClient = ClientConfiguration(id: "signet-web", grants: [GrantNames.webauthn, GrantNames.passwordlessOTP])
+
+    // MARK: signing in
+
+    /// Options for the sign-in page: a discoverable-credential request (passkey autofill and the
+    /// passkey button), or, with `username`, that account's passkeys.
+    public func beginWebSignIn(username: String?, context: RequestContext) throws -> CeremonyStart {
+        try beginSignIn(PasskeyChallengeRequest(client_id: Self.webClient.id, realm: nil, username: username), principal: nil, client: Self.webClient, context: context)
+    }
+
+    /// Options for the sign-up page: a new account's passkey.
+    public func beginWebSignUp(email: String, name: String?, context: RequestContext) throws -> CeremonyStart {
+        try beginSignUp(PasskeyRegisterRequest(client_id: Self.webClient.id, realm: nil, user_profile: UserProfile(email: email, name: name)),
+                        client: Self.webClient, context: context)
+    }
+
+    /// A passkey sign-in or sign-up on the pages: the same proof checks and guarded commit as
+    /// the passkey grant, with an SSO session instead of tokens, in the same transaction.
+    public func webPasskey(authSession: String, credential: CredentialJSON, userAgent: String?, context: RequestContext) throws -> WebSignIn {
+        let client = Self.webClient
+        let signUp = credential.response.attestationObject != nil
+        return try redeem(authSession, clientID: client.id, ceremony: signUp ? "sign_up" : "sign_in", credentialID: credential.rawId, context: context) { session in
+            let proof = signUp
+                ? try signUpProof(session, credential, client: client, context: context)
+                : try signInProof(session, credential, client: client, context: context)
+            guard session.kind != .stepUp else { throw AuthError(.ceremonyMismatch, "a step-up session was sent to sign in") }
+            let (cookie, row) = newWebSession(userID: proof.userID, amr: proof.amr, credential: proof.credential, userAgent: userAgent, context: context)
+            let user: UserRecord
+            switch proof.commit {
+            case .create(let created):
+                try store.perform([.useSession(id: session.id, expiresAt: session.expiresAt)] + proof.writes + [.webSession(row)])
+                user = created
+            case .use(let use):
+                switch try store.completeSignIn(SignInUse(sessionID: session.id, sessionExpiresAt: session.expiresAt, credential: use), writes: proof.writes + [.webSession(row)]) {
+                case .signedIn(let current):
+                    credentialCache.setSignCount(use.credentialID, use.signCount)
+                    user = current
+                case .refused(let refusal):
+                    throw refused(refusal, use, client: client.id, context: context)
+                }
+            }
+            return WebSignIn(cookie: cookie, session: webSession(row, user: user))
+        }
+    }
+
+    /// `Email me a code` on the sign-in page: ``passwordlessStart(_:context:)`` for the pages.
+    public func webSendCode(email: String, context: RequestContext) throws {
+        _ = try passwordlessStart(PasswordlessStartRequest(client_id: Self.webClient.id, connection: "email", email: email, send: "code", authParams: nil),
+                                  client: Self.webClient, context: context)
+    }
+
+    /// An email-code sign-in on the pages: the code's counted try and use, and the SSO session
+    /// (`amr: ["otp"]`), in one transaction.
+    public func webCodeSignIn(email: String, code: String, userAgent: String?, context: RequestContext) throws -> WebSignIn {
+        do {
+            let checked = try checkCode(
+                TokenRequest(grant_type: GrantNames.passwordlessOTP, client_id: Self.webClient.id, username: email, otp: code, realm: "email"),
+                client: Self.webClient, language: context.language)
+            let (cookie, row) = newWebSession(userID: checked.user.id, amr: ["otp"], credential: nil, userAgent: userAgent, context: context)
+            do {
+                try store.perform(checked.writes + [.recordLogin(userID: checked.user.id, at: nowMillis), .webSession(row),
+                                                    .audit(auditEvent(checked.kind, user: checked.user.id, client: Self.webClient.id, context: context))])
+            } catch {
+                guard error.code == .sessionUsed else { throw error }
+                throw AuthError(.otpInvalid, "the code was used by a parallel request")
+            }
+            metrics.ceremony(checked.kind, reason: nil)
+            return WebSignIn(cookie: cookie, session: webSession(row, user: checked.user))
+        } catch {
+            let failure = failed(AuthError(error), context: context)
+            metrics.ceremony("otp", reason: failure.reason.rawValue)
+            audit("otp_sign_in", refused: failure, client: Self.webClient.id, context: context)
+            throw failure
+        }
+    }
+
+    /// A new SSO session's cookie value (32 random bytes, base64url) and its row (the value's hash).
+    func newWebSession(userID: String, amr: [String], credential: String?, userAgent: String?, context: RequestContext) -> (String, WebSessionRow) {
+        let secret = random(32)
+        let now = nowMillis
+        let row = WebSessionRow(
+            hash: Digest.sha256.hash(secret), id: Base64URL.encode(timeOrderedID()), userID: userID, authTime: now / 1000, amr: amr, credential: credential,
+            createdAt: now, lastSeenAt: now, expiresAt: now + Int64(configuration.webSessionLifetime) * 1000,
+            userAgent: userAgent.map { String($0.prefix(300)) }, remote: context.remoteAddress)
+        return (Base64URL.encode(secret), row)
+    }
+
+    func webSession(_ row: WebSessionRow, user: UserRecord) -> WebSession {
+        var claims: [String: JSONValue] = [
+            "sub": .string(user.id), "aud": .string(configuration.accountAudience), "client_id": .string(Self.webClient.id),
+            "auth_time": .number(String(row.authTime)), "amr": .array(row.amr.map(JSONValue.string)), "sid": .string(row.id),
+        ]
+        if let credential = row.credential { claims["cred"] = .string(credential) }
+        return WebSession(row: row, user: user, principal: Principal(user: user, claims: claims))
+    }
+
+    // MARK: the session on each request
+
+    /// The live SSO session a cookie names, if any: not revoked, inside both lifetimes, its account
+    /// not blocked and its sessions not ended by an administrator, the passkey that signed it in
+    /// still live, and, for a code session, the recovery it opened not cancelled. The idle clock
+    /// is moved at most once a minute.
+    public func webSession(cookie: String?) throws -> WebSession? {
+        guard let cookie, cookie.utf8.count == 43, let secret = Base64URL.decode(cookie), secret.count == 32 else { return nil }
+        let hash = Digest.sha256.hash(secret)
+        let now = nowMillis
+        guard let row = try store.webSession(hash: hash), row.revokedAt == nil, row.expiresAt > now,
+              row.lastSeenAt + Int64(configuration.webSessionIdle) * 1000 > now,
+              let user = try store.user(id: row.userID), !user.blocked, !user.endedSession(row.id)
+        else { return nil }
+        if let credential = row.credential, try !isLive(credential: credential) { return nil }
+        if row.amr.contains("otp"), try store.sessionEnded(row.id) { return nil }
+        if now - row.lastSeenAt > 60_000 { _ = try store.touchWebSession(hash: hash, now: now, authTime: nil, amr: [], credential: nil) }
+        return webSession(row, user: user)
+    }
+
+    /// Options for a step-up on the pages (RFC 9470): the account's own passkeys.
+    public func beginWebStepUp(_ session: WebSession, context: RequestContext) throws -> CeremonyStart {
+        try beginSignIn(PasskeyChallengeRequest(client_id: Self.webClient.id, realm: nil, username: nil), principal: session.principal, client: Self.webClient,
+                        context: context)
+    }
+
+    /// A step-up on the pages: a passkey of this account (another's is `user_mismatch`), recorded
+    /// like a sign-in; the session's `auth_time`, `amr` and passkey become this check's.
+    public func webStepUp(_ session: WebSession, authSession: String, credential: CredentialJSON, context: RequestContext) throws {
+        let client = Self.webClient
+        try redeem(authSession, clientID: client.id, ceremony: "step_up", credentialID: credential.rawId, context: context) { ceremony in
+            guard ceremony.kind == .stepUp, ceremony.userID == session.user.id else { throw AuthError(.ceremonyMismatch, "the auth_session is not this account's step-up") }
+            let proof = try signInProof(ceremony, credential, client: client, context: context)
+            guard case .use(let use) = proof.commit else { throw AuthError(.ceremonyMismatch, "a registration was sent for a step-up") }
+            switch try store.completeSignIn(SignInUse(sessionID: ceremony.id, sessionExpiresAt: ceremony.expiresAt, credential: use), writes: proof.writes) {
+            case .signedIn:
+                credentialCache.setSignCount(use.credentialID, use.signCount)
+            case .refused(let refusal):
+                throw refused(refusal, use, client: client.id, context: context)
+            }
+            _ = try store.touchWebSession(hash: session.row.hash, now: nowMillis, authTime: nowMillis / 1000, amr: proof.amr, credential: proof.credential)
+        }
+    }
+
+    /// Sign out: the session ends now, everywhere.
+    public func endWebSession(_ session: WebSession, context: RequestContext) throws {
+        if try store.revokeWebSession(id: session.row.id, userID: session.user.id, at: nowMillis, writes: [
+            .audit(auditEvent("sign_out", user: session.user.id, client: Self.webClient.id, context: context)),
+        ]) { metrics.ceremony("sign_out", reason: nil) }
+    }
+
+    // MARK: the account page
+
+    /// The account's live browser sessions and app sessions (refresh-token families).
+    public func accountSessions(_ principal: Principal) throws -> AccountSessions {
+        let now = nowMillis
+        return AccountSessions(
+            web: try store.webSessions(userID: principal.user.id, now: now).filter {
+                !principal.user.endedSession($0.id) && $0.lastSeenAt + Int64(configuration.webSessionIdle) * 1000 > now
+            },
+            apps: try store.sessions(userID: principal.user.id, now: now).filter { !principal.user.endedSession($0.id) })
+    }
+
+    /// Ends one of the account's sessions, a browser's or an app's, by its ID.
+    public func revokeSession(id: String, principal: Principal, context: RequestContext) throws {
+        let user = principal.user
+        let event = auditEvent("session_revoked", user: user.id, client: principal.clientID, detail: "session \(id.prefix(40))", context: context)
+        if try store.revokeWebSession(id: id, userID: user.id, at: nowMillis, writes: [.audit(event)]) { return }
+        guard try store.sessions(userID: user.id, now: nowMillis).contains(where: { $0.id == id }) else {
+            throw AuthError.notFound(.notFound, "no such session on this account")
+        }
+        try store.revokeRefreshFamily(family: id, now: nowMillis)
+        try store.perform([.audit(event)])
+    }
+
+    /// The account's recent security events, newest first.
+    public func securityEvents(_ principal: Principal, limit: Int = 20) throws -> [AuditEntry] {
+        try store.auditEntries(AuditQuery(userID: principal.user.id, limit: limit))
+    }
+
+    /// What the account page calls an app: the client's name, else its ID.
+    public func clientName(_ id: String) -> String { clients.client(id)?.name ?? id }
+
+    /// `/device` (RFC 8628 §3.3): the signed-in browser approves or denies another device's
+    /// sign-in after a fresh passkey check (step-up); the passkey that checked is the approval's
+    /// credential, so revoking it ends the new session. Unknown codes count against the
+    /// account's hourly budget, as on the phone.
+    public func webDecideDevice(userCode: String, approve: Bool, session: WebSession, context: RequestContext) throws {
+        try requireFreshAuthentication(session.principal)
+        let action = JSONValue.object(["type": .string("signet.device_approval"), "user_code": .string(userCode)])
+        _ = try deviceRequest(action, user: session.user)
+        guard let credential = session.row.credential else { throw AuthError(.stepUpRequired, "no passkey checked this session") }
+        try decideDevice(action, approve: approve, user: session.user, deviceKeyID: credential, context: context)
+    }
+
+    // MARK: CSRF
+
+    /// The CSRF token of every form and script call on the pages: an HMAC of the browser's
+    /// binding (its SSO session's ID, or before sign-in its pre-session cookie) under a key
+    /// derived from the key-encryption key, so it cannot be made without that cookie.
+    public func csrfToken(binding: String) -> String {
+        Base64URL.encode(Digest.sha256.hmac(key: authorizeKey, data: Array("csrf\u{0}\(binding)".utf8)))
+    }
+
+    /// Refuses a POST whose token is not the binding's (403 `csrf_invalid`).
+    public func checkCSRF(_ token: String?, binding: String?) throws {
+        guard let token, let binding, ConstantTime.equals(Array(token.utf8), Array(csrfToken(binding: binding).utf8)) else {
+            throw AuthError(.csrfInvalid, "the CSRF token is missing or not this browser's")
+        }
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetHTTP
+import SignetWeb
+import SignetWebAuthn
+
+/// `/account` and the passkey offer (DESIGN.md, "The web"): every change is made by the same
+/// account ceremony as `/me/*`, with the SSO session as its principal, so step-up and the
+/// recovery hold apply alike; a change that needs a fresh passkey check shows the step-up
+/// prompt and is made after it.
+extension SignetService {
+    static func addAccountRoutes(_ r: inout Router<SignetService>) {
+        r.add("GET", "/account") { s, call in s.pageOrError(call) { try s.accountPage(call) } }
+        r.add("GET", "/account/passkey-offer") { s, call in s.pageOrError(call) { try s.offerPage(call) } }
+        // The script's calls.
+        r.add("POST", "/account/passkeys/options") { s, call in
+            let session = try s.signedInCall(call)
+            try s.ceremonies.requireFreshAuthentication(session.principal, allowCode: true)
+            let conditional = try s.body(call)["conditional"] == .bool(true)
+            return Wire.encode(try s.ceremonies.beginAddPasskey(session.principal, conditional: conditional))
+        }
+        r.add("POST", "/account/passkeys") { s, call in
+            let session = try s.signedInCall(call)
+            try s.ceremonies.requireFreshAuthentication(session.principal, allowCode: true)
+            return try Wire.encode(s.ceremonies.addPasskey(AddPasskeyRequest(wire: s.body(call)), principal: session.principal, context: call.context), status: 201)
+        }
+        r.add("POST", "/account/step-up/options") { s, call in
+            Wire.encode(try s.ceremonies.beginWebStepUp(try s.signedInCall(call), context: call.context))
+        }
+        r.add("POST", "/account/step-up") { s, call in
+            let session = try s.signedInCall(call)
+            let body = try s.body(call)
+            guard let credential = try body.optionalCredential() else { throw AuthError.malformed("missing member \"authn_response\"") }
+            try s.ceremonies.webStepUp(session, authSession: try body.member("auth_session"), credential: credential, context: call.context)
+            return .json(200, Array("{}".utf8))
+        }
+        // The page's forms.
+        r.add("POST", "/account/passkeys/{id}/rename") { s, call in
+            s.change(call, notice: "renamed") { session, form in
+                _ = try s.ceremonies.renamePasskey(id: call.parameter("id"), RenameRequest(name: form["name"]?.string ?? ""), principal: session.principal)
+            }
+        }
+        r.add("POST", "/account/passkeys/{id}/revoke") { s, call in
+            s.change(call, notice: "revoked") { session, _ in try s.ceremonies.revokePasskey(id: call.parameter("id"), principal: session.principal, context: call.context) }
+        }
+        r.add("POST", "/account/device-keys/{id}/revoke") { s, call in
+            s.change(call, notice: "device_key_revoked") { session, _ in
+                try s.ceremonies.revokeDeviceKey(id: call.parameter("id"), principal: session.principal, context: call.context)
+            }
+        }
+        r.add("POST", "/account/sessions/{id}/revoke") { s, call in
+            s.change(call, notice: "session_revoked") { session, _ in
+                try s.ceremonies.revokeSession(id: call.parameter("id"), principal: session.principal, context: call.context)
+            }
+        }
+        r.add("POST", "/account/recovery/cancel") { s, call in
+            s.change(call, notice: "recovery_cancelled", fresh: false) { session, _ in try s.ceremonies.cancelRecovery(session.principal, context: call.context) }
+        }
+        r.add("POST", "/account/recovery-codes") { s, call in
+            s.pageOrError(call) {
+                let form = try s.body(call, form: true)
+                let (session, browser) = try s.signedInForm(call, form: form)
+                do {
+                    try s.ceremonies.requireFreshAuthentication(session.principal)
+                    let codes = try s.ceremonies.createRecoveryCodes(session.principal, context: call.context)
+                    return try s.accountPage(call, browser: browser, session: session, extra: ["newCodes": .bool(true), "codes": .list(codes.codes.map { ["code": .text($0)] })])
+                } catch let error as AuthError where error.reason == .stepUpRequired {
+                    return try s.accountPage(call, browser: browser, session: session, stepUp: (call.request.path, []))
+                }
+            }
+        }
+        r.add("POST", "/logout") { s, call in
+            s.pageOrError(call) {
+                let form = try s.body(call, form: true)
+                let (session, _) = try s.signedInForm(call, form: form)
+                try s.ceremonies.endWebSession(session, context: call.context)
+                var response = HTTPResponse.redirect(to: "/login")
+                response.headers.append(("Set-Cookie", s.cookie(s.sessionCookieName, "", maxAge: 0)))
+                return response
+            }
+        }
+    }
+
+    /// The SSO session of a script call, whose CSRF token must be bound to it.
+    func signedInCall(_ call: Call) throws -> WebSession {
+        let browser = try checkCSRF(call.request, form: nil, signedIn: true)
+        guard let session = browser.session else { throw AuthError(.tokenMissing, "no SSO session", publicDetail: "sign in first") }
+        return session
+    }
+
+    /// The SSO session of a form post, whose CSRF token must be bound to it.
+    func signedInForm(_ call: Call, form: JSONValue) throws -> (WebSession, Browser) {
+        let browser = try checkCSRF(call.request, form: form, signedIn: true)
+        guard let session = browser.session else { throw AuthError(.tokenMissing, "no SSO session", publicDetail: "Your session ended; sign in again.") }
+        return (session, browser)
+    }
+
+    /// A change from the account page's forms: behind step-up (a stale session sees the prompt,
+    /// with the change kept to be sent again after it), then back to the page with a notice.
+    func change(_ call: Call, notice: String, fresh: Bool = true, _ body: (WebSession, JSONValue) throws -> Void) -> HTTPResponse {
+        pageOrError(call) {
+            let form = try self.body(call, form: true)
+            let (session, browser) = try signedInForm(call, form: form)
+            do {
+                if fresh { try ceremonies.requireFreshAuthentication(session.principal) }
+                try body(session, form)
+            } catch let error as AuthError where error.reason == .stepUpRequired {
+                let fields = (form.object ?? [:]).filter { $0.key != "csrf" }.compactMap { key, value in value.string.map { (key, $0) } }
+                return try accountPage(call, browser: browser, session: session, stepUp: (call.request.path, fields))
+            } catch let error as AuthError where error.status < 500 && error.reason != .csrfInvalid {
+                return try accountPage(call, browser: browser, session: session, error: error, status: error.status)
+            }
+            // Ending this browser's own session signs it out.
+            if try ceremonies.webSession(cookie: Self.cookies(call.request.header("cookie"))[sessionCookieName]) == nil {
+                var response = HTTPResponse.redirect(to: "/login")
+                response.headers.append(("Set-Cookie", cookie(sessionCookieName, "", maxAge: 0)))
+                return response
+            }
+            return .redirect(to: "/account?notice=" + notice)
+        }
+    }
+
+    func offerPage(_ call: Call) throws -> HTTPResponse {
+        let browser = try self.browser(call.request)
+        guard browser.session != nil else { return .redirect(to: "/login") }
+        let next = call.request.query["next"] ?? "/account"
+        let safe = next.hasPrefix("/authorize/continue?") || Self.isOwnPage(next) ? next : "/account"
+        return page("offer", title: "offer_title", Pages.offer, ["next": .text(safe)], browser: browser, signedIn: true, url: "/account/passkey-offer")
+    }
+
+    /// The account page: passkeys, device keys, sessions (this one marked), recovery codes, the
+    /// open recovery, recent security events.
+    func accountPage(_ call: Call, browser: Browser? = nil, session: WebSession? = nil, error: AuthError? = nil, status: Int = 200,
+                     stepUp: (action: String, fields: [(String, String)])? = nil, extra: [String: TemplateValue] = [:]) throws -> HTTPResponse {
+        let browser = try browser ?? self.browser(call.request)
+        guard let session = session ?? browser.session else { return .redirect(to: "/login?return_to=%2Faccount") }
+        let principal = session.principal
+        let strings = Strings.table(browser.language)
+        let when = { (ms: Int64?) in ms.map { Self.timeText($0) } ?? (strings["never"] ?? "") }
+        let passkeys = try ceremonies.passkeys(principal).passkeys.map { p -> [String: TemplateValue] in
+            let provider = p.authenticator ?? strings["unknown_provider"] ?? ""
+            return ["id": .text(p.id), "name": .text(p.name ?? ""), "label": .text(p.name ?? provider), "provider": .text(provider),
+                    "synced": .text(strings[p.backup_state ? "synced" : "device_bound"] ?? ""), "created": .text(when(p.created_at * 1000)),
+                    "lastUsed": .text(when(p.last_used_at.map { $0 * 1000 }))]
+        }
+        let deviceKeys = try ceremonies.deviceKeys(principal).device_keys.map { k -> [String: TemplateValue] in
+            ["id": .text(k.id), "label": .text(k.name ?? k.device_id), "platform": .text(k.platform), "created": .text(when(k.created_at * 1000)),
+             "lastUsed": .text(when(k.last_used_at.map { $0 * 1000 }))]
+        }
+        let sessions = try ceremonies.accountSessions(principal)
+        let rows: [[String: TemplateValue]] = sessions.web.map { w in
+            ["id": .text(w.id), "label": .text(Self.browserName(w.userAgent)), "kind": .text(strings["browser"] ?? ""), "current": .bool(w.id == session.row.id),
+             "created": .text(when(w.createdAt)), "lastSeen": .text(when(w.lastSeenAt))]
+        } + sessions.apps.map { a in
+            ["id": .text(a.id), "label": .text(ceremonies.clientName(a.clientID)), "kind": .text(strings["app"] ?? ""), "current": .bool(false),
+             "created": .text(when(a.createdAt)), "lastSeen": .text(when(a.updatedAt))]
+        }
+        // The events a person would call security events, in their words; bookkeeping (codes
+        // issued and exchanged, mail sent) stays in the audit trail only.
+        let events = try ceremonies.securityEvents(principal, limit: 50).compactMap { e -> [String: TemplateValue]? in
+            guard let text = strings["event_" + e.event.kind] else { return nil }
+            return ["kind": .text(text), "at": .text(when(e.event.at)), "outcome": .text(e.event.outcome == "success" ? "" : strings["failed"] ?? ""),
+                    "address": .text(e.event.remote ?? "")]
+        }.prefix(15).map { $0 }
+        let codes = try ceremonies.recoveryCodesStatus(principal)
+        let recovery = try ceremonies.recovery(principal).recovery
+        var values: [String: TemplateValue] = [
+            "email": .text(session.user.email), "displayName": .text(session.user.name ?? session.user.email),
+            "userHandle": .text(Base64URL.encode(session.user.handle)), "passkeys": .list(passkeys), "deviceKeys": .list(deviceKeys), "sessions": .list(rows),
+            "events": .list(events), "codesLeft": .text(codes.remaining > 0 ? String(codes.remaining) : ""),
+            "recoveryOpen": .bool(recovery != nil), "recoveryUntil": .text(recovery.map { when($0.hold_until * 1000) } ?? ""),
+        ]
+        if let notice = call.request.query["notice"], let text = strings["notice_" + notice] { values["notice"] = .text(text) }
+        if let error { values["error"] = .text(pageText(error, language: browser.language)); values["reason"] = .text(error.reason.rawValue) }
+        if let stepUp {
+            values["stepUp"] = .bool(true)
+            values["pendingAction"] = .text(stepUp.action)
+            values["pendingFields"] = .list(stepUp.fields.map { ["field": .text($0.0), "value": .text($0.1)] })
+        } else if call.request.query["step_up"] == "1" {
+            values["stepUp"] = .bool(true)
+        }
+        values.merge(extra) { $1 }
+        return page("account", title: "account_title", Pages.account, values, browser: browser, status: status, signedIn: true, url: "/account")
+    }
+
+    /// `2026-12-01 16:09 UTC`.
+    static func timeText(_ ms: Int64) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
+        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+    }
+
+    /// A short name for a User-Agent: the browser and the system, as far as they can be told.
+    static func browserName(_ userAgent: String?) -> String {
+        guard let ua = userAgent else { return "Browser" }
+        let browser = ua.contains("Edg/") ? "Edge" : ua.contains("Firefox/") ? "Firefox" : ua.contains("Chrome/") ? "Chrome" : ua.contains("Safari/") ? "Safari" : "Browser"
+        let system = ua.contains("Android") ? "Android" : ua.contains("iPhone") || ua.contains("iPad") ? "iOS" : ua.contains("Mac OS X") ? "macOS"
+            : ua.contains("Windows") ? "Windows" : ua.contains("Linux") ? "Linux" : nil
+        return system.map { "\(browser) · \($0)" } ?? browser
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetHTTP
+import SignetWeb
+import SignetWebAuthn
+
+/// The OpenID Connect endpoints of the browser flow (DESIGN.md, "The web"): `/authorize`, its
+/// continuation after the sign-in page, `/logout`, and the documents beside them.
+extension SignetService {
+    static func addAuthorizeRoutes(_ r: inout Router<SignetService>) {
+        r.add("GET", "/authorize") { s, call in s.authorize(call) }
+        r.add("GET", "/authorize/continue") { s, call in s.continueAuthorization(call) }
+        r.add("GET", "/logout") { s, call in s.logout(call) }
+        r.add("GET", "/.well-known/webauthn") { s, _ in
+            HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "public, max-age=300")],
+                         body: JSONValue.object(["origins": .array(s.configuration.relatedOrigins.map(JSONValue.string))]).serializedBytes)
+        }
+        r.add("GET", "/assets/signet.js") { _, _ in asset(Script.source, type: "text/javascript; charset=utf-8") }
+        r.add("GET", "/assets/signet.css") { _, _ in asset(Stylesheet.source, type: "text/css; charset=utf-8") }
+    }
+
+    static func asset(_ text: String, type: String) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: [("Content-Type", type), ("Cache-Control", "public, max-age=300"), ("X-Content-Type-Options", "nosniff")],
+                     body: Array(text.utf8))
+    }
+
+    /// `GET /authorize` (OIDC Core §3.1.2): a bad client or redirect URI gets the error page;
+    /// a later problem goes back to the client; a session that satisfies the request gets a code
+    /// at once (and `prompt=none` without one, `login_required`); anything else is sent to the
+    /// sign-in (or, with `prompt=create`, the sign-up) page carrying the sealed request.
+    func authorize(_ call: Call) -> HTTPResponse {
+        let request: AuthorizationRequest
+        do {
+            request = try ceremonies.authorizationRequest(call.request.query)
+        } catch let refusal as AuthorizationRedirectError {
+            return .redirect(to: refusal.location)
+        } catch {
+            return errorPage(error, request: call.request)
+        }
+        do {
+            let browser = try self.browser(call.request, uiLocales: request.uiLocales)
+            if let session = browser.session, ceremonies.satisfies(session, request) {
+                return .redirect(to: try ceremonies.issueCode(request, session: session, context: call.context))
+            }
+            if request.prompt == "none" {
+                return .redirect(to: AuthorizationRedirectError(redirectURI: request.redirectURI, state: request.state,
+                                                                error: AuthError(.loginRequired, "prompt=none and no session satisfies the request")).location)
+            }
+            let sealed = try ceremonies.seal(request)
+            return .redirect(to: (request.prompt == "create" ? "/signup" : "/login") + "?authorization=" + sealed)
+        } catch {
+            return refusal(AuthError(error), request)
+        }
+    }
+
+    /// A refusal sent back to the client, its detail kept for the access log.
+    func refusal(_ error: AuthError, _ request: AuthorizationRequest) -> HTTPResponse {
+        var response = HTTPResponse.redirect(to: AuthorizationRedirectError(redirectURI: request.redirectURI, state: request.state, error: error).location)
+        response.logDetail = "\(error.reason.rawValue): \(error.detail)"
+        return response
+    }
+
+    /// `GET /authorize/continue`: after the sign-in page, the pending request gets its code.
+    /// Without a session (or with one older than a `prompt=login` request) it is the sign-in page again.
+    func continueAuthorization(_ call: Call) -> HTTPResponse {
+        let sealed = call.request.query["authorization"]
+        guard let request = ceremonies.openAuthorization(sealed), let sealed else {
+            return errorPage(AuthError(.authSessionExpired, "the pending authorization is gone or expired", publicDetail: "The sign-in took too long; go back to the app and start again."),
+                             request: call.request)
+        }
+        do {
+            guard let session = try browser(call.request).session, ceremonies.signedInFor(session, request) else {
+                return .redirect(to: "/login?authorization=" + sealed)
+            }
+            return .redirect(to: try ceremonies.issueCode(request, session: session, context: call.context))
+        } catch {
+            return refusal(AuthError(error), request)
+        }
+    }
+
+    /// `GET /logout` (OpenID Connect RP-Initiated Logout 1.0 §2): ends the SSO session; goes to
+    /// `post_logout_redirect_uri` only when it is registered for the client that `id_token_hint`
+    /// (or `client_id`) names, with `state`; otherwise to the sign-in page.
+    func logout(_ call: Call) -> HTTPResponse {
+        let query = call.request.query
+        do {
+            let target = try ceremonies.postLogoutTarget(idTokenHint: query["id_token_hint"], clientID: query["client_id"],
+                                                         redirectURI: query["post_logout_redirect_uri"], state: query["state"])
+            let browser = try self.browser(call.request)
+            if let session = browser.session { try ceremonies.endWebSession(session, context: call.context) }
+            var response = HTTPResponse.redirect(to: target ?? "/login")
+            response.headers.append(("Set-Cookie", cookie(sessionCookieName, "", maxAge: 0)))
+            return response
+        } catch {
+            return errorPage(error, request: call.request)
+        }
+    }
+}

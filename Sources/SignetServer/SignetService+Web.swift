@@ -1,0 +1,129 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetHTTP
+import SignetWeb
+import SignetWebAuthn
+
+/// The sign-in and sign-up pages (DESIGN.md, "The web"): server-rendered, each form with a
+/// CSRF token, the passkey steps done by /assets/signet.js against the JSON routes here.
+extension SignetService {
+    static func addSignInRoutes(_ r: inout Router<SignetService>) {
+        r.add("GET", "/login") { s, call in s.pageOrError(call) { try s.loginPage(call) } }
+        r.add("GET", "/signup") { s, call in s.pageOrError(call) { try s.signupPage(call) } }
+        // The script's calls: JSON in and out, the CSRF token in X-CSRF-Token.
+        r.add("POST", "/login/options") { s, call in
+            _ = try s.checkCSRF(call.request, form: nil, signedIn: false)
+            return Wire.encode(try s.ceremonies.beginWebSignIn(username: nil, context: call.context))
+        }
+        r.add("POST", "/signup/options", needs: Needs(rateLimit: .signUpPerIP)) { s, call in
+            _ = try s.checkCSRF(call.request, form: nil, signedIn: false)
+            let body = try s.body(call)
+            return Wire.encode(try s.ceremonies.beginWebSignUp(email: try body.member("email"), name: try body.optionalMember("name"), context: call.context))
+        }
+        r.add("POST", "/login/passkey") { s, call in
+            let browser = try s.checkCSRF(call.request, form: nil, signedIn: false)
+            let body = try s.body(call)
+            guard let credential = try body.optionalCredential() else { throw AuthError.malformed("missing member \"authn_response\"") }
+            let signIn = try s.ceremonies.webPasskey(authSession: try body.member("auth_session"), credential: credential,
+                                                     userAgent: call.request.header("user-agent"), context: call.context)
+            var response = HTTPResponse.json(200, JSONValue.object([
+                "redirect": .string(s.next(authorization: try body.optionalMember("authorization"), returnTo: try body.optionalMember("return_to"))),
+            ]).serializedBytes)
+            response.headers += s.signedIn(signIn, browser: browser, context: call.context)
+            return response
+        }
+        // The email code: plain forms, so the path works without the script.
+        r.add("POST", "/login/code", needs: Needs(rateLimit: .passwordlessPerIP)) { s, call in s.pageOrError(call) { try s.sendCode(call, signUp: false) } }
+        r.add("POST", "/signup", needs: Needs(rateLimit: .passwordlessPerIP)) { s, call in s.pageOrError(call) { try s.sendCode(call, signUp: true) } }
+        r.add("POST", "/login/code/verify") { s, call in s.pageOrError(call) { try s.verifyCode(call) } }
+    }
+
+    /// A page handler's refusals as the error page, never JSON.
+    func pageOrError(_ call: Call, _ body: () throws -> HTTPResponse) -> HTTPResponse {
+        do { return try body() } catch { return errorPage(error, request: call.request) }
+    }
+
+    /// The values every sign-in page carries: the pending authorization and where to go after.
+    func carried(_ call: Call, form: JSONValue? = nil) -> (authorization: AuthorizationRequest?, sealed: String, returnTo: String) {
+        let sealed = form?["authorization"]?.string ?? call.request.query["authorization"] ?? ""
+        let request = ceremonies.openAuthorization(sealed)
+        let returnTo = form?["return_to"]?.string ?? call.request.query["return_to"] ?? ""
+        return (request, request == nil ? "" : sealed, Self.isOwnPage(returnTo) ? returnTo : "")
+    }
+
+    func linkQuery(_ sealed: String, _ returnTo: String) -> String {
+        var parts: [String] = []
+        if !sealed.isEmpty { parts.append("authorization=" + sealed) }
+        if !returnTo.isEmpty { parts.append("return_to=" + Ceremonies.formEncoded(returnTo)) }
+        return parts.isEmpty ? "" : "?" + parts.joined(separator: "&")
+    }
+
+    func loginPage(_ call: Call, email: String? = nil, error: AuthError? = nil, status: Int = 200) throws -> HTTPResponse {
+        let (request, sealed, returnTo) = carried(call)
+        if call.request.query["authorization"] != nil, request == nil {
+            throw AuthError(.authSessionExpired, "the pending authorization is gone or expired", publicDetail: "The sign-in took too long; go back to the app and start again.")
+        }
+        let browser = try self.browser(call.request, uiLocales: request?.uiLocales)
+        if browser.session != nil, request == nil, call.request.method == "GET" { return .redirect(to: returnTo.isEmpty ? "/account" : returnTo) }
+        var values: [String: TemplateValue] = [
+            "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email ?? request?.loginHint ?? ""),
+            "signupURL": .text("/signup" + linkQuery(sealed, returnTo)),
+        ]
+        if let error { values["error"] = .text(pageText(error, language: browser.language)); values["reason"] = .text(error.reason.rawValue) }
+        return page("login", title: "signin_title", Pages.login, values, browser: browser, status: status, url: "/login" + linkQuery(sealed, returnTo))
+    }
+
+    func signupPage(_ call: Call) throws -> HTTPResponse {
+        let (request, sealed, returnTo) = carried(call)
+        let browser = try self.browser(call.request, uiLocales: request?.uiLocales)
+        return page("signup", title: "signup_title", Pages.signup, [
+            "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(request?.loginHint ?? ""),
+            "loginURL": .text("/login" + linkQuery(sealed, returnTo)),
+        ], browser: browser, url: "/signup" + linkQuery(sealed, returnTo))
+    }
+
+    /// "Email me a code" (and sign-up where no passkey could be made): the code goes out, the
+    /// code page follows. A refusal shows the sign-in page again with what went wrong.
+    func sendCode(_ call: Call, signUp: Bool) throws -> HTTPResponse {
+        let form = try body(call, form: true)
+        let browser = try checkCSRF(call.request, form: form, signedIn: false)
+        let (request, sealed, returnTo) = carried(call, form: form)
+        let email = form["email"]?.string ?? ""
+        do {
+            try ceremonies.webSendCode(email: email, context: call.context)
+        } catch {
+            let failure = AuthError(error)
+            guard failure.reason == .malformed || failure.reason == .rateLimited || failure.reason == .connectionDisabled else { throw failure }
+            return try loginPage(call, email: email, error: failure, status: failure.status)
+        }
+        var shown = browser
+        shown.language = Strings.language(uiLocales: request?.uiLocales, acceptLanguage: call.request.header("accept-language"))
+        return page("code", title: "code_title", Pages.code, ["authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email.lowercased())],
+                    browser: shown)
+    }
+
+    /// The code's form: a wrong code shows the code page again; a right one signs in and offers
+    /// a passkey for this device before going on.
+    func verifyCode(_ call: Call) throws -> HTTPResponse {
+        let form = try body(call, form: true)
+        let browser = try checkCSRF(call.request, form: form, signedIn: false)
+        let (request, sealed, returnTo) = carried(call, form: form)
+        let email = form["email"]?.string ?? ""
+        do {
+            let signIn = try ceremonies.webCodeSignIn(email: email, code: form["code"]?.string ?? "", userAgent: call.request.header("user-agent"), context: call.context)
+            let next = self.next(authorization: sealed, returnTo: returnTo)
+            var response = HTTPResponse.redirect(to: "/account/passkey-offer?next=" + Ceremonies.formEncoded(next))
+            response.headers += signedIn(signIn, browser: browser, context: call.context)
+            return response
+        } catch {
+            let failure = AuthError(error)
+            var shown = browser
+            shown.language = Strings.language(uiLocales: request?.uiLocales, acceptLanguage: call.request.header("accept-language"))
+            return page("code", title: "code_title", Pages.code, [
+                "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email),
+                "error": .text(pageText(failure, language: shown.language)), "reason": .text(failure.reason.rawValue),
+            ], browser: shown, status: failure.status)
+        }
+    }
+}

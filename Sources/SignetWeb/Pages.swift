@@ -1,0 +1,186 @@
+// The hosted pages' templates (DESIGN.md, "The web"). Every value is put by the template layer
+// (``Template``), escaped; the only script and stylesheet are /assets/signet.js and
+// /assets/signet.css; no inline script or style, so the Content-Security-Policy can forbid both.
+
+/// The templates, parsed once.
+public enum Pages {
+    /// Every page inside it. `data-*` on `#page` hand the script what it needs (the CSRF token,
+    /// the pending authorization, the messages in the page's language).
+    public static let layout = Template("""
+        <!doctype html>
+        <html lang="{{lang}}">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>{{title}} · {{service}}</title>
+        <link rel="stylesheet" href="/assets/signet.css">
+        <script src="/assets/signet.js" defer></script>
+        </head>
+        <body>
+        <div id="page" data-page="{{page}}" data-csrf="{{csrf}}" data-authorization="{{authorization}}" data-next="{{next}}" data-rp-id="{{rpID}}" \
+        data-msg-no-passkey="{{t.msg_no_passkey}}" data-msg-unsupported="{{t.msg_unsupported}}" data-msg-failed="{{t.msg_failed}}" \
+        data-msg-working="{{t.msg_working}}" data-msg-offer-done="{{t.offer_done}}">
+        <header class="brand"><span class="mark" aria-hidden="true"></span>{{service}}</header>
+        <main class="card">
+        {{body}}
+        </main>
+        <footer><nav aria-label="{{t.language}}"><a href="{{englishURL}}" lang="en" hreflang="en">English</a> · <a href="{{spanishURL}}" lang="es" hreflang="es">Español</a></nav></footer>
+        </div>
+        </body>
+        </html>
+
+        """)
+
+    static let messages = """
+        {{#error}}<p class="message error" role="alert" data-testid="error" data-reason="{{reason}}">{{error}}</p>{{/error}}\
+        {{#notice}}<p class="message notice" role="status" data-testid="notice">{{notice}}</p>{{/notice}}
+        """
+
+    static let hidden = """
+        <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="authorization" value="{{authorization}}">\
+        <input type="hidden" name="return_to" value="{{returnTo}}">
+        """
+
+    /// `/login`: passkey autofill on the email field, the passkey button, the email code.
+    public static let login = Template("""
+        <h1>{{t.signin_title}}</h1>
+        \(messages)
+        <button type="button" id="passkey-signin" class="primary wide" data-testid="passkey-signin" hidden>{{t.signin_passkey}}</button>
+        <p id="status" class="status" role="status" aria-live="polite"></p>
+        <div class="divider" id="divider" hidden><span>{{t.or}}</span></div>
+        <form method="post" action="/login/code" id="login-form">
+        \(hidden)
+        <label for="email">{{t.email}}</label>
+        <input id="email" name="email" type="email" autocomplete="username webauthn" required maxlength="254" value="{{email}}" data-testid="email">
+        <button type="submit" class="secondary wide" data-testid="send-code">{{t.send_code}}</button>
+        </form>
+        <p class="alt">{{t.no_account}} <a href="{{signupURL}}">{{t.create_account}}</a></p>
+        """)
+
+    /// The code's page, after "Email me a code".
+    public static let code = Template("""
+        <h1>{{t.code_title}}</h1>
+        <p>{{t.code_sent}} <strong>{{email}}</strong></p>
+        \(messages)
+        <form method="post" action="/login/code/verify">
+        \(hidden)<input type="hidden" name="email" value="{{email}}">
+        <label for="code">{{t.code}}</label>
+        <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]*" maxlength="10" required data-testid="code" autofocus>
+        <button type="submit" class="primary wide" data-testid="verify-code">{{t.verify}}</button>
+        </form>
+        <form method="post" action="/login/code">
+        \(hidden)<input type="hidden" name="email" value="{{email}}">
+        <button type="submit" class="link">{{t.resend}}</button>
+        </form>
+        """)
+
+    /// `/signup`: email and name, then a passkey; without one, the email code.
+    public static let signup = Template("""
+        <h1>{{t.signup_title}}</h1>
+        \(messages)
+        <form method="post" action="/signup" id="signup-form">
+        \(hidden)
+        <label for="email">{{t.email}}</label>
+        <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="{{email}}" data-testid="email">
+        <label for="name">{{t.name}}</label>
+        <input id="name" name="name" autocomplete="name" maxlength="200" value="{{name}}" data-testid="name">
+        <button type="submit" class="primary wide" data-testid="signup-submit">{{t.signup_submit}}</button>
+        </form>
+        <p id="status" class="status" role="status" aria-live="polite"></p>
+        <p class="alt">{{t.have_account}} <a href="{{loginURL}}">{{t.signin}}</a></p>
+        """)
+
+    /// After an email-code sign-in: a passkey for this device (and conditional creation).
+    public static let offer = Template("""
+        <h1>{{t.offer_title}}</h1>
+        <p>{{t.offer_text}}</p>
+        <button type="button" id="create-passkey" class="primary wide" data-testid="create-passkey">{{t.create_passkey}}</button>
+        <p id="status" class="status" role="status" aria-live="polite"></p>
+        <a class="button secondary wide" href="{{next}}" data-testid="skip-passkey" id="skip-passkey">{{t.not_now}}</a>
+        """)
+
+    /// `/account`.
+    public static let account = Template("""
+        <h1>{{t.account_title}}</h1>
+        <p class="who">{{email}}</p><span id="signal-user" hidden data-user-id="{{userHandle}}" data-name="{{email}}" data-display-name="{{displayName}}"></span>
+        \(messages)
+        {{#stepUp}}<section class="stepup" data-testid="step-up-prompt">
+        <p>{{t.stepup_text}}</p>
+        <button type="button" id="step-up" class="primary" data-testid="step-up">{{t.stepup_button}}</button>
+        <form id="pending" method="post" action="{{pendingAction}}"><input type="hidden" name="csrf" value="{{csrf}}">\
+        {{#pendingFields}}<input type="hidden" name="{{field}}" value="{{value}}">{{/pendingFields}}</form>
+        </section>{{/stepUp}}
+        {{#newCodes}}<section class="codes" data-testid="recovery-codes"><h2>{{t.recovery_codes}}</h2><p>{{t.recovery_shown_once}}</p>
+        <ol class="codes">{{#codes}}<li><code>{{code}}</code></li>{{/codes}}</ol></section>{{/newCodes}}
+        <section aria-labelledby="h-passkeys"><h2 id="h-passkeys">{{t.passkeys}}</h2>
+        <ul class="rows">{{#passkeys}}
+        <li class="row" data-testid="passkey-row" data-credential-id="{{id}}">
+        <div class="row-main"><strong class="row-title" data-testid="passkey-name">{{label}}</strong>
+        <span class="meta">{{provider}} · {{synced}} · {{t.created}} {{created}} · {{t.last_used}} {{lastUsed}}</span></div>
+        <div class="row-actions">
+        <form method="post" action="/account/passkeys/{{id}}/rename" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
+        <label class="visually-hidden" for="rename-{{id}}">{{t.rename_label}}</label>
+        <input id="rename-{{id}}" name="name" value="{{name}}" maxlength="100" required data-testid="passkey-rename-input">
+        <button type="submit" data-testid="passkey-rename">{{t.rename}}</button></form>
+        <form method="post" action="/account/passkeys/{{id}}/revoke" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="danger" data-testid="passkey-revoke">{{t.revoke}}</button></form>
+        </div></li>{{/passkeys}}
+        </ul>{{^passkeys}}<p class="empty">{{t.no_passkeys}}</p>{{/passkeys}}
+        <button type="button" id="create-passkey" class="secondary" data-testid="create-passkey">{{t.add_passkey}}</button>
+        <p id="status" class="status" role="status" aria-live="polite"></p>
+        </section>
+        <section aria-labelledby="h-device-keys"><h2 id="h-device-keys">{{t.device_keys}}</h2>
+        <ul class="rows">{{#deviceKeys}}<li class="row" data-testid="device-key-row"><div class="row-main"><strong class="row-title">{{label}}</strong>
+        <span class="meta">{{platform}} · {{t.created}} {{created}} · {{t.last_used}} {{lastUsed}}</span></div>
+        <div class="row-actions"><form method="post" action="/account/device-keys/{{id}}/revoke" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="danger" data-testid="device-key-revoke">{{t.revoke}}</button></form></div></li>{{/deviceKeys}}</ul>
+        {{^deviceKeys}}<p class="empty">{{t.no_device_keys}}</p>{{/deviceKeys}}
+        </section>
+        <section aria-labelledby="h-sessions"><h2 id="h-sessions">{{t.sessions}}</h2>
+        <ul class="rows">{{#sessions}}<li class="row" data-testid="session-row" data-current="{{current}}"><div class="row-main">
+        <strong class="row-title">{{label}}</strong>{{#current}} <span class="badge" data-testid="session-current">{{t.this_device}}</span>{{/current}}
+        <span class="meta">{{kind}} · {{t.created}} {{created}} · {{t.last_seen}} {{lastSeen}}</span></div>
+        <div class="row-actions"><form method="post" action="/account/sessions/{{id}}/revoke" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="danger" data-testid="session-revoke">{{t.revoke}}</button></form></div></li>{{/sessions}}</ul>
+        </section>
+        <section aria-labelledby="h-recovery"><h2 id="h-recovery">{{t.recovery_codes}}</h2>
+        {{#recoveryOpen}}<p class="message error" data-testid="recovery-open">{{t.recovery_open}} {{recoveryUntil}}.</p>
+        <form method="post" action="/account/recovery/cancel"><input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="danger">{{t.recovery_cancel}}</button></form>{{/recoveryOpen}}
+        <p>{{#codesLeft}}{{codesLeft}} {{t.recovery_left}}{{/codesLeft}}{{^codesLeft}}{{t.recovery_none}}{{/codesLeft}}</p>
+        <form method="post" action="/account/recovery-codes"><input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="secondary" data-testid="recovery-generate">{{t.recovery_generate}}</button></form>
+        </section>
+        <section aria-labelledby="h-events"><h2 id="h-events">{{t.events}}</h2>
+        <ul class="events">{{#events}}<li data-testid="event-row"><span class="event-kind">{{kind}}</span> <span class="meta">{{at}}{{#outcome}} · {{outcome}}{{/outcome}}{{#address}} · {{address}}{{/address}}</span></li>{{/events}}</ul>
+        {{^events}}<p class="empty">{{t.no_events}}</p>{{/events}}
+        </section>
+        <form method="post" action="/logout"><input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="secondary wide" data-testid="signout">{{t.signout}}</button></form>
+        """)
+
+    /// `/device`: approve another device's sign-in (RFC 8628 §3.3) after a passkey check.
+    public static let device = Template("""
+        <h1>{{t.device_title}}</h1>
+        \(messages)
+        {{#stepUp}}<section class="stepup" data-testid="step-up-prompt"><p>{{t.stepup_text}}</p>
+        <button type="button" id="step-up" class="primary" data-testid="step-up">{{t.stepup_button}}</button>
+        <form id="pending" method="post" action="/device"><input type="hidden" name="csrf" value="{{csrf}}">\
+        {{#pendingFields}}<input type="hidden" name="{{field}}" value="{{value}}">{{/pendingFields}}</form></section>{{/stepUp}}
+        <form method="post" action="/device">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="user_code">{{t.device_code}}</label>
+        <p class="hint" id="device-hint">{{t.device_text}}</p>
+        <input id="user_code" name="user_code" value="{{userCode}}" autocomplete="off" autocapitalize="characters" maxlength="16" required aria-describedby="device-hint" data-testid="device-code">
+        <div class="pair"><button type="submit" name="decision" value="approve" class="primary" data-testid="device-approve">{{t.device_approve}}</button>
+        <button type="submit" name="decision" value="deny" class="secondary" data-testid="device-deny">{{t.device_deny}}</button></div>
+        </form>
+        """)
+
+    /// The error page: a wrong client or redirect URI, a stale form, a page that failed.
+    public static let error = Template("""
+        <h1>{{t.error_title}}</h1>
+        <p class="message error" role="alert" data-testid="error" data-reason="{{reason}}">{{error}}</p>
+        <p><a href="/login">{{t.back}}</a></p>
+        """)
+}

@@ -1,0 +1,112 @@
+import Foundation
+import SignetAuth
+import SignetWebAuthn
+import Testing
+
+/// The hosted pages and the code flow in real headless Chromium with its WebAuthn virtual
+/// authenticator, and Authlib as the relying party (`scripts/browser-check.py`), against a
+/// Signet on a loopback port with a real SMTP server. The screenshots it takes at desktop and
+/// phone width are kept in `.build/screenshots`.
+@Suite("Hosted pages in Chromium, with Authlib as the client", .serialized)
+struct WebBrowserTests {
+    static let root = ProcessTests.binary.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// The Python with Selenium and Authlib: `SIGNET_PYTHON`, else the venv scripts/test.sh makes.
+    static let python = ProcessInfo.processInfo.environment["SIGNET_PYTHON"] ?? root.appendingPathComponent(".build/pyenv/bin/python").path
+
+    static var available: Bool {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
+              FileManager.default.isExecutableFile(atPath: python), SMTPServer.available else { return false }
+        return (try? runProcess(python, ["-c", "import selenium, authlib, requests"]).status) == 0
+    }
+
+    @Test("sign-up, sign-in, email code, passkey offer, account changes, step-up and refusals, through Authlib and Chromium",
+          .enabled(if: available, "needs chromium, chromium-driver and the venv with selenium and authlib that scripts/test.sh makes"))
+    func browserFlows() throws {
+        let smtp = try SMTPServer()
+        let port = freeLoopbackPort()
+        let callbackPort = freeLoopbackPort()
+        let issuer = "http://localhost:\(port)"
+        let server = try TestServer(.socket, smtp: smtp) { c in
+            c.listenPort = port
+            c.issuer = issuer
+            c.rpID = "localhost"
+            c.webOrigins = [issuer]
+            var web = ClientConfiguration(id: "web", grants: GrantNames.all)
+            web.redirectURIs = ["http://127.0.0.1/callback"]  // loopback: any port (RFC 8252 §7.3)
+            web.name = "Example web app"
+            c.clients.append(web)
+        }
+        let shots = Self.root.appendingPathComponent(".build/screenshots")
+        let script = Self.root.appendingPathComponent("scripts/browser-check.py").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.python)
+        process.arguments = [script, issuer, smtp.maildir.path, shots.path, "web", "http://127.0.0.1:\(callbackPort)/callback"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["SE_OFFLINE"] = "true"  // Selenium Manager must not look for drivers online
+        process.environment = environment
+        let output = Pipe(), input = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardInput = input
+        process.standardError = errors
+        try process.run()
+        var report: JSONValue?
+        var buffer = Data()
+        // The script asks for the clock to move (`advance N`) and ends with `report {...}`.
+        while report == nil {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            while let newline = buffer.firstIndex(of: 0x0a) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                if line.hasPrefix("advance "), let seconds = Double(line.dropFirst(8)) {
+                    server.clock.advance(seconds)
+                    input.fileHandleForWriting.write(Data("ok\n".utf8))
+                } else if line.hasPrefix("report ") {
+                    report = try StrictJSON(maxDepth: 8, maxLength: 1 << 20).parse(Array(line.dropFirst(7).utf8))
+                }
+            }
+        }
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let r = try #require(report, "no report from browser-check.py: \(stderr.suffix(2000))")
+        let log = (try? String(contentsOf: server.logFile, encoding: .utf8)) ?? ""
+        #expect(r["failed"] == nil, "\(r["failed"]?.string ?? "") \(stderr.suffix(1500)) access log: \(log.split(separator: "\n").filter { $0.contains("\"path\"") }.suffix(12))")
+        // Sign-up through /authorize, the code exchanged by Authlib, the id token verified.
+        #expect(r["passkey_button_shown"] == .bool(true) && r["email_autocomplete"] == .string("username webauthn"))
+        #expect(r["signup_state_matches"] == .bool(true) && r["signup_iss"] == .string(issuer))
+        #expect(r["signup_id_token"]?["email"] == .string("ada@example.test") && r["signup_id_token"]?["name"] == .string("Ada <Lovelace>"))
+        #expect(r["signup_id_token"]?["nonce_ok"] == .bool(true) && r["signup_id_token"]?["amr"] == .array([.string("pop"), .string("user")]))
+        #expect(r["signup_refresh_token"] == .bool(true) && r["userinfo_email"] == .string("ada@example.test"))
+        // Refusals.
+        #expect(r["code_reused"] == .string("400 invalid_grant code_invalid"))
+        #expect(r["reuse_revoked_refresh"] == .string("400 invalid_grant refresh_token_revoked"))
+        #expect(r["sso_skips_page"] == .bool(true))
+        #expect(r["wrong_verifier"] == .string("400 invalid_grant pkce_invalid"))
+        #expect(r["burnt_after_wrong_verifier"] == .string("400 invalid_grant code_invalid"))
+        #expect(r["wrong_redirect_uri"] == .string("400 invalid_request redirect_uri_invalid"))
+        #expect(r["missing_pkce"] == .string("invalid_request"))
+        #expect(r["prompt_none"] == .string("login_required"))
+        // The account page.
+        #expect(r["account_passkeys_before"] == .number("1") && r["account_passkeys_after_add"] == .number("2"))
+        #expect(r["renamed"]?.array?.first == .string("Work laptop"))
+        #expect(r["account_passkeys_after_revoke"] == .number("1"))
+        #expect(r["current_session_marked"] == .number("1"))
+        #expect(r["app_sessions_listed"]?.int64 ?? 0 >= 1)
+        #expect((r["sessions_after_revoke"]?.int64 ?? 0) == (r["account_sessions_before"]?.int64 ?? 0) - 1)
+        #expect(r["events_listed"]?.int64 ?? 0 >= 3)
+        #expect(r["step_up_prompt"] == .bool(true) && r["renamed_after_step_up"]?.array?.first == .string("Home desktop"))
+        #expect(r["autofill_signin"] == .string("ada@example.test") && r["passkey_button_signin"] == .string("ada@example.test"))
+        // Email code, the passkey offer, a wrong code, Spanish, the error page.
+        #expect(r["login_hint_prefilled"] == .string("grace@example.test"))
+        #expect(r["code_signin_amr"] == .array([.string("otp")]) && r["offer_created_passkey"] == .number("1"))
+        #expect(r["wrong_code_reason"] == .string("otp_invalid"))
+        #expect(r["spanish_title"] == .string("Iniciar sesión") && r["spanish_lang"] == .string("es"))
+        #expect(r["unknown_client_page"] == .string("client_unknown") && r["unknown_client_stayed"] == .bool(true))
+        #expect(r["horizontal_overflow"] == .array([]), "pages wider than the window: \(r["horizontal_overflow"]?.serialized ?? "")")
+        #expect(r["console_errors"] == .array([]), "\(r["console_errors"]?.serialized ?? "")")
+        for page in ["login", "signup", "code", "offer", "account", "step-up", "login-es", "error"] {
+            #expect(FileManager.default.fileExists(atPath: shots.appendingPathComponent("\(page)-phone.png").path), "no screenshot of \(page)")
+        }
+    }
+}

@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""Signet's hosted pages and OIDC code flow, driven for real: headless Chromium (Debian's
+chromium and chromium-driver, through Selenium) with its WebAuthn virtual authenticator, and
+Authlib as the relying party's OIDC client. Run by the Swift test WebBrowserTests against a
+running Signet; it can be run by hand the same way.
+
+  browser-check.py BASE_URL MAILDIR SCREENSHOT_DIR CLIENT_ID CALLBACK_URL
+
+BASE_URL is Signet's issuer (http://localhost:PORT: WebAuthn needs the name localhost);
+MAILDIR is the test SMTP server's Maildir (scripts/smtp-server.py); CALLBACK_URL a loopback
+redirect URI registered for the public client CLIENT_ID (nothing listens there: the code is
+read from the address bar; the script answers there with a blank page). To move Signet's clock, the script writes `advance SECONDS` on
+standard output and waits for a line on standard input. Its last line is
+`report {JSON}`: each check's outcome, which the Swift test asserts one by one.
+"""
+import http.server
+import json
+import mailbox
+import os
+import quopri
+import re
+import secrets
+import sys
+import threading
+import time
+import urllib.parse
+
+import requests
+from authlib.integrations.requests_client import OAuth2Session
+from authlib.jose import JsonWebKey, jwt
+from authlib.oauth2.rfc7636 import create_s256_code_challenge
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
+from selenium.webdriver.support.ui import WebDriverWait
+
+BASE, MAILDIR, SHOTS, CLIENT, CALLBACK = sys.argv[1:6]
+report = {}
+
+
+class Callback(http.server.BaseHTTPRequestHandler):
+    """The relying party's redirect URI: a blank page; the code is read from the address bar."""
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.end_headers()
+        self.wfile.write(b"<!doctype html><title>callback</title>")
+
+    def log_message(self, *args):
+        pass
+
+
+callback = urllib.parse.urlsplit(CALLBACK)
+threading.Thread(target=http.server.HTTPServer((callback.hostname, callback.port), Callback).serve_forever, daemon=True).start()
+os.makedirs(SHOTS, exist_ok=True)
+discovery = requests.get(BASE + "/.well-known/openid-configuration", timeout=10).json()
+jwks = JsonWebKey.import_key_set(requests.get(discovery["jwks_uri"], timeout=10).json())
+
+
+clock_offset = 0
+
+
+def advance(seconds):
+    """Asks the Swift test to move Signet's clock (and remembers it, to check token times)."""
+    global clock_offset
+    clock_offset += seconds
+    print(f"advance {seconds}", flush=True)
+    sys.stdin.readline()
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900", "--lang=en-US"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    add_authenticator(driver)
+    return driver
+
+
+def add_authenticator(driver, credentials=()):
+    """A platform authenticator that verifies the user, holding `credentials` (exported from another)."""
+    authenticator = VirtualAuthenticatorOptions()
+    authenticator.protocol = VirtualAuthenticatorOptions.Protocol.CTAP2
+    authenticator.transport = VirtualAuthenticatorOptions.Transport.INTERNAL
+    authenticator.has_resident_key = True
+    authenticator.has_user_verification = True
+    authenticator.is_user_verified = True
+    authenticator.is_user_consenting = True
+    driver.add_virtual_authenticator(authenticator)
+    for credential in credentials:
+        driver.add_credential(credential)
+
+
+def swap_authenticator(driver, credentials=()):
+    """Replaces the authenticator with a new one holding `credentials`; returns the old one's."""
+    old = driver.get_credentials()
+    driver.remove_virtual_authenticator()
+    add_authenticator(driver, credentials)
+    return old
+
+
+def by_test_id(driver, name):
+    return driver.find_element(By.CSS_SELECTOR, f'[data-testid="{name}"]')
+
+
+def wait_for(driver, condition, seconds=10):
+    return WebDriverWait(driver, seconds, poll_frequency=0.1).until(lambda d: condition(d))
+
+
+def shoot(driver, name):
+    """The page at desktop width and at a phone's (390 CSS px), whole."""
+    for label, width, mobile in (("desktop", 1280, False), ("phone", 390, True)):
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": 844, "deviceScaleFactor": 1, "mobile": mobile})
+        height = driver.execute_script("return Math.max(document.body.scrollHeight, 600)")
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": min(height, 6000), "deviceScaleFactor": 1, "mobile": mobile})
+        driver.save_screenshot(os.path.join(SHOTS, f"{name}-{label}.png"))
+        overflow = driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1")
+        report.setdefault("horizontal_overflow", []).extend([f"{name}-{label}"] if overflow else [])
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def code_for(address, after=0, seconds=15):
+    """The newest sign-in code mailed to `address`, once more than `after` have arrived."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        box = mailbox.Maildir(MAILDIR, create=False)
+        codes = []
+        for key in sorted(box.keys(), key=lambda k: box.get_file(k).name if hasattr(box.get_file(k), "name") else k):
+            message = box[key]
+            if address not in message.get("X-Envelope-To", "") or message.get("X-Signet-Kind") != "otp":
+                continue
+            body = message.get_payload(decode=True) or b""
+            match = re.search(rb"\b(\d{6,10})\b", quopri.decodestring(body) if b"=" in body else body)
+            if match:
+                codes.append((message.get("Date"), match.group(1).decode()))
+        if len(codes) > after:
+            return codes[-1][1], len(codes)
+        time.sleep(0.2)
+    raise RuntimeError(f"no code mail reached {address}")
+
+
+def new_client():
+    # A public client: no secret, client_id in the body (RFC 6749 §2.3, "none").
+    return OAuth2Session(CLIENT, redirect_uri=CALLBACK, scope="openid email profile offline_access", code_challenge_method="S256",
+                         token_endpoint_auth_method="none")
+
+
+def authorization_url(client, **extra):
+    verifier = secrets.token_urlsafe(48)
+    nonce = secrets.token_urlsafe(16)
+    url, state = client.create_authorization_url(discovery["authorization_endpoint"], code_verifier=verifier, nonce=nonce, **extra)
+    return url, state, verifier, nonce
+
+
+def landed(driver):
+    """The code and state the browser was sent back with (nothing listens on the callback)."""
+    wait_for(driver, lambda d: d.current_url.startswith(CALLBACK))
+    return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(driver.current_url).query))
+
+
+def verify_id_token(token, nonce):
+    claims = jwt.decode(token, jwks, claims_options={"iss": {"essential": True, "value": discovery["issuer"]}, "aud": {"essential": True, "value": CLIENT},
+                                                     "nonce": {"essential": True, "value": nonce}})
+    claims.validate(now=int(time.time()) + clock_offset)
+    return claims
+
+
+def token_error(response):
+    body = response.json()
+    return f"{response.status_code} {body.get('error')} {body.get('reason')}"
+
+
+def exchange(code, verifier, redirect_uri=CALLBACK):
+    return requests.post(discovery["token_endpoint"], data={"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
+                                                            "client_id": CLIENT, "code_verifier": verifier}, timeout=10)
+
+
+def check(name, function):
+    try:
+        report[name] = function()
+    except Exception as error:  # every failure is reported, with what the page showed
+        report[name] = f"failed: {type(error).__name__}: {error}"
+
+
+driver = browser()
+try:
+    # 1. Sign up with a passkey through /authorize; land on the redirect URI with a code that
+    #    Authlib exchanges, the id token verified from discovery and JWKS alone.
+    client = new_client()
+    url, state, verifier, nonce = authorization_url(client)
+    driver.get(url)
+    wait_for(driver, lambda d: "/login" in d.current_url)
+    shoot(driver, "login")
+    by_test_id(driver, "passkey-signin")  # present (the script shows it where WebAuthn is)
+    report["passkey_button_shown"] = by_test_id(driver, "passkey-signin").is_displayed()
+    report["email_autocomplete"] = by_test_id(driver, "email").get_attribute("autocomplete")
+    driver.find_element(By.LINK_TEXT, "Create one").click()
+    wait_for(driver, lambda d: "/signup" in d.current_url)
+    by_test_id(driver, "email").send_keys("ada@example.test")
+    by_test_id(driver, "name").send_keys("Ada <Lovelace>")
+    shoot(driver, "signup")
+    by_test_id(driver, "signup-submit").click()
+    params = landed(driver)
+    report["signup_state_matches"] = params.get("state") == state
+    report["signup_iss"] = params.get("iss")
+    token = client.fetch_token(discovery["token_endpoint"], authorization_response=driver.current_url, code_verifier=verifier)
+    claims = verify_id_token(token["id_token"], nonce)
+    report["signup_id_token"] = {"email": claims.get("email"), "name": claims.get("name"), "amr": claims.get("amr"), "nonce_ok": claims.get("nonce") == nonce}
+    report["signup_refresh_token"] = bool(token.get("refresh_token"))
+    userinfo = requests.get(discovery["userinfo_endpoint"], headers={"Authorization": "Bearer " + token["access_token"]}, timeout=10).json()
+    report["userinfo_email"] = userinfo.get("email")
+    first_code, first_refresh = params["code"], token["refresh_token"]
+
+    # 2. Refusals at the token endpoint, each with a fresh code from the SSO session (no page).
+    response = exchange(first_code, verifier)
+    report["code_reused"] = token_error(response)
+    report["reuse_revoked_refresh"] = token_error(requests.post(discovery["token_endpoint"], data={
+        "grant_type": "refresh_token", "refresh_token": first_refresh, "client_id": CLIENT}, timeout=10))
+    url, state, verifier, nonce = authorization_url(new_client())
+    driver.get(url)
+    params = landed(driver)
+    report["sso_skips_page"] = "code" in params
+    report["wrong_verifier"] = token_error(exchange(params["code"], secrets.token_urlsafe(48)))
+    report["burnt_after_wrong_verifier"] = token_error(exchange(params["code"], verifier))
+    url, state, verifier, nonce = authorization_url(new_client())
+    driver.get(url)
+    params = landed(driver)
+    report["wrong_redirect_uri"] = token_error(exchange(params["code"], verifier, redirect_uri=CALLBACK + "/other"))
+    url, state, verifier, nonce = authorization_url(new_client())
+    driver.get(url)
+    params = landed(driver)
+    response = exchange(params["code"], verifier)
+    report["sso_exchange"] = response.status_code  # a live app session for the account page
+    no_pkce = discovery["authorization_endpoint"] + "?" + urllib.parse.urlencode(
+        {"response_type": "code", "client_id": CLIENT, "redirect_uri": CALLBACK, "scope": "openid", "state": "s1"})
+    driver.get(no_pkce)
+    report["missing_pkce"] = landed(driver).get("error")
+
+    # 3. The account page: add a passkey, rename one, revoke one, end the app session.
+    driver.get(BASE + "/account")
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]'))
+    report["account_passkeys_before"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]'))
+    report["account_sessions_before"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="session-row"]'))
+    report["current_session_marked"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="session-current"]'))
+    # A second authenticator makes the new passkey (the first holds one this account excludes).
+    first = swap_authenticator(driver)
+    by_test_id(driver, "create-passkey").click()
+    wait_for(driver, lambda d: "notice=added" in d.current_url)
+    rows = driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]')
+    report["account_passkeys_after_add"] = len(rows)
+    field = rows[0].find_element(By.CSS_SELECTOR, '[data-testid="passkey-rename-input"]')
+    field.clear()
+    field.send_keys("Work laptop")
+    rows[0].find_element(By.CSS_SELECTOR, '[data-testid="passkey-rename"]').click()
+    wait_for(driver, lambda d: "notice=renamed" in d.current_url)
+    report["renamed"] = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-name"]')]
+    driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]')[-1].find_element(By.CSS_SELECTOR, '[data-testid="passkey-revoke"]').click()
+    wait_for(driver, lambda d: "notice=revoked" in d.current_url)
+    report["account_passkeys_after_revoke"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]'))
+    swap_authenticator(driver, first)  # the first passkey again, for the step-up and sign-in below
+    app_rows = [r for r in driver.find_elements(By.CSS_SELECTOR, '[data-testid="session-row"]') if r.get_attribute("data-current") != "true"]
+    report["app_sessions_listed"] = len(app_rows)
+    app_rows[0].find_element(By.CSS_SELECTOR, '[data-testid="session-revoke"]').click()
+    wait_for(driver, lambda d: "notice=session_revoked" in d.current_url)
+    report["sessions_after_revoke"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="session-row"]'))
+    report["events_listed"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="event-row"]'))
+    shoot(driver, "account")
+
+    # 4. An old session: a change shows the step-up prompt; the passkey check makes it.
+    advance(600)
+    driver.get(BASE + "/account")
+    rows = driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]')
+    field = rows[0].find_element(By.CSS_SELECTOR, '[data-testid="passkey-rename-input"]')
+    field.clear()
+    field.send_keys("Home desktop")
+    rows[0].find_element(By.CSS_SELECTOR, '[data-testid="passkey-rename"]').click()
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="step-up-prompt"]'))
+    report["step_up_prompt"] = True
+    shoot(driver, "step-up")
+    by_test_id(driver, "step-up").click()
+    wait_for(driver, lambda d: "notice=renamed" in d.current_url)
+    report["renamed_after_step_up"] = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-name"]')]
+
+    # 5. Sign out: the sign-in page's passkey autofill (mediation "conditional") signs in again
+    #    with the passkey this browser holds. Then sign out with no passkey in the authenticator
+    #    (autofill finds none), put it back, and sign in with the passkey button.
+    by_test_id(driver, "signout").click()
+    wait_for(driver, lambda d: d.current_url.startswith(BASE + "/account") and d.find_elements(By.CSS_SELECTOR, "p.who"))
+    report["autofill_signin"] = driver.find_element(By.CSS_SELECTOR, "p.who").text
+    held = swap_authenticator(driver)
+    by_test_id(driver, "signout").click()
+    wait_for(driver, lambda d: "/login" in d.current_url and by_test_id(d, "passkey-signin").is_displayed())
+    swap_authenticator(driver, held)
+    by_test_id(driver, "passkey-signin").click()
+    wait_for(driver, lambda d: d.current_url.startswith(BASE + "/account") and d.find_elements(By.CSS_SELECTOR, "p.who"))
+    report["passkey_button_signin"] = driver.find_element(By.CSS_SELECTOR, "p.who").text
+
+    # 6. prompt=none without a session: login_required, back at the client.
+    driver.delete_all_cookies()
+    url, state, verifier, nonce = authorization_url(new_client(), prompt="none")
+    driver.get(url)
+    report["prompt_none"] = landed(driver).get("error")
+
+    # 7. A new browser signs in by email code through /authorize, and accepts the passkey offer.
+    driver.quit()
+    driver = browser()
+    client = new_client()
+    url, state, verifier, nonce = authorization_url(client, login_hint="grace@example.test")
+    driver.get(url)
+    wait_for(driver, lambda d: "/login" in d.current_url)
+    report["login_hint_prefilled"] = by_test_id(driver, "email").get_attribute("value")
+    by_test_id(driver, "send-code").click()
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="code"]'))
+    shoot(driver, "code")
+    code, _ = code_for("grace@example.test")
+    by_test_id(driver, "code").send_keys(code)
+    by_test_id(driver, "verify-code").click()
+    wait_for(driver, lambda d: "/account/passkey-offer" in d.current_url)
+    shoot(driver, "offer")
+    by_test_id(driver, "create-passkey").click()
+    params = landed(driver)
+    token = client.fetch_token(discovery["token_endpoint"], authorization_response=driver.current_url, code_verifier=verifier)
+    report["code_signin_amr"] = verify_id_token(token["id_token"], nonce).get("amr")
+    driver.get(BASE + "/account")
+    report["offer_created_passkey"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]'))
+
+    # 8. A wrong code shows the code page again with its reason (no passkey here to autofill).
+    swap_authenticator(driver)
+    driver.delete_all_cookies()
+    advance(120)  # past the send interval
+    driver.get(BASE + "/login")
+    by_test_id(driver, "email").send_keys("grace@example.test")
+    by_test_id(driver, "send-code").click()
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="code"]'))
+    by_test_id(driver, "code").send_keys("000000" if code != "000000" else "111111")
+    by_test_id(driver, "verify-code").click()
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="error"]'))
+    report["wrong_code_reason"] = by_test_id(driver, "error").get_attribute("data-reason")
+
+    # 9. Spanish, by ui_locales; the error page for an unknown client.
+    driver.get(BASE + "/login?ui_locales=es")
+    report["spanish_title"] = driver.find_element(By.TAG_NAME, "h1").text
+    report["spanish_lang"] = driver.find_element(By.TAG_NAME, "html").get_attribute("lang")
+    shoot(driver, "login-es")
+    driver.get(discovery["authorization_endpoint"] + "?response_type=code&client_id=nobody&redirect_uri=" + urllib.parse.quote(CALLBACK))
+    report["unknown_client_page"] = by_test_id(driver, "error").get_attribute("data-reason")
+    report["unknown_client_stayed"] = driver.current_url.startswith(BASE)
+    shoot(driver, "error")
+    report["console_errors"] = [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE" and "favicon" not in e["message"]
+                                and "/login/code/verify" not in e["message"] and "client_id=nobody" not in e["message"]]
+except TimeoutException as error:
+    report["failed"] = f"timed out at {driver.current_url}: " + driver.find_element(By.TAG_NAME, "body").text[:500]
+except Exception as error:
+    report["failed"] = f"{type(error).__name__}: {error} at {driver.current_url}"
+finally:
+    driver.quit()
+print("report " + json.dumps(report), flush=True)
