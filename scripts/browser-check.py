@@ -30,7 +30,7 @@ from authlib.integrations.requests_client import OAuth2Session
 from authlib.jose import JsonWebKey, jwt
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
@@ -108,8 +108,19 @@ def by_test_id(driver, name):
     return driver.find_element(By.CSS_SELECTOR, f'[data-testid="{name}"]')
 
 
-def wait_for(driver, condition, seconds=10):
-    return WebDriverWait(driver, seconds, poll_frequency=0.1).until(lambda d: condition(d))
+def wait_for(driver, condition, seconds=15):
+    """`condition`'s first true answer; a page that changes under it is asked again."""
+    def ask(d):
+        try:
+            return condition(d)
+        except (StaleElementReferenceException, NoSuchElementException):
+            return False
+    return WebDriverWait(driver, seconds, poll_frequency=0.1).until(ask)
+
+
+def signed_in_as(driver):
+    """The account page's address, once the browser is on it."""
+    return wait_for(driver, lambda d: d.current_url.startswith(BASE + "/account") and d.find_element(By.CSS_SELECTOR, "p.who").text)
 
 
 def shoot(driver, name):
@@ -290,15 +301,13 @@ try:
     #    with the passkey this browser holds. Then sign out with no passkey in the authenticator
     #    (autofill finds none), put it back, and sign in with the passkey button.
     by_test_id(driver, "signout").click()
-    wait_for(driver, lambda d: d.current_url.startswith(BASE + "/account") and d.find_elements(By.CSS_SELECTOR, "p.who"))
-    report["autofill_signin"] = driver.find_element(By.CSS_SELECTOR, "p.who").text
+    report["autofill_signin"] = signed_in_as(driver)
     held = swap_authenticator(driver)
     by_test_id(driver, "signout").click()
     wait_for(driver, lambda d: "/login" in d.current_url and by_test_id(d, "passkey-signin").is_displayed())
     swap_authenticator(driver, held)
     by_test_id(driver, "passkey-signin").click()
-    wait_for(driver, lambda d: d.current_url.startswith(BASE + "/account") and d.find_elements(By.CSS_SELECTOR, "p.who"))
-    report["passkey_button_signin"] = driver.find_element(By.CSS_SELECTOR, "p.who").text
+    report["passkey_button_signin"] = signed_in_as(driver)
 
     # 6. prompt=none without a session: login_required, back at the client.
     driver.delete_all_cookies()

@@ -90,7 +90,7 @@ package struct SessionSealer: Sendable {
     /// present, each as a 2-byte big-endian length and its bytes; then the number of allowed
     /// credential IDs (1 byte) and each, length-prefixed the same way.
     static let format: UInt8 = 2
-    static let kinds: [AuthSession.Kind] = [.signUp, .signIn, .addPasskey, .stepUp, .addPasskeyConditional]
+    package static let kinds: [AuthSession.Kind] = [.signUp, .signIn, .addPasskey, .stepUp, .addPasskeyConditional]
 
     /// `nil` when a field is longer than a 2-byte length can say.
     package static func encode(_ s: AuthSession) -> [UInt8]? {

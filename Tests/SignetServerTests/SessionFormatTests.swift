@@ -31,7 +31,7 @@ import Testing
         }
         // Unknown kinds and flags, and more allowed credentials than a session carries, are refused.
         var plain = try #require(SessionSealer.encode(Self.session(0)))
-        plain[1] = 4
+        plain[1] = UInt8(SessionSealer.kinds.count)
         #expect(SessionSealer.decode(plain) == nil)
         plain[1] = 0
         plain[2] = 32

@@ -1,0 +1,255 @@
+import Foundation
+import SignetAuth
+import SignetCrypto
+import SignetHTTP
+import SignetSoftware
+import SignetWebAuthn
+import Testing
+
+/// The authorization code flow (RFC 6749 §4.1, RFC 7636, OIDC Core §3.1): `/authorize`, the
+/// code grant, and every refusal, through the service's router.
+@Suite struct AuthorizeTests {
+    static func server(_ edit: (inout ServerConfiguration) -> Void = { _ in }) throws -> TestServer {
+        try TestServer { c in
+            TestServer.webClients(&c)
+            edit(&c)
+        }
+    }
+
+    /// A browser signed up through the pages, and a code for `spa` from its SSO session.
+    static func code(_ server: TestServer, browser: WebBrowser? = nil, pkce: PKCE = PKCE(), extra: [(String, String)] = []) throws -> (code: String, browser: WebBrowser) {
+        let browser = try browser ?? {
+            let b = WebBrowser(server)
+            try b.signUp(email: "code-\(UUID().uuidString.prefix(8))@signet.test")
+            return b
+        }()
+        let answer = try server.authorize(browser, pkce: pkce, extra: extra)
+        try #require(answer.status == 303, "authorize: \(answer.status) \(String(decoding: answer.body, as: UTF8.self).prefix(300))")
+        let query = WebBrowser.query(answer.headers["location"])
+        return (try #require(query["code"], "no code in \(answer.headers["location"] ?? "")"), browser)
+    }
+
+    @Test("a bad client_id or redirect_uri gets an error page and never a redirect")
+    func untrustedNeverRedirects() throws {
+        let server = try Self.server()
+        let browser = WebBrowser(server)
+        for (client, redirect, reason) in [("nobody", "https://app.signet.test/callback", "client_unknown"),
+                                           ("spa", "https://evil.example/callback", "redirect_uri_invalid"),
+                                           ("spa", "https://app.signet.test/callback/extra", "redirect_uri_invalid"),
+                                           ("spa", "https://app.signet.test/callback#frag", "redirect_uri_invalid"),
+                                           ("spa", "http://127.0.0.1:8080/other", "redirect_uri_invalid"),
+                                           ("backend", "https://app.signet.test/callback", "redirect_uri_invalid")] {
+            let answer = try server.authorize(browser, client: client, redirect: redirect)
+            #expect(answer.headers["location"] == nil, "\(client) \(redirect) redirected")
+            #expect(answer.headers["content-type"]?.hasPrefix("text/html") == true)
+            #expect(String(decoding: answer.body, as: UTF8.self).contains("data-reason=\"\(reason)\""), "\(client) \(redirect)")
+        }
+        let missing = try browser.send("GET", "/authorize?response_type=code&client_id=spa", headers: [("Accept", "text/html")])
+        #expect(missing.headers["location"] == nil && missing.status == 400)
+    }
+
+    @Test("redirect URIs: exact, loopback on any port (RFC 8252 §7.3), private-use schemes")
+    func redirectMatching() throws {
+        let server = try Self.server()
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "redirects@signet.test")
+        for redirect in ["https://app.signet.test/callback", "http://127.0.0.1:53211/cb", "http://127.0.0.1/cb", "com.example.app:/oauth"] {
+            let answer = try server.authorize(browser, redirect: redirect)
+            #expect(answer.status == 303 && answer.headers["location"]?.hasPrefix(redirect + "?code=") == true, "\(redirect): \(answer.headers["location"] ?? "")")
+        }
+        var client = ClientConfiguration(id: "x", grants: [])
+        client.redirectURIs = ["http://127.0.0.1:9000/cb", "http://localhost/cb"]
+        #expect(Ceremonies.redirectAllowed("http://127.0.0.1:9000/cb", for: client))
+        #expect(!Ceremonies.redirectAllowed("http://127.0.0.1:9001/cb", for: client), "a URI registered with a port matches only it")
+        #expect(Ceremonies.redirectAllowed("http://localhost:1234/cb", for: client))
+        #expect(!Ceremonies.redirectAllowed("https://localhost:1234/cb", for: client), "only http loopback")
+        #expect(!Ceremonies.redirectAllowed("http://localhost:1234/cb?x=1", for: client))
+        client.anyLoopbackRedirect = true
+        #expect(Ceremonies.redirectAllowed("http://127.0.0.1:4444/anything", for: client) && !Ceremonies.redirectAllowed("http://example.com/cb", for: client))
+    }
+
+    @Test("other /authorize errors go back to the client with error, reason and state")
+    func redirectedErrors() throws {
+        let server = try Self.server()
+        let browser = WebBrowser(server)
+        let cases: [(PKCE?, [(String, String)], String, String)] = [
+            (nil, [], "invalid_request", "pkce_invalid"),
+            (nil, [("code_challenge", PKCE().challenge), ("code_challenge_method", "plain")], "invalid_request", "pkce_invalid"),
+            (nil, [("code_challenge", "tooshort"), ("code_challenge_method", "S256")], "invalid_request", "pkce_invalid"),
+            (PKCE(), [("prompt", "sometimes")], "invalid_request", "malformed"),
+            (PKCE(), [("max_age", "soon")], "invalid_request", "malformed"),
+            (PKCE(), [("prompt", "none")], "login_required", "login_required"),
+            (PKCE(), [("audience", "https://elsewhere.example")], "invalid_target", "audience_not_allowed"),
+        ]
+        for (pkce, extra, error, reason) in cases {
+            let answer = try server.authorize(browser, pkce: pkce, extra: extra)
+            let query = WebBrowser.query(answer.headers["location"])
+            #expect(answer.status == 303 && answer.headers["location"]?.hasPrefix("https://app.signet.test/callback?") == true, "\(extra): \(answer.headers["location"] ?? "")")
+            #expect(query["error"] == error && query["reason"] == reason && query["state"] == "st-1", "\(extra): \(query)")
+        }
+        let token = try browser.send("GET", "/authorize?response_type=token&client_id=spa&redirect_uri=https%3A%2F%2Fapp.signet.test%2Fcallback&scope=openid&state=s")
+        #expect(WebBrowser.query(token.headers["location"])["error"] == "unsupported_response_type")
+        let noOpenID = try browser.send("GET", "/authorize?response_type=code&client_id=spa&redirect_uri=https%3A%2F%2Fapp.signet.test%2Fcallback&scope=email&state=s")
+        #expect(WebBrowser.query(noOpenID.headers["location"])["error"] == "invalid_request")
+    }
+
+    @Test("without a session /authorize goes to the sign-in page with the request sealed; prompt=create to sign-up; after sign-in the code")
+    func throughTheSignInPage() throws {
+        let server = try Self.server()
+        let browser = WebBrowser(server)
+        let pkce = PKCE()
+        let first = try server.authorize(browser, pkce: pkce, extra: [("login_hint", "hint@signet.test"), ("ui_locales", "es")])
+        let location = try #require(first.headers["location"])
+        #expect(location.hasPrefix("/login?authorization="))
+        let sealed = try #require(WebBrowser.query(location)["authorization"])
+        let page = try browser.page(location)
+        #expect(page.html.contains("value=\"hint@signet.test\"") && page.html.contains("lang=\"es\""), "login_hint and ui_locales reach the page")
+        let created = try server.authorize(browser, extra: [("prompt", "create")])
+        #expect(created.headers["location"]?.hasPrefix("/signup?authorization=") == true)
+        // A tampered sealed request is refused on the page.
+        var bytes = Array(sealed.utf8)
+        bytes[10] = bytes[10] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        #expect(try browser.page("/login?authorization=" + String(decoding: bytes, as: UTF8.self)).html.contains("data-reason=\"auth_session_expired\""))
+        // Sign-up carrying it goes to /authorize/continue, which answers with the code.
+        let next = try browser.signUp(email: "through@signet.test", authorization: sealed)
+        #expect(next == "/authorize/continue?authorization=" + sealed)
+        let answer = try browser.send("GET", next)
+        let query = WebBrowser.query(answer.headers["location"])
+        #expect(answer.status == 303 && query["state"] == "st-1" && query["iss"] == "https://signet.test")
+        let tokens = try server.exchange(code: try #require(query["code"]), verifier: pkce.verifier)
+        #expect(tokens.status == 200, "\(tokens.json.serialized)")
+        let claims = try #require(JWTParts(tokens.json["id_token"]?.string))
+        #expect(claims["nonce"] == .string("n-1") && claims["aud"] == .string("spa") && claims["email"] == .string("through@signet.test"))
+        #expect(tokens.json["refresh_token"]?.string != nil && tokens.json["token_type"] == .string("Bearer"))
+        // Without a session, the continuation is the sign-in page again.
+        let stranger = WebBrowser(server)
+        #expect(try stranger.send("GET", next).headers["location"] == "/login?authorization=" + sealed)
+    }
+
+    @Test("the code grant: single use (a replay revokes what it issued), 60 s, bound to client, redirect URI and verifier")
+    func codeGrant() throws {
+        let server = try Self.server()
+        let pkce = PKCE()
+        var (code, browser) = try Self.code(server, pkce: pkce)
+        let tokens = try server.exchange(code: code, verifier: pkce.verifier)
+        try #require(tokens.status == 200, "\(tokens.json.serialized)")
+        let replay = try server.exchange(code: code, verifier: pkce.verifier)
+        #expect(replay.status == 400 && replay.json["reason"] == .string("code_invalid") && replay.json["error"] == .string("invalid_grant"))
+        let refresh = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("spa"), "refresh_token": tokens.json["refresh_token"]!]))
+        #expect(refresh.json["reason"] == .string("refresh_token_revoked"), "a replayed code revokes the tokens it gave")
+        // Each refusal below uses its code up: the right request afterwards fails too.
+        let refusals: [(String?, String, String?, [(String, String)], [(String, String)], String)] = [
+            ("spa", "https://app.signet.test/callback", PKCE().verifier, [], [], "pkce_invalid"),
+            ("spa", "https://app.signet.test/callback", nil, [], [], "pkce_invalid"),
+            ("spa", "https://app.signet.test/callback", "short", [], [], "pkce_invalid"),
+            ("spa", "http://127.0.0.1/cb", pkce.verifier, [], [], "redirect_uri_invalid"),
+            ("other", "https://app.signet.test/callback", pkce.verifier, [], [], "code_invalid"),
+            ("spa", "https://app.signet.test/callback", pkce.verifier, [("Authorization", "Basic " + Data("spa:guess".utf8).base64EncodedString())], [], "client_secret_invalid"),
+        ]
+        for (client, redirect, verifier, headers, extra, reason) in refusals {
+            (code, browser) = try Self.code(server, browser: browser, pkce: pkce)
+            let refused = try server.exchange(code: code, client: client, redirect: redirect, verifier: verifier, headers: headers, extra: extra)
+            #expect(refused.json["reason"] == .string(reason), "\(reason): \(refused.json.serialized)")
+            if reason != "client_secret_invalid" {
+                #expect(try server.exchange(code: code, verifier: pkce.verifier).json["reason"] == .string("code_invalid"), "\(reason) left the code usable")
+            }
+        }
+        // Expiry: a code lives 60 s.
+        (code, browser) = try Self.code(server, browser: browser, pkce: pkce)
+        server.clock.advance(61)
+        #expect(try server.exchange(code: code, verifier: pkce.verifier).json["reason"] == .string("code_invalid"))
+        // Garbage.
+        #expect(try server.exchange(code: "not-a-code", verifier: pkce.verifier).json["reason"] == .string("code_invalid"))
+        // JSON bodies work as forms do.
+        (code, browser) = try Self.code(server, browser: browser, pkce: pkce)
+        let json = try server.post("/oauth/token", .object([
+            "grant_type": .string("authorization_code"), "code": .string(code), "redirect_uri": .string("https://app.signet.test/callback"),
+            "client_id": .string("spa"), "code_verifier": .string(pkce.verifier),
+        ]))
+        #expect(json.status == 200, "\(json.json.serialized)")
+    }
+
+    @Test("a replayed code racing its first use: exactly one wins, and the winner's tokens are revoked")
+    func concurrentReplay() throws {
+        let server = try Self.server()
+        let pkce = PKCE()
+        let (code, _) = try Self.code(server, pkce: pkce)
+        let results = Locked<[(Int, JSONValue)]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            if let r = try? server.exchange(code: code, verifier: pkce.verifier) { results.mutate { $0.append((r.status, r.json)) } }
+        }
+        let all = results.value
+        #expect(all.filter { $0.0 == 200 }.count == 1 && all.filter { $0.1["reason"] == .string("code_invalid") }.count == 7)
+        let winner = try #require(all.first { $0.0 == 200 }?.1)
+        let refresh = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("spa"), "refresh_token": winner["refresh_token"]!]))
+        #expect(refresh.json["reason"] == .string("refresh_token_revoked"))
+    }
+
+    @Test("a confidential client authenticates by client_secret_basic or client_secret_post, not both, not neither; PKCE optional")
+    func confidentialClient() throws {
+        let server = try Self.server()
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "backend@signet.test")
+        func code(pkce: PKCE?) throws -> String {
+            let answer = try server.authorize(browser, client: "backend", redirect: "https://rp.signet.test/cb", pkce: pkce)
+            return try #require(WebBrowser.query(answer.headers["location"])["code"], "\(answer.headers["location"] ?? "")")
+        }
+        let basic = ("Authorization", "Basic " + Data("backend:\(TestServer.webSecret)".utf8).base64EncodedString())
+        let ok = try server.exchange(code: try code(pkce: nil), client: nil, redirect: "https://rp.signet.test/cb", verifier: nil, headers: [basic])
+        #expect(ok.status == 200 && ok.json["id_token"]?.string != nil, "\(ok.json.serialized)")
+        let post = try server.exchange(code: try code(pkce: nil), client: "backend", redirect: "https://rp.signet.test/cb", verifier: nil,
+                                       extra: [("client_secret", TestServer.webSecret)])
+        #expect(post.status == 200)
+        let both = try server.exchange(code: try code(pkce: nil), client: "backend", redirect: "https://rp.signet.test/cb", verifier: nil, headers: [basic],
+                                       extra: [("client_secret", TestServer.webSecret)])
+        #expect(both.json["reason"] == .string("malformed"))
+        let neither = try server.exchange(code: try code(pkce: nil), client: "backend", redirect: "https://rp.signet.test/cb", verifier: nil)
+        #expect(neither.status == 401 && neither.json["reason"] == .string("client_secret_invalid"))
+        let wrong = try server.exchange(code: try code(pkce: nil), client: "backend", redirect: "https://rp.signet.test/cb", verifier: nil,
+                                        extra: [("client_secret", "wrong")])
+        #expect(wrong.status == 401 && wrong.json["reason"] == .string("client_secret_invalid"))
+        let pkce = PKCE()
+        let withPKCE = try server.exchange(code: try code(pkce: pkce), client: nil, redirect: "https://rp.signet.test/cb", verifier: pkce.verifier, headers: [basic])
+        #expect(withPKCE.status == 200)
+        let unasked = try server.exchange(code: try code(pkce: nil), client: nil, redirect: "https://rp.signet.test/cb", verifier: pkce.verifier, headers: [basic])
+        #expect(unasked.json["reason"] == .string("pkce_invalid"), "a verifier for a code issued without a challenge")
+    }
+
+    @Test("max_age and prompt=login send a signed-in browser back to the page; prompt=none answers from the session")
+    func sessionAge() throws {
+        let server = try Self.server()
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "age@signet.test")
+        #expect(try server.authorize(browser, extra: [("prompt", "none")]).headers["location"]?.contains("code=") == true)
+        server.clock.advance(30)
+        let old = try server.authorize(browser, extra: [("max_age", "10")])
+        #expect(old.headers["location"]?.hasPrefix("/login?authorization=") == true)
+        #expect(WebBrowser.query(try server.authorize(browser, extra: [("max_age", "10"), ("prompt", "none")]).headers["location"])["error"] == "login_required")
+        #expect(try server.authorize(browser, extra: [("max_age", "60")]).headers["location"]?.contains("code=") == true)
+        let login = try server.authorize(browser, extra: [("prompt", "login")])
+        let sealed = try #require(WebBrowser.query(login.headers["location"])["authorization"])
+        // The old session does not answer a prompt=login request; a new sign-in does.
+        #expect(try browser.send("GET", "/authorize/continue?authorization=" + sealed).headers["location"]?.hasPrefix("/login") == true)
+        server.clock.advance(2)
+        let signIn = try browser.signIn(authorization: sealed)
+        #expect(signIn.status == 200)
+        #expect(try browser.send("GET", try #require(signIn.json["redirect"]?.string)).headers["location"]?.contains("code=") == true)
+    }
+
+    @Test("discovery lists the browser flow")
+    func discovery() throws {
+        let server = try Self.server()
+        let d = try StrictJSON().parse(try server.get("/.well-known/openid-configuration").body)
+        #expect(d["authorization_endpoint"] == .string("https://signet.test/authorize") && d["end_session_endpoint"] == .string("https://signet.test/logout"))
+        #expect(d["response_types_supported"] == .array([.string("code")]) && d["code_challenge_methods_supported"] == .array([.string("S256")]))
+        #expect(d["grant_types_supported"]?.array?.contains(.string("authorization_code")) == true)
+        #expect(d["token_endpoint_auth_methods_supported"] == .array([.string("none"), .string("client_secret_basic"), .string("client_secret_post")]))
+        #expect(d["authorization_response_iss_parameter_supported"] == .bool(true))
+    }
+}
+
+/// The claims of a JWT, unverified (the tests verify signatures elsewhere).
+func JWTParts(_ token: String?) -> [String: JSONValue]? {
+    guard let token, let payload = token.split(separator: ".").dropFirst().first, let bytes = Base64URL.decode(String(payload)) else { return nil }
+    return (try? StrictJSON().parse(bytes))?.object
+}

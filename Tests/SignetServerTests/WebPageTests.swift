@@ -1,0 +1,341 @@
+import Foundation
+import SignetAuth
+import SignetCrypto
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetWeb
+import SignetWebAuthn
+import Testing
+
+/// The hosted pages' rules (DESIGN.md, "The web"): headers, cookies, CSRF, escaping, the SSO
+/// session's lifetimes and ends, logout, step-up on the account page, related origins, CORS,
+/// conditional creation, and the device page.
+@Suite struct WebPageTests {
+    static func server(_ edit: (inout ServerConfiguration) -> Void = { _ in }) throws -> TestServer {
+        try TestServer { c in
+            TestServer.webClients(&c)
+            edit(&c)
+        }
+    }
+
+    @Test("pages carry a strict CSP (no inline script or style), no-referrer, nosniff, no framing; assets are ours")
+    func headers() throws {
+        let server = try Self.server()
+        let browser = WebBrowser(server)
+        for path in ["/login", "/signup", "/authorize?client_id=nobody"] {
+            let page = try browser.page(path)
+            let csp = try #require(page.response.headers["content-security-policy"])
+            #expect(csp.contains("default-src 'self'") && csp.contains("script-src 'self'") && csp.contains("object-src 'none'"))
+            #expect(csp.contains("base-uri 'none'") && csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"))
+            #expect(page.response.headers["referrer-policy"] == "no-referrer" && page.response.headers["x-content-type-options"] == "nosniff")
+            #expect(page.response.headers["cache-control"] == "no-store")
+            // No inline script, no inline style, no script from elsewhere.
+            #expect(!page.html.contains("<script>") && !page.html.contains("style=") && !page.html.contains("<style") && page.html.range(of: #" on[a-z]+="#, options: .regularExpression) == nil)
+            #expect(page.html.contains("<script src=\"/assets/signet.js\" defer></script>"))
+        }
+        let script = try browser.send("GET", "/assets/signet.js")
+        #expect(script.status == 200 && script.headers["content-type"] == "text/javascript; charset=utf-8")
+        #expect(try browser.send("GET", "/assets/signet.css").headers["content-type"] == "text/css; charset=utf-8")
+    }
+
+    @Test("the session cookie is __Host-, Secure, HttpOnly, SameSite=Lax, Path=/; the plain name on http://localhost")
+    func cookieAttributes() throws {
+        let server = try Self.server()
+        let browser = WebBrowser(server)
+        let page = try browser.page("/login")
+        #expect(page.response.headers["set-cookie"]?.hasPrefix("__Host-signet_browser=") == true)
+        try browser.page("/signup")
+        let start = try browser.json("/signup/options", .object(["email": .string("cookie@signet.test")]))
+        let options = try #require(start.json["authn_params_public_key"])
+        let registration = try browser.authenticator.register(
+            rpID: TestServer.rpID, origin: TestServer.origin, challenge: Base64URL.decode(options["challenge"]!.string!)!,
+            userHandle: Base64URL.decode(options["user"]!["id"]!.string!)!, userName: "cookie@signet.test")
+        let done = try browser.json("/login/passkey", .object(["auth_session": start.json["auth_session"]!, "authn_response": registration.json]))
+        let cookie = try #require(done.response.headers["set-cookie"])
+        #expect(cookie.hasPrefix("__Host-signet_session=") && cookie.contains("; Path=/") && cookie.contains("; HttpOnly") && cookie.contains("; SameSite=Lax"))
+        #expect(cookie.contains("; Secure") && !cookie.contains("Domain="))
+        #expect(done.json["redirect"] == .string("/account"))
+        // Development on http://localhost: no prefix, no Secure.
+        let local = try TestServer { c in c.issuer = "http://localhost:8080" }
+        let set = try WebBrowser(local).page("/login").response.headers["set-cookie"] ?? ""
+        #expect(set.hasPrefix("signet_browser=") && !set.contains("Secure"))
+    }
+
+    @Test("every POST needs the CSRF token bound to this browser: none, another browser's, or a pre-sign-in one after sign-in is 403 csrf_invalid")
+    func csrf() throws {
+        let server = try Self.server()
+        let ada = WebBrowser(server)
+        try ada.signUp(email: "csrf@signet.test")
+        try ada.page("/account")
+        let other = WebBrowser(server)
+        try other.page("/login")
+        // Script calls.
+        #expect(try other.json("/login/options", csrf: "").json["reason"] == .string("csrf_invalid"))
+        #expect(try other.json("/login/options", csrf: ada.csrf).status == 403)
+        let fresh = WebBrowser(server)
+        #expect(try fresh.json("/login/options", csrf: ada.csrf).status == 403, "a browser without the pre-session cookie")
+        #expect(try ada.json("/account/passkeys/options", csrf: other.csrf).json["reason"] == .string("csrf_invalid"))
+        // Forms (a page answers).
+        let passkeys = try server.store.credentials(userID: try #require(try server.store.user(email: "csrf@signet.test")).id)
+        let id = Base64URL.encode(passkeys[0].id)
+        let forged = try ada.form("/account/passkeys/\(id)/rename", [("name", "owned")], csrf: other.csrf)
+        #expect(forged.status == 403 && forged.html.contains("data-reason=\"csrf_invalid\""))
+        #expect(try ada.form("/logout", [], csrf: "").status == 403)
+        #expect(try other.form("/login/code", [("email", "x@signet.test")], csrf: "nope").status == 403)
+        #expect(try server.store.credentials(userID: passkeys[0].userID)[0].name == nil, "nothing changed")
+    }
+
+    @Test("values are escaped by the template layer: a name with markup shows as text")
+    func escaping() throws {
+        let server = try Self.server()
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "esc@signet.test", name: "<script>alert(1)</script>\"'&")
+        let user = try #require(try server.store.user(email: "esc@signet.test"))
+        let id = Base64URL.encode(try server.store.credentials(userID: user.id)[0].id)
+        try browser.page("/account")
+        try browser.form("/account/passkeys/\(id)/rename", [("name", "<img src=x onerror=alert(1)>")])
+        let page = try browser.page("/account")
+        #expect(!page.html.contains("<img src=x") && page.html.contains("&lt;img src=x onerror=alert(1)&gt;"))
+        #expect(page.html.contains("data-display-name=\"&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;\""))
+        #expect(Template.escape("<a href=\"x\">'&'</a>") == "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;")
+    }
+
+    @Test("templates: sections, inverted sections, lists with outer values, text by language")
+    func templates() {
+        let t = Template("{{#items}}[{{name}}{{#flag}}!{{/flag}}/{{outer}}]{{/items}}{{^items}}none{{/items}}{{^missing}}-{{/missing}}{{t.hello}}")
+        let rendered = t.render(["items": .list([["name": .text("a<"), "flag": .bool(true)], ["name": .text("b")]]), "outer": .text("o")], strings: ["hello": "hi"])
+        #expect(rendered.html == "[a&lt;!/o][b/o]-hi")
+        #expect(t.render(["items": .list([])]).html == "none-t.hello")
+        // Every text exists in both languages.
+        #expect(Set(Strings.table("en").keys) == Set(Strings.table("es").keys))
+        #expect(Strings.language(uiLocales: "fr es-MX", acceptLanguage: "en") == "es")
+        #expect(Strings.language(uiLocales: nil, acceptLanguage: "de, es;q=0.8, en;q=0.5") == "es")
+        #expect(Strings.language(uiLocales: nil, acceptLanguage: "en;q=0.2, es;q=0") == "en")
+        #expect(Strings.language(uiLocales: nil, acceptLanguage: nil) == "en")
+        // Every page renders in both languages, and all its texts are found.
+        for language in Strings.languages {
+            for page in [Pages.login, Pages.signup, Pages.code, Pages.offer, Pages.account, Pages.device, Pages.error] {
+                let html = page.render(["stepUp": .bool(true), "newCodes": .bool(true)], strings: Strings.table(language)).html
+                let missing = html.range(of: #"\bt\.[a-z_]+"#, options: .regularExpression).map { String(html[$0]) }
+                #expect(missing == nil, "\(missing ?? "") has no text in \(language)")
+            }
+        }
+    }
+
+    @Test("the email-code path works without the script: code page, wrong code, right code, then the passkey offer")
+    func emailCodeForms() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp) { c in TestServer.webClients(&c) }
+        let browser = WebBrowser(server)
+        try browser.page("/login")
+        let sent = try browser.form("/login/code", [("email", "Forms@Signet.test"), ("authorization", ""), ("return_to", "")])
+        #expect(sent.status == 200 && sent.html.contains("data-testid=\"code\"") && sent.html.contains("forms@signet.test"))
+        let code = try smtp.code(for: "forms@signet.test")
+        let wrong = try browser.form("/login/code/verify", [("email", "forms@signet.test"), ("code", code == "000000" ? "111111" : "000000")])
+        #expect(wrong.status == 403 && wrong.html.contains("data-reason=\"otp_invalid\""))
+        let right = try browser.form("/login/code/verify", [("email", "forms@signet.test"), ("code", code)])
+        #expect(right.status == 303 && right.response.headers["location"] == "/account/passkey-offer?next=%2Faccount")
+        let offer = try browser.page("/account/passkey-offer?next=%2Faccount")
+        #expect(offer.html.contains("data-testid=\"create-passkey\"") && offer.html.contains("href=\"/account\""))
+        #expect(try browser.page("/account/passkey-offer?next=https%3A%2F%2Fevil.example").html.contains("href=\"/account\""), "next never leaves the site")
+        // A fresh code session may add its first passkey (no recovery: there was none before).
+        let start = try browser.json("/account/passkeys/options")
+        #expect(start.status == 200, "\(start.json.serialized)")
+        // A bad address shows the sign-in page again, with its reason.
+        let stranger = WebBrowser(server)
+        try stranger.page("/login")
+        let bad = try stranger.form("/login/code", [("email", "not an address")])
+        #expect(bad.status == 400 && bad.html.contains("data-reason=\"malformed\"") && bad.html.contains("data-testid=\"send-code\""), "\(bad.status) \(bad.html.prefix(2000))")
+    }
+
+    @Test("the SSO session ends: sign-out, idle and absolute lifetimes, a blocked account, the passkey that signed in revoked")
+    func sessionEnds() throws {
+        let server = try Self.server { c in
+            c.webSessionIdle = 600
+            c.webSessionLifetime = 3600
+        }
+        func signedIn(_ browser: WebBrowser) throws -> Bool { try browser.page("/account").status == 200 }
+        let a = WebBrowser(server)
+        try a.signUp(email: "ends@signet.test")
+        #expect(try signedIn(a))
+        try a.page("/account")
+        let out = try a.form("/logout", [])
+        #expect(out.status == 303 && out.response.headers["location"] == "/login")
+        #expect(try a.page("/account").response.headers["location"] == "/login?return_to=%2Faccount")
+        // Idle: 10 minutes without a request.
+        let b = WebBrowser(server, authenticator: a.authenticator)
+        #expect(try b.signIn().status == 200)
+        server.clock.advance(500)
+        #expect(try signedIn(b))
+        server.clock.advance(500)
+        #expect(try signedIn(b), "each request moves the idle clock")
+        server.clock.advance(601)
+        #expect(try !signedIn(b))
+        // Absolute: an hour however busy.
+        let c = WebBrowser(server, authenticator: a.authenticator)
+        _ = try c.signIn()
+        for _ in 0..<8 {
+            server.clock.advance(500)
+            _ = try c.page("/account")
+        }
+        #expect(try !signedIn(c))
+        // Blocked, and the passkey revoked.
+        let d = WebBrowser(server, authenticator: a.authenticator)
+        _ = try d.signIn()
+        let user = try #require(try server.store.user(email: "ends@signet.test"))
+        _ = try server.store.updateUser(id: user.id, UserChange(blocked: true), at: Int64(server.clock.now.timeIntervalSince1970 * 1000), writes: [])
+        #expect(try !signedIn(d))
+        _ = try server.store.updateUser(id: user.id, UserChange(blocked: false), at: Int64(server.clock.now.timeIntervalSince1970 * 1000), writes: [])
+        server.clock.advance(1)
+        let e = WebBrowser(server, authenticator: a.authenticator)
+        #expect(try e.signIn().status == 200 && signedIn(e))
+        let credential = try server.store.credentials(userID: user.id)[0]
+        _ = try server.store.adminRevokeCredential(id: credential.id, userID: user.id, at: Int64(server.clock.now.timeIntervalSince1970 * 1000), writes: [])
+        #expect(try !signedIn(e))
+    }
+
+    @Test("the account page: a stale session sees the step-up prompt and the change waits for it; another account's passkey cannot step up")
+    func accountStepUp() throws {
+        let server = try Self.server()
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "stepup@signet.test")
+        let user = try #require(try server.store.user(email: "stepup@signet.test"))
+        let id = Base64URL.encode(try server.store.credentials(userID: user.id)[0].id)
+        try browser.page("/account")
+        #expect(try browser.form("/account/passkeys/\(id)/rename", [("name", "Fresh")]).response.headers["location"] == "/account?notice=renamed")
+        server.clock.advance(Double(server.app.configuration.stepUpMaxAge + 1))
+        try browser.page("/account")
+        let stale = try browser.form("/account/passkeys/\(id)/rename", [("name", "Stale")])
+        #expect(stale.status == 200 && stale.html.contains("data-testid=\"step-up-prompt\""))
+        #expect(stale.html.contains("action=\"/account/passkeys/\(id)/rename\"") && stale.html.contains("name=\"name\" value=\"Stale\""), "the change is kept")
+        #expect(try server.store.credentials(userID: user.id)[0].name == "Fresh")
+        #expect(try browser.json("/account/passkeys/options").json["reason"] == .string("step_up_required"))
+        // Another account's passkey is refused.
+        let mallory = WebBrowser(server)
+        try mallory.signUp(email: "mallory@signet.test")
+        let start = try browser.json("/account/step-up/options")
+        let options = try #require(start.json["authn_params_public_key"])
+        let assertion = try mallory.authenticator.authenticate(rpID: TestServer.rpID, origin: TestServer.origin, challenge: Base64URL.decode(options["challenge"]!.string!)!)
+        let refused = try browser.json("/account/step-up", .object(["auth_session": start.json["auth_session"]!, "authn_response": assertion.json]))
+        #expect(refused.status == 400 && refused.json["reason"] == .string("user_mismatch"))
+        try browser.stepUp()
+        try browser.page("/account")
+        #expect(try browser.form("/account/passkeys/\(id)/rename", [("name", "Stale")]).response.headers["location"] == "/account?notice=renamed")
+        #expect(try server.store.credentials(userID: user.id)[0].name == "Stale")
+        // The account page lists this browser's session, marked, and ending it signs out.
+        let page = try browser.page("/account")
+        #expect(page.html.contains("data-current=\"true\"") && page.html.contains("Chrome · Linux"))
+        let session = try #require(try server.store.webSessions(userID: user.id, now: Int64(server.clock.now.timeIntervalSince1970 * 1000)).first)
+        let ended = try browser.form("/account/sessions/\(session.id)/revoke", [])
+        #expect(ended.response.headers["location"] == "/login")
+        #expect(try browser.page("/account").status == 303)
+        // Recovery codes are shown once, after a fresh check.
+        let again = WebBrowser(server, authenticator: browser.authenticator)
+        _ = try again.signIn()
+        try again.page("/account")
+        let codes = try again.form("/account/recovery-codes", [])
+        #expect(codes.html.contains("data-testid=\"recovery-codes\"") && codes.html.components(separatedBy: "<li><code>").count == 11)
+        #expect(!(try again.page("/account").html.contains("data-testid=\"recovery-codes\"")))
+    }
+
+    @Test("RP-initiated logout: a registered post_logout_redirect_uri with state; anything else is refused, never followed")
+    func logout() throws {
+        let server = try Self.server()
+        let pkce = PKCE()
+        let (code, browser) = try AuthorizeTests.code(server, pkce: pkce)
+        let idToken = try #require(try server.exchange(code: code, verifier: pkce.verifier).json["id_token"]?.string)
+        let evil = try browser.send("GET", "/logout?id_token_hint=\(idToken)&post_logout_redirect_uri=https%3A%2F%2Fevil.example%2F&state=z", headers: [("Accept", "text/html")])
+        #expect(evil.headers["location"] == nil && String(decoding: evil.body, as: UTF8.self).contains("redirect_uri_invalid"))
+        #expect(try browser.page("/account").status == 200, "a refused logout ends nothing")
+        let forged = try browser.send("GET", "/logout?id_token_hint=\(idToken.dropLast(4))AAAA&post_logout_redirect_uri=https%3A%2F%2Fapp.signet.test%2Fbye")
+        #expect(forged.headers["location"] == nil)
+        server.clock.advance(7200)  // an expired id token is still a good hint
+        let ok = try browser.send("GET", "/logout?id_token_hint=\(idToken)&post_logout_redirect_uri=https%3A%2F%2Fapp.signet.test%2Fbye&state=z")
+        #expect(ok.status == 303 && ok.headers["location"] == "https://app.signet.test/bye?state=z")
+        #expect(try browser.page("/account").status == 303, "the session ended")
+        #expect(try WebBrowser(server).send("GET", "/logout").headers["location"] == "/login")
+    }
+
+    @Test("related origins: /.well-known/webauthn lists them, their ceremonies are accepted; more than 5 labels refuse to start")
+    func relatedOrigins() throws {
+        let server = try Self.server { c in c.relatedOrigins = ["https://signet-shop.example", "https://signet.co.uk"] }
+        let document = try StrictJSON().parse(try server.get("/.well-known/webauthn").body)
+        #expect(document == .object(["origins": .array([.string("https://signet-shop.example"), .string("https://signet.co.uk")])]))
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "related@signet.test")
+        #expect(try browser.signIn(origin: "https://signet-shop.example").status == 200)
+        #expect(try browser.signIn(origin: "https://unrelated.example").json["reason"] == .string("origin_not_allowed"))
+        #expect(RelatedOrigins.label(host: "shop.example.co.uk") == "example" && RelatedOrigins.label(host: "a.b.example.com") == "example")
+        let six = ["https://a.example", "https://b.example", "https://c.example", "https://d.example", "https://e.example", "https://f.example", "https://www.a.example"]
+        #expect(RelatedOrigins.problem(Array(six.prefix(5)) + ["https://www.a.example"]) == nil)
+        #expect(RelatedOrigins.problem(six)?.contains("6 registrable labels") == true)
+        #expect(RelatedOrigins.problem(["http://example.com"]) != nil && RelatedOrigins.problem(["https://example.com/path"]) != nil)
+    }
+
+    @Test("CORS: a client's allowed_origins may call the JSON API; other origins and the pages get no CORS headers")
+    func cors() throws {
+        let server = try Self.server()
+        let preflight = try server.send("OPTIONS", "/oauth/token", headers: [("Origin", "https://app.signet.test"), ("Access-Control-Request-Method", "POST")])
+        #expect(preflight.status == 204 && preflight.headers["access-control-allow-origin"] == "https://app.signet.test")
+        #expect(preflight.headers["access-control-allow-headers"]?.contains("DPoP") == true)
+        let call = try server.send("GET", "/.well-known/jwks.json", headers: [("Origin", "https://app.signet.test")])
+        #expect(call.headers["access-control-allow-origin"] == "https://app.signet.test" && call.headers["vary"] == "Origin")
+        let stranger = try server.send("OPTIONS", "/oauth/token", headers: [("Origin", "https://evil.example")])
+        #expect(stranger.headers["access-control-allow-origin"] == nil)
+        #expect(try server.send("GET", "/.well-known/jwks.json", headers: [("Origin", "https://evil.example")]).headers["access-control-allow-origin"] == nil)
+        #expect(try server.send("GET", "/login", headers: [("Origin", "https://app.signet.test")]).headers["access-control-allow-origin"] == nil)
+        let none = try TestServer()
+        #expect(try none.send("GET", "/.well-known/jwks.json", headers: [("Origin", "https://signet.test")]).headers["access-control-allow-origin"] == nil, "none by default")
+    }
+
+    @Test("conditional creation after a code sign-in: its UP=0 registration is accepted; a modal one with UP=0 is refused")
+    func conditionalCreate() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp) { c in TestServer.webClients(&c) }
+        let browser = WebBrowser(server)
+        try browser.page("/login")
+        try browser.form("/login/code", [("email", "cond@signet.test")])
+        try browser.form("/login/code/verify", [("email", "cond@signet.test"), ("code", try smtp.code(for: "cond@signet.test"))])
+        try browser.page("/account/passkey-offer")
+        var noGesture = Tamper()
+        noGesture.authenticatorData = { $0.flags.remove(.userPresent) }
+        func add(conditional: Bool) throws -> (status: Int, json: JSONValue) {
+            let start = try browser.json("/account/passkeys/options", .object(["conditional": .bool(conditional)]))
+            let options = try #require(start.json["authn_params_public_key"])
+            let registration = try browser.authenticator.register(
+                rpID: TestServer.rpID, origin: TestServer.origin, challenge: Base64URL.decode(options["challenge"]!.string!)!,
+                userHandle: Base64URL.decode(options["user"]!["id"]!.string!)!, userName: "cond@signet.test", tamper: noGesture)
+            let done = try browser.json("/account/passkeys", .object(["auth_session": start.json["auth_session"]!, "authn_response": registration.json]))
+            return (done.status, done.json)
+        }
+        #expect(try add(conditional: false).json["reason"] == .string("user_not_present"))
+        let conditional = try add(conditional: true)
+        #expect(conditional.status == 201, "\(conditional.json.serialized)")
+    }
+
+    @Test("/device: a signed-in browser approves another device's sign-in after a passkey check; the poll gets tokens")
+    func devicePage() throws {
+        let server = try Self.server()
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "device@signet.test")
+        let start = try server.post("/oauth/device/code", .object(["client_id": .string("app"), "scope": .string("openid offline_access")]))
+        let userCode = try #require(start.json["user_code"]?.string)
+        #expect(try WebBrowser(server).page("/device?user_code=\(userCode)").response.headers["location"]?.hasPrefix("/login?return_to=%2Fdevice") == true)
+        let page = try browser.page("/device?user_code=\(userCode)")
+        #expect(page.html.contains("value=\"\(userCode)\""))
+        #expect(try browser.form("/device", [("user_code", "BBBB-BBBB"), ("decision", "approve")]).html.contains("data-reason=\"user_code_unknown\""))
+        server.clock.advance(Double(server.app.configuration.stepUpMaxAge + 1))
+        let stale = try browser.form("/device", [("user_code", userCode), ("decision", "approve")])
+        #expect(stale.html.contains("data-testid=\"step-up-prompt\""))
+        try browser.stepUp()
+        try browser.page("/device")
+        let done = try browser.form("/device", [("user_code", userCode), ("decision", "approve")])
+        #expect(done.status == 200 && done.html.contains("data-testid=\"notice\""), "\(done.html.prefix(600))")
+        server.clock.advance(6)
+        let poll = try server.post("/oauth/token", .object([
+            "grant_type": .string(GrantNames.deviceCode), "client_id": .string("app"), "device_code": start.json["device_code"]!,
+        ]))
+        #expect(poll.status == 200 && poll.json["access_token"]?.string != nil, "\(poll.json.serialized)")
+    }
+}
