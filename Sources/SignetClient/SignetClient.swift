@@ -22,6 +22,8 @@ public actor SignetClient {
     let refreshWithDeviceKey: Bool
     /// Access tokens for resource servers, minted from the refresh token (``accessToken(audience:)``).
     var audienceTokens: [String: (token: String, expiresAt: Date)] = [:]
+    /// The issuer of the discovery document, for the browser flow's `iss` check (RFC 9207).
+    var discoveredIssuer: String?
 
     /// - Parameter dpop: with a key, every token request carries a DPoP proof by it, so the
     ///   tokens are bound to the device, and every call with them carries a proof too.

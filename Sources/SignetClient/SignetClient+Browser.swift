@@ -1,0 +1,118 @@
+public import Foundation
+public import SignetAPI
+
+/// A sign-in through the browser (OIDC Core §3.1, the authorization code flow with PKCE, RFC
+/// 7636; for native apps RFC 8252): open ``url`` in the system's browser sheet
+/// (ASWebAuthenticationSession, Custom Tabs), then hand the URL it comes back to to
+/// ``SignetClient/completeBrowserSignIn(callback:for:)``.
+public struct BrowserSignIn: Sendable, Equatable {
+    /// `/authorize` with the client, redirect URI, scope, `state`, `nonce` and the S256 challenge.
+    public let url: URL
+    public let redirectURI: String
+    /// Checked against the callback's (RFC 6749 §10.12).
+    public let state: String
+    /// Checked against the id token's (OIDC Core §3.1.3.7 step 11).
+    public let nonce: String
+    /// The PKCE verifier: never leaves this object until the code is exchanged.
+    let verifier: String
+}
+
+/// The token request of the authorization code grant (RFC 6749 §4.1.3, RFC 7636 §4.5).
+struct AuthorizationCodeRequest: Encodable {
+    let grant_type = "authorization_code"
+    let client_id: String
+    let code: String
+    let redirect_uri: String
+    let code_verifier: String
+}
+
+extension SignetClient {
+    /// 32 bytes from the system's secure generator, base64url: PKCE verifiers, `state`, `nonce`.
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The authorization URL for a browser sign-in with PKCE (S256), `state` and `nonce`.
+    /// - Parameters:
+    ///   - redirectURI: registered for this client: a private-use scheme (`com.example.app:/oauth`)
+    ///     or a claimed https URL for an app, a loopback URL for a desktop tool (RFC 8252 §7).
+    ///   - prompt: `login` to ask for a new sign-in, `create` to open the sign-up page, `none`
+    ///     for a silent check.
+    public func authorizationURL(redirectURI: String, scope: String = "openid profile email offline_access", prompt: String? = nil,
+                                 loginHint: String? = nil, uiLocales: String? = nil) throws -> BrowserSignIn {
+        let verifier = Self.randomToken(), state = Self.randomToken(), nonce = Self.randomToken()
+        let challenge = SHA256.hash(Data(verifier.utf8)).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        guard var components = URLComponents(url: baseURL.appendingPathComponent("authorize"), resolvingAgainstBaseURL: false) else {
+            throw SignetError(.invalidResponse, "the base URL \(baseURL) cannot take a path")
+        }
+        var items = [
+            URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: clientID),
+            URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "scope", value: scope), URLQueryItem(name: "state", value: state),
+            URLQueryItem(name: "nonce", value: nonce), URLQueryItem(name: "code_challenge", value: challenge),
+            URLQueryItem(name: "code_challenge_method", value: "S256"),
+        ]
+        if let prompt { items.append(URLQueryItem(name: "prompt", value: prompt)) }
+        if let loginHint { items.append(URLQueryItem(name: "login_hint", value: loginHint)) }
+        if let uiLocales { items.append(URLQueryItem(name: "ui_locales", value: uiLocales)) }
+        components.queryItems = items
+        // `+` means a space in a query (RFC 3986 leaves it alone; forms do not): encode it.
+        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        guard let url = components.url else { throw SignetError(.invalidResponse, "the authorization URL could not be made") }
+        return BrowserSignIn(url: url, redirectURI: redirectURI, state: state, nonce: nonce, verifier: verifier)
+    }
+
+    /// The URL the browser came back to: its `state` must be this sign-in's and its `iss` (RFC
+    /// 9207) this server's; an `error` becomes a ``SignetError`` with Signet's reason; the code is
+    /// exchanged (``exchange(code:for:)``).
+    @discardableResult
+    public func completeBrowserSignIn(callback: URL, for signIn: BrowserSignIn) async throws -> TokenResponse {
+        let items = URLComponents(url: callback, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        func value(_ name: String) -> String? { items.first { $0.name == name }?.value }
+        guard value("state") == signIn.state else { throw SignetError(.invalidResponse, "the callback's state is not this sign-in's") }
+        if let iss = value("iss"), iss != (try await issuer()) {
+            throw SignetError(.invalidResponse, "the callback names another issuer (\(iss))")
+        }
+        if let error = value("error") {
+            throw SignetError(serverReason: value("reason") ?? error, status: 400, value("error_description") ?? error)
+        }
+        guard let code = value("code") else { throw SignetError(.invalidResponse, "the callback has neither a code nor an error") }
+        return try await exchange(code: code, for: signIn)
+    }
+
+    /// The authorization code grant: the code and this sign-in's PKCE verifier for tokens, which
+    /// become the session; the id token's `nonce` must be this sign-in's.
+    @discardableResult
+    public func exchange(code: String, for signIn: BrowserSignIn) async throws -> TokenResponse {
+        let answer = try await send("POST", "oauth/token", body: AuthorizationCodeRequest(
+            client_id: clientID, code: code, redirect_uri: signIn.redirectURI, code_verifier: signIn.verifier))
+        let response = try decode(TokenResponse.self, answer)
+        if let idToken = response.id_token {
+            guard Self.claims(idToken)?["nonce"] as? String == signIn.nonce else { throw SignetError(.invalidResponse, "the id token's nonce is not this sign-in's") }
+        }
+        return try begin(response)
+    }
+
+    /// The server's issuer identifier, from its discovery document (read once).
+    func issuer() async throws -> String {
+        if let discoveredIssuer { return discoveredIssuer }
+        struct Discovery: Decodable { let issuer: String }
+        let found = try decode(Discovery.self, try await send("GET", ".well-known/openid-configuration")).issuer
+        discoveredIssuer = found
+        return found
+    }
+
+    /// A JWT's claims, unverified: the id token came straight from the token endpoint over TLS
+    /// (OIDC Core §3.1.3.7 step 6 allows that in place of its signature).
+    static func claims(_ token: String) -> [String: Any]? {
+        let parts = token.split(separator: ".")
+        guard parts.count == 3 else { return nil }
+        var text = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while text.count % 4 != 0 { text += "=" }
+        guard let data = Data(base64Encoded: text) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+    }
+}
