@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Signet builds against, when any is missing.
+#   bootstrap.sh        what building and running need
+#   bootstrap.sh test   and what the tests need besides: headless Chromium and its driver
+#                       (the hosted pages' tests), and a venv in .build/pyenv with Selenium,
+#                       Authlib and requests from PyPI (the browser and OIDC-client tests)
 # Idempotent; needs root or sudo only when something must be installed.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 packages=(libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev libcurl4-openssl-dev pkg-config libcurl4 python3 python3-aiosmtpd python3-jwt python3-cryptography openssl libqrencode-dev)
+[ "${1:-}" = test ] && packages+=(chromium chromium-driver python3-venv fonts-dejavu-core)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -15,3 +21,9 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 command -v swift >/dev/null || { echo "bootstrap: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
+if [ "${1:-}" = test ] && ! .build/pyenv/bin/python -c "import selenium, authlib, requests" 2>/dev/null; then
+    echo "bootstrap: making .build/pyenv (selenium, authlib, requests from PyPI)" >&2
+    mkdir -p .build
+    /usr/bin/python3 -m venv .build/pyenv
+    .build/pyenv/bin/pip install -q selenium authlib requests
+fi

@@ -34,7 +34,7 @@ run|each)
     if [ "$mode" = each ]; then
         runs=${2:-10000000}
         shift 2 || true
-        kinds=${*:-$(seq 0 21)}
+        kinds=${*:-$(seq 0 25)}
         mkdir -p .fuzz/each
         printf "%-6s %-12s %-10s %s\n" kind executions "exec/s" result
         for kind in $kinds; do

@@ -96,6 +96,14 @@ enum FuzzReplay {
             id: Array(repeating: 1, count: 16), kind: .stepUp, clientID: "app", challenge: Array(repeating: 2, count: 32), userID: "u", userHandle: [3],
             email: "a@b.c", name: "A", allowCredentials: [[4, 5]], requireUserVerification: true, expiresAt: 1_800_000_000_000)
         if let plain = SessionSealer.encode(session) { try write(.sealedSession, plain) }
+        for cookie in ["__Host-signet_session=abc; signet_browser=def", "a=b;;c", "=x; y=", String(repeating: "k=v; ", count: 80)] {
+            try write(.cookieHeader, Array(cookie.utf8))
+        }
+        for uri in ["https://app.signet.test/callback", "http://127.0.0.1:53211/cb", "com.example.app:/oauth", "http://localhost:1/cb?x=1", "https://evil.example/#x"] {
+            try write(.redirectURI, Array(uri.utf8))
+        }
+        for locales in ["es-MX fr\nen;q=0.5", "\nde, es;q=0.8, en;q=0.2", "zz\nq=1;es"] { try write(.uiLocales, Array(locales.utf8)) }
+        try write(.relatedOrigins, Array("https://shop.example.co.uk\nhttps://a.example\nhttp://localhost\nhttps://1.2.3.4".utf8))
         print("wrote \(n) seeds to \(out.path)")
     }
 }

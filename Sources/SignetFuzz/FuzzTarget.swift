@@ -5,6 +5,7 @@ import SignetWebAuthn
 import SignetAPI
 import SignetCurl
 import SignetHTTP
+import SignetWeb
 
 /// One fuzz input: the first byte picks the parser, the rest is its input. Every parser must
 /// refuse bad input with a `WebAuthnError`, never crash, hang or leak.
@@ -30,7 +31,16 @@ enum FuzzTarget {
         case queryString, managementQuery, associationFile
         // Proof of possession: DPoP proof JWTs.
         case dpopProof
+        // The web: Cookie headers, redirect URIs, ui_locales, related origins.
+        case cookieHeader, redirectURI, uiLocales, relatedOrigins
     }
+
+    /// A browser-flow client: an exact, a loopback (any port) and a private-use redirect URI.
+    static let webClient: ClientConfiguration = {
+        var c = ClientConfiguration(id: "spa", grants: [])
+        c.redirectURIs = ["https://app.signet.test/callback", "http://127.0.0.1/cb", "com.example.app:/oauth"]
+        return c
+    }()
 
     /// What `signet doctor` checks served files against: the test configuration's apps.
     static let doctor = Doctor(configuration: {
@@ -132,6 +142,25 @@ enum FuzzTarget {
             if let proof = try? DPoP.verify(text, for: DPoPRequest(method: "POST", url: "https://signet.test/oauth/token"), now: Date(timeIntervalSince1970: 1_800_000_000)) {
                 precondition(!proof.jkt.isEmpty && proof.jkt.utf8.count == 43, "a thumbprint that is not 32 bytes")
             }
+        case .cookieHeader:
+            let jar = SignetService.cookies(String(decoding: body, as: UTF8.self))
+            precondition(jar.count <= 64 && jar.keys.allSatisfy { !$0.contains(";") }, "unbounded or split cookies")
+        case .redirectURI:
+            let uri = String(decoding: body, as: UTF8.self)
+            if Ceremonies.redirectAllowed(uri, for: webClient), !webClient.redirectURIs.contains(uri) {
+                precondition(uri.hasPrefix("http://127.0.0.1") || uri.hasPrefix("http://localhost") || uri.hasPrefix("http://[::1]"), "a non-loopback URI matched")
+                precondition(!uri.contains("#"), "a fragment in a redirect URI")
+            }
+            let target = Ceremonies.appending(to: uri, [("code", uri), ("state", nil)])
+            precondition(target.hasPrefix(uri), "the redirect lost its URI")
+        case .uiLocales:
+            let text = String(decoding: body, as: UTF8.self)
+            let parts = text.split(separator: "\n", maxSplits: 1).map(String.init)
+            precondition(Strings.languages.contains(Strings.language(uiLocales: parts.first, acceptLanguage: parts.last)), "a language the pages do not speak")
+        case .relatedOrigins:
+            let origins = String(decoding: body, as: UTF8.self).split(separator: "\n").prefix(64).map(String.init)
+            _ = RelatedOrigins.problem(origins)
+            for origin in origins { if let label = RelatedOrigins.label(host: origin) { precondition(!label.contains("."), "a label with a dot") } }
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
                 precondition(SessionSealer.encode(session).flatMap(SessionSealer.decode) == session, "session round trip changed it")

@@ -33,7 +33,7 @@ extension SignetService {
     }
 
     /// The request's cookies (RFC 6265 §5.4): `a=b; c=d`, bounded; a repeated name keeps its first value.
-    static func cookies(_ header: String?) -> [String: String] {
+    package static func cookies(_ header: String?) -> [String: String] {
         var out: [String: String] = [:]
         for pair in (header ?? "").prefix(8192).split(separator: ";").prefix(64) {
             let parts = pair.split(separator: "=", maxSplits: 1)

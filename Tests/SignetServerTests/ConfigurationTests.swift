@@ -174,6 +174,29 @@ import Testing
         #expect(c.metricsListen?.host == "127.0.0.1" && c.metricsListen?.port == 9100 && c.dpopNonce)
     }
 
+    @Test("browser-flow clients, related origins and the SSO session's lifetimes load from the file and the environment")
+    func webSettings() throws {
+        let file = try ConfigurationTests.write("""
+            {"issuer": "https://auth.example.com",
+             "relying_party": {"id": "example.com", "origins": ["https://example.com"], "related_origins": ["https://example.co.uk"]},
+             "clients": [{"client_id": "web", "type": "public", "redirect_uris": ["https://example.com/cb", "http://127.0.0.1/cb"],
+                          "post_logout_redirect_uris": ["https://example.com/"], "allowed_origins": ["https://example.com"]}],
+             "web": {"session_ttl": 86400}}
+            """)
+        let c = try ConfigurationLoader.load(file: file, environment: ["SIGNET_WEB_SESSION_IDLE_TTL": "3600", "SIGNET_WEB_CODE_TTL": "30"])
+        let web = try #require(c.client("web"))
+        #expect(web.redirectURIs == ["https://example.com/cb", "http://127.0.0.1/cb"] && web.postLogoutRedirectURIs == ["https://example.com/"])
+        #expect(web.allowedOrigins == ["https://example.com"] && !web.isConfidential && !web.anyLoopbackRedirect)
+        #expect(c.relatedOrigins == ["https://example.co.uk"] && c.allowedOrigins.contains("https://example.co.uk"))
+        #expect(c.webSessionLifetime == 86400 && c.webSessionIdle == 3600 && c.authorizationCodeLifetime == 30)
+        for (origins, message) in [(#"["https://a.example","https://b.example","https://c.example","https://d.example","https://e.example","https://f.example"]"#, "at most 5"),
+                                   (#"["http://shop.example"]"#, "must use https")] {
+            #expect { _ = try ConfigurationLoader.load(file: file, environment: ["SIGNET_RELYING_PARTY_RELATED_ORIGINS": origins]) } throws: { "\($0)".contains(message) }
+        }
+        let dev = ServerConfiguration.development(port: 8080).client("dev")
+        #expect(dev?.anyLoopbackRedirect == true && dev?.grants.contains(GrantNames.authorizationCode) == true)
+    }
+
     @Test("bad new settings are refused with what to fix", arguments: [
         (#""database_durability": "sometimes""#, "database_durability must be full or normal"),
         (#""trusted_proxies": ["10.0.0.0/40"]"#, "trusted_proxies"),
@@ -193,6 +216,14 @@ import Testing
         (#""clients": [{"client_id": "x", "grants": ["password"]}]"#, "unknown grant"),
         (#""metrics": {"listen": "9100"}"#, "metrics.listen must be HOST:PORT"),
         (#""dpop": {"nonce": "maybe"}"#, "dpop.nonce must be true or false"),
+        (#""clients": [{"client_id": "x", "type": "confidential"}]"#, "a confidential client needs a client_secret_hash"),
+        (#""clients": [{"client_id": "x", "type": "hybrid"}]"#, "type must be"),
+        (#""clients": [{"client_id": "x", "redirect_uris": ["/relative"]}]"#, "is not an absolute URI"),
+        (#""clients": [{"client_id": "x", "redirect_uris": ["https://a.example/cb#frag"]}]"#, "is not an absolute URI"),
+        (#""clients": [{"client_id": "x", "post_logout_redirect_uris": ["nope"]}]"#, "post_logout_redirect_uris"),
+        (#""clients": [{"client_id": "x", "allowed_origins": ["https://a.example/path"]}]"#, "allowed_origins"),
+        (#""web": {"code_ttl": 3600}"#, "web.code_ttl"),
+        (#""web": {"session_idle_ttl": 1}"#, "web.session_idle_ttl"),
     ])
     func refused(_ setting: String, _ message: String) throws {
         let file = try ConfigurationTests.write("""

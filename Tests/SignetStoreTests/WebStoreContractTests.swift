@@ -1,0 +1,69 @@
+import SignetAuth
+import Foundation
+import SignetStore
+import Testing
+
+/// SSO sessions and authorization codes, on both databases.
+@Suite struct WebStoreContractTests {
+    static func session(_ userID: String, at: Int64 = now()) -> WebSessionRow {
+        WebSessionRow(hash: (0..<32).map { _ in UInt8.random(in: 0...255) }, id: "ws-\(UUID().uuidString.prefix(8))", userID: userID, authTime: at / 1000,
+                      amr: ["pop", "user"], credential: "cred", createdAt: at, lastSeenAt: at, expiresAt: at + 3_600_000, userAgent: "Chrome é", remote: "127.0.0.1")
+    }
+
+    @Test("SSO sessions: stored with the sign-in, touched (and stepped up) only while live, listed, revoked once, gone with the account", arguments: Backend.available)
+    func webSessions(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(1)
+        try store.createUser(u, credential: credential(u.id))
+        let a = Self.session(u.id), b = Self.session(u.id, at: now() + 1)
+        try store.perform([.webSession(a), .webSession(b)])
+        #expect(try store.webSession(hash: a.hash) == a)
+        #expect(try store.webSessions(userID: u.id, now: now()).map(\.id) == [b.id, a.id])
+        #expect(try store.touchWebSession(hash: a.hash, now: now() + 10, authTime: nil, amr: [], credential: nil))
+        #expect(try store.webSession(hash: a.hash)?.amr == ["pop", "user"], "a touch keeps the check")
+        #expect(try store.touchWebSession(hash: a.hash, now: now() + 20, authTime: 42, amr: ["pop"], credential: "other"))
+        let stepped = try #require(try store.webSession(hash: a.hash))
+        #expect(stepped.authTime == 42 && stepped.amr == ["pop"] && stepped.credential == "other")
+        #expect(try !store.touchWebSession(hash: a.hash, now: a.expiresAt + 1, authTime: nil, amr: [], credential: nil), "past its end")
+        // Revocation: once, only by its owner, in one transaction with its writes.
+        #expect(try !store.revokeWebSession(id: a.id, userID: "someone-else", at: now(), writes: []))
+        let results = concurrently(8) { try store.revokeWebSession(id: a.id, userID: u.id, at: now(), writes: []) }
+        #expect(results.filter { (try? $0.get()) == true }.count == 1)
+        #expect(try !store.touchWebSession(hash: a.hash, now: now(), authTime: nil, amr: [], credential: nil))
+        #expect(try store.webSessions(userID: u.id, now: now()).map(\.id) == [b.id])
+        #expect(try store.rowCounts()["web_sessions"] == 2)
+        #expect(try store.deleteUser(id: u.id, pseudonym: "deleted:x", writes: []))
+        #expect(try store.rowCounts()["web_sessions"] == 0)
+    }
+
+    @Test("authorization codes: of 16 concurrent uses one wins, inside its transaction; expired codes cannot be used; a family is revoked", arguments: Backend.available)
+    func codes(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(2)
+        try store.createUser(u, credential: credential(u.id))
+        let row = AuthorizationCodeRow(hash: (0..<32).map { _ in UInt8.random(in: 0...255) }, clientID: "spa", redirectURI: "https://a.example/cb",
+                                       codeChallenge: "c", nonce: nil, scope: "openid", audience: nil, userID: u.id, authTime: 1, amr: ["otp"], credential: nil,
+                                       family: "fam-1", createdAt: now(), expiresAt: now() + 60_000)
+        try store.perform([.authorizationCode(row)])
+        #expect(try store.authorizationCode(hash: row.hash)?.row == row && store.authorizationCode(hash: row.hash)?.usedAt == nil)
+        let token = RefreshTokenRow(hash: [9, 9], family: "fam-1", userID: u.id, clientID: "spa", scope: "openid", authTime: 1, amr: ["otp"],
+                                    expiresAt: now() + 60_000, createdAt: now())
+        let results = concurrently(16) { try store.perform([.useAuthorizationCode(hash: row.hash, at: now()), .refreshToken(RefreshTokenRow(
+            hash: (0..<32).map { _ in UInt8.random(in: 0...255) }, family: "fam-1", userID: u.id, clientID: "spa", scope: "openid", authTime: 1, amr: ["otp"],
+            expiresAt: now() + 60_000, createdAt: now()))]) }
+        #expect(results.filter { (try? $0.get()) != nil }.count == 1)
+        #expect(results.compactMap { result -> StoreError.Code? in if case .failure(let e as StoreError) = result { return e.code } else { return nil } }
+            .allSatisfy { $0 == .sessionUsed })
+        #expect(try store.authorizationCode(hash: row.hash)?.usedAt != nil)
+        #expect(try store.sessions(userID: u.id, now: now()).count == 1, "only the winner's refresh token was stored")
+        try store.insertRefreshToken(token)
+        try store.revokeRefreshFamily(family: "fam-1", now: now())
+        #expect(try store.sessions(userID: u.id, now: now()).isEmpty)
+        var expired = row
+        expired.hash = [1, 2, 3]
+        expired.expiresAt = now() - 1
+        try store.perform([.authorizationCode(expired)])
+        #expect(throws: StoreError.self) { try store.perform([.useAuthorizationCode(hash: expired.hash, at: now())]) }
+        #expect(try store.authorizationCode(hash: [7]) == nil)
+    }
+}
