@@ -13,6 +13,7 @@ read from the address bar; the script answers there with a blank page). To move 
 standard output and waits for a line on standard input. Its last line is
 `report {JSON}`: each check's outcome, which the Swift test asserts one by one.
 """
+import base64
 import http.server
 import json
 import mailbox
@@ -28,12 +29,15 @@ import urllib.parse
 import requests
 from authlib.integrations.requests_client import OAuth2Session
 from authlib.jose import JsonWebKey, jwt
-from authlib.oauth2.rfc7636 import create_s256_code_challenge
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
-from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.common.virtual_authenticator import Credential, VirtualAuthenticatorOptions
 from selenium.webdriver.support.ui import WebDriverWait
 
 BASE, MAILDIR, SHOTS, CLIENT, CALLBACK = sys.argv[1:6]
@@ -71,6 +75,20 @@ def advance(seconds):
     sys.stdin.readline()
 
 
+# Records the page's Signal API calls (WebAuthn L3 §5.1.10) in window.__signals, before any
+# script of the page runs.
+SIGNAL_SPY = """
+window.__signals = [];
+if (window.PublicKeyCredential) {
+  for (const name of ["signalUnknownCredential", "signalAllAcceptedCredentials", "signalCurrentUserDetails"]) {
+    const original = PublicKeyCredential[name];
+    if (!original) continue;
+    PublicKeyCredential[name] = function (options) { window.__signals.push([name, options]); return original.call(this, options); };
+  }
+}
+"""
+
+
 def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
@@ -79,6 +97,7 @@ def browser():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     add_authenticator(driver)
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SIGNAL_SPY})
     return driver
 
 
@@ -280,6 +299,11 @@ try:
     wait_for(driver, lambda d: "notice=session_revoked" in d.current_url)
     report["sessions_after_revoke"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="session-row"]'))
     report["events_listed"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="event-row"]'))
+    time.sleep(0.3)
+    signals = driver.execute_script("return window.__signals")
+    report["signals"] = sorted({name for name, _ in signals})
+    accepted = [options for name, options in signals if name == "signalAllAcceptedCredentials"]
+    report["signal_accepted_ids"] = len(accepted[-1]["allAcceptedCredentialIds"]) if accepted else None
     shoot(driver, "account")
 
     # 4. An old session: a change shows the step-up prompt; the passkey check makes it.
@@ -306,7 +330,14 @@ try:
     by_test_id(driver, "signout").click()
     wait_for(driver, lambda d: "/login" in d.current_url and by_test_id(d, "passkey-signin").is_displayed())
     swap_authenticator(driver, held)
-    by_test_id(driver, "passkey-signin").click()
+    # By keyboard alone: Tab from the top of the page to the button, then Enter.
+    driver.find_element(By.TAG_NAME, "body").click()
+    for _ in range(12):
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+        if driver.switch_to.active_element.get_attribute("data-testid") == "passkey-signin":
+            break
+    report["passkey_button_by_keyboard"] = driver.switch_to.active_element.get_attribute("data-testid") == "passkey-signin"
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
     report["passkey_button_signin"] = signed_in_as(driver)
 
     # 6. prompt=none without a session: login_required, back at the client.
@@ -338,7 +369,21 @@ try:
     driver.get(BASE + "/account")
     report["offer_created_passkey"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]'))
 
-    # 8. A wrong code shows the code page again with its reason (no passkey here to autofill).
+    # 8. A passkey Signet does not know (deleted on the server, still in the provider): the
+    #    sign-in fails as credential_unknown and the page tells the provider (Signal API).
+    swap_authenticator(driver)
+    stranger = ec.generate_private_key(ec.SECP256R1()).private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                                                                     serialization.NoEncryption())
+    unknown_id = secrets.token_bytes(16)
+    driver.add_credential(Credential.create_resident_credential(unknown_id, "localhost", b"someone", stranger, 0))
+    driver.delete_all_cookies()
+    driver.get(BASE + "/login")
+    wait_for(driver, lambda d: any(name == "signalUnknownCredential" for name, _ in d.execute_script("return window.__signals")))
+    signalled = [o for n, o in driver.execute_script("return window.__signals") if n == "signalUnknownCredential"][0]
+    report["signal_unknown"] = signalled.get("credentialId") == base64.urlsafe_b64encode(unknown_id).decode().rstrip("=")
+    report["unknown_passkey_status"] = driver.find_element(By.ID, "status").text
+
+    # 9. A wrong code shows the code page again with its reason (no passkey here to autofill).
     swap_authenticator(driver)
     driver.delete_all_cookies()
     advance(120)  # past the send interval
@@ -351,7 +396,7 @@ try:
     wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="error"]'))
     report["wrong_code_reason"] = by_test_id(driver, "error").get_attribute("data-reason")
 
-    # 9. Spanish, by ui_locales; the error page for an unknown client.
+    # 10. Spanish, by ui_locales; the error page for an unknown client.
     driver.get(BASE + "/login?ui_locales=es")
     report["spanish_title"] = driver.find_element(By.TAG_NAME, "h1").text
     report["spanish_lang"] = driver.find_element(By.TAG_NAME, "html").get_attribute("lang")
@@ -361,7 +406,7 @@ try:
     report["unknown_client_stayed"] = driver.current_url.startswith(BASE)
     shoot(driver, "error")
     report["console_errors"] = [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE" and "favicon" not in e["message"]
-                                and "/login/code/verify" not in e["message"] and "client_id=nobody" not in e["message"]]
+                                and "/login/code/verify" not in e["message"] and "/login/passkey" not in e["message"] and "client_id=nobody" not in e["message"]]
 except TimeoutException as error:
     report["failed"] = f"timed out at {driver.current_url}: " + driver.find_element(By.TAG_NAME, "body").text[:500]
 except Exception as error:

@@ -93,7 +93,7 @@ public enum Script {
           const done = await post("/login/passkey", { auth_session: start.auth_session, authn_response: credentialJSON(credential), authorization: data.authorization, return_to: returnTo() });
           go(done.redirect);
         } catch (error) {
-          if (error.reason === "credential_unknown") signalUnknown(credential.id);
+          if (error.reason === "credential_unknown" || error.reason === "credential_revoked") signalUnknown(credential.id);
           throw error;
         }
       }

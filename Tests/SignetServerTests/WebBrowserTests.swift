@@ -98,12 +98,18 @@ struct WebBrowserTests {
         #expect(r["app_sessions_listed"]?.int64 ?? 0 >= 1)
         #expect((r["sessions_after_revoke"]?.int64 ?? 0) == (r["account_sessions_before"]?.int64 ?? 0) - 1)
         #expect(r["events_listed"]?.int64 ?? 0 >= 3)
+        // The account page keeps the passkey provider's list in step (Signal API).
+        #expect(r["signals"] == .array([.string("signalAllAcceptedCredentials"), .string("signalCurrentUserDetails")]), "\(r["signals"]?.serialized ?? "")")
+        #expect(r["signal_accepted_ids"] == .number("1"), "the one passkey left after the removal")
         #expect(r["step_up_prompt"] == .bool(true) && r["renamed_after_step_up"]?.array?.first == .string("Home desktop"))
         #expect(r["autofill_signin"] == .string("ada@example.test") && r["passkey_button_signin"] == .string("ada@example.test"))
+        #expect(r["passkey_button_by_keyboard"] == .bool(true), "the passkey button is reached with Tab and pressed with Enter")
         // Email code, the passkey offer, a wrong code, Spanish, the error page.
         #expect(r["login_hint_prefilled"] == .string("grace@example.test"))
         #expect(r["code_signin_amr"] == .array([.string("otp")]) && r["offer_created_passkey"] == .number("1"))
         #expect(r["wrong_code_reason"] == .string("otp_invalid"))
+        #expect(r["signal_unknown"] == .bool(true), "signalUnknownCredential names the passkey Signet does not know")
+        #expect(r["unknown_passkey_status"] == .string("This passkey is not registered."))
         #expect(r["spanish_title"] == .string("Iniciar sesión") && r["spanish_lang"] == .string("es"))
         #expect(r["unknown_client_page"] == .string("client_unknown") && r["unknown_client_stayed"] == .bool(true))
         #expect(r["horizontal_overflow"] == .array([]), "pages wider than the window: \(r["horizontal_overflow"]?.serialized ?? "")")

@@ -86,6 +86,28 @@ import Testing
         #expect(try server.store.credentials(userID: passkeys[0].userID)[0].name == nil, "nothing changed")
     }
 
+    @Test("accessible forms: every visible input has a label, every button a text, the page a language and a title")
+    func labels() throws {
+        let server = try Self.server()
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "labels@signet.test")
+        for path in ["/account", "/device", "/account/passkey-offer"] {
+            try checkLabels(try browser.page(path).html, path)
+        }
+        let stranger = WebBrowser(server)
+        for path in ["/login", "/signup"] { try checkLabels(try stranger.page(path).html, path) }
+    }
+
+    func checkLabels(_ html: String, _ path: String) throws {
+        #expect(html.contains("<html lang=\"en\">") && html.contains("<title>"), "\(path)")
+        let inputs = html.components(separatedBy: "<input").dropFirst().map { $0.prefix { $0 != ">" } }.filter { !$0.contains("type=\"hidden\"") }
+        for input in inputs {
+            let id = try #require(WebBrowser.attribute("id", in: String(input)), "\(path): an input without an id: \(input)")
+            #expect(html.contains("<label for=\"\(id)\"") || html.contains("<label class=\"visually-hidden\" for=\"\(id)\""), "\(path): no label for \(id)")
+        }
+        #expect(!html.contains("<button type=\"submit\"></button>") && !html.contains("<button type=\"button\"></button>"), "\(path)")
+    }
+
     @Test("values are escaped by the template layer: a name with markup shows as text")
     func escaping() throws {
         let server = try Self.server()
@@ -337,5 +359,12 @@ import Testing
             "grant_type": .string(GrantNames.deviceCode), "client_id": .string("app"), "device_code": start.json["device_code"]!,
         ]))
         #expect(poll.status == 200 && poll.json["access_token"]?.string != nil, "\(poll.json.serialized)")
+        #expect(JWTParts(poll.json["access_token"]?.string)?["amr"] == .array([.string("pop"), .string("mca")]), "approved by a passkey")
+        // Revoking the passkey that approved it ends the new device's session.
+        let user = try #require(try server.store.user(email: "device@signet.test"))
+        _ = try server.store.adminRevokeCredential(id: try server.store.credentials(userID: user.id)[0].id, userID: user.id,
+                                                   at: Int64(server.clock.now.timeIntervalSince1970 * 1000), writes: [])
+        let refresh = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": poll.json["refresh_token"]!]))
+        #expect(refresh.json["reason"] == .string("refresh_token_revoked"))
     }
 }

@@ -118,7 +118,9 @@ extension Ceremonies {
             guard !user.blocked else { throw AuthError(.userBlocked, "the account is blocked") }
             var granted = try tokenGrant(scope: row.scope, audience: request.audience, client: client)
             granted.binding = grant.binding
-            let amr = ["hwk", "mca"]
+            // Approved over another channel (`mca`) by a device key (`hwk`) or, on the /device
+            // page, by a passkey (`pop`).
+            let amr = [row.approvedBy?.hasPrefix("dk_") == false ? "pop" : "hwk", "mca"]
             let authTime = nowMillis / 1000
             let fresh = random(48)
             let session = SessionRef(sid: Base64URL.encode(timeOrderedID()), credential: row.approvedBy)
