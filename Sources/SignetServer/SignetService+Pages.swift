@@ -32,14 +32,18 @@ extension SignetService {
         return text
     }
 
-    /// The request's cookies (RFC 6265 §5.4): `a=b; c=d`, bounded; a repeated name keeps its first value.
+    /// The request's cookies (RFC 6265 §5.4): `a=b; c=d`, split on the octets `;` and `=` (a
+    /// cookie is octets, so a `;` is a separator even where a combining mark follows it), bounded
+    /// to 8 KiB and 64 pairs; a repeated name keeps its first value.
     package static func cookies(_ header: String?) -> [String: String] {
         var out: [String: String] = [:]
-        for pair in (header ?? "").prefix(8192).split(separator: ";").prefix(64) {
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2 else { continue }
-            let name = String(trimmedOWS(parts[0]))
-            if out[name] == nil { out[name] = String(trimmedOWS(parts[1])) }
+        for pair in Array((header ?? "").utf8.prefix(8192)).split(separator: UInt8(ascii: ";")).prefix(64) {
+            guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            func trimmed(_ bytes: ArraySlice<UInt8>) -> String {
+                String(decoding: bytes.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed(), as: UTF8.self)
+            }
+            let name = trimmed(pair[..<equals])
+            if out[name] == nil { out[name] = trimmed(pair[(equals + 1)...]) }
         }
         return out
     }
