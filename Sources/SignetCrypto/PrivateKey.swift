@@ -11,6 +11,8 @@ public final class PrivateKey: @unchecked Sendable {
     }
 
     let pkey: OpaquePointer
+    /// The ES256 signing context of this key, made on first use (``ContextTemplate``).
+    let signTemplate = ContextTemplate()
     /// The matching public key.
     public let publicKey: PublicKey
 
@@ -85,6 +87,17 @@ public final class PrivateKey: @unchecked Sendable {
     /// Signs `message` (`EVP_DigestSign`). ECDSA signatures are DER `Ecdsa-Sig-Value`.
     public func sign(_ message: [UInt8], scheme: SignatureScheme) throws -> [UInt8] {
         guard publicKey.supports(scheme) else { throw CryptoError(.unsupportedKey, "scheme does not fit the key") }
+        // ES256 (every token Signet signs): a copy of the key's initialised context, into a
+        // buffer of the largest DER signature, in one call.
+        if case .ecdsa(let digest) = scheme, digest == .sha256, let template = signTemplate.context(pkey: pkey, md: digest.md, sign: true) {
+            var length = Int(EVP_PKEY_get_size(pkey))
+            var signature = [UInt8](repeating: 0, count: length)
+            let rc = message.withUnsafeBufferPointer { m in
+                signature.withUnsafeMutableBufferPointer { signet_template_sign(template, $0.baseAddress, &length, m.baseAddress, m.count) }
+            }
+            guard rc == 1 else { throw CryptoError(.library, "ES256 signing failed") }
+            return Array(signature.prefix(length))
+        }
         guard let ctx = EVP_MD_CTX_new() else { throw CryptoError(.library, "EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(ctx) }
         var pctx: OpaquePointer?

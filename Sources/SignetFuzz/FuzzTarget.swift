@@ -144,7 +144,7 @@ enum FuzzTarget {
             }
         case .cookieHeader:
             let jar = SignetService.cookies(String(decoding: body, as: UTF8.self))
-            precondition(jar.count <= 64 && jar.keys.allSatisfy { !$0.contains(";") }, "unbounded or split cookies")
+            precondition(jar.count <= 64 && jar.keys.allSatisfy { !$0.utf8.contains(0x3B) }, "unbounded or split cookies")
         case .redirectURI:
             let uri = String(decoding: body, as: UTF8.self)
             if Ceremonies.redirectAllowed(uri, for: webClient), !webClient.redirectURIs.contains(uri) {

@@ -1,3 +1,4 @@
+import Foundation
 import SignetCrypto
 import Testing
 
@@ -27,6 +28,38 @@ import Testing
             #expect(!other.publicKey.verify(signature: sig, message: message, scheme: scheme))
             #expect(!key.publicKey.verify(signature: [], message: message, scheme: scheme))
         }
+    }
+
+    @Test("ES256 through the shared template contexts: 64 threads sign and verify with one key pair, each result right, tampering refused")
+    func templatesAcrossThreads() throws {
+        let key = try PrivateKey.generate(.ec(.p256))
+        let other = try PrivateKey.generate(.ec(.p256))
+        final class Results: @unchecked Sendable {
+            let lock = NSLock()
+            var wrong = 0
+        }
+        let results = Results()
+        DispatchQueue.concurrentPerform(iterations: 64) { n in
+            let message = Array("message \(n)".utf8)
+            guard let signature = try? key.sign(message, scheme: .ecdsa(.sha256)) else {
+                results.lock.withLock { results.wrong += 1 }
+                return
+            }
+            var tampered = message
+            tampered[0] ^= 1
+            let right = key.publicKey.verify(signature: signature, message: message, scheme: .ecdsa(.sha256))
+                && !key.publicKey.verify(signature: signature, message: tampered, scheme: .ecdsa(.sha256))
+                && !other.publicKey.verify(signature: signature, message: message, scheme: .ecdsa(.sha256))
+                && !key.publicKey.verify(signature: Array(signature.dropLast()), message: message, scheme: .ecdsa(.sha256))
+            if !right { results.lock.withLock { results.wrong += 1 } }
+        }
+        #expect(results.wrong == 0)
+        // The template and a freshly initialised context agree (the floor's two ways).
+        let message = Array("same bytes".utf8)
+        let signature = try key.sign(message, scheme: .ecdsa(.sha256))
+        #expect(key.publicKey.benchmarkRawVerify(signature: signature, message: message, scheme: .ecdsa(.sha256), iterations: 3) == 3)
+        #expect(key.publicKey.benchmarkTemplateVerify(signature: signature, message: message, scheme: .ecdsa(.sha256), iterations: 3) == 3)
+        #expect(key.publicKey.benchmarkTemplateVerify(signature: signature, message: message + [0], scheme: .ecdsa(.sha256), iterations: 3) == 0)
     }
 
     @Test("a key never verifies under another family's scheme")
