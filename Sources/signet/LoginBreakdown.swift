@@ -24,7 +24,8 @@ struct LoginBreakdown {
         var configuration = ServerConfiguration.development(port: 8080, database: "sqlite:" + directory.appendingPathComponent("signet.db").path)
         configuration.keyEncryptionKeyFile = directory.appendingPathComponent("signet.kek").path
         configuration.accessLog = false
-        let store = try SignetApp.openStore(configuration.database)
+        // SIGNET_DATABASE_DURABILITY=normal measures the sign-in without the WAL's sync.
+        let store = try SignetApp.openStore(configuration.database, durable: ProcessInfo.processInfo.environment["SIGNET_DATABASE_DURABILITY"] != "normal")
         let kek = try KeyEncryptionKey.load(environment: [:], file: configuration.keyEncryptionKeyFile)
         let service = SignetService(configuration: configuration, store: store, keys: try KeyRing(store: store, kek: kek, retentionSeconds: 3600), kek: kek)
         let authenticator = SoftwareAuthenticator()
