@@ -4,6 +4,7 @@ public import SignetAuth
 public import SignetCrypto
 public import SignetHTTP
 public import SignetWebAuthn
+import SignetStore
 
 /// Signet's JSON API (DESIGN.md, "HTTP API"): an adapter over ``Ceremonies``. Each route maps
 /// the request onto SignetAPI's wire types, declares what it needs (``Needs``), calls one
@@ -91,7 +92,15 @@ public final class SignetService: HTTPHandler, Sendable {
 
     /// The Prometheus text of ``Metrics``.
     var metricsResponse: HTTPResponse {
-        HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Array(ceremonies.metrics.text.utf8))
+        var text = ceremonies.metrics.text
+        if let sql = store as? SQLStore, sql.durableCommits > 0 {
+            // Group commit: how many durable commits shared each sync of the WAL.
+            text += "# HELP signet_sqlite_durable_commits_total Commits that waited for the WAL to be on disk.\n# TYPE signet_sqlite_durable_commits_total counter\n"
+            text += "signet_sqlite_durable_commits_total \(sql.durableCommits)\n"
+            text += "# HELP signet_sqlite_wal_syncs_total fdatasync calls of the WAL made for them.\n# TYPE signet_sqlite_wal_syncs_total counter\n"
+            text += "signet_sqlite_wal_syncs_total \(sql.durableSyncs)\n"
+        }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Array(text.utf8))
     }
 
     public func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {

@@ -30,6 +30,8 @@ final class GroupSync: @unchecked Sendable {
     /// Syncs made (for tests and the benchmark).
     private let syncCount = Atomic<Int>(0)
     var syncs: Int { syncCount.load(ordering: .relaxed) }
+    /// Commits numbered so far.
+    var commits: Int { committed.load(ordering: .relaxed) }
 
     init(databasePath: String) {
         walPath = databasePath + "-wal"

@@ -53,6 +53,8 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     /// Syncs made for durable commits (SQLite; 0 elsewhere).
     package var durableSyncs: Int { (pool as? SQLitePool)?.groupSync?.syncs ?? 0 }
+    /// Durable SQLite: the commits that waited for a sync (``durableSyncs`` of them shared each).
+    package var durableCommits: Int { (pool as? SQLitePool)?.groupSync?.commits ?? 0 }
 
     init(pool: any SessionPool, backend: String, schema: [(version: Int, sql: String)]) throws(StoreError) {
         self.pool = pool

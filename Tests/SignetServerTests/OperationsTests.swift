@@ -166,6 +166,19 @@ import Testing
         #expect(metrics.status == 200 && text.contains(#"signet_audit_events_total{event="sign_up",outcome="success"} 1"#))
         #expect(try HTTPClient(port: port).send("GET", "/healthz").status == 404)
     }
+
+    @Test("/metrics counts durable SQLite's commits and the WAL syncs they shared")
+    func groupCommitMetrics() throws {
+        let server = try TestServer()
+        for n in 0..<3 { _ = try SignedIn(server, email: "gc\(n)@signet.test") }
+        let text = String(decoding: try server.get("/metrics").body, as: UTF8.self)
+        func value(_ name: String) -> Int? {
+            text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
+        }
+        let commits = try #require(value("signet_sqlite_durable_commits_total"))
+        let syncs = try #require(value("signet_sqlite_wal_syncs_total"))
+        #expect(commits >= 3 && syncs >= 1 && syncs <= commits, "\(commits) commits, \(syncs) syncs")
+    }
 }
 
 /// Text read from a pipe as it arrives.
