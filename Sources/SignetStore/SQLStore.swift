@@ -225,6 +225,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     private static let refusal = StoreError(StoreError.Code(rawValue: "sign_in_refused"), "the guarded use refused the sign-in")
 
     public func completeSignIn(_ use: SignInUse, writes: [StoreWrite]) throws(StoreError) -> SignInOutcome {
+        if pool is PostgresPool, let statement = Self.postgresSignIn(use, writes: writes) { return try completePostgresSignIn(use, statement) }
         var refused: UseRefusal?
         do {
             return try locked { db throws(StoreError) in

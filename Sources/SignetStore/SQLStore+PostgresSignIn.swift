@@ -1,0 +1,106 @@
+import Foundation
+import SignetAuth
+
+/// A sign-in's commit on PostgreSQL in one statement instead of seven (`BEGIN`, the session
+/// mark, the guarded credential use, each write, the account read, `COMMIT`): every step is a
+/// data-modifying CTE that runs only when the one before it took effect, so the statement as a
+/// whole is the transaction (PostgreSQL 15 §7.8.4: all of a statement's CTEs see one snapshot
+/// and commit together).
+///
+///     p0…  the DPoP proof marks (ON CONFLICT DO NOTHING: a used one leaves its row out)
+///     s    the auth session's mark, only when every proof mark went in
+///     c    the guarded credential use, only with the session marked and the account not blocked
+///     w0…  the writes, only when the credential was used
+///     then the counts and the account, read in the same statement
+///
+/// A refused use leaves the session and proof marks written; they are deleted at once, so that
+/// a refused sign-in writes nothing, as ``Store/completeSignIn(_:writes:)`` promises.
+extension SQLStore {
+    struct SignInStatement {
+        var sql: String
+        var values: [SQLValue]
+        var proofs: [[UInt8]]
+    }
+
+    /// The statement for `use` and `writes`, or `nil` when a write is of a kind it does not
+    /// carry (the transaction of seven statements then runs instead).
+    static func postgresSignIn(_ use: SignInUse, writes: [StoreWrite]) -> SignInStatement? {
+        var ctes: [String] = []
+        var values: [SQLValue] = []
+        var proofs: [[UInt8]] = []
+        for write in writes {
+            guard case .useProof(let id, let expiresAt) = write else { continue }
+            // One proof a request; with more, which marks this statement made could not be told.
+            guard proofs.isEmpty else { return nil }
+            ctes.append("p\(proofs.count) AS (INSERT INTO used_sessions (id, expires_at) VALUES (?::bytea, ?::bigint) ON CONFLICT (id) DO NOTHING RETURNING 1)")
+            values += [.blob(id), .int(expiresAt)]
+            proofs.append(id)
+        }
+        let afterProofs = proofs.indices.map { " AND EXISTS (SELECT 1 FROM p\($0))" }.joined()
+        ctes.append("s AS (INSERT INTO used_sessions (id, expires_at) SELECT ?::bytea, ?::bigint WHERE TRUE\(afterProofs) ON CONFLICT (id) DO NOTHING RETURNING 1)")
+        values += [.blob(use.sessionID), .int(use.sessionExpiresAt)]
+        let u = use.credential
+        ctes.append("""
+            c AS (UPDATE credentials SET sign_count = ?::bigint, backup_state = ?::int, last_used_at = ?::bigint, use_count = use_count + 1
+            WHERE id = ?::bytea AND user_id = ?::text AND public_key = ?::bytea AND revoked_at IS NULL AND (sign_count < ?::bigint OR (?::bigint = 0 AND sign_count = 0))
+            AND EXISTS (SELECT 1 FROM s) AND EXISTS (SELECT 1 FROM users WHERE id = ?::text AND blocked = 0) RETURNING 1)
+            """)
+        values += [.int(u.signCount), .int(u.backupState ? 1 : 0), .int(u.at), .blob(u.credentialID), .text(u.userID), .blob(u.publicKey),
+                   .int(u.signCount), .int(u.signCount), .text(u.userID)]
+        let ifUsed = " WHERE EXISTS (SELECT 1 FROM c)"
+        var n = 0
+        for write in writes {
+            switch write {
+            case .useProof: continue
+            case .audit(let e):
+                ctes.append("w\(n) AS (INSERT INTO audit_events (at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id, detail) "
+                    + "SELECT ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text\(ifUsed))")
+                values += [.int(e.at), .text(e.kind), .text(e.outcome), text(e.reason), text(e.userID), text(e.clientID), text(e.credentialID), text(e.remote),
+                           text(e.requestID), text(e.detail)]
+            case .refreshToken(let t):
+                ctes.append("w\(n) AS (INSERT INTO refresh_tokens (hash, family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id, jkt) "
+                    + "SELECT ?::bytea, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::text, ?::bigint, ?::bigint, ?::text, ?::text\(ifUsed))")
+                values += [.blob(t.hash), .text(t.family), .text(t.userID), .text(t.clientID), .text(t.scope), .int(t.authTime), .text(t.amr.joined(separator: " ")),
+                           .int(t.expiresAt), .int(t.createdAt), text(t.credential), text(t.jkt)]
+            case .webSession(let w):
+                ctes.append("w\(n) AS (INSERT INTO web_sessions (\(webSessionColumns)) "
+                    + "SELECT ?::bytea, ?::text, ?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::bigint, ?::bigint, NULL::bigint, ?::text, ?::text\(ifUsed))")
+                values += [.blob(w.hash), .text(w.id), .text(w.userID), .int(w.authTime), .text(w.amr.joined(separator: " ")), text(w.credential), .int(w.createdAt),
+                           .int(w.lastSeenAt), .int(w.expiresAt), text(w.userAgent), .text(w.remote)]
+            default:
+                return nil
+            }
+            n += 1
+        }
+        let userColumns = userSelect.split(separator: ",").map { "u." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+        let proofCount = proofs.indices.map { "(SELECT count(*) FROM p\($0))" }.joined(separator: " + ")
+        let sql = "WITH " + ctes.joined(separator: ",\n") + "\nSELECT (SELECT count(*) FROM s), (SELECT count(*) FROM c), \(proofs.isEmpty ? "0" : proofCount), \(userColumns) "
+            + "FROM (SELECT 1) one LEFT JOIN users u ON u.id = ?::text"
+        values.append(.text(u.userID))
+        return SignInStatement(sql: sql, values: values, proofs: proofs)
+    }
+
+    /// Runs ``postgresSignIn(_:writes:)``'s statement and reads its outcome.
+    func completePostgresSignIn(_ use: SignInUse, _ statement: SignInStatement) throws(StoreError) -> SignInOutcome {
+        try locked { db throws(StoreError) in
+            guard let row = try db.query(statement.sql, statement.values).first else { throw StoreError(.internalError, "the sign-in statement answered no row") }
+            let marked = row[0].int == 1, used = row[1].int == 1, proofs = Int(row[2].int ?? 0)
+            let account: UserRecord? = if case .null = row[3] { nil } else { Self.user(Array(row[3...])) }
+            if used {
+                guard let account else { throw StoreError(.internalError, "a credential was used for an account that is gone") }
+                return .signedIn(account)
+            }
+            // Nothing of the sign-in was written but the marks this statement made; they go, as
+            // a rolled-back transaction's would. (A proof that was already used made no mark.)
+            if marked { try db.query("DELETE FROM used_sessions WHERE id = ?", [.blob(use.sessionID)]) }
+            if proofs > 0, let id = statement.proofs.first { try db.query("DELETE FROM used_sessions WHERE id = ?", [.blob(id)]) }
+            guard proofs == statement.proofs.count else { throw StoreError(.proofUsed, "the DPoP proof was already used") }
+            guard marked else { throw StoreError(.sessionUsed, "the auth session was already used") }
+            guard let account else { return .refused(.credentialUnknown) }
+            if account.blocked { return .refused(.userBlocked) }
+            let credential = try db.query("SELECT user_id, public_key, revoked_at, sign_count FROM credentials WHERE id = ?", [.blob(use.credential.credentialID)]).first
+            guard let credential, credential[0].text == use.credential.userID, credential[1].blob == use.credential.publicKey else { return .refused(.credentialUnknown) }
+            return .refused(credential[2].int != nil ? .credentialRevoked : .counterRegression(stored: credential[3].int ?? 0))
+        }
+    }
+}
