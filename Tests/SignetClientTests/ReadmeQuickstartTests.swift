@@ -1,4 +1,6 @@
 import Foundation
+import SignetClient
+import SignetSoftware
 import SignetWebAuthn
 import Testing
 
@@ -29,6 +31,31 @@ import Testing
         #expect(lines.count == 4)
         let server = try Self.run(lines)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: server.directory.appendingPathComponent("signet-mail").path)) ?? []).contains { $0.hasSuffix(".eml") })
+    }
+
+    @Test("the browser walk-through: the README's /authorize URL reaches the sign-in page, and its code exchanges with the README's curl line")
+    func browserWalkthrough() async throws {
+        let url = try #require(try Self.commands("web-authorize").first)
+        let exchange = try Self.commands("web-exchange").joined(separator: " ").replacingOccurrences(of: "\\ ", with: "")
+        let server = try ServerProcess()
+        let authenticator = SoftwareAuthenticator()
+        try await App(server, authenticator: authenticator).client.signUp(email: "walk@signet.test")
+        var cookies: [String: String] = [:]
+        let start = try #require(URL(string: url.replacingOccurrences(of: "localhost:8080", with: "localhost:\(server.port)")))
+        let callback = try SDKBrowserTests.sheet(server, start, authenticator: authenticator, cookies: &cookies)
+        let query = URLComponents(url: callback, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        #expect(callback.absoluteString.hasPrefix("http://127.0.0.1:9999/cb?code=") && query.first { $0.name == "state" }?.value == "s1")
+        let code = try #require(query.first { $0.name == "code" }?.value)
+        let command = exchange.replacingOccurrences(of: "127.0.0.1:8080", with: "127.0.0.1:\(server.port)").replacingOccurrences(of: "code=CODE", with: "code=\(code)")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", command]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let answer = try StrictJSON().parse(Array(out.fileHandleForReading.readDataToEndOfFile()))
+        process.waitUntilExit()
+        #expect(answer["access_token"]?.string != nil && answer["id_token"]?.string != nil && answer["token_type"] == .string("Bearer"), "\(answer.serialized)")
     }
 
     @Test("the two-device walkthrough: a tablet signed in by the phone's device key, every token DPoP-bound")
