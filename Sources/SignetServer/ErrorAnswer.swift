@@ -31,7 +31,9 @@ enum ErrorAnswer {
 
     static func response(_ error: any Error, for request: HTTPRequest) -> HTTPResponse { response(AuthError(error), for: request) }
 
-    /// A minimal error page; the hosted pages' templates replace it when they exist.
+    /// A minimal error page, for the answers made without the service at hand (the metrics
+    /// listener); the service answers a browser with the templated error page
+    /// (``SignetService/errorPage(_:request:)``).
     static func page(status: Int, text: String, reason: Reason) -> String {
         let escaped = text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
         return """

@@ -106,7 +106,7 @@ public final class SignetService: HTTPHandler, Sendable {
     public func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
         var error = AuthError(.bodyTooLarge, "body larger than \(limit) bytes", publicDetail: "request body larger than \(limit) bytes")
         error.status = 413
-        return ErrorAnswer.response(error, for: request)
+        return answer(error, for: request)
     }
 
     /// The request's JSON body.

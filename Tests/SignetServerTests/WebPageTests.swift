@@ -39,6 +39,15 @@ import Testing
         #expect(try browser.send("GET", "/assets/signet.css").headers["content-type"] == "text/css; charset=utf-8")
     }
 
+    @Test("a browser's refusals before any route runs (a body too large) are the templated error page too")
+    func bodyTooLargePage() throws {
+        let server = try TestServer(.socket) { c in c.maxBodyBytes = 1024 }
+        let response = try server.client().send("POST", "/login/code", headers: [("Accept", "text/html"), ("Content-Type", "application/x-www-form-urlencoded")],
+                                                body: Array(repeating: UInt8(ascii: "a"), count: 4096))
+        #expect(response.status == 413 && response.headers["content-security-policy"]?.contains("frame-ancestors 'none'") == true)
+        #expect(String(decoding: response.body, as: UTF8.self).contains("data-reason=\"body_too_large\""))
+    }
+
     @Test("the session cookie is __Host-, Secure, HttpOnly, SameSite=Lax, Path=/; the plain name on http://localhost")
     func cookieAttributes() throws {
         let server = try Self.server()
