@@ -81,14 +81,21 @@ extension SignetService {
 
     /// `GET /logout` (OpenID Connect RP-Initiated Logout 1.0 §2): ends the SSO session; goes to
     /// `post_logout_redirect_uri` only when it is registered for the client that `id_token_hint`
-    /// (or `client_id`) names, with `state`; otherwise to the sign-in page.
+    /// (or `client_id`) names, with `state`; otherwise to the sign-in page. Without an
+    /// `id_token_hint` the user is asked first: a page with the sign-out button.
     func logout(_ call: Call) -> HTTPResponse {
         let query = call.request.query
         do {
             let target = try ceremonies.postLogoutTarget(idTokenHint: query["id_token_hint"], clientID: query["client_id"],
                                                          redirectURI: query["post_logout_redirect_uri"], state: query["state"])
             let browser = try self.browser(call.request)
-            if let session = browser.session { try ceremonies.endWebSession(session, context: call.context) }
+            guard let session = browser.session else { return .redirect(to: target ?? "/login") }
+            guard query["id_token_hint"] != nil else {
+                return page("signout", title: "signout_title", Pages.signOut, [
+                    "clientID": .text(query["client_id"] ?? ""), "redirectURI": .text(query["post_logout_redirect_uri"] ?? ""), "state": .text(query["state"] ?? ""),
+                ], browser: browser, signedIn: true, url: "/logout")
+            }
+            try ceremonies.endWebSession(session, context: call.context)
             var response = HTTPResponse.redirect(to: target ?? "/login")
             response.headers.append(("Set-Cookie", cookie(sessionCookieName, "", maxAge: 0)))
             return response

@@ -177,6 +177,18 @@ public enum Pages {
         </form>
         """)
 
+    /// `GET /logout` without an `id_token_hint`: the user is asked first (OpenID Connect
+    /// RP-Initiated Logout 1.0 §2), so a link on another site cannot sign anyone out.
+    public static let signOut = Template("""
+        <h1>{{t.signout_title}}</h1>
+        <p>{{t.signout_text}}</p>
+        <form method="post" action="/logout"><input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="client_id" value="{{clientID}}"><input type="hidden" name="post_logout_redirect_uri" value="{{redirectURI}}">
+        <input type="hidden" name="state" value="{{state}}">
+        <button type="submit" class="primary wide" data-testid="signout">{{t.signout}}</button></form>
+        <a class="button secondary wide" href="/account" data-testid="stay-signed-in">{{t.stay}}</a>
+        """)
+
     /// The error page: a wrong client or redirect URI, a stale form, a page that failed.
     public static let error = Template("""
         <h1>{{t.error_title}}</h1>

@@ -146,7 +146,7 @@ import Testing
         #expect(Strings.language(uiLocales: nil, acceptLanguage: nil) == "en")
         // Every page renders in both languages, and all its texts are found.
         for language in Strings.languages {
-            for page in [Pages.login, Pages.signup, Pages.code, Pages.offer, Pages.account, Pages.device, Pages.error] {
+            for page in [Pages.login, Pages.signup, Pages.code, Pages.offer, Pages.account, Pages.device, Pages.signOut, Pages.error] {
                 let html = page.render(["stepUp": .bool(true), "newCodes": .bool(true)], strings: Strings.table(language)).html
                 let missing = html.range(of: #"\bt\.[a-z_]+"#, options: .regularExpression).map { String(html[$0]) }
                 #expect(missing == nil, "\(missing ?? "") has no text in \(language)")
@@ -286,6 +286,16 @@ import Testing
         #expect(ok.status == 303 && ok.headers["location"] == "https://app.signet.test/bye?state=z")
         #expect(try browser.page("/account").status == 303, "the session ended")
         #expect(try WebBrowser(server).send("GET", "/logout").headers["location"] == "/login")
+        // Without an id_token_hint the user is asked first: a link elsewhere ends nothing.
+        let other = WebBrowser(server, authenticator: browser.authenticator)
+        #expect(try other.signIn().status == 200)
+        let ask = try other.page("/logout?client_id=spa&post_logout_redirect_uri=https%3A%2F%2Fapp.signet.test%2Fbye&state=q")
+        #expect(ask.status == 200 && ask.html.contains("data-testid=\"signout\"") && ask.html.contains("value=\"https://app.signet.test/bye\""))
+        #expect(try other.page("/account").status == 200, "asking ended nothing")
+        let confirmed = try other.form("/logout", [("client_id", "spa"), ("post_logout_redirect_uri", "https://app.signet.test/bye"), ("state", "q")])
+        #expect(confirmed.response.headers["location"] == "https://app.signet.test/bye?state=q")
+        #expect(try other.page("/account").status == 303)
+        #expect(try other.form("/logout", [], csrf: "forged").status == 403)
     }
 
     @Test("related origins: /.well-known/webauthn lists them, their ceremonies are accepted; more than 5 labels refuse to start")
