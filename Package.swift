@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "SignetHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
         .target(name: "SignetAPI", swiftSettings: strict),
         // The hosted pages: templates, their text in each language, the one script and stylesheet.
-        .target(name: "SignetWeb", swiftSettings: strict),
+        .target(name: "SignetWeb", dependencies: ["SignetAPI"], swiftSettings: strict),
         // libcurl, wrapped once: SMTP for the outbox (and HTTPS clients later).
         .target(name: "SignetCurl", dependencies: ["CCurl"], swiftSettings: strict),
         // libqrencode, wrapped once: QR codes for the terminal.

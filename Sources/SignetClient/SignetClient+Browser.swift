@@ -30,9 +30,7 @@ extension SignetClient {
     /// 32 bytes from the system's secure generator, base64url: PKCE verifiers, `state`, `nonce`.
     static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64URLEncodedString
     }
 
     /// The authorization URL for a browser sign-in with PKCE (S256), `state` and `nonce`.
@@ -44,8 +42,7 @@ extension SignetClient {
     public func authorizationURL(redirectURI: String, scope: String = "openid profile email offline_access", prompt: String? = nil,
                                  loginHint: String? = nil, uiLocales: String? = nil) throws -> BrowserSignIn {
         let verifier = Self.randomToken(), state = Self.randomToken(), nonce = Self.randomToken()
-        let challenge = SHA256.hash(Data(verifier.utf8)).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let challenge = SHA256.base64url(Data(verifier.utf8))
         guard var components = URLComponents(url: baseURL.appendingPathComponent("authorize"), resolvingAgainstBaseURL: false) else {
             throw SignetError(.invalidResponse, "the base URL \(baseURL) cannot take a path")
         }
@@ -109,10 +106,7 @@ extension SignetClient {
     /// (OIDC Core §3.1.3.7 step 6 allows that in place of its signature).
     static func claims(_ token: String) -> [String: Any]? {
         let parts = token.split(separator: ".")
-        guard parts.count == 3 else { return nil }
-        var text = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while text.count % 4 != 0 { text += "=" }
-        guard let data = Data(base64Encoded: text) else { return nil }
+        guard parts.count == 3, let data = Data(base64URLEncoded: String(parts[1])) else { return nil }
         return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
     }
 }

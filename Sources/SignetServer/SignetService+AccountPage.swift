@@ -188,13 +188,12 @@ extension SignetService {
         return page("account", title: "account_title", Pages.account, values, browser: browser, status: status, signedIn: true, url: "/account")
     }
 
-    /// `2026-12-01 16:09 UTC`.
+    /// `2026-12-01 16:09 UTC`: ISO 8601's form to the minute (a format style is a value, so one
+    /// serves every page; a DateFormatter per timestamp cost more than the page's rendering).
+    static let timeStyle = Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC") ?? .current)
     static func timeText(_ ms: Int64) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
-        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+        let iso = Date(timeIntervalSince1970: Double(ms) / 1000).formatted(timeStyle)  // 2026-12-01T16:09:27Z
+        return iso.prefix(10) + " " + iso.dropFirst(11).prefix(5) + " UTC"
     }
 
     /// A short name for a User-Agent: the browser and the system, as far as they can be told.

@@ -71,7 +71,9 @@ extension SignetService {
     func checkCSRF(_ request: HTTPRequest, form: JSONValue?, signedIn: Bool) throws -> Browser {
         let browser = try self.browser(request)
         let token = request.header("x-csrf-token") ?? form?["csrf"]?.string
-        try ceremonies.checkCSRF(token, binding: browser.newPreSession && !signedIn ? nil : (signedIn ? browser.session?.row.id : browser.preSession))
+        // A pre-session cookie made just now was never on a page, so no token can be bound to it.
+        let binding = signedIn ? browser.session?.row.id : browser.newPreSession ? nil : browser.preSession
+        try ceremonies.checkCSRF(token, binding: binding)
         return browser
     }
 

@@ -47,26 +47,22 @@ extension SQLStore {
             """)
         values += [.int(u.signCount), .int(u.backupState ? 1 : 0), .int(u.at), .blob(u.credentialID), .text(u.userID), .blob(u.publicKey),
                    .int(u.signCount), .int(u.signCount), .text(u.userID)]
-        let ifUsed = " WHERE EXISTS (SELECT 1 FROM c)"
         var n = 0
         for write in writes {
             switch write {
             case .useProof: continue
             case .audit(let e):
-                ctes.append("w\(n) AS (INSERT INTO audit_events (at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id, detail) "
-                    + "SELECT ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text\(ifUsed))")
-                values += [.int(e.at), .text(e.kind), .text(e.outcome), text(e.reason), text(e.userID), text(e.clientID), text(e.credentialID), text(e.remote),
-                           text(e.requestID), text(e.detail)]
+                ctes.append(insert(n, "audit_events", auditColumns, casts: ["bigint"] + Array(repeating: "text", count: 9)))
+                values += auditValues(e)
             case .refreshToken(let t):
-                ctes.append("w\(n) AS (INSERT INTO refresh_tokens (hash, family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id, jkt) "
-                    + "SELECT ?::bytea, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::text, ?::bigint, ?::bigint, ?::text, ?::text\(ifUsed))")
-                values += [.blob(t.hash), .text(t.family), .text(t.userID), .text(t.clientID), .text(t.scope), .int(t.authTime), .text(t.amr.joined(separator: " ")),
-                           .int(t.expiresAt), .int(t.createdAt), text(t.credential), text(t.jkt)]
+                ctes.append(insert(n, "refresh_tokens", refreshTokenColumns,
+                                   casts: ["bytea", "text", "text", "text", "text", "bigint", "text", "bigint", "bigint", "text", "text"]))
+                values += refreshTokenValues(t)
             case .webSession(let w):
-                ctes.append("w\(n) AS (INSERT INTO web_sessions (\(webSessionColumns)) "
-                    + "SELECT ?::bytea, ?::text, ?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::bigint, ?::bigint, NULL::bigint, ?::text, ?::text\(ifUsed))")
-                values += [.blob(w.hash), .text(w.id), .text(w.userID), .int(w.authTime), .text(w.amr.joined(separator: " ")), text(w.credential), .int(w.createdAt),
-                           .int(w.lastSeenAt), .int(w.expiresAt), text(w.userAgent), .text(w.remote)]
+                // `revoked_at` is the tenth column, NULL in a new session.
+                ctes.append(insert(n, "web_sessions", webSessionColumns,
+                                   casts: ["bytea", "text", "text", "bigint", "text", "text", "bigint", "bigint", "bigint", "NULL", "text", "text"]))
+                values += webSessionValues(w)
             default:
                 return nil
             }
@@ -78,6 +74,14 @@ extension SQLStore {
             + "FROM (SELECT 1) one LEFT JOIN users u ON u.id = ?::text"
         values.append(.text(u.userID))
         return SignInStatement(sql: sql, values: values, proofs: proofs)
+    }
+
+    /// The CTE `w<n>` that inserts one row into `table` when the credential was used: each
+    /// placeholder cast to its column's type (PostgreSQL cannot infer the types of an
+    /// `INSERT … SELECT`'s parameters), `NULL` for a column given no value.
+    static func insert(_ n: Int, _ table: String, _ columns: String, casts: [String]) -> String {
+        let selected = casts.map { $0 == "NULL" ? "NULL" : "?::" + $0 }.joined(separator: ", ")
+        return "w\(n) AS (INSERT INTO \(table) (\(columns)) SELECT \(selected) WHERE EXISTS (SELECT 1 FROM c))"
     }
 
     /// Runs ``postgresSignIn(_:writes:)``'s statement and reads its outcome.

@@ -6,6 +6,12 @@ extension SQLStore {
     static let webSessionColumns = "hash, id, user_id, auth_time, amr, credential_id, created_at, last_seen_at, expires_at, revoked_at, user_agent, remote"
     static let authorizationCodeColumns = "hash, client_id, redirect_uri, code_challenge, nonce, scope, audience, user_id, auth_time, amr, credential_id, family, created_at, expires_at"
 
+    /// A new session's values for ``webSessionColumns``, without `revoked_at` (always NULL).
+    static func webSessionValues(_ w: WebSessionRow) -> [SQLValue] {
+        [.blob(w.hash), .text(w.id), .text(w.userID), .int(w.authTime), .text(w.amr.joined(separator: " ")), text(w.credential), .int(w.createdAt),
+         .int(w.lastSeenAt), .int(w.expiresAt), text(w.userAgent), .text(w.remote)]
+    }
+
     static func webSession(_ r: [SQLValue]) -> WebSessionRow {
         WebSessionRow(hash: r[0].blob ?? [], id: r[1].text ?? "", userID: r[2].text ?? "", authTime: r[3].int ?? 0,
                       amr: (r[4].text ?? "").split(separator: " ").map(String.init), credential: r[5].text, createdAt: r[6].int ?? 0,
@@ -22,10 +28,7 @@ extension SQLStore {
     static func applyWeb(_ write: StoreWrite, _ db: any SQLSession) throws(StoreError) {
         switch write {
         case .webSession(let w):
-            try db.query(
-                "INSERT INTO web_sessions (\(webSessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
-                [.blob(w.hash), .text(w.id), .text(w.userID), .int(w.authTime), .text(w.amr.joined(separator: " ")), text(w.credential), .int(w.createdAt),
-                 .int(w.lastSeenAt), .int(w.expiresAt), text(w.userAgent), .text(w.remote)])
+            try db.query("INSERT INTO web_sessions (\(webSessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)", webSessionValues(w))
         case .authorizationCode(let c):
             try db.query(
                 "INSERT INTO authorization_codes (\(authorizationCodeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

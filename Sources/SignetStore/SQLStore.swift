@@ -143,12 +143,21 @@ public final class SQLStore: Store, @unchecked Sendable {
              .authorizationCode, .useAuthorizationCode:
             try applyManagement(write, db)
         case .audit(let e):
-            func text(_ s: String?) -> SQLValue { s.map(SQLValue.text) ?? .null }
-            try db.query(
-                "INSERT INTO audit_events (at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [.int(e.at), .text(e.kind), .text(e.outcome), text(e.reason), text(e.userID), text(e.clientID), text(e.credentialID), text(e.remote), text(e.requestID),
-                 text(e.detail)])
+            try db.query("INSERT INTO audit_events (\(auditColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", auditValues(e))
         }
+    }
+
+    // The columns and values of the rows a sign-in inserts, in one order for every statement
+    // that writes them (here, and the PostgreSQL sign-in's single statement).
+    static let auditColumns = "at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id, detail"
+    static func auditValues(_ e: AuditEvent) -> [SQLValue] {
+        [.int(e.at), .text(e.kind), .text(e.outcome), text(e.reason), text(e.userID), text(e.clientID), text(e.credentialID), text(e.remote), text(e.requestID),
+         text(e.detail)]
+    }
+    static let refreshTokenColumns = "hash, family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id, jkt"
+    static func refreshTokenValues(_ t: RefreshTokenRow) -> [SQLValue] {
+        [.blob(t.hash), .text(t.family), .text(t.userID), .text(t.clientID), .text(t.scope), .int(t.authTime), .text(t.amr.joined(separator: " ")),
+         .int(t.expiresAt), .int(t.createdAt), text(t.credential), text(t.jkt)]
     }
 
     public func createUser(_ user: UserRecord, credential c: CredentialRow) throws(StoreError) {
@@ -378,10 +387,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     // MARK: refresh tokens
 
     static func insert(_ t: RefreshTokenRow, _ db: any SQLSession) throws(StoreError) {
-        try db.query(
-            "INSERT INTO refresh_tokens (hash, family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id, jkt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [.blob(t.hash), .text(t.family), .text(t.userID), .text(t.clientID), .text(t.scope), .int(t.authTime),
-             .text(t.amr.joined(separator: " ")), .int(t.expiresAt), .int(t.createdAt), t.credential.map(SQLValue.text) ?? .null, t.jkt.map(SQLValue.text) ?? .null])
+        try db.query("INSERT INTO refresh_tokens (\(refreshTokenColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", refreshTokenValues(t))
     }
 
     public func insertRefreshToken(_ token: RefreshTokenRow) throws(StoreError) {

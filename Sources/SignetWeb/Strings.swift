@@ -1,3 +1,5 @@
+import SignetAPI
+
 /// The hosted pages' text in each language they speak (DESIGN.md, "The web": English and
 /// Spanish). Every key exists in both; a test checks it.
 public enum Strings {
@@ -10,17 +12,7 @@ public enum Strings {
             let primary = tag.split(separator: "-").first.map { $0.lowercased() } ?? ""
             if languages.contains(primary) { return primary }
         }
-        var weighted: [(String, Double)] = []
-        for item in (acceptLanguage ?? "").prefix(500).split(separator: ",") {
-            let parts = item.split(separator: ";")
-            let primary = parts.first.flatMap { $0.trimmingSpaces.split(separator: "-").first }.map { $0.lowercased() } ?? ""
-            var weight = 1.0
-            for parameter in parts.dropFirst() where parameter.trimmingSpaces.hasPrefix("q=") {
-                weight = Double(parameter.trimmingSpaces.dropFirst(2)) ?? 0
-            }
-            if languages.contains(primary), weight > 0 { weighted.append((primary, weight)) }
-        }
-        return weighted.max { $0.1 < $1.1 }?.0 ?? "en"
+        return AcceptLanguage.preferred(acceptLanguage, among: languages) ?? "en"
     }
 
     public static func table(_ language: String) -> [String: String] { language == "es" ? es : en }

@@ -257,6 +257,7 @@ import Testing
         // The account page lists this browser's session, marked, and ending it signs out.
         let page = try browser.page("/account")
         #expect(page.html.contains("data-current=\"true\"") && page.html.contains("Chrome · Linux"))
+        #expect(page.html.range(of: #"created \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC"#, options: .regularExpression) != nil, "times as 2026-12-01 16:09 UTC")
         let session = try #require(try server.store.webSessions(userID: user.id, now: Int64(server.clock.now.timeIntervalSince1970 * 1000)).first)
         let ended = try browser.form("/account/sessions/\(session.id)/revoke", [])
         #expect(ended.response.headers["location"] == "/login")
@@ -378,7 +379,7 @@ import Testing
             "grant_type": .string(GrantNames.deviceCode), "client_id": .string("app"), "device_code": start.json["device_code"]!,
         ]))
         #expect(poll.status == 200 && poll.json["access_token"]?.string != nil, "\(poll.json.serialized)")
-        #expect(JWTParts(poll.json["access_token"]?.string)?["amr"] == .array([.string("pop"), .string("mca")]), "approved by a passkey")
+        #expect(jwtClaims(poll.json["access_token"]?.string)["amr"] == .array([.string("pop"), .string("mca")]), "approved by a passkey")
         // Revoking the passkey that approved it ends the new device's session.
         let user = try #require(try server.store.user(email: "device@signet.test"))
         _ = try server.store.adminRevokeCredential(id: try server.store.credentials(userID: user.id)[0].id, userID: user.id,

@@ -70,11 +70,16 @@ extension Ceremonies {
         do {
             return try redeemCode(request, context: context)
         } catch {
-            let failure = failed(AuthError(error), context: context)
-            metrics.ceremony("otp", reason: failure.reason.rawValue)
-            audit("otp_sign_in", refused: failure, client: request.client_id, context: context)
-            throw failure
+            throw codeRefused(error, client: request.client_id, context: context)
         }
+    }
+
+    /// An email-code sign-in's refusal, counted, measured and audited as one.
+    func codeRefused(_ error: any Error, client: String, context: RequestContext) -> AuthError {
+        let failure = failed(AuthError(error), context: context)
+        metrics.ceremony("otp", reason: failure.reason.rawValue)
+        audit("otp_sign_in", refused: failure, client: client, context: context)
+        return failure
     }
 
     func redeemCode(_ request: TokenRequest, context: RequestContext) throws -> TokenResponse {

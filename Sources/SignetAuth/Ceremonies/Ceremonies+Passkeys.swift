@@ -132,24 +132,30 @@ extension Ceremonies {
                 : nil
             // Using the session, the account or counter change, the audit event and the refresh
             // token: one transaction, which fails as a whole if the session was used meanwhile.
-            let writes = proof.writes + (refresh.map { [StoreWrite.refreshToken($0.row)] } ?? []) + proofMark(binding)
-            let user: UserRecord
-            switch proof.commit {
-            case .create(let created):
-                try store.perform([.useSession(id: session.id, expiresAt: session.expiresAt)] + writes)
-                user = created
-            case .use(let use):
-                switch try store.completeSignIn(SignInUse(sessionID: session.id, sessionExpiresAt: session.expiresAt, credential: use), writes: writes) {
-                case .signedIn(let current):
-                    credentialCache.setSignCount(use.credentialID, use.signCount)
-                    user = current
-                case .refused(let refusal):
-                    throw refused(refusal, use, client: client.id, context: context)
-                }
-            }
+            let user = try commit(proof, session: session, writes: proof.writes + (refresh.map { [StoreWrite.refreshToken($0.row)] } ?? []) + proofMark(binding),
+                                  client: client.id, context: context)
             var tokens = try issueTokens(user: user, client: client, grant: grant, amr: proof.amr, authTime: authTime, jti: Array(fresh[0..<16]), session: started)
             tokens.refresh_token = refresh?.token
             return tokens
+        }
+    }
+
+    /// A verified proof's commit with `writes`, in one transaction: a sign-up creates the account
+    /// and uses the session; a sign-in uses it with the store's guarded use of the passkey, which
+    /// may still refuse. Returns the account as it is now.
+    func commit(_ proof: Proof, session: AuthSession, writes: [StoreWrite], client: String, context: RequestContext) throws -> UserRecord {
+        switch proof.commit {
+        case .create(let created):
+            try store.perform([.useSession(id: session.id, expiresAt: session.expiresAt)] + writes)
+            return created
+        case .use(let use):
+            switch try store.completeSignIn(SignInUse(sessionID: session.id, sessionExpiresAt: session.expiresAt, credential: use), writes: writes) {
+            case .signedIn(let current):
+                credentialCache.setSignCount(use.credentialID, use.signCount)
+                return current
+            case .refused(let refusal):
+                throw refused(refusal, use, client: client, context: context)
+            }
         }
     }
 

@@ -53,20 +53,7 @@ extension Ceremonies {
                 : try signInProof(session, credential, client: client, context: context)
             guard session.kind != .stepUp else { throw AuthError(.ceremonyMismatch, "a step-up session was sent to sign in") }
             let (cookie, row) = newWebSession(userID: proof.userID, amr: proof.amr, credential: proof.credential, userAgent: userAgent, context: context)
-            let user: UserRecord
-            switch proof.commit {
-            case .create(let created):
-                try store.perform([.useSession(id: session.id, expiresAt: session.expiresAt)] + proof.writes + [.webSession(row)])
-                user = created
-            case .use(let use):
-                switch try store.completeSignIn(SignInUse(sessionID: session.id, sessionExpiresAt: session.expiresAt, credential: use), writes: proof.writes + [.webSession(row)]) {
-                case .signedIn(let current):
-                    credentialCache.setSignCount(use.credentialID, use.signCount)
-                    user = current
-                case .refused(let refusal):
-                    throw refused(refusal, use, client: client.id, context: context)
-                }
-            }
+            let user = try commit(proof, session: session, writes: proof.writes + [.webSession(row)], client: client.id, context: context)
             return WebSignIn(cookie: cookie, session: webSession(row, user: user))
         }
     }
@@ -95,10 +82,7 @@ extension Ceremonies {
             metrics.ceremony(checked.kind, reason: nil)
             return WebSignIn(cookie: cookie, session: webSession(row, user: checked.user))
         } catch {
-            let failure = failed(AuthError(error), context: context)
-            metrics.ceremony("otp", reason: failure.reason.rawValue)
-            audit("otp_sign_in", refused: failure, client: Self.webClient.id, context: context)
-            throw failure
+            throw codeRefused(error, client: Self.webClient.id, context: context)
         }
     }
 
@@ -155,13 +139,7 @@ extension Ceremonies {
         try redeem(authSession, clientID: client.id, ceremony: "step_up", credentialID: credential.rawId, context: context) { ceremony in
             guard ceremony.kind == .stepUp, ceremony.userID == session.user.id else { throw AuthError(.ceremonyMismatch, "the auth_session is not this account's step-up") }
             let proof = try signInProof(ceremony, credential, client: client, context: context)
-            guard case .use(let use) = proof.commit else { throw AuthError(.ceremonyMismatch, "a registration was sent for a step-up") }
-            switch try store.completeSignIn(SignInUse(sessionID: ceremony.id, sessionExpiresAt: ceremony.expiresAt, credential: use), writes: proof.writes) {
-            case .signedIn:
-                credentialCache.setSignCount(use.credentialID, use.signCount)
-            case .refused(let refusal):
-                throw refused(refusal, use, client: client.id, context: context)
-            }
+            _ = try commit(proof, session: ceremony, writes: proof.writes, client: client.id, context: context)
             _ = try store.touchWebSession(hash: session.row.hash, now: nowMillis, authTime: nowMillis / 1000, amr: proof.amr, credential: proof.credential)
         }
     }

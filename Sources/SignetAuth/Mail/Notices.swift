@@ -1,4 +1,5 @@
 import Foundation
+import SignetAPI
 
 /// The messages Signet sends, in English and Spanish (DESIGN.md, "Email codes", "Security
 /// notices"). Plain text, short, and never a link to click: a notice says what happened and
@@ -34,21 +35,7 @@ public enum Notice: Sendable, Equatable {
     /// The first of `header`'s languages (an `Accept-Language` value, RFC 9110 §12.5.4) that
     /// Signet writes in, by weight; `en` when none.
     public static func language(acceptLanguage header: String?) -> String {
-        guard let header else { return "en" }
-        var best: (String, Double)?
-        for item in header.split(separator: ",").prefix(16) {
-            let parts = item.split(separator: ";")
-            guard let tag = parts.first?.trimmingCharacters(in: .whitespaces).lowercased() else { continue }
-            let primary = String(tag.prefix(while: { $0 != "-" }))
-            var q = 1.0
-            for p in parts.dropFirst() {
-                let kv = p.trimmingCharacters(in: .whitespaces)
-                if kv.hasPrefix("q="), let v = Double(kv.dropFirst(2)) { q = v }
-            }
-            guard languages.contains(primary), q > 0, q > (best?.1 ?? -1) else { continue }
-            best = (primary, q)
-        }
-        return best?.0 ?? "en"
+        AcceptLanguage.preferred(header, among: languages) ?? "en"
     }
 
     /// Subject and body in `language`, naming the service `service`.
