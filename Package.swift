@@ -77,13 +77,15 @@ let package = Package(
         .testTarget(
             name: "SignetAuthTests", dependencies: ["SignetAuth", "SignetStore", "SignetAPI", "SignetSoftware", "SignetWebAuthn", "SignetCrypto"],
             swiftSettings: strict),
-        .testTarget(name: "SignetStoreTests", dependencies: ["SignetStore", "SignetAuth", "CSQLite"], swiftSettings: strict),
+        // What more than one test target needs, and nothing outside the tests.
+        .target(name: "SignetTestSupport", path: "Tests/SignetTestSupport", swiftSettings: strict),
+        .testTarget(name: "SignetStoreTests", dependencies: ["SignetStore", "SignetAuth", "CSQLite", "SignetTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),
         .testTarget(
             name: "SignetServerTests",
             dependencies: ["SignetServer", "SignetAuth", "SignetHTTP", "SignetStore", "SignetAPI", "SignetClient", "SignetSoftware", "SignetCrypto", "SignetWebAuthn",
-                           "SignetWeb"],
+                           "SignetWeb", "SignetTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "SignetWebAuthnTests",

@@ -4,6 +4,7 @@ import SignetCrypto
 import SignetHTTP
 import SignetSoftware
 import SignetWebAuthn
+import SignetTestSupport
 import Testing
 
 /// The authorization code flow (RFC 6749 §4.1, RFC 7636, OIDC Core §3.1): `/authorize`, the
@@ -174,11 +175,7 @@ import Testing
         let server = try Self.server()
         let pkce = PKCE()
         let (code, _) = try Self.code(server, pkce: pkce)
-        let results = Locked<[(Int, JSONValue)]>([])
-        DispatchQueue.concurrentPerform(iterations: 8) { _ in
-            if let r = try? server.exchange(code: code, verifier: pkce.verifier) { results.mutate { $0.append((r.status, r.json)) } }
-        }
-        let all = results.value
+        let all = simultaneously(8) { _ in try server.exchange(code: code, verifier: pkce.verifier) }.compactMap { try? $0.get() }.map { ($0.status, $0.json) }
         #expect(all.filter { $0.0 == 200 }.count == 1 && all.filter { $0.1["reason"] == .string("code_invalid") }.count == 7)
         let winner = try #require(all.first { $0.0 == 200 }?.1)
         let refresh = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("spa"), "refresh_token": winner["refresh_token"]!]))

@@ -5,6 +5,7 @@ import SignetCrypto
 import SignetHTTP
 import SignetSoftware
 import SignetStore
+import SignetTestSupport
 import SignetWebAuthn
 import Testing
 
@@ -77,69 +78,66 @@ import Testing
         let count = cluster.instances.count
         let answered = Answered()
         let stop = SharedFlag(false)
-        let group = DispatchGroup()
-        for thread in 0..<4 {
+        let workers = Workers(4) { thread in
             let instance = thread % count
-            DispatchQueue.global().async(group: group) {
-                var mine: [(email: String, authenticator: SoftwareAuthenticator, refresh: String, access: String, key: SoftwareDeviceKey, keyID: String, replaced: Bool)] = []
-                var n = 0
-                while !stop.value {
-                    n += 1
-                    do {
-                        if mine.isEmpty || n % 4 == 0 {
-                            let authenticator = SoftwareAuthenticator()
-                            let email = "t\(thread)-\(n)@signet.test"
-                            let tokens = try cluster.signUp(authenticator, email: email, on: instance)
-                            guard let refresh = tokens["refresh_token"]?.string, let access = tokens["access_token"]?.string else { continue }
-                            answered.add { $0.accounts.append((email, authenticator)) }
-                            let key = try SoftwareDeviceKey(deviceID: "crash-\(thread)-\(n)")
-                            let (enrolled, device) = try cluster.post(instance, "/me/device-keys", .object([
-                                "public_key": .string(Base64URL.encode(key.publicKeySPKI)), "device_id": .string(key.deviceID), "platform": .string("ios"),
-                            ]), bearer: access)
-                            guard enrolled == 201, let keyID = device["id"]?.string else { continue }
-                            mine.append((email, authenticator, refresh, access, key, keyID, false))
-                        } else if n % 8 == 6, let index = mine.indices.first(where: { !mine[$0].replaced }) {
-                            // A second passkey, then the first one revoked: answered, it stays revoked.
-                            let account = mine[index]
-                            mine[index].replaced = true
-                            let laptop = SoftwareAuthenticator()
-                            guard try Self.addPasskey(cluster, instance, laptop, email: account.email, access: account.access) else { continue }
-                            answered.add { a in
-                                if let i = a.accounts.firstIndex(where: { $0.email == account.email }) { a.accounts[i].authenticator = laptop }
-                            }
-                            mine[index].authenticator = laptop
-                            let first = Base64URL.encode(try #require(account.authenticator.credentials.first).id)
-                            let revoked = try HTTPClient(port: cluster.port(instance)).send("DELETE", "/me/passkeys/\(first)", headers: [("Authorization", "Bearer \(account.access)")])
-                            if revoked.status == 204 { answered.add { $0.revoked.append(account.authenticator) } }
-                        } else if n % 4 == 3 {
-                            let account = mine[n % mine.count]
-                            let (_, challenge) = try cluster.post(instance, "/actions/challenge", .object([
-                                "device_key_id": .string(account.keyID), "action": .object(["type": .string("payment"), "amount": .int(Int64(n))]),
-                            ]), bearer: account.access)
-                            guard let id = challenge["challenge_id"]?.string, let bytes = challenge["challenge"]?.string.flatMap({ Base64URL.decode($0) }) else { continue }
-                            let signature = Base64URL.encode(try account.key.sign(bytes))
-                            let (status, _) = try cluster.post(instance, "/actions/approve", .object(["challenge_id": .string(id), "signature": .string(signature)]),
-                                                               bearer: account.access)
-                            if status == 200 { answered.add { $0.approvals.append((id, signature, account.email)) } }
-                        } else if n % 4 == 1 {
-                            let account = mine[n % mine.count]
-                            let (session, credential) = try cluster.signInStart(account.authenticator, on: instance)
-                            let (status, _) = try Self.token(cluster, .object([
-                                "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": .string(session), "authn_response": credential,
-                            ]), on: instance)
-                            if status == 200 { answered.add { $0.usedSessions.append((session, credential)) } }
-                        } else {
-                            let index = n % mine.count
-                            let (status, json) = try Self.token(cluster, Self.refresh(mine[index].refresh), on: instance)
-                            if status == 200, let next = json["refresh_token"]?.string {
-                                let old = mine[index].refresh
-                                mine[index].refresh = next
-                                answered.add { $0.rotated.append(old) }
-                            }
+            var mine: [(email: String, authenticator: SoftwareAuthenticator, refresh: String, access: String, key: SoftwareDeviceKey, keyID: String, replaced: Bool)] = []
+            var n = 0
+            while !stop.value {
+                n += 1
+                do {
+                    if mine.isEmpty || n % 4 == 0 {
+                        let authenticator = SoftwareAuthenticator()
+                        let email = "t\(thread)-\(n)@signet.test"
+                        let tokens = try cluster.signUp(authenticator, email: email, on: instance)
+                        guard let refresh = tokens["refresh_token"]?.string, let access = tokens["access_token"]?.string else { continue }
+                        answered.add { $0.accounts.append((email, authenticator)) }
+                        let key = try SoftwareDeviceKey(deviceID: "crash-\(thread)-\(n)")
+                        let (enrolled, device) = try cluster.post(instance, "/me/device-keys", .object([
+                            "public_key": .string(Base64URL.encode(key.publicKeySPKI)), "device_id": .string(key.deviceID), "platform": .string("ios"),
+                        ]), bearer: access)
+                        guard enrolled == 201, let keyID = device["id"]?.string else { continue }
+                        mine.append((email, authenticator, refresh, access, key, keyID, false))
+                    } else if n % 8 == 6, let index = mine.indices.first(where: { !mine[$0].replaced }) {
+                        // A second passkey, then the first one revoked: answered, it stays revoked.
+                        let account = mine[index]
+                        mine[index].replaced = true
+                        let laptop = SoftwareAuthenticator()
+                        guard try Self.addPasskey(cluster, instance, laptop, email: account.email, access: account.access) else { continue }
+                        answered.add { a in
+                            if let i = a.accounts.firstIndex(where: { $0.email == account.email }) { a.accounts[i].authenticator = laptop }
                         }
-                    } catch {
-                        // The server went away mid-request: that operation was not answered.
+                        mine[index].authenticator = laptop
+                        let first = Base64URL.encode(try #require(account.authenticator.credentials.first).id)
+                        let revoked = try HTTPClient(port: cluster.port(instance)).send("DELETE", "/me/passkeys/\(first)", headers: [("Authorization", "Bearer \(account.access)")])
+                        if revoked.status == 204 { answered.add { $0.revoked.append(account.authenticator) } }
+                    } else if n % 4 == 3 {
+                        let account = mine[n % mine.count]
+                        let (_, challenge) = try cluster.post(instance, "/actions/challenge", .object([
+                            "device_key_id": .string(account.keyID), "action": .object(["type": .string("payment"), "amount": .int(Int64(n))]),
+                        ]), bearer: account.access)
+                        guard let id = challenge["challenge_id"]?.string, let bytes = challenge["challenge"]?.string.flatMap({ Base64URL.decode($0) }) else { continue }
+                        let signature = Base64URL.encode(try account.key.sign(bytes))
+                        let (status, _) = try cluster.post(instance, "/actions/approve", .object(["challenge_id": .string(id), "signature": .string(signature)]),
+                                                           bearer: account.access)
+                        if status == 200 { answered.add { $0.approvals.append((id, signature, account.email)) } }
+                    } else if n % 4 == 1 {
+                        let account = mine[n % mine.count]
+                        let (session, credential) = try cluster.signInStart(account.authenticator, on: instance)
+                        let (status, _) = try Self.token(cluster, .object([
+                            "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": .string(session), "authn_response": credential,
+                        ]), on: instance)
+                        if status == 200 { answered.add { $0.usedSessions.append((session, credential)) } }
+                    } else {
+                        let index = n % mine.count
+                        let (status, json) = try Self.token(cluster, Self.refresh(mine[index].refresh), on: instance)
+                        if status == 200, let next = json["refresh_token"]?.string {
+                            let old = mine[index].refresh
+                            mine[index].refresh = next
+                            answered.add { $0.rotated.append(old) }
+                        }
                     }
+                } catch {
+                    // The server went away mid-request: that operation was not answered.
                 }
             }
         }
@@ -148,7 +146,7 @@ import Testing
         Thread.sleep(forTimeInterval: seconds)  // the moment of the kill: a duration, not a wait
         cluster.kill9(0)
         stop.value = true
-        group.wait()
+        workers.join()
         try cluster.restart(0)
 
         #expect(answered.accounts.count > 0 && answered.rotated.count + answered.usedSessions.count > 0, "no load was answered before the kill")

@@ -5,6 +5,7 @@ import SignetCrypto
 import SignetHTTP
 import SignetSoftware
 import SignetStore
+import SignetTestSupport
 import SignetWebAuthn
 import Testing
 
@@ -64,36 +65,33 @@ struct DatabaseFaultTests {
         let cluster = try Cluster(instances: 1, database: database)
         let outcomes = Outcomes()
         let stop = Date().addingTimeInterval(9)
-        let group = DispatchGroup()
-        for worker in 0..<4 {
-            DispatchQueue.global().async(group: group) {
-                let phone = SoftwareAuthenticator()
-                var n = 0
-                while Date() < stop {
-                    n += 1
-                    let email = "w\(worker)-\(n)@signet.test"
-                    let started = Date()
-                    do {
-                        let (status, start) = try cluster.post(0, "/passkey/register", .object([
-                            "client_id": .string("dev"), "user_profile": .object(["email": .string(email)]),
-                        ]))
-                        guard status == 200, let options = start["authn_params_public_key"],
-                              let challenge = options["challenge"]?.string.flatMap({ Base64URL.decode($0) }),
-                              let handle = options["user"]?["id"]?.string.flatMap({ Base64URL.decode($0) })
-                        else {
-                            outcomes.add(status, reason: start["reason"]?.string, email: email, seconds: Date().timeIntervalSince(started))
-                            usleep(20_000)
-                            continue
-                        }
-                        let made = try phone.register(rpID: "localhost", origin: Cluster.origin, challenge: challenge, userHandle: handle, userName: email)
-                        let (tokenStatus, answer) = try cluster.post(0, "/oauth/token", .object([
-                            "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": start["auth_session"]!,
-                            "authn_response": made.json,
-                        ]))
-                        outcomes.add(tokenStatus, reason: answer["reason"]?.string, email: email, seconds: Date().timeIntervalSince(started))
-                    } catch {
-                        outcomes.add(-1, reason: "\(error)", email: email, seconds: Date().timeIntervalSince(started))
+        let workers = Workers(4) { worker in
+            let phone = SoftwareAuthenticator()
+            var n = 0
+            while Date() < stop {
+                n += 1
+                let email = "w\(worker)-\(n)@signet.test"
+                let started = Date()
+                do {
+                    let (status, start) = try cluster.post(0, "/passkey/register", .object([
+                        "client_id": .string("dev"), "user_profile": .object(["email": .string(email)]),
+                    ]))
+                    guard status == 200, let options = start["authn_params_public_key"],
+                          let challenge = options["challenge"]?.string.flatMap({ Base64URL.decode($0) }),
+                          let handle = options["user"]?["id"]?.string.flatMap({ Base64URL.decode($0) })
+                    else {
+                        outcomes.add(status, reason: start["reason"]?.string, email: email, seconds: Date().timeIntervalSince(started))
+                        usleep(20_000)
+                        continue
                     }
+                    let made = try phone.register(rpID: "localhost", origin: Cluster.origin, challenge: challenge, userHandle: handle, userName: email)
+                    let (tokenStatus, answer) = try cluster.post(0, "/oauth/token", .object([
+                        "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": start["auth_session"]!,
+                        "authn_response": made.json,
+                    ]))
+                    outcomes.add(tokenStatus, reason: answer["reason"]?.string, email: email, seconds: Date().timeIntervalSince(started))
+                } catch {
+                    outcomes.add(-1, reason: "\(error)", email: email, seconds: Date().timeIntervalSince(started))
                 }
             }
         }
@@ -109,7 +107,7 @@ struct DatabaseFaultTests {
         _ = try Self.postgres(["resume", directory, String(port)])
         #expect(eventually(timeout: 5, every: 0.1) { try HTTPClient(port: cluster.port(0)).send("GET", "/healthz").status == 200 },
                 "the server did not recover by itself")
-        group.wait()
+        workers.join()
         #expect(outcomes.statuses[503, default: 0] > 0, "no 503 while the database was down: \(outcomes.statuses)")
         #expect(outcomes.reasons.contains("database_unavailable"))
         #expect(outcomes.statuses[500] == nil && outcomes.statuses[-1] == nil, "\(outcomes.statuses) \(outcomes.reasons)")

@@ -6,6 +6,7 @@ import SignetHTTP
 import SignetServer
 import SignetSoftware
 import SignetWebAuthn
+import SignetTestSupport
 import Testing
 
 /// The claims of a JWT, unverified (the tests that verify signatures are elsewhere).
@@ -147,12 +148,10 @@ struct EmailCodeTests {
         try server.startEmail("p@signet.test")
         let code = try smtp.code(for: "p@signet.test")
         let wrong = code == "999999" ? "888888" : "999999"
-        let reasons = Locked<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: 16) { _ in
-            let reason = (try? server.signIn(email: "p@signet.test", code: wrong).json["reason"]?.string) ?? "error"
-            reasons.mutate { $0.append(reason) }
-        }
-        let counted = reasons.value.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
+        let reasons = simultaneously(16) { _ in
+            (try? server.signIn(email: "p@signet.test", code: wrong).json["reason"]?.string) ?? "error"
+        }.map { (try? $0.get()) ?? "error" }
+        let counted = reasons.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
         #expect(counted == ["otp_invalid": 5, "otp_attempts_exceeded": 11], "\(counted)")
         #expect(try server.signIn(email: "p@signet.test", code: code).json["reason"] == .string("otp_attempts_exceeded"))
         #expect(try server.store.emailCode(email: "p@signet.test")?.attempts == 5)
@@ -290,13 +289,4 @@ struct EmailCodeTests {
         #expect(eventually { Set(smtp.messages(to: "notice@signet.test").map(\.kind)).isSuperset(of: ["passkey_added", "device_key_added", "refresh_token_reused"]) })
         #expect(smtp.messages(to: "notice@signet.test").first { $0.kind == "passkey_added" }?.body.contains("Laptop") == true)
     }
-}
-
-/// A value shared between threads.
-final class Locked<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T
-    init(_ value: T) { stored = value }
-    var value: T { lock.withLock { stored } }
-    func mutate(_ body: (inout T) -> Void) { lock.withLock { body(&stored) } }
 }

@@ -4,6 +4,7 @@ import SignetAuth
 import SignetHTTP
 import SignetSoftware
 import SignetWebAuthn
+import SignetTestSupport
 import Testing
 
 /// Email codes and recovery on two instances over one PostgreSQL: one attempt budget, one hold.
@@ -34,12 +35,10 @@ struct EmailScaleOutTests {
         try Self.start(cluster, 0, "pg@signet.test")
         let code = try smtp.code(for: "pg@signet.test")
         let wrong = code == "999999" ? "888888" : "999999"
-        let reasons = Locked<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: 16) { n in
-            let reason = (try? Self.redeem(cluster, n % 2, "pg@signet.test", wrong).json["reason"]?.string) ?? "error"
-            reasons.mutate { $0.append(reason) }
-        }
-        let counted = reasons.value.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
+        let reasons = simultaneously(16) { n in
+            (try? Self.redeem(cluster, n % 2, "pg@signet.test", wrong).json["reason"]?.string) ?? "error"
+        }.map { (try? $0.get()) ?? "error" }
+        let counted = reasons.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
         #expect(counted == ["otp_invalid": 5, "otp_attempts_exceeded": 11], "\(counted)")
         #expect(try Self.redeem(cluster, 1, "pg@signet.test", code).json["reason"] == .string("otp_attempts_exceeded"))
         // Each message was sent once, by whichever instance claimed it.

@@ -6,6 +6,7 @@ import SignetHTTP
 import SignetServer
 import SignetSoftware
 import SignetWebAuthn
+import SignetTestSupport
 import Testing
 
 extension TestServer {
@@ -66,12 +67,10 @@ struct RecoveryTests {
         let codes = try account.call("POST", "/me/recovery-codes").json["codes"]?.array?.compactMap(\.string) ?? []
         let now = server.clock.now.timeIntervalSince1970
         server.clock.advance(3600 - now.truncatingRemainder(dividingBy: 3600) + 1)
-        let reasons = Locked<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: 8) { _ in
-            let reason = (try? Self.recoveryGrant(server, "budget@signet.test", "AAAA-AAAA-AAAA").json["reason"]?.string) ?? "error"
-            reasons.mutate { $0.append(reason) }
-        }
-        let counted = reasons.value.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
+        let reasons = simultaneously(8) { _ in
+            (try? Self.recoveryGrant(server, "budget@signet.test", "AAAA-AAAA-AAAA").json["reason"]?.string) ?? "error"
+        }.map { (try? $0.get()) ?? "error" }
+        let counted = reasons.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
         #expect(counted == ["recovery_code_invalid": 5, "rate_limited": 3], "\(counted)")
         #expect(try Self.recoveryGrant(server, "budget@signet.test", codes[0]).json["reason"] == .string("rate_limited"))
         server.clock.advance(3600)

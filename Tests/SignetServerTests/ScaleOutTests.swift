@@ -5,6 +5,7 @@ import SignetCrypto
 import SignetHTTP
 import SignetSoftware
 import SignetStore
+import SignetTestSupport
 import SignetWebAuthn
 import Testing
 
@@ -215,17 +216,6 @@ struct ScaleOutTests {
     func race(_ n: Int, cluster: Cluster, _ request: @escaping @Sendable (HTTPClient) throws -> Int) -> [Int] {
         let clients = (0..<n).map { HTTPClient(port: cluster.port($0 % cluster.instances.count)) }
         for client in clients { try? client.connect() }
-        let box = ConcurrencyTests.Statuses()
-        let start = DispatchSemaphore(value: 0)
-        let group = DispatchGroup()
-        for client in clients {
-            DispatchQueue.global().async(group: group) {
-                start.wait()
-                box.add((try? request(client)) ?? -1, nil)
-            }
-        }
-        for _ in clients { start.signal() }
-        group.wait()
-        return box.all
+        return simultaneously(n) { try request(clients[$0]) }.map { (try? $0.get()) ?? -1 }
     }
 }

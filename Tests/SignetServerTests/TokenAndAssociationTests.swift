@@ -6,6 +6,7 @@ import SignetHTTP
 import SignetServer
 import SignetSoftware
 import SignetStore
+import SignetTestSupport
 import SignetWebAuthn
 import Testing
 
@@ -21,33 +22,12 @@ import Testing
         ]).serialized.utf8)
         let clients = (0..<32).map { _ in server.client() }
         for client in clients { try client.connect() }
-        let statuses = Statuses()
-        let start = DispatchSemaphore(value: 0)
-        let group = DispatchGroup()
-        for client in clients {
-            DispatchQueue.global().async(group: group) {
-                start.wait()
-                let response = try? client.send("POST", "/oauth/token", body: body)
-                statuses.add(response?.status ?? -1, response.flatMap { try? StrictJSON().parse($0.body)["reason"]?.string } ?? nil)
-            }
-        }
-        for _ in clients { start.signal() }
-        group.wait()
-        #expect(statuses.all.filter { $0 == 200 }.count == 1)
-        #expect(statuses.all.filter { $0 == 400 }.count == 31)
-        #expect(Set(statuses.reasons) == ["auth_session_unknown"])
-    }
-
-    final class Statuses: @unchecked Sendable {
-        private let lock = NSLock()
-        private(set) var all: [Int] = []
-        private(set) var reasons: [String] = []
-        func add(_ status: Int, _ reason: String?) {
-            lock.lock()
-            all.append(status)
-            if let reason { reasons.append(reason) }
-            lock.unlock()
-        }
+        let responses = simultaneously(clients.count) { try clients[$0].send("POST", "/oauth/token", body: body) }
+        let statuses = responses.map { (try? $0.get().status) ?? -1 }
+        let reasons = responses.compactMap { try? $0.get() }.filter { $0.status != 200 }.map { (try? StrictJSON().parse($0.body)["reason"]?.string) ?? "none" }
+        #expect(statuses.filter { $0 == 200 }.count == 1)
+        #expect(statuses.filter { $0 == 400 }.count == 31, "\(statuses) \(responses.compactMap { if case .failure(let e) = $0 { "\(e)" } else { nil } })")
+        #expect(Set(reasons) == ["auth_session_unknown"])
     }
 }
 

@@ -1,6 +1,7 @@
 import SignetAuth
 import Foundation
 import SignetStore
+import SignetTestSupport
 import Testing
 
 /// The backends under test: SQLite always; PostgreSQL when the test command started one
@@ -49,28 +50,9 @@ func registered(_ store: any Store, _ n: Int, signCount: Int64) throws -> (UserR
     return (a, c)
 }
 
-/// Runs `n` copies of `body` at once and returns their results.
-final class ResultsBox<T>: @unchecked Sendable {
-    var results: [Result<T, any Error>] = []
-    let lock = NSLock()
-}
-
+/// Runs `n` copies of `body` at once, each on its own thread, and returns their results.
 func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -> T) -> [Result<T, any Error>] {
-    let box = ResultsBox<T>()
-    let start = DispatchSemaphore(value: 0)
-    let group = DispatchGroup()
-    for _ in 0..<n {
-        DispatchQueue.global().async(group: group) {
-            start.wait()
-            let result = Result { try body() }
-            box.lock.lock()
-            box.results.append(result)
-            box.lock.unlock()
-        }
-    }
-    for _ in 0..<n { start.signal() }
-    group.wait()
-    return box.results
+    simultaneously(n) { _ in try body() }
 }
 
 /// One contract, two databases: every test runs unchanged against SQLite and PostgreSQL.
