@@ -6,19 +6,14 @@ public final class Metrics: @unchecked Sendable {
     private var requests: [String: Int] = [:]  // "route\u{0}status"
     private var outcomes: [String: Int] = [:]  // "ceremony\u{0}outcome\u{0}reason"
     private var audited: [String: Int] = [:]  // "event\u{0}outcome"
-    static let buckets: [Double] = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
-    private var bucketCounts = [Int](repeating: 0, count: Metrics.buckets.count)
-    private var durationSum = 0.0
-    private var durationCount = 0
+    private let durations = DurationHistogram(buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
 
     /// One answered request: its route, status and duration.
     public func request(route: String, status: Int, seconds: Double) {
         lock.lock()
         defer { lock.unlock() }
         requests["\(route)\u{0}\(status)", default: 0] += 1
-        for (i, bound) in Metrics.buckets.enumerated() where seconds <= bound { bucketCounts[i] += 1 }
-        durationSum += seconds
-        durationCount += 1
+        durations.observe(seconds)
     }
 
     /// One sign-up or sign-in outcome: `success`, or `failure` with its reason.
@@ -51,12 +46,7 @@ public final class Metrics: @unchecked Sendable {
             let p = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
             out += "signet_http_requests_total{route=\"\(p[0])\",status=\"\(p[1])\"} \(count)\n"
         }
-        out += "# HELP signet_http_request_duration_seconds Time from a request's headers to its answer.\n# TYPE signet_http_request_duration_seconds histogram\n"
-        for (i, bound) in Metrics.buckets.enumerated() {
-            out += "signet_http_request_duration_seconds_bucket{le=\"\(bound)\"} \(bucketCounts[i])\n"
-        }
-        out += "signet_http_request_duration_seconds_bucket{le=\"+Inf\"} \(durationCount)\n"
-        out += "signet_http_request_duration_seconds_sum \(durationSum)\nsignet_http_request_duration_seconds_count \(durationCount)\n"
+        out += durations.text(name: "signet_http_request_duration_seconds", help: "Time from a request's headers to its answer.")
         out += "# HELP signet_ceremonies_total Sign-ups and sign-ins by outcome and failure reason.\n# TYPE signet_ceremonies_total counter\n"
         for (key, count) in outcomes.sorted(by: { $0.key < $1.key }) {
             let p = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
@@ -79,6 +69,40 @@ public final class Metrics: @unchecked Sendable {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
         let threads = status.split(separator: "\n").first { $0.hasPrefix("Threads:") }.flatMap { Int($0.dropFirst(8).trimmingCharacters(in: .whitespaces)) } ?? 0
         out += "# HELP process_threads Threads of the process.\n# TYPE process_threads gauge\nprocess_threads \(threads)\n"
+        return out
+    }
+}
+
+/// A Prometheus histogram of durations in seconds (cumulative buckets, sum, count), safe to share
+/// between threads.
+public final class DurationHistogram: @unchecked Sendable {
+    private let lock = NSLock()
+    private let bounds: [Double]
+    private var counts: [Int]
+    private var sum = 0.0
+    private var count = 0
+
+    /// `buckets`: the upper bounds, ascending.
+    public init(buckets: [Double]) {
+        bounds = buckets
+        counts = [Int](repeating: 0, count: buckets.count)
+    }
+
+    public func observe(_ seconds: Double) {
+        lock.lock()
+        defer { lock.unlock() }
+        for (i, bound) in bounds.enumerated() where seconds <= bound { counts[i] += 1 }
+        sum += seconds
+        count += 1
+    }
+
+    /// The histogram's lines under `name`, with its `# HELP` and `# TYPE`.
+    public func text(name: String, help: String) -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        var out = "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
+        for (i, bound) in bounds.enumerated() { out += "\(name)_bucket{le=\"\(bound)\"} \(counts[i])\n" }
+        out += "\(name)_bucket{le=\"+Inf\"} \(count)\n\(name)_sum \(sum)\n\(name)_count \(count)\n"
         return out
     }
 }

@@ -55,6 +55,13 @@ public final class SQLStore: Store, @unchecked Sendable {
     package var durableSyncs: Int { (pool as? SQLitePool)?.groupSync?.syncs ?? 0 }
     /// Durable SQLite: the commits that waited for a sync (``durableSyncs`` of them shared each).
     package var durableCommits: Int { (pool as? SQLitePool)?.groupSync?.commits ?? 0 }
+    /// SQLite: the histograms of the WAL's syncs and of the checkpoint's time under the lock, as
+    /// Prometheus text (empty elsewhere).
+    package var sqliteTimings: String {
+        guard let pool = pool as? SQLitePool else { return "" }
+        return (pool.groupSync?.syncTimes.text(name: "signet_sqlite_wal_sync_seconds", help: "Duration of each fdatasync of the WAL for durable commits.") ?? "")
+            + pool.lockedCheckpointTimes.text(name: "signet_sqlite_locked_checkpoint_seconds", help: "Time the checkpoint's last part held the store's lock.")
+    }
 
     init(pool: any SessionPool, backend: String, schema: [(version: Int, sql: String)]) throws(StoreError) {
         self.pool = pool

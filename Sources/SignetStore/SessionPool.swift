@@ -21,6 +21,8 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
     private let timer: any DispatchSourceTimer
     /// With durability: every write is on disk before ``withSession(_:)`` returns (group commit).
     let groupSync: GroupSync?
+    /// How long the checkpoint's last part held the lock every request needs.
+    let lockedCheckpointTimes = DurationHistogram(buckets: GroupSync.buckets)
 
     init(path: String, interval: TimeInterval = 0.25, durable: Bool = true) throws(StoreError) {
         // Commits append to the WAL without a sync; ``GroupSync`` makes them durable outside the lock.
@@ -30,13 +32,15 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
         self.checkpointer = checkpointer
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
-        timer.setEventHandler { [lock, connection] in
+        timer.setEventHandler { [lock, connection, lockedCheckpointTimes] in
             // Most of the copying happens while requests go on. The WAL can start over only
             // once it is copied back whole, which needs a moment without commits: the few
             // frames written meanwhile are copied with the lock held.
             guard let frames = checkpointer.checkpoint(), frames > 0 else { return }
             lock.lock()
+            let started = DispatchTime.now().uptimeNanoseconds
             connection.checkpoint()
+            lockedCheckpointTimes.observe(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
             lock.unlock()
         }
         timer.resume()

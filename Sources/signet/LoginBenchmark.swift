@@ -123,7 +123,7 @@ struct LoginBenchmark {
     }
 
     /// `process_cpu_seconds_total` and `process_resident_memory_bytes` from the server's /metrics.
-    func serverProcess(_ target: Target) throws -> (cpu: Double, rss: Double) {
+    func serverProcess(_ target: Target) throws -> (cpu: Double, rss: Double, syncs: SyncHistogram) {
         let text = try HTTPClient(host: target.host, port: target.port).send("GET", "/metrics").text
         func value(_ name: String) -> Double? {
             text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
@@ -131,7 +131,38 @@ struct LoginBenchmark {
         guard let cpu = value("process_cpu_seconds_total"), let rss = value("process_resident_memory_bytes") else {
             throw Failure(description: "the server's /metrics has no process_cpu_seconds_total")
         }
-        return (cpu, rss)
+        return (cpu, rss, SyncHistogram(metrics: text))
+    }
+
+    /// The cumulative buckets of `signet_sqlite_wal_sync_seconds` (durable SQLite only): how long
+    /// the disk took to sync, so that a run's latency tail can be set beside the disk's.
+    struct SyncHistogram {
+        /// Upper bound in seconds (`infinity` for `+Inf`) → syncs that took at most that long.
+        var buckets: [(bound: Double, count: Int)] = []
+
+        init(metrics: String) {
+            let prefix = "signet_sqlite_wal_sync_seconds_bucket{le=\""
+            for line in metrics.split(separator: "\n") where line.hasPrefix(prefix) {
+                let rest = line.dropFirst(prefix.count)
+                guard let quote = rest.firstIndex(of: "\""), let count = Int(rest.split(separator: " ").last ?? "") else { continue }
+                let bound = rest[..<quote] == "+Inf" ? Double.infinity : Double(rest[..<quote]) ?? .nan
+                buckets.append((bound, count))
+            }
+        }
+
+        init(buckets: [(bound: Double, count: Int)]) { self.buckets = buckets }
+
+        /// The syncs between `earlier` and this one.
+        func since(_ earlier: SyncHistogram) -> SyncHistogram {
+            guard earlier.buckets.count == buckets.count else { return self }
+            return SyncHistogram(buckets: zip(buckets, earlier.buckets).map { ($0.bound, $0.count - $1.count) })
+        }
+
+        var total: Int { buckets.last?.count ?? 0 }
+        /// Syncs that took longer than `seconds` (a bucket bound).
+        func over(_ seconds: Double) -> Int { total - (buckets.first { $0.bound == seconds }?.count ?? total) }
+        /// The smallest bucket bound that holds every sync: the slowest one took at most this long.
+        var slowest: Double? { buckets.first { $0.count == total && total > 0 }?.bound }
     }
 
     /// CPU seconds used so far by every local process named `postgres` (the database server and
@@ -252,13 +283,14 @@ struct LoginBenchmark {
         let serverCPU = windows.count >= 3 ? windows.sorted()[windows.count / 2] : meanCPU
         let databaseCPU = count > 0 ? databaseCPUSeconds / count * 1e6 : 0
         let floorCPU = verify + 2 * sign
+        let syncs = after[0].syncs.since(before[0].syncs)
         return Report(
             openLoopRate: rate, signins: sorted.count, failures: outcome.failures, firstFailure: outcome.firstFailure, seconds: elapsed, concurrency: concurrency,
             perSecond: count / elapsed, p50: percentile(0.50), p95: percentile(0.95), p99: percentile(0.99),
             serverCPU: serverCPU, serverCPUMean: meanCPU, cpuWindows: windows.count, verifyCPU: verify, signCPU: sign, floorCPU: floorCPU, serviceCPU: breakdown.serviceMicros,
             storeCPU: breakdown.storeMicros, idleConnections: idleConnections,
             rssIdleMiB: memory.rss / 1_048_576, rssAfterLoadMiB: after[0].rss / 1_048_576, selfStarted: own != nil,
-            instances: targets.count, databaseCPU: databaseCPU)
+            instances: targets.count, databaseCPU: databaseCPU, syncs: syncs)
     }
 
     struct Report {
@@ -271,6 +303,8 @@ struct LoginBenchmark {
         let instances: Int
         /// CPU of local PostgreSQL server processes per sign-in (0 with SQLite, which runs inside Signet).
         let databaseCPU: Double
+        /// The WAL's syncs during the run (the first instance; none unless it is durable SQLite).
+        let syncs: SyncHistogram
 
         var ratio: Double { floorCPU > 0 ? serverCPU / floorCPU : 0 }
 
@@ -288,6 +322,12 @@ struct LoginBenchmark {
             ]
             if let firstFailure { object["first_failure"] = .string(firstFailure) }
             if let openLoopRate { object["open_loop_rate_per_s"] = n(openLoopRate, 1) }
+            if syncs.total > 0 {
+                object["wal_syncs"] = .int(syncs.total)
+                object["wal_syncs_over_5ms"] = .int(syncs.over(0.005))
+                object["wal_syncs_over_50ms"] = .int(syncs.over(0.05))
+                if let slowest = syncs.slowest, slowest.isFinite { object["wal_slowest_sync_at_most_ms"] = n(slowest * 1000, 1) }
+            }
             return .object(object)
         }
 
@@ -309,6 +349,7 @@ struct LoginBenchmark {
                 of which the database (SQLite)               \(String(format: "%.1f µs", storeCPU))
                 HTTP, threads and scheduling (the rest)      \(String(format: "%.1f µs", max(0, serverCPU - serviceCPU)))
 
+            \(syncs.total > 0 ? "  WAL syncs (the disk, durable SQLite)             \(syncs.total): \(syncs.over(0.005)) over 5 ms, \(syncs.over(0.05)) over 50 ms, the slowest ≤ \(syncs.slowest.map { $0.isFinite ? String(format: "%.1f ms", $0 * 1000) : "more than 1 s" } ?? "?")\n" : "")
               server resident memory after the load          \(String(format: "%.1f MiB", rssAfterLoadMiB))
               … with \(idleConnections) idle keep-alive connections open  \(String(format: "%.1f MiB", rssIdleMiB)) (target < 64 MiB)
             """ + (firstFailure.map { "\n\n  first failure: \($0)" } ?? "")

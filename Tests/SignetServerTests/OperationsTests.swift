@@ -178,6 +178,26 @@ import Testing
         let commits = try #require(value("signet_sqlite_durable_commits_total"))
         let syncs = try #require(value("signet_sqlite_wal_syncs_total"))
         #expect(commits >= 3 && syncs >= 1 && syncs <= commits, "\(commits) commits, \(syncs) syncs")
+        // Each sync's duration is in the histogram: cumulative buckets, every sync counted once.
+        #expect(value("signet_sqlite_wal_sync_seconds_count") == syncs)
+        let buckets = text.split(separator: "\n").filter { $0.hasPrefix("signet_sqlite_wal_sync_seconds_bucket") }.compactMap { Int($0.split(separator: " ")[1]) }
+        #expect(buckets.count == 13 && buckets == buckets.sorted() && buckets.last == syncs, "\(buckets)")
+    }
+
+    @Test("a slow WAL sync shows in its histogram's upper buckets, where an operator reads the disk's stalls")
+    func slowSyncMetrics() throws {
+        let server = try TestServer()
+        _ = try SignedIn(server, email: "slow0@signet.test")
+        try #require(server.store as? SQLStore).slowSyncs(0.03)
+        _ = try SignedIn(server, email: "slow1@signet.test")
+        let text = String(decoding: try server.get("/metrics").body, as: UTF8.self)
+        func bucket(_ bound: String) -> Int? {
+            text.split(separator: "\n").first { $0.hasPrefix("signet_sqlite_wal_sync_seconds_bucket{le=\"\(bound)\"} ") }.flatMap { Int($0.split(separator: " ")[1]) }
+        }
+        let all = try #require(bucket("+Inf"))
+        let fast = try #require(bucket("0.025"))
+        #expect(all - fast >= 1, "no sync over 25 ms: \(fast) of \(all)")
+        #expect(text.contains("signet_sqlite_locked_checkpoint_seconds_count"))
     }
 }
 
