@@ -50,8 +50,29 @@ import Testing
                 #expect((number("cpu_windows") ?? 0) >= 3 && median > mean / 2 && median < mean * 2, "\(output)")
             }
             if !extra.isEmpty { #expect(number("open_loop_rate_per_s") == 40) }
+            // Its own server is durable SQLite: the run's WAL syncs, at most one per sign-in.
+            let syncs = number("wal_syncs") ?? 0
+            #expect(syncs > 0 && syncs <= number("signins")! && number("wal_syncs_over_5ms") != nil && (number("wal_slowest_sync_at_most_ms") ?? 0) > 0, "\(output)")
         }
         #expect(try Self.run(["bench", "login", "--client-threads", "0"]).0 == 2)
+    }
+
+    @Test("bench disk times write + fdatasync rewriting in place and growing the file, and refuses bad options")
+    func benchDisk() throws {
+        let (status, output) = try Self.run(["bench", "disk", "--seconds", "1", "--rate", "200", "--busy", "1", "--json"])
+        #expect(status == 0, "\(output)")
+        let report = try StrictJSON().parse(Array(output.utf8))
+        for pass in ["rewrite", "append"] {
+            func number(_ key: String) -> Double? {
+                guard case .number(let text)? = report[pass]?[key] else { return nil }
+                return Double(text)
+            }
+            #expect((number("calls") ?? 0) >= 10 && (number("cpu_us_per_call") ?? 0) > 0 && number("p50_ms")! <= number("max_ms")!, "\(pass): \(output)")
+        }
+        #expect(report["busy_threads"] == .int(1))
+        #expect(try Self.run(["bench", "disk", "--seconds", "0"]).0 == 2)
+        #expect(try Self.run(["bench", "disk", "--busy", "x"]).0 == 2)
+        #expect(try Self.run(["bench", "disk", "--path", "/nonexistent/dir", "--seconds", "0.2"]).0 == 1)
     }
 
     @Test("bench login in open loop reconnects where the server closed an idle keep-alive connection")
