@@ -31,14 +31,22 @@ enum BenchCommand {
             default: return usageError("unknown option \(flag)")
             }
         }
-        do {
+        return benchStatus("verify") {
             let report = try VerifyBenchmark(rounds: rounds).run()
             print(json ? report.json.serialized : report.text)
             return 0
-        } catch {
-            FileHandle.standardError.write(Data("bench: \(error)\n".utf8))
-            return 1
         }
+    }
+}
+
+/// Runs the benchmark `name`'s `body` for its exit status; a thrown error goes to standard error
+/// as `bench NAME: …` with status 1.
+func benchStatus(_ name: String, _ body: () throws -> Int32) -> Int32 {
+    do {
+        return try body()
+    } catch {
+        FileHandle.standardError.write(Data("bench \(name): \(error)\n".utf8))
+        return 1
     }
 }
 

@@ -31,17 +31,14 @@ struct DiskBenchmark {
             }
         }
         guard bench.seconds > 0, bench.rate > 0, bench.busy >= 0 else { return usageError("--seconds and --rate must be positive, --busy at least 0") }
-        do {
+        return benchStatus("disk") {
             let report = try bench.measure()
             print(bench.json ? report.json.serialized : report.text)
             return 0
-        } catch {
-            FileHandle.standardError.write(Data("bench disk: \(error)\n".utf8))
-            return 1
         }
     }
 
-    struct Failure: Error, CustomStringConvertible { let description: String }
+    typealias Failure = LoginBenchmark.Failure
 
     /// One pass: latencies in seconds and CPU seconds per call.
     struct Pass {

@@ -51,7 +51,7 @@ struct LoginBenchmark {
             return usageError("--concurrency, --duration, --idle-connections and --client-threads must be positive")
         }
         guard ["full", "normal", "both"].contains(bench.durability) else { return usageError("--durability must be full, normal or both") }
-        do {
+        return benchStatus("login") {
             // With both, one run each, the durable default first; JSON: one object per mode.
             var reports: [(String, Report)] = []
             for mode in bench.durability == "both" ? ["full", "normal"] : [bench.durability] {
@@ -65,9 +65,6 @@ struct LoginBenchmark {
                 for (mode, report) in reports { print((reports.count > 1 ? "durability \(mode):\n" : "") + report.text) }
             }
             return 0
-        } catch {
-            FileHandle.standardError.write(Data("bench login: \(error)\n".utf8))
-            return 1
         }
     }
 

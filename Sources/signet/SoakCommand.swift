@@ -35,12 +35,7 @@ struct SoakCommand {
         guard soak.duration >= soak.interval * 2, soak.interval > 0, soak.clients > 0, soak.accounts > 0 else {
             return usageError("--duration must be at least two --interval, and --clients positive")
         }
-        do {
-            return try soak.soak() ? 0 : 1
-        } catch {
-            FileHandle.standardError.write(Data("bench soak: \(error)\n".utf8))
-            return 1
-        }
+        return benchStatus("soak") { try soak.soak() ? 0 : 1 }
     }
 
     /// Latencies of the current interval, and failures.
