@@ -70,22 +70,14 @@ import Testing
         #expect(tokens.id_token != nil && tokens.refresh_token != nil)
         #expect(try await app.client.userInfo().email == "browser@signet.test")
         // The code was used: a second exchange fails with the server's reason.
-        do {
-            try await app.client.completeBrowserSignIn(callback: callback, for: signIn)
-            Issue.record("a used code was accepted")
-        } catch let error as SignetError {
-            #expect(error.code == .codeInvalid)
-        }
+        let reused = await #expect(throws: SignetError.self, "a used code was accepted") { try await app.client.completeBrowserSignIn(callback: callback, for: signIn) }
+        #expect(reused?.code == .codeInvalid)
         // prompt=none from a browser without a session: the error comes back as the reason.
         let silent = try await app.client.authorizationURL(redirectURI: "http://127.0.0.1:9/callback", prompt: "none")
         var empty: [String: String] = [:]
         let refused = try Self.sheet(server, silent.url, authenticator: authenticator, cookies: &empty)
-        do {
-            try await app.client.completeBrowserSignIn(callback: refused, for: silent)
-            Issue.record("login_required was not reported")
-        } catch let error as SignetError {
-            #expect(error.code == .loginRequired)
-        }
+        let unsigned = await #expect(throws: SignetError.self, "login_required was not reported") { try await app.client.completeBrowserSignIn(callback: refused, for: silent) }
+        #expect(unsigned?.code == .loginRequired)
         // With the browser's session, prompt=none gives a code at once.
         let again = try await app.client.authorizationURL(redirectURI: "http://127.0.0.1:9/callback", prompt: "none")
         let silentCallback = try Self.sheet(server, again.url, authenticator: authenticator, cookies: &cookies)
