@@ -17,4 +17,4 @@ mkdir -p "$work"
 "$work/venv/bin/pip" install -q -r "$peers/requirements.txt"
 go_rp=$(INSTALL=1 "$peers/go_rp/build.sh" "$work/go_rp" | tail -n 1)
 out=$(mktemp -d "$work/run.XXXXXX")
-PATH="$work/venv/bin:$PATH" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" "$peers/compare_signin.sh" "$out"
+PY="$work/venv/bin/python" PATH="$work/venv/bin:$PATH" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" "$peers/compare_signin.sh" "$out"
