@@ -24,7 +24,7 @@ struct signet_mhd_settings {
 static inline struct MHD_Daemon *signet_mhd_start(const struct signet_mhd_settings *s, MHD_AccessHandlerCallback handler,
                                                   MHD_RequestCompletedCallback completed,
                                                   MHD_NotifyConnectionCallback notify, void *cls) {
-    unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_SUPPRESS_DATE_NO_CLOCK;
+    unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_SUPPRESS_DATE_NO_CLOCK;
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, cls,
                             MHD_OPTION_SOCK_ADDR, s->address,
                             MHD_OPTION_THREAD_POOL_SIZE, s->threads,

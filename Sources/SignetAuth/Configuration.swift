@@ -229,15 +229,14 @@ public struct ServerConfiguration: Sendable {
     /// connection comes from a proxy, so the cap is then the whole pool unless set.
     public var maxConnectionsPerIP = 128
 
-    /// `threads`, or by default four per processor (a worker waits for each query's round trip
-    /// with PostgreSQL, and for the WAL's sync with durable SQLite: while one waits, others run,
-    /// and the syncs are shared), and one per processor with SQLite at durability `normal` (a
-    /// request then never waits for the disk, so more threads would only take turns at the
-    /// store's lock). Measured for durable SQLite on 2 cores: 2 threads 2,470 sign-ins/s, 4
-    /// threads 3,070-3,280/s, 8 threads 3,270-3,650/s.
+    /// `threads`, or by default four per processor with PostgreSQL (a worker waits for each
+    /// query's round trip: while one waits, others run) and one per processor, at least two, with
+    /// SQLite. A durable SQLite write's wait for its sync holds the answer, not the worker (the
+    /// connection is suspended until the sync, ``HTTPHandler/handleHeld(_:)``), so more threads
+    /// would only take turns at the store's lock.
     public var workerThreads: Int {
         let processors = ProcessInfo.processInfo.activeProcessorCount
-        return threads ?? (database.hasPrefix("sqlite:") && durability == "normal" ? max(2, processors) : 4 * processors)
+        return threads ?? (database.hasPrefix("sqlite:") ? max(2, processors) : 4 * processors)
     }
     public var connectionMemoryBytes = 16 * 1024
     public var accessLog = true

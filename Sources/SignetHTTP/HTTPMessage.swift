@@ -128,9 +128,19 @@ public protocol HTTPHandler: Sendable {
     /// The answer to a request whose body is larger than `limit` bytes (413), given the request
     /// without its body: the handler's error format, in the request's kind (JSON or a page).
     func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse
+    /// Handles `request` and says whether its answer must wait: with a ``HTTPHold``, the server
+    /// sends nothing, and serves its other connections, until the hold's callback runs.
+    func handleHeld(_ request: HTTPRequest) -> (HTTPResponse, HTTPHold?)
 }
 
+/// Registers a callback that the handler calls once its answer may go: with nil to send the
+/// answer it gave, or with the answer to send instead (what it wrote could not be kept).
+public typealias HTTPHold = @Sendable (_ release: @escaping @Sendable (HTTPResponse?) -> Void) -> Void
+
 extension HTTPHandler {
+    /// No hold: the answer goes as soon as ``handle(_:)`` returns.
+    public func handleHeld(_ request: HTTPRequest) -> (HTTPResponse, HTTPHold?) { (handle(request), nil) }
+
     /// A JSON 413 with the reason `body_too_large`, for handlers without an error format of their own.
     public func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
         .json(413, Array(#"{"error":"invalid_request","error_description":"request body larger than \#(limit) bytes","reason":"body_too_large"}"#.utf8))

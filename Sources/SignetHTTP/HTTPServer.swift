@@ -37,6 +37,8 @@ public final class HTTPServer: @unchecked Sendable {
     private let lock = NSLock()
     private var connections: [UInt: ConnectionState] = [:]
     private var inFlight = 0
+    /// Connections suspended while their answers are held.
+    private var suspended = 0
     private var sweeper: (any DispatchSourceTimer)?
 
     struct ConnectionState {
@@ -65,8 +67,10 @@ public final class HTTPServer: @unchecked Sendable {
         return UInt64(info.st_ino)
     }
 
-    /// One request's state between libmicrohttpd's calls into the handler.
-    final class RequestContext {
+    /// One request's state between libmicrohttpd's calls into the handler. One thread at a time
+    /// touches it: the connection's worker, or, while the connection is suspended, the one that
+    /// releases a held answer before resuming it.
+    final class RequestContext: @unchecked Sendable {
         let start = DispatchTime.now().uptimeNanoseconds
         let requestID: String
         var body: [UInt8] = []
@@ -77,6 +81,8 @@ public final class HTTPServer: @unchecked Sendable {
         var method = ""
         var path = ""
         var remote = ""
+        /// The answer, while the handler holds it (``HTTPHold``) and the connection is suspended.
+        var held: HTTPResponse?
 
         init(requestID: String) { self.requestID = requestID }
     }
@@ -135,10 +141,19 @@ public final class HTTPServer: @unchecked Sendable {
         stop()
     }
 
-    /// Stops at once.
+    /// Stops at once, once held answers are released (libmicrohttpd cannot stop with suspended
+    /// connections; a hold lasts as long as a disk sync).
     public func stop() {
         sweeper?.cancel()
         sweeper = nil
+        let until = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+        while DispatchTime.now().uptimeNanoseconds < until {
+            lock.lock()
+            let waiting = suspended
+            lock.unlock()
+            if waiting == 0 { break }
+            usleep(1_000)
+        }
         if let daemon {
             MHD_stop_daemon(daemon)
             self.daemon = nil
@@ -247,6 +262,17 @@ public final class HTTPServer: @unchecked Sendable {
             return signet_mhd_yes()
         }
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        if let held = context.held {
+            // Resumed: the handler released its answer.
+            context.held = nil
+            let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+            lock.lock()
+            suspended -= 1
+            connections[key]?.handling = false
+            connections[key]?.clockStart = DispatchTime.now().uptimeNanoseconds
+            lock.unlock()
+            return respond(connection, context, held)
+        }
         if context.status != 0 {
             uploadSize.pointee = 0  // already answered; discard what still arrives
             return signet_mhd_yes()
@@ -275,7 +301,22 @@ public final class HTTPServer: @unchecked Sendable {
         lock.lock()
         connections[key]?.handling = true
         lock.unlock()
-        let response = handler.handle(request)
+        let (response, hold) = handler.handleHeld(request)
+        if let hold {
+            // Held: the connection waits, suspended, and this thread serves others. The deadline
+            // waits too (`handling` stays set), as for a handler that is still running.
+            context.held = response
+            lock.lock()
+            suspended += 1
+            lock.unlock()
+            MHD_suspend_connection(connection)
+            let resumable = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+            hold { replacement in
+                if let replacement { context.held = replacement }
+                MHD_resume_connection(OpaquePointer(bitPattern: resumable))
+            }
+            return signet_mhd_yes()
+        }
         // The answer's sending gets a deadline of its own, from now.
         lock.lock()
         connections[key]?.handling = false

@@ -104,6 +104,21 @@ public final class SignetService: HTTPHandler, Sendable {
         return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Array(text.utf8))
     }
 
+    /// With durable SQLite the answer waits for the sync of what the request wrote, and the
+    /// worker thread goes on to other connections meanwhile (``DeferredDurability``). A sync
+    /// that fails turns the answer into 503 `database_unavailable`: nothing unsynced is reported
+    /// as done.
+    public func handleHeld(_ request: HTTPRequest) -> (HTTPResponse, HTTPHold?) {
+        guard let sql = store as? SQLStore, sql.defersDurability else { return (handle(request), nil) }
+        let (response, commit) = DeferredDurability.run { handle(request) }
+        guard commit > 0 else { return (response, nil) }
+        return (response, { release in
+            sql.whenDurable(commit) { durable in
+                release(durable ? nil : self.answer(AuthError(.databaseUnavailable, "the write could not be synced to disk"), for: request))
+            }
+        })
+    }
+
     public func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
         var error = AuthError(.bodyTooLarge, "body larger than \(limit) bytes", publicDetail: "request body larger than \(limit) bytes")
         error.status = 413

@@ -27,6 +27,11 @@ final class GroupSync: @unchecked Sendable {
     private var descriptor: Int32 = -1
     /// Seconds each sync takes at least (tests make the disk slow to see commits share a sync).
     var minimumSyncTime: TimeInterval = 0
+    /// Makes every sync fail as a dying disk's would (EIO), for tests of what a failed sync answers.
+    var failingSyncs = false
+    /// Callbacks of ``whenDurable(_:_:)`` waiting for their commits' sync, in commit order.
+    private var callbacks: [(number: Int, done: @Sendable (Bool) -> Void)] = []
+    private var syncerRunning = false
     /// Syncs made (for tests and the benchmark).
     private let syncCount = Atomic<Int>(0)
     var syncs: Int { syncCount.load(ordering: .relaxed) }
@@ -57,25 +62,92 @@ final class GroupSync: @unchecked Sendable {
                 condition.wait()
                 continue
             }
-            // Lead: one sync for every commit numbered before it starts.
-            let target = committed.load(ordering: .sequentiallyConsistent)
-            syncing = true
-            if descriptor < 0 { descriptor = open(walPath, O_RDONLY | O_CLOEXEC) }
-            let fd = descriptor
-            condition.unlock()
-            let started = DispatchTime.now().uptimeNanoseconds
-            let ok = fd >= 0 && fdatasync(fd) == 0
-            let code = errno
-            if minimumSyncTime > 0 { Thread.sleep(forTimeInterval: minimumSyncTime) }
-            syncTimes.observe(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
-            condition.lock()
-            syncing = false
-            if ok {
-                synced = max(synced, target)
-                syncCount.add(1, ordering: .relaxed)
-            }
-            condition.broadcast()
-            guard ok else { throw StoreError(.unavailable, "cannot sync \(walPath): errno \(code)") }
+            guard let code = leadSync() else { continue }
+            throw StoreError(.unavailable, "cannot sync \(walPath): errno \(code)")
         }
+    }
+
+    /// Calls `done` once commit `number` is on disk (true) or its sync failed (false): at once
+    /// when it already is, otherwise on the thread whose sync covers it. Nobody waits meanwhile;
+    /// a syncer thread makes the syncs that only callbacks wait for.
+    func whenDurable(_ number: Int, _ done: @escaping @Sendable (Bool) -> Void) {
+        condition.lock()
+        guard synced < number else {
+            condition.unlock()
+            done(true)
+            return
+        }
+        callbacks.append((number, done))
+        if !syncerRunning {
+            syncerRunning = true
+            let thread = Thread { [self] in syncLoop() }
+            thread.name = "signet.sqlite.sync"
+            thread.start()
+        }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The syncer: one sync after another while callbacks wait; it ends after a second without any.
+    private func syncLoop() {
+        // The lowest priority (nice 19; on Linux this sets the calling thread's): woken by a
+        // commit, the syncer does not take the processor from the worker that woke it, so it
+        // syncs once the workers have nothing ready or the scheduler's share comes round, and one
+        // sync covers every commit made meanwhile. Measured at 16 clients on one core: 0.09-0.13
+        // syncs per sign-in instead of 0.59-0.91 at normal priority.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if callbacks.isEmpty {
+                _ = condition.wait(until: Date().addingTimeInterval(1))
+                if callbacks.isEmpty {
+                    syncerRunning = false
+                    return
+                }
+            }
+            if syncing {
+                condition.wait()
+                continue
+            }
+            _ = leadSync()
+        }
+    }
+
+    /// One sync, for every commit numbered before it starts; called and returning with the lock
+    /// held, which it lets go while the disk works. Calls the callbacks the sync covered (with
+    /// the lock let go) and wakes the waiters. Returns nil, or the `errno` of a failed sync.
+    private func leadSync() -> Int32? {
+        let target = committed.load(ordering: .sequentiallyConsistent)
+        syncing = true
+        if descriptor < 0 { descriptor = open(walPath, O_RDONLY | O_CLOEXEC) }
+        let fd = descriptor
+        condition.unlock()
+        let started = DispatchTime.now().uptimeNanoseconds
+        var ok = fd >= 0 && fdatasync(fd) == 0
+        var code = errno
+        if failingSyncs { (ok, code) = (false, EIO) }
+        if minimumSyncTime > 0 { Thread.sleep(forTimeInterval: minimumSyncTime) }
+        syncTimes.observe(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+        condition.lock()
+        syncing = false
+        if ok {
+            synced = max(synced, target)
+            syncCount.add(1, ordering: .relaxed)
+        }
+        // A failed sync fails the callbacks it would have covered: their answers report it.
+        var covered: [@Sendable (Bool) -> Void] = []
+        callbacks.removeAll { entry in
+            guard entry.number <= target else { return false }
+            covered.append(entry.done)
+            return true
+        }
+        condition.broadcast()
+        if !covered.isEmpty {
+            condition.unlock()
+            for done in covered { done(ok) }
+            condition.lock()
+        }
+        return ok ? nil : code
     }
 }

@@ -51,6 +51,20 @@ public final class SQLStore: Store, @unchecked Sendable {
     /// Makes every durable sync take at least `seconds` (for tests of group commit).
     package func slowSyncs(_ seconds: Double) { (pool as? SQLitePool)?.groupSync?.minimumSyncTime = seconds }
 
+    /// Whether writes wait for a sync of their own database (durable SQLite), so that a server
+    /// can hold answers instead of threads through ``DeferredDurability``.
+    package var defersDurability: Bool { (pool as? SQLitePool)?.groupSync != nil }
+
+    /// Calls `done` once commit `number` (from ``DeferredDurability/run(_:)``) is on disk (true)
+    /// or cannot be (false); at once where writes have no sync to wait for.
+    package func whenDurable(_ number: Int, _ done: @escaping @Sendable (Bool) -> Void) {
+        guard let sync = (pool as? SQLitePool)?.groupSync else { return done(true) }
+        sync.whenDurable(number, done)
+    }
+
+    /// Makes every durable sync fail (EIO) until called with false (for tests).
+    package func failSyncs(_ failing: Bool) { (pool as? SQLitePool)?.groupSync?.failingSyncs = failing }
+
     /// Syncs made for durable commits (SQLite; 0 elsewhere).
     package var durableSyncs: Int { (pool as? SQLitePool)?.groupSync?.syncs ?? 0 }
     /// Durable SQLite: the commits that waited for a sync (``durableSyncs`` of them shared each).

@@ -63,10 +63,11 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
             lock.unlock()
             throw error
         }
-        // A write: its number, taken in commit order, then the wait for its sync without the lock.
+        // A write: its number, taken in commit order, then the wait for its sync without the lock
+        // (or, for a server's request, the wait of its answer: ``DeferredDurability``).
         let number = groupSync != nil && connection.totalChanges != before ? groupSync!.commit() : 0
         lock.unlock()
-        if number > 0 { try groupSync!.waitUntilDurable(number) }
+        if number > 0, !DeferredDurability.record(number) { try groupSync!.waitUntilDurable(number) }
         return result
     }
 }
