@@ -90,12 +90,6 @@ final class GroupSync: @unchecked Sendable {
 
     /// The syncer: one sync after another while callbacks wait; it ends after a second without any.
     private func syncLoop() {
-        // The lowest priority (nice 19; on Linux this sets the calling thread's): woken by a
-        // commit, the syncer does not take the processor from the worker that woke it, so it
-        // syncs once the workers have nothing ready or the scheduler's share comes round, and one
-        // sync covers every commit made meanwhile. Measured at 16 clients on one core: 0.09-0.13
-        // syncs per sign-in instead of 0.59-0.91 at normal priority.
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -110,6 +104,16 @@ final class GroupSync: @unchecked Sendable {
                 condition.wait()
                 continue
             }
+            // Woken by a commit, the syncer first lets the workers that are ready run (three
+            // yields, each a scheduler turn for whoever is runnable; at once when nobody is), so
+            // they reach their commits and one sync covers them all. Measured at 16 clients on
+            // one core, three rounds: 0.07-0.09 syncs per sign-in, against 0.13-0.14 with the
+            // syncer at nice 19 instead (which also delays its wake-up after the disk's answer)
+            // and 0.55 when workers waited for their own syncs.
+            condition.unlock()
+            for _ in 0..<3 { sched_yield() }
+            condition.lock()
+            if syncing || callbacks.isEmpty { continue }
             _ = leadSync()
         }
     }
