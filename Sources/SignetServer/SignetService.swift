@@ -38,6 +38,19 @@ public final class SignetService: HTTPHandler, Sendable {
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let start = DispatchTime.now().uptimeNanoseconds
+        let response = routed(request)
+        record(response, since: start)
+        return response
+    }
+
+    /// Counts an answer in the request metrics, with the time since `start`: for a held answer,
+    /// until it is released, so the latency includes the wait for the disk.
+    private func record(_ response: HTTPResponse, since start: UInt64) {
+        ceremonies.metrics.request(route: response.route ?? "unmatched", status: response.status, seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+
+    /// The answer of the route `request` matches, with its route named and CORS applied.
+    private func routed(_ request: HTTPRequest) -> HTTPResponse {
         var response: HTTPResponse
         var route = "unmatched"
         let origin = request.header("origin")
@@ -64,7 +77,6 @@ public final class SignetService: HTTPHandler, Sendable {
             }
         }
         response.route = route
-        ceremonies.metrics.request(route: route, status: response.status, seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
         return response
     }
 
@@ -110,11 +122,24 @@ public final class SignetService: HTTPHandler, Sendable {
     /// as done.
     public func handleHeld(_ request: HTTPRequest) -> (HTTPResponse, HTTPHold?) {
         guard let sql = store as? SQLStore, sql.defersDurability else { return (handle(request), nil) }
-        let (response, commit) = DeferredDurability.run { handle(request) }
-        guard commit > 0 else { return (response, nil) }
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (response, commit) = DeferredDurability.run { routed(request) }
+        guard commit > 0 else {
+            record(response, since: start)
+            return (response, nil)
+        }
         return (response, { release in
             sql.whenDurable(commit) { durable in
-                release(durable ? nil : self.answer(AuthError(.databaseUnavailable, "the write could not be synced to disk"), for: request))
+                guard !durable else {
+                    self.record(response, since: start)
+                    return release(nil)
+                }
+                // The same route and CORS headers, so the metrics and the browser see the refusal.
+                var failed = self.answer(AuthError(.databaseUnavailable, "the write could not be synced to disk"), for: request)
+                failed.route = response.route
+                failed.headers += response.headers.filter { $0.0.hasPrefix("Access-Control-") || $0.0 == "Vary" }
+                self.record(failed, since: start)
+                release(failed)
             }
         })
     }

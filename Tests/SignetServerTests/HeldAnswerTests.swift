@@ -38,6 +38,14 @@ struct HeldAnswerTests {
         #expect(read.ended < signUp.ended, "the read waited for the held answer")
         #expect(signUp.took >= 0.6, "the sign-up was answered after \(signUp.took) s, before its 0.6-s sync ended")
         #expect(sql.durableSyncs > syncsBefore)
+        // The request-duration histogram counts the held time: one request took over half a second.
+        let metrics = String(decoding: try server.client().send("GET", "/metrics").body, as: UTF8.self)
+        func bucket(_ bound: String) -> Int? {
+            metrics.split(separator: "\n").first { $0.hasPrefix("signet_http_request_duration_seconds_bucket{le=\"\(bound)\"} ") }.flatMap { Int($0.split(separator: " ")[1]) }
+        }
+        let all = try #require(bucket("+Inf"))
+        let underHalf = try #require(bucket("0.5"))
+        #expect(all - underHalf >= 1, "no request over 0.5 s in the histogram: \(underHalf) of \(all)")
         // What was answered is there: the new account signs in.
         #expect(try server.store.user(email: "held@signet.test") != nil)
     }
@@ -54,6 +62,10 @@ struct HeldAnswerTests {
         #expect(failed.status == 503, "\(failed)")
         #expect(failed.json["reason"]?.string == "database_unavailable")
         #expect(failed.json["codes"] == nil, "codes were handed out though their write was not on disk")
+        // The metrics count the answer that was sent, for its route.
+        let metrics = String(decoding: try server.client().send("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("signet_http_requests_total{route=\"/me/recovery-codes\",status=\"503\"} 1"), "\(metrics)")
+        #expect(!metrics.contains("signet_http_requests_total{route=\"/me/recovery-codes\",status=\"201\"}"))
         // Reads never wait for a sync, and writes work again once the disk does.
         #expect(try server.client().send("GET", "/healthz").status == 200)
         #expect(try account.call("POST", "/me/recovery-codes").status == 201)
