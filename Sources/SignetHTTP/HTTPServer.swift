@@ -130,15 +130,20 @@ public final class HTTPServer: @unchecked Sendable {
         guard let daemon else { return }
         let listener = MHD_quiesce_daemon(daemon)
         if listener >= 0 { close(listener) }
-        let until = Date().addingTimeInterval(grace)
-        while Date() < until {
-            lock.lock()
-            let busy = inFlight
-            lock.unlock()
-            if busy == 0 { break }
-            usleep(10_000)
-        }
+        waitWhile(seconds: grace) { inFlight > 0 }
         stop()
+    }
+
+    /// Polls, every millisecond and for `seconds` at most, until `busy` (read under the lock) is false.
+    private func waitWhile(seconds: Double, _ busy: () -> Bool) {
+        let until = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+        while DispatchTime.now().uptimeNanoseconds < until {
+            lock.lock()
+            let waiting = busy()
+            lock.unlock()
+            if !waiting { return }
+            usleep(1_000)
+        }
     }
 
     /// Stops at once, once held answers are released (libmicrohttpd cannot stop with suspended
@@ -146,14 +151,7 @@ public final class HTTPServer: @unchecked Sendable {
     public func stop() {
         sweeper?.cancel()
         sweeper = nil
-        let until = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
-        while DispatchTime.now().uptimeNanoseconds < until {
-            lock.lock()
-            let waiting = suspended
-            lock.unlock()
-            if waiting == 0 { break }
-            usleep(1_000)
-        }
+        waitWhile(seconds: 10) { suspended > 0 }
         if let daemon {
             MHD_stop_daemon(daemon)
             self.daemon = nil
@@ -211,7 +209,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func notify(_ connection: OpaquePointer?, started: Bool) {
         guard let connection else { return }
-        let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+        let key = HTTPServer.key(connection)
         lock.lock()
         defer { lock.unlock() }
         if started {
@@ -229,7 +227,7 @@ public final class HTTPServer: @unchecked Sendable {
         lock.lock()
         inFlight -= 1
         if let connection {
-            let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+            let key = HTTPServer.key(connection)
             connections[key]?.clockStart = DispatchTime.now().uptimeNanoseconds
         }
         lock.unlock()
@@ -265,12 +263,10 @@ public final class HTTPServer: @unchecked Sendable {
         if let held = context.held {
             // Resumed: the handler released its answer.
             context.held = nil
-            let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
             lock.lock()
             suspended -= 1
-            connections[key]?.handling = false
-            connections[key]?.clockStart = DispatchTime.now().uptimeNanoseconds
             lock.unlock()
+            handled(HTTPServer.key(connection))
             return respond(connection, context, held)
         }
         if context.status != 0 {
@@ -297,7 +293,7 @@ public final class HTTPServer: @unchecked Sendable {
         let request = HTTPRequest(
             method: context.method, path: context.path, headers: headers(connection), body: context.body,
             remoteAddress: context.remote, requestID: context.requestID, query: arguments(connection))
-        let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+        let key = HTTPServer.key(connection)
         lock.lock()
         connections[key]?.handling = true
         lock.unlock()
@@ -310,19 +306,29 @@ public final class HTTPServer: @unchecked Sendable {
             suspended += 1
             lock.unlock()
             MHD_suspend_connection(connection)
-            let resumable = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+            let resumable = HTTPServer.key(connection)
             hold { replacement in
                 if let replacement { context.held = replacement }
                 MHD_resume_connection(OpaquePointer(bitPattern: resumable))
             }
             return signet_mhd_yes()
         }
-        // The answer's sending gets a deadline of its own, from now.
+        handled(key)
+        return respond(connection, context, response)
+    }
+
+    /// The handler is done with the connection's request: the answer's sending gets a deadline
+    /// of its own, from now.
+    private func handled(_ key: UInt) {
         lock.lock()
         connections[key]?.handling = false
         connections[key]?.clockStart = DispatchTime.now().uptimeNanoseconds
         lock.unlock()
-        return respond(connection, context, response)
+    }
+
+    /// A connection's key in ``connections``: its address, which libmicrohttpd keeps for its life.
+    static func key(_ connection: OpaquePointer) -> UInt {
+        UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
     }
 
     private func respond(_ connection: OpaquePointer, _ context: RequestContext, _ response: HTTPResponse) -> MHD_Result {

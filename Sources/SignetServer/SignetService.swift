@@ -21,6 +21,8 @@ public final class SignetService: HTTPHandler, Sendable {
     let discovery: [UInt8]
     /// Origins whose scripts may call the JSON API (every client's `allowed_origins`).
     let corsOrigins: Set<String>
+    /// The store when it is durable SQLite, whose writes' answers wait for their sync (``handleHeld(_:)``).
+    let heldStore: SQLStore?
 
     /// - Parameters:
     ///   - clock: the time, injected so tests can move it.
@@ -34,6 +36,7 @@ public final class SignetService: HTTPHandler, Sendable {
         discovery = WellKnown.openIDConfiguration(configuration).serializedBytes
         router = SignetService.routes()
         corsOrigins = Set(configuration.clients.flatMap(\.allowedOrigins))
+        heldStore = (store as? SQLStore).flatMap { $0.defersDurability ? $0 : nil }
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
@@ -53,8 +56,7 @@ public final class SignetService: HTTPHandler, Sendable {
     private func routed(_ request: HTTPRequest) -> HTTPResponse {
         var response: HTTPResponse
         var route = "unmatched"
-        let origin = request.header("origin")
-        if request.method == "OPTIONS", let origin {
+        if request.method == "OPTIONS", let origin = request.header("origin") {
             response = preflight(request, origin: origin)
             route = "preflight"
         } else {
@@ -72,12 +74,16 @@ public final class SignetService: HTTPHandler, Sendable {
             case .notFound:
                 response = answer(AuthError(.notFound, "no route"), for: request)
             }
-            if let origin, corsOrigins.contains(origin), Self.isAPIPath(request.path) {
-                response.headers += [("Access-Control-Allow-Origin", origin), ("Vary", "Origin"), ("Access-Control-Expose-Headers", "WWW-Authenticate, DPoP-Nonce")]
-            }
+            allowCORS(&response, request)
         }
         response.route = route
         return response
+    }
+
+    /// CORS on an answer of the JSON API to a configured origin's script.
+    private func allowCORS(_ response: inout HTTPResponse, _ request: HTTPRequest) {
+        guard let origin = request.header("origin"), corsOrigins.contains(origin), Self.isAPIPath(request.path) else { return }
+        response.headers += [("Access-Control-Allow-Origin", origin), ("Vary", "Origin"), ("Access-Control-Expose-Headers", "WWW-Authenticate, DPoP-Nonce")]
     }
 
     /// A refusal as the templated error page for a browser's navigation, else as JSON.
@@ -121,7 +127,7 @@ public final class SignetService: HTTPHandler, Sendable {
     /// that fails turns the answer into 503 `database_unavailable`: nothing unsynced is reported
     /// as done.
     public func handleHeld(_ request: HTTPRequest) -> (HTTPResponse, HTTPHold?) {
-        guard let sql = store as? SQLStore, sql.defersDurability else { return (handle(request), nil) }
+        guard let sql = heldStore else { return (handle(request), nil) }
         let start = DispatchTime.now().uptimeNanoseconds
         let (response, commit) = DeferredDurability.run { routed(request) }
         guard commit > 0 else {
@@ -137,7 +143,7 @@ public final class SignetService: HTTPHandler, Sendable {
                 // The same route and CORS headers, so the metrics and the browser see the refusal.
                 var failed = self.answer(AuthError(.databaseUnavailable, "the write could not be synced to disk"), for: request)
                 failed.route = response.route
-                failed.headers += response.headers.filter { $0.0.hasPrefix("Access-Control-") || $0.0 == "Vary" }
+                self.allowCORS(&failed, request)
                 self.record(failed, since: start)
                 release(failed)
             }
