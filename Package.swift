@@ -38,6 +38,8 @@ let package = Package(
         .systemLibrary(
             name: "CQRencode", pkgConfig: "libqrencode",
             providers: [.apt(["libqrencode-dev"])]),
+        // The C library's calls that the toolchain's Glibc module leaves out, wrapped in C once.
+        .target(name: "CSystem"),
 
         .target(name: "SignetCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "SignetHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
@@ -64,7 +66,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "signet",
-            dependencies: ["SignetAuth", "SignetCrypto", "SignetWebAuthn", "SignetSoftware", "SignetServer", "SignetHTTP", "SignetAPI", "SignetStore", "SignetClient", "SignetQR"],
+            dependencies: ["SignetAuth", "SignetCrypto", "SignetWebAuthn", "SignetSoftware", "SignetServer", "SignetHTTP", "SignetAPI", "SignetStore", "SignetClient", "SignetQR", "CSystem"],
             swiftSettings: strict),
         // libFuzzer harness: scripts/fuzz.sh builds it with -sanitize=fuzzer; a plain build
         // makes a corpus replayer out of the same code.
@@ -85,7 +87,7 @@ let package = Package(
         .testTarget(
             name: "SignetServerTests",
             dependencies: ["SignetServer", "SignetAuth", "SignetHTTP", "SignetStore", "SignetAPI", "SignetClient", "SignetSoftware", "SignetCrypto", "SignetWebAuthn",
-                           "SignetWeb", "SignetTestSupport"],
+                           "SignetWeb", "SignetTestSupport", "CSystem"],
             swiftSettings: strict),
         .testTarget(
             name: "SignetWebAuthnTests",

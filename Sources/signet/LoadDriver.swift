@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import Glibc
 import SignetAPI
@@ -129,14 +130,17 @@ final class LoadDriver: @unchecked Sendable {
                 if client.stage != .idle { busy = true }
             }
             if (!busy && now >= stopAt) || now >= grace { break }
-            let wait = nextDue == .max ? 100 : Int32(min(100, (nextDue > now ? nextDue - now : 0) / 1_000_000))
+            // Until the next sign-in is due, to the nanosecond (at most 0.1 s): poll(2) counts whole
+            // milliseconds, so a wait of less than one would spin, and a wait rounded up would
+            // start sign-ins late. At 1,000 sign-ins/s a spinning loop took both cores.
+            let wait = Int64(min(100_000_000, nextDue > now ? nextDue - now : 0))
             polled.removeAll(keepingCapacity: true)
             slots.removeAll(keepingCapacity: true)
             for (slot, client) in mine.enumerated() where client.fd >= 0 && client.stage != .idle {
                 polled.append(pollfd(fd: client.fd, events: Int16(POLLIN) | (client.watchingOutput ? Int16(POLLOUT) : 0), revents: 0))
                 slots.append(slot)
             }
-            let n = poll(&polled, nfds_t(polled.count), wait)
+            let n = signet_poll_ns(&polled, nfds_t(polled.count), wait)
             guard n > 0 else { continue }
             for (i, entry) in polled.enumerated() where entry.revents != 0 {
                 let client = mine[slots[i]]
