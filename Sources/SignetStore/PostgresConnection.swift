@@ -64,22 +64,32 @@ final class PostgresConnection: SQLSession {
             try check(result, sql)
             prepared[sql] = name
         }
-        // Text parameters; bytea as \x hex.
-        let texts: [String?] = parameters.map { value in
+        // Text parameters, except bytea, which goes as its bytes (binary format, PostgreSQL 15
+        // §55.7 Bind): no hex text to make here and parse there.
+        let count = parameters.count
+        let values = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: max(count, 1))
+        let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: max(count, 1))
+        let formats = UnsafeMutablePointer<Int32>.allocate(capacity: max(count, 1))
+        defer {
+            for i in 0..<count { free(values[i]) }
+            values.deallocate()
+            lengths.deallocate()
+            formats.deallocate()
+        }
+        for (i, value) in parameters.enumerated() {
+            (lengths[i], formats[i]) = (0, 0)
             switch value {
-            case .int(let v): String(v)
-            case .text(let v): v
-            case .blob(let v): "\\x" + v.map { byte in
-                let hex = String(byte, radix: 16)
-                return hex.count == 1 ? "0" + hex : hex
-            }.joined()
-            case .null: nil
+            case .int(let v): values[i] = strdup(String(v))
+            case .text(let v): values[i] = strdup(v)
+            case .blob(let v):
+                let bytes = malloc(max(v.count, 1))!.assumingMemoryBound(to: CChar.self)
+                v.withUnsafeBytes { if let base = $0.baseAddress { memcpy(bytes, base, v.count) } }
+                (values[i], lengths[i], formats[i]) = (bytes, Int32(v.count), 1)
+            case .null: values[i] = nil
             }
         }
-        let cStrings = texts.map { $0.map { strdup($0) } ?? nil }
-        defer { cStrings.forEach { free($0) } }
-        let result: OpaquePointer? = cStrings.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
-            PQexecPrepared(conn, name, Int32(parameters.count), values.baseAddress, nil, nil, 0)
+        let result: OpaquePointer? = values.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(count, 1)) { values in
+            PQexecPrepared(conn, name, Int32(count), values, lengths, formats, 0)
         }
         defer { PQclear(result) }
         try check(result, sql)

@@ -104,6 +104,24 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         }
     }
 
+    @Test("bytes round-trip: every byte value, zeros, one byte, and found again by them", arguments: Backend.available)
+    func bytesRoundTrip(_ backend: Backend) throws {
+        let store = try backend.open()
+        let every = (0...255).map { UInt8($0) }
+        for (n, key) in [every, [UInt8](repeating: 0, count: 65), [0], [0xff], every.reversed() + every].enumerated() {
+            let u = user(60 + n)
+            var c = credential(u.id)
+            c.id = key
+            c.publicKey = key.reversed() + [0, 0]
+            try store.createUser(u, credential: c)
+            let stored = try #require(try store.credential(id: key))
+            #expect(stored.id == key && stored.publicKey == c.publicKey && stored.userID == u.id)
+            #expect(try store.user(id: u.id)?.handle == u.handle)
+        }
+        // A key that is a prefix of a stored one is not that one.
+        #expect(try store.credential(id: Array(every.prefix(255))) == nil)
+    }
+
     @Test("a batch is all or nothing", arguments: Backend.available)
     func batch(_ backend: Backend) throws {
         let store = try backend.open()
