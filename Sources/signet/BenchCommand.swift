@@ -10,6 +10,7 @@ enum BenchCommand {
         if args.first == "login" { return LoginBenchmark.run(Array(args.dropFirst())) }
         if args.first == "soak" { return SoakCommand.run(Array(args.dropFirst())) }
         if args.first == "disk" { return DiskBenchmark.run(Array(args.dropFirst())) }
+        if args.first == "cpu" { return CPUBenchmark.run(Array(args.dropFirst())) }
         if args.first == "breakdown" {
             // The in-process part of bench login alone (for profilers).
             guard let result = try? LoginBreakdown.measure(iterations: Int(args.dropFirst().first ?? "") ?? 5000) else { return 1 }
@@ -17,7 +18,7 @@ enum BenchCommand {
             return 0
         }
         guard args.first == "verify" else {
-            return usageError("usage: signet bench verify [--json] [--rounds N] | signet bench login [--url URL] [--concurrency N] [--duration S] [--json] | signet bench soak [--duration S] [--interval S] | signet bench disk [--seconds S] [--busy N]")
+            return usageError("usage: signet bench verify [--json] [--rounds N] | signet bench login [--url URL] [--concurrency N] [--duration S] [--json] | signet bench soak [--duration S] [--interval S] | signet bench disk [--seconds S] [--busy N] | signet bench cpu [--seconds S] [--threads N]")
         }
         var json = false
         var rounds = 7

@@ -77,6 +77,33 @@ import Testing
         #expect(try Self.run(["bench", "disk", "--path", "/nonexistent/dir", "--seconds", "0.2"]).0 == 1)
     }
 
+    @Test("bench cpu times fixed units of work on every processor and reports the slow ones; bad options are usage errors")
+    func benchCPU() throws {
+        let (status, output) = try Self.run(["bench", "cpu", "--seconds", "1", "--threads", "2", "--json"])
+        #expect(status == 0, "\(output)")
+        let report = try StrictJSON().parse(Array(output.utf8))
+        func number(_ key: String) -> Double? {
+            guard case .number(let text)? = report[key] else { return nil }
+            return Double(text)
+        }
+        #expect(report["threads"] == .int(2))
+        // Two threads for a second, two units of about 100 µs before each rest of 0.2 ms.
+        #expect((number("units") ?? 0) > 200 && (number("unit_us") ?? 0) > 10, "\(output)")
+        // Ratios are against each thread's fastest unit: at least 1, and ordered.
+        let p99 = number("p99_ratio") ?? 0, worst = number("worst_ratio") ?? 0
+        #expect(p99 >= 1 && p99 <= worst, "\(output)")
+        for key in ["slowed_2x_fraction", "slowed_5x_fraction", "lost_fraction"] {
+            let value = number(key) ?? -1
+            #expect(value >= 0 && value < 1, "\(key) in \(output)")
+        }
+        #expect(number("slowed_5x_fraction")! <= number("slowed_2x_fraction")!)
+        // Twenty 50-ms windows a thread, give or take the last one.
+        #expect((number("windows_50ms") ?? 0) >= 38 && (number("slow_windows") ?? -1) >= 0 && (number("worst_window_ratio") ?? 0) >= 1, "\(output)")
+        #expect(try Self.run(["bench", "cpu", "--seconds", "0"]).0 == 2)
+        #expect(try Self.run(["bench", "cpu", "--threads", "x"]).0 == 2)
+        #expect(try Self.run(["bench", "cpu", "--frobnicate"]).0 == 2)
+    }
+
     @Test("bench login in open loop reconnects where the server closed an idle keep-alive connection")
     func benchLoginIdleConnections() throws {
         let server = try LoopbackProcess(
