@@ -8,7 +8,7 @@ import Synchronization
 /// whole is the transaction (PostgreSQL 15 §7.8.4: all of a statement's CTEs see one snapshot
 /// and commit together).
 ///
-///     p0…  the DPoP proof marks (ON CONFLICT DO NOTHING: a used one leaves its row out)
+///     p    the DPoP proof mark, if any (ON CONFLICT DO NOTHING: a used one leaves its row out)
 ///     s    the auth session's mark, only when every proof mark went in
 ///     c    the guarded credential use, only with the session marked and the account not blocked
 ///     w0…  the writes, only when the credential was used
@@ -83,19 +83,17 @@ extension SQLStore {
 
     /// The text of the sign-in statement of `shape` (a proof, if any, comes first).
     static func signInSQL(_ shape: [SignInPart]) -> String {
+        // At most one proof (``postgresSignIn(_:writes:)`` refuses more), as the CTE `p`.
+        let proof = shape.first == .proof
         var ctes: [String] = []
-        let proofCount = shape.first == .proof ? 1 : 0
-        for p in 0..<proofCount {
-            ctes.append("p\(p) AS (INSERT INTO used_sessions (id, expires_at) VALUES (?::bytea, ?::bigint) ON CONFLICT (id) DO NOTHING RETURNING 1)")
-        }
-        let afterProofs = (0..<proofCount).map { " AND EXISTS (SELECT 1 FROM p\($0))" }.joined()
-        ctes.append("s AS (INSERT INTO used_sessions (id, expires_at) SELECT ?::bytea, ?::bigint WHERE TRUE\(afterProofs) ON CONFLICT (id) DO NOTHING RETURNING 1)")
+        if proof { ctes.append("p AS (INSERT INTO used_sessions (id, expires_at) VALUES (?::bytea, ?::bigint) ON CONFLICT (id) DO NOTHING RETURNING 1)") }
+        ctes.append("s AS (INSERT INTO used_sessions (id, expires_at) SELECT ?::bytea, ?::bigint WHERE TRUE\(proof ? " AND EXISTS (SELECT 1 FROM p)" : "") ON CONFLICT (id) DO NOTHING RETURNING 1)")
         ctes.append("""
             c AS (UPDATE credentials SET sign_count = ?::bigint, backup_state = ?::int, last_used_at = ?::bigint, use_count = use_count + 1
             WHERE id = ?::bytea AND user_id = ?::text AND public_key = ?::bytea AND revoked_at IS NULL AND (sign_count < ?::bigint OR (?::bigint = 0 AND sign_count = 0))
             AND EXISTS (SELECT 1 FROM s) AND EXISTS (SELECT 1 FROM users WHERE id = ?::text AND blocked = 0) RETURNING 1)
             """)
-        for (n, part) in shape.dropFirst(proofCount).enumerated() {
+        for (n, part) in shape.dropFirst(proof ? 1 : 0).enumerated() {
             switch part {
             case .proof:
                 continue
@@ -110,8 +108,7 @@ extension SQLStore {
                                    casts: ["bytea", "text", "text", "bigint", "text", "text", "bigint", "bigint", "bigint", "NULL", "text", "text"]))
             }
         }
-        let proofs = (0..<proofCount).map { "(SELECT count(*) FROM p\($0))" }.joined(separator: " + ")
-        return "WITH " + ctes.joined(separator: ",\n") + "\nSELECT (SELECT count(*) FROM s), (SELECT count(*) FROM c), \(proofCount == 0 ? "0" : proofs), \(prefixed(userSelect, "u")) "
+        return "WITH " + ctes.joined(separator: ",\n") + "\nSELECT (SELECT count(*) FROM s), (SELECT count(*) FROM c), \(proof ? "(SELECT count(*) FROM p)" : "0"), \(prefixed(userSelect, "u")) "
             + "FROM (SELECT 1) one LEFT JOIN users u ON u.id = ?::text"
     }
 
