@@ -229,14 +229,15 @@ public struct ServerConfiguration: Sendable {
     /// connection comes from a proxy, so the cap is then the whole pool unless set.
     public var maxConnectionsPerIP = 128
 
-    /// `threads`, or by default four per processor with PostgreSQL (a worker waits for each
-    /// query's round trip: while one waits, others run) and one per processor, at least two, with
-    /// SQLite. A durable SQLite write's wait for its sync holds the answer, not the worker (the
+    /// `threads`, or by default eight per processor with PostgreSQL (a worker waits for each
+    /// query's round trip: while one waits, others run; and sign-ins that wait together commit in
+    /// one statement, so more waiting workers make larger batches) and one per processor, at
+    /// least two, with SQLite. A durable SQLite write's wait for its sync holds the answer, not the worker (the
     /// connection is suspended until the sync, ``HTTPHandler/handleHeld(_:)``), so more threads
     /// would only take turns at the store's lock.
     public var workerThreads: Int {
         let processors = ProcessInfo.processInfo.activeProcessorCount
-        return threads ?? (database.hasPrefix("sqlite:") ? max(2, processors) : 4 * processors)
+        return threads ?? (database.hasPrefix("sqlite:") ? max(2, processors) : 8 * processors)
     }
     public var connectionMemoryBytes = 16 * 1024
     public var accessLog = true

@@ -118,7 +118,7 @@ public final class SignetService: HTTPHandler, Sendable {
             text += "# HELP signet_sqlite_wal_syncs_total fdatasync calls of the WAL made for them.\n# TYPE signet_sqlite_wal_syncs_total counter\n"
             text += "signet_sqlite_wal_syncs_total \(sql.durableSyncs)\n"
         }
-        if let sql = store as? SQLStore { text += sql.sqliteTimings }
+        if let sql = store as? SQLStore { text += sql.sqliteTimings + sql.postgresBatching }
         return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Array(text.utf8))
     }
 

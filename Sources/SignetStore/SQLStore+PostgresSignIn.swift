@@ -17,16 +17,32 @@ import Synchronization
 /// A refused use leaves the session and proof marks written; they are deleted at once, so that
 /// a refused sign-in writes nothing, as ``Store/completeSignIn(_:writes:)`` promises.
 extension SQLStore {
-    struct SignInStatement {
+    struct SignInStatement: Sendable {
         var sql: String
         var values: [SQLValue]
         var proofs: [[UInt8]]
+        /// The writes it carries besides a proof mark, in order, and each one's values: what a
+        /// statement for several sign-ins (``batchSignInSQL(_:count:)``) needs of this one.
+        var shape: [SignInPart]
+        var parts: [[SQLValue]]
     }
 
     /// What a sign-in statement carries besides the session mark and the credential use, in
     /// order: its text depends on this and nothing else, so the text is made once per shape.
     enum SignInPart: UInt8, Hashable, Sendable {
         case proof, audit, refreshToken, webSession
+
+        /// The table a write of this kind inserts into, its columns, and each column's type for
+        /// the cast of its placeholder (a `NULL…` entry is a column given no value).
+        var insertion: (table: String, columns: String, casts: [String]) {
+            switch self {
+            case .proof: ("used_sessions", "id, expires_at", ["bytea", "bigint"])
+            case .audit: ("audit_events", auditColumns, ["bigint"] + Array(repeating: "text", count: 9))
+            case .refreshToken: ("refresh_tokens", refreshTokenColumns, ["bytea", "text", "text", "text", "text", "bigint", "text", "bigint", "bigint", "text", "text"])
+            // `revoked_at` is the tenth column, NULL in a new session.
+            case .webSession: ("web_sessions", webSessionColumns, ["bytea", "text", "text", "bigint", "text", "text", "bigint", "bigint", "bigint", "NULL::bigint", "text", "text"])
+            }
+        }
     }
 
     /// Statement texts by shape. The shapes are the few the ceremonies make (a proof or not, then
@@ -39,7 +55,7 @@ extension SQLStore {
     static func postgresSignIn(_ use: SignInUse, writes: [StoreWrite]) -> SignInStatement? {
         var shape: [SignInPart] = []
         var proofValues: [SQLValue] = []
-        var writeValues: [SQLValue] = []
+        var parts: [[SQLValue]] = []
         var proofs: [[UInt8]] = []
         for write in writes {
             switch write {
@@ -50,35 +66,35 @@ extension SQLStore {
                 proofs.append(id)
             case .audit(let e):
                 shape.append(.audit)
-                writeValues += auditValues(e)
+                parts.append(auditValues(e))
             case .refreshToken(let t):
                 shape.append(.refreshToken)
-                writeValues += refreshTokenValues(t)
+                parts.append(refreshTokenValues(t))
             case .webSession(let w):
                 shape.append(.webSession)
-                writeValues += webSessionValues(w)
+                parts.append(webSessionValues(w))
             default:
                 return nil
             }
         }
-        if !proofs.isEmpty { shape.insert(.proof, at: 0) }
+        let key = proofs.isEmpty ? shape : [.proof] + shape
         let sql = signInStatements.withLock { cache in
-            if let known = cache[shape] { return known }
-            let made = signInSQL(shape)
-            cache[shape] = made
+            if let known = cache[key] { return known }
+            let made = signInSQL(key)
+            cache[key] = made
             return made
         }
         // The values in the order of the text's placeholders: the proof mark, the session mark,
         // the credential use, the writes, the account.
         let u = use.credential
         var values = proofValues
-        values.reserveCapacity(proofValues.count + 12 + writeValues.count)
+        values.reserveCapacity(proofValues.count + 12 + parts.reduce(0) { $0 + $1.count })
         values += [.blob(use.sessionID), .int(use.sessionExpiresAt)]
         values += [.int(u.signCount), .int(u.backupState ? 1 : 0), .int(u.at), .blob(u.credentialID), .text(u.userID), .blob(u.publicKey),
                    .int(u.signCount), .int(u.signCount), .text(u.userID)]
-        values += writeValues
+        for part in parts { values += part }
         values.append(.text(u.userID))
-        return SignInStatement(sql: sql, values: values, proofs: proofs)
+        return SignInStatement(sql: sql, values: values, proofs: proofs, shape: shape, parts: parts)
     }
 
     /// The text of the sign-in statement of `shape` (a proof, if any, comes first).
@@ -97,15 +113,9 @@ extension SQLStore {
             switch part {
             case .proof:
                 continue
-            case .audit:
-                ctes.append(insert(n, "audit_events", auditColumns, casts: ["bigint"] + Array(repeating: "text", count: 9)))
-            case .refreshToken:
-                ctes.append(insert(n, "refresh_tokens", refreshTokenColumns,
-                                   casts: ["bytea", "text", "text", "text", "text", "bigint", "text", "bigint", "bigint", "text", "text"]))
-            case .webSession:
-                // `revoked_at` is the tenth column, NULL in a new session.
-                ctes.append(insert(n, "web_sessions", webSessionColumns,
-                                   casts: ["bytea", "text", "text", "bigint", "text", "text", "bigint", "bigint", "bigint", "NULL", "text", "text"]))
+            case .audit, .refreshToken, .webSession:
+                let (table, columns, casts) = part.insertion
+                ctes.append(insert(n, table, columns, casts: casts))
             }
         }
         return "WITH " + ctes.joined(separator: ",\n") + "\nSELECT (SELECT count(*) FROM s), (SELECT count(*) FROM c), \(proof ? "(SELECT count(*) FROM p)" : "0"), \(prefixed(userSelect, "u")) "
@@ -116,31 +126,37 @@ extension SQLStore {
     /// placeholder cast to its column's type (PostgreSQL cannot infer the types of an
     /// `INSERT … SELECT`'s parameters), `NULL` for a column given no value.
     static func insert(_ n: Int, _ table: String, _ columns: String, casts: [String]) -> String {
-        let selected = casts.map { $0 == "NULL" ? "NULL" : "?::" + $0 }.joined(separator: ", ")
+        let selected = casts.map { $0.hasPrefix("NULL") ? $0 : "?::" + $0 }.joined(separator: ", ")
         return "w\(n) AS (INSERT INTO \(table) (\(columns)) SELECT \(selected) WHERE EXISTS (SELECT 1 FROM c))"
     }
 
-    /// Runs ``postgresSignIn(_:writes:)``'s statement and reads its outcome.
+    /// Runs ``postgresSignIn(_:writes:)``'s statement alone and reads its outcome.
     func completePostgresSignIn(_ use: SignInUse, _ statement: SignInStatement) throws(StoreError) -> SignInOutcome {
         try locked { db throws(StoreError) in
             guard let row = try db.query(statement.sql, statement.values).first else { throw StoreError(.internalError, "the sign-in statement answered no row") }
-            let marked = row[0].int == 1, used = row[1].int == 1, proofs = Int(row[2].int ?? 0)
             let account: UserRecord? = if case .null = row[3] { nil } else { Self.user(Array(row[3...])) }
-            if used {
-                guard let account else { throw StoreError(.internalError, "a credential was used for an account that is gone") }
-                return .signedIn(account)
-            }
-            // Nothing of the sign-in was written but the marks this statement made; they go, as
-            // a rolled-back transaction's would. (A proof that was already used made no mark.)
-            if marked { try db.query("DELETE FROM used_sessions WHERE id = ?", [.blob(use.sessionID)]) }
-            if proofs > 0, let id = statement.proofs.first { try db.query("DELETE FROM used_sessions WHERE id = ?", [.blob(id)]) }
-            guard proofs == statement.proofs.count else { throw StoreError(.proofUsed, "the DPoP proof was already used") }
-            guard marked else { throw StoreError(.sessionUsed, "the auth session was already used") }
-            guard let account else { return .refused(.credentialUnknown) }
-            if account.blocked { return .refused(.userBlocked) }
-            let credential = try db.query("SELECT user_id, public_key, revoked_at, sign_count FROM credentials WHERE id = ?", [.blob(use.credential.credentialID)]).first
-            guard let credential, credential[0].text == use.credential.userID, credential[1].blob == use.credential.publicKey else { return .refused(.credentialUnknown) }
-            return .refused(credential[2].int != nil ? .credentialRevoked : .counterRegression(stored: credential[3].int ?? 0))
+            return try Self.signInOutcome(marked: row[0].int == 1, used: row[1].int == 1, proofs: Int(row[2].int ?? 0), account: account, use, statement, db)
         }
+    }
+
+    /// What a sign-in statement's row says: signed in, or refused (and then the marks it made are
+    /// deleted, as a rolled-back transaction's would be) or an error for a used session or proof.
+    static func signInOutcome(marked: Bool, used: Bool, proofs: Int, account: UserRecord?, _ use: SignInUse, _ statement: SignInStatement,
+                              _ db: any SQLSession) throws(StoreError) -> SignInOutcome {
+        if used {
+            guard let account else { throw StoreError(.internalError, "a credential was used for an account that is gone") }
+            return .signedIn(account)
+        }
+        // Nothing of the sign-in was written but the marks this statement made; they go, as
+        // a rolled-back transaction's would. (A proof that was already used made no mark.)
+        if marked { try db.query("DELETE FROM used_sessions WHERE id = ?", [.blob(use.sessionID)]) }
+        if proofs > 0, let id = statement.proofs.first { try db.query("DELETE FROM used_sessions WHERE id = ?", [.blob(id)]) }
+        guard proofs == statement.proofs.count else { throw StoreError(.proofUsed, "the DPoP proof was already used") }
+        guard marked else { throw StoreError(.sessionUsed, "the auth session was already used") }
+        guard let account else { return .refused(.credentialUnknown) }
+        if account.blocked { return .refused(.userBlocked) }
+        let credential = try db.query("SELECT user_id, public_key, revoked_at, sign_count FROM credentials WHERE id = ?", [.blob(use.credential.credentialID)]).first
+        guard let credential, credential[0].text == use.credential.userID, credential[1].blob == use.credential.publicKey else { return .refused(.credentialUnknown) }
+        return .refused(credential[2].int != nil ? .credentialRevoked : .counterRegression(stored: credential[3].int ?? 0))
     }
 }

@@ -8,6 +8,8 @@ public final class SQLStore: Store, @unchecked Sendable {
     private let pool: any SessionPool
     /// `sqlite` or `postgres`.
     public let backend: String
+    /// PostgreSQL: sign-ins that arrive while one commits share the next statement.
+    let signInBatcher = CommitBatcher<BatchedSignIn, SignInOutcome>(maxBatch: SQLStore.maxSignInBatch, compatible: SQLStore.fits)
 
     /// Opens (creating if needed) the SQLite database at `path` and applies pending migrations.
     /// With `durable` (the default) every write is synced to disk before the call that made it
@@ -76,6 +78,24 @@ public final class SQLStore: Store, @unchecked Sendable {
         return (pool.groupSync?.syncTimes.text(name: "signet_sqlite_wal_sync_seconds", help: "Duration of each fdatasync of the WAL for durable commits.") ?? "")
             + pool.lockedCheckpointTimes.text(name: "signet_sqlite_locked_checkpoint_seconds", help: "Time the checkpoint's last part held the store's lock.")
     }
+
+    /// PostgreSQL: the sign-in statements run and the sign-ins they carried, as Prometheus text
+    /// (their ratio is the mean batch; empty elsewhere or before the first sign-in).
+    package var postgresBatching: String {
+        guard pool is PostgresPool, signInBatcher.batches > 0 else { return "" }
+        return "# HELP signet_postgres_sign_in_batches_total Batches of passkey sign-ins run as one statement (a sign-in alone is a batch of one).\n"
+            + "# TYPE signet_postgres_sign_in_batches_total counter\nsignet_postgres_sign_in_batches_total \(signInBatcher.batches)\n"
+            + "# HELP signet_postgres_batched_sign_ins_total Sign-ins those batches carried.\n"
+            + "# TYPE signet_postgres_batched_sign_ins_total counter\nsignet_postgres_batched_sign_ins_total \(signInBatcher.items)\n"
+            + "# HELP signet_postgres_largest_sign_in_batch Most sign-ins one batch carried.\n"
+            + "# TYPE signet_postgres_largest_sign_in_batch gauge\nsignet_postgres_largest_sign_in_batch \(signInBatcher.largest)\n"
+    }
+
+    /// PostgreSQL: makes each sign-in batch's leader wait `seconds` before taking its batch, so
+    /// that sign-ins started together share it (for tests).
+    package func holdSignInBatches(_ seconds: Double) { signInBatcher.holdBeforeBatch = seconds }
+    /// PostgreSQL: sign-in batches run, the sign-ins they carried and the largest (0 elsewhere).
+    package var signInBatches: (batches: Int, items: Int, largest: Int) { (signInBatcher.batches, signInBatcher.items, signInBatcher.largest) }
 
     init(pool: any SessionPool, backend: String, schema: [(version: Int, sql: String)]) throws(StoreError) {
         self.pool = pool
@@ -255,7 +275,10 @@ public final class SQLStore: Store, @unchecked Sendable {
     private static let refusal = StoreError(StoreError.Code(rawValue: "sign_in_refused"), "the guarded use refused the sign-in")
 
     public func completeSignIn(_ use: SignInUse, writes: [StoreWrite]) throws(StoreError) -> SignInOutcome {
-        if pool is PostgresPool, let statement = Self.postgresSignIn(use, writes: writes) { return try completePostgresSignIn(use, statement) }
+        if pool is PostgresPool, let statement = Self.postgresSignIn(use, writes: writes) {
+            guard statement.proofs.isEmpty else { return try completePostgresSignIn(use, statement) }
+            return try signInBatcher.submit(BatchedSignIn(use: use, statement: statement)) { batch in runSignInBatch(batch) }.get()
+        }
         var refused: UseRefusal?
         do {
             return try locked { db throws(StoreError) in

@@ -3,7 +3,7 @@ internal import CSQLite
 import Foundation
 
 /// A value bound to or read from a statement.
-enum SQLValue: Equatable {
+enum SQLValue: Equatable, Sendable {
     case int(Int64), text(String), blob([UInt8]), null
 
     var int: Int64? { if case .int(let v) = self { v } else { nil } }

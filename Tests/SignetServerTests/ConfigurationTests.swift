@@ -20,7 +20,7 @@ import Testing
          "tokens": {"access_token_ttl": 600}, "user_verification": "required", "limits": {"max_body_bytes": 32768}}
         """
 
-    @Test("worker threads: four per processor with PostgreSQL, one per processor (at least two) with SQLite at either durability, unless set")
+    @Test("worker threads: eight per processor with PostgreSQL, one per processor (at least two) with SQLite at either durability, unless set")
     func workerThreads() {
         let processors = ProcessInfo.processInfo.activeProcessorCount
         var c = ServerConfiguration.development(port: 8080, database: "sqlite:x.db")
@@ -28,7 +28,7 @@ import Testing
         c.durability = "normal"
         #expect(c.workerThreads == max(2, processors))
         c.database = "postgres://signet@127.0.0.1/signet"
-        #expect(c.workerThreads == 4 * processors)
+        #expect(c.workerThreads == 8 * processors)
         c.threads = 3
         #expect(c.workerThreads == 3)
     }
