@@ -56,6 +56,31 @@ import Testing
         }
     }
 
+    @Test("the other shapes batch too: the audit event alone, and with a web session (no refresh token)", arguments: Backend.available)
+    func otherShapes(_ backend: Backend) throws {
+        let store = try open(backend)
+        let accounts = try (0..<8).map { try registered(store, 600 + $0, signCount: 0) }
+        let sessions = accounts.map { account, passkey in
+            WebSessionRow(hash: (0..<32).map { _ in UInt8.random(in: 0...255) }, id: UUID().uuidString, userID: account.id, authTime: 5, amr: ["pop"],
+                          credential: Self.tag(passkey), createdAt: 5, lastSeenAt: 5, expiresAt: now() + 60_000, userAgent: nil, remote: "192.0.2.9")
+        }
+        // Even sign-ins bring a web session, odd ones only the event: two shapes, never mixed.
+        let results = simultaneously(8) { n in
+            try store.completeSignIn(use(accounts[n].1, count: 1), writes: [event(accounts[n].1)] + (n % 2 == 0 ? [.webSession(sessions[n])] : []))
+        }
+        for (n, (account, _)) in accounts.enumerated() {
+            #expect(try results[n].get() == .signedIn(account), "sign-in \(n)")
+            let stored = try store.webSession(hash: sessions[n].hash)
+            if n % 2 == 0 {
+                #expect(stored?.userID == account.id && stored?.revokedAt == nil && stored?.remote == "192.0.2.9" && stored?.userAgent == nil, "web session \(n)")
+            } else {
+                #expect(stored == nil, "no web session for sign-in \(n)")
+            }
+        }
+        #expect(try store.auditEvents(limit: 100).count == 8)
+        if backend == .postgres { #expect(store.signInBatches.largest > 1) }
+    }
+
     @Test("in one batch, each refused sign-in writes nothing and leaves its session unused; the others commit", arguments: Backend.available)
     func refusalsInABatch(_ backend: Backend) throws {
         let store = try open(backend)
