@@ -119,8 +119,9 @@ struct LoginBenchmark {
         guard tokens["access_token"]?.string != nil else { throw Failure(description: "no access token") }
     }
 
-    /// `process_cpu_seconds_total` and `process_resident_memory_bytes` from the server's /metrics.
-    func serverProcess(_ target: Target) throws -> (cpu: Double, rss: Double, syncs: SyncHistogram) {
+    /// `process_cpu_seconds_total` and `process_resident_memory_bytes` from the server's /metrics,
+    /// and on PostgreSQL its sign-in batches and the sign-ins they carried (0 elsewhere).
+    func serverProcess(_ target: Target) throws -> (cpu: Double, rss: Double, syncs: SyncHistogram, batches: Double, batched: Double) {
         let text = try HTTPClient(host: target.host, port: target.port).send("GET", "/metrics").text
         func value(_ name: String) -> Double? {
             text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
@@ -128,7 +129,7 @@ struct LoginBenchmark {
         guard let cpu = value("process_cpu_seconds_total"), let rss = value("process_resident_memory_bytes") else {
             throw Failure(description: "the server's /metrics has no process_cpu_seconds_total")
         }
-        return (cpu, rss, SyncHistogram(metrics: text))
+        return (cpu, rss, SyncHistogram(metrics: text), value("signet_postgres_sign_in_batches_total") ?? 0, value("signet_postgres_batched_sign_ins_total") ?? 0)
     }
 
     /// The cumulative buckets of `signet_sqlite_wal_sync_seconds` (durable SQLite only): how long
@@ -281,13 +282,15 @@ struct LoginBenchmark {
         let databaseCPU = count > 0 ? databaseCPUSeconds / count * 1e6 : 0
         let floorCPU = verify + 2 * sign
         let syncs = after[0].syncs.since(before[0].syncs)
+        let batches = zip(after, before).map { $0.batches - $1.batches }.reduce(0, +)
+        let batched = zip(after, before).map { $0.batched - $1.batched }.reduce(0, +)
         return Report(
             openLoopRate: rate, signins: sorted.count, failures: outcome.failures, firstFailure: outcome.firstFailure, seconds: elapsed, concurrency: concurrency,
             perSecond: count / elapsed, p50: percentile(0.50), p95: percentile(0.95), p99: percentile(0.99),
             serverCPU: serverCPU, serverCPUMean: meanCPU, cpuWindows: windows.count, verifyCPU: verify, signCPU: sign, floorCPU: floorCPU, serviceCPU: breakdown.serviceMicros,
             storeCPU: breakdown.storeMicros, idleConnections: idleConnections,
             rssIdleMiB: memory.rss / 1_048_576, rssAfterLoadMiB: after[0].rss / 1_048_576, selfStarted: own != nil,
-            instances: targets.count, databaseCPU: databaseCPU, syncs: syncs)
+            instances: targets.count, databaseCPU: databaseCPU, signInsPerBatch: batches > 0 ? batched / batches : nil, syncs: syncs)
     }
 
     struct Report {
@@ -300,6 +303,8 @@ struct LoginBenchmark {
         let instances: Int
         /// CPU of local PostgreSQL server processes per sign-in (0 with SQLite, which runs inside Signet).
         let databaseCPU: Double
+        /// PostgreSQL: the mean number of sign-ins a commit batch carried during the run.
+        let signInsPerBatch: Double?
         /// The WAL's syncs during the run (the first instance; none unless it is durable SQLite).
         let syncs: SyncHistogram
 
@@ -319,6 +324,7 @@ struct LoginBenchmark {
             ]
             if let firstFailure { object["first_failure"] = .string(firstFailure) }
             if let openLoopRate { object["open_loop_rate_per_s"] = n(openLoopRate, 1) }
+            if let signInsPerBatch { object["postgres_signins_per_batch"] = n(signInsPerBatch) }
             if syncs.total > 0 {
                 object["wal_syncs"] = .int(syncs.total)
                 object["wal_syncs_over_5ms"] = .int(syncs.over(0.005))
@@ -337,7 +343,7 @@ struct LoginBenchmark {
               latency p50 / p95 / p99                        \(String(format: "%.2f / %.2f / %.2f ms", p50, p95, p99))
 
               server CPU per sign-in (\(instances) instance\(instances == 1 ? "" : "s"))          \(String(format: "%.1f µs", serverCPU)) (median of \(cpuWindows) one-second windows; mean \(String(format: "%.1f µs", serverCPUMean)))
-              PostgreSQL server CPU per sign-in              \(String(format: "%.1f µs", databaseCPU))
+              PostgreSQL server CPU per sign-in              \(String(format: "%.1f µs", databaseCPU))\(signInsPerBatch.map { String(format: " (%.2f sign-ins per commit batch)", $0) } ?? "")
               floor: 1 ES256 verify + 2 ES256 JWT signs      \(String(format: "%.1f µs (%.1f + 2 × %.1f)", floorCPU, verifyCPU, signCPU))
               ratio server / floor                           \(String(format: "%.2f", ratio)) (target ≤ 3)
 

@@ -153,6 +153,25 @@ struct ScaleOutTests {
         #expect(try HTTPClient(port: cluster.port(0)).send("GET", "/userinfo", headers: [("Authorization", "Bearer \(access)")]).status == 200)
     }
 
+    @Test("bench login over two instances: every sign-in completes, and the report gives PostgreSQL's CPU and the sign-ins per commit batch")
+    func benchLogin() throws {
+        let cluster = try Cluster(instances: 2)
+        let urls = (0..<2).map { "http://127.0.0.1:\(cluster.port($0))" }.joined(separator: ",")
+        let (status, output) = try ProcessTests.run(["bench", "login", "--url", urls, "--origin", Cluster.origin, "--duration", "2",
+                                                     "--concurrency", "16", "--idle-connections", "0", "--json"])
+        #expect(status == 0, "\(output)")
+        let report = try StrictJSON().parse(Array(output.utf8))
+        func number(_ key: String) -> Double? {
+            guard case .number(let text)? = report[key] else { return nil }
+            return Double(text)
+        }
+        #expect((number("signins") ?? 0) > 16 && number("failures") == 0 && number("instances") == 2, "\(output)")
+        #expect((number("postgres_cpu_us_per_signin") ?? 0) > 0, "\(output)")
+        // Every sign-in went through a batch, of one to sixteen.
+        let perBatch = number("postgres_signins_per_batch") ?? 0
+        #expect(perBatch >= 1 && perBatch <= 16, "\(output)")
+    }
+
     @Test("both publish the same JWKS; a key rotated through one is served by the other")
     func keys() throws {
         let cluster = try Cluster(instances: 2)
