@@ -27,16 +27,15 @@ extension SQLStore {
         var parts: [[SQLValue]]
     }
 
-    /// What a sign-in statement carries besides the session mark and the credential use, in
-    /// order: its text depends on this and nothing else, so the text is made once per shape.
+    /// A write a sign-in statement carries besides the proof mark, the session mark and the
+    /// credential use.
     enum SignInPart: UInt8, Hashable, Sendable {
-        case proof, audit, refreshToken, webSession
+        case audit, refreshToken, webSession
 
         /// The table a write of this kind inserts into, its columns, and each column's type for
         /// the cast of its placeholder (a `NULL…` entry is a column given no value).
         var insertion: (table: String, columns: String, casts: [String]) {
             switch self {
-            case .proof: ("used_sessions", "id, expires_at", ["bytea", "bigint"])
             case .audit: ("audit_events", auditColumns, ["bigint"] + Array(repeating: "text", count: 9))
             case .refreshToken: ("refresh_tokens", refreshTokenColumns, ["bytea", "text", "text", "text", "text", "bigint", "text", "bigint", "bigint", "text", "text"])
             // `revoked_at` is the tenth column, NULL in a new session.
@@ -45,10 +44,29 @@ extension SQLStore {
         }
     }
 
-    /// Statement texts by shape. The shapes are the few the ceremonies make (a proof or not, then
-    /// the audit event, a refresh token, a web session), so this stays small. Made per call, the
-    /// text cost about 200k instructions a sign-in (callgrind), 9% of Signet's CPU on PostgreSQL.
-    static let signInStatements = Mutex<[[SignInPart]: String]>([:])
+    /// What a sign-in statement's text depends on, and nothing else: whether it marks a DPoP
+    /// proof, the writes it carries in order, and how many sign-ins it commits (one, or a batch
+    /// of that many, ``batchSignInSQL(_:count:)``; a batch never holds a proof).
+    struct SignInShape: Hashable {
+        var proof: Bool
+        var parts: [SignInPart]
+        var count: Int
+    }
+
+    /// Statement texts by shape. The shapes are the few the ceremonies make, times the batch
+    /// sizes, so this stays small. Made per call, the text cost about 200k instructions a sign-in
+    /// (callgrind), 9% of Signet's CPU on PostgreSQL.
+    static let signInStatements = Mutex<[SignInShape: String]>([:])
+
+    /// The text of the statement of `shape`, made on its first use.
+    static func signInSQL(_ shape: SignInShape) -> String {
+        signInStatements.withLock { cache in
+            if let known = cache[shape] { return known }
+            let made = shape.count == 1 ? signInSQL(proof: shape.proof, shape.parts) : batchSignInSQL(shape.parts, count: shape.count)
+            cache[shape] = made
+            return made
+        }
+    }
 
     /// The statement for `use` and `writes`, or `nil` when a write is of a kind it does not
     /// carry (the transaction of seven statements then runs instead).
@@ -77,13 +95,7 @@ extension SQLStore {
                 return nil
             }
         }
-        let key = proofs.isEmpty ? shape : [.proof] + shape
-        let sql = signInStatements.withLock { cache in
-            if let known = cache[key] { return known }
-            let made = signInSQL(key)
-            cache[key] = made
-            return made
-        }
+        let sql = signInSQL(SignInShape(proof: !proofs.isEmpty, parts: shape, count: 1))
         // The values in the order of the text's placeholders: the proof mark, the session mark,
         // the credential use, the writes, the account.
         let u = use.credential
@@ -97,10 +109,9 @@ extension SQLStore {
         return SignInStatement(sql: sql, values: values, proofs: proofs, shape: shape, parts: parts)
     }
 
-    /// The text of the sign-in statement of `shape` (a proof, if any, comes first).
-    static func signInSQL(_ shape: [SignInPart]) -> String {
+    /// The text of one sign-in's statement, with the proof mark first if `proof`.
+    static func signInSQL(proof: Bool, _ parts: [SignInPart]) -> String {
         // At most one proof (``postgresSignIn(_:writes:)`` refuses more), as the CTE `p`.
-        let proof = shape.first == .proof
         var ctes: [String] = []
         if proof { ctes.append("p AS (INSERT INTO used_sessions (id, expires_at) VALUES (?::bytea, ?::bigint) ON CONFLICT (id) DO NOTHING RETURNING 1)") }
         ctes.append("s AS (INSERT INTO used_sessions (id, expires_at) SELECT ?::bytea, ?::bigint WHERE TRUE\(proof ? " AND EXISTS (SELECT 1 FROM p)" : "") ON CONFLICT (id) DO NOTHING RETURNING 1)")
@@ -109,14 +120,9 @@ extension SQLStore {
             WHERE id = ?::bytea AND user_id = ?::text AND public_key = ?::bytea AND revoked_at IS NULL AND (sign_count < ?::bigint OR (?::bigint = 0 AND sign_count = 0))
             AND EXISTS (SELECT 1 FROM s) AND EXISTS (SELECT 1 FROM users WHERE id = ?::text AND blocked = 0) RETURNING 1)
             """)
-        for (n, part) in shape.dropFirst(proof ? 1 : 0).enumerated() {
-            switch part {
-            case .proof:
-                continue
-            case .audit, .refreshToken, .webSession:
-                let (table, columns, casts) = part.insertion
-                ctes.append(insert(n, table, columns, casts: casts))
-            }
+        for (n, part) in parts.enumerated() {
+            let (table, columns, casts) = part.insertion
+            ctes.append(insert(n, table, columns, casts: casts))
         }
         return "WITH " + ctes.joined(separator: ",\n") + "\nSELECT (SELECT count(*) FROM s), (SELECT count(*) FROM c), \(proof ? "(SELECT count(*) FROM p)" : "0"), \(prefixed(userSelect, "u")) "
             + "FROM (SELECT 1) one LEFT JOIN users u ON u.id = ?::text"

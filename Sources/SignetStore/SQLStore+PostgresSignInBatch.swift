@@ -1,13 +1,12 @@
 import Foundation
 import SignetAuth
-import Synchronization
 
 /// Sign-ins that reach PostgreSQL while another is committing, committed together: one statement
 /// for up to ``maxSignInBatch`` of them (``CommitBatcher``). Under load most of a sign-in's cost
 /// in PostgreSQL is per statement, not per row: starting the executor for the plan, the commit
 /// and its WAL flush, the answer's send. A batch pays them once.
 ///
-/// The statement is ``signInSQL(_:)``'s with a row per sign-in: the input rows `i`, the session
+/// The statement is ``signInSQL(proof:_:)``'s with a row per sign-in: the input rows `i`, the session
 /// marks `s`, the guarded credential uses `c` (a row of `i` whose mark went in), the writes of
 /// each used row, then one row per sign-in with its outcome and account. A batch holds sign-ins of
 /// one shape, never two of one auth session or of one passkey (a second waits for the next batch,
@@ -48,24 +47,10 @@ extension SQLStore {
         }
     }
 
-    struct BatchShape: Hashable {
-        var parts: [SignInPart]
-        var count: Int
-    }
-
-    /// Batch statement texts by shape and size (at most ``maxSignInBatch`` sizes of the few
-    /// shapes the ceremonies make).
-    static let batchStatements = Mutex<[BatchShape: String]>([:])
-
     /// Several sign-ins of one shape in one statement; one result per sign-in, in order.
     func completeSignIns(_ batch: [BatchedSignIn]) throws(StoreError) -> [Result<SignInOutcome, StoreError>] {
-        let shape = BatchShape(parts: batch[0].statement.shape, count: batch.count)
-        let sql = Self.batchStatements.withLock { cache in
-            if let known = cache[shape] { return known }
-            let made = Self.batchSignInSQL(shape.parts, count: shape.count)
-            cache[shape] = made
-            return made
-        }
+        let shape = SignInShape(proof: false, parts: batch[0].statement.shape, count: batch.count)
+        let sql = Self.signInSQL(shape)
         var values: [SQLValue] = []
         for item in batch {
             let u = item.use.credential
