@@ -134,6 +134,31 @@ import Testing
         if backend == .postgres { #expect(store.signInBatches.largest == 1) }
     }
 
+    @Test("a sign-in with a DPoP proof runs alone and marks the proof with its session; a used proof refuses it; a refused one leaves its proof", arguments: Backend.available)
+    func withProofs(_ backend: Backend) throws {
+        let store = try open(backend)
+        let accounts = try (0..<6).map { try registered(store, 700 + $0, signCount: 4) }
+        let proofs = accounts.map { _ in Self.session() }
+        let results = simultaneously(6) { n in
+            try store.completeSignIn(use(accounts[n].1, count: 5), writes: [.useProof(id: proofs[n], expiresAt: now() + 60_000), event(accounts[n].1)])
+        }
+        for (n, (account, _)) in accounts.enumerated() {
+            #expect(try results[n].get() == .signedIn(account), "sign-in \(n)")
+            #expect(code { try store.perform([.useProof(id: proofs[n], expiresAt: now() + 60_000)]) } == .proofUsed, "proof \(n) used")
+        }
+        // Never batched: a batch could not tell which of its proof marks went in.
+        if backend == .postgres { #expect(store.signInBatches.batches == 0) }
+        // A used proof: refused as such, and the sign-in's session stays unused.
+        let again = use(accounts[0].1, count: 6)
+        #expect(code { _ = try store.completeSignIn(again, writes: [.useProof(id: proofs[0], expiresAt: now() + 60_000)]) } == .proofUsed)
+        #expect(try store.useSession(id: again.sessionID, expiresAt: now() + 60_000))
+        // A refused sign-in (its counter goes back): its fresh proof stays unused.
+        let fresh = Self.session()
+        #expect(try store.completeSignIn(use(accounts[1].1, count: 5), writes: [.useProof(id: fresh, expiresAt: now() + 60_000)]) == .refused(.counterRegression(stored: 5)))
+        #expect(code { try store.perform([.useProof(id: fresh, expiresAt: now() + 60_000)]) } == nil)
+        #expect(try store.auditEvents(limit: 100).count == 6)
+    }
+
     @Test("a batch one sign-in breaks as a whole: each runs alone, and only that one fails", arguments: Backend.available)
     func brokenBatch(_ backend: Backend) throws {
         let store = try open(backend)
