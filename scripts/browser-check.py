@@ -38,6 +38,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.common.virtual_authenticator import Credential, VirtualAuthenticatorOptions
+from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import WebDriverWait
 
 BASE, MAILDIR, SHOTS, CLIENT, CALLBACK = sys.argv[1:6]
@@ -135,6 +136,14 @@ def wait_for(driver, condition, seconds=15):
         except (StaleElementReferenceException, NoSuchElementException):
             return False
     return WebDriverWait(driver, seconds, poll_frequency=0.1).until(ask)
+
+
+def sign_out(driver):
+    """Presses the page's sign-out button and waits until the browser has left that page, so that
+    what is asked next is asked of the page that follows, not of the one signed out of."""
+    button = wait_for(driver, lambda d: by_test_id(d, "signout"))
+    button.click()
+    WebDriverWait(driver, 15, poll_frequency=0.05).until(staleness_of(button))
 
 
 def signed_in_as(driver):
@@ -324,10 +333,10 @@ try:
     # 5. Sign out: the sign-in page's passkey autofill (mediation "conditional") signs in again
     #    with the passkey this browser holds. Then sign out with no passkey in the authenticator
     #    (autofill finds none), put it back, and sign in with the passkey button.
-    by_test_id(driver, "signout").click()
+    sign_out(driver)
     report["autofill_signin"] = signed_in_as(driver)
     held = swap_authenticator(driver)
-    by_test_id(driver, "signout").click()
+    sign_out(driver)
     wait_for(driver, lambda d: "/login" in d.current_url and by_test_id(d, "passkey-signin").is_displayed())
     swap_authenticator(driver, held)
     # By keyboard alone: Tab from the top of the page to the button, then Enter.
