@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "CSystem"),
 
         .target(name: "SignetCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
-        .target(name: "SignetHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
+        .target(name: "SignetHTTP", dependencies: ["CMicroHTTPD", "CSystem"], swiftSettings: strict),
         .target(name: "SignetAPI", swiftSettings: strict),
         // The hosted pages: templates, their text in each language, the one script and stylesheet.
         .target(name: "SignetWeb", dependencies: ["SignetAPI"], swiftSettings: strict),

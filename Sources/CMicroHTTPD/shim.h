@@ -17,31 +17,30 @@ struct signet_mhd_settings {
     unsigned int per_ip_limit;
     unsigned int idle_timeout_s;
     size_t memory_limit;
-    unsigned int backlog;
-    const struct sockaddr *address;
 };
 
 static inline struct MHD_Daemon *signet_mhd_start(const struct signet_mhd_settings *s, MHD_AccessHandlerCallback handler,
                                                   MHD_RequestCompletedCallback completed,
                                                   MHD_NotifyConnectionCallback notify, void *cls) {
-    unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_SUPPRESS_DATE_NO_CLOCK;
+    /* No listening socket of its own: connections arrive through signet_mhd_add (see
+     * Acceptor.swift for why). */
+    unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_SUPPRESS_DATE_NO_CLOCK
+        | MHD_USE_NO_LISTEN_SOCKET;
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, cls,
-                            MHD_OPTION_SOCK_ADDR, s->address,
                             MHD_OPTION_THREAD_POOL_SIZE, s->threads,
                             MHD_OPTION_CONNECTION_LIMIT, s->connection_limit,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->per_ip_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, s->idle_timeout_s,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, s->memory_limit,
-                            MHD_OPTION_LISTEN_BACKLOG_SIZE, s->backlog,
-                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, cls,
                             MHD_OPTION_NOTIFY_CONNECTION, notify, cls,
                             MHD_OPTION_END);
 }
 
-static inline uint16_t signet_mhd_bound_port(struct MHD_Daemon *d) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    return info ? info->port : 0;
+/* Hands an accepted connection to the daemon's pool; libmicrohttpd closes it when it refuses it
+ * (its connection or per-IP limit). */
+static inline int signet_mhd_add(struct MHD_Daemon *d, int fd, const void *address, unsigned int length) {
+    return MHD_add_connection(d, fd, (const struct sockaddr *)address, (socklen_t)length) == MHD_YES;
 }
 
 static inline int signet_mhd_connection_fd(struct MHD_Connection *c) {

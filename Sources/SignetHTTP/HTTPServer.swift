@@ -2,10 +2,10 @@ internal import CMicroHTTPD
 import Synchronization
 public import Foundation
 
-/// An HTTP/1.1 server on GNU libmicrohttpd: an internal epoll thread feeding a worker pool,
-/// with the limits libmicrohttpd lacks added here: a body cap (413 before the body is read
-/// when `Content-Length` says too much, counted for chunked bodies) and a total deadline per
-/// request, enforced by a sweeper that shuts down connections past it.
+/// An HTTP/1.1 server on GNU libmicrohttpd: a thread accepting connections (``Acceptor``) for a
+/// pool of epoll workers, with the limits libmicrohttpd lacks added here: a body cap (413 before
+/// the body is read when `Content-Length` says too much, counted for chunked bodies) and a total
+/// deadline per request, enforced by a sweeper that shuts down connections past it.
 public final class HTTPServer: @unchecked Sendable {
     /// Limits and listening address.
     public struct Configuration: Sendable {
@@ -31,6 +31,7 @@ public final class HTTPServer: @unchecked Sendable {
     let handler: any HTTPHandler
     package let log: AccessLog
     private var daemon: OpaquePointer?
+    private var acceptor: Acceptor?
     /// The port the server listens on.
     public private(set) var port: UInt16 = 0
 
@@ -103,21 +104,23 @@ public final class HTTPServer: @unchecked Sendable {
         guard inet_pton(AF_INET, configuration.host, &address.sin_addr) == 1 else {
             throw HTTPServerError(message: "listen host must be an IPv4 address, not \(configuration.host)")
         }
+        let acceptor = try Acceptor(address: address, name: "\(configuration.host):\(configuration.port)", backlog: configuration.backlog)
         let cls = Unmanaged.passUnretained(self).toOpaque()
-        let started: OpaquePointer? = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                var settings = signet_mhd_settings(
-                    threads: UInt32(configuration.threads), connection_limit: UInt32(configuration.connectionLimit),
-                    per_ip_limit: UInt32(configuration.perIPConnectionLimit), idle_timeout_s: UInt32(configuration.idleTimeout),
-                    memory_limit: configuration.connectionMemoryBytes, backlog: UInt32(configuration.backlog), address: sa)
-                return signet_mhd_start(&settings, HTTPServer.accessCallback, HTTPServer.completedCallback, HTTPServer.notifyCallback, cls)
-            }
-        }
-        guard let started else {
-            throw HTTPServerError(message: "cannot listen on \(configuration.host):\(configuration.port) (address in use or not permitted)")
+        var settings = signet_mhd_settings(
+            threads: UInt32(configuration.threads), connection_limit: UInt32(configuration.connectionLimit),
+            per_ip_limit: UInt32(configuration.perIPConnectionLimit), idle_timeout_s: UInt32(configuration.idleTimeout),
+            memory_limit: configuration.connectionMemoryBytes)
+        guard let started = signet_mhd_start(&settings, HTTPServer.accessCallback, HTTPServer.completedCallback, HTTPServer.notifyCallback, cls) else {
+            throw HTTPServerError(message: "cannot start the HTTP workers on \(configuration.host):\(configuration.port)")
         }
         daemon = started
-        port = signet_mhd_bound_port(started)
+        port = acceptor.port
+        self.acceptor = acceptor
+        let handle = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(started)))
+        acceptor.start { fd, address, length in
+            // libmicrohttpd closes a connection it refuses (its connection or per-IP limit).
+            _ = signet_mhd_add(OpaquePointer(bitPattern: handle), fd, address, length)
+        }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.http.deadline"))
         timer.schedule(deadline: .now() + 0.2, repeating: 0.2)
         timer.setEventHandler { [weak self] in self?.sweep() }
@@ -127,9 +130,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Stops accepting connections, lets requests in flight finish (up to `grace` seconds), then stops.
     public func shutdown(grace: TimeInterval = 10) {
-        guard let daemon else { return }
-        let listener = MHD_quiesce_daemon(daemon)
-        if listener >= 0 { close(listener) }
+        guard daemon != nil else { return }
+        acceptor?.stop()
         waitWhile(seconds: grace) { inFlight > 0 }
         stop()
     }
@@ -151,6 +153,8 @@ public final class HTTPServer: @unchecked Sendable {
     public func stop() {
         sweeper?.cancel()
         sweeper = nil
+        // No new connection reaches the workers while they stop.
+        acceptor?.stop()
         waitWhile(seconds: 10) { suspended > 0 }
         if let daemon {
             MHD_stop_daemon(daemon)

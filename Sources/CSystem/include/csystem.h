@@ -8,4 +8,16 @@
  * (negative: no limit), where poll(2) counts whole milliseconds. Returns what ppoll returns. */
 int signet_poll_ns(void *fds, unsigned long count, long long nanoseconds);
 
+/* A listening TCP socket on `address` (a struct sockaddr_in) with SO_REUSEADDR (a restart binds
+ * while the last run's connections are in TIME_WAIT); -1 and errno when it cannot be bound. */
+int signet_listen_ipv4(const void *address, int backlog);
+
+/* The port a listening IPv4 socket is bound to (0 when it cannot be read). */
+unsigned short signet_bound_port(int fd);
+
+/* One connection from a listening socket, non-blocking and close-on-exec, its peer's address in
+ * `address` (room for a struct sockaddr_storage, 128 bytes) and its size in `length`; -1 and
+ * errno otherwise. */
+int signet_accept(int fd, void *address, unsigned int *length);
+
 #endif

@@ -1,0 +1,82 @@
+internal import CSystem
+import Foundation
+import Synchronization
+
+/// The listening socket and the one thread that accepts on it, handing every connection to
+/// libmicrohttpd's worker pool (`MHD_add_connection`), which places it by its descriptor number
+/// across the workers (libmicrohttpd 0.9.75, `daemon.c`), so a pool's connections are spread
+/// evenly.
+///
+/// Left to itself, libmicrohttpd lets whichever worker wakes first accept up to ten connections
+/// a turn. A burst of keep-alive connections could then land on two workers of sixteen and stay
+/// there; with PostgreSQL, where a worker waits for each round trip, those two served every
+/// request, and sign-ins shared a commit batch 1.1–1.6 at a time instead of 3.5–5 (`bench
+/// login`, 64 clients). Here every worker gets its share whatever the timing of the connects.
+final class Acceptor: @unchecked Sendable {
+    let fd: Int32
+    /// The bound port (the one asked for, or the free one picked for 0).
+    let port: UInt16
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var running = false
+    private var closed = false
+
+    /// Binds `address` (`name` in the error) and listens with `backlog`. Throws when the address
+    /// cannot be bound.
+    init(address: sockaddr_in, name: String, backlog: Int) throws(HTTPServerError) {
+        var address = address
+        let fd = signet_listen_ipv4(&address, Int32(clamping: backlog))
+        guard fd >= 0 else {
+            throw HTTPServerError(message: "cannot listen on \(name) (address in use or not permitted: errno \(errno))")
+        }
+        self.fd = fd
+        port = signet_bound_port(fd)
+    }
+
+    deinit { stop() }
+
+    /// Starts the thread that accepts and calls `add` with each connection's descriptor and address.
+    func start(_ add: @escaping @Sendable (Int32, UnsafeRawPointer, UInt32) -> Void) {
+        lock.lock()
+        running = true
+        lock.unlock()
+        // The thread holds the acceptor until ``stop()`` ends it.
+        let thread = Thread { [self] in
+            var address = sockaddr_storage()
+            var length: UInt32 = 0
+            accepting: while !stopping.load(ordering: .acquiring) {
+                let connection = signet_accept(fd, &address, &length)
+                if connection >= 0 {
+                    withUnsafeBytes(of: &address) { add(connection, $0.baseAddress!, length) }
+                    continue
+                }
+                switch errno {
+                case EINTR, ECONNABORTED, EPROTO, EAGAIN: continue
+                // Out of descriptors or memory: the connection waits in the backlog until some close.
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM: usleep(10_000)
+                default: break accepting  // the socket was shut down (EINVAL)
+                }
+            }
+            finished.signal()
+        }
+        thread.name = "signet.http.accept"
+        thread.start()
+    }
+
+    /// Stops accepting and closes the socket (once; later calls return at once). Connections
+    /// already handed over are untouched.
+    func stop() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        closed = true
+        if running {
+            stopping.store(true, ordering: .releasing)
+            // A listening socket's shutdown wakes the blocked accept (EINVAL).
+            _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+            finished.wait()
+        }
+        close(fd)
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import SignetHTTP
+import Testing
+
+/// How connections are shared among the server's worker threads.
+@Suite struct HTTPWorkerTests {
+    /// Answers with the thread that served the request.
+    struct WorkerHandler: HTTPHandler {
+        func handle(_ request: HTTPRequest) -> HTTPResponse {
+            .json(200, Array("{\"worker\":\"\(UInt(bitPattern: Int(bitPattern: pthread_self())))\"}".utf8))
+        }
+    }
+
+    @Test("a burst of keep-alive connections is spread over every worker, not left with whichever woke first")
+    func connectionsSpread() throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.port = 0
+        configuration.threads = 4
+        let server = HTTPServer(configuration: configuration, handler: WorkerHandler(), log: AccessLog(enabled: false))
+        try server.start()
+        defer { server.stop() }
+        // Sixteen connects at once, before any request: libmicrohttpd's own accept let the first
+        // worker to wake take up to ten of them.
+        let clients = (0..<16).map { _ in HTTPClient(port: server.port, timeout: 5) }
+        defer { clients.forEach { $0.close() } }
+        for client in clients { try client.connect() }
+        var served: [String: Int] = [:]
+        for _ in 0..<3 {
+            for client in clients {
+                let answer = try client.send("GET", "/worker")
+                #expect(answer.status == 200)
+                let worker = String(answer.text.split(separator: "\"")[3])
+                served[worker, default: 0] += 1
+            }
+        }
+        // A keep-alive connection stays with its worker, and a worker's share follows the
+        // descriptor numbers: 4 connections (12 requests) each when nothing else in the process
+        // opens descriptors meanwhile, and never the ten one worker could take before.
+        #expect(served.count == 4, "\(served)")
+        #expect(served.values.allSatisfy { $0 <= 24 }, "\(served)")
+    }
+
+    @Test("a second server on a port in use is refused with a clear error; a stopped server's port can be bound again")
+    func portInUse() throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.port = 0
+        let first = HTTPServer(configuration: configuration, handler: WorkerHandler(), log: AccessLog(enabled: false))
+        try first.start()
+        configuration.port = first.port
+        let second = HTTPServer(configuration: configuration, handler: WorkerHandler(), log: AccessLog(enabled: false))
+        #expect { try second.start() } throws: { "\($0)".contains("cannot listen on 127.0.0.1:\(configuration.port)") }
+        // The first still serves, and once stopped its port is free for the next run.
+        #expect(try HTTPClient(port: first.port, timeout: 5).send("GET", "/worker").status == 200)
+        first.stop()
+        let third = HTTPServer(configuration: configuration, handler: WorkerHandler(), log: AccessLog(enabled: false))
+        try third.start()
+        defer { third.stop() }
+        #expect(try HTTPClient(port: third.port, timeout: 5).send("GET", "/worker").status == 200)
+    }
+}
