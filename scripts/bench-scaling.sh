@@ -12,9 +12,10 @@ concurrency=${CONCURRENCY:-64}
 work=$(mktemp -d /tmp/signet-scaling.XXXXXX)
 chmod 755 "$work"   # the postgres user must reach its data directory inside
 freeport() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-pids=()
+# The servers' pids go to a file: `serve` runs inside command substitutions, whose subshells
+# cannot add to an array of this shell (the servers outlived the script before).
 cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    [ -f "$work/pids" ] && while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$work/pids"
     scripts/postgres.sh stop "$work/pg" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
@@ -28,7 +29,7 @@ serve() {  # serve DATABASE -> prints the URL once it answers
     (cd "$work" && SIGNET_KEK=$kek SIGNET_ISSUER=http://localhost:8080 SIGNET_RELYING_PARTY_ORIGINS=http://localhost:8080 \
         SIGNET_CLIENTS='[{"client_id": "dev"}]' SIGNET_RATE_LIMITS_ENABLED=false SIGNET_LIMITS_MAX_CONNECTIONS_PER_IP=4096 \
         exec "$bin" serve --listen "127.0.0.1:$port" --database "$1" >/dev/null 2>&1) &
-    pids+=($!)
+    echo "$!" >>"$work/pids"
     python3 - "$port" <<'PY'
 import sys, time, urllib.request
 for _ in range(200):
