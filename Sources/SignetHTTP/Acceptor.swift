@@ -13,7 +13,7 @@ import Synchronization
 /// request, and sign-ins shared a commit batch 1.1–1.6 at a time instead of 3.5–5 (`bench
 /// login`, 64 clients). Here every worker gets its share whatever the timing of the connects.
 final class Acceptor: @unchecked Sendable {
-    let fd: Int32
+    private let fd: Int32
     /// The bound port (the one asked for, or the free one picked for 0).
     let port: UInt16
     private let stopping = Atomic<Bool>(false)
@@ -27,8 +27,10 @@ final class Acceptor: @unchecked Sendable {
     init(address: sockaddr_in, name: String, backlog: Int) throws(HTTPServerError) {
         var address = address
         let fd = signet_listen_ipv4(&address, Int32(clamping: backlog))
+        // Read before the message is built: its allocations may change errno.
+        let code = errno
         guard fd >= 0 else {
-            throw HTTPServerError(message: "cannot listen on \(name) (address in use or not permitted: errno \(errno))")
+            throw HTTPServerError(message: "cannot listen on \(name) (address in use or not permitted: errno \(code))")
         }
         self.fd = fd
         port = signet_bound_port(fd)

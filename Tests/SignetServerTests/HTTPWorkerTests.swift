@@ -11,13 +11,19 @@ import Testing
         }
     }
 
-    @Test("a burst of keep-alive connections is spread over every worker, not left with whichever woke first")
-    func connectionsSpread() throws {
+    /// A started server on `port` (0: a free one) with `threads` workers, answering with ``WorkerHandler``.
+    static func server(port: UInt16 = 0, threads: Int = 4) throws -> HTTPServer {
         var configuration = HTTPServer.Configuration()
-        configuration.port = 0
-        configuration.threads = 4
+        configuration.port = port
+        configuration.threads = threads
         let server = HTTPServer(configuration: configuration, handler: WorkerHandler(), log: AccessLog(enabled: false))
         try server.start()
+        return server
+    }
+
+    @Test("a burst of keep-alive connections is spread over every worker, not left with whichever woke first")
+    func connectionsSpread() throws {
+        let server = try Self.server()
         defer { server.stop() }
         // Sixteen connects at once, before any request: libmicrohttpd's own accept let the first
         // worker to wake take up to ten of them.
@@ -42,19 +48,14 @@ import Testing
 
     @Test("a second server on a port in use is refused with a clear error; a stopped server's port can be bound again")
     func portInUse() throws {
-        var configuration = HTTPServer.Configuration()
-        configuration.port = 0
-        let first = HTTPServer(configuration: configuration, handler: WorkerHandler(), log: AccessLog(enabled: false))
-        try first.start()
-        configuration.port = first.port
-        let second = HTTPServer(configuration: configuration, handler: WorkerHandler(), log: AccessLog(enabled: false))
-        #expect { try second.start() } throws: { "\($0)".contains("cannot listen on 127.0.0.1:\(configuration.port)") }
+        let first = try Self.server()
+        let port = first.port
+        #expect { try Self.server(port: port) } throws: { "\($0)".contains("cannot listen on 127.0.0.1:\(port)") }
         // The first still serves, and once stopped its port is free for the next run.
-        #expect(try HTTPClient(port: first.port, timeout: 5).send("GET", "/worker").status == 200)
+        #expect(try HTTPClient(port: port, timeout: 5).send("GET", "/worker").status == 200)
         first.stop()
-        let third = HTTPServer(configuration: configuration, handler: WorkerHandler(), log: AccessLog(enabled: false))
-        try third.start()
+        let third = try Self.server(port: port)
         defer { third.stop() }
-        #expect(try HTTPClient(port: third.port, timeout: 5).send("GET", "/worker").status == 200)
+        #expect(try HTTPClient(port: port, timeout: 5).send("GET", "/worker").status == 200)
     }
 }
