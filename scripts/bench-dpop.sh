@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:-3}
 seconds=${2:-8}
 scripts/bootstrap.sh >&2
-swift build -c release --product signet >&2
+scripts/build-release.sh
 out=$(mktemp -d)
 for i in $(seq "$rounds"); do
     for mode in bearer dpop; do

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 peers=${SIGNET_PEERS:-../shared/peers}
 [ -d "$peers" ] || { echo "bench-peers.sh: no peers at $peers (set SIGNET_PEERS)" >&2; exit 1; }
 scripts/bootstrap.sh
-swift build -c release --product signet >&2
+scripts/build-release.sh
 work=${TMPDIR:-/tmp}/signet-peers
 mkdir -p "$work"
 # The Python side in a venv, and go_rp built offline from Debian's packages, once per machine.

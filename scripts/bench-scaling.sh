@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
-swift build -c release --product signet >&2
+scripts/build-release.sh
 bin=$PWD/.build/release/signet
 duration=${DURATION:-10}
 concurrency=${CONCURRENCY:-64}

@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
-swift build -c release --product signet >&2
+scripts/build-release.sh
 if [ $# -eq 0 ]; then set -- serve; fi
 exec .build/release/signet "$@"

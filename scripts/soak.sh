@@ -14,7 +14,7 @@ duration=${1:-1800}
 bin=${SIGNET_BIN:-}
 if [ -z "$bin" ]; then
     scripts/bootstrap.sh
-    swift build -c release --product signet >&2
+    scripts/build-release.sh
     bin=$PWD/.build/release/signet
 fi
 interval=60
