@@ -4,11 +4,13 @@
 #   bootstrap.sh test   and what the tests need besides: headless Chromium and its driver
 #                       (the hosted pages' tests), and a venv in .build/pyenv with Selenium,
 #                       Authlib and requests from PyPI (the browser and OIDC-client tests)
+#   bootstrap.sh profile  and valgrind (scripts/bench-callgrind.sh)
 # Idempotent; needs root or sudo only when something must be installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev libcurl4-openssl-dev pkg-config libcurl4 python3 python3-aiosmtpd python3-jwt python3-cryptography openssl libqrencode-dev)
 [ "${1:-}" = test ] && packages+=(chromium chromium-driver python3-venv fonts-dejavu-core)
+[ "${1:-}" = profile ] && packages+=(valgrind binutils)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
