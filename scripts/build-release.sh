@@ -4,7 +4,8 @@
 # it runs, and its calls into them are direct rather than through the dynamic linker's tables
 # (about 7% less server CPU per sign-in here; README, "Side by side with the peers").
 # The system libraries (OpenSSL, SQLite, libpq, libmicrohttpd, libcurl) stay shared, so their
-# security updates from the distribution apply without a rebuild.
+# security updates from the distribution apply without a rebuild. The link prints one warning,
+# gold's about `mktemp` inside the toolchain's own libFoundationEssentials.a, not Signet's code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec swift build -c release --product signet --static-swift-stdlib "$@" >&2
