@@ -3,6 +3,9 @@
 # drives it over HTTP: stable where timings are not, so a change's saving can be given as a
 # count. The server runs under valgrind; after a warm-up its counters are zeroed, sign-ins run
 # for DURATION seconds, and the count is divided by the sign-ins the server's metrics report.
+# The count includes what the server does meanwhile (bench login reads /metrics once a second,
+# about 1.2M instructions a read), so compare only runs with the same options: with CACHE=1
+# fewer sign-ins fit in the time and each carries more of it.
 #   scripts/bench-callgrind.sh                  the release build
 #   BIN=/path/to/signet scripts/bench-callgrind.sh   another build (e.g. before a change)
 #   CACHE=1 scripts/bench-callgrind.sh          also simulated cache misses and mispredictions
