@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev libcurl4-openssl-dev pkg-config libcurl4 python3 python3-aiosmtpd python3-jwt python3-cryptography openssl libqrencode-dev)
 [ "${1:-}" = test ] && packages+=(chromium chromium-driver python3-venv fonts-dejavu-core)
-[ "${1:-}" = profile ] && packages+=(valgrind binutils)
+[ "${1:-}" = profile ] && packages+=(valgrind binutils curl)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
