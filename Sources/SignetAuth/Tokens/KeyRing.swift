@@ -100,8 +100,8 @@ public final class KeyRing: @unchecked Sendable {
 
     /// Re-reads the keys from the database. A key whose stored bytes are those already loaded
     /// is kept, not imported again: OpenSSL's decoders take about 4.7M instructions for the
-    /// private key and 1.4M for a public one (callgrind), a few milliseconds on the request
-    /// thread that found the ring stale, every ``reloadInterval``.
+    /// private key and 1.4M for a public one (callgrind), all on the request thread that found
+    /// the ring stale, every ``reloadInterval``.
     public func reload() throws {
         let rows = try store.signingKeys()
         let live = rows.filter { $0.retiredAt == nil }
