@@ -40,8 +40,6 @@ public enum KeyEncryptionKey {
 public final class KeyRing: @unchecked Sendable {
     struct Entry {
         let kid: String
-        /// The key as stored: a reload keeps ``publicKey`` while these bytes are unchanged.
-        let spki: [UInt8]
         let publicKey: PublicKey
         let createdAt: Int64
         let retiredAt: Int64?
@@ -55,8 +53,10 @@ public final class KeyRing: @unchecked Sendable {
     private let retention: Int64
     private let lock = NSLock()
     private var signer: (kid: String, key: PrivateKey)
-    /// The sealed bytes ``signer`` was opened from.
-    private var signerSealed: [UInt8] = []
+    /// Keys already imported, by their stored bytes (the signer by kid and sealed bytes, the
+    /// published keys by SPKI), so a reload imports only what is new.
+    private let imported = BoundedCache<[UInt8], PrivateKey>(capacity: 1)
+    private let importedPublic = BoundedCache<[UInt8], PublicKey>(capacity: 16)
     private var entries: [Entry] = []
     private var loadedAt = Date.distantPast
     /// When an unknown `kid` last caused a reload.
@@ -108,27 +108,21 @@ public final class KeyRing: @unchecked Sendable {
         guard let newest = (live.isEmpty ? rows : live).max(by: { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }) else {
             throw ConfigurationError("no signing key in the database")
         }
-        lock.lock()
-        let (current, currentSealed, loaded) = (signer, signerSealed, entries)
-        lock.unlock()
         let privateKey: PrivateKey
-        if current.kid == newest.kid, currentSealed == newest.encryptedPrivateKey {
-            privateKey = current.key
-        } else {
-            do {
-                privateKey = try PrivateKey(der: AESGCM.open(newest.encryptedPrivateKey, key: kek, aad: Array(newest.kid.utf8)))
-            } catch {
-                throw ConfigurationError("signing key \(newest.kid) cannot be decrypted: the key-encryption key is not the one it was stored under")
+        do {
+            privateKey = try imported.value(for: Array(newest.kid.utf8) + [0] + newest.encryptedPrivateKey) {
+                try PrivateKey(der: AESGCM.open(newest.encryptedPrivateKey, key: kek, aad: Array(newest.kid.utf8)))
             }
+        } catch {
+            throw ConfigurationError("signing key \(newest.kid) cannot be decrypted: the key-encryption key is not the one it was stored under")
         }
         let now = Int64(clock().timeIntervalSince1970 * 1000)
         let published = try rows.filter { $0.retiredAt.map { $0 + retention > now } ?? true }.map { row in
-            let known = loaded.first { $0.kid == row.kid && $0.spki == row.publicKey }?.publicKey
-            return Entry(kid: row.kid, spki: row.publicKey, publicKey: try known ?? PublicKey(spki: row.publicKey), createdAt: row.createdAt, retiredAt: row.retiredAt)
+            Entry(kid: row.kid, publicKey: try importedPublic.value(for: row.publicKey) { try PublicKey(spki: row.publicKey) },
+                  createdAt: row.createdAt, retiredAt: row.retiredAt)
         }
         lock.lock()
         signer = (newest.kid, privateKey)
-        signerSealed = newest.encryptedPrivateKey
         entries = published
         loadedAt = clock()
         reloads += 1
