@@ -3,6 +3,8 @@
 # reference_rp), one load generator, one run: server on core 0, generator on core 1.
 #   scripts/bench-peers.sh                        durable SQLite (the default)
 #   SIGNET_DATABASE_DURABILITY=normal scripts/bench-peers.sh
+#   PROFILE=1 scripts/bench-peers.sh              where each one's CPU goes, Signet beside go_rp
+#                                                 (perf; scripts/peers-profile.py)
 # Prints the peers' table and Signet's server CPU per sign-in as a ratio to each peer's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,5 +18,10 @@ mkdir -p "$work"
 [ -x "$work/venv/bin/python" ] || python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install -q -r "$peers/requirements.txt"
 go_rp=$(INSTALL=1 "$peers/go_rp/build.sh" "$work/go_rp" | tail -n 1)
+if [ "${PROFILE:-0}" = 1 ]; then
+    command -v perf >/dev/null || { echo "bench-peers.sh: PROFILE=1 needs perf (Debian: apt-get install linux-perf)" >&2; exit 1; }
+    exec env PY="$work/venv/bin/python" PEERS="$peers" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" \
+        "$work/venv/bin/python" scripts/peers-profile.py
+fi
 out=$(mktemp -d "$work/run.XXXXXX")
 PY="$work/venv/bin/python" PATH="$work/venv/bin:$PATH" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" "$peers/compare_signin.sh" "$out"
