@@ -34,7 +34,7 @@ PARTS = [
     ("sync", "kernel: the WAL's fdatasync"),
     ("fileio", "kernel: SQLite's file writes, reads and locks (pwrite, pread, fcntl)"),
     ("wait", "kernel: waiting and waking (epoll, futex, eventfd, sched_yield)"),
-    ("other", "kernel: everything else (interrupts, random bytes, page faults)"),
+    ("other", "kernel: everything else (the log's writes, interrupts, random bytes, page faults)"),
 ]
 
 # The system call a kernel sample entered through, by the first frame of its chain that names one.
