@@ -3,4 +3,6 @@
 #include <sqlite3.h>
 /* SQLITE_TRANSIENT is a cast of -1 to a function pointer, which Swift cannot import. */
 static inline sqlite3_destructor_type signet_sqlite_transient(void) { return SQLITE_TRANSIENT; }
+/* sqlite3_config is variadic, which Swift cannot call: memory statistics off. */
+static inline int signet_sqlite_memstatus_off(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
 #endif

@@ -66,6 +66,7 @@ public enum SQLiteBackup {
     }
 
     static func open(_ path: String, flags: Int32) throws(StoreError) -> OpaquePointer {
+        _ = SQLiteLibrary.configured
         var handle: OpaquePointer?
         guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

@@ -39,6 +39,7 @@ package enum WALWriteVFS {
     nonisolated(unsafe) private static let methods = UnsafeMutablePointer<sqlite3_io_methods>.allocate(capacity: 1)
 
     private static func register() -> Bool {
+        _ = SQLiteLibrary.configured
         guard let system = sqlite3_vfs_find(nil) else { return false }
         defaultVFS = system
         methods.initialize(to: walMethods())

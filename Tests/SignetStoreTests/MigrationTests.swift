@@ -8,6 +8,7 @@ import Testing
 @Suite struct MigrationTests {
     /// Runs `sql` on the file at `path` and returns the first column of every row as text.
     static func sqlite(_ path: String, _ sql: String) throws -> [String] {
+        _ = SQLiteLibrary.configured  // SQLite's settings come before its first use in this process
         var db: OpaquePointer?
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw StoreError(.unavailable, "open") }
         defer { sqlite3_close(db) }

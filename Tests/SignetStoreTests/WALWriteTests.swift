@@ -12,6 +12,7 @@ import Testing
     final class Connection {
         let db: OpaquePointer
         init(_ path: String, vfs: String?) throws {
+            _ = SQLiteLibrary.configured  // SQLite's settings come before its first use in this process
             var handle: OpaquePointer?
             guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, vfs) == SQLITE_OK, let handle else {
                 throw StoreError(.unavailable, "open \(path)")
