@@ -34,8 +34,8 @@ import Testing
 
     @Test("schema 3 rebuilds SQLite's audit table without AUTOINCREMENT, keeping every row, its id and order")
     func auditWithoutAutoincrement() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("signet-migration-\(UUID().uuidString).db").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let path = TemporaryDatabase.path("signet-migration")
+        defer { TemporaryDatabase.remove(path) }
         // The audit table as schema 2 left it, with rows and a gap in the ids.
         _ = try Self.sqlite(path, """
             CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL);
@@ -66,8 +66,8 @@ import Testing
 
     @Test("a new database has 1 KiB pages")
     func newDatabasePageSize() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("signet-pages-\(UUID().uuidString).db").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let path = TemporaryDatabase.path("signet-pages")
+        defer { TemporaryDatabase.remove(path) }
         let store = try SQLStore(path: path)
         try store.appendAudit(AuditEvent(at: 1, kind: "sign_in", outcome: "success"))
         #expect(try Self.sqlite(path, "PRAGMA page_size") == ["1024"])

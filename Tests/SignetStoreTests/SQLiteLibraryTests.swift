@@ -8,8 +8,8 @@ import Testing
 @Suite struct SQLiteLibraryTests {
     @Test("SQLite keeps no memory statistics: configured before its first use, no allocation counted")
     func memoryStatisticsOff() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("signet-library-\(UUID().uuidString).db").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let path = TemporaryDatabase.path("signet-library")
+        defer { TemporaryDatabase.remove(path) }
         let store = try SQLStore(path: path)
         try store.appendAudit(AuditEvent(at: 1, kind: "sign_in", outcome: "success"))
         #expect(try store.auditEvents(limit: 1).map(\.at) == [1])

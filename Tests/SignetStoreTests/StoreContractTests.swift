@@ -18,7 +18,7 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     func open() throws -> any Store {
         switch self {
         case .sqlite:
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).db").path
+            let path = TemporaryDatabase.path("store")
             return try SQLStore(path: path)
         case .postgres:
             let admin = ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"]!

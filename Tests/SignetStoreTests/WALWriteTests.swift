@@ -47,7 +47,7 @@ import Testing
     @Test("commits, small and large (spilled, with pages rewritten in the WAL), are whole in the file when COMMIT returns")
     func commitsAreInTheFile() throws {
         #expect(WALWriteVFS.registered)
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("wal-\(UUID().uuidString).db").path
+        let path = TemporaryDatabase.path("wal")
         let writer = try Connection(path, vfs: WALWriteVFS.name)
         try writer.run("PRAGMA journal_mode = WAL")
         try writer.run("PRAGMA synchronous = NORMAL")
@@ -91,7 +91,7 @@ import Testing
 /// call that made it returns (so before the answer), unless a deployment opts into `normal`.
 @Suite struct DurabilityTests {
     static func open(durable: Bool) throws -> (SQLStore, String) {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("signet-sync-\(UUID().uuidString).db").path
+        let path = TemporaryDatabase.path("signet-sync")
         // No background checkpoint during the count (it syncs too).
         return (try SQLStore(path: path, durable: durable, checkpointInterval: 3600), path)
     }
@@ -100,7 +100,7 @@ import Testing
     func syncPerWrite() throws {
         for durable in [true, false] {
             let (store, path) = try Self.open(durable: durable)
-            defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+            defer { TemporaryDatabase.remove(path) }
             try store.appendAudit(AuditEvent(at: 0, kind: "warm", outcome: "success"))
             for i in 1...20 {
                 let (syncs, inCommit) = (store.durableSyncs, WALWriteVFS.walSyncCount(path))
@@ -122,7 +122,7 @@ import Testing
         let (store, path) = try Self.open(durable: true)
         // A slow disk (each sync 20 ms): the commits made while one sync runs share the next.
         store.slowSyncs(0.02)
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        defer { TemporaryDatabase.remove(path) }
         try store.appendAudit(AuditEvent(at: 0, kind: "warm", outcome: "success"))
         let before = store.durableSyncs
         // Eight real threads (concurrentPerform would run only as many as there are cores).

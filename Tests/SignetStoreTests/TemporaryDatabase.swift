@@ -1,0 +1,13 @@
+import Foundation
+
+/// A SQLite file of one test in the temporary directory, and its removal with the WAL and the
+/// shared-memory file beside it.
+enum TemporaryDatabase {
+    static func path(_ prefix: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString).db").path
+    }
+
+    static func remove(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+}
