@@ -117,6 +117,12 @@ public final class SignetService: HTTPHandler, Sendable {
             text += "signet_sqlite_durable_commits_total \(sql.durableCommits)\n"
             text += "# HELP signet_sqlite_wal_syncs_total fdatasync calls of the WAL made for them.\n# TYPE signet_sqlite_wal_syncs_total counter\n"
             text += "signet_sqlite_wal_syncs_total \(sql.durableSyncs)\n"
+            // Held answers' writes: how many shared each transaction.
+            let batches = sql.writeBatches
+            text += "# HELP signet_sqlite_write_batches_total Transactions that held answers' writes, each committed before its sync.\n# TYPE signet_sqlite_write_batches_total counter\n"
+            text += "signet_sqlite_write_batches_total \(batches.batches)\n"
+            text += "# HELP signet_sqlite_batched_writes_total Held answers' writes in those transactions.\n# TYPE signet_sqlite_batched_writes_total counter\n"
+            text += "signet_sqlite_batched_writes_total \(batches.writes)\n"
         }
         if let sql = store as? SQLStore { text += sql.sqliteTimings + sql.postgresBatching }
         return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Array(text.utf8))
@@ -124,8 +130,8 @@ public final class SignetService: HTTPHandler, Sendable {
 
     /// With durable SQLite the answer waits for the sync of what the request wrote, and the
     /// worker thread goes on to other connections meanwhile (``DeferredDurability``). A sync
-    /// that fails turns the answer into 503 `database_unavailable`: nothing unsynced is reported
-    /// as done.
+    /// that fails, or a batch of writes that cannot commit, turns the answer into a 503
+    /// (`database_unavailable`, or `storage_full`): nothing unsynced is reported as done.
     public func handleHeld(_ request: HTTPRequest) -> (HTTPResponse, HTTPHold?) {
         guard let sql = heldStore else { return (handle(request), nil) }
         let start = DispatchTime.now().uptimeNanoseconds
@@ -135,13 +141,15 @@ public final class SignetService: HTTPHandler, Sendable {
             return (response, nil)
         }
         return (response, { release in
-            sql.whenDurable(commit) { durable in
-                guard !durable else {
+            sql.whenDurable(commit) { error in
+                guard let error else {
                     self.record(response, since: start)
                     return release(nil)
                 }
-                // The same route and CORS headers, so the metrics and the browser see the refusal.
-                var failed = self.answer(AuthError(.databaseUnavailable, "the write could not be synced to disk"), for: request)
+                // The same route and CORS headers, so the metrics and the browser see the refusal:
+                // `storage_full` for a full disk, else `database_unavailable`.
+                let reason: any Error = error.code == .storageFull ? error : AuthError(.databaseUnavailable, "the write could not be made durable: \(error)")
+                var failed = self.answer(reason, for: request)
                 failed.route = response.route
                 self.allowCORS(&failed, request)
                 self.record(failed, since: start)

@@ -25,6 +25,9 @@ package enum DeferredDurability {
         return (result, max(0, mark - 1))
     }
 
+    /// Whether this thread runs inside ``run(_:)``: its writes may wait in the open batch.
+    static var active: Bool { pthread_getspecific(key) != nil }
+
     /// Inside ``run(_:)``: records commit `number` and returns true. Outside it: false, and the
     /// caller waits for the sync itself.
     static func record(_ number: Int) -> Bool {

@@ -16,6 +16,11 @@ import Glibc
 /// file's data whoever wrote it. With frames and the header that names them on disk, recovery
 /// finds the commit (SQLite file format §4.3); checkpoints still sync the WAL before copying it and
 /// the database before the WAL is reused, as SQLite does with `NORMAL`.
+///
+/// Held answers go one step further (``SQLitePool``): their writes wait in one open transaction,
+/// which ``prepare`` commits right before the sync that covers them. A commit number then marks a
+/// write in that batch; one the batch lost (its COMMIT failed, or SQLite rolled it back) is
+/// reported through ``lose(from:through:_:)`` and its callback gets the error.
 final class GroupSync: @unchecked Sendable {
     private let walPath: String
     /// Numbers handed to commits, in commit order (taken under the store lock).
@@ -30,7 +35,15 @@ final class GroupSync: @unchecked Sendable {
     /// Makes every sync fail as a dying disk's would (EIO), for tests of what a failed sync answers.
     var failingSyncs = false
     /// Callbacks of ``whenDurable(_:_:)`` waiting for their commits' sync, in commit order.
-    private var callbacks: [(number: Int, done: @Sendable (Bool) -> Void)] = []
+    private var callbacks: [(number: Int, done: @Sendable (StoreError?) -> Void)] = []
+    /// Commits that will never be on disk, with why (batches lost; rare: a full disk, an I/O error).
+    /// Kept, up to ``maxLost``, for callbacks registered after the sync that passed them.
+    private var lost: [(from: Int, through: Int, error: StoreError)] = []
+    private static let maxLost = 1024
+    /// Run before each sync without this object's lock: commits what waits in an open batch and
+    /// returns the last commit number on the WAL (the sync covers up to it). Unset: every
+    /// numbered commit is on the WAL already.
+    var prepare: (@Sendable () -> Int)?
     private var syncerRunning = false
     /// Syncs made (for tests and the benchmark).
     private let syncCount = Atomic<Int>(0)
@@ -62,19 +75,35 @@ final class GroupSync: @unchecked Sendable {
                 condition.wait()
                 continue
             }
-            guard let code = leadSync() else { continue }
-            throw StoreError(.unavailable, "cannot sync \(walPath): errno \(code)")
+            guard let error = leadSync() else { continue }
+            throw error
         }
+        if let error = lostError(number) { throw error }
     }
 
-    /// Calls `done` once commit `number` is on disk (true) or its sync failed (false): at once
+    /// Commits `from...through` were rolled back with their batch: their callbacks get `error`.
+    func lose(from: Int, through: Int, _ error: StoreError) {
+        guard from <= through else { return }
+        condition.lock()
+        lost.append((from, through, error))
+        if lost.count > GroupSync.maxLost { lost.removeFirst(lost.count - GroupSync.maxLost) }
+        condition.unlock()
+    }
+
+    /// Why commit `number` was lost, if it was; call with the lock held.
+    private func lostError(_ number: Int) -> StoreError? {
+        lost.last { $0.from <= number && number <= $0.through }?.error
+    }
+
+    /// Calls `done` once commit `number` is on disk (nil) or cannot be (the error): at once
     /// when it already is, otherwise on the thread whose sync covers it. Nobody waits meanwhile;
     /// a syncer thread makes the syncs that only callbacks wait for.
-    func whenDurable(_ number: Int, _ done: @escaping @Sendable (Bool) -> Void) {
+    func whenDurable(_ number: Int, _ done: @escaping @Sendable (StoreError?) -> Void) {
         condition.lock()
         guard synced < number else {
+            let error = lostError(number)
             condition.unlock()
-            done(true)
+            done(error)
             return
         }
         callbacks.append((number, done))
@@ -118,15 +147,16 @@ final class GroupSync: @unchecked Sendable {
         }
     }
 
-    /// One sync, for every commit numbered before it starts; called and returning with the lock
-    /// held, which it lets go while the disk works. Calls the callbacks the sync covered (with
-    /// the lock let go) and wakes the waiters. Returns nil, or the `errno` of a failed sync.
-    private func leadSync() -> Int32? {
-        let target = committed.load(ordering: .sequentiallyConsistent)
+    /// One sync, for every commit numbered before it starts (the open batch committed first);
+    /// called and returning with the lock held, which it lets go while the database and the disk
+    /// work. Calls the callbacks the sync covered (with the lock let go) and wakes the waiters.
+    /// Returns nil, or the error of a failed sync.
+    private func leadSync() -> StoreError? {
         syncing = true
         if descriptor < 0 { descriptor = open(walPath, O_RDONLY | O_CLOEXEC) }
         let fd = descriptor
         condition.unlock()
+        let target = prepare?() ?? committed.load(ordering: .sequentiallyConsistent)
         let started = DispatchTime.now().uptimeNanoseconds
         var ok = fd >= 0 && fdatasync(fd) == 0
         var code = errno
@@ -140,18 +170,19 @@ final class GroupSync: @unchecked Sendable {
             syncCount.add(1, ordering: .relaxed)
         }
         // A failed sync fails the callbacks it would have covered: their answers report it.
-        var covered: [@Sendable (Bool) -> Void] = []
+        let failure = ok ? nil : StoreError(.unavailable, "cannot sync \(walPath): errno \(code)")
+        var covered: [(done: @Sendable (StoreError?) -> Void, error: StoreError?)] = []
         callbacks.removeAll { entry in
             guard entry.number <= target else { return false }
-            covered.append(entry.done)
+            covered.append((entry.done, failure ?? lostError(entry.number)))
             return true
         }
         condition.broadcast()
         if !covered.isEmpty {
             condition.unlock()
-            for done in covered { done(ok) }
+            for entry in covered { entry.done(entry.error) }
             condition.lock()
         }
-        return ok ? nil : code
+        return failure
     }
 }

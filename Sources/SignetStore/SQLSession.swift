@@ -11,6 +11,9 @@ protocol SQLSession: AnyObject {
     /// Serializes, until the end of the current transaction, every transaction that locks the same
     /// key (PostgreSQL advisory lock); SQLite needs nothing, its writers are serialized already.
     func lockForTransaction(_ key: String) throws(StoreError)
+    /// Whether a transaction is open that ``transaction(_:)`` must nest in (SQLite's batch of
+    /// held answers, ``SQLitePool``); never on PostgreSQL.
+    var inTransaction: Bool { get }
 }
 
 extension SQLSession {
@@ -18,8 +21,21 @@ extension SQLSession {
     func query(_ sql: String) throws(StoreError) -> [[SQLValue]] { try query(sql, []) }
 
     /// Runs `body` in a transaction, rolling back when it throws. (The statements are prepared
-    /// once, like every other.)
+    /// once, like every other.) Inside an open transaction it is a savepoint (SQLite, "SAVEPOINT"):
+    /// all or nothing of `body` as before, kept or lost with the transaction around it.
     func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        if inTransaction {
+            try query("SAVEPOINT signet_nested")
+            do {
+                let result = try body()
+                try query("RELEASE signet_nested")
+                return result
+            } catch {
+                _ = try? query("ROLLBACK TO signet_nested")
+                _ = try? query("RELEASE signet_nested")
+                throw error
+            }
+        }
         try query(beginStatement)
         do {
             let result = try body()
@@ -34,5 +50,6 @@ extension SQLSession {
 
 extension SQLiteConnection: SQLSession {
     var beginStatement: String { "BEGIN IMMEDIATE" }
+    var inTransaction: Bool { !autocommit }
     func lockForTransaction(_ key: String) throws(StoreError) {}
 }

@@ -57,10 +57,11 @@ public final class SQLStore: Store, @unchecked Sendable {
     /// can hold answers instead of threads through ``DeferredDurability``.
     package var defersDurability: Bool { (pool as? SQLitePool)?.groupSync != nil }
 
-    /// Calls `done` once commit `number` (from ``DeferredDurability/run(_:)``) is on disk (true)
-    /// or cannot be (false); at once where writes have no sync to wait for.
-    package func whenDurable(_ number: Int, _ done: @escaping @Sendable (Bool) -> Void) {
-        guard let sync = (pool as? SQLitePool)?.groupSync else { return done(true) }
+    /// Calls `done` once commit `number` (from ``DeferredDurability/run(_:)``) is on disk (nil)
+    /// or cannot be (why: a failed sync, or a batch that could not commit, such as on a full
+    /// disk); at once where writes have no sync to wait for.
+    package func whenDurable(_ number: Int, _ done: @escaping @Sendable (StoreError?) -> Void) {
+        guard let sync = (pool as? SQLitePool)?.groupSync else { return done(nil) }
         sync.whenDurable(number, done)
     }
 
@@ -71,6 +72,13 @@ public final class SQLStore: Store, @unchecked Sendable {
     package var durableSyncs: Int { (pool as? SQLitePool)?.groupSync?.syncs ?? 0 }
     /// Durable SQLite: the commits that waited for a sync (``durableSyncs`` of them shared each).
     package var durableCommits: Int { (pool as? SQLitePool)?.groupSync?.commits ?? 0 }
+    /// Durable SQLite: transactions that held answers' writes, those writes, and the most one held.
+    package var writeBatches: (batches: Int, writes: Int, largest: Int) {
+        (pool as? SQLitePool)?.batchCounts ?? (0, 0, 0)
+    }
+
+    /// Makes the COMMIT of every batch of held writes fail as on a full disk (for tests).
+    package func failBatchCommits(_ failing: Bool) { (pool as? SQLitePool)?.failingCommits = failing }
     /// SQLite: the histograms of the WAL's syncs and of the checkpoint's time under the lock, as
     /// Prometheus text (empty elsewhere).
     package var sqliteTimings: String {

@@ -129,6 +129,8 @@ final class SQLiteConnection {
 
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(db)) }
+    /// No transaction is open (SQLite's autocommit mode; also after SQLite itself rolled one back).
+    var autocommit: Bool { sqlite3_get_autocommit(db) != 0 }
     /// Rows changed by every statement since the connection opened.
     var totalChanges: Int64 { sqlite3_total_changes64(db) }
 

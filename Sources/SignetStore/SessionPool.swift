@@ -13,6 +13,15 @@ protocol SessionPool: Sendable {
 /// request needs. Here commits only append to the WAL; every `interval` seconds the checkpointer
 /// copies the WAL back (a passive checkpoint, which never blocks a writer), so a page written
 /// by many commits in between is copied once and requests seldom wait for the disk.
+///
+/// Durable writes whose answers are held (``DeferredDurability``) share one transaction as
+/// well as one sync: the first opens it (`BEGIN IMMEDIATE`), each runs in it (its own
+/// transactions become savepoints), and ``GroupSync`` commits it right before the `fdatasync`
+/// that makes it durable. Nothing changes for what is answered: an answer still goes after the
+/// sync of everything it wrote. What changes is the cost: one COMMIT, one set of WAL locks and
+/// one WAL write for the batch, and a page that several writes changed (the right edge of an
+/// append-only table) goes to the WAL once. Other processes see the batch when it commits,
+/// a sync's time after the write. Any other caller commits the open batch with its own write.
 final class SQLitePool: SessionPool, @unchecked Sendable {
     private let connection: SQLiteConnection
     private let lock = NSLock()
@@ -23,6 +32,26 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
     let groupSync: GroupSync?
     /// How long the checkpoint's last part held the lock every request needs.
     let lockedCheckpointTimes = DurationHistogram(buckets: GroupSync.buckets)
+    /// The open batch of held writes (guarded by `lock`): the number its first write took, or 0
+    /// when no batch is open.
+    private var batchFirst = 0
+    /// The timer found a batch open: the checkpoint's locked part runs after the batch commits.
+    private var checkpointDue = false
+    /// Batches committed, the writes they held and the most one held (for tests and the benchmark).
+    private var batches = 0
+    private var batchedWrites = 0
+    private var largestBatch = 0
+    var batchCounts: (batches: Int, writes: Int, largest: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (batches, batchedWrites, largestBatch)
+    }
+    /// Makes every batch's COMMIT fail as on a full disk, rolling the batch back (for tests).
+    var failingCommits: Bool {
+        get { lock.withLock { failCommits } }
+        set { lock.withLock { failCommits = newValue } }
+    }
+    private var failCommits = false
 
     init(path: String, interval: TimeInterval = 0.25, durable: Bool = true) throws(StoreError) {
         // Commits append to the WAL without a sync; ``GroupSync`` makes them durable outside the lock.
@@ -32,43 +61,134 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
         self.checkpointer = checkpointer
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
-        timer.setEventHandler { [lock, connection, lockedCheckpointTimes] in
+        timer.setEventHandler { [weak self, checkpointer] in
             // Most of the copying happens while requests go on. The WAL can start over only
             // once it is copied back whole, which needs a moment without commits: the few
             // frames written meanwhile are copied with the lock held.
-            guard let frames = checkpointer.checkpoint(), frames > 0 else { return }
+            guard let frames = checkpointer.checkpoint(), frames > 0, let self else { return }
             lock.lock()
-            let started = DispatchTime.now().uptimeNanoseconds
-            connection.checkpoint()
-            lockedCheckpointTimes.observe(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+            if batchFirst > 0 {
+                checkpointDue = true
+            } else {
+                lockedCheckpoint()
+            }
             lock.unlock()
         }
         timer.resume()
+        groupSync?.prepare = { [weak self] in self?.commitBatch() ?? 0 }
     }
 
     deinit {
         timer.cancel()
+        lock.lock()
+        _ = commitBatchLocked()
+        lock.unlock()
         // On the timer's queue, so it never overlaps a tick: the last commits go back into the
         // database file before it is closed.
         queue.sync { _ = checkpointer.checkpoint() }
     }
 
+    /// The checkpoint's last part, with the lock held and no batch open.
+    private func lockedCheckpoint() {
+        let started = DispatchTime.now().uptimeNanoseconds
+        connection.checkpoint()
+        lockedCheckpointTimes.observe(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+    }
+
+    /// Commits the open batch, if any, and returns the last commit number now on the WAL (what
+    /// the next sync covers). Called by ``GroupSync`` before each sync.
+    private func commitBatch() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        _ = commitBatchLocked()
+        return groupSync?.commits ?? 0
+    }
+
+    /// With the lock held: commits the open batch; when that fails, rolls it back, reports its
+    /// writes lost and returns the error.
+    private func commitBatchLocked() -> StoreError? {
+        guard batchFirst > 0 else { return nil }
+        let first = batchFirst
+        batchFirst = 0
+        let last = groupSync?.commits ?? 0
+        var failure: StoreError?
+        if connection.autocommit {
+            // SQLite rolled the batch back itself (a full disk, an I/O error in a later write).
+            failure = StoreError(.unavailable, "the batch of writes was rolled back")
+        } else {
+            do throws(StoreError) {
+                if failCommits { throw StoreError(.storageFull, "COMMIT refused: the disk is full (test)") }
+                try connection.exec("COMMIT")
+                if last >= first {
+                    batches += 1
+                    batchedWrites += last - first + 1
+                    largestBatch = max(largestBatch, last - first + 1)
+                }
+            } catch {
+                failure = error
+                if !connection.autocommit { try? connection.exec("ROLLBACK") }
+            }
+        }
+        if let failure { groupSync?.lose(from: first, through: last, failure) }
+        if checkpointDue {
+            checkpointDue = false
+            lockedCheckpoint()
+        }
+        return failure
+    }
+
     func withSession<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T {
         lock.lock()
+        let held = groupSync != nil && DeferredDurability.active
+        if held, batchFirst == 0 {
+            do {
+                try connection.exec("BEGIN IMMEDIATE")
+            } catch {
+                lock.unlock()
+                throw error
+            }
+            batchFirst = (groupSync?.commits ?? 0) + 1
+        }
         let before = connection.totalChanges
         let result: T
         do {
             result = try body(connection)
         } catch {
+            closeUnusedBatch()
             lock.unlock()
             throw error
         }
-        // A write: its number, taken in commit order, then the wait for its sync without the lock
-        // (or, for a server's request, the wait of its answer: ``DeferredDurability``).
-        let number = groupSync != nil && connection.totalChanges != before ? groupSync!.commit() : 0
+        let wrote = connection.totalChanges != before
+        var number = 0
+        if held {
+            if wrote, batchFirst > 0, !connection.autocommit {
+                number = groupSync!.commit()
+            } else if wrote {
+                // The batch was rolled back under this write: it is lost with the batch.
+                _ = commitBatchLocked()
+                lock.unlock()
+                throw StoreError(.unavailable, "the batch of writes was rolled back")
+            } else {
+                closeUnusedBatch()
+            }
+        } else {
+            if let failure = commitBatchLocked() {
+                lock.unlock()
+                throw failure
+            }
+            // A write: its number, taken in commit order, then the wait for its sync without the lock.
+            if groupSync != nil, wrote { number = groupSync!.commit() }
+        }
         lock.unlock()
         if number > 0, !DeferredDurability.record(number) { try groupSync!.waitUntilDurable(number) }
         return result
+    }
+
+    /// With the lock held: a batch that no write has joined yet ends now, so that no transaction
+    /// stays open without a sync coming to commit it; one that SQLite rolled back is lost.
+    private func closeUnusedBatch() {
+        guard batchFirst > 0 else { return }
+        if batchFirst > (groupSync?.commits ?? 0) || connection.autocommit { _ = commitBatchLocked() }
     }
 }
 

@@ -87,4 +87,83 @@ struct HeldAnswerTests {
         #expect(try results[0].get() == 201)
         #expect(server.app.server.openConnections == 0)
     }
+
+    /// Users in the server's database file as another process sees it (Python's sqlite3 module).
+    static func usersOnDisk(_ server: TestServer) throws -> Int {
+        let database = server.directory.appendingPathComponent("signet.db").path
+        let result = try runProcess("/usr/bin/python3", ["-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM users').fetchone()[0])", database])
+        return Int(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    /// A sign-up through the API: its status and answer.
+    static func signUp(_ server: TestServer, _ email: String) throws -> (status: Int, json: JSONValue) {
+        let phone = Phone(server)
+        let (session, credential) = try phone.startSignUp(email: email)
+        return try phone.exchange(session: session, credential: credential)
+    }
+
+    @Test("writes whose answers wait for one sync share one transaction: another process sees none before it commits, each answer comes after it")
+    func heldWritesShareATransaction() throws {
+        let server = try TestServer(.socket)
+        let account = try SignedIn(server, email: "first@signet.test")
+        let sql = try #require(server.store as? SQLStore)
+        let users = try Self.usersOnDisk(server)
+        let before = sql.writeBatches
+        sql.slowSyncs(1.0)
+        // A write whose sync takes a second; three sign-ups meanwhile wait in the next batch.
+        let results = simultaneously(5) { i -> (status: Int, seen: Int) in
+            if i == 0 { return (try account.call("POST", "/me/recovery-codes").status, -1) }
+            if i == 4 {
+                Thread.sleep(forTimeInterval: 0.5)
+                return (0, try Self.usersOnDisk(server))
+            }
+            Thread.sleep(forTimeInterval: 0.15)
+            return (try Self.signUp(server, "batched\(i)@signet.test").status, -1)
+        }
+        sql.slowSyncs(0)
+        let outcomes = try results.map { try $0.get() }
+        #expect(outcomes[0].status == 201 && outcomes[1...3].allSatisfy { $0.status == 200 }, "\(outcomes)")
+        #expect(outcomes[4].seen == users, "a held sign-up was visible before its batch committed")
+        #expect(try Self.usersOnDisk(server) == users + 3)
+        let after = sql.writeBatches
+        #expect(after.largest >= 3, "\(before) -> \(after)")
+        #expect(after.batches - before.batches < after.writes - before.writes, "\(before) -> \(after)")
+        let metrics = String(decoding: try server.client().send("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("signet_sqlite_batched_writes_total \(after.writes)"), "\(metrics)")
+    }
+
+    @Test("a batch that cannot commit answers each write it held 503 storage_full, keeps none of them, and the next batch commits")
+    func failedBatchAnswers503() throws {
+        let server = try TestServer(.socket)
+        let account = try SignedIn(server, email: "first@signet.test")
+        let sql = try #require(server.store as? SQLStore)
+        // The sign-ups' options first (their rate counters are writes too), then only the
+        // exchanges that create the accounts go into the batch that fails.
+        let phones = [Phone(server), Phone(server)]
+        let started = try (1...2).map { try phones[$0 - 1].startSignUp(email: "lost\($0)@signet.test") }
+        sql.slowSyncs(1.0)
+        let results = simultaneously(4) { i -> (status: Int, json: JSONValue) in
+            if i == 0 { return try account.call("POST", "/me/recovery-codes") }
+            if i == 3 {
+                // After the first batch committed, before the second does.
+                Thread.sleep(forTimeInterval: 0.5)
+                sql.failBatchCommits(true)
+                return (0, .null)
+            }
+            Thread.sleep(forTimeInterval: 0.15)
+            return try phones[i - 1].exchange(session: started[i - 1].session, credential: started[i - 1].credential)
+        }
+        sql.slowSyncs(0)
+        sql.failBatchCommits(false)
+        let outcomes = try results.map { try $0.get() }
+        #expect(outcomes[0].status == 201, "\(outcomes[0])")
+        for outcome in outcomes[1...2] {
+            #expect(outcome.status == 503 && outcome.json["reason"]?.string == "storage_full", "\(outcome)")
+            #expect(outcome.json["access_token"] == nil)
+        }
+        #expect(try server.store.user(email: "lost1@signet.test") == nil && server.store.user(email: "lost2@signet.test") == nil)
+        // The same emails sign up once the disk takes writes again.
+        #expect(try Self.signUp(server, "lost1@signet.test").status == 200)
+        #expect(try server.store.user(email: "lost1@signet.test") != nil)
+    }
 }
