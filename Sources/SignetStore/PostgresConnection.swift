@@ -147,6 +147,7 @@ final class PostgresConnection: SQLSession {
 
     var beginStatement: String { "BEGIN" }
     var inTransaction: Bool { false }
+    func beginBatchIfBatching() throws(StoreError) {}
 
     func lockForTransaction(_ key: String) throws(StoreError) {
         try query("SELECT pg_advisory_xact_lock(hashtext(?))", [.text(key)])

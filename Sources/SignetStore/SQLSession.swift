@@ -14,6 +14,8 @@ protocol SQLSession: AnyObject {
     /// Whether a transaction is open that ``transaction(_:)`` must nest in (SQLite's batch of
     /// held answers, ``SQLitePool``); never on PostgreSQL.
     var inTransaction: Bool { get }
+    /// Before a transaction: opens SQLite's batch when the caller's writes go into one.
+    func beginBatchIfBatching() throws(StoreError)
 }
 
 extension SQLSession {
@@ -24,6 +26,7 @@ extension SQLSession {
     /// once, like every other.) Inside an open transaction it is a savepoint (SQLite, "SAVEPOINT"):
     /// all or nothing of `body` as before, kept or lost with the transaction around it.
     func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try beginBatchIfBatching()
         if inTransaction {
             try query("SAVEPOINT signet_nested")
             do {

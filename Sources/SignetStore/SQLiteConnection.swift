@@ -69,10 +69,25 @@ final class SQLiteConnection {
         }
     }
 
+    /// Set by ``SQLitePool`` while a held request runs: its first statement that writes (or its
+    /// first transaction, ``SQLSession/transaction(_:)``) opens the batch's transaction, so a
+    /// request that only reads takes no write lock.
+    var batching = false
+
+    /// Opens the batch's transaction (`BEGIN IMMEDIATE`) when ``batching`` and none is open.
+    func beginBatchIfBatching() throws(StoreError) {
+        guard batching, autocommit else { return }
+        // `BEGIN IMMEDIATE` itself counts as a write for `sqlite3_stmt_readonly`.
+        batching = false
+        defer { batching = true }
+        try query("BEGIN IMMEDIATE")
+    }
+
     /// Runs one statement with `parameters` and returns every row.
     @discardableResult
     func query(_ sql: String, _ parameters: [SQLValue] = []) throws(StoreError) -> [[SQLValue]] {
         let statement = try prepare(sql)
+        if batching, autocommit, sqlite3_stmt_readonly(statement) == 0 { try beginBatchIfBatching() }
         defer {
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)

@@ -15,7 +15,8 @@ protocol SessionPool: Sendable {
 /// by many commits in between is copied once and requests seldom wait for the disk.
 ///
 /// Durable writes whose answers are held (``DeferredDurability``) share one transaction as
-/// well as one sync: the first opens it (`BEGIN IMMEDIATE`), each runs in it (its own
+/// well as one sync: the first statement that writes opens it (`BEGIN IMMEDIATE`; a request that
+/// only reads takes no write lock), each later write runs in it (its own
 /// transactions become savepoints), and ``GroupSync`` commits it right before the `fdatasync`
 /// that makes it durable. Nothing changes for what is answered: an answer still goes after the
 /// sync of everything it wrote. What changes is the cost: one COMMIT, one set of WAL locks and
@@ -118,7 +119,7 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
         } else {
             do throws(StoreError) {
                 if failCommits { throw StoreError(.storageFull, "COMMIT refused: the disk is full (test)") }
-                try connection.exec("COMMIT")
+                try connection.query("COMMIT")
                 if last >= first {
                     batches += 1
                     batchedWrites += last - first + 1
@@ -126,7 +127,7 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
                 }
             } catch {
                 failure = error
-                if !connection.autocommit { try? connection.exec("ROLLBACK") }
+                if !connection.autocommit { _ = try? connection.query("ROLLBACK") }
             }
         }
         if let failure { groupSync?.lose(from: first, through: last, failure) }
@@ -140,24 +141,19 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
     func withSession<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T {
         lock.lock()
         let held = groupSync != nil && DeferredDurability.active
-        if held, batchFirst == 0 {
-            do {
-                try connection.exec("BEGIN IMMEDIATE")
-            } catch {
-                lock.unlock()
-                throw error
-            }
-            batchFirst = (groupSync?.commits ?? 0) + 1
-        }
+        // A held request's first write opens the batch (``SQLiteConnection/batching``).
+        connection.batching = held && batchFirst == 0
         let before = connection.totalChanges
         let result: T
         do {
             result = try body(connection)
         } catch {
+            adoptBatch()
             closeUnusedBatch()
             lock.unlock()
             throw error
         }
+        adoptBatch()
         let wrote = connection.totalChanges != before
         var number = 0
         if held {
@@ -182,6 +178,14 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
         lock.unlock()
         if number > 0, !DeferredDurability.record(number) { try groupSync!.waitUntilDurable(number) }
         return result
+    }
+
+    /// With the lock held, after a held request's body: a transaction it opened is the batch,
+    /// numbered from the next commit.
+    private func adoptBatch() {
+        guard connection.batching else { return }
+        connection.batching = false
+        if batchFirst == 0, !connection.autocommit { batchFirst = (groupSync?.commits ?? 0) + 1 }
     }
 
     /// With the lock held: a batch that no write has joined yet ends now, so that no transaction
