@@ -27,25 +27,19 @@ extension SQLSession {
     /// all or nothing of `body` as before, kept or lost with the transaction around it.
     func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try beginBatchIfBatching()
-        if inTransaction {
-            try query("SAVEPOINT signet_nested")
-            do {
-                let result = try body()
-                try query("RELEASE signet_nested")
-                return result
-            } catch {
-                _ = try? query("ROLLBACK TO signet_nested")
-                _ = try? query("RELEASE signet_nested")
-                throw error
-            }
-        }
-        try query(beginStatement)
+        let nested = inTransaction
+        try query(nested ? "SAVEPOINT signet_nested" : beginStatement)
         do {
             let result = try body()
-            try query("COMMIT")
+            try query(nested ? "RELEASE signet_nested" : "COMMIT")
             return result
         } catch {
-            _ = try? query("ROLLBACK")
+            if nested {
+                _ = try? query("ROLLBACK TO signet_nested")
+                _ = try? query("RELEASE signet_nested")
+            } else {
+                _ = try? query("ROLLBACK")
+            }
             throw error
         }
     }
