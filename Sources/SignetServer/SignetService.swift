@@ -146,10 +146,9 @@ public final class SignetService: HTTPHandler, Sendable {
                     self.record(response, since: start)
                     return release(nil)
                 }
-                // The same route and CORS headers, so the metrics and the browser see the refusal:
-                // `storage_full` for a full disk, else `database_unavailable`.
-                let reason: any Error = error.code == .storageFull ? error : AuthError(.databaseUnavailable, "the write could not be made durable: \(error)")
-                var failed = self.answer(reason, for: request)
+                // The same route and CORS headers, so the metrics and the browser see the refusal
+                // (the store reports `storage_full` for a full disk, else unavailable).
+                var failed = self.answer(error, for: request)
                 failed.route = response.route
                 self.allowCORS(&failed, request)
                 self.record(failed, since: start)

@@ -126,7 +126,8 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
                     largestBatch = max(largestBatch, last - first + 1)
                 }
             } catch {
-                failure = error
+                // Lost writes are a durability failure whatever COMMIT said: a full disk, or unavailable.
+                failure = error.code == .storageFull ? error : StoreError(.unavailable, "the batch of writes could not commit: \(error.detail)")
                 if !connection.autocommit { _ = try? connection.query("ROLLBACK") }
             }
         }
