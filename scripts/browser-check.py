@@ -24,6 +24,7 @@ import secrets
 import sys
 import threading
 import time
+import traceback
 import urllib.parse
 
 import requests
@@ -32,13 +33,12 @@ from authlib.jose import JsonWebKey, jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from selenium import webdriver
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.common.virtual_authenticator import Credential, VirtualAuthenticatorOptions
-from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import WebDriverWait
 
 BASE, MAILDIR, SHOTS, CLIENT, CALLBACK = sys.argv[1:6]
@@ -128,22 +128,55 @@ def by_test_id(driver, name):
     return driver.find_element(By.CSS_SELECTOR, f'[data-testid="{name}"]')
 
 
+def replaced(error):
+    """Whether `error` says the page changed under the call: an element of a document just
+    left, which chromedriver reports as stale or, right after a navigation the page's script
+    started, as a node that "does not belong to the document"."""
+    if isinstance(error, (StaleElementReferenceException, NoSuchElementException)):
+        return True
+    return isinstance(error, WebDriverException) and "does not belong to the document" in str(error)
+
+
 def wait_for(driver, condition, seconds=15):
     """`condition`'s first true answer; a page that changes under it is asked again."""
     def ask(d):
         try:
             return condition(d)
-        except (StaleElementReferenceException, NoSuchElementException):
-            return False
+        except WebDriverException as error:
+            if replaced(error):
+                return False
+            raise
     return WebDriverWait(driver, seconds, poll_frequency=0.1).until(ask)
+
+
+def click(driver, locate, seconds=15):
+    """Clicks the element `locate` finds, found again when the page changed under the click."""
+    def attempt(d):
+        element = locate(d)
+        element.click()
+        return element
+    return wait_for(driver, attempt, seconds)
 
 
 def sign_out(driver):
     """Presses the page's sign-out button and waits until the browser has left that page, so that
     what is asked next is asked of the page that follows, not of the one signed out of."""
-    button = wait_for(driver, lambda d: by_test_id(d, "signout"))
-    button.click()
-    WebDriverWait(driver, 15, poll_frequency=0.05).until(staleness_of(button))
+    button = click(driver, lambda d: by_test_id(d, "signout"))
+    WebDriverWait(driver, 15, poll_frequency=0.05).until(left(button))
+
+
+def left(element):
+    """A condition: the page that held `element` has been left (Selenium's `staleness_of`
+    expects a stale element, but chromedriver may say so with the error `replaced` knows)."""
+    def ask(_):
+        try:
+            element.is_enabled()
+            return False
+        except WebDriverException as error:
+            if replaced(error):
+                return True
+            raise
+    return ask
 
 
 def signed_in_as(driver):
@@ -338,9 +371,12 @@ try:
     held = swap_authenticator(driver)
     sign_out(driver)
     wait_for(driver, lambda d: "/login" in d.current_url and by_test_id(d, "passkey-signin").is_displayed())
+    # Only once the page's autofill request waits (it starts after the page has fetched its
+    # options): put back earlier, the passkey would answer that request and sign in by itself.
+    wait_for(driver, lambda d: d.execute_script("return document.documentElement.dataset.autofill") == "waiting")
     swap_authenticator(driver, held)
     # By keyboard alone: Tab from the top of the page to the button, then Enter.
-    driver.find_element(By.TAG_NAME, "body").click()
+    click(driver, lambda d: d.find_element(By.TAG_NAME, "body"))
     for _ in range(12):
         ActionChains(driver).send_keys(Keys.TAB).perform()
         if driver.switch_to.active_element.get_attribute("data-testid") == "passkey-signin":
@@ -419,7 +455,9 @@ try:
 except TimeoutException as error:
     report["failed"] = f"timed out at {driver.current_url}: " + driver.find_element(By.TAG_NAME, "body").text[:500]
 except Exception as error:
-    report["failed"] = f"{type(error).__name__}: {error} at {driver.current_url}"
+    # The script's own line that failed, so a report from CI says which step it was.
+    line = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == __file__][-1:]
+    report["failed"] = f"{type(error).__name__}: {error} at {driver.current_url} (browser-check.py line {line[0] if line else '?'})"
 finally:
     driver.quit()
 print("report " + json.dumps(report), flush=True)

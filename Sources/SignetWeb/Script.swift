@@ -87,6 +87,8 @@ public enum Script {
         const options = { publicKey: requestOptions(start.authn_params_public_key) };
         if (mediation) options.mediation = mediation;
         if (signal) options.signal = signal;
+        // Marks the page while its autofill request waits for the browser (scripts read it).
+        if (mediation === "conditional") document.documentElement.dataset.autofill = "waiting";
         const credential = await navigator.credentials.get(options);
         say(data.msgWorking);
         try {
