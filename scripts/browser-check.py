@@ -371,9 +371,10 @@ try:
     held = swap_authenticator(driver)
     sign_out(driver)
     wait_for(driver, lambda d: "/login" in d.current_url and by_test_id(d, "passkey-signin").is_displayed())
-    # Only once the page's autofill request waits (it starts after the page has fetched its
-    # options): put back earlier, the passkey would answer that request and sign in by itself.
-    wait_for(driver, lambda d: d.execute_script("return document.documentElement.dataset.autofill") == "waiting")
+    # Only once the page's autofill request (made after fetching its options) has ended, refused
+    # by the empty authenticator: put back earlier, the passkey would answer that request and
+    # sign in by itself.
+    wait_for(driver, lambda d: d.execute_script("return document.documentElement.dataset.autofill") == "ended")
     swap_authenticator(driver, held)
     # By keyboard alone: Tab from the top of the page to the button, then Enter.
     click(driver, lambda d: d.find_element(By.TAG_NAME, "body"))

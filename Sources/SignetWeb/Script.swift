@@ -87,9 +87,15 @@ public enum Script {
         const options = { publicKey: requestOptions(start.authn_params_public_key) };
         if (mediation) options.mediation = mediation;
         if (signal) options.signal = signal;
-        // Marks the page while its autofill request waits for the browser (scripts read it).
-        if (mediation === "conditional") document.documentElement.dataset.autofill = "waiting";
-        const credential = await navigator.credentials.get(options);
+        // The page's autofill request, "pending" and then "ended", on <html> (scripts read it).
+        const autofill = mediation === "conditional";
+        if (autofill) document.documentElement.dataset.autofill = "pending";
+        let credential;
+        try {
+          credential = await navigator.credentials.get(options);
+        } finally {
+          if (autofill) document.documentElement.dataset.autofill = "ended";
+        }
         say(data.msgWorking);
         try {
           const done = await post("/login/passkey", { auth_session: start.auth_session, authn_response: credentialJSON(credential), authorization: data.authorization, return_to: returnTo() });
