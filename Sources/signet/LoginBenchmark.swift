@@ -165,20 +165,42 @@ struct LoginBenchmark {
         var slowest: Double? { buckets.first { $0.count == total && total > 0 }?.bound }
     }
 
-    /// CPU seconds used so far by every local process named `postgres` (the database server and
-    /// its backends), from /proc.
-    static func databaseCPU() -> Double {
+    /// The CPU seconds so far of each process of a local PostgreSQL server, by process ID and
+    /// start time (from /proc): a process named `postgres` whose parent is one too (a backend,
+    /// a background worker), or which has such children (the postmaster). Another process that
+    /// happens to be named `postgres` is not counted.
+    static func databaseProcesses() -> [Int32: (start: UInt64, cpu: Double)] {
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        var total = 0.0
+        var named: [Int32: (parent: Int32, start: UInt64, cpu: Double)] = [:]
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where entry.allSatisfy(\.isNumber) {
-            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
                   let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"),
                   stat[stat.index(after: open)..<close] == "postgres"
             else { continue }
+            // After the name: state, ppid, …, utime (field 14 of stat(5)), stime, …, starttime (22).
             let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
-            if fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) { total += (user + system) / ticks }
+            guard fields.count > 19, let parent = Int32(fields[1]), let user = Double(fields[11]), let system = Double(fields[12]),
+                  let start = UInt64(fields[19])
+            else { continue }
+            named[pid] = (parent, start, (user + system) / ticks)
         }
-        return total
+        let parents = Set(named.values.map(\.parent))
+        var server: [Int32: (start: UInt64, cpu: Double)] = [:]
+        for (pid, process) in named where named[process.parent] != nil || parents.contains(pid) {
+            server[pid] = (process.start, process.cpu)
+        }
+        return server
+    }
+
+    /// The CPU seconds PostgreSQL's processes used since `before` was read: each process's own
+    /// difference, and all of a process started since. One that ended meanwhile takes its time
+    /// with it, so the figure can fall short but never go negative.
+    static func databaseCPU(since before: [Int32: (start: UInt64, cpu: Double)]) -> Double {
+        databaseProcesses().reduce(0) { total, entry in
+            let (pid, now) = entry
+            guard let then = before[pid], then.start == now.start else { return total + now.cpu }
+            return total + max(0, now.cpu - then.cpu)
+        }
     }
 
     static func threadCPU() -> Double {
@@ -252,7 +274,7 @@ struct LoginBenchmark {
         // Only a PostgreSQL run counts the machine's `postgres` processes: beside SQLite, which runs
         // inside Signet, they would be some other cluster's (the test suite's, say).
         let onPostgres = before.contains { !$0.sqlite }
-        let databaseBefore = onPostgres ? Self.databaseCPU() : 0
+        let databaseBefore = onPostgres ? Self.databaseProcesses() : [:]
         let start = DispatchTime.now().uptimeNanoseconds
         let stopAt = start + UInt64(duration * 1e9)
         let sampled = targets
@@ -261,7 +283,7 @@ struct LoginBenchmark {
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let windows = sampler.finish(completions: outcome.completions)
         let after = try targets.map { try serverProcess($0) }
-        let databaseCPUSeconds = onPostgres ? Self.databaseCPU() - databaseBefore : 0
+        let databaseCPUSeconds = onPostgres ? Self.databaseCPU(since: databaseBefore) : 0
         let (verify, sign) = try floor()
         let breakdown = try LoginBreakdown.measure()
 

@@ -10,6 +10,9 @@ import Testing
     static let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent(".build/debug/signet")
 
+    /// The exit status and standard output; when the status is not 0, standard error's last
+    /// 4 KiB follow the output (and a signal that ended the process is named), so a failure
+    /// says why. Standard error goes to a file, which cannot fill up and stop the process.
     static func run(_ args: [String], in directory: URL? = nil) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = binary
@@ -17,11 +20,20 @@ import Testing
         if let directory { process.currentDirectoryURL = directory }
         let pipe = Pipe()
         process.standardOutput = pipe
-        process.standardError = Pipe()
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("signet-stderr-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: errors.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        defer { try? FileManager.default.removeItem(at: errors) }
+        process.standardError = try FileHandle(forWritingTo: errors)
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        var output = String(decoding: data, as: UTF8.self)
+        if process.terminationStatus != 0 {
+            let signal = process.terminationReason == .uncaughtSignal ? " (ended by signal \(process.terminationStatus))" : ""
+            let stderr = (try? Data(contentsOf: errors)).map { String(decoding: $0.suffix(4096), as: UTF8.self) } ?? ""
+            output += "\n--- standard error\(signal) ---\n" + stderr
+        }
+        return (process.terminationStatus, output)
     }
 
     static func freePort() -> UInt16 { freeLoopbackPort() }
