@@ -5,6 +5,10 @@
 #   SIGNET_DATABASE_DURABILITY=normal scripts/bench-peers.sh
 #   PROFILE=1 scripts/bench-peers.sh              where each one's CPU goes, Signet beside go_rp
 #                                                 (perf; scripts/peers-profile.py)
+#   PAIRS=8 B_ENV="SIGNET_THREADS=1" scripts/bench-peers.sh
+#   PAIRS=8 A_BIN=/tmp/signet-before scripts/bench-peers.sh
+#                                                 two settings or two builds of Signet in
+#                                                 alternating pairs (scripts/peers-pairs.py)
 # Prints the peers' table and Signet's server CPU per sign-in as a ratio to each peer's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +26,10 @@ if [ "${PROFILE:-0}" = 1 ]; then
     command -v perf >/dev/null || { echo "bench-peers.sh: PROFILE=1 needs perf (Debian: apt-get install linux-perf)" >&2; exit 1; }
     exec env PY="$work/venv/bin/python" PEERS="$peers" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" \
         "$work/venv/bin/python" scripts/peers-profile.py
+fi
+if [ -n "${PAIRS:-}" ]; then
+    exec env PY="$work/venv/bin/python" PEERS="$peers" SIGNET_BIN="$PWD/.build/release/signet" \
+        "$work/venv/bin/python" scripts/peers-pairs.py
 fi
 out=$(mktemp -d "$work/run.XXXXXX")
 PY="$work/venv/bin/python" PATH="$work/venv/bin:$PATH" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" "$peers/compare_signin.sh" "$out"

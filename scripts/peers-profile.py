@@ -15,16 +15,15 @@ microseconds. Prints one Markdown table.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
+
+import peerslib
 
 PARTS = [
     ("crypto", "cryptography (P-256, SHA-256, the random generator)"),
@@ -89,54 +88,20 @@ def parse_script(text: str) -> dict[str, int]:
     return counts
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run(server: str, env: dict[str, str], work: str) -> tuple[float, dict[str, int]]:
     """One run of one server: (server CPU µs per sign-in, samples per part)."""
-    port, out = free_port(), tempfile.mkdtemp(dir=work, prefix=server + ".")
-    if server == "signet":
-        cmd = ["taskset", "-c", "0", env["SIGNET_BIN"], "serve", "--listen", f"127.0.0.1:{port}",
-               "--database", f"sqlite:{out}/signet.db"]
-        client, ready = "dev", f"http://127.0.0.1:{port}/healthz"
-    else:
-        cmd = ["taskset", "-c", "0", env["GO_RP"], "--port", str(port)]
-        client, ready = "test-client", None
-    log = open(os.path.join(out, "log"), "w")
-    proc = subprocess.Popen(cmd, cwd=out, stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, "SIGNET_RATE_LIMITS_ENABLED": "false"})
-    try:
-        for _ in range(150):
-            try:
-                if ready:
-                    urllib.request.urlopen(ready, timeout=1).read()
-                else:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+    with peerslib.Server(server, env, work) as running:
         duration = int(env.get("DURATION", "12"))
-        load = subprocess.Popen(
-            [env["PY"], os.path.join(env["PEERS"], "load_signin.py"), "--base", f"http://localhost:{port}",
-             "--client-id", client, "--concurrency", env.get("CONCURRENCY", "16"), "--duration", str(duration),
-             "--warmup", "2", "--server-pid", str(proc.pid), "--cpu", "1", "--json"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        load = running.load(duration, env.get("CONCURRENCY", "16"))
         record = int(env.get("RECORD", "5"))
         time.sleep(2 + max(0, (duration - record) / 2))
-        data = os.path.join(out, "perf.data")
-        subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "-g", "-p", str(proc.pid),
+        data = os.path.join(running.out, "perf.data")
+        subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "-g", "-p", str(running.pid),
                         "-o", data, "--", "sleep", str(record)], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        result = json.loads(load.communicate()[0])
+        result = peerslib.result(load)
         script = subprocess.run(["perf", "script", "-i", data], capture_output=True, text=True, check=True).stdout
         return float(result["server_cpu_us_per_sign_in"]), parse_script(script)
-    finally:
-        proc.terminate()
-        proc.wait()
-        log.close()
 
 
 def main() -> None:

@@ -1,0 +1,101 @@
+"""One server on core 0 under the peers' load generator on core 1, as `compare_signin.sh` runs
+them. Shared by `peers-profile.py` and `peers-pairs.py`, which `scripts/bench-peers.sh` runs.
+
+The environment names the programs: SIGNET_BIN (a release `signet`), GO_RP (the Go peer),
+PY (the venv's python) and PEERS (../shared/peers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A server started on core 0 for one run, with its own database in `work`; stopped on exit.
+
+    `server` is "signet" or "go_rp"; `binary` replaces SIGNET_BIN and `extra` adds to the
+    environment of a Signet (to compare two builds or two settings).
+    """
+
+    def __init__(self, server: str, env: dict[str, str], work: str, binary: str | None = None,
+                 extra: dict[str, str] | None = None):
+        self.env, self.port = env, free_port()
+        self.out = tempfile.mkdtemp(dir=work, prefix=server + ".")
+        if server == "signet":
+            self.cmd = ["taskset", "-c", "0", binary or env["SIGNET_BIN"], "serve", "--listen", f"127.0.0.1:{self.port}",
+                        "--database", f"sqlite:{self.out}/signet.db"]
+            self.client, self.ready = "dev", f"http://127.0.0.1:{self.port}/healthz"
+        else:
+            self.cmd = ["taskset", "-c", "0", env["GO_RP"], "--port", str(self.port)]
+            self.client, self.ready = "test-client", None
+        self.extra = extra or {}
+
+    def __enter__(self) -> "Server":
+        self.log = open(os.path.join(self.out, "log"), "w")
+        self.proc = subprocess.Popen(self.cmd, cwd=self.out, stdout=self.log, stderr=subprocess.STDOUT,
+                                     env={**os.environ, "SIGNET_RATE_LIMITS_ENABLED": "false", **self.extra})
+        for _ in range(150):
+            try:
+                if self.ready:
+                    urllib.request.urlopen(self.ready, timeout=1).read()
+                else:
+                    socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.proc.terminate()
+        self.proc.wait()
+        self.log.close()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def load(self, duration: int, concurrency: str) -> subprocess.Popen:
+        """Starts `load_signin.py` against this server (2 s of warm-up, then `duration` s)."""
+        return subprocess.Popen(
+            [self.env["PY"], os.path.join(self.env["PEERS"], "load_signin.py"), "--base", f"http://localhost:{self.port}",
+             "--client-id", self.client, "--concurrency", concurrency, "--duration", str(duration),
+             "--warmup", "2", "--server-pid", str(self.pid), "--cpu", "1", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+    def metric(self, name: str) -> float:
+        """The sum of a counter's samples on this Signet's /metrics (0 when it has none)."""
+        text = urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5).read().decode()
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + " ") or line.startswith(name + "{"))
+
+    def switches(self) -> tuple[int, int]:
+        """Voluntary and involuntary context switches of all the server's threads so far."""
+        voluntary = involuntary = 0
+        base = f"/proc/{self.pid}/task"
+        for tid in os.listdir(base):
+            try:
+                with open(f"{base}/{tid}/status") as status:
+                    for line in status:
+                        if line.startswith("voluntary_ctxt_switches:"):
+                            voluntary += int(line.split()[1])
+                        elif line.startswith("nonvoluntary_ctxt_switches:"):
+                            involuntary += int(line.split()[1])
+            except FileNotFoundError:
+                continue  # a thread that ended meanwhile
+        return voluntary, involuntary
+
+
+def result(load: subprocess.Popen) -> dict:
+    """The load generator's JSON report, once it has finished."""
+    return json.loads(load.communicate()[0])
