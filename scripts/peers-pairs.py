@@ -9,8 +9,8 @@ is judged by how many pairs it wins and by the median of the differences, never 
 
 Each run prints sign-ins/s, p50, the server CPU per sign-in (the generator's figure, from
 /proc over its measured window) and, over a window in the middle of the run, the server's
-thread switches (voluntary: a thread blocked; involuntary: it was preempted or yielded) and
-its WAL syncs per sign-in.
+thread switches (voluntary: a thread blocked; involuntary: it was preempted or yielded), its
+WAL syncs per sign-in and how long a sync took on average.
 
   env: A_ENV, B_ENV ("NAME=value NAME=value", added to each side's environment),
        A_BIN, B_BIN (default SIGNET_BIN), CONCURRENCY=16 DURATION=8,
@@ -35,6 +35,11 @@ def settings(text: str) -> dict[str, str]:
     return dict(pairs)
 
 
+# Durable commits, WAL syncs, and the syncs' summed time and count (their histogram's _sum and _count).
+COUNTERS = ("signet_sqlite_durable_commits_total", "signet_sqlite_wal_syncs_total",
+            "signet_sqlite_wal_sync_seconds_sum", "signet_sqlite_wal_sync_seconds_count")
+
+
 def run(env: dict[str, str], work: str, binary: str, extra: dict[str, str]) -> dict[str, float]:
     """One run: the generator's figures, with switches and syncs per sign-in over a middle window."""
     duration = int(env.get("DURATION", "8"))
@@ -42,12 +47,15 @@ def run(env: dict[str, str], work: str, binary: str, extra: dict[str, str]) -> d
         load = server.load(duration, env.get("CONCURRENCY", "16"))
         window = max(1.0, duration / 2)
         time.sleep(2 + (duration - window) / 2)
-        switches0, commits0, syncs0 = server.switches(), server.metric("signet_sqlite_durable_commits_total"), server.metric("signet_sqlite_wal_syncs_total")
+        before = server.switches(), *(server.metric(name) for name in COUNTERS)
         time.sleep(window)
-        switches1, commits1, syncs1 = server.switches(), server.metric("signet_sqlite_durable_commits_total"), server.metric("signet_sqlite_wal_syncs_total")
+        after = server.switches(), *(server.metric(name) for name in COUNTERS)
         report = peerslib.result(load)
+    switches0, commits0, syncs0, seconds0, timed0 = before
+    switches1, commits1, syncs1, seconds1, timed1 = after
     sign_ins = max(1.0, commits1 - commits0)  # one durable commit per sign-in under this load
     return {
+        "sync_ms": 1000 * (seconds1 - seconds0) / max(1.0, timed1 - timed0),
         "rate": report["sign_ins_per_s"], "p50": report["latency_ms"]["p50"], "cpu": report["server_cpu_us_per_sign_in"],
         "voluntary": (switches1[0] - switches0[0]) / sign_ins, "involuntary": (switches1[1] - switches0[1]) / sign_ins,
         "syncs": (syncs1 - syncs0) / sign_ins, "errors": sum(report["errors"].values()),
@@ -67,8 +75,8 @@ def main() -> None:
     for name, (binary, extra) in sides.items():
         print(f"{name}: {binary} {' '.join(f'{k}={v}' for k, v in extra.items())}")
     print(f"{env.get('CONCURRENCY', '16')} clients, {env.get('DURATION', '8')} s a run; switches and syncs per sign-in")
-    print("| pair | side | sign-ins/s | p50 ms | server CPU µs/sign-in | voluntary switches | involuntary | WAL syncs | errors |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| pair | side | sign-ins/s | p50 ms | server CPU µs/sign-in | voluntary switches | involuntary | WAL syncs | a sync, ms | errors |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cpu: dict[str, dict[int, float]] = {"A": {}, "B": {}}
     with tempfile.TemporaryDirectory() as work:
         for pair in range(1, pairs + 1):
@@ -77,7 +85,7 @@ def main() -> None:
                 r = run(env, work, binary, extra)
                 cpu[side][pair] = r["cpu"]
                 print(f"| {pair} | {side} | {r['rate']:.0f} | {r['p50']:.2f} | {r['cpu']:.1f} | {r['voluntary']:.2f} | "
-                      f"{r['involuntary']:.2f} | {r['syncs']:.3f} | {r['errors']} |", flush=True)
+                      f"{r['involuntary']:.2f} | {r['syncs']:.3f} | {r['sync_ms']:.2f} | {r['errors']} |", flush=True)
     differences = [cpu["B"][p] - cpu["A"][p] for p in cpu["A"]]
     print(f"A median {statistics.median(cpu['A'].values()):.1f} µs, B median {statistics.median(cpu['B'].values()):.1f} µs; "
           f"B - A median {statistics.median(differences):+.1f} µs; B lower in {sum(d < 0 for d in differences)} of {len(differences)} pairs")
