@@ -46,15 +46,19 @@ class Server:
         self.log = open(os.path.join(self.out, "log"), "w")
         self.proc = subprocess.Popen(self.cmd, cwd=self.out, stdout=self.log, stderr=subprocess.STDOUT,
                                      env={**os.environ, "SIGNET_RATE_LIMITS_ENABLED": "false", **self.extra})
-        for _ in range(150):
-            try:
-                if self.ready:
-                    urllib.request.urlopen(self.ready, timeout=1).read()
-                else:
-                    socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        try:
+            for _ in range(150):
+                try:
+                    if self.ready:
+                        urllib.request.urlopen(self.ready, timeout=1).read()
+                    else:
+                        socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+        except BaseException:
+            self.__exit__()  # interrupted while waiting: the server does not outlive the script
+            raise
         return self
 
     def __exit__(self, *_: object) -> None:
