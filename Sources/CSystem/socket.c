@@ -26,6 +26,12 @@ unsigned short signet_bound_port(int fd) {
     return getsockname(fd, (struct sockaddr *)&a, &len) == 0 ? ntohs(a.sin_port) : 0;
 }
 
+unsigned short signet_peer_port(int fd) {
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    return getpeername(fd, (struct sockaddr *)&a, &len) == 0 && a.sin_family == AF_INET ? ntohs(a.sin_port) : 0;
+}
+
 int signet_accept(int fd, void *address, unsigned int *length) {
     socklen_t len = sizeof(struct sockaddr_storage);
     int c = accept4(fd, (struct sockaddr *)address, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);

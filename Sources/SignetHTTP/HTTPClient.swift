@@ -1,4 +1,5 @@
 public import Foundation
+internal import CSystem
 import Glibc
 
 /// A minimal blocking HTTP/1.1 client over one keep-alive TCP connection. Signet's load
@@ -46,6 +47,10 @@ public final class HTTPClient: @unchecked Sendable {
         fd = -1
         buffer = []
     }
+
+    /// The local port of the open connection, 0 before it is opened: the peer port the server
+    /// sees for this client.
+    public var localPort: UInt16 { fd >= 0 ? signet_bound_port(fd) : 0 }
 
     /// Opens the connection (done lazily by ``send(_:_:headers:body:)``).
     public func connect() throws {

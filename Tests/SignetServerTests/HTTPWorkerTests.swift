@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import SignetHTTP
 import Testing
@@ -11,8 +12,11 @@ import Testing
         }
     }
 
+    /// The test servers' worker threads.
+    static let workers = 4
+
     /// A started server on `port` (0: a free one) with `threads` workers, answering with ``WorkerHandler``.
-    static func server(port: UInt16 = 0, threads: Int = 4) throws -> HTTPServer {
+    static func server(port: UInt16 = 0, threads: Int = workers) throws -> HTTPServer {
         var configuration = HTTPServer.Configuration()
         configuration.port = port
         configuration.threads = threads
@@ -25,28 +29,49 @@ import Testing
     func connectionsSpread() throws {
         let server = try Self.server()
         defer { server.stop() }
-        // Connects at once, before any request: libmicrohttpd's own accept let the first worker
-        // to wake take up to ten of sixteen. Each worker now takes the connections whose
-        // descriptor numbers it is given (the number modulo the workers), so the test opens 64:
-        // other tests running meanwhile take descriptor numbers between these, and with only 16
-        // that once left one worker none of them (a run of CI, `served.count` 3).
-        let clients = (0..<64).map { _ in HTTPClient(port: server.port, timeout: 5) }
+        // Sixteen connects at once, before any request: libmicrohttpd's own accept let the first
+        // worker to wake take up to ten of them. Now each connection goes to the worker its
+        // descriptor number names (the number modulo the workers, libmicrohttpd's rule for
+        // connections handed to its pool), which spreads consecutive numbers evenly.
+        let clients = (0..<16).map { _ in HTTPClient(port: server.port, timeout: 5) }
         defer { clients.forEach { $0.close() } }
         for client in clients { try client.connect() }
-        var served: [String: Int] = [:]
+        var servedBy: [[String]] = Array(repeating: [], count: clients.count)
         for _ in 0..<3 {
-            for client in clients {
+            for (n, client) in clients.enumerated() {
                 let answer = try client.send("GET", "/worker")
                 #expect(answer.status == 200)
-                let worker = String(answer.text.split(separator: "\"")[3])
-                served[worker, default: 0] += 1
+                servedBy[n].append(String(answer.text.split(separator: "\"")[3]))
             }
         }
-        // A keep-alive connection stays with its worker, and a worker's share follows the
-        // descriptor numbers: 16 connections (48 requests) each when nothing else in the process
-        // opens descriptors meanwhile, and never half as many again (one worker took 62% before).
-        #expect(served.count == 4, "\(served)")
-        #expect(served.values.allSatisfy { $0 <= 72 }, "\(served)")
+        // A keep-alive connection stays with its worker.
+        #expect(servedBy.allSatisfy { Set($0).count == 1 }, "\(servedBy)")
+        // (Read once every connection has been answered: the acceptor takes them meanwhile.)
+        let descriptors = Self.acceptedDescriptors(port: server.port)
+        // The worker follows the server's descriptor, whatever numbers other tests running
+        // meanwhile took between ours: the same remainder, the same worker; another, another.
+        var byRemainder: [Int32: Set<String>] = [:]
+        for (n, client) in clients.enumerated() {
+            let descriptor = try #require(descriptors[client.localPort], "no accepted socket for port \(client.localPort)")
+            byRemainder[descriptor % Int32(Self.workers), default: []].insert(servedBy[n][0])
+        }
+        #expect(byRemainder.values.allSatisfy { $0.count == 1 }, "\(byRemainder)")
+        #expect(Set(byRemainder.values.flatMap { $0 }).count == byRemainder.count, "\(byRemainder)")
+        // Sixteen descriptor numbers in a row cover every remainder; only a crowd of other tests
+        // opening descriptors in lockstep with ours could leave one out.
+        #expect(byRemainder.count >= 2, "\(byRemainder)")
+    }
+
+    /// The server's end of each connection to `port` in this process: its descriptor by the
+    /// client's port.
+    static func acceptedDescriptors(port: UInt16) -> [UInt16: Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        var found: [UInt16: Int32] = [:]
+        for fd in entries.compactMap(Int32.init) where signet_bound_port(fd) == port {
+            let peer = signet_peer_port(fd)
+            if peer != 0 { found[peer] = fd }
+        }
+        return found
     }
 
     @Test("a second server on a port in use is refused with a clear error; a stopped server's port can be bound again")

@@ -15,6 +15,9 @@ int signet_listen_ipv4(const void *address, int backlog);
 /* The port a listening IPv4 socket is bound to (0 when it cannot be read). */
 unsigned short signet_bound_port(int fd);
 
+/* The port of a connected IPv4 socket's peer (0 when it has none or is not IPv4). */
+unsigned short signet_peer_port(int fd);
+
 /* One connection from a listening socket, non-blocking and close-on-exec, its peer's address in
  * `address` (room for a struct sockaddr_storage, 128 bytes) and its size in `length`; -1 and
  * errno otherwise. */
