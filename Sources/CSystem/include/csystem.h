@@ -12,7 +12,8 @@ int signet_poll_ns(void *fds, unsigned long count, long long nanoseconds);
  * while the last run's connections are in TIME_WAIT); -1 and errno when it cannot be bound. */
 int signet_listen_ipv4(const void *address, int backlog);
 
-/* The port a listening IPv4 socket is bound to (0 when it cannot be read). */
+/* The local port of an IPv4 socket: the one a listening socket is bound to, or a connection's own
+ * end (0 when it cannot be read). */
 unsigned short signet_bound_port(int fd);
 
 /* The port of a connected IPv4 socket's peer (0 when it has none or is not IPv4). */
