@@ -78,12 +78,14 @@ class Server:
              "--warmup", "2", "--server-pid", str(self.pid), "--cpu", "1", "--json"],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
-    def metric(self, name: str, labels: str = "") -> float:
-        """The sum of a metric's samples on this Signet's /metrics whose labels contain `labels`
-        (0 when it has none)."""
-        text = urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5).read().decode()
-        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                   if (line.startswith(name + " ") or line.startswith(name + "{")) and labels in line)
+    def metrics(self, wanted: list[tuple[str, str]]) -> list[float]:
+        """For each (name, labels) in `wanted`, the sum of that metric's samples on this Signet's
+        /metrics whose labels contain `labels` (0 when it has none); one read for all of them,
+        so they describe the same moment."""
+        lines = urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5).read().decode().splitlines()
+        return [sum(float(line.rsplit(" ", 1)[1]) for line in lines
+                    if (line.startswith(name + " ") or line.startswith(name + "{")) and labels in line)
+                for name, labels in wanted]
 
     def switches(self) -> tuple[int, int]:
         """Voluntary and involuntary context switches of all the server's threads so far."""
