@@ -10,6 +10,7 @@
 #   BIN=/path/to/signet scripts/bench-callgrind.sh   another build (e.g. before a change)
 #   CACHE=1 scripts/bench-callgrind.sh          also simulated cache misses and mispredictions
 #   env: DURATION=15 CONCURRENCY=4 TOP=0 (TOP=N also lists the N costliest functions)
+#   KEEP=FILE keeps callgrind's dump there, for callgrind_annotate (--tree=caller finds callers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh profile
@@ -52,6 +53,7 @@ after=$(signins)
 count=$((after - before))
 [ "$count" -gt 0 ] || { echo "bench-callgrind: no sign-in completed" >&2; exit 1; }
 dump=$(ls -t "$work"/callgrind.out.* | head -n 1)
+[ -n "${KEEP:-}" ] && cp "$dump" "$KEEP"
 echo "signet bench-callgrind: $count sign-ins, $concurrency clients, ${duration} s under callgrind ($bin)"
 python3 - "$dump" "$count" "${TOP:-0}" <<'PY'
 import re, subprocess, sys
