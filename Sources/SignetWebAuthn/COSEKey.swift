@@ -154,4 +154,4 @@ public struct COSEKey: Sendable {
 }
 
 /// A bounded cache of parsed COSE keys keyed by their bytes, shared by all verifications.
-public typealias COSEKeyCache = BoundedCache<[UInt8], COSEKey>
+public typealias COSEKeyCache = BoundedCache<EncodedKey, COSEKey>

@@ -42,7 +42,7 @@ public struct RelyingParty: Sendable {
     /// The credential key for stored COSE bytes, parsed once and then served from the cache.
     public func credentialKey(_ bytes: [UInt8]) throws(WebAuthnError) -> COSEKey {
         do {
-            return try keyCache.value(for: bytes) { try COSEKey(bytes) }
+            return try keyCache.value(for: EncodedKey(bytes)) { try COSEKey(bytes) }
         } catch let error as WebAuthnError {
             throw error
         } catch {
