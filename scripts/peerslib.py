@@ -48,18 +48,27 @@ class Server:
                                      env={**os.environ, "SIGNET_RATE_LIMITS_ENABLED": "false", **self.extra})
         try:
             for _ in range(150):
+                if self.proc.poll() is not None:
+                    break  # it exited: waiting longer would only delay the report
                 try:
                     if self.ready:
                         urllib.request.urlopen(self.ready, timeout=1).read()
                     else:
                         socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                    break
+                    return self
                 except OSError:
                     time.sleep(0.1)
+            raise RuntimeError(f"{self.cmd[3]} did not become ready on port {self.port} "
+                               f"(exit status {self.proc.poll()}); its log: {self.log.name}\n{self.tail()}")
         except BaseException:
-            self.__exit__()  # interrupted while waiting: the server does not outlive the script
+            self.__exit__()  # failed or interrupted while waiting: the server does not outlive the script
             raise
-        return self
+
+    def tail(self, lines: int = 20) -> str:
+        """The last lines of the server's log, for a report of why it did not start."""
+        self.log.flush()
+        with open(self.log.name, errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
 
     def __exit__(self, *_: object) -> None:
         self.proc.terminate()
