@@ -145,4 +145,25 @@ import Testing
         #expect(builds == 6)
         #expect(cache.count == 3)
     }
+
+    @Test("an encoded key is found by its bytes: the same bytes hit, one byte more, less or changed misses")
+    func encodedKeys() throws {
+        let cache = BoundedCache<EncodedKey, PublicKey>(capacity: 8)
+        let key = try PrivateKey.generate(.ec(.p256)).publicKey
+        let bytes = key.spki
+        var builds = 0
+        _ = cache.value(for: EncodedKey(bytes)) { builds += 1; return key }
+        // Another array with the same bytes is the same key.
+        _ = cache.value(for: EncodedKey(Array(bytes.reversed().reversed()))) { builds += 1; return key }
+        #expect(builds == 1)
+        #expect(EncodedKey(bytes).hashValue == EncodedKey(Array(bytes)).hashValue)
+        var changed = bytes
+        changed[changed.count - 1] ^= 1
+        for other in [changed, bytes + [0], Array(bytes.dropLast()), []] {
+            #expect(EncodedKey(other) != EncodedKey(bytes))
+            _ = cache.value(for: EncodedKey(other)) { builds += 1; return key }
+        }
+        #expect(builds == 5)
+        #expect(cache.count == 5)
+    }
 }
