@@ -9,6 +9,8 @@
 #   PAIRS=8 A_BIN=/tmp/signet-before scripts/bench-peers.sh
 #                                                 two settings or two builds of Signet in
 #                                                 alternating pairs (scripts/peers-pairs.py)
+#   DB_DIR=/dev/shm scripts/bench-peers.sh        Signet's database in that directory (memory: what
+#   PAIRS=4 B_DB_DIR=/dev/shm scripts/bench-peers.sh  this disk's syncs cost; a measurement, not a setting)
 # Prints the peers' table and Signet's server CPU per sign-in as a ratio to each peer's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,5 +33,11 @@ if [ -n "${PAIRS:-}" ]; then
     exec env PY="$work/venv/bin/python" PEERS="$peers" SIGNET_BIN="$PWD/.build/release/signet" \
         "$work/venv/bin/python" scripts/peers-pairs.py
 fi
-out=$(mktemp -d "$work/run.XXXXXX")
+if [ -n "${DB_DIR:-}" ]; then
+    # compare_signin.sh keeps Signet's database in its output directory; the peers keep theirs in memory.
+    out=$(mktemp -d "$DB_DIR/signet-peers.XXXXXX")
+    trap 'rm -rf "$out"' EXIT
+else
+    out=$(mktemp -d "$work/run.XXXXXX")
+fi
 PY="$work/venv/bin/python" PATH="$work/venv/bin:$PATH" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" "$peers/compare_signin.sh" "$out"

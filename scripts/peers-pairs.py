@@ -13,7 +13,8 @@ thread switches (voluntary: a thread blocked; involuntary: it was preempted or y
 WAL syncs per sign-in and how long a sync took on average.
 
   env: A_ENV, B_ENV ("NAME=value NAME=value", added to each side's environment),
-       A_BIN, B_BIN (default SIGNET_BIN), CONCURRENCY=16 DURATION=8,
+       A_BIN, B_BIN (default SIGNET_BIN), A_DB_DIR, B_DB_DIR (where that side's database
+       goes, default the run's directory on disk), CONCURRENCY=16 DURATION=8,
        and SIGNET_BIN, PY, PEERS as for peers-profile.py.
 """
 
@@ -41,10 +42,10 @@ COUNTERS = [("signet_ceremonies_total", 'ceremony="sign_in",outcome="success"'),
             ("signet_sqlite_wal_sync_seconds_sum", ""), ("signet_sqlite_wal_sync_seconds_count", "")]
 
 
-def run(env: dict[str, str], work: str, binary: str, extra: dict[str, str]) -> dict[str, float]:
+def run(env: dict[str, str], work: str, binary: str, extra: dict[str, str], db_dir: str | None) -> dict[str, float]:
     """One run: the generator's figures, with switches and syncs per sign-in over a middle window."""
     duration = int(env.get("DURATION", "8"))
-    with peerslib.Server("signet", env, work, binary=binary, extra=extra) as server:
+    with peerslib.Server("signet", env, work, binary=binary, extra=extra, db_dir=db_dir) as server:
         load = server.load(duration, env.get("CONCURRENCY", "16"))
         window = max(1.0, duration / 2)
         time.sleep(2 + (duration - window) / 2)
@@ -70,11 +71,11 @@ def main() -> None:
             sys.exit(f"peers-pairs: set {key}")
     pairs = int(env.get("PAIRS", "6"))
     sides = {
-        "A": (env.get("A_BIN") or env["SIGNET_BIN"], settings(env.get("A_ENV", ""))),
-        "B": (env.get("B_BIN") or env["SIGNET_BIN"], settings(env.get("B_ENV", ""))),
+        side: (env.get(f"{side}_BIN") or env["SIGNET_BIN"], settings(env.get(f"{side}_ENV", "")), env.get(f"{side}_DB_DIR") or None)
+        for side in ("A", "B")
     }
-    for name, (binary, extra) in sides.items():
-        print(f"{name}: {binary} {' '.join(f'{k}={v}' for k, v in extra.items())}")
+    for name, (binary, extra, db_dir) in sides.items():
+        print(f"{name}: {binary} {' '.join(f'{k}={v}' for k, v in extra.items())}{f' database in {db_dir}' if db_dir else ''}")
     print(f"{env.get('CONCURRENCY', '16')} clients, {env.get('DURATION', '8')} s a run; switches and syncs per sign-in")
     print("| pair | side | sign-ins/s | p50 ms | server CPU µs/sign-in | voluntary switches | involuntary | WAL syncs | a sync, ms | errors |")
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -82,8 +83,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         for pair in range(1, pairs + 1):
             for side in ("A", "B") if pair % 2 else ("B", "A"):
-                binary, extra = sides[side]
-                r = run(env, work, binary, extra)
+                binary, extra, db_dir = sides[side]
+                r = run(env, work, binary, extra, db_dir)
                 cpu[side][pair] = r["cpu"]
                 print(f"| {pair} | {side} | {r['rate']:.0f} | {r['p50']:.2f} | {r['cpu']:.1f} | {r['voluntary']:.2f} | "
                       f"{r['involuntary']:.2f} | {r['syncs']:.3f} | {r['sync_ms']:.2f} | {r['errors']} |", flush=True)
