@@ -24,14 +24,17 @@ mkdir -p "$work"
 [ -x "$work/venv/bin/python" ] || python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install -q -r "$peers/requirements.txt"
 go_rp=$(INSTALL=1 "$peers/go_rp/build.sh" "$work/go_rp" | tail -n 1)
+# PROFILE and PAIRS run one of the Python scripts (peerslib.py starts the servers for them).
+mode=""
 if [ "${PROFILE:-0}" = 1 ]; then
     command -v perf >/dev/null || { echo "bench-peers.sh: PROFILE=1 needs perf (Debian: apt-get install linux-perf)" >&2; exit 1; }
-    exec env PY="$work/venv/bin/python" PEERS="$peers" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" \
-        "$work/venv/bin/python" scripts/peers-profile.py
+    mode=peers-profile.py
+elif [ -n "${PAIRS:-}" ]; then
+    mode=peers-pairs.py
 fi
-if [ -n "${PAIRS:-}" ]; then
-    exec env PY="$work/venv/bin/python" PEERS="$peers" SIGNET_BIN="$PWD/.build/release/signet" \
-        "$work/venv/bin/python" scripts/peers-pairs.py
+if [ -n "$mode" ]; then
+    exec env PY="$work/venv/bin/python" PEERS="$peers" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" \
+        "$work/venv/bin/python" "scripts/$mode"
 fi
 if [ -n "${DB_DIR:-}" ]; then
     # compare_signin.sh keeps Signet's database in its output directory; the peers keep theirs in memory.

@@ -24,10 +24,11 @@ def free_port() -> int:
 
 
 class Server:
-    """A server started on core 0 for one run, with its own database in `work`; stopped on exit.
+    """A server started on core 0 for one run, with its own directory in `work`; stopped on exit.
 
     `server` is "signet" or "go_rp"; `binary` replaces SIGNET_BIN and `extra` adds to the
-    environment of a Signet (to compare two builds or two settings).
+    environment of a Signet (to compare two builds or two settings). A Signet's database is in
+    its directory, or in a directory of its own under `db_dir`, removed on exit.
     """
 
     def __init__(self, server: str, env: dict[str, str], work: str, binary: str | None = None,
