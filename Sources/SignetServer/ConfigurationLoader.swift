@@ -38,7 +38,7 @@ public enum ConfigurationLoader {
     public static func load(
         file: String?, environment: [String: String], listen: String? = nil, database: String? = nil
     ) throws -> ServerConfiguration {
-        var tree: [String: JSONValue] = [:]
+        var tree: JSONObject = [:]
         if let file {
             guard let data = FileManager.default.contents(atPath: file) else { throw ConfigurationError("cannot read configuration file \(file)") }
             do {
@@ -64,7 +64,7 @@ public enum ConfigurationLoader {
         return c
     }
 
-    static func set(_ tree: inout [String: JSONValue], _ path: [String], _ value: JSONValue) {
+    static func set(_ tree: inout JSONObject, _ path: [String], _ value: JSONValue) {
         guard let head = path.first else { return }
         if path.count == 1 {
             tree[head] = value
@@ -75,7 +75,7 @@ public enum ConfigurationLoader {
         tree[head] = .object(child)
     }
 
-    static func checkKnownKeys(_ tree: [String: JSONValue], prefix: [String]) throws {
+    static func checkKnownKeys(_ tree: JSONObject, prefix: [String]) throws {
         for (key, value) in tree {
             let path = prefix + [key]
             if settings.contains(path) { continue }
@@ -87,7 +87,7 @@ public enum ConfigurationLoader {
         }
     }
 
-    static func value(_ tree: [String: JSONValue], _ path: [String]) -> JSONValue? {
+    static func value(_ tree: JSONObject, _ path: [String]) -> JSONValue? {
         var node: JSONValue = .object(tree)
         for key in path {
             guard let next = node[key] else { return nil }
@@ -96,13 +96,13 @@ public enum ConfigurationLoader {
         return node
     }
 
-    static func string(_ tree: [String: JSONValue], _ path: [String]) throws -> String? {
+    static func string(_ tree: JSONObject, _ path: [String]) throws -> String? {
         guard let v = value(tree, path) else { return nil }
         guard let s = v.string else { throw ConfigurationError("\(path.joined(separator: ".")) must be a string") }
         return s
     }
 
-    static func int(_ tree: [String: JSONValue], _ path: [String], range: ClosedRange<Int>) throws -> Int? {
+    static func int(_ tree: JSONObject, _ path: [String], range: ClosedRange<Int>) throws -> Int? {
         guard let v = value(tree, path) else { return nil }
         guard let n = v.int64.map(Int.init) ?? v.string.flatMap({ Int($0) }), range.contains(n) else {
             throw ConfigurationError("\(path.joined(separator: ".")) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
@@ -110,7 +110,7 @@ public enum ConfigurationLoader {
         return n
     }
 
-    static func strings(_ tree: [String: JSONValue], _ path: [String]) throws -> [String]? {
+    static func strings(_ tree: JSONObject, _ path: [String]) throws -> [String]? {
         guard let v = value(tree, path) else { return nil }
         if let s = v.string { return s.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
         guard let list = v.array, list.allSatisfy({ $0.string != nil }) else {
@@ -128,7 +128,7 @@ public enum ConfigurationLoader {
         return (String(parts[0]), port)
     }
 
-    static func build(_ tree: [String: JSONValue], development: Bool) throws -> ServerConfiguration {
+    static func build(_ tree: JSONObject, development: Bool) throws -> ServerConfiguration {
         var host = "127.0.0.1"
         var port: UInt16 = 8080
         if let listen = try string(tree, ["listen"]) { (host, port) = try hostAndPort(listen, "listen") }
@@ -369,7 +369,7 @@ public enum ConfigurationLoader {
 
 extension ConfigurationLoader {
     /// `passwordless.*`, `email.*` and `recovery.*` (DESIGN.md, "Email codes, recovery codes and recovery").
-    static func buildEmail(_ tree: [String: JSONValue], _ c: inout ServerConfiguration) throws {
+    static func buildEmail(_ tree: JSONObject, _ c: inout ServerConfiguration) throws {
         if let v = try int(tree, ["passwordless", "code_length"], range: 6...10) { c.passwordless.codeLength = v }
         if let v = try int(tree, ["passwordless", "code_ttl"], range: 30...3600) { c.passwordless.codeTTL = v }
         if let v = try int(tree, ["passwordless", "max_attempts"], range: 1...20) { c.passwordless.maxAttempts = v }

@@ -77,20 +77,22 @@ package enum Wire {
     /// `a=b&c=d` to a JSON object of strings; a value that is itself a JSON object or array
     /// (such as `authn_response`) is taken as JSON.
     package static func formToJSON(_ body: [UInt8]) throws -> JSONValue {
-        var object: [String: JSONValue] = [:]
+        // Members first, then one check for a repeated name: a 64 KiB form holds thousands of
+        // pairs, and a lookup per pair would make it quadratic.
+        var members: [JSONObject.Element] = []
         for pair in body.split(separator: UInt8(ascii: "&")) where !pair.isEmpty {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             guard let key = percentDecode(parts[0]), let value = percentDecode(parts.count > 1 ? parts[1] : []) else {
                 throw AuthError.malformed("the form body is not valid percent-encoding")
             }
-            guard object[key] == nil else { throw AuthError.malformed("the form repeats \"\(key)\"") }
             if value.hasPrefix("{") || value.hasPrefix("["), let nested = try? StrictJSON().parse(Array(value.utf8)) {
-                object[key] = nested
+                members.append((key, nested))
             } else {
-                object[key] = .string(value)
+                members.append((key, .string(value)))
             }
         }
-        return .object(object)
+        if let key = JSONObject.firstRepeatedName(members) { throw AuthError.malformed("the form repeats \"\(key)\"") }
+        return .object(JSONObject(uniqueKeysWithValues: members.lazy.map { ($0.key, $0.value) }))
     }
 
     package static func percentDecode(_ bytes: ArraySlice<UInt8>) -> String? {

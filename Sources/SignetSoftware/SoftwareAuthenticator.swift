@@ -114,7 +114,7 @@ public final class SoftwareAuthenticator: @unchecked Sendable {
         /// `AuthenticationResponseJSON` (WebAuthn L3 §5.1, `toJSON()`).
         public var json: JSONValue {
             let id = Base64URL.encode(credentialID)
-            var response: [String: JSONValue] = [
+            var response: JSONObject = [
                 "clientDataJSON": .string(Base64URL.encode(clientDataJSON)),
                 "authenticatorData": .string(Base64URL.encode(authenticatorData)),
                 "signature": .string(Base64URL.encode(signature)),

@@ -23,11 +23,11 @@ extension JSONValue {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (i, key) in members.keys.sorted(by: { $0.utf16.lexicographicallyPrecedes($1.utf16) }).enumerated() {
+            for (i, member) in members.sorted(by: { $0.key.utf16.lexicographicallyPrecedes($1.key.utf16) }).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                JSONValue.quote(key, into: &out)
+                JSONValue.quote(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                try members[key]!.writeCanonical(to: &out)
+                try member.value.writeCanonical(to: &out)
             }
             out.append(UInt8(ascii: "}"))
         }

@@ -9,11 +9,11 @@ public enum JSONValue: Equatable, Sendable {
     case number(String)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
 
     public var string: String? { if case .string(let s) = self { s } else { nil } }
     public var bool: Bool? { if case .bool(let b) = self { b } else { nil } }
-    public var object: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
+    public var object: JSONObject? { if case .object(let o) = self { o } else { nil } }
     public var array: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
 
     /// An integral number that fits in `Int64`.
@@ -76,9 +76,8 @@ public struct StrictJSON: Sendable {
             case UInt8(ascii: "{"):
                 index += 1
                 skipWhitespace()
-                if peek == UInt8(ascii: "}") { index += 1; return .object([:]) }
-                // Members first, then a dictionary of the right size: no rehashing as it grows.
-                var members: [(String, JSONValue)] = []
+                if peek == UInt8(ascii: "}") { index += 1; return .object(JSONObject()) }
+                var members: [JSONObject.Element] = []
                 while true {
                     skipWhitespace()
                     guard peek == UInt8(ascii: "\"") else { throw .malformed("JSON: object key must be a string") }
@@ -90,11 +89,8 @@ public struct StrictJSON: Sendable {
                     skipWhitespace()
                     if peek == UInt8(ascii: ",") { index += 1; continue }
                     try expect("}")
-                    var object = [String: JSONValue](minimumCapacity: members.count)
-                    for (key, v) in members {
-                        guard object.updateValue(v, forKey: key) == nil else { throw .malformed("JSON: duplicate key \"\(key)\"") }
-                    }
-                    return .object(object)
+                    if let key = JSONObject.firstRepeatedName(members) { throw .malformed("JSON: duplicate key \"\(key)\"") }
+                    return .object(JSONObject(checked: members))
                 }
             case UInt8(ascii: "["):
                 index += 1

@@ -27,7 +27,7 @@ public struct CredentialDescriptor: Sendable {
     }
 
     var json: JSONValue {
-        var object: [String: JSONValue] = ["type": .string("public-key"), "id": .string(Base64URL.encode(id))]
+        var object: JSONObject = ["type": .string("public-key"), "id": .string(Base64URL.encode(id))]
         if !transports.isEmpty { object["transports"] = .array(transports.map(JSONValue.string)) }
         return .object(object)
     }
@@ -88,7 +88,7 @@ extension RelyingParty {
         random: RandomBytes
     ) -> CeremonyOptions {
         let challenge = random(Self.challengeLength)
-        var object: [String: JSONValue] = [
+        var object: JSONObject = [
             "challenge": .string(Base64URL.encode(challenge)), "timeout": .int(timeout), "rpId": .string(id),
             "userVerification": .string(userVerification),
         ]

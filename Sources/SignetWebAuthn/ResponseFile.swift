@@ -9,7 +9,7 @@ public struct ResponseFile: Sendable {
     public enum Ceremony: String, Sendable { case registration, authentication }
 
     public let ceremony: Ceremony
-    let root: [String: JSONValue]
+    let root: JSONObject
 
     /// Parses the file's JSON. `ceremony` says which kind of response it holds.
     public init(json: [UInt8], ceremony: Ceremony) throws(WebAuthnError) {

@@ -135,7 +135,7 @@ struct VerifyBenchmark {
         var ratio = 0.0
 
         var json: JSONValue {
-            var object: [String: JSONValue] = ["ratio_warm_vs_raw": .number(String(format: "%.3f", ratio))]
+            var object: JSONObject = ["ratio_warm_vs_raw": .number(String(format: "%.3f", ratio))]
             for f in figures {
                 object[f.key + "_per_s"] = .number(String(format: "%.0f", f.perSecond))
                 object[f.key + "_us"] = .number(String(format: "%.2f", 1e6 / f.perSecond))

@@ -58,7 +58,7 @@ struct DiskBenchmark {
         var json: JSONValue {
             func n(_ v: Double, _ digits: Int = 3) -> JSONValue { .number(String(format: "%.\(digits)f", v)) }
             func pass(_ p: Pass) -> JSONValue {
-                var object: [String: JSONValue] = ["calls": .int(p.latencies.count), "over_5ms": .int(p.over(0.005)), "over_50ms": .int(p.over(0.05))]
+                var object: JSONObject = ["calls": .int(p.latencies.count), "over_5ms": .int(p.over(0.005)), "over_50ms": .int(p.over(0.05))]
                 object["p50_ms"] = n(p.percentile(0.5) * 1000)
                 object["p99_ms"] = n(p.percentile(0.99) * 1000)
                 object["max_ms"] = n((p.latencies.max() ?? 0) * 1000)

@@ -60,7 +60,7 @@ struct LoginBenchmark {
                 reports.append((mode, try run.measure()))
             }
             if bench.json {
-                print(reports.count == 1 ? reports[0].1.json.serialized : JSONValue.object(Dictionary(uniqueKeysWithValues: reports.map { ($0.0, $0.1.json) })).serialized)
+                print(reports.count == 1 ? reports[0].1.json.serialized : JSONValue.object(JSONObject(uniqueKeysWithValues: reports.map { ($0.0, $0.1.json) })).serialized)
             } else {
                 for (mode, report) in reports { print((reports.count > 1 ? "durability \(mode):\n" : "") + report.text) }
             }
@@ -341,7 +341,7 @@ struct LoginBenchmark {
 
         var json: JSONValue {
             func n(_ v: Double, _ digits: Int = 2) -> JSONValue { .number(String(format: "%.\(digits)f", v)) }
-            var object: [String: JSONValue] = [
+            var object: JSONObject = [
                 "signins": .int(signins), "failures": .int(failures), "seconds": n(seconds), "concurrency": .int(concurrency),
                 "signins_per_s": n(perSecond, 1), "p50_ms": n(p50), "p95_ms": n(p95), "p99_ms": n(p99),
                 "server_cpu_us_per_signin": n(serverCPU, 1), "server_cpu_us_per_signin_mean": n(serverCPUMean, 1), "cpu_windows": .int(cpuWindows),

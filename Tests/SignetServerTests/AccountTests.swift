@@ -46,7 +46,7 @@ struct SignedIn {
         let excluded = (publicKey["excludeCredentials"]?.array ?? []).compactMap { $0["id"]?.string.flatMap { Base64URL.decode($0) } }
         let response = try authenticator.register(rpID: TestServer.rpID, origin: TestServer.origin, challenge: challenge, userHandle: handle,
                                                   userName: "x", excludeCredentials: excluded)
-        var body: [String: JSONValue] = ["auth_session": options["auth_session"]!, "authn_response": response.json]
+        var body: JSONObject = ["auth_session": options["auth_session"]!, "authn_response": response.json]
         if let name { body["name"] = .string(name) }
         return try call("POST", "/me/passkeys", .object(body))
     }

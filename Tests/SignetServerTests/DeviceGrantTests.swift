@@ -28,7 +28,7 @@ import Testing
         guard status == 200 else { return (challenge, (status, challenge)) }
         let id = try #require(challenge["challenge_id"]?.string)
         let raw = try #require(challenge["challenge"]?.string.flatMap { Base64URL.decode($0) })
-        var body: [String: JSONValue] = ["challenge_id": .string(id), "signature": .string(Base64URL.encode(try key.sign(raw)))]
+        var body: JSONObject = ["challenge_id": .string(id), "signature": .string(Base64URL.encode(try key.sign(raw)))]
         if deny { body["deny"] = .bool(true) }
         return (challenge, try phone.call("POST", "/actions/approve", .object(body)))
     }

@@ -59,10 +59,10 @@ final class HTTPSFixture {
 
     init(cert: String, key: String, routes: [String: Answer], directory: URL) throws {
         let file = directory.appendingPathComponent("routes-\(UUID().uuidString.prefix(8)).json")
-        let json = JSONValue.object(routes.mapValues { answer in
-            .object(["status": .number(String(answer.status)), "headers": .object(answer.headers.mapValues(JSONValue.string)),
+        let json = JSONValue.object(JSONObject(routes.mapValues { answer in
+            .object(["status": .number(String(answer.status)), "headers": .object(JSONObject(answer.headers.mapValues(JSONValue.string))),
                      "body": .string(String(decoding: answer.body, as: UTF8.self))])
-        })
+        }))
         try json.serialized.write(to: file, atomically: true, encoding: .utf8)
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts/https-fixture.py").standardized.path
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")

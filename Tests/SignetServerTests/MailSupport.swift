@@ -160,7 +160,7 @@ extension TestServer {
 
     /// The passwordless grant.
     func signIn(email: String, code: String, client: String = "app", scope: String? = nil, headers: [(String, String)] = []) throws -> (status: Int, json: JSONValue) {
-        var body: [String: JSONValue] = [
+        var body: JSONObject = [
             "grant_type": .string(GrantNames.passwordlessOTP), "client_id": .string(client), "username": .string(email), "otp": .string(code),
             "realm": .string("email"),
         ]

@@ -68,8 +68,10 @@ extension TestServer {
         #expect(posted.status == 200 && posted.json["scope"] == .string("read:users") && posted.json["token_type"] == .string("Bearer"))
         #expect(posted.json["refresh_token"] == nil && posted.json["id_token"] == nil)
         // Refusals: a wrong secret, none, both kinds at once, a public client, a client without the grant.
-        func refused(_ body: [String: JSONValue], _ headers: [(String, String)] = []) throws -> (Int, String?) {
-            let answer = try server.post("/oauth/token", .object(["grant_type": .string("client_credentials")].merging(body) { $1 }), headers: headers)
+        func refused(_ body: JSONObject, _ headers: [(String, String)] = []) throws -> (Int, String?) {
+            var merged: JSONObject = ["grant_type": .string("client_credentials")]
+            for (name, value) in body { merged[name] = value }
+            let answer = try server.post("/oauth/token", .object(merged), headers: headers)
             return (answer.status, answer.json["reason"]?.string)
         }
         #expect(try refused(["client_id": .string("ops"), "client_secret": .string("wrong")]) == (401, "client_secret_invalid"))

@@ -173,7 +173,7 @@ struct Phone {
 
     /// `/passkey/challenge`, then the authenticator.
     func startSignIn(username: String? = nil, tamper: Tamper = .none) throws -> (session: String, credential: JSONValue, options: JSONValue) {
-        var body: [String: JSONValue] = ["client_id": .string(clientID)]
+        var body: JSONObject = ["client_id": .string(clientID)]
         if let username { body["username"] = .string(username) }
         let (status, json) = try server.post("/passkey/challenge", .object(body))
         try #require(status == 200, "challenge: \(json.serialized)")

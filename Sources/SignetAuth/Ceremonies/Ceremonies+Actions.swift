@@ -123,7 +123,7 @@ extension Ceremonies {
                 throw AuthError.malformed("deny is for device approvals only")
             }
             let now = nowMillis / 1000
-            var claims: [String: JSONValue] = [
+            var claims: JSONObject = [
                 "iss": .string(configuration.issuer), "sub": .string(user.id), "aud": .string(actionAudience), "iat": .int(now),
                 "exp": .int(now + Int64(configuration.actionTokenLifetime)), "jti": .string(Base64URL.encode(random(16))),
                 "action": action, "action_hash": .string(Base64URL.encode(row.actionHash)), "amr": .array(amr.map(JSONValue.string)),
@@ -173,7 +173,7 @@ extension Ceremonies {
     /// the service is acting for, so it cannot accept another account's approval by forgetting
     /// to compare), and uses it up: an action token works once.
     public func verifyActionToken(_ token: String, action: JSONValue?, subject: String, client: ClientConfiguration, context: RequestContext) throws -> ActionVerification {
-        let claims: [String: JSONValue]
+        let claims: JSONObject
         do {
             claims = try JWT.verify(token, type: "action+jwt", issuer: configuration.issuer, keys: keys, now: clock())
         } catch {

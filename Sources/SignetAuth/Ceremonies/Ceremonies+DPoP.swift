@@ -97,7 +97,7 @@ extension Ceremonies {
     /// A DPoP-bound access token's presentation at Signet's own endpoints (RFC 9449 §7): the
     /// `DPoP` scheme with a proof of this request, by the bound key, with `ath`; a bound token
     /// presented as a bearer token is refused, as is a bearer token under the DPoP scheme.
-    func checkPresentation(_ presentation: TokenPresentation?, token: String, claims: [String: JSONValue]) throws {
+    func checkPresentation(_ presentation: TokenPresentation?, token: String, claims: JSONObject) throws {
         let bound = claims["cnf"]?["jkt"]?.string
         switch (bound, presentation?.scheme ?? .bearer) {
         case (nil, .bearer): return

@@ -72,7 +72,7 @@ extension Ceremonies {
     /// A Management API call's token (RFC 9068 §4): a `client_credentials` token for
     /// `{issuer}/api/v2/` that carries `scope`, from a client that still exists.
     public func authenticateManagement(accessToken token: String, scope: ManagementScope) throws -> ManagementCaller {
-        let claims: [String: JSONValue]
+        let claims: JSONObject
         do {
             claims = try JWT.verify(token, type: "at+jwt", issuer: configuration.issuer, keys: keys, now: clock())
         } catch {

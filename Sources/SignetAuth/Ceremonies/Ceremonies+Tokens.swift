@@ -5,7 +5,7 @@ public import SignetWebAuthn
 /// The verified bearer of an access token (RFC 6750 §2.1, RFC 9068): the account and the token's claims.
 public struct Principal: Sendable {
     public let user: UserRecord
-    public let claims: [String: JSONValue]
+    public let claims: JSONObject
     /// The client the token was issued to.
     public var clientID: String? { claims["client_id"]?.string }
     public var scopes: [String] { (claims["scope"]?.string ?? "").split(separator: " ").map(String.init) }
@@ -248,7 +248,7 @@ extension Ceremonies {
 
     /// The claims of a valid access token (RFC 9068 §4) for `audience`, and the account it names.
     public func authenticate(accessToken token: String, audience: TokenAudience = .account, presentation: TokenPresentation? = nil) throws -> Principal {
-        let claims: [String: JSONValue]
+        let claims: JSONObject
         do {
             claims = try JWT.verify(token, type: "at+jwt", issuer: configuration.issuer, keys: keys, now: clock())
         } catch {

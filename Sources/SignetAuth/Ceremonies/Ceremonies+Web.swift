@@ -98,7 +98,7 @@ extension Ceremonies {
     }
 
     func webSession(_ row: WebSessionRow, user: UserRecord) -> WebSession {
-        var claims: [String: JSONValue] = [
+        var claims: JSONObject = [
             "sub": .string(user.id), "aud": .string(configuration.accountAudience), "client_id": .string(Self.webClient.id),
             "auth_time": .number(String(row.authTime)), "amr": .array(row.amr.map(JSONValue.string)), "sid": .string(row.id),
         ]

@@ -11,7 +11,7 @@ public struct DPoPProof: Sendable, Equatable {
     public let iat: Int64
     public let nonce: String?
     /// The public key, as its JWK members.
-    public let jwk: [String: JSONValue]
+    public let jwk: JSONObject
 }
 
 /// What a proof is checked against: the request it came with.
@@ -90,7 +90,7 @@ public enum DPoP {
 
     /// The key of a public JWK (RFC 7517) for `alg`, and its RFC 7638 thumbprint; a JWK with
     /// private members is refused (§4.3 step 7).
-    public static func publicKey(_ jwk: [String: JSONValue], alg: String) throws(Invalid) -> (PublicKey, String) {
+    public static func publicKey(_ jwk: JSONObject, alg: String) throws(Invalid) -> (PublicKey, String) {
         for member in ["d", "p", "q", "dp", "dq", "qi", "k"] where jwk[member] != nil { throw Invalid(detail: "the jwk holds private member \(member)") }
         switch (alg, jwk["kty"]?.string, jwk["crv"]?.string) {
         case ("ES256", "EC", "P-256"):

@@ -6,7 +6,7 @@ import SignetWebAuthn
 enum JWT {
     /// Signs `claims` with the ring's current key; `type` goes into the `typ` header
     /// (`at+jwt` for access tokens, RFC 9068 §2.1).
-    static func sign(claims: [String: JSONValue], type: String, keys: KeyRing) throws -> String {
+    static func sign(claims: JSONObject, type: String, keys: KeyRing) throws -> String {
         var payload = JSONObjectWriter()
         for (name, value) in claims { payload.add(name, value) }
         return try sign(payload: payload, type: type, keys: keys)
@@ -39,7 +39,7 @@ enum JWT {
 
     /// Verifies a token made by ``sign(claims:type:keys:)``: signature with a published key,
     /// `typ`, issuer and expiry. Returns the claims.
-    static func verify(_ token: String, type: String, issuer: String, keys: KeyRing, now: Date) throws(Invalid) -> [String: JSONValue] {
+    static func verify(_ token: String, type: String, issuer: String, keys: KeyRing, now: Date) throws(Invalid) -> JSONObject {
         guard token.utf8.count <= 8192 else { throw Invalid(detail: "token too long") }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),

@@ -1,0 +1,78 @@
+/// A JSON object (RFC 8259 §4): its members in the order they were read or added, each name once.
+///
+/// The objects Signet reads and writes have a handful of members, so a lookup compares names in
+/// turn instead of hashing them: a short name compares as two machine words, where hashing a
+/// `String` for a `Dictionary` runs SipHash over it. A sign-in's bodies, client data and tokens
+/// make about 30 lookups and ten objects, which cost about 25k instructions a sign-in as
+/// dictionaries (`scripts/bench-callgrind.sh`). Equality does not depend on the members' order.
+public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    public typealias Element = (key: String, value: JSONValue)
+
+    private var members: [Element]
+
+    public init() { members = [] }
+
+    /// Members whose names are known to be distinct (the parser has checked them).
+    init(checked members: [Element]) { self.members = members }
+
+    /// Traps on a repeated name, as a `Dictionary` literal does.
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self.init(uniqueKeysWithValues: elements)
+    }
+
+    /// Traps on a repeated name, as `Dictionary(uniqueKeysWithValues:)` does.
+    public init(uniqueKeysWithValues elements: some Sequence<(String, JSONValue)>) {
+        members = elements.map { (key: $0.0, value: $0.1) }
+        if let name = JSONObject.firstRepeatedName(members) { preconditionFailure("JSONObject: the name \"\(name)\" appears twice") }
+    }
+
+    /// A dictionary's members, sorted by name (a dictionary has no order of its own).
+    public init(_ dictionary: [String: JSONValue]) {
+        members = dictionary.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
+    }
+
+    public var count: Int { members.count }
+    public var isEmpty: Bool { members.isEmpty }
+    /// The names, in order.
+    public var keys: [String] { members.map(\.key) }
+    /// The values, in the order of their names.
+    public var values: [JSONValue] { members.map(\.value) }
+
+    /// The member named `key`; setting `nil` removes it, setting a new name appends it.
+    public subscript(key: String) -> JSONValue? {
+        get {
+            for member in members where member.key == key { return member.value }
+            return nil
+        }
+        set {
+            if let index = members.firstIndex(where: { $0.key == key }) {
+                if let newValue { members[index].value = newValue } else { members.remove(at: index) }
+            } else if let newValue {
+                members.append((key, newValue))
+            }
+        }
+    }
+
+    public func makeIterator() -> IndexingIterator<[Element]> { members.makeIterator() }
+
+    public static func == (a: JSONObject, b: JSONObject) -> Bool {
+        guard a.count == b.count else { return false }
+        return a.members.allSatisfy { member in b[member.key] == member.value }
+    }
+
+    /// The first name that appears a second time, if any. Few names are compared in pairs; many
+    /// go through a set, so a body with thousands of members costs linear time, not quadratic.
+    /// Check members from outside with this before ``init(uniqueKeysWithValues:)``: setting them
+    /// one by one through the subscript searches the members each time.
+    public static func firstRepeatedName(_ members: [Element]) -> String? {
+        if members.count <= 16 {
+            for i in members.indices.dropFirst() {
+                let name = members[i].key
+                if members[..<i].contains(where: { $0.key == name }) { return name }
+            }
+            return nil
+        }
+        var seen = Set<String>(minimumCapacity: members.count)
+        return members.first { !seen.insert($0.key).inserted }?.key
+    }
+}
