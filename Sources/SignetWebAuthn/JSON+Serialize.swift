@@ -110,38 +110,51 @@ extension JSONValue {
 /// A JSON object written member by member straight into bytes, in the order given (RFC 8259
 /// §4: an object's members are unordered), for answers built on every request where a
 /// dictionary of ``JSONValue``s would cost more than the writing.
+///
+/// The bytes always end with the closing brace, which each member moves along: the finished
+/// text is the buffer itself, not a copy with the brace appended.
 public struct JSONObjectWriter: Sendable {
     private var bytes: [UInt8]
 
     public init(capacity: Int = 256) {
-        bytes = [UInt8(ascii: "{")]
+        bytes = []
         bytes.reserveCapacity(capacity)
+        bytes.append(UInt8(ascii: "{"))
+        bytes.append(UInt8(ascii: "}"))
     }
 
+    /// Opens a member: the closing brace goes, a comma if members came before, then the name.
     private mutating func name(_ name: String) {
+        bytes.removeLast()
         if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
         JSONValue.quote(name, into: &bytes)
         bytes.append(UInt8(ascii: ":"))
     }
 
+    private mutating func close() { bytes.append(UInt8(ascii: "}")) }
+
     public mutating func add(_ name: String, _ value: String) {
         self.name(name)
         JSONValue.quote(value, into: &bytes)
+        close()
     }
 
     public mutating func add(_ name: String, _ value: Int64) {
         self.name(name)
         bytes.append(contentsOf: String(value).utf8)
+        close()
     }
 
     public mutating func add(_ name: String, _ value: Bool) {
         self.name(name)
         JSONValue.append(value ? "true" : "false", to: &bytes)
+        close()
     }
 
     public mutating func add(_ name: String, _ value: JSONValue) {
         self.name(name)
         value.write(to: &bytes)
+        close()
     }
 
     /// An array of strings.
@@ -153,8 +166,9 @@ public struct JSONObjectWriter: Sendable {
             JSONValue.quote(s, into: &bytes)
         }
         bytes.append(UInt8(ascii: "]"))
+        close()
     }
 
     /// The object's text.
-    public var serializedBytes: [UInt8] { bytes + [UInt8(ascii: "}")] }
+    public var serializedBytes: [UInt8] { bytes }
 }

@@ -127,6 +127,13 @@ import Testing
             "s": .string("quote \" backslash \\ newline \n é"), "n": .number("-42"), "b": .bool(true),
             "a": .array([.string("x"), .string("y\"z")]), "empty": .array([]), "v": .object(["k": .null]),
         ]))
+        // The text is whole after every member: reading it keeps the writer going, in order.
+        var growing = JSONObjectWriter(capacity: 2)
+        growing.add("first", Int64(1))
+        let early = growing.serializedBytes
+        growing.add("second", "2")
+        #expect(early == Array(#"{"first":1}"#.utf8))
+        #expect(growing.serializedBytes == Array(#"{"first":1,"second":"2"}"#.utf8))
     }
 
     @Test("JSON: refused input", arguments: [
