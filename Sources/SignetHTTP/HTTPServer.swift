@@ -46,6 +46,8 @@ public final class HTTPServer: @unchecked Sendable {
         let fd: Int32
         /// The socket's inode: a descriptor number can be reused by a newer connection, an inode not.
         let inode: UInt64
+        /// The client's IP address as text, made once for the connection's requests.
+        let remote: String
         var clockStart: UInt64
         var killed = false
         /// The handler is running: the request is whole, and the deadline (which bounds the client's
@@ -218,7 +220,8 @@ public final class HTTPServer: @unchecked Sendable {
         defer { lock.unlock() }
         if started {
             let fd = signet_mhd_connection_fd(connection)
-            connections[key] = ConnectionState(fd: fd, inode: HTTPServer.inode(fd) ?? 0, clockStart: DispatchTime.now().uptimeNanoseconds)
+            connections[key] = ConnectionState(fd: fd, inode: HTTPServer.inode(fd) ?? 0, remote: HTTPServer.clientIP(connection),
+                                               clockStart: DispatchTime.now().uptimeNanoseconds)
         } else {
             connections[key] = nil
         }
@@ -250,13 +253,12 @@ public final class HTTPServer: @unchecked Sendable {
             let context = RequestContext(requestID: HTTPServer.newRequestID())
             context.method = method.map { String(cString: $0) } ?? ""
             context.path = url.map { String(cString: $0) } ?? ""
-            var ip = [CChar](repeating: 0, count: 64)
-            signet_mhd_client_ip(connection, &ip, 64)
-            context.remote = String(decoding: ip.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             conCls.pointee = Unmanaged.passRetained(context).toOpaque()
             lock.lock()
             inFlight += 1
+            context.remote = connections[HTTPServer.key(connection)]?.remote ?? ""
             lock.unlock()
+            if context.remote.isEmpty { context.remote = HTTPServer.clientIP(connection) }
             if let length = lookup(connection, "Content-Length"), let n = Int(length), n > configuration.maxBodyBytes {
                 context.tooLarge = true
                 return respond(connection, context, tooLarge(connection, context))
@@ -328,6 +330,14 @@ public final class HTTPServer: @unchecked Sendable {
         connections[key]?.handling = false
         connections[key]?.clockStart = DispatchTime.now().uptimeNanoseconds
         lock.unlock()
+    }
+
+    /// The client's IP address as text (`inet_ntop`).
+    static func clientIP(_ connection: OpaquePointer) -> String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            signet_mhd_client_ip(connection, buffer.baseAddress!, 64)
+            return String(cString: buffer.baseAddress!)
+        }
     }
 
     /// A connection's key in ``connections``: its address, which libmicrohttpd keeps for its life.
