@@ -68,5 +68,17 @@ import Testing
         #expect(a != ["x": .number("1"), "z": .array([.string("s")])])
         #expect(JSONValue.object(a) == (try StrictJSON().parse(Array(#"{"y":["s"],"x":1}"#.utf8))))
         #expect(JSONObject() == [:] && JSONObject().isEmpty)
+        // Large objects too, where one side goes through a dictionary.
+        let names = (0..<40).map { "k\($0)" }
+        let forward = JSONObject(uniqueKeysWithValues: names.map { ($0, JSONValue.string($0)) })
+        let backward = JSONObject(uniqueKeysWithValues: names.reversed().map { ($0, JSONValue.string($0)) })
+        #expect(forward == backward)
+        var changed = backward
+        changed["k7"] = .null
+        #expect(forward != changed && changed != forward)
+        var renamed = backward
+        renamed["k7"] = nil
+        renamed["k40"] = .string("k7")
+        #expect(forward != renamed)
     }
 }
