@@ -256,9 +256,9 @@ public final class HTTPServer: @unchecked Sendable {
             conCls.pointee = Unmanaged.passRetained(context).toOpaque()
             lock.lock()
             inFlight += 1
-            context.remote = connections[HTTPServer.key(connection)]?.remote ?? ""
+            let remote = connections[HTTPServer.key(connection)]?.remote
             lock.unlock()
-            if context.remote.isEmpty { context.remote = HTTPServer.clientIP(connection) }
+            context.remote = remote ?? HTTPServer.clientIP(connection)
             if let length = lookup(connection, "Content-Length"), let n = Int(length), n > configuration.maxBodyBytes {
                 context.tooLarge = true
                 return respond(connection, context, tooLarge(connection, context))

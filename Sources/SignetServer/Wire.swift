@@ -91,8 +91,11 @@ package enum Wire {
                 members.append((key, .string(value)))
             }
         }
-        if let key = JSONObject.firstRepeatedName(members) { throw AuthError.malformed("the form repeats \"\(key)\"") }
-        return .object(JSONObject(uniqueKeysWithValues: members.lazy.map { ($0.key, $0.value) }))
+        do {
+            return .object(try JSONObject(members: members))
+        } catch {
+            throw AuthError.malformed("the form repeats \"\(error.name)\"")
+        }
     }
 
     package static func percentDecode(_ bytes: ArraySlice<UInt8>) -> String? {

@@ -92,8 +92,11 @@ public struct StrictJSON: Sendable {
                     skipWhitespace()
                     if peek == UInt8(ascii: ",") { index += 1; continue }
                     try expect("}")
-                    if let key = JSONObject.firstRepeatedName(members) { throw .malformed("JSON: duplicate key \"\(key)\"") }
-                    return .object(JSONObject(checked: members))
+                    do {
+                        return .object(try JSONObject(members: members))
+                    } catch {
+                        throw .malformed("JSON: duplicate key \"\(error.name)\"")
+                    }
                 }
             case UInt8(ascii: "["):
                 index += 1

@@ -13,8 +13,18 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
 
     public init() { members = [] }
 
-    /// Members whose names are known to be distinct (the parser has checked them).
-    init(checked members: [Element]) { self.members = members }
+    /// A name that appears twice among the members given to ``init(members:)``.
+    public struct RepeatedName: Error, Sendable {
+        public let name: String
+    }
+
+    /// Members read from input, checked once for a repeated name (the first one that appears a
+    /// second time is thrown). Build a large object this way, not member by member through the
+    /// subscript, which searches the members each time.
+    public init(members: [Element]) throws(RepeatedName) {
+        if let name = JSONObject.firstRepeatedName(members) { throw RepeatedName(name: name) }
+        self.members = members
+    }
 
     /// Traps on a repeated name, as a `Dictionary` literal does.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
@@ -23,8 +33,11 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
 
     /// Traps on a repeated name, as `Dictionary(uniqueKeysWithValues:)` does.
     public init(uniqueKeysWithValues elements: some Sequence<(String, JSONValue)>) {
-        members = elements.map { (key: $0.0, value: $0.1) }
-        if let name = JSONObject.firstRepeatedName(members) { preconditionFailure("JSONObject: the name \"\(name)\" appears twice") }
+        do {
+            try self.init(members: elements.map { (key: $0.0, value: $0.1) })
+        } catch {
+            preconditionFailure("JSONObject: the name \"\(error.name)\" appears twice")
+        }
     }
 
     /// A dictionary's members, sorted by name (a dictionary has no order of its own).
@@ -66,9 +79,7 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
 
     /// The first name that appears a second time, if any. Few names are compared in pairs; many
     /// go through a set, so a body with thousands of members costs linear time, not quadratic.
-    /// Check members from outside with this before ``init(uniqueKeysWithValues:)``: setting them
-    /// one by one through the subscript searches the members each time.
-    public static func firstRepeatedName(_ members: [Element]) -> String? {
+    private static func firstRepeatedName(_ members: [Element]) -> String? {
         if members.count <= 16 {
             for i in members.indices.dropFirst() {
                 let name = members[i].key
