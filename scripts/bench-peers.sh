@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Signet side by side with the peers in ../shared/peers (the Go server go_rp and the Python
 # reference_rp), one load generator, one run: server on core 0, generator on core 1.
-#   scripts/bench-peers.sh                        durable SQLite (the default)
+#   scripts/bench-peers.sh                        durable SQLite (the default), at 16 and 64 clients,
+#                                                 medians of 3 rounds (the measurement;
+#                                                 CONCURRENCY="8 16 32 64" ROUNDS=N for others)
 #   SIGNET_DATABASE_DURABILITY=normal scripts/bench-peers.sh
 #   PROFILE=1 scripts/bench-peers.sh              where each one's CPU goes, Signet beside go_rp
 #                                                 (perf; scripts/peers-profile.py)
@@ -43,4 +45,6 @@ if [ -n "${DB_DIR:-}" ]; then
 else
     out=$(mktemp -d "$work/run.XXXXXX")
 fi
-PY="$work/venv/bin/python" PATH="$work/venv/bin:$PATH" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" "$peers/compare_signin.sh" "$out"
+# compare_signin.sh alone runs 8 and 32 clients once; the target is stated at 16, medians of 3.
+CONCURRENCY=${CONCURRENCY:-16 64} ROUNDS=${ROUNDS:-3} \
+    PY="$work/venv/bin/python" PATH="$work/venv/bin:$PATH" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" "$peers/compare_signin.sh" "$out"
