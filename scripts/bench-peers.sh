@@ -11,6 +11,10 @@
 #   PAIRS=8 A_BIN=/tmp/signet-before scripts/bench-peers.sh
 #                                                 two settings or two builds of Signet in
 #                                                 alternating pairs (scripts/peers-pairs.py)
+#   SWEEP="8 16 32 64" scripts/bench-peers.sh     Signet and go_rp at each client count, and a fit
+#                                                 of Signet's CPU per sign-in to its WAL syncs per
+#                                                 sign-in: what a sync costs, what a sign-in costs
+#                                                 besides (scripts/peers-sweep.py)
 #   DB_DIR=/dev/shm scripts/bench-peers.sh        Signet's database in that directory (memory: what
 #   PAIRS=4 B_DB_DIR=/dev/shm scripts/bench-peers.sh  this disk's syncs cost; a measurement, not a setting)
 # Prints the peers' table and Signet's server CPU per sign-in as a ratio to each peer's.
@@ -26,13 +30,15 @@ mkdir -p "$work"
 [ -x "$work/venv/bin/python" ] || python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install -q -r "$peers/requirements.txt"
 go_rp=$(INSTALL=1 "$peers/go_rp/build.sh" "$work/go_rp" | tail -n 1)
-# PROFILE and PAIRS run one of the Python scripts (peerslib.py starts the servers for them).
+# PROFILE, PAIRS and SWEEP run one of the Python scripts (peerslib.py starts the servers for them).
 mode=""
 if [ "${PROFILE:-0}" = 1 ]; then
     command -v perf >/dev/null || { echo "bench-peers.sh: PROFILE=1 needs perf (Debian: apt-get install linux-perf)" >&2; exit 1; }
     mode=peers-profile.py
 elif [ -n "${PAIRS:-}" ]; then
     mode=peers-pairs.py
+elif [ -n "${SWEEP:-}" ]; then
+    mode=peers-sweep.py
 fi
 if [ -n "$mode" ]; then
     exec env PY="$work/venv/bin/python" PEERS="$peers" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" \

@@ -24,7 +24,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 
 import peerslib
 
@@ -34,34 +33,6 @@ def settings(text: str) -> dict[str, str]:
     if any(len(p) != 2 for p in pairs):
         sys.exit(f"peers-pairs: expected NAME=value items, got {text!r}")
     return dict(pairs)
-
-
-# Sign-ins, WAL syncs, and the syncs' summed time and count (their histogram's _sum and _count);
-# with durability `normal` there are no syncs, and those read 0.
-COUNTERS = [("signet_ceremonies_total", 'ceremony="sign_in",outcome="success"'), ("signet_sqlite_wal_syncs_total", ""),
-            ("signet_sqlite_wal_sync_seconds_sum", ""), ("signet_sqlite_wal_sync_seconds_count", "")]
-
-
-def run(env: dict[str, str], work: str, binary: str, extra: dict[str, str], db_dir: str | None) -> dict[str, float]:
-    """One run: the generator's figures, with switches and syncs per sign-in over a middle window."""
-    duration = int(env.get("DURATION", "8"))
-    with peerslib.Server("signet", env, work, binary=binary, extra=extra, db_dir=db_dir) as server:
-        load = server.load(duration, env.get("CONCURRENCY", "16"))
-        window = max(1.0, duration / 2)
-        time.sleep(2 + (duration - window) / 2)
-        before = server.switches(), *server.metrics(COUNTERS)
-        time.sleep(window)
-        after = server.switches(), *server.metrics(COUNTERS)
-        report = peerslib.result(load)
-    switches0, signins0, syncs0, seconds0, timed0 = before
-    switches1, signins1, syncs1, seconds1, timed1 = after
-    sign_ins = max(1.0, signins1 - signins0)
-    return {
-        "sync_ms": 1000 * (seconds1 - seconds0) / max(1.0, timed1 - timed0),
-        "rate": report["sign_ins_per_s"], "p50": report["latency_ms"]["p50"], "cpu": report["server_cpu_us_per_sign_in"],
-        "voluntary": (switches1[0] - switches0[0]) / sign_ins, "involuntary": (switches1[1] - switches0[1]) / sign_ins,
-        "syncs": (syncs1 - syncs0) / sign_ins, "errors": sum(report["errors"].values()),
-    }
 
 
 def main() -> None:
@@ -84,7 +55,7 @@ def main() -> None:
         for pair in range(1, pairs + 1):
             for side in ("A", "B") if pair % 2 else ("B", "A"):
                 binary, extra, db_dir = sides[side]
-                r = run(env, work, binary, extra, db_dir)
+                r = peerslib.measure(env, work, binary, extra, db_dir)
                 cpu[side][pair] = r["cpu"]
                 print(f"| {pair} | {side} | {r['rate']:.0f} | {r['p50']:.2f} | {r['cpu']:.1f} | {r['voluntary']:.2f} | "
                       f"{r['involuntary']:.2f} | {r['syncs']:.3f} | {r['sync_ms']:.2f} | {r['errors']} |", flush=True)

@@ -1,5 +1,6 @@
 """One server on core 0 under the peers' load generator on core 1, as `compare_signin.sh` runs
-them. Shared by `peers-profile.py` and `peers-pairs.py`, which `scripts/bench-peers.sh` runs.
+them. Shared by `peers-profile.py`, `peers-pairs.py` and `peers-sweep.py`, which
+`scripts/bench-peers.sh` runs.
 
 The environment names the programs: SIGNET_BIN (a release `signet`), GO_RP (the Go peer),
 PY (the venv's python) and PEERS (../shared/peers).
@@ -122,3 +123,33 @@ class Server:
 def result(load: subprocess.Popen) -> dict:
     """The load generator's JSON report, once it has finished."""
     return json.loads(load.communicate()[0])
+
+
+# Sign-ins, WAL syncs, and the syncs' summed time and count (their histogram's _sum and _count);
+# with durability `normal` there are no syncs, and those read 0.
+COUNTERS = [("signet_ceremonies_total", 'ceremony="sign_in",outcome="success"'), ("signet_sqlite_wal_syncs_total", ""),
+            ("signet_sqlite_wal_sync_seconds_sum", ""), ("signet_sqlite_wal_sync_seconds_count", "")]
+
+
+def measure(env: dict[str, str], work: str, binary: str | None = None, extra: dict[str, str] | None = None,
+            db_dir: str | None = None, concurrency: str | None = None) -> dict[str, float]:
+    """One run of a Signet: the generator's figures, with thread switches and WAL syncs per
+    sign-in over a window in the middle of the run (env: DURATION=8, CONCURRENCY=16)."""
+    duration = int(env.get("DURATION", "8"))
+    with Server("signet", env, work, binary=binary, extra=extra, db_dir=db_dir) as server:
+        load = server.load(duration, concurrency or env.get("CONCURRENCY", "16"))
+        window = max(1.0, duration / 2)
+        time.sleep(2 + (duration - window) / 2)
+        before = server.switches(), *server.metrics(COUNTERS)
+        time.sleep(window)
+        after = server.switches(), *server.metrics(COUNTERS)
+        report = result(load)
+    switches0, signins0, syncs0, seconds0, timed0 = before
+    switches1, signins1, syncs1, seconds1, timed1 = after
+    sign_ins = max(1.0, signins1 - signins0)
+    return {
+        "sync_ms": 1000 * (seconds1 - seconds0) / max(1.0, timed1 - timed0),
+        "rate": report["sign_ins_per_s"], "p50": report["latency_ms"]["p50"], "cpu": report["server_cpu_us_per_sign_in"],
+        "voluntary": (switches1[0] - switches0[0]) / sign_ins, "involuntary": (switches1[1] - switches0[1]) / sign_ins,
+        "syncs": (syncs1 - syncs0) / sign_ins, "errors": sum(report["errors"].values()),
+    }
