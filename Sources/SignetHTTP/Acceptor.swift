@@ -45,6 +45,7 @@ final class Acceptor: @unchecked Sendable {
         lock.unlock()
         // The thread holds the acceptor until ``stop()`` ends it.
         let thread = Thread { [self] in
+            _ = signet_name_thread("signet.accept")  // `Thread.name` does not reach Linux
             var address = sockaddr_storage()
             var length: UInt32 = 0
             accepting: while !stopping.load(ordering: .acquiring) {
@@ -62,7 +63,6 @@ final class Acceptor: @unchecked Sendable {
             }
             finished.signal()
         }
-        thread.name = "signet.http.accept"
         thread.start()
     }
 

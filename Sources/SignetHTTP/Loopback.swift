@@ -50,6 +50,8 @@ public final class LoopbackProcess: @unchecked Sendable {
     /// The child's working directory (a development server keeps its database there).
     public let directory: URL
     private let process = Process()
+    /// The child's process ID (its threads are under `/proc/PID/task`).
+    public var pid: Int32 { process.processIdentifier }
 
     /// - Parameter arguments: the command line, given the port to listen on.
     public init(executable: URL, arguments: (UInt16) -> [String], environment: [String: String]? = nil) throws {

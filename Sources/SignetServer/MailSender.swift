@@ -2,6 +2,7 @@ import Foundation
 import SignetAuth
 import SignetCurl
 import SignetHTTP
+internal import CSystem
 
 /// Where a message goes: an SMTP relay, or a folder of `.eml` files in development.
 protocol MailTransport: Sendable {
@@ -72,12 +73,12 @@ final class MailSender: @unchecked Sendable {
 
     func start() {
         let thread = Thread { [self] in
+            _ = signet_name_thread("signet.mail")  // `Thread.name` does not reach Linux
             while !isStopped {
                 _ = runOnce()
                 ceremonies.mailQueued.wait(timeout: interval)
             }
         }
-        thread.name = "signet.mail"
         self.thread = thread
         thread.start()
     }

@@ -1,3 +1,4 @@
+internal import CSystem
 import Foundation
 import SignetAuth
 import Synchronization
@@ -109,8 +110,11 @@ final class GroupSync: @unchecked Sendable {
         callbacks.append((number, done))
         if !syncerRunning {
             syncerRunning = true
-            let thread = Thread { [self] in syncLoop() }
-            thread.name = "signet.sqlite.sync"
+            let thread = Thread { [self] in
+                // Foundation's `Thread.name` does not reach Linux's name of the thread.
+                _ = signet_name_thread("signet.sync")
+                syncLoop()
+            }
             thread.start()
         }
         condition.broadcast()

@@ -150,6 +150,32 @@ import Testing
         #expect(report["signins"].flatMap { if case .number(let n) = $0 { Int(n) } else { nil } } ?? 0 >= 3, "\(output)")
     }
 
+    @Test("the server's own threads carry their names, within the 15 bytes Linux keeps: the acceptor, and the WAL syncer while sign-ins wait for it")
+    func threadNames() throws {
+        let server = try LoopbackProcess(
+            executable: Self.binary, arguments: { ["serve", "--listen", "127.0.0.1:\($0)"] },
+            environment: ProcessInfo.processInfo.environment.merging(["SIGNET_ACCESS_LOG": "false"]) { $1 })
+        let tasks = "/proc/\(server.pid)/task"
+        func names() -> Set<String> {
+            Set(((try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []).compactMap {
+                try? String(contentsOfFile: "\(tasks)/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            })
+        }
+        #expect(names().contains("signet.accept"), "\(names())")
+        #expect(!names().contains("signet.sync"), "no write has waited yet: \(names())")
+        // Durable sign-ins: the syncer starts with the first and ends a second after the last.
+        let load = Process()
+        load.executableURL = Self.binary
+        load.arguments = ["bench", "login", "--url", "http://127.0.0.1:\(server.port)", "--concurrency", "2", "--duration", "3", "--idle-connections", "0"]
+        load.standardOutput = FileHandle.nullDevice
+        load.standardError = FileHandle.nullDevice
+        try load.run()
+        defer { if load.isRunning { load.terminate() } }
+        #expect(eventually { names().contains("signet.sync") }, "\(names())")
+        load.waitUntilExit()
+        #expect(load.terminationStatus == 0)
+    }
+
     @Test("signet origin prints the apk-key-hash origin; a bad fingerprint is a usage error")
     func origin() throws {
         let (status, output) = try Self.run(["origin", "B3:5D:8D:A5:8A:F0:E4:59:8A:B9:2C:40:05:BE:D4:06:CD:87:CE:65:E7:5C:2A:48:E9:7C:DA:98:6B:A9:1B:5E"])

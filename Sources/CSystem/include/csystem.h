@@ -24,4 +24,8 @@ unsigned short signet_peer_port(int fd);
  * errno otherwise. */
 int signet_accept(int fd, void *address, unsigned int *length);
 
+/* Names the calling thread as `ps -L`, `top -H` and `perf` show it: at most 15 bytes, or Linux
+ * refuses the name whole (ERANGE). Returns what pthread_setname_np returns. */
+int signet_name_thread(const char *name);
+
 #endif
