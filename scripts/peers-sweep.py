@@ -4,7 +4,8 @@
 Run by `SWEEP="8 16 32 64" scripts/bench-peers.sh`. Each run starts one server on core 0 and
 `load_signin.py` on core 1, as `compare_signin.sh` does: per round, every client count, Signet
 then go_rp. For each Signet run it reads, over a window in the middle of the run, how many
-WAL syncs each sign-in shared (`signet_sqlite_wal_syncs_total` per successful sign-in).
+WAL syncs each sign-in shared (`signet_sqlite_wal_syncs_total` per successful sign-in), and
+what the syncer thread (`signet.sync`) spent per sync: the part of a sync's cost that is its own.
 
 Held answers wait for the sync that covers their writes, and one sync covers every sign-in
 that reached it, so a sign-in's CPU is modelled as a part of its own plus a share of a sync:
@@ -56,8 +57,8 @@ def main() -> None:
     rounds = int(env.get("ROUNDS", "2"))
     duration = int(env.get("DURATION", "8"))
     print(f"{rounds} round(s) of {duration} s a run; Signet's WAL syncs per sign-in over each run's middle window")
-    print("| round | clients | Signet sign-ins/s | Signet CPU µs/sign-in | WAL syncs per sign-in | go_rp sign-ins/s | go_rp CPU µs/sign-in |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| round | clients | Signet sign-ins/s | Signet CPU µs/sign-in | WAL syncs per sign-in | syncer thread µs/sync | go_rp sign-ins/s | go_rp CPU µs/sign-in |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     signet: dict[str, list[dict[str, float]]] = {c: [] for c in counts}
     go: dict[str, list[float]] = {c: [] for c in counts}
     with tempfile.TemporaryDirectory() as work:
@@ -69,7 +70,7 @@ def main() -> None:
                 signet[clients].append(s)
                 go[clients].append(g["server_cpu_us_per_sign_in"])
                 errors = s["errors"] + sum(g["errors"].values())
-                print(f"| {r} | {clients} | {s['rate']:.0f} | {s['cpu']:.1f} | {s['syncs']:.3f} | {g['sign_ins_per_s']:.0f} | "
+                print(f"| {r} | {clients} | {s['rate']:.0f} | {s['cpu']:.1f} | {s['syncs']:.3f} | {s['syncer_us_per_sync']:.0f} | {g['sign_ins_per_s']:.0f} | "
                       f"{g['server_cpu_us_per_sign_in']:.1f} |" + (f" {errors} errors" if errors else ""), flush=True)
     base, per_sync, r2 = fit([(run["syncs"], run["cpu"]) for runs in signet.values() for run in runs])
     print()
