@@ -374,7 +374,7 @@ struct LoginBenchmark {
               server CPU per sign-in (\(instances) instance\(instances == 1 ? "" : "s"))          \(String(format: "%.1f µs", serverCPU)) (median of \(cpuWindows) one-second windows; mean \(String(format: "%.1f µs", serverCPUMean)))
               PostgreSQL server CPU per sign-in              \(onPostgres ? String(format: "%.1f µs", databaseCPU) : "none: SQLite runs inside Signet")\(signInsPerBatch.map { String(format: " (%.2f sign-ins per commit batch)", $0) } ?? "")
               floor: 1 ES256 verify + 2 ES256 JWT signs      \(String(format: "%.1f µs (%.1f + 2 × %.1f)", floorCPU, verifyCPU, signCPU))
-              ratio server / floor                           \(String(format: "%.2f", ratio)) (target ≤ 3)
+              ratio server / floor                           \(String(format: "%.2f", ratio)) (target ≤ 3, closed loop\(openLoopRate == nil ? "" : "; in open loop most sign-ins wait for a sync of their own"))
 
               breakdown, one thread in this process:
                 the service answering both requests, no HTTP \(String(format: "%.1f µs", serviceCPU))
