@@ -103,23 +103,12 @@ class Server:
                     if (line.startswith(name + " ") or line.startswith(name + "{")) and labels in line)
                 for name, labels in wanted]
 
-    def thread_cpu(self, name: str) -> float:
-        """Seconds on the processor of the server's threads named `name` (`/proc/PID/task/*/comm`),
-        from their scheduler statistics; a thread that ended meanwhile no longer counts."""
-        total = 0
-        base = f"/proc/{self.pid}/task"
-        for tid in os.listdir(base):
-            try:
-                with open(f"{base}/{tid}/comm") as comm, open(f"{base}/{tid}/schedstat") as stat:
-                    if comm.read().strip() == name:
-                        total += int(stat.read().split()[0])
-            except FileNotFoundError:
-                continue
-        return total / 1e9
-
-    def switches(self) -> tuple[int, int]:
-        """Voluntary and involuntary context switches of all the server's threads so far."""
+    def threads(self, named: str) -> tuple[int, int, float]:
+        """One pass over the server's threads (`/proc/PID/task`): the voluntary and involuntary
+        context switches of all of them so far, and the seconds on the processor of those named
+        `named` (from their scheduler statistics). A thread that ended meanwhile no longer counts."""
         voluntary = involuntary = 0
+        nanoseconds = 0
         base = f"/proc/{self.pid}/task"
         for tid in os.listdir(base):
             try:
@@ -129,9 +118,12 @@ class Server:
                             voluntary += int(line.split()[1])
                         elif line.startswith("nonvoluntary_ctxt_switches:"):
                             involuntary += int(line.split()[1])
+                with open(f"{base}/{tid}/comm") as comm, open(f"{base}/{tid}/schedstat") as stat:
+                    if comm.read().strip() == named:
+                        nanoseconds += int(stat.read().split()[0])
             except FileNotFoundError:
-                continue  # a thread that ended meanwhile
-        return voluntary, involuntary
+                continue
+        return voluntary, involuntary, nanoseconds / 1e9
 
 
 def result(load: subprocess.Popen) -> dict:
@@ -154,17 +146,17 @@ def measure(env: dict[str, str], work: str, binary: str | None = None, extra: di
         load = server.load(duration, concurrency or env.get("CONCURRENCY", "16"))
         window = max(1.0, duration / 2)
         time.sleep(2 + (duration - window) / 2)
-        before = server.switches(), server.thread_cpu("signet.sync"), *server.metrics(COUNTERS)
+        before = server.threads(named="signet.sync"), *server.metrics(COUNTERS)
         time.sleep(window)
-        after = server.switches(), server.thread_cpu("signet.sync"), *server.metrics(COUNTERS)
+        after = server.threads(named="signet.sync"), *server.metrics(COUNTERS)
         report = result(load)
-    switches0, syncer0, signins0, syncs0, seconds0, timed0 = before
-    switches1, syncer1, signins1, syncs1, seconds1, timed1 = after
+    (voluntary0, involuntary0, syncer0), signins0, syncs0, seconds0, timed0 = before
+    (voluntary1, involuntary1, syncer1), signins1, syncs1, seconds1, timed1 = after
     sign_ins = max(1.0, signins1 - signins0)
     return {
         "syncer_us_per_sync": 1e6 * (syncer1 - syncer0) / max(1.0, syncs1 - syncs0),
         "sync_ms": 1000 * (seconds1 - seconds0) / max(1.0, timed1 - timed0),
         "rate": report["sign_ins_per_s"], "p50": report["latency_ms"]["p50"], "cpu": report["server_cpu_us_per_sign_in"],
-        "voluntary": (switches1[0] - switches0[0]) / sign_ins, "involuntary": (switches1[1] - switches0[1]) / sign_ins,
+        "voluntary": (voluntary1 - voluntary0) / sign_ins, "involuntary": (involuntary1 - involuntary0) / sign_ins,
         "syncs": (syncs1 - syncs0) / sign_ins, "errors": sum(report["errors"].values()),
     }
