@@ -15,6 +15,9 @@
 #                                                 of Signet's CPU per sign-in to its WAL syncs per
 #                                                 sign-in: what a sync costs, what a sign-in costs
 #                                                 besides (scripts/peers-sweep.py)
+#   PAIRS=6 B_SPIN=1 scripts/bench-peers.sh       the same build with and without a process that
+#                                                 keeps core 0 from idling (SCHED_IDLE, its time not
+#                                                 the server's): what halting costs, a diagnosis only
 #   DB_DIR=/dev/shm scripts/bench-peers.sh        Signet's database in that directory (memory: what
 #   PAIRS=4 B_DB_DIR=/dev/shm scripts/bench-peers.sh  this disk's syncs cost; a measurement, not a setting)
 # Prints the peers' table and Signet's server CPU per sign-in as a ratio to each peer's.

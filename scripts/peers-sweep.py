@@ -5,7 +5,9 @@ Run by `SWEEP="8 16 32 64" scripts/bench-peers.sh`. Each run starts one server o
 `load_signin.py` on core 1, as `compare_signin.sh` does: per round, every client count, Signet
 then go_rp. For each Signet run it reads, over a window in the middle of the run, how many
 WAL syncs each sign-in shared (`signet_sqlite_wal_syncs_total` per successful sign-in), and
-what the syncer thread (`signet.sync`) spent per sync: the part of a sync's cost that is its own.
+what the syncer thread (`signet.sync`) spent per sync: the part of a sync's cost that is its own;
+and for both servers how many times core 0 went idle per sign-in (each a halt of the virtual
+processor here, and a wake-up after it).
 
 Held answers wait for the sync that covers their writes, and one sync covers every sign-in
 that reached it, so a sign-in's CPU is modelled as a part of its own plus a share of a sync:
@@ -57,21 +59,21 @@ def main() -> None:
     rounds = int(env.get("ROUNDS", "2"))
     duration = int(env.get("DURATION", "8"))
     print(f"{rounds} round(s) of {duration} s a run; Signet's WAL syncs per sign-in over each run's middle window")
-    print("| round | clients | Signet sign-ins/s | Signet CPU µs/sign-in | WAL syncs per sign-in | syncer thread µs/sync | go_rp sign-ins/s | go_rp CPU µs/sign-in |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| round | clients | Signet sign-ins/s | Signet CPU µs/sign-in | WAL syncs per sign-in | syncer thread µs/sync | Signet core 0 idle per sign-in | "
+          "go_rp sign-ins/s | go_rp CPU µs/sign-in | go_rp core 0 idle per sign-in |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     signet: dict[str, list[dict[str, float]]] = {c: [] for c in counts}
     go: dict[str, list[float]] = {c: [] for c in counts}
     with tempfile.TemporaryDirectory() as work:
         for r in range(1, rounds + 1):
             for clients in counts:
                 s = peerslib.measure(env, work, concurrency=clients)
-                with peerslib.Server("go_rp", env, work) as server:
-                    g = peerslib.result(server.load(duration, clients))
+                g = peerslib.measure_go(env, work, clients)
                 signet[clients].append(s)
-                go[clients].append(g["server_cpu_us_per_sign_in"])
-                errors = s["errors"] + sum(g["errors"].values())
-                print(f"| {r} | {clients} | {s['rate']:.0f} | {s['cpu']:.1f} | {s['syncs']:.3f} | {s['syncer_us_per_sync']:.0f} | {g['sign_ins_per_s']:.0f} | "
-                      f"{g['server_cpu_us_per_sign_in']:.1f} |" + (f" {errors} errors" if errors else ""), flush=True)
+                go[clients].append(g["cpu"])
+                errors = s["errors"] + g["errors"]
+                print(f"| {r} | {clients} | {s['rate']:.0f} | {s['cpu']:.1f} | {s['syncs']:.3f} | {s['syncer_us_per_sync']:.0f} | {s['idle']:.3f} | "
+                      f"{g['rate']:.0f} | {g['cpu']:.1f} | {g['idle']:.3f} |" + (f" {errors} errors" if errors else ""), flush=True)
     base, per_sync, r2 = fit([(run["syncs"], run["cpu"]) for runs in signet.values() for run in runs])
     print()
     print(f"Fit over {sum(len(v) for v in signet.values())} Signet runs (R² {r2:.3f}): "

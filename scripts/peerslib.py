@@ -8,14 +8,18 @@ PY (the venv's python) and PEERS (../shared/peers).
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import json
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
+from typing import Iterator
 
 
 def free_port() -> int:
@@ -126,6 +130,37 @@ class Server:
         return voluntary, involuntary, nanoseconds / 1e9
 
 
+def idle_entries(core: int = 0) -> int | None:
+    """How many times `core` has gone idle since boot (the kernel's cpuidle counters, every
+    state summed; on this virtual machine each is a halt of the virtual processor), or None
+    where the kernel does not publish them."""
+    paths = glob.glob(f"/sys/devices/system/cpu/cpu{core}/cpuidle/state*/usage")
+    if not paths:
+        return None
+    total = 0
+    for path in paths:
+        with open(path) as f:
+            total += int(f.read())
+    return total
+
+
+# A busy loop that runs only when nothing else on its processor can (SCHED_IDLE).
+SPIN = "import os\nos.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\nwhile True:\n    pass\n"
+
+
+@contextlib.contextmanager
+def idle_spinner(core: int = 0) -> Iterator[None]:
+    """A diagnosis, never a setting: a process on `core` that keeps it from going idle, so the
+    server's threads never wake on a processor that halted. Its own time is not the server's, so
+    whatever it saves the server is what idling costs there; it does not make the server cheaper."""
+    spinner = subprocess.Popen(["taskset", "-c", str(core), sys.executable, "-c", SPIN])
+    try:
+        yield
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
 def result(load: subprocess.Popen) -> dict:
     """The load generator's JSON report, once it has finished."""
     return json.loads(load.communicate()[0])
@@ -138,17 +173,21 @@ COUNTERS = [("signet_ceremonies_total", 'ceremony="sign_in",outcome="success"'),
 
 
 def measure(env: dict[str, str], work: str, binary: str | None = None, extra: dict[str, str] | None = None,
-            db_dir: str | None = None, concurrency: str | None = None) -> dict[str, float]:
-    """One run of a Signet: the generator's figures, with thread switches and WAL syncs per
-    sign-in over a window in the middle of the run (env: DURATION=8, CONCURRENCY=16)."""
+            db_dir: str | None = None, concurrency: str | None = None, spin: bool = False) -> dict[str, float]:
+    """One run of a Signet: the generator's figures, with thread switches, WAL syncs and core 0's
+    idle entries per sign-in over a window in the middle of the run (env: DURATION=8,
+    CONCURRENCY=16). With `spin`, an ``idle_spinner`` keeps core 0 busy during the run."""
     duration = int(env.get("DURATION", "8"))
-    with Server("signet", env, work, binary=binary, extra=extra, db_dir=db_dir) as server:
+    with idle_spinner() if spin else contextlib.nullcontext(), \
+            Server("signet", env, work, binary=binary, extra=extra, db_dir=db_dir) as server:
         load = server.load(duration, concurrency or env.get("CONCURRENCY", "16"))
         window = max(1.0, duration / 2)
         time.sleep(2 + (duration - window) / 2)
+        idle0 = idle_entries()
         before = server.threads(named="signet.sync"), *server.metrics(COUNTERS)
         time.sleep(window)
         after = server.threads(named="signet.sync"), *server.metrics(COUNTERS)
+        idle1 = idle_entries()
         report = result(load)
     (voluntary0, involuntary0, syncer0), signins0, syncs0, seconds0, timed0 = before
     (voluntary1, involuntary1, syncer1), signins1, syncs1, seconds1, timed1 = after
@@ -159,4 +198,24 @@ def measure(env: dict[str, str], work: str, binary: str | None = None, extra: di
         "rate": report["sign_ins_per_s"], "p50": report["latency_ms"]["p50"], "cpu": report["server_cpu_us_per_sign_in"],
         "voluntary": (voluntary1 - voluntary0) / sign_ins, "involuntary": (involuntary1 - involuntary0) / sign_ins,
         "syncs": (syncs1 - syncs0) / sign_ins, "errors": sum(report["errors"].values()),
+        "idle": float("nan") if idle0 is None or idle1 is None else (idle1 - idle0) / sign_ins,
+    }
+
+
+def measure_go(env: dict[str, str], work: str, concurrency: str) -> dict[str, float]:
+    """One run of go_rp: the generator's figures, and core 0's idle entries per sign-in over the
+    same middle window as ``measure`` (sign-ins from the generator's rate, go_rp has no metrics)."""
+    duration = int(env.get("DURATION", "8"))
+    with Server("go_rp", env, work) as server:
+        load = server.load(duration, concurrency)
+        window = max(1.0, duration / 2)
+        time.sleep(2 + (duration - window) / 2)
+        idle0 = idle_entries()
+        time.sleep(window)
+        idle1 = idle_entries()
+        report = result(load)
+    sign_ins = max(1.0, report["sign_ins_per_s"] * window)
+    return {
+        "rate": report["sign_ins_per_s"], "cpu": report["server_cpu_us_per_sign_in"], "errors": sum(report["errors"].values()),
+        "idle": float("nan") if idle0 is None or idle1 is None else (idle1 - idle0) / sign_ins,
     }
