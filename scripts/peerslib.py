@@ -172,6 +172,14 @@ COUNTERS = [("signet_ceremonies_total", 'ceremony="sign_in",outcome="success"'),
             ("signet_sqlite_wal_sync_seconds_sum", ""), ("signet_sqlite_wal_sync_seconds_count", "")]
 
 
+def wait_for_window(duration: int) -> float:
+    """Sleeps from a load's start (2 s of warm-up, then `duration` s) to the start of the window
+    in the middle of its measured part, and returns the window's length in seconds."""
+    window = max(1.0, duration / 2)
+    time.sleep(2 + (duration - window) / 2)
+    return window
+
+
 def measure(env: dict[str, str], work: str, binary: str | None = None, extra: dict[str, str] | None = None,
             db_dir: str | None = None, concurrency: str | None = None, spin: bool = False) -> dict[str, float]:
     """One run of a Signet: the generator's figures, with thread switches, WAL syncs and core 0's
@@ -181,8 +189,7 @@ def measure(env: dict[str, str], work: str, binary: str | None = None, extra: di
     with idle_spinner() if spin else contextlib.nullcontext(), \
             Server("signet", env, work, binary=binary, extra=extra, db_dir=db_dir) as server:
         load = server.load(duration, concurrency or env.get("CONCURRENCY", "16"))
-        window = max(1.0, duration / 2)
-        time.sleep(2 + (duration - window) / 2)
+        window = wait_for_window(duration)
         idle0 = idle_entries()
         before = server.threads(named="signet.sync"), *server.metrics(COUNTERS)
         time.sleep(window)
@@ -208,8 +215,7 @@ def measure_go(env: dict[str, str], work: str, concurrency: str) -> dict[str, fl
     duration = int(env.get("DURATION", "8"))
     with Server("go_rp", env, work) as server:
         load = server.load(duration, concurrency)
-        window = max(1.0, duration / 2)
-        time.sleep(2 + (duration - window) / 2)
+        window = wait_for_window(duration)
         idle0 = idle_entries()
         time.sleep(window)
         idle1 = idle_entries()
