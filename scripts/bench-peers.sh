@@ -18,6 +18,7 @@
 #   PAIRS=6 B_SPIN=1 scripts/bench-peers.sh       the same build with and without a process that
 #                                                 keeps core 0 from idling (SCHED_IDLE, its time not
 #                                                 the server's): what halting costs, a diagnosis only
+#   SPIN=1 SWEEP="8 16 32 64" scripts/bench-peers.sh  the sweep with that process beside every run
 #   DB_DIR=/dev/shm scripts/bench-peers.sh        Signet's database in that directory (memory: what
 #   PAIRS=4 B_DB_DIR=/dev/shm scripts/bench-peers.sh  this disk's syncs cost; a measurement, not a setting)
 # Prints the peers' table and Signet's server CPU per sign-in as a ratio to each peer's.

@@ -20,8 +20,9 @@ the workers' waking for the answers it releases, and the idling while every clie
 the disk. Fewer clients share a sync, so Signet's CPU per sign-in falls as clients grow; the
 fit says where it would be if a sync cost nothing. R² says how well the line fits the runs.
 
-  env: SWEEP (client counts), ROUNDS=2 DURATION=8, and SIGNET_BIN, GO_RP, PY, PEERS as for
-       peers-profile.py.
+  env: SWEEP (client counts), ROUNDS=2 DURATION=8, SPIN=1 (every run beside
+       peerslib.idle_spinner on core 0: the same fit with halting free, a diagnosis, not a
+       setting), and SIGNET_BIN, GO_RP, PY, PEERS as for peers-profile.py.
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ def main() -> None:
         sys.exit(f"peers-sweep: SWEEP needs two or more client counts, got {env.get('SWEEP')!r}")
     rounds = int(env.get("ROUNDS", "2"))
     duration = int(env.get("DURATION", "8"))
-    print(f"{rounds} round(s) of {duration} s a run; Signet's WAL syncs per sign-in over each run's middle window")
+    spin = env.get("SPIN") == "1"
+    print(f"{rounds} round(s) of {duration} s a run; Signet's WAL syncs per sign-in over each run's middle window"
+          + ("; every run beside an idle spinner on core 0" if spin else ""))
     print("| round | clients | Signet sign-ins/s | Signet CPU µs/sign-in | WAL syncs per sign-in | syncer thread µs/sync | Signet core 0 idle per sign-in | "
           "go_rp sign-ins/s | go_rp CPU µs/sign-in | go_rp core 0 idle per sign-in |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -67,8 +70,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         for r in range(1, rounds + 1):
             for clients in counts:
-                s = peerslib.measure(env, work, concurrency=clients)
-                g = peerslib.measure_go(env, work, clients)
+                s = peerslib.measure(env, work, concurrency=clients, spin=spin)
+                g = peerslib.measure_go(env, work, clients, spin=spin)
                 signet[clients].append(s)
                 go[clients].append(g["cpu"])
                 errors = s["errors"] + g["errors"]

@@ -209,11 +209,12 @@ def measure(env: dict[str, str], work: str, binary: str | None = None, extra: di
     }
 
 
-def measure_go(env: dict[str, str], work: str, concurrency: str) -> dict[str, float]:
+def measure_go(env: dict[str, str], work: str, concurrency: str, spin: bool = False) -> dict[str, float]:
     """One run of go_rp: the generator's figures, and core 0's idle entries per sign-in over the
-    same middle window as ``measure`` (sign-ins from the generator's rate, go_rp has no metrics)."""
+    same middle window as ``measure`` (sign-ins from the generator's rate, go_rp has no metrics).
+    With `spin`, an ``idle_spinner`` keeps core 0 busy during the run."""
     duration = int(env.get("DURATION", "8"))
-    with Server("go_rp", env, work) as server:
+    with idle_spinner() if spin else contextlib.nullcontext(), Server("go_rp", env, work) as server:
         load = server.load(duration, concurrency)
         window = wait_for_window(duration)
         idle0 = idle_entries()
