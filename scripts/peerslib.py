@@ -144,6 +144,11 @@ def idle_entries(core: int = 0) -> int | None:
     return total
 
 
+def per_sign_in(before: int | None, after: int | None, sign_ins: float) -> float:
+    """What ``idle_entries`` counted between two reads, per sign-in (NaN where it reads nothing)."""
+    return float("nan") if before is None or after is None else (after - before) / sign_ins
+
+
 # A busy loop that runs only when nothing else on its processor can (SCHED_IDLE).
 SPIN = "import os\nos.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\nwhile True:\n    pass\n"
 
@@ -205,7 +210,7 @@ def measure(env: dict[str, str], work: str, binary: str | None = None, extra: di
         "rate": report["sign_ins_per_s"], "p50": report["latency_ms"]["p50"], "cpu": report["server_cpu_us_per_sign_in"],
         "voluntary": (voluntary1 - voluntary0) / sign_ins, "involuntary": (involuntary1 - involuntary0) / sign_ins,
         "syncs": (syncs1 - syncs0) / sign_ins, "errors": sum(report["errors"].values()),
-        "idle": float("nan") if idle0 is None or idle1 is None else (idle1 - idle0) / sign_ins,
+        "idle": per_sign_in(idle0, idle1, sign_ins),
     }
 
 
@@ -224,5 +229,5 @@ def measure_go(env: dict[str, str], work: str, concurrency: str, spin: bool = Fa
     sign_ins = max(1.0, report["sign_ins_per_s"] * window)
     return {
         "rate": report["sign_ins_per_s"], "cpu": report["server_cpu_us_per_sign_in"], "errors": sum(report["errors"].values()),
-        "idle": float("nan") if idle0 is None or idle1 is None else (idle1 - idle0) / sign_ins,
+        "idle": per_sign_in(idle0, idle1, sign_ins),
     }
