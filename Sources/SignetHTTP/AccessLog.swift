@@ -199,31 +199,25 @@ public final class AccessLog: @unchecked Sendable {
     /// none of them (paths, IDs, addresses: nearly every value) is copied whole.
     static func quote(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        // A native string's bytes are contiguous: no copy of the string to reach them.
-        if s.utf8.withContiguousStorageIfAvailable({ escape($0, into: &out) }) == nil {
-            var copy = s
-            copy.withUTF8 { escape($0, into: &out) }
-        }
-        out.append(UInt8(ascii: "\""))
-    }
-
-    /// Appends `bytes` with the characters ``quote(_:into:)`` names escaped.
-    private static func escape(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
-        if !bytes.contains(where: needsEscape) {
-            out.append(contentsOf: bytes)
-            return
-        }
-        for b in bytes {
-            switch b {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                out.append(UInt8(ascii: "\\"))
-                out.append(b)
-            case 0..<0x20, 0x7f:
-                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigits[Int(b >> 4)], hexDigits[Int(b & 0x0f)]])
-            default:
-                out.append(b)
+        var s = s
+        s.withUTF8 { bytes in
+            if !bytes.contains(where: needsEscape) {
+                out.append(contentsOf: bytes)
+                return
+            }
+            for b in bytes {
+                switch b {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                    out.append(UInt8(ascii: "\\"))
+                    out.append(b)
+                case 0..<0x20, 0x7f:
+                    out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigits[Int(b >> 4)], hexDigits[Int(b & 0x0f)]])
+                default:
+                    out.append(b)
+                }
             }
         }
+        out.append(UInt8(ascii: "\""))
     }
 
     @inline(__always)

@@ -67,8 +67,6 @@ public enum Base64URL {
     /// whose unused trailing bits are not zero is refused too, so that each byte string has
     /// exactly one accepted encoding (used for challenges).
     public static func decode(_ text: some StringProtocol, canonical: Bool = false) -> [UInt8]? {
-        // A native string's bytes are contiguous: read them in place.
-        if let result = text.utf8.withContiguousStorageIfAvailable({ decode(buffer: $0, canonical: canonical) }) { return result }
         var string = String(text)
         return string.withUTF8 { decode(buffer: $0, canonical: canonical) }
     }

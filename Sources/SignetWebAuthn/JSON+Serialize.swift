@@ -42,8 +42,9 @@ extension JSONValue {
     /// Whether `a`'s UTF-8 sorts before `b`'s, byte by byte (RFC 8785 §3.2.3 sorts by UTF-16
     /// instead; ``canonical()`` does that).
     static func utf8Precedes(_ a: String, _ b: String) -> Bool {
-        withUTF8(a) { x in
-            withUTF8(b) { y in
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
                 let n = min(x.count, y.count)
                 for i in 0..<n where x[i] != y[i] { return x[i] < y[i] }
                 return x.count < y.count
@@ -52,21 +53,14 @@ extension JSONValue {
     }
 
     static func append(_ s: String, to out: inout [UInt8]) {
-        withUTF8(s) { out.append(contentsOf: $0) }
-    }
-
-    /// Runs `body` on `s`'s UTF-8 without copying the string first (a native string's bytes are
-    /// contiguous; other strings are made so once).
-    @inline(__always)
-    static func withUTF8<R>(_ s: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        if let result = try s.utf8.withContiguousStorageIfAvailable(body) { return result }
-        var copy = s
-        return try copy.withUTF8(body)
+        var s = s
+        s.withUTF8 { out.append(contentsOf: $0) }
     }
 
     /// Appends `s` as a JSON string (RFC 8259 §7): quotes, backslashes and control characters escaped.
     public static func quote(_ s: String, into out: inout [UInt8]) {
-        withUTF8(s) { bytes in
+        var s = s
+        s.withUTF8 { bytes in
             out.append(UInt8(ascii: "\""))
             var clean = bytes.startIndex
             // Eight bytes at a time while none needs escaping (tokens and base64url never do).
