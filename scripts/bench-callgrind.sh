@@ -3,9 +3,9 @@
 # drives it over HTTP: stable where timings are not, so a change's saving can be given as a
 # count. The server runs under valgrind; after a warm-up its counters are zeroed, sign-ins run
 # for DURATION seconds, and the count is divided by the sign-ins the server's metrics report.
-# The count includes what the server does meanwhile (bench login reads /metrics once a second,
-# about 1.2M instructions a read), so compare only runs with the same options: with CACHE=1
-# fewer sign-ins fit in the time and each carries more of it.
+# The count includes what the server does meanwhile except building the /metrics answer that
+# bench login reads once a second (its timers and background threads remain, a few thousand
+# instructions a sign-in), so compare runs with the same options.
 #   scripts/bench-callgrind.sh                  the release build
 #   BIN=/path/to/signet scripts/bench-callgrind.sh   another build (e.g. before a change)
 #   CACHE=1 scripts/bench-callgrind.sh          also simulated cache misses and mispredictions
@@ -30,8 +30,11 @@ cleanup() {
 trap cleanup EXIT
 # valgrind 3.19 cannot read the DWARF 5 the Swift toolchain writes; the symbol table suffices.
 objcopy --strip-debug "$bin" "$work/signet"
-options=()
-[ "${CACHE:-0}" = 1 ] && options=(--cache-sim=yes --branch-sim=yes)
+# `bench login` reads /metrics once a second (about 1.2M instructions a read), so a run that fits
+# fewer sign-ins in its time would carry more of them each: collection pauses while that answer is
+# built (toggled off on entering its getter and on again on leaving it, on that thread only).
+options=(--toggle-collect='*metricsResponse*' --collect-atstart=yes)
+[ "${CACHE:-0}" = 1 ] && options+=(--cache-sim=yes --branch-sim=yes)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 (cd "$work" && SIGNET_RATE_LIMITS_ENABLED=false exec valgrind --tool=callgrind "${options[@]}" \
     --callgrind-out-file="$work/callgrind.out" "$work/signet" serve --listen "127.0.0.1:$port" \
