@@ -33,6 +33,7 @@ objcopy --strip-debug "$bin" "$work/signet"
 # `bench login` reads /metrics once a second (about 1.2M instructions a read), so a run that fits
 # fewer sign-ins in its time would carry more of them each: collection pauses while that answer is
 # built (toggled off on entering its getter and on again on leaving it, on that thread only).
+# --collect-atstart=yes must follow --toggle-collect, which otherwise starts with collection off.
 options=(--toggle-collect='*metricsResponse*' --collect-atstart=yes)
 [ "${CACHE:-0}" = 1 ] && options+=(--cache-sim=yes --branch-sim=yes)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
