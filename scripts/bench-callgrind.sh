@@ -34,6 +34,10 @@ objcopy --strip-debug "$bin" "$work/signet"
 # fewer sign-ins in its time would carry more of them each: collection pauses while that answer is
 # built (toggled off on entering its getter and on again on leaving it, on that thread only).
 # --collect-atstart=yes must follow --toggle-collect, which otherwise starts with collection off.
+# callgrind says nothing when the pattern matches no function: a renamed getter would quietly
+# bring the reads back into the count, so the script stops instead (grep reads all of nm's output:
+# with -q it would stop early, and pipefail would count nm's broken pipe as a failure).
+nm "$work/signet" | grep 'metricsResponse' >/dev/null || { echo "bench-callgrind: no metricsResponse getter in $bin to leave out" >&2; exit 1; }
 options=(--toggle-collect='*metricsResponse*' --collect-atstart=yes)
 [ "${CACHE:-0}" = 1 ] && options+=(--cache-sim=yes --branch-sim=yes)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
