@@ -20,6 +20,10 @@ the workers' waking for the answers it releases, and the idling while every clie
 the disk. Fewer clients share a sync, so Signet's CPU per sign-in falls as clients grow; the
 fit says where it would be if a sync cost nothing. R² says how well the line fits the runs.
 
+A last table gives both sides of each closed loop: the load generator's own CPU per sign-in and
+core 1's idle entries beside the server's. Whichever side waits for the other halts, and on this
+machine a processor runs slower for a while after a halt.
+
   env: SWEEP (client counts), ROUNDS=2 DURATION=8, SPIN=1 (every run beside
        peerslib.idle_spinner on core 0: the same fit with halting free, a diagnosis, not a
        setting), and SIGNET_BIN, GO_RP, PY, PEERS as for peers-profile.py.
@@ -66,14 +70,14 @@ def main() -> None:
           "go_rp sign-ins/s | go_rp CPU µs/sign-in | go_rp core 0 idle per sign-in |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     signet: dict[str, list[dict[str, float]]] = {c: [] for c in counts}
-    go: dict[str, list[float]] = {c: [] for c in counts}
+    go: dict[str, list[dict[str, float]]] = {c: [] for c in counts}
     with tempfile.TemporaryDirectory() as work:
         for r in range(1, rounds + 1):
             for clients in counts:
                 s = peerslib.measure(env, work, concurrency=clients, spin=spin)
                 g = peerslib.measure_go(env, work, clients, spin=spin)
                 signet[clients].append(s)
-                go[clients].append(g["cpu"])
+                go[clients].append(g)
                 errors = s["errors"] + g["errors"]
                 print(f"| {r} | {clients} | {s['rate']:.0f} | {s['cpu']:.1f} | {s['syncs']:.3f} | {s['syncer_us_per_sync']:.0f} | {s['idle']:.3f} | "
                       f"{g['rate']:.0f} | {g['cpu']:.1f} | {g['idle']:.3f} |" + (f" {errors} errors" if errors else ""), flush=True)
@@ -87,9 +91,18 @@ def main() -> None:
     for clients in counts:
         cpu = statistics.median(run["cpu"] for run in signet[clients])
         syncs = statistics.median(run["syncs"] for run in signet[clients])
-        peer = statistics.median(go[clients])
+        peer = statistics.median(run["cpu"] for run in go[clients])
         print(f"| {clients} | {cpu:.1f} µs | {syncs:.3f} | {per_sync * syncs:.1f} µs | {peer:.1f} µs | {cpu / peer:.2f} | "
               f"{(cpu - per_sync * syncs) / peer:.2f} |")
+    print()
+    print("Both sides of each run (medians): the load generator's CPU per sign-in and core 1's idle entries beside the server's")
+    print("| clients | server | server CPU µs/sign-in | generator CPU µs/sign-in | both | core 0 idle per sign-in | core 1 idle per sign-in |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    for clients in counts:
+        for name, runs in (("Signet", signet[clients]), ("go_rp", go[clients])):
+            med = {key: statistics.median(run[key] for run in runs) for key in ("cpu", "generator", "idle", "idle1")}
+            both = statistics.median(run["cpu"] + run["generator"] for run in runs)
+            print(f"| {clients} | {name} | {med['cpu']:.1f} | {med['generator']:.1f} | {both:.1f} | {med['idle']:.3f} | {med['idle1']:.3f} |")
 
 
 if __name__ == "__main__":
