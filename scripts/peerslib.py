@@ -185,12 +185,12 @@ def wait_for_window(duration: int) -> float:
     return window
 
 
-def generator(report: dict, idle0: int | None, idle1: int | None, sign_ins: float) -> dict[str, float]:
+def generator(report: dict, before: int | None, after: int | None, sign_ins: float) -> dict[str, float]:
     """The load generator's side of a run: its own CPU per sign-in (its process time over the
     measured part, from its report) and core 1's idle entries per sign-in over the window. In a
     closed loop one side waits for the other, and on this machine a processor that waits halts and
     runs slower once woken; these say which side that is."""
-    return {"generator": report["client_cpu_us_per_sign_in"], "idle1": per_sign_in(idle0, idle1, sign_ins)}
+    return {"generator": report["client_cpu_us_per_sign_in"], "idle1": per_sign_in(before, after, sign_ins)}
 
 
 def measure(env: dict[str, str], work: str, binary: str | None = None, extra: dict[str, str] | None = None,
@@ -203,11 +203,11 @@ def measure(env: dict[str, str], work: str, binary: str | None = None, extra: di
             Server("signet", env, work, binary=binary, extra=extra, db_dir=db_dir) as server:
         load = server.load(duration, concurrency or env.get("CONCURRENCY", "16"))
         window = wait_for_window(duration)
-        idle0 = idle_entries(), idle_entries(1)
+        idle_before = idle_entries(), idle_entries(1)
         before = server.threads(named="signet.sync"), *server.metrics(COUNTERS)
         time.sleep(window)
         after = server.threads(named="signet.sync"), *server.metrics(COUNTERS)
-        idle1 = idle_entries(), idle_entries(1)
+        idle_after = idle_entries(), idle_entries(1)
         report = result(load)
     (voluntary0, involuntary0, syncer0), signins0, syncs0, seconds0, timed0 = before
     (voluntary1, involuntary1, syncer1), signins1, syncs1, seconds1, timed1 = after
@@ -218,7 +218,8 @@ def measure(env: dict[str, str], work: str, binary: str | None = None, extra: di
         "rate": report["sign_ins_per_s"], "p50": report["latency_ms"]["p50"], "cpu": report["server_cpu_us_per_sign_in"],
         "voluntary": (voluntary1 - voluntary0) / sign_ins, "involuntary": (involuntary1 - involuntary0) / sign_ins,
         "syncs": (syncs1 - syncs0) / sign_ins, "errors": sum(report["errors"].values()),
-        "idle": per_sign_in(idle0[0], idle1[0], sign_ins), **generator(report, idle0[1], idle1[1], sign_ins),
+        "idle": per_sign_in(idle_before[0], idle_after[0], sign_ins),
+        **generator(report, idle_before[1], idle_after[1], sign_ins),
     }
 
 
@@ -230,12 +231,13 @@ def measure_go(env: dict[str, str], work: str, concurrency: str, spin: bool = Fa
     with idle_spinner() if spin else contextlib.nullcontext(), Server("go_rp", env, work) as server:
         load = server.load(duration, concurrency)
         window = wait_for_window(duration)
-        idle0 = idle_entries(), idle_entries(1)
+        idle_before = idle_entries(), idle_entries(1)
         time.sleep(window)
-        idle1 = idle_entries(), idle_entries(1)
+        idle_after = idle_entries(), idle_entries(1)
         report = result(load)
     sign_ins = max(1.0, report["sign_ins_per_s"] * window)
     return {
         "rate": report["sign_ins_per_s"], "cpu": report["server_cpu_us_per_sign_in"], "errors": sum(report["errors"].values()),
-        "idle": per_sign_in(idle0[0], idle1[0], sign_ins), **generator(report, idle0[1], idle1[1], sign_ins),
+        "idle": per_sign_in(idle_before[0], idle_after[0], sign_ins),
+        **generator(report, idle_before[1], idle_after[1], sign_ins),
     }
