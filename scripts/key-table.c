@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double seconds(void) {
     struct timespec t;
@@ -37,7 +38,7 @@ static long resident_kib(void) {
     FILE *f = fopen("/proc/self/statm", "r");
     if (!f || fscanf(f, "%ld %ld", &size, &resident) != 2) resident = 0;
     if (f) fclose(f);
-    return resident * 4;
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 struct key {

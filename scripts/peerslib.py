@@ -185,12 +185,18 @@ def wait_for_window(duration: int) -> float:
     return window
 
 
-def generator(report: dict, before: int | None, after: int | None, sign_ins: float) -> dict[str, float]:
-    """The load generator's side of a run: its own CPU per sign-in (its process time over the
-    measured part, from its report) and core 1's idle entries per sign-in over the window. In a
+def idle_counts() -> tuple[int | None, int | None]:
+    """``idle_entries`` of core 0 (the server's) and of core 1 (the load generator's), read together."""
+    return idle_entries(0), idle_entries(1)
+
+
+def both_sides(report: dict, before: tuple, after: tuple, sign_ins: float) -> dict[str, float]:
+    """Per sign-in between two ``idle_counts`` reads: core 0's idle entries ("idle") and core 1's
+    ("idle1"), with the load generator's own CPU per sign-in from its report ("generator"). In a
     closed loop one side waits for the other, and on this machine a processor that waits halts and
     runs slower once woken; these say which side that is."""
-    return {"generator": report["client_cpu_us_per_sign_in"], "idle1": per_sign_in(before, after, sign_ins)}
+    return {"idle": per_sign_in(before[0], after[0], sign_ins), "idle1": per_sign_in(before[1], after[1], sign_ins),
+            "generator": report["client_cpu_us_per_sign_in"]}
 
 
 def measure(env: dict[str, str], work: str, binary: str | None = None, extra: dict[str, str] | None = None,
@@ -203,11 +209,11 @@ def measure(env: dict[str, str], work: str, binary: str | None = None, extra: di
             Server("signet", env, work, binary=binary, extra=extra, db_dir=db_dir) as server:
         load = server.load(duration, concurrency or env.get("CONCURRENCY", "16"))
         window = wait_for_window(duration)
-        idle_before = idle_entries(), idle_entries(1)
+        idle_before = idle_counts()
         before = server.threads(named="signet.sync"), *server.metrics(COUNTERS)
         time.sleep(window)
         after = server.threads(named="signet.sync"), *server.metrics(COUNTERS)
-        idle_after = idle_entries(), idle_entries(1)
+        idle_after = idle_counts()
         report = result(load)
     (voluntary0, involuntary0, syncer0), signins0, syncs0, seconds0, timed0 = before
     (voluntary1, involuntary1, syncer1), signins1, syncs1, seconds1, timed1 = after
@@ -218,8 +224,7 @@ def measure(env: dict[str, str], work: str, binary: str | None = None, extra: di
         "rate": report["sign_ins_per_s"], "p50": report["latency_ms"]["p50"], "cpu": report["server_cpu_us_per_sign_in"],
         "voluntary": (voluntary1 - voluntary0) / sign_ins, "involuntary": (involuntary1 - involuntary0) / sign_ins,
         "syncs": (syncs1 - syncs0) / sign_ins, "errors": sum(report["errors"].values()),
-        "idle": per_sign_in(idle_before[0], idle_after[0], sign_ins),
-        **generator(report, idle_before[1], idle_after[1], sign_ins),
+        **both_sides(report, idle_before, idle_after, sign_ins),
     }
 
 
@@ -231,13 +236,12 @@ def measure_go(env: dict[str, str], work: str, concurrency: str, spin: bool = Fa
     with idle_spinner() if spin else contextlib.nullcontext(), Server("go_rp", env, work) as server:
         load = server.load(duration, concurrency)
         window = wait_for_window(duration)
-        idle_before = idle_entries(), idle_entries(1)
+        idle_before = idle_counts()
         time.sleep(window)
-        idle_after = idle_entries(), idle_entries(1)
+        idle_after = idle_counts()
         report = result(load)
     sign_ins = max(1.0, report["sign_ins_per_s"] * window)
     return {
         "rate": report["sign_ins_per_s"], "cpu": report["server_cpu_us_per_sign_in"], "errors": sum(report["errors"].values()),
-        "idle": per_sign_in(idle_before[0], idle_after[0], sign_ins),
-        **generator(report, idle_before[1], idle_after[1], sign_ins),
+        **both_sides(report, idle_before, idle_after, sign_ins),
     }
