@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "csystem.h"
@@ -36,5 +37,10 @@ int signet_accept(int fd, void *address, unsigned int *length) {
     socklen_t len = sizeof(struct sockaddr_storage);
     int c = accept4(fd, (struct sockaddr *)address, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     *length = (unsigned int)len;
+    if (c >= 0) {
+        /* An answer goes out in one write; never hold it back for an acknowledgement (Nagle). */
+        int on = 1;
+        (void)setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    }
     return c;
 }

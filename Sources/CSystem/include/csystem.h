@@ -21,11 +21,30 @@ unsigned short signet_peer_port(int fd);
 
 /* One connection from a listening socket, non-blocking and close-on-exec, its peer's address in
  * `address` (room for a struct sockaddr_storage, 128 bytes) and its size in `length`; -1 and
- * errno otherwise. */
+ * errno otherwise. TCP_NODELAY is set on it. */
 int signet_accept(int fd, void *address, unsigned int *length);
 
 /* Names the calling thread as `ps -L`, `top -H` and `perf` show it: at most 15 bytes, or Linux
  * refuses the name whole (ERANGE). Returns what pthread_setname_np returns. */
 int signet_name_thread(const char *name);
+
+/* An epoll instance, close-on-exec; -1 and errno when none can be made. */
+int signet_epoll_create(void);
+
+/* A non-blocking, close-on-exec eventfd: a worker's doorbell. */
+int signet_eventfd(void);
+
+/* Adds (op 0), changes (1) or removes (2) `fd` in epoll `ep`, watching it for input and hang-up,
+ * and for room to write when `writable` is non-zero; `token` comes back with its events. */
+int signet_epoll_watch(int ep, int op, int fd, int writable, unsigned long long token);
+
+/* Waits up to `timeout_ms` (-1: no limit) for at most `max` (at most 64) events: each one's token
+ * in `tokens`, and in `flags` 1 for input or hang-up and 2 for room to write. Returns what
+ * epoll_wait returns. */
+int signet_epoll_wait(int ep, unsigned long long *tokens, unsigned *flags, int max, int timeout_ms);
+
+/* Rings an eventfd (adds 1), and empties one. */
+void signet_eventfd_signal(int fd);
+void signet_eventfd_drain(int fd);
 
 #endif
