@@ -10,6 +10,7 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case malformed
     case unsupportedMediaType = "unsupported_media_type"
     case bodyTooLarge = "body_too_large"
+    case headersTooLarge = "headers_too_large"
     case notFound = "not_found"
     case methodNotAllowed = "method_not_allowed"
     // Clients, grants and tokens.
@@ -152,6 +153,7 @@ extension Reason {
         case .notFound: 404
         case .methodNotAllowed: 405
         case .bodyTooLarge: 413
+        case .headersTooLarge: 431
         case .unsupportedMediaType: 415
         case .clientUnknown, .clientSecretInvalid, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict: 409
@@ -207,6 +209,7 @@ extension Reason {
         case .malformed: "The request is malformed."
         case .unsupportedMediaType: "The body must be application/json (or, at the token endpoint, a form)."
         case .bodyTooLarge: "The request body is too large."
+        case .headersTooLarge: "The request line and headers are too large."
         case .notFound: "There is no such endpoint."
         case .methodNotAllowed: "This method is not allowed on this endpoint."
         case .clientUnknown: "The client is not known."

@@ -33,6 +33,8 @@ enum FuzzTarget {
         case dpopProof
         // The web: Cookie headers, redirect URIs, ui_locales, related origins.
         case cookieHeader, redirectURI, uiLocales, relatedOrigins
+        // The HTTP/1.1 request parser (RFC 9112) that reads every byte a client sends.
+        case httpRequest
     }
 
     /// A browser-flow client: an exact, a loopback (any port) and a private-use redirect URI.
@@ -161,6 +163,17 @@ enum FuzzTarget {
             let origins = String(decoding: body, as: UTF8.self).split(separator: "\n").prefix(64).map(String.init)
             _ = RelatedOrigins.problem(origins)
             for origin in origins { if let label = RelatedOrigins.label(host: origin) { precondition(!label.contains("."), "a label with a dot") } }
+        case .httpRequest:
+            let parse = { (bytes: [UInt8]) in bytes.withUnsafeBufferPointer { RequestParser.parse($0, maxHeadBytes: 2048, maxBodyBytes: 1024) } }
+            if case .request(let head, let content, let consumed) = parse(body) {
+                precondition(consumed > 0 && consumed <= body.count && content.count <= 1024, "a request longer than its bytes or its cap")
+                // The request ends where it says: one byte short of it is not yet a request, and the
+                // same bytes alone give the same request.
+                let short = parse(Array(body.prefix(consumed - 1)))
+                precondition(short == .incomplete(expectsContinue: false) || short == .incomplete(expectsContinue: true), "a request whole before its last byte")
+                precondition(parse(Array(body.prefix(consumed))) == .request(head, body: content, consumed: consumed), "a request that depends on the bytes after it")
+                precondition(!head.path.utf8.contains(0) && head.headers.count <= 100, "a NUL in a path or unbounded headers")
+            }
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
                 precondition(SessionSealer.encode(session).flatMap(SessionSealer.decode) == session, "session round trip changed it")
