@@ -30,9 +30,6 @@ let package = Package(
             name: "CPostgres", pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]),
         .systemLibrary(
-            name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
-            providers: [.apt(["libmicrohttpd-dev"])]),
-        .systemLibrary(
             name: "CCurl", pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(
@@ -42,7 +39,7 @@ let package = Package(
         .target(name: "CSystem"),
 
         .target(name: "SignetCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
-        .target(name: "SignetHTTP", dependencies: ["CMicroHTTPD", "CSystem"], swiftSettings: strict),
+        .target(name: "SignetHTTP", dependencies: ["CSystem"], swiftSettings: strict),
         .target(name: "SignetAPI", swiftSettings: strict),
         // The hosted pages: templates, their text in each language, the one script and stylesheet.
         .target(name: "SignetWeb", dependencies: ["SignetAPI"], swiftSettings: strict),

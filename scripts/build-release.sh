@@ -3,7 +3,7 @@
 # Foundation are linked in (--static-swift-stdlib), so the binary needs no Swift toolchain where
 # it runs, and its calls into them are direct rather than through the dynamic linker's tables
 # (about 7% less server CPU per sign-in here; docs/performance-history.md).
-# The system libraries (OpenSSL, SQLite, libpq, libmicrohttpd, libcurl) stay shared, so their
+# The system libraries (OpenSSL, SQLite, libpq, libcurl, libqrencode) stay shared, so their
 # security updates from the distribution apply without a rebuild. The link prints one warning,
 # gold's about `mktemp` inside the toolchain's own libFoundationEssentials.a, not Signet's code.
 set -euo pipefail

@@ -2,16 +2,15 @@ internal import CSystem
 import Foundation
 import Synchronization
 
-/// The listening socket and the one thread that accepts on it, handing every connection to
-/// libmicrohttpd's worker pool (`MHD_add_connection`), which places it by its descriptor number
-/// across the workers (libmicrohttpd 0.9.75, `daemon.c`), so a pool's connections are spread
-/// evenly.
+/// The listening socket and the one thread that accepts on it, handing every connection to the
+/// server, which gives it to the worker its descriptor number names (the number modulo the
+/// workers), so a pool's connections are spread evenly whatever the timing of the connects.
 ///
-/// Left to itself, libmicrohttpd lets whichever worker wakes first accept up to ten connections
-/// a turn. A burst of keep-alive connections could then land on two workers of sixteen and stay
-/// there; with PostgreSQL, where a worker waits for each round trip, those two served every
-/// request, and sign-ins shared a commit batch 1.1–1.6 at a time instead of 3.5–5 (`bench
-/// login`, 64 clients). Here every worker gets its share whatever the timing of the connects.
+/// When workers accepted for themselves (libmicrohttpd, before Signet's own HTTP layer),
+/// whichever woke first took up to ten connections a turn. A burst of keep-alive connections
+/// could then land on two workers of sixteen and stay there; with PostgreSQL, where a worker
+/// waits for each round trip, those two served every request, and sign-ins shared a commit
+/// batch 1.1–1.6 at a time instead of 3.5–5 (`bench login`, 64 clients).
 final class Acceptor: @unchecked Sendable {
     private let fd: Int32
     /// The bound port (the one asked for, or the free one picked for 0).

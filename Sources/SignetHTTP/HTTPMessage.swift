@@ -128,6 +128,10 @@ public protocol HTTPHandler: Sendable {
     /// The answer to a request whose body is larger than `limit` bytes (413), given the request
     /// without its body: the handler's error format, in the request's kind (JSON or a page).
     func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse
+    /// The answer to bytes that are not a request this server reads (RFC 9112): `status` 400 or
+    /// 431, `reason` from SignetAPI's list (`malformed`, `headers_too_large`), `detail` for the
+    /// log only; `request` when its head could be read. The connection closes after it.
+    func unreadable(_ request: HTTPRequest?, status: Int, reason: String, detail: String) -> HTTPResponse
     /// Handles `request` and says whether its answer must wait: with a ``HTTPHold``, the server
     /// sends nothing, and serves its other connections, until the hold's callback runs.
     func handleHeld(_ request: HTTPRequest) -> (HTTPResponse, HTTPHold?)
@@ -140,6 +144,13 @@ public typealias HTTPHold = @Sendable (_ release: @escaping @Sendable (HTTPRespo
 extension HTTPHandler {
     /// No hold: the answer goes as soon as ``handle(_:)`` returns.
     public func handleHeld(_ request: HTTPRequest) -> (HTTPResponse, HTTPHold?) { (handle(request), nil) }
+
+    /// A JSON answer with the reason, for handlers without an error format of their own.
+    public func unreadable(_ request: HTTPRequest?, status: Int, reason: String, detail: String) -> HTTPResponse {
+        var response = HTTPResponse.json(status, Array(#"{"error":"invalid_request","error_description":"The request cannot be read.","reason":"\#(reason)"}"#.utf8))
+        response.logDetail = "\(reason): \(detail)"
+        return response
+    }
 
     /// A JSON 413 with the reason `body_too_large`, for handlers without an error format of their own.
     public func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {

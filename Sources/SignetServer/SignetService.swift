@@ -157,6 +157,12 @@ public final class SignetService: HTTPHandler, Sendable {
         })
     }
 
+    public func unreadable(_ request: HTTPRequest?, status: Int, reason: String, detail: String) -> HTTPResponse {
+        var error = AuthError(Reason(rawValue: reason) ?? .malformed, detail)
+        error.status = status
+        return answer(error, for: request ?? HTTPRequest(method: "", path: "", headers: [:], body: [], remoteAddress: "", requestID: ""))
+    }
+
     public func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
         var error = AuthError(.bodyTooLarge, "body larger than \(limit) bytes", publicDetail: "request body larger than \(limit) bytes")
         error.status = 413

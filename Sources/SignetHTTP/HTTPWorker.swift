@@ -1,0 +1,272 @@
+import Glibc
+internal import CSystem
+import Foundation
+import Synchronization
+
+/// One worker thread: an epoll loop over its connections (level-triggered), which reads, parses
+/// and answers requests one at a time per connection, in order. Other threads reach it through
+/// its inbox and doorbell (an eventfd): the acceptor hands it connections, and a thread that wrote
+/// a held answer hands back a connection that still has work (bytes the socket did not take, a
+/// request that waited, a close).
+final class HTTPWorker: @unchecked Sendable {
+    enum Job {
+        case adopt(HTTPConnection)
+        case resume(HTTPConnection)
+        case stop
+    }
+
+    unowned let server: HTTPServer
+    private let poller: Int32
+    private let doorbell: Int32
+    private let inboxLock = NSLock()
+    private var inbox: [Job] = []
+    /// The worker thread's alone: its connections by descriptor.
+    private var connections: [Int32: HTTPConnection] = [:]
+    private var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+    private let finished = DispatchSemaphore(value: 0)
+    private static let doorbellToken = UInt64.max
+
+    init(server: HTTPServer) throws(HTTPServerError) {
+        self.server = server
+        poller = signet_epoll_create()
+        doorbell = signet_eventfd()
+        guard poller >= 0, doorbell >= 0,
+              signet_epoll_watch(poller, 0, doorbell, 0, HTTPWorker.doorbellToken) == 0 else {
+            throw HTTPServerError(message: "cannot start an HTTP worker (epoll: errno \(errno))")
+        }
+    }
+
+    deinit {
+        Glibc.close(poller)
+        Glibc.close(doorbell)
+    }
+
+    /// Queues `job` for the worker; rings only when the inbox was empty (the worker takes it whole).
+    func post(_ job: Job) {
+        inboxLock.lock()
+        inbox.append(job)
+        let ring = inbox.count == 1
+        inboxLock.unlock()
+        if ring { signet_eventfd_signal(doorbell) }
+    }
+
+    func start(name: String) {
+        let thread = Thread { [self] in
+            _ = signet_name_thread(name)
+            run()
+            finished.signal()
+        }
+        thread.start()
+    }
+
+    /// Waits until the loop has ended (after a ``Job/stop``).
+    func join() { finished.wait() }
+
+    private func run() {
+        var tokens = [UInt64](repeating: 0, count: 64)
+        var flags = [UInt32](repeating: 0, count: 64)
+        while true {
+            let n = signet_epoll_wait(poller, &tokens, &flags, 64, -1)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return stopAll()
+            }
+            for i in 0..<Int(n) {
+                if tokens[i] == HTTPWorker.doorbellToken {
+                    signet_eventfd_drain(doorbell)
+                    inboxLock.lock()
+                    let jobs = inbox
+                    inbox.removeAll(keepingCapacity: true)
+                    inboxLock.unlock()
+                    for job in jobs {
+                        switch job {
+                        case .adopt(let c): adopt(c)
+                        case .resume(let c): if connections[c.fd] === c { resume(c) }
+                        case .stop: return stopAll()
+                        }
+                    }
+                    continue
+                }
+                guard let c = connections[Int32(truncatingIfNeeded: tokens[i])] else { continue }
+                if flags[i] & 2 != 0 { flush(c) }
+                if flags[i] & 1 != 0, connections[c.fd] === c { readable(c) }
+            }
+        }
+    }
+
+    private func adopt(_ c: HTTPConnection) {
+        connections[c.fd] = c
+        if signet_epoll_watch(poller, 0, c.fd, 0, UInt64(UInt32(bitPattern: c.fd))) != 0 { close(c) }
+    }
+
+    /// Closes every connection, except one whose held answer was never released: its descriptor
+    /// stays open (the server is stopping), so that a late release cannot write to a number a
+    /// newer descriptor took.
+    private func stopAll() {
+        for c in Array(connections.values) {
+            c.lock.lock()
+            let held = c.held
+            if held { c.gone = true }
+            c.lock.unlock()
+            if held {
+                server.forget(c)
+                _ = signet_epoll_watch(poller, 2, c.fd, 0, 0)
+                connections[c.fd] = nil
+            } else {
+                close(c)
+            }
+        }
+    }
+
+    /// Closes `c` for good: out of the server's table first, then the descriptor.
+    func close(_ c: HTTPConnection) {
+        receiving(c, false)
+        server.forget(c)
+        _ = signet_epoll_watch(poller, 2, c.fd, 0, 0)
+        connections[c.fd] = nil
+        Glibc.close(c.fd)
+    }
+
+    private func watch(_ c: HTTPConnection, writable: Bool) {
+        _ = signet_epoll_watch(poller, 1, c.fd, writable ? 1 : 0, UInt64(UInt32(bitPattern: c.fd)))
+    }
+
+    private func readable(_ c: HTTPConnection) {
+        let got = buffer.withUnsafeMutableBytes { recv(c.fd, $0.baseAddress, $0.count, 0) }
+        if got < 0, errno == EAGAIN || errno == EINTR { return }
+        if got <= 0 { return hangUp(c) }
+        c.lock.lock()
+        c.lastActivity = DispatchTime.now().uptimeNanoseconds
+        let lingering = c.lingeringSince != 0
+        c.lock.unlock()
+        if lingering { return }  // the last answer is out; what still comes is dropped
+        // A client that sends on while its answer is held cannot make the buffer grow without
+        // bound: past a whole request's limits it is cut off.
+        guard c.input.count + got <= server.maxBufferedBytes else { return hangUp(c) }
+        c.input.append(contentsOf: buffer[0..<got])
+        process(c)
+    }
+
+    /// The client closed or the connection failed: close now, or once a held answer is released.
+    private func hangUp(_ c: HTTPConnection) {
+        c.lock.lock()
+        if c.busy {
+            c.gone = true
+            c.lock.unlock()
+            _ = signet_epoll_watch(poller, 2, c.fd, 0, 0)
+            return
+        }
+        c.lock.unlock()
+        close(c)
+    }
+
+    /// Reads and answers the requests in `c.input`, in order, until one is incomplete or held.
+    private func process(_ c: HTTPConnection) {
+        while !c.input.isEmpty {
+            c.lock.lock()
+            if c.busy || c.gone || c.closeAfterWrite || c.lingeringSince != 0 || !c.output.isEmpty {
+                c.waiting = true
+                c.lock.unlock()
+                return
+            }
+            c.lock.unlock()
+            let parsed = c.input.withUnsafeBufferPointer {
+                RequestParser.parse($0, maxHeadBytes: server.configuration.connectionMemoryBytes, maxBodyBytes: server.configuration.maxBodyBytes)
+            }
+            if case .incomplete = parsed {
+                receiving(c, true)
+            } else {
+                receiving(c, false)
+            }
+            switch parsed {
+            case .incomplete(let expectsContinue):
+                if expectsContinue, !c.continued {
+                    c.continued = true
+                    c.lock.lock()
+                    c.output.append(contentsOf: HTTPWorker.continueLine)
+                    let ok = c.writeOutput()
+                    c.lock.unlock()
+                    if !ok { return close(c) }
+                    if !settle(c) { return }
+                }
+                return
+            case .failed(let failure, let head):
+                c.input.removeAll()
+                server.refuse(c, failure, head: head)
+                _ = settle(c)
+                return
+            case .request(let head, let body, let consumed):
+                c.input.removeFirst(consumed)
+                c.continued = false
+                server.dispatch(c, head, body)
+                if !settle(c) { return }
+            }
+        }
+    }
+
+    /// Counts a request in flight from its first bytes (a shutdown lets it finish), until it is
+    /// whole and the server counts it on.
+    private func receiving(_ c: HTTPConnection, _ started: Bool) {
+        guard c.receiving != started else { return }
+        c.receiving = started
+        server.inFlight.add(started ? 1 : -1, ordering: .relaxed)
+    }
+
+    private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    /// After an answer (or a 100 Continue) went to the socket: whether the next request may be
+    /// read now. Otherwise the connection waits for room to write, lingers before closing, is
+    /// closed, or waits for its held answer.
+    private func settle(_ c: HTTPConnection) -> Bool {
+        c.lock.lock()
+        let gone = c.gone && !c.held
+        let pending = !c.output.isEmpty
+        let closing = c.closeAfterWrite
+        let busy = c.busy
+        // A request already read waits for the held answer: its writer hands the connection back.
+        if busy, !c.input.isEmpty { c.waiting = true }
+        c.lock.unlock()
+        if gone {
+            close(c)
+            return false
+        }
+        if pending {
+            watch(c, writable: true)
+            return false
+        }
+        if closing {
+            linger(c)
+            return false
+        }
+        return !busy
+    }
+
+    /// A connection handed back by the thread that wrote its held answer.
+    private func resume(_ c: HTTPConnection) {
+        if settle(c) { process(c) }
+    }
+
+    private func flush(_ c: HTTPConnection) {
+        c.lock.lock()
+        let ok = c.writeOutput()
+        if ok { c.lastActivity = DispatchTime.now().uptimeNanoseconds }
+        let done = c.output.isEmpty
+        c.lock.unlock()
+        if !ok { return hangUp(c) }
+        guard done else { return }
+        watch(c, writable: false)
+        if settle(c) { process(c) }
+    }
+
+    /// The last answer is written: stop sending, and drain what the client still sends for a
+    /// moment (the sweeper ends it), so that closing with unread bytes does not reset the
+    /// connection before the client has read that answer.
+    private func linger(_ c: HTTPConnection) {
+        c.lock.lock()
+        let already = c.lingeringSince != 0
+        if !already { c.lingeringSince = DispatchTime.now().uptimeNanoseconds }
+        c.lock.unlock()
+        if !already { _ = Glibc.shutdown(c.fd, Int32(SHUT_WR)) }
+        c.input.removeAll()
+    }
+}
