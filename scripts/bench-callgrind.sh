@@ -82,8 +82,11 @@ for line in report.splitlines():
     if not match or "PROGRAM TOTALS" in line:
         continue
     cost, name = int(match.group(1).replace(",", "")), match.group(2)
-    # callgrind_annotate lists a thread's entry points with the whole thread's cost as if their own.
+    # callgrind_annotate lists a thread's entry points with the whole thread's cost as if their own:
+    # the C library's, Foundation's `Thread.main` and the closures a `Thread` runs (`start(...)`).
     if "clone.S:clone" in name or "pthread_create.c:start_thread" in name:
+        continue
+    if re.search(r"Foundation6ThreadC4main|C5start\w*cfU_(TA)?\s", name):
         continue
     found = re.search(r"\[([^\]]*)\]\s*$", name)
     obj = found.group(1).rsplit("/", 1)[-1] if found else "?"
