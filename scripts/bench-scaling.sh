@@ -2,11 +2,15 @@
 # Sign-ins per second and CPU per sign-in on one SQLite instance, one PostgreSQL instance and
 # two PostgreSQL instances sharing the database, measured with `signet bench login`.
 #   DURATION=10 CONCURRENCY=64 scripts/bench-scaling.sh
+#   BIN=/path/to/signet scripts/bench-scaling.sh   another build (e.g. before a change)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
-scripts/build-release.sh
-bin=$PWD/.build/release/signet
+bin=${BIN:-}
+if [ -z "$bin" ]; then
+    scripts/build-release.sh
+    bin=$PWD/.build/release/signet
+fi
 duration=${DURATION:-10}
 concurrency=${CONCURRENCY:-64}
 work=$(mktemp -d /tmp/signet-scaling.XXXXXX)
