@@ -239,6 +239,7 @@ public struct ServerConfiguration: Sendable {
         let processors = ProcessInfo.processInfo.activeProcessorCount
         return threads ?? (database.hasPrefix("sqlite:") ? max(2, processors) : 8 * processors)
     }
+    /// The largest request line and headers (`limits.header_bytes`; 431 `headers_too_large` past it).
     public var connectionMemoryBytes = 16 * 1024
     public var accessLog = true
     /// Seconds an action challenge lives, and an action token.
