@@ -77,10 +77,18 @@ public final class HTTPServer: @unchecked Sendable {
         }
         let acceptor = try Acceptor(address: address, name: "\(configuration.host):\(configuration.port)", backlog: configuration.backlog)
         var started: [HTTPWorker] = []
-        for n in 0..<max(1, configuration.threads) {
-            let worker = try HTTPWorker(server: self)
-            worker.start(name: "signet.http\(n)")
-            started.append(worker)
+        do {
+            for n in 0..<max(1, configuration.threads) {
+                let worker = try HTTPWorker(server: self)
+                worker.start(name: "signet.http\(n)")
+                started.append(worker)
+            }
+        } catch {
+            // The workers already running end before the error goes up.
+            for worker in started { worker.post(.stop) }
+            for worker in started { worker.join() }
+            acceptor.stop()
+            throw error
         }
         lock.lock()
         workers = started
