@@ -42,8 +42,9 @@ public struct HTTPRequest: Sendable {
         return out
     }
 
-    /// Percent-decoding with `+` as a space; `nil` for a bad escape or bytes that are not UTF-8.
-    public static func percentDecoded(_ bytes: some Collection<UInt8>) -> String? {
+    /// Percent-decoding, with `+` as a space unless `plusIsSpace` is false (a path, RFC 3986
+    /// §2.1); `nil` for a bad escape or bytes that are not UTF-8.
+    public static func percentDecoded(_ bytes: some Collection<UInt8>, plusIsSpace: Bool = true) -> String? {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var iterator = bytes.makeIterator()
@@ -56,7 +57,7 @@ public struct HTTPRequest: Sendable {
             }
         }
         while let b = iterator.next() {
-            if b == UInt8(ascii: "+") {
+            if b == UInt8(ascii: "+"), plusIsSpace {
                 out.append(0x20)
             } else if b == UInt8(ascii: "%") {
                 guard let high = hex(iterator.next()), let low = hex(iterator.next()) else { return nil }

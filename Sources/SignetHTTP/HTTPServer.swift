@@ -244,15 +244,20 @@ public final class HTTPServer: @unchecked Sendable {
         let keepAlive: Bool
     }
 
-    /// Runs the handler for a whole request (on the connection's worker) and answers, now or
-    /// when the handler releases a held answer.
-    func dispatch(_ c: HTTPConnection, _ head: RequestHead, _ body: [UInt8]) {
-        let start = DispatchTime.now().uptimeNanoseconds
+    /// A request is whole (or refused): in flight until answered, its connection busy meanwhile.
+    /// Returns when it began and its ID.
+    private func begin(_ c: HTTPConnection) -> (UInt64, String) {
         inFlight.add(1, ordering: .relaxed)
         c.lock.lock()
         c.busy = true
         c.lock.unlock()
-        let id = HTTPServer.newRequestID()
+        return (DispatchTime.now().uptimeNanoseconds, HTTPServer.newRequestID())
+    }
+
+    /// Runs the handler for a whole request (on the connection's worker) and answers, now or
+    /// when the handler releases a held answer.
+    func dispatch(_ c: HTTPConnection, _ head: RequestHead, _ body: [UInt8]) {
+        let (start, id) = begin(c)
         let request = HTTPRequest(method: head.method, path: head.path, headers: head.headers, body: body, remoteAddress: c.remote, requestID: id,
                                   query: head.query.map { HTTPRequest.parseQuery($0[...]) } ?? [:])
         let exchange = Exchange(requestID: id, method: head.method, path: head.path, start: start, bytesIn: body.count, keepAlive: head.keepAlive)
@@ -267,12 +272,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// A request that cannot be read: its answer, then the connection closes.
     func refuse(_ c: HTTPConnection, _ failure: RequestFailure, head: RequestHead?) {
-        let start = DispatchTime.now().uptimeNanoseconds
-        inFlight.add(1, ordering: .relaxed)
-        c.lock.lock()
-        c.busy = true
-        c.lock.unlock()
-        let id = HTTPServer.newRequestID()
+        let (start, id) = begin(c)
         let request = head.map { HTTPRequest(method: $0.method, path: $0.path, headers: $0.headers, body: [], remoteAddress: c.remote, requestID: id) }
         var response: HTTPResponse
         if failure.status == 413, let request {

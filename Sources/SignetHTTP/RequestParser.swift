@@ -242,23 +242,8 @@ package enum RequestParser {
     /// `%XX` decoded (no `+` rule in a path); nil for a bad escape, a NUL or bytes that are not UTF-8.
     static func percentDecodedPath(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> String? {
         guard bytes.contains(UInt8(ascii: "%")) else { return String(decoding: bytes, as: UTF8.self) }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var i = bytes.startIndex
-        while i < bytes.endIndex {
-            let b = bytes[i]
-            if b == UInt8(ascii: "%") {
-                guard i + 2 < bytes.endIndex, let high = hex(bytes[i + 1]), let low = hex(bytes[i + 2]) else { return nil }
-                let decoded = high << 4 | low
-                guard decoded != 0 else { return nil }
-                out.append(decoded)
-                i += 3
-            } else {
-                out.append(b)
-                i += 1
-            }
-        }
-        return String(validating: out, as: UTF8.self)
+        guard let path = HTTPRequest.percentDecoded(bytes, plusIsSpace: false), !path.utf8.contains(0) else { return nil }
+        return path
     }
 
     static func hex(_ b: UInt8) -> UInt8? {

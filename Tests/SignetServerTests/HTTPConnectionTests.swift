@@ -97,13 +97,19 @@ import Testing
         }
     }
 
-    @Test("HEAD gets the fields and Content-Length without the body; a 204 has neither; Connection: close closes after its answer")
-    func bodilessAndClose() throws {
+    /// `request` sent as it is to a new server; all it answered until it closed (nil: it did not).
+    static func exchange(_ request: String) throws -> String? {
         let server = try Self.server()
         defer { server.stop() }
         let raw = try RawSocket(port: server.port)
-        raw.send("HEAD /h HTTP/1.1\r\nHost: x\r\n\r\nGET /empty HTTP/1.1\r\nHost: x\r\n\r\nGET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /never HTTP/1.1\r\nHost: x\r\n\r\n")
-        let text = try #require(raw.readToEnd(), "the server did not close after Connection: close")
+        raw.send(request)
+        return raw.readToEnd()
+    }
+
+    @Test("HEAD gets the fields and Content-Length without the body; a 204 has neither; Connection: close closes after its answer")
+    func bodilessAndClose() throws {
+        let text = try #require(try Self.exchange("HEAD /h HTTP/1.1\r\nHost: x\r\n\r\nGET /empty HTTP/1.1\r\nHost: x\r\n\r\nGET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /never HTTP/1.1\r\nHost: x\r\n\r\n"),
+                                "the server did not close after Connection: close")
         let parts = text.components(separatedBy: "HTTP/1.1 ").filter { !$0.isEmpty }
         #expect(parts.count == 3, "\(text)")
         guard parts.count == 3 else { return }
@@ -114,11 +120,7 @@ import Testing
 
     @Test("a header field with a CR or LF in its name or value is not sent: an answer cannot be split")
     func noSplitting() throws {
-        let server = try Self.server()
-        defer { server.stop() }
-        let raw = try RawSocket(port: server.port)
-        raw.send("GET /split HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        let text = try #require(raw.readToEnd())
+        let text = try #require(try Self.exchange("GET /split HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
         #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n") && text.contains("\r\nX-Ok: 1\r\n") && text.hasSuffix("\r\n\r\n{}"), "\(text)")
         #expect(!text.contains("Set-Cookie") && !text.contains("Location") && !text.contains("X-Bad"), "\(text)")
     }
