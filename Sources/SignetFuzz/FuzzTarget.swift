@@ -174,6 +174,20 @@ enum FuzzTarget {
                 precondition(parse(Array(body.prefix(consumed))) == .request(head, body: content, consumed: consumed), "a request that depends on the bytes after it")
                 precondition(!head.path.utf8.contains(0) && head.headers.count <= 100, "a NUL in a path or unbounded headers")
             }
+            // Read in two pieces, split where the input's first byte says, the bytes give what
+            // they give in one call.
+            if !body.isEmpty {
+                let split = Int(body[0]) * body.count / 256
+                var progress = ParseProgress()
+                let first = Array(body.prefix(split)).withUnsafeBufferPointer { RequestParser.parse($0, maxHeadBytes: 2048, maxBodyBytes: 1024, progress: &progress) }
+                let resumed: ParsedRequest
+                if case .incomplete = first {
+                    resumed = body.withUnsafeBufferPointer { RequestParser.parse($0, maxHeadBytes: 2048, maxBodyBytes: 1024, progress: &progress) }
+                } else {
+                    resumed = parse(body)
+                }
+                precondition(resumed == parse(body), "a request read in two pieces differs from the same bytes read at once")
+            }
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
                 precondition(SessionSealer.encode(session).flatMap(SessionSealer.decode) == session, "session round trip changed it")

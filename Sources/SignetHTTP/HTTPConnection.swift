@@ -16,6 +16,8 @@ final class HTTPConnection: @unchecked Sendable {
     var continued = false
     /// A request's first bytes are in and it is not whole yet (counted in flight): the worker's alone.
     var receiving = false
+    /// How far the parser got in `input`: the worker's alone.
+    var progress = ParseProgress()
 
     let lock = NSLock()
     // Under `lock`:

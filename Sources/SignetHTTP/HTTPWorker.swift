@@ -171,8 +171,9 @@ final class HTTPWorker: @unchecked Sendable {
             }
             c.lock.unlock()
             let parsed = c.input.withUnsafeBufferPointer {
-                RequestParser.parse($0, maxHeadBytes: server.configuration.connectionMemoryBytes, maxBodyBytes: server.configuration.maxBodyBytes)
+                RequestParser.parse($0, maxHeadBytes: server.configuration.connectionMemoryBytes, maxBodyBytes: server.configuration.maxBodyBytes, progress: &c.progress)
             }
+            if case .incomplete = parsed {} else { c.progress = ParseProgress() }
             if case .incomplete = parsed {
                 receiving(c, true)
             } else {
@@ -268,5 +269,6 @@ final class HTTPWorker: @unchecked Sendable {
         c.lock.unlock()
         if !already { _ = Glibc.shutdown(c.fd, Int32(SHUT_WR)) }
         c.input.removeAll()
+        c.progress = ParseProgress()
     }
 }

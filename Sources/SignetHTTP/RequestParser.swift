@@ -41,46 +41,82 @@ package enum ParsedRequest: Equatable {
     }
 }
 
+/// How far ``RequestParser`` got in a buffer that did not hold a whole request yet.
+package struct ParseProgress {
+    /// Bytes searched for the end of the head without finding it.
+    var scanned = 0
+    /// The head once read, its framing, and where its body starts.
+    var head: RequestHead?
+    var framing = RequestParser.Framing()
+    var bodyStart = 0
+    /// A chunked body: where the next chunk or trailer line starts, the body so far, the trailer
+    /// bytes so far, and whether the last chunk has come.
+    var chunkAt = 0
+    var body: [UInt8] = []
+    var trailers = 0
+    var inTrailers = false
+
+    package init() {}
+}
+
 /// HTTP/1.1 request parsing (RFC 9112), strict and bounded: the head within `maxHeadBytes`, the
 /// body within `maxBodyBytes`, lines ended by CRLF only, no obsolete line folding, no white space
 /// before a field's colon, one `Content-Length` (or repeats of one value), never both
 /// `Content-Length` and `Transfer-Encoding`, and `chunked` as the only transfer coding: the rules
 /// that keep a proxy in front and this server from reading different requests from one stream
-/// (RFC 9112 §6.3, §11.2). Pure: the same bytes always give the same result.
+/// (RFC 9112 §6.3, §11.2). Pure: the same bytes always give the same result, read in one call
+/// or resumed over their pieces.
 package enum RequestParser {
+    /// One whole buffer, from the start.
     package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxHeadBytes: Int, maxBodyBytes: Int) -> ParsedRequest {
-        // RFC 9112 §2.2: empty lines before a request line are ignored (a few, not a stream of them).
-        var start = 0
-        while start + 1 < bytes.count, start < 8, bytes[start] == 13, bytes[start + 1] == 10 { start += 2 }
-        guard let end = headEnd(bytes, from: start, limit: start + maxHeadBytes) else {
-            if bytes.count - start >= maxHeadBytes {
-                return .failed(RequestFailure(status: 431, reason: "headers_too_large", detail: "request line and headers over \(maxHeadBytes) bytes"), head: nil)
+        var progress = ParseProgress()
+        return parse(bytes, maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes, progress: &progress)
+    }
+
+    /// The same, resumed where `progress` says the last call on a shorter buffer with the same
+    /// start left off, so that a request arriving in many pieces is read in time linear in its
+    /// size. Reset `progress` when the buffer's start changes (a request was taken from it).
+    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxHeadBytes: Int, maxBodyBytes: Int, progress: inout ParseProgress) -> ParsedRequest {
+        if progress.head == nil {
+            // RFC 9112 §2.2: empty lines before a request line are ignored (a few, not a stream of them).
+            var start = 0
+            while start + 1 < bytes.count, start < 8, bytes[start] == 13, bytes[start + 1] == 10 { start += 2 }
+            let scanned = progress.scanned
+            progress.scanned = bytes.count
+            guard let end = headEnd(bytes, from: max(start, scanned - 3), limit: start + maxHeadBytes) else {
+                if bytes.count - start >= maxHeadBytes {
+                    return .failed(RequestFailure(status: 431, reason: "headers_too_large", detail: "request line and headers over \(maxHeadBytes) bytes"), head: nil)
+                }
+                // A request line that cannot become valid is refused before its head is whole.
+                if let failure = earlyFailure(bytes, from: start, newFrom: max(start, scanned - 1)) { return .failed(failure, head: nil) }
+                return .incomplete(expectsContinue: false)
             }
-            // A request line that cannot become valid is refused before its head is whole.
-            if let failure = earlyFailure(bytes, from: start) { return .failed(failure, head: nil) }
-            return .incomplete(expectsContinue: false)
+            switch readHead(bytes, from: start, to: end) {
+            case .success(let (head, framing)):
+                progress.head = head
+                progress.framing = framing
+                progress.bodyStart = end + 4
+                progress.chunkAt = end + 4
+            case .failure(let failure):
+                return .failed(failure, head: nil)
+            }
         }
-        let head: RequestHead
-        let framing: Framing
-        switch readHead(bytes, from: start, to: end) {
-        case .success(let read): (head, framing) = read
-        case .failure(let failure): return .failed(failure, head: nil)
-        }
-        let bodyStart = end + 4
-        switch framing.kind {
+        let head = progress.head!
+        let bodyStart = progress.bodyStart
+        switch progress.framing.kind {
         case .none:
             return .request(head, body: [], consumed: bodyStart)
         case .length(let length):
             if length > maxBodyBytes {
                 return .failed(RequestFailure(status: 413, reason: "body_too_large", detail: "Content-Length \(length) over \(maxBodyBytes)"), head: head)
             }
-            guard bytes.count - bodyStart >= length else { return .incomplete(expectsContinue: framing.expectsContinue) }
+            guard bytes.count - bodyStart >= length else { return .incomplete(expectsContinue: progress.framing.expectsContinue) }
             return .request(head, body: Array(UnsafeBufferPointer(rebasing: bytes[bodyStart..<(bodyStart + length)])), consumed: bodyStart + length)
         case .chunked:
-            switch dechunk(bytes, from: bodyStart, maxBodyBytes: maxBodyBytes, maxTrailerBytes: maxHeadBytes) {
-            case .incomplete: return .incomplete(expectsContinue: framing.expectsContinue)
+            switch dechunk(bytes, progress: &progress, maxBodyBytes: maxBodyBytes, maxTrailerBytes: maxHeadBytes) {
+            case .incomplete: return .incomplete(expectsContinue: progress.framing.expectsContinue)
             case .failed(let failure): return .failed(failure, head: head)
-            case .done(let body, let consumed): return .request(head, body: body, consumed: consumed)
+            case .done(let consumed): return .request(head, body: progress.body, consumed: consumed)
             }
         }
     }
@@ -96,15 +132,16 @@ package enum RequestParser {
         return nil
     }
 
-    /// A failure visible in an unfinished head: a method that is not a token, a bare LF.
-    static func earlyFailure(_ p: UnsafeBufferPointer<UInt8>, from start: Int) -> RequestFailure? {
+    /// A failure visible in an unfinished head: a method that is not a token (within its first
+    /// 64 bytes), a bare LF (looked for from `newFrom`, the bytes not seen before).
+    static func earlyFailure(_ p: UnsafeBufferPointer<UInt8>, from start: Int, newFrom: Int) -> RequestFailure? {
         if p.count - start == 1, p[start] == 13 { return nil }  // the first half of an empty line
         var i = start
-        while i < p.count, p[i] != 32 {
+        while i < min(p.count, start + 64), p[i] != 32 {
             if !isToken(p[i]) { return .malformed("the method is not a token") }
             i += 1
         }
-        for j in start..<p.count where p[j] == 10 && (j == start || p[j - 1] != 13) { return .malformed("a line ends with a bare LF") }
+        for j in newFrom..<p.count where p[j] == 10 && (j == start || p[j - 1] != 13) { return .malformed("a line ends with a bare LF") }
         return nil
     }
 
@@ -268,12 +305,13 @@ package enum RequestParser {
 
     // MARK: chunked bodies (RFC 9112 §7.1)
 
-    enum Dechunked { case incomplete, failed(RequestFailure), done([UInt8], Int) }
+    enum Dechunked { case incomplete, failed(RequestFailure), done(Int) }
 
-    static func dechunk(_ p: UnsafeBufferPointer<UInt8>, from start: Int, maxBodyBytes: Int, maxTrailerBytes: Int) -> Dechunked {
-        var body: [UInt8] = []
-        var at = start
-        while true {
+    /// Reads chunks (then trailer lines) from `progress.chunkAt` on, keeping each whole one in
+    /// `progress`, so that the next call starts where this one stopped.
+    static func dechunk(_ p: UnsafeBufferPointer<UInt8>, progress: inout ParseProgress, maxBodyBytes: Int, maxTrailerBytes: Int) -> Dechunked {
+        while !progress.inTrailers {
+            let at = progress.chunkAt
             // chunk-size [ chunk-ext ] CRLF
             guard let eol = lineEnd(p, from: at, limit: 1024) else {
                 return p.count - at > 1024 ? .failed(.malformed("a chunk's size line is too long")) : .incomplete
@@ -287,29 +325,30 @@ package enum RequestParser {
             }
             guard i > at, i == eol || p[i] == UInt8(ascii: ";") || p[i] == 32 || p[i] == 9 else { return .failed(.malformed("a chunk size is not hexadecimal")) }
             for j in i..<eol where p[j] == 127 || (p[j] < 32 && p[j] != 9) { return .failed(.malformed("a chunk extension holds a control character")) }
-            at = eol + 2
             if size == 0 {
-                // Trailer fields, ignored, then the empty line.
-                var trailers = 0
-                while true {
-                    guard let end = lineEnd(p, from: at, limit: maxTrailerBytes - trailers) else {
-                        return p.count - at > maxTrailerBytes - trailers
-                            ? .failed(RequestFailure(status: 431, reason: "headers_too_large", detail: "trailer fields over \(maxTrailerBytes) bytes")) : .incomplete
-                    }
-                    trailers += end - at + 2
-                    let empty = end == at
-                    at = end + 2
-                    if empty { return .done(body, at) }
-                }
+                progress.inTrailers = true
+                progress.chunkAt = eol + 2
+                break
             }
-            guard body.count + size <= maxBodyBytes else {
+            guard progress.body.count + size <= maxBodyBytes else {
                 return .failed(RequestFailure(status: 413, reason: "body_too_large", detail: "a chunked body over \(maxBodyBytes) bytes"))
             }
-            guard p.count - at >= size + 2 else { return .incomplete }
-            body.append(contentsOf: UnsafeBufferPointer(rebasing: p[at..<(at + size)]))
-            at += size
-            guard p[at] == 13, p[at + 1] == 10 else { return .failed(.malformed("a chunk does not end with CRLF")) }
-            at += 2
+            let data = eol + 2
+            guard p.count - data >= size + 2 else { return .incomplete }
+            guard p[data + size] == 13, p[data + size + 1] == 10 else { return .failed(.malformed("a chunk does not end with CRLF")) }
+            progress.body.append(contentsOf: UnsafeBufferPointer(rebasing: p[data..<(data + size)]))
+            progress.chunkAt = data + size + 2
+        }
+        // Trailer fields, ignored, then the empty line.
+        while true {
+            let at = progress.chunkAt
+            let room = maxTrailerBytes - progress.trailers
+            guard let end = lineEnd(p, from: at, limit: room) else {
+                return p.count - at > room ? .failed(RequestFailure(status: 431, reason: "headers_too_large", detail: "trailer fields over \(maxTrailerBytes) bytes")) : .incomplete
+            }
+            progress.trailers += end - at + 2
+            progress.chunkAt = end + 2
+            if end == at { return .done(end + 2) }
         }
     }
 

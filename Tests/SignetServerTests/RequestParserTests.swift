@@ -55,6 +55,32 @@ import Testing
         }
     }
 
+    @Test("read resumed over pieces, a buffer gives what it gives in one call, whatever the pieces")
+    func resumed() {
+        let streams = [
+            "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabcGET",
+            "\r\nPOST /b HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nT: 1\r\n\r\nX",
+            "POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n",
+            "GET /d HTTP/1.1\r\nHost: x\nY: 1\r\n\r\n",
+            "POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 65\r\n\r\n",
+        ]
+        for stream in streams {
+            let bytes = Array(stream.utf8)
+            for step in [1, 2, 3, 7, 16] {
+                var progress = ParseProgress()
+                var n = 0
+                while n < bytes.count {
+                    n = min(bytes.count, n + step)
+                    let piecewise = Array(bytes[0..<n]).withUnsafeBufferPointer { RequestParser.parse($0, maxHeadBytes: 1024, maxBodyBytes: 64, progress: &progress) }
+                    let whole = Self.parse(Array(bytes[0..<n]))
+                    #expect(piecewise == whole, "\(stream.debugDescription) in steps of \(step), at \(n): \(piecewise) against \(whole)")
+                    if case .incomplete = whole { continue }
+                    break
+                }
+            }
+        }
+    }
+
     @Test("a head over the limit is 431, before its end arrives; more than 100 fields is 431")
     func headLimits() {
         let long = "GET / HTTP/1.1\r\nHost: x\r\nX: " + String(repeating: "a", count: 1100)
