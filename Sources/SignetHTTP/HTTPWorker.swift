@@ -173,12 +173,9 @@ final class HTTPWorker: @unchecked Sendable {
             let parsed = c.input.withUnsafeBufferPointer {
                 RequestParser.parse($0, maxHeadBytes: server.configuration.connectionMemoryBytes, maxBodyBytes: server.configuration.maxBodyBytes, progress: &c.progress)
             }
-            if case .incomplete = parsed {} else { c.progress = ParseProgress() }
-            if case .incomplete = parsed {
-                receiving(c, true)
-            } else {
-                receiving(c, false)
-            }
+            var incomplete = false
+            if case .incomplete = parsed { incomplete = true } else { c.progress = ParseProgress() }
+            receiving(c, incomplete)
             switch parsed {
             case .incomplete(let expectsContinue):
                 if expectsContinue, !c.continued {
@@ -187,8 +184,8 @@ final class HTTPWorker: @unchecked Sendable {
                     c.output.append(contentsOf: HTTPWorker.continueLine)
                     let ok = c.writeOutput()
                     c.lock.unlock()
-                    if !ok { return close(c) }
-                    if !settle(c) { return }
+                    if !ok { return hangUp(c) }
+                    _ = settle(c)
                 }
                 return
             case .failed(let failure, let head):

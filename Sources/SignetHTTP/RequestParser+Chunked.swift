@@ -1,0 +1,61 @@
+/// Chunked bodies (RFC 9112 §7.1), read as they arrive.
+extension RequestParser {
+    enum Dechunked { case incomplete, failed(RequestFailure), done(Int) }
+
+    /// Reads chunks (then trailer lines) from `progress.chunkAt` on, keeping each whole one in
+    /// `progress`, so that the next call starts where this one stopped.
+    static func dechunk(_ p: UnsafeBufferPointer<UInt8>, progress: inout ParseProgress, maxBodyBytes: Int, maxTrailerBytes: Int) -> Dechunked {
+        while !progress.inTrailers {
+            let at = progress.chunkAt
+            // chunk-size [ chunk-ext ] CRLF
+            guard let eol = lineEnd(p, from: at, limit: 1024) else {
+                return p.count - at > 1024 ? .failed(.malformed("a chunk's size line is too long")) : .incomplete
+            }
+            var size = 0
+            var i = at
+            while i < eol, let digit = hex(p[i]) {
+                guard i - at < 8 else { return .failed(.malformed("a chunk size over 8 hex digits")) }
+                size = size << 4 | Int(digit)
+                i += 1
+            }
+            guard i > at, i == eol || p[i] == UInt8(ascii: ";") || p[i] == 32 || p[i] == 9 else { return .failed(.malformed("a chunk size is not hexadecimal")) }
+            for j in i..<eol where p[j] == 127 || (p[j] < 32 && p[j] != 9) { return .failed(.malformed("a chunk extension holds a control character")) }
+            if size == 0 {
+                progress.inTrailers = true
+                progress.chunkAt = eol + 2
+                break
+            }
+            guard progress.body.count + size <= maxBodyBytes else {
+                return .failed(RequestFailure(status: 413, reason: "body_too_large", detail: "a chunked body over \(maxBodyBytes) bytes"))
+            }
+            let data = eol + 2
+            guard p.count - data >= size + 2 else { return .incomplete }
+            guard p[data + size] == 13, p[data + size + 1] == 10 else { return .failed(.malformed("a chunk does not end with CRLF")) }
+            progress.body.append(contentsOf: UnsafeBufferPointer(rebasing: p[data..<(data + size)]))
+            progress.chunkAt = data + size + 2
+        }
+        // Trailer fields, ignored, then the empty line.
+        while true {
+            let at = progress.chunkAt
+            let room = maxTrailerBytes - progress.trailers
+            guard let end = lineEnd(p, from: at, limit: room) else {
+                return p.count - at > room ? .failed(RequestFailure(status: 431, reason: "headers_too_large", detail: "trailer fields over \(maxTrailerBytes) bytes")) : .incomplete
+            }
+            progress.trailers += end - at + 2
+            progress.chunkAt = end + 2
+            if end == at { return .done(end + 2) }
+        }
+    }
+
+    /// The index of the CR of the next CRLF, the CR in `from..<from + limit`; nil when there is
+    /// none there yet (more than `limit` bytes without one can never become a line).
+    static func lineEnd(_ p: UnsafeBufferPointer<UInt8>, from: Int, limit: Int) -> Int? {
+        let last = min(p.count - 1, from + max(0, limit))
+        var i = from
+        while i < last {
+            if p[i] == 13, p[i + 1] == 10 { return i }
+            i += 1
+        }
+        return nil
+    }
+}
