@@ -131,7 +131,7 @@ public final class HTTPClient: @unchecked Sendable {
     /// of `buffer`, or returns `nil` while it is incomplete. For readers of their own sockets
     /// too, such as `signet bench login`'s event loops.
     public static func takeResponse(from buffer: inout [UInt8]) throws -> Response? {
-        guard let end = headerEnd(buffer) else { return nil }
+        guard let end = buffer.withUnsafeBufferPointer({ RequestParser.headEnd($0, from: 0, limit: $0.count) }) else { return nil }
         let headText = String(decoding: buffer[..<end], as: UTF8.self)
         var lines = headText.components(separatedBy: "\r\n")
         let statusLine = lines.removeFirst().split(separator: " ")
@@ -157,12 +157,6 @@ public final class HTTPClient: @unchecked Sendable {
             if n == 0 { return true }
             if n < 0 { return errno == ECONNRESET }
         }
-    }
-
-    private static func headerEnd(_ buffer: [UInt8]) -> Int? {
-        guard buffer.count >= 4 else { return nil }
-        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 { return i }
-        return nil
     }
 
     private func fill() throws {

@@ -21,10 +21,10 @@ final class HTTPConnection: @unchecked Sendable {
 
     let lock = NSLock()
     // Under `lock`:
-    /// An answer is being prepared or held: the next request waits in `input`.
+    /// An answer is being prepared, or held (``HTTPHold``): the next request waits in `input`,
+    /// and the request deadline waits too. Seen from the worker, busy is held: the worker itself
+    /// prepares the answers that are not.
     var busy = false
-    /// The answer is held (``HTTPHold``); the request deadline waits meanwhile.
-    var held = false
     /// The client went away while an answer was held: the worker closes once it is released.
     var gone = false
     /// The last answer said `Connection: close`: once written, the connection closes.
@@ -78,7 +78,7 @@ enum ResponseWriter {
         var out: [UInt8] = []
         out.reserveCapacity(response.body.count + 192 + response.headers.count * 48)
         out.append(contentsOf: "HTTP/1.1 ".utf8)
-        appendNumber(response.status, to: &out)
+        AccessLog.decimal(response.status, into: &out)
         out.append(32)
         out.append(contentsOf: reasonPhrase(response.status).utf8)
         // A field that would end its line early (a CR or LF in it) is never sent: an answer is
@@ -95,7 +95,7 @@ enum ResponseWriter {
         HTTPDate.append(to: &out)
         if !bodiless {
             out.append(contentsOf: "\r\nContent-Length: ".utf8)
-            appendNumber(response.body.count, to: &out)
+            AccessLog.decimal(response.body.count, into: &out)
         }
         if !keepAlive { out.append(contentsOf: "\r\nConnection: close".utf8) }
         out.append(contentsOf: "\r\n\r\n".utf8)
@@ -106,12 +106,6 @@ enum ResponseWriter {
     private static let crlf: [UInt8] = [13, 10]
 
     private static func isLineBreak(_ b: UInt8) -> Bool { b == 13 || b == 10 }
-
-    static func appendNumber(_ n: Int, to out: inout [UInt8]) {
-        if n < 10 { return out.append(UInt8(48 + n)) }
-        appendNumber(n / 10, to: &out)
-        out.append(UInt8(48 + n % 10))
-    }
 
     /// RFC 9110 §15's phrases for the statuses Signet answers with; others get a neutral one
     /// (the phrase is informative only, RFC 9112 §4).

@@ -48,14 +48,7 @@ public struct HTTPRequest: Sendable {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var iterator = bytes.makeIterator()
-        func hex(_ b: UInt8?) -> UInt8? {
-            switch b {
-            case .some(let b) where b >= 0x30 && b <= 0x39: b - 0x30
-            case .some(let b) where b >= 0x41 && b <= 0x46: b - 0x37
-            case .some(let b) where b >= 0x61 && b <= 0x66: b - 0x57
-            default: nil
-            }
-        }
+        func hex(_ b: UInt8?) -> UInt8? { b.flatMap(RequestParser.hex) }
         while let b = iterator.next() {
             if b == UInt8(ascii: "+"), plusIsSpace {
                 out.append(0x20)

@@ -263,9 +263,6 @@ public final class HTTPServer: @unchecked Sendable {
         let exchange = Exchange(requestID: id, method: head.method, path: head.path, start: start, bytesIn: body.count, keepAlive: head.keepAlive)
         let (response, hold) = handler.handleHeld(request)
         guard let hold else { return answer(c, response, exchange, held: false) }
-        c.lock.lock()
-        c.held = true
-        c.lock.unlock()
         suspended.add(1, ordering: .relaxed)
         hold { [self] replacement in answer(c, replacement ?? response, exchange, held: true) }
     }
@@ -291,7 +288,6 @@ public final class HTTPServer: @unchecked Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         c.lock.lock()
         c.busy = false
-        c.held = false
         c.clockStart = now
         c.lastActivity = now
         if !exchange.keepAlive { c.closeAfterWrite = true }

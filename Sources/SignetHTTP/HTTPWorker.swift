@@ -105,7 +105,7 @@ final class HTTPWorker: @unchecked Sendable {
     private func stopAll() {
         for c in Array(connections.values) {
             c.lock.lock()
-            let held = c.held
+            let held = c.busy
             if held { c.gone = true }
             c.lock.unlock()
             if held {
@@ -217,7 +217,7 @@ final class HTTPWorker: @unchecked Sendable {
     /// closed, or waits for its held answer.
     private func settle(_ c: HTTPConnection) -> Bool {
         c.lock.lock()
-        let gone = c.gone && !c.held
+        let gone = c.gone && !c.busy
         let pending = !c.output.isEmpty
         let closing = c.closeAfterWrite
         let busy = c.busy
