@@ -187,6 +187,24 @@ enum FuzzTarget {
                     resumed = parse(body)
                 }
                 precondition(resumed == parse(body), "a request read in two pieces differs from the same bytes read at once")
+                // The same, with the chunks read from the first piece dropped before the second:
+                // the same body, as many bytes fewer consumed as were dropped.
+                if case .incomplete = first {
+                    var compacted = ParseProgress()
+                    var input = Array(body.prefix(split))
+                    _ = input.withUnsafeBufferPointer { RequestParser.parse($0, maxHeadBytes: 2048, maxBodyBytes: 1024, progress: &compacted) }
+                    let dropped = RequestParser.compactChunks(&input, progress: &compacted)
+                    input += body[split...]
+                    let after = input.withUnsafeBufferPointer { RequestParser.parse($0, maxHeadBytes: 2048, maxBodyBytes: 1024, progress: &compacted) }
+                    switch (after, resumed) {
+                    case let (.request(h1, b1, c1), .request(h2, b2, c2)):
+                        precondition(h1.path == h2.path && b1 == b2 && c1 + dropped == c2, "a compacted chunked body differs")
+                    case (.request, _), (_, .request):
+                        preconditionFailure("compacting chunks changed whether a request was read")
+                    default:
+                        precondition(after == resumed, "compacting chunks changed a refusal")
+                    }
+                }
             }
         case .sealedSession:
             if let session = SessionSealer.decode(body) {

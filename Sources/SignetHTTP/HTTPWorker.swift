@@ -141,7 +141,9 @@ final class HTTPWorker: @unchecked Sendable {
         c.lock.unlock()
         if lingering { return }  // the last answer is out; what still comes is dropped
         // A client that sends on while its answer is held cannot make the buffer grow without
-        // bound: past a whole request's limits it is cut off.
+        // bound: past a whole request's limits it is cut off. A chunked body's framing does not
+        // count against it: the chunks already read leave the buffer first.
+        if c.input.count + got > server.maxBufferedBytes { RequestParser.compactChunks(&c.input, progress: &c.progress) }
         guard c.input.count + got <= server.maxBufferedBytes else { return hangUp(c) }
         c.input.append(contentsOf: buffer[0..<got])
         process(c)

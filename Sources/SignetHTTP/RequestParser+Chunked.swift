@@ -47,6 +47,22 @@ extension RequestParser {
         }
     }
 
+    /// Drops from `input` the chunks of a chunked body already read into `progress.body` (their
+    /// data, sizes and extensions), keeping the head and what follows: the same request still
+    /// parses from the shorter buffer, resumed with the updated `progress`. So a body sent in tiny
+    /// chunks, whose framing can be several times its size, costs its connection no more buffer
+    /// than the body itself and reaches the body cap's 413 instead of the buffer's limit. Returns
+    /// how many bytes went.
+    @discardableResult
+    package static func compactChunks(_ input: inout [UInt8], progress: inout ParseProgress) -> Int {
+        guard progress.head != nil, case .chunked = progress.framing.kind, !progress.inTrailers else { return 0 }
+        let dropped = progress.chunkAt - progress.bodyStart
+        guard dropped > 0 else { return 0 }
+        input.removeSubrange(progress.bodyStart..<progress.chunkAt)
+        progress.chunkAt = progress.bodyStart
+        return dropped
+    }
+
     /// The index of the CR of the next CRLF, the CR in `from..<from + limit`; nil when there is
     /// none there yet (more than `limit` bytes without one can never become a line).
     static func lineEnd(_ p: UnsafeBufferPointer<UInt8>, from: Int, limit: Int) -> Int? {

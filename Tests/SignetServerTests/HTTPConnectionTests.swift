@@ -153,6 +153,28 @@ import Testing
         #expect(answer.status == 413 && answer.headers["connection"] == "close" && answer.text.contains("body_too_large"))
     }
 
+    @Test("a body sent in 1-byte chunks, its framing six times its size: read whole under the cap, 413 past it, never cut off")
+    func tinyChunks() throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let cap = HTTPServer.Configuration().maxBodyBytes
+        for (size, status) in [(cap - 1000, 200), (cap + 1000, 413)] {
+            let client = HTTPClient(port: server.port, timeout: 10)
+            try client.write(Array("POST /tiny HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
+            let chunk = Array("1\r\na\r\n".utf8)
+            var sent = 0
+            while sent < size {
+                let n = min(4096, size - sent)
+                do { try client.write(Array((0..<n).map { _ in chunk }.joined())) } catch { break }  // closed after a 413
+                sent += n
+            }
+            try? client.write(Array("0\r\n\r\n".utf8))
+            let answer = try client.readResponse()
+            #expect(answer.status == status, "\(size) bytes: \(answer.status) \(answer.text)")
+            if status == 200 { #expect(answer.text == "{\"path\":\"/tiny\",\"bytes\":\(size)}") } else { #expect(answer.text.contains("body_too_large")) }
+        }
+    }
+
     @Test("clients that leave while their answers are held: the answers are dropped, no other connection gets one, the server goes on")
     func goneWhileHeld() throws {
         let server = try Self.server()

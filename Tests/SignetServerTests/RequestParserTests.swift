@@ -81,6 +81,35 @@ import Testing
         }
     }
 
+    @Test("chunks already read can leave the buffer mid-body: the rest parses to the same request, and only chunked bodies are touched")
+    func compactedChunks() {
+        let head = "POST /b HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let stream = head + "1;e=1\r\na\r\n2\r\nbc\r\n3\r\ndef\r\n0\r\nT: 1\r\n\r\nGET"
+        let bytes = Array(stream.utf8)
+        let whole = Self.parse(bytes)
+        guard case .request(_, let wholeBody, let wholeConsumed) = whole else { Issue.record("\(whole)"); return }
+        // Compact at every point the body can stop; what follows parses to the same body, and
+        // consumes as many bytes less as were dropped.
+        for n in head.utf8.count...bytes.count {
+            var progress = ParseProgress()
+            var input = Array(bytes[0..<n])
+            guard case .incomplete = input.withUnsafeBufferPointer({ RequestParser.parse($0, maxHeadBytes: 1024, maxBodyBytes: 64, progress: &progress) }) else { continue }
+            let dropped = RequestParser.compactChunks(&input, progress: &progress)
+            #expect(Array(input[0..<head.utf8.count]) == Array(head.utf8), "the head stays")
+            input += bytes[n...]
+            let rest = input.withUnsafeBufferPointer { RequestParser.parse($0, maxHeadBytes: 1024, maxBodyBytes: 64, progress: &progress) }
+            guard case .request(_, let body, let consumed) = rest else { Issue.record("at \(n): \(rest)"); continue }
+            #expect(body == wholeBody && consumed == wholeConsumed - dropped, "at \(n)")
+        }
+        // A Content-Length body, a head not yet whole, and the trailers are left as they are.
+        for text in ["POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\nabc", "POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Enc", head + "1\r\na\r\n0\r\nT: 1\r\n"] {
+            var progress = ParseProgress()
+            var input = Array(text.utf8)
+            _ = input.withUnsafeBufferPointer { RequestParser.parse($0, maxHeadBytes: 1024, maxBodyBytes: 64, progress: &progress) }
+            #expect(RequestParser.compactChunks(&input, progress: &progress) == 0 && input == Array(text.utf8), "\(text.debugDescription)")
+        }
+    }
+
     @Test("a head over the limit is 431, before its end arrives; more than 100 fields is 431")
     func headLimits() {
         let long = "GET / HTTP/1.1\r\nHost: x\r\nX: " + String(repeating: "a", count: 1100)
