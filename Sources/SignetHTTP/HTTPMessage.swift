@@ -1,5 +1,6 @@
 /// An HTTP request as a handler sees it: the whole body, already size-checked.
 public struct HTTPRequest: Sendable {
+    /// The method; a HEAD request arrives as `GET` (the server leaves out the answer's body).
     public let method: String
     /// The path without the query string.
     public let path: String

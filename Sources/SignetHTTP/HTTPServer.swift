@@ -258,7 +258,9 @@ public final class HTTPServer: @unchecked Sendable {
     /// when the handler releases a held answer.
     func dispatch(_ c: HTTPConnection, _ head: RequestHead, _ body: [UInt8]) {
         let (start, id) = begin(c)
-        let request = HTTPRequest(method: head.method, path: head.path, headers: head.headers, body: body, remoteAddress: c.remote, requestID: id,
+        // HEAD is GET without the body (RFC 9110 §9.3.2): the handler answers a GET, and the
+        // answer goes out with its fields and Content-Length only.
+        let request = HTTPRequest(method: head.method == "HEAD" ? "GET" : head.method, path: head.path, headers: head.headers, body: body, remoteAddress: c.remote, requestID: id,
                                   query: head.query.map { HTTPRequest.parseQuery($0[...]) } ?? [:])
         let exchange = Exchange(requestID: id, method: head.method, path: head.path, start: start, bytesIn: body.count, keepAlive: head.keepAlive)
         let (response, hold) = handler.handleHeld(request)

@@ -90,7 +90,8 @@ struct Router<Context: Sendable>: Sendable {
 
     enum Match {
         case found(Route, [String: String])
-        case methodNotAllowed(String)
+        /// The path's pattern, and the methods it does take (for the 405's `Allow`, RFC 9110 §15.5.6).
+        case methodNotAllowed(String, allowed: [String])
         case notFound
     }
 
@@ -98,6 +99,7 @@ struct Router<Context: Sendable>: Sendable {
         if let index = exact[path]?[method] { return .found(routes[index], [:]) }
         let parts = path.split(separator: "/")
         var pathMatched: String?
+        var allowed: [String] = []
         for route in routes where route.segments.count == parts.count {
             var parameters: [String: String] = [:]
             var matched = true
@@ -111,8 +113,9 @@ struct Router<Context: Sendable>: Sendable {
             }
             guard matched else { continue }
             if route.method == method { return .found(route, parameters) }
-            pathMatched = route.pattern
+            pathMatched = pathMatched ?? route.pattern
+            allowed += route.method == "GET" ? ["GET", "HEAD"] : [route.method]
         }
-        return pathMatched.map(Match.methodNotAllowed) ?? .notFound
+        return pathMatched.map { .methodNotAllowed($0, allowed: allowed) } ?? .notFound
     }
 }

@@ -68,9 +68,10 @@ public final class SignetService: HTTPHandler, Sendable {
                 } catch {
                     response = answer(error, for: request)
                 }
-            case .methodNotAllowed(let pattern):
+            case .methodNotAllowed(let pattern, let allowed):
                 route = pattern
                 response = answer(AuthError(.methodNotAllowed, "\(request.method) on \(pattern)"), for: request)
+                response.headers.append(("Allow", allowed.joined(separator: ", ")))
             case .notFound:
                 response = answer(AuthError(.notFound, "no route"), for: request)
             }
@@ -182,7 +183,11 @@ final class MetricsHandler: HTTPHandler, Sendable {
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         guard request.path == "/metrics" else { return ErrorAnswer.response(AuthError(.notFound, "only /metrics here"), for: request) }
-        guard request.method == "GET" else { return ErrorAnswer.response(AuthError(.methodNotAllowed, "\(request.method) on /metrics"), for: request) }
+        guard request.method == "GET" else {
+            var refusal = ErrorAnswer.response(AuthError(.methodNotAllowed, "\(request.method) on /metrics"), for: request)
+            refusal.headers.append(("Allow", "GET, HEAD"))
+            return refusal
+        }
         return service.metricsResponse
     }
 

@@ -106,4 +106,24 @@ import Testing
         let bigJSON = try server.client().send("POST", "/passkey/register", body: [UInt8](repeating: 0x20, count: 64 * 1024 + 1))
         #expect(try bigJSON.status == 413 && StrictJSON().parse(bigJSON.body)["reason"] == .string("body_too_large"))
     }
+
+    @Test("HEAD is answered as GET without the body, pages and JSON alike; a 405 names the methods the path takes in Allow")
+    func headAndAllow() throws {
+        let server = try TestServer(.socket)
+        for path in ["/healthz", "/.well-known/jwks.json", "/login", "/assets/signet.css"] {
+            let get = try server.client().send("GET", path)
+            let raw = try HTTPConnectionTests.RawSocket(port: server.port)
+            raw.send("HEAD \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let head = try #require(raw.readToEnd(), "HEAD \(path) was not closed")
+            #expect(head.hasPrefix("HTTP/1.1 \(get.status) ") && head.hasSuffix("\r\n\r\n"), "HEAD \(path): \(head)")
+            #expect(head.contains("Content-Length: \(get.body.count)\r\n") && head.contains("Content-Type: \(get.headers["content-type"] ?? "-")\r\n"), "HEAD \(path): \(head)")
+        }
+        for (method, path, allow) in [("DELETE", "/oauth/token", "POST"), ("HEAD", "/oauth/token", "POST"), ("POST", "/healthz", "GET, HEAD"), ("PUT", "/me/passkeys/abc", "PATCH, DELETE")] {
+            let raw = try HTTPConnectionTests.RawSocket(port: server.port)
+            raw.send("\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            let answer = try #require(raw.readToEnd())
+            #expect(answer.hasPrefix("HTTP/1.1 405 ") && answer.contains("\r\nAllow: \(allow)\r\n"), "\(method) \(path): \(answer)")
+            #expect(method == "HEAD" ? answer.hasSuffix("\r\n\r\n") : answer.contains(#""reason":"method_not_allowed""#), "\(method) \(path): \(answer)")
+        }
+    }
 }
