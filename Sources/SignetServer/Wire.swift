@@ -98,23 +98,10 @@ package enum Wire {
         }
     }
 
+    /// `application/x-www-form-urlencoded` decoding (`+` a space, `%XX` a byte, UTF-8 whole);
+    /// nil for a bad escape (a sign or a non-hex digit included) or bytes that are not UTF-8.
     package static func percentDecode(_ bytes: ArraySlice<UInt8>) -> String? {
-        var out: [UInt8] = []
-        var i = bytes.startIndex
-        while i < bytes.endIndex {
-            let b = bytes[i]
-            if b == UInt8(ascii: "+") {
-                out.append(0x20)
-            } else if b == UInt8(ascii: "%") {
-                guard i + 2 < bytes.endIndex, let v = UInt8(String(decoding: bytes[(i + 1)...(i + 2)], as: UTF8.self), radix: 16) else { return nil }
-                out.append(v)
-                i += 2
-            } else {
-                out.append(b)
-            }
-            i += 1
-        }
-        return String(validating: out, as: UTF8.self)
+        HTTPRequest.percentDecoded(bytes)
     }
 }
 

@@ -38,9 +38,14 @@ import Testing
     }
 
     @Test("invalid percent-encoding is refused")
-    func encoding() {
+    func encoding() throws {
         #expect(Self.refusal("a=%zz")?.reason == .malformed)
         #expect(Self.refusal("a=%4")?.reason == .malformed)
         #expect(Self.refusal("%ff%fe=1")?.reason == .malformed)
+        // Two hexadecimal digits exactly: no sign, no space (a number parser would take "+1" or "-0").
+        for escape in ["%+1", "%-0", "% 1", "%1", "%"] {
+            #expect(Self.refusal("a=" + escape)?.reason == .malformed, "\(escape)")
+        }
+        #expect(try Wire.formToJSON(Array("a=%2B1%2d%7e+".utf8)).object?["a"] == .string("+1-~ "))
     }
 }
