@@ -176,7 +176,7 @@ package enum RequestParser {
         case .success(let t): target = t
         case .failure(let failure): return .failure(failure)
         }
-        var headers: [String: String] = [:]
+        var headers = [String: String](minimumCapacity: 8)
         var framing = Framing()
         var contentLength: Int?
         var chunked = false
@@ -215,14 +215,14 @@ package enum RequestParser {
             switch name {
             case "content-length":
                 // RFC 9112 §6.3: a list of one repeated value is that value; anything else is refused.
-                for item in value.split(separator: ",", omittingEmptySubsequences: false) {
-                    let digits = item.utf8.drop { $0 == 32 || $0 == 9 }.reversed().drop { $0 == 32 || $0 == 9 }.reversed()
-                    guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                          let n = Int(String(decoding: digits, as: UTF8.self)) else {
-                        return .failure(.malformed("Content-Length is not a number"))
-                    }
+                var item = vs
+                while item <= ve {
+                    var comma = item
+                    while comma < ve, p[comma] != UInt8(ascii: ",") { comma += 1 }
+                    guard let n = digits(p, item, comma) else { return .failure(.malformed("Content-Length is not a number")) }
                     if let seen = contentLength, seen != n { return .failure(.malformed("Content-Length has two values")) }
                     contentLength = n
+                    item = comma + 1
                 }
             case "transfer-encoding":
                 // Only `chunked`, once, as the whole coding: anything else is a body this server
@@ -251,6 +251,21 @@ package enum RequestParser {
         let options = connection.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         let keepAlive = http11 ? !options.contains("close") : options.contains("keep-alive")
         return .success((RequestHead(method: method, path: target.path, query: target.query, headers: headers, keepAlive: keepAlive), framing))
+    }
+
+    /// The decimal number in `p[from..<to]` between optional white space: 1 to 18 digits, nothing else.
+    static func digits(_ p: UnsafeBufferPointer<UInt8>, _ from: Int, _ to: Int) -> Int? {
+        var a = from
+        var b = to
+        while a < b, p[a] == 32 || p[a] == 9 { a += 1 }
+        while b > a, p[b - 1] == 32 || p[b - 1] == 9 { b -= 1 }
+        guard b > a, b - a <= 18 else { return nil }
+        var n = 0
+        for i in a..<b {
+            guard p[i] >= 0x30, p[i] <= 0x39 else { return nil }
+            n = n * 10 + Int(p[i] - 0x30)
+        }
+        return n
     }
 
     /// The request target in origin form (`/path?query`), absolute form (`http://host/path`, which
