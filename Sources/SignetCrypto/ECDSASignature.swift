@@ -21,12 +21,14 @@ public enum ECDSASignature {
         guard let seq = try? reader.read(DERTag.sequence), reader.isAtEnd else { return nil }
         var inner = seq.children
         guard let r = try? inner.read(DERTag.integer), let s = try? inner.read(DERTag.integer), inner.isAtEnd else { return nil }
-        func fixed(_ c: ArraySlice<UInt8>) -> [UInt8]? {
-            let v = Array(c.drop(while: { $0 == 0 }))
-            guard v.count <= width else { return nil }
-            return [UInt8](repeating: 0, count: width - v.count) + v
+        // Each integer right-aligned in its half of one buffer, its leading zeros dropped.
+        var out = [UInt8](repeating: 0, count: 2 * width)
+        for (half, integer) in [r.content, s.content].enumerated() {
+            let digits = integer.drop(while: { $0 == 0 })
+            guard digits.count <= width else { return nil }
+            let end = (half + 1) * width
+            out.replaceSubrange((end - digits.count)..<end, with: digits)
         }
-        guard let a = fixed(r.content), let b = fixed(s.content) else { return nil }
-        return a + b
+        return out
     }
 }

@@ -128,6 +128,11 @@ import Testing
             #expect(ECDSASignature.der(fromRaw: raw) == der)
         }
         #expect(ECDSASignature.raw(fromDER: [0x30, 0x00], width: 32) == nil)
+        // Short integers are left-padded, a sign byte dropped, one wider than the width refused.
+        #expect(ECDSASignature.raw(fromDER: [0x30, 0x07, 0x02, 0x01, 0x01, 0x02, 0x02, 0x00, 0xff], width: 2) == [0, 1, 0, 0xff])
+        #expect(ECDSASignature.raw(fromDER: [0x30, 0x07, 0x02, 0x02, 0x00, 0x80, 0x02, 0x01, 0x05], width: 1) == [0x80, 0x05])
+        #expect(ECDSASignature.raw(fromDER: [0x30, 0x08, 0x02, 0x03, 0x01, 0x02, 0x03, 0x02, 0x01, 0x01], width: 2) == nil)
+        #expect(ECDSASignature.raw(fromDER: [0x30, 0x08, 0x02, 0x01, 0x01, 0x02, 0x03, 0x01, 0x02, 0x03], width: 2) == nil)
         #expect(ECDSASignature.der(fromRaw: [1, 2, 3]) == nil)
     }
 
