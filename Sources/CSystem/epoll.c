@@ -12,8 +12,8 @@ int signet_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
 int signet_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 
-int signet_epoll_watch(int ep, int op, int fd, int writable, unsigned long long token) {
-    struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP | (writable ? EPOLLOUT : 0), .data.u64 = token };
+int signet_epoll_watch(int ep, int op, int fd, int events, unsigned long long token) {
+    struct epoll_event e = { .events = ((events & 1) ? EPOLLIN | EPOLLRDHUP : 0) | ((events & 2) ? EPOLLOUT : 0), .data.u64 = token };
     return epoll_ctl(ep, op == 0 ? EPOLL_CTL_ADD : op == 1 ? EPOLL_CTL_MOD : EPOLL_CTL_DEL, fd, &e);
 }
 

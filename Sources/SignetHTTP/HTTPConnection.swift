@@ -27,6 +27,9 @@ final class HTTPConnection: @unchecked Sendable {
     var busy = false
     /// The client went away while an answer was held: the worker closes once it is released.
     var gone = false
+    /// The client has sent all it will (it shut down its side, RFC 9112 §9.6's half-close): the
+    /// requests already read are still answered, then the connection closes.
+    var readDone = false
     /// The last answer said `Connection: close`: once written, the connection closes.
     var closeAfterWrite = false
     /// Since when (nanoseconds) the connection drains its client's last bytes before it closes.

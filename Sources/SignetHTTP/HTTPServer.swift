@@ -298,7 +298,7 @@ public final class HTTPServer: @unchecked Sendable {
             if !c.writeOutput() { c.gone = true }
         }
         // From the worker itself (not held), the worker goes on by itself.
-        let handBack = held && (c.gone || c.waiting || !c.output.isEmpty || c.closeAfterWrite)
+        let handBack = held && (c.gone || c.waiting || !c.output.isEmpty || c.closeAfterWrite || c.readDone)
         if held { c.waiting = false }
         c.lock.unlock()
         if held { suspended.add(-1, ordering: .relaxed) }

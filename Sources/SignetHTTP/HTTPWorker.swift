@@ -31,7 +31,7 @@ final class HTTPWorker: @unchecked Sendable {
         poller = signet_epoll_create()
         doorbell = signet_eventfd()
         guard poller >= 0, doorbell >= 0,
-              signet_epoll_watch(poller, 0, doorbell, 0, HTTPWorker.doorbellToken) == 0 else {
+              signet_epoll_watch(poller, 0, doorbell, 1, HTTPWorker.doorbellToken) == 0 else {
             throw HTTPServerError(message: "cannot start an HTTP worker (epoll: errno \(errno))")
         }
     }
@@ -96,7 +96,7 @@ final class HTTPWorker: @unchecked Sendable {
 
     private func adopt(_ c: HTTPConnection) {
         connections[c.fd] = c
-        if signet_epoll_watch(poller, 0, c.fd, 0, UInt64(UInt32(bitPattern: c.fd))) != 0 { close(c) }
+        if signet_epoll_watch(poller, 0, c.fd, 1, UInt64(UInt32(bitPattern: c.fd))) != 0 { close(c) }
     }
 
     /// Closes every connection, except one whose held answer was never released: its descriptor
@@ -127,14 +127,19 @@ final class HTTPWorker: @unchecked Sendable {
         Glibc.close(c.fd)
     }
 
+    /// Input while the client may still send, and room to write when `writable`.
     private func watch(_ c: HTTPConnection, writable: Bool) {
-        _ = signet_epoll_watch(poller, 1, c.fd, writable ? 1 : 0, UInt64(UInt32(bitPattern: c.fd)))
+        c.lock.lock()
+        let reading = !c.readDone
+        c.lock.unlock()
+        _ = signet_epoll_watch(poller, 1, c.fd, (reading ? 1 : 0) | (writable ? 2 : 0), UInt64(UInt32(bitPattern: c.fd)))
     }
 
     private func readable(_ c: HTTPConnection) {
         let got = buffer.withUnsafeMutableBytes { recv(c.fd, $0.baseAddress, $0.count, 0) }
         if got < 0, errno == EAGAIN || errno == EINTR { return }
-        if got <= 0 { return hangUp(c) }
+        if got == 0 { return endOfInput(c) }
+        if got < 0 { return hangUp(c) }
         c.lock.lock()
         c.lastActivity = DispatchTime.now().uptimeNanoseconds
         let lingering = c.lingeringSince != 0
@@ -149,7 +154,30 @@ final class HTTPWorker: @unchecked Sendable {
         process(c)
     }
 
-    /// The client closed or the connection failed: close now, or once a held answer is released.
+    /// The client has sent its last bytes. It may still read (a half-close): what it asked for
+    /// before is answered, then the connection closes; a request left incomplete never will be.
+    /// Input is no longer watched (it would report the end again and again).
+    private func endOfInput(_ c: HTTPConnection) {
+        c.lock.lock()
+        let already = c.readDone
+        c.readDone = true
+        let writing = !c.output.isEmpty
+        c.lock.unlock()
+        // A second end without input watched is a full hang-up, reported as such.
+        if already { return hangUp(c) }
+        watch(c, writable: writing)
+        finishIfDone(c)
+    }
+
+    /// After a half-close: closes once no answer is being prepared, held or still being written.
+    private func finishIfDone(_ c: HTTPConnection) {
+        c.lock.lock()
+        let done = c.readDone && !c.busy && c.output.isEmpty
+        c.lock.unlock()
+        if done, connections[c.fd] === c { close(c) }
+    }
+
+    /// The connection failed: close now, or once a held answer is released.
     private func hangUp(_ c: HTTPConnection) {
         c.lock.lock()
         if c.busy {
@@ -244,6 +272,7 @@ final class HTTPWorker: @unchecked Sendable {
     /// A connection handed back by the thread that wrote its held answer.
     private func resume(_ c: HTTPConnection) {
         if settle(c) { process(c) }
+        finishIfDone(c)
     }
 
     private func flush(_ c: HTTPConnection) {
@@ -256,12 +285,17 @@ final class HTTPWorker: @unchecked Sendable {
         guard done else { return }
         watch(c, writable: false)
         if settle(c) { process(c) }
+        finishIfDone(c)
     }
 
     /// The last answer is written: stop sending, and drain what the client still sends for a
     /// moment (the sweeper ends it), so that closing with unread bytes does not reset the
     /// connection before the client has read that answer.
     private func linger(_ c: HTTPConnection) {
+        c.lock.lock()
+        let readDone = c.readDone
+        c.lock.unlock()
+        if readDone { return close(c) }  // nothing more will come to drain
         c.lock.lock()
         let already = c.lingeringSince != 0
         if !already { c.lingeringSince = DispatchTime.now().uptimeNanoseconds }

@@ -84,6 +84,8 @@ import Testing
         }
         deinit { close(fd) }
         func send(_ text: String) { _ = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+        /// A half-close: nothing more will be sent, and answers can still be read.
+        func finish() { _ = shutdown(fd, Int32(SHUT_WR)) }
         /// Everything until the server closes (nil: it did not within the timeout).
         func readToEnd() -> String? {
             var all: [UInt8] = []
@@ -116,6 +118,28 @@ import Testing
         #expect(parts[0].hasPrefix("200 OK\r\n") && parts[0].contains("Content-Length: 23\r\n") && parts[0].hasSuffix("\r\n\r\n"), "\(parts[0])")
         #expect(parts[1].hasPrefix("204 No Content\r\n") && !parts[1].contains("Content-Length") && parts[1].hasSuffix("\r\n\r\n"), "\(parts[1])")
         #expect(parts[2].hasPrefix("200 OK\r\n") && parts[2].contains("Connection: close\r\n") && parts[2].hasSuffix("{\"path\":\"/last\",\"bytes\":0}"), "\(parts[2])")
+    }
+
+    @Test("a client that half-closes after its requests still gets every answer, a held one included, then the connection closes; an unfinished request is dropped")
+    func halfClose() throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let cases: [(String, [String])] = [
+            ("GET /one HTTP/1.1\r\nHost: x\r\n\r\n", ["/one"]),
+            ("GET /held/150 HTTP/1.1\r\nHost: x\r\n\r\n", ["/held/150"]),
+            ("GET /held/100 HTTP/1.1\r\nHost: x\r\n\r\nGET /two HTTP/1.1\r\nHost: x\r\n\r\nGET /held/50 HTTP/1.1\r\nHost: x\r\n\r\n", ["/held/100", "/two", "/held/50"]),
+            ("GET /one HTTP/1.1\r\nHost: x\r\n\r\nPOST /cut HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc", ["/one"]),
+            ("POST /cut HTTP/1.1\r\nHost: x\r\nContent-Le", []),
+        ]
+        for (requests, paths) in cases {
+            let raw = try RawSocket(port: server.port)
+            raw.send(requests)
+            raw.finish()
+            let text = try #require(raw.readToEnd(), "not closed after \(requests.debugDescription)")
+            let answered = text.components(separatedBy: "HTTP/1.1 200 OK").dropFirst().map { part in paths.first { part.contains("\"path\":\"\($0)\"") } ?? "?" }
+            #expect(answered == paths, "\(requests.debugDescription): \(text)")
+        }
+        #expect(try HTTPClient(port: server.port, timeout: 5).send("GET", "/after").status == 200)
     }
 
     @Test("a header field with a CR or LF in its name or value is not sent: an answer cannot be split")

@@ -34,9 +34,10 @@ int signet_epoll_create(void);
 /* A non-blocking, close-on-exec eventfd: a worker's doorbell. */
 int signet_eventfd(void);
 
-/* Adds (op 0), changes (1) or removes (2) `fd` in epoll `ep`, watching it for input and hang-up,
- * and for room to write when `writable` is non-zero; `token` comes back with its events. */
-int signet_epoll_watch(int ep, int op, int fd, int writable, unsigned long long token);
+/* Adds (op 0), changes (1) or removes (2) `fd` in epoll `ep`, watching it for `events`: 1 input
+ * and the peer's end of it, 2 room to write (errors and a full hang-up are always reported);
+ * `token` comes back with its events. */
+int signet_epoll_watch(int ep, int op, int fd, int events, unsigned long long token);
 
 /* Waits up to `timeout_ms` (-1: no limit) for at most `max` (at most 64) events: each one's token
  * in `tokens`, and in `flags` 1 for input or hang-up and 2 for room to write. Returns what
