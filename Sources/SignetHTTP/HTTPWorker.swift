@@ -294,12 +294,10 @@ final class HTTPWorker: @unchecked Sendable {
     private func linger(_ c: HTTPConnection) {
         c.lock.lock()
         let readDone = c.readDone
+        let already = c.lingeringSince != 0
+        if !already, !readDone { c.lingeringSince = DispatchTime.now().uptimeNanoseconds }
         c.lock.unlock()
         if readDone { return close(c) }  // nothing more will come to drain
-        c.lock.lock()
-        let already = c.lingeringSince != 0
-        if !already { c.lingeringSince = DispatchTime.now().uptimeNanoseconds }
-        c.lock.unlock()
         if !already { _ = Glibc.shutdown(c.fd, Int32(SHUT_WR)) }
         c.input.removeAll()
         c.progress = ParseProgress()
