@@ -88,6 +88,11 @@ struct Router<Context: Sendable>: Sendable {
         routes.append(Route(method: method, pattern: pattern, segments: pattern.split(separator: "/"), needs: needs, handler: handler))
     }
 
+    /// Every method some route takes, HEAD beside GET (for `OPTIONS *`, RFC 9110 §9.3.7).
+    var methods: [String] {
+        ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"].filter { method in routes.contains { $0.method == (method == "HEAD" ? "GET" : method) } }
+    }
+
     enum Match {
         case found(Route, [String: String])
         /// The path's pattern, and the methods it does take (for the 405's `Allow`, RFC 9110 §15.5.6).

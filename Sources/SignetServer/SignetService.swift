@@ -68,10 +68,17 @@ public final class SignetService: HTTPHandler, Sendable {
                 } catch {
                     response = answer(error, for: request)
                 }
+            case .methodNotAllowed(let pattern, let allowed) where request.method == "OPTIONS":
+                // RFC 9110 §9.3.7: what the resource takes, in Allow.
+                route = pattern
+                response = HTTPResponse(status: 204, headers: [("Allow", (allowed + ["OPTIONS"]).joined(separator: ", "))])
             case .methodNotAllowed(let pattern, let allowed):
                 route = pattern
                 response = answer(AuthError(.methodNotAllowed, "\(request.method) on \(pattern)"), for: request)
                 response.headers.append(("Allow", allowed.joined(separator: ", ")))
+            case .notFound where request.method == "OPTIONS" && request.path == "*":
+                // The server in general (§9.3.7): every method some route takes.
+                response = HTTPResponse(status: 204, headers: [("Allow", (router.methods + ["OPTIONS"]).joined(separator: ", "))])
             case .notFound:
                 response = answer(AuthError(.notFound, "no route"), for: request)
             }

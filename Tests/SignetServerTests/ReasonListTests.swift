@@ -107,7 +107,7 @@ import Testing
         #expect(try bigJSON.status == 413 && StrictJSON().parse(bigJSON.body)["reason"] == .string("body_too_large"))
     }
 
-    @Test("HEAD is answered as GET without the body, pages and JSON alike; a 405 names the methods the path takes in Allow")
+    @Test("HEAD is answered as GET without the body, pages and JSON alike; a 405 names the methods the path takes in Allow, and OPTIONS answers with them")
     func headAndAllow() throws {
         let server = try TestServer(.socket)
         for path in ["/healthz", "/.well-known/jwks.json", "/login", "/assets/signet.css"] {
@@ -125,5 +125,15 @@ import Testing
             #expect(answer.hasPrefix("HTTP/1.1 405 ") && answer.contains("\r\nAllow: \(allow)\r\n"), "\(method) \(path): \(answer)")
             #expect(method == "HEAD" ? answer.hasSuffix("\r\n\r\n") : answer.contains(#""reason":"method_not_allowed""#), "\(method) \(path): \(answer)")
         }
+        // OPTIONS without an Origin (not a CORS preflight): what the path takes, or the server.
+        for (path, allow) in [("/oauth/token", "POST, OPTIONS"), ("/me/passkeys/abc", "PATCH, DELETE, OPTIONS"), ("*", "GET, HEAD, POST, PATCH, DELETE, OPTIONS")] {
+            let raw = try HTTPConnectionTests.RawSocket(port: server.port)
+            raw.send("OPTIONS \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let answer = try #require(raw.readToEnd())
+            #expect(answer.hasPrefix("HTTP/1.1 204 ") && answer.contains("\r\nAllow: \(allow)\r\n"), "OPTIONS \(path): \(answer)")
+        }
+        let nowhere = try HTTPConnectionTests.RawSocket(port: server.port)
+        nowhere.send("OPTIONS /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(try #require(nowhere.readToEnd()).hasPrefix("HTTP/1.1 404 "))
     }
 }
