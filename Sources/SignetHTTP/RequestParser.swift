@@ -234,6 +234,9 @@ package enum RequestParser {
                 if value.lowercased() == "100-continue" { framing.expectsContinue = true }
             case "connection":
                 connection = value.lowercased()
+            case "host":
+                // RFC 9112 §3.2: one Host line; a second one is a 400, whatever its value.
+                guard headers["host"] == nil else { return .failure(.malformed("more than one Host")) }
             default:
                 break
             }
@@ -241,6 +244,9 @@ package enum RequestParser {
             at = eol + 2
         }
         if chunked, contentLength != nil { return .failure(.malformed("both Content-Length and Transfer-Encoding")) }
+        // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing (an HTTP/1.0 hop cannot
+        // have sent it), so the request is not read at all.
+        if chunked, !http11 { return .failure(.malformed("Transfer-Encoding in an HTTP/1.0 request")) }
         if http11, headers["host"] == nil { return .failure(.malformed("an HTTP/1.1 request without Host")) }
         if chunked {
             framing.kind = .chunked

@@ -136,13 +136,17 @@ import Testing
         #expect(Self.failure(text)?.reason == "malformed")
     }
 
-    @Test("HTTP/1.0: no Host needed, closes unless keep-alive is asked for; HTTP/1.1: Host required, keeps alive unless close")
+    @Test("HTTP/1.0: no Host needed, closes unless keep-alive is asked for; HTTP/1.1: Host required, keeps alive unless close; never two Host lines")
     func versions() {
         #expect(Self.head("GET / HTTP/1.0\r\n\r\n")?.keepAlive == false)
         #expect(Self.head("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n")?.keepAlive == true)
         #expect(Self.failure("GET / HTTP/1.1\r\n\r\n") == .malformed("an HTTP/1.1 request without Host"))
         #expect(Self.head("GET / HTTP/1.1\r\nHost: x\r\nConnection: foo, close\r\n\r\n")?.keepAlive == false)
         #expect(Self.head("GET / HTTP/1.1\r\nHost: x\r\n\r\n")?.keepAlive == true)
+        // One Host line, in either version, even when the two agree (RFC 9112 §3.2).
+        #expect(Self.failure("GET / HTTP/1.1\r\nHost: x\r\nhost: y\r\n\r\n") == .malformed("more than one Host"))
+        #expect(Self.failure("GET / HTTP/1.0\r\nHost: x\r\nHost: x\r\n\r\n") == .malformed("more than one Host"))
+        #expect(Self.head("GET / HTTP/1.0\r\nHost: x\r\n\r\n")?.headers["host"] == "x")
     }
 
     @Test("lines end with CRLF: a bare LF or a CR alone is refused, also before the head is whole")
@@ -183,7 +187,7 @@ import Testing
         #expect(Self.parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 64\r\n\r\n") == .incomplete(expectsContinue: false))
     }
 
-    @Test("Transfer-Encoding: chunked only, once, never beside Content-Length")
+    @Test("Transfer-Encoding: chunked only, once, never beside Content-Length, never in HTTP/1.0")
     func transferEncoding() {
         #expect(Self.failure("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n") == .malformed("both Content-Length and Transfer-Encoding"))
         for coding in ["gzip", "gzip, chunked", "chunked, chunked", "identity"] {
@@ -191,6 +195,8 @@ import Testing
         }
         #expect(Self.failure("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n")?.status == 400)
         #expect(Self.head("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n0\r\n\r\n") != nil)
+        // HTTP/1.0 has no transfer codings: faulty framing (RFC 9112 §6.1).
+        #expect(Self.failure("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n") == .malformed("Transfer-Encoding in an HTTP/1.0 request"))
     }
 
     @Test("chunked bodies: hexadecimal sizes of at most 8 digits, CRLF after each chunk, the cap over all chunks, bounded trailers")
