@@ -19,6 +19,11 @@ extension RequestParser {
                 i += 1
             }
             guard i > at, i == eol || p[i] == UInt8(ascii: ";") || p[i] == 32 || p[i] == 9 else { return .failed(.malformed("a chunk size is not hexadecimal")) }
+            // After the size only white space, then the end of the line or `;` and the extensions
+            // (RFC 9112 §7.1.1): `1 x` is not a size a proxy and this server would both read as 1.
+            var ext = i
+            while ext < eol, p[ext] == 32 || p[ext] == 9 { ext += 1 }
+            guard ext == eol || p[ext] == UInt8(ascii: ";") else { return .failed(.malformed("a chunk size is followed by more than an extension")) }
             for j in i..<eol where p[j] == 127 || (p[j] < 32 && p[j] != 9) { return .failed(.malformed("a chunk extension holds a control character")) }
             if size == 0 {
                 progress.inTrailers = true

@@ -205,6 +205,10 @@ import Testing
         #expect(Self.failure(head + "g\r\n") == .malformed("a chunk size is not hexadecimal"))
         #expect(Self.failure(head + "123456789\r\n") == .malformed("a chunk size over 8 hex digits"))
         #expect(Self.failure(head + "2\r\nabX\r\n") == .malformed("a chunk does not end with CRLF"))
+        for line in ["1 x", "1 \t1", "1\t=x"] {
+            #expect(Self.failure(head + line + "\r\na\r\n0\r\n\r\n") == .malformed("a chunk size is followed by more than an extension"), "\(line.debugDescription)")
+        }
+        #expect(Self.head(head + "1 \t\r\na\r\n0\r\n\r\n") != nil)
         #expect(Self.failure(head + "2;a=\u{1}\r\nab\r\n0\r\n\r\n") == .malformed("a chunk extension holds a control character"))
         #expect(Self.failure(head + "20\r\n" + String(repeating: "a", count: 32) + "\r\n21\r\n")?.status == 413)
         #expect(Self.failure(head + "0\r\n" + String(repeating: "T: 1\r\n", count: 200))?.status == 431)
