@@ -237,6 +237,9 @@ package enum RequestParser {
             case "host":
                 // RFC 9112 §3.2: one Host line; a second one is a 400, whatever its value.
                 guard headers["host"] == nil else { return .failure(.malformed("more than one Host")) }
+                // uri-host [ ":" port ] (RFC 3986 §3.2.2): nothing else may appear, nor may a value be
+                // read two ways (a space, a slash, an @).
+                for i in vs..<ve where !isHostByte(p[i]) { return .failure(.malformed("the Host value is not a host and port")) }
             default:
                 break
             }
@@ -310,6 +313,19 @@ package enum RequestParser {
         case 0x41...0x46: b - 0x37
         case 0x61...0x66: b - 0x57
         default: nil
+        }
+    }
+
+    /// A byte of RFC 3986's `host` (a registered name, an IPv4 address, an IP literal in brackets)
+    /// or of the `:port` after it.
+    static func isHostByte(_ b: UInt8) -> Bool {
+        switch b {
+        case 0x30...0x39, 0x41...0x5a, 0x61...0x7a: true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"), UInt8(ascii: "!"), UInt8(ascii: "$"),
+             UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","),
+             UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"):
+            true
+        default: false
         }
     }
 

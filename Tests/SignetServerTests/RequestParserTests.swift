@@ -147,6 +147,13 @@ import Testing
         #expect(Self.failure("GET / HTTP/1.1\r\nHost: x\r\nhost: y\r\n\r\n") == .malformed("more than one Host"))
         #expect(Self.failure("GET / HTTP/1.0\r\nHost: x\r\nHost: x\r\n\r\n") == .malformed("more than one Host"))
         #expect(Self.head("GET / HTTP/1.0\r\nHost: x\r\n\r\n")?.headers["host"] == "x")
+        // A Host value is a host and port, nothing else (RFC 9112 §3.2, RFC 3986 §3.2.2).
+        for host in ["a b", "a/b", "u@a", "a\\b", "a\"b", "a?b", "a#b", "\u{e9}.example"] {
+            #expect(Self.failure("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n") == .malformed("the Host value is not a host and port"), "\(host.debugDescription)")
+        }
+        for host in ["login.example.com:8443", "127.0.0.1:8080", "[::1]:8080", "xn--bcher-kva.example", ""] {
+            #expect(Self.head("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n")?.headers["host"] == host, "\(host.debugDescription)")
+        }
     }
 
     @Test("lines end with CRLF: a bare LF or a CR alone is refused, also before the head is whole")
