@@ -75,7 +75,7 @@ final class HTTPConnection: @unchecked Sendable {
 /// An answer's bytes on the wire (RFC 9112 §4, §6): status line, the handler's fields,
 /// `X-Request-Id`, `Date`, the body's length, and `Connection: close` when the connection ends.
 enum ResponseWriter {
-    static func bytes(_ response: HTTPResponse, requestID: String, keepAlive: Bool, head: Bool) -> [UInt8] {
+    static func bytes(_ response: HTTPResponse, requestID: String, keepAlive: Bool, http10: Bool, head: Bool) -> [UInt8] {
         // RFC 9110 §6.4.1: no content, and no Content-Length, in a 204 or 304.
         let bodiless = response.status == 204 || response.status == 304
         var out: [UInt8] = []
@@ -100,7 +100,11 @@ enum ResponseWriter {
             out.append(contentsOf: "\r\nContent-Length: ".utf8)
             AccessLog.decimal(response.body.count, into: &out)
         }
-        if !keepAlive { out.append(contentsOf: "\r\nConnection: close".utf8) }
+        if !keepAlive {
+            out.append(contentsOf: "\r\nConnection: close".utf8)
+        } else if http10 {
+            out.append(contentsOf: "\r\nConnection: keep-alive".utf8)
+        }
         out.append(contentsOf: "\r\n\r\n".utf8)
         if !head, !bodiless { out.append(contentsOf: response.body) }
         return out

@@ -242,6 +242,7 @@ public final class HTTPServer: @unchecked Sendable {
         let start: UInt64
         let bytesIn: Int
         let keepAlive: Bool
+        let http10: Bool
     }
 
     /// A request is whole (or refused): in flight until answered, its connection busy meanwhile.
@@ -262,7 +263,7 @@ public final class HTTPServer: @unchecked Sendable {
         // answer goes out with its fields and Content-Length only.
         let request = HTTPRequest(method: head.method == "HEAD" ? "GET" : head.method, path: head.path, headers: head.headers, body: body, remoteAddress: c.remote, requestID: id,
                                   query: head.query.map { HTTPRequest.parseQuery($0[...]) } ?? [:])
-        let exchange = Exchange(requestID: id, method: head.method, path: head.path, start: start, bytesIn: body.count, keepAlive: head.keepAlive)
+        let exchange = Exchange(requestID: id, method: head.method, path: head.path, start: start, bytesIn: body.count, keepAlive: head.keepAlive, http10: head.http10)
         let (response, hold) = handler.handleHeld(request)
         guard let hold else { return answer(c, response, exchange, held: false) }
         suspended.add(1, ordering: .relaxed)
@@ -279,14 +280,14 @@ public final class HTTPServer: @unchecked Sendable {
         } else {
             response = handler.unreadable(request, status: failure.status, reason: failure.reason, detail: failure.detail)
         }
-        let exchange = Exchange(requestID: id, method: head?.method ?? "", path: head?.path ?? "", start: start, bytesIn: 0, keepAlive: false)
+        let exchange = Exchange(requestID: id, method: head?.method ?? "", path: head?.path ?? "", start: start, bytesIn: 0, keepAlive: false, http10: head?.http10 ?? false)
         answer(c, response, exchange, held: false)
     }
 
     /// Writes an answer from whichever thread has it: what the socket does not take, and anything
     /// else the connection needs next, goes back to its worker.
     private func answer(_ c: HTTPConnection, _ response: HTTPResponse, _ exchange: Exchange, held: Bool) {
-        let bytes = ResponseWriter.bytes(response, requestID: exchange.requestID, keepAlive: exchange.keepAlive, head: exchange.method == "HEAD")
+        let bytes = ResponseWriter.bytes(response, requestID: exchange.requestID, keepAlive: exchange.keepAlive, http10: exchange.http10, head: exchange.method == "HEAD")
         let now = DispatchTime.now().uptimeNanoseconds
         c.lock.lock()
         c.busy = false

@@ -9,6 +9,9 @@ package struct RequestHead: Sendable {
     package var headers: [String: String]
     /// Whether the connection stays open after the answer (RFC 9112 §9.3).
     package var keepAlive: Bool
+    /// An HTTP/1.0 request, whose client keeps a connection open only when the answer says so
+    /// (`Connection: keep-alive`, RFC 9112 §C.2.2).
+    package var http10 = false
 }
 
 /// Why a request cannot be read: the answer's status and reason (SignetAPI's list), and a detail
@@ -259,7 +262,7 @@ package enum RequestParser {
         if framing.expectsContinue, !http11 { framing.expectsContinue = false }
         let options = connection.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         let keepAlive = http11 ? !options.contains("close") : options.contains("keep-alive")
-        return .success((RequestHead(method: method, path: target.path, query: target.query, headers: headers, keepAlive: keepAlive), framing))
+        return .success((RequestHead(method: method, path: target.path, query: target.query, headers: headers, keepAlive: keepAlive, http10: !http11), framing))
     }
 
     /// The decimal number in `p[from..<to]` between optional white space: 1 to 18 digits, nothing else.

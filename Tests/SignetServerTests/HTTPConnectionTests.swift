@@ -142,6 +142,17 @@ import Testing
         #expect(try HTTPClient(port: server.port, timeout: 5).send("GET", "/after").status == 200)
     }
 
+    @Test("HTTP/1.0: a connection kept alive is announced with Connection: keep-alive, and one that is not closes after its answer")
+    func http10() throws {
+        let text = try #require(try Self.exchange("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /b HTTP/1.0\r\n\r\nGET /never HTTP/1.0\r\n\r\n"),
+                                "the server did not close after the HTTP/1.0 request without keep-alive")
+        let parts = text.components(separatedBy: "HTTP/1.1 ").filter { !$0.isEmpty }
+        #expect(parts.count == 2, "\(text)")
+        guard parts.count == 2 else { return }
+        #expect(parts[0].contains("\r\nConnection: keep-alive\r\n") && parts[0].hasSuffix("{\"path\":\"/a\",\"bytes\":0}"), "\(parts[0])")
+        #expect(parts[1].contains("\r\nConnection: close\r\n") && parts[1].hasSuffix("{\"path\":\"/b\",\"bytes\":0}"), "\(parts[1])")
+    }
+
     @Test("a header field with a CR or LF in its name or value is not sent: an answer cannot be split")
     func noSplitting() throws {
         let text = try #require(try Self.exchange("GET /split HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
