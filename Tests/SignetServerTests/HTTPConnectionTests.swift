@@ -108,12 +108,18 @@ import Testing
         return raw.readToEnd()
     }
 
+    /// The answers to `requests` (each without its "HTTP/1.1 "), which must be `count` before the
+    /// server closes.
+    static func answers(_ requests: String, count: Int) throws -> [String] {
+        let text = try #require(try exchange(requests), "the server did not close after its last answer")
+        let parts = text.components(separatedBy: "HTTP/1.1 ").filter { !$0.isEmpty }
+        #expect(parts.count == count, "\(text)")
+        return parts
+    }
+
     @Test("HEAD gets the fields and Content-Length without the body; a 204 has neither; Connection: close closes after its answer")
     func bodilessAndClose() throws {
-        let text = try #require(try Self.exchange("HEAD /h HTTP/1.1\r\nHost: x\r\n\r\nGET /empty HTTP/1.1\r\nHost: x\r\n\r\nGET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /never HTTP/1.1\r\nHost: x\r\n\r\n"),
-                                "the server did not close after Connection: close")
-        let parts = text.components(separatedBy: "HTTP/1.1 ").filter { !$0.isEmpty }
-        #expect(parts.count == 3, "\(text)")
+        let parts = try Self.answers("HEAD /h HTTP/1.1\r\nHost: x\r\n\r\nGET /empty HTTP/1.1\r\nHost: x\r\n\r\nGET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /never HTTP/1.1\r\nHost: x\r\n\r\n", count: 3)
         guard parts.count == 3 else { return }
         #expect(parts[0].hasPrefix("200 OK\r\n") && parts[0].contains("Content-Length: 23\r\n") && parts[0].hasSuffix("\r\n\r\n"), "\(parts[0])")
         #expect(parts[1].hasPrefix("204 No Content\r\n") && !parts[1].contains("Content-Length") && parts[1].hasSuffix("\r\n\r\n"), "\(parts[1])")
@@ -144,10 +150,7 @@ import Testing
 
     @Test("HTTP/1.0: a connection kept alive is announced with Connection: keep-alive, and one that is not closes after its answer")
     func http10() throws {
-        let text = try #require(try Self.exchange("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /b HTTP/1.0\r\n\r\nGET /never HTTP/1.0\r\n\r\n"),
-                                "the server did not close after the HTTP/1.0 request without keep-alive")
-        let parts = text.components(separatedBy: "HTTP/1.1 ").filter { !$0.isEmpty }
-        #expect(parts.count == 2, "\(text)")
+        let parts = try Self.answers("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /b HTTP/1.0\r\n\r\nGET /never HTTP/1.0\r\n\r\n", count: 2)
         guard parts.count == 2 else { return }
         #expect(parts[0].contains("\r\nConnection: keep-alive\r\n") && parts[0].hasSuffix("{\"path\":\"/a\",\"bytes\":0}"), "\(parts[0])")
         #expect(parts[1].contains("\r\nConnection: close\r\n") && parts[1].hasSuffix("{\"path\":\"/b\",\"bytes\":0}"), "\(parts[1])")
