@@ -57,7 +57,7 @@ extension SignetService {
         guard header.utf8.count <= 4096, header.count > 6, header.prefix(6).lowercased() == "basic ",
               let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
               let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
-              let id = Wire.percentDecode(Array(text[..<colon].utf8)[...]), let secret = Wire.percentDecode(Array(text[text.index(after: colon)...].utf8)[...])
+              let id = HTTPRequest.percentDecoded(text[..<colon].utf8), let secret = HTTPRequest.percentDecoded(text[text.index(after: colon)...].utf8)
         else { return nil }
         return (id, secret)
     }

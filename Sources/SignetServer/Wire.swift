@@ -82,7 +82,7 @@ package enum Wire {
         var members: [JSONObject.Element] = []
         for pair in body.split(separator: UInt8(ascii: "&")) where !pair.isEmpty {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            guard let key = percentDecode(parts[0]), let value = percentDecode(parts.count > 1 ? parts[1] : []) else {
+            guard let key = HTTPRequest.percentDecoded(parts[0]), let value = HTTPRequest.percentDecoded(parts.count > 1 ? parts[1] : []) else {
                 throw AuthError.malformed("the form body is not valid percent-encoding")
             }
             if value.hasPrefix("{") || value.hasPrefix("["), let nested = try? StrictJSON().parse(Array(value.utf8)) {
@@ -96,12 +96,6 @@ package enum Wire {
         } catch {
             throw AuthError.malformed("the form repeats \"\(error.name)\"")
         }
-    }
-
-    /// `application/x-www-form-urlencoded` decoding (`+` a space, `%XX` a byte, UTF-8 whole);
-    /// nil for a bad escape (a sign or a non-hex digit included) or bytes that are not UTF-8.
-    package static func percentDecode(_ bytes: ArraySlice<UInt8>) -> String? {
-        HTTPRequest.percentDecoded(bytes)
     }
 }
 
