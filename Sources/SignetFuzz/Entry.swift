@@ -105,7 +105,7 @@ enum FuzzReplay {
         for locales in ["es-MX fr\nen;q=0.5", "\nde, es;q=0.8, en;q=0.2", "zz\nq=1;es"] { try write(.uiLocales, Array(locales.utf8)) }
         for request in ["POST /oauth/token HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
                         "POST /passkey/challenge HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2;x=y\r\n{}\r\n0\r\nT: 1\r\n\r\n",
-                        "GET http://a/me%2Fx?q=%7C HTTP/1.0\r\nConnection: keep-alive\r\nExpect: 100-continue\r\n\r\n"] {
+                        "GET http://a/me%7Cx?q=%2F HTTP/1.0\r\nConnection: keep-alive\r\nExpect: 100-continue\r\n\r\n"] {
             try write(.httpRequest, Array(request.utf8))
         }
         try write(.relatedOrigins, Array("https://shop.example.co.uk\nhttps://a.example\nhttp://localhost\nhttps://1.2.3.4".utf8))

@@ -299,8 +299,22 @@ package enum RequestParser {
         let mark = slice.firstIndex(of: UInt8(ascii: "?"))
         let rawPath = slice[..<(mark ?? slice.endIndex)]
         let query = mark.map { String(decoding: slice[slice.index(after: $0)...], as: UTF8.self) }
+        // `%2F` is not `/` (RFC 3986 §2.2): decoded before routing it would become a separator, so
+        // `/a%2Fb` would reach `/a/b` past a proxy's rule for that path. No route takes one.
+        if hasEncodedSlash(rawPath) { return .failure(.malformed("the path holds an encoded slash")) }
         guard let path = percentDecodedPath(rawPath) else { return .failure(.malformed("the path has a bad percent escape or is not UTF-8")) }
         return .success((path, query))
+    }
+
+    /// Whether `bytes` hold `%2F` or `%2f`.
+    static func hasEncodedSlash(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        var i = bytes.startIndex
+        while let percent = bytes[i...].firstIndex(of: UInt8(ascii: "%")) {
+            let rest = bytes[(percent + 1)...]
+            if rest.count >= 2, rest[percent + 1] == UInt8(ascii: "2"), rest[percent + 2] | 0x20 == UInt8(ascii: "f") { return true }
+            i = percent + 1
+        }
+        return false
     }
 
     /// `%XX` decoded (no `+` rule in a path); nil for a bad escape, a NUL or bytes that are not UTF-8.

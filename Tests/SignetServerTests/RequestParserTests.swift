@@ -235,9 +235,9 @@ import Testing
         #expect(Self.parse("POST / HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 2\r\n\r\n") == .incomplete(expectsContinue: false))
     }
 
-    @Test("the target: origin form decoded, absolute form and * accepted; bad escapes, NUL, non-UTF-8 and stray bytes refused")
+    @Test("the target: origin form decoded, absolute form and * accepted; bad escapes, encoded slashes, NUL, non-UTF-8 and stray bytes refused")
     func targets() {
-        #expect(Self.head("GET /a%2Fb%20c HTTP/1.1\r\nHost: x\r\n\r\n")?.path == "/a/b c")
+        #expect(Self.head("GET /a%2Db%20c HTTP/1.1\r\nHost: x\r\n\r\n")?.path == "/a-b c")
         #expect(Self.head("GET http://example.com:8080/p?q=1 HTTP/1.1\r\nHost: x\r\n\r\n").map { [$0.path, $0.query ?? "-"] } == ["/p", "q=1"])
         #expect(Self.head("GET HTTPS://example.com HTTP/1.1\r\nHost: x\r\n\r\n")?.path == "/")
         #expect(Self.head("OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n")?.path == "*")
@@ -245,6 +245,13 @@ import Testing
         for bad in ["/%", "/%4", "/%zz", "/a%00b", "/%ff", "/%c3%28"] {
             #expect(Self.failure("GET \(bad) HTTP/1.1\r\nHost: x\r\n\r\n") == .malformed("the path has a bad percent escape or is not UTF-8"), "\(bad)")
         }
+        // An encoded slash would become a separator once decoded: refused, in either case, anywhere
+        // in the path and in the absolute form too; in the query it is data.
+        for bad in ["/a%2Fb", "/a%2fb", "/%2F", "/.well-known%2Fjwks.json", "/a/b%2F", "http://x/a%2Fb"] {
+            #expect(Self.failure("GET \(bad) HTTP/1.1\r\nHost: x\r\n\r\n") == .malformed("the path holds an encoded slash"), "\(bad)")
+        }
+        #expect(Self.head("GET /a%252Fb?x=%2F HTTP/1.1\r\nHost: x\r\n\r\n").map { [$0.path, $0.query ?? "-"] } == ["/a%2Fb", "x=%2F"])
+        #expect(Self.head("GET /a%2 HTTP/1.1\r\nHost: x\r\n\r\n") == nil)
         #expect(Self.failure("GET relative HTTP/1.1\r\nHost: x\r\n\r\n") == .malformed("the target is not a path"))
         #expect(Self.failure("GET ftp://x/ HTTP/1.1\r\nHost: x\r\n\r\n") == .malformed("the target is not a path"))
         #expect(Self.failure(Array("GET /\u{e9} HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) == .malformed("the target holds a byte a URI cannot"))
