@@ -8,8 +8,11 @@ extension RequestParser {
         while !progress.inTrailers {
             let at = progress.chunkAt
             // chunk-size [ chunk-ext ] CRLF
-            guard let eol = lineEnd(p, from: at, limit: 1024) else {
-                return p.count - at > 1024 ? .failed(.malformed("a chunk's size line is too long")) : .incomplete
+            let eol: Int
+            switch lineEnd(p, from: at, limit: 1024) {
+            case .at(let end): eol = end
+            case .bare: return .failed(.malformed("a chunk's size line ends with a bare CR or LF"))
+            case .none: return p.count - at > 1024 ? .failed(.malformed("a chunk's size line is too long")) : .incomplete
             }
             var size = 0
             var i = at
@@ -43,7 +46,11 @@ extension RequestParser {
         while true {
             let at = progress.chunkAt
             let room = maxTrailerBytes - progress.trailers
-            guard let end = lineEnd(p, from: at, limit: room) else {
+            let end: Int
+            switch lineEnd(p, from: at, limit: room) {
+            case .at(let found): end = found
+            case .bare: return .failed(.malformed("a trailer line ends with a bare CR or LF"))
+            case .none:
                 return p.count - at > room ? .failed(RequestFailure(status: 431, reason: "headers_too_large", detail: "trailer fields over \(maxTrailerBytes) bytes")) : .incomplete
             }
             progress.trailers += end - at + 2
@@ -68,15 +75,25 @@ extension RequestParser {
         return dropped
     }
 
-    /// The index of the CR of the next CRLF, the CR in `from..<from + limit`; nil when there is
-    /// none there yet (more than `limit` bytes without one can never become a line).
-    static func lineEnd(_ p: UnsafeBufferPointer<UInt8>, from: Int, limit: Int) -> Int? {
-        let last = min(p.count - 1, from + max(0, limit))
+    /// Where a line of chunked framing ends: ``at(_:)`` the index of the CR of its CRLF; ``bare``
+    /// when a CR or an LF stands alone before it (RFC 9112 §2.2: a bare CR is invalid, and this
+    /// parser reads a bare LF in framing as no line end at all, as in a head); ``none`` while
+    /// neither is there yet.
+    enum LineEnd: Equatable { case at(Int), bare, none }
+
+    /// The end of the line that starts at `from`, its CR in `from..<from + limit` (more than
+    /// `limit` bytes without one can never become a line).
+    static func lineEnd(_ p: UnsafeBufferPointer<UInt8>, from: Int, limit: Int) -> LineEnd {
+        let last = min(p.count, from + max(0, limit))
         var i = from
         while i < last {
-            if p[i] == 13, p[i + 1] == 10 { return i }
+            if p[i] == 10 { return .bare }
+            if p[i] == 13 {
+                guard i + 1 < p.count else { return .none }
+                return p[i + 1] == 10 ? .at(i) : .bare
+            }
             i += 1
         }
-        return nil
+        return .none
     }
 }

@@ -156,12 +156,29 @@ import Testing
         }
     }
 
-    @Test("lines end with CRLF: a bare LF or a CR alone is refused, also before the head is whole")
+    @Test("lines end with CRLF: a bare LF or a CR alone is refused, in a head and in chunked framing, as soon as it arrives")
     func lineEnds() {
         #expect(Self.failure("GET / HTTP/1.1\nHost: x\r\n\r\n") == .malformed("a line ends with a bare LF"))
         #expect(Self.failure("GET / HTTP/1.1\r\nHost: x\n") == .malformed("a line ends with a bare LF"))
         #expect(Self.failure("GET / HTTP/1.1\r\nHost: x\rY: 1\r\n\r\n") == .malformed("a CR without LF"))
         #expect(Self.failure("GET / HTTP/1.1\rX\r\nHost: x\r\n\r\n") == .malformed("a CR without LF"))
+        // Chunk size lines and trailer lines: refused once the lone CR or LF is there, not left
+        // waiting for a CRLF that a client ending its lines with LF never sends.
+        let head = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        for body in ["2\nab\n0\n\n", "2\n", "\n", "2;x=y\n", "2\rab", "2 \r0"] {
+            #expect(Self.failure(head + body) == .malformed("a chunk's size line ends with a bare CR or LF"), "\(body.debugDescription)")
+        }
+        for body in ["2\r\nab\r\n0\r\nT: 1\n", "2\r\nab\r\n0\r\n\n", "0\r\nT: 1\rU: 2\r\n\r\n"] {
+            #expect(Self.failure(head + body) == .malformed("a trailer line ends with a bare CR or LF"), "\(body.debugDescription)")
+        }
+        #expect(Self.parse(head + "2\r") == .incomplete(expectsContinue: false))
+        #expect(Self.parse(head + "2\r\nab\r\n0\r\nT: 1\r") == .incomplete(expectsContinue: false))
+        // A chunk's data is bytes, CR and LF among them.
+        guard case .request(_, let body, _) = Self.parse(head + "4\r\na\nb\r\r\n0\r\n\r\n") else {
+            Issue.record("a chunk holding CR and LF was refused")
+            return
+        }
+        #expect(body == Array("a\nb\r".utf8))
     }
 
     @Test("header lines: no folding, a token name right before the colon, no control characters in the value")
