@@ -25,8 +25,10 @@ let usage = """
                      play the phone: a software authenticator and device key driven through the SDK
       verify registration|authentication FILE.json [--anchors PEM] [--now ISO8601]
                      verify one WebAuthn response and print the result as JSON
-      bench verify [--json] [--seconds S]
+      bench verify [--json] [--rounds N]
                      measure assertion and registration verification against raw OpenSSL
+      bench login|disk|cpu|soak ...
+                     sign-ins over HTTP, this disk's syncs, how steadily the processors run, a long mixed run (signet bench for details)
       help           show this text
 
     """

@@ -59,6 +59,22 @@ import Testing
 
 /// The benchmark's output contract (its speed is judged by reading its figures, never here).
 @Suite struct BenchCommandTests {
+    @Test("the options signet help shows for bench verify are the ones it takes")
+    func helpMatches() throws {
+        let (status, help) = try VerifyCommandTests.run(["help"])
+        #expect(status == 0)
+        let line = try #require(help.split(separator: "\n").first { $0.contains("bench verify") })
+        // `[--flag]` or `[--flag VALUE]`, each passed as shown (a value of 1).
+        var args = ["bench", "verify"]
+        for option in line.split(separator: "[").dropFirst() {
+            let words = option.prefix { $0 != "]" }.split(separator: " ")
+            args.append(String(words[0]))
+            if words.count > 1 { args.append("1") }
+        }
+        #expect(args.count > 2, "no options in \(line)")
+        #expect(try VerifyCommandTests.run(args).status == 0, "\(args)")
+    }
+
     @Test("bench verify --json prints every figure and the ratio")
     func jsonKeys() throws {
         let (status, output) = try VerifyCommandTests.run(["bench", "verify", "--json", "--rounds", "1"])
