@@ -14,16 +14,21 @@ public struct HTTPRequest: Sendable {
     /// The query string's arguments, decoded (RFC 3986 §3.4, with `+` as a space as forms write
     /// it); a repeated name keeps its first value.
     public let query: [String: String]
+    /// The names the query string holds more than once, each once, in the order they repeat
+    /// (an OAuth request may not repeat a parameter, RFC 6749 §3.1).
+    public let queryRepeats: [String]
 
     /// A `path` with a `?` and no `query` is split into the two (a request made in process).
-    public init(method: String, path: String, headers: [String: String], body: [UInt8], remoteAddress: String, requestID: String, query: [String: String]? = nil) {
+    public init(method: String, path: String, headers: [String: String], body: [UInt8], remoteAddress: String, requestID: String,
+                query: [String: String]? = nil, queryRepeats: [String] = []) {
         self.method = method
         if query == nil, let mark = path.firstIndex(of: "?") {
             self.path = String(path[..<mark])
-            self.query = HTTPRequest.parseQuery(path[path.index(after: mark)...])
+            (self.query, self.queryRepeats) = HTTPRequest.parseQueryNotingRepeats(path[path.index(after: mark)...])
         } else {
             self.path = path
             self.query = query ?? [:]
+            self.queryRepeats = queryRepeats
         }
         self.headers = headers
         self.body = body
@@ -34,13 +39,23 @@ public struct HTTPRequest: Sendable {
     /// `a=b&c=d` decoded; a pair that is not valid percent-encoded UTF-8 is skipped. Bounded: at
     /// most 64 pairs of the first 8 KiB.
     public static func parseQuery(_ text: Substring) -> [String: String] {
+        parseQueryNotingRepeats(text).query
+    }
+
+    /// ``parseQuery(_:)``, and the names that came more than once (each once, in order).
+    public static func parseQueryNotingRepeats(_ text: Substring) -> (query: [String: String], repeats: [String]) {
         var out: [String: String] = [:]
+        var repeats: [String] = []
         for pair in text.utf8.prefix(8192).split(separator: UInt8(ascii: "&")).prefix(64) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             guard let name = percentDecoded(parts[0]), !name.isEmpty, let value = parts.count > 1 ? percentDecoded(parts[1]) : "" else { continue }
-            if out[name] == nil { out[name] = value }
+            if out[name] == nil {
+                out[name] = value
+            } else if !repeats.contains(name) {
+                repeats.append(name)
+            }
         }
-        return out
+        return (out, repeats)
     }
 
     /// Percent-decoding, with `+` as a space unless `plusIsSpace` is false (a path, RFC 3986

@@ -261,8 +261,9 @@ public final class HTTPServer: @unchecked Sendable {
         let (start, id) = begin(c)
         // HEAD is GET without the body (RFC 9110 §9.3.2): the handler answers a GET, and the
         // answer goes out with its fields and Content-Length only.
+        let query = head.query.map { HTTPRequest.parseQueryNotingRepeats($0[...]) }
         let request = HTTPRequest(method: head.method == "HEAD" ? "GET" : head.method, path: head.path, headers: head.headers, body: body, remoteAddress: c.remote, requestID: id,
-                                  query: head.query.map { HTTPRequest.parseQuery($0[...]) } ?? [:])
+                                  query: query?.query ?? [:], queryRepeats: query?.repeats ?? [])
         let exchange = Exchange(requestID: id, method: head.method, path: head.path, start: start, bytesIn: body.count, keepAlive: head.keepAlive, http10: head.http10)
         let (response, hold) = handler.handleHeld(request)
         guard let hold else { return answer(c, response, exchange, held: false) }

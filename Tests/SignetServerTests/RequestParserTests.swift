@@ -274,6 +274,17 @@ import Testing
         #expect(Self.failure(Array("GET /\u{e9} HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) == .malformed("the target holds a byte a URI cannot"))
     }
 
+    @Test("the query: pairs decoded, a repeated name keeps its first value and is noted once, bad pairs skipped")
+    func queryRepeats() {
+        let (query, repeats) = HTTPRequest.parseQueryNotingRepeats("a=1&b=x+y&a=2&c&b=%7C&a=3&=z&d=%zz&d=4")
+        #expect(query == ["a": "1", "b": "x y", "c": "", "d": "4"])
+        #expect(repeats == ["a", "b"])
+        #expect(HTTPRequest.parseQueryNotingRepeats("state=s&STATE=t").repeats.isEmpty)  // names are case-sensitive
+        // In process, a path with a query is split the same way.
+        let request = HTTPRequest(method: "GET", path: "/authorize?x=1&x=2", headers: [:], body: [], remoteAddress: "", requestID: "")
+        #expect(request.query == ["x": "1"] && request.queryRepeats == ["x"])
+    }
+
     /// `failure` of raw bytes.
     static func failure(_ bytes: [UInt8]) -> RequestFailure? {
         if case .failed(let failure, _) = parse(bytes) { return failure }

@@ -110,11 +110,12 @@ final class TestServer: @unchecked Sendable {
         for (name, value) in headers { fields[name.lowercased()] = value }
         // In process, a test may say which address the request comes from.
         let remote = fields.removeValue(forKey: "x-test-remote") ?? "127.0.0.1"
-        // As libmicrohttpd hands it over: the path percent-decoded, the query apart.
+        // As the HTTP layer hands it over: the path percent-decoded, the query apart.
         let parts = path.split(separator: "?", maxSplits: 1).map(String.init)
+        let query = HTTPRequest.parseQueryNotingRepeats(parts.count > 1 ? parts[1][...] : "")
         let request = HTTPRequest(method: method, path: parts[0].removingPercentEncoding ?? parts[0], headers: fields, body: body, remoteAddress: remote,
                                   requestID: String(UInt64.random(in: 0...UInt64.max), radix: 16),
-                                  query: HTTPRequest.parseQuery(parts.count > 1 ? parts[1][...] : ""))
+                                  query: query.query, queryRepeats: query.repeats)
         let response = app.service.handle(request)
         var answered: [String: String] = [:]
         for (name, value) in response.headers { answered[name.lowercased()] = value }
