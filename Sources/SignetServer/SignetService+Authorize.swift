@@ -32,7 +32,7 @@ extension SignetService {
     func authorize(_ call: Call) -> HTTPResponse {
         let request: AuthorizationRequest
         do {
-            request = try ceremonies.authorizationRequest(call.request.query)
+            request = try ceremonies.authorizationRequest(call.request.query, repeated: call.request.queryRepeats)
         } catch let refusal as AuthorizationRedirectError {
             return .redirect(to: refusal.location)
         } catch {

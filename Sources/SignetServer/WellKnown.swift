@@ -39,6 +39,8 @@ enum WellKnown {
             "code_challenge_methods_supported": .array([.string("S256")]), "response_modes_supported": .array([.string("query")]),
             "prompt_values_supported": .array(["none", "login", "create"].map(JSONValue.string)),
             "authorization_response_iss_parameter_supported": .bool(true), "ui_locales_supported": .array([.string("en"), .string("es")]),
+            // Both said outright: omitted, request_uri_parameter_supported would mean true (OIDC Discovery §3).
+            "request_parameter_supported": .bool(false), "request_uri_parameter_supported": .bool(false),
             "token_endpoint": .string(i + "/oauth/token"), "userinfo_endpoint": .string(i + "/userinfo"),
             "jwks_uri": .string(i + "/.well-known/jwks.json"), "revocation_endpoint": .string(i + "/oauth/revoke"),
             "device_authorization_endpoint": .string(i + "/oauth/device/code"),

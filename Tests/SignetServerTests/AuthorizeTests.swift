@@ -30,7 +30,7 @@ import Testing
         return (try #require(query["code"], "no code in \(answer.headers["location"] ?? "")"), browser)
     }
 
-    @Test("a bad client_id or redirect_uri gets an error page and never a redirect")
+    @Test("a bad or repeated client_id or redirect_uri gets an error page and never a redirect")
     func untrustedNeverRedirects() throws {
         let server = try Self.server()
         let browser = WebBrowser(server)
@@ -47,6 +47,13 @@ import Testing
         }
         let missing = try browser.send("GET", "/authorize?response_type=code&client_id=spa", headers: [("Accept", "text/html")])
         #expect(missing.headers["location"] == nil && missing.status == 400)
+        // A client_id or redirect_uri given twice (RFC 6749 §3.1) is not one to trust, even
+        // when the first is right and the second the same.
+        for extra in [("redirect_uri", "https://evil.example/callback"), ("redirect_uri", "https://app.signet.test/callback"), ("client_id", "spa")] {
+            let answer = try server.authorize(browser, extra: [extra])
+            #expect(answer.headers["location"] == nil && answer.status == 400, "\(extra)")
+            #expect(String(decoding: answer.body, as: UTF8.self).contains("data-reason=\"malformed\""), "\(extra)")
+        }
     }
 
     @Test("redirect URIs: exact, loopback on any port (RFC 8252 §7.3), private-use schemes")
@@ -69,7 +76,7 @@ import Testing
         #expect(Ceremonies.redirectAllowed("http://127.0.0.1:4444/anything", for: client) && !Ceremonies.redirectAllowed("http://example.com/cb", for: client))
     }
 
-    @Test("other /authorize errors go back to the client with error, reason and state")
+    @Test("other /authorize errors go back to the client with error, reason and state: repeats, request objects, response modes")
     func redirectedErrors() throws {
         let server = try Self.server()
         let browser = WebBrowser(server)
@@ -81,6 +88,15 @@ import Testing
             (PKCE(), [("max_age", "soon")], "invalid_request", "malformed"),
             (PKCE(), [("prompt", "none")], "login_required", "login_required"),
             (PKCE(), [("audience", "https://elsewhere.example")], "invalid_target", "audience_not_allowed"),
+            // RFC 6749 §3.1: no parameter twice (the state sent back is the first).
+            (PKCE(), [("state", "st-2")], "invalid_request", "malformed"),
+            (PKCE(), [("nonce", "n-2")], "invalid_request", "malformed"),
+            (PKCE(), [("scope", "openid")], "invalid_request", "malformed"),
+            // OIDC Core §6: without request objects, say so rather than drop what they carry.
+            (PKCE(), [("request", "eyJhbGciOiJub25lIn0.eyJub25jZSI6Im4tMiJ9.")], "request_not_supported", "request_not_supported"),
+            (PKCE(), [("request_uri", "urn:ietf:params:oauth:request_uri:6esc")], "request_uri_not_supported", "request_uri_not_supported"),
+            (PKCE(), [("response_mode", "fragment")], "invalid_request", "malformed"),
+            (PKCE(), [("response_mode", "form_post")], "invalid_request", "malformed"),
         ]
         for (pkce, extra, error, reason) in cases {
             let answer = try server.authorize(browser, pkce: pkce, extra: extra)
@@ -223,6 +239,7 @@ import Testing
         #expect(old.headers["location"]?.hasPrefix("/login?authorization=") == true)
         #expect(WebBrowser.query(try server.authorize(browser, extra: [("max_age", "10"), ("prompt", "none")]).headers["location"])["error"] == "login_required")
         #expect(try server.authorize(browser, extra: [("max_age", "60")]).headers["location"]?.contains("code=") == true)
+        #expect(try server.authorize(browser, extra: [("response_mode", "query")]).headers["location"]?.contains("code=") == true)
         let login = try server.authorize(browser, extra: [("prompt", "login")])
         let sealed = try #require(WebBrowser.query(login.headers["location"])["authorization"])
         // The old session does not answer a prompt=login request; a new sign-in does.
@@ -242,5 +259,8 @@ import Testing
         #expect(d["grant_types_supported"]?.array?.contains(.string("authorization_code")) == true)
         #expect(d["token_endpoint_auth_methods_supported"] == .array([.string("none"), .string("client_secret_basic"), .string("client_secret_post")]))
         #expect(d["authorization_response_iss_parameter_supported"] == .bool(true))
+        // request_uri_parameter_supported means true when left out (OIDC Discovery §3).
+        #expect(d["request_parameter_supported"] == .bool(false) && d["request_uri_parameter_supported"] == .bool(false))
+        #expect(d["response_modes_supported"] == .array([.string("query")]))
     }
 }

@@ -62,11 +62,14 @@ extension Ceremonies {
     /// `GET /authorize`'s parameters, checked in RFC 6749 §4.1.2.1's order: a bad `client_id` or
     /// `redirect_uri` throws an ``AuthError`` (`client_unknown`, `redirect_uri_invalid`), which
     /// the caller shows on a page and never redirects; every later problem throws an
-    /// ``AuthorizationRedirectError``.
-    public func authorizationRequest(_ query: [String: String]) throws -> AuthorizationRequest {
+    /// ``AuthorizationRedirectError``. `repeated` names the parameters the query held more than
+    /// once, which RFC 6749 §3.1 forbids: a repeated `client_id` or `redirect_uri` cannot be
+    /// trusted to redirect to, any other is refused back to the client.
+    public func authorizationRequest(_ query: [String: String], repeated: [String] = []) throws -> AuthorizationRequest {
         if let long = query.first(where: { $0.value.utf8.count > Self.maxParameterLength }) {
             throw AuthError.malformed("parameter \(long.key.prefix(40)) is longer than \(Self.maxParameterLength) bytes")
         }
+        for name in ["client_id", "redirect_uri"] where repeated.contains(name) { throw AuthError.malformed("\(name) appears more than once") }
         guard let clientID = query["client_id"], !clientID.isEmpty else { throw AuthError.malformed("client_id is required") }
         guard let client = clients.client(clientID) else { throw AuthError(.clientUnknown, "unknown client_id \"\(clientID.prefix(64))\"") }
         guard let redirectURI = query["redirect_uri"], Self.redirectAllowed(redirectURI, for: client) else {
@@ -76,7 +79,15 @@ extension Ceremonies {
         func refuse(_ reason: Reason, _ detail: String) -> AuthorizationRedirectError {
             AuthorizationRedirectError(redirectURI: redirectURI, state: state, error: AuthError(reason, detail, publicDetail: detail))
         }
+        if let name = repeated.first { throw refuse(.malformed, "\(name.prefix(40)) appears more than once") }
+        // OIDC Core §6.1 and §6.2: an OP without request objects must say so, not ignore them
+        // (their parameters would otherwise be silently dropped).
+        if query["request"] != nil { throw refuse(.requestNotSupported, "the request parameter is not supported") }
+        if query["request_uri"] != nil { throw refuse(.requestURINotSupported, "the request_uri parameter is not supported") }
         guard query["response_type"] == "code" else { throw refuse(.responseTypeUnsupported, "response_type must be code") }
+        // The answer comes in the redirect's query (discovery: response_modes_supported); a client
+        // that asked for the fragment or a form post would not look there.
+        if let mode = query["response_mode"], mode != "query" { throw refuse(.malformed, "response_mode must be query") }
         guard client.grants.contains(GrantNames.authorizationCode) else {
             throw refuse(.grantNotAllowed, "client \(client.id) may not use the authorization code flow")
         }
