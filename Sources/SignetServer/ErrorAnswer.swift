@@ -22,7 +22,14 @@ enum ErrorAnswer {
             body.add("reason", reason.rawValue)
             response = .json(error.status, body.serializedBytes)
         }
-        if let challenge = error.challenge { response.headers.append(("WWW-Authenticate", challenge)) }
+        if let challenge = error.challenge {
+            response.headers.append(("WWW-Authenticate", challenge))
+        } else if reason.error == "invalid_client", let authorization = request.header("authorization"), authorization.utf8.count > 6,
+                  authorization.prefix(6).lowercased() == "basic " {
+            // RFC 6749 §5.2: a client that authenticated in the Authorization header is answered
+            // with a challenge for the scheme it used.
+            response.headers.append(("WWW-Authenticate", #"Basic realm="signet""#))
+        }
         if let seconds = error.retryAfter { response.headers.append(("Retry-After", String(seconds))) }
         if let nonce = error.dpopNonce { response.headers.append(("DPoP-Nonce", nonce)) }
         response.logDetail = "\(reason.rawValue): \(error.detail)"

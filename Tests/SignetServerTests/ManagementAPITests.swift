@@ -79,6 +79,13 @@ extension TestServer {
         #expect(try refused(["client_id": .string("ops"), "client_secret": .string(TestServer.opsSecret)],
                             [("Authorization", "Basic " + Data("ops:\(TestServer.opsSecret)".utf8).base64EncodedString())]) == (401, "client_secret_invalid"))
         #expect(try refused(["client_id": .string("app"), "client_secret": .string("x")]) == (401, "client_secret_invalid"))
+        // RFC 6749 §5.2: a client that tried Authorization: Basic gets 401 with a Basic challenge,
+        // whoever it claimed to be; one that posted its secret gets the same status.
+        for credentials in ["ops:wrong", "nobody:x", "app:x", "ops:"] {
+            let answer = try server.send("POST", "/oauth/token", headers: [("Authorization", "Basic " + Data(credentials.utf8).base64EncodedString())],
+                                         body: Array(#"{"grant_type":"client_credentials"}"#.utf8))
+            #expect(answer.status == 401 && answer.headers["www-authenticate"] == #"Basic realm="signet""#, "\(credentials): \(answer.status) \(answer.headers)")
+        }
         #expect(try refused(["client_id": .string("bank"), "client_secret": .string(TestServer.bankSecret)]) == (400, "grant_not_allowed"))
         #expect(try refused(["client_id": .string("ops"), "client_secret": .string(TestServer.opsSecret), "audience": .string("https://elsewhere")]) == (400, "audience_not_allowed"))
         // A user's grant can never ask for the Management API's audience.
