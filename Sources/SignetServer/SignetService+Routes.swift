@@ -50,7 +50,11 @@ extension SignetService {
             try s.ceremonies.revoke(RevokeRequest(wire: s.body(call, form: true)), context: call.context)
             return .json(200, Array("{}".utf8))
         }
-        r.add("GET", "/userinfo", needs: Needs(token: .required(.anyWithScope("openid")))) { s, call in try Wire.encode(s.ceremonies.userInfo(call.account)) }
+        // OIDC Core §5.3.1: the UserInfo endpoint takes GET and POST alike (the token in the
+        // Authorization header either way).
+        for method in ["GET", "POST"] {
+            r.add(method, "/userinfo", needs: Needs(token: .required(.anyWithScope("openid")))) { s, call in try Wire.encode(s.ceremonies.userInfo(call.account)) }
+        }
         // The signed-in account.
         r.add("GET", "/me/passkeys", needs: .account) { s, call in try Wire.encode(s.ceremonies.passkeys(call.account)) }
         r.add("POST", "/me/passkeys/options", needs: .addsCredential) { s, call in Wire.encode(try s.ceremonies.beginAddPasskey(call.account)) }

@@ -28,6 +28,13 @@ import Testing
         #expect(info.status == 200)
         let user = try JSONDecoder().decode(UserInfo.self, from: Data(info.body))
         #expect(user.email == "ada@signet.test" && user.name == "Ada" && user.email_verified == false)
+        // OIDC Core §5.3.1: POST too, with no body or a form body, and the same refusals.
+        for (headers, body) in [([(String, String)](), ""), ([("Content-Type", "application/x-www-form-urlencoded")], "a=1")] {
+            let posted = try server.send("POST", "/userinfo", headers: headers + [("Authorization", "Bearer \(access)")], body: Array(body.utf8))
+            #expect(posted.status == 200 && posted.body == info.body, "\(headers): \(posted.status)")
+        }
+        let unsigned = try server.send("POST", "/userinfo")
+        #expect(unsigned.status == 401 && unsigned.headers["www-authenticate"] == "Bearer")
 
         let (_, _, options) = try phone.startSignIn(username: "ada@signet.test")
         #expect(options["allowCredentials"]?.array?.count == 1)
