@@ -85,6 +85,10 @@ import Testing
             (nil, [("code_challenge", PKCE().challenge), ("code_challenge_method", "plain")], "invalid_request", "pkce_invalid"),
             (nil, [("code_challenge", "tooshort"), ("code_challenge_method", "S256")], "invalid_request", "pkce_invalid"),
             (PKCE(), [("prompt", "sometimes")], "invalid_request", "malformed"),
+            (PKCE(), [("prompt", "none login")], "invalid_request", "malformed"),
+            (PKCE(), [("prompt", "consent none")], "invalid_request", "malformed"),
+            (PKCE(), [("prompt", "login Login")], "invalid_request", "malformed"),
+            (PKCE(), [("prompt", " ")], "invalid_request", "malformed"),
             (PKCE(), [("max_age", "soon")], "invalid_request", "malformed"),
             (PKCE(), [("prompt", "none")], "login_required", "login_required"),
             (PKCE(), [("audience", "https://elsewhere.example")], "invalid_target", "audience_not_allowed"),
@@ -228,7 +232,7 @@ import Testing
         #expect(unasked.json["reason"] == .string("pkce_invalid"), "a verifier for a code issued without a challenge")
     }
 
-    @Test("max_age and prompt=login send a signed-in browser back to the page; prompt=none answers from the session")
+    @Test("max_age and prompt=login or select_account send a signed-in browser back to the page; prompt=none and consent answer from the session")
     func sessionAge() throws {
         let server = try Self.server()
         let browser = WebBrowser(server)
@@ -240,6 +244,13 @@ import Testing
         #expect(WebBrowser.query(try server.authorize(browser, extra: [("max_age", "10"), ("prompt", "none")]).headers["location"])["error"] == "login_required")
         #expect(try server.authorize(browser, extra: [("max_age", "60")]).headers["location"]?.contains("code=") == true)
         #expect(try server.authorize(browser, extra: [("response_mode", "query")]).headers["location"]?.contains("code=") == true)
+        // prompt is a list (OIDC Core §3.1.2.1): consent changes nothing for a client the operator
+        // registered; select_account, like login, asks again.
+        #expect(try server.authorize(browser, extra: [("prompt", "consent")]).headers["location"]?.contains("code=") == true)
+        for prompt in ["select_account", "consent login", "login select_account"] {
+            #expect(try server.authorize(browser, extra: [("prompt", prompt)]).headers["location"]?.hasPrefix("/login?authorization=") == true, "\(prompt)")
+        }
+        #expect(try server.authorize(browser, extra: [("prompt", "login create")]).headers["location"]?.hasPrefix("/signup?authorization=") == true)
         let login = try server.authorize(browser, extra: [("prompt", "login")])
         let sealed = try #require(WebBrowser.query(login.headers["location"])["authorization"])
         // The old session does not answer a prompt=login request; a new sign-in does.
@@ -262,5 +273,6 @@ import Testing
         // request_uri_parameter_supported means true when left out (OIDC Discovery §3).
         #expect(d["request_parameter_supported"] == .bool(false) && d["request_uri_parameter_supported"] == .bool(false))
         #expect(d["response_modes_supported"] == .array([.string("query")]))
+        #expect(d["prompt_values_supported"] == .array(["none", "login", "select_account", "consent", "create"].map(JSONValue.string)))
     }
 }

@@ -102,8 +102,10 @@ extension Ceremonies {
         } else if !client.isConfidential {
             throw refuse(.pkceInvalid, "a public client must send code_challenge with code_challenge_method=S256 (RFC 7636)")
         }
-        if let prompt = query["prompt"], !["none", "login", "create"].contains(prompt) {
-            throw refuse(.malformed, "prompt must be none, login or create")
+        var prompt: String?
+        if let text = query["prompt"] {
+            prompt = Self.canonicalPrompt(text)
+            guard prompt != nil else { throw refuse(.malformed, "prompt must be none alone, or any of login, select_account, consent and create") }
         }
         var maxAge: Int?
         if let text = query["max_age"] {
@@ -115,9 +117,24 @@ extension Ceremonies {
             throw refuse(.audienceNotAllowed, "audience is not one of the client's")
         }
         return AuthorizationRequest(
-            clientID: client.id, redirectURI: redirectURI, scope: scope, state: state, nonce: query["nonce"], codeChallenge: challenge, prompt: query["prompt"],
+            clientID: client.id, redirectURI: redirectURI, scope: scope, state: state, nonce: query["nonce"], codeChallenge: challenge, prompt: prompt,
             maxAge: maxAge, loginHint: query["login_hint"].map { String($0.prefix(254)) }, uiLocales: query["ui_locales"], audience: audience,
             issuedAt: nowMillis, expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 2000)
+    }
+
+    /// The one prompt Signet acts on for an OIDC `prompt` value (OIDC Core §3.1.2.1: a space-
+    /// separated list, `none` only alone): `none`; `create` (Initiating User Registration via
+    /// OpenID Connect 1.0) for the sign-up page; `login`, also for `select_account`, since
+    /// choosing the account is signing in again here; `consent` alone, which changes nothing (a
+    /// client of Signet's is registered by its operator, consent is never asked). nil for a value
+    /// that is none of those.
+    static func canonicalPrompt(_ text: String) -> String? {
+        let values = Set(text.split(separator: " ").map(String.init))
+        guard !values.isEmpty, values.isSubset(of: ["none", "login", "select_account", "consent", "create"]) else { return nil }
+        if values.contains("none") { return values.count == 1 ? "none" : nil }
+        if values.contains("create") { return "create" }
+        if values.contains("login") || values.contains("select_account") { return "login" }
+        return "consent"
     }
 
     /// Whether `uri` is one of the client's redirect URIs (RFC 6749 §3.1.2.3: exact), or the
