@@ -159,10 +159,10 @@ struct Phone {
     }
 
     /// `/passkey/register`, then the authenticator; returns the session and the credential JSON.
-    func startSignUp(email: String, name: String = "Ada", tamper: Tamper = .none) throws -> (session: String, credential: JSONValue) {
-        let (status, json) = try server.post("/passkey/register", .object([
-            "client_id": .string(clientID), "user_profile": .object(["email": .string(email), "name": .string(name)]),
-        ]))
+    func startSignUp(email: String, name: String? = "Ada", tamper: Tamper = .none) throws -> (session: String, credential: JSONValue) {
+        var profile: JSONObject = ["email": .string(email)]
+        if let name { profile["name"] = .string(name) }
+        let (status, json) = try server.post("/passkey/register", .object(["client_id": .string(clientID), "user_profile": .object(profile)]))
         try #require(status == 200, "register: \(json.serialized)")
         let options = try #require(json["authn_params_public_key"])
         let challenge = try #require(options["challenge"]?.string.flatMap { Base64URL.decode($0) })

@@ -76,6 +76,15 @@ import Testing
         #expect(id["aud"] == .string("app") && id["sub"] == .string(user.id))
         #expect(id["email"] == .string("ivy@signet.test") && id["email_verified"] == .bool(false) && id["name"] == .string("Ada"))
         #expect(try #require(id["exp"]?.int64) - (try #require(id["iat"]?.int64)) == 3600)
+        // A claim without a value is left out, not null (OIDC Core §5.3.2), in the ID token as in userinfo.
+        let phone = Phone(server)
+        let (session, credential) = try phone.startSignUp(email: "noname@signet.test", name: nil)
+        let (status, nameless) = try phone.exchange(session: session, credential: credential)
+        try #require(status == 200, "\(nameless.serialized)")
+        let (_, unnamed) = try Self.verify(try #require(nameless["id_token"]?.string), jwks: jwks)
+        #expect(unnamed["email"] == .string("noname@signet.test") && unnamed.object?.keys.contains("name") == false, "\(unnamed.serialized)")
+        let info = try StrictJSON().parse(try server.get("/userinfo", headers: [("Authorization", "Bearer " + (nameless["access_token"]?.string ?? ""))]).body)
+        #expect(info["email"] == .string("noname@signet.test") && info.object?.keys.contains("name") == false, "\(info.serialized)")
     }
 
     @Test("an asked-for audience must be configured")

@@ -132,7 +132,7 @@ extension Ceremonies {
                 claims.add("email", user.email)
                 claims.add("email_verified", user.emailVerified)
             }
-            if grant.scopes.contains("profile") { claims.add("name", user.name.map(JSONValue.string) ?? .null) }
+            if grant.scopes.contains("profile"), let name = user.name { claims.add("name", name) }
             idToken = try JWT.sign(payload: claims, type: "JWT", keys: keys)
         }
         return TokenResponse(access_token: accessToken, refresh_token: nil, id_token: idToken, token_type: grant.cnf == nil ? "Bearer" : "DPoP",
