@@ -81,18 +81,19 @@ extension SignetService {
 
     /// `GET /logout` (OpenID Connect RP-Initiated Logout 1.0 §2): ends the SSO session; goes to
     /// `post_logout_redirect_uri` only when it is registered for the client that `id_token_hint`
-    /// (or `client_id`) names, with `state`; otherwise to the sign-in page. Without an
-    /// `id_token_hint` the user is asked first: a page with the sign-out button.
+    /// (or `client_id`) names, with `state`; otherwise to the sign-in page. Unless the
+    /// `id_token_hint` was issued to the signed-in user, the user is asked first: a page with the
+    /// sign-out button, so that a link or an image elsewhere ends nothing.
     func logout(_ call: Call) -> HTTPResponse {
         let query = call.request.query
         do {
-            let target = try ceremonies.postLogoutTarget(idTokenHint: query["id_token_hint"], clientID: query["client_id"],
-                                                         redirectURI: query["post_logout_redirect_uri"], state: query["state"])
+            let (target, clientID, subject) = try ceremonies.postLogout(idTokenHint: query["id_token_hint"], clientID: query["client_id"],
+                                                              redirectURI: query["post_logout_redirect_uri"], state: query["state"])
             let browser = try self.browser(call.request)
             guard let session = browser.session else { return .redirect(to: target ?? "/login") }
-            guard query["id_token_hint"] != nil else {
+            guard let subject, subject == session.user.id else {
                 return page("signout", title: "signout_title", Pages.signOut, [
-                    "clientID": .text(query["client_id"] ?? ""), "redirectURI": .text(query["post_logout_redirect_uri"] ?? ""), "state": .text(query["state"] ?? ""),
+                    "clientID": .text(clientID ?? ""), "redirectURI": .text(query["post_logout_redirect_uri"] ?? ""), "state": .text(query["state"] ?? ""),
                 ], browser: browser, signedIn: true, url: "/logout")
             }
             try ceremonies.endWebSession(session, context: call.context)

@@ -271,7 +271,7 @@ import Testing
         #expect(!(try again.page("/account").html.contains("data-testid=\"recovery-codes\"")))
     }
 
-    @Test("RP-initiated logout: a registered post_logout_redirect_uri with state; anything else is refused, never followed")
+    @Test("RP-initiated logout: a registered post_logout_redirect_uri with state; anything else is refused, never followed; only the user's own hint ends a session unasked")
     func logout() throws {
         let server = try Self.server()
         let pkce = PKCE()
@@ -282,9 +282,27 @@ import Testing
         #expect(try browser.page("/account").status == 200, "a refused logout ends nothing")
         let forged = try browser.send("GET", "/logout?id_token_hint=\(idToken.dropLast(4))AAAA&post_logout_redirect_uri=https%3A%2F%2Fapp.signet.test%2Fbye")
         #expect(forged.headers["location"] == nil)
+        // A hint is checked with or without a redirect URI, and only one issued to the signed-in
+        // user ends the session unasked: any page could otherwise sign a visitor out with an
+        // image whose source is /logout?id_token_hint=x, or with its own user's id token.
+        for hint in ["x", String(idToken.dropLast(4)) + "AAAA"] {
+            let answer = try browser.send("GET", "/logout?id_token_hint=\(hint)", headers: [("Accept", "text/html")])
+            #expect(answer.headers["location"] == nil && String(decoding: answer.body, as: UTF8.self).contains("data-reason=\"token_invalid\""), "\(hint.prefix(8))")
+        }
+        let stranger = PKCE()
+        let (strangerCode, _) = try AuthorizeTests.code(server, pkce: stranger)
+        let strangerToken = try #require(try server.exchange(code: strangerCode, verifier: stranger.verifier).json["id_token"]?.string)
+        let asked = try browser.page("/logout?id_token_hint=\(strangerToken)&post_logout_redirect_uri=https%3A%2F%2Fapp.signet.test%2Fbye&state=s")
+        #expect(asked.status == 200 && asked.html.contains("data-testid=\"signout\"") && asked.html.contains("value=\"spa\""), "the client comes from the hint")
+        #expect(try browser.page("/account").status == 200, "another user's hint ended nothing")
         server.clock.advance(7200)  // an expired id token is still a good hint
         let ok = try browser.send("GET", "/logout?id_token_hint=\(idToken)&post_logout_redirect_uri=https%3A%2F%2Fapp.signet.test%2Fbye&state=z")
         #expect(ok.status == 303 && ok.headers["location"] == "https://app.signet.test/bye?state=z")
+        #expect(try browser.page("/account").status == 303, "the session ended")
+        // The user's own hint without a redirect URI: signed out, to the sign-in page.
+        #expect(try browser.signIn().status == 200)
+        let plain = try browser.send("GET", "/logout?id_token_hint=\(idToken)")
+        #expect(plain.status == 303 && plain.headers["location"] == "/login")
         #expect(try browser.page("/account").status == 303, "the session ended")
         #expect(try WebBrowser(server).send("GET", "/logout").headers["location"] == "/login")
         // Without an id_token_hint the user is asked first: a link elsewhere ends nothing.

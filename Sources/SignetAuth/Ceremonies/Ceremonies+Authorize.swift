@@ -216,20 +216,31 @@ extension Ceremonies {
     /// or not) or `client_id` names, with `state` added; `nil` when none was asked. A URI that is
     /// not registered is refused (`redirect_uri_invalid`), never followed.
     public func postLogoutTarget(idTokenHint: String?, clientID: String?, redirectURI: String?, state: String?) throws -> String? {
-        guard let redirectURI else { return nil }
+        try postLogout(idTokenHint: idTokenHint, clientID: clientID, redirectURI: redirectURI, state: state).target
+    }
+
+    /// ``postLogoutTarget(idTokenHint:clientID:redirectURI:state:)``, the client (`client_id` or
+    /// the hint's audience) and the user the hint was issued to. A hint is verified whenever one is given, with or without a redirect URI: one
+    /// that is not an id token of this server is refused (`token_invalid`). Only a hint for the
+    /// signed-in user may end a session unasked (RP-Initiated Logout §2 has the OP ask when the
+    /// hint names someone else); anything less would let any page sign a visitor out.
+    public func postLogout(idTokenHint: String?, clientID: String?, redirectURI: String?, state: String?) throws -> (target: String?, clientID: String?, subject: String?) {
         var id = clientID
+        var subject: String?
         if let hint = idTokenHint {
             // An expired id token is a fine hint (§2): only its signature and issuer matter.
             guard let claims = try? JWT.verify(hint, type: "JWT", issuer: configuration.issuer, keys: keys, now: Date(timeIntervalSince1970: 0)),
-                  let aud = claims["aud"]?.string
+                  let aud = claims["aud"]?.string, let sub = claims["sub"]?.string
             else { throw AuthError(.tokenInvalid, "id_token_hint is not an id token this server issued") }
             if let clientID, clientID != aud { throw AuthError.malformed("client_id differs from the id token's audience") }
             id = aud
+            subject = sub
         }
+        guard let redirectURI else { return (nil, id, subject) }
         guard let id, let client = clients.client(id), client.postLogoutRedirectURIs.contains(redirectURI) else {
             throw AuthError(.redirectURIInvalid, "post_logout_redirect_uri is not registered for the client")
         }
-        return Self.appending(to: redirectURI, [("state", state)])
+        return (Self.appending(to: redirectURI, [("state", state)]), id, subject)
     }
 
     /// The code for `request`, issued to the signed-in browser (RFC 6749 §4.1.2): stored as its
