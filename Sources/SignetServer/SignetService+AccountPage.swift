@@ -73,6 +73,12 @@ extension SignetService {
         r.add("POST", "/logout") { s, call in
             s.pageOrError(call) {
                 let form = try s.body(call, form: true)
+                // Without a CSRF token this is not the sign-out page's own form but a client's
+                // RP-initiated logout, which may come as a POST too (RP-Initiated Logout 1.0 §2).
+                if form["csrf"] == nil, call.request.header("x-csrf-token") == nil, let members = form.object {
+                    // A form value that reads as JSON (`state=42`) was taken as JSON; its text is the parameter.
+                    return s.logout(call, members.reduce(into: [:]) { $0[$1.key] = $1.value.string ?? $1.value.serialized })
+                }
                 let (session, _) = try s.signedInForm(call, form: form)
                 // From the confirmation of an RP-initiated logout: the client's registered page.
                 let target = try s.ceremonies.postLogoutTarget(

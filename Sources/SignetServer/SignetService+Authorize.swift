@@ -11,7 +11,7 @@ extension SignetService {
     static func addAuthorizeRoutes(_ r: inout Router<SignetService>) {
         r.add("GET", "/authorize") { s, call in s.authorize(call) }
         r.add("GET", "/authorize/continue") { s, call in s.continueAuthorization(call) }
-        r.add("GET", "/logout") { s, call in s.logout(call) }
+        r.add("GET", "/logout") { s, call in s.logout(call, call.request.query) }
         r.add("GET", "/.well-known/webauthn") { s, _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "public, max-age=300")],
                          body: JSONValue.object(["origins": .array(s.configuration.relatedOrigins.map(JSONValue.string))]).serializedBytes)
@@ -79,13 +79,13 @@ extension SignetService {
         }
     }
 
-    /// `GET /logout` (OpenID Connect RP-Initiated Logout 1.0 §2): ends the SSO session; goes to
+    /// `GET /logout`, or a `POST` without the page's CSRF token, with `parameters` from the query
+    /// or the form (OpenID Connect RP-Initiated Logout 1.0 §2): ends the SSO session; goes to
     /// `post_logout_redirect_uri` only when it is registered for the client that `id_token_hint`
     /// (or `client_id`) names, with `state`; otherwise to the sign-in page. Unless the
     /// `id_token_hint` was issued to the signed-in user, the user is asked first: a page with the
     /// sign-out button, so that a link or an image elsewhere ends nothing.
-    func logout(_ call: Call) -> HTTPResponse {
-        let query = call.request.query
+    func logout(_ call: Call, _ query: [String: String]) -> HTTPResponse {
         do {
             let (target, clientID, subject) = try ceremonies.postLogout(idTokenHint: query["id_token_hint"], clientID: query["client_id"],
                                                               redirectURI: query["post_logout_redirect_uri"], state: query["state"])

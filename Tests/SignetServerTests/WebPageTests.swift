@@ -304,6 +304,20 @@ import Testing
         let plain = try browser.send("GET", "/logout?id_token_hint=\(idToken)")
         #expect(plain.status == 303 && plain.headers["location"] == "/login")
         #expect(try browser.page("/account").status == 303, "the session ended")
+        // A client may POST the same parameters (RP-Initiated Logout §2): no CSRF token, the
+        // same rules; a form value that reads as a number keeps its text.
+        func post(_ fields: [(String, String)]) throws -> HTTPClient.Response {
+            let body = fields.map { "\($0.0)=\(Ceremonies.formEncoded($0.1))" }.joined(separator: "&")
+            return try browser.send("POST", "/logout", headers: [("Accept", "text/html")], body: Array(body.utf8), contentType: "application/x-www-form-urlencoded")
+        }
+        #expect(try browser.signIn().status == 200)
+        #expect(try post([("id_token_hint", "x")]).status == 401)
+        let postedStranger = try post([("id_token_hint", strangerToken)])
+        #expect(postedStranger.status == 200 && String(decoding: postedStranger.body, as: UTF8.self).contains("data-testid=\"signout\""))
+        #expect(try browser.page("/account").status == 200, "asking ended nothing")
+        let posted = try post([("id_token_hint", idToken), ("post_logout_redirect_uri", "https://app.signet.test/bye"), ("state", "42")])
+        #expect(posted.status == 303 && posted.headers["location"] == "https://app.signet.test/bye?state=42")
+        #expect(try browser.page("/account").status == 303, "the session ended")
         #expect(try WebBrowser(server).send("GET", "/logout").headers["location"] == "/login")
         // Without an id_token_hint the user is asked first: a link elsewhere ends nothing.
         let other = WebBrowser(server, authenticator: browser.authenticator)
