@@ -79,16 +79,16 @@ extension SignetService {
         }
     }
 
-    /// `GET /logout`, or a `POST` without the page's CSRF token, with `parameters` from the query
-    /// or the form (OpenID Connect RP-Initiated Logout 1.0 §2): ends the SSO session; goes to
-    /// `post_logout_redirect_uri` only when it is registered for the client that `id_token_hint`
-    /// (or `client_id`) names, with `state`; otherwise to the sign-in page. Unless the
-    /// `id_token_hint` was issued to the signed-in user, the user is asked first: a page with the
-    /// sign-out button, so that a link or an image elsewhere ends nothing.
+    /// `GET /logout`, or a `POST` without the page's CSRF token, with `query` the parameters of
+    /// the query or the form (OpenID Connect RP-Initiated Logout 1.0 §2): ends the SSO session;
+    /// goes to `post_logout_redirect_uri` only when it is registered for the client that
+    /// `id_token_hint` (or `client_id`) names, with `state`; otherwise to the sign-in page. Unless
+    /// the `id_token_hint` was issued to the signed-in user, the user is asked first: a page with
+    /// the sign-out button, so that a link or an image elsewhere ends nothing.
     func logout(_ call: Call, _ query: [String: String]) -> HTTPResponse {
         do {
-            let (target, clientID, subject) = try ceremonies.postLogout(idTokenHint: query["id_token_hint"], clientID: query["client_id"],
-                                                              redirectURI: query["post_logout_redirect_uri"], state: query["state"])
+            let (target, clientID, subject) = try ceremonies.postLogout(
+                idTokenHint: query["id_token_hint"], clientID: query["client_id"], redirectURI: query["post_logout_redirect_uri"], state: query["state"])
             let browser = try self.browser(call.request)
             guard let session = browser.session else { return .redirect(to: target ?? "/login") }
             guard let subject, subject == session.user.id else {

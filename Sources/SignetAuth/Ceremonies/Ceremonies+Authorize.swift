@@ -220,10 +220,11 @@ extension Ceremonies {
     }
 
     /// ``postLogoutTarget(idTokenHint:clientID:redirectURI:state:)``, the client (`client_id` or
-    /// the hint's audience) and the user the hint was issued to. A hint is verified whenever one is given, with or without a redirect URI: one
-    /// that is not an id token of this server is refused (`token_invalid`). Only a hint for the
-    /// signed-in user may end a session unasked (RP-Initiated Logout §2 has the OP ask when the
-    /// hint names someone else); anything less would let any page sign a visitor out.
+    /// the hint's audience) and the user the hint was issued to. A hint is verified whenever one
+    /// is given, with or without a redirect URI: one that is not an id token of this server is
+    /// refused (`token_invalid`). Only a hint for the signed-in user may end a session unasked
+    /// (RP-Initiated Logout §2 has the OP ask when the hint names someone else); anything less
+    /// would let any page sign a visitor out.
     public func postLogout(idTokenHint: String?, clientID: String?, redirectURI: String?, state: String?) throws -> (target: String?, clientID: String?, subject: String?) {
         var id = clientID
         var subject: String?
