@@ -154,7 +154,11 @@ enum FuzzTarget {
                 precondition(!uri.contains("#"), "a fragment in a redirect URI")
             }
             let target = Ceremonies.appending(to: uri, [("code", uri), ("state", nil)])
-            precondition(target.hasPrefix(uri), "the redirect lost its URI")
+            // Compared as bytes: `hasPrefix` compares characters, and the `?` appended to a URI that
+            // ends with a prepended mark (U+0600) makes one character with it.
+            precondition(target.utf8.starts(with: uri.utf8), "the redirect lost its URI")
+            precondition(target.utf8.filter { $0 == UInt8(ascii: "?") }.count == max(1, uri.utf8.filter { $0 == UInt8(ascii: "?") }.count),
+                         "the parameters did not join the query")
         case .uiLocales:
             let text = String(decoding: body, as: UTF8.self)
             let parts = text.split(separator: "\n", maxSplits: 1).map(String.init)

@@ -56,8 +56,12 @@ import Testing
         }
     }
 
-    @Test("redirect URIs: exact, loopback on any port (RFC 8252 §7.3), private-use schemes")
+    @Test("redirect URIs: exact, loopback on any port (RFC 8252 §7.3), private-use schemes; parameters join a query by its bytes")
     func redirectMatching() throws {
+        // Parameters join a redirect URI by its bytes, even where a prepended mark (U+0600) makes
+        // one character of itself and the `?` after it.
+        #expect(Ceremonies.appending(to: "http://127.0.0.1/cb\u{0600}?a=1", [("code", "x"), ("state", nil)]) == "http://127.0.0.1/cb\u{0600}?a=1&code=x")
+        #expect(Ceremonies.appending(to: "http://127.0.0.1/cb\u{0600}", [("code", "x")]).utf8.elementsEqual("http://127.0.0.1/cb\u{0600}?code=x".utf8))
         let server = try Self.server()
         let browser = WebBrowser(server)
         try browser.signUp(email: "redirects@signet.test")
