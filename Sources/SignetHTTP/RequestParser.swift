@@ -309,10 +309,9 @@ package enum RequestParser {
     /// Whether `bytes` hold `%2F` or `%2f`.
     static func hasEncodedSlash(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
         var i = bytes.startIndex
-        while let percent = bytes[i...].firstIndex(of: UInt8(ascii: "%")) {
-            let rest = bytes[(percent + 1)...]
-            if rest.count >= 2, rest[percent + 1] == UInt8(ascii: "2"), rest[percent + 2] | 0x20 == UInt8(ascii: "f") { return true }
-            i = percent + 1
+        while i + 2 < bytes.endIndex {
+            if bytes[i] == UInt8(ascii: "%"), bytes[i + 1] == UInt8(ascii: "2"), bytes[i + 2] | 0x20 == UInt8(ascii: "f") { return true }
+            i += 1
         }
         return false
     }

@@ -24,8 +24,7 @@ enum ErrorAnswer {
         }
         if let challenge = error.challenge {
             response.headers.append(("WWW-Authenticate", challenge))
-        } else if reason.error == "invalid_client", let authorization = request.header("authorization"), authorization.utf8.count > 6,
-                  authorization.prefix(6).lowercased() == "basic " {
+        } else if reason.error == "invalid_client", let authorization = request.header("authorization"), SignetService.isBasic(authorization) {
             // RFC 6749 §5.2: a client that authenticated in the Authorization header is answered
             // with a challenge for the scheme it used.
             response.headers.append(("WWW-Authenticate", #"Basic realm="signet""#))

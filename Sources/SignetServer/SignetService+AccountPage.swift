@@ -81,9 +81,9 @@ extension SignetService {
                 }
                 let (session, _) = try s.signedInForm(call, form: form)
                 // From the confirmation of an RP-initiated logout: the client's registered page.
-                let target = try s.ceremonies.postLogoutTarget(
+                let target = try s.ceremonies.postLogout(
                     idTokenHint: nil, clientID: form["client_id"]?.string.flatMap { $0.isEmpty ? nil : $0 },
-                    redirectURI: form["post_logout_redirect_uri"]?.string.flatMap { $0.isEmpty ? nil : $0 }, state: form["state"]?.string.flatMap { $0.isEmpty ? nil : $0 })
+                    redirectURI: form["post_logout_redirect_uri"]?.string.flatMap { $0.isEmpty ? nil : $0 }, state: form["state"]?.string.flatMap { $0.isEmpty ? nil : $0 }).target
                 try s.ceremonies.endWebSession(session, context: call.context)
                 var response = HTTPResponse.redirect(to: target ?? "/login")
                 response.headers.append(("Set-Cookie", s.cookie(s.sessionCookieName, "", maxAge: 0)))

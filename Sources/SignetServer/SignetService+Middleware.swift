@@ -51,10 +51,15 @@ extension SignetService {
         return try ceremonies.authenticateClient(id: id, secret: secret)
     }
 
+    /// Whether an `Authorization` value uses the Basic scheme (RFC 7617 §2), well-formed or not.
+    static func isBasic(_ header: String) -> Bool {
+        header.utf8.count > 6 && header.prefix(6).lowercased() == "basic "
+    }
+
     /// The client ID and secret of an `Authorization: Basic` value (RFC 7617 §2, with RFC 6749
     /// §2.3.1's form encoding of both); `nil` for anything else.
     package static func basicCredentials(_ header: String) -> (id: String, secret: String)? {
-        guard header.utf8.count <= 4096, header.count > 6, header.prefix(6).lowercased() == "basic ",
+        guard header.utf8.count <= 4096, isBasic(header),
               let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
               let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
               let id = HTTPRequest.percentDecoded(text[..<colon].utf8), let secret = HTTPRequest.percentDecoded(text[text.index(after: colon)...].utf8)

@@ -214,17 +214,12 @@ extension Ceremonies {
     /// Where `/logout` may send the browser (RP-Initiated Logout §2–3): `redirectURI` only when
     /// it is one of the `post_logout_redirect_uris` of the client the id token (verified, expired
     /// or not) or `client_id` names, with `state` added; `nil` when none was asked. A URI that is
-    /// not registered is refused (`redirect_uri_invalid`), never followed.
-    public func postLogoutTarget(idTokenHint: String?, clientID: String?, redirectURI: String?, state: String?) throws -> String? {
-        try postLogout(idTokenHint: idTokenHint, clientID: clientID, redirectURI: redirectURI, state: state).target
-    }
-
-    /// ``postLogoutTarget(idTokenHint:clientID:redirectURI:state:)``, the client (`client_id` or
-    /// the hint's audience) and the user the hint was issued to. A hint is verified whenever one
-    /// is given, with or without a redirect URI: one that is not an id token of this server is
-    /// refused (`token_invalid`). Only a hint for the signed-in user may end a session unasked
-    /// (RP-Initiated Logout §2 has the OP ask when the hint names someone else); anything less
-    /// would let any page sign a visitor out.
+    /// not registered is refused (`redirect_uri_invalid`), never followed. Also the client
+    /// (`client_id` or the hint's audience) and the user the hint was issued to. A hint is
+    /// verified whenever one is given, with or without a redirect URI: one that is not an id
+    /// token of this server is refused (`token_invalid`). Only a hint for the signed-in user may
+    /// end a session unasked (RP-Initiated Logout §2 has the OP ask when the hint names someone
+    /// else); anything less would let any page sign a visitor out.
     public func postLogout(idTokenHint: String?, clientID: String?, redirectURI: String?, state: String?) throws -> (target: String?, clientID: String?, subject: String?) {
         var id = clientID
         var subject: String?
