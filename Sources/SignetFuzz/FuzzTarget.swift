@@ -144,6 +144,13 @@ enum FuzzTarget {
             if let proof = try? DPoP.verify(text, for: DPoPRequest(method: "POST", url: "https://signet.test/oauth/token"), now: Date(timeIntervalSince1970: 1_800_000_000)) {
                 precondition(!proof.jkt.isEmpty && proof.jkt.utf8.count == 43, "a thumbprint that is not 32 bytes")
             }
+            // The htu comparison's normalization (RFC 3986 §6.2.2): no crash, and a normalized
+            // path normalizes to itself.
+            _ = DPoP.normalized(text)
+            if let path = DPoP.normalizedPath(text) {
+                precondition(DPoP.normalizedPath(path) == path, "path normalization is not idempotent")
+                precondition(!path.split(separator: "/").contains { $0 == "." || $0 == ".." } || !text.hasPrefix("/"), "a dot segment left in an absolute path")
+            }
         case .cookieHeader:
             let jar = SignetService.cookies(String(decoding: body, as: UTF8.self))
             precondition(jar.count <= 64 && jar.keys.allSatisfy { !$0.utf8.contains(0x3B) }, "unbounded or split cookies")

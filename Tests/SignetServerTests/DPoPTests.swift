@@ -84,6 +84,47 @@ import Testing
         #expect(none.status == 401 && noneJSON["reason"] == .string("dpop_invalid"))
     }
 
+    @Test("proofs as RFC 9449 §4.3 and RFC 7515 word them: crit refused, an iat with a fraction taken, htu compared after RFC 3986 normalization")
+    func proofForms() throws {
+        let server = try TestServer()
+        let key = try SoftwareDPoPKey()
+        let access = try #require(try Self.signUp(server, email: "ada@signet.test", key: key).json["access_token"]?.string)
+        let now = Date().timeIntervalSince1970
+        func claims(_ htu: String, iat: String = String(Int64(now))) -> String {
+            #"{"htm":"GET","htu":"\#(htu)","iat":\#(iat),"jti":"\#(Base64URL.encode(SecureRandom.bytes(16)))","ath":"\#(Base64URL.encode(Digest.sha256.hash(Array(access.utf8))))"}"#
+        }
+        let url = "https://signet.test/me/passkeys"
+        let cases: [(String, String, String, Int)] = [
+            ("as the SDK makes it", "", claims(url), 200),
+            ("crit naming an extension", #","crit":["exp"],"exp":1"#, claims(url), 401),
+            ("crit naming nothing", #","crit":[]"#, claims(url), 401),
+            ("an iat with a fraction", "", claims(url, iat: String(format: "%.3f", now)), 200),
+            ("an iat with an exponent", "", claims(url, iat: "\(Int64(now) / 10)e1"), 200),
+            ("an iat that is a string", "", claims(url, iat: "\"\(Int64(now))\""), 401),
+            ("an escaped unreserved letter, lower-case hex", "", claims("https://signet.test/me/%70asskeys"), 200),
+            ("upper-case scheme and host", "", claims("HTTPS://SIGNET.TEST/me/passkeys"), 200),
+            ("dot segments", "", claims("https://signet.test/me/x/../passkeys"), 200),
+            ("an escaped slash", "", claims("https://signet.test/me%2Fpasskeys"), 401),
+            ("a broken escape", "", claims("https://signet.test/me/%7passkeys"), 401),
+            ("a path's case", "", claims("https://signet.test/me/Passkeys"), 401),
+            ("dot segments that end elsewhere", "", claims("https://signet.test/me/passkeys/.."), 401),
+        ]
+        let jwk = "{" + key.jwk.map { #""\#($0.0)":"\#($0.1)""# }.joined(separator: ",") + "}"
+        for (name, header, payload, status) in cases {
+            let proof = try Self.signed(key, header: #"{"alg":"ES256","jwk":\#(jwk),"typ":"dpop+jwt"\#(header)}"#, claims: payload)
+            let answer = try Self.call(server, "/me/passkeys", token: access, key: key, proof: proof)
+            #expect(answer.status == status, "\(name): \(answer)")
+            if status == 401 { #expect(answer.reason == "dpop_invalid", "\(name)") }
+        }
+    }
+
+    /// A compact JWS of `header` and `claims` as given, signed by `key` (ES256).
+    static func signed(_ key: SoftwareDPoPKey, header: String, claims: String) throws -> String {
+        let input = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(claims.utf8))
+        let raw = try #require(ECDSASignature.raw(fromDER: try key.signDER(Array(input.utf8)), width: 32))
+        return input + "." + Base64URL.encode(raw)
+    }
+
     @Test("token-endpoint proofs: single use, the right htu and method, a public JWK only, the client's dpop: required")
     func tokenEndpointRefusals() throws {
         let server = try TestServer { c in

@@ -59,6 +59,9 @@ public enum DPoP {
             throw Invalid(detail: "header or claims are not JSON objects")
         }
         guard header["typ"] == .string("dpop+jwt") else { throw Invalid(detail: "typ is not dpop+jwt") }
+        // RFC 7515 §4.1.11: a JWS whose `crit` names an extension the recipient does not
+        // understand is invalid, and Signet understands none.
+        guard header["crit"] == nil else { throw Invalid(detail: "the header has crit") }
         guard let alg = header["alg"]?.string, algorithms.contains(alg) else { throw Invalid(detail: "alg \(header["alg"]?.string ?? "absent") is not ES256 or EdDSA") }
         guard let jwk = header["jwk"]?.object else { throw Invalid(detail: "no jwk in the header") }
         let (key, jkt) = try publicKey(jwk, alg: alg)
@@ -75,7 +78,7 @@ public enum DPoP {
         guard let htu = claims["htu"]?.string, htu == request.url || normalized(htu) == normalized(request.url) else {
             throw Invalid(detail: "htu \(claims["htu"]?.string?.prefix(200) ?? "absent") is not \(request.url)")
         }
-        guard let iat = claims["iat"]?.int64 else { throw Invalid(detail: "no iat") }
+        guard let iat = claims["iat"].flatMap(numericDate) else { throw Invalid(detail: "no iat (a NumericDate)") }
         let age = Int64(now.timeIntervalSince1970) - iat
         guard abs(age) <= window else { throw Invalid(detail: "iat is \(age) s from now (at most \(window))") }
         guard let jti = claims["jti"]?.string, !jti.isEmpty, jti.utf8.count <= 256 else { throw Invalid(detail: "no jti (or longer than 256)") }
@@ -109,6 +112,14 @@ public enum DPoP {
         }
     }
 
+    /// The whole seconds of a JWT NumericDate (RFC 7519 §2), which may have a fraction or an
+    /// exponent (`1733234567.25`, as a client that reads its clock as a double sends it).
+    static func numericDate(_ value: JSONValue) -> Int64? {
+        if let seconds = value.int64 { return seconds }
+        guard case .number(let text) = value, let seconds = Double(text), seconds.isFinite, abs(seconds) < 1e15 else { return nil }
+        return Int64(seconds.rounded(.down))
+    }
+
     /// RFC 7638 §3: SHA-256 of the required members in lexicographic order, no white space.
     static func thumbprint(_ canonical: String) -> String { Base64URL.encode(Digest.sha256.hash(Array(canonical.utf8))) }
 
@@ -120,15 +131,54 @@ public enum DPoP {
     }
 
     /// A URL compared as RFC 9449 §4.3 step 9 says (RFC 3986 §6.2.2–6.2.3): scheme and host in
-    /// lower case, a default port dropped, an empty path as `/`, no query or fragment.
-    static func normalized(_ url: String) -> String? {
-        guard var components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased() else { return nil }
+    /// lower case, a default port dropped, the path's escapes normalized and its dot segments
+    /// removed, an empty path as `/`, no query or fragment.
+    package static func normalized(_ url: String) -> String? {
+        guard var components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased(),
+              let path = normalizedPath(components.percentEncodedPath)
+        else { return nil }
         components.scheme = scheme
         components.host = host
         if (scheme == "https" && components.port == 443) || (scheme == "http" && components.port == 80) { components.port = nil }
-        if components.percentEncodedPath.isEmpty { components.percentEncodedPath = "/" }
+        components.percentEncodedPath = path.isEmpty ? "/" : path
         components.query = nil
         components.fragment = nil
         return components.string
+    }
+
+    /// RFC 3986 §6.2.2.2 and §6.2.2.3: an escaped unreserved character decoded, the other
+    /// escapes in upper case, then the dot segments removed (§5.2.4). `nil` for a broken escape.
+    package static func normalizedPath(_ path: String) -> String? {
+        var bytes: [UInt8] = []
+        var input = Array(path.utf8)[...]
+        while let byte = input.popFirst() {
+            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+            let digits = input.prefix(2).map { Character(Unicode.Scalar($0)) }
+            guard digits.count == 2, let high = digits[0].hexDigitValue, let low = digits[1].hexDigitValue else { return nil }
+            input.removeFirst(2)
+            let decoded = UInt8(high << 4 | low)
+            if isUnreserved(decoded) { bytes.append(decoded) } else { bytes += Array("%\(digits[0].uppercased())\(digits[1].uppercased())".utf8) }
+        }
+        var output: [Substring] = []
+        let segments = String(decoding: bytes, as: UTF8.self).split(separator: "/", omittingEmptySubsequences: false)
+        for (index, segment) in segments.enumerated() {
+            let last = index == segments.count - 1
+            switch segment {
+            case ".": if last { output.append("") }
+            case "..":
+                if output.count > 1 { output.removeLast() }
+                if last { output.append("") }
+            default: output.append(segment)
+            }
+        }
+        return output.joined(separator: "/")
+    }
+
+    /// RFC 3986 §2.3: ALPHA / DIGIT / "-" / "." / "_" / "~".
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
+        }
     }
 }
