@@ -15,8 +15,9 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
     public var status: Int
     /// Seconds to wait, for `429 rate_limited`.
     public var retryAfter: Int?
-    /// The `WWW-Authenticate` challenge (RFC 6750 §3, RFC 9470 §3), when the reason has one.
-    public var challenge: String?
+    /// The `WWW-Authenticate` challenges (RFC 6750 §3, RFC 9449 §7.1, RFC 9470 §3), one header
+    /// each, when the reason has any.
+    public var challenges: [String]
     /// A nonce for the client's next DPoP proof (RFC 9449 §8: the `DPoP-Nonce` header).
     public var dpopNonce: String?
 
@@ -26,11 +27,31 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
         self.publicDetail = publicDetail
         status = reason.status
         switch reason {
-        case .tokenMissing: challenge = "Bearer"
-        case .tokenInvalid, .tokenAudienceInvalid: challenge = #"Bearer error="invalid_token""#
-        case .insufficientScope: challenge = #"Bearer error="insufficient_scope""#
-        default: challenge = nil
+        case .tokenMissing: challenges = ["Bearer"]
+        case .tokenInvalid, .tokenAudienceInvalid: challenges = [#"Bearer error="invalid_token""#]
+        case .insufficientScope: challenges = [#"Bearer error="insufficient_scope""#]
+        default: challenges = []
         }
+    }
+
+    /// A DPoP challenge (RFC 9449 §7.1): its parameters, if any, then the proof algorithms.
+    public static func dpopChallenge(_ parameters: Substring?) -> String {
+        let algs = #"algs="\#(DPoP.algorithms.joined(separator: " "))""#
+        guard let parameters, !parameters.isEmpty else { return "DPoP " + algs }
+        return "DPoP \(parameters), \(algs)"
+    }
+
+    /// The same refusal for a token presented with the DPoP scheme (RFC 9449 §7.1): each Bearer
+    /// challenge becomes a DPoP challenge with the same parameters and the proof algorithms.
+    public func underDPoP() -> AuthError {
+        var error = self
+        error.challenges = challenges.map { challenge in
+            guard challenge.hasPrefix("Bearer") else { return challenge }
+            return Self.dpopChallenge(challenge.dropFirst(6).drop { $0 == " " })
+        }
+        var seen = Set<String>()
+        error.challenges.removeAll { !seen.insert($0).inserted }
+        return error
     }
 
     /// The request's shape is wrong; `detail` says how, to the client too.

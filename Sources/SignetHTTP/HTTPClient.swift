@@ -9,7 +9,7 @@ public final class HTTPClient: @unchecked Sendable {
     /// An answer.
     public struct Response: Sendable {
         public let status: Int
-        /// Header values by lower-cased name.
+        /// Header values by lower-cased name; a repeated field's values joined (``add(_:_:to:)``).
         public let headers: [String: String]
         public let body: [UInt8]
         public var text: String { String(decoding: body, as: UTF8.self) }
@@ -17,6 +17,13 @@ public final class HTTPClient: @unchecked Sendable {
             self.status = status
             self.headers = headers
             self.body = body
+        }
+
+        /// Adds one field line to `headers`: a repeated field's values are joined by ", " in
+        /// order, as one list (RFC 9110 §5.3), except `Set-Cookie`, whose values cannot be
+        /// joined so (RFC 6265 §3): the last one is kept.
+        public static func add(_ name: String, _ value: String, to headers: inout [String: String]) {
+            if let earlier = headers[name], name != "set-cookie" { headers[name] = earlier + ", " + value } else { headers[name] = value }
         }
     }
 
@@ -139,7 +146,7 @@ public final class HTTPClient: @unchecked Sendable {
         var headers: [String: String] = [:]
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            Response.add(line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces), to: &headers)
         }
         let length = Int(headers["content-length"] ?? "0") ?? 0
         guard buffer.count >= end + 4 + length else { return nil }

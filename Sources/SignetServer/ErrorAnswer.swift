@@ -22,8 +22,8 @@ enum ErrorAnswer {
             body.add("reason", reason.rawValue)
             response = .json(error.status, body.serializedBytes)
         }
-        if let challenge = error.challenge {
-            response.headers.append(("WWW-Authenticate", challenge))
+        if !error.challenges.isEmpty {
+            response.headers += error.challenges.map { ("WWW-Authenticate", $0) }
         } else if reason.error == "invalid_client", let authorization = request.header("authorization"), SignetService.isBasic(authorization) {
             // RFC 6749 §5.2: a client that authenticated in the Authorization header is answered
             // with a challenge for the scheme it used.

@@ -60,7 +60,7 @@ extension SignetService {
         guard let id = basic?.id ?? posted.id, let secret = basic?.secret ?? posted.secret, basic == nil || posted.secret == nil else {
             var error = AuthError(.clientSecretInvalid, "no client credentials, or both kinds",
                                   publicDetail: "authenticate with client_secret_basic or client_secret_post (one of them)")
-            error.challenge = #"Basic realm="signet""#
+            error.challenges = [#"Basic realm="signet""#]
             throw error
         }
         return try Wire.encode(ceremonies.clientCredentialsGrant(

@@ -23,14 +23,23 @@ extension SignetService {
     }
 
     /// The access token of `Authorization: Bearer` (RFC 6750 §2.1) or `Authorization: DPoP`
-    /// with its proof (RFC 9449 §7.1), verified for `audience`.
+    /// with its proof (RFC 9449 §7.1), verified for `audience`. A request without one is
+    /// challenged for both schemes.
     func authenticate(_ request: HTTPRequest, _ audience: TokenAudience) throws -> Principal {
         if let header = request.header("authorization"), header.count > 5, header.prefix(5).lowercased() == "dpop " {
             let token = String(header.dropFirst(5)).trimmingCharacters(in: .whitespaces)
             let presentation = TokenPresentation(scheme: .dpop, proof: request.header("dpop"), method: request.method, url: configuration.issuer + request.path)
             return try ceremonies.authenticate(accessToken: token, audience: audience, presentation: presentation)
         }
-        return try ceremonies.authenticate(accessToken: bearerToken(request), audience: audience)
+        let token: String
+        do {
+            token = try bearerToken(request)
+        } catch var error as AuthError {
+            // Without a token the client may present one either way (RFC 9449 §7.1).
+            error.challenges.append(AuthError.dpopChallenge(nil))
+            throw error
+        }
+        return try ceremonies.authenticate(accessToken: token, audience: audience)
     }
 
     /// The access token of `Authorization: Bearer` (RFC 6750 §2.1).
@@ -45,7 +54,7 @@ extension SignetService {
     func authenticatedClient(_ request: HTTPRequest) throws -> ClientConfiguration {
         guard let (id, secret) = request.header("authorization").flatMap(Self.basicCredentials) else {
             var error = AuthError(.clientSecretInvalid, "no Authorization: Basic client credentials", publicDetail: "client authentication (client_secret_basic) is required")
-            error.challenge = #"Basic realm="signet""#
+            error.challenges = [#"Basic realm="signet""#]
             throw error
         }
         return try ceremonies.authenticateClient(id: id, secret: secret)

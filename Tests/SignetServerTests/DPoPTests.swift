@@ -118,6 +118,26 @@ import Testing
         }
     }
 
+    @Test("a token presented with the DPoP scheme is refused with DPoP's challenge; without a token both schemes are offered")
+    func challenges() throws {
+        let server = try TestServer()
+        let key = try SoftwareDPoPKey()
+        let access = try #require(try Self.signUp(server, email: "ada@signet.test", key: key).json["access_token"]?.string)
+        let algs = #"algs="ES256 EdDSA""#
+        let garbage = try Self.call(server, "/userinfo", token: "abc", key: key)
+        #expect(garbage.status == 401 && garbage.reason == "token_invalid" && garbage.headers["www-authenticate"] == #"DPoP error="invalid_token", \#(algs)"#)
+        let none = try server.get("/me/passkeys")
+        #expect(none.status == 401 && none.headers["www-authenticate"] == "Bearer, DPoP \(algs)")
+        // The Management API takes bearer tokens only, so it offers only that scheme.
+        #expect(try server.get("/api/v2/users").headers["www-authenticate"] == "Bearer")
+        // Step-up (RFC 9470) for a DPoP-bound token: the same parameters under the DPoP scheme.
+        server.clock.advance(301)
+        let proof = try key.proof(method: "POST", url: "https://signet.test/me/recovery-codes", accessToken: access, iat: Int64(server.clock.now.timeIntervalSince1970))
+        let stale = try server.send("POST", "/me/recovery-codes", headers: [("Authorization", "DPoP " + access), ("DPoP", proof)], body: Array("{}".utf8))
+        #expect(stale.status == 401 && stale.headers["www-authenticate"]?.hasPrefix(#"DPoP error="insufficient_user_authentication""#) == true, "\(stale.headers)")
+        #expect(stale.headers["www-authenticate"]?.hasSuffix(#"max_age="300", \#(algs)"#) == true)
+    }
+
     /// A compact JWS of `header` and `claims` as given, signed by `key` (ES256).
     static func signed(_ key: SoftwareDPoPKey, header: String, claims: String) throws -> String {
         let input = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(claims.utf8))

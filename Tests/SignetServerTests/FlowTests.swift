@@ -34,7 +34,8 @@ import Testing
             #expect(posted.status == 200 && posted.body == info.body, "\(headers): \(posted.status)")
         }
         let unsigned = try server.send("POST", "/userinfo")
-        #expect(unsigned.status == 401 && unsigned.headers["www-authenticate"] == "Bearer")
+        // Both schemes are offered (RFC 9449 §7.1), as two challenges.
+        #expect(unsigned.status == 401 && unsigned.headers["www-authenticate"] == #"Bearer, DPoP algs="ES256 EdDSA""#)
 
         let (_, _, options) = try phone.startSignIn(username: "ada@signet.test")
         #expect(options["allowCredentials"]?.array?.count == 1)

@@ -118,7 +118,7 @@ final class TestServer: @unchecked Sendable {
                                   query: query.query, queryRepeats: query.repeats)
         let response = app.service.handle(request)
         var answered: [String: String] = [:]
-        for (name, value) in response.headers { answered[name.lowercased()] = value }
+        for (name, value) in response.headers { HTTPClient.Response.add(name.lowercased(), value, to: &answered) }
         return HTTPClient.Response(status: response.status, headers: answered, body: response.body)
     }
 

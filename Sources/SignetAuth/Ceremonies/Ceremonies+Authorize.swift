@@ -284,7 +284,7 @@ extension Ceremonies {
         if client.isConfidential {
             guard let given = basic?.secret ?? secret else {
                 var error = AuthError(.clientSecretInvalid, "client \(id) is confidential and sent no secret", publicDetail: "client authentication is required")
-                error.challenge = #"Basic realm="signet""#
+                error.challenges = [#"Basic realm="signet""#]
                 throw error
             }
             client = try authenticateClient(id: id, secret: given)

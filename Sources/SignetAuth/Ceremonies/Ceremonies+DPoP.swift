@@ -124,7 +124,7 @@ extension Ceremonies {
         var error = error
         error.status = 401
         let code = error.reason == .tokenInvalid ? "invalid_token" : "invalid_dpop_proof"
-        error.challenge = #"DPoP error="\#(code)", algs="\#(DPoP.algorithms.joined(separator: " "))""#
+        error.challenges = [AuthError.dpopChallenge(#"error="\#(code)""#)]
         return error
     }
 }

@@ -23,6 +23,9 @@ public struct Principal: Sendable {
     public var credential: String? { claims["cred"]?.string }
     /// Whether the session started from an email or recovery code.
     public var isCodeSession: Bool { methods.contains("otp") }
+    /// Whether the token is bound to a DPoP key (RFC 9449 §6.1 `cnf.jkt`), and so was presented
+    /// with the DPoP scheme.
+    public var isDPoPBound: Bool { claims["cnf"]?["jkt"] != nil }
 }
 
 /// A sign-in's session as its tokens carry it: the family ID (`sid`) and the credential (`cred`).
@@ -247,7 +250,17 @@ extension Ceremonies {
     }
 
     /// The claims of a valid access token (RFC 9068 §4) for `audience`, and the account it names.
+    /// A token presented with the DPoP scheme is refused with DPoP's challenge (RFC 9449 §7.1).
     public func authenticate(accessToken token: String, audience: TokenAudience = .account, presentation: TokenPresentation? = nil) throws -> Principal {
+        guard presentation?.scheme == .dpop else { return try principal(accessToken: token, audience: audience, presentation: presentation) }
+        do {
+            return try principal(accessToken: token, audience: audience, presentation: presentation)
+        } catch let error as AuthError {
+            throw error.underDPoP()
+        }
+    }
+
+    func principal(accessToken token: String, audience: TokenAudience, presentation: TokenPresentation?) throws -> Principal {
         let claims: JSONObject
         do {
             claims = try JWT.verify(token, type: "at+jwt", issuer: configuration.issuer, keys: keys, now: clock())
@@ -293,8 +306,8 @@ extension Ceremonies {
         let strong = principal.methods.contains("pop") || principal.methods.contains("hwk") || (allowCode && principal.isCodeSession)
         guard let age, age <= Int64(maxAge), strong else {
             var error = AuthError(.stepUpRequired, "auth_time \(age.map { "\($0) s ago" } ?? "absent"), amr \(principal.methods); max_age \(maxAge)")
-            error.challenge = #"Bearer error="insufficient_user_authentication", error_description="A fresh passkey check is required", max_age="\#(maxAge)""#
-            throw error
+            error.challenges = [#"Bearer error="insufficient_user_authentication", error_description="A fresh passkey check is required", max_age="\#(maxAge)""#]
+            throw principal.isDPoPBound ? error.underDPoP() : error
         }
     }
 
