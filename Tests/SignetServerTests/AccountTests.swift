@@ -119,6 +119,43 @@ struct SignedIn {
         #expect(events.contains("passkey_revoked:success") && events.contains("passkey_revoked:failure") && events.contains("passkey_added:success"))
     }
 
+    @Test("names: control, line-break and bidirectional-override characters are refused wherever a name is given, and nothing is stored; emoji, joiners and right-to-left letters are kept")
+    func names() throws {
+        let server = try TestServer.withOperators()
+        let account = try SignedIn(server, email: "names@signet.test")
+        let passkey = try #require(account.passkeys().first?["id"]?.string)
+        #expect(try account.call("PATCH", "/me/passkeys/\(passkey)", .object(["name": .string("Before")])).status == 200)
+        let bad = ["x\u{0}y", "a\nb", "a\tb", "a\u{7F}b", "a\u{85}b", "a\u{2028}b", "\u{202E}gpj.exe", "a\u{2067}b\u{2069}", "a\u{202A}b"]
+        for name in bad {
+            let (status, json) = try account.call("PATCH", "/me/passkeys/\(passkey)", .object(["name": .string(name)]))
+            #expect(status == 400 && json["reason"] == .string("malformed"), "\(name.unicodeScalars.map(\.value)): \(json.serialized)")
+        }
+        #expect(try account.passkeys().first?["name"] == .string("Before"))
+        for good in ["José’s 📱", "هاتف سارة", "👨\u{200D}👩\u{200D}👧 tablet", "\u{200F}עברית"] {
+            let (status, json) = try account.call("PATCH", "/me/passkeys/\(passkey)", .object(["name": .string(good)]))
+            #expect(status == 200 && json["name"] == .string(good), "\(good)")
+            #expect(try account.passkeys().first?["name"] == .string(good))
+        }
+        // The same rule at sign-up (the name the passkey sheet shows), for a device key's name and
+        // device ID, for an address, and for the Management API's name.
+        let signUp = try server.post("/passkey/register", .object(["client_id": .string("app"), "user_profile": .object(["email": .string("n2@signet.test"), "name": .string("\u{202E}nimda")])]))
+        #expect(signUp.status == 400 && signUp.json["reason"] == .string("malformed"))
+        let address = try server.post("/passkey/register", .object(["client_id": .string("app"), "user_profile": .object(["email": .string("a\u{202E}b@signet.test")])]))
+        #expect(address.status == 400 && address.json["reason"] == .string("malformed"))
+        let key = try SoftwareDeviceKey(deviceID: "phone")
+        for (deviceID, name) in [("phone", "a\nb"), ("ph\u{0}one", "Phone")] {
+            let (status, json) = try account.call("POST", "/me/device-keys", .object([
+                "public_key": .string(Base64URL.encode(key.publicKeySPKI)), "device_id": .string(deviceID), "platform": .string("ios"), "name": .string(name),
+            ]))
+            #expect(status == 400 && json["reason"] == .string("malformed"), "\(json.serialized)")
+        }
+        #expect(try account.call("GET", "/me/device-keys").json["device_keys"]?.array?.isEmpty == true)
+        let ops = try server.managementToken()
+        let id = try #require(jwtClaims(account.access)["sub"]?.string)
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["name": .string("Ada\u{0}")])).json["reason"] == .string("malformed"))
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["name": .string("Ada Lovelace")])).json["name"] == .string("Ada Lovelace"))
+    }
+
     @Test("another account's passkey cannot be renamed or revoked")
     func otherAccount() throws {
         let server = try TestServer()

@@ -39,7 +39,7 @@ extension Ceremonies {
     /// attestation policy as sign-up) and adds the passkey.
     public func addPasskey(_ request: AddPasskeyRequest, principal: Principal, context: RequestContext) throws -> PasskeyInfo {
         let user = principal.user
-        let name = request.name.map { String($0.prefix(100)) }
+        let name = try Self.displayName(request.name.map { String($0.prefix(100)) }, member: "name", limit: 100)
         let clientID = principal.clientID ?? ""
         return try redeem(request.auth_session, clientID: clientID, ceremony: "add_passkey", credentialID: request.authn_response.rawId, context: context) { session in
             guard session.kind == .addPasskey || session.kind == .addPasskeyConditional, session.userID == user.id else {
@@ -68,8 +68,7 @@ extension Ceremonies {
 
     /// `PATCH /me/passkeys/{id}`.
     public func renamePasskey(id: String, _ request: RenameRequest, principal: Principal) throws -> PasskeyInfo {
-        let name = request.name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...100).contains(name.count) else { throw AuthError.malformed("name must be 1 to 100 characters") }
+        guard let name = try Self.displayName(request.name, member: "name", limit: 100) else { throw AuthError.malformed("name must be 1 to 100 characters") }
         let credentialID = try credentialID(id)
         try refuseHeldChange(principal, targetRecovery: try store.credential(id: credentialID)?.recoveryID)
         guard try store.renameCredential(id: credentialID, userID: principal.user.id, name: name),
@@ -120,12 +119,14 @@ extension Ceremonies {
     public func enrollDeviceKey(_ request: EnrollDeviceKeyRequest, principal: Principal, context: RequestContext) throws -> DeviceKeyInfo {
         let user = principal.user
         let key = try Self.deviceKey(request.public_key)
-        guard (1...128).contains(request.device_id.count) else { throw AuthError.malformed("device_id must be 1 to 128 characters") }
+        guard (1...128).contains(request.device_id.count), !request.device_id.unicodeScalars.contains(where: Self.isUnsafeInText) else {
+            throw AuthError.malformed("device_id must be 1 to 128 characters, without control characters")
+        }
         guard request.platform == "ios" || request.platform == "android" else { throw AuthError.malformed("platform must be ios or android") }
-        guard (request.name?.count ?? 0) <= 100 else { throw AuthError.malformed("name must be at most 100 characters") }
+        let name = try Self.displayName(request.name, member: "name", limit: 100)
         let recovery = try recoveryForAddition(principal, context: context)
         let row = DeviceKeyRow(id: "dk_" + Base64URL.encode(random(15)), userID: user.id, deviceID: request.device_id, platform: request.platform,
-                               name: request.name, publicKey: key.spki, createdAt: nowMillis, recoveryID: recovery.id)
+                               name: name, publicKey: key.spki, createdAt: nowMillis, recoveryID: recovery.id)
         // A held session may not replace a key from before its recovery (same device ID).
         if let old = try store.deviceKeys(userID: user.id).first(where: { $0.deviceID == row.deviceID && $0.revokedAt == nil }) {
             try refuseHeldChange(principal, targetRecovery: old.recoveryID)

@@ -136,8 +136,7 @@ extension Ceremonies {
     public func updateUser(id: String, _ patch: ManagementUserPatch, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
         var change = UserChange(blocked: patch.blocked, emailVerified: patch.email_verified)
         if let name = patch.name {
-            guard name.count <= 256 else { throw AuthError.malformed("name is longer than 256 characters") }
-            change.name = .some(name.isEmpty ? nil : name)
+            change.name = .some(try Self.displayName(name, member: "name", limit: 256))
         }
         if let email = patch.email {
             change.email = try Self.emailAddress(email, member: "email")

@@ -21,7 +21,7 @@ extension Ceremonies {
         let email = text.trimmingCharacters(in: .whitespaces).lowercased()
         guard email.count <= maxEmailLength, let at = email.firstIndex(of: "@"), at != email.startIndex,
               email.index(after: at) != email.endIndex, email.filter({ $0 == "@" }).count == 1,
-              !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7f || $0 == "<" || $0 == ">" })
+              !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || isUnsafeInText($0) || $0 == "<" || $0 == ">" })
         else { throw AuthError.malformed("\(member) is not an email address") }
         return email
     }
@@ -34,8 +34,7 @@ extension Ceremonies {
 
     func beginSignUp(_ request: PasskeyRegisterRequest, client: ClientConfiguration, context: RequestContext) throws -> CeremonyStart {
         let email = try Self.emailAddress(request.user_profile.email, member: "user_profile.email")
-        let name = request.user_profile.name?.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (name?.count ?? 0) <= 200 else { throw AuthError.malformed("user_profile.name is longer than 200 characters") }
+        let name = try Self.displayName(request.user_profile.name, member: "user_profile.name", limit: 200)
         // Account-creating calls are limited per address here and per client IP by the route
         // (the 409 below is Auth0's contract and tells whether an address has an account, so it
         // is rate-limited).
@@ -44,7 +43,7 @@ extension Ceremonies {
             audit("sign_up_challenge", "failure", reason: Reason.userExists.rawValue, client: client.id, context: context)
             throw AuthError(.userExists, "an account with this email exists")
         }
-        let user = UserEntity(id: random(32), name: email, displayName: name?.isEmpty == false ? name! : email)
+        let user = UserEntity(id: random(32), name: email, displayName: name ?? email)
         let options = rp.creationOptions(user: user, settings: creationSettings, random: random)
         let session = AuthSession(
             id: timeOrderedID(), kind: .signUp, clientID: client.id, challenge: options.challenge,
