@@ -76,6 +76,9 @@ import Testing
         // Once only.
         server.clock.advance(16)
         #expect(try Self.poll(server, deviceCode).json["reason"] == .string("expired_token"))
+        // A code longer than any issued is malformed, and the answer says so.
+        let long = try Self.poll(server, String(repeating: "a", count: 101))
+        #expect(long.json["reason"] == .string("malformed") && long.json["error_description"]?.string?.contains("longer") == true)
         // Revoking the approving key ends the session it started.
         #expect(try phone.call("DELETE", "/me/device-keys/\(keyID)").status == 204)
         #expect(try tv.call("GET", "/me/passkeys").status == 401)

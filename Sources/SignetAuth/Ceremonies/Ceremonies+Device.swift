@@ -104,7 +104,8 @@ extension Ceremonies {
     /// the refresh token. The session ends with the device key that approved it.
     public func deviceCodeGrant(_ request: TokenRequest, deviceCode: String?, context: RequestContext) throws -> TokenResponse {
         let client = try client(request.client_id, grant: GrantNames.deviceCode)
-        guard let deviceCode, deviceCode.utf8.count <= 100 else { throw AuthError.malformed("device_code is required") }
+        guard let deviceCode else { throw AuthError.malformed("device_code is required") }
+        guard deviceCode.utf8.count <= 100 else { throw AuthError.malformed("device_code is longer than any this server issues") }
         let grant = try tokenGrant(scope: nil, audience: request.audience, client: client, context: context)
         let hash = Digest.sha256.hash(Array(deviceCode.utf8))
         switch try store.pollDeviceCode(hash: hash, clientID: client.id, now: nowMillis) {

@@ -30,8 +30,8 @@ extension Ceremonies {
     }
 
     func passwordlessStart(_ request: PasswordlessStartRequest, client: ClientConfiguration, context: RequestContext) throws -> PasswordlessStartResponse {
-        guard request.connection == "email" else { throw AuthError(.connectionDisabled, "connection \"\(request.connection.prefix(40))\" (only email)") }
-        guard (request.send ?? "code") == "code" else { throw AuthError(.connectionDisabled, "send \"\(request.send?.prefix(40) ?? "")\" (only code)") }
+        guard request.connection == "email" else { throw AuthError(.connectionDisabled, "connection \"\(request.connection.prefix(40))\" (only email)", publicDetail: "Only the email connection is offered here.") }
+        guard (request.send ?? "code") == "code" else { throw AuthError(.connectionDisabled, "send \"\(request.send?.prefix(40) ?? "")\" (only code)", publicDetail: "Only send: code is offered here, not links.") }
         guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "no email.smtp_url is configured") }
         let email = try Self.emailAddress(request.email, member: "email")
         let settings = configuration.passwordless
@@ -94,7 +94,7 @@ extension Ceremonies {
     /// and the writes that use the code.
     func checkCode(_ request: TokenRequest, client: ClientConfiguration, language: String) throws -> (user: UserRecord, kind: String, writes: [StoreWrite]) {
         guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "no email.smtp_url is configured") }
-        if let realm = request.realm, realm != "email" { throw AuthError(.connectionDisabled, "realm \"\(realm.prefix(40))\" (only email)") }
+        if let realm = request.realm, realm != "email" { throw AuthError(.connectionDisabled, "realm \"\(realm.prefix(40))\" (only email)", publicDetail: "Only the email realm is offered here.") }
         guard let username = request.username, let otp = request.otp else { throw AuthError.malformed("username and otp are required") }
         let email = try Self.emailAddress(username, member: "username")
         let code = String(otp.trimmingCharacters(in: .whitespaces).prefix(32))
