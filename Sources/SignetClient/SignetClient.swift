@@ -24,6 +24,10 @@ public actor SignetClient {
     var audienceTokens: [String: (token: String, expiresAt: Date)] = [:]
     /// The issuer of the discovery document, for the browser flow's `iss` check (RFC 9207).
     var discoveredIssuer: String?
+    /// Whether a use of the refresh token is in flight, and the calls waiting to make theirs
+    /// (``exclusiveRotation()``).
+    var rotating = false
+    var rotationWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// - Parameter dpop: with a key, every token request carries a DPoP proof by it, so the
     ///   tokens are bound to the device, and every call with them carries a proof too.
@@ -108,7 +112,8 @@ public actor SignetClient {
     /// retries (and steps up then, if the retry asks for it).
     func authorized(_ method: String, _ path: String, body: (any Encodable)? = nil) async throws -> Answer {
         guard let stored = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
-        var answer = try await send(method, path, body: body, bearer: stored.accessToken)
+        var used = stored.accessToken
+        var answer = try await send(method, path, body: body, bearer: used)
         var refreshed = false
         var steppedUp = false
         while answer.status == 401 {
@@ -119,10 +124,11 @@ public actor SignetClient {
             } else {
                 guard !refreshed else { break }
                 refreshed = true
-                try await refresh()
+                try await refresh(replacing: used)
             }
             guard let renewed = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
-            answer = try await send(method, path, body: body, bearer: renewed.accessToken)
+            used = renewed.accessToken
+            answer = try await send(method, path, body: body, bearer: used)
         }
         return answer
     }
@@ -147,6 +153,9 @@ public actor SignetClient {
     /// refresh token and kept until shortly before it expires: one token per audience, so a token
     /// for one API never opens another, nor Signet's account API.
     public func accessToken(audience: String) async throws -> String {
+        if let cached = audienceTokens[audience], cached.expiresAt > Date().addingTimeInterval(30) { return cached.token }
+        await exclusiveRotation()
+        defer { endRotation() }
         if let cached = audienceTokens[audience], cached.expiresAt > Date().addingTimeInterval(30) { return cached.token }
         guard let stored = try tokens.load(), let refreshToken = stored.refreshToken else { throw SignetError(.notSignedIn, "no refresh token") }
         let answer = try await send("POST", "oauth/token", body: TokenRequest(
@@ -197,8 +206,20 @@ public actor SignetClient {
     }
 
     /// Rotates the refresh token. A refused refresh (reused, revoked, expired) ends the session.
+    /// Calls made while a refresh is in flight wait for it and take its tokens (``refresh(replacing:)``).
     public func refresh() async throws {
+        try await refresh(replacing: try tokens.load()?.accessToken)
+    }
+
+    /// A refresh for a call whose access token `refused` was refused: none when another call
+    /// has replaced that token meanwhile. Every use rotates the refresh token, and a second use
+    /// of one is a reuse that ends the whole session (RFC 9700 §4.14.2), so uses run one at a
+    /// time, and calls refused together share one refresh.
+    func refresh(replacing refused: String?) async throws {
+        await exclusiveRotation()
+        defer { endRotation() }
         guard let stored = try tokens.load(), let refreshToken = stored.refreshToken else { throw SignetError(.notSignedIn, "no refresh token") }
+        if let refused, stored.accessToken != refused { return }
         var proofKey: (any DPoPKeyStore)?
         if refreshWithDeviceKey {
             guard let deviceKeys, let publicKey = stored.deviceKeyPublicKey, let key = DeviceKeyProofs(store: deviceKeys, publicKey: publicKey) else {
@@ -210,7 +231,9 @@ public actor SignetClient {
             grant_type: GrantType.refreshToken, client_id: clientID, refresh_token: refreshToken), proofKey: proofKey)
         if answer.status == 400 || answer.status == 401 {
             let error = Self.error(answer)
-            try tokens.clear()
+            // Only the session this refresh token belonged to ends: a sign-in or step-up may
+            // have stored a new one meanwhile.
+            if try tokens.load()?.refreshToken == refreshToken { try tokens.clear() }
             throw SignetError(.notSignedIn, status: answer.status, "the session ended (\(error.code.rawValue)); sign in again")
         }
         let response = try decode(TokenResponse.self, answer)

@@ -148,6 +148,32 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(renewed.accessToken != stored.accessToken && renewed.refreshToken != oldRefresh)
     }
 
+    @Test("calls that find the access token refused at once share one refresh: none is taken for a reuse, and the session lives on")
+    func concurrentRefresh() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        try await app.client.signUp(email: "together@signet.test")
+        var stored = try #require(try app.tokens.load())
+        let oldRefresh = stored.refreshToken
+        stored.accessToken = "expired." + stored.accessToken.dropFirst(8)
+        try app.tokens.save(stored)
+        let client = app.client
+        let audience = "http://localhost:\(server.port)/api"
+        // Eight account calls refused together, and tokens for an API minted beside them (each
+        // mint also rotates the refresh token).
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 { group.addTask { try await client.passkeys().count } }
+            for _ in 0..<3 { group.addTask { try await client.accessToken(audience: audience).isEmpty ? 0 : 1 } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(counts == Array(repeating: 1, count: 11))
+        let renewed = try #require(try app.tokens.load())
+        #expect(renewed.refreshToken != oldRefresh)
+        // One rotation, not eight: the rotated token is still the live one.
+        try await app.client.refresh()
+        #expect(try await app.client.passkeys().count == 1)
+    }
+
     @Test("a reused rotated refresh token is refused and the session ends")
     func reuse() async throws {
         let server = try ServerProcess()
