@@ -109,18 +109,21 @@ public actor SignetClient {
 
     /// A call with the stored access token. A 401 `step_up_required` (RFC 9470: the change needs
     /// a fresh passkey check) runs ``stepUp()`` and retries once; any other 401 refreshes once and
-    /// retries (and steps up then, if the retry asks for it).
+    /// retries (and steps up then, if the retry asks for it). When another call has replaced the
+    /// refused token meanwhile, the retry uses that one instead, so calls refused together
+    /// share one refresh or one passkey sheet.
     func authorized(_ method: String, _ path: String, body: (any Encodable)? = nil) async throws -> Answer {
         guard let stored = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
         var used = stored.accessToken
         var answer = try await send(method, path, body: body, bearer: used)
         var refreshed = false
         var steppedUp = false
-        while answer.status == 401 {
+        var turns = 0
+        while answer.status == 401, turns < 4 {
+            turns += 1
             if Self.error(answer).code == .stepUpRequired {
                 guard !steppedUp else { break }
-                steppedUp = true
-                try await stepUp()
+                steppedUp = try await stepUp(replacing: used)
             } else {
                 guard !refreshed else { break }
                 refreshed = true
@@ -137,7 +140,18 @@ public actor SignetClient {
     /// gives the session fresh tokens whose `auth_time` is now. The SDK runs it by itself when the
     /// server answers `step_up_required`; an app may call it before a sensitive screen.
     public func stepUp() async throws {
+        try await stepUp(replacing: try tokens.load()?.accessToken)
+    }
+
+    /// A step-up for a call whose access token `stale` was refused for its age: none when
+    /// another call has replaced that token meanwhile (the retry tells whether the new one is
+    /// fresh enough). Whether it ran.
+    @discardableResult
+    func stepUp(replacing stale: String?) async throws -> Bool {
+        await exclusiveRotation()
+        defer { endRotation() }
         guard let stored = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
+        if let stale, stored.accessToken != stale { return false }
         let start = try decode(PasskeyChallengeResponse.self, try await send("POST", "passkey/challenge",
             body: PasskeyChallengeRequest(client_id: clientID), bearer: stored.accessToken))
         let credential = try await passkeys.assertPasskey(start.authn_params_public_key)
@@ -147,6 +161,7 @@ public actor SignetClient {
         if let old = stored.refreshToken {
             _ = try? await send("POST", "oauth/revoke", body: RevokeRequest(token: old, token_type_hint: "refresh_token", client_id: clientID))
         }
+        return true
     }
 
     /// An access token for a resource server (`audience`, one of the client's), minted from the

@@ -174,6 +174,23 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(try await app.client.passkeys().count == 1)
     }
 
+    @Test("calls that need a step-up together show the passkey sheet once")
+    func concurrentStepUp() async throws {
+        let server = try ServerProcess(environment: ["SIGNET_STEP_UP_MAX_AGE": "1"])
+        let passkeys = CountingPasskeys(SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: server.origin))
+        let tokens = FileTokenStore(url: server.directory.appendingPathComponent("tokens-\(UUID().uuidString).json"))
+        let client = SignetClient(baseURL: server.url, clientID: "dev", passkeys: passkeys, tokens: tokens)
+        try await client.signUp(email: "sheet@signet.test")
+        // The session's sign-in must be older than max_age (1 s): this waits for time itself.
+        try await Task.sleep(nanoseconds: 2_100_000_000)
+        let sets = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<4 { group.addTask { try await client.createRecoveryCodes().count } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(sets == [10, 10, 10, 10])
+        #expect(passkeys.assertions == 1)
+    }
+
     @Test("a reused rotated refresh token is refused and the session ends")
     func reuse() async throws {
         let server = try ServerProcess()
@@ -252,5 +269,19 @@ final class FailingProxy: @unchecked Sendable {
     deinit {
         shutdown(fd, Int32(SHUT_RDWR))
         close(fd)
+    }
+}
+
+/// A passkey provider that counts the sheets it shows.
+final class CountingPasskeys: PasskeyProvider, @unchecked Sendable {
+    let inner: any PasskeyProvider
+    let lock = NSLock()
+    private var count = 0
+    init(_ inner: any PasskeyProvider) { self.inner = inner }
+    var assertions: Int { lock.withLock { count } }
+    func createPasskey(_ options: CreationOptionsJSON) async throws -> CredentialJSON { try await inner.createPasskey(options) }
+    func assertPasskey(_ options: RequestOptionsJSON) async throws -> CredentialJSON {
+        lock.withLock { count += 1 }
+        return try await inner.assertPasskey(options)
     }
 }
