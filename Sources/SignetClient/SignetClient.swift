@@ -111,9 +111,15 @@ public actor SignetClient {
     /// a fresh passkey check) runs ``stepUp()`` and retries once; any other 401 refreshes once and
     /// retries (and steps up then, if the retry asks for it). When another call has replaced the
     /// refused token meanwhile, the retry uses that one instead, so calls refused together
-    /// share one refresh or one passkey sheet.
+    /// share one refresh or one passkey sheet. A token that expires within 30 s is refreshed
+    /// before the call, which saves the round trip that would be refused.
     func authorized(_ method: String, _ path: String, body: (any Encodable)? = nil) async throws -> Answer {
-        guard let stored = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
+        guard var stored = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
+        if stored.refreshToken != nil, stored.accessTokenExpiresAt < Date().addingTimeInterval(30) {
+            try await refresh(replacing: stored.accessToken)
+            guard let renewed = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
+            stored = renewed
+        }
         var used = stored.accessToken
         var answer = try await send(method, path, body: body, bearer: used)
         var refreshed = false

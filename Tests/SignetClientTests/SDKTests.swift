@@ -148,6 +148,23 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(renewed.accessToken != stored.accessToken && renewed.refreshToken != oldRefresh)
     }
 
+    @Test("an access token about to expire is refreshed before the call, not after a refusal")
+    func refreshAhead() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        try await app.client.signUp(email: "ahead@signet.test")
+        var stored = try #require(try app.tokens.load())
+        // Still valid on the server, but due within 30 s by the app's own clock.
+        stored.accessTokenExpiresAt = Date().addingTimeInterval(10)
+        try app.tokens.save(stored)
+        #expect(try await app.client.passkeys().count == 1)
+        let renewed = try #require(try app.tokens.load())
+        #expect(renewed.accessToken != stored.accessToken && renewed.accessTokenExpiresAt > Date().addingTimeInterval(60))
+        // A fresh one is used as it is.
+        #expect(try await app.client.passkeys().count == 1)
+        #expect(try app.tokens.load()?.accessToken == renewed.accessToken)
+    }
+
     @Test("calls that find the access token refused at once share one refresh: none is taken for a reuse, and the session lives on")
     func concurrentRefresh() async throws {
         let server = try ServerProcess()
