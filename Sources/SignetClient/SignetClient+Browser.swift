@@ -63,15 +63,20 @@ extension SignetClient {
     }
 
     /// The URL the browser came back to: its `state` must be this sign-in's and its `iss` (RFC
-    /// 9207) this server's; an `error` becomes a ``SignetError`` with Signet's reason; the code is
-    /// exchanged (``exchange(code:for:)``).
+    /// 9207) this server's, and present when discovery says the server always sends it (§2.4);
+    /// an `error` becomes a ``SignetError`` with Signet's reason; the code is exchanged
+    /// (``exchange(code:for:)``).
     @discardableResult
     public func completeBrowserSignIn(callback: URL, for signIn: BrowserSignIn) async throws -> TokenResponse {
         let items = URLComponents(url: callback, resolvingAgainstBaseURL: false)?.queryItems ?? []
         func value(_ name: String) -> String? { items.first { $0.name == name }?.value }
         guard value("state") == signIn.state else { throw SignetError(.invalidResponse, "the callback's state is not this sign-in's") }
-        if let iss = value("iss"), iss != (try await issuer()) {
+        let server = try await issuer()
+        if let iss = value("iss"), iss != server.issuer {
             throw SignetError(.invalidResponse, "the callback names another issuer (\(iss))")
+        }
+        if value("iss") == nil, server.alwaysSendsIss {
+            throw SignetError(.invalidResponse, "the callback has no iss, which this server always sends")
         }
         if let error = value("error") {
             throw SignetError(serverReason: value("reason") ?? error, status: 400, value("error_description") ?? error)
@@ -93,13 +98,18 @@ extension SignetClient {
         return try begin(response)
     }
 
-    /// The server's issuer identifier, from its discovery document (read once).
-    func issuer() async throws -> String {
+    /// The server's issuer identifier, and whether its authorization responses always carry it
+    /// (`authorization_response_iss_parameter_supported`), from its discovery document (read once).
+    func issuer() async throws -> (issuer: String, alwaysSendsIss: Bool) {
         if let discoveredIssuer { return discoveredIssuer }
-        struct Discovery: Decodable { let issuer: String }
-        let found = try decode(Discovery.self, try await send("GET", ".well-known/openid-configuration")).issuer
-        discoveredIssuer = found
-        return found
+        struct Discovery: Decodable {
+            let issuer: String
+            let authorization_response_iss_parameter_supported: Bool?
+        }
+        let found = try decode(Discovery.self, try await send("GET", ".well-known/openid-configuration"))
+        let issuer = (found.issuer, found.authorization_response_iss_parameter_supported ?? false)
+        discoveredIssuer = issuer
+        return issuer
     }
 
     /// A JWT's claims, unverified: the id token came straight from the token endpoint over TLS

@@ -22,8 +22,9 @@ public actor SignetClient {
     let refreshWithDeviceKey: Bool
     /// Access tokens for resource servers, minted from the refresh token (``accessToken(audience:)``).
     var audienceTokens: [String: (token: String, expiresAt: Date)] = [:]
-    /// The issuer of the discovery document, for the browser flow's `iss` check (RFC 9207).
-    var discoveredIssuer: String?
+    /// The issuer of the discovery document and whether it always sends `iss`, for the browser
+    /// flow's check (RFC 9207 §2.4).
+    var discoveredIssuer: (issuer: String, alwaysSendsIss: Bool)?
     /// Whether a use of the refresh token is in flight, and the calls waiting to make theirs
     /// (``exclusiveRotation()``).
     var rotating = false

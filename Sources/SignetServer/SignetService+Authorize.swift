@@ -45,7 +45,8 @@ extension SignetService {
             }
             if request.prompt == "none" {
                 return .redirect(to: AuthorizationRedirectError(redirectURI: request.redirectURI, state: request.state,
-                                                                error: AuthError(.loginRequired, "prompt=none and no session satisfies the request")).location)
+                                                                error: AuthError(.loginRequired, "prompt=none and no session satisfies the request"),
+                                                                issuer: configuration.issuer).location)
             }
             let sealed = try ceremonies.seal(request)
             return .redirect(to: (request.prompt == "create" ? "/signup" : "/login") + "?authorization=" + sealed)
@@ -56,7 +57,8 @@ extension SignetService {
 
     /// A refusal sent back to the client, its detail kept for the access log.
     func refusal(_ error: AuthError, _ request: AuthorizationRequest) -> HTTPResponse {
-        var response = HTTPResponse.redirect(to: AuthorizationRedirectError(redirectURI: request.redirectURI, state: request.state, error: error).location)
+        var response = HTTPResponse.redirect(to: AuthorizationRedirectError(redirectURI: request.redirectURI, state: request.state, error: error,
+                                                                            issuer: configuration.issuer).location)
         response.logDetail = "\(error.reason.rawValue): \(error.detail)"
         return response
     }

@@ -76,6 +76,13 @@ import Testing
         let silent = try await app.client.authorizationURL(redirectURI: "http://127.0.0.1:9/callback", prompt: "none")
         var empty: [String: String] = [:]
         let refused = try Self.sheet(server, silent.url, authenticator: authenticator, cookies: &empty)
+        // An error names the issuer too (RFC 9207 §2), and a callback without it is refused.
+        let refusedQuery = URLComponents(url: refused, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        #expect(refusedQuery.first { $0.name == "iss" }?.value == server.origin)
+        var stripped = URLComponents(url: refused, resolvingAgainstBaseURL: false)!
+        stripped.queryItems = refusedQuery.filter { $0.name != "iss" }
+        let unnamed = await #expect(throws: SignetError.self) { try await app.client.completeBrowserSignIn(callback: stripped.url!, for: silent) }
+        #expect(unnamed?.code == .invalidResponse)
         let unsigned = await #expect(throws: SignetError.self, "login_required was not reported") { try await app.client.completeBrowserSignIn(callback: refused, for: silent) }
         #expect(unsigned?.code == .loginRequired)
         // With the browser's session, prompt=none gives a code at once.

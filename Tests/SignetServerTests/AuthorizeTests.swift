@@ -111,6 +111,8 @@ import Testing
             let query = WebBrowser.query(answer.headers["location"])
             #expect(answer.status == 303 && answer.headers["location"]?.hasPrefix("https://app.signet.test/callback?") == true, "\(extra): \(answer.headers["location"] ?? "")")
             #expect(query["error"] == error && query["reason"] == reason && query["state"] == "st-1", "\(extra): \(query)")
+            // RFC 9207 §2: an error response names the issuer as a code does.
+            #expect(query["iss"] == "https://signet.test", "\(extra): \(query)")
         }
         let token = try browser.send("GET", "/authorize?response_type=token&client_id=spa&redirect_uri=https%3A%2F%2Fapp.signet.test%2Fcallback&scope=openid&state=s")
         #expect(WebBrowser.query(token.headers["location"])["error"] == "unsupported_response_type")

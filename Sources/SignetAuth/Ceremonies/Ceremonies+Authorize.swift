@@ -27,20 +27,23 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
 }
 
 /// An `/authorize` refusal that may go back to the client (RFC 6749 §4.1.2.1): the redirect URI
-/// was proven registered, so the browser is sent there with `error`, `error_description` and
-/// `state`.
+/// was proven registered, so the browser is sent there with `error`, `error_description`,
+/// `state` and `iss`.
 public struct AuthorizationRedirectError: Error, Sendable {
     public let redirectURI: String
     public let state: String?
     public let error: AuthError
-    public init(redirectURI: String, state: String?, error: AuthError) {
+    /// The issuer identifier, which RFC 9207 §2 puts in every authorization response, an error's
+    /// too, so that a client talking to several servers can tell which one answered.
+    public let issuer: String
+    public init(redirectURI: String, state: String?, error: AuthError, issuer: String) {
         self.redirectURI = redirectURI
         self.state = state
         self.error = error
+        self.issuer = issuer
     }
     /// The URL the browser goes to, with RFC 6749 §4.1.2.1's `error` (`invalid_request` for a
-    /// malformed request or missing PKCE, RFC 7636 §4.4.1), Signet's `reason`, and `iss`
-    /// (RFC 9207) when known.
+    /// malformed request or missing PKCE, RFC 7636 §4.4.1), Signet's `reason`, `state` and `iss`.
     public var location: String {
         let code: String
         switch error.reason {
@@ -51,7 +54,7 @@ public struct AuthorizationRedirectError: Error, Sendable {
         default: code = error.reason.error
         }
         return Ceremonies.appending(to: redirectURI, [("error", code), ("error_description", error.publicDetail ?? error.reason.text),
-                                                      ("reason", error.reason.rawValue), ("state", state)])
+                                                      ("reason", error.reason.rawValue), ("state", state), ("iss", issuer)])
     }
 }
 
@@ -77,7 +80,7 @@ extension Ceremonies {
         }
         let state = query["state"]
         func refuse(_ reason: Reason, _ detail: String) -> AuthorizationRedirectError {
-            AuthorizationRedirectError(redirectURI: redirectURI, state: state, error: AuthError(reason, detail, publicDetail: detail))
+            AuthorizationRedirectError(redirectURI: redirectURI, state: state, error: AuthError(reason, detail, publicDetail: detail), issuer: configuration.issuer)
         }
         if let name = repeated.first { throw refuse(.malformed, "\(name.prefix(40)) appears more than once") }
         // OIDC Core §6.1 and §6.2: an OP without request objects must say so, not ignore them
