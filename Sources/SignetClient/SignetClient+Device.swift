@@ -69,26 +69,32 @@ extension SignetClient {
         }
     }
 
-    /// On the phone already signed in: shows nothing itself, but returns who asks (which client,
-    /// device and address) after the device key signed the approval behind its biometric check.
+    /// On the phone already signed in: approves with the device key, behind its biometric check,
+    /// and returns who asked (which client, device and address).
+    /// - Parameter confirm: shown who asks before anything is signed, so the user can see that the
+    ///   code was not read out to them from someone else's screen (RFC 8628 §5.4); `false` signs
+    ///   nothing and throws `.canceled` (the request stays pending; ``denyDevice(userCode:reason:)``
+    ///   refuses it).
     @discardableResult
-    public func approveDevice(userCode: String, reason: String = "Sign in on a new device") async throws -> DeviceRequest? {
-        try await decideDevice(userCode: userCode, deny: false, reason: reason)
+    public func approveDevice(userCode: String, reason: String = "Sign in on a new device",
+                              confirm: @Sendable (DeviceRequest?) async -> Bool = { _ in true }) async throws -> DeviceRequest? {
+        try await decideDevice(userCode: userCode, deny: false, reason: reason, confirm: confirm)
     }
 
     /// Denies a device sign-in, signed by the device key like an approval.
     @discardableResult
     public func denyDevice(userCode: String, reason: String = "Refuse the sign-in on a new device") async throws -> DeviceRequest? {
-        try await decideDevice(userCode: userCode, deny: true, reason: reason)
+        try await decideDevice(userCode: userCode, deny: true, reason: reason, confirm: { _ in true })
     }
 
-    func decideDevice(userCode: String, deny: Bool, reason: String) async throws -> DeviceRequest? {
+    func decideDevice(userCode: String, deny: Bool, reason: String, confirm: @Sendable (DeviceRequest?) async -> Bool) async throws -> DeviceRequest? {
         guard let deviceKeys, let keyID = try tokens.load()?.deviceKeyID, await deviceKeys.hasKey() else {
             throw SignetError(.deviceKeyInvalidated, "approving a device needs this device's enrolled key")
         }
         let action = JSONDocument.object(["type": .string("signet.device_approval"), "user_code": .string(userCode)])
         let start = try decode(ActionChallengeResponse.self, try await authorized("POST", "actions/challenge", body: ActionChallengeRequest(device_key_id: keyID, action: action)))
         guard let challenge = Self.unbase64url(start.challenge) else { throw SignetError(.invalidResponse, "challenge is not base64url") }
+        guard await confirm(start.device_request) else { throw SignetError(.canceled, "the user did not confirm the device sign-in") }
         let signature = try await deviceKeys.sign(challenge, reason: reason)
         _ = try decode(ActionApproval.self, try await authorized("POST", "actions/approve",
             body: ActionApproveRequest(challenge_id: start.challenge_id, signature: Self.base64url(signature), deny: deny)))

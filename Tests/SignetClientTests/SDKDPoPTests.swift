@@ -74,13 +74,22 @@ import Testing
         let (tv, _) = try Self.app(server)
         let started = try await tv.startDeviceSignIn()
         #expect(started.userCode.count == 9 && started.interval == 5 && started.verificationURIComplete.absoluteString.contains(started.userCode))
-        let shown = try #require(try await phone.approveDevice(userCode: started.userCode))
-        #expect(shown.client_id == "dev" && shown.address == "127.0.0.1")
+        // The user is shown who asks before anything is signed.
+        let seen = Seen()
+        let shown = try #require(try await phone.approveDevice(userCode: started.userCode, confirm: { await seen.set($0) }))
+        let confirmed = await seen.request
+        #expect(shown.client_id == "dev" && shown.address == "127.0.0.1" && confirmed?.address == "127.0.0.1")
         try await tv.completeDeviceSignIn(started, wait: { _ in Issue.record("no wait was needed") })
         #expect(try await tv.userInfo().sub == sub)
 
         let (other, _) = try Self.app(server)
         let refused = try await other.startDeviceSignIn()
+        // Not confirmed: nothing is signed, and the request stays pending (the poll goes on to wait).
+        let declined = await #expect(throws: SignetError.self) {
+            try await phone.approveDevice(userCode: refused.userCode, confirm: { request in request?.client_id == "elsewhere" })
+        }
+        #expect(declined?.code == .canceled)
+        await #expect(throws: Stop.self) { try await other.completeDeviceSignIn(refused, wait: { _ in throw Stop() }) }
         try await phone.denyDevice(userCode: refused.userCode)
         await #expect(throws: SignetError.self) { try await other.completeDeviceSignIn(refused, wait: { _ in }) }
         do {
@@ -111,3 +120,15 @@ actor Waits {
         return all.count
     }
 }
+
+/// What a confirmation was shown.
+actor Seen {
+    var request: DeviceRequest?
+    func set(_ request: DeviceRequest?) -> Bool {
+        self.request = request
+        return true
+    }
+}
+
+/// Ends a poll at its first wait.
+struct Stop: Error {}
