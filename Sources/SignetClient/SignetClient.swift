@@ -183,6 +183,9 @@ public actor SignetClient {
         let answer = try await send("POST", "oauth/token", body: TokenRequest(
             grant_type: GrantType.refreshToken, client_id: clientID, refresh_token: refreshToken, audience: audience))
         let response = try decode(TokenResponse.self, answer)
+        guard try await stillCurrent(refreshToken, rotatedTo: response.refresh_token) else {
+            throw SignetError(.notSignedIn, "the session ended or changed while this token was minted")
+        }
         var renewed = stored
         renewed.refreshToken = response.refresh_token ?? refreshToken
         try tokens.save(renewed)
@@ -259,6 +262,7 @@ public actor SignetClient {
             throw SignetError(.notSignedIn, status: answer.status, "the session ended (\(error.code.rawValue)); sign in again")
         }
         let response = try decode(TokenResponse.self, answer)
+        guard try await stillCurrent(refreshToken, rotatedTo: response.refresh_token) else { return }
         try tokens.save(StoredSession(
             accessToken: response.access_token, refreshToken: response.refresh_token ?? refreshToken, idToken: response.id_token ?? stored.idToken,
             accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(response.expires_in)), deviceKeyID: stored.deviceKeyID,
@@ -268,10 +272,12 @@ public actor SignetClient {
     /// Revokes the refresh token (and its family) and forgets the session.
     public func signOut() async throws {
         audienceTokens = [:]
-        if let refreshToken = try tokens.load()?.refreshToken {
+        // Forgotten first, so no call made meanwhile still uses it.
+        let refreshToken = try tokens.load()?.refreshToken
+        try tokens.clear()
+        if let refreshToken {
             _ = try? await send("POST", "oauth/revoke", body: RevokeRequest(token: refreshToken, token_type_hint: "refresh_token", client_id: clientID))
         }
-        try tokens.clear()
     }
 
     /// Whether a session is stored.

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import SignetAPI
 import SignetClient
 import SignetHTTP
@@ -208,6 +211,30 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(passkeys.assertions == 1)
     }
 
+    @Test("a sign-out while a refresh is on the wire stays signed out: the refresh's tokens are revoked, not stored")
+    func signOutDuringRefresh() async throws {
+        let server = try ServerProcess()
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.protocolClasses = [HeldRefreshAnswers.self]
+        HeldRefreshAnswers.port = server.port
+        let tokens = FileTokenStore(url: server.directory.appendingPathComponent("tokens-\(UUID().uuidString).json"))
+        let client = SignetClient(baseURL: server.url, clientID: "dev", passkeys: SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: server.origin),
+                                  tokens: tokens, session: URLSession(configuration: configuration))
+        try await client.signUp(email: "leaving@signet.test")
+        let refreshing = Task { try await client.refresh() }
+        // The refresh's answer is held 0.5 s after the server rotated the token; sign out meanwhile.
+        try await Task.sleep(nanoseconds: 200_000_000)
+        try await client.signOut()
+        _ = await refreshing.result
+        #expect(try tokens.load() == nil)
+        #expect(await client.isSignedIn == false)
+        // The token the refresh got was revoked: the server knows no live session of it.
+        let rotated = try #require(HeldRefreshAnswers.lastRefreshToken)
+        let answer = try HTTPClient(port: server.port).send("POST", "/oauth/token", body: Array(
+            #"{"grant_type":"refresh_token","client_id":"dev","refresh_token":"\#(rotated)"}"#.utf8))
+        #expect(answer.status == 400 && answer.text.contains("refresh_token_revoked"), "\(answer.text)")
+    }
+
     @Test("a reused rotated refresh token is refused and the session ends")
     func reuse() async throws {
         let server = try ServerProcess()
@@ -302,3 +329,49 @@ final class CountingPasskeys: PasskeyProvider, @unchecked Sendable {
         return try await inner.assertPasskey(options)
     }
 }
+
+/// Passes every request to the test server with SignetHTTP's client, and holds the answer to a
+/// refresh back for 0.5 s after the server gave it (a slow network), noting its refresh token.
+final class HeldRefreshAnswers: URLProtocol {
+    nonisolated(unsafe) static var port: UInt16 = 0
+    nonisolated(unsafe) static var lastRefreshToken: String?
+    override class func canInit(with request: URLRequest) -> Bool { true }
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+    override func stopLoading() {}
+    override func startLoading() {
+        let request = self.request
+        var body = request.httpBody ?? Data()
+        if body.isEmpty, let stream = request.httpBodyStream {
+            stream.open()
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while stream.hasBytesAvailable {
+                let n = stream.read(&buffer, maxLength: buffer.count)
+                if n <= 0 { break }
+                body.append(contentsOf: buffer[..<n])
+            }
+            stream.close()
+        }
+        let path = (request.url?.path ?? "/") + (request.url?.query.map { "?" + $0 } ?? "")
+        let headers = (request.allHTTPHeaderFields ?? [:]).map { ($0.key, $0.value) }
+        let payload = body, protocolBox = Unchecked(value: self)
+        Thread {
+            let this = protocolBox.value
+            do {
+                let answer = try HTTPClient(port: Self.port).send(request.httpMethod ?? "GET", path, headers: headers, body: Array(payload))
+                if String(decoding: payload, as: UTF8.self).contains("\"refresh_token\"") && path.hasSuffix("/oauth/token") {
+                    Self.lastRefreshToken = (try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["refresh_token"] as? String
+                    Thread.sleep(forTimeInterval: 0.5)
+                }
+                let response = HTTPURLResponse(url: request.url!, statusCode: answer.status, httpVersion: "HTTP/1.1", headerFields: answer.headers)!
+                this.client?.urlProtocol(this, didReceive: response, cacheStoragePolicy: .notAllowed)
+                this.client?.urlProtocol(this, didLoad: Data(answer.body))
+                this.client?.urlProtocolDidFinishLoading(this)
+            } catch {
+                this.client?.urlProtocol(this, didFailWithError: error)
+            }
+        }.start()
+    }
+}
+
+/// A value handed to another thread that its owner no longer touches.
+struct Unchecked<T>: @unchecked Sendable { let value: T }
