@@ -137,18 +137,25 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         await #expect(throws: SignetError(.noCredential, "")) { try await stranger.client.signIn() }
     }
 
-    @Test("an access token the server refuses is refreshed once, transparently")
-    func refreshOn401() async throws {
+    /// A signed-up app whose stored access token the server will refuse (its header altered).
+    static func withRefusedAccessToken(email: String) async throws -> (ServerProcess, App, StoredSession) {
         let server = try ServerProcess()
         let app = try App(server)
-        try await app.client.signUp(email: "expired@signet.test")
+        try await app.client.signUp(email: email)
         var stored = try #require(try app.tokens.load())
-        let oldRefresh = stored.refreshToken
         stored.accessToken = "expired." + stored.accessToken.dropFirst(8)
         try app.tokens.save(stored)
+        return (server, app, stored)
+    }
+
+    @Test("an access token the server refuses is refreshed once, transparently")
+    func refreshOn401() async throws {
+        let (server, app, stored) = try await Self.withRefusedAccessToken(email: "expired@signet.test")
+        let oldRefresh = stored.refreshToken
         #expect(try await app.client.passkeys().count == 1)
         let renewed = try #require(try app.tokens.load())
         #expect(renewed.accessToken != stored.accessToken && renewed.refreshToken != oldRefresh)
+        withExtendedLifetime(server) {}
     }
 
     @Test("an access token about to expire is refreshed before the call, not after a refusal")
@@ -170,13 +177,8 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
 
     @Test("calls that find the access token refused at once share one refresh: none is taken for a reuse, and the session lives on")
     func concurrentRefresh() async throws {
-        let server = try ServerProcess()
-        let app = try App(server)
-        try await app.client.signUp(email: "together@signet.test")
-        var stored = try #require(try app.tokens.load())
+        let (server, app, stored) = try await Self.withRefusedAccessToken(email: "together@signet.test")
         let oldRefresh = stored.refreshToken
-        stored.accessToken = "expired." + stored.accessToken.dropFirst(8)
-        try app.tokens.save(stored)
         let client = app.client
         let audience = "http://localhost:\(server.port)/api"
         // Eight account calls refused together, and tokens for an API minted beside them (each
