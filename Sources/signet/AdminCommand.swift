@@ -114,7 +114,16 @@ struct Admin {
     }
 
     /// Columns padded to their widest cell.
+    /// `text` safe to print on an operator's terminal: a control, separator or bidirectional
+    /// character (``Ceremonies/isUnsafeInText(_:)``; ESC starts a terminal's escape sequences)
+    /// is shown as `\u{…}`, so a stored value can neither drive the terminal nor reorder a line.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: Ceremonies.isUnsafeInText) else { return text }
+        return text.unicodeScalars.map { Ceremonies.isUnsafeInText($0) ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+    }
+
     static func table(_ header: [String], _ rows: [[String]]) -> String {
+        let rows = rows.map { $0.map(printable) }
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         return ([header] + rows).map { row in
             row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
@@ -146,9 +155,9 @@ struct Admin {
         if options.json { return try emit(detail) }
         let u = detail.user
         print("""
-            user       \(u.user_id)
-            email      \(u.email) (\(u.email_verified ? "verified" : "not verified"))
-            name       \(u.name ?? "-")
+            user       \(Self.printable(u.user_id))
+            email      \(Self.printable(u.email)) (\(u.email_verified ? "verified" : "not verified"))
+            name       \(Self.printable(u.name ?? "-"))
             blocked    \(u.blocked ? "YES" : "no")
             created    \(u.created_at)
             last login \(u.last_login ?? "never") (\(u.logins_count) in all)
@@ -166,14 +175,14 @@ struct Admin {
     func block(_ id: String, _ blocked: Bool) throws {
         let user = try ceremonies.updateUser(id: id, ManagementUserPatch(blocked: blocked), by: .commandLine, context: context)
         if options.json { return try emit(user) }
-        print("\(user.email) (\(user.user_id)) is \(blocked ? "blocked: every grant is refused and its sessions have ended" : "no longer blocked")")
+        print("\(Self.printable(user.email)) (\(user.user_id)) is \(blocked ? "blocked: every grant is refused and its sessions have ended" : "no longer blocked")")
     }
 
     func deleteUser(_ id: String) throws {
         let user = try ceremonies.managedUser(id: id)
         try ceremonies.deleteUser(id: id, by: .commandLine, context: context)
         if options.json { return try emit(["deleted": id]) }
-        print("deleted \(user.email) (\(id)) and everything bound to it; its audit rows remain under a pseudonym")
+        print("deleted \(Self.printable(user.email)) (\(id)) and everything bound to it; its audit rows remain under a pseudonym")
     }
 
     struct ClientOutput: Encodable {
@@ -256,7 +265,7 @@ struct Admin {
                 if let user = e.user_id { fields.append("user=" + user) }
                 if let client = e.client_id { fields.append("client=" + client) }
                 if let ip = e.ip { fields.append("ip=" + ip) }
-                out += fields.joined(separator: "  ") + "\n"
+                out += Self.printable(fields.joined(separator: "  ")) + "\n"
             }
             FileHandle.standardOutput.write(Data(out.utf8))
         }

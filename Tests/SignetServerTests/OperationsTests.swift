@@ -38,6 +38,12 @@ import Testing
         let shown = try Self.json(try admin(["users", "show", id, "--json"]).output)
         #expect(shown["authentication_methods"]?.array?.first?["type"] == .string("passkey") && shown["sessions"]?.array?.count == 1)
         #expect(try admin(["users", "show", id]).output.contains("last login"))
+        // A stored value never drives the operator's terminal: a passkey name written before names
+        // were checked, with an escape sequence and a bidirectional override, is shown escaped.
+        let stored = try #require(try server.store.credentials(userID: id).first)
+        #expect(try server.store.renameCredential(id: stored.id, userID: id, name: "\u{1B}]0;owned\u{7}\u{202E}txt.exe"))
+        let escaped = try admin(["users", "show", id]).output
+        #expect(escaped.contains(#"\u{1b}]0;owned\u{7}\u{202e}txt.exe"#) && !escaped.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x202E })
 
         // Blocking from the command line: the running server refuses the next sign-in at once.
         #expect(try admin(["users", "block", id]).status == 0)

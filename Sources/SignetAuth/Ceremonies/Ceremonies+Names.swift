@@ -6,7 +6,7 @@ extension Ceremonies {
     /// DEL and C1), a line or paragraph separator, or a bidirectional embedding, override or
     /// isolate (U+202A–U+202E, U+2066–U+2069: Unicode UAX #9 §2), which would turn the text shown
     /// after a name around, in the passkey sheet, the account page or a mail.
-    static func isUnsafeInText(_ scalar: Unicode.Scalar) -> Bool {
+    public static func isUnsafeInText(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
         default: false
