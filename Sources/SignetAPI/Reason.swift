@@ -28,6 +28,7 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case refreshTokenRevoked = "refresh_token_revoked"
     case refreshTokenExpired = "refresh_token_expired"
     case refreshTokenClientMismatch = "refresh_token_client_mismatch"
+    case scopeInvalid = "scope_invalid"
     // Auth sessions.
     case authSessionUnknown = "auth_session_unknown"
     case authSessionExpired = "auth_session_expired"
@@ -179,6 +180,7 @@ extension Reason {
         case .tokenInvalid: "invalid_token"
         case .rateLimited: "slow_down"
         case .insufficientScope: "insufficient_scope"
+        case .scopeInvalid: "invalid_scope"
         case .recoveryHold, .userBlocked: "access_denied"
         case .dpopInvalid, .dpopReplayed, .dpopKeyMismatch: "invalid_dpop_proof"
         case .useDPoPNonce: "use_dpop_nonce"
@@ -230,6 +232,7 @@ extension Reason {
         case .refreshTokenRevoked: "The refresh token was revoked."
         case .refreshTokenExpired: "The refresh token has expired."
         case .refreshTokenClientMismatch: "The refresh token was issued to another client."
+        case .scopeInvalid: "The requested scope was not granted to this refresh token's sign-in."
         case .authSessionUnknown: "The auth session is unknown or was already used."
         case .authSessionExpired: "The auth session has expired; start again."
         case .authSessionClientMismatch: "The auth session belongs to another client."

@@ -481,9 +481,9 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
-    public func refreshTokenOwner(hash: [UInt8]) throws(StoreError) -> (userID: String, jkt: String?)? {
+    public func refreshTokenOwner(hash: [UInt8]) throws(StoreError) -> (userID: String, jkt: String?, scope: String)? {
         try locked { db throws(StoreError) in
-            try db.query("SELECT user_id, jkt FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first.map { ($0[0].text ?? "", $0[1].text) }
+            try db.query("SELECT user_id, jkt, scope FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first.map { ($0[0].text ?? "", $0[1].text, $0[2].text ?? "") }
         }
     }
 

@@ -169,6 +169,32 @@ import Testing
         #expect(json["refresh_token"] == nil && json["scope"] == .string("openid email"))
     }
 
+    @Test("a refresh may ask for less scope than the sign-in granted, never more; the refresh token keeps the sign-in's")
+    func refreshScope() throws {
+        let server = try TestServer()
+        var refresh = try #require(try Phone(server).signUp(email: "hal@signet.test")["refresh_token"])
+        func rotate(_ scope: String?) throws -> (status: Int, json: JSONValue) {
+            var body: JSONObject = ["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": refresh]
+            if let scope { body["scope"] = .string(scope) }
+            let answer = try server.post("/oauth/token", .object(body))
+            if answer.status == 200, let next = answer.json["refresh_token"] { refresh = next }
+            return answer
+        }
+        // More than granted, or a scope Signet does not know: refused, and the token is not used.
+        for wider in ["openid email offline_access read:users", "openid admin"] {
+            let refused = try rotate(wider)
+            #expect(refused.status == 400 && refused.json["reason"] == .string("scope_invalid") && refused.json["error"] == .string("invalid_scope"), "\(wider)")
+        }
+        // Less: the access token carries only that, and without openid there is no id token.
+        let narrow = try rotate("email offline_access")
+        #expect(narrow.status == 200 && narrow.json["scope"] == .string("email offline_access") && narrow.json["id_token"] == nil)
+        #expect(jwtClaims(narrow.json["access_token"]?.string)["scope"] == .string("email offline_access"))
+        // The rotated refresh token still holds the sign-in's whole scope.
+        let whole = try rotate(nil)
+        #expect(whole.status == 200 && whole.json["scope"] == .string("openid profile email offline_access") && whole.json["id_token"] != nil)
+        #expect(try rotate("openid").json["scope"] == .string("openid"))
+    }
+
     @Test("discovery, health and metrics")
     func operational() throws {
         let server = try TestServer()

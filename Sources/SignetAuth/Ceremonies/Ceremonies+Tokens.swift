@@ -163,6 +163,7 @@ extension Ceremonies {
         // A device-key refresh: the proof is the device key's, the token stays bound to the
         // session's own key (so the app's calls need no biometric check).
         let sessionKey = client.refreshProof == "device_key" ? try requireDeviceKeyProof(binding, refreshKey: presented) : nil
+        let narrowed = try narrowedScope(request.scope, refreshKey: presented)
         // One draw for the new refresh token and the access token's ID.
         let fresh = random(48)
         let (newToken, newKey) = RefreshToken.make(name: timeOrderedID(), secret: Array(fresh[16..<48]))
@@ -199,7 +200,7 @@ extension Ceremonies {
                       detail: "an administrator ended the account's sessions", context: context)
                 throw AuthError(.refreshTokenRevoked, "an administrator ended this session")
             }
-            var grant = try tokenGrant(scope: row.scope, audience: request.audience, client: client)
+            var grant = try tokenGrant(scope: narrowed ?? row.scope, audience: request.audience, client: client)
             grant.binding = binding
             grant.sessionKey = sessionKey
             var tokens = try issueTokens(user: user, client: client, grant: grant, amr: row.amr, authTime: row.authTime, jti: Array(fresh[0..<16]),
@@ -223,13 +224,29 @@ extension Ceremonies {
         }
     }
 
+    /// A refresh's `scope` (RFC 6749 §6): the access token may ask for less than the sign-in
+    /// granted, never more; the refresh token keeps the sign-in's scope. A scope the sign-in was
+    /// not granted is `scope_invalid`, checked before the token is used (a token's scope never
+    /// changes, so reading it first is safe). `nil` without a scope, or for a token the rotation
+    /// will answer for.
+    func narrowedScope(_ requested: String?, refreshKey: [UInt8]) throws -> String? {
+        guard let requested, !requested.isEmpty else { return nil }
+        guard let granted = try store.refreshTokenOwner(hash: refreshKey)?.scope.split(separator: " ") else { return nil }
+        let asked = requested.split(separator: " ")
+        if let extra = asked.first(where: { !granted.contains($0) }) {
+            throw AuthError(.scopeInvalid, "scope \(extra.prefix(40)) was not granted to this sign-in (granted: \(granted.joined(separator: " ")))",
+                            publicDetail: "scope \(extra.prefix(40)) was not granted to this sign-in")
+        }
+        return asked.joined(separator: " ")
+    }
+
     /// `refresh_proof: "device_key"`: the refresh's DPoP proof must be signed by one of the
     /// account's live device keys (found by its JWK thumbprint), so that every refresh is a
     /// fresh, biometric-gated approval on an enrolled phone. Checked before the token is used.
     /// Returns the key the refresh token is bound to, if any, which the new tokens keep.
     func requireDeviceKeyProof(_ binding: DPoPProof?, refreshKey: [UInt8]) throws -> String? {
         guard let binding else { throw AuthError(.dpopInvalid, "this client refreshes only with a DPoP proof by a device key") }
-        guard let (owner, sessionKey) = try store.refreshTokenOwner(hash: refreshKey) else { return nil }  // the rotation answers for an unknown token
+        guard let (owner, sessionKey, _) = try store.refreshTokenOwner(hash: refreshKey) else { return nil }  // the rotation answers for an unknown token
         let thumbprints = try store.deviceKeys(userID: owner).filter { $0.revokedAt == nil }.compactMap { row in
             (try? PublicKey(spki: row.publicKey)).flatMap { DPoP.thumbprint(p256: $0) }
         }
