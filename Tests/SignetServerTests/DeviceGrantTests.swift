@@ -33,6 +33,17 @@ import Testing
         return (challenge, try phone.call("POST", "/actions/approve", .object(body)))
     }
 
+    @Test("the phone is shown the asking device's User-Agent with bidirectional overrides neutralized, so it cannot pose as another device")
+    func neutralizedUserAgent() throws {
+        let server = try TestServer()
+        let phone = try SignedIn(server, email: "ua@signet.test")
+        let key = try SoftwareDeviceKey(deviceID: "iphone")
+        let keyID = try phone.enroll(key)
+        let started = try Self.start(server, userAgent: "Kiosk/2 \u{202E}VT elppA\u{2066}x\u{2069} (caf\u{E9})")
+        let (challenge, _) = try Self.decide(phone, key: key, keyID: keyID, userCode: try #require(started["user_code"]?.string))
+        #expect(challenge["device_request"]?["user_agent"] == .string("Kiosk/2 \u{FFFD}VT elppA\u{FFFD}x\u{FFFD} (caf\u{E9})"))
+    }
+
     @Test("the whole grant: pending, slow_down, the phone sees who asks and approves with its device key, the new device gets the account's tokens once")
     func approve() throws {
         let server = try TestServer()

@@ -36,7 +36,7 @@ extension Ceremonies {
             let deviceCode = Base64URL.encode(random(32))
             let userCode = randomUserCode()
             let row = DeviceCodeRow(hash: Digest.sha256.hash(Array(deviceCode.utf8)), userCode: userCode, clientID: client.id, scope: grant.scope,
-                                    remote: context.remoteAddress, userAgent: userAgent.map { String($0.prefix(200)) }, createdAt: now,
+                                    remote: context.remoteAddress, userAgent: userAgent.map { Self.neutralized(String($0.prefix(200))) }, createdAt: now,
                                     expiresAt: now + Int64(Self.deviceCodeLifetime) * 1000, interval: Self.deviceInterval)
             do {
                 try store.createDeviceCode(row)

@@ -13,6 +13,14 @@ extension Ceremonies {
         }
     }
 
+    /// Text from a request header that Signet shows later (a device sign-in's `User-Agent`, on the
+    /// phone asked to approve it): each scalar ``isUnsafeInText(_:)`` refuses becomes U+FFFD, so
+    /// the text cannot reorder what is shown around it. HTTP already refuses the C0 controls.
+    static func neutralized(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafeInText) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { isUnsafeInText($0) ? "\u{FFFD}" : $0 }))
+    }
+
     /// A name a person gave (an account's, a passkey's, a device key's), white space around it
     /// trimmed; `nil` for none or only white space. More than `limit` characters, or a scalar
     /// ``isUnsafeInText(_:)`` refuses, is a malformed request that names `member`.
