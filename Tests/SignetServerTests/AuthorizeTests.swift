@@ -238,6 +238,43 @@ import Testing
         #expect(unasked.json["reason"] == .string("pkce_invalid"), "a verifier for a code issued without a challenge")
     }
 
+    @Test("id_token_hint: a session of the hinted account answers at once; another account's is login_required with prompt=none, the page without; a hint that is not this client's id token is refused")
+    func idTokenHint() throws {
+        let server = try Self.server()
+        // Two accounts, each with an id token for spa from its own browser's code flow.
+        func idToken(_ browser: WebBrowser) throws -> String {
+            let pkce = PKCE()
+            let code = try #require(WebBrowser.query(try server.authorize(browser, pkce: pkce).headers["location"])["code"])
+            return try #require(try server.exchange(code: code, verifier: pkce.verifier).json["id_token"]?.string)
+        }
+        let ada = WebBrowser(server), bob = WebBrowser(server)
+        try ada.signUp(email: "ada-hint@signet.test")
+        try bob.signUp(email: "bob-hint@signet.test")
+        let adaToken = try idToken(ada), bobToken = try idToken(bob)
+        // The hinted account's session: a code, without a page.
+        #expect(try server.authorize(ada, extra: [("prompt", "none"), ("id_token_hint", adaToken)]).headers["location"]?.contains("code=") == true)
+        // Another account's session: login_required, or the sign-in page.
+        let other = WebBrowser.query(try server.authorize(bob, extra: [("prompt", "none"), ("id_token_hint", adaToken)]).headers["location"])
+        #expect(other["error"] == "login_required" && other["state"] == "st-1")
+        #expect(try server.authorize(bob, extra: [("id_token_hint", adaToken)]).headers["location"]?.hasPrefix("/login?authorization=") == true)
+        // Expired, it is still a hint (only signature and issuer count).
+        server.clock.advance(7200)
+        #expect(try server.authorize(bob, extra: [("prompt", "none"), ("id_token_hint", bobToken)]).headers["location"]?.contains("code=") == true)
+        // Not an id token of this server, or one issued to another client: refused to the client.
+        let forged = bobToken.dropLast(4) + "AAAA"
+        for hint in [String(forged), "garbage", try idTokenFor(server, client: "app")] {
+            let answer = WebBrowser.query(try server.authorize(bob, extra: [("prompt", "none"), ("id_token_hint", hint)]).headers["location"])
+            #expect(answer["error"] == "invalid_request" && answer["reason"] == "malformed", "\(hint.prefix(20))")
+        }
+    }
+
+    /// An id token of this server for `client`, from a passkey sign-up through the native API.
+    func idTokenFor(_ server: TestServer, client: String) throws -> String {
+        var phone = Phone(server)
+        phone.clientID = client
+        return try #require(try phone.signUp(email: "\(client)-hint@signet.test")["id_token"]?.string)
+    }
+
     @Test("max_age and prompt=login or select_account send a signed-in browser back to the page; prompt=none and consent answer from the session")
     func sessionAge() throws {
         let server = try Self.server()

@@ -18,6 +18,9 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
     /// Seconds (OIDC Core §3.1.2.1 `max_age`).
     public var maxAge: Int?
     public var loginHint: String?
+    /// The account an `id_token_hint` names (OIDC Core §3.1.2.1): a session of another account
+    /// does not answer the request by itself.
+    public var hintSubject: String?
     public var uiLocales: String?
     /// An RFC 8707 resource for the access token; Signet's account audience when absent.
     public var audience: String?
@@ -119,9 +122,17 @@ extension Ceremonies {
         if let audience, audience == configuration.managementAudience || !configuration.audiences(of: client).contains(audience) {
             throw refuse(.audienceNotAllowed, "audience is not one of the client's")
         }
+        var hintSubject: String?
+        if let hint = query["id_token_hint"] {
+            guard let claims = idTokenHint(hint), claims.audience == client.id else {
+                throw refuse(.malformed, "id_token_hint is not an id token this server issued to this client")
+            }
+            hintSubject = claims.subject
+        }
         return AuthorizationRequest(
             clientID: client.id, redirectURI: redirectURI, scope: scope, state: state, nonce: query["nonce"], codeChallenge: challenge, prompt: prompt,
-            maxAge: maxAge, loginHint: query["login_hint"].map { String($0.prefix(254)) }, uiLocales: query["ui_locales"], audience: audience,
+            maxAge: maxAge, loginHint: query["login_hint"].map { String($0.prefix(254)) }, hintSubject: hintSubject, uiLocales: query["ui_locales"],
+            audience: audience,
             issuedAt: nowMillis, expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 2000)
     }
 
@@ -199,9 +210,12 @@ extension Ceremonies {
     }
 
     /// Whether the SSO session can answer `request` without showing a page: `prompt=login`
-    /// and `prompt=create` always show one, and `max_age` needs a recent enough check.
+    /// and `prompt=create` always show one, `max_age` needs a recent enough check, and an
+    /// `id_token_hint` the session's own account (with `prompt=none`, another account's session
+    /// is `login_required`, as OIDC Core §3.1.2.1 asks).
     public func satisfies(_ session: WebSession, _ request: AuthorizationRequest) -> Bool {
         if request.prompt == "login" || request.prompt == "create" { return false }
+        if let subject = request.hintSubject, subject != session.row.userID { return false }
         if let maxAge = request.maxAge, nowMillis / 1000 - session.row.authTime > Int64(maxAge) { return false }
         return true
     }
@@ -227,19 +241,26 @@ extension Ceremonies {
         var id = clientID
         var subject: String?
         if let hint = idTokenHint {
-            // An expired id token is a fine hint (§2): only its signature and issuer matter.
-            guard let claims = try? JWT.verify(hint, type: "JWT", issuer: configuration.issuer, keys: keys, now: Date(timeIntervalSince1970: 0)),
-                  let aud = claims["aud"]?.string, let sub = claims["sub"]?.string
-            else { throw AuthError(.tokenInvalid, "id_token_hint is not an id token this server issued") }
-            if let clientID, clientID != aud { throw AuthError.malformed("client_id differs from the id token's audience") }
-            id = aud
-            subject = sub
+            guard let claims = self.idTokenHint(hint) else { throw AuthError(.tokenInvalid, "id_token_hint is not an id token this server issued") }
+            if let clientID, clientID != claims.audience { throw AuthError.malformed("client_id differs from the id token's audience") }
+            id = claims.audience
+            subject = claims.subject
         }
         guard let redirectURI else { return (nil, id, subject) }
         guard let id, let client = clients.client(id), client.postLogoutRedirectURIs.contains(redirectURI) else {
             throw AuthError(.redirectURIInvalid, "post_logout_redirect_uri is not registered for the client")
         }
         return (Self.appending(to: redirectURI, [("state", state)]), id, subject)
+    }
+
+    /// The client and account of an `id_token_hint`, an id token this server signed. An expired
+    /// one is a fine hint (OIDC Core §3.1.2.1, RP-Initiated Logout §2): only its signature and
+    /// issuer matter.
+    func idTokenHint(_ hint: String) -> (audience: String, subject: String)? {
+        guard let claims = try? JWT.verify(hint, type: "JWT", issuer: configuration.issuer, keys: keys, now: Date(timeIntervalSince1970: 0)),
+              let audience = claims["aud"]?.string, let subject = claims["sub"]?.string
+        else { return nil }
+        return (audience, subject)
     }
 
     /// The code for `request`, issued to the signed-in browser (RFC 6749 §4.1.2): stored as its
