@@ -11,11 +11,17 @@ extension SignetService {
             let q = call.request.query
             let page = try Self.integer(q["page"], "page", default: 0)
             let perPage = try Self.integer(q["per_page"], "per_page", default: 50)
-            let result = try s.ceremonies.searchUsers(q: q["q"], page: page, perPage: perPage)
-            return q["include_totals"] == "true" ? try Wire.encode(result) : try Wire.encode(result.users)
+            let fields = try Self.userFields(q)
+            let result = try s.ceremonies.searchUsers(q: q["q"], page: page, perPage: perPage, sort: q["sort"])
+            let users = JSONValue.array(try result.users.map { try Self.selecting(fields, Wire.value($0)) })
+            guard q["include_totals"] == "true" else { return .json(200, Array(users.serialized.utf8)) }
+            let totals: JSONObject = ["length": .number(String(result.length)), "limit": .number(String(result.limit)), "start": .number(String(result.start)),
+                                    "total": .number(String(result.total)), "users": users]
+            return .json(200, Array(JSONValue.object(totals).serialized.utf8))
         }
         r.add("GET", "/api/v2/users/{id}", needs: .management(.readUsers)) { s, call in
-            try Wire.encode(s.ceremonies.managedUser(id: call.parameter("id")))
+            let user = try Self.selecting(try Self.userFields(call.request.query), Wire.value(s.ceremonies.managedUser(id: call.parameter("id"))))
+            return .json(200, Array(user.serialized.utf8))
         }
         r.add("PATCH", "/api/v2/users/{id}", needs: .management(.updateUsers)) { s, call in
             try Wire.encode(s.ceremonies.updateUser(id: call.parameter("id"), ManagementUserPatch(wire: s.body(call)), by: call.administrator, context: call.context))
@@ -42,6 +48,26 @@ extension SignetService {
             let q = call.request.query
             return try Wire.encode(s.ceremonies.logs(q: q["q"], from: q["from"], take: try Self.integer(q["take"] ?? q["per_page"], "take", default: 50)))
         }
+    }
+
+    /// Auth0's `fields` (names, comma-separated) and `include_fields` (`true`, the default: only
+    /// those members; `false`: every member but those), or `nil` for every member.
+    static func userFields(_ q: [String: String]) throws -> (names: Set<String>, include: Bool)? {
+        guard let fields = q["fields"], !fields.isEmpty else { return nil }
+        guard fields.utf8.count <= 1000 else { throw AuthError.malformed("fields is longer than 1000 bytes") }
+        let include: Bool
+        switch q["include_fields"] ?? "true" {
+        case "true": include = true
+        case "false": include = false
+        default: throw AuthError.malformed("include_fields must be true or false")
+        }
+        return (Set(fields.split(separator: ",").map { String(Self.trimmedOWS($0)) }), include)
+    }
+
+    /// `user` with only the members `fields` selects.
+    static func selecting(_ fields: (names: Set<String>, include: Bool)?, _ user: JSONValue) throws -> JSONValue {
+        guard let fields, let object = user.object else { return user }
+        return .object(try JSONObject(members: object.filter { fields.names.contains($0.key) == fields.include }))
     }
 
     /// A query argument that must be a whole number when present.

@@ -23,6 +23,11 @@ package enum Wire {
         .json(status, Array(try encoder.encode(value)))
     }
 
+    /// A SignetAPI answer as a JSON value, for an answer that picks its members.
+    static func value(_ value: some Encodable) throws -> JSONValue {
+        try StrictJSON(maxDepth: 16, maxLength: 1 << 20).parse(Array(try encoder.encode(value)))
+    }
+
     /// `PasskeyRegisterResponse` / `PasskeyChallengeResponse`: options and the auth session.
     static func encode(_ start: CeremonyStart) -> HTTPResponse {
         var object = JSONObjectWriter(capacity: 1024)

@@ -46,7 +46,9 @@ extension SQLStore {
         }
         return try locked { db throws(StoreError) in
             let total = try db.query("SELECT COUNT(*) FROM users u" + filter, arguments).first?[0].int ?? 0
-            let rows = try db.query(Self.managedUserSelect + filter + " ORDER BY u.created_at, u.id LIMIT ? OFFSET ?",
+            // The user ID breaks ties, so pages never overlap; the column names are the enum's own.
+            let direction = query.descending ? " DESC" : ""
+            let rows = try db.query(Self.managedUserSelect + filter + " ORDER BY u.\(query.order.rawValue)\(direction), u.id\(direction) LIMIT ? OFFSET ?",
                                     arguments + [.int(Int64(query.limit)), .int(Int64(query.offset))])
             return (rows.map(Self.managedUser), Int(total))
         }

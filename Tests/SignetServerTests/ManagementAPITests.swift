@@ -152,7 +152,21 @@ extension TestServer {
             #expect(user[member] != nil, "member \(member)")
         }
         #expect(user["logins_count"] == .number("1") && user["blocked"] == .bool(false) && user["created_at"]?.string?.hasSuffix("Z") == true)
-        for bad in ["q=name:ada", "q=email:ada", "q=email:%22a*%22", "per_page=0", "per_page=101", "page=-1", "page=x"] {
+        // sort=FIELD:1 or FIELD:-1 (Auth0's form), ties broken so pages never overlap.
+        func emails(_ query: String) throws -> [String] { try server.api("GET", "/api/v2/users?" + query, token: ops).json.array?.compactMap { $0["email"]?.string } ?? [] }
+        #expect(try emails("sort=email:1") == ["a_b@signet.test", "ada@signet.test", "adam@signet.test", "bob@signet.test"])
+        #expect(try emails("sort=email:-1&per_page=2") == ["bob@signet.test", "adam@signet.test"])
+        #expect(try emails("sort=email:-1&per_page=2&page=1") == ["ada@signet.test", "a_b@signet.test"])
+        #expect(try emails("sort=created_at:-1") == ["a_b@signet.test", "bob@signet.test", "adam@signet.test", "ada@signet.test"])
+        // fields picks members (include_fields=false leaves them out), in a list, with totals and for one user.
+        let picked = try server.api("GET", "/api/v2/users?fields=user_id,email&q=email:ad*", token: ops).json.array ?? []
+        #expect(picked.count == 2 && picked.allSatisfy { $0.object.map { Set($0.map(\.key)) } == ["user_id", "email"] })
+        let left = try server.api("GET", "/api/v2/users?fields=name,%20logins_count&include_fields=false&include_totals=true", token: ops).json
+        #expect(left["total"] == .number("4") && left["users"]?.array?.allSatisfy { $0["name"] == nil && $0["logins_count"] == nil && $0["email"] != nil } == true)
+        let one = try server.api("GET", "/api/v2/users/\(try #require(user["user_id"]?.string))?fields=email", token: ops).json
+        #expect(one == .object(["email": .string("ada@signet.test")]))
+        for bad in ["q=name:ada", "q=email:ada", "q=email:%22a*%22", "per_page=0", "per_page=101", "page=-1", "page=x",
+                    "sort=email", "sort=email:0", "sort=last_login:1", "sort=password:-1", "fields=email&include_fields=yes"] {
             let answer = try server.api("GET", "/api/v2/users?" + bad, token: ops)
             #expect(answer.status == 400 && answer.json["reason"] == .string("malformed"), "\(bad)")
         }

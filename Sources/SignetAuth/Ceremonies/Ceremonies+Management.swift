@@ -95,10 +95,21 @@ extension Ceremonies {
 
     /// `GET /api/v2/users`: `q` is empty, `email:"ada@example.com"` (exactly) or `email:ada*`
     /// (a prefix), the only forms of Auth0's query syntax Signet answers; pages from 0.
-    public func searchUsers(q: String?, page: Int, perPage: Int) throws -> ManagementUserPage {
+    public func searchUsers(q: String?, page: Int, perPage: Int, sort: String? = nil) throws -> ManagementUserPage {
         guard page >= 0, (1...100).contains(perPage) else { throw AuthError.malformed("page must be 0 or more and per_page 1 to 100") }
-        let result = try store.users(UserQuery(email: try Self.emailQuery(q), offset: page * perPage, limit: perPage))
+        let (order, descending) = try Self.userOrder(sort)
+        let result = try store.users(UserQuery(email: try Self.emailQuery(q), offset: page * perPage, limit: perPage, order: order, descending: descending))
         return ManagementUserPage(start: page * perPage, limit: perPage, length: result.users.count, total: result.total, users: result.users.map(Self.wire))
+    }
+
+    /// Auth0's `sort`: `FIELD:1` ascending or `FIELD:-1` descending, by creation when absent.
+    package static func userOrder(_ sort: String?) throws -> (UserQuery.Order, Bool) {
+        guard let sort, !sort.isEmpty else { return (.createdAt, false) }
+        let parts = sort.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let order = UserQuery.Order(rawValue: String(parts[0])), parts[1] == "1" || parts[1] == "-1" else {
+            throw AuthError.malformed("sort must be FIELD:1 or FIELD:-1, FIELD one of \(UserQuery.Order.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return (order, parts[1] == "-1")
     }
 
     /// The forms of `q` Signet answers.

@@ -25,13 +25,23 @@ public struct UserQuery: Sendable, Equatable {
         case exactly(String)
         case prefix(String)
     }
+    /// The columns a search may be sorted by (Auth0's `sort=field:1` or `field:-1`).
+    public enum Order: String, Sendable, Equatable, CaseIterable {
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case email
+    }
     public var email: Email
     public var offset: Int
     public var limit: Int
-    public init(email: Email = .any, offset: Int = 0, limit: Int = 50) {
+    public var order: Order
+    public var descending: Bool
+    public init(email: Email = .any, offset: Int = 0, limit: Int = 50, order: Order = .createdAt, descending: Bool = false) {
         self.email = email
         self.offset = offset
         self.limit = limit
+        self.order = order
+        self.descending = descending
     }
 }
 
