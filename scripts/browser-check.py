@@ -363,6 +363,21 @@ try:
     wait_for(driver, lambda d: "notice=renamed" in d.current_url)
     report["renamed_after_step_up"] = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-name"]')]
 
+    # 4b. Another device asks to sign in (RFC 8628); its link shows who asks before the buttons.
+    started = requests.post(BASE + "/oauth/device/code", data={"client_id": CLIENT, "scope": "openid"},
+                            headers={"User-Agent": "Living room TV/2.1"}, timeout=10).json()
+    driver.get(started["verification_uri_complete"])
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="device-request"]'))
+    report["device_request_shown"] = {name: by_test_id(driver, "device-request-" + name).text for name in ["code", "device", "address"]}
+    shoot(driver, "device")
+    by_test_id(driver, "device-approve").click()
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="notice"]'))
+    polled = requests.post(BASE + "/oauth/token", data={"grant_type": "urn:ietf:params:oauth:grant-type:device_code", "client_id": CLIENT,
+                                                         "device_code": started["device_code"]}, timeout=10)
+    report["device_signed_in"] = polled.status_code == 200 and "access_token" in polled.json()
+    report["device_user_code"] = started["user_code"]
+    driver.get(BASE + "/account")
+
     # 5. Sign out: the sign-in page's passkey autofill (mediation "conditional") signs in again
     #    with the passkey this browser holds. Then sign out with no passkey in the authenticator
     #    (autofill finds none), put it back, and sign in with the passkey button.

@@ -167,14 +167,23 @@ public enum Pages {
         <button type="button" id="step-up" class="primary" data-testid="step-up">{{t.stepup_button}}</button>
         <form id="pending" method="post" action="/device"><input type="hidden" name="csrf" value="{{csrf}}">\
         {{#pendingFields}}<input type="hidden" name="{{field}}" value="{{value}}">{{/pendingFields}}</form></section>{{/stepUp}}
-        <form method="post" action="/device">
+        {{#request}}<section data-testid="device-request"><p>{{t.device_review}}</p>
+        <dl class="facts"><dt>{{t.device_code}}</dt><dd data-testid="device-request-code">{{code}}</dd>
+        <dt>{{t.device_app}}</dt><dd data-testid="device-request-app">{{app}}</dd>
+        <dt>{{t.device_device}}</dt><dd data-testid="device-request-device">{{device}}</dd>
+        <dt>{{t.device_address}}</dt><dd data-testid="device-request-address">{{address}}</dd>
+        <dt>{{t.device_asked}}</dt><dd>{{asked}}</dd></dl>
+        <form method="post" action="/device"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="user_code" value="{{code}}">
+        <div class="pair"><button type="submit" name="decision" value="approve" class="primary" data-testid="device-approve">{{t.device_approve}}</button>
+        <button type="submit" name="decision" value="deny" class="secondary" data-testid="device-deny">{{t.device_deny}}</button></div>
+        </form></section>{{/request}}
+        {{^request}}<form method="post" action="/device">
         <input type="hidden" name="csrf" value="{{csrf}}">
         <label for="user_code">{{t.device_code}}</label>
         <p class="hint" id="device-hint">{{t.device_text}}</p>
         <input id="user_code" name="user_code" value="{{userCode}}" autocomplete="off" autocapitalize="characters" maxlength="16" required aria-describedby="device-hint" data-testid="device-code">
-        <div class="pair"><button type="submit" name="decision" value="approve" class="primary" data-testid="device-approve">{{t.device_approve}}</button>
-        <button type="submit" name="decision" value="deny" class="secondary" data-testid="device-deny">{{t.device_deny}}</button></div>
-        </form>
+        <button type="submit" name="decision" value="review" class="primary wide" data-testid="device-continue">{{t.device_continue}}</button>
+        </form>{{/request}}
         """)
 
     /// `GET /logout` without an `id_token_hint`: the user is asked first (OpenID Connect

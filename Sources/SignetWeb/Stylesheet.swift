@@ -35,6 +35,8 @@ public enum Stylesheet {
     .alt, .hint, .meta, .who, .empty { color: var(--muted); }
     .meta { display: block; font-size: .875rem; }
     .rows, .events { list-style: none; padding: 0; margin: 0; }
+    .facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0 0 1.25rem; }
+    .facts dt { color: var(--muted); } .facts dd { margin: 0; overflow-wrap: anywhere; font-weight: 600; }
     .row { border-top: 1px solid var(--line); padding: .75rem 0; display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; justify-content: space-between; }
     .row-main { flex: 1 1 14rem; min-width: 0; overflow-wrap: anywhere; }
     .row-actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }

@@ -102,6 +102,9 @@ struct WebBrowserTests {
         #expect(r["signals"] == .array([.string("signalAllAcceptedCredentials"), .string("signalCurrentUserDetails")]), "\(r["signals"]?.serialized ?? "")")
         #expect(r["signal_accepted_ids"] == .number("1"), "the one passkey left after the removal")
         #expect(r["step_up_prompt"] == .bool(true) && r["renamed_after_step_up"]?.array?.first == .string("Home desktop"))
+        // /device from the TV's link: the code, the device and its address shown before approving.
+        #expect(r["device_request_shown"]?["code"] == r["device_user_code"] && r["device_request_shown"]?["device"] == .string("Living room TV/2.1"))
+        #expect(r["device_request_shown"]?["address"] == .string("127.0.0.1") && r["device_signed_in"] == .bool(true), "\(r["device_request_shown"]?.serialized ?? "")")
         #expect(r["autofill_signin"] == .string("ada@example.test") && r["passkey_button_signin"] == .string("ada@example.test"))
         #expect(r["passkey_button_by_keyboard"] == .bool(true), "the passkey button is reached with Tab and pressed with Enter")
         // Email code, the passkey offer, a wrong code, Spanish, the error page.

@@ -63,7 +63,7 @@ extension Ceremonies {
     }
 
     /// A user code as typed: case, dashes and spaces do not count.
-    static func normalizedUserCode(_ text: String) -> String {
+    public static func normalizedUserCode(_ text: String) -> String {
         String(text.uppercased().filter { $0 != "-" && $0 != " " }.prefix(16))
     }
 

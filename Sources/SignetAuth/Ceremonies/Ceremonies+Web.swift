@@ -1,6 +1,6 @@
 public import SignetAPI
 import SignetCrypto
-import SignetWebAuthn
+public import SignetWebAuthn
 
 /// A live SSO session (DESIGN.md, "The web"), with its account, and the same session as the
 /// account ceremonies take it: a ``Principal`` whose `auth_time`, `amr`, `sid` and `cred` are
@@ -187,6 +187,13 @@ extension Ceremonies {
     /// sign-in after a fresh passkey check (step-up); the passkey that checked is the approval's
     /// credential, so revoking it ends the new session. Unknown codes count against the
     /// account's hourly budget, as on the phone.
+    /// What `/device` shows before the user decides (RFC 8628 §5.4): the pending sign-in a user
+    /// code names, as the phone is shown it. An unknown code counts against the account's hourly
+    /// budget there too.
+    public func webDeviceRequest(userCode: String, session: WebSession) throws -> JSONValue {
+        try deviceRequest(.object(["type": .string("signet.device_approval"), "user_code": .string(userCode)]), user: session.user)
+    }
+
     public func webDecideDevice(userCode: String, approve: Bool, session: WebSession, context: RequestContext) throws {
         try requireFreshAuthentication(session.principal)
         let action = JSONValue.object(["type": .string("signet.device_approval"), "user_code": .string(userCode)])
