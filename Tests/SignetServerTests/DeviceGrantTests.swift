@@ -22,6 +22,13 @@ import Testing
         try server.post("/oauth/token", .object(["grant_type": .string(GrantNames.deviceCode), "client_id": .string("app"), "device_code": .string(deviceCode)]))
     }
 
+    /// A signed-in phone with an enrolled device key, and the key's ID.
+    static func phoneWithKey(_ server: TestServer, email: String) throws -> (SignedIn, SoftwareDeviceKey, String) {
+        let phone = try SignedIn(server, email: email)
+        let key = try SoftwareDeviceKey(deviceID: "iphone")
+        return (phone, key, try phone.enroll(key))
+    }
+
     /// The signed-in phone: its challenge for the user code (with what it is shown), then its signature.
     static func decide(_ phone: SignedIn, key: SoftwareDeviceKey, keyID: String, userCode: String, deny: Bool = false) throws -> (challenge: JSONValue, approval: (status: Int, json: JSONValue)) {
         let (status, challenge) = try phone.challenge(keyID, .object(["type": .string("signet.device_approval"), "user_code": .string(userCode)]))
@@ -36,9 +43,7 @@ import Testing
     @Test("the phone is shown the asking device's User-Agent with bidirectional overrides neutralized, so it cannot pose as another device")
     func neutralizedUserAgent() throws {
         let server = try TestServer()
-        let phone = try SignedIn(server, email: "ua@signet.test")
-        let key = try SoftwareDeviceKey(deviceID: "iphone")
-        let keyID = try phone.enroll(key)
+        let (phone, key, keyID) = try Self.phoneWithKey(server, email: "ua@signet.test")
         let started = try Self.start(server, userAgent: "Kiosk/2 \u{202E}VT elppA\u{2066}x\u{2069} (caf\u{E9})")
         let (challenge, _) = try Self.decide(phone, key: key, keyID: keyID, userCode: try #require(started["user_code"]?.string))
         #expect(challenge["device_request"]?["user_agent"] == .string("Kiosk/2 \u{FFFD}VT elppA\u{FFFD}x\u{FFFD} (caf\u{E9})"))
@@ -47,9 +52,7 @@ import Testing
     @Test("the whole grant: pending, slow_down, the phone sees who asks and approves with its device key, the new device gets the account's tokens once")
     func approve() throws {
         let server = try TestServer()
-        let phone = try SignedIn(server, email: "ada@signet.test")
-        let key = try SoftwareDeviceKey(deviceID: "iphone")
-        let keyID = try phone.enroll(key)
+        let (phone, key, keyID) = try Self.phoneWithKey(server, email: "ada@signet.test")
         let started = try Self.start(server)
         let userCode = try #require(started["user_code"]?.string)
         #expect(userCode.range(of: #"^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$"#, options: .regularExpression) != nil)
@@ -98,9 +101,7 @@ import Testing
     @Test("a denial signed by the device key answers access_denied; an unknown, expired or decided code cannot be approved")
     func denyAndExpire() throws {
         let server = try TestServer()
-        let phone = try SignedIn(server, email: "ada@signet.test")
-        let key = try SoftwareDeviceKey(deviceID: "iphone")
-        let keyID = try phone.enroll(key)
+        let (phone, key, keyID) = try Self.phoneWithKey(server, email: "ada@signet.test")
         let denied = try Self.start(server)
         let deniedCode = try #require(denied["user_code"]?.string)
         #expect(try Self.decide(phone, key: key, keyID: keyID, userCode: deniedCode, deny: true).approval.status == 200)
@@ -137,9 +138,7 @@ import Testing
     @Test("user codes cannot be guessed from a signed-in phone: 10 unknown codes an hour per account, then rate_limited")
     func guessing() throws {
         let server = try TestServer()
-        let phone = try SignedIn(server, email: "ada@signet.test")
-        let key = try SoftwareDeviceKey(deviceID: "iphone")
-        let keyID = try phone.enroll(key)
+        let (phone, _, keyID) = try Self.phoneWithKey(server, email: "ada@signet.test")
         for n in 0..<10 {
             let (status, json) = try phone.challenge(keyID, .object(["type": .string("signet.device_approval"), "user_code": .string("BCDF-GHJ\(["K", "L", "M", "N", "P", "Q", "R", "S", "T", "V"][n])")]))
             #expect(status == 400 && json["reason"] == .string("user_code_unknown"))
