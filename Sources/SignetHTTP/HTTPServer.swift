@@ -107,9 +107,20 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Stops accepting connections, lets requests in flight finish (up to `grace` seconds), then stops.
+    /// A request whose first bytes had reached its socket counts as in flight even if its worker
+    /// had not read them yet: each worker reads what is there before the count is looked at.
     public func shutdown(grace: TimeInterval = 10) {
         guard isRunning else { return }
         acceptor?.stop()
+        lock.lock()
+        let current = running ? workers : []
+        lock.unlock()
+        let caughtUp = current.map { worker in
+            let done = DispatchSemaphore(value: 0)
+            worker.post(.catchUp(done))
+            return done
+        }
+        for done in caughtUp { _ = done.wait(timeout: .now() + min(grace, 1)) }
         waitWhile(seconds: grace) { inFlight.load(ordering: .acquiring) > 0 }
         stop()
     }

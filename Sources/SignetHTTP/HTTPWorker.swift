@@ -12,6 +12,9 @@ final class HTTPWorker: @unchecked Sendable {
     enum Job {
         case adopt(HTTPConnection)
         case resume(HTTPConnection)
+        /// Reads what its connections' sockets already hold, then signals: after it, every
+        /// request whose first bytes had arrived is counted in flight (a shutdown waits for it).
+        case catchUp(DispatchSemaphore)
         case stop
     }
 
@@ -82,16 +85,31 @@ final class HTTPWorker: @unchecked Sendable {
                         switch job {
                         case .adopt(let c): adopt(c)
                         case .resume(let c): if connections[c.fd] === c { resume(c) }
+                        case .catchUp(let done): catchUp(); done.signal()
                         case .stop: return stopAll()
                         }
                     }
                     continue
                 }
-                guard let c = connections[Int32(truncatingIfNeeded: tokens[i])] else { continue }
-                if flags[i] & 2 != 0 { flush(c) }
-                if flags[i] & 1 != 0, connections[c.fd] === c { readable(c) }
+                handle(tokens[i], flags[i])
             }
         }
+    }
+
+    /// One event of a connection: room to write, bytes to read.
+    private func handle(_ token: UInt64, _ flags: UInt32) {
+        guard let c = connections[Int32(truncatingIfNeeded: token)] else { return }
+        if flags & 2 != 0 { flush(c) }
+        if flags & 1 != 0, connections[c.fd] === c { readable(c) }
+    }
+
+    /// One pass over the connections that are ready now, without waiting (the doorbell left for
+    /// the loop), so that bytes already in their sockets are read.
+    private func catchUp() {
+        var tokens = [UInt64](repeating: 0, count: 64)
+        var flags = [UInt32](repeating: 0, count: 64)
+        let n = signet_epoll_wait(poller, &tokens, &flags, 64, 0)
+        for i in 0..<max(0, Int(n)) where tokens[i] != HTTPWorker.doorbellToken { handle(tokens[i], flags[i]) }
     }
 
     private func adopt(_ c: HTTPConnection) {
