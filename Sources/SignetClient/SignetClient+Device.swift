@@ -50,13 +50,23 @@ extension SignetClient {
 
     /// Polls until the sign-in is approved (then it is this client's session), denied
     /// (`.accessDenied`) or expired (`.expiredToken`), waiting `interval` seconds between polls
-    /// and 5 more after each `slow_down` (RFC 8628 §3.5). `wait` is the sleep, injectable for tests.
+    /// and 5 more after each `slow_down` (RFC 8628 §3.5). A poll that cannot reach the server
+    /// is not the end: the wait doubles (up to 60 s) and polling goes on until the code expires,
+    /// as §3.5 suggests for a connection that fails. `wait` is the sleep, injectable for tests.
     @discardableResult
     public func completeDeviceSignIn(_ signIn: DeviceSignIn,
                                      wait: @Sendable (Int) async throws -> Void = { try await Task.sleep(nanoseconds: UInt64($0) * 1_000_000_000) }) async throws -> TokenResponse {
         var interval = signIn.interval
         while true {
-            let answer = try await send("POST", "oauth/token", body: DeviceTokenRequest(client_id: clientID, device_code: signIn.deviceCode))
+            let answer: Answer
+            do {
+                answer = try await send("POST", "oauth/token", body: DeviceTokenRequest(client_id: clientID, device_code: signIn.deviceCode))
+            } catch let error as SignetError where error.code == .unreachable {
+                interval = min(interval * 2, max(60, signIn.interval))
+                guard Date().addingTimeInterval(TimeInterval(interval)) < signIn.expiresAt else { throw SignetError(.expiredToken, "the device sign-in expired") }
+                try await wait(interval)
+                continue
+            }
             if (200..<300).contains(answer.status) { return try begin(try decode(TokenResponse.self, answer)) }
             let error = Self.error(answer)
             switch error.code {

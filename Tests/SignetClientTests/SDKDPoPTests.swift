@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import SignetAPI
 import SignetClient
 import SignetSoftware
@@ -8,13 +11,14 @@ import Testing
 @Suite struct SDKDPoPTests {
     /// An app whose client talks to the server by its issuer's name (`localhost`), so that the
     /// proofs' `htu` is the URL the server knows itself by.
-    static func app(_ server: ServerProcess, dpop: SoftwareDPoPKey? = nil, refreshWithDeviceKey: Bool = false) throws -> (client: SignetClient, tokens: FileTokenStore) {
+    static func app(_ server: ServerProcess, dpop: SoftwareDPoPKey? = nil, refreshWithDeviceKey: Bool = false,
+                    session: URLSession = .shared) throws -> (client: SignetClient, tokens: FileTokenStore) {
         let tokens = FileTokenStore(url: server.directory.appendingPathComponent("tokens-\(UUID().uuidString).json"))
         let client = SignetClient(
             baseURL: URL(string: "http://localhost:\(server.port)")!, clientID: "dev",
             passkeys: SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: server.origin),
             deviceKeys: try SoftwareDeviceKeyStore(deviceID: "device-\(UUID().uuidString.prefix(8))"), tokens: tokens,
-            dpop: dpop.map(SoftwareDPoPKeyStore.init), refreshWithDeviceKey: refreshWithDeviceKey)
+            session: session, dpop: dpop.map(SoftwareDPoPKeyStore.init), refreshWithDeviceKey: refreshWithDeviceKey)
         return (client, tokens)
     }
 
@@ -63,7 +67,7 @@ import Testing
         _ = tokens
     }
 
-    @Test("a new device signs in when the old one approves with its device key; a denial and slow_down are answered as RFC 8628 says")
+    @Test("a new device signs in when the old one approves with its device key; a denial, slow_down and a lost connection are answered as RFC 8628 says")
     func deviceSignIn() async throws {
         let server = try ServerProcess()
         let (phone, phoneTokens) = try Self.app(server)
@@ -110,6 +114,15 @@ import Testing
             }
         })
         #expect(await waits.all == [5, 10])
+
+        // A poll that cannot reach the server waits twice as long and polls again (RFC 8628 §3.5).
+        let (flaky, _) = try Self.app(server, session: TestNetwork.session(port: server.port, TestNetwork.Behaviour(failTokenRequests: 2)))
+        let patient = try await flaky.startDeviceSignIn()
+        _ = try await phone.approveDevice(userCode: patient.userCode)
+        let backoff = Waits()
+        try await flaky.completeDeviceSignIn(patient, wait: { seconds in _ = await backoff.add(seconds) })
+        #expect(await backoff.all == [10, 20])
+        #expect(try await flaky.userInfo().sub == sub)
     }
 }
 

@@ -216,12 +216,10 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
     @Test("a sign-out while a refresh is on the wire stays signed out: the refresh's tokens are revoked, not stored")
     func signOutDuringRefresh() async throws {
         let server = try ServerProcess()
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.protocolClasses = [HeldRefreshAnswers.self]
-        HeldRefreshAnswers.port = server.port
+        let network = TestNetwork.session(port: server.port, TestNetwork.Behaviour(holdRefreshAnswers: true))
         let tokens = FileTokenStore(url: server.directory.appendingPathComponent("tokens-\(UUID().uuidString).json"))
         let client = SignetClient(baseURL: server.url, clientID: "dev", passkeys: SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: server.origin),
-                                  tokens: tokens, session: URLSession(configuration: configuration))
+                                  tokens: tokens, session: network)
         try await client.signUp(email: "leaving@signet.test")
         let refreshing = Task { try await client.refresh() }
         // The refresh's answer is held 0.5 s after the server rotated the token; sign out meanwhile.
@@ -231,7 +229,7 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(try tokens.load() == nil)
         #expect(await client.isSignedIn == false)
         // The token the refresh got was revoked: the server knows no live session of it.
-        let rotated = try #require(HeldRefreshAnswers.lastRefreshToken)
+        let rotated = try #require(TestNetwork.behaviour(port: server.port).lastRefreshToken)
         let answer = try HTTPClient(port: server.port).send("POST", "/oauth/token", body: Array(
             #"{"grant_type":"refresh_token","client_id":"dev","refresh_token":"\#(rotated)"}"#.utf8))
         #expect(answer.status == 400 && answer.text.contains("refresh_token_revoked"), "\(answer.text)")
@@ -332,11 +330,30 @@ final class CountingPasskeys: PasskeyProvider, @unchecked Sendable {
     }
 }
 
-/// Passes every request to the test server with SignetHTTP's client, and holds the answer to a
-/// refresh back for 0.5 s after the server gave it (a slow network), noting its refresh token.
-final class HeldRefreshAnswers: URLProtocol {
-    nonisolated(unsafe) static var port: UInt16 = 0
-    nonisolated(unsafe) static var lastRefreshToken: String?
+/// A network between an SDK and its test server: every request goes to the server through
+/// SignetHTTP's client, and a test can make the network slow or failing for its server's port.
+final class TestNetwork: URLProtocol {
+    struct Behaviour: Sendable {
+        /// A refresh's answer arrives 0.5 s after the server gave it.
+        var holdRefreshAnswers = false
+        /// So many token-endpoint requests fail as a lost connection before any gets through.
+        var failTokenRequests = 0
+        /// The refresh token of the last refresh answer that was held.
+        var lastRefreshToken: String?
+    }
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var behaviours: [Int: Behaviour] = [:]
+
+    /// A URL session over this network, behaving as `behaviour` for `port`.
+    static func session(port: UInt16, _ behaviour: Behaviour) -> URLSession {
+        lock.withLock { behaviours[Int(port)] = behaviour }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.protocolClasses = [TestNetwork.self]
+        return URLSession(configuration: configuration)
+    }
+
+    static func behaviour(port: UInt16) -> Behaviour { lock.withLock { behaviours[Int(port)] ?? Behaviour() } }
+
     override class func canInit(with request: URLRequest) -> Bool { true }
     override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
     override func stopLoading() {}
@@ -353,15 +370,24 @@ final class HeldRefreshAnswers: URLProtocol {
             }
             stream.close()
         }
+        let port = request.url?.port ?? 80
         let path = (request.url?.path ?? "/") + (request.url?.query.map { "?" + $0 } ?? "")
         let headers = (request.allHTTPHeaderFields ?? [:]).map { ($0.key, $0.value) }
         let payload = body, protocolBox = Unchecked(value: self)
+        let failed = Self.lock.withLock { () -> Bool in
+            guard path.hasSuffix("/oauth/token"), let n = Self.behaviours[port]?.failTokenRequests, n > 0 else { return false }
+            Self.behaviours[port]?.failTokenRequests = n - 1
+            return true
+        }
         Thread {
             let this = protocolBox.value
             do {
-                let answer = try HTTPClient(port: Self.port).send(request.httpMethod ?? "GET", path, headers: headers, body: Array(payload))
-                if String(decoding: payload, as: UTF8.self).contains("\"refresh_token\"") && path.hasSuffix("/oauth/token") {
-                    Self.lastRefreshToken = (try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["refresh_token"] as? String
+                if failed { throw URLError(.networkConnectionLost) }
+                let answer = try HTTPClient(port: UInt16(port)).send(request.httpMethod ?? "GET", path, headers: headers, body: Array(payload))
+                if Self.behaviour(port: UInt16(port)).holdRefreshAnswers, path.hasSuffix("/oauth/token"),
+                   String(decoding: payload, as: UTF8.self).contains("\"refresh_token\"") {
+                    let token = (try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["refresh_token"] as? String
+                    Self.lock.withLock { Self.behaviours[port]?.lastRefreshToken = token }
                     Thread.sleep(forTimeInterval: 0.5)
                 }
                 let response = HTTPURLResponse(url: request.url!, statusCode: answer.status, httpVersion: "HTTP/1.1", headerFields: answer.headers)!
