@@ -47,7 +47,9 @@ extension SignetService {
                 clientID: body.member("client_id"), scope: body.optionalMember("scope"), userAgent: call.request.header("user-agent"), context: call.context))
         }
         r.add("POST", "/oauth/revoke") { s, call in
-            try s.ceremonies.revoke(RevokeRequest(wire: s.body(call, form: true)), context: call.context)
+            let body = try s.body(call, form: true)
+            try s.ceremonies.revoke(RevokeRequest(wire: body), secret: body.optionalMember("client_secret"),
+                                    basic: call.request.header("authorization").flatMap(Self.basicCredentials), context: call.context)
             return .json(200, Array("{}".utf8))
         }
         // OIDC Core §5.3.1: the UserInfo endpoint takes GET and POST alike (the token in the

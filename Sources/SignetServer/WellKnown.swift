@@ -49,7 +49,7 @@ enum WellKnown {
             "response_types_supported": .array([.string("code")]), "subject_types_supported": .array([.string("public")]),
             "id_token_signing_alg_values_supported": .array([.string("ES256")]),
             "token_endpoint_auth_methods_supported": .array([.string("none"), .string("client_secret_basic"), .string("client_secret_post")]),
-            "revocation_endpoint_auth_methods_supported": .array([.string("none")]),
+            "revocation_endpoint_auth_methods_supported": .array([.string("none"), .string("client_secret_basic"), .string("client_secret_post")]),
             "scopes_supported": .array(Ceremonies.knownScopes.map(JSONValue.string)),
             "claims_supported": .array(["sub", "iss", "aud", "exp", "iat", "auth_time", "amr", "nonce", "sid", "email", "email_verified", "name"].map(JSONValue.string)),
         ])

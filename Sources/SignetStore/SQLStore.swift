@@ -481,9 +481,11 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
-    public func refreshTokenOwner(hash: [UInt8]) throws(StoreError) -> (userID: String, jkt: String?, scope: String)? {
+    public func refreshTokenOwner(hash: [UInt8]) throws(StoreError) -> (userID: String, jkt: String?, scope: String, clientID: String)? {
         try locked { db throws(StoreError) in
-            try db.query("SELECT user_id, jkt, scope FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first.map { ($0[0].text ?? "", $0[1].text, $0[2].text ?? "") }
+            try db.query("SELECT user_id, jkt, scope, client_id FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first.map {
+                ($0[0].text ?? "", $0[1].text, $0[2].text ?? "", $0[3].text ?? "")
+            }
         }
     }
 

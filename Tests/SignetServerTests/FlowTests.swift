@@ -89,7 +89,7 @@ import Testing
             forged[position] ^= 0x01
             let (status, json) = try refresh(forged)
             #expect(status == 400 && json["reason"] == .string("refresh_token_unknown"), "byte \(position)")
-            #expect(try server.post("/oauth/revoke", .object(["token": .string(Base64URL.encode(forged))])).status == 200)
+            #expect(try server.post("/oauth/revoke", .object(["token": .string(Base64URL.encode(forged)), "client_id": .string("app")])).status == 200)
         }
         // Cut or lengthened: unknown.
         #expect(try refresh(Array(token.prefix(47))).1["reason"] == .string("refresh_token_unknown"))
@@ -135,8 +135,42 @@ import Testing
         #expect(answer.status == 200)
         let (status, json) = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": .string(refresh)]))
         #expect(status == 400 && json["reason"] == .string("refresh_token_revoked"))
-        let unknown = try server.post("/oauth/revoke", .object(["token": .string("whatever")]))
+        let unknown = try server.post("/oauth/revoke", .object(["token": .string("whatever"), "client_id": .string("app")]))
         #expect(unknown.status == 200)
+    }
+
+    @Test("revocation (RFC 7009 §2.1): the client names itself, a confidential one authenticates, and another client's token is left alone")
+    func revokeClient() throws {
+        let server = try TestServer { c in
+            var rp = ClientConfiguration(id: "rp", grants: GrantNames.all)
+            rp.secretHash = Digest.sha256.hash(Array("rp-secret".utf8))
+            c.clients.append(rp)
+        }
+        let refresh = try #require(try Phone(server).signUp(email: "rev@signet.test")["refresh_token"]?.string)
+        func revoke(_ body: JSONObject, headers: [(String, String)] = []) throws -> (status: Int, json: JSONValue) {
+            try server.post("/oauth/revoke", .object(body), headers: headers)
+        }
+        func rotate(_ token: String) throws -> (status: Int, json: JSONValue) {
+            try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": .string(token)]))
+        }
+        // Without a client, refused; by another client (public, or confidential with its secret), a
+        // success that revokes nothing.
+        #expect(try revoke(["token": .string(refresh)]).json["reason"] == .string("malformed"))
+        #expect(try revoke(["token": .string(refresh), "client_id": .string("other")]).status == 200)
+        let basic = "Basic " + Data("rp:rp-secret".utf8).base64EncodedString()
+        #expect(try revoke(["token": .string(refresh)], headers: [("Authorization", basic)]).status == 200)
+        // A confidential client without its secret, or with a wrong one: 401 with a Basic challenge.
+        let unauthenticated = try server.send("POST", "/oauth/revoke", body: Array(#"{"token":"x","client_id":"rp"}"#.utf8))
+        #expect(unauthenticated.status == 401 && unauthenticated.headers["www-authenticate"] == #"Basic realm="signet""#)
+        #expect(try revoke(["token": .string(refresh), "client_id": .string("rp"), "client_secret": .string("wrong")]).json["reason"] == .string("client_secret_invalid"))
+        #expect(try revoke(["token": .string(refresh), "client_id": .string("nobody")]).json["reason"] == .string("client_unknown"))
+        // None of it touched the token; its own client revokes it.
+        let rotated = try rotate(refresh)
+        let next = try #require(rotated.json["refresh_token"]?.string, "\(rotated.json.serialized)")
+        #expect(try revoke(["token": .string(next), "client_id": .string("app")]).status == 200)
+        #expect(try rotate(next).json["reason"] == .string("refresh_token_revoked"))
+        // The attempts are audited with the client that made them.
+        #expect(try server.store.auditEvents(limit: 20).contains { $0.kind == "refresh_token_revoked" && $0.outcome == "failure" && $0.clientID == "rp" })
     }
 
     @Test("userinfo refuses missing, forged and expired tokens with 401")

@@ -246,7 +246,7 @@ extension Ceremonies {
     /// Returns the key the refresh token is bound to, if any, which the new tokens keep.
     func requireDeviceKeyProof(_ binding: DPoPProof?, refreshKey: [UInt8]) throws -> String? {
         guard let binding else { throw AuthError(.dpopInvalid, "this client refreshes only with a DPoP proof by a device key") }
-        guard let (owner, sessionKey, _) = try store.refreshTokenOwner(hash: refreshKey) else { return nil }  // the rotation answers for an unknown token
+        guard let (owner, sessionKey, _, _) = try store.refreshTokenOwner(hash: refreshKey) else { return nil }  // the rotation answers for an unknown token
         let thumbprints = try store.deviceKeys(userID: owner).filter { $0.revokedAt == nil }.compactMap { row in
             (try? PublicKey(spki: row.publicKey)).flatMap { DPoP.thumbprint(p256: $0) }
         }
@@ -257,12 +257,20 @@ extension Ceremonies {
     }
 
     /// Token revocation (RFC 7009): revokes a refresh token and every token rotated from the same
-    /// sign-in. Unknown tokens are no error (§2.2). Access tokens are self-contained JWTs and stay
-    /// valid until they expire, which is why they live only minutes.
-    public func revoke(_ request: RevokeRequest, context: RequestContext) throws {
-        if let id = request.client_id { _ = try client(id) }
-        if let key = Base64URL.decode(request.token).flatMap(RefreshToken.key), try store.revokeRefreshFamily(hash: key, now: nowMillis) {
-            audit("refresh_token_revoked", client: request.client_id, context: context)
+    /// sign-in. The client names itself, and a confidential one authenticates (§2.1); a token
+    /// issued to another client is left alone and answered like an unknown one, which is no error
+    /// (§2.2). Access tokens are self-contained JWTs and stay valid until they expire, which is
+    /// why they live only minutes.
+    public func revoke(_ request: RevokeRequest, secret: String?, basic: (id: String, secret: String)?, context: RequestContext) throws {
+        let client = try tokenEndpointClient(clientID: request.client_id, secret: secret, basic: basic)
+        guard let key = Base64URL.decode(request.token).flatMap(RefreshToken.key), let owner = try store.refreshTokenOwner(hash: key) else { return }
+        guard owner.clientID == client.id else {
+            audit("refresh_token_revoked", "failure", reason: Reason.refreshTokenClientMismatch.rawValue, user: owner.userID, client: client.id,
+                  detail: "the token was issued to \(owner.clientID)", context: context)
+            return
+        }
+        if try store.revokeRefreshFamily(hash: key, now: nowMillis) {
+            audit("refresh_token_revoked", user: owner.userID, client: client.id, context: context)
         }
     }
 

@@ -219,7 +219,7 @@ public protocol Store: Sendable {
                             writes: [StoreWrite]) throws(StoreError) -> RefreshRotation
     /// The account a refresh token belongs to and the DPoP key it is bound to, whatever its
     /// state; `nil` when unknown.
-    func refreshTokenOwner(hash: [UInt8]) throws(StoreError) -> (userID: String, jkt: String?, scope: String)?
+    func refreshTokenOwner(hash: [UInt8]) throws(StoreError) -> (userID: String, jkt: String?, scope: String, clientID: String)?
     /// Revokes the family of the token with `hash`; returns whether such a token existed.
     func revokeRefreshFamily(hash: [UInt8], now: Int64) throws(StoreError) -> Bool
 
