@@ -372,6 +372,8 @@ try:
     shoot(driver, "device")
     by_test_id(driver, "device-approve").click()
     wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="notice"]'))
+    report["device_done_leads_to_account"] = bool(driver.find_elements(By.CSS_SELECTOR, '[data-testid="device-account"]'))
+    shoot(driver, "device-done")
     polled = requests.post(BASE + "/oauth/token", data={"grant_type": "urn:ietf:params:oauth:grant-type:device_code", "client_id": CLIENT,
                                                          "device_code": started["device_code"]}, timeout=10)
     report["device_signed_in"] = polled.status_code == 200 and "access_token" in polled.json()

@@ -38,7 +38,8 @@ extension SignetService {
                                                                    "reason": .text(error.reason.rawValue)], status: error.status)
                 }
                 let strings = Strings.table(browser.language)
-                return s.devicePage(browser: browser, values: ["notice": .text(strings[approve ? "device_done" : "device_denied"] ?? "")])
+                // Decided: the outcome and the way back, not another code form.
+                return s.devicePage(browser: browser, values: ["notice": .text(strings[approve ? "device_done" : "device_denied"] ?? ""), "done": .bool(true)])
             }
         }
     }

@@ -177,13 +177,14 @@ public enum Pages {
         <div class="pair"><button type="submit" name="decision" value="approve" class="primary" data-testid="device-approve">{{t.device_approve}}</button>
         <button type="submit" name="decision" value="deny" class="secondary" data-testid="device-deny">{{t.device_deny}}</button></div>
         </form></section>{{/request}}
-        {{^request}}<form method="post" action="/device">
+        {{#done}}<a class="button secondary wide" href="/account" data-testid="device-account">{{t.device_account}}</a>{{/done}}
+        {{^request}}{{^done}}<form method="post" action="/device">
         <input type="hidden" name="csrf" value="{{csrf}}">
         <label for="user_code">{{t.device_code}}</label>
         <p class="hint" id="device-hint">{{t.device_text}}</p>
         <input id="user_code" name="user_code" value="{{userCode}}" autocomplete="off" autocapitalize="characters" maxlength="16" required aria-describedby="device-hint" data-testid="device-code">
         <button type="submit" name="decision" value="review" class="primary wide" data-testid="device-continue">{{t.device_continue}}</button>
-        </form>{{/request}}
+        </form>{{/done}}{{/request}}
         """)
 
     /// `GET /logout` without an `id_token_hint`: the user is asked first (OpenID Connect

@@ -105,6 +105,7 @@ struct WebBrowserTests {
         // /device from the TV's link: the code, the device and its address shown before approving.
         #expect(r["device_request_shown"]?["code"] == r["device_user_code"] && r["device_request_shown"]?["device"] == .string("Living room TV/2.1"))
         #expect(r["device_request_shown"]?["address"] == .string("127.0.0.1") && r["device_signed_in"] == .bool(true), "\(r["device_request_shown"]?.serialized ?? "")")
+        #expect(r["device_done_leads_to_account"] == .bool(true))
         #expect(r["autofill_signin"] == .string("ada@example.test") && r["passkey_button_signin"] == .string("ada@example.test"))
         #expect(r["passkey_button_by_keyboard"] == .bool(true), "the passkey button is reached with Tab and pressed with Enter")
         // Email code, the passkey offer, a wrong code, Spanish, the error page.

@@ -416,6 +416,7 @@ import Testing
         try browser.page("/device")
         let done = try browser.form("/device", [("user_code", userCode), ("decision", "approve")])
         #expect(done.status == 200 && done.html.contains("data-testid=\"notice\""), "\(done.html.prefix(600))")
+        #expect(done.html.contains("data-testid=\"device-account\"") && !done.html.contains("data-testid=\"device-code\""), "the outcome, not another form")
         server.clock.advance(6)
         let poll = try server.post("/oauth/token", .object([
             "grant_type": .string(GrantNames.deviceCode), "client_id": .string("app"), "device_code": start.json["device_code"]!,
