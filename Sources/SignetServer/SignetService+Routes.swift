@@ -113,6 +113,9 @@ extension SignetService {
         addDeviceRoutes(&r)
         // Discovery, keys, association files, operations.
         r.add("GET", "/.well-known/openid-configuration") { s, _ in .json(200, s.discovery) }
+        // RFC 8414 §3: where an OAuth client (one that is not OpenID Connect) looks for the same
+        // metadata.
+        r.add("GET", "/.well-known/oauth-authorization-server") { s, _ in .json(200, s.discovery) }
         r.add("GET", "/.well-known/jwks.json") { s, _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "public, max-age=60")], body: s.keys.jwks.serializedBytes)
         }

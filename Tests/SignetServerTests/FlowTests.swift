@@ -234,6 +234,8 @@ import Testing
         let server = try TestServer()
         _ = try Phone(server).signUp(email: "gus@signet.test")
         let discovery = try StrictJSON().parse(try server.get("/.well-known/openid-configuration").body)
+        // RFC 8414 §3: the same metadata where a plain OAuth client looks.
+        #expect(try StrictJSON().parse(try server.get("/.well-known/oauth-authorization-server").body) == discovery)
         #expect(discovery["issuer"] == .string("https://signet.test"))
         #expect(discovery["jwks_uri"] == .string("https://signet.test/.well-known/jwks.json"))
         let health = try server.get("/healthz")
