@@ -92,7 +92,7 @@ public enum Strings {
         "error_title": "Algo salió mal", "back": "Volver a iniciar sesión", "device_title": "Aprobar un inicio de sesión en otro dispositivo",
         "device_text": "Escribe el código que muestra el otro dispositivo.", "device_code": "Código", "device_approve": "Aprobar", "device_deny": "Rechazar",
         "device_continue": "Continuar", "device_review": "Un dispositivo pide iniciar sesión en tu cuenta. Apruébalo solo si tú mismo iniciaste este inicio de sesión y ese dispositivo muestra este código.",
-        "device_app": "Aplicación", "device_device": "Dispositivo", "device_address": "Dirección", "device_asked": "Solicitado a las", "device_unnamed": "No indicado", "device_account": "Ir a tu cuenta",
+        "device_app": "Aplicación", "device_device": "Dispositivo", "device_address": "Dirección", "device_asked": "Solicitado", "device_unnamed": "No indicado", "device_account": "Ir a tu cuenta",
         "device_done": "Listo: el otro dispositivo ha iniciado sesión.", "device_denied": "Rechazado: el otro dispositivo no ha iniciado sesión.",
         "msg_no_passkey": "No se usó ninguna llave de acceso. Puedes entrar con un código por correo.",
         "msg_unsupported": "Este navegador no puede usar llaves de acceso aquí. Usa un código por correo.",
