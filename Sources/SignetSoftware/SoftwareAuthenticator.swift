@@ -72,10 +72,7 @@ public final class SoftwareAuthenticator: @unchecked Sendable {
         lock.lock()
         let state = State(settings: settings, credentials: credentials)
         lock.unlock()
-        let data = try JSONEncoder().encode(state)
-        _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
-        try data.write(to: url, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        try SecretFile.save(try JSONEncoder().encode(state), to: url.path)
     }
 
     /// A registration response (`PublicKeyCredential` with an `AuthenticatorAttestationResponse`).

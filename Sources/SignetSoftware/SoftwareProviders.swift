@@ -129,10 +129,7 @@ public final class FileTokenStore: TokenStore, @unchecked Sendable {
     public func save(_ session: StoredSession) throws {
         lock.lock()
         defer { lock.unlock() }
-        let data = try JSONEncoder().encode(session)
-        _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
-        try data.write(to: url, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        try SecretFile.save(try JSONEncoder().encode(session), to: url.path)
     }
 
     public func load() throws -> StoredSession? {

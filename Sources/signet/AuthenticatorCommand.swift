@@ -1,6 +1,7 @@
 import Foundation
 import SignetAPI
 import SignetClient
+import SignetCrypto
 import SignetSoftware
 import SignetWebAuthn
 #if canImport(FoundationNetworking)
@@ -73,10 +74,7 @@ enum AuthenticatorCommand {
             let contents = Contents(authenticator: try authenticator.stateData(), deviceID: deviceKeys.deviceID,
                                     deviceKey: deviceKeys.privateKeyDER.map { Data($0) }, session: lock.withLock { session },
                                     dpopKey: dpopKey.map { Data($0.privateKeyDER) })
-            let data = try JSONEncoder().encode(contents)
-            _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
-            try data.write(to: url, options: .atomic)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+            try SecretFile.save(try JSONEncoder().encode(contents), to: url.path)
         }
 
         func save(_ session: StoredSession) throws {

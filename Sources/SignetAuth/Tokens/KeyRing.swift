@@ -27,7 +27,9 @@ public enum KeyEncryptionKey {
             return key
         }
         let key = random(32)
-        guard manager.createFile(atPath: file, contents: Data((Base64URL.encode(key) + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+        do {
+            try SecretFile.save(Data((Base64URL.encode(key) + "\n").utf8), to: file)
+        } catch {
             throw ConfigurationError("cannot create key-encryption key file \(file)")
         }
         return key
