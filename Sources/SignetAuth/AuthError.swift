@@ -49,8 +49,6 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
             guard challenge.hasPrefix("Bearer") else { return challenge }
             return Self.dpopChallenge(challenge.dropFirst(6).drop { $0 == " " })
         }
-        var seen = Set<String>()
-        error.challenges.removeAll { !seen.insert($0).inserted }
         return error
     }
 

@@ -12,10 +12,11 @@ extension SignetService {
             s.pageOrError(call) {
                 let browser = try s.browser(call.request)
                 let code = String((call.request.query["user_code"] ?? "").prefix(16))
-                guard browser.session != nil else {
+                guard let session = browser.session else {
                     return .redirect(to: "/login?return_to=" + Ceremonies.formEncoded("/device" + (code.isEmpty ? "" : "?user_code=" + Ceremonies.formEncoded(code))))
                 }
-                return code.isEmpty ? s.devicePage(browser: browser, values: ["userCode": .text("")]) : s.deviceReview(code, browser: browser, request: call.request)
+                guard !code.isEmpty else { return s.devicePage(browser: browser, values: ["userCode": .text("")]) }
+                return s.deviceReview(code, session: session, browser: browser, request: call.request)
             }
         }
         r.add("POST", "/device") { s, call in
@@ -24,7 +25,7 @@ extension SignetService {
                 let (session, browser) = try s.signedInForm(call, form: form)
                 let code = form["user_code"]?.string ?? ""
                 // The first step shows who asks before anything is decided.
-                if form["decision"]?.string == "review" { return s.deviceReview(code, browser: browser, request: call.request) }
+                if form["decision"]?.string == "review" { return s.deviceReview(code, session: session, browser: browser, request: call.request) }
                 let approve = form["decision"]?.string != "deny"
                 do {
                     try s.ceremonies.webDecideDevice(userCode: code, approve: approve, session: session, context: call.context)
@@ -46,16 +47,14 @@ extension SignetService {
 
     /// The second step: which app, device and address asked, and when, with the approve and deny
     /// buttons; an unknown or expired code is the first step again, with the reason.
-    func deviceReview(_ code: String, browser: Browser, request: HTTPRequest) -> HTTPResponse {
+    func deviceReview(_ code: String, session: WebSession, browser: Browser, request: HTTPRequest) -> HTTPResponse {
         let strings = Strings.table(browser.language)
         do {
-            guard let session = browser.session else { throw AuthError(.csrfInvalid, "no session") }
             let asking = try ceremonies.webDeviceRequest(userCode: code, session: session)
-            let normalized = Ceremonies.normalizedUserCode(code)
             // `2026-12-03T13:28:11.924Z` as `2026-12-03 13:28 UTC`.
             let asked = asking["requested_at"]?.string.map { "\($0.prefix(10)) \($0.dropFirst(11).prefix(5)) UTC" } ?? ""
             return devicePage(browser: browser, values: [
-                "request": .bool(true), "code": .text(normalized.count == 8 ? normalized.prefix(4) + "-" + normalized.suffix(4) : normalized),
+                "request": .bool(true), "code": .text(Ceremonies.shownUserCode(Ceremonies.normalizedUserCode(code))),
                 "app": .text(asking["client_name"]?.string ?? asking["client_id"]?.string ?? ""),
                 "device": .text(asking["user_agent"]?.string ?? strings["device_unnamed"] ?? ""),
                 "address": .text(asking["address"]?.string ?? ""), "asked": .text(asked),

@@ -45,7 +45,7 @@ extension Ceremonies {
                 throw error
             }
             audit("device_code", client: client.id, context: context)
-            let shown = String(userCode.prefix(4)) + "-" + String(userCode.suffix(4))
+            let shown = Self.shownUserCode(userCode)
             return DeviceAuthorization(device_code: deviceCode, user_code: shown, verification_uri: configuration.issuer + "/device",
                                        verification_uri_complete: configuration.issuer + "/device?user_code=" + shown, expires_in: Self.deviceCodeLifetime,
                                        interval: Self.deviceInterval)
@@ -60,6 +60,11 @@ extension Ceremonies {
             for byte in random(16) where code.count < 8 && Int(byte) < 240 { code.append(Self.userCodeAlphabet[Int(byte) % 20]) }
         }
         return code
+    }
+
+    /// A user code as a device shows it and a page repeats it: `XXXX-XXXX` (RFC 8628 §6.1).
+    public static func shownUserCode(_ normalized: String) -> String {
+        normalized.count == 8 ? normalized.prefix(4) + "-" + normalized.suffix(4) : normalized
     }
 
     /// A user code as typed: case, dashes and spaces do not count.

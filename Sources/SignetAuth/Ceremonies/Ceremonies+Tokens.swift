@@ -246,14 +246,14 @@ extension Ceremonies {
     /// Returns the key the refresh token is bound to, if any, which the new tokens keep.
     func requireDeviceKeyProof(_ binding: DPoPProof?, refreshKey: [UInt8]) throws -> String? {
         guard let binding else { throw AuthError(.dpopInvalid, "this client refreshes only with a DPoP proof by a device key") }
-        guard let (owner, sessionKey, _, _) = try store.refreshTokenOwner(hash: refreshKey) else { return nil }  // the rotation answers for an unknown token
-        let thumbprints = try store.deviceKeys(userID: owner).filter { $0.revokedAt == nil }.compactMap { row in
+        guard let owner = try store.refreshTokenOwner(hash: refreshKey) else { return nil }  // the rotation answers for an unknown token
+        let thumbprints = try store.deviceKeys(userID: owner.userID).filter { $0.revokedAt == nil }.compactMap { row in
             (try? PublicKey(spki: row.publicKey)).flatMap { DPoP.thumbprint(p256: $0) }
         }
         guard thumbprints.contains(binding.jkt) else {
             throw AuthError(.dpopKeyMismatch, "the proof's key is not one of the account's \(thumbprints.count) live device keys")
         }
-        return sessionKey
+        return owner.jkt
     }
 
     /// Token revocation (RFC 7009): revokes a refresh token and every token rotated from the same
