@@ -134,6 +134,12 @@ enum FuzzTarget {
         case .managementQuery:
             let text = String(decoding: body, as: UTF8.self)
             if case .prefix(let prefix)? = try? Ceremonies.emailQuery(text) { precondition(!prefix.contains("*"), "a prefix with a wildcard") }
+            // The same text as `sort` and as `fields`: the column named (by creation when none is),
+            // field names without a comma.
+            if let (order, _) = try? Ceremonies.userOrder(text) {
+                precondition(text.isEmpty ? order == .createdAt : text.hasPrefix(order.rawValue + ":"), "a sort on another column than named")
+            }
+            if let fields = try? SignetService.userFields(["fields": text]) { precondition(fields.names.allSatisfy { !$0.contains(",") }, "a field name with a comma") }
         case .associationFile:
             let response = HTTPSResponse(status: 200, headers: [("content-type", "application/json")], body: body, truncated: false)
             for checks in [doctor.appleAssociation(.success(response)), doctor.assetLinks(.success(response))] {

@@ -52,7 +52,7 @@ extension SignetService {
 
     /// Auth0's `fields` (names, comma-separated) and `include_fields` (`true`, the default: only
     /// those members; `false`: every member but those), or `nil` for every member.
-    static func userFields(_ q: [String: String]) throws -> (names: Set<String>, include: Bool)? {
+    package static func userFields(_ q: [String: String]) throws -> (names: Set<String>, include: Bool)? {
         guard let fields = q["fields"], !fields.isEmpty else { return nil }
         guard fields.utf8.count <= 1000 else { throw AuthError.malformed("fields is longer than 1000 bytes") }
         let include: Bool
