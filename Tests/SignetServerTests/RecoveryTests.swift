@@ -47,6 +47,11 @@ struct RecoveryTests {
         #expect(granted == 200 && jwtClaims(tokens["access_token"]?.string)["amr"] == .array([.string("otp")]))
         #expect(try Self.recoveryGrant(server, "codes@signet.test", codes[0]).json["reason"] == .string("recovery_code_invalid"))
         #expect(try account.call("GET", "/me/recovery-codes").json["remaining"] == .int(9))
+        // The owner hears of the use, with the count left; the refused second try sends nothing.
+        #expect(eventually { smtp.messages(to: "codes@signet.test").contains { $0.kind == "recovery_code_used" } })
+        let used = smtp.messages(to: "codes@signet.test").filter { $0.kind == "recovery_code_used" }
+        #expect(used.count == 1 && used[0].body.contains("Recovery codes left: 9."), "\(used.map(\.body))")
+        #expect(!used[0].raw.contains(codes[0]) && !used[0].raw.contains(typed))
         // The stored form is an HMAC: no code appears in the database file.
         let db = try Data(contentsOf: server.directory.appendingPathComponent("signet.db"))
         #expect(!codes.contains { db.range(of: Data($0.replacingOccurrences(of: "-", with: "").utf8)) != nil })

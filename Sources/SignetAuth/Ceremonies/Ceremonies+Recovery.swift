@@ -65,12 +65,16 @@ extension Ceremonies {
             let hash = codeHash("recovery", owner: user.id, code: Self.normalizedRecoveryCode(given))
             // Every unused code is compared, each in constant time.
             var match = false
-            for code in try store.recoveryCodes(userID: user.id) where code.usedAt == nil {
+            let unused = try store.recoveryCodes(userID: user.id).filter { $0.usedAt == nil }
+            for code in unused {
                 if ConstantTime.equals(code.hash, hash) { match = true }
             }
             guard match else { throw AuthError(.recoveryCodeInvalid, "no unused recovery code of the account matches") }
+            // The owner hears of every use: a recovery code in someone else's hands signs in
+            // without a passkey, and nothing else would tell.
             return try codeTokens(user: user, client: client, grant: grant, kind: "recovery_code_sign_in",
-                                  writes: [.useRecoveryCode(userID: user.id, hash: hash, at: nowMillis)], context: context)
+                                  writes: [.useRecoveryCode(userID: user.id, hash: hash, at: nowMillis)]
+                                      + notice(.recoveryCodeUsed(remaining: unused.count - 1), to: user), context: context)
         } catch {
             let failure = failed(AuthError(error), context: context)
             metrics.ceremony("recovery_code", reason: failure.reason.rawValue)

@@ -14,6 +14,8 @@ public enum Notice: Sendable, Equatable {
     case recoveryCancelled
     case refreshTokenReused
     case recoveryCodesCreated
+    /// A recovery code signed someone in; `remaining` codes of the set are left.
+    case recoveryCodeUsed(remaining: Int)
 
     /// The `X-Signet-Kind` and outbox kind.
     public var kind: String {
@@ -26,6 +28,7 @@ public enum Notice: Sendable, Equatable {
         case .recoveryCancelled: "recovery_cancelled"
         case .refreshTokenReused: "refresh_token_reused"
         case .recoveryCodesCreated: "recovery_codes_created"
+        case .recoveryCodeUsed: "recovery_code_used"
         }
     }
 
@@ -64,9 +67,9 @@ public enum Notice: Sendable, Equatable {
         case .recoveryOpened(let hours):
             return es
                 ? ("Recuperación de su cuenta de \(service)",
-                   "Alguien inició sesión con un código de correo y añadió una credencial a su cuenta de \(service).\n\nDurante \(hours) horas esa credencial no puede aprobar operaciones ni cambiar sus llaves anteriores.\n\(notYou) Desde allí puede cancelar la recuperación.")
+                   "Alguien inició sesión con un código (de correo o de recuperación) y añadió una credencial a su cuenta de \(service).\n\nDurante \(hours) horas esa credencial no puede aprobar operaciones ni cambiar sus llaves anteriores.\n\(notYou) Desde allí puede cancelar la recuperación.")
                 : ("Recovery of your \(service) account",
-                   "Someone signed in with an email code and added a credential to your \(service) account.\n\nFor \(hours) hours that credential cannot approve actions or change your earlier passkeys.\n\(notYou) From there you can cancel the recovery.")
+                   "Someone signed in with a code (from email or a recovery code) and added a credential to your \(service) account.\n\nFor \(hours) hours that credential cannot approve actions or change your earlier passkeys.\n\(notYou) From there you can cancel the recovery.")
         case .recoveryFinished:
             return es
                 ? ("Recuperación terminada en \(service)", "La espera de la recuperación de su cuenta de \(service) terminó: las credenciales que añadió funcionan ya por completo.\n\n\(notYou)")
@@ -83,6 +86,12 @@ public enum Notice: Sendable, Equatable {
             return es
                 ? ("Nuevos códigos de recuperación en \(service)", "Se crearon nuevos códigos de recuperación para su cuenta de \(service); los anteriores ya no sirven.\n\n\(notYou)")
                 : ("New recovery codes on \(service)", "New recovery codes were made for your \(service) account; the earlier ones no longer work.\n\n\(notYou)")
+        case .recoveryCodeUsed(let remaining):
+            return es
+                ? ("Código de recuperación usado en \(service)",
+                   "Se inició sesión en su cuenta de \(service) con un código de recuperación.\nCódigos de recuperación que quedan: \(remaining).\n\n\(notYou)")
+                : ("Recovery code used on \(service)",
+                   "Someone signed in to your \(service) account with a recovery code.\nRecovery codes left: \(remaining).\n\n\(notYou)")
         }
     }
 }
