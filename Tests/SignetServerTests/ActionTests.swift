@@ -179,6 +179,35 @@ enum Transfer {
         #expect(try server.verifyAction(token, reordered, sub: sub).status == 200)
     }
 
+    @Test("an approval is withdrawn when its device key is revoked or the account blocked before the service checks it")
+    func withdrawnApproval() throws {
+        let server = try TestServer.withOperators()
+        let account = try SignedIn(server, email: "stolen@signet.test")
+        let sub = try #require(try server.store.user(email: "stolen@signet.test")).id
+        let lost = try SoftwareDeviceKey(deviceID: "lost-phone")
+        let lostID = try account.enroll(lost)
+        let first = try #require(try account.approveAction(lostID, key: lost).json["action_token"]?.string)
+        let second = try #require(try account.approveAction(lostID, key: lost).json["action_token"]?.string)
+        // The phone is reported stolen: what it approved a moment ago no longer passes.
+        #expect(try account.call("DELETE", "/me/device-keys/\(lostID)").status == 204)
+        let (status, json) = try server.verifyAction(first, Transfer.action, sub: sub)
+        #expect(status == 400 && json["reason"] == .string("device_key_revoked"), "\(json.serialized)")
+        // A refusal does not use the token up; it stays refused for the same reason.
+        #expect(try server.verifyAction(first, Transfer.action, sub: sub).json["reason"] == .string("device_key_revoked"))
+        #expect(try server.verifyAction(second, Transfer.action, sub: sub).json["reason"] == .string("device_key_revoked"))
+        // A key still enrolled approves; then the account is blocked before the check.
+        let kept = try SoftwareDeviceKey(deviceID: "new-phone")
+        let keptID = try account.enroll(kept)
+        let third = try #require(try account.approveAction(keptID, key: kept).json["action_token"]?.string)
+        #expect(try server.api("PATCH", "/api/v2/users/\(sub)", token: try server.managementToken(), .object(["blocked": .bool(true)])).status == 200)
+        let (blocked, refusal) = try server.verifyAction(third, Transfer.action, sub: sub)
+        #expect(blocked == 403 && refusal["reason"] == .string("user_blocked"), "\(refusal.serialized)")
+        // Unblocked within the token's life, the approval counts again (once).
+        #expect(try server.api("PATCH", "/api/v2/users/\(sub)", token: try server.managementToken(), .object(["blocked": .bool(false)])).status == 200)
+        #expect(try server.verifyAction(third, Transfer.action, sub: sub).status == 200)
+        #expect(try server.verifyAction(third, Transfer.action, sub: sub).json["reason"] == .string("action_token_used"))
+    }
+
     @Test("a replayed challenge is unknown the second time")
     func replay() throws {
         let server = try TestServer()
@@ -317,6 +346,22 @@ enum Transfer {
         #expect(claims["amr"] == .array([.string("pop"), .string("user")]))
         #expect(claims["action_hash"] == .string(Base64URL.encode(Digest.sha256.hash(Array(Transfer.canonical.utf8)))))
         #expect(try Self.approve(account, id, assertion).json["reason"] == .string("action_challenge_unknown"))
+    }
+
+    @Test("a passkey's approval is withdrawn when the passkey is revoked before the service checks it")
+    func withdrawnByRevocation() throws {
+        let server = try TestServer()
+        let account = try SignedIn(server, email: "webw@signet.test")
+        let sub = try #require(try server.store.user(email: "webw@signet.test")).id
+        let (id, challenge, _) = try Self.start(account)
+        let assertion = try account.phone.authenticator.authenticate(rpID: TestServer.rpID, origin: TestServer.origin, challenge: challenge)
+        let token = try #require(try Self.approve(account, id, assertion).json["action_token"]?.string)
+        // A second passkey keeps the account reachable, so the first may go.
+        #expect(try account.addPasskey(SoftwareAuthenticator()).status == 201)
+        let first = Base64URL.encode(assertion.credentialID)
+        #expect(try account.call("DELETE", "/me/passkeys/\(first)").status == 204)
+        let (status, json) = try server.verifyAction(token, Transfer.action, sub: sub)
+        #expect(status == 400 && json["reason"] == .string("credential_revoked"), "\(json.serialized)")
     }
 
     @Test("passkey approval refusals: another account's passkey, a tampered signature, an expired challenge")

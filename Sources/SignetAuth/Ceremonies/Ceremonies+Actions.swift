@@ -184,11 +184,28 @@ extension Ceremonies {
         let expected = Base64URL.encode(hash)
         guard claims["action_hash"] == .string(expected) else { throw AuthError(.actionMismatch, "the action token was issued for a different action") }
         guard claims["sub"] == .string(subject) else { throw AuthError(.actionSubjectMismatch, "approved by \(claims["sub"]?.string ?? "?"), not \(subject.prefix(64))") }
+        try refuseWithdrawnApproval(claims, subject: subject)
         guard let jti = claims["jti"]?.string, let exp = claims["exp"]?.int64,
               try store.useSession(id: Array(Digest.sha256.hash(Array(("action-token:" + jti).utf8)).prefix(16)), expiresAt: exp * 1000)
         else { throw AuthError(.actionTokenUsed, "this action token was already used") }
         audit("action_verified", user: subject, client: client.id, credential: claims["challenge_id"]?.string, context: context)
         return ActionVerification(valid: true, sub: claims["sub"]?.string ?? "", action_hash: expected,
                                   amr: claims["amr"]?.array?.compactMap(\.string) ?? [])
+    }
+
+    /// An approval stands only while what made it does: between the approval and the service's
+    /// check (up to the token's lifetime), the account may have been blocked or deleted, and the
+    /// key that signed may have been revoked, as when a stolen phone is reported.
+    func refuseWithdrawnApproval(_ claims: JSONObject, subject: String) throws {
+        guard let user = try store.user(id: subject) else { throw AuthError(.userUnknown, "the account that approved is gone") }
+        guard !user.blocked else { throw AuthError(.userBlocked, "the account is blocked") }
+        if let keyID = claims["device_key_id"]?.string {
+            guard let key = try store.deviceKey(id: keyID), key.revokedAt == nil else { throw AuthError(.deviceKeyRevoked, "device key \(keyID) was revoked after it approved") }
+        }
+        if let credential = claims["credential_id"]?.string {
+            guard let id = Base64URL.decode(credential), let passkey = try store.credential(id: id), passkey.revokedAt == nil else {
+                throw AuthError(.credentialRevoked, "the passkey was revoked after it approved")
+            }
+        }
     }
 }
