@@ -37,7 +37,7 @@ public final class SignetApp: @unchecked Sendable {
         let store = try store ?? SignetApp.openStore(configuration.database, connections: configuration.workerThreads + 2, durable: configuration.durability == "full")
         self.store = store
         let kek = try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
-        let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime), clock: clock)
+        let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime, configuration.actionTokenLifetime), clock: clock)
         var anchors: [Certificate] = []
         for file in configuration.trustAnchorFiles {
             guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigurationError("cannot read trust anchor file \(file)") }

@@ -117,7 +117,7 @@ extension SignetService {
         // metadata.
         r.add("GET", "/.well-known/oauth-authorization-server") { s, _ in .json(200, s.discovery) }
         r.add("GET", "/.well-known/jwks.json") { s, _ in
-            HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "public, max-age=60")], body: s.keys.jwks.serializedBytes)
+            HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "public, max-age=\(KeyRing.jwksMaxAge)")], body: s.keys.jwks.serializedBytes)
         }
         r.add("GET", "/.well-known/apple-app-site-association") { s, _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: s.appleAssociation)

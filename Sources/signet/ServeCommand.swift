@@ -71,7 +71,8 @@ enum OriginCommand {
     }
 }
 
-/// `signet keys rotate`: adds a signing key; the old one stays published until its tokens expire.
+/// `signet keys rotate`: adds a signing key, published at once and signing ``KeyRing/signingDelay``
+/// seconds later; the old one stays published until its tokens expire.
 enum KeysCommand {
     static func run(_ args: [String]) -> Int32 {
         guard args.first == "rotate" || args.first == "kek" else {
@@ -96,8 +97,12 @@ enum KeysCommand {
             let store = try SignetApp.openStore(configuration.database)
             let kek = try KeyEncryptionKey.load(environment: ProcessInfo.processInfo.environment, file: configuration.keyEncryptionKeyFile)
             if try store.signingKeys().isEmpty { try KeyRing.create(store: store, kek: kek, retireOthers: false) }
-            let kid = try KeyRing.create(store: store, kek: kek, retireOthers: true)
-            print(JSONValue.object(["rotated": .bool(true), "kid": .string(kid)]).serialized)
+            let now = Date()
+            let kid = try KeyRing.create(store: store, kek: kek, retireOthers: true, now: now)
+            // Published at once; it signs once every cached JWKS can hold it.
+            print(JSONValue.object([
+                "rotated": .bool(true), "kid": .string(kid), "signs_from": .int(Int64(now.timeIntervalSince1970) + KeyRing.signingDelay),
+            ]).serialized)
             return 0
         } catch {
             FileHandle.standardError.write(Data("signet: \(error)\n".utf8))

@@ -262,6 +262,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let (first, output) = try Self.run(["keys", "rotate"], in: directory)
         #expect(first == 0 && output.contains("\"rotated\":true"))
+        let signsFrom = try StrictJSON().parse(Array(output.utf8))["signs_from"]?.int64 ?? 0
+        #expect(abs(signsFrom - Int64(Date().timeIntervalSince1970) - KeyRing.signingDelay) <= 5, "\(output)")
         let (second, _) = try Self.run(["keys", "rotate"], in: directory)
         #expect(second == 0)
         let keys = try SQLiteStore(path: directory.appendingPathComponent("signet.db").path).signingKeys()

@@ -100,17 +100,24 @@ import Testing
         #expect(status == 400 && json["reason"] == .string("audience_not_allowed"))
     }
 
-    @Test("key rotation: new tokens use the new key, old ones still verify until they expire")
+    @Test("key rotation: the new key is published first and signs after the JWKS cache time; old tokens still verify until they expire")
     func rotation() throws {
         let server = try TestServer()
         let phone = Phone(server)
         let before = try phone.signUp(email: "kim@signet.test")
         let kek = try KeyEncryptionKey.load(environment: [:], file: server.app.configuration.keyEncryptionKeyFile)
-        let newKid = try KeyRing.create(store: server.store, kek: kek, retireOthers: true)
+        let newKid = try KeyRing.create(store: server.store, kek: kek, retireOthers: true, now: server.clock.now)
+        try server.app.service.keys.reload()
+        // Published at once, for as long as a verifier may cache the set; not yet signing.
+        let published = try server.get("/.well-known/jwks.json")
+        #expect(published.headers["cache-control"] == "public, max-age=\(KeyRing.jwksMaxAge)")
+        let jwks = try StrictJSON().parse(published.body)
+        #expect(jwks["keys"]?.array?.count == 2)
+        let meanwhile = try phone.signIn()
+        #expect(try Self.verify(try #require(meanwhile["access_token"]?.string), jwks: jwks).0["kid"] != .string(newKid))
+        server.clock.advance(Double(KeyRing.signingDelay))
         try server.app.service.keys.reload()
         let after = try phone.signIn()
-        let jwks = try StrictJSON().parse(try server.get("/.well-known/jwks.json").body)
-        #expect(jwks["keys"]?.array?.count == 2)
         let (newHeader, _) = try Self.verify(try #require(after["access_token"]?.string), jwks: jwks)
         #expect(newHeader["kid"] == .string(newKid))
         let (oldHeader, _) = try Self.verify(try #require(before["access_token"]?.string), jwks: jwks)

@@ -37,7 +37,9 @@ public enum KeyEncryptionKey {
 }
 
 /// Token-signing keys: ES256 keys kept in the database, encrypted under the key-encryption key.
-/// The newest key signs; a retired key stays published until every token it signed has expired.
+/// A new key is published at once but signs only after ``signingDelay``, when every cached copy
+/// of the JWKS (``jwksMaxAge``) holds it, so no verifier meets a `kid` it has not been shown; the
+/// key it replaces signs until then and stays published until every token it signed has expired.
 /// Every instance reloads from the database now and then, so a rotation by one is seen by all.
 public final class KeyRing: @unchecked Sendable {
     struct Entry {
@@ -63,7 +65,14 @@ public final class KeyRing: @unchecked Sendable {
     private var loadedAt = Date.distantPast
     /// When an unknown `kid` last caused a reload.
     private var missReloadAt = Date.distantPast
-    static let reloadInterval: TimeInterval = 10
+    /// Seconds between an instance's reads of the key table.
+    public static let reloadInterval: TimeInterval = 10
+    /// How long a verifier may cache the JWKS (its `Cache-Control: max-age`).
+    public static let jwksMaxAge = 60
+    /// Seconds from a key's creation to its first signature: an instance that has not reloaded
+    /// yet may serve the JWKS without it for ``reloadInterval``, and a verifier may keep that
+    /// copy for ``jwksMaxAge``.
+    public static let signingDelay = Int64(jwksMaxAge) + Int64(reloadInterval)
     /// An unknown `kid` (a key another instance just made, or a forged header) reloads the keys at
     /// most once in this many seconds, so a flood of made-up kids costs no database reads.
     static let missReloadInterval: TimeInterval = 5
@@ -106,10 +115,8 @@ public final class KeyRing: @unchecked Sendable {
     /// the ring stale, every ``reloadInterval``.
     public func reload() throws {
         let rows = try store.signingKeys()
-        let live = rows.filter { $0.retiredAt == nil }
-        guard let newest = (live.isEmpty ? rows : live).max(by: { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }) else {
-            throw ConfigurationError("no signing key in the database")
-        }
+        let now = Int64(clock().timeIntervalSince1970 * 1000)
+        guard let newest = Self.signer(among: rows, now: now) else { throw ConfigurationError("no signing key in the database") }
         let privateKey: PrivateKey
         do {
             privateKey = try imported.value(for: Array(newest.kid.utf8) + [0] + newest.encryptedPrivateKey) {
@@ -118,8 +125,9 @@ public final class KeyRing: @unchecked Sendable {
         } catch {
             throw ConfigurationError("signing key \(newest.kid) cannot be decrypted: the key-encryption key is not the one it was stored under")
         }
-        let now = Int64(clock().timeIntervalSince1970 * 1000)
-        let published = try rows.filter { $0.retiredAt.map { $0 + retention > now } ?? true }.map { row in
+        // A retired key may sign for up to signingDelay (plus a reload) after its successor came.
+        let lastSignature = (Self.signingDelay + Int64(Self.reloadInterval)) * 1000
+        let published = try rows.filter { $0.retiredAt.map { $0 + lastSignature + retention > now } ?? true }.map { row in
             Entry(kid: row.kid, publicKey: try importedPublic.value(for: row.publicKey) { try PublicKey(spki: row.publicKey) },
                   createdAt: row.createdAt, retiredAt: row.retiredAt)
         }
@@ -129,6 +137,14 @@ public final class KeyRing: @unchecked Sendable {
         loadedAt = clock()
         reloads += 1
         lock.unlock()
+    }
+
+    /// The key that signs at `now` (milliseconds): the newest key published for at least
+    /// ``signingDelay``; while none has been (a first start, or rotations in quick succession),
+    /// the one published longest.
+    static func signer(among rows: [SigningKeyRow], now: Int64) -> SigningKeyRow? {
+        let order = rows.sorted { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }
+        return order.last { $0.createdAt + signingDelay * 1000 <= now } ?? order.first
     }
 
     private func reloadIfStale() {
