@@ -65,7 +65,7 @@ public enum Pages {
         <form method="post" action="/login/code/verify">
         \(hidden)<input type="hidden" name="email" value="{{email}}">
         <label for="code">{{t.code}}</label>
-        <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]*" maxlength="10" required data-testid="code" autofocus>
+        <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 \\-]*" maxlength="16" required data-testid="code" autofocus>
         <button type="submit" class="primary wide" data-testid="verify-code">{{t.verify}}</button>
         </form>
         <form method="post" action="/login/code">

@@ -97,7 +97,8 @@ extension Ceremonies {
         if let realm = request.realm, realm != "email" { throw AuthError(.connectionDisabled, "realm \"\(realm.prefix(40))\" (only email)", publicDetail: "Only the email realm is offered here.") }
         guard let username = request.username, let otp = request.otp else { throw AuthError.malformed("username and otp are required") }
         let email = try Self.emailAddress(username, member: "username")
-        let code = String(otp.trimmingCharacters(in: .whitespaces).prefix(32))
+        // As typed or pasted: "123 456", "123-456" or with a no-break space from a mail client.
+        let code = String(otp.prefix(64).filter { !$0.isWhitespace && $0 != "-" }.prefix(32))
         let settings = configuration.passwordless
         let now = nowMillis
         let row: EmailCodeRow
