@@ -8,10 +8,27 @@ extension SQLStore {
     /// The managed view of an account: its row, then its passkeys' uses, in one statement.
     static let managedUserSelect = """
         SELECT \(prefixed(userSelect, "u")), u.updated_at, u.last_login, u.logins_count,
-            (SELECT MAX(COALESCE(c.last_used_at, CASE WHEN c.use_count > 0 THEN c.created_at END)) FROM credentials c WHERE c.user_id = u.id),
+            \(passkeyLastUse),
             (SELECT COALESCE(SUM(c.use_count), 0) FROM credentials c WHERE c.user_id = u.id)
         FROM users u
         """
+
+    /// When the account's passkeys were last used (a sign-in with a passkey records it on the
+    /// passkey, not on the account, to keep that path to one row).
+    static let passkeyLastUse = "(SELECT MAX(COALESCE(c.last_used_at, CASE WHEN c.use_count > 0 THEN c.created_at END)) FROM credentials c WHERE c.user_id = u.id)"
+
+    /// What a search sorts by, as the API shows each field, with no NULLs, which SQLite puts
+    /// first and PostgreSQL last: an account never changed was updated when it was made, and
+    /// one that never signed in sorts as the oldest sign-in.
+    static func orderExpression(_ order: UserQuery.Order) -> String {
+        switch order {
+        case .createdAt: "u.created_at"
+        case .updatedAt: "COALESCE(u.updated_at, u.created_at)"
+        case .email: "u.email"
+        case .lastLogin:
+            "CASE WHEN COALESCE(u.last_login, 0) > COALESCE(\(passkeyLastUse), 0) THEN COALESCE(u.last_login, 0) ELSE COALESCE(\(passkeyLastUse), 0) END"
+        }
+    }
 
     static func managedUser(_ r: [SQLValue]) -> ManagedUser {
         let user = Self.user(Array(r[0..<9]))
@@ -46,9 +63,9 @@ extension SQLStore {
         }
         return try locked { db throws(StoreError) in
             let total = try db.query("SELECT COUNT(*) FROM users u" + filter, arguments).first?[0].int ?? 0
-            // The user ID breaks ties, so pages never overlap; the column names are the enum's own.
+            // The user ID breaks ties, so pages never overlap; the expressions are the enum's own.
             let direction = query.descending ? " DESC" : ""
-            let rows = try db.query(Self.managedUserSelect + filter + " ORDER BY u.\(query.order.rawValue)\(direction), u.id\(direction) LIMIT ? OFFSET ?",
+            let rows = try db.query(Self.managedUserSelect + filter + " ORDER BY \(Self.orderExpression(query.order))\(direction), u.id\(direction) LIMIT ? OFFSET ?",
                                     arguments + [.int(Int64(query.limit)), .int(Int64(query.offset))])
             return (rows.map(Self.managedUser), Int(total))
         }

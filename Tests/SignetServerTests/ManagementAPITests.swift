@@ -136,7 +136,9 @@ extension TestServer {
     @Test("users: search by exact address and by prefix, paging with totals, Auth0's user shape")
     func search() throws {
         let server = try TestServer.withOperators()
-        for email in ["ada@signet.test", "adam@signet.test", "bob@signet.test", "a_b@signet.test"] { _ = try SignedIn(server, email: email) }
+        var accounts: [String: SignedIn] = [:]
+        for email in ["ada@signet.test", "adam@signet.test", "bob@signet.test", "a_b@signet.test"] { accounts[email] = try SignedIn(server, email: email) }
+        let adam = try #require(accounts["adam@signet.test"])
         let ops = try server.managementToken()
         let exact = try server.api("GET", "/api/v2/users?q=email%3A%22ada%40signet.test%22", token: ops)
         #expect(exact.status == 200 && exact.json.array?.compactMap { $0["email"]?.string } == ["ada@signet.test"])
@@ -158,6 +160,10 @@ extension TestServer {
         #expect(try emails("sort=email:-1&per_page=2") == ["bob@signet.test", "adam@signet.test"])
         #expect(try emails("sort=email:-1&per_page=2&page=1") == ["ada@signet.test", "a_b@signet.test"])
         #expect(try emails("sort=created_at:-1") == ["a_b@signet.test", "bob@signet.test", "adam@signet.test", "ada@signet.test"])
+        // The most recent sign-in first: a passkey sign-in counts, as last_login shows it.
+        server.clock.advance(60)
+        _ = try adam.phone.signIn()
+        #expect(try emails("sort=last_login:-1&per_page=1") == ["adam@signet.test"])
         // fields picks members (include_fields=false leaves them out), in a list, with totals and for one user.
         let picked = try server.api("GET", "/api/v2/users?fields=user_id,email&q=email:ad*", token: ops).json.array ?? []
         #expect(picked.count == 2 && picked.allSatisfy { $0.object.map { Set($0.map(\.key)) } == ["user_id", "email"] })
@@ -166,7 +172,7 @@ extension TestServer {
         let one = try server.api("GET", "/api/v2/users/\(try #require(user["user_id"]?.string))?fields=email", token: ops).json
         #expect(one == .object(["email": .string("ada@signet.test")]))
         for bad in ["q=name:ada", "q=email:ada", "q=email:%22a*%22", "per_page=0", "per_page=101", "page=-1", "page=x",
-                    "sort=email", "sort=email:0", "sort=last_login:1", "sort=password:-1", "fields=email&include_fields=yes"] {
+                    "sort=email", "sort=email:0", "sort=last_login", "sort=password:-1", "fields=email&include_fields=yes"] {
             let answer = try server.api("GET", "/api/v2/users?" + bad, token: ops)
             #expect(answer.status == 400 && answer.json["reason"] == .string("malformed"), "\(bad)")
         }

@@ -30,6 +30,8 @@ public struct UserQuery: Sendable, Equatable {
         case createdAt = "created_at"
         case updatedAt = "updated_at"
         case email
+        /// The later of the last code sign-in and the last passkey use, as the user shows it.
+        case lastLogin = "last_login"
     }
     public var email: Email
     public var offset: Int

@@ -1,0 +1,46 @@
+import SignetAuth
+import Foundation
+import SignetStore
+import Testing
+
+/// The Management API's searches, on both databases.
+@Suite struct ManagementStoreContractTests {
+    @Test("users sort the same on both databases by each field, with no value where a field was never set", arguments: Backend.available)
+    func userOrder(_ backend: Backend) throws {
+        let store = try backend.open()
+        let t = now()
+        // Made in this order, one millisecond apart.
+        var made: [(UserRecord, CredentialRow)] = []
+        for (n, email) in ["carol", "alice", "dave", "bob"].enumerated() {
+            var u = user(n)
+            u.email = email + "-\(UUID().uuidString.prefix(6))@signet.test"
+            u.createdAt = t + Int64(n)
+            var c = credential(u.id)
+            c.createdAt = u.createdAt
+            try store.createUser(u, credential: c)
+            made.append((u, c))
+        }
+        let (carol, alice, dave, bob) = (made[0].0, made[1].0, made[2].0, made[3].0)
+        // alice was changed later; dave signed in with his passkey, then carol with a code, later still.
+        _ = try store.updateUser(id: alice.id, UserChange(name: .some("Alice")), at: t + 100, writes: [])
+        let daveKey = made[2].1
+        #expect(try store.recordUse(CredentialUse(credentialID: daveKey.id, userID: dave.id, publicKey: daveKey.publicKey, signCount: 0,
+                                                  backupState: true, at: t + 200)) == nil)
+        try store.perform([.recordLogin(userID: carol.id, at: t + 300)])
+
+        func ids(_ order: UserQuery.Order, _ descending: Bool) throws -> [String] {
+            try store.users(UserQuery(order: order, descending: descending)).users.map(\.user.id)
+        }
+        #expect(try ids(.createdAt, false) == [carol.id, alice.id, dave.id, bob.id])
+        #expect(try ids(.email, false) == [alice.id, bob.id, carol.id, dave.id])
+        // Never changed: updated when made.
+        #expect(try ids(.updatedAt, false) == [carol.id, dave.id, bob.id, alice.id])
+        #expect(try ids(.updatedAt, true) == [alice.id, bob.id, dave.id, carol.id])
+        // Never signed in (bob, alice: their passkeys were never used) sorts as the oldest; ties by ID.
+        let never = [alice.id, bob.id].sorted()
+        #expect(try ids(.lastLogin, false) == never + [dave.id, carol.id])
+        #expect(try ids(.lastLogin, true) == [carol.id, dave.id] + never.reversed())
+        let shown = try #require(try store.managedUser(id: dave.id))
+        #expect(shown.lastLogin == t + 200)
+    }
+}
