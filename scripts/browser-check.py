@@ -334,6 +334,9 @@ try:
     driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]')[-1].find_element(By.CSS_SELECTOR, '[data-testid="passkey-revoke"]').click()
     wait_for(driver, lambda d: "notice=revoked" in d.current_url)
     report["account_passkeys_after_revoke"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]'))
+    # The one left cannot be removed: no button for it, a line that says why.
+    report["last_passkey_buttons"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-revoke"]'))
+    report["last_passkey_hint"] = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="only-passkey"]')]
     swap_authenticator(driver, first)  # the first passkey again, for the step-up and sign-in below
     app_rows = [r for r in driver.find_elements(By.CSS_SELECTOR, '[data-testid="session-row"]') if r.get_attribute("data-current") != "true"]
     report["app_sessions_listed"] = len(app_rows)

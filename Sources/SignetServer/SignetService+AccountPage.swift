@@ -148,9 +148,12 @@ extension SignetService {
         let principal = session.principal
         let strings = Strings.table(browser.language)
         let when = { (ms: Int64?) in ms.map { Self.timeText($0) } ?? (strings["never"] ?? "") }
-        let passkeys = try ceremonies.passkeys(principal).passkeys.map { p -> [String: TemplateValue] in
+        let listed = try ceremonies.passkeys(principal).passkeys
+        // The last passkey cannot go (last_credential): no button that can only fail.
+        let passkeys = listed.map { p -> [String: TemplateValue] in
             let provider = p.authenticator ?? strings["unknown_provider"] ?? ""
             return ["id": .text(p.id), "name": .text(p.name ?? ""), "label": .text(p.name ?? provider), "provider": .text(provider),
+                    "removable": .bool(listed.count > 1),
                     "synced": .text(strings[p.backup_state ? "synced" : "device_bound"] ?? ""), "created": .text(when(p.created_at * 1000)),
                     "lastUsed": .text(when(p.last_used_at.map { $0 * 1000 }))]
         }

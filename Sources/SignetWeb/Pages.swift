@@ -122,9 +122,9 @@ public enum Pages {
         <label class="visually-hidden" for="rename-{{id}}">{{t.rename_label}}</label>
         <input id="rename-{{id}}" name="name" value="{{name}}" maxlength="100" required data-testid="passkey-rename-input">
         <button type="submit" data-testid="passkey-rename">{{t.rename}}</button></form>
-        <form method="post" action="/account/passkeys/{{id}}/revoke" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
-        <button type="submit" class="danger" data-testid="passkey-revoke">{{t.revoke}}</button></form>
-        </div></li>{{/passkeys}}
+        {{#removable}}<form method="post" action="/account/passkeys/{{id}}/revoke" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="danger" data-testid="passkey-revoke">{{t.revoke}}</button></form>{{/removable}}
+        </div>{{^removable}}<p class="meta" data-testid="only-passkey">{{t.only_passkey}}</p>{{/removable}}</li>{{/passkeys}}
         </ul>{{^passkeys}}<p class="empty">{{t.no_passkeys}}</p>{{/passkeys}}
         <button type="button" id="create-passkey" class="secondary" data-testid="create-passkey">{{t.add_passkey}}</button>
         <p id="status" class="status" role="status" aria-live="polite"></p>
