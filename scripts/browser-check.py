@@ -350,6 +350,13 @@ try:
     accepted = [options for name, options in signals if name == "signalAllAcceptedCredentials"]
     report["signal_accepted_ids"] = len(accepted[-1]["allAcceptedCredentialIds"]) if accepted else None
     shoot(driver, "account")
+    # Delete account: folded away; opened, a wrong address is refused and nothing changes.
+    driver.find_element(By.CSS_SELECTOR, '[data-testid="delete-section"] summary').click()
+    by_test_id(driver, "delete-confirm").send_keys("someone-else@example.test")
+    by_test_id(driver, "delete-account").click()
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="delete-error"]'))
+    report["delete_refused"] = by_test_id(driver, "delete-error").is_displayed()
+    shoot(driver, "delete-refused")
 
     # 4. An old session: a change shows the step-up prompt; the passkey check makes it.
     advance(600)

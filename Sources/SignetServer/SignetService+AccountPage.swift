@@ -70,6 +70,15 @@ extension SignetService {
                 }
             }
         }
+        // Erasing the account: the address typed again guards against a slip, then the same
+        // step-up as any change; what is left is the sign-in page, saying so.
+        r.add("POST", "/account/delete") { s, call in
+            s.change(call, notice: "account_deleted", unless: { session, form, browser in
+                let typed = (form["confirm"]?.string ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+                guard typed != session.user.email.lowercased() else { return nil }
+                return try s.accountPage(call, browser: browser, session: session, status: 400, extra: ["deleteError": .bool(true)])
+            }) { session, _ in try s.ceremonies.deleteAccount(session.principal, context: call.context) }
+        }
         r.add("POST", "/logout") { s, call in
             s.pageOrError(call) {
                 let form = try s.body(call, form: true)
@@ -108,10 +117,13 @@ extension SignetService {
 
     /// A change from the account page's forms: behind step-up (a stale session sees the prompt,
     /// with the change kept to be sent again after it), then back to the page with a notice.
-    func change(_ call: Call, notice: String, fresh: Bool = true, _ body: (WebSession, JSONValue) throws -> Void) -> HTTPResponse {
+    /// `unless` may answer instead, before anything changes (the page again, saying why).
+    func change(_ call: Call, notice: String, fresh: Bool = true, unless: ((WebSession, JSONValue, Browser) throws -> HTTPResponse?)? = nil,
+                _ body: (WebSession, JSONValue) throws -> Void) -> HTTPResponse {
         pageOrError(call) {
             let form = try self.body(call, form: true)
             let (session, browser) = try signedInForm(call, form: form)
+            if let answer = try unless?(session, form, browser) { return answer }
             do {
                 if fresh { try ceremonies.requireFreshAuthentication(session.principal) }
                 try body(session, form)
@@ -123,7 +135,7 @@ extension SignetService {
             }
             // Ending this browser's own session signs it out.
             if try ceremonies.webSession(cookie: Self.cookies(call.request.header("cookie"))[sessionCookieName]) == nil {
-                var response = HTTPResponse.redirect(to: "/login")
+                var response = HTTPResponse.redirect(to: "/login?notice=" + notice)
                 response.headers.append(("Set-Cookie", cookie(sessionCookieName, "", maxAge: 0)))
                 return response
             }

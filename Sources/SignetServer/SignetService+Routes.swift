@@ -83,6 +83,11 @@ extension SignetService {
             try s.ceremonies.cancelRecovery(call.account, context: call.context)
             return HTTPResponse(status: 204)
         }
+        // The owner erases the account (GDPR Art. 17), after a fresh passkey check.
+        r.add("DELETE", "/me", needs: .sensitive) { s, call in
+            try s.ceremonies.deleteAccount(call.account, context: call.context)
+            return HTTPResponse(status: 204)
+        }
         r.add("GET", "/me/device-keys", needs: .account) { s, call in try Wire.encode(s.ceremonies.deviceKeys(call.account)) }
         r.add("DELETE", "/me/device-keys/{id}", needs: .sensitive) { s, call in
             try s.ceremonies.revokeDeviceKey(id: call.parameter("id"), principal: call.account, context: call.context)

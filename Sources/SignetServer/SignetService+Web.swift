@@ -71,6 +71,8 @@ extension SignetService {
             "signupURL": .text("/signup" + linkQuery(sealed, returnTo)),
         ]
         if let error { values["error"] = .text(pageText(error, language: browser.language)); values["reason"] = .text(error.reason.rawValue) }
+        // What ended the session, when the account page's change did (session ended, account deleted).
+        if let notice = call.request.query["notice"], let text = Strings.table(browser.language)["notice_" + notice] { values["notice"] = .text(text) }
         return page("login", title: "signin_title", Pages.login, values, browser: browser, status: status, url: "/login" + linkQuery(sealed, returnTo))
     }
 

@@ -104,7 +104,8 @@ extension SQLStore {
                 guard let email = try db.query("SELECT email FROM users WHERE id = ?", [.text(id)]).first?[0] else { return false }
                 // Every table that names the account, children first: the same on both databases,
                 // whatever their foreign-key settings.
-                for table in ["credentials", "device_keys", "refresh_tokens", "action_challenges", "recovery_codes", "recoveries", "web_sessions", "authorization_codes"] {
+                for table in ["credentials", "device_keys", "refresh_tokens", "action_challenges", "recovery_codes", "recoveries", "web_sessions", "authorization_codes",
+                              "device_codes"] {
                     try db.query("DELETE FROM \(table) WHERE user_id = ?", [.text(id)])
                 }
                 try db.query("DELETE FROM email_codes WHERE email = ?", [email])

@@ -157,6 +157,14 @@ public enum Pages {
         </section>
         <form method="post" action="/logout"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="secondary wide" data-testid="signout">{{t.signout}}</button></form>
+        <details class="erase" data-testid="delete-section"{{#deleteError}} open{{/deleteError}}><summary>{{t.delete_title}}</summary>
+        <p>{{t.delete_text}}</p>
+        {{#deleteError}}<p class="message error" role="alert" data-testid="delete-error">{{t.delete_mismatch}}</p>{{/deleteError}}
+        <form method="post" action="/account/delete"><input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="delete-confirm">{{t.delete_confirm}}</label>
+        <input id="delete-confirm" name="confirm" type="email" autocomplete="off" required maxlength="254" data-testid="delete-confirm"{{#deleteError}} autofocus{{/deleteError}}>
+        <button type="submit" class="danger" data-testid="delete-account">{{t.delete_button}}</button></form>
+        </details>
         """)
 
     /// `/device`: approve another device's sign-in (RFC 8628 §3.3) after a passkey check.

@@ -46,6 +46,9 @@ public enum Stylesheet {
     .events li { padding: .4rem 0; border-top: 1px solid var(--line); }
     .stepup { border: 1px solid var(--accent); border-radius: .5rem; padding: 1rem; margin: 0 0 1rem; }
     .codes code { font-size: 1.05rem; }
+    .erase { margin-top: 1.75rem; border-top: 1px solid var(--line); padding-top: 1rem; }
+    .erase summary { cursor: pointer; color: var(--danger); font-weight: 600; }
+    .erase button { margin-top: 1rem; }
     .pair { display: flex; gap: .75rem; margin-top: 1rem; }
     .pair button { flex: 1; }
     footer { margin-top: 1rem; text-align: center; color: var(--muted); font-size: .875rem; }

@@ -21,6 +21,7 @@ enum AuthenticatorCommand {
           approve ACTION_JSON                  approve an action, e.g. '{"type":"payment","amount":200}'
           step-up                              a fresh passkey check: new tokens whose auth_time is now
           token --audience AUD                 an access token for a resource server, minted from the refresh token
+          delete-account                       erase the account (steps up with the passkey when the sign-in is old)
           email-start --email EMAIL            mail a sign-in code to EMAIL
           email-signin --email EMAIL [--code CODE] [--mail-dir DIR]
                                                sign in with the code (without --code: the newest code mailed to EMAIL
@@ -91,7 +92,7 @@ enum AuthenticatorCommand {
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let command = args.first, (["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token"] + emailCommands + deviceCommands).contains(command) else {
+        guard let command = args.first, (["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token", "delete-account"] + emailCommands + deviceCommands).contains(command) else {
             return usageError(usage)
         }
         var parsed: [String: String] = [:]
@@ -144,6 +145,9 @@ enum AuthenticatorCommand {
             case "step-up":
                 try await client.stepUp()
                 return .object(["ok": .bool(true)])
+            case "delete-account":
+                try await client.deleteAccount()
+                return .object(["ok": .bool(true), "deleted": .bool(true)])
             case "token":
                 guard let audience = options["audience"] else { throw SignetError(.invalidResponse, "token needs --audience") }
                 return .object(["ok": .bool(true), "access_token": .string(try await client.accessToken(audience: audience))])

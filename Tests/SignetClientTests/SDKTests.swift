@@ -108,6 +108,24 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(refused.status == 400)
     }
 
+    @Test("deleteAccount(): the account is erased on the server, the session and the device key are forgotten here")
+    func deleteAccount() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        try await app.client.signUp(email: "leaving@signet.test")
+        try await app.client.enrollDeviceKey(name: "Phone")
+        let stored = try #require(try app.tokens.load())
+        try await app.client.deleteAccount()
+        #expect(await app.client.isSignedIn == false)
+        #expect(await app.deviceKeys?.hasKey() == false)
+        // On the server: the old access token names no one, and the passkey signs in no more.
+        let me = try HTTPClient(port: server.port).send("GET", "/me/passkeys", headers: [("Authorization", "Bearer \(stored.accessToken)")])
+        #expect(me.status == 401 && me.text.contains("token_invalid"))
+        await #expect(throws: SignetError(.credentialUnknown, "")) { try await app.client.signIn() }
+        // Signed out, there is nothing to delete.
+        await #expect(throws: SignetError(.notSignedIn, "")) { try await app.client.deleteAccount() }
+    }
+
     @Test("without a device key, approve() uses a passkey")
     func approveWithPasskey() async throws {
         let server = try ServerProcess()

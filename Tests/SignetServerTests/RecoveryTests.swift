@@ -139,6 +139,7 @@ struct RecoveryTests {
             ("recovery codes", try held.call("POST", "/me/recovery-codes")),
             ("cancel from the held session", try held.call("DELETE", "/me/recovery")),
             ("cancel from the code session", try r.code.call("DELETE", "/me/recovery")),
+            ("delete the account", try held.call("DELETE", "/me")),
         ]
         for (name, (status, json)) in refusals {
             #expect(status == 403 && json["reason"] == .string("recovery_hold"), "\(name): \(json.serialized)")

@@ -94,6 +94,7 @@ struct WebBrowserTests {
         #expect(r["account_passkeys_before"] == .number("1") && r["account_passkeys_after_add"] == .number("2"))
         #expect(r["renamed"]?.array?.first == .string("Work laptop"))
         #expect(r["account_passkeys_after_revoke"] == .number("1"))
+        #expect(r["delete_refused"] == .bool(true))
         #expect(r["last_passkey_buttons"] == .number("0") && r["last_passkey_hint"]?.array?.count == 1, "\(r["last_passkey_hint"] ?? .null)")
         #expect(r["current_session_marked"] == .number("1"))
         #expect(r["app_sessions_listed"]?.int64 ?? 0 >= 1)

@@ -168,10 +168,9 @@ extension Ceremonies {
     /// `DELETE /api/v2/users/{id}`: the account and everything bound to it go in one
     /// transaction; its audit rows stay, under a pseudonym that no longer leads to anyone.
     public func deleteUser(id: String, by caller: ManagementCaller, context: RequestContext) throws {
-        let pseudonym = "deleted:" + Base64URL.encode(Array(Digest.sha256.hmac(key: pseudonymKey, data: Array(id.utf8)).prefix(12)))
-        guard id.utf8.count <= 128, try store.deleteUser(id: id, pseudonym: pseudonym, writes: [
-            .audit(auditEvent("admin_user_deleted", user: pseudonym, client: caller.clientID, context: context)),
-        ]) else { throw AuthError(.userUnknown, "no user \(id.prefix(64))") }
+        guard id.utf8.count <= 128, try erase(userID: id, writes: { pseudonym in
+            [.audit(auditEvent("admin_user_deleted", user: pseudonym, client: caller.clientID, context: context))]
+        }) else { throw AuthError(.userUnknown, "no user \(id.prefix(64))") }
     }
 
     // MARK: authentication methods and sessions

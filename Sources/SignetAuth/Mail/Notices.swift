@@ -16,6 +16,8 @@ public enum Notice: Sendable, Equatable {
     case recoveryCodesCreated
     /// A recovery code signed someone in; `remaining` codes of the set are left.
     case recoveryCodeUsed(remaining: Int)
+    /// The owner erased the account: the last message to the address.
+    case accountDeleted
 
     /// The `X-Signet-Kind` and outbox kind.
     public var kind: String {
@@ -29,6 +31,7 @@ public enum Notice: Sendable, Equatable {
         case .refreshTokenReused: "refresh_token_reused"
         case .recoveryCodesCreated: "recovery_codes_created"
         case .recoveryCodeUsed: "recovery_code_used"
+        case .accountDeleted: "account_deleted"
         }
     }
 
@@ -92,6 +95,12 @@ public enum Notice: Sendable, Equatable {
                    "Se inició sesión en su cuenta de \(service) con un código de recuperación.\nCódigos de recuperación que quedan: \(remaining).\n\n\(notYou)")
                 : ("Recovery code used on \(service)",
                    "Someone signed in to your \(service) account with a recovery code.\nRecovery codes left: \(remaining).\n\n\(notYou)")
+        case .accountDeleted:
+            return es
+                ? ("Cuenta de \(service) eliminada",
+                   "Su cuenta de \(service) se eliminó a petición suya, con sus llaves de acceso, dispositivos y sesiones. No se puede recuperar.\nSi no fue usted, póngase en contacto con \(service) cuanto antes.")
+                : ("\(service) account deleted",
+                   "Your \(service) account was deleted at your request, with its passkeys, devices and sessions. It cannot be restored.\nIf this was not you, contact \(service) at once.")
         }
     }
 }

@@ -298,7 +298,7 @@ public protocol Store: Sendable {
     /// ``StoreError/Code/emailTaken`` when the new address is another account's.
     func updateUser(id: String, _ change: UserChange, at: Int64, writes: [StoreWrite]) throws(StoreError) -> ManagedUser?
     /// Erases the account and every row bound to it (credentials, device keys, tokens, codes,
-    /// challenges, recoveries, queued mail), and replaces its ID in the audit trail with
+    /// challenges, recoveries, queued mail, device sign-ins it approved), and replaces its ID in the audit trail with
     /// `pseudonym` (its details cleared), with `writes`, in one transaction; `false` when there
     /// is no such account.
     func deleteUser(id: String, pseudonym: String, writes: [StoreWrite]) throws(StoreError) -> Bool
