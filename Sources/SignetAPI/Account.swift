@@ -66,6 +66,37 @@ public struct RenameRequest: Codable, Sendable {
     public init(name: String) { self.name = name }
 }
 
+/// `POST /me/email` body (`code` absent) and `POST /me/email/verify` body (with the code the new
+/// address received).
+public struct EmailChangeRequest: Codable, Sendable {
+    public var email: String
+    public var code: String?
+    public init(email: String, code: String? = nil) {
+        self.email = email
+        self.code = code
+    }
+}
+
+/// `POST /me/email` answer (a code is on its way, `expires_in` seconds) and `POST
+/// /me/email/verify` answer (the address is the account's, verified).
+public struct EmailChangeStatus: Codable, Sendable, Equatable {
+    public var email: String
+    public var email_verified: Bool
+    public var expires_in: Int?
+    public init(email: String, email_verified: Bool, expires_in: Int?) {
+        self.email = email
+        self.email_verified = email_verified
+        self.expires_in = expires_in
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(email, forKey: .email)
+        try c.encode(email_verified, forKey: .email_verified)
+        try c.encode(expires_in, forKey: .expires_in)
+    }
+}
+
 /// `POST /me/device-keys` body.
 public struct EnrollDeviceKeyRequest: Codable, Sendable {
     /// base64url of a P-256 key: SubjectPublicKeyInfo DER (Android `getEncoded()`, CryptoKit

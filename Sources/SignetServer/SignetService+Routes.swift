@@ -83,6 +83,14 @@ extension SignetService {
             try s.ceremonies.cancelRecovery(call.account, context: call.context)
             return HTTPResponse(status: 204)
         }
+        // A new address: a code to it after a fresh passkey check, then that code.
+        r.add("POST", "/me/email", needs: .sensitive) { s, call in
+            try Wire.encode(s.ceremonies.startEmailChange(call.account, email: s.body(call).member("email"), context: call.context), status: 202)
+        }
+        r.add("POST", "/me/email/verify", needs: .account) { s, call in
+            let body = try s.body(call)
+            return try Wire.encode(s.ceremonies.finishEmailChange(call.account, email: body.member("email"), code: body.member("code"), context: call.context))
+        }
         // The owner erases the account (GDPR Art. 17), after a fresh passkey check.
         r.add("DELETE", "/me", needs: .sensitive) { s, call in
             try s.ceremonies.deleteAccount(call.account, context: call.context)

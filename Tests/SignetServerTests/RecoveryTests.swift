@@ -140,6 +140,8 @@ struct RecoveryTests {
             ("cancel from the held session", try held.call("DELETE", "/me/recovery")),
             ("cancel from the code session", try r.code.call("DELETE", "/me/recovery")),
             ("delete the account", try held.call("DELETE", "/me")),
+            ("move the account to another address", try held.call("POST", "/me/email", .object(["email": .string("thief@signet.test")]))),
+            ("finish a move", try held.call("POST", "/me/email/verify", .object(["email": .string("thief@signet.test"), "code": .string("123456")]))),
         ]
         for (name, (status, json)) in refusals {
             #expect(status == 403 && json["reason"] == .string("recovery_hold"), "\(name): \(json.serialized)")

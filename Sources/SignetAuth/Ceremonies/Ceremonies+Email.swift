@@ -34,6 +34,20 @@ extension Ceremonies {
         guard (request.send ?? "code") == "code" else { throw AuthError(.connectionDisabled, "send \"\(request.send?.prefix(40) ?? "")\" (only code)", publicDetail: "Only send: code is offered here, not links.") }
         guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "no email.smtp_url is configured") }
         let email = try Self.emailAddress(request.email, member: "email")
+        let user = try store.user(email: email)
+        let row = try queueCode(to: email, purpose: "email", holder: client.id, mailed: user != nil || configuration.passwordless.signup,
+                                language: user?.locale ?? context.language) { .code($0, minutes: $1) }
+        audit("otp_sent", user: user?.id, client: client.id, detail: row.mailed ? nil : "no account and sign-up by code is off: nothing sent", context: context)
+        return PasswordlessStartResponse(_id: row.id, email: email, email_verified: false)
+    }
+
+    /// A new code for `email` (stored as its HMAC for `purpose`, held by `holder`: the client a
+    /// sign-in code is for, or the account an address change is for) and, when `mailed`, its
+    /// message, under the address's throttles: one code per `send_interval` and
+    /// `sends_per_hour`, else 429 with `Retry-After`. The newest code of an address replaces
+    /// any earlier one.
+    func queueCode(to email: String, purpose: String, holder: String, mailed: Bool, language: String,
+                   message: (_ code: String, _ minutes: Int) -> Notice) throws -> (id: String, expiresAt: Int64, mailed: Bool) {
         let settings = configuration.passwordless
         let interval = Int64(settings.sendInterval) * 1000
         // A call inside the interval is refused before it counts against the hourly budget (the
@@ -44,21 +58,17 @@ extension Ceremonies {
         if let wait = try attempts(.codesPerIdentifier, RateLimit(limit: settings.sendsPerHour, window: 3600), key: email) {
             throw Self.rateLimited(wait, "more than \(settings.sendsPerHour) codes for this address in an hour")
         }
-        let user = try store.user(email: email)
         let code = digits(settings.codeLength)
         let now = nowMillis
-        let row = EmailCodeRow(email: email, id: Base64URL.encode(timeOrderedID()), codeHash: codeHash("email", owner: email, code: code), clientID: client.id,
+        let row = EmailCodeRow(email: email, id: Base64URL.encode(timeOrderedID()), codeHash: codeHash(purpose, owner: email, code: code), clientID: holder,
                                createdAt: now, expiresAt: now + Int64(settings.codeTTL) * 1000)
-        let mail = user != nil || settings.signup
-            ? outbox(.code(code, minutes: max(1, settings.codeTTL / 60)), to: email, language: user?.locale ?? context.language, expiresAt: row.expiresAt)
-            : nil
+        let mail = mailed ? outbox(message(code, max(1, settings.codeTTL / 60)), to: email, language: language, expiresAt: row.expiresAt) : nil
         guard try store.issueEmailCode(row, interval: interval, mail: mail) else {
             let last = try store.emailCode(email: email)?.createdAt ?? now
             throw Self.rateLimited(Int((last + interval - now + 999) / 1000), "a code went to this address less than \(settings.sendInterval) s ago")
         }
         if mail != nil { mailQueued.signal() }
-        audit("otp_sent", user: user?.id, client: client.id, detail: mail == nil ? "no account and sign-up by code is off: nothing sent" : nil, context: context)
-        return PasswordlessStartResponse(_id: row.id, email: email, email_verified: false)
+        return (row.id, row.expiresAt, mail != nil)
     }
 
     /// The passwordless grant (`http://auth0.com/oauth/grant-type/passwordless/otp`): counts the
@@ -97,21 +107,10 @@ extension Ceremonies {
         if let realm = request.realm, realm != "email" { throw AuthError(.connectionDisabled, "realm \"\(realm.prefix(40))\" (only email)", publicDetail: "Only the email realm is offered here.") }
         guard let username = request.username, let otp = request.otp else { throw AuthError.malformed("username and otp are required") }
         let email = try Self.emailAddress(username, member: "username")
-        // As typed or pasted: "123 456", "123-456" or with a no-break space from a mail client.
-        let code = String(otp.prefix(64).filter { !$0.isWhitespace && $0 != "-" }.prefix(32))
+        let code = Self.typedCode(otp)
         let settings = configuration.passwordless
         let now = nowMillis
-        let row: EmailCodeRow
-        switch try store.attemptEmailCode(email: email, maxAttempts: settings.maxAttempts, now: now) {
-        case .none: throw AuthError(.otpInvalid, "the address has no code")
-        case .used: throw AuthError(.otpInvalid, "the address's code was already used")
-        case .expired: throw AuthError(.otpExpired, "the code expired")
-        case .exhausted: throw AuthError(.otpAttemptsExceeded, "the code's \(settings.maxAttempts) tries are spent")
-        case .counted(let counted): row = counted
-        }
-        guard ConstantTime.equals(codeHash("email", owner: email, code: code), row.codeHash) else {
-            throw AuthError(.otpInvalid, "wrong code (try \(row.attempts) of \(settings.maxAttempts))")
-        }
+        let row = try countedCode(email: email, code: code, purpose: "email")
         guard row.clientID == client.id else { throw AuthError(.otpInvalid, "the code was sent for client \(row.clientID)") }
         var writes: [StoreWrite] = [.useEmailCode(email: email, id: row.id, at: now)]
         var user: UserRecord
@@ -130,6 +129,27 @@ extension Ceremonies {
         }
         return (user, kind, writes)
     }
+
+    /// The live code of `email`, once this try is counted against it (in the database, before
+    /// anything is compared) and `code` matched it in constant time as a code for `purpose`.
+    func countedCode(email: String, code: String, purpose: String) throws -> EmailCodeRow {
+        let maxAttempts = configuration.passwordless.maxAttempts
+        let row: EmailCodeRow
+        switch try store.attemptEmailCode(email: email, maxAttempts: maxAttempts, now: nowMillis) {
+        case .none: throw AuthError(.otpInvalid, "the address has no code")
+        case .used: throw AuthError(.otpInvalid, "the address's code was already used")
+        case .expired: throw AuthError(.otpExpired, "the code expired")
+        case .exhausted: throw AuthError(.otpAttemptsExceeded, "the code's \(maxAttempts) tries are spent")
+        case .counted(let counted): row = counted
+        }
+        guard ConstantTime.equals(codeHash(purpose, owner: email, code: code), row.codeHash) else {
+            throw AuthError(.otpInvalid, "wrong code (try \(row.attempts) of \(maxAttempts))")
+        }
+        return row
+    }
+
+    /// A code as typed or pasted: "123 456", "123-456" or with a no-break space from a mail client.
+    static func typedCode(_ text: String) -> String { String(text.prefix(64).filter { !$0.isWhitespace && $0 != "-" }.prefix(32)) }
 
     /// Tokens for a code sign-in (email or recovery code): `amr: ["otp"]`, no credential, the
     /// code's use and the account changes in the same transaction as the refresh token. A code

@@ -18,6 +18,10 @@ public enum Notice: Sendable, Equatable {
     case recoveryCodeUsed(remaining: Int)
     /// The owner erased the account: the last message to the address.
     case accountDeleted
+    /// A code that confirms a new address for the account (sent to that address).
+    case emailChangeCode(String, minutes: Int)
+    /// The account's address was changed to `to` (sent to the address it had).
+    case emailChanged(to: String)
 
     /// The `X-Signet-Kind` and outbox kind.
     public var kind: String {
@@ -32,6 +36,8 @@ public enum Notice: Sendable, Equatable {
         case .recoveryCodesCreated: "recovery_codes_created"
         case .recoveryCodeUsed: "recovery_code_used"
         case .accountDeleted: "account_deleted"
+        case .emailChangeCode: "email_change_code"
+        case .emailChanged: "email_changed"
         }
     }
 
@@ -101,6 +107,18 @@ public enum Notice: Sendable, Equatable {
                    "Su cuenta de \(service) se eliminó a petición suya, con sus llaves de acceso, dispositivos y sesiones. No se puede recuperar.\nSi no fue usted, póngase en contacto con \(service) cuanto antes.")
                 : ("\(service) account deleted",
                    "Your \(service) account was deleted at your request, with its passkeys, devices and sessions. It cannot be restored.\nIf this was not you, contact \(service) at once.")
+        case .emailChangeCode(let code, let minutes):
+            return es
+                ? ("Su código de \(service): \(code)",
+                   "Para usar esta dirección en su cuenta de \(service), escriba este código:\n\n    \(code)\n\nCaduca en \(minutes) minutos y sirve una sola vez.\nSi no lo pidió, ignore este mensaje: la dirección no cambia sin él.")
+                : ("Your \(service) code: \(code)",
+                   "To use this address for your \(service) account, enter this code:\n\n    \(code)\n\nIt expires in \(minutes) minutes and works once.\nIf you did not ask for it, ignore this message: the address does not change without it.")
+        case .emailChanged(let address):
+            return es
+                ? ("Dirección cambiada en \(service)",
+                   "La dirección de correo de su cuenta de \(service) se cambió a \(address). Los avisos irán allí desde ahora.\n\n\(notYou)")
+                : ("Address changed on \(service)",
+                   "The email address of your \(service) account was changed to \(address). Notices go there from now on.\n\n\(notYou)")
         }
     }
 }

@@ -1,0 +1,117 @@
+import SignetAuth
+import Foundation
+import SignetAPI
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetWebAuthn
+import Testing
+
+extension SignedIn {
+    func startEmailChange(_ email: String) throws -> (status: Int, json: JSONValue) {
+        try call("POST", "/me/email", .object(["email": .string(email)]))
+    }
+
+    func finishEmailChange(_ email: String, _ code: String) throws -> (status: Int, json: JSONValue) {
+        try call("POST", "/me/email/verify", .object(["email": .string(email), "code": .string(code)]))
+    }
+}
+
+extension SMTPServer {
+    /// The newest address-change code mailed to `address`, once `count` have been mailed before it.
+    func changeCode(for address: String, after count: Int = 0) throws -> String {
+        var found: String?
+        _ = eventually {
+            let codes = messages(to: address).filter { $0.kind == "email_change_code" }
+            guard codes.count > count else { return false }
+            found = codes.last?.code
+            return found != nil
+        }
+        return try #require(found, "no address-change code reached \(address)")
+    }
+}
+
+/// `POST /me/email` and `POST /me/email/verify`: the owner moves the account to a new address.
+@Suite(.enabled(if: SMTPServer.available, "needs python3-aiosmtpd (scripts/bootstrap.sh installs it)"))
+struct EmailChangeTests {
+    @Test("a code to the new address makes it the account's, verified; the old address is told; sign-in by code follows the address")
+    func change() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp)
+        let account = try SignedIn(server, email: "old@signet.test")
+        let user = try #require(try server.store.user(email: "old@signet.test"))
+        let (status, started) = try account.startEmailChange("New@Signet.test")
+        #expect(status == 202 && started["email"] == .string("new@signet.test") && started["expires_in"]?.int64 == 300, "\(started.serialized)")
+        let code = try smtp.changeCode(for: "new@signet.test")
+        // Nothing changes before the code comes back.
+        #expect(try server.store.user(id: user.id)?.email == "old@signet.test")
+        let (done, changed) = try account.finishEmailChange("new@signet.test", String(code.prefix(3) + " " + code.dropFirst(3)))
+        #expect(done == 200 && changed == .object(["email": .string("new@signet.test"), "email_verified": .bool(true), "expires_in": .null]), "\(changed.serialized)")
+        let moved = try #require(try server.store.user(id: user.id))
+        let gone = try server.store.user(email: "old@signet.test")
+        #expect(moved.email == "new@signet.test" && moved.emailVerified && gone == nil)
+        // The old address hears of it, naming the new one; the code worked once.
+        #expect(eventually { smtp.messages(to: "old@signet.test").contains { $0.kind == "email_changed" } })
+        let notice = try #require(smtp.messages(to: "old@signet.test").last { $0.kind == "email_changed" })
+        #expect(notice.body.contains("new@signet.test"))
+        #expect(try account.finishEmailChange("new@signet.test", code).json["reason"] == .string("otp_invalid"))
+        #expect(try server.store.auditEvents(limit: 20).contains { $0.kind == "email_changed" && $0.outcome == "success" && $0.userID == user.id })
+        // A sign-in code now goes to the new address and signs in the same account.
+        server.clock.advance(31)
+        try server.startEmail("new@signet.test")
+        let signIn = try server.signIn(email: "new@signet.test", code: try smtp.code(for: "new@signet.test"))
+        #expect(signIn.status == 200 && jwtClaims(signIn.json["access_token"]?.string)["sub"] == .string(user.id))
+    }
+
+    @Test("starting needs a fresh passkey check: a stale session and an email-code session are refused")
+    func needsStepUp() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp)
+        let account = try SignedIn(server, email: "stepup-change@signet.test")
+        server.clock.advance(Double(server.app.configuration.stepUpMaxAge + 1))
+        #expect(try account.startEmailChange("elsewhere@signet.test").json["reason"] == .string("step_up_required"))
+        let code = try server.codeSession("stepup-change@signet.test", smtp: smtp)
+        #expect(try code.startEmailChange("elsewhere@signet.test").json["reason"] == .string("step_up_required"))
+        #expect(smtp.messages(to: "elsewhere@signet.test").isEmpty)
+    }
+
+    @Test("refusals: the same address, a taken one, a wrong, expired or spent code, another account's code, a sign-in code, and the other way round")
+    func refusals() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp)
+        let ada = try SignedIn(server, email: "ada-change@signet.test")
+        let bob = try SignedIn(server, email: "bob-change@signet.test")
+        let adaID = try #require(try server.store.user(email: "ada-change@signet.test")).id
+        #expect(try ada.startEmailChange("ADA-change@signet.test").json["reason"] == .string("malformed"))
+        #expect(try ada.startEmailChange("not an address").json["reason"] == .string("malformed"))
+        // A taken address gets a code like any other (no enumeration); using it is refused.
+        #expect(try ada.startEmailChange("bob-change@signet.test").status == 202)
+        let taken = try ada.finishEmailChange("bob-change@signet.test", try smtp.changeCode(for: "bob-change@signet.test"))
+        #expect(taken.status == 409 && taken.json["reason"] == .string("user_exists"), "\(taken.json.serialized)")
+        #expect(try server.store.user(id: adaID)?.email == "ada-change@signet.test")
+        // Throttled like sign-in codes: one per 30 s an address.
+        #expect(try ada.startEmailChange("fresh@signet.test").status == 202)
+        let again = try ada.startEmailChange("fresh@signet.test")
+        #expect(again.status == 429 && again.json["reason"] == .string("rate_limited"))
+        let code = try smtp.changeCode(for: "fresh@signet.test")
+        // Another account cannot use Ada's code, and the code cannot sign anyone in.
+        #expect(try bob.finishEmailChange("fresh@signet.test", code).json["reason"] == .string("otp_invalid"))
+        #expect(try server.signIn(email: "fresh@signet.test", code: code).json["reason"] == .string("otp_invalid"))
+        // Every try counts against the code's budget of 5, those two included: then even the right code is refused.
+        let wrong = code == "000000" ? "111111" : "000000"
+        for _ in 0..<3 { #expect(try ada.finishEmailChange("fresh@signet.test", wrong).json["reason"] == .string("otp_invalid")) }
+        #expect(try ada.finishEmailChange("fresh@signet.test", code).json["reason"] == .string("otp_attempts_exceeded"))
+        // Expired.
+        server.clock.advance(31)
+        #expect(try ada.startEmailChange("later@signet.test").status == 202)
+        let late = try smtp.changeCode(for: "later@signet.test")
+        server.clock.advance(301)
+        #expect(try ada.finishEmailChange("later@signet.test", late).json["reason"] == .string("otp_expired"))
+        #expect(try server.store.user(id: adaID)?.email == "ada-change@signet.test")
+        // A sign-in code for an address cannot move an account to it.
+        try server.startEmail("signin-only@signet.test")
+        let signInCode = try smtp.code(for: "signin-only@signet.test")
+        #expect(try ada.finishEmailChange("signin-only@signet.test", signInCode).json["reason"] == .string("otp_invalid"))
+        #expect(try server.store.user(id: adaID)?.email == "ada-change@signet.test")
+    }
+}
