@@ -196,15 +196,15 @@ def shoot(driver, name):
     driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
-def code_for(address, after=0, seconds=15):
-    """The newest sign-in code mailed to `address`, once more than `after` have arrived."""
+def code_for(address, after=0, seconds=15, kind="otp"):
+    """The newest code of `kind` mailed to `address`, once more than `after` have arrived."""
     deadline = time.time() + seconds
     while time.time() < deadline:
         box = mailbox.Maildir(MAILDIR, create=False)
         codes = []
         for key in sorted(box.keys(), key=lambda k: box.get_file(k).name if hasattr(box.get_file(k), "name") else k):
             message = box[key]
-            if address not in message.get("X-Envelope-To", "") or message.get("X-Signet-Kind") != "otp":
+            if address not in message.get("X-Envelope-To", "") or message.get("X-Signet-Kind") != kind:
                 continue
             body = message.get_payload(decode=True) or b""
             match = re.search(rb"\b(\d{6,10})\b", quopri.decodestring(body) if b"=" in body else body)
@@ -442,6 +442,23 @@ try:
     report["code_signin_amr"] = verify_id_token(token["id_token"], nonce).get("amr")
     driver.get(BASE + "/account")
     report["offer_created_passkey"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]'))
+
+    # 7b. The address moves: a code session must step up with the passkey it just made, then the
+    #     code sent to the new address confirms it.
+    driver.find_element(By.CSS_SELECTOR, '[data-testid="email-section"] summary').click()
+    by_test_id(driver, "new-email").send_keys("grace.hopper@example.test")
+    by_test_id(driver, "email-change").click()
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="step-up-prompt"]'))
+    report["email_change_step_up"] = True
+    by_test_id(driver, "step-up").click()
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="email-code"]'))
+    report["email_pending"] = by_test_id(driver, "email-pending").text
+    shoot(driver, "email-code")
+    change_code, _ = code_for("grace.hopper@example.test", kind="email_change_code")
+    by_test_id(driver, "email-code").send_keys(change_code)
+    by_test_id(driver, "email-verify").click()
+    wait_for(driver, lambda d: "notice=email_changed" in d.current_url)
+    report["email_changed_to"] = by_test_id(driver, "account-email").text
 
     # 8. A passkey Signet does not know (deleted on the server, still in the provider): the
     #    sign-in fails as credential_unknown and the page tells the provider (Signal API).

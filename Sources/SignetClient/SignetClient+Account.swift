@@ -1,4 +1,5 @@
 import Foundation
+public import SignetAPI
 
 extension SignetClient {
     /// Erases the signed-in account (`DELETE /me`, a sensitive change: steps up with a passkey
@@ -12,5 +13,19 @@ extension SignetClient {
         try tokens.clear()
         // The server has forgotten the key; the device's copy names nothing now.
         try? await deviceKeys?.deleteKey()
+    }
+
+    /// Asks to move the account to `email` (`POST /me/email`, a sensitive change: steps up if
+    /// asked): a code goes to that address. Nothing changes until ``confirmEmailChange(email:code:)``.
+    @discardableResult
+    public func startEmailChange(to email: String) async throws -> EmailChangeStatus {
+        try decode(EmailChangeStatus.self, try await authorized("POST", "me/email", body: EmailChangeRequest(email: email)))
+    }
+
+    /// Completes the move with the code the new address received (`POST /me/email/verify`); the
+    /// old address is told. New tokens carry the new address from the next refresh on.
+    @discardableResult
+    public func confirmEmailChange(email: String, code: String) async throws -> EmailChangeStatus {
+        try decode(EmailChangeStatus.self, try await authorized("POST", "me/email/verify", body: EmailChangeRequest(email: email, code: code)))
     }
 }

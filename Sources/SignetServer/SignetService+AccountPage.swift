@@ -70,6 +70,40 @@ extension SignetService {
                 }
             }
         }
+        // A new address: after the step-up a code goes there, and the page asks for it.
+        r.add("POST", "/account/email") { s, call in
+            s.pageOrError(call) {
+                let form = try s.body(call, form: true)
+                let (session, browser) = try s.signedInForm(call, form: form)
+                let typed = form["email"]?.string ?? ""
+                do {
+                    try s.ceremonies.requireFreshAuthentication(session.principal)
+                    let started = try s.ceremonies.startEmailChange(session.principal, email: typed, context: call.context)
+                    return try s.accountPage(call, browser: browser, session: session, extra: ["emailPending": .text(started.email)])
+                } catch let error as AuthError where error.reason == .stepUpRequired {
+                    return try s.accountPage(call, browser: browser, session: session, stepUp: (call.request.path, [("email", typed)]))
+                } catch let error as AuthError where error.status < 500 && error.reason != .csrfInvalid {
+                    return try s.accountPage(call, browser: browser, session: session, error: error, status: error.status)
+                }
+            }
+        }
+        r.add("POST", "/account/email/verify") { s, call in
+            s.pageOrError(call) {
+                let form = try s.body(call, form: true)
+                let (session, browser) = try s.signedInForm(call, form: form)
+                let email = form["email"]?.string ?? ""
+                do {
+                    _ = try s.ceremonies.finishEmailChange(session.principal, email: email, code: form["code"]?.string ?? "", context: call.context)
+                    return .redirect(to: "/account?notice=email_changed")
+                } catch let error as AuthError where error.reason == .otpInvalid {
+                    // A mistyped code: the same question again, saying so.
+                    return try s.accountPage(call, browser: browser, session: session, status: error.status,
+                                             extra: ["emailPending": .text(email), "emailError": .text(s.pageText(error, language: browser.language))])
+                } catch let error as AuthError where error.status < 500 && error.reason != .csrfInvalid {
+                    return try s.accountPage(call, browser: browser, session: session, error: error, status: error.status)
+                }
+            }
+        }
         // Erasing the account: the address typed again guards against a slip, then the same
         // step-up as any change; what is left is the sign-in page, saying so.
         r.add("POST", "/account/delete") { s, call in

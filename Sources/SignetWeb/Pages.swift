@@ -143,6 +143,20 @@ public enum Pages {
         <div class="row-actions"><form method="post" action="/account/sessions/{{id}}/revoke" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="danger" data-testid="session-revoke">{{t.revoke}}</button></form></div></li>{{/sessions}}</ul>
         </section>
+        <section aria-labelledby="h-email"><h2 id="h-email">{{t.email_title}}</h2>
+        <p data-testid="account-email">{{email}}</p>
+        {{^emailPending}}<details class="fold" data-testid="email-section"><summary>{{t.email_change}}</summary>
+        <form method="post" action="/account/email"><input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="new-email">{{t.email_new}}</label>
+        <input id="new-email" name="email" type="email" autocomplete="email" required maxlength="254" data-testid="new-email">
+        <button type="submit" class="secondary" data-testid="email-change">{{t.email_send}}</button></form></details>{{/emailPending}}
+        {{#emailPending}}<p>{{t.email_code_sent}} <strong data-testid="email-pending">{{emailPending}}</strong></p>
+        {{#emailError}}<p class="message error" role="alert" data-testid="email-error">{{emailError}}</p>{{/emailError}}
+        <form method="post" action="/account/email/verify"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="email" value="{{emailPending}}">
+        <label for="email-code">{{t.code}}</label>
+        <input id="email-code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 \\-]*" maxlength="16" required data-testid="email-code" autofocus>
+        <button type="submit" class="primary" data-testid="email-verify">{{t.email_confirm}}</button></form>{{/emailPending}}
+        </section>
         <section aria-labelledby="h-recovery"><h2 id="h-recovery">{{t.recovery_codes}}</h2>
         {{#recoveryOpen}}<p class="message error" data-testid="recovery-open">{{t.recovery_open}} {{recoveryUntil}}.</p>
         <form method="post" action="/account/recovery/cancel"><input type="hidden" name="csrf" value="{{csrf}}">

@@ -48,7 +48,8 @@ public enum Stylesheet {
     .codes code { font-size: 1.05rem; }
     .erase { margin-top: 1.75rem; border-top: 1px solid var(--line); padding-top: 1rem; }
     .erase summary { cursor: pointer; color: var(--danger); font-weight: 600; }
-    .erase button { margin-top: 1rem; }
+    .erase button, .fold button, #h-email ~ form button { margin-top: 1rem; }
+    .fold summary { cursor: pointer; color: var(--accent); }
     .pair { display: flex; gap: .75rem; margin-top: 1rem; }
     .pair button { flex: 1; }
     footer { margin-top: 1rem; text-align: center; color: var(--muted); font-size: .875rem; }

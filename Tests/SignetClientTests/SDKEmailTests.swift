@@ -8,12 +8,12 @@ import Testing
 /// mode, which writes its mail to `./signet-mail/` (the test reads the codes there).
 @Suite struct SDKEmailTests {
     /// The code in the newest `.eml` to `address` in the server's mail folder.
-    static func code(_ server: ServerProcess, to address: String, after count: Int = 0) async throws -> String {
+    static func code(_ server: ServerProcess, to address: String, after count: Int = 0, kind: String = "otp") async throws -> String {
         let folder = server.directory.appendingPathComponent("signet-mail")
         for _ in 0..<200 {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".eml") }.sorted()
             let texts = names.compactMap { try? String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8) }
-                .filter { $0.contains("X-Signet-Kind: otp") && $0.contains("To: <\(address)>") }
+                .filter { $0.contains("X-Signet-Kind: \(kind)\r\n") && $0.contains("To: <\(address)>") }
             if texts.count > count, let body = texts.last?.components(separatedBy: "\r\n\r\n").dropFirst().joined(),
                let code = body.split(whereSeparator: { !$0.isNumber }).first(where: { $0.count == 6 }) {
                 return String(code)
@@ -21,6 +21,21 @@ import Testing
             try await Task.sleep(nanoseconds: 50_000_000)
         }
         throw SignetError(.invalidResponse, "no code mail for \(address)")
+    }
+
+    @Test("startEmailChange + confirmEmailChange: the account moves to the address the code went to")
+    func emailChange() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        try await app.client.signUp(email: "before@signet.test")
+        let started = try await app.client.startEmailChange(to: "after@signet.test")
+        #expect(started.email == "after@signet.test" && !started.email_verified && started.expires_in == 300)
+        await #expect(throws: SignetError(.otpInvalid, "")) { try await app.client.confirmEmailChange(email: "after@signet.test", code: "000000") }
+        let code = try await Self.code(server, to: "after@signet.test", kind: "email_change_code")
+        let done = try await app.client.confirmEmailChange(email: "after@signet.test", code: code)
+        #expect(done.email == "after@signet.test" && done.email_verified)
+        try await app.client.refresh()
+        #expect(try await app.client.userInfo().email == "after@signet.test")
     }
 
     @Test("email code sign-up, a passkey added, recovery codes (stepping up by itself), a recovery-code sign-in, a recovery held and cancelled")

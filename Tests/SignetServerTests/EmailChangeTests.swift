@@ -114,4 +114,30 @@ struct EmailChangeTests {
         #expect(try ada.finishEmailChange("signin-only@signet.test", signInCode).json["reason"] == .string("otp_invalid"))
         #expect(try server.store.user(id: adaID)?.email == "ada-change@signet.test")
     }
+
+    @Test("the account page: a step-up, then the code's question; a mistyped code asks again; the right one moves the account")
+    func page() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp)
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "page-old@signet.test")
+        let id = try #require(try server.store.user(email: "page-old@signet.test")).id
+        server.clock.advance(Double(server.app.configuration.stepUpMaxAge + 1))
+        #expect(try browser.page("/account").html.contains("data-testid=\"email-section\""))
+        let stale = try browser.form("/account/email", [("email", "page-new@signet.test")])
+        #expect(stale.html.contains("data-testid=\"step-up-prompt\"") && stale.html.contains("name=\"email\" value=\"page-new@signet.test\""))
+        #expect(smtp.messages(to: "page-new@signet.test").isEmpty)
+        try browser.stepUp()
+        try browser.page("/account")
+        let asked = try browser.form("/account/email", [("email", "page-new@signet.test")])
+        #expect(asked.status == 200 && asked.html.contains("data-testid=\"email-pending\">page-new@signet.test<") && asked.html.contains("data-testid=\"email-code\""))
+        let code = try smtp.changeCode(for: "page-new@signet.test")
+        let wrong = try browser.form("/account/email/verify", [("email", "page-new@signet.test"), ("code", code == "000000" ? "111111" : "000000")])
+        #expect(wrong.status == 403 && wrong.html.contains("data-testid=\"email-error\"") && wrong.html.contains("data-testid=\"email-code\""))
+        let done = try browser.form("/account/email/verify", [("email", "page-new@signet.test"), ("code", code)])
+        #expect(done.response.headers["location"] == "/account?notice=email_changed")
+        let after = try browser.page("/account?notice=email_changed")
+        #expect(after.html.contains("data-testid=\"account-email\">page-new@signet.test<") && after.html.contains("Email address changed."))
+        #expect(try server.store.user(id: id)?.email == "page-new@signet.test")
+    }
 }

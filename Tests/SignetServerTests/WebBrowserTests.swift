@@ -95,6 +95,8 @@ struct WebBrowserTests {
         #expect(r["renamed"]?.array?.first == .string("Work laptop"))
         #expect(r["account_passkeys_after_revoke"] == .number("1"))
         #expect(r["delete_refused"] == .bool(true))
+        #expect(r["email_change_step_up"] == .bool(true) && r["email_pending"] == .string("grace.hopper@example.test"))
+        #expect(r["email_changed_to"] == .string("grace.hopper@example.test"))
         #expect(r["last_passkey_buttons"] == .number("0") && r["last_passkey_hint"]?.array?.count == 1, "\(r["last_passkey_hint"] ?? .null)")
         #expect(r["current_session_marked"] == .number("1"))
         #expect(r["app_sessions_listed"]?.int64 ?? 0 >= 1)
