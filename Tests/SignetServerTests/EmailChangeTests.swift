@@ -55,7 +55,9 @@ struct EmailChangeTests {
         let notice = try #require(smtp.messages(to: "old@signet.test").last { $0.kind == "email_changed" })
         #expect(notice.body.contains("new@signet.test"))
         #expect(try account.finishEmailChange("new@signet.test", code).json["reason"] == .string("otp_invalid"))
-        #expect(try server.store.auditEvents(limit: 20).contains { $0.kind == "email_changed" && $0.outcome == "success" && $0.userID == user.id })
+        // The audit trail says from what to what, for whoever looks into a takeover later.
+        let audited = try #require(try server.store.auditEvents(limit: 20).first { $0.kind == "email_changed" && $0.outcome == "success" })
+        #expect(audited.userID == user.id && audited.detail == "from old@signet.test to new@signet.test")
         // A sign-in code now goes to the new address and signs in the same account.
         server.clock.advance(31)
         try server.startEmail("new@signet.test")
