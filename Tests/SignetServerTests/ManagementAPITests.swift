@@ -178,9 +178,10 @@ extension TestServer {
         }
     }
 
-    @Test("PATCH: name, email (unverified again), email_verified; a taken address, an unknown member and an empty change are refused")
+    @Test("PATCH: name, email (unverified again, the old address told), email_verified; a taken address, an unknown member and an empty change are refused")
     func patch() throws {
-        let server = try TestServer.withOperators()
+        let smtp = try SMTPServer()
+        let server = try TestServer.withOperators(smtp: smtp)
         let ada = try SignedIn(server, email: "ada@signet.test")
         _ = try SignedIn(server, email: "bob@signet.test")
         let ops = try server.managementToken()
@@ -188,6 +189,7 @@ extension TestServer {
         let renamed = try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["name": .string("Ada L."), "email": .string("Ada@Example.com")]))
         #expect(renamed.status == 200 && renamed.json["name"] == .string("Ada L.") && renamed.json["email"] == .string("ada@example.com"))
         #expect(renamed.json["email_verified"] == .bool(false))
+        #expect(eventually { smtp.messages(to: "ada@signet.test").contains { $0.kind == "email_changed" && $0.body.contains("ada@example.com") } })
         #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["email_verified": .bool(true)])).json["email_verified"] == .bool(true))
         #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["email": .string("bob@signet.test")])).json["reason"] == .string("user_exists"))
         #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["app_metadata": .object([:])])).json["reason"] == .string("malformed"))

@@ -159,9 +159,12 @@ extension Ceremonies {
             : patch.blocked == false && before.user.blocked ? "admin_user_unblocked" : "admin_user_updated"
         let fields = [patch.blocked.map { _ in "blocked" }, patch.name.map { _ in "name" }, patch.email.map { _ in "email" },
                       patch.email_verified.map { _ in "email_verified" }].compactMap { $0 }
+        // A new address set by an operator is told to the old one: talking support staff into
+        // moving an account is a takeover path, and its owner should hear of it at once.
+        let moved = change.email.flatMap { $0 == before.user.email ? nil : $0 }
         guard let updated = try store.updateUser(id: id, change, at: nowMillis, writes: [
             .audit(auditEvent(kind, user: id, client: caller.clientID, detail: "changed: " + fields.joined(separator: ", "), context: context)),
-        ]) else { throw AuthError(.userUnknown, "no user \(id.prefix(64))") }
+        ] + (moved.map { notice(.emailChanged(to: $0), to: before.user) } ?? [])) else { throw AuthError(.userUnknown, "no user \(id.prefix(64))") }
         return Self.wire(updated)
     }
 
