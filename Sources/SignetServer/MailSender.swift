@@ -22,7 +22,7 @@ struct SMTPTransport: MailTransport {
     let from: String
     func deliver(_ row: OutboxRow) throws(MailFailure) {
         do {
-            try SMTP.send(row.message, from: from, to: [row.recipient], settings: settings)
+            try SMTP.send(row.message, from: from, to: [MailMessage.asciiAddress(row.recipient)], settings: settings)
         } catch {
             throw MailFailure(message: error.description, permanent: error.permanent)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import SignetAPI
+import SignetAuth
 import SignetClient
 import SignetWebAuthn
 
@@ -45,7 +46,7 @@ extension AuthenticatorCommand {
         for name in names.reversed() {
             guard let text = try? String(contentsOfFile: (directory as NSString).appendingPathComponent(name), encoding: .utf8) else { continue }
             let head = text.components(separatedBy: "\r\n\r\n").first ?? ""
-            guard head.contains("X-Signet-Kind: otp"), head.lowercased().contains("to: <\(address.lowercased())>") else { continue }
+            guard head.contains("X-Signet-Kind: otp"), head.lowercased().contains("to: <\(MailMessage.asciiAddress(address.lowercased()))>") else { continue }
             let body = text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n").replacingOccurrences(of: "=\r\n", with: "")
             if let code = body.split(whereSeparator: { !$0.isNumber }).first(where: { (6...10).contains($0.count) }) { return String(code) }
         }

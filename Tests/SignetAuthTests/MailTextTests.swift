@@ -20,6 +20,20 @@ import Testing
         return out
     }
 
+    @Test("an internationalized domain goes to the relay in its A-label form; ASCII and the local part stay as they are")
+    func asciiAddresses() throws {
+        #expect(MailMessage.asciiAddress("ana@bücher.example") == "ana@xn--bcher-kva.example")
+        #expect(MailMessage.asciiAddress("ana@correo.españa.example") == "ana@correo.xn--espaa-rta.example")
+        #expect(MailMessage.asciiAddress("ana@example.com") == "ana@example.com")
+        #expect(MailMessage.asciiAddress("ñandú@example.com") == "ñandú@example.com")
+        #expect(MailMessage.asciiAddress("no-at-sign") == "no-at-sign")
+        let header = String(decoding: MailMessage(from: "a@b.example", fromName: "B", to: "ana@bücher.example", subject: "s", body: "b",
+                                                  language: "en", kind: "otp").rendered(date: Date(timeIntervalSince1970: 0), id: "x"), as: UTF8.self)
+        #expect(header.contains("\r\nTo: <ana@xn--bcher-kva.example>\r\n"))
+        // One account per visible address: the decomposed spelling is the composed one.
+        #expect(try Ceremonies.emailAddress("Ana@Bu\u{0308}cher.example", member: "email") == "ana@bücher.example")
+    }
+
     @Test func plainTextPassesThrough() {
         #expect(MailMessage.quotedPrintable("Your code is 123456.") == "Your code is 123456.")
     }

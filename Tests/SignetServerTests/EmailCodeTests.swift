@@ -130,6 +130,19 @@ struct EmailCodeTests {
         #expect(!events.contains { ($0.detail ?? "").contains(code) || ($0.detail ?? "").contains(fresh) })
     }
 
+    @Test("an address with an internationalized domain gets its code: the relay sees the A-label form, the account keeps the address as typed")
+    func internationalDomain() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp)
+        #expect(try server.startEmail("Ana@Bücher.example").status == 200)
+        let code = try smtp.code(for: "ana@xn--bcher-kva.example")
+        let message = try #require(smtp.messages(to: "ana@xn--bcher-kva.example").last)
+        #expect(message.headers["to"] == "<ana@xn--bcher-kva.example>")
+        let (status, tokens) = try server.signIn(email: "ana@bücher.example", code: code, scope: "openid email")
+        #expect(status == 200, "\(tokens.serialized)")
+        #expect(jwtClaims(tokens["id_token"]?.string)["email"] == .string("ana@bücher.example"))
+    }
+
     @Test("only the newest code counts")
     func newestCode() throws {
         let smtp = try SMTPServer()

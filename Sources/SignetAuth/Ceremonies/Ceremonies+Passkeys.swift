@@ -15,10 +15,11 @@ extension Ceremonies {
     /// Longest email accepted (RFC 5321 §4.5.3.1.3 path limit).
     static let maxEmailLength = 254
 
-    /// An email address as Signet keys accounts by it: trimmed, lower case, one `@` with text on
-    /// both sides, no spaces or control characters, at most 254 characters.
+    /// An email address as Signet keys accounts by it: trimmed, lower case, in Unicode's
+    /// composed form (NFC, so `ü` typed as `u` plus a combining diaeresis is the same account),
+    /// one `@` with text on both sides, no spaces or control characters, at most 254 characters.
     public static func emailAddress(_ text: String, member: String) throws -> String {
-        let email = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let email = text.trimmingCharacters(in: .whitespaces).lowercased().precomposedStringWithCanonicalMapping
         guard email.count <= maxEmailLength, let at = email.firstIndex(of: "@"), at != email.startIndex,
               email.index(after: at) != email.endIndex, email.filter({ $0 == "@" }).count == 1,
               !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || isUnsafeInText($0) || $0 == "<" || $0 == ">" })

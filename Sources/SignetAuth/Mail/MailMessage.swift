@@ -28,7 +28,7 @@ public struct MailMessage: Sendable, Equatable {
         let domain = from.split(separator: "@").last.map(String.init) ?? "localhost"
         let headers = [
             "From: \(Self.encodedWord(fromName)) <\(from)>",
-            "To: <\(to)>",
+            "To: <\(Self.asciiAddress(to))>",
             "Subject: \(Self.encodedWord(subject))",
             "Date: \(Self.date(date))",
             "Message-ID: <\(id)@\(domain)>",
@@ -40,6 +40,22 @@ public struct MailMessage: Sendable, Equatable {
             "X-Signet-Kind: \(kind)",
         ]
         return Array((headers.joined(separator: "\r\n") + "\r\n\r\n" + Self.quotedPrintable(body)).utf8)
+    }
+
+    /// `address` as a relay without SMTPUTF8 (RFC 6531) takes it: an internationalized domain
+    /// in its A-label form (IDNA, RFC 5891: `bücher.example` is `xn--bcher-kva.example`), by
+    /// Foundation's UTS #46 processing. The account keeps the address as typed; only the
+    /// envelope and the `To` header carry this form. A local part beyond ASCII is left as it
+    /// is, for a relay that speaks SMTPUTF8.
+    public static func asciiAddress(_ address: String) -> String {
+        guard let at = address.lastIndex(of: "@") else { return address }
+        let domain = String(address[address.index(after: at)...])
+        guard !domain.allSatisfy(\.isASCII) else { return address }
+        var components = URLComponents()
+        components.scheme = "smtp"
+        components.host = domain
+        guard let host = components.url?.host, !host.isEmpty, host.allSatisfy(\.isASCII) else { return address }
+        return address[..<at] + "@" + host
     }
 
     /// RFC 5322 §3.3 date, in UTC.
