@@ -97,6 +97,49 @@ public struct EmailChangeStatus: Codable, Sendable, Equatable {
     }
 }
 
+/// One place the account is signed in (`GET /me/sessions`): a browser's SSO session or an
+/// app's refresh-token family.
+public struct SessionInfo: Codable, Sendable, Equatable {
+    public var id: String
+    /// `browser` or `app`.
+    public var kind: String
+    /// The browser and system (`Chrome · macOS`), or the app's client name.
+    public var name: String
+    public var client_id: String?
+    /// Seconds since 1970: the sign-in, and the last request (a browser) or refresh (an app).
+    public var created_at: Int64
+    public var last_seen_at: Int64
+    /// The session of the token that asked.
+    public var current: Bool
+
+    public init(id: String, kind: String, name: String, client_id: String?, created_at: Int64, last_seen_at: Int64, current: Bool) {
+        self.id = id
+        self.kind = kind
+        self.name = name
+        self.client_id = client_id
+        self.created_at = created_at
+        self.last_seen_at = last_seen_at
+        self.current = current
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(name, forKey: .name)
+        try c.encode(client_id, forKey: .client_id)
+        try c.encode(created_at, forKey: .created_at)
+        try c.encode(last_seen_at, forKey: .last_seen_at)
+        try c.encode(current, forKey: .current)
+    }
+}
+
+/// `GET /me/sessions` answer.
+public struct SessionList: Codable, Sendable, Equatable {
+    public var sessions: [SessionInfo]
+    public init(sessions: [SessionInfo]) { self.sessions = sessions }
+}
+
 /// `POST /me/device-keys` body.
 public struct EnrollDeviceKeyRequest: Codable, Sendable {
     /// base64url of a P-256 key: SubjectPublicKeyInfo DER (Android `getEncoded()`, CryptoKit

@@ -28,4 +28,14 @@ extension SignetClient {
     public func confirmEmailChange(email: String, code: String) async throws -> EmailChangeStatus {
         try decode(EmailChangeStatus.self, try await authorized("POST", "me/email/verify", body: EmailChangeRequest(email: email, code: code)))
     }
+
+    /// Where the account is signed in (`GET /me/sessions`): browsers and apps, this one marked `current`.
+    public func sessions() async throws -> [SessionInfo] { try decode(SessionList.self, try await authorized("GET", "me/sessions")).sessions }
+
+    /// Ends one of them (`DELETE /me/sessions/{id}`, a sensitive change: steps up if asked): its
+    /// tokens are refused at once. Ending this one is ``signOut()``.
+    public func revokeSession(id: String) async throws {
+        let answer = try await authorized("DELETE", "me/sessions/\(id)")
+        guard answer.status == 204 else { throw Self.error(answer) }
+    }
 }

@@ -209,7 +209,7 @@ extension SignetService {
         }
         let sessions = try ceremonies.accountSessions(principal)
         let rows: [[String: TemplateValue]] = sessions.web.map { w in
-            ["id": .text(w.id), "label": .text(Self.browserName(w.userAgent)), "kind": .text(strings["browser"] ?? ""), "current": .bool(w.id == session.row.id),
+            ["id": .text(w.id), "label": .text(Ceremonies.browserName(w.userAgent)), "kind": .text(strings["browser"] ?? ""), "current": .bool(w.id == session.row.id),
              "created": .text(when(w.createdAt)), "lastSeen": .text(when(w.lastSeenAt))]
         } + sessions.apps.map { a in
             ["id": .text(a.id), "label": .text(ceremonies.clientName(a.clientID)), "kind": .text(strings["app"] ?? ""), "current": .bool(false),
@@ -251,12 +251,4 @@ extension SignetService {
         return iso.prefix(10) + " " + iso.dropFirst(11).prefix(5) + " UTC"
     }
 
-    /// A short name for a User-Agent: the browser and the system, as far as they can be told.
-    static func browserName(_ userAgent: String?) -> String {
-        guard let ua = userAgent else { return "Browser" }
-        let browser = ua.contains("Edg/") ? "Edge" : ua.contains("Firefox/") ? "Firefox" : ua.contains("Chrome/") ? "Chrome" : ua.contains("Safari/") ? "Safari" : "Browser"
-        let system = ua.contains("Android") ? "Android" : ua.contains("iPhone") || ua.contains("iPad") ? "iOS" : ua.contains("Mac OS X") ? "macOS"
-            : ua.contains("Windows") ? "Windows" : ua.contains("Linux") ? "Linux" : nil
-        return system.map { "\(browser) · \($0)" } ?? browser
-    }
 }

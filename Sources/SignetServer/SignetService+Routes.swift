@@ -83,6 +83,12 @@ extension SignetService {
             try s.ceremonies.cancelRecovery(call.account, context: call.context)
             return HTTPResponse(status: 204)
         }
+        // Where the account is signed in; ending one is a sensitive change.
+        r.add("GET", "/me/sessions", needs: .account) { s, call in try Wire.encode(s.ceremonies.sessionList(call.account)) }
+        r.add("DELETE", "/me/sessions/{id}", needs: .sensitive) { s, call in
+            try s.ceremonies.revokeSession(id: call.parameter("id"), principal: call.account, context: call.context)
+            return HTTPResponse(status: 204)
+        }
         // A new address: a code to it after a fresh passkey check, then that code.
         r.add("POST", "/me/email", needs: .sensitive) { s, call in
             try Wire.encode(s.ceremonies.startEmailChange(call.account, email: s.body(call).member("email"), context: call.context), status: 202)

@@ -126,6 +126,21 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         await #expect(throws: SignetError(.notSignedIn, "")) { try await app.client.deleteAccount() }
     }
 
+    @Test("sessions() lists this app's session and another's; revokeSession(id:) ends the other one there")
+    func sessions() async throws {
+        let server = try ServerProcess()
+        let phone = try App(server)
+        try await phone.client.signUp(email: "two-apps@signet.test")
+        let tablet = try App(server, authenticator: phone.passkeys.authenticator)
+        try await tablet.client.signIn()
+        let listed = try await phone.client.sessions()
+        #expect(listed.count == 2 && listed.filter(\.current).count == 1 && listed.allSatisfy { $0.kind == "app" && $0.client_id == "dev" })
+        let other = try #require(listed.first { !$0.current })
+        try await phone.client.revokeSession(id: other.id)
+        #expect(try await phone.client.sessions().map(\.id) == listed.filter(\.current).map(\.id))
+        await #expect(throws: SignetError(.notSignedIn, "")) { try await tablet.client.passkeys() }
+    }
+
     @Test("without a device key, approve() uses a passkey")
     func approveWithPasskey() async throws {
         let server = try ServerProcess()

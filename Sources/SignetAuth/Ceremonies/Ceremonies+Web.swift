@@ -163,6 +163,28 @@ extension Ceremonies {
             apps: try store.sessions(userID: principal.user.id, now: now).filter { !principal.user.endedSession($0.id) })
     }
 
+    /// `GET /me/sessions`: the account's live sessions, browsers first, newest first within each;
+    /// `current` marks the one the call's token belongs to.
+    public func sessionList(_ principal: Principal) throws -> SessionList {
+        let sessions = try accountSessions(principal)
+        return SessionList(sessions: sessions.web.map { w in
+            SessionInfo(id: w.id, kind: "browser", name: Self.browserName(w.userAgent), client_id: nil, created_at: w.createdAt / 1000,
+                        last_seen_at: w.lastSeenAt / 1000, current: w.id == principal.sessionID)
+        } + sessions.apps.map { a in
+            SessionInfo(id: a.id, kind: "app", name: clientName(a.clientID), client_id: a.clientID, created_at: a.createdAt / 1000,
+                        last_seen_at: a.updatedAt / 1000, current: a.id == principal.sessionID)
+        })
+    }
+
+    /// A short name for a User-Agent: the browser and the system, as far as they can be told.
+    public static func browserName(_ userAgent: String?) -> String {
+        guard let ua = userAgent else { return "Browser" }
+        let browser = ua.contains("Edg/") ? "Edge" : ua.contains("Firefox/") ? "Firefox" : ua.contains("Chrome/") ? "Chrome" : ua.contains("Safari/") ? "Safari" : "Browser"
+        let system = ua.contains("Android") ? "Android" : ua.contains("iPhone") || ua.contains("iPad") ? "iOS" : ua.contains("Mac OS X") ? "macOS"
+            : ua.contains("Windows") ? "Windows" : ua.contains("Linux") ? "Linux" : nil
+        return system.map { "\(browser) · \($0)" } ?? browser
+    }
+
     /// Ends one of the account's sessions, a browser's or an app's, by its ID.
     public func revokeSession(id: String, principal: Principal, context: RequestContext) throws {
         let user = principal.user

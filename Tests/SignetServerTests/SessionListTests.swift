@@ -1,0 +1,56 @@
+import SignetAuth
+import Foundation
+import SignetAPI
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetWebAuthn
+import Testing
+
+/// `GET /me/sessions` and `DELETE /me/sessions/{id}`: where the account is signed in, for apps.
+@Suite struct SessionListTests {
+    @Test("the list names browsers and apps and marks the asking one; ending one (after a step-up) ends its tokens")
+    func listAndEnd() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        let first = try phone.signUp(email: "sessions@signet.test")
+        let second = try phone.signIn()
+        let browser = WebBrowser(server, authenticator: phone.authenticator)
+        #expect(try browser.signIn().status == 200)
+        let account = SignedIn(server, phone: phone, access: try #require(second["access_token"]?.string))
+        let firstSID = try #require(jwtClaims(first["access_token"]?.string)["sid"]?.string)
+        let secondSID = try #require(jwtClaims(second["access_token"]?.string)["sid"]?.string)
+
+        let (status, json) = try account.call("GET", "/me/sessions")
+        #expect(status == 200, "\(json.serialized)")
+        let sessions = json["sessions"]?.array ?? []
+        #expect(sessions.count == 3)
+        let browsers = sessions.filter { $0["kind"] == .string("browser") }, apps = sessions.filter { $0["kind"] == .string("app") }
+        #expect(browsers.count == 1 && browsers[0]["name"] == .string("Chrome · Linux") && browsers[0]["client_id"] == .null)
+        #expect(Set(apps.compactMap { $0["id"]?.string }) == [firstSID, secondSID] && apps.allSatisfy { $0["client_id"] == .string("app") })
+        #expect(sessions.filter { $0["current"] == .bool(true) }.compactMap { $0["id"]?.string } == [secondSID])
+        #expect(sessions.allSatisfy { ($0["created_at"]?.int64 ?? 0) > 1_700_000_000 && $0["last_seen_at"]?.int64 != nil })
+
+        // Ending the first app session: its refresh token is refused, its access token too.
+        #expect(try account.call("DELETE", "/me/sessions/\(firstSID)").status == 204)
+        let refreshed = try server.post("/oauth/token", .object([
+            "grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(first["refresh_token"]),
+        ]))
+        #expect(refreshed.json["reason"] == .string("refresh_token_revoked"), "\(refreshed.json.serialized)")
+        let old = SignedIn(server, phone: phone, access: try #require(first["access_token"]?.string))
+        #expect(try old.call("GET", "/me/passkeys").json["reason"] == .string("token_invalid"))
+        // Ending the browser's: the page signs in again.
+        let browserID = try #require(browsers[0]["id"]?.string)
+        #expect(try account.call("DELETE", "/me/sessions/\(browserID)").status == 204)
+        #expect(try browser.page("/account").status == 303)
+        #expect(try account.call("GET", "/me/sessions").json["sessions"]?.array?.compactMap { $0["id"]?.string } == [secondSID])
+        // Unknown, another account's, and a stale session's refusals.
+        #expect(try account.call("DELETE", "/me/sessions/\(firstSID)").json["reason"] == .string("not_found"))
+        let other = try SignedIn(server, email: "other-sessions@signet.test")
+        let otherSID = try #require(jwtClaims(other.access)["sid"]?.string)
+        #expect(try account.call("DELETE", "/me/sessions/\(otherSID)").json["reason"] == .string("not_found"))
+        #expect(try other.call("GET", "/me/passkeys").status == 200)
+        server.clock.advance(Double(server.app.configuration.stepUpMaxAge + 1))
+        #expect(try account.call("DELETE", "/me/sessions/\(secondSID)").json["reason"] == .string("step_up_required"))
+    }
+}
