@@ -65,6 +65,19 @@ struct EmailChangeTests {
         #expect(signIn.status == 200 && jwtClaims(signIn.json["access_token"]?.string)["sub"] == .string(user.id))
     }
 
+    @Test("an account may ask for at most sends_per_hour address changes an hour, to any addresses")
+    func perAccountBudget() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp) { $0.rateLimits.enabled = false }
+        let account = try SignedIn(server, email: "bomber@signet.test")
+        let now = server.clock.now.timeIntervalSince1970
+        server.clock.advance(3600 - now.truncatingRemainder(dividingBy: 3600) + 1)
+        let fresh = SignedIn(server, phone: account.phone, access: try #require(try account.phone.signIn()["access_token"]?.string))
+        let statuses = try (0..<11).map { try fresh.startEmailChange("victim\($0)@signet.test").status }
+        #expect(statuses == Array(repeating: 202, count: 10) + [429], "\(statuses)")
+        #expect(eventually { smtp.messages().filter { $0.kind == "email_change_code" }.count == 10 })
+    }
+
     @Test("starting needs a fresh passkey check: a stale session and an email-code session are refused")
     func needsStepUp() throws {
         let smtp = try SMTPServer()

@@ -19,6 +19,12 @@ extension Ceremonies {
         if let held = try heldRecovery(principal) { throw AuthError(.recoveryHold, "recovery \(held.id) holds this session") }
         let email = try Self.emailAddress(text, member: "email")
         guard email != user.email else { throw AuthError.malformed("that is already the account's address") }
+        // Each address has its own throttle; this one keeps an account from mailing codes to a
+        // new address after another (Signet's relay as someone's mail bomb).
+        let rate = RateLimit(limit: configuration.passwordless.sendsPerHour, window: 3600)
+        if let wait = try attempts(.codesPerIdentifier, rate, key: Self.emailChangeHolder(user.id)) {
+            throw Self.rateLimited(wait, "more than \(rate.limit) address changes asked for this account in an hour")
+        }
         _ = try queueCode(to: email, purpose: "email-change", holder: Self.emailChangeHolder(user.id), mailed: true,
                           language: user.locale ?? context.language) { .emailChangeCode($0, minutes: $1) }
         audit("email_change_started", user: user.id, client: principal.clientID, context: context)
