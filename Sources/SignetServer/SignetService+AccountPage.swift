@@ -99,6 +99,10 @@ extension SignetService {
                     // A mistyped code: the same question again, saying so.
                     return try s.accountPage(call, browser: browser, session: session, status: error.status,
                                              extra: ["emailPending": .text(email), "emailError": .text(s.pageText(error, language: browser.language))])
+                } catch let error as AuthError where error.reason == .userExists {
+                    // Sign-up's wording ("sign in with its passkey") does not fit here.
+                    return try s.accountPage(call, browser: browser, session: session, status: error.status,
+                                             extra: ["emailTaken": .text(Strings.table(browser.language)["email_taken"] ?? "")])
                 } catch let error as AuthError where error.status < 500 && error.reason != .csrfInvalid {
                     return try s.accountPage(call, browser: browser, session: session, error: error, status: error.status)
                 }

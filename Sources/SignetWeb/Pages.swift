@@ -145,6 +145,7 @@ public enum Pages {
         </section>
         <section aria-labelledby="h-email"><h2 id="h-email">{{t.email_title}}</h2>
         <p data-testid="account-email">{{email}}</p>
+        {{#emailTaken}}<p class="message error" role="alert" data-testid="email-taken">{{emailTaken}}</p>{{/emailTaken}}
         {{^emailPending}}<details class="fold" data-testid="email-section"><summary>{{t.email_change}}</summary>
         <form method="post" action="/account/email"><input type="hidden" name="csrf" value="{{csrf}}">
         <label for="new-email">{{t.email_new}}</label>

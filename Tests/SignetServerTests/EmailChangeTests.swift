@@ -154,5 +154,14 @@ struct EmailChangeTests {
         let after = try browser.page("/account?notice=email_changed")
         #expect(after.html.contains("data-testid=\"account-email\">page-new@signet.test<") && after.html.contains("Email address changed."))
         #expect(try server.store.user(id: id)?.email == "page-new@signet.test")
+        // An address another account has: said in the page's words, nothing changes.
+        _ = try SignedIn(server, email: "page-taken@signet.test")
+        server.clock.advance(31)
+        try browser.stepUp()
+        try browser.page("/account")
+        #expect(try browser.form("/account/email", [("email", "page-taken@signet.test")]).status == 200)
+        let taken = try browser.form("/account/email/verify", [("email", "page-taken@signet.test"), ("code", try smtp.changeCode(for: "page-taken@signet.test"))])
+        #expect(taken.status == 409 && taken.html.contains("data-testid=\"email-taken\"") && taken.html.contains("Another account has that address"))
+        #expect(try server.store.user(id: id)?.email == "page-new@signet.test")
     }
 }
