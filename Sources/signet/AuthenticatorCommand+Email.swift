@@ -4,9 +4,10 @@ import SignetAuth
 import SignetClient
 import SignetWebAuthn
 
-/// `signet authenticator email-start|email-signin|add-passkey|recovery-codes|recover|recovery|cancel-recovery`.
+/// `signet authenticator email-start|email-signin|add-passkey|recovery-codes|recover|recovery|cancel-recovery|change-email|confirm-email`.
 extension AuthenticatorCommand {
-    static let emailCommands = ["email-start", "email-signin", "add-passkey", "recovery-codes", "recover", "recovery", "cancel-recovery"]
+    static let emailCommands = ["email-start", "email-signin", "add-passkey", "recovery-codes", "recover", "recovery", "cancel-recovery",
+                                "change-email", "confirm-email"]
 
     /// The answer of an email or recovery command; `nil` for any other command.
     static func runEmail(_ command: String, _ options: [String: String], _ client: SignetClient) async throws -> JSONValue? {
@@ -34,6 +35,12 @@ extension AuthenticatorCommand {
         case "cancel-recovery":
             try await client.cancelRecovery()
             return .object(["ok": .bool(true)])
+        case "change-email":
+            return .object(["ok": .bool(true), "change": try encode(try await client.startEmailChange(to: try email()))])
+        case "confirm-email":
+            let address = try email()
+            let code = try options["code"] ?? newestCode(to: address, in: options["mail-dir"] ?? "signet-mail", kind: "email_change_code")
+            return .object(["ok": .bool(true), "change": try encode(try await client.confirmEmailChange(email: address, code: code))])
         default:
             return nil
         }
@@ -41,12 +48,12 @@ extension AuthenticatorCommand {
 
     /// The code in the newest sign-in message to `address` among a development server's `.eml`
     /// files (the file names start with the time they were queued).
-    static func newestCode(to address: String, in directory: String) throws -> String {
+    static func newestCode(to address: String, in directory: String, kind: String = "otp") throws -> String {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".eml") }.sorted()
         for name in names.reversed() {
             guard let text = try? String(contentsOfFile: (directory as NSString).appendingPathComponent(name), encoding: .utf8) else { continue }
             let head = text.components(separatedBy: "\r\n\r\n").first ?? ""
-            guard head.contains("X-Signet-Kind: otp"), head.lowercased().contains("to: <\(MailMessage.asciiAddress(address.lowercased()))>") else { continue }
+            guard head.contains("X-Signet-Kind: \(kind)\r\n") || head.hasSuffix("X-Signet-Kind: \(kind)"), head.lowercased().contains("to: <\(MailMessage.asciiAddress(address.lowercased()))>") else { continue }
             let body = text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n").replacingOccurrences(of: "=\r\n", with: "")
             if let code = body.split(whereSeparator: { !$0.isNumber }).first(where: { (6...10).contains($0.count) }) { return String(code) }
         }

@@ -21,6 +21,8 @@ enum AuthenticatorCommand {
           approve ACTION_JSON                  approve an action, e.g. '{"type":"payment","amount":200}'
           step-up                              a fresh passkey check: new tokens whose auth_time is now
           token --audience AUD                 an access token for a resource server, minted from the refresh token
+          sessions                             where the account is signed in (this one marked current)
+          end-session ID                       end one of them (steps up when the sign-in is old)
           delete-account                       erase the account (steps up with the passkey when the sign-in is old)
           email-start --email EMAIL            mail a sign-in code to EMAIL
           email-signin --email EMAIL [--code CODE] [--mail-dir DIR]
@@ -32,6 +34,9 @@ enum AuthenticatorCommand {
                                                sign in with a recovery code
           recovery                             show the recovery holding the account, if any
           cancel-recovery                      cancel it (with a session from a credential older than it)
+          change-email --email NEW             mail a code to a new address for the account (steps up first)
+          confirm-email --email NEW [--code CODE] [--mail-dir DIR]
+                                               move the account there with that code (without --code: the newest in DIR)
           device-signin [--scope SCOPE]        sign this "new device" in: prints the user code (and a QR code of the link
                                                on standard error), then waits for a signed-in phone to approve it
           approve-device CODE | deny-device CODE
@@ -92,7 +97,7 @@ enum AuthenticatorCommand {
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let command = args.first, (["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token", "delete-account"] + emailCommands + deviceCommands).contains(command) else {
+        guard let command = args.first, (["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token", "delete-account", "sessions", "end-session"] + emailCommands + deviceCommands).contains(command) else {
             return usageError(usage)
         }
         var parsed: [String: String] = [:]
@@ -144,6 +149,12 @@ enum AuthenticatorCommand {
                 return .object(["ok": .bool(true), "passkeys": try encode(list)])
             case "step-up":
                 try await client.stepUp()
+                return .object(["ok": .bool(true)])
+            case "sessions":
+                return .object(["ok": .bool(true), "sessions": try encode(try await client.sessions())])
+            case "end-session":
+                guard let id = positional.first else { throw SignetError(.invalidResponse, "end-session needs the session's ID") }
+                try await client.revokeSession(id: id)
                 return .object(["ok": .bool(true)])
             case "delete-account":
                 try await client.deleteAccount()

@@ -25,10 +25,10 @@ import Testing
         #expect((try FileManager.default.attributesOfItem(atPath: state)[.posixPermissions] as? Int) == 0o600)
     }
 
-    @Test("the email-code quick start: a code from the development server's signet-mail/, a passkey, recovery codes")
+    @Test("the email-code quick start: a code from the development server's signet-mail/, a passkey, recovery codes, a new address")
     func emailQuickstart() throws {
         let lines = try Self.commands("quickstart-email")
-        #expect(lines.count == 4)
+        #expect(lines.count == 6)
         let server = try Self.run(lines)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: server.directory.appendingPathComponent("signet-mail").path)) ?? []).contains { $0.hasSuffix(".eml") })
     }
