@@ -143,14 +143,16 @@ struct ScaleOutTests {
             "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": .string(session), "authn_response": credential,
         ]))
         #expect(status == 200, "\(tokens.serialized)")
+        // A token from B is good on A.
+        let access = try #require(tokens["access_token"]?.string)
+        #expect(try HTTPClient(port: cluster.port(0)).send("GET", "/userinfo", headers: [("Authorization", "Bearer \(access)")]).status == 200)
         let refresh = try #require(tokens["refresh_token"]?.string)
         let body = JSONValue.object(["grant_type": .string("refresh_token"), "client_id": .string("dev"), "refresh_token": .string(refresh)])
         #expect(try cluster.post(1, "/oauth/token", body).status == 200)
         let (reused, json) = try cluster.post(0, "/oauth/token", body)
         #expect(reused == 400 && json["reason"] == .string("refresh_token_reused"))
-        // A token from B is good on A.
-        let access = try #require(tokens["access_token"]?.string)
-        #expect(try HTTPClient(port: cluster.port(0)).send("GET", "/userinfo", headers: [("Authorization", "Bearer \(access)")]).status == 200)
+        // The reuse ended the session everywhere: its access token is refused on B from then on.
+        #expect(try HTTPClient(port: cluster.port(1)).send("GET", "/userinfo", headers: [("Authorization", "Bearer \(access)")]).status == 401)
     }
 
     @Test("bench login over two instances: every sign-in completes, and the report gives PostgreSQL's CPU and the sign-ins per commit batch")

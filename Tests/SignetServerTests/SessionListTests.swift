@@ -39,6 +39,8 @@ import Testing
         #expect(refreshed.json["reason"] == .string("refresh_token_revoked"), "\(refreshed.json.serialized)")
         let old = SignedIn(server, phone: phone, access: try #require(first["access_token"]?.string))
         #expect(try old.call("GET", "/me/passkeys").json["reason"] == .string("token_invalid"))
+        #expect(try old.call("GET", "/userinfo").json["reason"] == .string("token_invalid"))
+        #expect(try account.call("GET", "/userinfo").status == 200)
         // Ending the browser's: the page signs in again.
         let browserID = try #require(browsers[0]["id"]?.string)
         #expect(try account.call("DELETE", "/me/sessions/\(browserID)").status == 204)

@@ -303,20 +303,21 @@ extension Ceremonies {
             guard principal.audiences.contains(configuration.accountAudience) else {
                 throw AuthError(.tokenAudienceInvalid, "aud \(principal.audiences) lacks \(configuration.accountAudience)")
             }
-            // A session ends at once, not only at its next refresh: with the credential that
-            // started it, with all of the account's sessions, or on its own (revoked from the
-            // account, signed out, a reused refresh token, a code session's cancelled recovery).
-            if let credential = principal.credential, try !isLive(credential: credential) {
-                throw AuthError(.tokenInvalid, "the credential \(credential) that started this session was revoked")
-            }
-            if let sid = principal.sessionID, user.endedSession(sid) {
-                throw AuthError(.tokenInvalid, "an administrator ended this session")
-            }
-            if let sid = principal.sessionID, try store.sessionEnded(sid) {
-                throw AuthError(.tokenInvalid, "this session was ended")
-            }
         case .anyWithScope(let scope):
             guard principal.scopes.contains(scope) else { throw AuthError(.insufficientScope, "the token's scope lacks \(scope)") }
+        }
+        // At Signet's own endpoints a session ends at once, not only at its next refresh: with
+        // the credential that started it, with all of the account's sessions, or on its own
+        // (revoked from the account, signed out, a reused refresh token, a code session's
+        // cancelled recovery).
+        if let credential = principal.credential, try !isLive(credential: credential) {
+            throw AuthError(.tokenInvalid, "the credential \(credential) that started this session was revoked")
+        }
+        if let sid = principal.sessionID, user.endedSession(sid) {
+            throw AuthError(.tokenInvalid, "an administrator ended this session")
+        }
+        if let sid = principal.sessionID, try store.sessionEnded(sid) {
+            throw AuthError(.tokenInvalid, "this session was ended")
         }
         return principal
     }
