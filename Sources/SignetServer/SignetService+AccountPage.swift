@@ -58,39 +58,20 @@ extension SignetService {
             s.change(call, notice: "recovery_cancelled", fresh: false) { session, _ in try s.ceremonies.cancelRecovery(session.principal, context: call.context) }
         }
         r.add("POST", "/account/recovery-codes") { s, call in
-            s.pageOrError(call) {
-                let form = try s.body(call, form: true)
-                let (session, browser) = try s.signedInForm(call, form: form)
-                do {
-                    try s.ceremonies.requireFreshAuthentication(session.principal)
-                    let codes = try s.ceremonies.createRecoveryCodes(session.principal, context: call.context)
-                    return try s.accountPage(call, browser: browser, session: session, extra: ["newCodes": .bool(true), "codes": .list(codes.codes.map { ["code": .text($0)] })])
-                } catch let error as AuthError where error.reason == .stepUpRequired {
-                    return try s.accountPage(call, browser: browser, session: session, stepUp: (call.request.path, []))
-                }
+            s.accountForm(call) { _, session, browser in
+                let codes = try s.ceremonies.createRecoveryCodes(session.principal, context: call.context)
+                return try s.accountPage(call, browser: browser, session: session, extra: ["newCodes": .bool(true), "codes": .list(codes.codes.map { ["code": .text($0)] })])
             }
         }
         // A new address: after the step-up a code goes there, and the page asks for it.
         r.add("POST", "/account/email") { s, call in
-            s.pageOrError(call) {
-                let form = try s.body(call, form: true)
-                let (session, browser) = try s.signedInForm(call, form: form)
-                let typed = form["email"]?.string ?? ""
-                do {
-                    try s.ceremonies.requireFreshAuthentication(session.principal)
-                    let started = try s.ceremonies.startEmailChange(session.principal, email: typed, context: call.context)
-                    return try s.accountPage(call, browser: browser, session: session, extra: ["emailPending": .text(started.email)])
-                } catch let error as AuthError where error.reason == .stepUpRequired {
-                    return try s.accountPage(call, browser: browser, session: session, stepUp: (call.request.path, [("email", typed)]))
-                } catch let error as AuthError where error.status < 500 && error.reason != .csrfInvalid {
-                    return try s.accountPage(call, browser: browser, session: session, error: error, status: error.status)
-                }
+            s.accountForm(call, keep: ["email"]) { form, session, browser in
+                let started = try s.ceremonies.startEmailChange(session.principal, email: form["email"]?.string ?? "", context: call.context)
+                return try s.accountPage(call, browser: browser, session: session, extra: ["emailPending": .text(started.email)])
             }
         }
         r.add("POST", "/account/email/verify") { s, call in
-            s.pageOrError(call) {
-                let form = try s.body(call, form: true)
-                let (session, browser) = try s.signedInForm(call, form: form)
+            s.accountForm(call, fresh: false) { form, session, browser in
                 let email = form["email"]?.string ?? ""
                 do {
                     _ = try s.ceremonies.finishEmailChange(session.principal, email: email, code: form["code"]?.string ?? "", context: call.context)
@@ -103,8 +84,6 @@ extension SignetService {
                     // Sign-up's wording ("sign in with its passkey") does not fit here.
                     return try s.accountPage(call, browser: browser, session: session, status: error.status,
                                              extra: ["emailTaken": .text(Strings.table(browser.language)["email_taken"] ?? "")])
-                } catch let error as AuthError where error.status < 500 && error.reason != .csrfInvalid {
-                    return try s.accountPage(call, browser: browser, session: session, error: error, status: error.status)
                 }
             }
         }
@@ -112,8 +91,8 @@ extension SignetService {
         // step-up as any change; what is left is the sign-in page, saying so.
         r.add("POST", "/account/delete") { s, call in
             s.change(call, notice: "account_deleted", unless: { session, form, browser in
-                let typed = (form["confirm"]?.string ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-                guard typed != session.user.email.lowercased() else { return nil }
+                // The address as accounts are keyed: case, spaces and Unicode spelling aside.
+                guard (try? Ceremonies.emailAddress(form["confirm"]?.string ?? "", member: "confirm")) != session.user.email else { return nil }
                 return try s.accountPage(call, browser: browser, session: session, status: 400, extra: ["deleteError": .bool(true)])
             }) { session, _ in try s.ceremonies.deleteAccount(session.principal, context: call.context) }
         }
@@ -151,6 +130,25 @@ extension SignetService {
         let browser = try checkCSRF(call.request, form: form, signedIn: true)
         guard let session = browser.session else { throw AuthError(.tokenMissing, "no SSO session", publicDetail: "Your session ended; sign in again.") }
         return (session, browser)
+    }
+
+    /// A form of the account page answered with the page itself: behind step-up (a stale session
+    /// sees the prompt, with the `keep` fields sent again after it), and a refusal below 500
+    /// shows the page saying why.
+    func accountForm(_ call: Call, keep: [String] = [], fresh: Bool = true,
+                     _ body: (JSONValue, WebSession, Browser) throws -> HTTPResponse) -> HTTPResponse {
+        pageOrError(call) {
+            let form = try self.body(call, form: true)
+            let (session, browser) = try signedInForm(call, form: form)
+            do {
+                if fresh { try ceremonies.requireFreshAuthentication(session.principal) }
+                return try body(form, session, browser)
+            } catch let error as AuthError where error.reason == .stepUpRequired {
+                return try accountPage(call, browser: browser, session: session, stepUp: (call.request.path, keep.map { ($0, form[$0]?.string ?? "") }))
+            } catch let error as AuthError where error.status < 500 && error.reason != .csrfInvalid {
+                return try accountPage(call, browser: browser, session: session, error: error, status: error.status)
+            }
+        }
     }
 
     /// A change from the account page's forms: behind step-up (a stale session sees the prompt,
