@@ -66,6 +66,17 @@ public struct RenameRequest: Codable, Sendable {
     public init(name: String) { self.name = name }
 }
 
+/// `PATCH /me` body: the account's display name; `null` (always sent) clears it.
+public struct NameChangeRequest: Codable, Sendable {
+    public var name: String?
+    public init(name: String?) { self.name = name }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+    }
+}
+
 /// `POST /me/email` body (`code` absent) and `POST /me/email/verify` body (with the code the new
 /// address received).
 public struct EmailChangeRequest: Codable, Sendable {

@@ -38,4 +38,11 @@ extension SignetClient {
         let answer = try await authorized("DELETE", "me/sessions/\(id)")
         guard answer.status == 204 else { throw Self.error(answer) }
     }
+
+    /// Sets the account's display name (`PATCH /me`); `nil` or empty clears it. Tokens carry it
+    /// from the next refresh.
+    @discardableResult
+    public func setName(_ name: String?) async throws -> UserInfo {
+        try decode(UserInfo.self, try await authorized("PATCH", "me", body: NameChangeRequest(name: name)))
+    }
 }

@@ -63,6 +63,11 @@ extension SignetService {
                 return try s.accountPage(call, browser: browser, session: session, extra: ["newCodes": .bool(true), "codes": .list(codes.codes.map { ["code": .text($0)] })])
             }
         }
+        r.add("POST", "/account/name") { s, call in
+            s.change(call, notice: "name_changed", fresh: false) { session, form in
+                _ = try s.ceremonies.rename(session.principal, name: form["name"]?.string, context: call.context)
+            }
+        }
         // A new address: after the step-up a code goes there, and the page asks for it.
         r.add("POST", "/account/email") { s, call in
             s.accountForm(call, keep: ["email"]) { form, session, browser in
@@ -227,7 +232,7 @@ extension SignetService {
         let codes = try ceremonies.recoveryCodesStatus(principal)
         let recovery = try ceremonies.recovery(principal).recovery
         var values: [String: TemplateValue] = [
-            "email": .text(session.user.email), "displayName": .text(session.user.name ?? session.user.email),
+            "email": .text(session.user.email), "displayName": .text(session.user.name ?? session.user.email), "accountName": .text(session.user.name ?? ""),
             "userHandle": .text(Base64URL.encode(session.user.handle)), "passkeys": .list(passkeys), "deviceKeys": .list(deviceKeys), "sessions": .list(rows),
             "events": .list(events), "codesLeft": .text(codes.remaining > 0 ? String(codes.remaining) : ""),
             "recoveryOpen": .bool(recovery != nil), "recoveryUntil": .text(recovery.map { when($0.hold_until * 1000) } ?? ""),

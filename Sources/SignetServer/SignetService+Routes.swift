@@ -89,6 +89,12 @@ extension SignetService {
             try s.ceremonies.revokeSession(id: call.parameter("id"), principal: call.account, context: call.context)
             return HTTPResponse(status: 204)
         }
+        // The account's display name.
+        r.add("PATCH", "/me", needs: .account) { s, call in
+            let body = try s.body(call)
+            guard body.object?["name"] != nil else { throw AuthError.malformed("missing member \"name\"") }
+            return try Wire.encode(s.ceremonies.rename(call.account, name: body.optionalMember("name"), context: call.context))
+        }
         // A new address: a code to it after a fresh passkey check, then that code.
         r.add("POST", "/me/email", needs: .sensitive) { s, call in
             try Wire.encode(s.ceremonies.startEmailChange(call.account, email: s.body(call).member("email"), context: call.context), status: 202)

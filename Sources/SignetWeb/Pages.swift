@@ -143,6 +143,12 @@ public enum Pages {
         <div class="row-actions"><form method="post" action="/account/sessions/{{id}}/revoke" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="danger" data-testid="session-revoke">{{t.revoke}}</button></form></div></li>{{/sessions}}</ul>
         </section>
+        <section aria-labelledby="h-name"><h2 id="h-name">{{t.name_title}}</h2>
+        <form method="post" action="/account/name" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
+        <label class="visually-hidden" for="account-name">{{t.name_title}}</label>
+        <input id="account-name" name="name" value="{{accountName}}" maxlength="200" autocomplete="name" data-testid="account-name">
+        <button type="submit" data-testid="account-rename">{{t.save}}</button></form>
+        </section>
         <section aria-labelledby="h-email"><h2 id="h-email">{{t.email_title}}</h2>
         <p data-testid="account-email">{{email}}</p>
         {{#emailTaken}}<p class="message error" role="alert" data-testid="email-taken">{{emailTaken}}</p>{{/emailTaken}}

@@ -36,6 +36,9 @@ import Testing
         #expect(done.email == "after@signet.test" && done.email_verified)
         try await app.client.refresh()
         #expect(try await app.client.userInfo().email == "after@signet.test")
+        // The name, set and cleared.
+        #expect(try await app.client.setName("Grace").name == "Grace")
+        #expect(try await app.client.setName(nil).name == nil)
     }
 
     @Test("email code sign-up, a passkey added, recovery codes (stepping up by itself), a recovery-code sign-in, a recovery held and cancelled")

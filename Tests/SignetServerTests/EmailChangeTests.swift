@@ -165,3 +165,44 @@ struct EmailChangeTests {
         #expect(try server.store.user(id: id)?.email == "page-new@signet.test")
     }
 }
+
+/// `PATCH /me` and the account page's "Name": the account's display name.
+@Suite struct NameChangeTests {
+    @Test("the name is set, shown in /userinfo and the next tokens, cleared with null; bad names and bodies are refused")
+    func rename() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        let tokens = try phone.signUp(email: "named@signet.test")
+        let account = SignedIn(server, phone: phone, access: try #require(tokens["access_token"]?.string))
+        let (status, json) = try account.call("PATCH", "/me", .object(["name": .string("  Ada Lovelace ")]))
+        #expect(status == 200 && json["name"] == .string("Ada Lovelace") && json["email"] == .string("named@signet.test"), "\(json.serialized)")
+        #expect(try account.call("GET", "/userinfo").json["name"] == .string("Ada Lovelace"))
+        let refreshed = try server.post("/oauth/token", .object([
+            "grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(tokens["refresh_token"]),
+        ]))
+        #expect(jwtClaims(refreshed.json["id_token"]?.string)["name"] == .string("Ada Lovelace"))
+        #expect(try server.store.auditEvents(limit: 10).contains { $0.kind == "name_changed" && $0.outcome == "success" })
+        for bad: JSONValue in [.object([:]), .object(["name": .int(5)]), .object(["name": .string(String(repeating: "a", count: 201))]),
+                               .object(["name": .string("evil\u{202E}gpj.exe")]), .array([])] {
+            let refused = try account.call("PATCH", "/me", bad)
+            #expect(refused.status == 400 && refused.json["reason"] == .string("malformed"), "\(bad.serialized)")
+        }
+        let cleared = try account.call("PATCH", "/me", .object(["name": .null]))
+        #expect(cleared.status == 200 && cleared.json["name"] == nil, "\(cleared.json.serialized)")
+        #expect(try server.store.user(email: "named@signet.test")?.name == nil)
+        #expect(try server.send("PATCH", "/me", body: Array(#"{"name":"x"}"#.utf8)).status == 401)
+    }
+
+    @Test("the account page's name form saves it without a step-up")
+    func page() throws {
+        let server = try TestServer()
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "page-named@signet.test", name: "Ada")
+        server.clock.advance(Double(server.app.configuration.stepUpMaxAge + 1))
+        #expect(try browser.page("/account").html.contains("value=\"Ada\" maxlength=\"200\" autocomplete=\"name\""))
+        let saved = try browser.form("/account/name", [("name", "Ada King")])
+        #expect(saved.response.headers["location"] == "/account?notice=name_changed")
+        #expect(try browser.page("/account?notice=name_changed").html.contains("Name saved."))
+        #expect(try server.store.user(email: "page-named@signet.test")?.name == "Ada King")
+    }
+}

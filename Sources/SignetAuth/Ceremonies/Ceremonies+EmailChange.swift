@@ -2,8 +2,8 @@ import Foundation
 public import SignetAPI
 import SignetWebAuthn
 
-/// The owner changes the account's address: a code to the new address proves it is theirs, and
-/// the old address hears of the change. Both halves are refused to a session a recovery holds,
+/// The owner changes the account's address (a code to the new address proves it is theirs, and
+/// the old address hears of the change) or its name. Both halves are refused to a session a recovery holds,
 /// since moving the address would move every later notice away from the owner.
 extension Ceremonies {
     /// Whose change a code is for: stored as the code row's holder, where a sign-in code names
@@ -52,5 +52,18 @@ extension Ceremonies {
             audit("email_changed", refused: failure, user: user.id, context: context)
             throw failure
         }
+    }
+
+    /// `PATCH /me` `{name}`: the account's display name, as sign-up takes it (trimmed, at most 200
+    /// characters, no control or bidirectional characters); empty or `null` clears it. Tokens
+    /// carry the new name from the next sign-in or refresh; passkeys made before keep the name
+    /// their authenticator stored.
+    public func rename(_ principal: Principal, name: String?, context: RequestContext) throws -> UserInfo {
+        let user = principal.user
+        let cleaned = try Self.displayName(name, member: "name", limit: 200)
+        guard let updated = try store.updateUser(id: user.id, UserChange(name: .some(cleaned)), at: nowMillis, writes: [
+            .audit(auditEvent("name_changed", user: user.id, client: principal.clientID, context: context)),
+        ]) else { throw AuthError(.userUnknown, "the account is gone") }
+        return UserInfo(sub: user.id, email: updated.user.email, email_verified: updated.user.emailVerified, name: updated.user.name)
     }
 }
