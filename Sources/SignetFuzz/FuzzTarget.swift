@@ -107,7 +107,15 @@ enum FuzzTarget {
                 precondition(email.utf8.count <= 254 * 4 && email.filter({ $0 == "@" }).count == 1, "an accepted address without one @")
                 precondition(!email.contains("\r") && !email.contains("\n") && !email.contains("<") && !email.contains(">"), "an accepted address that could break a mail header")
                 precondition((try? Ceremonies.emailAddress(email, member: "email")) == email, "normalizing an address twice changed it")
+                // The relay's form: one @, the local part as it was, nothing that could break a header.
+                let relayed = MailMessage.asciiAddress(email)
+                precondition(relayed.filter({ $0 == "@" }).count == 1 && !relayed.contains("\r") && !relayed.contains("\n") && !relayed.contains(">"),
+                             "the relay's form of an address could break the envelope")
+                precondition(relayed.split(separator: "@").first == email.split(separator: "@").first, "the relay's form changed the local part")
             }
+            // An email code as typed: bounded, and only what it was without spaces and dashes.
+            let typed = Ceremonies.typedCode(String(decoding: body, as: UTF8.self))
+            precondition(typed.count <= 32 && !typed.contains(where: { $0.isWhitespace || $0 == "-" }), "a typed code kept a separator or grew")
         case .acceptLanguage:
             precondition(Notice.languages.contains(Notice.language(acceptLanguage: String(decoding: body, as: UTF8.self))), "a language Signet does not write in")
         case .recoveryCode:

@@ -58,7 +58,7 @@ extension SignetService {
             s.change(call, notice: "recovery_cancelled", fresh: false) { session, _ in try s.ceremonies.cancelRecovery(session.principal, context: call.context) }
         }
         r.add("POST", "/account/recovery-codes") { s, call in
-            s.accountForm(call) { _, session, browser in
+            s.accountForm(call, keep: []) { _, session, browser in
                 let codes = try s.ceremonies.createRecoveryCodes(session.principal, context: call.context)
                 return try s.accountPage(call, browser: browser, session: session, extra: ["newCodes": .bool(true), "codes": .list(codes.codes.map { ["code": .text($0)] })])
             }
@@ -137,44 +137,36 @@ extension SignetService {
         return (session, browser)
     }
 
-    /// A form of the account page answered with the page itself: behind step-up (a stale session
-    /// sees the prompt, with the `keep` fields sent again after it), and a refusal below 500
-    /// shows the page saying why.
-    func accountForm(_ call: Call, keep: [String] = [], fresh: Bool = true,
+    /// A form of the account page answered with the page itself: `unless` may answer first,
+    /// before the step-up (the page again, saying why); then behind step-up (a stale session
+    /// sees the prompt, with the `keep` fields, all of them when `nil`, sent again after it);
+    /// a refusal below 500 shows the page saying why.
+    func accountForm(_ call: Call, keep: [String]? = nil, fresh: Bool = true, unless: ((WebSession, JSONValue, Browser) throws -> HTTPResponse?)? = nil,
                      _ body: (JSONValue, WebSession, Browser) throws -> HTTPResponse) -> HTTPResponse {
-        pageOrError(call) {
-            let form = try self.body(call, form: true)
-            let (session, browser) = try signedInForm(call, form: form)
-            do {
-                if fresh { try ceremonies.requireFreshAuthentication(session.principal) }
-                return try body(form, session, browser)
-            } catch let error as AuthError where error.reason == .stepUpRequired {
-                return try accountPage(call, browser: browser, session: session, stepUp: (call.request.path, keep.map { ($0, form[$0]?.string ?? "") }))
-            } catch let error as AuthError where error.status < 500 && error.reason != .csrfInvalid {
-                return try accountPage(call, browser: browser, session: session, error: error, status: error.status)
-            }
-        }
-    }
-
-    /// A change from the account page's forms: behind step-up (a stale session sees the prompt,
-    /// with the change kept to be sent again after it), then back to the page with a notice.
-    /// `unless` may answer instead, before anything changes (the page again, saying why).
-    func change(_ call: Call, notice: String, fresh: Bool = true, unless: ((WebSession, JSONValue, Browser) throws -> HTTPResponse?)? = nil,
-                _ body: (WebSession, JSONValue) throws -> Void) -> HTTPResponse {
         pageOrError(call) {
             let form = try self.body(call, form: true)
             let (session, browser) = try signedInForm(call, form: form)
             if let answer = try unless?(session, form, browser) { return answer }
             do {
                 if fresh { try ceremonies.requireFreshAuthentication(session.principal) }
-                try body(session, form)
+                return try body(form, session, browser)
             } catch let error as AuthError where error.reason == .stepUpRequired {
-                let fields = (form.object ?? [:]).filter { $0.key != "csrf" }.compactMap { key, value in value.string.map { (key, $0) } }
+                let fields = keep.map { $0.map { ($0, form[$0]?.string ?? "") } }
+                    ?? (form.object ?? [:]).filter { $0.key != "csrf" }.compactMap { key, value in value.string.map { (key, $0) } }
                 return try accountPage(call, browser: browser, session: session, stepUp: (call.request.path, fields))
             } catch let error as AuthError where error.status < 500 && error.reason != .csrfInvalid {
                 return try accountPage(call, browser: browser, session: session, error: error, status: error.status)
             }
-            // Ending this browser's own session signs it out.
+        }
+    }
+
+    /// A change from the account page's forms (``accountForm(_:keep:fresh:unless:_:)`` with the
+    /// whole form kept), then back to the page with a notice, or to the sign-in page when the
+    /// change ended this browser's own session.
+    func change(_ call: Call, notice: String, fresh: Bool = true, unless: ((WebSession, JSONValue, Browser) throws -> HTTPResponse?)? = nil,
+                _ body: (WebSession, JSONValue) throws -> Void) -> HTTPResponse {
+        accountForm(call, fresh: fresh, unless: unless) { form, session, _ in
+            try body(session, form)
             if try ceremonies.webSession(cookie: Self.cookies(call.request.header("cookie"))[sessionCookieName]) == nil {
                 var response = HTTPResponse.redirect(to: "/login?notice=" + notice)
                 response.headers.append(("Set-Cookie", cookie(sessionCookieName, "", maxAge: 0)))

@@ -149,7 +149,7 @@ extension Ceremonies {
     }
 
     /// A code as typed or pasted: "123 456", "123-456" or with a no-break space from a mail client.
-    static func typedCode(_ text: String) -> String { String(text.prefix(64).filter { !$0.isWhitespace && $0 != "-" }.prefix(32)) }
+    package static func typedCode(_ text: String) -> String { String(text.prefix(64).filter { !$0.isWhitespace && $0 != "-" }.prefix(32)) }
 
     /// Tokens for a code sign-in (email or recovery code): `amr: ["otp"]`, no credential, the
     /// code's use and the account changes in the same transaction as the refresh token. A code
