@@ -4,12 +4,14 @@ chromium and chromium-driver, through Selenium) with its WebAuthn virtual authen
 Authlib as the relying party's OIDC client. Run by the Swift test WebBrowserTests against a
 running Signet; it can be run by hand the same way.
 
-  browser-check.py BASE_URL MAILDIR SCREENSHOT_DIR CLIENT_ID CALLBACK_URL
+  SIGNET_RS_SECRET=... browser-check.py BASE_URL MAILDIR SCREENSHOT_DIR CLIENT_ID CALLBACK_URL API RS_ID
 
 BASE_URL is Signet's issuer (http://localhost:PORT: WebAuthn needs the name localhost);
 MAILDIR is the test SMTP server's Maildir (scripts/smtp-server.py); CALLBACK_URL a loopback
 redirect URI registered for the public client CLIENT_ID (nothing listens there: the code is
-read from the address bar; the script answers there with a blank page). To move Signet's clock, the script writes `advance SECONDS` on
+read from the address bar; the script answers there with a blank page). API is an audience
+the client may ask tokens for, and RS_ID the confidential client of its resource server, whose
+secret comes in the environment (not on the command line, where `ps` shows it). To move Signet's clock, the script writes `advance SECONDS` on
 standard output and waits for a line on standard input. Its last line is
 `report {JSON}`: each check's outcome, which the Swift test asserts one by one.
 """
@@ -41,7 +43,8 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.common.virtual_authenticator import Credential, VirtualAuthenticatorOptions
 from selenium.webdriver.support.ui import WebDriverWait
 
-BASE, MAILDIR, SHOTS, CLIENT, CALLBACK = sys.argv[1:6]
+BASE, MAILDIR, SHOTS, CLIENT, CALLBACK, API, RS_ID = sys.argv[1:8]
+RS_SECRET = os.environ["SIGNET_RS_SECRET"]
 report = {}
 
 
@@ -312,6 +315,17 @@ try:
         {"response_type": "code", "client_id": CLIENT, "redirect_uri": CALLBACK, "scope": "openid", "state": "s1"})
     driver.get(no_pkce)
     report["missing_pkce"] = landed(driver).get("error")
+
+    # A token for the API, and the API's resource server asking about it through Authlib's
+    # introspection (RFC 7662), before and after the app signs out.
+    url, state, verifier, nonce = authorization_url(new_client(), resource=API)
+    driver.get(url)
+    api_tokens = exchange(landed(driver)["code"], verifier).json()
+    resource_server = OAuth2Session(RS_ID, RS_SECRET, token_endpoint_auth_method="client_secret_basic")
+    seen = resource_server.introspect_token(discovery["introspection_endpoint"], token=api_tokens["access_token"]).json()
+    report["introspected"] = {name: seen.get(name) for name in ("active", "aud", "client_id", "token_type", "amr")}
+    new_client().revoke_token(discovery["revocation_endpoint"], token=api_tokens["refresh_token"], token_type_hint="refresh_token")
+    report["introspected_after_sign_out"] = resource_server.introspect_token(discovery["introspection_endpoint"], token=api_tokens["access_token"]).json()
 
     # 3. The account page: add a passkey, rename one, revoke one, end the app session.
     driver.get(BASE + "/account")

@@ -13,6 +13,9 @@ public enum GrantType {
 public struct TokenRequest: Codable, Sendable {
     public var grant_type: String
     public var client_id: String
+    /// A confidential client's secret in the body (RFC 6749 §2.3.1 `client_secret_post`); or
+    /// `Authorization: Basic`.
+    public var client_secret: String?
     public var auth_session: String?
     public var authn_response: CredentialJSON?
     public var refresh_token: String?
@@ -25,7 +28,8 @@ public struct TokenRequest: Codable, Sendable {
     public var realm: String?
     public var recovery_code: String?
     public init(grant_type: String, client_id: String, auth_session: String? = nil, authn_response: CredentialJSON? = nil, refresh_token: String? = nil, scope: String? = nil, audience: String? = nil,
-                username: String? = nil, otp: String? = nil, realm: String? = nil, recovery_code: String? = nil) {
+                username: String? = nil, otp: String? = nil, realm: String? = nil, recovery_code: String? = nil, client_secret: String? = nil) {
+        self.client_secret = client_secret
         self.username = username
         self.otp = otp
         self.realm = realm
@@ -67,6 +71,54 @@ public struct RevokeRequest: Codable, Sendable {
         self.token = token
         self.token_type_hint = token_type_hint
         self.client_id = client_id
+    }
+}
+
+/// `POST /oauth/introspect` answer (RFC 7662 §2.2). An inactive token, an unknown one and one
+/// the caller may not see all get `active: false` alone; an active one its claims besides.
+public struct TokenIntrospection: Codable, Sendable, Equatable {
+    /// RFC 9449 §6.2: the DPoP key an access or refresh token is bound to.
+    public struct Confirmation: Codable, Sendable, Equatable {
+        public var jkt: String
+        public init(jkt: String) { self.jkt = jkt }
+    }
+    public var active: Bool
+    public var scope: String?
+    public var client_id: String?
+    /// `Bearer` or `DPoP` for an access token (RFC 6749 §5.1, RFC 9449 §5); absent for a
+    /// refresh token, which is no access token of either kind.
+    public var token_type: String?
+    public var exp: Int64?
+    public var iat: Int64?
+    public var sub: String?
+    public var aud: [String]?
+    public var iss: String?
+    public var jti: String?
+    public var auth_time: Int64?
+    public var amr: [String]?
+    public var sid: String?
+    public var cnf: Confirmation?
+
+    /// What every token that is not active gets: nothing but `active: false`.
+    public static let inactive = TokenIntrospection(active: false)
+
+    public init(active: Bool, scope: String? = nil, client_id: String? = nil, token_type: String? = nil, exp: Int64? = nil, iat: Int64? = nil,
+                sub: String? = nil, aud: [String]? = nil, iss: String? = nil, jti: String? = nil, auth_time: Int64? = nil, amr: [String]? = nil,
+                sid: String? = nil, cnf: Confirmation? = nil) {
+        self.active = active
+        self.scope = scope
+        self.client_id = client_id
+        self.token_type = token_type
+        self.exp = exp
+        self.iat = iat
+        self.sub = sub
+        self.aud = aud
+        self.iss = iss
+        self.jti = jti
+        self.auth_time = auth_time
+        self.amr = amr
+        self.sid = sid
+        self.cnf = cnf
     }
 }
 

@@ -24,14 +24,16 @@ extension SignetService {
                     basic: call.request.header("authorization").flatMap(Self.basicCredentials), code: body.optionalMember("code"),
                     redirectURI: body.optionalMember("redirect_uri"), verifier: body.optionalMember("code_verifier"), context: call.context).wireBytes)
             }
-            let request = try TokenRequest(wire: body)
+            var context = call.context
+            context.basic = call.request.header("authorization").flatMap(Self.basicCredentials)
+            let request = try TokenRequest(wire: body, basic: context.basic)
             let tokens: TokenResponse
             switch request.grant_type {
-            case GrantNames.webauthn: tokens = try s.ceremonies.passkeyGrant(request, context: call.context)
-            case GrantNames.refreshToken: tokens = try s.ceremonies.refreshGrant(request, context: call.context)
-            case GrantNames.passwordlessOTP: tokens = try s.ceremonies.otpGrant(request, context: call.context)
-            case GrantNames.recoveryCode: tokens = try s.ceremonies.recoveryCodeGrant(request, context: call.context)
-            case GrantNames.deviceCode: tokens = try s.ceremonies.deviceCodeGrant(request, deviceCode: try body.optionalMember("device_code"), context: call.context)
+            case GrantNames.webauthn: tokens = try s.ceremonies.passkeyGrant(request, context: context)
+            case GrantNames.refreshToken: tokens = try s.ceremonies.refreshGrant(request, context: context)
+            case GrantNames.passwordlessOTP: tokens = try s.ceremonies.otpGrant(request, context: context)
+            case GrantNames.recoveryCode: tokens = try s.ceremonies.recoveryCodeGrant(request, context: context)
+            case GrantNames.deviceCode: tokens = try s.ceremonies.deviceCodeGrant(request, deviceCode: try body.optionalMember("device_code"), context: context)
             default: throw AuthError(.unsupportedGrantType, "grant_type \"\(request.grant_type.prefix(100))\"")
             }
             return .json(200, tokens.wireBytes)
@@ -43,14 +45,25 @@ extension SignetService {
         // A new device's sign-in, approved by an old one (RFC 8628).
         r.add("POST", "/oauth/device/code") { s, call in
             let body = try s.body(call, form: true)
+            var context = call.context
+            context.basic = call.request.header("authorization").flatMap(Self.basicCredentials)
             return try Wire.encode(s.ceremonies.startDeviceSignIn(
-                clientID: body.member("client_id"), scope: body.optionalMember("scope"), userAgent: call.request.header("user-agent"), context: call.context))
+                clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"), scope: body.optionalMember("scope"),
+                userAgent: call.request.header("user-agent"), context: context))
         }
         r.add("POST", "/oauth/revoke") { s, call in
             let body = try s.body(call, form: true)
             try s.ceremonies.revoke(RevokeRequest(wire: body), secret: body.optionalMember("client_secret"),
                                     basic: call.request.header("authorization").flatMap(Self.basicCredentials), context: call.context)
             return .json(200, Array("{}".utf8))
+        }
+        // For resource servers (RFC 7662): whether a token is active now; client authentication
+        // as at the token endpoint, public clients refused.
+        r.add("POST", "/oauth/introspect") { s, call in
+            let body = try s.body(call, form: true)
+            return try Wire.encode(s.ceremonies.introspect(
+                token: body.optionalMember("token"), clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"),
+                basic: call.request.header("authorization").flatMap(Self.basicCredentials)))
         }
         // OIDC Core §5.3.1: the UserInfo endpoint takes GET and POST alike (the token in the
         // Authorization header either way).

@@ -162,12 +162,17 @@ extension JSONValue {
 }
 
 extension TokenRequest {
-    package init(wire json: JSONValue) throws {
+    /// - Parameter basic: the client of `Authorization: Basic`, which may stand for `client_id`
+    ///   (RFC 6749 §2.3.1).
+    package init(wire json: JSONValue, basic: (id: String, secret: String)? = nil) throws {
+        let clientID: String? = try json.optionalMember("client_id")
+        guard let id = clientID ?? basic?.id else { throw AuthError.malformed("missing member \"client_id\"") }
         self.init(
-            grant_type: try json.member("grant_type"), client_id: try json.member("client_id"), auth_session: try json.optionalMember("auth_session"),
+            grant_type: try json.member("grant_type"), client_id: id, auth_session: try json.optionalMember("auth_session"),
             authn_response: try json.optionalCredential(), refresh_token: try json.optionalMember("refresh_token"), scope: try json.optionalMember("scope"),
             audience: try json.optionalMember("audience"), username: try json.optionalMember("username"), otp: try json.optionalMember("otp"),
-            realm: try json.optionalMember("realm"), recovery_code: try json.optionalMember("recovery_code"))
+            realm: try json.optionalMember("realm"), recovery_code: try json.optionalMember("recovery_code"),
+            client_secret: try json.optionalMember("client_secret"))
     }
 }
 

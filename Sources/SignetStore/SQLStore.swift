@@ -453,14 +453,11 @@ public final class SQLStore: Store, @unchecked Sendable {
                 let live = try db.query(
                     """
                     UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? AND (jkt IS NULL OR jkt = ?)
-                    RETURNING family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id, jkt
+                    RETURNING \(Self.refreshTokenFields)
                     """,
                     [.int(now), .blob(hash), .int(now), proof.map(SQLValue.text) ?? .null])
                 if let r = live.first {
-                    let current = RefreshTokenRow(
-                        hash: hash, family: r[0].text ?? "", userID: r[1].text ?? "", clientID: r[2].text ?? "", scope: r[3].text ?? "",
-                        authTime: r[4].int ?? 0, amr: (r[5].text ?? "").split(separator: " ").map(String.init), expiresAt: r[6].int ?? 0,
-                        createdAt: r[7].int ?? 0, credential: r[8].text, jkt: r[9].text)
+                    let current = Self.refreshToken(hash: hash, r)
                     let successor = next(current)
                     try Self.insert(successor, db)
                     for write in writes { try Self.apply(write, db) }
@@ -486,6 +483,24 @@ public final class SQLStore: Store, @unchecked Sendable {
             try db.query("SELECT user_id, jkt, scope, client_id FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first.map {
                 ($0[0].text ?? "", $0[1].text, $0[2].text ?? "", $0[3].text ?? "")
             }
+        }
+    }
+
+    /// The columns ``refreshToken(hash:_:)`` reads, in its order.
+    static let refreshTokenFields = "family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id, jkt"
+
+    static func refreshToken(hash: [UInt8], _ r: [SQLValue]) -> RefreshTokenRow {
+        RefreshTokenRow(
+            hash: hash, family: r[0].text ?? "", userID: r[1].text ?? "", clientID: r[2].text ?? "", scope: r[3].text ?? "",
+            authTime: r[4].int ?? 0, amr: (r[5].text ?? "").split(separator: " ").map(String.init), expiresAt: r[6].int ?? 0,
+            createdAt: r[7].int ?? 0, credential: r[8].text, jkt: r[9].text)
+    }
+
+    public func liveRefreshToken(hash: [UInt8], now: Int64) throws(StoreError) -> RefreshTokenRow? {
+        try locked { db throws(StoreError) in
+            try db.query(
+                "SELECT \(Self.refreshTokenFields) FROM refresh_tokens WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?",
+                [.blob(hash), .int(now)]).first.map { Self.refreshToken(hash: hash, $0) }
         }
     }
 

@@ -43,8 +43,9 @@ struct WebBrowserTests {
         let script = Self.root.appendingPathComponent("scripts/browser-check.py").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.python)
-        process.arguments = [script, issuer, smtp.maildir.path, shots.path, "web", "http://127.0.0.1:\(callbackPort)/callback"]
+        process.arguments = [script, issuer, smtp.maildir.path, shots.path, "web", "http://127.0.0.1:\(callbackPort)/callback", "https://api.signet.test", "bank"]
         var environment = ProcessInfo.processInfo.environment
+        environment["SIGNET_RS_SECRET"] = TestServer.bankSecret
         environment["SE_OFFLINE"] = "true"  // Selenium Manager must not look for drivers online
         process.environment = environment
         let output = Pipe(), input = Pipe(), errors = Pipe()
@@ -89,6 +90,10 @@ struct WebBrowserTests {
         #expect(r["burnt_after_wrong_verifier"] == .string("400 invalid_grant code_invalid"))
         #expect(r["wrong_redirect_uri"] == .string("400 invalid_request redirect_uri_invalid"))
         #expect(r["missing_pkce"] == .string("invalid_request"))
+        // The API's resource server, through Authlib's introspection: active, then not once the app signed out.
+        #expect(r["introspected"] == .object(["active": .bool(true), "aud": .array([.string("https://api.signet.test")]), "client_id": .string("web"),
+                                                "token_type": .string("Bearer"), "amr": .array([.string("pop"), .string("user")])]), "\(r["introspected"] ?? .null)")
+        #expect(r["introspected_after_sign_out"] == .object(["active": .bool(false)]), "\(r["introspected_after_sign_out"] ?? .null)")
         #expect(r["prompt_none"] == .string("login_required"))
         // The account page.
         #expect(r["account_passkeys_before"] == .number("1") && r["account_passkeys_after_add"] == .number("2"))

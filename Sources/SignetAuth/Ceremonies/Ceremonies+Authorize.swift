@@ -302,6 +302,13 @@ extension Ceremonies {
     /// The client of a token-endpoint request (RFC 6749 §2.3): named by `client_id` or the
     /// Basic credentials (one method, not both), authenticated with its secret when it is
     /// confidential, and never with a secret when it is public.
+    /// The client of a token request, authenticated when it is confidential: RFC 6749 §3.2.1
+    /// holds for every grant, so a refresh token stolen from a confidential client is worth nothing
+    /// without its secret (RFC 9700 §4.14.2).
+    func tokenClient(_ request: TokenRequest, grant: String, context: RequestContext) throws -> ClientConfiguration {
+        try tokenEndpointClient(clientID: request.client_id, secret: request.client_secret, basic: context.basic, grant: grant)
+    }
+
     func tokenEndpointClient(clientID: String?, secret: String?, basic: (id: String, secret: String)?, grant: String? = nil) throws -> ClientConfiguration {
         if basic != nil, secret != nil { throw AuthError.malformed("use one client authentication method, not client_secret_basic and client_secret_post") }
         if let basic, let clientID, clientID != basic.id { throw AuthError.malformed("client_id differs from the Authorization header's") }

@@ -24,9 +24,9 @@ extension Ceremonies {
 
     /// `POST /oauth/device/code` (RFC 8628 §3.1): a device code for the new device to poll with
     /// and a user code for the user to approve on a phone already signed in. Counted per client
-    /// address.
-    public func startDeviceSignIn(clientID: String, scope: String?, userAgent: String?, context: RequestContext) throws -> DeviceAuthorization {
-        let client = try client(clientID, grant: GrantNames.deviceCode)
+    /// address. A confidential client authenticates, by `secret` or `Authorization: Basic`.
+    public func startDeviceSignIn(clientID: String?, secret: String? = nil, scope: String?, userAgent: String?, context: RequestContext) throws -> DeviceAuthorization {
+        let client = try tokenEndpointClient(clientID: clientID, secret: secret, basic: context.basic, grant: GrantNames.deviceCode)
         if let wait = try count(.deviceCodesPerIP, RateLimit(limit: 30, window: 3600), key: context.remoteAddress) {
             throw Self.rateLimited(wait, "more than 30 device sign-ins an hour from this address")
         }
@@ -108,7 +108,7 @@ extension Ceremonies {
     /// device key approved it over another channel), the code used in the same transaction as
     /// the refresh token. The session ends with the device key that approved it.
     public func deviceCodeGrant(_ request: TokenRequest, deviceCode: String?, context: RequestContext) throws -> TokenResponse {
-        let client = try client(request.client_id, grant: GrantNames.deviceCode)
+        let client = try tokenClient(request, grant: GrantNames.deviceCode, context: context)
         guard let deviceCode else { throw AuthError.malformed("device_code is required") }
         guard deviceCode.utf8.count <= 100 else { throw AuthError.malformed("device_code is longer than any this server issues") }
         let grant = try tokenGrant(scope: nil, audience: request.audience, client: client, context: context)

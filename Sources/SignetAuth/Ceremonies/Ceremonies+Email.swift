@@ -93,7 +93,7 @@ extension Ceremonies {
     }
 
     func redeemCode(_ request: TokenRequest, context: RequestContext) throws -> TokenResponse {
-        let client = try client(request.client_id, grant: GrantNames.passwordlessOTP)
+        let client = try tokenClient(request, grant: GrantNames.passwordlessOTP, context: context)
         let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client, context: context)
         let checked = try checkCode(request, client: client, language: context.language)
         return try codeTokens(user: checked.user, client: client, grant: grant, kind: checked.kind, writes: checked.writes, context: context)

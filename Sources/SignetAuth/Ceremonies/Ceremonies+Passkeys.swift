@@ -108,7 +108,7 @@ extension Ceremonies {
     /// (single use whether or not the proof verifies), verifies the registration or assertion
     /// against it, and issues tokens. A registration creates the account and its passkey.
     public func passkeyGrant(_ request: TokenRequest, context: RequestContext) throws -> TokenResponse {
-        let client = try client(request.client_id, grant: GrantNames.webauthn)
+        let client = try tokenClient(request, grant: GrantNames.webauthn, context: context)
         guard let sessionText = request.auth_session, let credential = request.authn_response else {
             throw AuthError.malformed("auth_session and authn_response are required")
         }

@@ -53,7 +53,7 @@ extension Ceremonies {
     /// in the transaction that issues the tokens (`amr: ["otp"]`).
     public func recoveryCodeGrant(_ request: TokenRequest, context: RequestContext) throws -> TokenResponse {
         do {
-            let client = try client(request.client_id, grant: GrantNames.recoveryCode)
+            let client = try tokenClient(request, grant: GrantNames.recoveryCode, context: context)
             guard let username = request.username, let given = request.recovery_code else { throw AuthError.malformed("username and recovery_code are required") }
             let email = try Self.emailAddress(username, member: "username")
             let rate = RateLimit(limit: configuration.passwordless.maxAttempts, window: 3600)

@@ -153,7 +153,7 @@ extension Ceremonies {
     }
 
     func rotate(_ request: TokenRequest, context: RequestContext) throws -> TokenResponse {
-        let client = try client(request.client_id, grant: GrantNames.refreshToken)
+        let client = try tokenClient(request, grant: GrantNames.refreshToken, context: context)
         guard let presented = request.refresh_token.flatMap({ Base64URL.decode($0) }).flatMap(RefreshToken.key) else {
             throw AuthError(.refreshTokenUnknown, "the refresh token is not one Signet issued")
         }
@@ -306,20 +306,21 @@ extension Ceremonies {
         case .anyWithScope(let scope):
             guard principal.scopes.contains(scope) else { throw AuthError(.insufficientScope, "the token's scope lacks \(scope)") }
         }
-        // At Signet's own endpoints a session ends at once, not only at its next refresh: with
-        // the credential that started it, with all of the account's sessions, or on its own
-        // (revoked from the account, signed out, a reused refresh token, a code session's
-        // cancelled recovery).
-        if let credential = principal.credential, try !isLive(credential: credential) {
-            throw AuthError(.tokenInvalid, "the credential \(credential) that started this session was revoked")
-        }
-        if let sid = principal.sessionID, user.endedSession(sid) {
-            throw AuthError(.tokenInvalid, "an administrator ended this session")
-        }
-        if let sid = principal.sessionID, try store.sessionEnded(sid) {
-            throw AuthError(.tokenInvalid, "this session was ended")
-        }
+        if let ended = try sessionEnd(user: user, sid: principal.sessionID, credential: principal.credential) { throw AuthError(.tokenInvalid, ended) }
         return principal
+    }
+
+    /// Why the session of an account's token has ended, or `nil` while it stands. At Signet's own
+    /// endpoints and at introspection a session ends at once, not only at its next refresh: with
+    /// the credential that started it, with all of the account's sessions, or on its own
+    /// (revoked from the account, signed out, a reused refresh token, a code session's
+    /// cancelled recovery).
+    func sessionEnd(user: UserRecord, sid: String?, credential: String?) throws -> String? {
+        if let credential, try !isLive(credential: credential) { return "the credential \(credential) that started this session was revoked" }
+        guard let sid else { return nil }
+        if user.endedSession(sid) { return "an administrator ended this session" }
+        if try store.sessionEnded(sid) { return "this session was ended" }
+        return nil
     }
 
     /// Step-up (RFC 9470, DESIGN.md "Audiences and step-up"): a sensitive operation needs a token

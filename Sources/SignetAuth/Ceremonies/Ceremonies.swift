@@ -12,11 +12,15 @@ public struct RequestContext: Sendable {
     public var acceptLanguage: String?
     /// The request's `DPoP` header (RFC 9449 §4.1), for a token grant.
     public var dpop: String?
-    public init(remoteAddress: String, requestID: String, acceptLanguage: String? = nil, dpop: String? = nil) {
+    /// The client ID and secret of `Authorization: Basic` (RFC 6749 §2.3.1); read by the token and
+    /// device authorization endpoints only, where a confidential client authenticates.
+    public var basic: (id: String, secret: String)?
+    public init(remoteAddress: String, requestID: String, acceptLanguage: String? = nil, dpop: String? = nil, basic: (id: String, secret: String)? = nil) {
         self.remoteAddress = remoteAddress
         self.requestID = requestID
         self.acceptLanguage = acceptLanguage
         self.dpop = dpop
+        self.basic = basic
     }
     /// `en` or `es`: the first of the request's languages Signet writes in.
     public var language: String { Notice.language(acceptLanguage: acceptLanguage) }

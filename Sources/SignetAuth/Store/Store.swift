@@ -220,6 +220,9 @@ public protocol Store: Sendable {
     /// The account a refresh token belongs to and the DPoP key it is bound to, whatever its
     /// state; `nil` when unknown.
     func refreshTokenOwner(hash: [UInt8]) throws(StoreError) -> (userID: String, jkt: String?, scope: String, clientID: String)?
+    /// The token with `hash` while it is live at `now`: not yet rotated, its family not revoked,
+    /// not expired; `nil` otherwise or when unknown. Writes nothing.
+    func liveRefreshToken(hash: [UInt8], now: Int64) throws(StoreError) -> RefreshTokenRow?
     /// Revokes the family of the token with `hash`; returns whether such a token existed.
     func revokeRefreshFamily(hash: [UInt8], now: Int64) throws(StoreError) -> Bool
 
