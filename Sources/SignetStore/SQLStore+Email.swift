@@ -19,6 +19,8 @@ extension SQLStore {
         case .useEmailCode(let email, let id, let at):
             try db.query("UPDATE email_codes SET used_at = ? WHERE email = ? AND id = ? AND used_at IS NULL", [.int(at), .text(email), .text(id)])
             guard db.changes == 1 else { throw StoreError(.sessionUsed, "the code was already used or replaced") }
+        case .discardEmailCodes(let holder):
+            try db.query("DELETE FROM email_codes WHERE client_id = ?", [.text(holder)])
         case .useRecoveryCode(let userID, let hash, let at):
             try db.query("UPDATE recovery_codes SET used_at = ? WHERE user_id = ? AND code_hash = ? AND used_at IS NULL", [.int(at), .text(userID), .blob(hash)])
             guard db.changes == 1 else { throw StoreError(.sessionUsed, "the recovery code was already used") }

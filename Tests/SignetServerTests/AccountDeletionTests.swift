@@ -20,6 +20,9 @@ struct AccountDeletionTests {
         let user = try #require(try server.store.user(email: "leaving@signet.test"))
         try account.enroll(try SoftwareDeviceKey(deviceID: "phone"))
         #expect(try account.call("POST", "/me/recovery-codes").status == 201)
+        // A pending move to another address: its code is kept under that address, not the account's.
+        #expect(try account.startEmailChange("leaving-next@signet.test").status == 202)
+        #expect(server.counts["email_codes"] == 1)
 
         let (status, json) = try account.call("DELETE", "/me")
         #expect(status == 204, "\(json.serialized)")
@@ -41,7 +44,7 @@ struct AccountDeletionTests {
         #expect(events.filter { $0.userID == deleted.userID }.count > 1, "the account's earlier events read together under the pseudonym")
         // A last message to the address, and nothing of the account is left in the database file.
         #expect(eventually { smtp.messages(to: "leaving@signet.test").contains { $0.kind == "account_deleted" } })
-        #expect(eventually { server.counts["outbox"] == 0 })
+        #expect(eventually { server.counts["outbox"] == 0 } && server.counts["email_codes"] == 0)
         // The address is free again: a new account, a new ID.
         let again = try Phone(server).signUp(email: "leaving@signet.test")
         #expect(jwtClaims(again["access_token"]?.string)["sub"] != .string(user.id))

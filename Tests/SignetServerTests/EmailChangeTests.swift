@@ -112,9 +112,10 @@ struct EmailChangeTests {
         // Another account cannot use Ada's code, and the code cannot sign anyone in.
         #expect(try bob.finishEmailChange("fresh@signet.test", code).json["reason"] == .string("otp_invalid"))
         #expect(try server.signIn(email: "fresh@signet.test", code: code).json["reason"] == .string("otp_invalid"))
-        // Every try counts against the code's budget of 5, those two included: then even the right code is refused.
+        // Every try at the code counts against its budget of 5, Bob's included (the sign-in try
+        // was at the address's sign-in code, of which there is none): then even the right code is refused.
         let wrong = code == "000000" ? "111111" : "000000"
-        for _ in 0..<3 { #expect(try ada.finishEmailChange("fresh@signet.test", wrong).json["reason"] == .string("otp_invalid")) }
+        for _ in 0..<4 { #expect(try ada.finishEmailChange("fresh@signet.test", wrong).json["reason"] == .string("otp_invalid")) }
         #expect(try ada.finishEmailChange("fresh@signet.test", code).json["reason"] == .string("otp_attempts_exceeded"))
         // Expired.
         server.clock.advance(31)
@@ -128,6 +129,31 @@ struct EmailChangeTests {
         let signInCode = try smtp.code(for: "signin-only@signet.test")
         #expect(try ada.finishEmailChange("signin-only@signet.test", signInCode).json["reason"] == .string("otp_invalid"))
         #expect(try server.store.user(id: adaID)?.email == "ada-change@signet.test")
+    }
+
+    @Test("a change code and a sign-in code for one address are kept apart: asking for either leaves the other pending")
+    func codesKeptApart() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp)
+        let ada = try SignedIn(server, email: "ada-apart@signet.test")
+        let adaID = try #require(try server.store.user(email: "ada-apart@signet.test")).id
+        // Ada asks to move to an address; a stranger asks a sign-in code for it at once.
+        #expect(try ada.startEmailChange("moving@signet.test").status == 202)
+        let change = try smtp.changeCode(for: "moving@signet.test")
+        #expect(try server.startEmail("moving@signet.test").status == 200)
+        _ = try smtp.code(for: "moving@signet.test")
+        // Ada's code still moves the account.
+        #expect(try ada.finishEmailChange("moving@signet.test", change).status == 200)
+        #expect(try server.store.user(id: adaID)?.email == "moving@signet.test")
+        // The other way round: Carol's pending sign-in code survives another account asking to move
+        // to Bob's address (a taken address gets a code like any other).
+        let carol = try SignedIn(server, email: "carol-apart@signet.test")
+        #expect(try server.startEmail("carol-apart@signet.test").status == 200)
+        let carolCode = try smtp.code(for: "carol-apart@signet.test")
+        #expect(try ada.startEmailChange("carol-apart@signet.test").status == 202)
+        _ = try smtp.changeCode(for: "carol-apart@signet.test")
+        let (status, tokens) = try server.signIn(email: "carol-apart@signet.test", code: carolCode)
+        #expect(status == 200 && jwtClaims(tokens["access_token"]?.string)["sub"] == jwtClaims(carol.access)["sub"], "\(tokens.serialized)")
     }
 
     @Test("the account page: a step-up, then the code's question; a mistyped code asks again; the right one moves the account")

@@ -50,9 +50,10 @@ extension Ceremonies {
                    message: (_ code: String, _ minutes: Int) -> Notice) throws -> (id: String, expiresAt: Int64, mailed: Bool) {
         let settings = configuration.passwordless
         let interval = Int64(settings.sendInterval) * 1000
+        let key = Self.codeKey(email, purpose: purpose)
         // A call inside the interval is refused before it counts against the hourly budget (the
         // insert below decides atomically; this read only spares the budget).
-        if let last = try store.emailCode(email: email)?.createdAt, last > nowMillis - interval {
+        if let last = try store.emailCode(email: key)?.createdAt, last > nowMillis - interval {
             throw Self.rateLimited(Int((last + interval - nowMillis + 999) / 1000), "a code went to this address less than \(settings.sendInterval) s ago")
         }
         if let wait = try attempts(.codesPerIdentifier, RateLimit(limit: settings.sendsPerHour, window: 3600), key: email) {
@@ -60,11 +61,11 @@ extension Ceremonies {
         }
         let code = digits(settings.codeLength)
         let now = nowMillis
-        let row = EmailCodeRow(email: email, id: Base64URL.encode(timeOrderedID()), codeHash: codeHash(purpose, owner: email, code: code), clientID: holder,
+        let row = EmailCodeRow(email: key, id: Base64URL.encode(timeOrderedID()), codeHash: codeHash(purpose, owner: email, code: code), clientID: holder,
                                createdAt: now, expiresAt: now + Int64(settings.codeTTL) * 1000)
         let mail = mailed ? outbox(message(code, max(1, settings.codeTTL / 60)), to: email, language: language, expiresAt: row.expiresAt) : nil
         guard try store.issueEmailCode(row, interval: interval, mail: mail) else {
-            let last = try store.emailCode(email: email)?.createdAt ?? now
+            let last = try store.emailCode(email: key)?.createdAt ?? now
             throw Self.rateLimited(Int((last + interval - now + 999) / 1000), "a code went to this address less than \(settings.sendInterval) s ago")
         }
         if mail != nil { mailQueued.signal() }
@@ -112,7 +113,7 @@ extension Ceremonies {
         let now = nowMillis
         let row = try countedCode(email: email, code: code, purpose: "email")
         guard row.clientID == client.id else { throw AuthError(.otpInvalid, "the code was sent for client \(row.clientID)") }
-        var writes: [StoreWrite] = [.useEmailCode(email: email, id: row.id, at: now)]
+        var writes: [StoreWrite] = [.useEmailCode(email: row.email, id: row.id, at: now)]
         var user: UserRecord
         var kind = "otp_sign_in"
         if let existing = try store.user(email: email) {
@@ -132,10 +133,16 @@ extension Ceremonies {
 
     /// The live code of `email`, once this try is counted against it (in the database, before
     /// anything is compared) and `code` matched it in constant time as a code for `purpose`.
+    /// Where an address's code of `purpose` is kept: a sign-in code under the address, any other
+    /// under its purpose as well, so that one kind never replaces a pending code of the other (a
+    /// stranger asking for sign-in codes cannot cancel an address change, nor an address change
+    /// to a taken address the owner's sign-in code).
+    static func codeKey(_ email: String, purpose: String) -> String { purpose == "email" ? email : purpose + ":" + email }
+
     func countedCode(email: String, code: String, purpose: String) throws -> EmailCodeRow {
         let maxAttempts = configuration.passwordless.maxAttempts
         let row: EmailCodeRow
-        switch try store.attemptEmailCode(email: email, maxAttempts: maxAttempts, now: nowMillis) {
+        switch try store.attemptEmailCode(email: Self.codeKey(email, purpose: purpose), maxAttempts: maxAttempts, now: nowMillis) {
         case .none: throw AuthError(.otpInvalid, "the address has no code")
         case .used: throw AuthError(.otpInvalid, "the address's code was already used")
         case .expired: throw AuthError(.otpExpired, "the code expired")

@@ -18,7 +18,9 @@ extension Ceremonies {
     func erase(userID: String, writes: (_ pseudonym: String) -> [StoreWrite]) throws -> Bool {
         let passkeys = try store.credentials(userID: userID).map(\.id)
         let pseudonym = pseudonym(of: userID)
-        guard try store.deleteUser(id: userID, pseudonym: pseudonym, writes: writes(pseudonym)) else { return false }
+        // A pending address change is kept under the new address, not the account's: it goes too.
+        let held: [StoreWrite] = [.discardEmailCodes(holder: Self.emailChangeHolder(userID))]
+        guard try store.deleteUser(id: userID, pseudonym: pseudonym, writes: held + writes(pseudonym)) else { return false }
         for id in passkeys { credentialCache.remove(id) }
         return true
     }

@@ -43,7 +43,7 @@ extension Ceremonies {
             guard row.clientID == Self.emailChangeHolder(user.id) else { throw AuthError(.otpInvalid, "the code is not for this account's change") }
             let now = nowMillis
             guard try store.updateUser(id: user.id, UserChange(email: email, emailVerified: true), at: now, writes: [
-                .useEmailCode(email: email, id: row.id, at: now),
+                .useEmailCode(email: row.email, id: row.id, at: now),
                 .audit(auditEvent("email_changed", user: user.id, client: principal.clientID, detail: "from \(user.email) to \(email)", context: context)),
             ] + notice(.emailChanged(to: email), to: user)) != nil else { throw AuthError(.userUnknown, "the account is gone") }
             return EmailChangeStatus(email: email, email_verified: true, expires_in: nil)

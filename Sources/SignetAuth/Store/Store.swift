@@ -61,6 +61,8 @@ public enum StoreWrite: Sendable {
     /// Uses the address's code `id`; if it was used already (or replaced), the batch fails with
     /// ``StoreError/Code/sessionUsed``.
     case useEmailCode(email: String, id: String, at: Int64)
+    /// Deletes the email codes `holder` holds (an erased account's pending address change).
+    case discardEmailCodes(holder: String)
     /// Uses one recovery code; ``StoreError/Code/sessionUsed`` if it was used already.
     case useRecoveryCode(userID: String, hash: [UInt8], at: Int64)
     /// Opens a recovery.
