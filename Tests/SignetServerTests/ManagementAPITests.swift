@@ -133,6 +133,16 @@ extension TestServer {
         #expect(try server.api("GET", "/api/v2/users", token: reader).status == 200)
     }
 
+    @Test("users: an address typed decomposed (u and a combining diaeresis) finds the account stored composed, exactly and by prefix")
+    func searchNormalized() throws {
+        let server = try TestServer.withOperators()
+        _ = try SignedIn(server, email: "jürgen@signet.test")
+        let ops = try server.managementToken()
+        let exact = try server.api("GET", "/api/v2/users?q=email%3A%22JU%CC%88rgen%40signet.test%22", token: ops)
+        #expect(exact.json.array?.compactMap { $0["email"]?.string } == ["jürgen@signet.test"], "\(exact.json.serialized)")
+        #expect(try server.api("GET", "/api/v2/users?q=email:ju%CC%88*", token: ops).json.array?.count == 1)
+    }
+
     @Test("users: search by exact address and by prefix, paging with totals, Auth0's user shape")
     func search() throws {
         let server = try TestServer.withOperators()

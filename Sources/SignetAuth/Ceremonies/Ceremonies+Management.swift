@@ -113,6 +113,7 @@ extension Ceremonies {
     }
 
     /// The forms of `q` Signet answers.
+    /// The address or prefix is compared as addresses are stored: lower case, in NFC.
     package static func emailQuery(_ q: String?) throws -> UserQuery.Email {
         let text = (q ?? "").trimmingCharacters(in: .whitespaces)
         if text.isEmpty { return .any }
@@ -123,12 +124,12 @@ extension Ceremonies {
         if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
             value = String(value.dropFirst().dropLast())
             guard !value.contains("*") else { throw AuthError.malformed("a quoted address is matched exactly: no *") }
-            return .exactly(value.lowercased())
+            return .exactly(value.lowercased().precomposedStringWithCanonicalMapping)
         }
         guard value.count >= 2, value.hasSuffix("*"), !value.dropLast().contains("*"), !value.contains("\"") else {
             throw AuthError.malformed(#"q supports email:"ADDRESS" and email:PREFIX* only"#)
         }
-        return .prefix(String(value.dropLast()).lowercased())
+        return .prefix(String(value.dropLast()).lowercased().precomposedStringWithCanonicalMapping)
     }
 
     /// `GET /api/v2/users/{id}`.
