@@ -133,13 +133,13 @@ final class SQLiteConnection {
     }
 
     /// Copies what the WAL holds back into the database as far as readers allow, without waiting
-    /// for any lock (`SQLITE_CHECKPOINT_PASSIVE`); returns the WAL's size in frames, or `nil`
-    /// when the checkpoint could not run.
+    /// for any lock (`SQLITE_CHECKPOINT_PASSIVE`); returns the frames the WAL holds and how many
+    /// of them are now in the database, or `nil` when the checkpoint could not run.
     @discardableResult
-    func checkpoint() -> Int? {
+    func checkpoint() -> (frames: Int, copied: Int)? {
         var log: Int32 = 0, done: Int32 = 0
         guard sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &done) == SQLITE_OK else { return nil }
-        return Int(log)
+        return (Int(log), Int(done))
     }
 
     /// Rows changed by the last statement.

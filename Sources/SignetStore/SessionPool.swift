@@ -65,8 +65,9 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
         timer.setEventHandler { [weak self, checkpointer] in
             // Most of the copying happens while requests go on. The WAL can start over only
             // once it is copied back whole, which needs a moment without commits: the few
-            // frames written meanwhile are copied with the lock held.
-            guard let frames = checkpointer.checkpoint(), frames > 0, let self else { return }
+            // frames written meanwhile are copied with the lock held. A WAL copied whole already
+            // (an idle store) needs nothing more: the next write starts it over.
+            guard let wal = checkpointer.checkpoint(), wal.copied < wal.frames, let self else { return }
             lock.lock()
             if batchFirst > 0 {
                 checkpointDue = true

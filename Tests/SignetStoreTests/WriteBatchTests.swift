@@ -125,3 +125,47 @@ import Testing
         #expect(try store.integrityCheck() == "ok")
     }
 }
+
+/// The background checkpoint (``SQLitePool``): it copies the WAL back while writes go on, and
+/// leaves an idle store alone.
+@Suite struct CheckpointTests {
+    /// Checkpoints that took the store's lock so far, from the store's histogram.
+    static func lockedCheckpoints(_ store: SQLStore) -> Int {
+        let line = store.sqliteTimings.split(separator: "\n").first { $0.hasPrefix("signet_sqlite_locked_checkpoint_seconds_count ") }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? -1
+    }
+
+    static func within(_ seconds: TimeInterval, _ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return condition()
+    }
+
+    @Test("writes are copied back into the database; once the WAL is copied whole, the timer no longer takes the store's lock")
+    func idleStoreIsLeftAlone() throws {
+        let path = TemporaryDatabase.path("signet-checkpoint")
+        defer { TemporaryDatabase.remove(path) }
+        let store = try SQLStore(path: path, durable: true, checkpointInterval: 0.02)
+        for i in 0..<50 { try store.appendAudit(AuditEvent(at: Int64(i), kind: "sign_in", outcome: "success")) }
+        // Within a few ticks the database file alone (copied without its WAL) holds every write.
+        func inFile() throws -> [String] {
+            let copy = path + "-alone"
+            defer { TemporaryDatabase.remove(copy) }
+            try? FileManager.default.removeItem(atPath: copy)
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            return try WALWriteTests.Connection(copy, vfs: nil).run("SELECT count(*) FROM audit_events")
+        }
+        #expect(Self.within(5) { (try? inFile()) == ["50"] })
+        // Idle: over 25 ticks, not one takes the lock.
+        Thread.sleep(forTimeInterval: 0.1)
+        let before = Self.lockedCheckpoints(store)
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(before >= 0 && Self.lockedCheckpoints(store) == before, "\(before) locked checkpoints, then \(Self.lockedCheckpoints(store))")
+        // A write brings it back to work.
+        try store.appendAudit(AuditEvent(at: 99, kind: "sign_in", outcome: "success"))
+        #expect(Self.within(5) { (try? inFile()) == ["51"] })
+    }
+}
