@@ -333,6 +333,9 @@ try:
     report["account_passkeys_before"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]'))
     report["account_sessions_before"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="session-row"]'))
     report["current_session_marked"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="session-current"]'))
+    # This browser's row signs out, as the button at the foot does; the others are removed.
+    current = driver.find_element(By.CSS_SELECTOR, '[data-testid="session-row"][data-current="true"]')
+    report["current_session_actions"] = [b.get_attribute("data-testid") for b in current.find_elements(By.CSS_SELECTOR, "button")]
     # A second authenticator makes the new passkey (the first holds one this account excludes).
     first = swap_authenticator(driver)
     by_test_id(driver, "create-passkey").click()

@@ -103,7 +103,7 @@ struct WebBrowserTests {
         #expect(r["email_change_step_up"] == .bool(true) && r["email_pending"] == .string("grace.hopper@example.test"))
         #expect(r["email_changed_to"] == .string("grace.hopper@example.test"))
         #expect(r["last_passkey_buttons"] == .number("0") && r["last_passkey_hint"]?.array?.count == 1, "\(r["last_passkey_hint"] ?? .null)")
-        #expect(r["current_session_marked"] == .number("1"))
+        #expect(r["current_session_marked"] == .number("1") && r["current_session_actions"] == .array([.string("session-sign-out")]), "\(r["current_session_actions"] ?? .null)")
         #expect(r["app_sessions_listed"]?.int64 ?? 0 >= 1)
         #expect((r["sessions_after_revoke"]?.int64 ?? 0) == (r["account_sessions_before"]?.int64 ?? 0) - 1)
         #expect(r["events_listed"]?.int64 ?? 0 >= 3)
