@@ -283,6 +283,23 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.purgeUsedSessions(now: now() + 120_000) == 1)
     }
 
+    @Test("email codes: one per key; a holder's codes are discarded together, others kept", arguments: Backend.available)
+    func emailCodes(_ backend: Backend) throws {
+        let store = try backend.open()
+        let t = now()
+        func code(_ key: String, holder: String) -> EmailCodeRow {
+            EmailCodeRow(email: key, id: UUID().uuidString, codeHash: Array(repeating: 7, count: 32), clientID: holder, createdAt: t, expiresAt: t + 300_000)
+        }
+        let address = "codes-\(UUID().uuidString.prefix(6))@signet.test"
+        #expect(try store.issueEmailCode(code(address, holder: "app"), interval: 30_000, mail: nil))
+        #expect(try store.issueEmailCode(code("email-change:" + address, holder: "email-change:u1"), interval: 30_000, mail: nil))
+        // Inside the interval, the same key is refused; the other key was not.
+        #expect(try !store.issueEmailCode(code(address, holder: "app"), interval: 30_000, mail: nil))
+        try store.perform([.discardEmailCodes(holder: "email-change:u1")])
+        #expect(try store.emailCode(email: "email-change:" + address) == nil)
+        #expect(try store.emailCode(email: address)?.clientID == "app")
+    }
+
     @Test("refresh tokens rotate; reuse revokes the family; of concurrent rotations one wins", arguments: Backend.available)
     func refresh(_ backend: Backend) throws {
         let store = try backend.open()
@@ -293,7 +310,12 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
             RefreshTokenRow(hash: hash, family: family, userID: userID, clientID: "app", scope: "openid", authTime: 1, amr: ["pop"], expiresAt: now() + 60_000, createdAt: now())
         }
         let first: [UInt8] = Array(repeating: 1, count: 32)
-        try store.insertRefreshToken(row(first))
+        let firstRow = row(first)
+        try store.insertRefreshToken(firstRow)
+        // Live (what introspection asks): found as stored, and not used by the asking.
+        #expect(try store.liveRefreshToken(hash: first, now: now()) == firstRow)
+        #expect(try store.liveRefreshToken(hash: first, now: now()) == firstRow)
+        #expect(try store.liveRefreshToken(hash: Array(repeating: 9, count: 32), now: now()) == nil)
         let results = concurrently(16) { () -> RefreshRotation in
             let next = (0..<32).map { _ in UInt8.random(in: 0...255) }
             return try store.rotateRefreshToken(hash: first, proof: nil, next: { row(next, family: $0.family) }, now: now())
@@ -301,23 +323,30 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         let rotated = results.compactMap { try? $0.get() }.filter { if case .rotated = $0 { true } else { false } }
         #expect(rotated.count == 1)
         guard case .rotated(let successor) = rotated.first else { return }
+        #expect(try store.liveRefreshToken(hash: first, now: now()) == nil)
         // The losers presented a used token: the family is revoked, successor included.
         #expect(try store.rotateRefreshToken(hash: successor.hash, proof: nil, next: { $0 }, now: now()) != .rotated(successor))
+        #expect(try store.liveRefreshToken(hash: successor.hash, now: now()) == nil)
         #expect(try store.rotateRefreshToken(hash: Array(repeating: 9, count: 32), proof: nil, next: { $0 }, now: now()) == .unknown)
         let old: [UInt8] = Array(repeating: 2, count: 32)
         var expired = row(old, family: "other")
         expired.expiresAt = now() - 1
         try store.insertRefreshToken(expired)
         #expect(try store.rotateRefreshToken(hash: old, proof: nil, next: { $0 }, now: now()) == .expired)
+        #expect(try store.liveRefreshToken(hash: old, now: now()) == nil)
         let live: [UInt8] = Array(repeating: 3, count: 32)
         try store.insertRefreshToken(row(live, family: "third"))
+        #expect(try store.liveRefreshToken(hash: live, now: now()) != nil)
         #expect(try store.revokeRefreshFamily(hash: live, now: now()))
+        #expect(try store.liveRefreshToken(hash: live, now: now()) == nil)
         #expect(try store.rotateRefreshToken(hash: live, proof: nil, next: { $0 }, now: now()) == .revoked(userID: userID))
         // A token bound to a DPoP key rotates only with that key's proof; another key, or none,
         // leaves it unused.
         var bound = row(Array(repeating: 4, count: 32), family: "fourth")
         bound.jkt = "key-a"
+        bound.credential = "cred-id"
         try store.insertRefreshToken(bound)
+        #expect(try store.liveRefreshToken(hash: bound.hash, now: now()) == bound)
         #expect(try store.rotateRefreshToken(hash: bound.hash, proof: nil, next: { $0 }, now: now()) == .keyMismatch)
         #expect(try store.rotateRefreshToken(hash: bound.hash, proof: "key-b", next: { $0 }, now: now()) == .keyMismatch)
         let successor5 = row(Array(repeating: 5, count: 32), family: "fourth")

@@ -1,5 +1,7 @@
-/// The newest one-time code of an email address (DESIGN.md, "Email codes"): only its HMAC is
-/// stored. An address has at most one: a new code replaces the old, so only the newest counts.
+/// The newest one-time code of an email address for one purpose (DESIGN.md, "Email codes"):
+/// only its HMAC is stored. `email` is the key the code is kept under: the address for a
+/// sign-in code, the purpose and the address for any other. A key has at most one code: a new
+/// code replaces the old, so only the newest counts.
 public struct EmailCodeRow: Sendable, Equatable {
     public var email: String
     public var id: String
