@@ -74,6 +74,21 @@ import Testing
         #expect(discovery["introspection_endpoint_auth_methods_supported"] == .array([.string("client_secret_basic"), .string("client_secret_post")]))
     }
 
+    @Test("a DPoP-bound token says so: token_type DPoP and the key's thumbprint in cnf.jkt, for the resource server to check the proof against")
+    func boundToken() throws {
+        let server = try Self.server()
+        let key = try SoftwareDPoPKey(algorithm: "ES256")
+        let phone = Phone(server)
+        let (session, credential) = try phone.startSignUp(email: "bound-intro@signet.test")
+        let (status, tokens) = try server.post("/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("app"), "auth_session": .string(session), "authn_response": credential,
+            "audience": .string("https://api.signet.test"),
+        ]), headers: [("DPoP", try key.proof(method: "POST", url: DPoPTests.tokenURL))])
+        #expect(status == 200 && tokens["token_type"] == .string("DPoP"), "\(tokens.serialized)")
+        let (_, seen) = try Self.introspect(server, try #require(tokens["access_token"]?.string))
+        #expect(seen["active"] == .bool(true) && seen["token_type"] == .string("DPoP") && seen["cnf"] == .object(["jkt": .string(key.thumbprint)]), "\(seen.serialized)")
+    }
+
     @Test("each end of a session makes its access token inactive at once: sign-out, a revoked passkey, a blocked or deleted account; and expiry")
     func endsOfAccessTokens() throws {
         let server = try Self.server()
