@@ -1,5 +1,6 @@
 import SignetAuth
 import Foundation
+import Synchronization
 
 /// Hands out database sessions, one caller at a time each.
 protocol SessionPool: Sendable {
@@ -38,6 +39,10 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
     private var batchFirst = 0
     /// The timer found a batch open: the checkpoint's locked part runs after the batch commits.
     private var checkpointDue = false
+    /// Calls that wrote, counted under the lock; read by the timer without it.
+    private let writes = Atomic<Int>(0)
+    /// The write count when the timer last took the lock (the timer's queue only).
+    private var writesAtLockedCheckpoint = -1
     /// Batches committed, the writes they held and the most one held (for tests and the benchmark).
     private var batches = 0
     private var batchedWrites = 0
@@ -65,9 +70,12 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
         timer.setEventHandler { [weak self, checkpointer] in
             // Most of the copying happens while requests go on. The WAL can start over only
             // once it is copied back whole, which needs a moment without commits: the few
-            // frames written meanwhile are copied with the lock held. A WAL copied whole already
-            // (an idle store) needs nothing more: the next write starts it over.
-            guard let wal = checkpointer.checkpoint(), wal.copied < wal.frames, let self else { return }
+            // frames written meanwhile are copied with the lock held. An idle store (the WAL copied
+            // whole, nothing written since the lock was last taken for it) is left alone.
+            guard let wal = checkpointer.checkpoint(), wal.frames > 0, let self else { return }
+            let written = writes.load(ordering: .relaxed)
+            if wal.copied == wal.frames, written == writesAtLockedCheckpoint { return }
+            writesAtLockedCheckpoint = written
             lock.lock()
             if batchFirst > 0 {
                 checkpointDue = true
@@ -157,6 +165,7 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
         }
         adoptBatch()
         let wrote = connection.totalChanges != before
+        if wrote { writes.add(1, ordering: .relaxed) }
         var number = 0
         if held {
             if wrote, batchFirst > 0, !connection.autocommit {
