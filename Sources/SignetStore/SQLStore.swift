@@ -130,9 +130,32 @@ public final class SQLStore: Store, @unchecked Sendable {
                     for statement in migration.sql.split(separator: ";") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                         try db.query(String(statement))
                     }
+                    try Self.dataMigrations[migration.version]?(db)
                     try db.query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.int(Int64(migration.version)), .int(Self.now())])
                 }
             }
+        }
+    }
+
+    /// Migrations that change rows in a way SQL cannot say, run in their version's transaction
+    /// after its statements, on both databases.
+    static let dataMigrations: [Int: @Sendable (any SQLSession) throws(StoreError) -> Void] = [11: normalizeAddresses]
+
+    /// Schema 11: every stored address in NFC (Unicode's composed form), as sign-up and sign-in
+    /// have keyed addresses since; before, an address typed with a combining accent was stored as
+    /// typed, and the same address typed composed no longer found it. An address whose NFC form
+    /// another account already has stays as it is: two accounts cannot be merged here.
+    static func normalizeAddresses(_ db: any SQLSession) throws(StoreError) {
+        let rows = try db.query("SELECT id, email FROM users")
+        // Bytes, not Strings: Swift compares strings by canonical equivalence, so a decomposed
+        // address would equal its NFC form.
+        var taken = Set(rows.compactMap { $0[1].text.map { Array($0.utf8) } })
+        for row in rows {
+            guard let id = row[0].text, let email = row[1].text else { continue }
+            let nfc = Array(email.precomposedStringWithCanonicalMapping.utf8)
+            guard nfc != Array(email.utf8), !taken.contains(nfc) else { continue }
+            try db.query("UPDATE users SET email = ? WHERE id = ?", [.text(String(decoding: nfc, as: UTF8.self)), .text(id)])
+            taken.insert(nfc)
         }
     }
 

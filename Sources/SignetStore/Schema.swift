@@ -265,6 +265,9 @@ enum Schema {
                 used_at BIGINT
             )
             """),
+            // Addresses in NFC, as sign-up keys them since: a data step only
+            // (``SQLStore/dataMigrations``).
+            (11, ""),
         ]
     }
 

@@ -32,6 +32,32 @@ import Testing
         return rows
     }
 
+    @Test("schema 11 stores every address in NFC; one whose NFC form another account has stays as it was")
+    func addressesInNFC() throws {
+        let path = TemporaryDatabase.path("signet-nfc")
+        defer { TemporaryDatabase.remove(path) }
+        // Accounts as an older build stored them: one address typed with a combining diaeresis,
+        // one typed so while the composed form has an account of its own.
+        do {
+            let store = try SQLStore(path: path)
+            for (n, email) in ["ju\u{308}rgen@signet.test", "zoe\u{308}@signet.test", "zoë@signet.test", "ada@signet.test"].enumerated() {
+                var account = user(n)
+                account.id = "u\(n)"
+                account.email = email
+                try store.createUser(account, credential: credential(account.id))
+            }
+        }
+        _ = try Self.sqlite(path, "DELETE FROM schema_migrations WHERE version = 11")
+        let store = try SQLStore(path: path)
+        #expect(try store.schemaVersions() == Array(1...11))
+        // Found by its composed form (which sign-in looks up), stored as those bytes.
+        #expect(try store.user(email: "jürgen@signet.test")?.id == "u0")
+        #expect(try Self.sqlite(path, "SELECT hex(email) FROM users WHERE id = 'u0'") == [Array("jürgen@signet.test".utf8).map { String(format: "%02X", $0) }.joined()])
+        // The clash is left alone: both accounts stay, each with its own bytes.
+        #expect(try Self.sqlite(path, "SELECT length(CAST(email AS BLOB)) FROM users WHERE id IN ('u1', 'u2') ORDER BY id") == ["17", "16"])
+        #expect(try store.user(email: "ada@signet.test")?.id == "u3")
+    }
+
     @Test("schema 3 rebuilds SQLite's audit table without AUTOINCREMENT, keeping every row, its id and order")
     func auditWithoutAutoincrement() throws {
         let path = TemporaryDatabase.path("signet-migration")
@@ -41,7 +67,7 @@ import Testing
             CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL);
             INSERT INTO schema_migrations VALUES (1, 0), (2, 0);
             CREATE TABLE refresh_tokens (hash BLOB PRIMARY KEY, family TEXT, user_id TEXT);
-            CREATE TABLE users (id TEXT PRIMARY KEY);
+            CREATE TABLE users (id TEXT PRIMARY KEY, email TEXT);
             CREATE TABLE credentials (id BLOB PRIMARY KEY);
             CREATE TABLE device_keys (id TEXT PRIMARY KEY);
             CREATE TABLE audit_events (id INTEGER PRIMARY KEY AUTOINCREMENT, at BIGINT NOT NULL, kind TEXT NOT NULL, outcome TEXT NOT NULL,
@@ -51,7 +77,7 @@ import Testing
         #expect(try Self.sqlite(path, "SELECT name FROM sqlite_sequence") == ["audit_events"])
 
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == Array(1...10))
+        #expect(try store.schemaVersions() == Array(1...11))
         try store.appendAudit(AuditEvent(at: 40, kind: "refresh", outcome: "failure", reason: "refresh_token_reused", detail: "family revoked"))
         #expect(try store.auditEvents(limit: 10).map(\.at) == [40, 30, 20, 10])
         // Schema 4: rows from before have no detail; new ones keep theirs.
