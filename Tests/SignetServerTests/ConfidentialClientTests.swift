@@ -21,6 +21,19 @@ import Testing
         }
     }
 
+    /// A sign-up through the passkey grant by `portal`, with its secret in the body.
+    static func signUp(_ server: TestServer, email: String) throws -> JSONValue {
+        var phone = Phone(server)
+        phone.clientID = "portal"
+        let (session, credential) = try phone.startSignUp(email: email)
+        let (status, tokens) = try server.post("/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("portal"), "client_secret": .string(secret),
+            "auth_session": .string(session), "authn_response": credential,
+        ]))
+        try #require(status == 200, "\(tokens.serialized)")
+        return tokens
+    }
+
     @Test("the passkey grant: refused without the secret or with a wrong one, the auth session kept; then by client_secret_post or Basic")
     func passkeyGrant() throws {
         let server = try Self.server()
@@ -53,13 +66,7 @@ import Testing
     @Test("a stolen refresh token of a confidential client: refused without the secret and not used up; the client rotates it")
     func refreshGrant() throws {
         let server = try Self.server()
-        var phone = Phone(server)
-        phone.clientID = "portal"
-        let (session, credential) = try phone.startSignUp(email: "stolen-refresh@signet.test")
-        let tokens = try server.post("/oauth/token", .object([
-            "grant_type": .string(GrantType.webauthn), "client_id": .string("portal"), "client_secret": .string(Self.secret),
-            "auth_session": .string(session), "authn_response": credential,
-        ])).json
+        let tokens = try Self.signUp(server, email: "stolen-refresh@signet.test")
         let refresh = try #require(tokens["refresh_token"]?.string)
         let thief = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("portal"), "refresh_token": .string(refresh)]))
         #expect(thief.status == 401 && thief.json["reason"] == .string("client_secret_invalid"), "\(thief.json.serialized)")

@@ -156,13 +156,7 @@ import Testing
     @Test("refresh tokens: active for the client they were issued to while live; rotated, revoked or another client's are inactive")
     func refreshTokens() throws {
         let server = try Self.server()
-        var phone = Phone(server)
-        phone.clientID = "portal"
-        let (session, credential) = try phone.startSignUp(email: "portal-refresh@signet.test")
-        let tokens = try server.post("/oauth/token", .object([
-            "grant_type": .string(GrantType.webauthn), "client_id": .string("portal"), "client_secret": .string(ConfidentialClientTests.secret),
-            "auth_session": .string(session), "authn_response": credential,
-        ])).json
+        let tokens = try ConfidentialClientTests.signUp(server, email: "portal-refresh@signet.test")
         let refresh = try #require(tokens["refresh_token"]?.string, "\(tokens.serialized)")
         let (status, json) = try Self.introspect(server, refresh, as: ConfidentialClientTests.basic)
         #expect(status == 200 && json["active"] == .bool(true) && json["client_id"] == .string("portal") && json["token_type"] == nil && json["aud"] == nil, "\(json.serialized)")
