@@ -50,7 +50,7 @@ extension Ceremonies {
                    message: (_ code: String, _ minutes: Int) -> Notice) throws -> (id: String, expiresAt: Int64, mailed: Bool) {
         let settings = configuration.passwordless
         let interval = Int64(settings.sendInterval) * 1000
-        let key = Self.codeKey(email, purpose: purpose)
+        let key = Self.codeRowKey(email, purpose: purpose)
         // A call inside the interval is refused before it counts against the hourly budget (the
         // insert below decides atomically; this read only spares the budget).
         if let last = try store.emailCode(email: key)?.createdAt, last > nowMillis - interval {
@@ -137,12 +137,12 @@ extension Ceremonies {
     /// under its purpose as well, so that one kind never replaces a pending code of the other (a
     /// stranger asking for sign-in codes cannot cancel an address change, nor an address change
     /// to a taken address the owner's sign-in code).
-    static func codeKey(_ email: String, purpose: String) -> String { purpose == "email" ? email : purpose + ":" + email }
+    static func codeRowKey(_ email: String, purpose: String) -> String { purpose == "email" ? email : purpose + ":" + email }
 
     func countedCode(email: String, code: String, purpose: String) throws -> EmailCodeRow {
         let maxAttempts = configuration.passwordless.maxAttempts
         let row: EmailCodeRow
-        switch try store.attemptEmailCode(email: Self.codeKey(email, purpose: purpose), maxAttempts: maxAttempts, now: nowMillis) {
+        switch try store.attemptEmailCode(email: Self.codeRowKey(email, purpose: purpose), maxAttempts: maxAttempts, now: nowMillis) {
         case .none: throw AuthError(.otpInvalid, "the address has no code")
         case .used: throw AuthError(.otpInvalid, "the address's code was already used")
         case .expired: throw AuthError(.otpExpired, "the code expired")
