@@ -218,10 +218,15 @@ extension SQLStore {
         }
     }
 
-    public func deleteClient(id: String) throws(StoreError) -> Bool {
+    public func deleteClient(id: String, at: Int64) throws(StoreError) -> Int? {
         try locked { db throws(StoreError) in
-            try db.query("DELETE FROM clients WHERE id = ?", [.text(id)])
-            return db.changes == 1
+            try db.transaction { () throws(StoreError) -> Int? in
+                try db.query("DELETE FROM clients WHERE id = ?", [.text(id)])
+                guard db.changes == 1 else { return nil }
+                let ended = try db.query("SELECT count(DISTINCT family) FROM refresh_tokens WHERE client_id = ? AND revoked_at IS NULL", [.text(id)]).first?[0].int ?? 0
+                try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL", [.int(at), .text(id)])
+                return Int(ended)
+            }
         }
     }
 

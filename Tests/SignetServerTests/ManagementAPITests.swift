@@ -394,7 +394,7 @@ extension TestServer {
         })
         let token = try server.managementToken("late", secret: "s3cret-s3cret")
         #expect(try server.api("GET", "/api/v2/users", token: token).status == 200)
-        #expect(try server.store.deleteClient(id: "late"))
+        #expect(try server.store.deleteClient(id: "late", at: 0) == 0)
         #expect(eventually(timeout: 5) { try server.api("GET", "/api/v2/users", token: token).status == 401 })
     }
 }

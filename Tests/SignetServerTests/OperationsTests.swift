@@ -67,6 +67,22 @@ import Testing
         #expect(eventually(timeout: 5) { try token(secret) == 401 && token(rotated) == 200 })
         #expect(try admin(["clients", "remove", clientID]).status == 0)
         #expect(eventually(timeout: 5) { try token(rotated) == 401 })
+        // An app's client, removed while an account is signed in through it: the session ends at
+        // once (its access token refused, its refresh token revoked), not at the token's expiry.
+        let app = try Self.json(try admin(["clients", "add", "--name", "Withdrawn app", "--type", "public", "--grant", GrantNames.webauthn,
+                                           "--grant", GrantNames.refreshToken, "--json"]).output)
+        var appPhone = Phone(server)
+        appPhone.clientID = try #require(app["client_id"]?.string)
+        #expect(eventually(timeout: 5) {
+            try server.post("/passkey/register", .object(["client_id": .string(appPhone.clientID), "user_profile": .object(["email": .string("withdrawn@signet.test")])])).status == 200
+        })
+        let (appSession, appCredential) = try appPhone.startSignUp(email: "withdrawn@signet.test")
+        let appTokens = try appPhone.exchange(session: appSession, credential: appCredential).json
+        let signedIn = SignedIn(server, phone: appPhone, access: try #require(appTokens["access_token"]?.string, "\(appTokens.serialized)"))
+        #expect(try signedIn.call("GET", "/me/passkeys").status == 200)
+        #expect(try admin(["clients", "remove", appPhone.clientID]).status == 0)
+        #expect(try signedIn.call("GET", "/me/passkeys").json["reason"] == .string("token_invalid"))
+        #expect(try server.store.auditEvents(limit: 5).contains { $0.kind == "admin_client_removed" && $0.detail?.hasSuffix("1 session(s) ended") == true })
         // Refusals: a bad grant, a public machine client, an unknown user, a usage error.
         #expect(try admin(["clients", "add", "--name", "X", "--type", "public", "--grant", "client_credentials"]).status == 2)
         #expect(try admin(["clients", "add", "--name", "X", "--type", "confidential", "--grant", "password"]).errors.contains("unknown grant"))
@@ -81,7 +97,7 @@ import Testing
         #expect(logs.filter { $0["signet_event"]?.string?.hasPrefix("admin_") == true }.allSatisfy { $0["client_id"] == .string("signet-admin") })
 
         #expect(try admin(["users", "delete", id]).status == 0)
-        #expect(try server.store.user(id: id) == nil && server.counts["users"] == 1)
+        #expect(try server.store.user(id: id) == nil && server.counts["users"] == 2)  // bob and the withdrawn app's account
     }
 
     @Test("signet admin logs --follow prints events as they are written")

@@ -50,10 +50,13 @@ extension Ceremonies {
     /// Every client in the database.
     public func storedClients() throws -> [ClientRow] { try store.clientRows() }
 
+    /// `signet admin clients remove`: a client added to the database goes, and every session
+    /// issued to it ends in the same transaction (an app withdrawn, or its secret leaked).
     public func removeClient(id: String, by caller: ManagementCaller, context: RequestContext) throws {
-        guard try store.deleteClient(id: id) else { throw AuthError(.clientUnknown, "no client \(id.prefix(64)) in the database") }
+        // Its sessions end with it: their access tokens are refused at once, not only at the next refresh.
+        guard let ended = try store.deleteClient(id: id, at: nowMillis) else { throw AuthError(.clientUnknown, "no client \(id.prefix(64)) in the database") }
         clients.invalidate()
-        audit("admin_client_removed", client: caller.clientID, detail: "client \(id)", context: context)
+        audit("admin_client_removed", client: caller.clientID, detail: "client \(id), \(ended) session(s) ended", context: context)
     }
 
     /// A new secret for a confidential client; the old one stops working within the refresh

@@ -321,7 +321,10 @@ public protocol Store: Sendable {
     func auditEntries(_ query: AuditQuery) throws(StoreError) -> [AuditEntry]
     func insertClient(_ client: ClientRow) throws(StoreError)
     func clientRows() throws(StoreError) -> [ClientRow]
-    func deleteClient(id: String) throws(StoreError) -> Bool
+    /// Deletes a client added to the database and, in the same transaction, ends every session
+    /// issued to it (its refresh-token families revoked at `at`); returns how many it ended, or
+    /// `nil` when there is no such client.
+    func deleteClient(id: String, at: Int64) throws(StoreError) -> Int?
     func setClientSecret(id: String, hash: [UInt8]) throws(StoreError) -> Bool
 
     // MARK: the web (DESIGN.md, "The web")
