@@ -300,6 +300,29 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.emailCode(email: address)?.clientID == "app")
     }
 
+    @Test("deleting a client ends the families issued to it, and only those", arguments: Backend.available)
+    func clientDeletion(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(6)
+        try store.createUser(u, credential: credential(u.id))
+        let id = "gone-\(UUID().uuidString.prefix(6))"
+        try store.insertClient(ClientRow(id: id, name: "Gone", type: "public", secretHash: nil, grants: ["refresh_token"], scopes: [], redirectURIs: [],
+                                         audiences: nil, createdAt: 0))
+        func token(_ byte: UInt8, client: String, family: String) throws -> [UInt8] {
+            let hash = [UInt8](repeating: byte, count: 31) + [UInt8.random(in: 0...255)]
+            try store.insertRefreshToken(RefreshTokenRow(hash: hash, family: family + "-\(id)", userID: u.id, clientID: client, scope: "openid", authTime: 1,
+                                                         amr: ["pop"], expiresAt: now() + 60_000, createdAt: now()))
+            return hash
+        }
+        let (a, b, kept) = (try token(1, client: id, family: "a"), try token(2, client: id, family: "b"), try token(3, client: "app", family: "c"))
+        _ = try token(4, client: id, family: "a")  // a second token of one family: one session
+        #expect(try store.deleteClient(id: id, at: now()) == 2)
+        #expect(try store.liveRefreshToken(hash: a, now: now()) == nil && store.liveRefreshToken(hash: b, now: now()) == nil)
+        #expect(try store.liveRefreshToken(hash: kept, now: now()) != nil)
+        #expect(try store.sessionEnded("a-\(id)") && !store.sessionEnded("c-\(id)"))
+        #expect(try store.deleteClient(id: id, at: now()) == nil)
+    }
+
     @Test("refresh tokens rotate; reuse revokes the family; of concurrent rotations one wins", arguments: Backend.available)
     func refresh(_ backend: Backend) throws {
         let store = try backend.open()
