@@ -133,6 +133,27 @@ import Testing
         #expect(try Self.introspect(server, expiringAccess).json == Self.inactive)
     }
 
+    @Test("a client taken out of the configuration: an instance started without it refuses its tokens at /me and calls them inactive")
+    func removedClient() throws {
+        let first = try Self.server()
+        var phone = Phone(first)
+        phone.clientID = "other"
+        let (session, credential) = try phone.startSignUp(email: "other-client@signet.test")
+        let (status, tokens) = try first.post("/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("other"), "auth_session": .string(session), "authn_response": credential,
+            "audience": .string("https://api.signet.test"),
+        ]))
+        try #require(status == 200, "\(tokens.serialized)")
+        let access = try #require(tokens["access_token"]?.string)
+        #expect(try Self.introspect(first, access).json["active"] == .bool(true))
+        // The same database, restarted with "other" gone from the configuration.
+        let second = try TestServer(sharing: first.directory) { c in c.clients.removeAll { $0.id == "other" } }
+        #expect(try Self.introspect(second, access).json == Self.inactive)
+        let me = try second.get("/userinfo", headers: [("Authorization", "Bearer " + access)])
+        let reason = try StrictJSON().parse(me.body)["reason"]
+        #expect(me.status == 401 && reason == .string("token_invalid"))
+    }
+
     @Test("not access tokens: a forged signature, an ID token, a token of another issuer's form, garbage, an over-long token")
     func forgeries() throws {
         let server = try Self.server()

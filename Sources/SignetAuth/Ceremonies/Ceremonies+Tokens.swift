@@ -306,16 +306,19 @@ extension Ceremonies {
         case .anyWithScope(let scope):
             guard principal.scopes.contains(scope) else { throw AuthError(.insufficientScope, "the token's scope lacks \(scope)") }
         }
-        if let ended = try sessionEnd(user: user, sid: principal.sessionID, credential: principal.credential) { throw AuthError(.tokenInvalid, ended) }
+        if let ended = try sessionEnd(user: user, sid: principal.sessionID, credential: principal.credential, client: principal.clientID) {
+            throw AuthError(.tokenInvalid, ended)
+        }
         return principal
     }
 
     /// Why the session of an account's token has ended, or `nil` while it stands. At Signet's own
     /// endpoints and at introspection a session ends at once, not only at its next refresh: with
-    /// the credential that started it, with all of the account's sessions, or on its own
-    /// (revoked from the account, signed out, a reused refresh token, a code session's
-    /// cancelled recovery).
-    func sessionEnd(user: UserRecord, sid: String?, credential: String?) throws -> String? {
+    /// the credential that started it, with all of the account's sessions, with the client it was
+    /// issued to (removed from the database or the configuration), or on its own (revoked from
+    /// the account, signed out, a reused refresh token, a code session's cancelled recovery).
+    func sessionEnd(user: UserRecord, sid: String?, credential: String?, client: String?) throws -> String? {
+        if let client, clients.client(client) == nil { return "client \(client) no longer exists" }
         if let credential, try !isLive(credential: credential) { return "the credential \(credential) that started this session was revoked" }
         guard let sid else { return nil }
         if user.endedSession(sid) { return "an administrator ended this session" }
