@@ -63,7 +63,7 @@ extension SignetService {
             let body = try s.body(call, form: true)
             return try Wire.encode(s.ceremonies.introspect(
                 token: body.optionalMember("token"), clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"),
-                basic: call.request.header("authorization").flatMap(Self.basicCredentials)))
+                basic: call.request.header("authorization").flatMap(Self.basicCredentials), context: call.context))
         }
         // OIDC Core §5.3.1: the UserInfo endpoint takes GET and POST alike (the token in the
         // Authorization header either way).

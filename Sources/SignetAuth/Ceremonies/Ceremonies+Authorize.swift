@@ -299,36 +299,44 @@ extension Ceremonies {
         }
     }
 
-    /// The client of a token-endpoint request (RFC 6749 §2.3): named by `client_id` or the
-    /// Basic credentials (one method, not both), authenticated with its secret when it is
-    /// confidential, and never with a secret when it is public.
     /// The client of a token request, authenticated when it is confidential: RFC 6749 §3.2.1
     /// holds for every grant, so a refresh token stolen from a confidential client is worth nothing
     /// without its secret (RFC 9700 §4.14.2).
     func tokenClient(_ request: TokenRequest, grant: String, context: RequestContext) throws -> ClientConfiguration {
-        try tokenEndpointClient(clientID: request.client_id, secret: request.client_secret, basic: context.basic, grant: grant)
+        try tokenEndpointClient(clientID: request.client_id, secret: request.client_secret, basic: context.basic, grant: grant, context: context)
     }
 
-    func tokenEndpointClient(clientID: String?, secret: String?, basic: (id: String, secret: String)?, grant: String? = nil) throws -> ClientConfiguration {
+    /// The client of a token-endpoint request (RFC 6749 §2.3): named by `client_id` or the
+    /// Basic credentials (one method, not both), authenticated with its secret when it is
+    /// confidential, and never with a secret when it is public. A failed authentication is
+    /// audited (`client_authentication`, counted per address like other refusals), so that
+    /// guessing at a client's secret shows in the log and in `/metrics`.
+    func tokenEndpointClient(clientID: String?, secret: String?, basic: (id: String, secret: String)?, grant: String? = nil,
+                             context: RequestContext) throws -> ClientConfiguration {
         if basic != nil, secret != nil { throw AuthError.malformed("use one client authentication method, not client_secret_basic and client_secret_post") }
         if let basic, let clientID, clientID != basic.id { throw AuthError.malformed("client_id differs from the Authorization header's") }
         guard let id = basic?.id ?? clientID else { throw AuthError.malformed("client_id is required") }
         let client = try self.client(id, grant: grant)
-        if client.isConfidential {
-            guard let given = basic?.secret ?? secret else {
-                var error = AuthError(.clientSecretInvalid, "client \(id) is confidential and sent no secret", publicDetail: "client authentication is required")
-                error.challenges = [#"Basic realm="signet""#]
-                throw error
+        do {
+            if client.isConfidential {
+                guard let given = basic?.secret ?? secret else {
+                    var error = AuthError(.clientSecretInvalid, "client \(id) is confidential and sent no secret", publicDetail: "client authentication is required")
+                    error.challenges = [#"Basic realm="signet""#]
+                    throw error
+                }
+                return try authenticateClient(id: id, secret: given)
             }
-            return try authenticateClient(id: id, secret: given)
+            if basic != nil || secret != nil { throw AuthError(.clientSecretInvalid, "client \(id) is public and has no secret") }
+            return client
+        } catch let failure as AuthError {
+            audit("client_authentication", refused: failure, client: id, context: context)
+            throw failure
         }
-        if basic != nil || secret != nil { throw AuthError(.clientSecretInvalid, "client \(id) is public and has no secret") }
-        return client
     }
 
     func exchange(clientID: String?, secret: String?, basic: (id: String, secret: String)?, code: String?, redirectURI: String?, verifier: String?,
                   context: RequestContext) throws -> TokenResponse {
-        let client = try tokenEndpointClient(clientID: clientID, secret: secret, basic: basic, grant: GrantNames.authorizationCode)
+        let client = try tokenEndpointClient(clientID: clientID, secret: secret, basic: basic, grant: GrantNames.authorizationCode, context: context)
         guard let code, let raw = Base64URL.decode(code), raw.count == 32 else { throw AuthError(.codeInvalid, "the code is not one Signet issued") }
         let hash = Digest.sha256.hash(raw)
         guard let (row, usedAt) = try store.authorizationCode(hash: hash) else { throw AuthError(.codeInvalid, "the code is not one Signet issued") }

@@ -16,16 +16,18 @@ extension Ceremonies {
     /// and every token that is not active, gets `active: false` alone (§2.2, §4). The kind of
     /// token is told by its form, so `token_type_hint` is not needed (§2.1 lets the server look
     /// further than the hint).
-    public func introspect(token: String?, clientID: String?, secret: String?, basic: (id: String, secret: String)?) throws -> TokenIntrospection {
+    public func introspect(token: String?, clientID: String?, secret: String?, basic: (id: String, secret: String)?, context: RequestContext) throws -> TokenIntrospection {
         guard clientID != nil || basic != nil else {
             var error = AuthError(.clientSecretInvalid, "no client credentials", publicDetail: "token introspection requires client authentication")
             error.challenges = [#"Basic realm="signet""#]
             throw error
         }
-        let caller = try tokenEndpointClient(clientID: clientID, secret: secret, basic: basic)
+        let caller = try tokenEndpointClient(clientID: clientID, secret: secret, basic: basic, context: context)
         guard caller.isConfidential else {
-            throw AuthError(.clientSecretInvalid, "client \(caller.id) is public; introspection needs a confidential client",
-                            publicDetail: "token introspection requires client authentication")
+            let failure = AuthError(.clientSecretInvalid, "client \(caller.id) is public; introspection needs a confidential client",
+                                    publicDetail: "token introspection requires client authentication")
+            audit("client_authentication", refused: failure, client: caller.id, context: context)
+            throw failure
         }
         guard let token, !token.isEmpty else { throw AuthError.malformed("token is required") }
         // Longer than any token Signet issues: not one of them, and not worth parsing.

@@ -262,7 +262,7 @@ extension Ceremonies {
     /// (§2.2). Access tokens are self-contained JWTs and stay valid until they expire, which is
     /// why they live only minutes.
     public func revoke(_ request: RevokeRequest, secret: String?, basic: (id: String, secret: String)?, context: RequestContext) throws {
-        let client = try tokenEndpointClient(clientID: request.client_id, secret: secret, basic: basic)
+        let client = try tokenEndpointClient(clientID: request.client_id, secret: secret, basic: basic, context: context)
         guard let key = Base64URL.decode(request.token).flatMap(RefreshToken.key), let owner = try store.refreshTokenOwner(hash: key) else { return }
         guard owner.clientID == client.id else {
             audit("refresh_token_revoked", "failure", reason: Reason.refreshTokenClientMismatch.rawValue, user: owner.userID, client: client.id,
