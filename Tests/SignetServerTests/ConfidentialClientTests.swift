@@ -54,8 +54,14 @@ import Testing
         // The refusals came before the auth session was used: it still signs up, once.
         let (created, tokens) = try grant(["client_id": .string("portal"), "client_secret": .string(Self.secret)])
         #expect(created == 200 && jwtClaims(tokens["access_token"]?.string)["client_id"] == .string("portal"), "\(tokens.serialized)")
-        // A public client that sends a secret is refused too: it has none.
+        // A public client that sends a secret is refused too: it has none. An empty one only names
+        // the client (some libraries send `Authorization: Basic app:` for a public client).
         #expect(try grant(["client_id": .string("app"), "client_secret": .string("anything")]).json["reason"] == .string("client_secret_invalid"))
+        let (publicSession, publicCredential) = try Phone(server).startSignUp(email: "public-basic@signet.test")
+        let emptyBasic = ("Authorization", "Basic " + Data("app:".utf8).base64EncodedString())
+        let named = try server.post("/oauth/token", .object(["grant_type": .string(GrantType.webauthn), "auth_session": .string(publicSession),
+                                                             "authn_response": publicCredential]), headers: [emptyBasic])
+        #expect(named.status == 200 && jwtClaims(named.json["access_token"]?.string)["client_id"] == .string("app"), "\(named.json.serialized)")
 
         // Basic alone names the client; a body's client_id must agree with it.
         let (next, credentialB, _) = try phone.startSignIn()

@@ -308,7 +308,8 @@ extension Ceremonies {
 
     /// The client of a token-endpoint request (RFC 6749 §2.3): named by `client_id` or the
     /// Basic credentials (one method, not both), authenticated with its secret when it is
-    /// confidential, and never with a secret when it is public. A failed authentication is
+    /// confidential, and never with a secret when it is public (an empty one names it only, as
+    /// `Authorization: Basic` with `client_id:` does in some libraries). A failed authentication is
     /// audited (`client_authentication`, counted per address like other refusals), so that
     /// guessing at a client's secret shows in the log and in `/metrics`.
     func tokenEndpointClient(clientID: String?, secret: String?, basic: (id: String, secret: String)?, grant: String? = nil,
@@ -326,7 +327,8 @@ extension Ceremonies {
                 }
                 return try authenticateClient(id: id, secret: given)
             }
-            if basic != nil || secret != nil { throw AuthError(.clientSecretInvalid, "client \(id) is public and has no secret") }
+            // An empty secret, as some libraries send for a client without one, only names it.
+            if let given = basic?.secret ?? secret, !given.isEmpty { throw AuthError(.clientSecretInvalid, "client \(id) is public and has no secret") }
             return client
         } catch let failure as AuthError {
             audit("client_authentication", refused: failure, client: id, context: context)
