@@ -259,8 +259,10 @@ extension Ceremonies {
     /// Token revocation (RFC 7009): revokes a refresh token and every token rotated from the same
     /// sign-in. The client names itself, and a confidential one authenticates (§2.1); a token
     /// issued to another client is left alone and answered like an unknown one, which is no error
-    /// (§2.2). Access tokens are self-contained JWTs and stay valid until they expire, which is
-    /// why they live only minutes.
+    /// (§2.2). The session ends with the family: its access tokens are refused at once at
+    /// Signet's own endpoints and at introspection, while a service that verifies them itself
+    /// takes them until they expire, which is why they live only minutes. An access token
+    /// presented here is answered like an unknown token and left alone.
     public func revoke(_ request: RevokeRequest, secret: String?, basic: (id: String, secret: String)?, context: RequestContext) throws {
         let client = try tokenEndpointClient(clientID: request.client_id, secret: secret, basic: basic, context: context)
         guard let key = Base64URL.decode(request.token).flatMap(RefreshToken.key), let owner = try store.refreshTokenOwner(hash: key) else { return }
