@@ -473,12 +473,7 @@ public final class SQLStore: Store, @unchecked Sendable {
                                    writes: [StoreWrite]) throws(StoreError) -> RefreshRotation {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> RefreshRotation in
-                let live = try db.query(
-                    """
-                    UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? AND (jkt IS NULL OR jkt = ?)
-                    RETURNING \(Self.refreshTokenFields)
-                    """,
-                    [.int(now), .blob(hash), .int(now), proof.map(SQLValue.text) ?? .null])
+                let live = try db.query(Self.rotateSQL, [.int(now), .blob(hash), .int(now), proof.map(SQLValue.text) ?? .null])
                 if let r = live.first {
                     let current = Self.refreshToken(hash: hash, r)
                     let successor = next(current)
@@ -511,6 +506,13 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     /// The columns ``refreshToken(hash:_:)`` reads, in its order.
     static let refreshTokenFields = "family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id, jkt"
+    // Kept as constants: the statement cache finds a constant text by identity (``SQLiteConnection``).
+    static let rotateSQL = """
+        UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? AND (jkt IS NULL OR jkt = ?)
+        RETURNING \(refreshTokenFields)
+        """
+    static let liveRefreshTokenSQL =
+        "SELECT \(refreshTokenFields) FROM refresh_tokens WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?"
 
     static func refreshToken(hash: [UInt8], _ r: [SQLValue]) -> RefreshTokenRow {
         RefreshTokenRow(
@@ -521,9 +523,7 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     public func liveRefreshToken(hash: [UInt8], now: Int64) throws(StoreError) -> RefreshTokenRow? {
         try locked { db throws(StoreError) in
-            try db.query(
-                "SELECT \(Self.refreshTokenFields) FROM refresh_tokens WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?",
-                [.blob(hash), .int(now)]).first.map { Self.refreshToken(hash: hash, $0) }
+            try db.query(Self.liveRefreshTokenSQL, [.blob(hash), .int(now)]).first.map { Self.refreshToken(hash: hash, $0) }
         }
     }
 
