@@ -18,7 +18,11 @@ public struct PasswordlessStartRequest: Codable, Sendable {
     /// `code` (Signet sends no magic links).
     public var send: String?
     public var authParams: AuthParams?
-    public init(client_id: String, connection: String = "email", email: String, send: String? = "code", authParams: AuthParams? = nil) {
+    /// A confidential client's secret in the body (or `Authorization: Basic`), as Auth0 asks of
+    /// a confidential application here.
+    public var client_secret: String?
+    public init(client_id: String, connection: String = "email", email: String, send: String? = "code", authParams: AuthParams? = nil, client_secret: String? = nil) {
+        self.client_secret = client_secret
         self.client_id = client_id
         self.connection = connection
         self.email = email

@@ -40,7 +40,9 @@ extension SignetService {
         }
         // Email codes (Auth0 passwordless): counted per client address by the route.
         r.add("POST", "/passwordless/start", needs: Needs(rateLimit: .passwordlessPerIP)) { s, call in
-            try Wire.encode(s.ceremonies.passwordlessStart(PasswordlessStartRequest(wire: s.body(call)), context: call.context))
+            var context = call.context
+            context.basic = call.request.header("authorization").flatMap(Self.basicCredentials)
+            return try Wire.encode(s.ceremonies.passwordlessStart(PasswordlessStartRequest(wire: s.body(call)), context: context))
         }
         // A new device's sign-in, approved by an old one (RFC 8628).
         r.add("POST", "/oauth/device/code") { s, call in

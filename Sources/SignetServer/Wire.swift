@@ -184,7 +184,7 @@ extension PasswordlessStartRequest {
             params = AuthParams(scope: try p.optionalMember("scope"), audience: try p.optionalMember("audience"))
         }
         self.init(client_id: try json.member("client_id"), connection: try json.member("connection"), email: try json.member("email"),
-                  send: try json.optionalMember("send"), authParams: params)
+                  send: try json.optionalMember("send"), authParams: params, client_secret: try json.optionalMember("client_secret"))
     }
 }
 

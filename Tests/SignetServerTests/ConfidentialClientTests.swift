@@ -85,7 +85,7 @@ import Testing
         #expect(try server.store.auditEvents(limit: 50).contains { $0.kind == "refresh_token_reused" } == false)
     }
 
-    @Test("the email-code and device grants, and the device authorization request, authenticate a confidential client too")
+    @Test("the email-code and device grants, the code request and the device authorization request authenticate a confidential client too")
     func otherGrants() throws {
         let server = try Self.server()
         let otp = try server.post("/oauth/token", .object([
@@ -97,6 +97,12 @@ import Testing
             "grant_type": .string(GrantType.recoveryCode), "client_id": .string("portal"), "username": .string("x@signet.test"), "recovery_code": .string("x"),
         ]))
         #expect(recovery.json["reason"] == .string("client_secret_invalid"), "\(recovery.json.serialized)")
+        // Asking for a code in the client's name (Auth0 asks a confidential application's secret there too):
+        // refused without it; with it, past authentication (this server sends no mail).
+        let codeRequest: JSONObject = ["client_id": .string("portal"), "connection": .string("email"), "email": .string("x@signet.test")]
+        let unnamed = try server.post("/passwordless/start", .object(codeRequest))
+        #expect(unnamed.status == 401 && unnamed.json["reason"] == .string("client_secret_invalid"), "\(unnamed.json.serialized)")
+        #expect(try server.post("/passwordless/start", .object(codeRequest), headers: [Self.basic]).json["reason"] == .string("connection_disabled"))
         let form = [("Content-Type", "application/x-www-form-urlencoded")]
         let start = try server.send("POST", "/oauth/device/code", headers: form, body: Array("client_id=portal".utf8))
         let startJSON = try StrictJSON().parse(start.body)

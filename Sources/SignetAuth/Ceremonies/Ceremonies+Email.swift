@@ -25,8 +25,12 @@ extension Ceremonies {
     /// `passwordless.signup`; without it a code is still recorded (so the throttles answer alike)
     /// but no mail goes out. One code per `send_interval` and `sends_per_hour` per address, and
     /// the route's per-address bucket, throttle with 429 and `Retry-After`.
+    /// A confidential client authenticates (by `client_secret` or `Authorization: Basic`), as at
+    /// the token endpoint: nobody else mails codes in its name.
     public func passwordlessStart(_ request: PasswordlessStartRequest, context: RequestContext) throws -> PasswordlessStartResponse {
-        try passwordlessStart(request, client: client(request.client_id, grant: GrantNames.passwordlessOTP), context: context)
+        let client = try tokenEndpointClient(clientID: request.client_id, secret: request.client_secret, basic: context.basic, grant: GrantNames.passwordlessOTP,
+                                             context: context)
+        return try passwordlessStart(request, client: client, context: context)
     }
 
     func passwordlessStart(_ request: PasswordlessStartRequest, client: ClientConfiguration, context: RequestContext) throws -> PasswordlessStartResponse {
