@@ -154,6 +154,27 @@ import Testing
         #expect(me.status == 401 && reason == .string("token_invalid"))
     }
 
+    @Test("revoking an access token (RFC 7009 §2.1) ends its session; by another client, or forged, it changes nothing")
+    func revokedAccessToken() throws {
+        let server = try Self.server()
+        let (_, tokens) = try Self.apiTokens(server, email: "revoke-access@signet.test")
+        let access = try #require(tokens["access_token"]?.string)
+        var forged = access.split(separator: ".").map(String.init)
+        forged[2] = String(forged[2].reversed())
+        for (token, client) in [(access, "other"), (forged.joined(separator: "."), "app"), ("a.b.c", "app")] {
+            #expect(try server.post("/oauth/revoke", .object(["token": .string(token), "client_id": .string(client)])).status == 200)
+        }
+        #expect(try Self.introspect(server, access).json["active"] == .bool(true))
+        // By its own client: the session ends, its refresh token with it.
+        #expect(try server.post("/oauth/revoke", .object(["token": .string(access), "client_id": .string("app"), "token_type_hint": .string("access_token")])).status == 200)
+        #expect(try Self.introspect(server, access).json == Self.inactive)
+        let refreshed = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": tokens["refresh_token"]!]))
+        #expect(refreshed.json["reason"] == .string("refresh_token_revoked"), "\(refreshed.json.serialized)")
+        let events = try server.store.auditEvents(limit: 20)
+        #expect(events.filter { $0.kind == "session_revoked" }.map(\.detail) == ["by its access token"])
+        #expect(events.contains { $0.kind == "refresh_token_revoked" && $0.outcome == "failure" && $0.clientID == "other" })
+    }
+
     @Test("not access tokens: a forged signature, an ID token, a token of another issuer's form, garbage, an over-long token")
     func forgeries() throws {
         let server = try Self.server()

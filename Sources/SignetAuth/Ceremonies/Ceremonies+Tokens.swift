@@ -261,10 +261,12 @@ extension Ceremonies {
     /// issued to another client is left alone and answered like an unknown one, which is no error
     /// (§2.2). The session ends with the family: its access tokens are refused at once at
     /// Signet's own endpoints and at introspection, while a service that verifies them itself
-    /// takes them until they expire, which is why they live only minutes. An access token
-    /// presented here is answered like an unknown token and left alone.
+    /// takes them until they expire, which is why they live only minutes. An access token, which
+    /// §2.1 says the server should take too, ends its session the same way (its refresh family);
+    /// a session without a refresh token has nothing to end, and its token is left alone.
     public func revoke(_ request: RevokeRequest, secret: String?, basic: (id: String, secret: String)?, context: RequestContext) throws {
         let client = try tokenEndpointClient(clientID: request.client_id, secret: secret, basic: basic, context: context)
+        if request.token.utf8.contains(UInt8(ascii: ".")) { return try revokeSession(accessToken: request.token, client: client, context: context) }
         guard let key = Base64URL.decode(request.token).flatMap(RefreshToken.key), let owner = try store.refreshTokenOwner(hash: key) else { return }
         guard owner.clientID == client.id else {
             audit("refresh_token_revoked", "failure", reason: Reason.refreshTokenClientMismatch.rawValue, user: owner.userID, client: client.id,
@@ -274,6 +276,21 @@ extension Ceremonies {
         if try store.revokeRefreshFamily(hash: key, now: nowMillis) {
             audit("refresh_token_revoked", user: owner.userID, client: client.id, context: context)
         }
+    }
+
+    /// Revocation of an access token: a valid one issued to `client` ends its session's refresh
+    /// family; any other is answered like an unknown token.
+    func revokeSession(accessToken token: String, client: ClientConfiguration, context: RequestContext) throws {
+        guard let claims = try? JWT.verify(token, type: "at+jwt", issuer: configuration.issuer, keys: keys, now: clock()),
+              let sid = claims["sid"]?.string, let sub = claims["sub"]?.string else { return }
+        guard claims["client_id"]?.string == client.id else {
+            audit("refresh_token_revoked", "failure", reason: Reason.refreshTokenClientMismatch.rawValue, user: sub, client: client.id,
+                  detail: "the access token was issued to \(claims["client_id"]?.string ?? "?")", context: context)
+            return
+        }
+        guard try !store.sessionEnded(sid) else { return }
+        try store.revokeRefreshFamily(family: sid, now: nowMillis)
+        if try store.sessionEnded(sid) { audit("session_revoked", user: sub, client: client.id, detail: "by its access token", context: context) }
     }
 
     /// The claims of a valid access token (RFC 9068 §4) for `audience`, and the account it names.
