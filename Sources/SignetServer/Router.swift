@@ -19,6 +19,10 @@ struct Needs: Sendable {
     var codeSessionAllowed = false
     /// A confidential client's `client_secret_basic` (RFC 6749 §2.3.1).
     var clientAuthentication = false
+    /// The client's `Authorization: Basic` credentials when sent, in the call's context: the
+    /// token endpoint's kind of route, where the ceremony decides whether the client must
+    /// authenticate (a confidential one) or only names itself.
+    var clientCredentials = false
     /// The per-address rate-limit bucket the route is counted in (429 `rate_limited` past it).
     var rateLimit: Bucket?
     /// A Management API call: a `client_credentials` token for `{issuer}/api/v2/` with this scope.
@@ -32,6 +36,8 @@ struct Needs: Sendable {
     /// Adding a credential: sensitive, but a fresh code session may do it under a recovery hold.
     static let addsCredential = Needs(token: .required(.account), stepUp: true, codeSessionAllowed: true)
     static let resourceServer = Needs(clientAuthentication: true)
+    /// The token endpoint and its kin (revocation, introspection, device and code requests).
+    static let tokenEndpoint = Needs(clientCredentials: true)
     static func management(_ scope: ManagementScope) -> Needs { Needs(management: scope) }
 }
 

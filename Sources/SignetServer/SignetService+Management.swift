@@ -81,7 +81,7 @@ extension SignetService {
     /// `Authorization: Basic` (`client_secret_basic`) or in the body (`client_secret_post`,
     /// RFC 6749 §2.3.1), not both.
     func clientCredentials(_ body: JSONValue, _ call: Call) throws -> HTTPResponse {
-        let basic = call.request.header("authorization").flatMap(Self.basicCredentials)
+        let basic = call.context.basic
         let posted = (id: try body.optionalMember("client_id"), secret: try body.optionalMember("client_secret"))
         guard let id = basic?.id ?? posted.id, let secret = basic?.secret ?? posted.secret, basic == nil || posted.secret == nil else {
             var error = AuthError(.clientSecretInvalid, "no client credentials, or both kinds",

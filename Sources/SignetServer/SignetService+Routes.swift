@@ -15,17 +15,15 @@ extension SignetService {
         r.add("POST", "/passkey/challenge", needs: Needs(token: .optional(.account))) { s, call in
             Wire.encode(try s.ceremonies.beginSignIn(PasskeyChallengeRequest(wire: s.body(call)), principal: call.principal, context: call.context))
         }
-        r.add("POST", "/oauth/token") { s, call in
+        r.add("POST", "/oauth/token", needs: .tokenEndpoint) { s, call in
             let body = try s.body(call, form: true)
             if body["grant_type"]?.string == GrantNames.clientCredentials { return try s.clientCredentials(body, call) }
             if body["grant_type"]?.string == GrantNames.authorizationCode {
                 return .json(200, try s.ceremonies.authorizationCodeGrant(
-                    clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"),
-                    basic: call.request.header("authorization").flatMap(Self.basicCredentials), code: body.optionalMember("code"),
+                    clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"), code: body.optionalMember("code"),
                     redirectURI: body.optionalMember("redirect_uri"), verifier: body.optionalMember("code_verifier"), context: call.context).wireBytes)
             }
-            var context = call.context
-            context.basic = call.request.header("authorization").flatMap(Self.basicCredentials)
+            let context = call.context
             let request = try TokenRequest(wire: body, basic: context.basic)
             let tokens: TokenResponse
             switch request.grant_type {
@@ -39,33 +37,28 @@ extension SignetService {
             return .json(200, tokens.wireBytes)
         }
         // Email codes (Auth0 passwordless): counted per client address by the route.
-        r.add("POST", "/passwordless/start", needs: Needs(rateLimit: .passwordlessPerIP)) { s, call in
-            var context = call.context
-            context.basic = call.request.header("authorization").flatMap(Self.basicCredentials)
-            return try Wire.encode(s.ceremonies.passwordlessStart(PasswordlessStartRequest(wire: s.body(call)), context: context))
+        r.add("POST", "/passwordless/start", needs: Needs(clientCredentials: true, rateLimit: .passwordlessPerIP)) { s, call in
+            try Wire.encode(s.ceremonies.passwordlessStart(PasswordlessStartRequest(wire: s.body(call)), context: call.context))
         }
         // A new device's sign-in, approved by an old one (RFC 8628).
-        r.add("POST", "/oauth/device/code") { s, call in
+        r.add("POST", "/oauth/device/code", needs: .tokenEndpoint) { s, call in
             let body = try s.body(call, form: true)
-            var context = call.context
-            context.basic = call.request.header("authorization").flatMap(Self.basicCredentials)
             return try Wire.encode(s.ceremonies.startDeviceSignIn(
                 clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"), scope: body.optionalMember("scope"),
-                userAgent: call.request.header("user-agent"), context: context))
+                userAgent: call.request.header("user-agent"), context: call.context))
         }
-        r.add("POST", "/oauth/revoke") { s, call in
+        r.add("POST", "/oauth/revoke", needs: .tokenEndpoint) { s, call in
             let body = try s.body(call, form: true)
-            try s.ceremonies.revoke(RevokeRequest(wire: body), secret: body.optionalMember("client_secret"),
-                                    basic: call.request.header("authorization").flatMap(Self.basicCredentials), context: call.context)
+            try s.ceremonies.revoke(RevokeRequest(wire: body), secret: body.optionalMember("client_secret"), context: call.context)
             return .json(200, Array("{}".utf8))
         }
         // For resource servers (RFC 7662): whether a token is active now; client authentication
         // as at the token endpoint, public clients refused.
-        r.add("POST", "/oauth/introspect") { s, call in
+        r.add("POST", "/oauth/introspect", needs: .tokenEndpoint) { s, call in
             let body = try s.body(call, form: true)
             return try Wire.encode(s.ceremonies.introspect(
                 token: body.optionalMember("token"), clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"),
-                basic: call.request.header("authorization").flatMap(Self.basicCredentials), context: call.context))
+                context: call.context))
         }
         // OIDC Core §5.3.1: the UserInfo endpoint takes GET and POST alike (the token in the
         // Authorization header either way).

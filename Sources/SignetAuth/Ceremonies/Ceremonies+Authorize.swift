@@ -286,15 +286,14 @@ extension Ceremonies {
     /// the verifier must hash to its challenge. The code's use is part of the transaction that
     /// stores the refresh token; a second use revokes what the first issued.
     public func authorizationCodeGrant(
-        clientID: String?, secret: String?, basic: (id: String, secret: String)?, code: String?, redirectURI: String?, verifier: String?,
-        context: RequestContext
+        clientID: String?, secret: String?, code: String?, redirectURI: String?, verifier: String?, context: RequestContext
     ) throws -> TokenResponse {
         do {
-            return try exchange(clientID: clientID, secret: secret, basic: basic, code: code, redirectURI: redirectURI, verifier: verifier, context: context)
+            return try exchange(clientID: clientID, secret: secret, code: code, redirectURI: redirectURI, verifier: verifier, context: context)
         } catch {
             let failure = failed(AuthError(error), context: context)
             metrics.ceremony("authorization_code", reason: failure.reason.rawValue)
-            audit("authorization_code", refused: failure, client: clientID ?? basic?.id, context: context)
+            audit("authorization_code", refused: failure, client: clientID ?? context.basic?.id, context: context)
             throw failure
         }
     }
@@ -303,17 +302,17 @@ extension Ceremonies {
     /// holds for every grant, so a refresh token stolen from a confidential client is worth nothing
     /// without its secret (RFC 9700 §4.14.2).
     func tokenClient(_ request: TokenRequest, grant: String, context: RequestContext) throws -> ClientConfiguration {
-        try tokenEndpointClient(clientID: request.client_id, secret: request.client_secret, basic: context.basic, grant: grant, context: context)
+        try tokenEndpointClient(clientID: request.client_id, secret: request.client_secret, grant: grant, context: context)
     }
 
     /// The client of a token-endpoint request (RFC 6749 §2.3): named by `client_id` or the
-    /// Basic credentials (one method, not both), authenticated with its secret when it is
+    /// Basic credentials of `context` (one method, not both), authenticated with its secret when it is
     /// confidential, and never with a secret when it is public (an empty one names it only, as
     /// `Authorization: Basic` with `client_id:` does in some libraries). A failed authentication is
     /// audited (`client_authentication`, counted per address like other refusals), so that
     /// guessing at a client's secret shows in the log and in `/metrics`.
-    func tokenEndpointClient(clientID: String?, secret: String?, basic: (id: String, secret: String)?, grant: String? = nil,
-                             context: RequestContext) throws -> ClientConfiguration {
+    func tokenEndpointClient(clientID: String?, secret: String?, grant: String? = nil, context: RequestContext) throws -> ClientConfiguration {
+        let basic = context.basic
         if basic != nil, secret != nil { throw AuthError.malformed("use one client authentication method, not client_secret_basic and client_secret_post") }
         if let basic, let clientID, clientID != basic.id { throw AuthError.malformed("client_id differs from the Authorization header's") }
         guard let id = basic?.id ?? clientID else { throw AuthError.malformed("client_id is required") }
@@ -336,9 +335,8 @@ extension Ceremonies {
         }
     }
 
-    func exchange(clientID: String?, secret: String?, basic: (id: String, secret: String)?, code: String?, redirectURI: String?, verifier: String?,
-                  context: RequestContext) throws -> TokenResponse {
-        let client = try tokenEndpointClient(clientID: clientID, secret: secret, basic: basic, grant: GrantNames.authorizationCode, context: context)
+    func exchange(clientID: String?, secret: String?, code: String?, redirectURI: String?, verifier: String?, context: RequestContext) throws -> TokenResponse {
+        let client = try tokenEndpointClient(clientID: clientID, secret: secret, grant: GrantNames.authorizationCode, context: context)
         guard let code, let raw = Base64URL.decode(code), raw.count == 32 else { throw AuthError(.codeInvalid, "the code is not one Signet issued") }
         let hash = Digest.sha256.hash(raw)
         guard let (row, usedAt) = try store.authorizationCode(hash: hash) else { throw AuthError(.codeInvalid, "the code is not one Signet issued") }

@@ -26,7 +26,7 @@ extension Ceremonies {
     /// and a user code for the user to approve on a phone already signed in. Counted per client
     /// address. A confidential client authenticates, by `secret` or `Authorization: Basic`.
     public func startDeviceSignIn(clientID: String?, secret: String? = nil, scope: String?, userAgent: String?, context: RequestContext) throws -> DeviceAuthorization {
-        let client = try tokenEndpointClient(clientID: clientID, secret: secret, basic: context.basic, grant: GrantNames.deviceCode, context: context)
+        let client = try tokenEndpointClient(clientID: clientID, secret: secret, grant: GrantNames.deviceCode, context: context)
         if let wait = try count(.deviceCodesPerIP, RateLimit(limit: 30, window: 3600), key: context.remoteAddress) {
             throw Self.rateLimited(wait, "more than 30 device sign-ins an hour from this address")
         }

@@ -28,8 +28,7 @@ extension Ceremonies {
     /// A confidential client authenticates (by `client_secret` or `Authorization: Basic`), as at
     /// the token endpoint: nobody else mails codes in its name.
     public func passwordlessStart(_ request: PasswordlessStartRequest, context: RequestContext) throws -> PasswordlessStartResponse {
-        let client = try tokenEndpointClient(clientID: request.client_id, secret: request.client_secret, basic: context.basic, grant: GrantNames.passwordlessOTP,
-                                             context: context)
+        let client = try tokenEndpointClient(clientID: request.client_id, secret: request.client_secret, grant: GrantNames.passwordlessOTP, context: context)
         return try passwordlessStart(request, client: client, context: context)
     }
 

@@ -16,13 +16,13 @@ extension Ceremonies {
     /// and every token that is not active, gets `active: false` alone (§2.2, §4). The kind of
     /// token is told by its form, so `token_type_hint` is not needed (§2.1 lets the server look
     /// further than the hint).
-    public func introspect(token: String?, clientID: String?, secret: String?, basic: (id: String, secret: String)?, context: RequestContext) throws -> TokenIntrospection {
-        guard clientID != nil || basic != nil else {
+    public func introspect(token: String?, clientID: String?, secret: String?, context: RequestContext) throws -> TokenIntrospection {
+        guard clientID != nil || context.basic != nil else {
             var error = AuthError(.clientSecretInvalid, "no client credentials", publicDetail: "token introspection requires client authentication")
             error.challenges = [#"Basic realm="signet""#]
             throw error
         }
-        let caller = try tokenEndpointClient(clientID: clientID, secret: secret, basic: basic, context: context)
+        let caller = try tokenEndpointClient(clientID: clientID, secret: secret, context: context)
         guard caller.isConfidential else {
             let failure = AuthError(.clientSecretInvalid, "client \(caller.id) is public; introspection needs a confidential client",
                                     publicDetail: "token introspection requires client authentication")

@@ -264,8 +264,8 @@ extension Ceremonies {
     /// takes them until they expire, which is why they live only minutes. An access token, which
     /// §2.1 says the server should take too, ends its session the same way (its refresh family);
     /// a session without a refresh token has nothing to end, and its token is left alone.
-    public func revoke(_ request: RevokeRequest, secret: String?, basic: (id: String, secret: String)?, context: RequestContext) throws {
-        let client = try tokenEndpointClient(clientID: request.client_id, secret: secret, basic: basic, context: context)
+    public func revoke(_ request: RevokeRequest, secret: String?, context: RequestContext) throws {
+        let client = try tokenEndpointClient(clientID: request.client_id, secret: secret, context: context)
         if request.token.utf8.contains(UInt8(ascii: ".")) { return try revokeSession(accessToken: request.token, client: client, context: context) }
         guard let key = Base64URL.decode(request.token).flatMap(RefreshToken.key), let owner = try store.refreshTokenOwner(hash: key) else { return }
         guard owner.clientID == client.id else {

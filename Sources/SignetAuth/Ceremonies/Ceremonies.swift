@@ -12,8 +12,8 @@ public struct RequestContext: Sendable {
     public var acceptLanguage: String?
     /// The request's `DPoP` header (RFC 9449 §4.1), for a token grant.
     public var dpop: String?
-    /// The client ID and secret of `Authorization: Basic` (RFC 6749 §2.3.1); read by the token and
-    /// device authorization endpoints only, where a confidential client authenticates.
+    /// The client ID and secret of `Authorization: Basic` (RFC 6749 §2.3.1), on the routes where a
+    /// client may authenticate that way (the token endpoint and its kin); `nil` elsewhere.
     public var basic: (id: String, secret: String)?
     public init(remoteAddress: String, requestID: String, acceptLanguage: String? = nil, dpop: String? = nil, basic: (id: String, secret: String)? = nil) {
         self.remoteAddress = remoteAddress
