@@ -3,10 +3,10 @@
 # JSON, COSE keys, assertions, base64url; form bodies, Basic credentials, Forwarded chains, CIDRs,
 # sealed auth sessions; token and passwordless bodies, email addresses, Accept-Language,
 # recovery codes, mail text; query strings, the Management API's q, served association files; DPoP proofs;
-# Cookie headers, redirect URIs, ui_locales, related origins; HTTP/1.1 requests).
+# Cookie headers, redirect URIs, ui_locales, related origins; HTTP/1.1 requests; access and refresh tokens).
 #   scripts/fuzz.sh run [SECONDS]   libFuzzer with AddressSanitizer/LeakSanitizer (default 600 s)
 #   scripts/fuzz.sh replay          replay the seed corpus and any saved corpus with a plain build
-#   SIGNET_FUZZ_KIND=N scripts/fuzz.sh run S   one parser only (N as in FuzzTarget.Kind, 0-26)
+#   SIGNET_FUZZ_KIND=N scripts/fuzz.sh run S   one parser only (N as in FuzzTarget.Kind, 0-27)
 #   scripts/fuzz.sh each RUNS [N...]  each parser in turn (all, or those listed) to RUNS executions,
 #                                   then a table of executions and speed per parser
 # Seeds are made from the WebAuthn fixtures into .fuzz/seeds; the corpus grows in .fuzz/corpus.

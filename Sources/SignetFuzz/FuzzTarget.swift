@@ -35,6 +35,9 @@ enum FuzzTarget {
         case cookieHeader, redirectURI, uiLocales, relatedOrigins
         // The HTTP/1.1 request parser (RFC 9112) that reads every byte a client sends.
         case httpRequest
+        // Access tokens as a bearer header or an introspection request brings them, before any
+        // key is looked up; and a refresh token's storage key.
+        case accessToken
     }
 
     /// A browser-flow client: an exact, a loopback (any port) and a private-use redirect URI.
@@ -165,6 +168,14 @@ enum FuzzTarget {
                 precondition(DPoP.normalizedPath(path) == path, "path normalization is not idempotent")
                 precondition(!path.split(separator: "/").contains { $0 == "." || $0 == ".." } || !text.hasPrefix("/"), "a dot segment left in an absolute path")
             }
+        case .accessToken:
+            let text = String(decoding: body, as: UTF8.self)
+            if let parts = try? JWT.parse(text, type: "at+jwt") {
+                precondition(text.utf8.starts(with: parts.signed) && parts.signed.count(where: { $0 == UInt8(ascii: ".") }) == 1,
+                             "the signed bytes are not the token's first two parts")
+                precondition(parts.signature.count <= 72 && !parts.kid.isEmpty, "a signature longer than P-256's DER, or no kid")
+            }
+            if let key = Base64URL.decode(text).flatMap(RefreshToken.key) { precondition(key.count == 32, "a refresh token's key of another size") }
         case .cookieHeader:
             let jar = SignetService.cookies(String(decoding: body, as: UTF8.self))
             precondition(jar.count <= 64 && jar.keys.allSatisfy { !$0.utf8.contains(0x3B) }, "unbounded or split cookies")

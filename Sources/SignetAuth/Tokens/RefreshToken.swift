@@ -9,7 +9,7 @@ import SignetCrypto
 ///
 /// Tokens issued before this format (32 random bytes) are looked up, as they were stored, by
 /// their whole SHA-256; a 32-byte SHA-256 cannot equal a key of this format but by a preimage.
-enum RefreshToken {
+package enum RefreshToken {
     static let nameSize = 16
     static let secretSize = 32
 
@@ -21,7 +21,7 @@ enum RefreshToken {
     }
 
     /// The key under which `token` is stored, or `nil` for bytes of no format Signet issues.
-    static func key(_ token: [UInt8]) -> [UInt8]? {
+    package static func key(_ token: [UInt8]) -> [UInt8]? {
         switch token.count {
         case nameSize + secretSize: Array(token[0..<nameSize]) + Digest.sha256.hash(token[nameSize...]).prefix(16)
         case secretSize: Digest.sha256.hash(token)
