@@ -174,9 +174,10 @@ extension SQLStore {
         try locked { db throws(StoreError) in
             try !db.query(
                 """
-                SELECT 1 FROM recoveries WHERE session = ? AND state = 'cancelled'
+                SELECT 1 FROM ended_sessions WHERE sid = ?
+                UNION ALL SELECT 1 FROM recoveries WHERE session = ? AND state = 'cancelled'
                 UNION ALL SELECT 1 FROM refresh_tokens WHERE family = ? AND revoked_at IS NOT NULL
-                """, [.text(sid), .text(sid)]).isEmpty
+                """, [.text(sid), .text(sid), .text(sid)]).isEmpty
         }
     }
 

@@ -89,9 +89,15 @@ extension SQLStore {
         }
     }
 
-    public func revokeRefreshFamily(family: String, now: Int64) throws(StoreError) {
+    public func endSession(_ sid: String, at: Int64, until: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
-            try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(now), .text(family)])
+            try db.transaction { () throws(StoreError) -> Bool in
+                try db.query("INSERT INTO ended_sessions (sid, ended_at, expires_at) VALUES (?, ?, ?) ON CONFLICT (sid) DO NOTHING", [.text(sid), .int(at), .int(until)])
+                guard db.changes == 1 else { return false }
+                try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(at), .text(sid)])
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
         }
     }
 }

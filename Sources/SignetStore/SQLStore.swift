@@ -455,6 +455,7 @@ public final class SQLStore: Store, @unchecked Sendable {
             // Codes live a minute; an hour later nothing can replay them.
             try db.query("DELETE FROM authorization_codes WHERE expires_at < ?", [.int(now - 3_600_000)])
             try db.query("DELETE FROM web_sessions WHERE expires_at < ?", [.int(now - 86_400_000)])
+            try db.query("DELETE FROM ended_sessions WHERE expires_at < ?", [.int(now)])
             return sessions
         }
     }
@@ -618,7 +619,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     public func rowCounts() throws(StoreError) -> [String: Int] {
         try locked { db throws(StoreError) in
             var counts: [String: Int] = [:]
-            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events", "device_keys", "action_challenges", "email_codes", "outbox", "recovery_codes", "recoveries", "clients", "device_codes", "web_sessions", "authorization_codes"] {
+            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events", "device_keys", "action_challenges", "email_codes", "outbox", "recovery_codes", "recoveries", "clients", "device_codes", "web_sessions", "authorization_codes", "ended_sessions"] {
                 counts[table] = Int(try db.query("SELECT COUNT(*) FROM \(table)").first?[0].int ?? 0)
             }
             return counts

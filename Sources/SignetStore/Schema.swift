@@ -268,6 +268,15 @@ enum Schema {
             // Addresses in NFC, as sign-up keys them since: a data step only
             // (``SQLStore/dataMigrations``).
             (11, ""),
+            // Sessions ended by revocation (RFC 7009 §2.1), kept while an access token of theirs
+            // can still be valid: a session without a refresh token has no other row to mark.
+            (12, """
+            CREATE TABLE ended_sessions (
+                sid TEXT PRIMARY KEY,
+                ended_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL
+            )\(clustered)
+            """),
         ]
     }
 

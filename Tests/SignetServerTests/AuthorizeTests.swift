@@ -18,13 +18,14 @@ import Testing
     }
 
     /// A browser signed up through the pages, and a code for `spa` from its SSO session.
-    static func code(_ server: TestServer, browser: WebBrowser? = nil, pkce: PKCE = PKCE(), extra: [(String, String)] = []) throws -> (code: String, browser: WebBrowser) {
+    static func code(_ server: TestServer, browser: WebBrowser? = nil, pkce: PKCE = PKCE(), scope: String = "openid email offline_access",
+                     extra: [(String, String)] = []) throws -> (code: String, browser: WebBrowser) {
         let browser = try browser ?? {
             let b = WebBrowser(server)
             try b.signUp(email: "code-\(UUID().uuidString.prefix(8))@signet.test")
             return b
         }()
-        let answer = try server.authorize(browser, pkce: pkce, extra: extra)
+        let answer = try server.authorize(browser, pkce: pkce, scope: scope, extra: extra)
         try #require(answer.status == 303, "authorize: \(answer.status) \(String(decoding: answer.body, as: UTF8.self).prefix(300))")
         let query = WebBrowser.query(answer.headers["location"])
         return (try #require(query["code"], "no code in \(answer.headers["location"] ?? "")"), browser)
@@ -194,6 +195,23 @@ import Testing
             "client_id": .string("spa"), "code_verifier": .string(pkce.verifier),
         ]))
         #expect(json.status == 200, "\(json.json.serialized)")
+    }
+
+    @Test("a replayed code ends the session it gave even without a refresh token: its access token stops working at once")
+    func replayWithoutRefreshToken() throws {
+        let server = try Self.server()
+        let pkce = PKCE()
+        let (code, _) = try Self.code(server, pkce: pkce, scope: "openid email")
+        let tokens = try server.exchange(code: code, verifier: pkce.verifier)
+        try #require(tokens.status == 200, "\(tokens.json.serialized)")
+        #expect(tokens.json["refresh_token"] == nil)
+        let access = try #require(tokens.json["access_token"]?.string)
+        let bearer = [("Authorization", "Bearer " + access)]
+        #expect(try server.get("/userinfo", headers: bearer).status == 200)
+        #expect(try server.exchange(code: code, verifier: pkce.verifier).json["reason"] == .string("code_invalid"))
+        let after = try server.get("/userinfo", headers: bearer)
+        let reason = try StrictJSON().parse(after.body)["reason"]
+        #expect(after.status == 401 && reason == .string("token_invalid"), "\(after.status)")
     }
 
     @Test("a replayed code racing its first use: exactly one wins, and the winner's tokens are revoked")

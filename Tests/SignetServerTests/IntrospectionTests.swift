@@ -175,6 +175,33 @@ import Testing
         #expect(events.contains { $0.kind == "refresh_token_revoked" && $0.outcome == "failure" && $0.clientID == "other" })
     }
 
+    @Test("revoking the access token of a session without a refresh token ends that session too, once, until its tokens lapse")
+    func revokedRefreshlessSession() throws {
+        let server = try Self.server()
+        let phone = Phone(server)
+        let (session, credential) = try phone.startSignUp(email: "refreshless@signet.test")
+        let (status, tokens) = try server.post("/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("app"), "auth_session": .string(session), "authn_response": credential,
+            "audience": .string("https://api.signet.test"), "scope": .string("openid email"),
+        ]))
+        try #require(status == 200, "\(tokens.serialized)")
+        #expect(tokens["refresh_token"] == nil)
+        let access = try #require(tokens["access_token"]?.string)
+        let second = try #require(try phone.signIn()["access_token"]?.string)
+        #expect(try Self.introspect(server, access).json["active"] == .bool(true))
+        for _ in 0..<2 {
+            #expect(try server.post("/oauth/revoke", .object(["token": .string(access), "client_id": .string("app")])).status == 200)
+        }
+        #expect(try Self.introspect(server, access).json == Self.inactive)
+        let me = try server.get("/userinfo", headers: [("Authorization", "Bearer " + access)])
+        let reason = try StrictJSON().parse(me.body)["reason"]
+        #expect(me.status == 401 && reason == .string("token_invalid"))
+        // Only that session: the same account's other sign-in goes on.
+        #expect(try server.get("/userinfo", headers: [("Authorization", "Bearer " + second)]).status == 200)
+        let events = try server.store.auditEvents(limit: 20)
+        #expect(events.filter { $0.kind == "session_revoked" }.map(\.detail) == ["by its access token"])
+    }
+
     @Test("not access tokens: a forged signature, an ID token, a token of another issuer's form, garbage, an over-long token")
     func forgeries() throws {
         let server = try Self.server()

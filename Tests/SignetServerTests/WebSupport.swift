@@ -136,8 +136,8 @@ extension TestServer {
 
     /// `/authorize` for `client` with PKCE; the answer (a redirect).
     func authorize(_ browser: WebBrowser, client: String = "spa", redirect: String = "https://app.signet.test/callback", pkce: PKCE? = PKCE(),
-                   extra: [(String, String)] = []) throws -> HTTPClient.Response {
-        var fields = [("response_type", "code"), ("client_id", client), ("redirect_uri", redirect), ("scope", "openid email offline_access"), ("state", "st-1"),
+                   scope: String = "openid email offline_access", extra: [(String, String)] = []) throws -> HTTPClient.Response {
+        var fields = [("response_type", "code"), ("client_id", client), ("redirect_uri", redirect), ("scope", scope), ("state", "st-1"),
                       ("nonce", "n-1")]
         if let pkce { fields += [("code_challenge", pkce.challenge), ("code_challenge_method", "S256")] }
         fields += extra

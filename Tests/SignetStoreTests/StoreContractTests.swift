@@ -64,9 +64,9 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         if backend == .postgres, let admin = ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"] {
             let url = try PostgresAdmin.createDatabase(adminURL: admin, name: "m_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))
             let opened = concurrently(4) { try SQLStore(postgres: url, connections: 2).schemaVersions() }
-            for result in opened { #expect(try result.get() == Array(1...11)) }
+            for result in opened { #expect(try result.get() == Array(1...12)) }
         }
-        if let sql = store as? SQLStore { #expect(try sql.schemaVersions() == Array(1...11)) }
+        if let sql = store as? SQLStore { #expect(try sql.schemaVersions() == Array(1...12)) }
     }
 
     @Test("a user is created with its passkey or not at all", arguments: Backend.available)
@@ -321,6 +321,34 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.liveRefreshToken(hash: kept, now: now()) != nil)
         #expect(try store.sessionEnded("a-\(id)") && !store.sessionEnded("c-\(id)"))
         #expect(try store.deleteClient(id: id, at: now()) == nil)
+    }
+
+    @Test("ending a session marks it once, with or without refresh tokens; the mark revokes its family and is purged when it lapses",
+          arguments: Backend.available)
+    func endedSessions(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(7)
+        try store.createUser(u, credential: credential(u.id))
+        let tag = UUID().uuidString.prefix(8)
+        let (refreshless, withFamily, other) = ("none-\(tag)", "fam-\(tag)", "kept-\(tag)")
+        for family in [withFamily, other] {
+            try store.insertRefreshToken(RefreshTokenRow(hash: Array(family.utf8), family: family, userID: u.id, clientID: "app", scope: "openid", authTime: 1,
+                                                         amr: ["pop"], expiresAt: now() + 60_000, createdAt: now()))
+        }
+        #expect(try !store.sessionEnded(refreshless) && !store.sessionEnded(withFamily))
+        let at = now()
+        let event = AuditEvent(at: at, kind: "session_revoked", outcome: "success", userID: u.id, detail: "ended \(tag)")
+        #expect(try store.endSession(refreshless, at: at, until: at + 1_000, writes: [.audit(event)]))
+        #expect(try store.endSession(withFamily, at: at, until: at + 1_000, writes: []))
+        #expect(try store.sessionEnded(refreshless) && store.sessionEnded(withFamily) && !store.sessionEnded(other))
+        #expect(try store.liveRefreshToken(hash: Array(withFamily.utf8), now: now()) == nil)
+        #expect(try store.liveRefreshToken(hash: Array(other.utf8), now: now()) != nil)
+        // A second end writes nothing: the audit row of the first stays the only one.
+        #expect(try !store.endSession(refreshless, at: at, until: at + 1_000, writes: [.audit(event)]))
+        #expect(try store.auditEvents(limit: 50).filter { $0.detail == "ended \(tag)" }.count == 1)
+        // Past `until` the mark goes; a session with revoked refresh tokens stays ended by them.
+        _ = try store.purgeUsedSessions(now: at + 1_001)
+        #expect(try !store.sessionEnded(refreshless) && store.sessionEnded(withFamily))
     }
 
     @Test("refresh tokens rotate; reuse revokes the family; of concurrent rotations one wins", arguments: Backend.available)

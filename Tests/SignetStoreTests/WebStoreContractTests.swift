@@ -57,7 +57,7 @@ import Testing
         #expect(try store.authorizationCode(hash: row.hash)?.usedAt != nil)
         #expect(try store.sessions(userID: u.id, now: now()).count == 1, "only the winner's refresh token was stored")
         try store.insertRefreshToken(token)
-        try store.revokeRefreshFamily(family: "fam-1", now: now())
+        #expect(try store.endSession("fam-1", at: now(), until: now() + 60_000, writes: []))
         #expect(try store.sessions(userID: u.id, now: now()).isEmpty)
         var expired = row
         expired.hash = [1, 2, 3]

@@ -343,7 +343,7 @@ extension Ceremonies {
         let now = nowMillis
         if usedAt != nil {
             // RFC 6749 §4.1.2: a code used twice revokes the tokens it gave.
-            try store.revokeRefreshFamily(family: row.family, now: now)
+            try endSession(row.family)
             audit("authorization_code_reused", "failure", reason: Reason.codeInvalid.rawValue, user: row.userID, client: client.id, context: context)
             throw AuthError(.codeInvalid, "the code was used before; what it issued is revoked")
         }
@@ -380,7 +380,7 @@ extension Ceremonies {
                 + (refresh.map { [.refreshToken($0.row)] } ?? []) + proofMark(grant.binding))
         } catch {
             guard error.code == .sessionUsed else { throw error }
-            try store.revokeRefreshFamily(family: row.family, now: now)
+            try endSession(row.family)
             throw AuthError(.codeInvalid, "the code was used by a parallel request; what it issued is revoked")
         }
         metrics.ceremony("authorization_code", reason: nil)

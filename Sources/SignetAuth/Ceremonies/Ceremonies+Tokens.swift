@@ -262,8 +262,8 @@ extension Ceremonies {
     /// (§2.2). The session ends with the family: its access tokens are refused at once at
     /// Signet's own endpoints and at introspection, while a service that verifies them itself
     /// takes them until they expire, which is why they live only minutes. An access token, which
-    /// §2.1 says the server should take too, ends its session the same way (its refresh family);
-    /// a session without a refresh token has nothing to end, and its token is left alone.
+    /// §2.1 says the server should take too, ends its session the same way, with or without a
+    /// refresh token (``endSession(_:writes:)``).
     public func revoke(_ request: RevokeRequest, secret: String?, context: RequestContext) throws {
         let client = try tokenEndpointClient(clientID: request.client_id, secret: secret, context: context)
         if request.token.utf8.contains(UInt8(ascii: ".")) { return try revokeSession(accessToken: request.token, client: client, context: context) }
@@ -289,8 +289,17 @@ extension Ceremonies {
             return
         }
         guard try !store.sessionEnded(sid) else { return }
-        try store.revokeRefreshFamily(family: sid, now: nowMillis)
-        if try store.sessionEnded(sid) { audit("session_revoked", user: sub, client: client.id, detail: "by its access token", context: context) }
+        try endSession(sid, writes: [.audit(auditEvent("session_revoked", user: sub, client: client.id, detail: "by its access token", context: context))])
+    }
+
+    /// Ends the session `sid`: its refresh family at once, and its access tokens at Signet's
+    /// endpoints and introspection for as long as one of them can be valid (a minute's margin
+    /// over their lifetime, for a lifetime shortened since one was issued). `writes` go in the
+    /// same transaction, only when this call ended it.
+    @discardableResult
+    func endSession(_ sid: String, writes: [StoreWrite] = []) throws -> Bool {
+        let now = nowMillis
+        return try store.endSession(sid, at: now, until: now + Int64(configuration.accessTokenLifetime + 60) * 1000, writes: writes)
     }
 
     /// The claims of a valid access token (RFC 9068 §4) for `audience`, and the account it names.

@@ -193,8 +193,7 @@ extension Ceremonies {
         guard try store.sessions(userID: user.id, now: nowMillis).contains(where: { $0.id == id }) else {
             throw AuthError.notFound(.notFound, "no such session on this account")
         }
-        try store.revokeRefreshFamily(family: id, now: nowMillis)
-        try store.perform([.audit(event)])
+        try endSession(id, writes: [.audit(event)])
     }
 
     /// The account's recent security events, newest first.

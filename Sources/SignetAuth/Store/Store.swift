@@ -270,8 +270,8 @@ public protocol Store: Sendable {
     /// Marks recoveries whose hold ended by `now` finished, queuing `notice(row, account)` for
     /// each in the same transaction (the closure must not call the store); returns them.
     func finishRecoveries(now: Int64, notice: (RecoveryRow, UserRecord) -> OutboxRow?) throws(StoreError) -> [RecoveryRow]
-    /// Whether the session `sid` was ended: its refresh family revoked, or a recovery it opened
-    /// cancelled.
+    /// Whether the session `sid` was ended: marked so (``endSession(_:at:until:writes:)``), its
+    /// refresh family revoked, or a recovery it opened cancelled.
     func sessionEnded(_ sid: String) throws(StoreError) -> Bool
     /// Drops code mail whose code has expired, then claims up to `limit` due messages for
     /// `lease` ms (on PostgreSQL `FOR UPDATE SKIP LOCKED`, so instances never claim the same).
@@ -340,8 +340,12 @@ public protocol Store: Sendable {
     func revokeWebSession(id: String, userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
     /// The code with this hash and when it was used, if it was; `nil` when unknown.
     func authorizationCode(hash: [UInt8]) throws(StoreError) -> (row: AuthorizationCodeRow, usedAt: Int64?)?
-    /// Revokes every refresh token of the family `family` (what a replayed code issued).
-    func revokeRefreshFamily(family: String, now: Int64) throws(StoreError)
+    /// Ends the session `sid` (OIDC `sid`, its refresh family) at `at`: marks it ended until
+    /// `until`, a time after which none of its access tokens is valid, and in the same
+    /// transaction revokes every refresh token of the family and applies `writes`. The mark is
+    /// what ends a session that has no refresh token (RFC 7009 §2.1). `false`, with nothing
+    /// written, when the session was marked ended before.
+    func endSession(_ sid: String, at: Int64, until: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
 
     /// Rows per table (users, credentials, used_sessions, refresh_tokens, signing_keys, audit_events).
     func rowCounts() throws(StoreError) -> [String: Int]
