@@ -20,6 +20,9 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
     public var challenges: [String]
     /// A nonce for the client's next DPoP proof (RFC 9449 §8: the `DPoP-Nonce` header).
     public var dpopNonce: String?
+    /// Already in the audit trail where it arose (a failed client authentication): the
+    /// ceremony it ends writes no second row for it.
+    var audited = false
 
     public init(_ reason: Reason, _ detail: String, publicDetail: String? = nil) {
         self.reason = reason

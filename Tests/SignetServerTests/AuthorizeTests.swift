@@ -249,6 +249,9 @@ import Testing
         let wrong = try server.exchange(code: try code(pkce: nil), client: "backend", redirect: "https://rp.signet.test/cb", verifier: nil,
                                         extra: [("client_secret", "wrong")])
         #expect(wrong.status == 401 && wrong.json["reason"] == .string("client_secret_invalid"))
+        // Each failed authentication is audited once, as such, not again as a failed code grant.
+        let refusals = try server.store.auditEvents(limit: 50).filter { $0.reason == "client_secret_invalid" }
+        #expect(refusals.map(\.kind) == ["client_authentication", "client_authentication"], "\(refusals.map(\.kind))")
         let pkce = PKCE()
         let withPKCE = try server.exchange(code: try code(pkce: pkce), client: nil, redirect: "https://rp.signet.test/cb", verifier: pkce.verifier, headers: [basic])
         #expect(withPKCE.status == 200)

@@ -329,8 +329,9 @@ extension Ceremonies {
             // An empty secret, as some libraries send for a client without one, only names it.
             if let given = basic?.secret ?? secret, !given.isEmpty { throw AuthError(.clientSecretInvalid, "client \(id) is public and has no secret") }
             return client
-        } catch let failure as AuthError {
+        } catch var failure as AuthError {
             audit("client_authentication", refused: failure, client: id, context: context)
+            failure.audited = true
             throw failure
         }
     }
