@@ -37,13 +37,15 @@ public final class SignetApp: @unchecked Sendable {
         let store = try store ?? SignetApp.openStore(configuration.database, connections: configuration.workerThreads + 2, durable: configuration.durability == "full")
         self.store = store
         let kek = try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
+        // Before the signing keys: a key the database was re-keyed away from is named as such.
+        let retiredCodeKeys = try KeyEncryptionKey.retiredCodeKeys(store: store, kek: kek)
         let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime, configuration.actionTokenLifetime), clock: clock)
         var anchors: [Certificate] = []
         for file in configuration.trustAnchorFiles {
             guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigurationError("cannot read trust anchor file \(file)") }
             anchors += try Certificate.parsePEM(pem)
         }
-        service = SignetService(configuration: configuration, store: store, keys: keys, kek: kek, trustAnchors: anchors, clock: clock)
+        service = SignetService(configuration: configuration, store: store, keys: keys, kek: kek, retiredCodeKeys: retiredCodeKeys, trustAnchors: anchors, clock: clock)
         var http = HTTPServer.Configuration()
         http.host = configuration.listenHost
         http.port = configuration.listenPort

@@ -277,6 +277,14 @@ enum Schema {
                 expires_at BIGINT NOT NULL
             )\(clustered)
             """),
+            // Keys sealed under the key-encryption key: its check, and earlier ones' code keys.
+            (13, """
+            CREATE TABLE sealed_keys (
+                name TEXT PRIMARY KEY,
+                sealed \(blob) NOT NULL,
+                created_at BIGINT NOT NULL
+            )
+            """),
         ]
     }
 

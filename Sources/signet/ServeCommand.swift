@@ -75,8 +75,9 @@ enum OriginCommand {
 /// seconds later; the old one stays published until its tokens expire.
 enum KeysCommand {
     static func run(_ args: [String]) -> Int32 {
-        guard args.first == "rotate" || args.first == "kek" else {
-            return usageError("usage: signet keys rotate [--config signet.json] [--database sqlite:PATH] | signet keys kek")
+        guard ["rotate", "kek", "rekey"].contains(args.first) else {
+            return usageError("usage: signet keys rotate [--config signet.json] [--database sqlite:PATH] | signet keys kek"
+                + " | signet keys rekey --new-kek-file PATH [--config signet.json] [--database sqlite:PATH]")
         }
         if args.first == "kek" {
             print(Base64URL.encode(SecureRandomBytes.make(32)))
@@ -84,18 +85,22 @@ enum KeysCommand {
         }
         var config: String?
         var database: String?
+        var newKEKFile: String?
         var rest = args.dropFirst().makeIterator()
         while let flag = rest.next() {
             switch flag {
             case "--config": config = rest.next()
             case "--database": database = rest.next()
+            case "--new-kek-file" where args.first == "rekey": newKEKFile = rest.next()
             default: return usageError("unknown option \(flag)")
             }
         }
         do {
-            let configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment, database: database)
+            let environment = ProcessInfo.processInfo.environment
+            let configuration = try ConfigurationLoader.load(file: config, environment: environment, database: database)
+            if args.first == "rekey" { return try rekey(configuration, newKEKFile: newKEKFile, environment: environment) }
             let store = try SignetApp.openStore(configuration.database)
-            let kek = try KeyEncryptionKey.load(environment: ProcessInfo.processInfo.environment, file: configuration.keyEncryptionKeyFile)
+            let kek = try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
             if try store.signingKeys().isEmpty { try KeyRing.create(store: store, kek: kek, retireOthers: false) }
             let now = Date()
             let kid = try KeyRing.create(store: store, kek: kek, retireOthers: true, now: now)
@@ -111,6 +116,34 @@ enum KeysCommand {
     }
 }
 
+
+extension KeysCommand {
+    /// `signet keys rekey`: seals what the database holds under the new key-encryption key
+    /// (``KeyEncryptionKey/rekey(store:from:to:now:)``). The current key must exist: one is
+    /// never made here. The new one comes from `SIGNET_NEW_KEK` or `--new-kek-file`, in the
+    /// current key's format.
+    static func rekey(_ configuration: ServerConfiguration, newKEKFile: String?, environment: [String: String]) throws -> Int32 {
+        guard environment["SIGNET_KEK"] != nil || FileManager.default.fileExists(atPath: configuration.keyEncryptionKeyFile) else {
+            throw ConfigurationError("no key-encryption key at \(configuration.keyEncryptionKeyFile) and no SIGNET_KEK: nothing to re-key from")
+        }
+        let old = try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
+        let new: [UInt8]
+        if let text = environment["SIGNET_NEW_KEK"] {
+            new = try KeyEncryptionKey.load(environment: ["SIGNET_KEK": text], file: "")
+        } else if let newKEKFile, FileManager.default.fileExists(atPath: newKEKFile) {
+            new = try KeyEncryptionKey.load(environment: [:], file: newKEKFile)
+        } else {
+            throw ConfigurationError("the new key-encryption key: --new-kek-file PATH (an existing file, made with: signet keys kek) or SIGNET_NEW_KEK")
+        }
+        let store = try SignetApp.openStore(configuration.database)
+        let done = try KeyEncryptionKey.rekey(store: store, from: old, to: new)
+        print(JSONValue.object([
+            "rekeyed": .bool(true), "from": .string(KeyEncryptionKey.id(old)), "to": .string(KeyEncryptionKey.id(new)),
+            "signing_keys": .int(Int64(done.signingKeys)), "messages": .int(Int64(done.messages)), "retired_code_keys": .int(Int64(done.retiredCodeKeys)),
+        ]).serialized)
+        return 0
+    }
+}
 
 enum SecureRandomBytes {
     static func make(_ n: Int) -> [UInt8] { SecureRandom.bytes(n) }

@@ -1,5 +1,6 @@
 import SignetAuth
 import Foundation
+import SignetCrypto
 import SignetHTTP
 import SignetStore
 import SignetWebAuthn
@@ -271,6 +272,36 @@ import Testing
         #expect(keys.filter { $0.retiredAt == nil }.count == 1)
         let (kekStatus, kek) = try Self.run(["keys", "kek"])
         #expect(kekStatus == 0 && Base64URL.decode(kek.trimmingCharacters(in: .whitespacesAndNewlines))?.count == 32)
+    }
+
+    @Test("signet keys rekey seals the database under a new key-encryption key; without one, or without the current one, it refuses")
+    func rekey() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-rekey-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // No database key yet: nothing to re-key from, and no key is made.
+        let (none, refusal) = try Self.run(["keys", "rekey", "--new-kek-file", "new.kek"], in: directory)
+        #expect(none == 1 && refusal.contains("nothing to re-key from"), "\(refusal)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("signet.kek").path))
+        #expect(try Self.run(["keys", "rotate"], in: directory).0 == 0)
+        let (missing, told) = try Self.run(["keys", "rekey"], in: directory)
+        #expect(missing == 1 && told.contains("--new-kek-file"), "\(told)")
+        let (_, made) = try Self.run(["keys", "kek"])
+        let newFile = directory.appendingPathComponent("new.kek").path
+        try SecretFile.save(Data(made.utf8), to: newFile)
+        let old = try KeyEncryptionKey.load(environment: [:], file: directory.appendingPathComponent("signet.kek").path)
+        let (status, output) = try Self.run(["keys", "rekey", "--new-kek-file", "new.kek"], in: directory)
+        #expect(status == 0, "\(output)")
+        let report = try StrictJSON().parse(Array(output.utf8))
+        let new = try KeyEncryptionKey.load(environment: [:], file: newFile)
+        #expect(report["rekeyed"] == .bool(true) && report["signing_keys"] == .int(2) && report["retired_code_keys"] == .int(1))
+        #expect(report["from"] == .string(KeyEncryptionKey.id(old)) && report["to"] == .string(KeyEncryptionKey.id(new)))
+        let store = try SQLiteStore(path: directory.appendingPathComponent("signet.db").path)
+        #expect(try KeyEncryptionKey.retiredCodeKeys(store: store, kek: new).count == 1)
+        #expect(throws: (any Error).self) { _ = try KeyEncryptionKey.retiredCodeKeys(store: store, kek: old) }
+        // The old key file is still the configured one: a second run refuses, the database is not its any more.
+        let (again, said) = try Self.run(["keys", "rekey", "--new-kek-file", "new.kek"], in: directory)
+        #expect(again == 1 && said.contains("re-keyed"), "\(said)")
     }
 
     @Test("SIGNET_ISSUER=https://auth.example.com signet serve without clients refuses to start, saying why")

@@ -7,8 +7,8 @@ import SignetWebAuthn
 extension Ceremonies {
     /// The HMAC a code is stored and compared as, bound to what it is for (`purpose`) and whose
     /// (`owner`: the address, or the account of a recovery code).
-    func codeHash(_ purpose: String, owner: String, code: String) -> [UInt8] {
-        Digest.sha256.hmac(key: codeKey, data: Array("\(purpose)\u{0}\(owner)\u{0}\(code)".utf8))
+    func codeHash(_ purpose: String, owner: String, code: String, key: [UInt8]? = nil) -> [UInt8] {
+        Digest.sha256.hmac(key: key ?? codeKey, data: Array("\(purpose)\u{0}\(owner)\u{0}\(code)".utf8))
     }
 
     /// `count` decimal digits from the random source, each uniform (rejection sampling).

@@ -62,14 +62,16 @@ extension Ceremonies {
             }
             let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client, context: context)
             guard let user = try store.user(email: email) else { throw AuthError(.recoveryCodeInvalid, "no account") }
-            let hash = codeHash("recovery", owner: user.id, code: Self.normalizedRecoveryCode(given))
-            // Every unused code is compared, each in constant time.
-            var match = false
+            // Under the code key, and under each earlier key-encryption key's for codes made
+            // before a re-key. Every unused code is compared with each, in constant time.
+            let normalized = Self.normalizedRecoveryCode(given)
+            let candidates = ([codeKey] + retiredCodeKeys).map { codeHash("recovery", owner: user.id, code: normalized, key: $0) }
+            var matched: [UInt8]?
             let unused = try store.recoveryCodes(userID: user.id).filter { $0.usedAt == nil }
             for code in unused {
-                if ConstantTime.equals(code.hash, hash) { match = true }
+                for candidate in candidates where ConstantTime.equals(code.hash, candidate) { matched = code.hash }
             }
-            guard match else { throw AuthError(.recoveryCodeInvalid, "no unused recovery code of the account matches") }
+            guard let hash = matched else { throw AuthError(.recoveryCodeInvalid, "no unused recovery code of the account matches") }
             // The owner hears of every use: a recovery code in someone else's hands signs in
             // without a passkey, and nothing else would tell.
             return try codeTokens(user: user, client: client, grant: grant, kind: "recovery_code_sign_in",

@@ -47,6 +47,9 @@ public final class Ceremonies: Sendable {
     let decoyKey: [UInt8]
     /// The key of the HMACs that email and recovery codes are stored as.
     let codeKey: [UInt8]
+    /// The code keys of the database's earlier key-encryption keys: recovery codes made before
+    /// a re-key are checked under them too (``KeyEncryptionKey/rekey(store:from:to:now:)``).
+    let retiredCodeKeys: [[UInt8]]
     /// The key queued messages are sealed under (AES-256-GCM): a code's message holds the code.
     let mailKey: [UInt8]
     /// The key of DPoP nonces.
@@ -67,8 +70,9 @@ public final class Ceremonies: Sendable {
     /// - Parameters:
     ///   - clock: the time, injected so tests can move it.
     ///   - random: the random source for challenges, IDs and tokens.
+    ///   - retiredCodeKeys: ``KeyEncryptionKey/retiredCodeKeys(store:kek:)``.
     public init(
-        configuration: ServerConfiguration, store: any Store, keys: KeyRing, kek: [UInt8], trustAnchors: [Certificate] = [],
+        configuration: ServerConfiguration, store: any Store, keys: KeyRing, kek: [UInt8], retiredCodeKeys: [[UInt8]] = [], trustAnchors: [Certificate] = [],
         clock: @escaping @Sendable () -> Date = { Date() }, random: @escaping RandomBytes = { SecureRandom.bytes($0) }
     ) {
         self.configuration = configuration
@@ -78,8 +82,9 @@ public final class Ceremonies: Sendable {
         self.random = random
         sessions = SessionSealer(kek: kek)
         decoyKey = Digest.sha256.hmac(key: kek, data: Array("signet decoy credential key v1".utf8))
-        codeKey = Digest.sha256.hmac(key: kek, data: Array("signet one-time code key v1".utf8))
-        mailKey = Digest.sha256.hmac(key: kek, data: Array("signet outbox key v1".utf8))
+        codeKey = KeyEncryptionKey.codeKey(kek)
+        self.retiredCodeKeys = retiredCodeKeys
+        mailKey = KeyEncryptionKey.mailKey(kek)
         nonceKey = Digest.sha256.hmac(key: kek, data: Array("signet dpop nonce key v1".utf8))
         pseudonymKey = Digest.sha256.hmac(key: kek, data: Array("signet pseudonym key v1".utf8))
         authorizeKey = Digest.sha256.hmac(key: kek, data: Array("signet web key v1".utf8))

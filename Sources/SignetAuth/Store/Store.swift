@@ -347,6 +347,19 @@ public protocol Store: Sendable {
     /// written, when the session was marked ended before.
     func endSession(_ sid: String, at: Int64, until: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
 
+    // MARK: the key-encryption key
+
+    /// The keys sealed under the key-encryption key (``SealedKeyRow``).
+    func sealedKeys() throws(StoreError) -> [SealedKeyRow]
+    /// Everything sealed under the key-encryption key, for ``rekey(_:from:)``.
+    func sealedMaterial() throws(StoreError) -> SealedMaterial
+    /// Writes `change` over `read` (what ``sealedMaterial()`` returned) in one transaction and
+    /// discards every pending email code (its hash is keyed by the old key). Throws
+    /// ``StoreError/Code/conflict``, changing nothing, when a signing key or a queued message
+    /// appeared or changed since `read`: something still writes under the old key. A message
+    /// delivered in between is no conflict.
+    func rekey(_ change: SealedMaterial, from read: SealedMaterial) throws(StoreError)
+
     /// Rows per table (users, credentials, used_sessions, refresh_tokens, signing_keys, audit_events).
     func rowCounts() throws(StoreError) -> [String: Int]
 

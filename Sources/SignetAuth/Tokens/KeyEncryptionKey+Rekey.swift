@@ -1,0 +1,91 @@
+public import Foundation
+import SignetCrypto
+import SignetWebAuthn
+
+/// Replacing the key-encryption key (`signet keys rekey`). What the database holds sealed under
+/// it is sealed again under the new one: the signing keys and the queued mail. What is keyed by
+/// it and cannot be computed again is kept: the HMACs of recovery codes need the code key they
+/// were made under, so the old code key is kept in the database, sealed under the new
+/// key-encryption key, and a recovery code is checked under each. Pending email codes (minutes
+/// long) are discarded. Everything else derived from it (auth sessions, DPoP nonces, CSRF tokens,
+/// sealed authorization requests) lives minutes and is only refused, never misread, after.
+extension KeyEncryptionKey {
+    /// The key of the HMACs that email and recovery codes are stored as, under `kek`.
+    static func codeKey(_ kek: [UInt8]) -> [UInt8] { Digest.sha256.hmac(key: kek, data: Array("signet one-time code key v1".utf8)) }
+    /// The key queued messages are sealed under (AES-256-GCM), under `kek`.
+    package static func mailKey(_ kek: [UInt8]) -> [UInt8] { Digest.sha256.hmac(key: kek, data: Array("signet outbox key v1".utf8)) }
+
+    /// A name for `kek` that tells keys apart without revealing them: 9 bytes of an HMAC under it.
+    public static func id(_ kek: [UInt8]) -> String {
+        Base64URL.encode(Array(Digest.sha256.hmac(key: kek, data: Array("signet key-encryption key id v1".utf8)).prefix(9)))
+    }
+
+    /// The sealed key that says which key-encryption key the database is under: its ID, sealed.
+    static let checkName = "kek-check"
+    /// The code key of an earlier key-encryption key: `code-key:` and that key's ID.
+    static let retiredCodeKeyPrefix = "code-key:"
+
+    static func seal(_ plain: [UInt8], name: String, under kek: [UInt8]) throws -> [UInt8] {
+        try AESGCM.seal(plain, key: kek, aad: Array("signet sealed key v1\u{0}\(name)".utf8))
+    }
+
+    static func open(_ row: SealedKeyRow, under kek: [UInt8]) throws -> [UInt8] {
+        try AESGCM.open(row.sealed, key: kek, aad: Array("signet sealed key v1\u{0}\(row.name)".utf8))
+    }
+
+    /// The code keys of the database's earlier key-encryption keys, opened with `kek`; empty for a
+    /// database never re-keyed. Throws when the database was re-keyed to another key: a server
+    /// started with the old one would make codes and mail nothing else can read.
+    public static func retiredCodeKeys(store: any Store, kek: [UInt8]) throws -> [[UInt8]] {
+        let rows = try store.sealedKeys()
+        guard let check = rows.first(where: { $0.name == checkName }) else { return [] }
+        guard let opened = try? open(check, under: kek), opened == Array(id(kek).utf8) else {
+            throw ConfigurationError("the key-encryption key \(id(kek)) is not this database's: it was re-keyed (signet keys rekey); start with the new key")
+        }
+        return try rows.filter { $0.name.hasPrefix(retiredCodeKeyPrefix) }.map { row in
+            do { return try open(row, under: kek) } catch { throw ConfigurationError("sealed key \(row.name) does not open under the key-encryption key \(id(kek))") }
+        }
+    }
+
+    /// What a re-key did.
+    public struct Rekeyed: Sendable, Equatable {
+        public var signingKeys: Int
+        public var messages: Int
+        public var retiredCodeKeys: Int
+    }
+
+    /// Seals everything in `store` that is under `old` again under `new`, in one transaction
+    /// (``Store/rekey(_:from:)``), keeping `old`'s code key for the recovery codes made with it.
+    /// Refuses when `old` does not open what the database holds, changing nothing.
+    public static func rekey(store: any Store, from old: [UInt8], to new: [UInt8], now: Date = Date()) throws -> Rekeyed {
+        guard old != new else { throw ConfigurationError("the new key-encryption key is the current one") }
+        let retired = try retiredCodeKeys(store: store, kek: old)
+        let read = try store.sealedMaterial()
+        var change = SealedMaterial(signingKeys: [:], messages: [:], keys: [])
+        for (kid, sealed) in read.signingKeys {
+            guard let key = try? AESGCM.open(sealed, key: old, aad: Array(kid.utf8)) else {
+                throw ConfigurationError("signing key \(kid) does not open under the key-encryption key \(id(old)): it is not this database's")
+            }
+            change.signingKeys[kid] = try AESGCM.seal(key, key: new, aad: Array(kid.utf8))
+        }
+        let (oldMail, newMail) = (mailKey(old), mailKey(new))
+        for (messageID, sealed) in read.messages {
+            // A message that does not open is left as it is: the sender drops it, as before.
+            guard let message = try? AESGCM.open(sealed, key: oldMail, aad: Array(messageID.utf8)) else { change.messages[messageID] = sealed; continue }
+            change.messages[messageID] = try AESGCM.seal(message, key: newMail, aad: Array(messageID.utf8))
+        }
+        let at = Int64(now.timeIntervalSince1970 * 1000)
+        var codeKeys = Set(retired.map { Base64URL.encode($0) })
+        codeKeys.insert(Base64URL.encode(codeKey(old)))
+        // Oldest first does not matter: each is tried. Named by the key's own ID, so a key that
+        // comes back is one row.
+        for encoded in codeKeys.sorted() {
+            let key = Base64URL.decode(encoded) ?? []
+            let name = retiredCodeKeyPrefix + id(key)
+            change.keys.append(SealedKeyRow(name: name, sealed: try seal(key, name: name, under: new), createdAt: at))
+        }
+        change.keys.append(SealedKeyRow(name: checkName, sealed: try seal(Array(id(new).utf8), name: checkName, under: new), createdAt: at))
+        try store.rekey(change, from: read)
+        return Rekeyed(signingKeys: change.signingKeys.count, messages: change.messages.count, retiredCodeKeys: codeKeys.count)
+    }
+}

@@ -1,0 +1,54 @@
+public import SignetAuth
+
+/// What is sealed under the key-encryption key, and its replacement (``Store/rekey(_:from:)``).
+extension SQLStore {
+    public func sealedKeys() throws(StoreError) -> [SealedKeyRow] {
+        try locked { db throws(StoreError) in
+            try db.query("SELECT name, sealed, created_at FROM sealed_keys ORDER BY name").map {
+                SealedKeyRow(name: $0[0].text ?? "", sealed: $0[1].blob ?? [], createdAt: $0[2].int ?? 0)
+            }
+        }
+    }
+
+    public func sealedMaterial() throws(StoreError) -> SealedMaterial {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> SealedMaterial in
+                var signingKeys: [String: [UInt8]] = [:]
+                for row in try db.query("SELECT kid, private_key FROM signing_keys") { signingKeys[row[0].text ?? ""] = row[1].blob ?? [] }
+                var messages: [String: [UInt8]] = [:]
+                for row in try db.query("SELECT id, message FROM outbox") { messages[row[0].text ?? ""] = row[1].blob ?? [] }
+                let keys = try db.query("SELECT name, sealed, created_at FROM sealed_keys ORDER BY name").map {
+                    SealedKeyRow(name: $0[0].text ?? "", sealed: $0[1].blob ?? [], createdAt: $0[2].int ?? 0)
+                }
+                return SealedMaterial(signingKeys: signingKeys, messages: messages, keys: keys)
+            }
+        }
+    }
+
+    public func rekey(_ change: SealedMaterial, from read: SealedMaterial) throws(StoreError) {
+        let moved = StoreError(.conflict, "a signing key or a message was written under the old key-encryption key during the re-key: stop every server first")
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                for (kid, sealed) in change.signingKeys {
+                    guard let before = read.signingKeys[kid] else { throw moved }
+                    try db.query("UPDATE signing_keys SET private_key = ? WHERE kid = ? AND private_key = ?", [.blob(sealed), .text(kid), .blob(before)])
+                    guard db.changes == 1 else { throw moved }
+                }
+                guard try db.query("SELECT COUNT(*) FROM signing_keys").first?[0].int == Int64(change.signingKeys.count) else { throw moved }
+                var kept = 0
+                for (id, sealed) in change.messages {
+                    guard let before = read.messages[id] else { throw moved }
+                    try db.query("UPDATE outbox SET message = ? WHERE id = ? AND message = ?", [.blob(sealed), .text(id), .blob(before)])
+                    kept += db.changes
+                }
+                // Every message left is one rewritten above; one queued since would be unreadable.
+                guard try db.query("SELECT COUNT(*) FROM outbox").first?[0].int == Int64(kept) else { throw moved }
+                try db.query("DELETE FROM email_codes")
+                try db.query("DELETE FROM sealed_keys")
+                for key in change.keys {
+                    try db.query("INSERT INTO sealed_keys (name, sealed, created_at) VALUES (?, ?, ?)", [.text(key.name), .blob(key.sealed), .int(key.createdAt)])
+                }
+            }
+        }
+    }
+}

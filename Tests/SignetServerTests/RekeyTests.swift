@@ -1,0 +1,102 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetCrypto
+import SignetServer
+import SignetStore
+import SignetWebAuthn
+import Testing
+
+/// `signet keys rekey`: a new key-encryption key, with every account's recovery codes, queued
+/// mail, signing keys and tokens still good, and the old key refused.
+@Suite struct RekeyTests {
+    static func kek(_ server: TestServer) throws -> [UInt8] {
+        try KeyEncryptionKey.load(environment: [:], file: server.directory.appendingPathComponent("signet.kek").path)
+    }
+
+    /// Puts `kek` in the server directory's key file, as an operator replaces it.
+    static func install(_ kek: [UInt8], in server: TestServer) throws {
+        try SecretFile.save(Data((Base64URL.encode(kek) + "\n").utf8), to: server.directory.appendingPathComponent("signet.kek").path)
+    }
+
+    static func recoveryGrant(_ server: TestServer, _ email: String, _ code: String) throws -> (status: Int, json: JSONValue) {
+        try server.post("/oauth/token", .object([
+            "grant_type": .string(GrantNames.recoveryCode), "client_id": .string("app"), "username": .string(email), "recovery_code": .string(code),
+        ]))
+    }
+
+    @Test("after a re-key (twice): recovery codes made before sign in, new ones too; tokens and signing keys carry on; mail opens; the old key is refused")
+    func rekeyKeepsEverything() throws {
+        let first = try TestServer()
+        let account = try SignedIn(first, email: "rekey@signet.test")
+        let codes = try account.call("POST", "/me/recovery-codes").json["codes"]?.array?.compactMap(\.string) ?? []
+        try #require(codes.count == 10)
+        let kid = try #require(first.store.signingKeys().first?.kid)
+        // A message waiting in the outbox, sealed as the sender seals one; and one that does not open, kept as it is.
+        let (old, new) = (try Self.kek(first), SecureRandom.bytes(32))
+        let text = Array("Subject: your code\r\n\r\n123456\r\n".utf8)
+        try first.store.perform([
+            .mail(OutboxRow(id: "m1", kind: "otp", recipient: "rekey@signet.test", message: try AESGCM.seal(text, key: KeyEncryptionKey.mailKey(old), aad: Array("m1".utf8)),
+                            createdAt: 0, dueAt: Int64.max / 2)),
+            .mail(OutboxRow(id: "m2", kind: "otp", recipient: "rekey@signet.test", message: [1, 2, 3], createdAt: 0, dueAt: Int64.max / 2)),
+        ])
+        let queued = try first.store.sealedMaterial().messages
+        // A pending email code, keyed by the old key: discarded.
+        try #require(try first.store.issueEmailCode(EmailCodeRow(email: "pending@signet.test", id: "c1", codeHash: [1], clientID: "app", createdAt: 0,
+                                                                 expiresAt: Int64.max / 2), interval: 0, mail: nil))
+
+        let done = try KeyEncryptionKey.rekey(store: first.store, from: old, to: new)
+        #expect(done.signingKeys == 1 && done.messages == queued.count && done.retiredCodeKeys == 1)
+        #expect(try first.store.emailCode(email: "pending@signet.test") == nil)
+        // Nothing is left under the old key: the signing key and the messages open under the new one only.
+        let material = try first.store.sealedMaterial()
+        let sealedKey = try #require(material.signingKeys[kid])
+        #expect(throws: (any Error).self) { try AESGCM.open(sealedKey, key: old, aad: Array(kid.utf8)) }
+        #expect(try PrivateKey(der: AESGCM.open(sealedKey, key: new, aad: Array(kid.utf8))).publicKey.spki == first.store.signingKeys().first?.publicKey)
+        #expect(try AESGCM.open(try #require(material.messages["m1"]), key: KeyEncryptionKey.mailKey(new), aad: Array("m1".utf8)) == text)
+        #expect(material.messages["m2"] == [1, 2, 3])
+
+        // A server with the old key does not start, and says why.
+        #expect { _ = try TestServer(sharing: first.directory) } throws: { "\($0)".contains("re-keyed") }
+        try Self.install(new, in: first)
+        let second = try TestServer(sharing: first.directory)
+        // The access token from before still verifies (the same signing key), the account carries on.
+        let me = try SignedIn(second, phone: Phone(second, authenticator: account.phone.authenticator), access: account.access).call("GET", "/me/passkeys")
+        #expect(me.status == 200, "\(me.json.serialized)")
+        let (granted, tokens) = try Self.recoveryGrant(second, "rekey@signet.test", codes[0])
+        #expect(granted == 200, "\(tokens.serialized)")
+        #expect(jwtClaims(tokens["access_token"]?.string)["amr"] == .array([.string("otp")]))
+        #expect(try Self.recoveryGrant(second, "rekey@signet.test", codes[0]).json["reason"] == .string("recovery_code_invalid"), "still once only")
+        #expect(try Self.recoveryGrant(second, "rekey@signet.test", "AAAA-BBBB-CCCC").json["reason"] == .string("recovery_code_invalid"))
+        let phone = Phone(second, authenticator: account.phone.authenticator)
+        #expect(try phone.signIn()["access_token"]?.string != nil)
+
+        // Again, to a third key: the first key's code key travels on, sealed under each.
+        let third = SecureRandom.bytes(32)
+        #expect(try KeyEncryptionKey.rekey(store: second.store, from: new, to: third).retiredCodeKeys == 2)
+        try Self.install(third, in: first)
+        let later = try TestServer(sharing: first.directory)
+        #expect(try Self.recoveryGrant(later, "rekey@signet.test", codes[1]).status == 200)
+        // Codes made under the current key work as ever.
+        let laterPhone = Phone(later, authenticator: account.phone.authenticator)
+        let fresh = SignedIn(later, phone: laterPhone, access: try #require(try laterPhone.signIn()["access_token"]?.string))
+        let renewed = try fresh.call("POST", "/me/recovery-codes").json["codes"]?.array?.compactMap(\.string) ?? []
+        #expect(try Self.recoveryGrant(later, "rekey@signet.test", try #require(renewed.first)).status == 200)
+    }
+
+    @Test("a re-key from a key that is not the database's, or to the same key, changes nothing")
+    func wrongKey() throws {
+        let server = try TestServer()
+        let before = try server.store.sealedMaterial()
+        let current = try Self.kek(server)
+        #expect { _ = try KeyEncryptionKey.rekey(store: server.store, from: SecureRandom.bytes(32), to: SecureRandom.bytes(32)) } throws: {
+            "\($0)".contains("does not open")
+        }
+        #expect(throws: (any Error).self) { _ = try KeyEncryptionKey.rekey(store: server.store, from: current, to: current) }
+        #expect(try server.store.sealedMaterial() == before)
+        // Once re-keyed, the old key is not the database's any more: a second re-key from it is refused too.
+        let new = SecureRandom.bytes(32)
+        _ = try KeyEncryptionKey.rekey(store: server.store, from: current, to: new)
+        #expect { _ = try KeyEncryptionKey.rekey(store: server.store, from: current, to: SecureRandom.bytes(32)) } throws: { "\($0)".contains("re-keyed") }
+    }
+}
