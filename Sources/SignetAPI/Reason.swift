@@ -110,6 +110,8 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case conflict
     case databaseUnavailable = "database_unavailable"
     case storageFull = "storage_full"
+    /// At `/healthz` only: the server's key-encryption key no longer opens the signing key.
+    case signingKeyUnavailable = "signing_key_unavailable"
     case internalError = "internal"
 
     // Client side: reported by the SDK, never sent by the server.
@@ -163,7 +165,7 @@ extension Reason {
         case .rateLimited: 429
         case .userUnknown, .authenticationMethodUnknown: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
-        case .databaseUnavailable, .storageFull: 503
+        case .databaseUnavailable, .storageFull, .signingKeyUnavailable: 503
         case .internalError, .serverError: 500
         default: 400
         }
@@ -194,7 +196,7 @@ extension Reason {
         case .requestURINotSupported: "request_uri_not_supported"
         case .pkceInvalid, .codeInvalid: "invalid_grant"
         case .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid: "invalid_grant"
-        case .databaseUnavailable, .storageFull: "temporarily_unavailable"
+        case .databaseUnavailable, .storageFull, .signingKeyUnavailable: "temporarily_unavailable"
         case .internalError, .serverError: "server_error"
         case .refreshTokenUnknown, .refreshTokenReused, .refreshTokenRevoked, .refreshTokenExpired, .refreshTokenClientMismatch,
              .authSessionUnknown, .authSessionExpired, .authSessionClientMismatch, .ceremonyMismatch, .userMismatch, .actionSubjectMismatch,
@@ -304,6 +306,7 @@ extension Reason {
         case .conflict: "The request conflicts with existing data."
         case .databaseUnavailable: "The database is unavailable; try again shortly."
         case .storageFull: "The server's storage is full; try again later."
+        case .signingKeyUnavailable: "The server's key-encryption key does not open the signing key: restart it with the database's key."
         case .internalError: "Internal error."
         case .canceled: "The user canceled."
         case .deviceKeyInvalidated: "The device key is no longer usable; enrol it again."

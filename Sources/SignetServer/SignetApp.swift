@@ -36,9 +36,8 @@ public final class SignetApp: @unchecked Sendable {
         self.configuration = configuration
         let store = try store ?? SignetApp.openStore(configuration.database, connections: configuration.workerThreads + 2, durable: configuration.durability == "full")
         self.store = store
-        let kek = try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
-        // Before the signing keys: a key the database was re-keyed away from is named as such.
-        let retiredCodeKeys = try KeyEncryptionKey.retiredCodeKeys(store: store, kek: kek)
+        // Before the signing keys: a missing key, or one the database was re-keyed away from, is named as such.
+        let (kek, retiredCodeKeys) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
         let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime, configuration.actionTokenLifetime), clock: clock)
         var anchors: [Certificate] = []
         for file in configuration.trustAnchorFiles {

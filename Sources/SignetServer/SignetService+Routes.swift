@@ -157,9 +157,14 @@ extension SignetService {
         }
         r.add("GET", "/.well-known/assetlinks.json") { s, _ in HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: s.androidAssociation) }
         r.add("GET", "/healthz") { s, _ in
-            s.ceremonies.healthy()
-                ? .json(200, Array(#"{"database":"ok","status":"ok"}"#.utf8))
-                : .json(503, Array(#"{"database":"unavailable","reason":"database_unavailable","status":"unavailable"}"#.utf8))
+            guard s.ceremonies.healthy() else {
+                return .json(503, Array(#"{"database":"unavailable","reason":"database_unavailable","status":"unavailable"}"#.utf8))
+            }
+            // Re-keyed while this server ran: what it would seal or hash now, no restarted server could read.
+            guard s.ceremonies.keys.keyFailure == nil else {
+                return .json(503, Array(#"{"database":"ok","keys":"unavailable","reason":"signing_key_unavailable","status":"unavailable"}"#.utf8))
+            }
+            return .json(200, Array(#"{"database":"ok","status":"ok"}"#.utf8))
         }
         r.add("GET", "/metrics") { s, _ in
             // With metrics.listen, only that listener answers.

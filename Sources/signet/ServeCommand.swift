@@ -100,8 +100,10 @@ enum KeysCommand {
             let configuration = try ConfigurationLoader.load(file: config, environment: environment, database: database)
             if args.first == "rekey" { return try rekey(configuration, newKEKFile: newKEKFile, environment: environment) }
             let store = try SignetApp.openStore(configuration.database)
-            let kek = try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
-            if try store.signingKeys().isEmpty { try KeyRing.create(store: store, kek: kek, retireOthers: false) }
+            let kek = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile).kek
+            // The key must open the one that signs now: a key sealed under another would sign
+            // once published, and no server could open it.
+            _ = try KeyRing(store: store, kek: kek, retentionSeconds: configuration.accessTokenLifetime)
             let now = Date()
             let kid = try KeyRing.create(store: store, kek: kek, retireOthers: true, now: now)
             // Published at once; it signs once every cached JWKS can hold it.

@@ -14,11 +14,12 @@ import Testing
     /// The exit status and standard output; when the status is not 0, standard error's last
     /// 4 KiB follow the output (and a signal that ended the process is named), so a failure
     /// says why. Standard error goes to a file, which cannot fill up and stop the process.
-    static func run(_ args: [String], in directory: URL? = nil) throws -> (Int32, String) {
+    static func run(_ args: [String], in directory: URL? = nil, environment: [String: String]? = nil) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = binary
         process.arguments = args
         if let directory { process.currentDirectoryURL = directory }
+        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let pipe = Pipe()
         process.standardOutput = pipe
         let errors = FileManager.default.temporaryDirectory.appendingPathComponent("signet-stderr-\(UUID().uuidString)")
@@ -272,6 +273,16 @@ import Testing
         #expect(keys.filter { $0.retiredAt == nil }.count == 1)
         let (kekStatus, kek) = try Self.run(["keys", "kek"])
         #expect(kekStatus == 0 && Base64URL.decode(kek.trimmingCharacters(in: .whitespacesAndNewlines))?.count == 32)
+        // Another key than the database's (by mistake): refused before a key no server could open is added.
+        let (wrong, said) = try Self.run(["keys", "rotate"], in: directory, environment: ["SIGNET_KEK": kek.trimmingCharacters(in: .whitespacesAndNewlines)])
+        #expect(wrong == 1 && said.contains("cannot be decrypted"), "\(said)")
+        // No key file at all: refused, and none is made.
+        let file = directory.appendingPathComponent("signet.kek")
+        try FileManager.default.moveItem(at: file, to: directory.appendingPathComponent("kept.kek"))
+        let (missing, told) = try Self.run(["keys", "rotate"], in: directory)
+        #expect(missing == 1 && told.contains("no key-encryption key"), "\(told)")
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+        #expect(try SQLiteStore(path: directory.appendingPathComponent("signet.db").path).signingKeys().count == 3)
     }
 
     @Test("signet keys rekey seals the database under a new key-encryption key; without one, or without the current one, it refuses")

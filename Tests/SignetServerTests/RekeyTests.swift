@@ -2,6 +2,7 @@ import Foundation
 import SignetAPI
 import SignetAuth
 import SignetCrypto
+import SignetHTTP
 import SignetServer
 import SignetStore
 import SignetWebAuthn
@@ -56,6 +57,12 @@ import Testing
         #expect(try AESGCM.open(try #require(material.messages["m1"]), key: KeyEncryptionKey.mailKey(new), aad: Array("m1".utf8)) == text)
         #expect(material.messages["m2"] == [1, 2, 3])
 
+        // The server still running with the old key says it needs a restart, once it looks again.
+        #expect(try first.get("/healthz").status == 200)
+        first.clock.advance(KeyRing.reloadInterval + 1)
+        let health = try first.get("/healthz")
+        let said = try StrictJSON().parse(health.body)["reason"]
+        #expect(health.status == 503 && said == .string("signing_key_unavailable"))
         // A server with the old key does not start, and says why.
         #expect { _ = try TestServer(sharing: first.directory) } throws: { "\($0)".contains("re-keyed") }
         try Self.install(new, in: first)
@@ -82,6 +89,18 @@ import Testing
         let fresh = SignedIn(later, phone: laterPhone, access: try #require(try laterPhone.signIn()["access_token"]?.string))
         let renewed = try fresh.call("POST", "/me/recovery-codes").json["codes"]?.array?.compactMap(\.string) ?? []
         #expect(try Self.recoveryGrant(later, "rekey@signet.test", try #require(renewed.first)).status == 200)
+    }
+
+    @Test("a server started without the database's key file says so, and makes none")
+    func missingKey() throws {
+        let first = try TestServer()
+        let file = first.directory.appendingPathComponent("signet.kek")
+        let kept = first.directory.appendingPathComponent("kept.kek")
+        try FileManager.default.moveItem(at: file, to: kept)
+        #expect { _ = try TestServer(sharing: first.directory) } throws: { "\($0)".contains("no key-encryption key") }
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+        try FileManager.default.moveItem(at: kept, to: file)
+        #expect(try TestServer(sharing: first.directory).get("/.well-known/jwks.json").status == 200)
     }
 
     @Test("a re-key from a key that is not the database's, or to the same key, changes nothing")

@@ -1,6 +1,6 @@
 public import Foundation
-import SignetCrypto
-import SignetWebAuthn
+public import SignetCrypto
+public import SignetWebAuthn
 
 /// Replacing the key-encryption key (`signet keys rekey`). What the database holds sealed under
 /// it is sealed again under the new one: the signing keys and the queued mail. What is keyed by
@@ -45,6 +45,21 @@ extension KeyEncryptionKey {
         return try rows.filter { $0.name.hasPrefix(retiredCodeKeyPrefix) }.map { row in
             do { return try open(row, under: kek) } catch { throw ConfigurationError("sealed key \(row.name) does not open under the key-encryption key \(id(kek))") }
         }
+    }
+
+    /// The key-encryption key for `store`, and the code keys of its earlier ones
+    /// (``retiredCodeKeys(store:kek:)``). A new key is made (``load(environment:file:random:)``)
+    /// only for a database that holds no signing key yet: for one that does, a missing key is an
+    /// error that says so, not a new key that opens nothing (and a key file left behind).
+    /// Throws as well when the key is not the database's.
+    public static func load(for store: any Store, environment: [String: String], file: String,
+                            random: RandomBytes = { SecureRandom.bytes($0) }) throws -> (kek: [UInt8], retiredCodeKeys: [[UInt8]]) {
+        if environment["SIGNET_KEK"] == nil, !FileManager.default.fileExists(atPath: file), try !store.signingKeys().isEmpty {
+            throw ConfigurationError("no key-encryption key at \(file) and no SIGNET_KEK, but the database's signing keys are sealed under one: "
+                + "point key_encryption_key_file (or SIGNET_KEK) to it")
+        }
+        let kek = try load(environment: environment, file: file, random: random)
+        return (kek, try retiredCodeKeys(store: store, kek: kek))
     }
 
     /// What a re-key did.

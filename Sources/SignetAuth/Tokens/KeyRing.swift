@@ -63,6 +63,7 @@ public final class KeyRing: @unchecked Sendable {
     private let importedPublic = BoundedCache<[UInt8], PublicKey>(capacity: 16)
     private var entries: [Entry] = []
     private var loadedAt = Date.distantPast
+    private var openFailure: String?
     /// When an unknown `kid` last caused a reload.
     private var missReloadAt = Date.distantPast
     /// Seconds between an instance's reads of the key table.
@@ -123,7 +124,13 @@ public final class KeyRing: @unchecked Sendable {
                 try PrivateKey(der: AESGCM.open(newest.encryptedPrivateKey, key: kek, aad: Array(newest.kid.utf8)))
             }
         } catch {
-            throw ConfigurationError("signing key \(newest.kid) cannot be decrypted: the key-encryption key is not the one it was stored under")
+            let failure = "signing key \(newest.kid) cannot be decrypted: the key-encryption key is not the one it was stored under"
+            // The keys loaded before go on signing; tried again after the interval, not at every request.
+            lock.lock()
+            openFailure = failure
+            loadedAt = clock()
+            lock.unlock()
+            throw ConfigurationError(failure)
         }
         // A retired key may sign for up to signingDelay (plus a reload) after its successor came.
         let lastSignature = (Self.signingDelay + Int64(Self.reloadInterval)) * 1000
@@ -134,6 +141,7 @@ public final class KeyRing: @unchecked Sendable {
         lock.lock()
         signer = (newest.kid, privateKey)
         entries = published
+        openFailure = nil
         loadedAt = clock()
         reloads += 1
         lock.unlock()
@@ -152,6 +160,16 @@ public final class KeyRing: @unchecked Sendable {
         let stale = clock().timeIntervalSince(loadedAt) > KeyRing.reloadInterval
         lock.unlock()
         if stale { try? reload() }
+    }
+
+    /// Why the newest signing key does not open, while it does not: the database was re-keyed
+    /// (`signet keys rekey`) or given a key under another key-encryption key while this server
+    /// ran. It keeps signing with the key it holds; `/healthz` says it needs restarting.
+    public var keyFailure: String? {
+        reloadIfStale()
+        lock.lock()
+        defer { lock.unlock() }
+        return openFailure
     }
 
     /// The key that signs new tokens.
