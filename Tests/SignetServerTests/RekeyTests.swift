@@ -20,12 +20,6 @@ import Testing
         try SecretFile.save(Data((Base64URL.encode(kek) + "\n").utf8), to: server.directory.appendingPathComponent("signet.kek").path)
     }
 
-    static func recoveryGrant(_ server: TestServer, _ email: String, _ code: String) throws -> (status: Int, json: JSONValue) {
-        try server.post("/oauth/token", .object([
-            "grant_type": .string(GrantNames.recoveryCode), "client_id": .string("app"), "username": .string(email), "recovery_code": .string(code),
-        ]))
-    }
-
     @Test("after a re-key (twice): recovery codes made before sign in, new ones too; tokens and signing keys carry on; mail opens; the old key is refused")
     func rekeyKeepsEverything() throws {
         let first = try TestServer()
@@ -70,11 +64,11 @@ import Testing
         // The access token from before still verifies (the same signing key), the account carries on.
         let me = try SignedIn(second, phone: Phone(second, authenticator: account.phone.authenticator), access: account.access).call("GET", "/me/passkeys")
         #expect(me.status == 200, "\(me.json.serialized)")
-        let (granted, tokens) = try Self.recoveryGrant(second, "rekey@signet.test", codes[0])
+        let (granted, tokens) = try RecoveryTests.recoveryGrant(second, "rekey@signet.test", codes[0])
         #expect(granted == 200, "\(tokens.serialized)")
         #expect(jwtClaims(tokens["access_token"]?.string)["amr"] == .array([.string("otp")]))
-        #expect(try Self.recoveryGrant(second, "rekey@signet.test", codes[0]).json["reason"] == .string("recovery_code_invalid"), "still once only")
-        #expect(try Self.recoveryGrant(second, "rekey@signet.test", "AAAA-BBBB-CCCC").json["reason"] == .string("recovery_code_invalid"))
+        #expect(try RecoveryTests.recoveryGrant(second, "rekey@signet.test", codes[0]).json["reason"] == .string("recovery_code_invalid"), "still once only")
+        #expect(try RecoveryTests.recoveryGrant(second, "rekey@signet.test", "AAAA-BBBB-CCCC").json["reason"] == .string("recovery_code_invalid"))
         let phone = Phone(second, authenticator: account.phone.authenticator)
         #expect(try phone.signIn()["access_token"]?.string != nil)
 
@@ -83,12 +77,12 @@ import Testing
         #expect(try KeyEncryptionKey.rekey(store: second.store, from: new, to: third).retiredCodeKeys == 2)
         try Self.install(third, in: first)
         let later = try TestServer(sharing: first.directory)
-        #expect(try Self.recoveryGrant(later, "rekey@signet.test", codes[1]).status == 200)
+        #expect(try RecoveryTests.recoveryGrant(later, "rekey@signet.test", codes[1]).status == 200)
         // Codes made under the current key work as ever.
         let laterPhone = Phone(later, authenticator: account.phone.authenticator)
         let fresh = SignedIn(later, phone: laterPhone, access: try #require(try laterPhone.signIn()["access_token"]?.string))
         let renewed = try fresh.call("POST", "/me/recovery-codes").json["codes"]?.array?.compactMap(\.string) ?? []
-        #expect(try Self.recoveryGrant(later, "rekey@signet.test", try #require(renewed.first)).status == 200)
+        #expect(try RecoveryTests.recoveryGrant(later, "rekey@signet.test", try #require(renewed.first)).status == 200)
     }
 
     @Test("a server started without the database's key file says so, and makes none")
