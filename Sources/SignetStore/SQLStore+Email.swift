@@ -170,14 +170,45 @@ extension SQLStore {
         }
     }
 
+    /// The ways a session ends, as one condition on a session ID (three parameters).
+    static let sessionEndedCondition = """
+        EXISTS (SELECT 1 FROM ended_sessions WHERE sid = ?)
+        OR EXISTS (SELECT 1 FROM recoveries WHERE session = ? AND state = 'cancelled')
+        OR EXISTS (SELECT 1 FROM refresh_tokens WHERE family = ? AND revoked_at IS NOT NULL)
+        """
+
     public func sessionEnded(_ sid: String) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
-            try !db.query(
-                """
-                SELECT 1 FROM ended_sessions WHERE sid = ?
-                UNION ALL SELECT 1 FROM recoveries WHERE session = ? AND state = 'cancelled'
-                UNION ALL SELECT 1 FROM refresh_tokens WHERE family = ? AND revoked_at IS NOT NULL
-                """, [.text(sid), .text(sid), .text(sid)]).isEmpty
+            try db.query("SELECT CASE WHEN \(Self.sessionEndedCondition) THEN 1 ELSE 0 END", [.text(sid), .text(sid), .text(sid)]).first?[0].int == 1
+        }
+    }
+
+    static let tokenHolderSQL = """
+        SELECT \(userSelect),
+            (SELECT CASE WHEN revoked_at IS NULL THEN 1 ELSE 0 END FROM credentials WHERE id = ?),
+            (SELECT CASE WHEN revoked_at IS NULL THEN 1 ELSE 0 END FROM device_keys WHERE id = ?),
+            CASE WHEN \(sessionEndedCondition) THEN 1 ELSE 0 END
+        FROM users WHERE id = ?
+        """
+
+    public func tokenHolder(userID: String, credential: CredentialReference?, sid: String?) throws(StoreError) -> TokenHolder? {
+        var passkey = SQLValue.null, deviceKey = SQLValue.null
+        switch credential {
+        case .passkey(let id): passkey = .blob(id)
+        case .deviceKey(let id): deviceKey = .text(id)
+        case nil: break
+        }
+        let session = SQLValue.text(sid ?? "")
+        return try locked { db throws(StoreError) in
+            guard let row = try db.query(Self.tokenHolderSQL, [passkey, deviceKey, session, session, session, .text(userID)]).first else { return nil }
+            let n = row.count
+            let live: Bool
+            switch credential {
+            case .passkey: live = row[n - 3].int == 1
+            case .deviceKey: live = row[n - 2].int == 1
+            case nil: live = true
+            }
+            return TokenHolder(user: Self.user(Array(row[0..<(n - 3)])), credentialLive: live, sessionEnded: sid != nil && row[n - 1].int == 1)
         }
     }
 

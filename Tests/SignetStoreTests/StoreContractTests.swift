@@ -351,6 +351,48 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try !store.sessionEnded(refreshless) && store.sessionEnded(withFamily))
     }
 
+    @Test("a token's holder in one read: the account, its credential's liveness, each way its session ends", arguments: Backend.available)
+    func tokenHolder(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(8)
+        let (first, second) = (credential(u.id), credential(u.id))
+        try store.createUser(u, credential: first)
+        try store.perform([.addCredential(second)])
+        _ = try store.enrollDeviceKey(DeviceKeyRow(id: "dk_a", userID: u.id, deviceID: "phone", platform: "ios", name: nil, publicKey: [4], createdAt: now()), limit: 2)
+        func holder(_ credential: CredentialReference? = nil, sid: String? = nil) throws -> TokenHolder? {
+            try store.tokenHolder(userID: u.id, credential: credential, sid: sid)
+        }
+        let plain = try #require(try holder())
+        #expect(plain.user == (try store.user(id: u.id)) && plain.credentialLive && !plain.sessionEnded)
+        #expect(try store.tokenHolder(userID: "nobody", credential: .passkey(first.id), sid: "s") == nil)
+        // Credentials: live, revoked, unknown; a passkey and a device key.
+        #expect(try holder(.passkey(first.id))?.credentialLive == true)
+        #expect(try holder(.deviceKey("dk_a"))?.credentialLive == true)
+        #expect(try store.revokeCredential(id: first.id, userID: u.id, at: now()) == .revoked)
+        #expect(try store.revokeDeviceKey(id: "dk_a", userID: u.id, at: now()))
+        #expect(try holder(.passkey(first.id))?.credentialLive == false && holder(.passkey(second.id))?.credentialLive == true)
+        #expect(try holder(.deviceKey("dk_a"))?.credentialLive == false)
+        #expect(try holder(.passkey([9, 9]))?.credentialLive == false && holder(.deviceKey("dk_none"))?.credentialLive == false)
+        // Sessions: standing; ended by a mark, a revoked refresh family, a cancelled recovery.
+        let tag = UUID().uuidString.prefix(8)
+        #expect(try holder(sid: "live-\(tag)")?.sessionEnded == false)
+        _ = try store.endSession("marked-\(tag)", at: now(), until: now() + 60_000, writes: [])
+        #expect(try holder(sid: "marked-\(tag)")?.sessionEnded == true)
+        try store.insertRefreshToken(RefreshTokenRow(hash: Array("rt-\(tag)".utf8), family: "family-\(tag)", userID: u.id, clientID: "app", scope: "openid",
+                                                     authTime: 1, amr: ["pop"], expiresAt: now() + 60_000, createdAt: now()))
+        #expect(try holder(sid: "family-\(tag)")?.sessionEnded == false)
+        _ = try store.revokeRefreshFamily(hash: Array("rt-\(tag)".utf8), now: now())
+        #expect(try holder(sid: "family-\(tag)")?.sessionEnded == true)
+        try store.perform([.openRecovery(RecoveryRow(id: "r-\(tag)", userID: u.id, openedAt: now(), holdUntil: now() + 60_000, session: "held-\(tag)"))])
+        #expect(try holder(sid: "held-\(tag)")?.sessionEnded == false)
+        _ = try store.cancelRecoveries(userID: u.id, at: now(), writes: [])
+        #expect(try holder(sid: "held-\(tag)")?.sessionEnded == true)
+        // Each agrees with the store's own answer for the session alone.
+        for sid in ["live-\(tag)", "marked-\(tag)", "family-\(tag)", "held-\(tag)"] {
+            #expect(try holder(sid: sid)?.sessionEnded == store.sessionEnded(sid))
+        }
+    }
+
     @Test("refresh tokens rotate; reuse revokes the family; of concurrent rotations one wins", arguments: Backend.available)
     func refresh(_ backend: Backend) throws {
         let store = try backend.open()

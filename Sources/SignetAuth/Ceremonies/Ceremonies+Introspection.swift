@@ -47,8 +47,9 @@ extension Ceremonies {
             // A machine's token stands while its client does and may still use the grant.
             guard let issuedTo, let client = clients.client(issuedTo), client.grants.contains(GrantNames.clientCredentials) else { return nil }
         } else {
-            guard let sub = claims["sub"]?.string, let user = try store.user(id: sub), !user.blocked,
-                  try sessionEnd(user: user, sid: claims["sid"]?.string, credential: claims["cred"]?.string, client: issuedTo) == nil
+            guard let sub = claims["sub"]?.string,
+                  let (user, ended) = try tokenHolder(sub: sub, sid: claims["sid"]?.string, credential: claims["cred"]?.string, client: issuedTo),
+                  !user.blocked, ended == nil
             else { return nil }
         }
         let jkt = claims["cnf"]?["jkt"]?.string
@@ -62,8 +63,9 @@ extension Ceremonies {
     /// A refresh token's state while it is live and was issued to `caller`; `nil` otherwise.
     func introspectRefreshToken(_ token: String, caller: ClientConfiguration) throws -> TokenIntrospection? {
         guard let key = Base64URL.decode(token).flatMap(RefreshToken.key), let row = try store.liveRefreshToken(hash: key, now: nowMillis),
-              row.clientID == caller.id, let user = try store.user(id: row.userID), !user.blocked,
-              try sessionEnd(user: user, sid: row.family, credential: row.credential, client: row.clientID) == nil
+              row.clientID == caller.id,
+              let (user, ended) = try tokenHolder(sub: row.userID, sid: row.family, credential: row.credential, client: row.clientID),
+              !user.blocked, ended == nil
         else { return nil }
         return TokenIntrospection(
             active: true, scope: row.scope, client_id: row.clientID, exp: row.expiresAt / 1000, iat: row.createdAt / 1000, sub: row.userID,

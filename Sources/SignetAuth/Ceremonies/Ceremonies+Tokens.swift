@@ -321,9 +321,9 @@ extension Ceremonies {
             throw AuthError(.tokenInvalid, "the access token is not valid: \(error.detail)")
         }
         try checkPresentation(presentation, token: token, claims: claims)
-        guard let sub = claims["sub"]?.string, let user = try store.user(id: sub) else {
-            throw AuthError(.tokenInvalid, "the token's subject no longer exists")
-        }
+        guard let sub = claims["sub"]?.string,
+              let (user, ended) = try tokenHolder(sub: sub, sid: claims["sid"]?.string, credential: claims["cred"]?.string, client: claims["client_id"]?.string)
+        else { throw AuthError(.tokenInvalid, "the token's subject no longer exists") }
         guard !user.blocked else { throw AuthError(.userBlocked, "the account is blocked") }
         let principal = Principal(user: user, claims: claims)
         switch audience {
@@ -334,24 +334,27 @@ extension Ceremonies {
         case .anyWithScope(let scope):
             guard principal.scopes.contains(scope) else { throw AuthError(.insufficientScope, "the token's scope lacks \(scope)") }
         }
-        if let ended = try sessionEnd(user: user, sid: principal.sessionID, credential: principal.credential, client: principal.clientID) {
-            throw AuthError(.tokenInvalid, ended)
-        }
+        if let ended { throw AuthError(.tokenInvalid, ended) }
         return principal
     }
 
-    /// Why the session of an account's token has ended, or `nil` while it stands. At Signet's own
-    /// endpoints and at introspection a session ends at once, not only at its next refresh: with
-    /// the credential that started it, with all of the account's sessions, with the client it was
-    /// issued to (removed from the database or the configuration), or on its own (revoked from
-    /// the account, signed out, a reused refresh token, a code session's cancelled recovery).
-    func sessionEnd(user: UserRecord, sid: String?, credential: String?, client: String?) throws -> String? {
-        if let client, clients.client(client) == nil { return "client \(client) no longer exists" }
-        if let credential, try !isLive(credential: credential) { return "the credential \(credential) that started this session was revoked" }
-        guard let sid else { return nil }
-        if user.endedSession(sid) { return "an administrator ended this session" }
-        if try store.sessionEnded(sid) { return "this session was ended" }
-        return nil
+    /// The account a token names (`sub`), and why the token's session has ended, or `nil` while
+    /// it stands; `nil` when the account is gone. At Signet's own endpoints and at introspection a
+    /// session ends at once, not only at its next refresh: with the credential that started it,
+    /// with all of the account's sessions, with the client it was issued to (removed from the
+    /// database or the configuration), or on its own (revoked from the account, signed out, a
+    /// reused refresh token, a code session's cancelled recovery). One read of the store.
+    func tokenHolder(sub: String, sid: String?, credential: String?, client: String?) throws -> (user: UserRecord, ended: String?)? {
+        // A `cred` that is no credential's form names none: not live.
+        let reference = credential.map { CredentialReference($0) ?? .deviceKey("") }
+        guard let holder = try store.tokenHolder(userID: sub, credential: reference, sid: sid) else { return nil }
+        let user = holder.user
+        if let client, clients.client(client) == nil { return (user, "client \(client) no longer exists") }
+        if let credential, !holder.credentialLive { return (user, "the credential \(credential) that started this session was revoked") }
+        guard let sid else { return (user, nil) }
+        if user.endedSession(sid) { return (user, "an administrator ended this session") }
+        if holder.sessionEnded { return (user, "this session was ended") }
+        return (user, nil)
     }
 
     /// Step-up (RFC 9470, DESIGN.md "Audiences and step-up"): a sensitive operation needs a token

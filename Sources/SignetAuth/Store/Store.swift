@@ -273,6 +273,10 @@ public protocol Store: Sendable {
     /// Whether the session `sid` was ended: marked so (``endSession(_:at:until:writes:)``), its
     /// refresh family revoked, or a recovery it opened cancelled.
     func sessionEnded(_ sid: String) throws(StoreError) -> Bool
+    /// The account `userID`, with whether `credential` is live (not revoked, still there) and
+    /// whether the session `sid` was ended (``sessionEnded(_:)``), in one read: what every call
+    /// with an access token, and every introspection, checks. `nil` when the account is gone.
+    func tokenHolder(userID: String, credential: CredentialReference?, sid: String?) throws(StoreError) -> TokenHolder?
     /// Drops code mail whose code has expired, then claims up to `limit` due messages for
     /// `lease` ms (on PostgreSQL `FOR UPDATE SKIP LOCKED`, so instances never claim the same).
     func claimMail(now: Int64, lease: Int64, limit: Int) throws(StoreError) -> MailClaim
