@@ -37,14 +37,14 @@ public final class SignetApp: @unchecked Sendable {
         let store = try store ?? SignetApp.openStore(configuration.database, connections: configuration.workerThreads + 2, durable: configuration.durability == "full")
         self.store = store
         // Before the signing keys: a missing key, or one the database was re-keyed away from, is named as such.
-        let (kek, retiredCodeKeys) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
+        let (kek, kept) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
         let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime, configuration.actionTokenLifetime), clock: clock)
         var anchors: [Certificate] = []
         for file in configuration.trustAnchorFiles {
             guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigurationError("cannot read trust anchor file \(file)") }
             anchors += try Certificate.parsePEM(pem)
         }
-        service = SignetService(configuration: configuration, store: store, keys: keys, kek: kek, retiredCodeKeys: retiredCodeKeys, trustAnchors: anchors, clock: clock)
+        service = SignetService(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept, trustAnchors: anchors, clock: clock)
         var http = HTTPServer.Configuration()
         http.host = configuration.listenHost
         http.port = configuration.listenPort

@@ -27,10 +27,10 @@ public final class SignetService: HTTPHandler, Sendable {
     /// - Parameters:
     ///   - clock: the time, injected so tests can move it.
     public init(
-        configuration: ServerConfiguration, store: any Store, keys: KeyRing, kek: [UInt8], retiredCodeKeys: [[UInt8]] = [], trustAnchors: [Certificate] = [],
+        configuration: ServerConfiguration, store: any Store, keys: KeyRing, kek: [UInt8], kept: KeyEncryptionKey.KeptKeys = .init(), trustAnchors: [Certificate] = [],
         clock: @escaping @Sendable () -> Date = { Date() }, random: @escaping RandomBytes = { SecureRandom.bytes($0) }
     ) {
-        ceremonies = Ceremonies(configuration: configuration, store: store, keys: keys, kek: kek, retiredCodeKeys: retiredCodeKeys, trustAnchors: trustAnchors,
+        ceremonies = Ceremonies(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept, trustAnchors: trustAnchors,
                                 clock: clock, random: random)
         appleAssociation = WellKnown.appleAppSiteAssociation(configuration).serializedBytes
         androidAssociation = WellKnown.assetLinks(configuration).serializedBytes

@@ -55,9 +55,9 @@ enum AdminCommand {
             let environment = ProcessInfo.processInfo.environment
             let configuration = try ConfigurationLoader.load(file: options.config, environment: environment, database: options.database)
             let store = try SignetApp.openStore(configuration.database, connections: 2)
-            let (kek, retiredCodeKeys) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
+            let (kek, kept) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
             let keys = try KeyRing(store: store, kek: kek, retentionSeconds: configuration.accessTokenLifetime)
-            ceremonies = Ceremonies(configuration: configuration, store: store, keys: keys, kek: kek, retiredCodeKeys: retiredCodeKeys)
+            ceremonies = Ceremonies(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept)
         } catch {
             FileHandle.standardError.write(Data("signet admin: \(error)\n".utf8))
             return 1

@@ -308,8 +308,8 @@ import Testing
         #expect(report["rekeyed"] == .bool(true) && report["signing_keys"] == .int(2) && report["retired_code_keys"] == .int(1))
         #expect(report["from"] == .string(KeyEncryptionKey.id(old)) && report["to"] == .string(KeyEncryptionKey.id(new)))
         let store = try SQLiteStore(path: directory.appendingPathComponent("signet.db").path)
-        #expect(try KeyEncryptionKey.retiredCodeKeys(store: store, kek: new).count == 1)
-        #expect(throws: (any Error).self) { _ = try KeyEncryptionKey.retiredCodeKeys(store: store, kek: old) }
+        #expect(try KeyEncryptionKey.keptKeys(store: store, kek: new).codeKeys.count == 1)
+        #expect(throws: (any Error).self) { _ = try KeyEncryptionKey.keptKeys(store: store, kek: old) }
         // The old key file is still the configured one: a second run refuses, the database is not its any more.
         let (again, said) = try Self.run(["keys", "rekey", "--new-kek-file", "new.kek"], in: directory)
         #expect(again == 1 && said.contains("re-keyed"), "\(said)")

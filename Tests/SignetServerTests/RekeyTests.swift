@@ -20,6 +20,11 @@ import Testing
         try SecretFile.save(Data((Base64URL.encode(kek) + "\n").utf8), to: server.directory.appendingPathComponent("signet.kek").path)
     }
 
+    /// What `/passkey/challenge` offers for `username`: for an unknown one, a decoy passkey.
+    static func offered(_ server: TestServer, _ username: String) throws -> JSONValue? {
+        try server.post("/passkey/challenge", .object(["client_id": .string("app"), "username": .string(username)])).json["authn_params_public_key"]?["allowCredentials"]
+    }
+
     @Test("after a re-key (twice): recovery codes made before sign in, new ones too; tokens and signing keys carry on; mail opens; the old key is refused")
     func rekeyKeepsEverything() throws {
         let first = try TestServer()
@@ -28,6 +33,7 @@ import Testing
         try #require(codes.count == 10)
         let kid = try #require(first.store.signingKeys().first?.kid)
         // A message waiting in the outbox, sealed as the sender seals one; and one that does not open, kept as it is.
+        let decoy = try #require(try Self.offered(first, "ghost@signet.test"))
         let (old, new) = (try Self.kek(first), SecureRandom.bytes(32))
         let text = Array("Subject: your code\r\n\r\n123456\r\n".utf8)
         try first.store.perform([
@@ -61,6 +67,8 @@ import Testing
         #expect { _ = try TestServer(sharing: first.directory) } throws: { "\($0)".contains("re-keyed") }
         try Self.install(new, in: first)
         let second = try TestServer(sharing: first.directory)
+        // An unknown username is offered the same decoy passkey as before: a change would tell it from a real account.
+        #expect(try Self.offered(second, "ghost@signet.test") == decoy)
         // The access token from before still verifies (the same signing key), the account carries on.
         let me = try SignedIn(second, phone: Phone(second, authenticator: account.phone.authenticator), access: account.access).call("GET", "/me/passkeys")
         #expect(me.status == 200, "\(me.json.serialized)")
@@ -77,6 +85,7 @@ import Testing
         #expect(try KeyEncryptionKey.rekey(store: second.store, from: new, to: third).retiredCodeKeys == 2)
         try Self.install(third, in: first)
         let later = try TestServer(sharing: first.directory)
+        #expect(try Self.offered(later, "ghost@signet.test") == decoy)
         #expect(try RecoveryTests.recoveryGrant(later, "rekey@signet.test", codes[1]).status == 200)
         // Codes made under the current key work as ever.
         let laterPhone = Phone(later, authenticator: account.phone.authenticator)

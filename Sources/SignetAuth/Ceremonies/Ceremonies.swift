@@ -70,9 +70,9 @@ public final class Ceremonies: Sendable {
     /// - Parameters:
     ///   - clock: the time, injected so tests can move it.
     ///   - random: the random source for challenges, IDs and tokens.
-    ///   - retiredCodeKeys: ``KeyEncryptionKey/retiredCodeKeys(store:kek:)``.
+    ///   - kept: the keys earlier re-keys kept (``KeyEncryptionKey/keptKeys(store:kek:)``).
     public init(
-        configuration: ServerConfiguration, store: any Store, keys: KeyRing, kek: [UInt8], retiredCodeKeys: [[UInt8]] = [], trustAnchors: [Certificate] = [],
+        configuration: ServerConfiguration, store: any Store, keys: KeyRing, kek: [UInt8], kept: KeyEncryptionKey.KeptKeys = .init(), trustAnchors: [Certificate] = [],
         clock: @escaping @Sendable () -> Date = { Date() }, random: @escaping RandomBytes = { SecureRandom.bytes($0) }
     ) {
         self.configuration = configuration
@@ -81,9 +81,9 @@ public final class Ceremonies: Sendable {
         self.clock = clock
         self.random = random
         sessions = SessionSealer(kek: kek)
-        decoyKey = Digest.sha256.hmac(key: kek, data: Array("signet decoy credential key v1".utf8))
+        decoyKey = kept.decoyKey ?? KeyEncryptionKey.decoyKey(kek)
         codeKey = KeyEncryptionKey.codeKey(kek)
-        self.retiredCodeKeys = retiredCodeKeys
+        retiredCodeKeys = kept.codeKeys
         mailKey = KeyEncryptionKey.mailKey(kek)
         nonceKey = Digest.sha256.hmac(key: kek, data: Array("signet dpop nonce key v1".utf8))
         pseudonymKey = Digest.sha256.hmac(key: kek, data: Array("signet pseudonym key v1".utf8))

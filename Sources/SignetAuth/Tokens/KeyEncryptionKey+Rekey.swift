@@ -6,10 +6,24 @@ public import SignetWebAuthn
 /// it is sealed again under the new one: the signing keys and the queued mail. What is keyed by
 /// it and cannot be computed again is kept: the HMACs of recovery codes need the code key they
 /// were made under, so the old code key is kept in the database, sealed under the new
-/// key-encryption key, and a recovery code is checked under each. Pending email codes (minutes
-/// long) are discarded. Everything else derived from it (auth sessions, DPoP nonces, CSRF tokens,
-/// sealed authorization requests) lives minutes and is only refused, never misread, after.
+/// key-encryption key, and a recovery code is checked under each; the decoy key is kept too, so
+/// that the passkey IDs shown for unknown usernames do not change (a change would tell them from
+/// real accounts, whose IDs stay). Pending email codes (minutes long) are discarded. Everything
+/// else derived from it (auth sessions, DPoP nonces, CSRF tokens, sealed authorization requests)
+/// lives minutes and is only refused, never misread, after.
 extension KeyEncryptionKey {
+    /// The keys a re-key kept (``keptKeys(store:kek:)``), opened.
+    public struct KeptKeys: Sendable {
+        /// The code keys of earlier key-encryption keys.
+        public var codeKeys: [[UInt8]] = []
+        /// The decoy key from before the first re-key; `nil` for a database never re-keyed.
+        public var decoyKey: [UInt8]?
+
+        public init() {}
+    }
+
+    /// The key of the passkey IDs shown for usernames without an account, under `kek`.
+    static func decoyKey(_ kek: [UInt8]) -> [UInt8] { Digest.sha256.hmac(key: kek, data: Array("signet decoy credential key v1".utf8)) }
     /// The key of the HMACs that email and recovery codes are stored as, under `kek`.
     static func codeKey(_ kek: [UInt8]) -> [UInt8] { Digest.sha256.hmac(key: kek, data: Array("signet one-time code key v1".utf8)) }
     /// The key queued messages are sealed under (AES-256-GCM), under `kek`.
@@ -24,6 +38,8 @@ extension KeyEncryptionKey {
     static let checkName = "kek-check"
     /// The code key of an earlier key-encryption key: `code-key:` and that key's ID.
     static let retiredCodeKeyPrefix = "code-key:"
+    /// The decoy key, kept from before the first re-key.
+    static let decoyName = "decoy-key"
 
     static func seal(_ plain: [UInt8], name: String, under kek: [UInt8]) throws -> [UInt8] {
         try AESGCM.seal(plain, key: kek, aad: Array("signet sealed key v1\u{0}\(name)".utf8))
@@ -33,33 +49,36 @@ extension KeyEncryptionKey {
         try AESGCM.open(row.sealed, key: kek, aad: Array("signet sealed key v1\u{0}\(row.name)".utf8))
     }
 
-    /// The code keys of the database's earlier key-encryption keys, opened with `kek`; empty for a
-    /// database never re-keyed. Throws when the database was re-keyed to another key: a server
-    /// started with the old one would make codes and mail nothing else can read.
-    public static func retiredCodeKeys(store: any Store, kek: [UInt8]) throws -> [[UInt8]] {
+    /// The keys earlier re-keys kept, opened with `kek`; none for a database never re-keyed.
+    /// Throws when the database was re-keyed to another key: a server started with the old one
+    /// would make codes and mail nothing else can read.
+    public static func keptKeys(store: any Store, kek: [UInt8]) throws -> KeptKeys {
         let rows = try store.sealedKeys()
-        guard let check = rows.first(where: { $0.name == checkName }) else { return [] }
+        var kept = KeptKeys()
+        guard let check = rows.first(where: { $0.name == checkName }) else { return kept }
         guard let opened = try? open(check, under: kek), opened == Array(id(kek).utf8) else {
             throw ConfigurationError("the key-encryption key \(id(kek)) is not this database's: it was re-keyed (signet keys rekey); start with the new key")
         }
-        return try rows.filter { $0.name.hasPrefix(retiredCodeKeyPrefix) }.map { row in
-            do { return try open(row, under: kek) } catch { throw ConfigurationError("sealed key \(row.name) does not open under the key-encryption key \(id(kek))") }
+        for row in rows where row.name != checkName {
+            let key: [UInt8]
+            do { key = try open(row, under: kek) } catch { throw ConfigurationError("sealed key \(row.name) does not open under the key-encryption key \(id(kek))") }
+            if row.name == decoyName { kept.decoyKey = key } else if row.name.hasPrefix(retiredCodeKeyPrefix) { kept.codeKeys.append(key) }
         }
+        return kept
     }
 
-    /// The key-encryption key for `store`, and the code keys of its earlier ones
-    /// (``retiredCodeKeys(store:kek:)``). A new key is made (``load(environment:file:random:)``)
+    /// The key-encryption key for `store`, and the keys its re-keys kept (``keptKeys(store:kek:)``). A new key is made (``load(environment:file:random:)``)
     /// only for a database that holds no signing key yet: for one that does, a missing key is an
     /// error that says so, not a new key that opens nothing (and a key file left behind).
     /// Throws as well when the key is not the database's.
     public static func load(for store: any Store, environment: [String: String], file: String,
-                            random: RandomBytes = { SecureRandom.bytes($0) }) throws -> (kek: [UInt8], retiredCodeKeys: [[UInt8]]) {
+                            random: RandomBytes = { SecureRandom.bytes($0) }) throws -> (kek: [UInt8], kept: KeptKeys) {
         if environment["SIGNET_KEK"] == nil, !FileManager.default.fileExists(atPath: file), try !store.signingKeys().isEmpty {
             throw ConfigurationError("no key-encryption key at \(file) and no SIGNET_KEK, but the database's signing keys are sealed under one: "
                 + "point key_encryption_key_file (or SIGNET_KEK) to it")
         }
         let kek = try load(environment: environment, file: file, random: random)
-        return (kek, try retiredCodeKeys(store: store, kek: kek))
+        return (kek, try keptKeys(store: store, kek: kek))
     }
 
     /// What a re-key did.
@@ -74,7 +93,7 @@ extension KeyEncryptionKey {
     /// Refuses when `old` does not open what the database holds, changing nothing.
     public static func rekey(store: any Store, from old: [UInt8], to new: [UInt8], now: Date = Date()) throws -> Rekeyed {
         guard old != new else { throw ConfigurationError("the new key-encryption key is the current one") }
-        let retired = try retiredCodeKeys(store: store, kek: old)
+        let kept = try keptKeys(store: store, kek: old)
         let read = try store.sealedMaterial()
         var change = SealedMaterial(signingKeys: [:], messages: [:], keys: [])
         for (kid, sealed) in read.signingKeys {
@@ -90,7 +109,7 @@ extension KeyEncryptionKey {
             change.messages[messageID] = try AESGCM.seal(message, key: newMail, aad: Array(messageID.utf8))
         }
         let at = Int64(now.timeIntervalSince1970 * 1000)
-        var codeKeys = Set(retired.map { Base64URL.encode($0) })
+        var codeKeys = Set(kept.codeKeys.map { Base64URL.encode($0) })
         codeKeys.insert(Base64URL.encode(codeKey(old)))
         // Oldest first does not matter: each is tried. Named by the key's own ID, so a key that
         // comes back is one row.
@@ -99,6 +118,7 @@ extension KeyEncryptionKey {
             let name = retiredCodeKeyPrefix + id(key)
             change.keys.append(SealedKeyRow(name: name, sealed: try seal(key, name: name, under: new), createdAt: at))
         }
+        change.keys.append(SealedKeyRow(name: decoyName, sealed: try seal(kept.decoyKey ?? decoyKey(old), name: decoyName, under: new), createdAt: at))
         change.keys.append(SealedKeyRow(name: checkName, sealed: try seal(Array(id(new).utf8), name: checkName, under: new), createdAt: at))
         try store.rekey(change, from: read)
         return Rekeyed(signingKeys: change.signingKeys.count, messages: change.messages.count, retiredCodeKeys: codeKeys.count)
