@@ -34,22 +34,41 @@ enum BackupCommand {
                 return 2
             }
             let report = try SQLiteBackup.copy(from: String(configuration.database.dropFirst("sqlite:".count)), to: target)
+            let key = keyID(configuration)
             if json {
                 struct Output: Encodable {
-                    let path: String, bytes: Int, pages: Int, users: Int, schema_version: Int, integrity: String, seconds: Double
+                    let path: String, bytes: Int, pages: Int, users: Int, schema_version: Int, integrity: String, seconds: Double, key_encryption_key: String?
                 }
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(Output(path: report.path, bytes: report.bytes, pages: report.pages, users: report.users,
-                                                                 schema_version: report.schemaVersion, integrity: "ok", seconds: report.seconds)), as: UTF8.self))
+                                                                 schema_version: report.schemaVersion, integrity: "ok", seconds: report.seconds,
+                                                                 key_encryption_key: key)), as: UTF8.self))
             } else {
                 print("backed up to \(report.path): \(report.bytes) bytes, \(report.users) user(s), schema \(report.schemaVersion), integrity ok, in \(String(format: "%.2f", report.seconds)) s")
-                print("the key-encryption key is not in the copy: keep \(configuration.keyEncryptionKeyFile) (or SIGNET_KEK) safe, apart from it")
+                let under = key.map { "; its keys are sealed under key-encryption key \($0), which a restore needs" } ?? ""
+                print("the key-encryption key is not in the copy: keep \(configuration.keyEncryptionKeyFile) (or SIGNET_KEK) safe, apart from it\(under)")
             }
             return 0
         } catch {
             FileHandle.standardError.write(Data("signet backup: \(error)\n".utf8))
             return 1
         }
+    }
+
+    /// The ID (``KeyEncryptionKey/id(_:)``) of the configured key-encryption key when it opens
+    /// the database's signing key: the key a restore of the copy needs (after `signet keys
+    /// rekey`, an older copy needs an older key). `nil` when there is none or it does not open
+    /// them; nothing is made or written.
+    static func keyID(_ configuration: ServerConfiguration) -> String? {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["SIGNET_KEK"] != nil || FileManager.default.fileExists(atPath: configuration.keyEncryptionKeyFile),
+              let kek = try? KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile),
+              let store = try? SignetApp.openStore(configuration.database, connections: 1),
+              (try? store.signingKeys().isEmpty) == false,
+              (try? KeyEncryptionKey.keptKeys(store: store, kek: kek)) != nil,
+              (try? KeyRing(store: store, kek: kek, retentionSeconds: 0)) != nil
+        else { return nil }
+        return KeyEncryptionKey.id(kek)
     }
 }

@@ -155,9 +155,18 @@ import Testing
         let report = try Self.json(result.output)
         let latest = try #require((server.store as? SQLStore)?.schemaVersions().last)
         #expect(report["integrity"] == .string("ok") && report["schema_version"] == .number(String(latest)))
+        // The key a restore needs, by its ID: the server's own.
+        let kek = try KeyEncryptionKey.load(environment: [:], file: server.directory.appendingPathComponent("signet.kek").path)
+        #expect(report["key_encryption_key"] == .string(KeyEncryptionKey.id(kek)))
         guard case .number(let count)? = report["users"], let users = Int(count) else { Issue.record("no user count"); return }
         #expect(users >= 8)
         #expect(!FileManager.default.fileExists(atPath: copy.path + ".part") && !FileManager.default.fileExists(atPath: copy.path + "-wal"))
+        // With a key that is not the database's, the copy is made and no key is named.
+        let other = server.directory.appendingPathComponent("other.db")
+        let foreign = try runProcess(ProcessTests.binary.path, ["backup", "--to", other.path, "--json", "--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path],
+                                     environment: ["SIGNET_KEK": Base64URL.encode(SecureRandom.bytes(32))], in: server.directory)
+        let named = try Self.json(foreign.output)["key_encryption_key"]
+        #expect(foreign.status == 0 && named == nil, "\(foreign.output)")
         // A second backup to the same name is refused rather than overwriting it.
         #expect(try Self.signet(["backup", "--to", copy.path, "--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path], in: server.directory).status == 1)
 
