@@ -177,9 +177,12 @@ extension SQLStore {
         OR EXISTS (SELECT 1 FROM refresh_tokens WHERE family = ? AND revoked_at IS NOT NULL)
         """
 
+    // Constants, as the statement cache keys on the text (``SQLiteConnection``).
+    static let sessionEndedSQL = "SELECT CASE WHEN \(sessionEndedCondition) THEN 1 ELSE 0 END"
+
     public func sessionEnded(_ sid: String) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
-            try db.query("SELECT CASE WHEN \(Self.sessionEndedCondition) THEN 1 ELSE 0 END", [.text(sid), .text(sid), .text(sid)]).first?[0].int == 1
+            try db.query(Self.sessionEndedSQL, [.text(sid), .text(sid), .text(sid)]).first?[0].int == 1
         }
     }
 

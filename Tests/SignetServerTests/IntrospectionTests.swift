@@ -34,14 +34,17 @@ import Testing
 
     static let inactive = JSONValue.object(["active": .bool(false)])
 
-    /// A sign-up by `app` with a token for the API `bank` serves.
-    static func apiTokens(_ server: TestServer, email: String, phone: Phone? = nil) throws -> (phone: Phone, tokens: JSONValue) {
+    /// A sign-up by the phone's client (`app` unless told) with a token for the API `bank`
+    /// serves; with `scope`, that scope instead of the default one.
+    static func apiTokens(_ server: TestServer, email: String, phone: Phone? = nil, scope: String? = nil) throws -> (phone: Phone, tokens: JSONValue) {
         let phone = phone ?? Phone(server)
         let (session, credential) = try phone.startSignUp(email: email)
-        let (status, tokens) = try server.post("/oauth/token", .object([
-            "grant_type": .string(GrantType.webauthn), "client_id": .string("app"), "auth_session": .string(session), "authn_response": credential,
+        var body: JSONObject = [
+            "grant_type": .string(GrantType.webauthn), "client_id": .string(phone.clientID), "auth_session": .string(session), "authn_response": credential,
             "audience": .string("https://api.signet.test"),
-        ]))
+        ]
+        if let scope { body["scope"] = .string(scope) }
+        let (status, tokens) = try server.post("/oauth/token", .object(body))
         try #require(status == 200, "\(tokens.serialized)")
         return (phone, tokens)
     }
@@ -138,12 +141,7 @@ import Testing
         let first = try Self.server()
         var phone = Phone(first)
         phone.clientID = "other"
-        let (session, credential) = try phone.startSignUp(email: "other-client@signet.test")
-        let (status, tokens) = try first.post("/oauth/token", .object([
-            "grant_type": .string(GrantType.webauthn), "client_id": .string("other"), "auth_session": .string(session), "authn_response": credential,
-            "audience": .string("https://api.signet.test"),
-        ]))
-        try #require(status == 200, "\(tokens.serialized)")
+        let (_, tokens) = try Self.apiTokens(first, email: "other-client@signet.test", phone: phone)
         let access = try #require(tokens["access_token"]?.string)
         #expect(try Self.introspect(first, access).json["active"] == .bool(true))
         // The same database, restarted with "other" gone from the configuration.
@@ -178,13 +176,7 @@ import Testing
     @Test("revoking the access token of a session without a refresh token ends that session too, once, until its tokens lapse")
     func revokedRefreshlessSession() throws {
         let server = try Self.server()
-        let phone = Phone(server)
-        let (session, credential) = try phone.startSignUp(email: "refreshless@signet.test")
-        let (status, tokens) = try server.post("/oauth/token", .object([
-            "grant_type": .string(GrantType.webauthn), "client_id": .string("app"), "auth_session": .string(session), "authn_response": credential,
-            "audience": .string("https://api.signet.test"), "scope": .string("openid email"),
-        ]))
-        try #require(status == 200, "\(tokens.serialized)")
+        let (phone, tokens) = try Self.apiTokens(server, email: "refreshless@signet.test", scope: "openid email")
         #expect(tokens["refresh_token"] == nil)
         let access = try #require(tokens["access_token"]?.string)
         let second = try #require(try phone.signIn()["access_token"]?.string)

@@ -100,10 +100,11 @@ extension Ceremonies {
     /// When a credential (a passkey ID in base64url, or a device key ID, as `cred` names it) was
     /// added, whether it is live, and the recovery that added it; `nil` when there is none.
     func origin(of credential: String) throws -> (createdAt: Int64, live: Bool, recoveryID: String?)? {
-        if credential.hasPrefix("dk_") {
-            return try store.deviceKey(id: credential).map { ($0.createdAt, $0.revokedAt == nil, $0.recoveryID) }
+        switch CredentialReference(credential) {
+        case .deviceKey(let id): try store.deviceKey(id: id).map { ($0.createdAt, $0.revokedAt == nil, $0.recoveryID) }
+        case .passkey(let id): try store.credential(id: id).map { ($0.createdAt, $0.revokedAt == nil, $0.recoveryID) }
+        case nil: nil
         }
-        return try Base64URL.decode(credential).flatMap { try store.credential(id: $0) }.map { ($0.createdAt, $0.revokedAt == nil, $0.recoveryID) }
     }
 
     /// The recovery that added a credential.

@@ -345,12 +345,12 @@ extension Ceremonies {
     /// database or the configuration), or on its own (revoked from the account, signed out, a
     /// reused refresh token, a code session's cancelled recovery). One read of the store.
     func tokenHolder(sub: String, sid: String?, credential: String?, client: String?) throws -> (user: UserRecord, ended: String?)? {
-        // A `cred` that is no credential's form names none: not live.
-        let reference = credential.map { CredentialReference($0) ?? .deviceKey("") }
+        let reference = credential.flatMap(CredentialReference.init)
         guard let holder = try store.tokenHolder(userID: sub, credential: reference, sid: sid) else { return nil }
         let user = holder.user
         if let client, clients.client(client) == nil { return (user, "client \(client) no longer exists") }
-        if let credential, !holder.credentialLive { return (user, "the credential \(credential) that started this session was revoked") }
+        // A `cred` that is no credential's form names none, which is not live either.
+        if let credential, reference == nil || !holder.credentialLive { return (user, "the credential \(credential) that started this session was revoked") }
         guard let sid else { return (user, nil) }
         if user.endedSession(sid) { return (user, "an administrator ended this session") }
         if holder.sessionEnded { return (user, "this session was ended") }

@@ -109,12 +109,10 @@ extension KeyEncryptionKey {
             change.messages[messageID] = try AESGCM.seal(message, key: newMail, aad: Array(messageID.utf8))
         }
         let at = Int64(now.timeIntervalSince1970 * 1000)
-        var codeKeys = Set(kept.codeKeys.map { Base64URL.encode($0) })
-        codeKeys.insert(Base64URL.encode(codeKey(old)))
-        // Oldest first does not matter: each is tried. Named by the key's own ID, so a key that
-        // comes back is one row.
-        for encoded in codeKeys.sorted() {
-            let key = Base64URL.decode(encoded) ?? []
+        // Each is tried, so their order does not matter. Named by the key's own ID, so a key
+        // that comes back is one row.
+        let codeKeys = Set(kept.codeKeys + [codeKey(old)])
+        for key in codeKeys {
             let name = retiredCodeKeyPrefix + id(key)
             change.keys.append(SealedKeyRow(name: name, sealed: try seal(key, name: name, under: new), createdAt: at))
         }
