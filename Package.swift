@@ -77,7 +77,7 @@ let package = Package(
             name: "SignetAuthTests", dependencies: ["SignetAuth", "SignetStore", "SignetAPI", "SignetSoftware", "SignetWebAuthn", "SignetCrypto"],
             swiftSettings: strict),
         // What more than one test target needs, and nothing outside the tests.
-        .target(name: "SignetTestSupport", path: "Tests/SignetTestSupport", swiftSettings: strict),
+        .target(name: "SignetTestSupport", dependencies: ["CSQLite"], path: "Tests/SignetTestSupport", swiftSettings: strict),
         .testTarget(name: "SignetStoreTests", dependencies: ["SignetStore", "SignetAuth", "CSQLite", "SignetTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),

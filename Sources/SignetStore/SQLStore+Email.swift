@@ -88,12 +88,13 @@ extension SQLStore {
         }
     }
 
-    public func replaceRecoveryCodes(userID: String, hashes: [[UInt8]], at: Int64, writes: [StoreWrite]) throws(StoreError) {
+    public func replaceRecoveryCodes(userID: String, hashes: [[UInt8]], keyID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
                 try db.query("DELETE FROM recovery_codes WHERE user_id = ?", [.text(userID)])
                 for hash in hashes {
-                    try db.query("INSERT INTO recovery_codes (user_id, code_hash, created_at, used_at) VALUES (?, ?, ?, NULL)", [.text(userID), .blob(hash), .int(at)])
+                    try db.query("INSERT INTO recovery_codes (user_id, code_hash, created_at, used_at, key_id) VALUES (?, ?, ?, NULL, ?)",
+                                 [.text(userID), .blob(hash), .int(at), .text(keyID)])
                 }
                 for write in writes { try Self.apply(write, db) }
             }
@@ -102,8 +103,8 @@ extension SQLStore {
 
     public func recoveryCodes(userID: String) throws(StoreError) -> [RecoveryCodeRow] {
         try locked { db throws(StoreError) in
-            try db.query("SELECT code_hash, created_at, used_at FROM recovery_codes WHERE user_id = ?", [.text(userID)]).map {
-                RecoveryCodeRow(hash: $0[0].blob ?? [], createdAt: $0[1].int ?? 0, usedAt: $0[2].int)
+            try db.query("SELECT code_hash, created_at, used_at, key_id FROM recovery_codes WHERE user_id = ?", [.text(userID)]).map {
+                RecoveryCodeRow(hash: $0[0].blob ?? [], createdAt: $0[1].int ?? 0, usedAt: $0[2].int, keyID: $0[3].text)
             }
         }
     }

@@ -20,9 +20,14 @@ extension SQLStore {
                 let keys = try db.query("SELECT name, sealed, created_at FROM sealed_keys ORDER BY name").map {
                     SealedKeyRow(name: $0[0].text ?? "", sealed: $0[1].blob ?? [], createdAt: $0[2].int ?? 0)
                 }
-                return SealedMaterial(signingKeys: signingKeys, messages: messages, keys: keys)
+                return SealedMaterial(signingKeys: signingKeys, messages: messages, keys: keys, codeKeyIDs: try Self.codeKeyIDs(db))
             }
         }
+    }
+
+    /// The code key IDs of unused recovery codes, `""` for those without one.
+    static func codeKeyIDs(_ db: any SQLSession) throws(StoreError) -> Set<String> {
+        Set(try db.query("SELECT DISTINCT COALESCE(key_id, '') FROM recovery_codes WHERE used_at IS NULL").map { $0[0].text ?? "" })
     }
 
     public func rekey(_ change: SealedMaterial, from read: SealedMaterial) throws(StoreError) {
@@ -43,6 +48,12 @@ extension SQLStore {
                 }
                 // Every message left is one rewritten above; one queued since would be unreadable.
                 guard try db.query("SELECT COUNT(*) FROM outbox").first?[0].int == Int64(kept) else { throw moved }
+                if let id = change.unlabelledCodeKeyID {
+                    try db.query("UPDATE recovery_codes SET key_id = ? WHERE key_id IS NULL", [.text(id)])
+                }
+                guard try Self.codeKeyIDs(db).isSubset(of: change.codeKeyIDs) else {
+                    throw StoreError(.conflict, "an unused recovery code was made under a code key the re-key does not keep: stop every server first")
+                }
                 try db.query("DELETE FROM email_codes")
                 try db.query("DELETE FROM sealed_keys")
                 for key in change.keys {

@@ -285,6 +285,9 @@ enum Schema {
                 created_at BIGINT NOT NULL
             )
             """),
+            // The code key each recovery code was made under, so that a re-key keeps only the
+            // earlier keys an unused code still needs. NULL for codes made before.
+            (14, "ALTER TABLE recovery_codes ADD COLUMN key_id TEXT"),
         ]
     }
 

@@ -142,6 +142,7 @@ extension KeysCommand {
         print(JSONValue.object([
             "rekeyed": .bool(true), "from": .string(KeyEncryptionKey.id(old)), "to": .string(KeyEncryptionKey.id(new)),
             "signing_keys": .int(Int64(done.signingKeys)), "messages": .int(Int64(done.messages)), "retired_code_keys": .int(Int64(done.retiredCodeKeys)),
+            "dropped_code_keys": .int(Int64(done.droppedCodeKeys)),
         ]).serialized)
         return 0
     }

@@ -305,7 +305,7 @@ import Testing
         #expect(status == 0, "\(output)")
         let report = try StrictJSON().parse(Array(output.utf8))
         let new = try KeyEncryptionKey.load(environment: [:], file: newFile)
-        #expect(report["rekeyed"] == .bool(true) && report["signing_keys"] == .int(2) && report["retired_code_keys"] == .int(1))
+        #expect(report["rekeyed"] == .bool(true) && report["signing_keys"] == .int(2) && report["retired_code_keys"] == .int(1) && report["dropped_code_keys"] == .int(0))
         #expect(report["from"] == .string(KeyEncryptionKey.id(old)) && report["to"] == .string(KeyEncryptionKey.id(new)))
         let store = try SQLiteStore(path: directory.appendingPathComponent("signet.db").path)
         #expect(try KeyEncryptionKey.keptKeys(store: store, kek: new).codeKeys.count == 1)

@@ -5,6 +5,7 @@ import SignetCrypto
 import SignetHTTP
 import SignetServer
 import SignetStore
+import SignetTestSupport
 import SignetWebAuthn
 import Testing
 
@@ -92,6 +93,64 @@ import Testing
         let fresh = SignedIn(later, phone: laterPhone, access: try #require(try laterPhone.signIn()["access_token"]?.string))
         let renewed = try fresh.call("POST", "/me/recovery-codes").json["codes"]?.array?.compactMap(\.string) ?? []
         #expect(try RecoveryTests.recoveryGrant(later, "rekey@signet.test", try #require(renewed.first)).status == 200)
+    }
+
+    /// `account` signed in afresh on `server` (another instance of its database): a session fresh
+    /// enough for a step-up.
+    static func again(_ account: SignedIn, on server: TestServer) throws -> SignedIn {
+        let phone = Phone(server, authenticator: account.phone.authenticator)
+        return SignedIn(server, phone: phone, access: try #require(try phone.signIn()["access_token"]?.string))
+    }
+
+    static func newCodes(_ account: SignedIn) throws -> [String] {
+        let codes = try account.call("POST", "/me/recovery-codes").json["codes"]?.array?.compactMap(\.string) ?? []
+        try #require(codes.count == 10)
+        return codes
+    }
+
+    /// A re-key of the database that `server`'s directory holds, to a fresh key, and the server
+    /// that starts with it.
+    static func rekey(_ server: TestServer, from old: [UInt8]) throws -> (done: KeyEncryptionKey.Rekeyed, key: [UInt8], next: TestServer) {
+        let new = SecureRandom.bytes(32)
+        let done = try KeyEncryptionKey.rekey(store: server.store, from: old, to: new)
+        try install(new, in: server)
+        return (done, new, try TestServer(sharing: server.directory))
+    }
+
+    @Test("a re-key drops an earlier code key once no unused recovery code needs it; each code is checked under its own key")
+    func codeKeysDropped() throws {
+        let first = try TestServer()
+        let path = first.directory.appendingPathComponent("signet.db").path
+        let (one, two) = (try SignedIn(first, email: "one@signet.test"), try SignedIn(first, email: "two@signet.test"))
+        let oneFirst = try Self.newCodes(one)
+        _ = try Self.newCodes(two)
+        let keyA = try Self.kek(first)
+        let codeKeyA = "code-key:" + KeyEncryptionKey.id(KeyEncryptionKey.codeKey(keyA))
+
+        let (toB, keyB, second) = try Self.rekey(first, from: keyA)
+        #expect(toB.retiredCodeKeys == 1 && toB.droppedCodeKeys == 0)
+        let twoSecond = try Self.newCodes(try Self.again(two, on: second))
+        // A's key stays: one's codes are still under it. B's stays: the key a re-key leaves always does.
+        let (toC, keyC, third) = try Self.rekey(first, from: keyB)
+        #expect(toC.retiredCodeKeys == 2 && toC.droppedCodeKeys == 0)
+        #expect(try RecoveryTests.recoveryGrant(third, "one@signet.test", oneFirst[0]).status == 200)
+        let oneThird = try Self.newCodes(try Self.again(one, on: third))
+        // Now no unused code is under A's key: it goes.
+        let (toD, _, fourth) = try Self.rekey(first, from: keyC)
+        #expect(toD.retiredCodeKeys == 2 && toD.droppedCodeKeys == 1)
+        let names = try fourth.store.sealedKeys().map(\.name)
+        #expect(!names.contains(codeKeyA) && names.filter { $0.hasPrefix("code-key:") }.count == 2, "\(names)")
+        #expect(try RecoveryTests.recoveryGrant(fourth, "two@signet.test", twoSecond[0]).status == 200)
+        #expect(try RecoveryTests.recoveryGrant(fourth, "one@signet.test", oneThird[0]).status == 200)
+        #expect(try RecoveryTests.recoveryGrant(fourth, "one@signet.test", oneFirst[1]).json["reason"] == .string("recovery_code_invalid"))
+
+        // A code is compared under the key it names, not under whichever matches...
+        _ = try rawSQLite(path, "UPDATE recovery_codes SET key_id = 'elsewhere' WHERE used_at IS NULL")
+        #expect(try RecoveryTests.recoveryGrant(fourth, "one@signet.test", oneThird[1]).json["reason"] == .string("recovery_code_invalid"))
+        // ...and one from before key IDs were stored, under every key the database kept.
+        _ = try rawSQLite(path, "UPDATE recovery_codes SET key_id = NULL WHERE used_at IS NULL")
+        #expect(try RecoveryTests.recoveryGrant(fourth, "one@signet.test", oneThird[1]).status == 200)
+        #expect(try RecoveryTests.recoveryGrant(fourth, "two@signet.test", twoSecond[1]).status == 200)
     }
 
     @Test("a server started without the database's key file says so, and makes none")

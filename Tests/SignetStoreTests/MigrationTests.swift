@@ -1,7 +1,7 @@
 import SignetAuth
-import CSQLite
 import Foundation
 import SignetStore
+import SignetTestSupport
 import Testing
 
 /// Upgrades of an existing SQLite file, checked from outside the store with SQLite itself.
@@ -9,27 +9,7 @@ import Testing
     /// Runs `sql` on the file at `path` and returns the first column of every row as text.
     static func sqlite(_ path: String, _ sql: String) throws -> [String] {
         _ = SQLiteLibrary.configured  // SQLite's settings come before its first use in this process
-        var db: OpaquePointer?
-        guard sqlite3_open(path, &db) == SQLITE_OK else { throw StoreError(.unavailable, "open") }
-        defer { sqlite3_close(db) }
-        var statement: OpaquePointer?
-        var rows: [String] = []
-        var rest = sql[...]
-        while !rest.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            var tail: UnsafePointer<CChar>?
-            let text = String(rest)
-            let consumed = text.withCString { start -> Int in
-                guard sqlite3_prepare_v2(db, start, -1, &statement, &tail) == SQLITE_OK else { return -1 }
-                return tail.map { $0 - start } ?? text.utf8.count
-            }
-            guard consumed >= 0 else { throw StoreError(.internalError, String(cString: sqlite3_errmsg(db))) }
-            while sqlite3_step(statement) == SQLITE_ROW {
-                rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "NULL")
-            }
-            sqlite3_finalize(statement)
-            rest = String(decoding: text.utf8.dropFirst(consumed), as: UTF8.self)[...]
-        }
-        return rows
+        return try rawSQLite(path, sql)
     }
 
     @Test("schema 11 stores every address in NFC; one whose NFC form another account has stays as it was")
@@ -49,13 +29,37 @@ import Testing
         }
         _ = try Self.sqlite(path, "DELETE FROM schema_migrations WHERE version = 11")
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == Array(1...13))
+        #expect(try store.schemaVersions() == Array(1...14))
         // Found by its composed form (which sign-in looks up), stored as those bytes.
         #expect(try store.user(email: "jürgen@signet.test")?.id == "u0")
         #expect(try Self.sqlite(path, "SELECT hex(email) FROM users WHERE id = 'u0'") == [Array("jürgen@signet.test".utf8).map { String(format: "%02X", $0) }.joined()])
         // The clash is left alone: both accounts stay, each with its own bytes.
         #expect(try Self.sqlite(path, "SELECT length(CAST(email AS BLOB)) FROM users WHERE id IN ('u1', 'u2') ORDER BY id") == ["17", "16"])
         #expect(try store.user(email: "ada@signet.test")?.id == "u3")
+    }
+
+    @Test("schema 14 adds the code key's ID: codes from before have none, keep working, and the re-key that names it labels them")
+    func codeKeyIDs() throws {
+        let path = TemporaryDatabase.path("signet-code-key")
+        defer { TemporaryDatabase.remove(path) }
+        let account = user(1)
+        do {
+            let store = try SQLStore(path: path)
+            try store.createUser(account, credential: credential(account.id))
+            try store.replaceRecoveryCodes(userID: account.id, hashes: [[1], [2]], keyID: "k1", at: now(), writes: [])
+        }
+        _ = try Self.sqlite(path, "ALTER TABLE recovery_codes DROP COLUMN key_id; DELETE FROM schema_migrations WHERE version = 14")
+        let store = try SQLStore(path: path)
+        #expect(try store.schemaVersions() == Array(1...14))
+        #expect(try store.recoveryCodes(userID: account.id).map(\.keyID) == [nil, nil])
+        let read = try store.sealedMaterial()
+        #expect(read.codeKeyIDs == [""])
+        var change = read
+        change.codeKeyIDs = ["k9"]
+        #expect { try store.rekey(change, from: read) } throws: { ($0 as? StoreError)?.code == .conflict }
+        change.unlabelledCodeKeyID = "k9"
+        try store.rekey(change, from: read)
+        #expect(try store.recoveryCodes(userID: account.id).map(\.keyID) == ["k9", "k9"])
     }
 
     @Test("schema 3 rebuilds SQLite's audit table without AUTOINCREMENT, keeping every row, its id and order")
@@ -77,7 +81,7 @@ import Testing
         #expect(try Self.sqlite(path, "SELECT name FROM sqlite_sequence") == ["audit_events"])
 
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == Array(1...13))
+        #expect(try store.schemaVersions() == Array(1...14))
         try store.appendAudit(AuditEvent(at: 40, kind: "refresh", outcome: "failure", reason: "refresh_token_reused", detail: "family revoked"))
         #expect(try store.auditEvents(limit: 10).map(\.at) == [40, 30, 20, 10])
         // Schema 4: rows from before have no detail; new ones keep theirs.

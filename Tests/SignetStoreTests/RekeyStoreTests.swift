@@ -29,3 +29,31 @@ import Testing
         try store.rekey(change, from: try store.sealedMaterial())
     }
 }
+
+/// The code keys that unused recovery codes need, as the store reads them and guards them in a
+/// re-key.
+@Suite struct CodeKeyIDStoreTests {
+    @Test("unused codes carry their key's ID; a re-key that keeps none for one is a conflict and changes nothing; a used code needs none", arguments: Backend.available)
+    func guarded(_ backend: Backend) throws {
+        let store = try backend.open()
+        _ = try KeyRing(store: store, kek: SecureRandom.bytes(32), retentionSeconds: 60)
+        let (a, b) = (user(1), user(2))
+        try store.createUser(a, credential: credential(a.id))
+        try store.createUser(b, credential: credential(b.id))
+        try store.replaceRecoveryCodes(userID: a.id, hashes: [[1], [2]], keyID: "k1", at: now(), writes: [])
+        try store.replaceRecoveryCodes(userID: b.id, hashes: [[3]], keyID: "k2", at: now(), writes: [])
+        #expect(try store.recoveryCodes(userID: a.id).map(\.keyID) == ["k1", "k1"])
+        let read = try store.sealedMaterial()
+        #expect(read.codeKeyIDs == ["k1", "k2"])
+        var change = read
+        change.keys = [SealedKeyRow(name: "kek-check", sealed: [9], createdAt: 0)]
+        change.codeKeyIDs = ["k1"]
+        #expect { try store.rekey(change, from: read) } throws: { ($0 as? StoreError)?.code == .conflict }
+        #expect(try store.sealedKeys() == read.keys)
+        try store.perform([.useRecoveryCode(userID: b.id, hash: [3], at: now())])
+        let reread = try store.sealedMaterial()
+        #expect(reread.codeKeyIDs == ["k1"])
+        try store.rekey(change, from: reread)
+        #expect(try store.sealedKeys() == change.keys)
+    }
+}

@@ -35,7 +35,7 @@ extension Ceremonies {
         if let held = try heldRecovery(principal) { throw AuthError(.recoveryHold, "recovery \(held.id) holds this session") }
         let codes = (0..<Self.recoveryCodeCount).map { _ in newRecoveryCode() }
         let hashes = codes.map { codeHash("recovery", owner: user.id, code: Self.normalizedRecoveryCode($0)) }
-        try store.replaceRecoveryCodes(userID: user.id, hashes: hashes, at: nowMillis, writes: [
+        try store.replaceRecoveryCodes(userID: user.id, hashes: hashes, keyID: codeKeyID, at: nowMillis, writes: [
             .audit(auditEvent("recovery_codes_created", user: user.id, client: principal.clientID, context: context)),
         ] + notice(.recoveryCodesCreated, to: user))
         return RecoveryCodes(codes: codes)
@@ -62,14 +62,18 @@ extension Ceremonies {
             }
             let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client, context: context)
             guard let user = try store.user(email: email) else { throw AuthError(.recoveryCodeInvalid, "no account") }
-            // Under the code key, and under each earlier key-encryption key's for codes made
-            // before a re-key. Every unused code is compared with each, in constant time.
+            // Each unused code is compared, in constant time, with the HMAC under the code key it
+            // was made under; one from before key IDs were stored, with the HMAC under each.
             let normalized = Self.normalizedRecoveryCode(given)
-            let candidates = ([codeKey] + retiredCodeKeys).map { codeHash("recovery", owner: user.id, code: normalized, key: $0) }
-            var matched: [UInt8]?
             let unused = try store.recoveryCodes(userID: user.id).filter { $0.usedAt == nil }
+            let needed = Set(unused.flatMap { $0.keyID.map { [$0] } ?? Array(codeKeys.keys) })
+            let candidates = Dictionary(uniqueKeysWithValues: needed.compactMap { id in
+                codeKeys[id].map { (id, codeHash("recovery", owner: user.id, code: normalized, key: $0)) }
+            })
+            var matched: [UInt8]?
             for code in unused {
-                for candidate in candidates where ConstantTime.equals(code.hash, candidate) { matched = code.hash }
+                let mine = code.keyID.map { candidates[$0].map { [$0] } ?? [] } ?? Array(candidates.values)
+                for candidate in mine where ConstantTime.equals(code.hash, candidate) { matched = code.hash }
             }
             guard let hash = matched else { throw AuthError(.recoveryCodeInvalid, "no unused recovery code of the account matches") }
             // The owner hears of every use: a recovery code in someone else's hands signs in

@@ -47,9 +47,11 @@ public final class Ceremonies: Sendable {
     let decoyKey: [UInt8]
     /// The key of the HMACs that email and recovery codes are stored as.
     let codeKey: [UInt8]
-    /// The code keys of the database's earlier key-encryption keys: recovery codes made before
-    /// a re-key are checked under them too (``KeyEncryptionKey/rekey(store:from:to:now:)``).
-    let retiredCodeKeys: [[UInt8]]
+    /// Its ID, stored with each recovery code made under it.
+    let codeKeyID: String
+    /// Every code key a recovery code may be under, by ID: this one and those of the database's
+    /// earlier key-encryption keys (``KeyEncryptionKey/rekey(store:from:to:now:)``).
+    let codeKeys: [String: [UInt8]]
     /// The key queued messages are sealed under (AES-256-GCM): a code's message holds the code.
     let mailKey: [UInt8]
     /// The key of DPoP nonces.
@@ -83,7 +85,8 @@ public final class Ceremonies: Sendable {
         sessions = SessionSealer(kek: kek)
         decoyKey = kept.decoyKey ?? KeyEncryptionKey.decoyKey(kek)
         codeKey = KeyEncryptionKey.codeKey(kek)
-        retiredCodeKeys = kept.codeKeys
+        codeKeyID = KeyEncryptionKey.id(codeKey)
+        codeKeys = Dictionary(kept.codeKeys.map { (KeyEncryptionKey.id($0), $0) } + [(codeKeyID, codeKey)]) { _, last in last }
         mailKey = KeyEncryptionKey.mailKey(kek)
         nonceKey = Digest.sha256.hmac(key: kek, data: Array("signet dpop nonce key v1".utf8))
         pseudonymKey = Digest.sha256.hmac(key: kek, data: Array("signet pseudonym key v1".utf8))

@@ -71,10 +71,14 @@ public struct RecoveryCodeRow: Sendable, Equatable {
     public var hash: [UInt8]
     public var createdAt: Int64
     public var usedAt: Int64?
-    public init(hash: [UInt8], createdAt: Int64, usedAt: Int64? = nil) {
+    /// The ID of the code key `hash` was made under (``KeyEncryptionKey/id(_:)`` of it); `nil`
+    /// for a code made before schema 14, which may be under any key the database kept.
+    public var keyID: String?
+    public init(hash: [UInt8], createdAt: Int64, usedAt: Int64? = nil, keyID: String? = nil) {
         self.hash = hash
         self.createdAt = createdAt
         self.usedAt = usedAt
+        self.keyID = keyID
     }
 }
 

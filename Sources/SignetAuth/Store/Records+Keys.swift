@@ -1,15 +1,26 @@
 /// What the database holds sealed under the key-encryption key (DESIGN.md, "Keys"), read for a
 /// re-key and written back by it: each signing key's sealed private key by `kid`, each queued
-/// message by its ID, and the sealed keys (``SealedKeyRow``).
+/// message by its ID, and the sealed keys (``SealedKeyRow``), with which code keys the unused
+/// recovery codes need.
 public struct SealedMaterial: Sendable, Equatable {
     public var signingKeys: [String: [UInt8]]
     public var messages: [String: [UInt8]]
     public var keys: [SealedKeyRow]
+    /// Read: the IDs of the code keys that unused recovery codes were hashed under, with `""`
+    /// for codes made before the ID was recorded (schema 14). Written: the IDs the change keeps
+    /// a key for, `""` when it keeps every earlier key for such codes. The store refuses a change
+    /// that leaves an unused code without its key.
+    public var codeKeyIDs: Set<String>
+    /// Written: the code key ID that unused codes without one are recorded under, when the
+    /// re-key knows it (a database never re-keyed has made every code under one key).
+    public var unlabelledCodeKeyID: String?
 
-    public init(signingKeys: [String: [UInt8]], messages: [String: [UInt8]], keys: [SealedKeyRow]) {
+    public init(signingKeys: [String: [UInt8]], messages: [String: [UInt8]], keys: [SealedKeyRow], codeKeyIDs: Set<String> = [], unlabelledCodeKeyID: String? = nil) {
         self.signingKeys = signingKeys
         self.messages = messages
         self.keys = keys
+        self.codeKeyIDs = codeKeyIDs
+        self.unlabelledCodeKeyID = unlabelledCodeKeyID
     }
 }
 

@@ -258,8 +258,9 @@ public protocol Store: Sendable {
     /// unused, unexpired and has tries left: parallel tries on any number of instances share the
     /// budget, and at most `maxAttempts` are ever compared.
     func attemptEmailCode(email: String, maxAttempts: Int, now: Int64) throws(StoreError) -> EmailCodeAttempt
-    /// Replaces the account's recovery codes with `hashes`, with `writes` in the same transaction.
-    func replaceRecoveryCodes(userID: String, hashes: [[UInt8]], at: Int64, writes: [StoreWrite]) throws(StoreError)
+    /// Replaces the account's recovery codes with `hashes`, made under the code key `keyID`,
+    /// with `writes` in the same transaction.
+    func replaceRecoveryCodes(userID: String, hashes: [[UInt8]], keyID: String, at: Int64, writes: [StoreWrite]) throws(StoreError)
     func recoveryCodes(userID: String) throws(StoreError) -> [RecoveryCodeRow]
     /// The account's recoveries still holding at `now`, newest first.
     func activeRecoveries(userID: String, now: Int64) throws(StoreError) -> [RecoveryRow]
@@ -358,10 +359,12 @@ public protocol Store: Sendable {
     /// Everything sealed under the key-encryption key, for ``rekey(_:from:)``.
     func sealedMaterial() throws(StoreError) -> SealedMaterial
     /// Writes `change` over `read` (what ``sealedMaterial()`` returned) in one transaction and
-    /// discards every pending email code (its hash is keyed by the old key). Throws
+    /// discards every pending email code (its hash is keyed by the old key); unused recovery
+    /// codes without a key ID get `change.unlabelledCodeKeyID`. Throws
     /// ``StoreError/Code/conflict``, changing nothing, when a signing key or a queued message
-    /// appeared or changed since `read`: something still writes under the old key. A message
-    /// delivered in between is no conflict.
+    /// appeared or changed since `read` (something still writes under the old key), or when an
+    /// unused recovery code's key ID is not in `change.codeKeyIDs`. A message delivered in
+    /// between is no conflict.
     func rekey(_ change: SealedMaterial, from read: SealedMaterial) throws(StoreError)
 
     /// Rows per table (users, credentials, used_sessions, refresh_tokens, signing_keys, audit_events).

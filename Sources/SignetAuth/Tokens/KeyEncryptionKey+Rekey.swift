@@ -6,7 +6,10 @@ public import SignetWebAuthn
 /// it is sealed again under the new one: the signing keys and the queued mail. What is keyed by
 /// it and cannot be computed again is kept: the HMACs of recovery codes need the code key they
 /// were made under, so the old code key is kept in the database, sealed under the new
-/// key-encryption key, and a recovery code is checked under each; the decoy key is kept too, so
+/// key-encryption key, and a recovery code is checked under the key it was made under (each kept
+/// one, for a code from before schema 14). An earlier code key that no unused code needs any
+/// more is dropped, so a leaked key-encryption key stops mattering once its codes are used or
+/// replaced. The decoy key is kept too, so
 /// that the passkey IDs shown for unknown usernames do not change (a change would tell them from
 /// real accounts, whose IDs stay). Pending email codes (minutes long) are discarded. Everything
 /// else derived from it (auth sessions, DPoP nonces, CSRF tokens, sealed authorization requests)
@@ -25,7 +28,7 @@ extension KeyEncryptionKey {
     /// The key of the passkey IDs shown for usernames without an account, under `kek`.
     static func decoyKey(_ kek: [UInt8]) -> [UInt8] { Digest.sha256.hmac(key: kek, data: Array("signet decoy credential key v1".utf8)) }
     /// The key of the HMACs that email and recovery codes are stored as, under `kek`.
-    static func codeKey(_ kek: [UInt8]) -> [UInt8] { Digest.sha256.hmac(key: kek, data: Array("signet one-time code key v1".utf8)) }
+    package static func codeKey(_ kek: [UInt8]) -> [UInt8] { Digest.sha256.hmac(key: kek, data: Array("signet one-time code key v1".utf8)) }
     /// The key queued messages are sealed under (AES-256-GCM), under `kek`.
     package static func mailKey(_ kek: [UInt8]) -> [UInt8] { Digest.sha256.hmac(key: kek, data: Array("signet outbox key v1".utf8)) }
 
@@ -85,7 +88,27 @@ extension KeyEncryptionKey {
     public struct Rekeyed: Sendable, Equatable {
         public var signingKeys: Int
         public var messages: Int
+        /// The earlier code keys now kept: the old key-encryption key's, and each earlier one
+        /// that an unused recovery code still needs.
         public var retiredCodeKeys: Int
+        /// The earlier code keys no unused recovery code needed, now gone.
+        public var droppedCodeKeys: Int
+    }
+
+    /// The code keys to keep sealed under the new key, by ID, and the IDs unused codes may carry
+    /// after the re-key (``SealedMaterial/codeKeyIDs``). The old key's code key is always kept:
+    /// a server not yet stopped makes codes under it. An earlier one is kept while an unused code
+    /// needs it, or while a code without a key ID may. A database never re-keyed has made every
+    /// code under the old key, so its codes without an ID get that one (`unlabelled`).
+    package static func keptCodeKeys(old: [UInt8], kept: [[UInt8]], inUse read: Set<String>) -> (keys: [String: [UInt8]], ids: Set<String>, unlabelled: String?) {
+        let current = codeKey(old)
+        let unlabelled = kept.isEmpty ? id(current) : nil
+        var inUse = read
+        if let unlabelled, inUse.remove("") != nil { inUse.insert(unlabelled) }
+        var keys = [id(current): current]
+        for key in kept where inUse.contains("") || inUse.contains(id(key)) { keys[id(key)] = key }
+        // A code under a key that was never kept cannot be checked now either: left as it is.
+        return (keys, inUse.union(keys.keys), unlabelled)
     }
 
     /// Seals everything in `store` that is under `old` again under `new`, in one transaction
@@ -109,16 +132,18 @@ extension KeyEncryptionKey {
             change.messages[messageID] = try AESGCM.seal(message, key: newMail, aad: Array(messageID.utf8))
         }
         let at = Int64(now.timeIntervalSince1970 * 1000)
-        // Each is tried, so their order does not matter. Named by the key's own ID, so a key
-        // that comes back is one row.
-        let codeKeys = Set(kept.codeKeys + [codeKey(old)])
-        for key in codeKeys {
-            let name = retiredCodeKeyPrefix + id(key)
+        // Named by the key's own ID, so a key that comes back is one row.
+        let codeKeys = keptCodeKeys(old: old, kept: kept.codeKeys, inUse: read.codeKeyIDs)
+        for (keyID, key) in codeKeys.keys.sorted(by: { $0.key < $1.key }) {
+            let name = retiredCodeKeyPrefix + keyID
             change.keys.append(SealedKeyRow(name: name, sealed: try seal(key, name: name, under: new), createdAt: at))
         }
+        change.codeKeyIDs = codeKeys.ids
+        change.unlabelledCodeKeyID = codeKeys.unlabelled
         change.keys.append(SealedKeyRow(name: decoyName, sealed: try seal(kept.decoyKey ?? decoyKey(old), name: decoyName, under: new), createdAt: at))
         change.keys.append(SealedKeyRow(name: checkName, sealed: try seal(Array(id(new).utf8), name: checkName, under: new), createdAt: at))
         try store.rekey(change, from: read)
-        return Rekeyed(signingKeys: change.signingKeys.count, messages: change.messages.count, retiredCodeKeys: codeKeys.count)
+        let dropped = Set(kept.codeKeys.map(id)).subtracting(codeKeys.keys.keys)
+        return Rekeyed(signingKeys: change.signingKeys.count, messages: change.messages.count, retiredCodeKeys: codeKeys.keys.count, droppedCodeKeys: dropped.count)
     }
 }
