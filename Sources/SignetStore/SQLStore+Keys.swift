@@ -10,6 +10,14 @@ extension SQLStore {
         }
     }
 
+    public func codeKeyUsage() throws(StoreError) -> [CodeKeyUsage] {
+        try locked { db throws(StoreError) in
+            try db.query("SELECT key_id, COUNT(*), COUNT(DISTINCT user_id) FROM recovery_codes WHERE used_at IS NULL GROUP BY key_id ORDER BY key_id").map {
+                CodeKeyUsage(keyID: $0[0].text, codes: Int($0[1].int ?? 0), accounts: Int($0[2].int ?? 0))
+            }
+        }
+    }
+
     public func sealedMaterial() throws(StoreError) -> SealedMaterial {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> SealedMaterial in

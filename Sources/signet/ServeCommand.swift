@@ -75,9 +75,10 @@ enum OriginCommand {
 /// seconds later; the old one stays published until its tokens expire.
 enum KeysCommand {
     static func run(_ args: [String]) -> Int32 {
-        guard ["rotate", "kek", "rekey"].contains(args.first) else {
+        guard ["rotate", "kek", "rekey", "status"].contains(args.first) else {
             return usageError("usage: signet keys rotate [--config signet.json] [--database sqlite:PATH] | signet keys kek"
-                + " | signet keys rekey --new-kek-file PATH [--config signet.json] [--database sqlite:PATH]")
+                + " | signet keys rekey --new-kek-file PATH [--config signet.json] [--database sqlite:PATH]"
+                + " | signet keys status [--config signet.json] [--database sqlite:PATH]")
         }
         if args.first == "kek" {
             print(Base64URL.encode(SecureRandomBytes.make(32)))
@@ -99,6 +100,7 @@ enum KeysCommand {
             let environment = ProcessInfo.processInfo.environment
             let configuration = try ConfigurationLoader.load(file: config, environment: environment, database: database)
             if args.first == "rekey" { return try rekey(configuration, newKEKFile: newKEKFile, environment: environment) }
+            if args.first == "status" { return try status(configuration, environment: environment) }
             let store = try SignetApp.openStore(configuration.database)
             let kek = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile).kek
             // The key must open the one that signs now: a key sealed under another would sign
@@ -125,10 +127,7 @@ extension KeysCommand {
     /// never made here. The new one comes from `SIGNET_NEW_KEK` or `--new-kek-file`, in the
     /// current key's format.
     static func rekey(_ configuration: ServerConfiguration, newKEKFile: String?, environment: [String: String]) throws -> Int32 {
-        guard environment["SIGNET_KEK"] != nil || FileManager.default.fileExists(atPath: configuration.keyEncryptionKeyFile) else {
-            throw ConfigurationError("no key-encryption key at \(configuration.keyEncryptionKeyFile) and no SIGNET_KEK: nothing to re-key from")
-        }
-        let old = try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
+        let old = try existingKey(configuration, environment: environment, "nothing to re-key from")
         let new: [UInt8]
         if let text = environment["SIGNET_NEW_KEK"] {
             new = try KeyEncryptionKey.load(environment: ["SIGNET_KEK": text], file: "")
@@ -143,6 +142,32 @@ extension KeysCommand {
             "rekeyed": .bool(true), "from": .string(KeyEncryptionKey.id(old)), "to": .string(KeyEncryptionKey.id(new)),
             "signing_keys": .int(Int64(done.signingKeys)), "messages": .int(Int64(done.messages)), "retired_code_keys": .int(Int64(done.retiredCodeKeys)),
             "dropped_code_keys": .int(Int64(done.droppedCodeKeys)),
+        ]).serialized)
+        return 0
+    }
+
+    /// The configured key-encryption key, which must exist: these commands never make one.
+    static func existingKey(_ configuration: ServerConfiguration, environment: [String: String], _ otherwise: String) throws -> [UInt8] {
+        guard environment["SIGNET_KEK"] != nil || FileManager.default.fileExists(atPath: configuration.keyEncryptionKeyFile) else {
+            throw ConfigurationError("no key-encryption key at \(configuration.keyEncryptionKeyFile) and no SIGNET_KEK: \(otherwise)")
+        }
+        return try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
+    }
+
+    /// `signet keys status`: the key-encryption key's ID and, for each code key the database
+    /// holds, the unused recovery codes (and accounts) that need it
+    /// (``KeyEncryptionKey/status(store:kek:kept:)``). Writes nothing.
+    static func status(_ configuration: ServerConfiguration, environment: [String: String]) throws -> Int32 {
+        let kek = try existingKey(configuration, environment: environment, "nothing to report on")
+        let store = try SignetApp.openStore(configuration.database)
+        let status = try KeyEncryptionKey.status(store: store, kek: kek, kept: try KeyEncryptionKey.keptKeys(store: store, kek: kek))
+        func count(_ c: KeyEncryptionKey.CodeCount) -> JSONValue { .object(["unused_codes": .int(Int64(c.codes)), "accounts": .int(Int64(c.accounts))]) }
+        print(JSONValue.object([
+            "key_encryption_key": .string(status.id),
+            "code_keys": .array(status.codeKeys.map { key in
+                .object(["id": .string(key.id), "current": .bool(key.current), "unused_codes": .int(Int64(key.unused.codes)), "accounts": .int(Int64(key.unused.accounts))])
+            }),
+            "codes_without_key_id": count(status.unlabelled), "codes_under_missing_keys": count(status.lost),
         ]).serialized)
         return 0
     }

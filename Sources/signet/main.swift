@@ -16,6 +16,8 @@ let usage = """
       keys kek       print a new key-encryption key for SIGNET_KEK
       keys rekey --new-kek-file PATH [--config signet.json] [--database sqlite:PATH]
                      seal the database's keys and mail under a new key-encryption key (servers stopped)
+      keys status [--config signet.json] [--database sqlite:PATH]
+                     the key-encryption key's ID, and the unused recovery codes each code key still serves
       client-secret  print a new confidential client's secret, and the client_secret_hash line for signet.json
       admin users|clients|logs ...
                      find, block and delete users, add and remove clients, read the audit log (signet admin for details)

@@ -310,6 +310,18 @@ import Testing
         let store = try SQLiteStore(path: directory.appendingPathComponent("signet.db").path)
         #expect(try KeyEncryptionKey.keptKeys(store: store, kek: new).codeKeys.count == 1)
         #expect(throws: (any Error).self) { _ = try KeyEncryptionKey.keptKeys(store: store, kek: old) }
+        // With the new key: its own code key (no codes yet) and the old one's.
+        try FileManager.default.removeItem(atPath: directory.appendingPathComponent("signet.kek").path)
+        try SecretFile.save(Data(made.utf8), to: directory.appendingPathComponent("signet.kek").path)
+        let (shown, statusText) = try Self.run(["keys", "status"], in: directory)
+        let keys = try StrictJSON().parse(Array(statusText.utf8))
+        #expect(shown == 0 && keys["key_encryption_key"] == .string(KeyEncryptionKey.id(new)), "\(statusText)")
+        #expect(keys["code_keys"]?.array?.map { $0["current"] } == [.bool(true), .bool(false)])
+        #expect(keys["code_keys"]?.array?.first?["unused_codes"] == .int(0) && keys["codes_without_key_id"]?["accounts"] == .int(0))
+        // The old key is refused, as the database was re-keyed from it.
+        try SecretFile.save(Data(Base64URL.encode(old).utf8), to: directory.appendingPathComponent("signet.kek").path)
+        let (refused, why) = try Self.run(["keys", "status"], in: directory)
+        #expect(refused == 1 && why.contains("re-keyed"), "\(why)")
         // The old key file is still the configured one: a second run refuses, the database is not its any more.
         let (again, said) = try Self.run(["keys", "rekey", "--new-kek-file", "new.kek"], in: directory)
         #expect(again == 1 && said.contains("re-keyed"), "\(said)")

@@ -136,8 +136,16 @@ import Testing
         #expect(try RecoveryTests.recoveryGrant(third, "one@signet.test", oneFirst[0]).status == 200)
         let oneThird = try Self.newCodes(try Self.again(one, on: third))
         // Now no unused code is under A's key: it goes.
-        let (toD, _, fourth) = try Self.rekey(first, from: keyC)
+        let (toD, keyD, fourth) = try Self.rekey(first, from: keyC)
         #expect(toD.retiredCodeKeys == 2 && toD.droppedCodeKeys == 1)
+        // What each key still serves: D's none yet, C's one's 10, B's two's 10; none without an ID.
+        let status = try KeyEncryptionKey.status(store: fourth.store, kek: keyD, kept: try KeyEncryptionKey.keptKeys(store: fourth.store, kek: keyD))
+        func codeKeyID(_ kek: [UInt8]) -> String { KeyEncryptionKey.id(KeyEncryptionKey.codeKey(kek)) }
+        let unused = KeyEncryptionKey.CodeCount(codes: 10, accounts: 1)
+        #expect(status.id == KeyEncryptionKey.id(keyD) && status.unlabelled == .init() && status.lost == .init())
+        #expect(status.codeKeys == [
+            .init(id: codeKeyID(keyD), current: true, unused: .init()),
+        ] + [.init(id: codeKeyID(keyB), current: false, unused: unused), .init(id: codeKeyID(keyC), current: false, unused: unused)].sorted { $0.id < $1.id })
         let names = try fourth.store.sealedKeys().map(\.name)
         #expect(!names.contains(codeKeyA) && names.filter { $0.hasPrefix("code-key:") }.count == 2, "\(names)")
         #expect(try RecoveryTests.recoveryGrant(fourth, "two@signet.test", twoSecond[0]).status == 200)
@@ -151,6 +159,11 @@ import Testing
         _ = try rawSQLite(path, "UPDATE recovery_codes SET key_id = NULL WHERE used_at IS NULL")
         #expect(try RecoveryTests.recoveryGrant(fourth, "one@signet.test", oneThird[1]).status == 200)
         #expect(try RecoveryTests.recoveryGrant(fourth, "two@signet.test", twoSecond[1]).status == 200)
+        let after = try KeyEncryptionKey.status(store: fourth.store, kek: keyD, kept: try KeyEncryptionKey.keptKeys(store: fourth.store, kek: keyD))
+        #expect(after.unlabelled == .init(codes: 16, accounts: 2) && after.codeKeys.allSatisfy { $0.unused == .init() })
+        _ = try rawSQLite(path, "UPDATE recovery_codes SET key_id = 'elsewhere' WHERE used_at IS NULL AND user_id IN (SELECT id FROM users WHERE email = 'one@signet.test')")
+        let lost = try KeyEncryptionKey.status(store: fourth.store, kek: keyD, kept: try KeyEncryptionKey.keptKeys(store: fourth.store, kek: keyD))
+        #expect(lost.lost == .init(codes: 8, accounts: 1) && lost.unlabelled == .init(codes: 8, accounts: 1))
     }
 
     @Test("a server started without the database's key file says so, and makes none")

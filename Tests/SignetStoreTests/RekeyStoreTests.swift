@@ -45,6 +45,7 @@ import Testing
         #expect(try store.recoveryCodes(userID: a.id).map(\.keyID) == ["k1", "k1"])
         let read = try store.sealedMaterial()
         #expect(read.codeKeyIDs == ["k1", "k2"])
+        #expect(try Set(store.codeKeyUsage().map { "\($0.keyID ?? "-") \($0.codes) \($0.accounts)" }) == ["k1 2 1", "k2 1 1"])
         var change = read
         change.keys = [SealedKeyRow(name: "kek-check", sealed: [9], createdAt: 0)]
         change.codeKeyIDs = ["k1"]
@@ -52,7 +53,7 @@ import Testing
         #expect(try store.sealedKeys() == read.keys)
         try store.perform([.useRecoveryCode(userID: b.id, hash: [3], at: now())])
         let reread = try store.sealedMaterial()
-        #expect(reread.codeKeyIDs == ["k1"])
+        #expect(try reread.codeKeyIDs == ["k1"] && store.codeKeyUsage() == [CodeKeyUsage(keyID: "k1", codes: 2, accounts: 1)])
         try store.rekey(change, from: reread)
         #expect(try store.sealedKeys() == change.keys)
     }

@@ -24,6 +24,20 @@ public struct SealedMaterial: Sendable, Equatable {
     }
 }
 
+/// How many unused recovery codes, of how many accounts, were made under one code key; `keyID`
+/// `nil` for codes from before the key was recorded (schema 14).
+public struct CodeKeyUsage: Sendable, Equatable {
+    public var keyID: String?
+    public var codes: Int
+    public var accounts: Int
+
+    public init(keyID: String?, codes: Int, accounts: Int) {
+        self.keyID = keyID
+        self.codes = codes
+        self.accounts = accounts
+    }
+}
+
 /// A key kept in the database sealed under the key-encryption key: the check that tells which
 /// key-encryption key the database is under, and the code keys of earlier ones, which the
 /// recovery codes made under them still need.

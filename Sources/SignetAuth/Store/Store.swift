@@ -356,6 +356,8 @@ public protocol Store: Sendable {
 
     /// The keys sealed under the key-encryption key (``SealedKeyRow``).
     func sealedKeys() throws(StoreError) -> [SealedKeyRow]
+    /// Unused recovery codes by the code key they were made under (``RecoveryCodeRow/keyID``).
+    func codeKeyUsage() throws(StoreError) -> [CodeKeyUsage]
     /// Everything sealed under the key-encryption key, for ``rekey(_:from:)``.
     func sealedMaterial() throws(StoreError) -> SealedMaterial
     /// Writes `change` over `read` (what ``sealedMaterial()`` returned) in one transaction and
