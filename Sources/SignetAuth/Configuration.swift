@@ -181,6 +181,10 @@ public struct ServerConfiguration: Sendable {
     /// Whether token-endpoint DPoP proofs must carry a nonce Signet issued (`DPoP-Nonce`,
     /// RFC 9449 §8), which bounds how long a proof made in advance stays usable.
     public var dpopNonce = false
+    /// How many DPoP proofs one account may present at this instance's resources within a
+    /// proof's window (a minute) (`dpop.proofs_per_minute`); past it, `rate_limited`. Each is
+    /// held that long to refuse its replay (``ProofReplayCache``).
+    public var dpopProofsPerMinute = 6_000
     public var rpID = "localhost"
     public var rpName = "Signet"
     /// Web origins as configured; ``allowedOrigins`` adds the Android ones.

@@ -26,7 +26,7 @@ public enum ConfigurationLoader {
         ["passwordless", "send_interval"], ["passwordless", "sends_per_hour"], ["rate_limits", "passwordless_per_ip"],
         ["email", "smtp_url"], ["email", "from"], ["email", "username"], ["email", "password_file"], ["email", "ca_file"], ["email", "outbox_dir"],
         ["email", "retry_delay"], ["email", "max_retry_delay"], ["email", "max_deliveries"],
-        ["recovery", "hold"], ["metrics", "listen"], ["dpop", "nonce"],
+        ["recovery", "hold"], ["metrics", "listen"], ["dpop", "nonce"], ["dpop", "proofs_per_minute"],
     ]
 
     static func environmentName(_ path: [String]) -> String { "SIGNET_" + path.joined(separator: "_").uppercased() }
@@ -225,6 +225,7 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["actions", "token_ttl"], range: 10...3600) { c.actionTokenLifetime = v }
         if let v = try string(tree, ["actions", "audience"]) { c.actionAudience = v }
         if let v = try int(tree, ["actions", "rate_limit_per_minute"], range: 1...10_000) { c.actionRateLimit = v }
+        if let v = try int(tree, ["dpop", "proofs_per_minute"], range: 1...100_000) { c.dpopProofsPerMinute = v }
         if let v = try int(tree, ["actions", "max_device_keys"], range: 1...1000) { c.maxDeviceKeys = v }
         if let clients = value(tree, ["clients"]) { c.clients = try parseClients(clients) }
         try buildEmail(tree, &c)

@@ -166,12 +166,12 @@ import Testing
                           "client_secret_hash": "sha256:\(Base64URL.encode(Digest.sha256.hash(Array("s".utf8))))"}],
              "metrics": {"listen": "127.0.0.1:9100"}}
             """)
-        let c = try ConfigurationLoader.load(file: file, environment: ["SIGNET_DPOP_NONCE": "true"])
+        let c = try ConfigurationLoader.load(file: file, environment: ["SIGNET_DPOP_NONCE": "true", "SIGNET_DPOP_PROOFS_PER_MINUTE": "120"])
         let app = try #require(c.client("app"))
         let ops = try #require(c.client("ops"))
         #expect(app.dpop == "required" && app.refreshProof == "device_key" && app.name == "App" && app.redirectURIs == ["com.example.app:/cb"])
         #expect(ops.scopes == ["read:users", "read:logs"] && ops.isConfidential && ops.grants == [GrantNames.clientCredentials])
-        #expect(c.metricsListen?.host == "127.0.0.1" && c.metricsListen?.port == 9100 && c.dpopNonce)
+        #expect(c.metricsListen?.host == "127.0.0.1" && c.metricsListen?.port == 9100 && c.dpopNonce && c.dpopProofsPerMinute == 120)
     }
 
     @Test("browser-flow clients, related origins and the SSO session's lifetimes load from the file and the environment")
@@ -216,6 +216,7 @@ import Testing
         (#""clients": [{"client_id": "x", "grants": ["password"]}]"#, "unknown grant"),
         (#""metrics": {"listen": "9100"}"#, "metrics.listen must be HOST:PORT"),
         (#""dpop": {"nonce": "maybe"}"#, "dpop.nonce must be true or false"),
+        (#""dpop": {"proofs_per_minute": 0}"#, "dpop.proofs_per_minute"),
         (#""clients": [{"client_id": "x", "type": "confidential"}]"#, "a confidential client needs a client_secret_hash"),
         (#""clients": [{"client_id": "x", "type": "hybrid"}]"#, "type must be"),
         (#""clients": [{"client_id": "x", "redirect_uris": ["/relative"]}]"#, "is not an absolute URI"),

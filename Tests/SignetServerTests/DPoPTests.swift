@@ -84,6 +84,27 @@ import Testing
         #expect(none.status == 401 && noneJSON["reason"] == .string("dpop_invalid"))
     }
 
+    @Test("one account's resource proofs at an instance are bounded by dpop.proofs_per_minute: past it 429 rate_limited with Retry-After; others go on; room comes back")
+    func proofBudget() throws {
+        let server = try TestServer { $0.dpopProofsPerMinute = 3 }
+        let (key, other) = (try SoftwareDPoPKey(), try SoftwareDPoPKey())
+        let access = try #require(try Self.signUp(server, email: "ada@signet.test", key: key).json["access_token"]?.string)
+        let otherAccess = try #require(try Self.signUp(server, email: "bob@signet.test", key: other).json["access_token"]?.string)
+        func proof(_ key: SoftwareDPoPKey, _ token: String) throws -> String {
+            try key.proof(method: "GET", url: "https://signet.test/userinfo", accessToken: token, iat: Int64(server.clock.now.timeIntervalSince1970))
+        }
+        let first = try proof(key, access)
+        #expect(try Self.call(server, "/userinfo", token: access, key: key, proof: first).status == 200)
+        for _ in 0..<2 { #expect(try Self.call(server, "/userinfo", token: access, key: key, proof: try proof(key, access)).status == 200) }
+        let refused = try Self.call(server, "/userinfo", token: access, key: key, proof: try proof(key, access))
+        #expect(refused.status == 429 && refused.reason == "rate_limited", "\(refused)")
+        #expect((1...61).contains(Int(refused.headers["retry-after"] ?? "") ?? 0), "\(refused.headers)")
+        #expect(try Self.call(server, "/userinfo", token: access, key: key, proof: first).reason == "dpop_replayed")
+        #expect(try Self.call(server, "/userinfo", token: otherAccess, key: other, proof: try proof(other, otherAccess)).status == 200)
+        server.clock.advance(Double(DPoP.window) + 2)
+        #expect(try Self.call(server, "/userinfo", token: access, key: key, proof: try proof(key, access)).status == 200)
+    }
+
     @Test("proofs as RFC 9449 §4.3 and RFC 7515 word them: crit refused, an iat with a fraction taken, htu compared after RFC 3986 normalization")
     func proofForms() throws {
         let server = try TestServer()

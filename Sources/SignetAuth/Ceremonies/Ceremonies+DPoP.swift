@@ -2,7 +2,6 @@ import Foundation
 import SignetAPI
 import SignetCrypto
 import SignetWebAuthn
-import Synchronization
 
 /// How an access token was presented at a resource: `Authorization: Bearer` (RFC 6750) or
 /// `Authorization: DPoP` with its proof (RFC 9449 §7).
@@ -19,24 +18,6 @@ public struct TokenPresentation: Sendable {
         self.proof = proof
         self.method = method
         self.url = url
-    }
-}
-
-/// Resource proofs seen by this instance, until their `iat` window ends (RFC 9449 §11.1: a
-/// replay within the window is refused; across instances the token-endpoint proofs are the ones
-/// made single use in the database).
-final class ProofReplayCache: Sendable {
-    private let seen = Mutex<[String: Int64]>([:])
-    let capacity = 100_000
-
-    /// `false` when the proof was seen already.
-    func use(_ key: String, until expiry: Int64, now: Int64) -> Bool {
-        seen.withLock { seen in
-            if seen.count >= capacity { seen = seen.filter { $0.value > now } }
-            if let until = seen[key], until > now { return false }
-            seen[key] = expiry
-            return true
-        }
     }
 }
 
@@ -113,8 +94,12 @@ extension Ceremonies {
             }
             guard proof.jkt == jkt else { throw resourceError(AuthError(.dpopKeyMismatch, "the proof's key is not the token's cnf.jkt")) }
             let now = Int64(clock().timeIntervalSince1970)
-            guard replayCache.use(proof.jkt + " " + proof.jti, until: proof.iat + DPoP.window + 1, now: now) else {
-                throw resourceError(AuthError(.dpopReplayed, "the proof's jti was used before on this instance"))
+            switch replayCache.use(jkt: proof.jkt, jti: proof.jti, holder: claims["sub"]?.string ?? "", until: proof.iat + DPoP.window + 1, now: now) {
+            case .fresh: break
+            case .replayed: throw resourceError(AuthError(.dpopReplayed, "the proof's jti was used before on this instance"))
+            case .full(let wait, let holder):
+                throw Self.rateLimited(wait, holder ? "the account presented more than \(replayCache.perHolder) DPoP proofs to this instance within a proof's window"
+                                                    : "this instance holds \(replayCache.capacity) DPoP proofs, its most")
             }
         }
     }

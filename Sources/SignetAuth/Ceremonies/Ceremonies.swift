@@ -57,7 +57,7 @@ public final class Ceremonies: Sendable {
     /// The key of DPoP nonces.
     let nonceKey: [UInt8]
     /// Resource DPoP proofs this instance has seen.
-    let replayCache = ProofReplayCache()
+    let replayCache: ProofReplayCache
     /// The key of the pseudonyms that replace a deleted account's ID in the audit trail.
     let pseudonymKey: [UInt8]
     /// The key pending authorization requests are sealed under, and CSRF tokens made with.
@@ -91,6 +91,7 @@ public final class Ceremonies: Sendable {
         nonceKey = Digest.sha256.hmac(key: kek, data: Array("signet dpop nonce key v1".utf8))
         pseudonymKey = Digest.sha256.hmac(key: kek, data: Array("signet pseudonym key v1".utf8))
         authorizeKey = Digest.sha256.hmac(key: kek, data: Array("signet web key v1".utf8))
+        replayCache = ProofReplayCache(perHolder: configuration.dpopProofsPerMinute)
         clients = ClientDirectory(configured: configuration.clients) { [store] in try store.clientRows().map(ClientConfiguration.init) }
         var rp = RelyingParty(id: configuration.rpID, name: configuration.rpName, origins: configuration.allowedOrigins)
         rp.allowedAlgorithms = configuration.algorithms
