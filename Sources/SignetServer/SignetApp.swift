@@ -79,9 +79,11 @@ public final class SignetApp: @unchecked Sendable {
         let purge = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.purge"))
         purge.schedule(deadline: .now() + 60, repeating: 60)
         let retention = Int64(configuration.auditRetentionDays) * 86_400_000
-        purge.setEventHandler { [store] in
+        purge.setEventHandler { [store, service] in
             let now = Int64(clock().timeIntervalSince1970 * 1000)
             _ = try? store.purgeUsedSessions(now: now)
+            // Refresh tokens of sessions dead for a day.
+            _ = try? service.ceremonies.purgeRefreshTokens()
             // Rate-limit windows that ended, and audit rows past audit.retention_days.
             _ = try? store.purge(now: now, auditBefore: now - retention)
         }

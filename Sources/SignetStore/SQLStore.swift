@@ -456,11 +456,35 @@ public final class SQLStore: Store, @unchecked Sendable {
             try db.query("DELETE FROM authorization_codes WHERE expires_at < ?", [.int(now - 3_600_000)])
             try db.query("DELETE FROM web_sessions WHERE expires_at < ?", [.int(now - 86_400_000)])
             try db.query("DELETE FROM ended_sessions WHERE expires_at < ?", [.int(now)])
+            // An address's code is replaced by its next one; one that expired a day ago
+            // throttles nothing any more (an address's sends are counted in rate_counters).
+            try db.query("DELETE FROM email_codes WHERE expires_at < ?", [.int(now - 86_400_000)])
             return sessions
         }
     }
 
     // MARK: refresh tokens
+
+    static let purgeRefreshBelowSQL = """
+        DELETE FROM refresh_tokens WHERE hash IN
+            (SELECT hash FROM refresh_tokens WHERE hash >= ? AND hash < ? AND expires_at < ? ORDER BY hash LIMIT ?)
+        """
+    static let purgeRefreshFromSQL = """
+        DELETE FROM refresh_tokens WHERE hash IN
+            (SELECT hash FROM refresh_tokens WHERE hash >= ? AND expires_at < ? ORDER BY hash LIMIT ?)
+        """
+
+    public func purgeRefreshTokens(from: [UInt8], below: [UInt8]?, expiredBefore: Int64, limit: Int) throws(StoreError) -> Int {
+        try locked { db throws(StoreError) in
+            // A range of the primary key, so only the rows in it are read.
+            if let below {
+                try db.query(Self.purgeRefreshBelowSQL, [.blob(from), .blob(below), .int(expiredBefore), .int(Int64(limit))])
+            } else {
+                try db.query(Self.purgeRefreshFromSQL, [.blob(from), .int(expiredBefore), .int(Int64(limit))])
+            }
+            return db.changes
+        }
+    }
 
     static func insert(_ t: RefreshTokenRow, _ db: any SQLSession) throws(StoreError) {
         try db.query("INSERT INTO refresh_tokens (\(refreshTokenColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", refreshTokenValues(t))

@@ -177,4 +177,34 @@ extension Phone {
         let (expired, answer) = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": token]))
         #expect(expired == 400 && answer["reason"] == .string("refresh_token_expired"), "\(answer.serialized)")
     }
+
+    @Test("the purge forgets a refresh token a day after its family's absolute lifetime from the token's making, not before; a live session's stay")
+    func purgedAfterAbsoluteLifetime() throws {
+        let server = try TestServer { $0.refreshTokenLifetime = 3600; $0.refreshTokenAbsoluteLifetime = 3 * 3600 }
+        func refresh(_ token: JSONValue) throws -> (status: Int, json: JSONValue) {
+            try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": token]))
+        }
+        func count() throws -> Int { try server.store.rowCounts()["refresh_tokens"] ?? -1 }
+        func purge() throws -> Int { try server.app.service.ceremonies.purgeRefreshTokens() }
+        let first = try #require(try Phone(server).signUp(email: "old@signet.test")["refresh_token"])
+        server.clock.advance(3000)
+        let rotated = try #require(try refresh(first).json["refresh_token"])
+        #expect(try count() == 2)
+        // Both expired, the family ended at 10,800 s; a day after that, less 10 s: nothing goes,
+        // and each is still told apart (reuse revokes the family, as ever).
+        server.clock.advance(3 * 3600 + 86_400 - 3000 - 10)
+        #expect(try purge() == 0)
+        #expect(try refresh(rotated).json["reason"] == .string("refresh_token_expired"))
+        #expect(try refresh(first).json["reason"] == .string("refresh_token_reused"))
+        let live = try #require(try Phone(server).signUp(email: "new@signet.test")["refresh_token"])
+        // 20 s later the first token, made at 0 s, goes; the rotated one, made at 3,000 s, stays until 3,000 s later.
+        server.clock.advance(20)
+        #expect(try purge() == 1)
+        #expect(try refresh(first).json["reason"] == .string("refresh_token_unknown"))
+        #expect(try refresh(rotated).json["reason"] == .string("refresh_token_revoked"), "the reuse above revoked the family")
+        server.clock.advance(3000)
+        #expect(try purge() == 1)
+        #expect(try refresh(rotated).json["reason"] == .string("refresh_token_unknown"))
+        #expect(try count() == 1 && refresh(live).status == 200)
+    }
 }

@@ -404,3 +404,31 @@ extension UserRecord {
         return started <= revoked
     }
 }
+
+extension Ceremonies {
+    /// Deletes refresh tokens that nothing can use or end any more, so the table holds the live
+    /// sessions and not every token ever issued. A family's tokens are all made within
+    /// `refreshTokenAbsoluteLifetime` of its sign-in and expire by its end, so a token made
+    /// longer ago than that, plus a day, belongs to a family that has been dead for a day: no
+    /// refresh, no reuse to detect, and no access token of its session still valid (they live
+    /// minutes), so no revocation left to enforce. Only tokens that expired a day ago go, so one
+    /// still live under an earlier, longer lifetime stays. Batches of `batch` rows, each its own
+    /// transaction, at most `batches` of them a call; returns how many went.
+    public func purgeRefreshTokens(batch: Int = 5_000, batches: Int = 100) throws -> Int {
+        let now = nowMillis
+        let day: Int64 = 86_400_000
+        let expiredBefore = now - day
+        let below = RefreshToken.lowestKey(madeAt: now - Int64(configuration.refreshTokenAbsoluteLifetime) * 1000 - day)
+        var purged = 0
+        // The older format's keys are random SHA-256s: those from 2 up, until 2039 none of the
+        // current format, are taken by expiry alone.
+        for (from, until) in [([UInt8](), Optional(below)), ([2], nil)] {
+            for _ in 0..<batches {
+                let gone = try store.purgeRefreshTokens(from: from, below: until, expiredBefore: expiredBefore, limit: batch)
+                purged += gone
+                if gone < batch { break }
+            }
+        }
+        return purged
+    }
+}

@@ -227,6 +227,10 @@ public protocol Store: Sendable {
     func liveRefreshToken(hash: [UInt8], now: Int64) throws(StoreError) -> RefreshTokenRow?
     /// Revokes the family of the token with `hash`; returns whether such a token existed.
     func revokeRefreshFamily(hash: [UInt8], now: Int64) throws(StoreError) -> Bool
+    /// Deletes up to `limit` refresh tokens that expired before `expiredBefore` and whose key is
+    /// at least `from` and, when given, below `below` (keys sort by creation time,
+    /// ``RefreshToken``), the lowest keys first, in one transaction; returns how many went.
+    func purgeRefreshTokens(from: [UInt8], below: [UInt8]?, expiredBefore: Int64, limit: Int) throws(StoreError) -> Int
 
     // Rate limits.
     /// Counts one event in `bucket` for `key` in the window that starts at `windowStart`, in one

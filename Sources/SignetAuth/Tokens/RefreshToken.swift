@@ -20,6 +20,14 @@ package enum RefreshToken {
         return (token, key(token)!)
     }
 
+    /// The lowest key of a token made at `milliseconds` or later: keys below it are of tokens
+    /// made before (or of the older format, whose first byte is below 2: until 2039 a key of this
+    /// format starts with 1).
+    package static func lowestKey(madeAt milliseconds: Int64) -> [UInt8] {
+        let ms = UInt64(max(0, milliseconds))
+        return (0..<6).map { UInt8(truncatingIfNeeded: ms >> (8 * (5 - $0))) } + [UInt8](repeating: 0, count: 10)
+    }
+
     /// The key under which `token` is stored, or `nil` for bytes of no format Signet issues.
     package static func key(_ token: [UInt8]) -> [UInt8]? {
         switch token.count {
