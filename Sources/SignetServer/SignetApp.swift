@@ -85,7 +85,7 @@ public final class SignetApp: @unchecked Sendable {
             // Refresh tokens of sessions dead for a day.
             _ = try? service.ceremonies.purgeRefreshTokens()
             // Rate-limit windows that ended, and audit rows past audit.retention_days.
-            _ = try? store.purge(now: now, auditBefore: now - retention)
+            _ = try? store.purge(now: now, auditBefore: now - retention, batch: 5_000)
         }
         purge.resume()
         purger = purge

@@ -579,22 +579,30 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
-    public func purge(now: Int64, auditBefore: Int64) throws(StoreError) -> Int {
-        try locked { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) -> Int in
-                // Windows are at most a day long.
-                try db.query("DELETE FROM rate_counters WHERE window_start < ?", [.int(now - 86_400_000)])
-                // Rows are numbered in time order: the first row new enough is found by reading
-                // only the rows that go (no index on the time, which every sign-in would update).
-                let keep = try db.query("SELECT id FROM audit_events WHERE at >= ? ORDER BY id LIMIT 1", [.int(auditBefore)]).first?[0].int
-                if let keep {
-                    try db.query("DELETE FROM audit_events WHERE id < ?", [.int(keep)])
-                } else {
-                    try db.query("DELETE FROM audit_events WHERE at < ?", [.int(auditBefore)])
-                }
+    public func purge(now: Int64, auditBefore: Int64, batch: Int = 5_000) throws(StoreError) -> Int {
+        // Rows are numbered in time order: the first row new enough is found by reading only the
+        // rows that go (no index on the time, which every sign-in would update), and every row
+        // below it goes. A row new enough stays so, and later rows have higher numbers.
+        let (keep, oldest) = try locked { db throws(StoreError) -> (Int64?, Int64?) in
+            // Windows are at most a day long.
+            try db.query("DELETE FROM rate_counters WHERE window_start < ?", [.int(now - 86_400_000)])
+            let keep = try db.query("SELECT id FROM audit_events WHERE at >= ? ORDER BY id LIMIT 1", [.int(auditBefore)]).first?[0].int
+            let oldest = try db.query("SELECT MIN(id) FROM audit_events").first?[0].int
+            return (keep, oldest)
+        }
+        guard var next = oldest else { return 0 }
+        // Nothing new enough: every row there is now goes; rows added meanwhile are new.
+        var end = keep ?? next
+        if keep == nil { end = try locked { db throws(StoreError) in (try db.query("SELECT MAX(id) FROM audit_events").first?[0].int ?? next) + 1 } }
+        var purged = 0
+        while next < end {
+            next = min(end, next + Int64(max(1, batch)))
+            purged += try locked { db throws(StoreError) -> Int in
+                try db.query("DELETE FROM audit_events WHERE id < ? AND at < ?", [.int(next), .int(auditBefore)])
                 return db.changes
             }
         }
+        return purged
     }
 
     // MARK: signing keys

@@ -263,14 +263,20 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         for at in [10, 20, 30, 40, 50] as [Int64] { try store.appendAudit(AuditEvent(at: at, kind: "sign_in", outcome: "success")) }
         _ = try store.count(bucket: "b", key: [1], windowStart: 0)
         _ = try store.count(bucket: "b", key: [2], windowStart: 100_000_000)
-        #expect(try store.purge(now: 100_000_000, auditBefore: 35) == 3)
+        #expect(try store.purge(now: 100_000_000, auditBefore: 35, batch: 2) == 3)
         #expect(try store.auditEvents(limit: 10).map(\.at) == [50, 40])
         // The old window is gone (it counts from 1 again); the recent one is kept.
         #expect(try store.count(bucket: "b", key: [1], windowStart: 0) == 1)
         #expect(try store.count(bucket: "b", key: [2], windowStart: 100_000_000) == 2)
         // Nothing new enough: every row goes.
-        #expect(try store.purge(now: 100_000_000, auditBefore: 1000) == 2)
+        #expect(try store.purge(now: 100_000_000, auditBefore: 1000, batch: 1) == 2)
         #expect(try store.auditEvents(limit: 10).isEmpty)
+        #expect(try store.purge(now: 100_000_000, auditBefore: 1000, batch: 1) == 0)
+        // A backlog many batches long goes whole, and what is new enough stays.
+        for at in 1...23 as ClosedRange<Int64> { try store.appendAudit(AuditEvent(at: at, kind: "sign_in", outcome: "success")) }
+        try store.appendAudit(AuditEvent(at: 5000, kind: "sign_in", outcome: "success"))
+        #expect(try store.purge(now: 100_000_000, auditBefore: 1000, batch: 4) == 23)
+        #expect(try store.auditEvents(limit: 10).map(\.at) == [5000])
     }
 
     @Test("of 32 concurrent uses of one session exactly one wins", arguments: Backend.available)

@@ -237,9 +237,10 @@ public protocol Store: Sendable {
     /// atomic statement (parallel requests across instances share one count); returns the count
     /// including this one. A new window starts over.
     func count(bucket: String, key: [UInt8], windowStart: Int64) throws(StoreError) -> Int
-    /// Forgets rate-limit windows older than a day and audit rows from before `auditBefore`;
-    /// returns how many audit rows went.
-    func purge(now: Int64, auditBefore: Int64) throws(StoreError) -> Int
+    /// Forgets rate-limit windows older than a day and audit rows from before `auditBefore`, the
+    /// audit rows `batch` IDs at a time, each batch its own transaction (a long backlog, say after
+    /// a shorter retention, never holds the writers up for long); returns how many audit rows went.
+    func purge(now: Int64, auditBefore: Int64, batch: Int) throws(StoreError) -> Int
 
     // Signing keys.
     func insertSigningKey(_ key: SigningKeyRow) throws(StoreError)
