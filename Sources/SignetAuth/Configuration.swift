@@ -94,6 +94,10 @@ public struct RateLimits: Sendable, Equatable {
     public var auditFailuresPerIP = RateLimit(limit: 60, window: 60)
     /// `/passwordless/start` calls from one client address (each may send a mail).
     public var passwordlessPerIP = RateLimit(limit: 50, window: 3600)
+    /// The prefix length of the IPv6 network that every per-address limit counts as one address
+    /// (`rate_limits.ipv6_prefix`): a subscriber is given a /64 or more (RFC 6177) and picks
+    /// addresses in it at will, so counting single IPv6 addresses would limit nothing.
+    public var ipv6Prefix = 64
     public init() {}
 }
 
@@ -158,6 +162,19 @@ public struct CIDR: Sendable, Equatable, CustomStringConvertible {
         }
         guard all.count == 8 else { return nil }
         return all.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xff)] }
+    }
+
+    /// What a per-address limit counts `address` (text) under: an IPv4 address (also written
+    /// IPv4-mapped) as itself, an IPv6 address as its network of `ipv6Prefix` bits
+    /// (`2001:db8:1:2:0:0:0:0/64`), anything else as given.
+    public static func limitKey(_ address: String, ipv6Prefix: Int) -> String {
+        guard let bytes = parse(address) else { return address }
+        guard bytes.count == 16 else { return format(bytes) }
+        let kept = bytes.enumerated().map { i, b -> UInt8 in
+            let bits = ipv6Prefix - i * 8
+            return bits >= 8 ? b : bits <= 0 ? 0 : b & ~(0xff >> UInt8(bits))
+        }
+        return format(kept) + "/\(ipv6Prefix)"
     }
 
     package static func format(_ bytes: [UInt8]) -> String {

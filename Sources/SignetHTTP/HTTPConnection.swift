@@ -9,6 +9,9 @@ final class HTTPConnection: @unchecked Sendable {
     let fd: Int32
     /// The client's IP address as text, made once for the connection's requests.
     let remote: String
+    /// What the per-address connection limit counts this connection under
+    /// (``HTTPServer/Configuration/addressKey``).
+    let limitKey: String
     unowned let worker: HTTPWorker
     /// Bytes read and not yet parsed: the worker's alone.
     var input: [UInt8] = []
@@ -46,9 +49,10 @@ final class HTTPConnection: @unchecked Sendable {
     /// hands the connection back to its worker.
     var waiting = false
 
-    init(fd: Int32, remote: String, worker: HTTPWorker, now: UInt64) {
+    init(fd: Int32, remote: String, limitKey: String, worker: HTTPWorker, now: UInt64) {
         self.fd = fd
         self.remote = remote
+        self.limitKey = limitKey
         self.worker = worker
         clockStart = now
         lastActivity = now

@@ -18,6 +18,10 @@ public final class HTTPServer: @unchecked Sendable {
         public var threads = 4
         public var connectionLimit = 4096
         public var perIPConnectionLimit = 2048
+        /// What the per-address connection limit counts a client under, from its address as
+        /// text: by default the address; Signet passes its rate-limit key, which counts an IPv6
+        /// client by its network.
+        public var addressKey: @Sendable (String) -> String = { $0 }
         /// Seconds a connection may sit with no bytes coming or going.
         public var idleTimeout = 15
         /// Seconds from a connection's start, or the end of its previous response, until the next
@@ -174,16 +178,17 @@ public final class HTTPServer: @unchecked Sendable {
     /// its descriptor number names, which spreads consecutive connections over the workers.
     private func adopt(_ fd: Int32, _ address: UnsafeRawPointer) {
         let remote = HTTPServer.clientIP(address)
+        let limitKey = configuration.addressKey(remote)
         lock.lock()
-        guard running, connections.count < configuration.connectionLimit, perIP[remote, default: 0] < configuration.perIPConnectionLimit else {
+        guard running, connections.count < configuration.connectionLimit, perIP[limitKey, default: 0] < configuration.perIPConnectionLimit else {
             lock.unlock()
             close(fd)
             return
         }
         let worker = workers[Int(fd) % workers.count]
-        let connection = HTTPConnection(fd: fd, remote: remote, worker: worker, now: DispatchTime.now().uptimeNanoseconds)
+        let connection = HTTPConnection(fd: fd, remote: remote, limitKey: limitKey, worker: worker, now: DispatchTime.now().uptimeNanoseconds)
         connections[ObjectIdentifier(connection)] = connection
-        perIP[remote, default: 0] += 1
+        perIP[limitKey, default: 0] += 1
         lock.unlock()
         worker.post(.adopt(connection))
     }
@@ -192,8 +197,8 @@ public final class HTTPServer: @unchecked Sendable {
     func forget(_ c: HTTPConnection) {
         lock.lock()
         if connections.removeValue(forKey: ObjectIdentifier(c)) != nil {
-            let left = perIP[c.remote, default: 1] - 1
-            perIP[c.remote] = left > 0 ? left : nil
+            let left = perIP[c.limitKey, default: 1] - 1
+            perIP[c.limitKey] = left > 0 ? left : nil
         }
         lock.unlock()
     }

@@ -23,7 +23,7 @@ public enum ConfigurationLoader {
         ["limits", "max_body_bytes"], ["limits", "request_deadline"], ["limits", "idle_timeout"],
         ["limits", "max_connections"], ["limits", "max_connections_per_ip"], ["limits", "header_bytes"],
         ["passwordless", "code_length"], ["passwordless", "code_ttl"], ["passwordless", "max_attempts"], ["passwordless", "signup"],
-        ["passwordless", "send_interval"], ["passwordless", "sends_per_hour"], ["rate_limits", "passwordless_per_ip"],
+        ["passwordless", "send_interval"], ["passwordless", "sends_per_hour"], ["rate_limits", "passwordless_per_ip"], ["rate_limits", "ipv6_prefix"],
         ["email", "smtp_url"], ["email", "from"], ["email", "username"], ["email", "password_file"], ["email", "ca_file"], ["email", "outbox_dir"],
         ["email", "retry_delay"], ["email", "max_retry_delay"], ["email", "max_deliveries"],
         ["recovery", "hold"], ["metrics", "listen"], ["dpop", "nonce"], ["dpop", "proofs_per_minute"],
@@ -182,6 +182,7 @@ public enum ConfigurationLoader {
             }
             c.rateLimits[keyPath: path] = RateLimit(limit: Int(limit), window: Int(window))
         }
+        if let v = try int(tree, ["rate_limits", "ipv6_prefix"], range: 32...128) { c.rateLimits.ipv6Prefix = v }
         if let v = try int(tree, ["session_timeout"], range: 1...3600) { c.sessionTimeout = v }
         if let v = try string(tree, ["user_verification"]) {
             guard ["required", "preferred", "discouraged"].contains(v) else { throw ConfigurationError("user_verification must be required, preferred or discouraged") }

@@ -51,6 +51,8 @@ public final class SignetApp: @unchecked Sendable {
         http.threads = configuration.workerThreads
         http.connectionLimit = configuration.maxConnections
         http.perIPConnectionLimit = configuration.maxConnectionsPerIP
+        let prefix = configuration.rateLimits.ipv6Prefix
+        http.addressKey = { CIDR.limitKey($0, ipv6Prefix: prefix) }
         http.idleTimeout = configuration.idleTimeout
         http.requestDeadline = configuration.requestDeadline
         http.maxBodyBytes = configuration.maxBodyBytes

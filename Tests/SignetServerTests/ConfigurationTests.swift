@@ -217,6 +217,7 @@ import Testing
         (#""metrics": {"listen": "9100"}"#, "metrics.listen must be HOST:PORT"),
         (#""dpop": {"nonce": "maybe"}"#, "dpop.nonce must be true or false"),
         (#""dpop": {"proofs_per_minute": 0}"#, "dpop.proofs_per_minute"),
+        (#""rate_limits": {"ipv6_prefix": 16}"#, "rate_limits.ipv6_prefix"),
         (#""clients": [{"client_id": "x", "type": "confidential"}]"#, "a confidential client needs a client_secret_hash"),
         (#""clients": [{"client_id": "x", "type": "hybrid"}]"#, "type must be"),
         (#""clients": [{"client_id": "x", "redirect_uris": ["/relative"]}]"#, "is not an absolute URI"),

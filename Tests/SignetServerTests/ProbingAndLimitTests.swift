@@ -147,6 +147,50 @@ import Testing
         #expect(CIDR("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128") != nil)
     }
 
+    @Test("what per-address limits count an address under: IPv4 as itself, IPv6 by its /64 (or the configured prefix), whatever its spelling", arguments: [
+        ("203.0.113.7", 64, "203.0.113.7"), ("::ffff:203.0.113.7", 64, "203.0.113.7"),
+        ("2001:db8:1:2:3:4:5:6", 64, "2001:db8:1:2:0:0:0:0/64"), ("2001:DB8:1:2::9", 64, "2001:db8:1:2:0:0:0:0/64"),
+        ("2001:db8:1:2ff::1", 56, "2001:db8:1:200:0:0:0:0/56"), ("2001:db8:1:2ff::1", 60, "2001:db8:1:2f0:0:0:0:0/60"),
+        ("::1", 128, "0:0:0:0:0:0:0:1/128"), ("local", 64, "local"), ("", 64, ""),
+    ])
+    func limitKey(_ address: String, _ prefix: Int, _ key: String) {
+        #expect(CIDR.limitKey(address, ipv6Prefix: prefix) == key)
+    }
+
+    @Test("addresses of one IPv6 /64 share their per-address limits; another /64 has its own")
+    func ipv6Network() throws {
+        let server = try TestServer(.socket) {
+            $0.trustedProxies = [CIDR("127.0.0.0/8")!]
+            $0.rateLimits.signUpPerIP = RateLimit(limit: 2, window: 3600)
+            $0.rateLimits.signUpPerIdentifier = RateLimit(limit: 100, window: 3600)
+        }
+        func start(_ address: String, _ n: Int) throws -> Int {
+            try server.client().send("POST", "/passkey/register", headers: [("X-Forwarded-For", address), ("Content-Type", "application/json")],
+                                     body: Array(#"{"client_id":"app","user_profile":{"email":"v6-\#(n)@signet.test"}}"#.utf8)).status
+        }
+        #expect(try start("2001:db8:0:1::1", 1) == 200)
+        #expect(try start("2001:db8:0:1:ffff:ffff:ffff:ffff", 2) == 200)
+        #expect(try start("2001:db8:0:1::3", 3) == 429, "a third address of the same /64")
+        #expect(try start("2001:db8:0:2::1", 4) == 200, "another /64")
+        #expect(try start("198.51.100.1", 5) == 200)
+    }
+
+    @Test("the connection cap counts clients by the key it is given: addresses with one key share a cap")
+    func connectionKey() throws {
+        let server = try HTTPConnectionTests.server {
+            $0.perIPConnectionLimit = 1
+            // By /24, as Signet counts IPv6 clients by their /64.
+            $0.addressKey = { $0.split(separator: ".").prefix(3).joined(separator: ".") }
+        }
+        defer { server.stop() }
+        let first = HTTPClient(port: server.port, timeout: 2, source: "127.0.0.2")
+        #expect(try first.send("GET", "/").status == 200)
+        #expect(throws: (any Error).self) { try HTTPClient(port: server.port, timeout: 2, source: "127.0.0.3").send("GET", "/") }
+        #expect(try HTTPClient(port: server.port, timeout: 2, source: "127.0.1.2").send("GET", "/").status == 200)
+        first.close()
+        #expect(eventually { try HTTPClient(port: server.port, timeout: 2, source: "127.0.0.3").send("GET", "/").status == 200 })
+    }
+
     @Test("bad CIDRs are refused", arguments: ["10.0.0.0/33", "300.1.1.1", "1.2.3", "::1::2", "fe80::/129", "abc", "",
         "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128" + String(repeating: " ", count: 30)])
     func badCIDR(_ text: String) {

@@ -27,7 +27,7 @@ extension Ceremonies {
     /// address. A confidential client authenticates, by `secret` or `Authorization: Basic`.
     public func startDeviceSignIn(clientID: String?, secret: String? = nil, scope: String?, userAgent: String?, context: RequestContext) throws -> DeviceAuthorization {
         let client = try tokenEndpointClient(clientID: clientID, secret: secret, grant: GrantNames.deviceCode, context: context)
-        if let wait = try count(.deviceCodesPerIP, RateLimit(limit: 30, window: 3600), key: context.remoteAddress) {
+        if let wait = try count(.deviceCodesPerIP, RateLimit(limit: 30, window: 3600), key: addressKey(context)) {
             throw Self.rateLimited(wait, "more than 30 device sign-ins an hour from this address")
         }
         let grant = try tokenGrant(scope: scope, audience: nil, client: client)

@@ -144,7 +144,7 @@ public final class Ceremonies: Sendable {
     /// without bound.
     func audit(_ kind: String, refused failure: AuthError, user: String? = nil, client: String? = nil, credential: String? = nil, context: RequestContext) {
         if failure.audited { return }
-        if user == nil, (try? count(.auditFailuresPerIP, configuration.rateLimits.auditFailuresPerIP, key: context.remoteAddress)) != .some(nil) { return }
+        if user == nil, (try? count(.auditFailuresPerIP, configuration.rateLimits.auditFailuresPerIP, key: addressKey(context))) != .some(nil) { return }
         audit(kind, "failure", reason: failure.reason.rawValue, user: user, client: client, credential: credential, detail: failure.detail, context: context)
     }
 
