@@ -49,6 +49,8 @@ public actor SignetClient {
     struct Answer {
         let status: Int
         let data: Data
+        /// `Retry-After` in seconds (RFC 9110 §10.2.3), when the answer has it in that form.
+        var retryAfter: Int? = nil
     }
 
     /// One request. With a DPoP key, a token request carries a proof, and a call with an access
@@ -81,7 +83,8 @@ public actor SignetClient {
             }
             guard let http = response as? HTTPURLResponse else { throw SignetError(.invalidResponse, "not an HTTP answer") }
             if let nonce = http.value(forHTTPHeaderField: "DPoP-Nonce") { dpopNonce = nonce }
-            let answer = Answer(status: http.statusCode, data: data)
+            let answer = Answer(status: http.statusCode, data: data,
+                                retryAfter: http.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? $0 : nil })
             if proves, !retried, answer.status == 400 || answer.status == 401, Self.error(answer).code == .useDPoPNonce, dpopNonce != nil {
                 retried = true
                 continue
@@ -101,9 +104,9 @@ public actor SignetClient {
     }
 
     static func error(_ answer: Answer) -> SignetError {
-        if answer.status >= 500 { return SignetError(.serverError, status: answer.status, "the server failed (\(answer.status))") }
+        if answer.status >= 500 { return SignetError(.serverError, status: answer.status, "the server failed (\(answer.status))", retryAfter: answer.retryAfter) }
         if let body = try? JSONDecoder().decode(ErrorBody.self, from: answer.data) {
-            return SignetError(serverReason: body.reason, status: answer.status, body.error_description)
+            return SignetError(serverReason: body.reason, status: answer.status, body.error_description, retryAfter: answer.retryAfter)
         }
         return SignetError(.invalidResponse, status: answer.status, "HTTP \(answer.status) without an error body")
     }

@@ -16,17 +16,21 @@ public struct SignetError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The server's `reason` as it was sent, also when this SDK does not know it (``code`` is then
     /// ``Reason/unrecognized``).
     public let serverReason: String?
+    /// Seconds the server asked to wait before trying again (`Retry-After`, RFC 9110 §10.2.3):
+    /// with ``Reason/rateLimited`` (429), and with a 503 ``Reason/serverError``.
+    public let retryAfter: Int?
 
-    public init(_ code: Code, status: Int? = nil, _ message: String, serverReason: String? = nil) {
+    public init(_ code: Code, status: Int? = nil, _ message: String, serverReason: String? = nil, retryAfter: Int? = nil) {
         self.code = code
         self.status = status
         self.message = message
         self.serverReason = serverReason
+        self.retryAfter = retryAfter
     }
 
     /// The error for a server's answer with `reason`.
-    public init(serverReason reason: String, status: Int, _ message: String) {
-        self.init(Reason(rawValue: reason) ?? .unrecognized, status: status, message, serverReason: reason)
+    public init(serverReason reason: String, status: Int, _ message: String, retryAfter: Int? = nil) {
+        self.init(Reason(rawValue: reason) ?? .unrecognized, status: status, message, serverReason: reason, retryAfter: retryAfter)
     }
 
     public var description: String { "\(serverReason ?? code.rawValue)\(status.map { " (\($0))" } ?? ""): \(message)" }

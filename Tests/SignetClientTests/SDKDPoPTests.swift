@@ -47,6 +47,21 @@ import Testing
         }
     }
 
+    @Test("a call the server throttles is a rate_limited error that carries the server's Retry-After")
+    func throttled() async throws {
+        let server = try ServerProcess(environment: ["SIGNET_DPOP_PROOFS_PER_MINUTE": "2"])
+        let (client, _) = try Self.app(server, dpop: try SoftwareDPoPKey())
+        try await client.signUp(email: "ada@signet.test")
+        for _ in 0..<2 { #expect(try await client.passkeys().count == 1) }
+        do {
+            _ = try await client.passkeys()
+            Issue.record("a third proof within the minute was taken")
+        } catch let error as SignetError {
+            #expect(error.code == .rateLimited && error.status == 429, "\(error)")
+            #expect((1...61).contains(error.retryAfter ?? 0), "\(error)")
+        }
+    }
+
     @Test("refresh_proof device_key: the SDK signs the refresh proof with the device key, and the session stays bound to its DPoP key")
     func deviceKeyRefresh() async throws {
         let server = try ServerProcess(environment: ["SIGNET_CLIENTS": #"[{"client_id": "dev", "refresh_proof": "device_key"}]"#])
