@@ -29,6 +29,8 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
     private let lock = NSLock()
     private let checkpointer: SQLiteConnection
     private let queue = DispatchQueue(label: "signet.sqlite.checkpoint", qos: .utility)
+    /// Set on ``queue``, to tell whether code runs on it.
+    private static let onQueue = DispatchSpecificKey<Bool>()
     private let timer: any DispatchSourceTimer
     /// With durability: every write is on disk before ``withSession(_:)`` returns (group commit).
     let groupSync: GroupSync?
@@ -65,6 +67,7 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
         let checkpointer = try SQLiteConnection(path: path, synchronous: "NORMAL")
         groupSync = durable ? GroupSync(databasePath: path) : nil
         self.checkpointer = checkpointer
+        queue.setSpecific(key: Self.onQueue, value: true)
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
         timer.setEventHandler { [weak self, checkpointer] in
@@ -94,8 +97,15 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
         _ = commitBatchLocked()
         lock.unlock()
         // On the timer's queue, so it never overlaps a tick: the last commits go back into the
-        // database file before it is closed.
-        queue.sync { _ = checkpointer.checkpoint() }
+        // database file before it is closed. The pool may end on that queue itself, when a tick
+        // held the last reference (a store dropped while its timer fired): a sync onto the queue
+        // it runs on would never return, so the tick's own thread does it.
+        if DispatchQueue.getSpecific(key: Self.onQueue) == true {
+            _ = checkpointer.checkpoint()
+        } else {
+            let checkpointer = checkpointer
+            queue.sync { _ = checkpointer.checkpoint() }
+        }
     }
 
     /// The checkpoint's last part, with the lock held and no batch open.
