@@ -68,7 +68,7 @@ package final class ProofReplayCache: Sendable {
     /// look at, once a second.
     static func purge(_ state: inout State, now: Int64) {
         state.purgedAt = now
-        for second in state.buckets.keys where second <= now {
+        for second in state.buckets.keys.filter({ $0 <= now }) {
             for (key, holder) in state.buckets.removeValue(forKey: second) ?? [] {
                 state.expiries[key] = nil
                 let left = state.perHolder[holder, default: 1] - 1
