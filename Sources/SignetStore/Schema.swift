@@ -288,6 +288,12 @@ enum Schema {
             // The code key each recovery code was made under, so that a re-key keeps only the
             // earlier keys an unused code still needs. NULL for codes made before.
             (14, "ALTER TABLE recovery_codes ADD COLUMN key_id TEXT"),
+            // An account's own audit rows, newest first (its account page, the Management API's
+            // logs of a user), found without reading the rows of every other account: without
+            // it each such read scanned the whole trail under the store's lock. Rows without an
+            // account (refused unauthenticated calls) stay out of it. SQLite's index entries end
+            // with the row ID, which is `id`.
+            (15, "CREATE INDEX audit_events_user ON audit_events(user_id\(sqlite ? "" : ", id")) WHERE user_id IS NOT NULL"),
         ]
     }
 

@@ -29,7 +29,7 @@ import Testing
         }
         _ = try Self.sqlite(path, "DELETE FROM schema_migrations WHERE version = 11")
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == Array(1...14))
+        #expect(try store.schemaVersions() == Array(1...15))
         // Found by its composed form (which sign-in looks up), stored as those bytes.
         #expect(try store.user(email: "jürgen@signet.test")?.id == "u0")
         #expect(try Self.sqlite(path, "SELECT hex(email) FROM users WHERE id = 'u0'") == [Array("jürgen@signet.test".utf8).map { String(format: "%02X", $0) }.joined()])
@@ -50,7 +50,7 @@ import Testing
         }
         _ = try Self.sqlite(path, "ALTER TABLE recovery_codes DROP COLUMN key_id; DELETE FROM schema_migrations WHERE version = 14")
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == Array(1...14))
+        #expect(try store.schemaVersions() == Array(1...15))
         #expect(try store.recoveryCodes(userID: account.id).map(\.keyID) == [nil, nil])
         let read = try store.sealedMaterial()
         #expect(read.codeKeyIDs == [""])
@@ -60,6 +60,18 @@ import Testing
         change.unlabelledCodeKeyID = "k9"
         try store.rekey(change, from: read)
         #expect(try store.recoveryCodes(userID: account.id).map(\.keyID) == ["k9", "k9"])
+    }
+
+    @Test("an account's audit rows are read through the index on user and ID, not by scanning the trail (the account page, a user's logs)")
+    func auditByUser() throws {
+        let path = TemporaryDatabase.path("signet-audit-user")
+        defer { TemporaryDatabase.remove(path) }
+        _ = try SQLStore(path: path)
+        // The statement SQLStore.auditEntries makes, with each of its filters.
+        for filter in ["user_id = 'u'", "id < 100 AND user_id = 'u'", "id > 100 AND user_id = 'u'"] {
+            let plan = try Self.sqlite(path, "EXPLAIN QUERY PLAN SELECT id, at, kind, detail FROM audit_events WHERE \(filter) ORDER BY id DESC LIMIT 50")
+            #expect(plan.contains { $0.contains("USING INDEX audit_events_user") } && !plan.contains { $0.contains("SCAN") }, "\(filter): \(plan)")
+        }
     }
 
     @Test("schema 3 rebuilds SQLite's audit table without AUTOINCREMENT, keeping every row, its id and order")
@@ -81,7 +93,7 @@ import Testing
         #expect(try Self.sqlite(path, "SELECT name FROM sqlite_sequence") == ["audit_events"])
 
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == Array(1...14))
+        #expect(try store.schemaVersions() == Array(1...15))
         try store.appendAudit(AuditEvent(at: 40, kind: "refresh", outcome: "failure", reason: "refresh_token_reused", detail: "family revoked"))
         #expect(try store.auditEvents(limit: 10).map(\.at) == [40, 30, 20, 10])
         // Schema 4: rows from before have no detail; new ones keep theirs.

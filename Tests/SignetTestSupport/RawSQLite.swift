@@ -6,7 +6,7 @@ public struct RawSQLiteError: Error, CustomStringConvertible {
 }
 
 /// Runs `sql` (one or more statements) on the SQLite file at `path`, from outside any store, and
-/// returns the first column of every row as text (`NULL` for null). For tests that make a file
+/// returns every row as text, its columns joined by `|` (`NULL` for null). For tests that make a file
 /// look as an older build left it. In a process that has not opened a store yet, touch
 /// `SQLiteLibrary.configured` first: SQLite's settings must come before its first use.
 public func rawSQLite(_ path: String, _ sql: String) throws -> [String] {
@@ -28,7 +28,7 @@ public func rawSQLite(_ path: String, _ sql: String) throws -> [String] {
         guard consumed >= 0 else { throw RawSQLiteError(description: String(cString: sqlite3_errmsg(db))) }
         var step = statement == nil ? SQLITE_DONE : sqlite3_step(statement)
         while step == SQLITE_ROW {
-            rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "NULL")
+            rows.append((0..<sqlite3_column_count(statement)).map { sqlite3_column_text(statement, $0).map { String(cString: $0) } ?? "NULL" }.joined(separator: "|"))
             step = sqlite3_step(statement)
         }
         sqlite3_finalize(statement)
