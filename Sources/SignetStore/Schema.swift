@@ -294,6 +294,10 @@ enum Schema {
             // account (refused unauthenticated calls) stay out of it. SQLite's index entries end
             // with the row ID, which is `id`.
             (15, "CREATE INDEX audit_events_user ON audit_events(user_id\(sqlite ? "" : ", id")) WHERE user_id IS NOT NULL"),
+            // An account's refresh tokens (where it is signed in: its account page, /me/sessions,
+            // the Management API's sessions; ending the sessions of a revoked passkey; deleting
+            // the account), found without reading every account's tokens under the store's lock.
+            (16, "CREATE INDEX refresh_tokens_user ON refresh_tokens(user_id)"),
         ]
     }
 

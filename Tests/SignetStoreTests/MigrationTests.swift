@@ -29,7 +29,7 @@ import Testing
         }
         _ = try Self.sqlite(path, "DELETE FROM schema_migrations WHERE version = 11")
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == Array(1...15))
+        #expect(try store.schemaVersions() == Array(1...16))
         // Found by its composed form (which sign-in looks up), stored as those bytes.
         #expect(try store.user(email: "jürgen@signet.test")?.id == "u0")
         #expect(try Self.sqlite(path, "SELECT hex(email) FROM users WHERE id = 'u0'") == [Array("jürgen@signet.test".utf8).map { String(format: "%02X", $0) }.joined()])
@@ -50,7 +50,7 @@ import Testing
         }
         _ = try Self.sqlite(path, "ALTER TABLE recovery_codes DROP COLUMN key_id; DELETE FROM schema_migrations WHERE version = 14")
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == Array(1...15))
+        #expect(try store.schemaVersions() == Array(1...16))
         #expect(try store.recoveryCodes(userID: account.id).map(\.keyID) == [nil, nil])
         let read = try store.sealedMaterial()
         #expect(read.codeKeyIDs == [""])
@@ -62,7 +62,7 @@ import Testing
         #expect(try store.recoveryCodes(userID: account.id).map(\.keyID) == ["k9", "k9"])
     }
 
-    @Test("an account's audit rows are read through the index on user and ID, not by scanning the trail (the account page, a user's logs)")
+    @Test("an account's audit rows and refresh tokens are read through an index on the account, not by scanning every account's (the account page, a user's logs and sessions)")
     func auditByUser() throws {
         let path = TemporaryDatabase.path("signet-audit-user")
         defer { TemporaryDatabase.remove(path) }
@@ -71,6 +71,12 @@ import Testing
         for filter in ["user_id = 'u'", "id < 100 AND user_id = 'u'", "id > 100 AND user_id = 'u'"] {
             let plan = try Self.sqlite(path, "EXPLAIN QUERY PLAN SELECT id, at, kind, detail FROM audit_events WHERE \(filter) ORDER BY id DESC LIMIT 50")
             #expect(plan.contains { $0.contains("USING INDEX audit_events_user") } && !plan.contains { $0.contains("SCAN") }, "\(filter): \(plan)")
+        }
+        // An account's refresh tokens: where it is signed in, and those a revoked passkey started.
+        for statement in ["SELECT family FROM refresh_tokens WHERE user_id = 'u' AND revoked_at IS NULL GROUP BY family",
+                          "UPDATE refresh_tokens SET revoked_at = 1 WHERE user_id = 'u' AND credential_id = 'c' AND revoked_at IS NULL"] {
+            let plan = try Self.sqlite(path, "EXPLAIN QUERY PLAN " + statement)
+            #expect(plan.contains { $0.contains("USING INDEX refresh_tokens_user") } && !plan.contains { $0.contains("SCAN refresh_tokens") }, "\(plan)")
         }
     }
 
@@ -93,7 +99,7 @@ import Testing
         #expect(try Self.sqlite(path, "SELECT name FROM sqlite_sequence") == ["audit_events"])
 
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == Array(1...15))
+        #expect(try store.schemaVersions() == Array(1...16))
         try store.appendAudit(AuditEvent(at: 40, kind: "refresh", outcome: "failure", reason: "refresh_token_reused", detail: "family revoked"))
         #expect(try store.auditEvents(limit: 10).map(\.at) == [40, 30, 20, 10])
         // Schema 4: rows from before have no detail; new ones keep theirs.
