@@ -119,7 +119,7 @@ extension SQLStore {
     }
 
     public func sessions(userID: String, now: Int64) throws(StoreError) -> [SessionRow] {
-        try locked { db throws(StoreError) in
+        try reading { db throws(StoreError) in
             try db.query(
                 """
                 SELECT family, client_id, MIN(created_at), MAX(created_at), MAX(expires_at), MIN(auth_time), MIN(amr), MIN(credential_id)
@@ -183,7 +183,7 @@ extension SQLStore {
         }
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let order = query.after == nil ? "DESC" : "ASC"
-        return try locked { db throws(StoreError) in
+        return try reading { db throws(StoreError) in
             try db.query(
                 "SELECT id, at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id, detail FROM audit_events\(filter) ORDER BY id \(order) LIMIT ?",
                 arguments + [.int(Int64(query.limit))]

@@ -116,6 +116,11 @@ public final class SQLStore: Store, @unchecked Sendable {
         try pool.withSession(body)
     }
 
+    /// A read that may scan, on a session that holds up no writer (``SessionPool/reading(_:)``).
+    func reading<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T {
+        try pool.reading(body)
+    }
+
     private func migrate(_ schema: [(version: Int, sql: String)]) throws(StoreError) {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in

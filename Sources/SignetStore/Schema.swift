@@ -288,16 +288,15 @@ enum Schema {
             // The code key each recovery code was made under, so that a re-key keeps only the
             // earlier keys an unused code still needs. NULL for codes made before.
             (14, "ALTER TABLE recovery_codes ADD COLUMN key_id TEXT"),
-            // An account's own audit rows, newest first (its account page, the Management API's
-            // logs of a user), found without reading the rows of every other account: without
-            // it each such read scanned the whole trail under the store's lock. Rows without an
-            // account (refused unauthenticated calls) stay out of it. SQLite's index entries end
-            // with the row ID, which is `id`.
-            (15, "CREATE INDEX audit_events_user ON audit_events(user_id\(sqlite ? "" : ", id")) WHERE user_id IS NOT NULL"),
-            // An account's refresh tokens (where it is signed in: its account page, /me/sessions,
-            // the Management API's sessions; ending the sessions of a revoked passkey; deleting
-            // the account), found without reading every account's tokens under the store's lock.
-            (16, "CREATE INDEX refresh_tokens_user ON refresh_tokens(user_id)"),
+            // PostgreSQL: an account's own audit rows, newest first (its account page, the
+            // Management API's logs of a user), and its refresh tokens (where it is signed in,
+            // the sessions a revoked passkey started, deleting it), found without reading every
+            // account's. Rows without an account stay out. Not on SQLite, where each index costs
+            // every sign-in a page written at random (measured: +25k instructions and about +46
+            // us a sign-in for the two); there those reads run on a connection of their own
+            // instead, so they never hold up a writer (``SQLitePool``).
+            (15, sqlite ? "" : "CREATE INDEX audit_events_user ON audit_events(user_id, id) WHERE user_id IS NOT NULL"),
+            (16, sqlite ? "" : "CREATE INDEX refresh_tokens_user ON refresh_tokens(user_id)"),
         ]
     }
 

@@ -5,6 +5,12 @@ import Synchronization
 /// Hands out database sessions, one caller at a time each.
 protocol SessionPool: Sendable {
     func withSession<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T
+    /// A session for a read that may be long (a scan), which must not hold up writers.
+    func reading<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T
+}
+
+extension SessionPool {
+    func reading<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T { try withSession(body) }
 }
 
 /// SQLite: one connection behind a lock, and a second one that checkpoints in the background.
@@ -28,6 +34,10 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
     private let connection: SQLiteConnection
     private let lock = NSLock()
     private let checkpointer: SQLiteConnection
+    /// Reads that scan (an account's audit rows and sessions, which SQLite has no index for):
+    /// a reader of the WAL, so the writer's lock is never held for them.
+    private let reader: SQLiteConnection
+    private let readerLock = NSLock()
     private let queue = DispatchQueue(label: "signet.sqlite.checkpoint", qos: .utility)
     /// Set on ``queue``, to tell whether code runs on it.
     private static let onQueue = DispatchSpecificKey<Bool>()
@@ -65,6 +75,8 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
         // Commits append to the WAL without a sync; ``GroupSync`` makes them durable outside the lock.
         connection = try SQLiteConnection(path: path, autoCheckpoint: false, synchronous: "NORMAL")
         let checkpointer = try SQLiteConnection(path: path, synchronous: "NORMAL")
+        reader = try SQLiteConnection(path: path, synchronous: "NORMAL")
+        try reader.exec("PRAGMA query_only = ON")
         groupSync = durable ? GroupSync(databasePath: path) : nil
         self.checkpointer = checkpointer
         queue.setSpecific(key: Self.onQueue, value: true)
@@ -156,6 +168,12 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
             lockedCheckpoint()
         }
         return failure
+    }
+
+    func reading<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T {
+        readerLock.lock()
+        defer { readerLock.unlock() }
+        return try body(reader)
     }
 
     func withSession<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T {
