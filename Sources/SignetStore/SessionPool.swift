@@ -13,7 +13,8 @@ extension SessionPool {
     func reading<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T { try withSession(body) }
 }
 
-/// SQLite: one connection behind a lock, and a second one that checkpoints in the background.
+/// SQLite: one connection behind a lock, a second one that checkpoints in the background, and a
+/// third, query-only, for the reads that scan (``reading(_:)``).
 ///
 /// SQLite's automatic checkpoint runs inside whichever commit crosses 1,000 WAL pages: that
 /// commit then copies the pages back and waits for two `fdatasync`s while holding the lock every
