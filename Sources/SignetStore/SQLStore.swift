@@ -588,17 +588,15 @@ public final class SQLStore: Store, @unchecked Sendable {
         // Rows are numbered in time order: the first row new enough is found by reading only the
         // rows that go (no index on the time, which every sign-in would update), and every row
         // below it goes. A row new enough stays so, and later rows have higher numbers.
-        let (keep, oldest) = try locked { db throws(StoreError) -> (Int64?, Int64?) in
+        let (keep, bounds) = try locked { db throws(StoreError) -> (Int64?, [SQLValue]?) in
             // Windows are at most a day long.
             try db.query("DELETE FROM rate_counters WHERE window_start < ?", [.int(now - 86_400_000)])
             let keep = try db.query("SELECT id FROM audit_events WHERE at >= ? ORDER BY id LIMIT 1", [.int(auditBefore)]).first?[0].int
-            let oldest = try db.query("SELECT MIN(id) FROM audit_events").first?[0].int
-            return (keep, oldest)
+            return (keep, try db.query("SELECT MIN(id), MAX(id) FROM audit_events").first)
         }
-        guard var next = oldest else { return 0 }
-        // Nothing new enough: every row there is now goes; rows added meanwhile are new.
-        var end = keep ?? next
-        if keep == nil { end = try locked { db throws(StoreError) in (try db.query("SELECT MAX(id) FROM audit_events").first?[0].int ?? next) + 1 } }
+        guard var next = bounds?[0].int, let newest = bounds?[1].int else { return 0 }
+        // Nothing new enough: every row there was goes; rows added since are new.
+        let end = keep ?? newest + 1
         var purged = 0
         while next < end {
             next = min(end, next + Int64(max(1, batch)))
