@@ -121,49 +121,6 @@ public final class SQLStore: Store, @unchecked Sendable {
         try pool.reading(body)
     }
 
-    private func migrate(_ schema: [(version: Int, sql: String)]) throws(StoreError) {
-        try locked { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) in
-                try db.lockForTransaction("signet-migrations")
-                try db.query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)")
-            }
-            for migration in schema {
-                try db.transaction { () throws(StoreError) in
-                    try db.lockForTransaction("signet-migrations")
-                    let applied = try db.query("SELECT 1 FROM schema_migrations WHERE version = ?", [.int(Int64(migration.version))])
-                    guard applied.isEmpty else { return }
-                    for statement in migration.sql.split(separator: ";") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                        try db.query(String(statement))
-                    }
-                    try Self.dataMigrations[migration.version]?(db)
-                    try db.query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.int(Int64(migration.version)), .int(Self.now())])
-                }
-            }
-        }
-    }
-
-    /// Migrations that change rows in a way SQL cannot say, run in their version's transaction
-    /// after its statements, on both databases.
-    static let dataMigrations: [Int: @Sendable (any SQLSession) throws(StoreError) -> Void] = [11: normalizeAddresses]
-
-    /// Schema 11: every stored address in NFC (Unicode's composed form), as sign-up and sign-in
-    /// have keyed addresses since; before, an address typed with a combining accent was stored as
-    /// typed, and the same address typed composed no longer found it. An address whose NFC form
-    /// another account already has stays as it is: two accounts cannot be merged here.
-    static func normalizeAddresses(_ db: any SQLSession) throws(StoreError) {
-        let rows = try db.query("SELECT id, email FROM users")
-        // Bytes, not Strings: Swift compares strings by canonical equivalence, so a decomposed
-        // address would equal its NFC form.
-        var taken = Set(rows.compactMap { $0[1].text.map { Array($0.utf8) } })
-        for row in rows {
-            guard let id = row[0].text, let email = row[1].text else { continue }
-            let nfc = Array(email.precomposedStringWithCanonicalMapping.utf8)
-            guard nfc != Array(email.utf8), !taken.contains(nfc) else { continue }
-            try db.query("UPDATE users SET email = ? WHERE id = ?", [.text(String(decoding: nfc, as: UTF8.self)), .text(id)])
-            taken.insert(nfc)
-        }
-    }
-
     /// The schema versions applied, in order.
     public func schemaVersions() throws(StoreError) -> [Int] {
         try locked { db throws(StoreError) in try db.query("SELECT version FROM schema_migrations ORDER BY version").compactMap { $0[0].int.map(Int.init) } }

@@ -1,6 +1,7 @@
 /// Versioned schema migrations, applied in order at start-up. Each runs once, in a transaction
-/// together with its row in `schema_migrations`. Types are chosen to mean the same in SQLite and
-/// PostgreSQL: BIGINT times in milliseconds since 1970, BYTEA/BLOB for bytes.
+/// together with its row in `schema_migrations` (except PostgreSQL's index builds in
+/// ``builtConcurrently``). Types are chosen to mean the same in SQLite and PostgreSQL: BIGINT
+/// times in milliseconds since 1970, BYTEA/BLOB for bytes.
 enum Schema {
     /// - Parameter clustered: the suffix that makes a table a clustered index on its primary key
     ///   (SQLite `WITHOUT ROWID`): an insert or update then writes one B-tree page, not two.
@@ -295,10 +296,17 @@ enum Schema {
             // every sign-in a page written at random (measured: +25k instructions and about +46
             // us a sign-in for the two); there those reads run on a connection of their own
             // instead, so they never hold up a writer (``SQLitePool``).
-            (15, sqlite ? "" : "CREATE INDEX audit_events_user ON audit_events(user_id, id) WHERE user_id IS NOT NULL"),
-            (16, sqlite ? "" : "CREATE INDEX refresh_tokens_user ON refresh_tokens(user_id)"),
+            // Built without blocking writes (``builtConcurrently``).
+            (15, sqlite ? "" : "CREATE INDEX CONCURRENTLY audit_events_user ON audit_events(user_id, id) WHERE user_id IS NOT NULL"),
+            (16, sqlite ? "" : "CREATE INDEX CONCURRENTLY refresh_tokens_user ON refresh_tokens(user_id)"),
         ]
     }
+
+    /// PostgreSQL: the versions that build one index on a table that may already be large and
+    /// in use (an upgrade while other instances serve), and the index's name. They run outside a
+    /// transaction, so that rows are written while the index builds
+    /// (``SQLStore/buildConcurrently(_:_:sql:)``).
+    static let builtConcurrently: [Int: String] = [15: "audit_events_user", 16: "refresh_tokens_user"]
 
     /// Credential ID lists as stored: each ID as a 2-byte big-endian length and its bytes.
     static func pack(_ ids: [[UInt8]]) -> [UInt8] {

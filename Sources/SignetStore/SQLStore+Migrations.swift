@@ -1,0 +1,93 @@
+import SignetAuth
+import Foundation
+
+extension SQLStore {
+    /// Applies the migrations `schema` lists that `schema_migrations` does not, in order, each in
+    /// a transaction with its row there; instances starting at once take turns.
+    ///
+    /// On PostgreSQL the turns are a session-level advisory lock taken by polling, held across the
+    /// whole run: an index that ``Schema/builtConcurrently`` names is built outside a transaction
+    /// (``buildConcurrently(_:_:sql:)``), and a build that waited for a turn inside a transaction
+    /// would wait on the build while the build waits for its snapshot.
+    func migrate(_ schema: [(version: Int, sql: String)]) throws(StoreError) {
+        try locked { db throws(StoreError) in
+            let postgres = db as? PostgresConnection
+            try postgres?.takeMigrationTurn()
+            defer { postgres?.endMigrationTurn() }
+            try db.transaction { () throws(StoreError) in
+                try db.lockForTransaction("signet-migrations")
+                try db.query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)")
+            }
+            for migration in schema {
+                if let postgres, let index = Schema.builtConcurrently[migration.version] {
+                    guard try postgres.query("SELECT 1 FROM schema_migrations WHERE version = ?", [.int(Int64(migration.version))]).isEmpty else { continue }
+                    try Self.buildConcurrently(postgres, index, sql: migration.sql)
+                    try postgres.query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.int(Int64(migration.version)), .int(Self.now())])
+                    continue
+                }
+                try db.transaction { () throws(StoreError) in
+                    try db.lockForTransaction("signet-migrations")
+                    let applied = try db.query("SELECT 1 FROM schema_migrations WHERE version = ?", [.int(Int64(migration.version))])
+                    guard applied.isEmpty else { return }
+                    for statement in migration.sql.split(separator: ";") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                        try db.query(String(statement))
+                    }
+                    try Self.dataMigrations[migration.version]?(db)
+                    try db.query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.int(Int64(migration.version)), .int(Self.now())])
+                }
+            }
+        }
+    }
+
+    /// PostgreSQL: builds the index `name` with `sql` (a `CREATE INDEX CONCURRENTLY`), which holds
+    /// only a lock that lets rows be written while it builds: a plain `CREATE INDEX` blocks every
+    /// write to the table for the whole build, and while it waits for a transaction open on the
+    /// table, every write queued behind it waits too. A build that failed part-way (the process
+    /// stopped, the connection dropped) leaves the index marked invalid; it is dropped and built
+    /// again. A valid index of that name is kept: its build finished before its version was
+    /// recorded.
+    static func buildConcurrently(_ db: PostgresConnection, _ name: String, sql: String) throws(StoreError) {
+        let valid = try db.query("SELECT CASE WHEN indisvalid THEN 1 ELSE 0 END FROM pg_index WHERE indexrelid = to_regclass(?)", [.text(name)])
+        if valid.first?[0].bool == true { return }
+        if !valid.isEmpty { try db.query("DROP INDEX CONCURRENTLY " + name) }
+        try db.query(sql)
+    }
+
+    /// Migrations that change rows in a way SQL cannot say, run in their version's transaction
+    /// after its statements, on both databases.
+    static let dataMigrations: [Int: @Sendable (any SQLSession) throws(StoreError) -> Void] = [11: normalizeAddresses]
+
+    /// Schema 11: every stored address in NFC (Unicode's composed form), as sign-up and sign-in
+    /// have keyed addresses since; before, an address typed with a combining accent was stored as
+    /// typed, and the same address typed composed no longer found it. An address whose NFC form
+    /// another account already has stays as it is: two accounts cannot be merged here.
+    static func normalizeAddresses(_ db: any SQLSession) throws(StoreError) {
+        let rows = try db.query("SELECT id, email FROM users")
+        // Bytes, not Strings: Swift compares strings by canonical equivalence, so a decomposed
+        // address would equal its NFC form.
+        var taken = Set(rows.compactMap { $0[1].text.map { Array($0.utf8) } })
+        for row in rows {
+            guard let id = row[0].text, let email = row[1].text else { continue }
+            let nfc = Array(email.precomposedStringWithCanonicalMapping.utf8)
+            guard nfc != Array(email.utf8), !taken.contains(nfc) else { continue }
+            try db.query("UPDATE users SET email = ? WHERE id = ?", [.text(String(decoding: nfc, as: UTF8.self)), .text(id)])
+            taken.insert(nfc)
+        }
+    }
+}
+
+extension PostgresConnection {
+    /// Waits for the migrations' advisory lock, held by this connection until
+    /// ``endMigrationTurn()`` or its end. It polls rather than blocks: a statement blocked on
+    /// the lock would hold a snapshot, and the holder's concurrent index build waits for every
+    /// older snapshot, so the two would wait on each other.
+    func takeMigrationTurn() throws(StoreError) {
+        while try query("SELECT pg_try_advisory_lock(hashtext('signet-migrations'))", []).first?[0].bool != true {
+            usleep(50_000)
+        }
+    }
+
+    func endMigrationTurn() {
+        _ = try? query("SELECT pg_advisory_unlock(hashtext('signet-migrations'))", [])
+    }
+}
