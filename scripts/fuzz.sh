@@ -6,7 +6,8 @@
 # Cookie headers, redirect URIs, ui_locales, related origins; HTTP/1.1 requests; access and refresh tokens).
 #   scripts/fuzz.sh run [SECONDS]   libFuzzer with AddressSanitizer/LeakSanitizer (default 600 s)
 #   scripts/fuzz.sh replay          replay the seed corpus and any saved corpus with a plain build
-#   SIGNET_FUZZ_KIND=N scripts/fuzz.sh run S   one parser only (N as in FuzzTarget.Kind, 0-27)
+#   SIGNET_FUZZ_KIND=N scripts/fuzz.sh run S   one parser only (N as in FuzzTarget.Kind, from 0;
+#                                   `.build/debug/SignetFuzz kinds` prints how many there are)
 #   scripts/fuzz.sh each RUNS [N...]  each parser in turn (all, or those listed) to RUNS executions,
 #                                   then a table of executions and speed per parser
 # Seeds are made from the WebAuthn fixtures into .fuzz/seeds; the corpus grows in .fuzz/corpus.
@@ -35,7 +36,7 @@ run|each)
     if [ "$mode" = each ]; then
         runs=${2:-10000000}
         shift 2 || true
-        kinds=${*:-$(seq 0 26)}
+        kinds=${*:-$(seq 0 $(( $("$replay" kinds) - 1 )))}
         mkdir -p .fuzz/each
         printf "%-6s %-12s %-10s %s\n" kind executions "exec/s" result
         for kind in $kinds; do

@@ -31,8 +31,8 @@ public func signetFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMuta
     return LLVMFuzzerRunDriver(&count, &vector, fuzzOneInput)
 }
 #else
-/// Without libFuzzer the same code replays a corpus (`replay DIR...`) or makes the seed
-/// corpus from the WebAuthn fixtures (`seed FIXTURES OUT`).
+/// Without libFuzzer the same code replays a corpus (`replay DIR...`), makes the seed corpus
+/// from the WebAuthn fixtures (`seed FIXTURES OUT`), or prints how many parsers it has (`kinds`).
 @main
 enum FuzzReplay {
     static func main() throws {
@@ -49,8 +49,9 @@ enum FuzzReplay {
                 }
             }
             print("replayed \(count) inputs without a crash")
+        case "kinds": print(FuzzTarget.Kind.allCases.count)
         default:
-            FileHandle.standardError.write(Data("usage: SignetFuzz seed FIXTURES OUT | replay DIR...\n".utf8))
+            FileHandle.standardError.write(Data("usage: SignetFuzz seed FIXTURES OUT | replay DIR... | kinds\n".utf8))
             exit(2)
         }
     }
