@@ -409,21 +409,31 @@ public final class SQLStore: Store, @unchecked Sendable {
     }
 
     public func purgeUsedSessions(now: Int64) throws(StoreError) -> Int {
-        try locked { db throws(StoreError) in
+        // Each table under the lock on its own: these scan their tables, and a write waiting
+        // behind the purge waits for one scan, not for all of them.
+        let sessions = try locked { db throws(StoreError) in
             try db.query("DELETE FROM used_sessions WHERE expires_at < ?", [.int(now)])
-            let sessions = db.changes
-            // Action challenges are kept a day after they expire: they count towards the rate limit.
-            try db.query("DELETE FROM action_challenges WHERE expires_at < ?", [.int(now - 86_400_000)])
-            // Codes live a minute; an hour later nothing can replay them.
-            try db.query("DELETE FROM authorization_codes WHERE expires_at < ?", [.int(now - 3_600_000)])
-            try db.query("DELETE FROM web_sessions WHERE expires_at < ?", [.int(now - 86_400_000)])
-            try db.query("DELETE FROM ended_sessions WHERE expires_at < ?", [.int(now)])
-            // An address's code is replaced by its next one; one that expired a day ago
-            // throttles nothing any more (an address's sends are counted in rate_counters).
-            try db.query("DELETE FROM email_codes WHERE expires_at < ?", [.int(now - 86_400_000)])
-            return sessions
+            return db.changes
         }
+        for (table, after) in Self.purgedAfterExpiry {
+            try locked { db throws(StoreError) in try db.query("DELETE FROM \(table) WHERE expires_at < ?", [.int(now - after)]) }
+        }
+        return sessions
     }
+
+    /// The tables ``purgeUsedSessions(now:)`` also deletes from, each with how long after its
+    /// rows expire they go (milliseconds).
+    static let purgedAfterExpiry: [(table: String, after: Int64)] = [
+        // Action challenges count towards the rate limit for a day after they expire.
+        ("action_challenges", 86_400_000),
+        // Codes live a minute; an hour later nothing can replay them.
+        ("authorization_codes", 3_600_000),
+        ("web_sessions", 86_400_000),
+        ("ended_sessions", 0),
+        // An address's code is replaced by its next one; one that expired a day ago throttles
+        // nothing any more (an address's sends are counted in rate_counters).
+        ("email_codes", 86_400_000),
+    ]
 
     // MARK: refresh tokens
 
