@@ -3,23 +3,24 @@ import Foundation
 
 extension SQLStore {
     /// Applies the migrations `schema` lists that `schema_migrations` does not, in order, each in
-    /// a transaction with its row there; instances starting at once take turns.
+    /// a transaction with its row there; instances starting at once take turns through an
+    /// advisory lock that each transaction takes.
     ///
-    /// On PostgreSQL the turns are a session-level advisory lock taken by polling, held across the
-    /// whole run: an index that ``Schema/builtConcurrently`` names is built outside a transaction
-    /// (``buildConcurrently(_:_:sql:)``), and a build that waited for a turn inside a transaction
-    /// would wait on the build while the build waits for its snapshot.
+    /// On PostgreSQL an index that ``Schema/builtConcurrently`` names is built outside a
+    /// transaction, and the turns for it are another advisory lock, taken by polling
+    /// (``PostgresConnection/takeBuildTurn()``). The build waits for every transaction older
+    /// than its own snapshots, so it must never hold a lock that such a transaction waits for:
+    /// the migrations' lock stays free for other instances, of this version or an older one.
     func migrate(_ schema: [(version: Int, sql: String)]) throws(StoreError) {
         try locked { db throws(StoreError) in
-            let postgres = db as? PostgresConnection
-            try postgres?.takeMigrationTurn()
-            defer { postgres?.endMigrationTurn() }
             try db.transaction { () throws(StoreError) in
                 try db.lockForTransaction("signet-migrations")
                 try db.query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)")
             }
             for migration in schema {
-                if let postgres, let index = Schema.builtConcurrently[migration.version] {
+                if let postgres = db as? PostgresConnection, let index = Schema.builtConcurrently[migration.version] {
+                    try postgres.takeBuildTurn()
+                    defer { postgres.endBuildTurn() }
                     guard try postgres.query("SELECT 1 FROM schema_migrations WHERE version = ?", [.int(Int64(migration.version))]).isEmpty else { continue }
                     try Self.buildConcurrently(postgres, index, sql: migration.sql)
                     try postgres.query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.int(Int64(migration.version)), .int(Self.now())])
@@ -77,17 +78,17 @@ extension SQLStore {
 }
 
 extension PostgresConnection {
-    /// Waits for the migrations' advisory lock, held by this connection until
-    /// ``endMigrationTurn()`` or its end. It polls rather than blocks: a statement blocked on
-    /// the lock would hold a snapshot, and the holder's concurrent index build waits for every
-    /// older snapshot, so the two would wait on each other.
-    func takeMigrationTurn() throws(StoreError) {
-        while try query("SELECT pg_try_advisory_lock(hashtext('signet-migrations'))", []).first?[0].bool != true {
+    /// Waits for the index builds' advisory lock, held by this connection until
+    /// ``endBuildTurn()`` or its end. It polls rather than blocks: a statement blocked on the
+    /// lock would hold a snapshot, and the holder's build waits for every older snapshot, so the
+    /// two would wait on each other.
+    func takeBuildTurn() throws(StoreError) {
+        while try query("SELECT pg_try_advisory_lock(hashtext('signet-index-builds'))", []).first?[0].bool != true {
             usleep(50_000)
         }
     }
 
-    func endMigrationTurn() {
-        _ = try? query("SELECT pg_advisory_unlock(hashtext('signet-migrations'))", [])
+    func endBuildTurn() {
+        _ = try? query("SELECT pg_advisory_unlock(hashtext('signet-index-builds'))", [])
     }
 }

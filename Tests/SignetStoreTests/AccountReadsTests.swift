@@ -37,7 +37,7 @@ import Testing
         #expect(try Self.indexes(PostgresConnection(url: url)) == ["audit_events_user valid", "refresh_tokens_user valid"])
     }
 
-    @Test("PostgreSQL: an upgrade builds the indexes while other connections write to their tables; the build waits for an open transaction without holding up writes",
+    @Test("PostgreSQL: an upgrade builds the indexes while other connections write to their tables; the build waits for an open transaction without holding up writes or the migrations' lock",
           .enabled(if: Backend.available.contains(.postgres)))
     func postgresIndexesBuiltBesideWrites() throws {
         let url = try Self.postgresDatabase()
@@ -60,6 +60,15 @@ import Testing
         try writer.query("SET statement_timeout = 3000", [])
         #expect(throws: Never.self) { try writer.query(Self.auditInsert, [.text(u.id)]) }
         #expect(throws: Never.self) { try writer.query("UPDATE refresh_tokens SET revoked_at = NULL WHERE user_id = ?", [.text(u.id)]) }
+        // An instance of the old version starting now takes the migrations' lock in a transaction
+        // and finds its versions applied: the build holds nothing it waits for (if it did, the
+        // build would wait for this transaction's snapshot and this transaction for the lock).
+        #expect(throws: Never.self) {
+            try writer.query("BEGIN", [])
+            try writer.query("SELECT pg_advisory_xact_lock(hashtext('signet-migrations'))", [])
+            try writer.query("SELECT version FROM schema_migrations", [])
+            try writer.query("COMMIT", [])
+        }
         #expect(!upgrading.isDone, "the build waits for the open transaction")
         try open.query("COMMIT", [])
         try upgrading.wait()
