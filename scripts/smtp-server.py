@@ -2,7 +2,8 @@
 """A real SMTP server for Signet's tests (Debian's python3-aiosmtpd), on loopback.
 
 Every message it accepts is stored whole in a Maildir (DIR/new/...), with the envelope
-recipients in an X-Envelope-To header, so a test reads exactly what Signet sent.
+recipients in an X-Envelope-To header and the MAIL command's parameters (SMTPUTF8, RFC 6531;
+SIZE) in X-Mail-Options, so a test reads exactly what Signet sent.
 
   smtp-server.py --port PORT --maildir DIR [--starttls CERT KEY] [--tls CERT KEY]
                  [--auth USER:PASSWORD] [--reject-first N]
@@ -33,7 +34,8 @@ class Store:
         content = envelope.original_content or envelope.content
         if isinstance(content, str):
             content = content.encode()
-        header = ("X-Envelope-To: " + ", ".join(envelope.rcpt_tos) + "\r\n").encode()
+        header = ("X-Envelope-To: " + ", ".join(envelope.rcpt_tos) + "\r\n"
+                  + "X-Mail-Options: " + " ".join(envelope.mail_options) + "\r\n").encode()
         self.box.add(header + content)
         return "250 2.0.0 stored"
 

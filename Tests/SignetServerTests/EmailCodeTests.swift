@@ -143,6 +143,24 @@ struct EmailCodeTests {
         #expect(jwtClaims(tokens["id_token"]?.string)["email"] == .string("ana@bücher.example"))
     }
 
+    @Test("an address whose local part is beyond ASCII gets its code from a relay that speaks SMTPUTF8: declared in MAIL FROM, the address as typed in the envelope and To")
+    func internationalLocalPart() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp)
+        #expect(try server.startEmail("José@signet.test").status == 200)
+        let code = try smtp.code(for: "josé@signet.test")
+        let message = try #require(smtp.messages(to: "josé@signet.test").last)
+        #expect(message.headers["to"] == "<josé@signet.test>")
+        #expect(message.headers["x-mail-options"]?.split(separator: " ").contains("SMTPUTF8") == true, "\(message.headers)")
+        let (status, tokens) = try server.signIn(email: "josé@signet.test", code: code, scope: "openid email")
+        #expect(status == 200, "\(tokens.serialized)")
+        #expect(jwtClaims(tokens["id_token"]?.string)["email"] == .string("josé@signet.test"))
+        // An ASCII address declares nothing it does not need.
+        try server.startEmail("ascii@signet.test")
+        _ = try smtp.code(for: "ascii@signet.test")
+        #expect(smtp.messages(to: "ascii@signet.test").last?.headers["x-mail-options"]?.contains("SMTPUTF8") == false)
+    }
+
     @Test("only the newest code counts")
     func newestCode() throws {
         let smtp = try SMTPServer()
