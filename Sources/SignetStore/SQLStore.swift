@@ -591,6 +591,20 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
+    public func rotateSigningKey(_ k: SigningKeyRow, unlessCreatedAfter: Int64) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                try db.lockForTransaction("signing-keys")
+                guard try db.query("SELECT 1 FROM signing_keys WHERE created_at > ? LIMIT 1", [.int(unlessCreatedAfter)]).isEmpty else { return false }
+                try db.query(
+                    "INSERT INTO signing_keys (kid, algorithm, private_key, public_key, created_at, retired_at) VALUES (?, ?, ?, ?, ?, NULL)",
+                    [.text(k.kid), .text(k.algorithm), .blob(k.encryptedPrivateKey), .blob(k.publicKey), .int(k.createdAt)])
+                try db.query("UPDATE signing_keys SET retired_at = ? WHERE kid <> ? AND retired_at IS NULL", [.int(k.createdAt), .text(k.kid)])
+                return true
+            }
+        }
+    }
+
     public func signingKeys() throws(StoreError) -> [SigningKeyRow] {
         try locked { db throws(StoreError) in
             try db.query("SELECT kid, algorithm, private_key, public_key, created_at, retired_at FROM signing_keys ORDER BY created_at, kid").map { r in

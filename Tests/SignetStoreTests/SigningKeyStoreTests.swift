@@ -1,0 +1,39 @@
+import Foundation
+import SignetAuth
+import SignetStore
+import SignetTestSupport
+import Testing
+
+/// A scheduled signing-key rotation in the store: one transaction that adds the key and retires
+/// the others only when no key is newer than the cut, so instances that find it due together
+/// add one key between them.
+@Suite struct SigningKeyStoreTests {
+    func key(_ kid: String, at: Int64) -> SigningKeyRow {
+        SigningKeyRow(kid: kid, algorithm: "ES256", encryptedPrivateKey: [1, 2, 3], publicKey: [4, 5, 6], createdAt: at)
+    }
+
+    @Test("a rotation adds its key and retires the others at its time, unless a key is newer than the cut", arguments: Backend.available)
+    func conditional(_ backend: Backend) throws {
+        let store = try backend.open()
+        try store.insertSigningKey(key("a", at: 1_000))
+        #expect(try !store.rotateSigningKey(key("b", at: 5_000), unlessCreatedAfter: 999))
+        #expect(try store.signingKeys().map(\.kid) == ["a"])
+        #expect(try store.rotateSigningKey(key("b", at: 5_000), unlessCreatedAfter: 1_000))
+        let rows = try store.signingKeys()
+        #expect(rows.map(\.kid) == ["a", "b"] && rows.map(\.retiredAt) == [5_000, nil])
+        // A key retired before keeps its time.
+        #expect(try store.rotateSigningKey(key("c", at: 9_000), unlessCreatedAfter: 5_000))
+        #expect(try store.signingKeys().map(\.retiredAt) == [5_000, 9_000, nil])
+    }
+
+    @Test("of 16 rotations found due at once, one adds its key", arguments: Backend.available)
+    func once(_ backend: Backend) throws {
+        let store = try backend.open()
+        try store.insertSigningKey(key("first", at: 1_000))
+        let results = simultaneously(16) { i in try store.rotateSigningKey(self.key("k\(i)", at: 2_000 + Int64(i)), unlessCreatedAfter: 1_000) }
+        #expect(results.filter { (try? $0.get()) == true }.count == 1)
+        #expect(results.allSatisfy { (try? $0.get()) != nil }, "\(results)")
+        let rows = try store.signingKeys()
+        #expect(rows.count == 2 && rows.filter { $0.retiredAt == nil }.count == 1)
+    }
+}
