@@ -74,7 +74,7 @@ let package = Package(
             name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP", "SignetWebAuthn", "SignetQR", "SignetCrypto"],
             swiftSettings: strict),
         .testTarget(
-            name: "SignetAuthTests", dependencies: ["SignetAuth", "SignetStore", "SignetAPI", "SignetSoftware", "SignetWebAuthn", "SignetCrypto"],
+            name: "SignetAuthTests", dependencies: ["SignetAuth", "SignetStore", "SignetAPI", "SignetSoftware", "SignetWebAuthn", "SignetCrypto", "SignetTestSupport"],
             swiftSettings: strict),
         // What more than one test target needs, and nothing outside the tests.
         .target(name: "SignetTestSupport", dependencies: ["CSQLite"], path: "Tests/SignetTestSupport", swiftSettings: strict),

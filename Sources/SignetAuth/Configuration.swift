@@ -221,6 +221,9 @@ public struct ServerConfiguration: Sendable {
     public var refreshTokenLifetime = 30 * 86400
     /// Seconds a refresh-token family lives at most from its sign-in, however often it rotates.
     public var refreshTokenAbsoluteLifetime = 90 * 86400
+    /// Days after which the token-signing key is replaced by a new one on its own
+    /// (`tokens.signing_key_rotation_days`; 0: only by `signet keys rotate`).
+    public var signingKeyRotationDays = 90
     /// Seconds since the sign-in within which a token counts as a fresh passkey check for a
     /// sensitive operation (RFC 9470 `max_age`).
     public var stepUpMaxAge = 300

@@ -14,7 +14,7 @@ public enum ConfigurationLoader {
         ["web", "session_idle_ttl"], ["web", "session_ttl"], ["web", "code_ttl"],
         ["clients"], ["audiences"],
         ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"], ["tokens", "refresh_token_absolute_ttl"],
-        ["step_up", "max_age"], ["audit", "retention_days"], ["database_durability"], ["trusted_proxies"],
+        ["tokens", "signing_key_rotation_days"], ["step_up", "max_age"], ["audit", "retention_days"], ["database_durability"], ["trusted_proxies"],
         ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
         ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
@@ -153,6 +153,7 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["tokens", "id_token_ttl"], range: 30...86400) { c.idTokenLifetime = v }
         if let v = try int(tree, ["tokens", "refresh_token_ttl"], range: 60...(400 * 86400)) { c.refreshTokenLifetime = v }
         if let v = try int(tree, ["tokens", "refresh_token_absolute_ttl"], range: 60...(3650 * 86400)) { c.refreshTokenAbsoluteLifetime = v }
+        if let v = try int(tree, ["tokens", "signing_key_rotation_days"], range: 0...3650) { c.signingKeyRotationDays = v }
         if let v = try int(tree, ["step_up", "max_age"], range: 1...86400) { c.stepUpMaxAge = v }
         if let v = try int(tree, ["audit", "retention_days"], range: 1...36500) { c.auditRetentionDays = v }
         if let v = try string(tree, ["database_durability"]) {

@@ -88,6 +88,8 @@ public final class SignetApp: @unchecked Sendable {
             _ = try? service.ceremonies.purgeRefreshTokens()
             // Rate-limit windows that ended, and audit rows past audit.retention_days.
             _ = try? store.purge(now: now, auditBefore: now - retention, batch: 5_000)
+            // A new signing key once the newest is tokens.signing_key_rotation_days old.
+            service.ceremonies.rotateSigningKeyIfDue()
         }
         purge.resume()
         purger = purge

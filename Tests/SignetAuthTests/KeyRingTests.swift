@@ -2,6 +2,7 @@ import Foundation
 import SignetAuth
 import SignetCrypto
 import SignetStore
+import SignetTestSupport
 import SignetWebAuthn
 import Testing
 
@@ -81,6 +82,60 @@ import Testing
         try ring.reload()
         #expect(ring.signingKey.kid == third)
         #expect(ring.jwks["keys"]?.array?.count == 3)
+    }
+
+    @Test("scheduled rotation: nothing until the newest key is old enough, then one new key, published at once and signing after the delay")
+    func scheduledRotation() throws {
+        let store = try store()
+        let clock = CeremonyTests.Clock()
+        let ring = try KeyRing(store: store, kek: kek, retentionSeconds: 3600, clock: { clock.now })
+        let first = ring.signingKey.kid
+        let ninetyDays: Int64 = 90 * 86_400
+        clock.now += Double(ninetyDays) - 1
+        #expect(try ring.rotateIfOlder(than: ninetyDays) == nil)
+        #expect(try store.signingKeys().count == 1)
+        clock.now += 1
+        let second = try #require(try ring.rotateIfOlder(than: ninetyDays))
+        let rows = try store.signingKeys()
+        #expect(rows.map(\.kid) == [first, second])
+        #expect(rows[0].retiredAt == rows[1].createdAt && rows[1].retiredAt == nil)
+        #expect(ring.jwks["keys"]?.array?.compactMap { $0["kid"]?.string }.sorted() == [first, second].sorted(), "published at once")
+        #expect(ring.signingKey.kid == first)
+        // Due again only ninety days after the new key, not after the first.
+        clock.now += Double(KeyRing.signingDelay)
+        #expect(try ring.rotateIfOlder(than: ninetyDays) == nil)
+        try ring.reload()
+        #expect(ring.signingKey.kid == second)
+        // The new key opens under the key-encryption key: a fresh ring signs with it.
+        let fresh = try KeyRing(store: store, kek: kek, retentionSeconds: 3600, clock: { clock.now })
+        #expect(fresh.signingKey.kid == second)
+    }
+
+    @Test("scheduled rotation: rings that find it due at once add one key between them")
+    func scheduledRotationOnce() throws {
+        let store = try store()
+        let clock = CeremonyTests.Clock()
+        let rings = try (0..<8).map { _ in try KeyRing(store: store, kek: kek, retentionSeconds: 3600, clock: { clock.now }) }
+        clock.now += 86_400
+        let added = simultaneously(rings.count) { i in try rings[i].rotateIfOlder(than: 86_400) }
+        #expect(added.compactMap { try? $0.get() }.compactMap { $0 }.count == 1)
+        #expect(try store.signingKeys().count == 2)
+    }
+
+    @Test("scheduled rotation adds no key while the key that signs does not open under this ring's key-encryption key")
+    func scheduledRotationStaleKEK() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("signet-keyring-\(UUID().uuidString).db").path
+        let store = try SQLStore(path: path)
+        let clock = CeremonyTests.Clock()
+        let ring = try KeyRing(store: store, kek: kek, retentionSeconds: 3600, clock: { clock.now })
+        // The database was re-keyed while this server ran: its key is sealed under another key.
+        let other = Array(repeating: UInt8(8), count: 32)
+        let kid = ring.signingKey.kid
+        let reSealed = try AESGCM.seal(PrivateKey.generate(.ec(.p256)).der, key: other, aad: Array(kid.utf8))
+        _ = try rawSQLite(path, "UPDATE signing_keys SET private_key = x'\(reSealed.map { String(format: "%02x", $0) }.joined())'")
+        clock.now += 91 * 86_400
+        #expect(throws: ConfigurationError.self) { try ring.rotateIfOlder(than: 90 * 86_400) }
+        #expect(try store.signingKeys().count == 1)
     }
 
     @Test("a ring with another key-encryption key cannot load the keys")

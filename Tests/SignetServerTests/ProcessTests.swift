@@ -318,6 +318,14 @@ import Testing
         #expect(shown == 0 && keys["key_encryption_key"] == .string(KeyEncryptionKey.id(new)), "\(statusText)")
         #expect(keys["code_keys"]?.array?.map { $0["current"] } == [.bool(true), .bool(false)])
         #expect(keys["code_keys"]?.array?.first?["unused_codes"] == .int(0) && keys["codes_without_key_id"]?["accounts"] == .int(0))
+        // The two signing keys (the first retired by the rotation above, and signing until the
+        // new one has been published for the delay), and the next scheduled rotation, 90 days on.
+        let signing = try #require(keys["signing_keys"]?.array)
+        #expect(signing.count == 2 && signing[0]["retired_at"] != .null && signing[1]["retired_at"] == .null, "\(statusText)")
+        let signs: [JSONValue?] = signing.map { $0["signing"] }
+        #expect(signs == [JSONValue.bool(true), JSONValue.bool(false)], "\(statusText)")
+        guard case .number(let text)? = signing[1]["created_at"], let created = Int64(text) else { Issue.record("no created_at: \(statusText)"); return }
+        #expect(keys["next_rotation"] == .int(created + 90 * 86_400))
         // The old key is refused, as the database was re-keyed from it.
         try SecretFile.save(Data(Base64URL.encode(old).utf8), to: directory.appendingPathComponent("signet.kek").path)
         let (refused, why) = try Self.run(["keys", "status"], in: directory)

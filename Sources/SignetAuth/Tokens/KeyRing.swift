@@ -110,6 +110,28 @@ public final class KeyRing: @unchecked Sendable {
         return kid
     }
 
+    /// Scheduled rotation: once the newest signing key is `seconds` old, adds a key and retires
+    /// the others, as `signet keys rotate` does, and returns its `kid` (nil while none is due).
+    /// Instances that find it due at once add one key between them
+    /// (``Store/rotateSigningKey(_:unlessCreatedAfter:)``). Nothing is added while this
+    /// instance's key-encryption key does not open the key that signs: a key sealed under a key
+    /// the database was re-keyed away from could be opened by no restarted server.
+    public func rotateIfOlder(than seconds: Int64) throws -> String? {
+        let date = clock()
+        let now = Int64(date.timeIntervalSince1970 * 1000)
+        let cutoff = now - seconds * 1000
+        guard let newest = try store.signingKeys().map(\.createdAt).max(), newest <= cutoff else { return nil }
+        try reload()
+        let key = try PrivateKey.generate(.ec(.p256))
+        let kid = Base64URL.encode(random(9))
+        let sealed = try AESGCM.seal(key.der, key: kek, aad: Array(kid.utf8))
+        let row = SigningKeyRow(kid: kid, algorithm: "ES256", encryptedPrivateKey: sealed, publicKey: key.publicKey.spki, createdAt: now)
+        guard try store.rotateSigningKey(row, unlessCreatedAfter: cutoff) else { return nil }
+        // Published here at once; the other instances within reloadInterval, well before it signs.
+        try reload()
+        return kid
+    }
+
     /// Re-reads the keys from the database. A key whose stored bytes are those already loaded
     /// is kept, not imported again: OpenSSL's decoders take about 4.7M instructions for the
     /// private key and 1.4M for a public one (callgrind), all on the request thread that found
@@ -153,6 +175,13 @@ public final class KeyRing: @unchecked Sendable {
     static func signer(among rows: [SigningKeyRow], now: Int64) -> SigningKeyRow? {
         let order = rows.sorted { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }
         return order.last { $0.createdAt + signingDelay * 1000 <= now } ?? order.first
+    }
+
+    /// For `signet keys status`: the `kid` that signs at `now` (milliseconds) among `rows`, and
+    /// when the scheduled rotation is next due (nil with `rotationDays` 0).
+    public static func schedule(_ rows: [SigningKeyRow], now: Int64, rotationDays: Int) -> (signer: String?, nextRotation: Int64?) {
+        let next = rotationDays > 0 ? rows.map(\.createdAt).max().map { $0 + Int64(rotationDays) * 86_400_000 } : nil
+        return (signer(among: rows, now: now)?.kid, next)
     }
 
     private func reloadIfStale() {

@@ -1,0 +1,18 @@
+import Foundation
+
+extension Ceremonies {
+    /// Scheduled rotation of the token-signing key (RFC 7517 §5: the JWKS holds the new key
+    /// from the start, and the old one until its tokens have expired): once the newest key is
+    /// `tokens.signing_key_rotation_days` old, a new one is added, published at once and signing
+    /// ``KeyRing/signingDelay`` seconds later. Run from the minute's timer; audited as
+    /// `signing_key_rotated` with the new `kid`. Returns that `kid`, or nil when none was due or
+    /// this instance cannot open the key that signs (its `/healthz` says so).
+    @discardableResult
+    public func rotateSigningKeyIfDue() -> String? {
+        let days = configuration.signingKeyRotationDays
+        guard days > 0, let kid = try? keys.rotateIfOlder(than: Int64(days) * 86_400) else { return nil }
+        audit("signing_key_rotated", detail: "kid \(kid), after \(days) days; signs from \(nowMillis / 1000 + KeyRing.signingDelay)",
+              context: RequestContext(remoteAddress: "", requestID: ""))
+        return kid
+    }
+}
