@@ -50,6 +50,7 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case algorithmNotAllowed = "algorithm_not_allowed"
     case attestationInvalid = "attestation_invalid"
     case attestationUntrusted = "attestation_untrusted"
+    case authenticatorNotAllowed = "authenticator_not_allowed"
     case credentialIdMismatch = "credential_id_mismatch"
     case credentialUnknown = "credential_unknown"
     case credentialRevoked = "credential_revoked"
@@ -164,7 +165,7 @@ extension Reason {
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict: 409
         case .rateLimited: 429
         case .userUnknown, .authenticationMethodUnknown: 404
-        case .csrfInvalid, .insufficientScope, .userBlocked, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
+        case .csrfInvalid, .insufficientScope, .userBlocked, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull, .signingKeyUnavailable: 503
         case .internalError, .serverError: 500
         default: 400
@@ -183,7 +184,7 @@ extension Reason {
         case .rateLimited: "slow_down"
         case .insufficientScope: "insufficient_scope"
         case .scopeInvalid: "invalid_scope"
-        case .recoveryHold, .userBlocked: "access_denied"
+        case .recoveryHold, .userBlocked, .authenticatorNotAllowed: "access_denied"
         case .dpopInvalid, .dpopReplayed, .dpopKeyMismatch: "invalid_dpop_proof"
         case .useDPoPNonce: "use_dpop_nonce"
         case .authorizationPending: "authorization_pending"
@@ -254,6 +255,7 @@ extension Reason {
         case .algorithmNotAllowed: "The passkey uses an algorithm that is not allowed."
         case .attestationInvalid: "The attestation does not verify."
         case .attestationUntrusted: "The authenticator's attestation is not from a trusted maker."
+        case .authenticatorNotAllowed: "This kind of passkey or security key is not allowed here; use another."
         case .credentialIdMismatch: "The credential ID does not match the authenticator data."
         case .credentialUnknown: "This passkey is not registered."
         case .credentialRevoked: "This passkey was revoked."

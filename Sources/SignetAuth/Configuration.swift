@@ -242,6 +242,16 @@ public struct ServerConfiguration: Sendable {
     public var residentKey = "required"
     public var algorithms: [COSEAlgorithm] = [.es256, .eddsa, .rs256]
     public var trustAnchorFiles: [String] = []
+    /// Authenticator models by AAGUID (lower-case UUID text): when `allowedAAGUIDs` is not
+    /// empty only those may register or be used; `deniedAAGUIDs` never may. An authenticator
+    /// that does not tell (attestation `none`, some platforms) reports the all-zero AAGUID.
+    public var allowedAAGUIDs: Set<String> = []
+    public var deniedAAGUIDs: Set<String> = []
+
+    /// Whether the AAGUID policy admits `aaguid` (lower-case UUID text).
+    public func allowsAuthenticator(_ aaguid: String) -> Bool {
+        (allowedAAGUIDs.isEmpty || allowedAAGUIDs.contains(aaguid)) && (deniedAAGUIDs.isEmpty || !deniedAAGUIDs.contains(aaguid))
+    }
     /// HTTP worker threads; `nil` picks ``workerThreads``'s default.
     public var threads: Int?
     public var maxBodyBytes = 64 * 1024

@@ -14,13 +14,16 @@ package final class CredentialCache: Sendable {
         package let publicKey: [UInt8]
         package let backupEligible: Bool
         package var signCount: Int64
+        /// The authenticator's model, for the AAGUID policy (lower-case UUID text).
+        package let aaguid: String
 
-        package init(userID: String, userHandle: [UInt8], publicKey: [UInt8], backupEligible: Bool, signCount: Int64) {
+        package init(userID: String, userHandle: [UInt8], publicKey: [UInt8], backupEligible: Bool, signCount: Int64, aaguid: String = "") {
             self.userID = userID
             self.userHandle = userHandle
             self.publicKey = publicKey
             self.backupEligible = backupEligible
             self.signCount = signCount
+            self.aaguid = aaguid
         }
     }
 
@@ -62,6 +65,6 @@ package final class CredentialCache: Sendable {
 
 extension CredentialCache.Entry {
     init(_ row: CredentialRow, handle: [UInt8]) {
-        self.init(userID: row.userID, userHandle: handle, publicKey: row.publicKey, backupEligible: row.backupEligible, signCount: row.signCount)
+        self.init(userID: row.userID, userHandle: handle, publicKey: row.publicKey, backupEligible: row.backupEligible, signCount: row.signCount, aaguid: row.aaguid)
     }
 }

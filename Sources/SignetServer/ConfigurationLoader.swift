@@ -18,6 +18,7 @@ public enum ConfigurationLoader {
         ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
         ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
+        ["allowed_aaguids"], ["denied_aaguids"],
         ["threads"], ["access_log"],
         ["actions", "challenge_ttl"], ["actions", "token_ttl"], ["actions", "audience"], ["actions", "rate_limit_per_minute"], ["actions", "max_device_keys"],
         ["limits", "max_body_bytes"], ["limits", "request_deadline"], ["limits", "idle_timeout"],
@@ -207,6 +208,15 @@ public enum ConfigurationLoader {
             guard !c.algorithms.isEmpty else { throw ConfigurationError("algorithms must name at least one algorithm") }
         }
         if let v = try strings(tree, ["trust_anchors"]) { c.trustAnchorFiles = v }
+        for (path, keyPath) in [("allowed_aaguids", \ServerConfiguration.allowedAAGUIDs), ("denied_aaguids", \ServerConfiguration.deniedAAGUIDs)] {
+            guard let v = try strings(tree, [path]) else { continue }
+            c[keyPath: keyPath] = Set(try v.map { text in
+                guard let uuid = UUID(uuidString: text) else {
+                    throw ConfigurationError("\(path): \"\(text.prefix(64))\" is not an AAGUID (a UUID such as fbfc3007-154e-4ecc-8c0b-6e020557d7bd)")
+                }
+                return uuid.uuidString.lowercased()
+            })
+        }
         if let v = try int(tree, ["threads"], range: 1...256) { c.threads = v }
         if let v = value(tree, ["access_log"]) {
             guard let b = v.bool ?? v.string.flatMap({ Bool($0) }) else { throw ConfigurationError("access_log must be true or false") }

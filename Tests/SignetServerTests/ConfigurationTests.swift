@@ -122,11 +122,12 @@ import Testing
             {"issuer": "https://auth.example.com", "relying_party": {"id": "example.com", "origins": ["https://example.com"]},
              "clients": [{"client_id": "bank", "client_secret_hash": "sha256:\(Base64URL.encode(secret))", "audiences": ["https://bank.example.com"], "grants": []}],
              "step_up": {"max_age": 120}, "tokens": {"refresh_token_absolute_ttl": 86400, "signing_key_rotation_days": 30}, "audit": {"retention_days": 30},
-             "database_durability": "normal", "trusted_proxies": ["10.0.0.0/8", "::1"],
+             "database_durability": "normal", "trusted_proxies": ["10.0.0.0/8", "::1"], "allowed_aaguids": ["CB69481E-8FF7-4039-93EC-0A2729A154A8"],
              "rate_limits": {"enabled": true, "sign_up_per_ip": {"limit": 7, "window": 60}}}
             """)
         let c = try ConfigurationLoader.load(file: file, environment: ["SIGNET_RATE_LIMITS_ENABLED": "false", "SIGNET_STEP_UP_MAX_AGE": "90"])
         #expect(c.stepUpMaxAge == 90 && c.refreshTokenAbsoluteLifetime == 86400 && c.auditRetentionDays == 30 && c.durability == "normal")
+        #expect(c.allowedAAGUIDs == ["cb69481e-8ff7-4039-93ec-0a2729a154a8"] && c.deniedAAGUIDs.isEmpty)
         #expect(c.signingKeyRotationDays == 30 && ServerConfiguration.development(port: 8080).signingKeyRotationDays == 90)
         #expect(c.trustedProxies.map(\.description) == ["10.0.0.0/8", "0:0:0:0:0:0:0:1/128"])
         #expect(!c.rateLimits.enabled && c.rateLimits.signUpPerIP == RateLimit(limit: 7, window: 60))
@@ -227,6 +228,7 @@ import Testing
         (#""clients": [{"client_id": "x", "allowed_origins": ["https://a.example/path"]}]"#, "allowed_origins"),
         (#""web": {"code_ttl": 3600}"#, "web.code_ttl"),
         (#""web": {"session_idle_ttl": 1}"#, "web.session_idle_ttl"),
+        (#""denied_aaguids": ["yubikey"]"#, #"denied_aaguids: "yubikey" is not an AAGUID"#),
         (#""tokens": {"signing_key_rotation_days": -1}"#, "tokens.signing_key_rotation_days must be a whole number from 0 to 3650"),
     ])
     func refused(_ setting: String, _ message: String) throws {

@@ -11,8 +11,8 @@ struct VerifiedAssertion {
 extension Ceremonies {
     /// The one assertion path (WebAuthn L3 §7.2), for sign-in and for passkey-approved actions:
     /// checks the credential's identity, finds the passkey (in memory, else in the store), checks
-    /// that it belongs to `expectedUser` when one is named, and verifies the signature over
-    /// `challenge`. The result is recorded by ``record(_:)`` or by a sign-in's commit, both of which
+    /// that it belongs to `expectedUser` when one is named, verifies the signature over
+    /// `challenge`, and applies the AAGUID policy to the passkey's stored model. The result is recorded by ``record(_:)`` or by a sign-in's commit, both of which
     /// run the store's one guarded use.
     func verifyAssertion(
         _ credential: CredentialJSON, challenge: [UInt8], expectedUser: String?, allowCredentials: [[UInt8]]?,
@@ -50,6 +50,11 @@ extension Ceremonies {
         }
         if case .regression(let stored, let received) = result.signCount {
             throw counterRegression(stored: Int64(stored), received: Int64(received), user: entry.userID, client: client, credential: rawID, context: context)
+        }
+        // A model the AAGUID policy no longer admits (checked once the signature shows the
+        // caller holds the key, so nobody else learns the passkey's model).
+        guard configuration.allowsAuthenticator(entry.aaguid) else {
+            throw AuthError(.authenticatorNotAllowed, "this passkey's AAGUID \(entry.aaguid) is not allowed by allowed_aaguids or denied_aaguids")
         }
         let use = CredentialUse(
             credentialID: rawID, userID: entry.userID, publicKey: entry.publicKey, signCount: Int64(result.newSignCount),

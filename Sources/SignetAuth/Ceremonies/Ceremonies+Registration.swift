@@ -29,6 +29,8 @@ extension Ceremonies {
     /// is accepted only when its attestation chains to one of them; `none` and self attestation
     /// (which chain to nothing) and a chain to any other root are refused with
     /// `attestation_untrusted`. Without trust anchors every verified attestation is accepted.
+    /// Then the AAGUID policy (``ServerConfiguration/allowsAuthenticator(_:)``):
+    /// `authenticator_not_allowed`.
     func verifyRegistration(_ credential: CredentialJSON, session: AuthSession, owner: String, name: String?) throws -> (row: CredentialRow, userVerified: Bool) {
         let rawID = try credentialIdentity(credential)
         guard credential.response.attestationObject != nil else { throw AuthError(.ceremonyMismatch, "an assertion was sent for a registration") }
@@ -50,11 +52,15 @@ extension Ceremonies {
             case .notApplicable: throw AuthError(.attestationUntrusted, "\(result.format) attestation (\(result.attestationType)) chains to no configured root")
             }
         }
+        let aaguid = result.aaguid.uuidString.lowercased()
+        guard configuration.allowsAuthenticator(aaguid) else {
+            throw AuthError(.authenticatorNotAllowed, "AAGUID \(aaguid) (\(KnownAuthenticators.names[aaguid] ?? "unnamed")) is not allowed by allowed_aaguids or denied_aaguids")
+        }
         if try store.credential(id: result.credentialID) != nil { throw AuthError(.credentialExists, "this passkey is already registered") }
         let now = nowMillis
         let row = CredentialRow(
             id: result.credentialID, userID: owner, publicKey: result.publicKey, algorithm: result.algorithm.rawValue,
-            signCount: Int64(result.signCount), aaguid: result.aaguid.uuidString.lowercased(), format: result.format,
+            signCount: Int64(result.signCount), aaguid: aaguid, format: result.format,
             backupEligible: result.backupEligible, backupState: result.backupState,
             transports: (credential.response.transports ?? []).filter { $0.count <= 32 }.prefix(8).map { $0 }, name: name, createdAt: now)
         return (row, result.userVerified)
