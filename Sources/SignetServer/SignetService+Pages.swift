@@ -136,6 +136,7 @@ extension SignetService {
         .userExists: "Ya existe una cuenta con este correo; inicia sesión con su llave de acceso.", .notFound: "Esta página no existe.",
         .lastCredential: "Es la última llave de acceso de la cuenta; añade otra antes.", .userBlocked: "Esta cuenta está bloqueada.",
         .userCodeUnknown: "No hay ningún inicio de sesión pendiente con este código.", .recoveryHold: "Hay una recuperación en espera en esta cuenta.",
+        .authenticatorNotAllowed: "Este tipo de llave de acceso o de seguridad no está permitido aquí; usa otra.",
     ]
 
     /// Where a sign-in on the pages goes next: back into the pending authorization, to an own
