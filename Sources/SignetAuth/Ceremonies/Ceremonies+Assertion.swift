@@ -12,8 +12,9 @@ extension Ceremonies {
     /// The one assertion path (WebAuthn L3 §7.2), for sign-in and for passkey-approved actions:
     /// checks the credential's identity, finds the passkey (in memory, else in the store), checks
     /// that it belongs to `expectedUser` when one is named, verifies the signature over
-    /// `challenge`, and applies the AAGUID policy to the passkey's stored model. The result is recorded by ``record(_:)`` or by a sign-in's commit, both of which
-    /// run the store's one guarded use.
+    /// `challenge`, and applies the AAGUID policy to the passkey's stored model. The result is
+    /// recorded by ``record(_:)`` or by a sign-in's commit, both of which run the store's one
+    /// guarded use.
     func verifyAssertion(
         _ credential: CredentialJSON, challenge: [UInt8], expectedUser: String?, allowCredentials: [[UInt8]]?,
         requireUserVerification: Bool, client: String?, context: RequestContext, otherAccount: Reason = .credentialUnknown
