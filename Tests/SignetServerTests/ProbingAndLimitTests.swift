@@ -124,6 +124,8 @@ import Testing
         #expect(try lastRemote(server, [("X-Forwarded-For", "198.51.100.1, 10.1.2.3")]) == "198.51.100.1")
         #expect(try lastRemote(server, [("Forwarded", #"for=192.0.2.60;proto=https, for="[2001:db8::17]:4711""#)]) == "2001:db8::17")
         #expect(try lastRemote(server, [("X-Forwarded-For", "not-an-ip")]) == "127.0.0.1")
+        // What a client sent cannot swallow what its proxy appended: the audit row still names it.
+        #expect(try lastRemote(server, [("X-Forwarded-For", "1.1.1.1\u{600}, 198.51.100.9")]) == "198.51.100.9")
         #expect(try lastRemote(untrusted, [("X-Forwarded-For", "198.51.100.1")]) == "127.0.0.1")
     }
 
@@ -134,6 +136,11 @@ import Testing
         #expect(SignetService.forwardedChain(forwarded: #"proto=https;host=x, fore=1.2.3.4"#, xForwardedFor: "9.9.9.9").isEmpty)
         #expect(SignetService.forwardedChain(forwarded: nil, xForwardedFor: " 198.51.100.1 ,\t10.1.2.3\t") == ["198.51.100.1", "10.1.2.3"])
         #expect(SignetService.forwardedChain(forwarded: String(repeating: "for=1.1.1.1,", count: 100), xForwardedFor: nil).count == 32)
+        // A mark that joins the next character into one (U+0600 before the comma) does not glue
+        // the proxy's entry to the client's (found by the fuzzer in the same kind of split).
+        #expect(SignetService.forwardedChain(forwarded: nil, xForwardedFor: "1.1.1.1\u{600}, 198.51.100.1") == ["1.1.1.1\u{600}", "198.51.100.1"])
+        #expect(SignetService.forwardedChain(forwarded: "for=1.1.1.1\u{600}, for=198.51.100.1", xForwardedFor: nil) == ["1.1.1.1\u{600}", "198.51.100.1"])
+        #expect(SignetService.forwardedChain(forwarded: "for\u{600}=1.1.1.1;x=\u{600};for=198.51.100.1", xForwardedFor: nil) == ["198.51.100.1"])
     }
 
     @Test("CIDR matching", arguments: [
