@@ -15,7 +15,9 @@ public enum RelatedOrigins {
     /// The registrable origin label of `host` (§5.11.1): the first label of its registrable domain
     /// (`shop.example.co.uk` → `example`); `nil` for an address or a bare suffix.
     public static func label(host: String) -> String? {
-        let labels = host.lowercased().split(separator: ".").map(String.init)
+        // At the dot's code point: a character that joins the next into one grapheme (U+0600)
+        // would hide a dot from a Character split.
+        let labels = host.lowercased().unicodeScalars.split(separator: ".").map { String(String.UnicodeScalarView($0)) }
         guard labels.count >= 2, !labels.allSatisfy({ $0.allSatisfy(\.isNumber) }) else { return labels.count == 1 ? labels[0] : nil }
         let lastTwo = labels.suffix(2).joined(separator: ".")
         if twoLabelSuffixes.contains(lastTwo) { return labels.count >= 3 ? labels[labels.count - 3] : nil }

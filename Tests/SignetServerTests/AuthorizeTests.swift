@@ -63,6 +63,8 @@ import Testing
         // one character of itself and the `?` after it.
         #expect(Ceremonies.appending(to: "http://127.0.0.1/cb\u{0600}?a=1", [("code", "x"), ("state", nil)]) == "http://127.0.0.1/cb\u{0600}?a=1&code=x")
         #expect(Ceremonies.appending(to: "http://127.0.0.1/cb\u{0600}", [("code", "x")]).utf8.elementsEqual("http://127.0.0.1/cb\u{0600}?code=x".utf8))
+        // A `?` that a combining mark follows is still the query's start: one query, joined with `&`.
+        #expect(Ceremonies.appending(to: "http://127.0.0.1/cb?\u{05A0}", [("code", "x")]).utf8.elementsEqual("http://127.0.0.1/cb?\u{05A0}&code=x".utf8))
         let server = try Self.server()
         let browser = WebBrowser(server)
         try browser.signUp(email: "redirects@signet.test")

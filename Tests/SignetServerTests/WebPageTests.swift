@@ -341,6 +341,8 @@ import Testing
         #expect(try browser.signIn(origin: "https://signet-shop.example").status == 200)
         #expect(try browser.signIn(origin: "https://unrelated.example").json["reason"] == .string("origin_not_allowed"))
         #expect(RelatedOrigins.label(host: "shop.example.co.uk") == "example" && RelatedOrigins.label(host: "a.b.example.com") == "example")
+        // A dot after a mark that joins the next character (U+0600) still separates labels.
+        #expect(RelatedOrigins.label(host: "shop\u{0600}.example.com") == "example")
         let six = ["https://a.example", "https://b.example", "https://c.example", "https://d.example", "https://e.example", "https://f.example", "https://www.a.example"]
         #expect(RelatedOrigins.problem(Array(six.prefix(5)) + ["https://www.a.example"]) == nil)
         #expect(RelatedOrigins.problem(six)?.contains("6 registrable labels") == true)

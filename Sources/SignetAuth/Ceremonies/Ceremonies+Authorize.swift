@@ -173,7 +173,8 @@ extension Ceremonies {
     public static func appending(to uri: String, _ parameters: [(String, String?)]) -> String {
         let pairs = parameters.compactMap { name, value in value.map { "\(name)=\(formEncoded($0))" } }
         guard !pairs.isEmpty else { return uri }
-        return uri + (uri.contains("?") ? "&" : "?") + pairs.joined(separator: "&")
+        // The byte, not the Character: `?` followed by a combining mark is another Character.
+        return uri + (uri.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + pairs.joined(separator: "&")
     }
 
     /// `application/x-www-form-urlencoded` encoding of one value (unreserved kept, the rest %XX).
