@@ -81,6 +81,8 @@ import Testing
         #expect(!Ceremonies.redirectAllowed("http://localhost:1234/cb?x=1", for: client))
         client.anyLoopbackRedirect = true
         #expect(Ceremonies.redirectAllowed("http://127.0.0.1:4444/anything", for: client) && !Ceremonies.redirectAllowed("http://example.com/cb", for: client))
+        // A fragment is refused also when a combining mark makes `#` part of another character.
+        #expect(!Ceremonies.isRedirectURI("http://127.0.0.1:4444/cb#\u{0301}x") && !Ceremonies.redirectAllowed("http://127.0.0.1:4444/cb#\u{0301}", for: client))
     }
 
     @Test("other /authorize errors go back to the client with error, reason and state: repeats, request objects, response modes")

@@ -42,7 +42,8 @@ extension Ceremonies {
     /// An absolute URI with a scheme and no fragment (RFC 6749 §3.1.2): `https://...`, a loopback
     /// `http://127.0.0.1/...`, or an app's private-use scheme (RFC 8252 §7.1).
     public static func isRedirectURI(_ uri: String) -> Bool {
-        guard uri.utf8.count <= 2000, !uri.contains("#"), let colon = uri.firstIndex(of: ":"), colon != uri.startIndex else { return false }
+        // `#` as a byte: followed by a combining mark it is part of another Character.
+        guard uri.utf8.count <= 2000, !uri.utf8.contains(UInt8(ascii: "#")), let colon = uri.firstIndex(of: ":"), colon != uri.startIndex else { return false }
         let scheme = uri[..<colon]
         return scheme.allSatisfy { $0.isLetter || $0.isNumber || $0 == "." || $0 == "+" || $0 == "-" } && uri.index(after: colon) != uri.endIndex
     }
