@@ -101,13 +101,18 @@ public final class KeyRing: @unchecked Sendable {
     @discardableResult
     public static func create(store: any Store, kek: [UInt8], retireOthers: Bool, now date: Date = Date(),
                               random: RandomBytes = { SecureRandom.bytes($0) }) throws -> String {
+        let row = try newKey(kek: kek, at: Int64(date.timeIntervalSince1970 * 1000), random: random)
+        try store.insertSigningKey(row)
+        if retireOthers { try store.retireSigningKeys(except: row.kid, at: row.createdAt) }
+        return row.kid
+    }
+
+    /// A new ES256 key's row, its private key sealed under `kek` with its `kid` as associated data.
+    static func newKey(kek: [UInt8], at now: Int64, random: RandomBytes) throws -> SigningKeyRow {
         let key = try PrivateKey.generate(.ec(.p256))
         let kid = Base64URL.encode(random(9))
-        let now = Int64(date.timeIntervalSince1970 * 1000)
         let sealed = try AESGCM.seal(key.der, key: kek, aad: Array(kid.utf8))
-        try store.insertSigningKey(SigningKeyRow(kid: kid, algorithm: "ES256", encryptedPrivateKey: sealed, publicKey: key.publicKey.spki, createdAt: now))
-        if retireOthers { try store.retireSigningKeys(except: kid, at: now) }
-        return kid
+        return SigningKeyRow(kid: kid, algorithm: "ES256", encryptedPrivateKey: sealed, publicKey: key.publicKey.spki, createdAt: now)
     }
 
     /// Scheduled rotation: once the newest signing key is `seconds` old, adds a key and retires
@@ -117,19 +122,15 @@ public final class KeyRing: @unchecked Sendable {
     /// instance's key-encryption key does not open the key that signs: a key sealed under a key
     /// the database was re-keyed away from could be opened by no restarted server.
     public func rotateIfOlder(than seconds: Int64) throws -> String? {
-        let date = clock()
-        let now = Int64(date.timeIntervalSince1970 * 1000)
+        let now = Int64(clock().timeIntervalSince1970 * 1000)
         let cutoff = now - seconds * 1000
         guard let newest = try store.signingKeys().map(\.createdAt).max(), newest <= cutoff else { return nil }
         try reload()
-        let key = try PrivateKey.generate(.ec(.p256))
-        let kid = Base64URL.encode(random(9))
-        let sealed = try AESGCM.seal(key.der, key: kek, aad: Array(kid.utf8))
-        let row = SigningKeyRow(kid: kid, algorithm: "ES256", encryptedPrivateKey: sealed, publicKey: key.publicKey.spki, createdAt: now)
+        let row = try Self.newKey(kek: kek, at: now, random: random)
         guard try store.rotateSigningKey(row, unlessCreatedAfter: cutoff) else { return nil }
         // Published here at once; the other instances within reloadInterval, well before it signs.
         try reload()
-        return kid
+        return row.kid
     }
 
     /// Re-reads the keys from the database. A key whose stored bytes are those already loaded
