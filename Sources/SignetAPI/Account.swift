@@ -14,9 +14,13 @@ public struct PasskeyInfo: Codable, Sendable, Equatable {
     public var backup_eligible: Bool
     public var backup_state: Bool
     public var transports: [String]
+    /// Whether the server's AAGUID policy (`allowed_aaguids`, `denied_aaguids`) admits this
+    /// passkey's model: one that is not allowed can no longer sign in. `nil` from a server
+    /// that predates the member.
+    public var allowed: Bool?
 
     public init(id: String, name: String?, created_at: Int64, last_used_at: Int64?, aaguid: String, authenticator: String?,
-                backup_eligible: Bool, backup_state: Bool, transports: [String]) {
+                backup_eligible: Bool, backup_state: Bool, transports: [String], allowed: Bool? = true) {
         self.id = id
         self.name = name
         self.created_at = created_at
@@ -26,6 +30,7 @@ public struct PasskeyInfo: Codable, Sendable, Equatable {
         self.backup_eligible = backup_eligible
         self.backup_state = backup_state
         self.transports = transports
+        self.allowed = allowed
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -39,6 +44,7 @@ public struct PasskeyInfo: Codable, Sendable, Equatable {
         try c.encode(backup_eligible, forKey: .backup_eligible)
         try c.encode(backup_state, forKey: .backup_state)
         try c.encode(transports, forKey: .transports)
+        try c.encode(allowed, forKey: .allowed)
     }
 }
 

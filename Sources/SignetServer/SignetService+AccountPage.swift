@@ -198,7 +198,7 @@ extension SignetService {
         let passkeys = listed.map { p -> [String: TemplateValue] in
             let provider = p.authenticator ?? strings["unknown_provider"] ?? ""
             return ["id": .text(p.id), "name": .text(p.name ?? ""), "label": .text(p.name ?? provider), "provider": .text(provider),
-                    "removable": .bool(listed.count > 1),
+                    "removable": .bool(listed.count > 1), "allowed": .bool(p.allowed != false),
                     "synced": .text(strings[p.backup_state ? "synced" : "device_bound"] ?? ""), "created": .text(when(p.created_at * 1000)),
                     "lastUsed": .text(when(p.last_used_at.map { $0 * 1000 }))]
         }

@@ -116,7 +116,8 @@ public enum Pages {
         <ul class="rows">{{#passkeys}}
         <li class="row" data-testid="passkey-row" data-credential-id="{{id}}">
         <div class="row-main"><strong class="row-title" data-testid="passkey-name">{{label}}</strong>
-        <span class="meta">{{provider}} · {{synced}} · {{t.created}} {{created}} · {{t.last_used}} {{lastUsed}}</span></div>
+        <span class="meta">{{provider}} · {{synced}} · {{t.created}} {{created}} · {{t.last_used}} {{lastUsed}}</span>
+        {{^allowed}}<span class="meta warning" data-testid="passkey-not-allowed">{{t.passkey_not_allowed}}</span>{{/allowed}}</div>
         <div class="row-actions">
         <form method="post" action="/account/passkeys/{{id}}/rename" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <label class="visually-hidden" for="rename-{{id}}">{{t.rename_label}}</label>

@@ -34,6 +34,7 @@ public enum Stylesheet {
     .status:empty { min-height: 0; margin: 0; }
     .alt, .hint, .meta, .who, .empty { color: var(--muted); }
     .meta { display: block; font-size: .875rem; }
+    .meta.warning { color: var(--danger); font-weight: 600; }
     .rows, .events { list-style: none; padding: 0; margin: 0; }
     .facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0 0 1.25rem; }
     .facts dt { color: var(--muted); } .facts dd { margin: 0; overflow-wrap: anywhere; font-weight: 600; }

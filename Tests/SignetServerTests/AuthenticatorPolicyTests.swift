@@ -1,5 +1,6 @@
 import Foundation
 import SignetAuth
+import SignetHTTP
 import SignetSoftware
 import SignetWebAuthn
 import Testing
@@ -71,5 +72,22 @@ import Testing
         #expect(try phone.exchange(session: forgedSession, credential: forged).json["reason"] == .string("signature_invalid"))
         #expect(try after.store.auditEvents(limit: 50).contains { $0.kind == "sign_in" && $0.reason == "authenticator_not_allowed" })
         #expect(try Phone(after, authenticator: key).signIn(username: "later@signet.test")["access_token"] != nil)
+        // The account's list says which of its passkeys the policy refuses.
+        let listed = try StrictJSON().parse(after.send("GET", "/me/passkeys", headers: account.bearer).body)["passkeys"]?.array ?? []
+        #expect(listed.map { $0["allowed"] } == [JSONValue.bool(false), JSONValue.bool(true)], "\(listed)")
+    }
+
+    @Test("the account page marks a passkey whose model the policy no longer allows, in the page's language")
+    func accountPage() throws {
+        let before = try TestServer()
+        let browser = WebBrowser(before, authenticator: SoftwareAuthenticator(settings: Self.model(Self.iCloud)))
+        _ = try browser.signUp(email: "page@signet.test")
+        #expect(try !browser.page("/account").html.contains("passkey-not-allowed"))
+        let after = try TestServer(sharing: before.directory) { $0.deniedAAGUIDs = [Self.iCloud] }
+        let later = WebBrowser(after)
+        later.cookies = browser.cookies
+        let page = try later.page("/account").html
+        #expect(page.contains(#"data-testid="passkey-not-allowed""#) && page.contains("no longer allowed here"), "\(page)")
+        #expect(try later.page("/account?ui_locales=es").html.contains("ya no está permitido"))
     }
 }

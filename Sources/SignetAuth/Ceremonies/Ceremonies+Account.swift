@@ -4,10 +4,10 @@ import SignetCrypto
 import SignetWebAuthn
 
 extension Ceremonies {
-    static func info(_ c: CredentialRow) -> PasskeyInfo {
+    func info(_ c: CredentialRow) -> PasskeyInfo {
         PasskeyInfo(id: Base64URL.encode(c.id), name: c.name, created_at: c.createdAt / 1000, last_used_at: c.lastUsedAt.map { $0 / 1000 },
                     aaguid: c.aaguid, authenticator: KnownAuthenticators.names[c.aaguid], backup_eligible: c.backupEligible,
-                    backup_state: c.backupState, transports: c.transports)
+                    backup_state: c.backupState, transports: c.transports, allowed: configuration.allowsAuthenticator(c.aaguid))
     }
 
     static func info(_ k: DeviceKeyRow, replaced: [String]? = nil) -> DeviceKeyInfo {
@@ -17,7 +17,7 @@ extension Ceremonies {
 
     /// `GET /me/passkeys`: the account's live passkeys.
     public func passkeys(_ principal: Principal) throws -> PasskeyList {
-        PasskeyList(passkeys: try store.credentials(userID: principal.user.id).filter { $0.revokedAt == nil }.map(Self.info))
+        PasskeyList(passkeys: try store.credentials(userID: principal.user.id).filter { $0.revokedAt == nil }.map(info))
     }
 
     /// `POST /me/passkeys/options`: creation options to add a passkey; the existing ones are excluded.
@@ -54,7 +54,7 @@ extension Ceremonies {
                 .useSession(id: session.id, expiresAt: session.expiresAt), .addCredential(row),
                 .audit(auditEvent("passkey_added", user: user.id, client: session.clientID, credential: Base64URL.encode(row.id), context: context)),
             ] + recovery.writes + notice(.passkeyAdded(name: row.name ?? KnownAuthenticators.names[row.aaguid]), to: user))
-            return Self.info(row)
+            return info(row)
         }
     }
 
@@ -74,7 +74,7 @@ extension Ceremonies {
         guard try store.renameCredential(id: credentialID, userID: principal.user.id, name: name),
               let row = try store.credential(id: credentialID)
         else { throw AuthError.notFound(.credentialUnknown, "no such passkey on this account") }
-        return Self.info(row)
+        return info(row)
     }
 
     /// `DELETE /me/passkeys/{id}`: revokes a passkey; the last one stays while it is the only way in.
