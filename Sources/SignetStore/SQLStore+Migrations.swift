@@ -21,23 +21,30 @@ extension SQLStore {
                 if let postgres = db as? PostgresConnection, let index = Schema.builtConcurrently[migration.version] {
                     try postgres.takeBuildTurn()
                     defer { postgres.endBuildTurn() }
-                    guard try postgres.query("SELECT 1 FROM schema_migrations WHERE version = ?", [.int(Int64(migration.version))]).isEmpty else { continue }
+                    guard try !Self.applied(migration.version, postgres) else { continue }
                     try Self.buildConcurrently(postgres, index, sql: migration.sql)
-                    try postgres.query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.int(Int64(migration.version)), .int(Self.now())])
+                    try Self.record(migration.version, postgres)
                     continue
                 }
                 try db.transaction { () throws(StoreError) in
                     try db.lockForTransaction("signet-migrations")
-                    let applied = try db.query("SELECT 1 FROM schema_migrations WHERE version = ?", [.int(Int64(migration.version))])
-                    guard applied.isEmpty else { return }
+                    guard try !Self.applied(migration.version, db) else { return }
                     for statement in migration.sql.split(separator: ";") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                         try db.query(String(statement))
                     }
                     try Self.dataMigrations[migration.version]?(db)
-                    try db.query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.int(Int64(migration.version)), .int(Self.now())])
+                    try Self.record(migration.version, db)
                 }
             }
         }
+    }
+
+    static func applied(_ version: Int, _ db: any SQLSession) throws(StoreError) -> Bool {
+        try !db.query("SELECT 1 FROM schema_migrations WHERE version = ?", [.int(Int64(version))]).isEmpty
+    }
+
+    static func record(_ version: Int, _ db: any SQLSession) throws(StoreError) {
+        try db.query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.int(Int64(version)), .int(now())])
     }
 
     /// PostgreSQL: builds the index `name` with `sql` (a `CREATE INDEX CONCURRENTLY`), which holds

@@ -578,17 +578,11 @@ public final class SQLStore: Store, @unchecked Sendable {
     // MARK: signing keys
 
     public func insertSigningKey(_ k: SigningKeyRow) throws(StoreError) {
-        try locked { db throws(StoreError) in
-            try db.query(
-                "INSERT INTO signing_keys (kid, algorithm, private_key, public_key, created_at, retired_at) VALUES (?, ?, ?, ?, ?, ?)",
-                [.text(k.kid), .text(k.algorithm), .blob(k.encryptedPrivateKey), .blob(k.publicKey), .int(k.createdAt), k.retiredAt.map(SQLValue.int) ?? .null])
-        }
+        try locked { db throws(StoreError) in try Self.insertSigningKey(k, db) }
     }
 
     public func retireSigningKeys(except kid: String, at: Int64) throws(StoreError) {
-        try locked { db throws(StoreError) in
-            try db.query("UPDATE signing_keys SET retired_at = ? WHERE kid <> ? AND retired_at IS NULL", [.int(at), .text(kid)])
-        }
+        try locked { db throws(StoreError) in try Self.retireSigningKeys(except: kid, at: at, db) }
     }
 
     public func rotateSigningKey(_ k: SigningKeyRow, unlessCreatedAfter: Int64) throws(StoreError) -> Bool {
@@ -596,13 +590,21 @@ public final class SQLStore: Store, @unchecked Sendable {
             try db.transaction { () throws(StoreError) -> Bool in
                 try db.lockForTransaction("signing-keys")
                 guard try db.query("SELECT 1 FROM signing_keys WHERE created_at > ? LIMIT 1", [.int(unlessCreatedAfter)]).isEmpty else { return false }
-                try db.query(
-                    "INSERT INTO signing_keys (kid, algorithm, private_key, public_key, created_at, retired_at) VALUES (?, ?, ?, ?, ?, NULL)",
-                    [.text(k.kid), .text(k.algorithm), .blob(k.encryptedPrivateKey), .blob(k.publicKey), .int(k.createdAt)])
-                try db.query("UPDATE signing_keys SET retired_at = ? WHERE kid <> ? AND retired_at IS NULL", [.int(k.createdAt), .text(k.kid)])
+                try Self.insertSigningKey(k, db)
+                try Self.retireSigningKeys(except: k.kid, at: k.createdAt, db)
                 return true
             }
         }
+    }
+
+    static func insertSigningKey(_ k: SigningKeyRow, _ db: any SQLSession) throws(StoreError) {
+        try db.query(
+            "INSERT INTO signing_keys (kid, algorithm, private_key, public_key, created_at, retired_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [.text(k.kid), .text(k.algorithm), .blob(k.encryptedPrivateKey), .blob(k.publicKey), .int(k.createdAt), k.retiredAt.map(SQLValue.int) ?? .null])
+    }
+
+    static func retireSigningKeys(except kid: String, at: Int64, _ db: any SQLSession) throws(StoreError) {
+        try db.query("UPDATE signing_keys SET retired_at = ? WHERE kid <> ? AND retired_at IS NULL", [.int(at), .text(kid)])
     }
 
     public func signingKeys() throws(StoreError) -> [SigningKeyRow] {
