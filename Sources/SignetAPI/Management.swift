@@ -69,8 +69,11 @@ public struct AuthenticationMethod: Codable, Sendable, Equatable {
     public var aaguid: String?
     public var platform: String?
     public var confirmed: Bool?
+    /// A passkey's only: false when `allowed_aaguids` / `denied_aaguids` no longer admit its
+    /// model, so it cannot sign in. Optional, so that a server without the member still decodes.
+    public var allowed: Bool?
     public init(id: String, type: String, name: String? = nil, created_at: String? = nil, last_auth_at: String? = nil, aaguid: String? = nil,
-                platform: String? = nil, confirmed: Bool? = nil) {
+                platform: String? = nil, confirmed: Bool? = nil, allowed: Bool? = nil) {
         self.id = id
         self.type = type
         self.name = name
@@ -79,6 +82,7 @@ public struct AuthenticationMethod: Codable, Sendable, Equatable {
         self.aaguid = aaguid
         self.platform = platform
         self.confirmed = confirmed
+        self.allowed = allowed
     }
 }
 

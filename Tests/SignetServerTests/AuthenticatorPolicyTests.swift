@@ -61,7 +61,7 @@ import Testing
         let added = try account.addPasskey(key)
         #expect(added.status == 201, "\(added.json.serialized)")
         // The same database under a policy that now denies the first model.
-        let after = try TestServer(sharing: before.directory) { $0.deniedAAGUIDs = [Self.iCloud] }
+        let after = try TestServer.withOperators(sharing: before.directory) { $0.deniedAAGUIDs = [Self.iCloud] }
         let phone = Phone(after, authenticator: account.phone.authenticator)
         let (session, credential, _) = try phone.startSignIn(username: "later@signet.test")
         #expect(Self.isRefusal(try phone.exchange(session: session, credential: credential)))
@@ -75,6 +75,11 @@ import Testing
         // The account's list says which of its passkeys the policy refuses.
         let listed = try StrictJSON().parse(after.send("GET", "/me/passkeys", headers: account.bearer).body)["passkeys"]?.array ?? []
         #expect(listed.map { $0["allowed"] } == [JSONValue.bool(false), JSONValue.bool(true)], "\(listed)")
+        // So does the Management API's, for the operator looking for accounts the policy stranded.
+        let id = try #require(jwtClaims(account.access)["sub"]?.string)
+        let methods = try after.api("GET", "/api/v2/users/\(id)/authentication-methods", token: after.managementToken()).json.array ?? []
+        #expect(methods.filter { $0["type"] == .string("passkey") }.map { $0["allowed"] } == [JSONValue.bool(false), JSONValue.bool(true)], "\(methods)")
+        #expect(methods.filter { $0["type"] != .string("passkey") }.allSatisfy { $0["allowed"] == nil }, "\(methods)")
     }
 
     @Test("the account page marks a passkey whose model the policy no longer allows, in the page's language")

@@ -16,9 +16,10 @@ extension TestServer {
     static let readerSecret = "reader-secret-0123456789abcdefgh"
 
     /// A server with two machine clients: `ops` with every management scope, `reader` with
-    /// `read:users` only.
-    static func withOperators(_ transport: Transport = .inProcess, smtp: SMTPServer? = nil, _ edit: @escaping (inout ServerConfiguration) -> Void = { _ in }) throws -> TestServer {
-        try TestServer(transport) { c in
+    /// `read:users` only. `sharing`: another test server's directory (a second instance).
+    static func withOperators(_ transport: Transport = .inProcess, smtp: SMTPServer? = nil, sharing: URL? = nil,
+                              _ edit: @escaping (inout ServerConfiguration) -> Void = { _ in }) throws -> TestServer {
+        try TestServer(transport, sharing: sharing) { c in
             if let smtp {
                 c.email.smtpURL = smtp.url
                 c.email.retryDelay = 1

@@ -180,12 +180,15 @@ extension Ceremonies {
     // MARK: authentication methods and sessions
 
     /// `GET /api/v2/users/{id}/authentication-methods`: passkeys, device keys, the email address,
-    /// and the recovery codes when the account has unused ones.
+    /// and the recovery codes when the account has unused ones. A passkey says whether the
+    /// AAGUID policy still admits its model (`allowed`), so an operator can find the accounts a
+    /// new `denied_aaguids` entry leaves without a passkey that signs in.
     public func authenticationMethods(userID: String) throws -> [AuthenticationMethod] {
         let managed = try existingUser(userID)
         var methods = try store.credentials(userID: userID).filter { $0.revokedAt == nil }.map { c in
             AuthenticationMethod(id: "passkey|" + Base64URL.encode(c.id), type: "passkey", name: c.name ?? KnownAuthenticators.names[c.aaguid],
-                                 created_at: Self.iso(c.createdAt), last_auth_at: c.lastUsedAt.map(Self.iso), aaguid: c.aaguid, confirmed: true)
+                                 created_at: Self.iso(c.createdAt), last_auth_at: c.lastUsedAt.map(Self.iso), aaguid: c.aaguid, confirmed: true,
+                                 allowed: configuration.allowsAuthenticator(c.aaguid))
         }
         methods += try store.deviceKeys(userID: userID).filter { $0.revokedAt == nil }.map { k in
             AuthenticationMethod(id: "device-key|" + k.id, type: "device-key", name: k.name, created_at: Self.iso(k.createdAt),
