@@ -134,6 +134,11 @@ public final class SignetService: HTTPHandler, Sendable {
             text += "signet_sqlite_batched_writes_total \(batches.writes)\n"
         }
         if let sql = store as? SQLStore { text += sql.sqliteTimings + sql.postgresBatching }
+        let keys = ceremonies.keys.metrics
+        text += "# HELP signet_signing_key_age_seconds Age of the key that signs new tokens.\n# TYPE signet_signing_key_age_seconds gauge\n"
+        text += "signet_signing_key_age_seconds \(keys.signerAge)\n"
+        text += "# HELP signet_signing_keys_published Keys in the JWKS.\n# TYPE signet_signing_keys_published gauge\n"
+        text += "signet_signing_keys_published \(keys.published)\n"
         return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: Array(text.utf8))
     }
 

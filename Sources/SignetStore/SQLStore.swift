@@ -616,6 +616,14 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
+    public func deleteSigningKeys(retiredBefore cut: Int64) throws(StoreError) -> [String] {
+        // One statement: RETURNING names only the rows this statement deleted (SQLite ≥ 3.35;
+        // on PostgreSQL a concurrent delete of the same row returns it to one of the two).
+        try locked { db throws(StoreError) in
+            try db.query("DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ? RETURNING kid", [.int(cut)]).compactMap { $0[0].text }.sorted()
+        }
+    }
+
     // MARK: audit
 
     public func appendAudit(_ e: AuditEvent) throws(StoreError) {

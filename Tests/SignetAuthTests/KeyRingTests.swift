@@ -111,6 +111,37 @@ import Testing
         #expect(fresh.signingKey.kid == second)
     }
 
+    @Test("a retired key is destroyed once it leaves the JWKS, not a moment before; the key that signs and the published ones stay")
+    func destroyUnpublished() throws {
+        let store = try store()
+        let clock = CeremonyTests.Clock()
+        let ring = try KeyRing(store: store, kek: kek, retentionSeconds: 3600, clock: { clock.now })
+        let first = ring.signingKey.kid
+        clock.now += 86_400
+        let second = try #require(try ring.rotateIfOlder(than: 86_400))
+        clock.now += 86_400
+        let third = try #require(try ring.rotateIfOlder(than: 86_400))
+        // `second` was retired by `third` just now; `first` a day ago, long past its tokens' hour.
+        #expect(try ring.destroyUnpublished() == [first])
+        #expect(try store.signingKeys().map(\.kid) == [second, third])
+        #expect(try ring.destroyUnpublished() == [], "each key is destroyed once")
+        #expect(ring.signingKey.kid == second, "the retired key signs until its successor has been published for the delay")
+        func published() -> [String] { ring.jwks["keys"]?.array?.compactMap { $0["kid"]?.string }.sorted() ?? [] }
+        // Published for the delay, a reload and the tokens' hour after its retirement, to the millisecond.
+        let window = Double(KeyRing.signingDelay) + KeyRing.reloadInterval + 3600
+        clock.now += window - 0.001
+        try ring.reload()
+        #expect(published() == [second, third].sorted())
+        #expect(try ring.destroyUnpublished() == [])
+        clock.now += 0.002
+        try ring.reload()
+        #expect(published() == [third] && ring.signingKey.kid == third)
+        #expect(try ring.destroyUnpublished() == [second])
+        #expect(try store.signingKeys().map(\.kid) == [third], "the key that signs is never retired, so never destroyed")
+        clock.now += 10 * 365 * 86_400
+        #expect(try ring.destroyUnpublished() == [] && store.signingKeys().count == 1)
+    }
+
     @Test("scheduled rotation: rings that find it due at once add one key between them")
     func scheduledRotationOnce() throws {
         let store = try store()

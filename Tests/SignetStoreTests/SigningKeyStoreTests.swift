@@ -36,4 +36,25 @@ import Testing
         let rows = try store.signingKeys()
         #expect(rows.count == 2 && rows.filter { $0.retiredAt == nil }.count == 1)
     }
+
+    @Test("deleting retired keys: only those retired before the cut, never one in use; each reported once, also when instances do it at once", arguments: Backend.available)
+    func deleteRetired(_ backend: Backend) throws {
+        let store = try backend.open()
+        try store.insertSigningKey(key("a", at: 1_000))
+        for (kid, at) in [("b", Int64(2_000)), ("c", 3_000), ("d", 4_000)] {
+            #expect(try store.rotateSigningKey(key(kid, at: at), unlessCreatedAfter: at - 1))
+        }
+        // Retired at 2,000 (a), 3,000 (b) and 4,000 (c); d signs.
+        #expect(try store.deleteSigningKeys(retiredBefore: 2_000) == [])
+        #expect(try store.deleteSigningKeys(retiredBefore: 3_001) == ["a", "b"])
+        #expect(try store.signingKeys().map(\.kid) == ["c", "d"])
+        #expect(try store.deleteSigningKeys(retiredBefore: .max) == ["c"])
+        #expect(try store.signingKeys().map(\.kid) == ["d"])
+        for i in 0..<8 { #expect(try store.rotateSigningKey(key("e\(i)", at: 5_000 + Int64(i)), unlessCreatedAfter: 4_999 + Int64(i))) }
+        let results = simultaneously(8) { _ in try store.deleteSigningKeys(retiredBefore: .max) }
+        let deleted = results.compactMap { try? $0.get() }.flatMap { $0 }
+        #expect(results.allSatisfy { (try? $0.get()) != nil }, "\(results)")
+        #expect(deleted.sorted() == ["d"] + (0..<7).map { "e\($0)" }, "\(deleted)")
+        #expect(try store.signingKeys().map(\.kid) == ["e7"])
+    }
 }

@@ -15,4 +15,17 @@ extension Ceremonies {
               context: RequestContext(remoteAddress: "", requestID: ""))
         return kid
     }
+
+    /// Destroys the signing keys that left the JWKS (``KeyRing/destroyUnpublished()``), each
+    /// audited as `signing_key_destroyed` with its `kid`. Run from the minute's timer, after the
+    /// rotation; returns the `kid`s.
+    @discardableResult
+    public func destroyUnpublishedSigningKeys() -> [String] {
+        let kids = (try? keys.destroyUnpublished()) ?? []
+        for kid in kids {
+            audit("signing_key_destroyed", detail: "kid \(kid): no longer published, every token it signed has expired",
+                  context: RequestContext(remoteAddress: "", requestID: ""))
+        }
+        return kids
+    }
 }

@@ -251,6 +251,10 @@ public protocol Store: Sendable {
     /// that find a scheduled rotation due at once add one key between them.
     func rotateSigningKey(_ key: SigningKeyRow, unlessCreatedAfter: Int64) throws(StoreError) -> Bool
     func signingKeys() throws(StoreError) -> [SigningKeyRow]
+    /// Deletes the keys retired before `retiredBefore`, sealed private key and all (a key never
+    /// retired is never deleted); returns the `kid`s this call deleted, so instances that do it
+    /// at once report each key once.
+    func deleteSigningKeys(retiredBefore: Int64) throws(StoreError) -> [String]
 
     // Audit.
     func appendAudit(_ event: AuditEvent) throws(StoreError)

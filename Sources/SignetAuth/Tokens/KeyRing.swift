@@ -155,9 +155,7 @@ public final class KeyRing: @unchecked Sendable {
             lock.unlock()
             throw ConfigurationError(failure)
         }
-        // A retired key may sign for up to signingDelay (plus a reload) after its successor came.
-        let lastSignature = (Self.signingDelay + Int64(Self.reloadInterval)) * 1000
-        let published = try rows.filter { $0.retiredAt.map { $0 + lastSignature + retention > now } ?? true }.map { row in
+        let published = try rows.filter { $0.retiredAt.map { $0 + publishedAfterRetirement > now } ?? true }.map { row in
             Entry(kid: row.kid, publicKey: try importedPublic.value(for: row.publicKey) { try PublicKey(spki: row.publicKey) },
                   createdAt: row.createdAt, retiredAt: row.retiredAt)
         }
@@ -168,6 +166,20 @@ public final class KeyRing: @unchecked Sendable {
         loadedAt = clock()
         reloads += 1
         lock.unlock()
+    }
+
+    /// Milliseconds a retired key stays in the JWKS: it may sign for up to ``signingDelay`` (plus
+    /// a reload) after its successor came, and the tokens it signed live ``retention`` more.
+    private var publishedAfterRetirement: Int64 { (Self.signingDelay + Int64(Self.reloadInterval)) * 1000 + retention }
+
+    /// Deletes the keys that left the JWKS, their sealed private keys with them (NIST SP 800-57
+    /// Part 1: a private signature key is destroyed once its use is over): retired so long ago
+    /// that no instance signs with them and every token they signed has expired. Such a key can
+    /// verify nothing live, and kept it would sign for whoever later obtains the database and its
+    /// key-encryption key. Returns their `kid`s.
+    public func destroyUnpublished() throws -> [String] {
+        let now = Int64(clock().timeIntervalSince1970 * 1000)
+        return try store.deleteSigningKeys(retiredBefore: now - publishedAfterRetirement)
     }
 
     /// The key that signs at `now` (milliseconds): the newest key published for at least
@@ -200,6 +212,17 @@ public final class KeyRing: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return openFailure
+    }
+
+    /// For `/metrics`: the age in seconds of the key that signs new tokens (a rotation that
+    /// stopped happening shows as an age past `tokens.signing_key_rotation_days`), and how many
+    /// keys the JWKS holds.
+    public var metrics: (signerAge: Int64, published: Int) {
+        reloadIfStale()
+        lock.lock()
+        defer { lock.unlock() }
+        let created = entries.first { $0.kid == signer.kid }?.createdAt
+        return (created.map { (Int64(clock().timeIntervalSince1970 * 1000) - $0) / 1000 } ?? 0, entries.count)
     }
 
     /// The key that signs new tokens.
