@@ -91,7 +91,7 @@ public final class SignetService: HTTPHandler, Sendable {
 
     /// CORS on an answer of the JSON API to a configured origin's script.
     private func allowCORS(_ response: inout HTTPResponse, _ request: HTTPRequest) {
-        guard let origin = request.header("origin"), corsOrigins.contains(origin), Self.isAPIPath(request.path) else { return }
+        guard let origin = request.header("origin"), corsOrigins.containsExactly(origin), Self.isAPIPath(request.path) else { return }
         response.headers += [("Access-Control-Allow-Origin", origin), ("Vary", "Origin"), ("Access-Control-Expose-Headers", "WWW-Authenticate, DPoP-Nonce")]
     }
 
@@ -110,7 +110,7 @@ public final class SignetService: HTTPHandler, Sendable {
     /// refuses the call.
     func preflight(_ request: HTTPRequest, origin: String) -> HTTPResponse {
         var response = HTTPResponse(status: 204, headers: [("Vary", "Origin")])
-        if corsOrigins.contains(origin), Self.isAPIPath(request.path) {
+        if corsOrigins.containsExactly(origin), Self.isAPIPath(request.path) {
             response.headers += [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE"),
                                  ("Access-Control-Allow-Headers", "Authorization, Content-Type, DPoP"), ("Access-Control-Max-Age", "600")]
         }

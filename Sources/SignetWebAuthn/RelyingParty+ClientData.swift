@@ -18,7 +18,7 @@ extension RelyingParty {
             throw WebAuthnError(.challengeMismatch, "clientDataJSON.challenge is not the issued challenge", step: step(3))
         }
         // Step 9 / 13: C.origin is an expected origin.
-        guard origins.contains(c.origin) else {
+        guard origins.containsExactly(c.origin) else {
             throw WebAuthnError(.originNotAllowed, "origin \"\(c.origin)\" is not allowed", step: step(4))
         }
         // Step 10 / 14: crossOrigin and topOrigin only where an embedding is expected.
@@ -29,7 +29,7 @@ extension RelyingParty {
             guard allowCrossOrigin else {
                 throw WebAuthnError(.crossOriginNotAllowed, "topOrigin present but no cross-origin embedding is expected", step: step(5))
             }
-            guard topOrigins.contains(top) else {
+            guard topOrigins.containsExactly(top) else {
                 throw WebAuthnError(.topOriginNotAllowed, "topOrigin \"\(top)\" is not allowed", step: step(5))
             }
         }

@@ -45,6 +45,11 @@ struct RegistrationDefect: Sendable, CustomTestStringConvertible {
         },
         .init("step 9: origin of another site", .originNotAllowed) { $0.tamper.clientData = { $0.origin = "https://evil.test" } },
         .init("step 9: origin differs only by port", .originNotAllowed) { $0.tamper.clientData = { $0.origin = "https://signet.test:8443" } },
+        // Swift's == holds U+212A KELVIN SIGN equal to "K"; an origin is matched by its bytes.
+        .init("step 9: origin canonically equivalent to an allowed one, not the same", .originNotAllowed) {
+            $0.configure = { $0.origins.insert("android:apk-key-hash:K0Tz") }
+            $0.tamper.clientData = { $0.origin = "android:apk-key-hash:\u{212A}0Tz" }
+        },
         .init("step 10: crossOrigin true but not expected", .crossOriginNotAllowed) { $0.tamper.clientData = { $0.crossOrigin = true } },
         .init("step 10: topOrigin present but no embedding expected", .crossOriginNotAllowed) {
             $0.tamper.clientData = { $0.topOrigin = "https://signet.test" }
@@ -52,6 +57,10 @@ struct RegistrationDefect: Sendable, CustomTestStringConvertible {
         .init("step 10: topOrigin not among the expected", .topOriginNotAllowed) {
             $0.configure = { $0.allowCrossOrigin = true; $0.topOrigins = ["https://shop.test"] }
             $0.tamper.clientData = { $0.crossOrigin = true; $0.topOrigin = "https://evil.test" }
+        },
+        .init("step 10: topOrigin canonically equivalent to an expected one, not the same", .topOriginNotAllowed) {
+            $0.configure = { $0.allowCrossOrigin = true; $0.topOrigins = ["https://Kiosk.test"] }
+            $0.tamper.clientData = { $0.crossOrigin = true; $0.topOrigin = "https://\u{212A}iosk.test" }
         },
         .init("tokenBinding status not-supported", .tokenBindingInvalid) {
             $0.tamper.clientData = { $0.extra = [("tokenBinding", .object(["status": .string("not-supported")]))] }

@@ -119,7 +119,7 @@ extension Ceremonies {
             maxAge = value
         }
         let audience = query["audience"] ?? query["resource"]
-        if let audience, audience == configuration.managementAudience || !configuration.audiences(of: client).contains(audience) {
+        if let audience, audience == configuration.managementAudience || !configuration.audiences(of: client).containsExactly(audience) {
             throw refuse(.audienceNotAllowed, "audience is not one of the client's")
         }
         var hintSubject: String?
@@ -156,7 +156,7 @@ extension Ceremonies {
     /// loopback `http` URI for the development client.
     public static func redirectAllowed(_ uri: String, for client: ClientConfiguration) -> Bool {
         guard isRedirectURI(uri) else { return false }
-        if client.redirectURIs.contains(uri) { return true }
+        if client.redirectURIs.containsExactly(uri) { return true }
         guard let url = URLComponents(string: uri), url.scheme == "http", let host = url.host, ["127.0.0.1", "[::1]", "::1", "localhost"].contains(host)
         else { return false }
         if client.anyLoopbackRedirect { return true }
@@ -164,7 +164,7 @@ extension Ceremonies {
         portless.port = nil
         return client.redirectURIs.contains { registered in
             guard let r = URLComponents(string: registered), r.port == nil else { return false }
-            return r.string == portless.string
+            return r.string.map { portless.string?.isExactly($0) == true } ?? false
         }
     }
 
@@ -248,7 +248,7 @@ extension Ceremonies {
             subject = claims.subject
         }
         guard let redirectURI else { return (nil, id, subject) }
-        guard let id, let client = clients.client(id), client.postLogoutRedirectURIs.contains(redirectURI) else {
+        guard let id, let client = clients.client(id), client.postLogoutRedirectURIs.containsExactly(redirectURI) else {
             throw AuthError(.redirectURIInvalid, "post_logout_redirect_uri is not registered for the client")
         }
         return (Self.appending(to: redirectURI, [("state", state)]), id, subject)
@@ -356,7 +356,7 @@ extension Ceremonies {
             return error
         }
         guard row.clientID == client.id else { throw burn(AuthError(.codeInvalid, "the code was issued to \(row.clientID)")) }
-        guard redirectURI == row.redirectURI else { throw burn(AuthError(.redirectURIInvalid, "redirect_uri differs from the authorization request's")) }
+        guard let redirectURI, redirectURI.isExactly(row.redirectURI) else { throw burn(AuthError(.redirectURIInvalid, "redirect_uri differs from the authorization request's")) }
         if let challenge = row.codeChallenge {
             guard let verifier, Self.isCodeVerifier(verifier) else {
                 throw burn(AuthError(.pkceInvalid, "code_verifier is missing or not 43-128 unreserved characters (RFC 7636 §4.1)"))

@@ -42,7 +42,7 @@ extension Ceremonies {
         let audiences = claims["aud"]?.string.map { [$0] } ?? claims["aud"]?.array?.compactMap(\.string) ?? []
         let issuedTo = claims["client_id"]?.string
         let callerAudiences = caller.audiences ?? configuration.audiences
-        guard issuedTo == caller.id || audiences.contains(where: callerAudiences.contains) else { return nil }
+        guard issuedTo == caller.id || audiences.contains(where: callerAudiences.containsExactly) else { return nil }
         if claims["gty"]?.string == "client-credentials" {
             // A machine's token stands while its client does and may still use the grant.
             guard let issuedTo, let client = clients.client(issuedTo), client.grants.contains(GrantNames.clientCredentials) else { return nil }

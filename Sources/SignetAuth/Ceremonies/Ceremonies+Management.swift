@@ -42,7 +42,7 @@ extension Ceremonies {
                 throw AuthError(.grantNotAllowed, "client \(client.id) may not use grant client_credentials")
             }
             let aud = audience ?? configuration.managementAudience
-            guard aud == configuration.managementAudience || (client.audiences ?? configuration.audiences).contains(aud) else {
+            guard aud.isExactly(configuration.managementAudience) || (client.audiences ?? configuration.audiences).containsExactly(aud) else {
                 throw AuthError(.audienceNotAllowed, "audience \"\(aud.prefix(200))\" is not one of client \(client.id)'s")
             }
             // Scopes outside the client's own are dropped (RFC 6749 §3.3); none asked: all of them.
@@ -79,7 +79,7 @@ extension Ceremonies {
             throw AuthError(.tokenInvalid, "the access token is not valid: \(error.detail)")
         }
         let audiences = claims["aud"]?.string.map { [$0] } ?? claims["aud"]?.array?.compactMap(\.string) ?? []
-        guard audiences.contains(configuration.managementAudience), claims["gty"]?.string == "client-credentials",
+        guard audiences.containsExactly(configuration.managementAudience), claims["gty"]?.string == "client-credentials",
               let clientID = claims["client_id"]?.string else {
             throw AuthError(.tokenAudienceInvalid, "aud \(audiences) is not the Management API's \(configuration.managementAudience)")
         }

@@ -72,7 +72,7 @@ extension Ceremonies {
     func tokenGrant(scope requested: String?, audience: String?, client: ClientConfiguration, context: RequestContext? = nil) throws -> TokenGrant {
         let scopes = requested.map { $0.split(separator: " ").map(String.init).filter(Self.knownScopes.contains) } ?? Self.knownScopes
         let aud = audience ?? configuration.accountAudience
-        guard aud != configuration.managementAudience, configuration.audiences(of: client).contains(aud) else {
+        guard aud != configuration.managementAudience, configuration.audiences(of: client).containsExactly(aud) else {
             throw AuthError(.audienceNotAllowed, "audience \"\(aud.prefix(200))\" is not one of client \(client.id)'s")
         }
         return TokenGrant(scopes: scopes, scope: Self.knownScopes.filter(scopes.contains).joined(separator: " "), audience: aud,
@@ -328,7 +328,7 @@ extension Ceremonies {
         let principal = Principal(user: user, claims: claims)
         switch audience {
         case .account:
-            guard principal.audiences.contains(configuration.accountAudience) else {
+            guard principal.audiences.containsExactly(configuration.accountAudience) else {
                 throw AuthError(.tokenAudienceInvalid, "aud \(principal.audiences) lacks \(configuration.accountAudience)")
             }
         case .anyWithScope(let scope):
