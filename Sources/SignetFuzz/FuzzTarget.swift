@@ -40,10 +40,11 @@ enum FuzzTarget {
         case accessToken
     }
 
-    /// A browser-flow client: an exact, a loopback (any port) and a private-use redirect URI.
+    /// A browser-flow client: an exact, a loopback (any port) and two private-use redirect URIs,
+    /// one with characters that have canonical twins (U+212A for "K", U+037E for ";").
     static let webClient: ClientConfiguration = {
         var c = ClientConfiguration(id: "spa", grants: [])
-        c.redirectURIs = ["https://app.signet.test/callback", "http://127.0.0.1/cb", "com.example.app:/oauth"]
+        c.redirectURIs = ["https://app.signet.test/callback", "http://127.0.0.1/cb", "com.example.app:/oauth", "com.example.Kiosk:/cb;v=1"]
         return c
     }()
 
@@ -181,8 +182,9 @@ enum FuzzTarget {
             precondition(jar.count <= 64 && jar.keys.allSatisfy { !$0.utf8.contains(0x3B) }, "unbounded or split cookies")
         case .redirectURI:
             let uri = String(decoding: body, as: UTF8.self)
-            if Ceremonies.redirectAllowed(uri, for: webClient), !webClient.redirectURIs.contains(uri) {
-                precondition(uri.hasPrefix("http://127.0.0.1") || uri.hasPrefix("http://localhost") || uri.hasPrefix("http://[::1]"), "a non-loopback URI matched")
+            // Registered means the same bytes: Swift's `contains` would take a canonical twin.
+            if Ceremonies.redirectAllowed(uri, for: webClient), !webClient.redirectURIs.containsExactly(uri) {
+                precondition(["http://127.0.0.1", "http://localhost", "http://[::1]"].contains { uri.utf8.starts(with: $0.utf8) }, "a non-loopback URI matched")
                 precondition(!uri.utf8.contains(UInt8(ascii: "#")), "a fragment in a redirect URI")
             }
             let target = Ceremonies.appending(to: uri, [("code", uri), ("state", nil)])
