@@ -89,8 +89,9 @@ enum ResponseWriter {
         out.append(32)
         out.append(contentsOf: reasonPhrase(response.status).utf8)
         // A field that would end its line early (a CR or LF in it) is never sent: an answer is
-        // never split in two by what a handler put in a header.
-        for (name, value) in response.headers where !name.utf8.contains(where: isLineBreak) && !value.utf8.contains(where: isLineBreak) {
+        // never split in two by what a handler put in a header. Nor one with a NUL, which RFC
+        // 9110 §5.5 calls as dangerous: a recipient may refuse the whole answer or cut the field.
+        for (name, value) in response.headers where !name.utf8.contains(where: isForbidden) && !value.utf8.contains(where: isForbidden) {
             out.append(contentsOf: crlf)
             out.append(contentsOf: name.utf8)
             out.append(contentsOf: ": ".utf8)
@@ -116,7 +117,7 @@ enum ResponseWriter {
 
     private static let crlf: [UInt8] = [13, 10]
 
-    private static func isLineBreak(_ b: UInt8) -> Bool { b == 13 || b == 10 }
+    private static func isForbidden(_ b: UInt8) -> Bool { b == 13 || b == 10 || b == 0 }
 
     /// RFC 9110 §15's phrases for the statuses Signet answers with; others get a neutral one
     /// (the phrase is informative only, RFC 9112 §4).

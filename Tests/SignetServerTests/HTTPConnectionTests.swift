@@ -12,7 +12,8 @@ import Testing
         func handle(_ request: HTTPRequest) -> HTTPResponse {
             if request.path == "/empty" { return HTTPResponse(status: 204) }
             if request.path == "/split" {
-                return HTTPResponse(status: 200, headers: [("Location", "/a\r\nSet-Cookie: x=1"), ("X-Bad\n", "1"), ("X-Ok", "1")], body: Array("{}".utf8))
+                return HTTPResponse(status: 200, headers: [("Location", "/a\r\nSet-Cookie: x=1"), ("X-Bad\n", "1"), ("X-Nul", "a\u{0}b"), ("X-Ok", "1")],
+                                    body: Array("{}".utf8))
             }
             return .json(200, Array("{\"path\":\"\(request.path)\",\"bytes\":\(request.body.count)}".utf8))
         }
@@ -156,11 +157,11 @@ import Testing
         #expect(parts[1].contains("\r\nConnection: close\r\n") && parts[1].hasSuffix("{\"path\":\"/b\",\"bytes\":0}"), "\(parts[1])")
     }
 
-    @Test("a header field with a CR or LF in its name or value is not sent: an answer cannot be split")
+    @Test("a header field with a CR, LF or NUL in its name or value is not sent (RFC 9110 §5.5): an answer cannot be split")
     func noSplitting() throws {
         let text = try #require(try Self.exchange("GET /split HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
         #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n") && text.contains("\r\nX-Ok: 1\r\n") && text.hasSuffix("\r\n\r\n{}"), "\(text)")
-        #expect(!text.contains("Set-Cookie") && !text.contains("Location") && !text.contains("X-Bad"), "\(text)")
+        #expect(!text.contains("Set-Cookie") && !text.contains("Location") && !text.contains("X-Bad") && !text.contains("X-Nul"), "\(text)")
     }
 
     @Test("a connection with nothing coming or going is closed after the idle timeout; a busy one is not")
