@@ -218,6 +218,11 @@ public struct ServerConfiguration: Sendable {
     public var audiences: [String] = []
     public var accessTokenLifetime = 900
     public var idTokenLifetime = 3600
+    /// The longest lifetime any configuration gives a signed token (access, ID and action
+    /// tokens; `tokens.access_token_ttl` and `id_token_ttl` at most): a retired signing key is
+    /// destroyed only this long after it stopped signing, so that no instance, however it is
+    /// configured, still publishes it for tokens that live.
+    public static let longestTokenLifetime = 86_400
     public var refreshTokenLifetime = 30 * 86400
     /// Seconds a refresh-token family lives at most from its sign-in, however often it rotates.
     public var refreshTokenAbsoluteLifetime = 90 * 86400

@@ -150,8 +150,8 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["web", "session_ttl"], range: 60...(400 * 86400)) { c.webSessionLifetime = v }
         if let v = try int(tree, ["web", "code_ttl"], range: 10...600) { c.authorizationCodeLifetime = v }
         if let v = try strings(tree, ["audiences"]) { c.audiences = v }
-        if let v = try int(tree, ["tokens", "access_token_ttl"], range: 30...86400) { c.accessTokenLifetime = v }
-        if let v = try int(tree, ["tokens", "id_token_ttl"], range: 30...86400) { c.idTokenLifetime = v }
+        if let v = try int(tree, ["tokens", "access_token_ttl"], range: 30...ServerConfiguration.longestTokenLifetime) { c.accessTokenLifetime = v }
+        if let v = try int(tree, ["tokens", "id_token_ttl"], range: 30...ServerConfiguration.longestTokenLifetime) { c.idTokenLifetime = v }
         if let v = try int(tree, ["tokens", "refresh_token_ttl"], range: 60...(400 * 86400)) { c.refreshTokenLifetime = v }
         if let v = try int(tree, ["tokens", "refresh_token_absolute_ttl"], range: 60...(3650 * 86400)) { c.refreshTokenAbsoluteLifetime = v }
         if let v = try int(tree, ["tokens", "signing_key_rotation_days"], range: 0...3650) { c.signingKeyRotationDays = v }

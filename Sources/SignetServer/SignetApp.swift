@@ -90,8 +90,8 @@ public final class SignetApp: @unchecked Sendable {
             _ = try? store.purge(now: now, auditBefore: now - retention, batch: 5_000)
             // A new signing key once the newest is tokens.signing_key_rotation_days old.
             service.ceremonies.rotateSigningKeyIfDue()
-            // Keys out of the JWKS, whose tokens have all expired: their private keys go.
-            service.ceremonies.destroyUnpublishedSigningKeys()
+            // Retired keys out of every instance's JWKS: their private keys go.
+            service.ceremonies.destroyRetiredSigningKeys()
         }
         purge.resume()
         purger = purge

@@ -41,18 +41,22 @@ import Testing
         }
         let events = try server.store.auditEvents(limit: 50).filter { $0.kind == "signing_key_rotated" }
         #expect(events.count == 1 && events.first?.detail?.contains(second) == true, "\(events)")
-        // The old key leaves the set once its last tokens have expired, and is then destroyed.
-        #expect(server.app.service.ceremonies.destroyUnpublishedSigningKeys() == [])
+        // The old key leaves the set once its last tokens have expired, and is destroyed once no
+        // instance, with tokens of any configured lifetime, can publish it.
+        func destroy() -> [String] { server.app.service.ceremonies.destroyRetiredSigningKeys() }
+        #expect(destroy() == [])
         server.clock.advance(Double(server.app.configuration.idTokenLifetime + 3 * 60))
         #expect(try published() == [second])
-        #expect(server.app.service.ceremonies.destroyUnpublishedSigningKeys() == [first])
+        #expect(destroy() == [])
+        server.clock.advance(Double(ServerConfiguration.longestTokenLifetime - server.app.configuration.idTokenLifetime))
+        #expect(destroy() == [first])
         #expect(try server.store.signingKeys().map(\.kid) == [second])
         let destroyed = try server.store.auditEvents(limit: 50).filter { $0.kind == "signing_key_destroyed" }
         #expect(destroyed.count == 1 && destroyed.first?.detail?.contains(first) == true, "\(destroyed)")
         #expect(kid(try phone.signIn()["access_token"]) == second)
         // The metrics tell an operator how old the key that signs is, and how many are published.
         let metrics = String(decoding: try server.get("/metrics").body, as: UTF8.self)
-        let age = Int64(server.app.configuration.idTokenLifetime + 3 * 60) + KeyRing.signingDelay
+        let age = Int64(ServerConfiguration.longestTokenLifetime + 3 * 60) + KeyRing.signingDelay
         #expect(metrics.contains("signet_signing_key_age_seconds \(age)\n") && metrics.contains("signet_signing_keys_published 1\n"), "\(metrics)")
     }
 

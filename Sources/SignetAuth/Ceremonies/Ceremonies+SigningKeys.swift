@@ -16,14 +16,15 @@ extension Ceremonies {
         return kid
     }
 
-    /// Destroys the signing keys that left the JWKS (``KeyRing/destroyUnpublished()``), each
-    /// audited as `signing_key_destroyed` with its `kid`. Run from the minute's timer, after the
-    /// rotation; returns the `kid`s.
+    /// Destroys the retired signing keys no instance can still publish
+    /// (``KeyRing/destroyRetired(tokenLifetime:)`` with the longest token lifetime any
+    /// configuration allows: a day), each audited as `signing_key_destroyed` with its `kid`. Run
+    /// from the minute's timer, after the rotation; returns the `kid`s.
     @discardableResult
-    public func destroyUnpublishedSigningKeys() -> [String] {
-        let kids = (try? keys.destroyUnpublished()) ?? []
+    public func destroyRetiredSigningKeys() -> [String] {
+        let kids = (try? keys.destroyRetired(tokenLifetime: ServerConfiguration.longestTokenLifetime)) ?? []
         for kid in kids {
-            audit("signing_key_destroyed", detail: "kid \(kid): no longer published, every token it signed has expired",
+            audit("signing_key_destroyed", detail: "kid \(kid): out of every JWKS, every token it signed has expired",
                   context: RequestContext(remoteAddress: "", requestID: ""))
         }
         return kids

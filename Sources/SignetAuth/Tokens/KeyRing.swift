@@ -168,18 +168,22 @@ public final class KeyRing: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Milliseconds a retired key stays in the JWKS: it may sign for up to ``signingDelay`` (plus
-    /// a reload) after its successor came, and the tokens it signed live ``retention`` more.
-    private var publishedAfterRetirement: Int64 { (Self.signingDelay + Int64(Self.reloadInterval)) * 1000 + retention }
+    /// Milliseconds a retired key may still sign: up to ``signingDelay`` (plus a reload) after
+    /// its successor came.
+    private static let signsAfterRetirement = (signingDelay + Int64(reloadInterval)) * 1000
+    /// Milliseconds a retired key stays in this ring's JWKS: while it may sign, and as long again
+    /// as the tokens it signed live (``retention``).
+    private var publishedAfterRetirement: Int64 { Self.signsAfterRetirement + retention }
 
-    /// Deletes the keys that left the JWKS, their sealed private keys with them (NIST SP 800-57
-    /// Part 1: a private signature key is destroyed once its use is over): retired so long ago
-    /// that no instance signs with them and every token they signed has expired. Such a key can
-    /// verify nothing live, and kept it would sign for whoever later obtains the database and its
-    /// key-encryption key. Returns their `kid`s.
-    public func destroyUnpublished() throws -> [String] {
+    /// Deletes the retired keys that no instance publishes any more, their sealed private keys
+    /// with them (NIST SP 800-57 Part 1: a private signature key is destroyed once its use is
+    /// over): retired more than ``signingDelay`` and a reload, plus `tokenLifetime` seconds (the
+    /// longest any instance's tokens live; never less than this ring's own), ago. Such a key
+    /// verifies no live token, and kept it would sign for whoever later obtains the database
+    /// and its key-encryption key. Returns their `kid`s.
+    public func destroyRetired(tokenLifetime seconds: Int) throws -> [String] {
         let now = Int64(clock().timeIntervalSince1970 * 1000)
-        return try store.deleteSigningKeys(retiredBefore: now - publishedAfterRetirement)
+        return try store.deleteSigningKeys(retiredBefore: now - Self.signsAfterRetirement - max(Int64(seconds) * 1000, retention))
     }
 
     /// The key that signs at `now` (milliseconds): the newest key published for at least
