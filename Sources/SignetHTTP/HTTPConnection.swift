@@ -90,7 +90,7 @@ enum ResponseWriter {
         out.append(contentsOf: reasonPhrase(response.status).utf8)
         // A field that would end its line early (a CR or LF in it) is never sent: an answer is
         // never split in two by what a handler put in a header. Nor one with a NUL, which RFC
-        // 9110 §5.5 calls as dangerous: a recipient may refuse the whole answer or cut the field.
+        // 9110 §5.5 calls dangerous too: a recipient may refuse the whole answer or cut the field.
         for (name, value) in response.headers where !name.utf8.contains(where: isForbidden) && !value.utf8.contains(where: isForbidden) {
             out.append(contentsOf: crlf)
             out.append(contentsOf: name.utf8)

@@ -163,8 +163,8 @@ extension Ceremonies {
         var portless = url
         portless.port = nil
         return client.redirectURIs.contains { registered in
-            guard let r = URLComponents(string: registered), r.port == nil else { return false }
-            return r.string.map { portless.string?.isExactly($0) == true } ?? false
+            guard let r = URLComponents(string: registered), r.port == nil, let bare = r.string, let asked = portless.string else { return false }
+            return asked.isExactly(bare)
         }
     }
 
