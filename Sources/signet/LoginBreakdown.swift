@@ -66,7 +66,7 @@ struct LoginBreakdown {
             let use = SignInUse(sessionID: SecureRandom.bytes(16), sessionExpiresAt: at + 300_000, credentialID: credential.id, userID: user.id,
                                 publicKey: credential.publicKey, signCount: 0, backupState: true, at: at)
             guard case .signedIn = try store.completeSignIn(use, writes: [
-                .audit(AuditEvent(at: 0, kind: "sign_in", outcome: "success", userID: user.id, clientID: "dev")),
+                .audit(AuditEvent(at: 0, kind: AuditKind.signIn.rawValue, outcome: "success", userID: user.id, clientID: "dev")),
                 // A key as the service makes one: a time-ordered name first (see RefreshToken).
                 .refreshToken(RefreshTokenRow(hash: (0..<6).map { UInt8(truncatingIfNeeded: at >> (8 * (5 - $0))) } + SecureRandom.bytes(26), family: "f", userID: user.id, clientID: "dev", scope: "openid",
                                               authTime: 0, amr: ["pop"], expiresAt: 1, createdAt: 0)),

@@ -41,7 +41,7 @@ extension Ceremonies {
         let user = principal.user
         let name = try Self.displayName(request.name.map { String($0.prefix(100)) }, member: "name", limit: 100)
         let clientID = principal.clientID ?? ""
-        return try redeem(request.auth_session, clientID: clientID, ceremony: "add_passkey", credentialID: request.authn_response.rawId, context: context) { session in
+        return try redeem(request.auth_session, clientID: clientID, ceremony: .addPasskey, credentialID: request.authn_response.rawId, context: context) { session in
             guard session.kind == .addPasskey || session.kind == .addPasskeyConditional, session.userID == user.id else {
                 throw AuthError(.ceremonyMismatch, "the auth_session is not for adding a passkey to this account")
             }
@@ -52,7 +52,7 @@ extension Ceremonies {
             row.recoveryID = recovery.id
             try store.perform([
                 .useSession(id: session.id, expiresAt: session.expiresAt), .addCredential(row),
-                .audit(auditEvent("passkey_added", user: user.id, client: session.clientID, credential: Base64URL.encode(row.id), context: context)),
+                .audit(auditEvent(.passkeyAdded, user: user.id, client: session.clientID, credential: Base64URL.encode(row.id), context: context)),
             ] + recovery.writes + notice(.passkeyAdded(name: row.name ?? KnownAuthenticators.names[row.aaguid]), to: user))
             return info(row)
         }
@@ -88,9 +88,9 @@ extension Ceremonies {
         switch try store.revokeCredential(id: credentialID, userID: user.id, at: nowMillis) {
         case .revoked:
             credentialCache.remove(credentialID)
-            audit("passkey_revoked", user: user.id, client: principal.clientID, credential: credential, context: context)
+            audit(.passkeyRevoked, user: user.id, client: principal.clientID, credential: credential, context: context)
         case .lastCredential:
-            audit("passkey_revoked", "failure", reason: Reason.lastCredential.rawValue, user: user.id, credential: credential, context: context)
+            audit(.passkeyRevoked, "failure", reason: Reason.lastCredential.rawValue, user: user.id, credential: credential, context: context)
             throw AuthError(.lastCredential, "the account's last live passkey")
         case .notFound:
             throw AuthError.notFound(.credentialUnknown, "no such passkey on this account")
@@ -133,8 +133,8 @@ extension Ceremonies {
         }
         let replaced = try store.enrollDeviceKey(row, limit: configuration.maxDeviceKeys,
                                                  writes: recovery.writes + notice(.deviceKeyAdded(name: row.name, platform: row.platform), to: user))
-        for old in replaced { audit("device_key_revoked", reason: "re_enrolled", user: user.id, credential: old, context: context) }
-        audit("device_key_enrolled", user: user.id, client: principal.clientID, credential: row.id, context: context)
+        for old in replaced { audit(.deviceKeyRevoked, reason: "re_enrolled", user: user.id, credential: old, context: context) }
+        audit(.deviceKeyEnrolled, user: user.id, client: principal.clientID, credential: row.id, context: context)
         return Self.info(row, replaced: replaced)
     }
 
@@ -151,6 +151,6 @@ extension Ceremonies {
         guard id.count <= 64, try store.revokeDeviceKey(id: id, userID: principal.user.id, at: nowMillis) else {
             throw AuthError.notFound(.deviceKeyUnknown, "no such device key on this account")
         }
-        audit("device_key_revoked", user: principal.user.id, credential: id, context: context)
+        audit(.deviceKeyRevoked, user: principal.user.id, credential: id, context: context)
     }
 }

@@ -89,7 +89,7 @@ extension Ceremonies {
             try store.createActionChallenge(row, limit: configuration.actionRateLimit, windowStart: now - 60_000)
         } catch {
             guard error.code == .rateLimited else { throw error }
-            audit("action_challenge", "failure", reason: Reason.rateLimited.rawValue, user: user.id, context: context)
+            audit(.actionChallenge, "failure", reason: Reason.rateLimited.rawValue, user: user.id, context: context)
             var limited = AuthError(.rateLimited, "more than \(configuration.actionRateLimit) action challenges a minute")
             limited.retryAfter = 60
             throw limited
@@ -132,11 +132,11 @@ extension Ceremonies {
             if let client = principal.clientID { claims["client_id"] = .string(client) }
             claims[binding.claim] = .string(binding.value)
             let token = try JWT.sign(claims: claims, type: "action+jwt", keys: keys)
-            audit("action_approved", user: user.id, client: principal.clientID, credential: row.id, context: context)
+            audit(.actionApproved, user: user.id, client: principal.clientID, credential: row.id, context: context)
             return ApprovedAction(token: token, expiresIn: configuration.actionTokenLifetime, action: action)
         } catch {
             let failure = AuthError(error)
-            audit("action_approved", refused: failure, user: user.id, credential: String(request.challenge_id.prefix(64)), context: context)
+            audit(.actionApproved, refused: failure, user: user.id, credential: String(request.challenge_id.prefix(64)), context: context)
             throw failure
         }
     }
@@ -188,7 +188,7 @@ extension Ceremonies {
         guard let jti = claims["jti"]?.string, let exp = claims["exp"]?.int64,
               try store.useSession(id: Array(Digest.sha256.hash(Array(("action-token:" + jti).utf8)).prefix(16)), expiresAt: exp * 1000)
         else { throw AuthError(.actionTokenUsed, "this action token was already used") }
-        audit("action_verified", user: subject, client: client.id, credential: claims["challenge_id"]?.string, context: context)
+        audit(.actionVerified, user: subject, client: client.id, credential: claims["challenge_id"]?.string, context: context)
         return ActionVerification(valid: true, sub: claims["sub"]?.string ?? "", action_hash: expected,
                                   amr: claims["amr"]?.array?.compactMap(\.string) ?? [])
     }

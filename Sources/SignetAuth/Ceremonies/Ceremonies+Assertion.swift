@@ -82,13 +82,13 @@ extension Ceremonies {
             credentialCache.setSignCount(use.credentialID, stored)
             return counterRegression(stored: stored, received: use.signCount, user: use.userID, client: client, credential: use.credentialID, context: context)
         case .userBlocked:
-            audit("sign_in", "failure", reason: Reason.userBlocked.rawValue, user: use.userID, client: client, credential: Base64URL.encode(use.credentialID), context: context)
+            audit(.signIn, "failure", reason: Reason.userBlocked.rawValue, user: use.userID, client: client, credential: Base64URL.encode(use.credentialID), context: context)
             return AuthError(.userBlocked, "the account is blocked")
         }
     }
 
     func counterRegression(stored: Int64, received: Int64, user: String, client: String?, credential: [UInt8], context: RequestContext) -> AuthError {
-        audit("possible_cloned_authenticator", "failure", reason: "counter_regression", user: user, client: client, credential: Base64URL.encode(credential), context: context)
+        audit(.possibleClonedAuthenticator, "failure", reason: "counter_regression", user: user, client: client, credential: Base64URL.encode(credential), context: context)
         return AuthError(.counterRegression, "signature counter went from \(stored) to \(received): possible cloned authenticator")
     }
 

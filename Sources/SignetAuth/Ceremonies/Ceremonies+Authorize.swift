@@ -275,7 +275,7 @@ extension Ceremonies {
             nonce: request.nonce, scope: request.scope, audience: request.audience, userID: session.user.id, authTime: session.row.authTime,
             amr: session.row.amr, credential: session.row.credential, family: Base64URL.encode(timeOrderedID()), createdAt: now,
             expiresAt: now + Int64(configuration.authorizationCodeLifetime) * 1000)
-        try store.perform([.authorizationCode(row), .audit(auditEvent("authorization_code_issued", user: session.user.id, client: request.clientID, context: context))])
+        try store.perform([.authorizationCode(row), .audit(auditEvent(.authorizationCodeIssued, user: session.user.id, client: request.clientID, context: context))])
         return Self.appending(to: request.redirectURI, [("code", Base64URL.encode(code)), ("state", request.state), ("iss", configuration.issuer)])
     }
 
@@ -294,7 +294,7 @@ extension Ceremonies {
         } catch {
             let failure = failed(AuthError(error), context: context)
             metrics.ceremony("authorization_code", reason: failure.reason.rawValue)
-            audit("authorization_code", refused: failure, client: clientID ?? context.basic?.id, context: context)
+            audit(.authorizationCode, refused: failure, client: clientID ?? context.basic?.id, context: context)
             throw failure
         }
     }
@@ -331,7 +331,7 @@ extension Ceremonies {
             if let given = basic?.secret ?? secret, !given.isEmpty { throw AuthError(.clientSecretInvalid, "client \(id) is public and has no secret") }
             return client
         } catch var failure as AuthError {
-            audit("client_authentication", refused: failure, client: id, context: context)
+            audit(.clientAuthentication, refused: failure, client: id, context: context)
             failure.audited = true
             throw failure
         }
@@ -346,7 +346,7 @@ extension Ceremonies {
         if usedAt != nil {
             // RFC 6749 §4.1.2: a code used twice revokes the tokens it gave.
             try endSession(row.family)
-            audit("authorization_code_reused", "failure", reason: Reason.codeInvalid.rawValue, user: row.userID, client: client.id, context: context)
+            audit(.authorizationCodeReused, "failure", reason: Reason.codeInvalid.rawValue, user: row.userID, client: client.id, context: context)
             throw AuthError(.codeInvalid, "the code was used before; what it issued is revoked")
         }
         guard row.expiresAt > now else { throw AuthError(.codeInvalid, "the code expired") }
@@ -378,7 +378,7 @@ extension Ceremonies {
                            jkt: grant.refreshBinding(client))
             : nil
         do {
-            try store.perform([.useAuthorizationCode(hash: hash, at: now), .audit(auditEvent("authorization_code_exchanged", user: user.id, client: client.id, context: context))]
+            try store.perform([.useAuthorizationCode(hash: hash, at: now), .audit(auditEvent(.authorizationCodeExchanged, user: user.id, client: client.id, context: context))]
                 + (refresh.map { [.refreshToken($0.row)] } ?? []) + proofMark(grant.binding))
         } catch {
             guard error.code == .sessionUsed else { throw error }

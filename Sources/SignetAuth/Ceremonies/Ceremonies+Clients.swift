@@ -35,7 +35,7 @@ extension Ceremonies {
                             grants: grants, scopes: scopes, redirectURIs: redirectURIs, audiences: audiences, createdAt: nowMillis)
         try store.insertClient(row)
         clients.invalidate()
-        audit("admin_client_added", client: caller.clientID, detail: "client \(row.id) (\(type)): \(grants.joined(separator: " "))", context: context)
+        audit(.adminClientAdded, client: caller.clientID, detail: "client \(row.id) (\(type)): \(grants.joined(separator: " "))", context: context)
         return AddedClient(client: row, secret: secret)
     }
 
@@ -57,7 +57,7 @@ extension Ceremonies {
         // Its sessions end with it: their access tokens are refused at once, not only at the next refresh.
         guard let ended = try store.deleteClient(id: id, at: nowMillis) else { throw AuthError(.clientUnknown, "no client \(id.prefix(64)) in the database") }
         clients.invalidate()
-        audit("admin_client_removed", client: caller.clientID, detail: "client \(id), \(ended) session(s) ended", context: context)
+        audit(.adminClientRemoved, client: caller.clientID, detail: "client \(id), \(ended) session(s) ended", context: context)
     }
 
     /// A new secret for a confidential client; the old one stops working within the refresh
@@ -68,7 +68,7 @@ extension Ceremonies {
             throw AuthError(.clientUnknown, "no confidential client \(id.prefix(64)) in the database")
         }
         clients.invalidate()
-        audit("admin_client_secret_rotated", client: caller.clientID, detail: "client \(id)", context: context)
+        audit(.adminClientSecretRotated, client: caller.clientID, detail: "client \(id)", context: context)
         return secret
     }
 }

@@ -44,7 +44,7 @@ extension Ceremonies {
                 if error.code == .conflict { continue }  // the user code is taken: draw again
                 throw error
             }
-            audit("device_code", client: client.id, context: context)
+            audit(.deviceCode, client: client.id, context: context)
             let shown = Self.shownUserCode(userCode)
             return DeviceAuthorization(device_code: deviceCode, user_code: shown, verification_uri: configuration.issuer + "/device",
                                        verification_uri_complete: configuration.issuer + "/device?user_code=" + shown, expires_in: Self.deviceCodeLifetime,
@@ -99,7 +99,7 @@ extension Ceremonies {
         guard try store.decideDeviceCode(userCode: code, approve: approve, userID: user.id, approvedBy: deviceKeyID, now: nowMillis) else {
             throw AuthError(.expiredToken, "the device sign-in is no longer pending")
         }
-        audit(approve ? "device_approved" : "device_denied", user: user.id, credential: deviceKeyID, context: context)
+        audit(approve ? .deviceApproved : .deviceDenied, user: user.id, credential: deviceKeyID, context: context)
     }
 
     /// The device code grant (RFC 8628 §3.4–3.5): `authorization_pending` until approved,
@@ -135,7 +135,7 @@ extension Ceremonies {
                                jkt: granted.refreshBinding(client))
                 : nil
             do {
-                try store.perform([.useDeviceCode(hash: hash), .audit(auditEvent("device_sign_in", user: user.id, client: client.id, credential: row.approvedBy, context: context))]
+                try store.perform([.useDeviceCode(hash: hash), .audit(auditEvent(.deviceSignIn, user: user.id, client: client.id, credential: row.approvedBy, context: context))]
                     + (refresh.map { [.refreshToken($0.row)] } ?? []) + proofMark(grant.binding))
             } catch {
                 guard error.code == .sessionUsed else { throw error }

@@ -40,7 +40,7 @@ extension Ceremonies {
         let user = try store.user(email: email)
         let row = try queueCode(to: email, purpose: "email", holder: client.id, mailed: user != nil || configuration.passwordless.signup,
                                 language: user?.locale ?? context.language) { .code($0, minutes: $1) }
-        audit("otp_sent", user: user?.id, client: client.id, detail: row.mailed ? nil : "no account and sign-up by code is off: nothing sent", context: context)
+        audit(.otpSent, user: user?.id, client: client.id, detail: row.mailed ? nil : "no account and sign-up by code is off: nothing sent", context: context)
         return PasswordlessStartResponse(_id: row.id, email: email, email_verified: false)
     }
 
@@ -92,7 +92,7 @@ extension Ceremonies {
     func codeRefused(_ error: any Error, client: String, context: RequestContext) -> AuthError {
         let failure = failed(AuthError(error), context: context)
         metrics.ceremony("otp", reason: failure.reason.rawValue)
-        audit("otp_sign_in", refused: failure, client: client, context: context)
+        audit(.otpSignIn, refused: failure, client: client, context: context)
         return failure
     }
 
@@ -106,7 +106,7 @@ extension Ceremonies {
     /// The email code of `request` (`username`, `otp`) checked for `client`: the try is counted
     /// first, then the code compared; the account it signs in (created if the code may sign up)
     /// and the writes that use the code.
-    func checkCode(_ request: TokenRequest, client: ClientConfiguration, language: String) throws -> (user: UserRecord, kind: String, writes: [StoreWrite]) {
+    func checkCode(_ request: TokenRequest, client: ClientConfiguration, language: String) throws -> (user: UserRecord, kind: AuditKind, writes: [StoreWrite]) {
         guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "no email.smtp_url is configured") }
         if let realm = request.realm, realm != "email" { throw AuthError(.connectionDisabled, "realm \"\(realm.prefix(40))\" (only email)", publicDetail: "Only the email realm is offered here.") }
         guard let username = request.username, let otp = request.otp else { throw AuthError.malformed("username and otp are required") }
@@ -118,7 +118,7 @@ extension Ceremonies {
         guard row.clientID == client.id else { throw AuthError(.otpInvalid, "the code was sent for client \(row.clientID)") }
         var writes: [StoreWrite] = [.useEmailCode(email: row.email, id: row.id, at: now)]
         var user: UserRecord
-        var kind = "otp_sign_in"
+        var kind = AuditKind.otpSignIn
         if let existing = try store.user(email: email) {
             user = existing
             if !user.emailVerified {
@@ -129,7 +129,7 @@ extension Ceremonies {
             guard settings.signup else { throw AuthError(.otpInvalid, "no account and sign-up by code is off") }
             user = UserRecord(id: newUserID(), handle: random(32), email: email, name: nil, emailVerified: true, createdAt: now, locale: language)
             writes.append(.createAccount(user))
-            kind = "otp_sign_up"
+            kind = .otpSignUp
         }
         return (user, kind, writes)
     }
@@ -164,7 +164,7 @@ extension Ceremonies {
     /// Tokens for a code sign-in (email or recovery code): `amr: ["otp"]`, no credential, the
     /// code's use and the account changes in the same transaction as the refresh token. A code
     /// used meanwhile by a parallel request fails the whole transaction.
-    func codeTokens(user: UserRecord, client: ClientConfiguration, grant: TokenGrant, kind: String, writes: [StoreWrite], context: RequestContext) throws -> TokenResponse {
+    func codeTokens(user: UserRecord, client: ClientConfiguration, grant: TokenGrant, kind: AuditKind, writes: [StoreWrite], context: RequestContext) throws -> TokenResponse {
         let amr = ["otp"]
         let authTime = nowMillis / 1000
         let fresh = random(48)
@@ -178,9 +178,9 @@ extension Ceremonies {
                 + (refresh.map { [.refreshToken($0.row)] } ?? []) + proofMark(grant.binding))
         } catch {
             guard error.code == .sessionUsed else { throw error }
-            throw AuthError(kind.hasPrefix("recovery") ? .recoveryCodeInvalid : .otpInvalid, "the code was used by a parallel request")
+            throw AuthError(kind == .recoveryCodeSignIn ? .recoveryCodeInvalid : .otpInvalid, "the code was used by a parallel request")
         }
-        metrics.ceremony(kind, reason: nil)
+        metrics.ceremony(kind.rawValue, reason: nil)
         var tokens = try issueTokens(user: user, client: client, grant: grant, amr: amr, authTime: authTime, jti: Array(fresh[0..<16]), session: session)
         tokens.refresh_token = refresh?.token
         return tokens
@@ -217,13 +217,13 @@ extension Ceremonies {
         let finished = try store.finishRecoveries(now: now) { _, user in
             configuration.email.canSend ? outbox(.recoveryFinished, to: user.email, language: user.locale ?? "en") : nil
         }
-        for recovery in finished { audit("recovery_finished", user: recovery.userID, context: RequestContext(remoteAddress: "", requestID: "")) }
+        for recovery in finished { audit(.recoveryFinished, user: recovery.userID, context: RequestContext(remoteAddress: "", requestID: "")) }
         var claim = try store.claimMail(now: now, lease: 120_000, limit: limit)
         // Opened for the transport; a row that does not open (another key) is dropped, audited.
         claim.claimed = claim.claimed.compactMap { row in
             guard let message = try? AESGCM.open(row.message, key: mailKey, aad: Array(row.id.utf8)) else {
                 try? store.mailFailed(id: row.id, retryAt: nil, error: "the message does not open under this server's key")
-                audit("mail_dropped", "failure", detail: "\(row.kind): sealed under another key", context: RequestContext(remoteAddress: "", requestID: ""))
+                audit(.mailDropped, "failure", detail: "\(row.kind): sealed under another key", context: RequestContext(remoteAddress: "", requestID: ""))
                 return nil
             }
             var opened = row
@@ -248,7 +248,7 @@ extension Ceremonies {
         if failure.permanent || row.attempts >= settings.maxDeliveries {
             try? store.mailFailed(id: row.id, retryAt: nil, error: failure.message)
             metrics.ceremony("mail_" + row.kind, reason: "dropped")
-            audit("mail_dropped", "failure", detail: "\(row.kind) after \(row.attempts) tries: \(failure.message)", context: context)
+            audit(.mailDropped, "failure", detail: "\(row.kind) after \(row.attempts) tries: \(failure.message)", context: context)
             return
         }
         let delay = min(settings.maxRetryDelay, settings.retryDelay << min(20, max(0, row.attempts - 1)))

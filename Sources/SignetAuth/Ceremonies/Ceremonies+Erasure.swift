@@ -32,7 +32,7 @@ extension Ceremonies {
         let user = principal.user
         if let held = try heldRecovery(principal) { throw AuthError(.recoveryHold, "recovery \(held.id) holds this session") }
         let erased = try erase(userID: user.id) { pseudonym in
-            [.audit(auditEvent("account_deleted", user: pseudonym, client: principal.clientID, context: context))] + notice(.accountDeleted, to: user)
+            [.audit(auditEvent(.accountDeleted, user: pseudonym, client: principal.clientID, context: context))] + notice(.accountDeleted, to: user)
         }
         guard erased else { throw AuthError(.userUnknown, "the account is already gone") }
     }

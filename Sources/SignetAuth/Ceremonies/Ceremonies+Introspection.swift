@@ -26,7 +26,7 @@ extension Ceremonies {
         guard caller.isConfidential else {
             let failure = AuthError(.clientSecretInvalid, "client \(caller.id) is public; introspection needs a confidential client",
                                     publicDetail: "token introspection requires client authentication")
-            audit("client_authentication", refused: failure, client: caller.id, context: context)
+            audit(.clientAuthentication, refused: failure, client: caller.id, context: context)
             throw failure
         }
         guard let token, !token.isEmpty else { throw AuthError.malformed("token is required") }

@@ -41,7 +41,7 @@ extension Ceremonies {
         // is rate-limited).
         try limit(.signUpPerIdentifier, configuration.rateLimits.signUpPerIdentifier, key: email)
         if try store.user(email: email) != nil {
-            audit("sign_up_challenge", "failure", reason: Reason.userExists.rawValue, client: client.id, context: context)
+            audit(.signUpChallenge, "failure", reason: Reason.userExists.rawValue, client: client.id, context: context)
             throw AuthError(.userExists, "an account with this email exists")
         }
         let user = UserEntity(id: random(32), name: email, displayName: name ?? email)
@@ -115,7 +115,7 @@ extension Ceremonies {
         let signUp = credential.response.attestationObject != nil
         // The proof first: a client that must retry with a DPoP nonce keeps its auth session.
         let binding = try tokenBinding(client, context: context)
-        return try redeem(sessionText, clientID: client.id, ceremony: signUp ? "sign_up" : "sign_in", credentialID: credential.rawId, context: context) { session in
+        return try redeem(sessionText, clientID: client.id, ceremony: signUp ? .signUp : .signIn, credentialID: credential.rawId, context: context) { session in
             // Everything that can refuse the request is checked before anything is written.
             let proof = signUp
                 ? try signUpProof(session, credential, client: client, context: context)
@@ -163,7 +163,7 @@ extension Ceremonies {
     /// `body` (which must commit `.useSession` with its writes). On any failure the session is used
     /// up all the same, and a session that was already used is reported as such.
     func redeem<T>(
-        _ text: String, clientID: String, ceremony: String, credentialID: String?, context: RequestContext, _ body: (AuthSession) throws -> T
+        _ text: String, clientID: String, ceremony: AuditKind, credentialID: String?, context: RequestContext, _ body: (AuthSession) throws -> T
     ) throws -> T {
         var opened: AuthSession?
         do {
@@ -172,7 +172,7 @@ extension Ceremonies {
             guard session.clientID == clientID else { throw AuthError(.authSessionClientMismatch, "the auth_session belongs to another client") }
             guard session.expiresAt > nowMillis else { throw AuthError(.authSessionExpired, "the auth_session has expired") }
             let result = try body(session)
-            metrics.ceremony(ceremony, reason: nil)
+            metrics.ceremony(ceremony.rawValue, reason: nil)
             return result
         } catch {
             var failure = failed(AuthError(error), context: context)
@@ -180,7 +180,7 @@ extension Ceremonies {
                try !store.useSession(id: session.id, expiresAt: session.expiresAt) {
                 failure = AuthError(.authSessionUnknown, "the auth_session was already used")
             }
-            metrics.ceremony(ceremony, reason: failure.reason.rawValue)
+            metrics.ceremony(ceremony.rawValue, reason: failure.reason.rawValue)
             let credential = credentialID.flatMap { Base64URL.decode($0) }.map { Base64URL.encode($0) }
             audit(ceremony, refused: failure, client: clientID, credential: credential, context: context)
             throw failure
@@ -210,7 +210,7 @@ extension Ceremonies {
         let user = UserRecord(id: userID, handle: handle, email: email, name: session.name, emailVerified: false, createdAt: nowMillis)
         let credential = Base64URL.encode(row.id)
         return Proof(userID: userID, amr: userVerified ? ["pop", "user"] : ["pop"], writes: [
-            .createUser(user, row), .audit(auditEvent("sign_up", user: userID, client: client.id, credential: credential, context: context)),
+            .createUser(user, row), .audit(auditEvent(.signUp, user: userID, client: client.id, credential: credential, context: context)),
         ], commit: .create(user), credential: credential)
     }
 
@@ -224,7 +224,7 @@ extension Ceremonies {
             otherAccount: session.kind == .stepUp ? .userMismatch : .credentialUnknown)
         let id = Base64URL.encode(verified.use.credentialID)
         return Proof(userID: verified.userID, amr: verified.amr, writes: [
-            .audit(auditEvent(session.kind == .stepUp ? "step_up" : "sign_in", user: verified.userID, client: client.id, credential: id, context: context)),
+            .audit(auditEvent(session.kind == .stepUp ? .stepUp : .signIn, user: verified.userID, client: client.id, credential: id, context: context)),
         ], commit: .use(verified.use), credential: id)
     }
 }

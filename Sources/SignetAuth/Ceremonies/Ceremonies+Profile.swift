@@ -27,7 +27,7 @@ extension Ceremonies {
         }
         _ = try queueCode(to: email, purpose: "email-change", holder: Self.emailChangeHolder(user.id), mailed: true,
                           language: user.locale ?? context.language) { .emailChangeCode($0, minutes: $1) }
-        audit("email_change_started", user: user.id, client: principal.clientID, context: context)
+        audit(.emailChangeStarted, user: user.id, client: principal.clientID, context: context)
         return EmailChangeStatus(email: email, email_verified: false, expires_in: configuration.passwordless.codeTTL)
     }
 
@@ -44,12 +44,12 @@ extension Ceremonies {
             let now = nowMillis
             guard try store.updateUser(id: user.id, UserChange(email: email, emailVerified: true), at: now, writes: [
                 .useEmailCode(email: row.email, id: row.id, at: now),
-                .audit(auditEvent("email_changed", user: user.id, client: principal.clientID, detail: "from \(user.email) to \(email)", context: context)),
+                .audit(auditEvent(.emailChanged, user: user.id, client: principal.clientID, detail: "from \(user.email) to \(email)", context: context)),
             ] + notice(.emailChanged(to: email), to: user)) != nil else { throw AuthError(.userUnknown, "the account is gone") }
             return EmailChangeStatus(email: email, email_verified: true, expires_in: nil)
         } catch {
             let failure = AuthError(error)
-            audit("email_changed", refused: failure, user: user.id, context: context)
+            audit(.emailChanged, refused: failure, user: user.id, context: context)
             throw failure
         }
     }
@@ -62,7 +62,7 @@ extension Ceremonies {
         let user = principal.user
         let cleaned = try Self.displayName(name, member: "name", limit: 200)
         guard let updated = try store.updateUser(id: user.id, UserChange(name: .some(cleaned)), at: nowMillis, writes: [
-            .audit(auditEvent("name_changed", user: user.id, client: principal.clientID, context: context)),
+            .audit(auditEvent(.nameChanged, user: user.id, client: principal.clientID, context: context)),
         ]) else { throw AuthError(.userUnknown, "the account is gone") }
         return UserInfo(sub: user.id, email: updated.user.email, email_verified: updated.user.emailVerified, name: updated.user.name)
     }

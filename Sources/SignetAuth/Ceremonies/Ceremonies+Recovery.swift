@@ -36,7 +36,7 @@ extension Ceremonies {
         let codes = (0..<Self.recoveryCodeCount).map { _ in newRecoveryCode() }
         let hashes = codes.map { codeHash("recovery", owner: user.id, code: Self.normalizedRecoveryCode($0)) }
         try store.replaceRecoveryCodes(userID: user.id, hashes: hashes, keyID: codeKeyID, at: nowMillis, writes: [
-            .audit(auditEvent("recovery_codes_created", user: user.id, client: principal.clientID, context: context)),
+            .audit(auditEvent(.recoveryCodesCreated, user: user.id, client: principal.clientID, context: context)),
         ] + notice(.recoveryCodesCreated, to: user))
         return RecoveryCodes(codes: codes)
     }
@@ -78,13 +78,13 @@ extension Ceremonies {
             guard let hash = matched else { throw AuthError(.recoveryCodeInvalid, "no unused recovery code of the account matches") }
             // The owner hears of every use: a recovery code in someone else's hands signs in
             // without a passkey, and nothing else would tell.
-            return try codeTokens(user: user, client: client, grant: grant, kind: "recovery_code_sign_in",
+            return try codeTokens(user: user, client: client, grant: grant, kind: .recoveryCodeSignIn,
                                   writes: [.useRecoveryCode(userID: user.id, hash: hash, at: nowMillis)]
                                       + notice(.recoveryCodeUsed(remaining: unused.count - 1), to: user), context: context)
         } catch {
             let failure = failed(AuthError(error), context: context)
             metrics.ceremony("recovery_code", reason: failure.reason.rawValue)
-            audit("recovery_code_sign_in", refused: failure, client: request.client_id, context: context)
+            audit(.recoveryCodeSignIn, refused: failure, client: request.client_id, context: context)
             throw failure
         }
     }
@@ -143,7 +143,7 @@ extension Ceremonies {
                                    holdUntil: now + Int64(configuration.recoveryHold) * 1000, session: principal.sessionID)
         return (recovery.id, [
             .openRecovery(recovery),
-            .audit(auditEvent("recovery_opened", user: userID, client: principal.clientID, detail: "hold until \(recovery.holdUntil / 1000)", context: context)),
+            .audit(auditEvent(.recoveryOpened, user: userID, client: principal.clientID, detail: "hold until \(recovery.holdUntil / 1000)", context: context)),
         ] + notice(.recoveryOpened(hours: max(1, configuration.recoveryHold / 3600)), to: principal.user))
     }
 
@@ -172,7 +172,7 @@ extension Ceremonies {
             throw AuthError(.recoveryHold, "credential \(credential) does not predate the recovery")
         }
         guard let cancelled = try store.cancelRecoveries(userID: user.id, at: nowMillis, writes: [
-            .audit(auditEvent("recovery_cancelled", user: user.id, client: principal.clientID, credential: credential, context: context)),
+            .audit(auditEvent(.recoveryCancelled, user: user.id, client: principal.clientID, credential: credential, context: context)),
         ] + notice(.recoveryCancelled, to: user)) else { throw AuthError.notFound(.notFound, "no recovery holds this account") }
         for id in cancelled.credentials { credentialCache.remove(id) }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SignetAPI
 
 extension Ceremonies {
     /// Scheduled rotation of the token-signing key (RFC 7517 §5: the JWKS holds the new key
@@ -11,7 +12,7 @@ extension Ceremonies {
     public func rotateSigningKeyIfDue() -> String? {
         let days = configuration.signingKeyRotationDays
         guard days > 0, let kid = try? keys.rotateIfOlder(than: Int64(days) * 86_400) else { return nil }
-        audit("signing_key_rotated", detail: "kid \(kid), after \(days) days; signs from \(nowMillis / 1000 + KeyRing.signingDelay)",
+        audit(.signingKeyRotated, detail: "kid \(kid), after \(days) days; signs from \(nowMillis / 1000 + KeyRing.signingDelay)",
               context: RequestContext(remoteAddress: "", requestID: ""))
         return kid
     }
@@ -24,7 +25,7 @@ extension Ceremonies {
     public func destroyRetiredSigningKeys() -> [String] {
         let kids = (try? keys.destroyRetired(tokenLifetime: ServerConfiguration.longestTokenLifetime)) ?? []
         for kid in kids {
-            audit("signing_key_destroyed", detail: "kid \(kid): out of every JWKS, every token it signed has expired",
+            audit(.signingKeyDestroyed, detail: "kid \(kid): out of every JWKS, every token it signed has expired",
                   context: RequestContext(remoteAddress: "", requestID: ""))
         }
         return kids

@@ -179,13 +179,13 @@ extension Ceremonies {
         case .rotated(let row):
             guard row.clientID == client.id else {
                 _ = try store.revokeRefreshFamily(hash: row.hash, now: now)
-                audit("refresh", "failure", reason: Reason.refreshTokenClientMismatch.rawValue, user: row.userID, client: client.id, context: context)
+                audit(.refresh, "failure", reason: Reason.refreshTokenClientMismatch.rawValue, user: row.userID, client: client.id, context: context)
                 throw AuthError(.refreshTokenClientMismatch, "the refresh token was issued to \(row.clientID)")
             }
             // The session ends with the credential that started it.
             if let credential = row.credential, try !isLive(credential: credential) {
                 _ = try store.revokeRefreshFamily(hash: row.hash, now: now)
-                audit("refresh", "failure", reason: Reason.refreshTokenRevoked.rawValue, user: row.userID, client: client.id, credential: credential,
+                audit(.refresh, "failure", reason: Reason.refreshTokenRevoked.rawValue, user: row.userID, client: client.id, credential: credential,
                       detail: "the credential that started the session was revoked", context: context)
                 throw AuthError(.refreshTokenRevoked, "the credential \(credential) that started this session was revoked")
             }
@@ -196,7 +196,7 @@ extension Ceremonies {
             }
             if user.endedSession(row.family) {
                 _ = try store.revokeRefreshFamily(hash: row.hash, now: now)
-                audit("refresh", "failure", reason: Reason.refreshTokenRevoked.rawValue, user: row.userID, client: client.id,
+                audit(.refresh, "failure", reason: Reason.refreshTokenRevoked.rawValue, user: row.userID, client: client.id,
                       detail: "an administrator ended the account's sessions", context: context)
                 throw AuthError(.refreshTokenRevoked, "an administrator ended this session")
             }
@@ -209,7 +209,7 @@ extension Ceremonies {
             return tokens
         case .reused(_, let userID):
             if let user = try? store.user(id: userID) { try? store.perform(notice(.refreshTokenReused, to: user)) }
-            audit("refresh_token_reused", "failure", reason: Reason.refreshTokenReused.rawValue, user: userID, client: client.id, context: context)
+            audit(.refreshTokenReused, "failure", reason: Reason.refreshTokenReused.rawValue, user: userID, client: client.id, context: context)
             throw AuthError(.refreshTokenReused, "a rotated refresh token was presented again; its family is revoked")
         case .revoked(let userID):
             // A blocked account's families end: say why.
@@ -269,12 +269,12 @@ extension Ceremonies {
         if request.token.utf8.contains(UInt8(ascii: ".")) { return try revokeSession(accessToken: request.token, client: client, context: context) }
         guard let key = Base64URL.decode(request.token).flatMap(RefreshToken.key), let owner = try store.refreshTokenOwner(hash: key) else { return }
         guard owner.clientID == client.id else {
-            audit("refresh_token_revoked", "failure", reason: Reason.refreshTokenClientMismatch.rawValue, user: owner.userID, client: client.id,
+            audit(.refreshTokenRevoked, "failure", reason: Reason.refreshTokenClientMismatch.rawValue, user: owner.userID, client: client.id,
                   detail: "the token was issued to \(owner.clientID)", context: context)
             return
         }
         if try store.revokeRefreshFamily(hash: key, now: nowMillis) {
-            audit("refresh_token_revoked", user: owner.userID, client: client.id, context: context)
+            audit(.refreshTokenRevoked, user: owner.userID, client: client.id, context: context)
         }
     }
 
@@ -284,12 +284,12 @@ extension Ceremonies {
         guard let claims = try? JWT.verify(token, type: "at+jwt", issuer: configuration.issuer, keys: keys, now: clock()),
               let sid = claims["sid"]?.string, let sub = claims["sub"]?.string else { return }
         guard claims["client_id"]?.string == client.id else {
-            audit("refresh_token_revoked", "failure", reason: Reason.refreshTokenClientMismatch.rawValue, user: sub, client: client.id,
+            audit(.refreshTokenRevoked, "failure", reason: Reason.refreshTokenClientMismatch.rawValue, user: sub, client: client.id,
                   detail: "the access token was issued to \(claims["client_id"]?.string ?? "?")", context: context)
             return
         }
         guard try !store.sessionEnded(sid) else { return }
-        try endSession(sid, writes: [.audit(auditEvent("session_revoked", user: sub, client: client.id, detail: "by its access token", context: context))])
+        try endSession(sid, writes: [.audit(auditEvent(.sessionRevoked, user: sub, client: client.id, detail: "by its access token", context: context))])
     }
 
     /// Ends the session `sid`: its refresh family at once, and its access tokens at Signet's

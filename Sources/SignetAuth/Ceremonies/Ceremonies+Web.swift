@@ -47,7 +47,7 @@ extension Ceremonies {
     public func webPasskey(authSession: String, credential: CredentialJSON, userAgent: String?, context: RequestContext) throws -> WebSignIn {
         let client = Self.webClient
         let signUp = credential.response.attestationObject != nil
-        return try redeem(authSession, clientID: client.id, ceremony: signUp ? "sign_up" : "sign_in", credentialID: credential.rawId, context: context) { session in
+        return try redeem(authSession, clientID: client.id, ceremony: signUp ? .signUp : .signIn, credentialID: credential.rawId, context: context) { session in
             let proof = signUp
                 ? try signUpProof(session, credential, client: client, context: context)
                 : try signInProof(session, credential, client: client, context: context)
@@ -79,7 +79,7 @@ extension Ceremonies {
                 guard error.code == .sessionUsed else { throw error }
                 throw AuthError(.otpInvalid, "the code was used by a parallel request")
             }
-            metrics.ceremony(checked.kind, reason: nil)
+            metrics.ceremony(checked.kind.rawValue, reason: nil)
             return WebSignIn(cookie: cookie, session: webSession(row, user: checked.user))
         } catch {
             throw codeRefused(error, client: Self.webClient.id, context: context)
@@ -136,7 +136,7 @@ extension Ceremonies {
     /// like a sign-in; the session's `auth_time`, `amr` and passkey become this check's.
     public func webStepUp(_ session: WebSession, authSession: String, credential: CredentialJSON, context: RequestContext) throws {
         let client = Self.webClient
-        try redeem(authSession, clientID: client.id, ceremony: "step_up", credentialID: credential.rawId, context: context) { ceremony in
+        try redeem(authSession, clientID: client.id, ceremony: .stepUp, credentialID: credential.rawId, context: context) { ceremony in
             guard ceremony.kind == .stepUp, ceremony.userID == session.user.id else { throw AuthError(.ceremonyMismatch, "the auth_session is not this account's step-up") }
             let proof = try signInProof(ceremony, credential, client: client, context: context)
             _ = try commit(proof, session: ceremony, writes: proof.writes, client: client.id, context: context)
@@ -147,7 +147,7 @@ extension Ceremonies {
     /// Sign out: the session ends now, everywhere.
     public func endWebSession(_ session: WebSession, context: RequestContext) throws {
         if try store.revokeWebSession(id: session.row.id, userID: session.user.id, at: nowMillis, writes: [
-            .audit(auditEvent("sign_out", user: session.user.id, client: Self.webClient.id, context: context)),
+            .audit(auditEvent(.signOut, user: session.user.id, client: Self.webClient.id, context: context)),
         ]) { metrics.ceremony("sign_out", reason: nil) }
     }
 
@@ -188,7 +188,7 @@ extension Ceremonies {
     /// Ends one of the account's sessions, a browser's or an app's, by its ID.
     public func revokeSession(id: String, principal: Principal, context: RequestContext) throws {
         let user = principal.user
-        let event = auditEvent("session_revoked", user: user.id, client: principal.clientID, detail: "session \(id.prefix(40))", context: context)
+        let event = auditEvent(.sessionRevoked, user: user.id, client: principal.clientID, detail: "session \(id.prefix(40))", context: context)
         if try store.revokeWebSession(id: id, userID: user.id, at: nowMillis, writes: [.audit(event)]) { return }
         guard try store.sessions(userID: user.id, now: nowMillis).contains(where: { $0.id == id }) else {
             throw AuthError.notFound(.notFound, "no such session on this account")

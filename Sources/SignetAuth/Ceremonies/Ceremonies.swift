@@ -126,15 +126,15 @@ public final class Ceremonies: Sendable {
     public func healthy() -> Bool { (try? store.ping()) != nil }
 
     /// An audit event, to be written with a ceremony's other writes.
-    func auditEvent(_ kind: String, _ outcome: String = "success", reason: String? = nil, user: String? = nil, client: String? = nil,
+    func auditEvent(_ kind: AuditKind, _ outcome: String = "success", reason: String? = nil, user: String? = nil, client: String? = nil,
                     credential: String? = nil, detail: String? = nil, context: RequestContext) -> AuditEvent {
-        metrics.audit(kind, outcome: outcome)
-        return AuditEvent(at: nowMillis, kind: kind, outcome: outcome, reason: reason, userID: user, clientID: client, credentialID: credential,
+        metrics.audit(kind.rawValue, outcome: outcome)
+        return AuditEvent(at: nowMillis, kind: kind.rawValue, outcome: outcome, reason: reason, userID: user, clientID: client, credentialID: credential,
                    remote: context.remoteAddress, requestID: context.requestID, detail: detail.map { String($0.prefix(500)) })
     }
 
     /// Records an audit event on its own; a failure to write it is not allowed to change the answer.
-    func audit(_ kind: String, _ outcome: String = "success", reason: String? = nil, user: String? = nil, client: String? = nil,
+    func audit(_ kind: AuditKind, _ outcome: String = "success", reason: String? = nil, user: String? = nil, client: String? = nil,
                credential: String? = nil, detail: String? = nil, context: RequestContext) {
         try? store.appendAudit(auditEvent(kind, outcome, reason: reason, user: user, client: client, credential: credential, detail: detail, context: context))
     }
@@ -142,7 +142,7 @@ public final class Ceremonies: Sendable {
     /// Records a refusal with its reason and detail. Without an account (an unauthenticated
     /// failure) the rows an address may cause are limited, so garbage cannot grow the table
     /// without bound.
-    func audit(_ kind: String, refused failure: AuthError, user: String? = nil, client: String? = nil, credential: String? = nil, context: RequestContext) {
+    func audit(_ kind: AuditKind, refused failure: AuthError, user: String? = nil, client: String? = nil, credential: String? = nil, context: RequestContext) {
         if failure.audited { return }
         if user == nil, (try? count(.auditFailuresPerIP, configuration.rateLimits.auditFailuresPerIP, key: addressKey(context))) != .some(nil) { return }
         audit(kind, "failure", reason: failure.reason.rawValue, user: user, client: client, credential: credential, detail: failure.detail, context: context)

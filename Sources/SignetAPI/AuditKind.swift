@@ -1,0 +1,147 @@
+/// Every kind of event the audit log records (DESIGN.md, "Security rules": every
+/// security-relevant event): the `signet_event` of `GET /api/v2/logs`, the `event` label of
+/// `signet_audit_events_total`, and what `signet admin logs` prints. This is the one list: the
+/// ceremonies can write no other kind, and the README's table is checked against it by a test, so
+/// an operator wiring the log into an alerting system knows every name it can see.
+public enum AuditKind: String, CaseIterable, Sendable, Codable {
+    // Sign-up, sign-in and sign-out.
+    case signUp = "sign_up"
+    case signUpChallenge = "sign_up_challenge"
+    case signIn = "sign_in"
+    case stepUp = "step_up"
+    case possibleClonedAuthenticator = "possible_cloned_authenticator"
+    case otpSent = "otp_sent"
+    case otpSignIn = "otp_sign_in"
+    case otpSignUp = "otp_sign_up"
+    case recoveryCodeSignIn = "recovery_code_sign_in"
+    case deviceCode = "device_code"
+    case deviceApproved = "device_approved"
+    case deviceDenied = "device_denied"
+    case deviceSignIn = "device_sign_in"
+    case signOut = "sign_out"
+    // The browser's code flow and clients.
+    case authorizationCodeIssued = "authorization_code_issued"
+    case authorizationCode = "authorization_code"
+    case authorizationCodeExchanged = "authorization_code_exchanged"
+    case authorizationCodeReused = "authorization_code_reused"
+    case clientAuthentication = "client_authentication"
+    case clientCredentials = "client_credentials"
+    // Refresh tokens and sessions.
+    case refresh
+    case refreshTokenReused = "refresh_token_reused"
+    case refreshTokenRevoked = "refresh_token_revoked"
+    case sessionRevoked = "session_revoked"
+    // The account.
+    case addPasskey = "add_passkey"
+    case passkeyAdded = "passkey_added"
+    case passkeyRevoked = "passkey_revoked"
+    case deviceKeyEnrolled = "device_key_enrolled"
+    case deviceKeyRevoked = "device_key_revoked"
+    case nameChanged = "name_changed"
+    case emailChangeStarted = "email_change_started"
+    case emailChanged = "email_changed"
+    case accountDeleted = "account_deleted"
+    // Recovery.
+    case recoveryCodesCreated = "recovery_codes_created"
+    case recoveryOpened = "recovery_opened"
+    case recoveryCancelled = "recovery_cancelled"
+    case recoveryFinished = "recovery_finished"
+    // High-risk actions.
+    case actionChallenge = "action_challenge"
+    case actionApproved = "action_approved"
+    case actionVerified = "action_verified"
+    // Operators: the Management API and `signet admin`.
+    case adminUserUpdated = "admin_user_updated"
+    case adminUserBlocked = "admin_user_blocked"
+    case adminUserUnblocked = "admin_user_unblocked"
+    case adminUserDeleted = "admin_user_deleted"
+    case adminPasskeyRevoked = "admin_passkey_revoked"
+    case adminDeviceKeyRevoked = "admin_device_key_revoked"
+    case adminRecoveryCodesDeleted = "admin_recovery_codes_deleted"
+    case adminSessionsRevoked = "admin_sessions_revoked"
+    case adminClientAdded = "admin_client_added"
+    case adminClientRemoved = "admin_client_removed"
+    case adminClientSecretRotated = "admin_client_secret_rotated"
+    // The server on its own.
+    case mailDropped = "mail_dropped"
+    case signingKeyRotated = "signing_key_rotated"
+    case signingKeyDestroyed = "signing_key_destroyed"
+
+    /// What an event of this kind records; its `outcome` is `success` unless this says otherwise.
+    public var meaning: String {
+        switch self {
+        case .signUp: "A passkey sign-up; a failure names the verification step's reason."
+        case .signUpChallenge: "A sign-up refused before its challenge (`user_exists`); failures only."
+        case .signIn: "A passkey sign-in (also from the hosted pages); a failure names the reason."
+        case .stepUp: "A fresh passkey assertion for a sensitive change (RFC 9470)."
+        case .possibleClonedAuthenticator: "A signature counter that went back: the passkey may have been copied; failures only."
+        case .otpSent: "An email code asked for; `detail` says when nothing was sent."
+        case .otpSignIn: "A sign-in by email code; a failure names the reason."
+        case .otpSignUp: "An account made by an email code."
+        case .recoveryCodeSignIn: "A sign-in by recovery code; a failure names the reason."
+        case .deviceCode: "A device authorization started (RFC 8628)."
+        case .deviceApproved: "A device's sign-in approved by a device key on a signed-in phone (RFC 8628)."
+        case .deviceDenied: "A device's sign-in denied by a device key on a signed-in phone (RFC 8628)."
+        case .deviceSignIn: "A device signed in with its approved device code (RFC 8628 §3.5)."
+        case .signOut: "A hosted-pages session ended by its user."
+        case .authorizationCodeIssued: "An authorization code issued to a client (RFC 6749 §4.1.2)."
+        case .authorizationCode: "An authorization code grant refused; failures only."
+        case .authorizationCodeExchanged: "An authorization code exchanged for tokens."
+        case .authorizationCodeReused: "An authorization code presented again: what it issued is revoked; failures only."
+        case .clientAuthentication: "A client's secret refused at the token, revocation or introspection endpoint; failures only."
+        case .clientCredentials: "A machine client's token (`client_credentials`)."
+        case .refresh: "A refresh refused (another client's token, or a revoked one); failures only."
+        case .refreshTokenReused: "A rotated refresh token presented again: its family is revoked; failures only."
+        case .refreshTokenRevoked: "A refresh token revoked by its client (RFC 7009); a failure is another client's token."
+        case .sessionRevoked: "A session ended from the account, or by its access token."
+        case .addPasskey: "Adding a passkey to an account refused; failures only."
+        case .passkeyAdded: "A passkey added to an account."
+        case .passkeyRevoked: "A passkey revoked by its user; a failure is the account's last one (`last_credential`)."
+        case .deviceKeyEnrolled: "A device-bound key enrolled."
+        case .deviceKeyRevoked: "A device-bound key revoked, or replaced by a new enrolment (`re_enrolled`)."
+        case .nameChanged: "The account's name changed."
+        case .emailChangeStarted: "A change of address asked for: a code went to the new address."
+        case .emailChanged: "The account's address changed; a failure names the reason."
+        case .accountDeleted: "An account erased by its user; its rows stay under a pseudonym."
+        case .recoveryCodesCreated: "A new set of recovery codes made."
+        case .recoveryOpened: "A code session added a credential to an account that had one: held until `detail`'s time."
+        case .recoveryCancelled: "A holding recovery cancelled with an older credential: what it added is revoked."
+        case .recoveryFinished: "A recovery's hold ended: what it added is an ordinary credential now."
+        case .actionChallenge: "An action challenge refused (`rate_limited`); failures only."
+        case .actionApproved: "A high-risk action approved by a device key or passkey; a failure names the reason."
+        case .actionVerified: "An action token checked by a resource server (`POST /actions/verify`)."
+        case .adminUserUpdated: "An operator changed a user's name, address or verification."
+        case .adminUserBlocked: "An operator blocked a user: every grant refused, sessions ended."
+        case .adminUserUnblocked: "An operator unblocked a user."
+        case .adminUserDeleted: "An operator erased a user; its rows stay under a pseudonym."
+        case .adminPasskeyRevoked: "An operator revoked a user's passkey."
+        case .adminDeviceKeyRevoked: "An operator revoked a user's device key."
+        case .adminRecoveryCodesDeleted: "An operator deleted a user's recovery codes."
+        case .adminSessionsRevoked: "An operator ended every session of a user."
+        case .adminClientAdded: "A client added to the database."
+        case .adminClientRemoved: "A client removed, with every session issued to it."
+        case .adminClientSecretRotated: "A confidential client's secret replaced."
+        case .mailDropped: "A message given up after its retries, or sealed under another key; failures only."
+        case .signingKeyRotated: "A new token-signing key added by the scheduled rotation."
+        case .signingKeyDestroyed: "A retired token-signing key deleted once no instance can publish it."
+        }
+    }
+
+    /// Auth0's log event type for this kind's success and failure, where Auth0 has one (the
+    /// `type` of `GET /api/v2/logs`; otherwise the kind itself is the type).
+    public var auth0Types: (success: String, failure: String)? {
+        switch self {
+        case .signIn, .stepUp, .otpSignIn, .recoveryCodeSignIn: ("s", "f")
+        case .signUp, .otpSignUp: ("ss", "fs")
+        case .otpSent: ("cs", "fcpn")
+        case .refresh: ("sertft", "fertft")
+        case .refreshTokenReused: ("fertft", "fertft")
+        case .refreshTokenRevoked: ("srrt", "srrt")
+        case .clientCredentials: ("seccft", "feccft")
+        case .adminUserDeleted: ("sdu", "sdu")
+        case .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted,
+             .adminSessionsRevoked, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated: ("sapi", "fapi")
+        default: nil
+        }
+    }
+}
