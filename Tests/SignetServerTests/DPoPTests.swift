@@ -139,6 +139,32 @@ import Testing
         }
     }
 
+    @Test("a path that arrives escaped: a proof for its escaped URL passes; one for no URL, or for another path, does not")
+    func escapedPath() throws {
+        let server = try TestServer()
+        let key = try SoftwareDPoPKey()
+        let access = try #require(try Self.signUp(server, email: "ada@signet.test", key: key).json["access_token"]?.string)
+        var path = "/me/passkeys/a%20b%C3%A9"
+        func rename(_ htu: String) throws -> (status: Int, reason: String?) {
+            let proof = try key.proof(method: "PATCH", url: htu, accessToken: access)
+            let answer = try server.send("PATCH", path, headers: [("Authorization", "DPoP " + access), ("DPoP", proof)], body: Array(#"{"name":"x"}"#.utf8))
+            return (answer.status, (try? StrictJSON().parse(answer.body))?["reason"]?.string)
+        }
+        // Past DPoP: no passkey has that ID.
+        let escaped = try rename("https://signet.test" + path)
+        #expect(escaped.status == 404, "\(escaped)")
+        #expect(try rename("https://signet.test/me/passkeys/a%20b%c3%a9").status == 404, "escapes' case does not matter (RFC 3986 §6.2.2.1)")
+        for notURL in ["not a url", "https://signet.test/me/passkeys/ab"] {
+            let refused = try rename(notURL)
+            #expect(refused.status == 401 && refused.reason == "dpop_invalid", "\(notURL): \(refused)")
+        }
+        // A path holding an escaped `%`: its own escaped form passes, another path with a broken escape does not.
+        path = "/me/passkeys/%25zz"
+        #expect(try rename("https://signet.test/me/passkeys/%25zz").status == 404)
+        let broken = try rename("https://signet.test/elsewhere/%zz")
+        #expect(broken.status == 401 && broken.reason == "dpop_invalid", "\(broken)")
+    }
+
     @Test("a token presented with the DPoP scheme is refused with DPoP's challenge; without a token both schemes are offered")
     func challenges() throws {
         let server = try TestServer()

@@ -75,7 +75,7 @@ public enum DPoP {
         }
         guard verified else { throw Invalid(detail: "the signature does not verify with the header's jwk") }
         guard claims["htm"] == .string(request.method) else { throw Invalid(detail: "htm \(claims["htm"]?.string ?? "absent") is not \(request.method)") }
-        guard let htu = claims["htu"]?.string, htu == request.url || normalized(htu) == normalized(request.url) else {
+        guard let htu = claims["htu"]?.string, htu.isExactly(request.url) || sameAfterNormalization(htu, request.url) else {
             throw Invalid(detail: "htu \(claims["htu"]?.string?.prefix(200) ?? "absent") is not \(request.url)")
         }
         guard let iat = claims["iat"].flatMap(numericDate) else { throw Invalid(detail: "no iat (a NumericDate)") }
@@ -172,6 +172,13 @@ public enum DPoP {
             }
         }
         return output.joined(separator: "/")
+    }
+
+    /// Whether two URLs are the same after ``normalized(_:)``, byte for byte. Both must parse:
+    /// two that do not are not thereby the same URL.
+    static func sameAfterNormalization(_ a: String, _ b: String) -> Bool {
+        guard let first = normalized(a), let second = normalized(b) else { return false }
+        return first.isExactly(second)
     }
 
     /// RFC 3986 §2.3: ALPHA / DIGIT / "-" / "." / "_" / "~".
