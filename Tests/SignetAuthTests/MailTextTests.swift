@@ -34,6 +34,23 @@ import Testing
         #expect(try Ceremonies.emailAddress("Ana@Bu\u{0308}cher.example", member: "email") == "ana@bücher.example")
     }
 
+    @Test("a domain's percent escapes never become characters in the relay's form; an address whose domain is not a host name is refused")
+    func escapedDomains() throws {
+        // Foundation decodes the escapes of the A-label it makes: `xn--\r\n-22e` for `ό%0d%0a`.
+        for address in ["a@ό%0d%0a.example", "a@ό%40evil.example", "a@ό%3e.example", "a@ό%2e"] {
+            let relayed = MailMessage.asciiAddress(address)
+            #expect(relayed == address, "\(address) became \(relayed.debugDescription)")
+            #expect(!relayed.utf8.contains { $0 == 13 || $0 == 10 } && relayed.utf8.filter { $0 == UInt8(ascii: "@") }.count == 1)
+        }
+        for refused in ["a@ό%0d%0a.example", "a@b%40c.example", "a@b..example", "a@.example", "a@example.", "a@[127.0.0.1]", "a@exa_mple.com",
+                        "a@ex!ample.com", "a@\u{0301}@b.example", "a@b.example@", "@b.example", "a@"] {
+            #expect(throws: AuthError.self, "\(refused)") { try Ceremonies.emailAddress(refused, member: "email") }
+        }
+        for accepted in ["ana@bücher.example", "a.b+c@sub-domain.example.com", "ñandú@correo.españa.example", "x@localhost"] {
+            #expect(try Ceremonies.emailAddress(accepted, member: "email") == accepted)
+        }
+    }
+
     @Test func plainTextPassesThrough() {
         #expect(MailMessage.quotedPrintable("Your code is 123456.") == "Your code is 123456.")
     }

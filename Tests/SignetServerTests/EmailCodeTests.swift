@@ -143,6 +143,20 @@ struct EmailCodeTests {
         #expect(jwtClaims(tokens["id_token"]?.string)["email"] == .string("ana@bücher.example"))
     }
 
+    @Test("an address whose domain holds percent escapes is refused before anything is queued: no line break or second @ reaches the relay")
+    func escapedDomain() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp)
+        for address in ["a@ό%0d%0abcc%3a%20x%40evil.example", "a@ό%40evil.example"] {
+            let answer = try server.startEmail(address)
+            #expect(answer.status == 400 && answer.json["reason"] == .string("malformed"), "\(address): \(answer.json.serialized)")
+        }
+        #expect(server.counts["outbox"] == 0)
+        #expect(try server.startEmail("a@ok.example").status == 200)
+        _ = try smtp.code(for: "a@ok.example")
+        #expect(smtp.messages(to: "x@evil.example").isEmpty)
+    }
+
     @Test("an address whose local part is beyond ASCII gets its code from a relay that speaks SMTPUTF8: declared in MAIL FROM, the address as typed in the envelope and To")
     func internationalLocalPart() throws {
         let smtp = try SMTPServer()

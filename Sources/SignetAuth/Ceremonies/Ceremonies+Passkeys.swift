@@ -20,11 +20,27 @@ extension Ceremonies {
     /// one `@` with text on both sides, no spaces or control characters, at most 254 characters.
     public static func emailAddress(_ text: String, member: String) throws -> String {
         let email = text.trimmingCharacters(in: .whitespaces).lowercased().precomposedStringWithCanonicalMapping
-        guard email.count <= maxEmailLength, let at = email.firstIndex(of: "@"), at != email.startIndex,
-              email.index(after: at) != email.endIndex, email.filter({ $0 == "@" }).count == 1,
-              !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || isUnsafeInText($0) || $0 == "<" || $0 == ">" })
+        // The `@` by code point: a combining mark after it makes one Character of the two.
+        let scalars = email.unicodeScalars
+        guard email.count <= maxEmailLength, scalars.filter({ $0 == "@" }).count == 1, let at = scalars.firstIndex(of: "@"), at != scalars.startIndex,
+              !scalars.contains(where: { $0.properties.isWhitespace || isUnsafeInText($0) || $0 == "<" || $0 == ">" }),
+              isMailDomain(scalars[scalars.index(after: at)...])
         else { throw AuthError.malformed("\(member) is not an email address") }
         return email
+    }
+
+    /// A domain mail can go to (RFC 5321 §4.1.2's `Domain`, with RFC 6531's U-labels): labels of
+    /// ASCII letters, digits and hyphens, or of characters beyond ASCII, joined by single dots.
+    /// Nothing else of ASCII: a `%` escape, for one, would become another character when the
+    /// domain is converted to its A-label form for the relay.
+    static func isMailDomain(_ domain: Substring.UnicodeScalarView) -> Bool {
+        guard let first = domain.first, let last = domain.last, first != ".", last != "." else { return false }
+        var previous: Unicode.Scalar = "@"
+        for scalar in domain {
+            guard !(scalar == "." && previous == "."), scalar.value >= 0x80 || MailMessage.isHostNameByte(UInt8(scalar.value)) else { return false }
+            previous = scalar
+        }
+        return true
     }
 
     /// `POST /passkey/register` (Auth0 native passkeys: signup challenge): creation options and an

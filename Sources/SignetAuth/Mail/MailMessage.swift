@@ -47,15 +47,30 @@ public struct MailMessage: Sendable, Equatable {
     /// Foundation's UTS #46 processing. The account keeps the address as typed; only the
     /// envelope and the `To` header carry this form. A local part beyond ASCII is left as it
     /// is, for a relay that speaks SMTPUTF8.
+    ///
+    /// Only a result that is a host name (letters, digits, `-` and `.`) is used: Foundation's
+    /// `host` decodes percent escapes after the conversion, so `ό%0d%0a` would come back as
+    /// `xn--\r\n-22e`, a line break in the envelope and the header. Anything else keeps the
+    /// address as it was typed, which the relay refuses rather than misreads.
     public static func asciiAddress(_ address: String) -> String {
-        guard let at = address.lastIndex(of: "@") else { return address }
-        let domain = String(address[address.index(after: at)...])
-        guard !domain.allSatisfy(\.isASCII) else { return address }
+        // By code point: a combining mark after the `@` makes one Character of the two.
+        let scalars = address.unicodeScalars
+        guard let at = scalars.lastIndex(of: "@") else { return address }
+        let domain = String(scalars[scalars.index(after: at)...])
+        guard !domain.utf8.allSatisfy({ $0 < 0x80 }) else { return address }
         var components = URLComponents()
         components.scheme = "smtp"
         components.host = domain
-        guard let host = components.url?.host, !host.isEmpty, host.allSatisfy(\.isASCII) else { return address }
-        return address[..<at] + "@" + host
+        guard let host = components.url?.host(percentEncoded: true), !host.isEmpty, host.utf8.allSatisfy(isHostNameByte) else { return address }
+        return String(scalars[..<at]) + "@" + host
+    }
+
+    /// A byte of an ASCII host name (RFC 1123 §2.1: letters, digits and hyphens, labels joined by dots).
+    static func isHostNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+        }
     }
 
     /// RFC 5322 §3.3 date, in UTC.
