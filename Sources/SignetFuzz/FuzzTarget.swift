@@ -134,7 +134,7 @@ enum FuzzTarget {
             precondition(encoded.utf8.allSatisfy { $0 < 0x80 }, "quoted-printable with a byte outside ASCII")
             precondition(encoded.components(separatedBy: "\r\n").allSatisfy { $0.utf8.count <= 76 }, "a quoted-printable line longer than 76")
             let word = MailMessage.encodedWord(text)
-            precondition(!word.contains("\r") && !word.contains("\n"), "a header word with a line break")
+            precondition(!word.utf8.contains { $0 == 13 || $0 == 10 }, "a header word with a line break")
         case .queryString:
             let text = String(decoding: body, as: UTF8.self)
             let query = HTTPRequest.parseQuery(text[...])
@@ -148,13 +148,13 @@ enum FuzzTarget {
             }
         case .managementQuery:
             let text = String(decoding: body, as: UTF8.self)
-            if case .prefix(let prefix)? = try? Ceremonies.emailQuery(text) { precondition(!prefix.contains("*"), "a prefix with a wildcard") }
+            if case .prefix(let prefix)? = try? Ceremonies.emailQuery(text) { precondition(!prefix.utf8.contains(UInt8(ascii: "*")), "a prefix with a wildcard") }
             // The same text as `sort` and as `fields`: the column named (by creation when none is),
             // field names without a comma.
             if let (order, _) = try? Ceremonies.userOrder(text) {
-                precondition(text.isEmpty ? order == .createdAt : text.hasPrefix(order.rawValue + ":"), "a sort on another column than named")
+                precondition(text.isEmpty ? order == .createdAt : text.utf8.starts(with: (order.rawValue + ":").utf8), "a sort on another column than named")
             }
-            if let fields = try? SignetService.userFields(["fields": text]) { precondition(fields.names.allSatisfy { !$0.contains(",") }, "a field name with a comma") }
+            if let fields = try? SignetService.userFields(["fields": text]) { precondition(fields.names.allSatisfy { !$0.utf8.contains(UInt8(ascii: ",")) }, "a field name with a comma") }
         case .associationFile:
             let response = HTTPSResponse(status: 200, headers: [("content-type", "application/json")], body: body, truncated: false)
             for checks in [doctor.appleAssociation(.success(response)), doctor.assetLinks(.success(response))] {
@@ -203,7 +203,7 @@ enum FuzzTarget {
         case .relatedOrigins:
             let origins = String(decoding: body, as: UTF8.self).split(separator: "\n").prefix(64).map(String.init)
             _ = RelatedOrigins.problem(origins)
-            for origin in origins { if let label = RelatedOrigins.label(host: origin) { precondition(!label.contains("."), "a label with a dot") } }
+            for origin in origins { if let label = RelatedOrigins.label(host: origin) { precondition(!label.utf8.contains(UInt8(ascii: ".")), "a label with a dot") } }
         case .httpRequest:
             let parse = { (bytes: [UInt8]) in bytes.withUnsafeBufferPointer { RequestParser.parse($0, maxHeadBytes: 2048, maxBodyBytes: 1024) } }
             if case .request(let head, let content, let consumed) = parse(body) {
