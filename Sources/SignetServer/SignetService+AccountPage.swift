@@ -1,5 +1,5 @@
 import Foundation
-import SignetAPI
+package import SignetAPI
 import SignetAuth
 import SignetHTTP
 import SignetWeb
@@ -10,6 +10,18 @@ import SignetWebAuthn
 /// recovery hold apply alike; a change that needs a fresh passkey check shows the step-up
 /// prompt and is made after it.
 extension SignetService {
+    /// The audit events the account page leaves out of "Recent security events": those of no
+    /// account (clients, mail, signing keys), those of an account that no longer exists, and
+    /// bookkeeping: codes issued and exchanged, a code sent, a refused refresh, a refused start,
+    /// an action token used by its resource server. Every other kind has a line in each of the
+    /// pages' languages (a test holds the two to ``AuditKind``'s list).
+    package static let accountPageOmits: Set<AuditKind> = [
+        .signUpChallenge, .deviceCode, .otpSent, .authorizationCodeIssued, .authorizationCode, .authorizationCodeExchanged,
+        .clientAuthentication, .clientCredentials, .refresh, .addPasskey, .actionChallenge, .actionVerified, .accountDeleted,
+        .adminUserDeleted, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .mailDropped, .signingKeyRotated,
+        .signingKeyDestroyed,
+    ]
+
     static func addAccountRoutes(_ r: inout Router<SignetService>) {
         r.add("GET", "/account") { s, call in s.pageOrError(call) { try s.accountPage(call) } }
         r.add("GET", "/account/passkey-offer") { s, call in s.pageOrError(call) { try s.offerPage(call) } }
@@ -214,8 +226,8 @@ extension SignetService {
             ["id": .text(a.id), "label": .text(ceremonies.clientName(a.clientID)), "kind": .text(strings["app"] ?? ""), "current": .bool(false),
              "created": .text(when(a.createdAt)), "lastSeen": .text(when(a.updatedAt))]
         }
-        // The events a person would call security events, in their words; bookkeeping (codes
-        // issued and exchanged, mail sent) stays in the audit trail only.
+        // The events a person would call security events, in their words; bookkeeping
+        // (``accountPageOmits``) stays in the audit trail only.
         let events = try ceremonies.securityEvents(principal, limit: 50).compactMap { e -> [String: TemplateValue]? in
             guard let text = strings["event_" + e.event.kind] else { return nil }
             return ["kind": .text(text), "at": .text(when(e.event.at)), "outcome": .text(e.event.outcome == "success" ? "" : strings["failed"] ?? ""),

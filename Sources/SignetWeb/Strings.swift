@@ -80,6 +80,14 @@ public enum Strings {
         "event_admin_sessions_revoked": "An administrator ended your sessions",
         "event_admin_passkey_revoked": "An administrator removed a passkey",
         "event_action_approved": "Action approved",
+        "event_email_change_started": "Email address change requested",
+        "event_authorization_code_reused": "An app's sign-in code was used twice: what it gave was revoked",
+        "event_refresh_token_revoked": "Signed out of an app",
+        "event_admin_user_updated": "An administrator changed your account",
+        "event_admin_user_blocked": "An administrator blocked your account",
+        "event_admin_user_unblocked": "An administrator unblocked your account",
+        "event_admin_device_key_revoked": "An administrator removed a device key",
+        "event_admin_recovery_codes_deleted": "An administrator deleted your recovery codes",
     ]
 
     static let es: [String: String] = [
@@ -145,5 +153,13 @@ public enum Strings {
         "event_admin_sessions_revoked": "Un administrador cerró tus sesiones",
         "event_admin_passkey_revoked": "Un administrador quitó una llave de acceso",
         "event_action_approved": "Acción aprobada",
+        "event_email_change_started": "Cambio de correo solicitado",
+        "event_authorization_code_reused": "Se usó dos veces el código de inicio de sesión de una aplicación: se revocó lo que dio",
+        "event_refresh_token_revoked": "Sesión cerrada en una aplicación",
+        "event_admin_user_updated": "Un administrador cambió tu cuenta",
+        "event_admin_user_blocked": "Un administrador bloqueó tu cuenta",
+        "event_admin_user_unblocked": "Un administrador desbloqueó tu cuenta",
+        "event_admin_device_key_revoked": "Un administrador quitó una clave de dispositivo",
+        "event_admin_recovery_codes_deleted": "Un administrador borró tus códigos de recuperación",
     ]
 }

@@ -1,5 +1,9 @@
 import Foundation
 import SignetAPI
+import SignetAuth
+import SignetWebAuthn
+import SignetServer
+import SignetWeb
 import Testing
 
 /// SignetAPI's ``AuditKind`` is the one list of audit events: the ceremonies can write no other,
@@ -26,6 +30,34 @@ import Testing
             try? Self.table.write(to: root.appendingPathComponent(".build/audit-events-table.md"), atomically: true, encoding: .utf8)
         }
         #expect(written == Self.table, "README.md's audit event table differs from SignetAPI's list; the list's table is in .build/audit-events-table.md")
+    }
+
+    @Test("the account page has a line for every kind of event, in each language, but those it leaves out on purpose")
+    func accountPage() {
+        for language in Strings.languages {
+            let table = Strings.table(language)
+            for kind in AuditKind.allCases {
+                let shown = table["event_" + kind.rawValue] != nil
+                #expect(shown != SignetService.accountPageOmits.contains(kind), "\(language): \(kind.rawValue) is \(shown ? "both shown and left out" : "neither shown nor left out")")
+            }
+            // No line for a kind that is not in the list.
+            let kinds = Set(AuditKind.allCases.map { "event_" + $0.rawValue })
+            #expect(table.keys.filter { $0.hasPrefix("event_") && !kinds.contains($0) }.isEmpty, "\(language)")
+        }
+    }
+
+    @Test("an operator's change to an account shows on its page, in its language; bookkeeping does not")
+    func accountPageLines() throws {
+        let server = try TestServer.withOperators()
+        let browser = WebBrowser(server)
+        _ = try browser.signUp(email: "events@signet.test")
+        let id = try #require(try server.store.user(email: "events@signet.test")?.id)
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: server.managementToken(), .object(["name": .string("Eve")])).status == 200)
+        let page = try browser.page("/account").html
+        #expect(page.contains("An administrator changed your account") && page.contains("Account created"), "\(page)")
+        #expect(try browser.page("/account?ui_locales=es").html.contains("Un administrador cambió tu cuenta"))
+        // The sign-up's sealed session and the operator's token were bookkeeping: no line names them.
+        #expect(!page.contains("event_") && !page.contains("client_credentials"))
     }
 
     @Test("names are unique snake case, and meanings are sentences")
