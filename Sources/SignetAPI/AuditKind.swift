@@ -109,7 +109,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .recoveryFinished: "A recovery's hold ended: what it added is an ordinary credential now."
         case .actionChallenge: "An action challenge refused (`rate_limited`); failures only."
         case .actionApproved: "A high-risk action approved by a device key or passkey; a failure names the reason."
-        case .actionVerified: "An action token checked by a resource server (`POST /actions/verify`)."
+        case .actionVerified: "An action token verified, and used up, by a resource server (`POST /actions/verify`)."
         case .adminUserUpdated: "An operator changed a user's name, address or verification."
         case .adminUserBlocked: "An operator blocked a user: every grant refused, sessions ended."
         case .adminUserUnblocked: "An operator unblocked a user."
