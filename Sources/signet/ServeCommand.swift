@@ -162,13 +162,15 @@ extension KeysCommand {
         let store = try SignetApp.openStore(configuration.database)
         let status = try KeyEncryptionKey.status(store: store, kek: kek, kept: try KeyEncryptionKey.keptKeys(store: store, kek: kek))
         func count(_ c: KeyEncryptionKey.CodeCount) -> JSONValue { .object(["unused_codes": .int(Int64(c.codes)), "accounts": .int(Int64(c.accounts))]) }
-        // Token-signing keys, in seconds since 1970: which signs now, and the next scheduled rotation.
+        // Token-signing keys, in seconds since 1970: which signs now, when a retired one is
+        // destroyed, and the next scheduled rotation.
         let rows = try store.signingKeys()
         let schedule = KeyRing.schedule(rows, now: Int64(Date().timeIntervalSince1970 * 1000), rotationDays: configuration.signingKeyRotationDays)
         print(JSONValue.object([
             "key_encryption_key": .string(status.id),
             "signing_keys": .array(rows.map { row in
                 .object(["kid": .string(row.kid), "created_at": .int(row.createdAt / 1000), "retired_at": row.retiredAt.map { .int($0 / 1000) } ?? .null,
+                         "destroyed_at": row.retiredAt.map { .int(KeyRing.destroyedAt(retiredAt: $0) / 1000) } ?? .null,
                          "signing": .bool(row.kid == schedule.signer)])
             }),
             "next_rotation": schedule.nextRotation.map { .int($0 / 1000) } ?? .null,

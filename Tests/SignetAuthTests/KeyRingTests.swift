@@ -111,37 +111,37 @@ import Testing
         #expect(fresh.signingKey.kid == second)
     }
 
-    @Test("a retired key is destroyed once no instance publishes it, not a moment before; the key that signs and the published ones stay")
-    func destroyUnpublished() throws {
+    @Test("a retired key is destroyed a day and 80 s after its retirement, not a moment before; the key that signs is never destroyed")
+    func destroyRetired() throws {
         let store = try store()
         let clock = CeremonyTests.Clock()
         let ring = try KeyRing(store: store, kek: kek, retentionSeconds: 3600, clock: { clock.now })
         let first = ring.signingKey.kid
-        clock.now += 86_400
+        clock.now += 3 * 86_400
         let second = try #require(try ring.rotateIfOlder(than: 86_400))
-        clock.now += 86_400
+        clock.now += 3 * 86_400
         let third = try #require(try ring.rotateIfOlder(than: 86_400))
-        // `second` was retired by `third` just now; `first` a day ago, long past its tokens' hour.
-        #expect(try ring.destroyRetired(tokenLifetime: 3600) == [first])
+        // `second` was retired by `third` just now; `first` three days ago.
+        #expect(try ring.destroyRetired() == [first])
         #expect(try store.signingKeys().map(\.kid) == [second, third])
-        #expect(try ring.destroyRetired(tokenLifetime: 3600) == [], "each key is destroyed once")
-        #expect(ring.signingKey.kid == second, "the retired key signs until its successor has been published for the delay")
+        #expect(try ring.destroyRetired() == [], "each key is destroyed once")
         func published() -> [String] { ring.jwks["keys"]?.array?.compactMap { $0["kid"]?.string }.sorted() ?? [] }
-        // Published for the delay, a reload and the tokens' hour after its retirement, to the millisecond.
-        let window = Double(KeyRing.signingDelay) + KeyRing.reloadInterval + 3600
-        clock.now += window - 0.001
-        try ring.reload()
-        #expect(published() == [second, third].sorted())
-        #expect(try ring.destroyRetired(tokenLifetime: 3600) == [])
-        clock.now += 0.002
+        // This ring (tokens of an hour) stops publishing it long before; an instance with
+        // day-long tokens may not have.
+        clock.now += Double(KeyRing.signingDelay) + KeyRing.reloadInterval + 3600 + 1
         try ring.reload()
         #expect(published() == [third] && ring.signingKey.kid == third)
-        // An instance whose tokens live a day may still publish it: kept for that instance.
-        #expect(try ring.destroyRetired(tokenLifetime: 86_400) == [])
-        #expect(try ring.destroyRetired(tokenLifetime: 3600) == [second])
+        #expect(try ring.destroyRetired() == [])
+        let retired = try #require(try store.signingKeys().first { $0.kid == second }?.retiredAt)
+        let destroyAt = KeyRing.destroyedAt(retiredAt: retired)
+        #expect(destroyAt == retired + (KeyRing.signingDelay + Int64(KeyRing.reloadInterval) + 86_400) * 1000)
+        clock.now = Date(timeIntervalSince1970: Double(destroyAt) / 1000 - 0.001)
+        #expect(try ring.destroyRetired() == [])
+        clock.now = Date(timeIntervalSince1970: Double(destroyAt) / 1000 + 0.002)
+        #expect(try ring.destroyRetired() == [second])
         #expect(try store.signingKeys().map(\.kid) == [third], "the key that signs is never retired, so never destroyed")
         clock.now += 10 * 365 * 86_400
-        #expect(try ring.destroyRetired(tokenLifetime: 3600) == [] && store.signingKeys().count == 1)
+        #expect(try ring.destroyRetired() == [] && store.signingKeys().count == 1)
     }
 
     @Test("scheduled rotation: rings that find it due at once add one key between them")

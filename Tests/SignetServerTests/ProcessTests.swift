@@ -326,6 +326,13 @@ import Testing
         #expect(signs == [JSONValue.bool(true), JSONValue.bool(false)], "\(statusText)")
         guard case .number(let text)? = signing[1]["created_at"], let created = Int64(text) else { Issue.record("no created_at: \(statusText)"); return }
         #expect(keys["next_rotation"] == .int(created + 90 * 86_400))
+        // The retired key is destroyed a day and 80 s after it was retired; the other never is.
+        if case .number(let retired)? = signing[0]["retired_at"], let at = Int64(retired) {
+            #expect(signing[0]["destroyed_at"] == .int(at + 86_400 + KeyRing.signingDelay + Int64(KeyRing.reloadInterval)) && signing[1]["destroyed_at"] == .null,
+                    "\(statusText)")
+        } else {
+            Issue.record("no retired_at: \(statusText)")
+        }
         // The old key is refused, as the database was re-keyed from it.
         try SecretFile.save(Data(Base64URL.encode(old).utf8), to: directory.appendingPathComponent("signet.kek").path)
         let (refused, why) = try Self.run(["keys", "status"], in: directory)

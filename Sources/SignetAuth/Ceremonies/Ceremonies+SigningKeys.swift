@@ -18,12 +18,12 @@ extension Ceremonies {
     }
 
     /// Destroys the retired signing keys no instance can still publish
-    /// (``KeyRing/destroyRetired(tokenLifetime:)`` with the longest token lifetime any
-    /// configuration allows: a day), each audited as `signing_key_destroyed` with its `kid`. Run
-    /// from the minute's timer, after the rotation; returns the `kid`s.
+    /// (``KeyRing/destroyRetired()``: a day and 80 s after they stopped signing), each audited
+    /// as `signing_key_destroyed` with its `kid`. Run from the minute's timer, after the
+    /// rotation; returns the `kid`s.
     @discardableResult
     public func destroyRetiredSigningKeys() -> [String] {
-        let kids = (try? keys.destroyRetired(tokenLifetime: ServerConfiguration.longestTokenLifetime)) ?? []
+        let kids = (try? keys.destroyRetired()) ?? []
         for kid in kids {
             audit(.signingKeyDestroyed, detail: "kid \(kid): out of every JWKS, every token it signed has expired",
                   context: RequestContext(remoteAddress: "", requestID: ""))

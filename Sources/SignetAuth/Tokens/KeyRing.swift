@@ -175,15 +175,24 @@ public final class KeyRing: @unchecked Sendable {
     /// as the tokens it signed live (``retention``).
     private var publishedAfterRetirement: Int64 { Self.signsAfterRetirement + retention }
 
-    /// Deletes the retired keys that no instance publishes any more, their sealed private keys
-    /// with them (NIST SP 800-57 Part 1: a private signature key is destroyed once its use is
-    /// over): retired more than ``signingDelay`` and a reload, plus `tokenLifetime` seconds (the
-    /// longest any instance's tokens live; never less than this ring's own), ago. Such a key
-    /// verifies no live token, and kept it would sign for whoever later obtains the database
-    /// and its key-encryption key. Returns their `kid`s.
-    public func destroyRetired(tokenLifetime seconds: Int) throws -> [String] {
+    /// When a key retired at `retiredAt` (milliseconds) is destroyed: once it may no longer
+    /// sign (``signingDelay`` and a reload after it) and every token it signed has expired, with
+    /// tokens of the longest lifetime any configuration allows
+    /// (``ServerConfiguration/longestTokenLifetime``), so that no instance, however its token
+    /// lifetimes are set, still publishes it.
+    public static func destroyedAt(retiredAt: Int64) -> Int64 {
+        retiredAt + signsAfterRetirement + Int64(ServerConfiguration.longestTokenLifetime) * 1000
+    }
+
+    /// Deletes the retired keys past ``destroyedAt(retiredAt:)`` (never sooner than this ring
+    /// stops publishing them), their sealed private keys with them (NIST SP 800-57 Part 1: a
+    /// private signature key is destroyed once its use is over). Such a key verifies no live
+    /// token, and kept it would sign for whoever later obtains the database and its
+    /// key-encryption key. Returns their `kid`s.
+    public func destroyRetired() throws -> [String] {
         let now = Int64(clock().timeIntervalSince1970 * 1000)
-        return try store.deleteSigningKeys(retiredBefore: now - Self.signsAfterRetirement - max(Int64(seconds) * 1000, retention))
+        let window = max(Self.destroyedAt(retiredAt: 0), publishedAfterRetirement)
+        return try store.deleteSigningKeys(retiredBefore: now - window)
     }
 
     /// The key that signs at `now` (milliseconds): the newest key published for at least
