@@ -18,9 +18,9 @@ extension Ceremonies {
     }
 
     /// Destroys the retired signing keys no instance can still publish
-    /// (``KeyRing/destroyRetired()``: a day and 80 s after they stopped signing), each audited
-    /// as `signing_key_destroyed` with its `kid`. Run from the minute's timer, after the
-    /// rotation; returns the `kid`s.
+    /// (``KeyRing/destroyRetired()``: a day after they stopped signing, 80 s after their
+    /// retirement), each audited as `signing_key_destroyed` with its `kid`. Run from the
+    /// minute's timer, after the rotation; returns the `kid`s.
     @discardableResult
     public func destroyRetiredSigningKeys() -> [String] {
         let kids = (try? keys.destroyRetired()) ?? []
