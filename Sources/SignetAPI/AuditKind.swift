@@ -127,6 +127,10 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         }
     }
 
+    /// An operator's change through the Management API or `signet admin`: the address it came
+    /// from is the operator's, which the account's own page does not show.
+    public var byOperator: Bool { rawValue.utf8.starts(with: "admin_".utf8) }
+
     /// Auth0's log event type for this kind's success and failure, where Auth0 has one (the
     /// `type` of `GET /api/v2/logs`; otherwise the kind itself is the type).
     public var auth0Types: (success: String, failure: String)? {

@@ -230,8 +230,9 @@ extension SignetService {
         // (``accountPageOmits``) stays in the audit trail only.
         let events = try ceremonies.securityEvents(principal, limit: 50).compactMap { e -> [String: TemplateValue]? in
             guard let text = strings["event_" + e.event.kind] else { return nil }
+            let byOperator = AuditKind(rawValue: e.event.kind)?.byOperator ?? false
             return ["kind": .text(text), "at": .text(when(e.event.at)), "outcome": .text(e.event.outcome == "success" ? "" : strings["failed"] ?? ""),
-                    "address": .text(e.event.remote ?? "")]
+                    "address": .text(byOperator ? "" : e.event.remote ?? "")]
         }.prefix(15).map { $0 }
         let codes = try ceremonies.recoveryCodesStatus(principal)
         let recovery = try ceremonies.recovery(principal).recovery

@@ -46,7 +46,7 @@ import Testing
         }
     }
 
-    @Test("an operator's change to an account shows on its page, in its language; bookkeeping does not")
+    @Test("an operator's change to an account shows on its page, in its language and without the operator's address; bookkeeping does not")
     func accountPageLines() throws {
         let server = try TestServer.withOperators()
         let browser = WebBrowser(server)
@@ -55,6 +55,10 @@ import Testing
         #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: server.managementToken(), .object(["name": .string("Eve")])).status == 200)
         let page = try browser.page("/account").html
         #expect(page.contains("An administrator changed your account") && page.contains("Account created"), "\(page)")
+        // The operator's address is not the account's business; the user's own events keep theirs.
+        let rows = page.components(separatedBy: "data-testid=\"event-row\"")
+        #expect(rows.contains { $0.contains("An administrator changed your account") && !$0.contains("127.0.0.1") }, "\(rows)")
+        #expect(rows.contains { $0.contains("Account created") && $0.contains("127.0.0.1") }, "\(rows)")
         #expect(try browser.page("/account?ui_locales=es").html.contains("Un administrador cambió tu cuenta"))
         // The sign-up's sealed session and the operator's token were bookkeeping: no line names them.
         #expect(!page.contains("event_") && !page.contains("client_credentials"))
