@@ -1,4 +1,5 @@
 import Foundation
+import SignetWebAuthn
 
 /// Related origin requests (WebAuthn L3 §5.11): other sites whose pages may use this RP ID,
 /// listed at `/.well-known/webauthn`. A browser honours at most five registrable origin labels
@@ -17,7 +18,7 @@ public enum RelatedOrigins {
     public static func label(host: String) -> String? {
         // At the dot's code point: a character that joins the next into one grapheme (U+0600)
         // would hide a dot from a Character split.
-        let labels = host.lowercased().unicodeScalars.split(separator: ".").map { String(String.UnicodeScalarView($0)) }
+        let labels = host.lowercased()[...].split(atScalar: ".").map(String.init)
         guard labels.count >= 2, !labels.allSatisfy({ $0.allSatisfy(\.isNumber) }) else { return labels.count == 1 ? labels[0] : nil }
         let lastTwo = labels.suffix(2).joined(separator: ".")
         if twoLabelSuffixes.contains(lastTwo) { return labels.count >= 3 ? labels[labels.count - 3] : nil }

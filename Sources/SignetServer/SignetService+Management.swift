@@ -61,7 +61,7 @@ extension SignetService {
         case "false": include = false
         default: throw AuthError.malformed("include_fields must be true or false")
         }
-        return (Set(split(fields[...], at: ",").map { String(Self.trimmedOWS($0)) }), include)
+        return (Set(fields[...].split(atScalar: ",").map { String(Self.trimmedOWS($0)) }), include)
     }
 
     /// `user` with only the members `fields` selects.

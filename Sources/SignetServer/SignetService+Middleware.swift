@@ -2,6 +2,7 @@ import Foundation
 import SignetAPI
 import SignetAuth
 import SignetHTTP
+import SignetWebAuthn
 
 extension SignetService {
     /// What the route's ``Needs`` ask for, established before its handler runs.
@@ -92,14 +93,14 @@ extension SignetService {
 
     /// The addresses a proxy chain names, client first: the `for=` of `Forwarded` (RFC 7239 §4,
     /// without port or brackets), else the items of `X-Forwarded-For`. Bounded: at most 32.
-    /// Split at the delimiters' own code points (``split(_:at:)``): a client's part of the header
+    /// Split at the delimiters' own code points (`split(atScalar:)`): a client's part of the header
     /// cannot swallow the address its proxy appends.
     package static func forwardedChain(forwarded: String?, xForwardedFor: String?) -> [String] {
         var chain: [String] = []
         if let forwarded {
-            for element in split(forwarded.prefix(4096), at: ",").prefix(32) {
-                for pair in split(element, at: ";") {
-                    let parts = split(pair, at: "=", maxSplits: 1).map(Self.trimmedOWS)
+            for element in forwarded.prefix(4096).split(atScalar: ",").prefix(32) {
+                for pair in element.split(atScalar: ";") {
+                    let parts = pair.split(atScalar: "=", maxSplits: 1).map(Self.trimmedOWS)
                     guard parts.count == 2, parts[0].count == 3, parts[0].lowercased() == "for" else { continue }
                     var value = parts[1].drop { $0 == "\"" }
                     while value.last == "\"" { value.removeLast() }
@@ -109,17 +110,9 @@ extension SignetService {
                 }
             }
         } else if let xForwardedFor {
-            chain = split(xForwardedFor.prefix(4096), at: ",").prefix(32).map { String(Self.trimmedOWS($0)) }
+            chain = xForwardedFor.prefix(4096).split(atScalar: ",").prefix(32).map { String(Self.trimmedOWS($0)) }
         }
         return chain
-    }
-
-    /// `text` split at every `delimiter` code point. Not at Characters: a character that joins
-    /// the one after it into a grapheme cluster (U+0600 ARABIC NUMBER SIGN, a prepended mark)
-    /// makes `x\u{600},` a single Character, which a Character split would not cut, so a
-    /// client's `X-Forwarded-For: 1.2.3.4\u{600}` would glue the proxy's `, CLIENT` to it.
-    static func split(_ text: Substring, at delimiter: Unicode.Scalar, maxSplits: Int = .max) -> [Substring] {
-        text.unicodeScalars.split(separator: delimiter, maxSplits: maxSplits).map { Substring($0) }
     }
 
     /// Without the optional white space around it: spaces and tabs only (RFC 9110 §5.6.3).

@@ -180,9 +180,10 @@ public final class KeyRing: @unchecked Sendable {
     /// tokens of the longest lifetime any configuration allows
     /// (``ServerConfiguration/longestTokenLifetime``), so that no instance, however its token
     /// lifetimes are set, still publishes it.
-    public static func destroyedAt(retiredAt: Int64) -> Int64 {
-        retiredAt + signsAfterRetirement + Int64(ServerConfiguration.longestTokenLifetime) * 1000
-    }
+    public static func destroyedAt(retiredAt: Int64) -> Int64 { retiredAt + destroyedAfterRetirement }
+
+    /// Milliseconds from a key's retirement to its destruction (``destroyedAt(retiredAt:)``).
+    private static let destroyedAfterRetirement = signsAfterRetirement + Int64(ServerConfiguration.longestTokenLifetime) * 1000
 
     /// Deletes the retired keys past ``destroyedAt(retiredAt:)`` (never sooner than this ring
     /// stops publishing them), their sealed private keys with them (NIST SP 800-57 Part 1: a
@@ -191,8 +192,7 @@ public final class KeyRing: @unchecked Sendable {
     /// key-encryption key. Returns their `kid`s.
     public func destroyRetired() throws -> [String] {
         let now = Int64(clock().timeIntervalSince1970 * 1000)
-        let window = max(Self.destroyedAt(retiredAt: 0), publishedAfterRetirement)
-        return try store.deleteSigningKeys(retiredBefore: now - window)
+        return try store.deleteSigningKeys(retiredBefore: now - max(Self.destroyedAfterRetirement, publishedAfterRetirement))
     }
 
     /// The key that signs at `now` (milliseconds): the newest key published for at least
