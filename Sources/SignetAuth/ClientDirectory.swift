@@ -1,4 +1,5 @@
 import Foundation
+import SignetWebAuthn
 
 /// Every client Signet knows: those of the configuration, then those an administrator added to
 /// the database (`signet admin clients add`). The database's are read again at most every
@@ -19,16 +20,18 @@ final class ClientDirectory: @unchecked Sendable {
     }
 
     /// The client `id`: a configured one without touching the database, else the database's as
-    /// read at most `refresh` seconds ago. A failed read keeps the last list.
+    /// read at most `refresh` seconds ago. A failed read keeps the last list. The id matches by
+    /// its bytes (RFC 6749 §2.2: a unique string): the dictionary's key matches by canonical
+    /// equivalence, so `K` with U+212A KELVIN SIGN in its place would find client `K…`.
     func client(_ id: String) -> ClientConfiguration? {
-        if let client = configured[id] { return client }
+        if let client = configured[id] { return client.id.isExactly(id) ? client : nil }
         lock.lock()
         defer { lock.unlock() }
         if loadedAt.map({ Date().timeIntervalSince($0) >= refresh }) ?? true {
             if let clients = try? load() { stored = Dictionary(clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) }
             loadedAt = Date()
         }
-        return stored[id]
+        return stored[id].flatMap { $0.id.isExactly(id) ? $0 : nil }
     }
 
     /// Forgets the database's list, so the next lookup reads it (after a change made here).

@@ -247,12 +247,16 @@ public enum ConfigurationLoader {
 
     static func parseClients(_ value: JSONValue) throws -> [ClientConfiguration] {
         guard let list = value.array else { throw ConfigurationError("clients must be a list") }
-        return try list.enumerated().map { index, item in
+        let clients = try list.enumerated().map { index, item in
             guard let object = item.object else { throw ConfigurationError("clients[\(index)] must be an object") }
             let known: Set<String> = ["client_id", "name", "type", "grants", "scopes", "redirect_uris", "post_logout_redirect_uris", "allowed_origins", "ios", "android",
                                       "audiences", "client_secret_hash", "dpop", "refresh_proof"]
             if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
+            // RFC 6749 Appendix A.1: client-id = *VSCHAR (visible ASCII and space).
+            guard id.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+                throw ConfigurationError("clients[\(index)]: client_id may hold only visible ASCII characters and spaces (RFC 6749 Appendix A.1)")
+            }
             let grants = object["grants"]?.array?.compactMap(\.string) ?? GrantNames.all
             for grant in grants where !GrantNames.known.contains(grant) { throw ConfigurationError("client \(id): unknown grant \"\(grant)\"") }
             var client = ClientConfiguration(id: id, grants: grants)
@@ -331,6 +335,9 @@ public enum ConfigurationLoader {
             }
             return client
         }
+        var seen = Set<String>()
+        for client in clients where !seen.insert(client.id).inserted { throw ConfigurationError("client_id \"\(client.id)\" is configured more than once") }
+        return clients
     }
 
     /// Checks the whole configuration; the first problem found is reported.

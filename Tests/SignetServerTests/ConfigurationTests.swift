@@ -230,6 +230,9 @@ import Testing
         (#""web": {"session_idle_ttl": 1}"#, "web.session_idle_ttl"),
         (#""denied_aaguids": ["yubikey"]"#, #"denied_aaguids: "yubikey" is not an AAGUID"#),
         (#""tokens": {"signing_key_rotation_days": -1}"#, "tokens.signing_key_rotation_days must be a whole number from 0 to 3650"),
+        (#""clients": [{"client_id": "\u212Aiosk"}]"#, "client_id may hold only visible ASCII"),
+        (#""clients": [{"client_id": "app\n"}]"#, "client_id may hold only visible ASCII"),
+        (#""clients": [{"client_id": "app"}, {"client_id": "app"}]"#, #"client_id "app" is configured more than once"#),
     ])
     func refused(_ setting: String, _ message: String) throws {
         let file = try ConfigurationTests.write("""

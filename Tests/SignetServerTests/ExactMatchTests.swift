@@ -12,6 +12,7 @@ import Testing
     static let bye = "https://Kiosk.signet.test/bye;"
     static let origin = "https://Kiosk.signet.test"
     static let audience = "https://api.signet.test/K"
+    static let client = "Kiosk;1"
 
     /// `text` with every "K" as KELVIN SIGN, and with every ";" as GREEK QUESTION MARK: both
     /// equal to `text` for Swift's `==`, neither the same bytes.
@@ -27,6 +28,7 @@ import Testing
             kiosk.postLogoutRedirectURIs = [bye]
             kiosk.allowedOrigins = [origin]
             c.clients.append(kiosk)
+            c.clients.append(ClientConfiguration(id: client, grants: GrantNames.all))
             c.audiences = [audience]
         }
     }
@@ -111,5 +113,29 @@ import Testing
         }
         #expect(try allowed(Self.origin) == Self.origin)
         for lookalike in Self.lookalikes(Self.origin) { #expect(try allowed(lookalike) == nil, "\(lookalike)") }
+    }
+
+    @Test("a client_id equivalent to a configured one names no client, at the native API, /authorize and the token endpoint")
+    func clientID() throws {
+        let server = try Self.server()
+        func challenge(_ client: String) throws -> (status: Int, json: JSONValue) {
+            try server.post("/passkey/challenge", .object(["client_id": .string(client)]))
+        }
+        #expect(try challenge(Self.client).status == 200)
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "client@signet.test")
+        for lookalike in Self.lookalikes(Self.client) {
+            let native = try challenge(lookalike)
+            #expect(native.status == 401 && native.json["reason"] == .string("client_unknown"), "\(native.json.serialized)")
+            let page = try server.authorize(browser, client: lookalike, redirect: Self.redirect)
+            #expect(page.headers["location"] == nil && String(decoding: page.body, as: UTF8.self).contains(#"data-reason="client_unknown""#), "\(lookalike)")
+            // Basic names the client, client_id its lookalike: two names, not one.
+            let token = try server.send("POST", "/oauth/token", headers: [
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("Authorization", "Basic " + Data("\(Ceremonies.formEncoded(Self.client)):".utf8).base64EncodedString()),
+            ], body: Array("grant_type=refresh_token&refresh_token=x&client_id=\(Ceremonies.formEncoded(lookalike))".utf8))
+            let reason = try StrictJSON().parse(token.body)["reason"]
+            #expect(token.status == 400 && reason == .string("malformed"), "\(token.status) \(String(describing: reason))")
+        }
     }
 }

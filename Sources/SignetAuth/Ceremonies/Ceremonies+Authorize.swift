@@ -243,7 +243,7 @@ extension Ceremonies {
         var subject: String?
         if let hint = idTokenHint {
             guard let claims = self.idTokenHint(hint) else { throw AuthError(.tokenInvalid, "id_token_hint is not an id token this server issued") }
-            if let clientID, clientID != claims.audience { throw AuthError.malformed("client_id differs from the id token's audience") }
+            if let clientID, !clientID.isExactly(claims.audience) { throw AuthError.malformed("client_id differs from the id token's audience") }
             id = claims.audience
             subject = claims.subject
         }
@@ -315,7 +315,7 @@ extension Ceremonies {
     func tokenEndpointClient(clientID: String?, secret: String?, grant: String? = nil, context: RequestContext) throws -> ClientConfiguration {
         let basic = context.basic
         if basic != nil, secret != nil { throw AuthError.malformed("use one client authentication method, not client_secret_basic and client_secret_post") }
-        if let basic, let clientID, clientID != basic.id { throw AuthError.malformed("client_id differs from the Authorization header's") }
+        if let basic, let clientID, !clientID.isExactly(basic.id) { throw AuthError.malformed("client_id differs from the Authorization header's") }
         guard let id = basic?.id ?? clientID else { throw AuthError.malformed("client_id is required") }
         let client = try self.client(id, grant: grant)
         do {
