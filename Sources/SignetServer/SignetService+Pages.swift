@@ -147,9 +147,13 @@ extension SignetService {
         return "/account"
     }
 
-    /// `/account…` or `/device…`, and nothing that could leave the site (`//host`, `/\host`).
+    /// `/account…` or `/device…`, and nothing that could leave the site (`//host`, `/\host`) or
+    /// end the `Location` line: visible ASCII only, judged by bytes (a backslash with a combining
+    /// mark after it is one Character that `contains("\\")` does not find).
     static func isOwnPage(_ path: String) -> Bool {
-        (path == "/account" || path.hasPrefix("/account?") || path == "/device" || path.hasPrefix("/device?")) && !path.contains("\\") && path.utf8.count < 300
+        let bytes = path.utf8
+        guard bytes.count < 300, bytes.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\\") }) else { return false }
+        return path == "/account" || path.hasPrefix("/account?") || path == "/device" || path.hasPrefix("/device?")
     }
 
     /// A signed-in answer: the session cookie set (and any earlier session of this browser ended).

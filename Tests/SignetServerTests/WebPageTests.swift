@@ -194,6 +194,15 @@ import Testing
         let out = try a.form("/logout", [])
         #expect(out.status == 303 && out.response.headers["location"] == "/login")
         #expect(try a.page("/account").response.headers["location"] == "/login?return_to=%2Faccount")
+        // return_to: only this site's own pages, and nothing that leaves it or ends the Location line.
+        let r = WebBrowser(server)
+        try r.signUp(email: "returns@signet.test")
+        for bad in ["//evil.test/account", "/\\evil.test", "https://evil.test/account", "/accountx", "/account?\r\nSet-Cookie: a=b",
+                    "/account?\u{0}", "/account?\\\u{301}evil", "/device?code=\u{212A}"] {
+            let location = try r.page("/login?return_to=\(Ceremonies.formEncoded(bad))").response.headers["location"]
+            #expect(location == "/account", "\(bad.debugDescription): \(location ?? "no Location")")
+        }
+        #expect(try r.page("/login?return_to=%2Faccount%3Ftab%3Dkeys").response.headers["location"] == "/account?tab=keys")
         // Idle: 10 minutes without a request.
         let b = WebBrowser(server, authenticator: a.authenticator)
         #expect(try b.signIn().status == 200)
