@@ -192,7 +192,7 @@ extension SignetService {
         let browser = try self.browser(call.request)
         guard browser.session != nil else { return .redirect(to: "/login") }
         let next = call.request.query["next"] ?? "/account"
-        let safe = next.hasPrefix("/authorize/continue?") || Self.isOwnPage(next) ? next : "/account"
+        let safe = (next.hasPrefix("/authorize/continue?") && Self.isPlainPath(next)) || Self.isOwnPage(next) ? next : "/account"
         return page("offer", title: "offer_title", Pages.offer, ["next": .text(safe)], browser: browser, signedIn: true, url: "/account/passkey-offer")
     }
 

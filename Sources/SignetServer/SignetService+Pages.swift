@@ -151,9 +151,12 @@ extension SignetService {
     /// end the `Location` line: visible ASCII only, judged by bytes (a backslash with a combining
     /// mark after it is one Character that `contains("\\")` does not find).
     static func isOwnPage(_ path: String) -> Bool {
-        let bytes = path.utf8
-        guard bytes.count < 300, bytes.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\\") }) else { return false }
-        return path == "/account" || path.hasPrefix("/account?") || path == "/device" || path.hasPrefix("/device?")
+        isPlainPath(path) && (path == "/account" || path.hasPrefix("/account?") || path == "/device" || path.hasPrefix("/device?"))
+    }
+
+    /// Under 300 bytes of visible ASCII with no backslash: a path that is only what it shows.
+    static func isPlainPath(_ path: String) -> Bool {
+        path.utf8.count < 300 && path.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\\") }
     }
 
     /// A signed-in answer: the session cookie set (and any earlier session of this browser ended).
