@@ -11,6 +11,7 @@ import SignetWebAuthn
 enum AdminCommand {
     static let usage = """
         usage: signet admin users list [--query Q] [--page N] | show ID | block ID | unblock ID | delete ID
+               signet admin users sign-out ID | remove-method ID METHOD_ID
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
                signet admin clients list | remove ID | rotate-secret ID
@@ -70,6 +71,8 @@ enum AdminCommand {
             case ("users", "block"): try admin.block(try admin.id(), true)
             case ("users", "unblock"): try admin.block(try admin.id(), false)
             case ("users", "delete"): try admin.deleteUser(try admin.id())
+            case ("users", "sign-out"): try admin.signOut(try admin.id())
+            case ("users", "remove-method"): try admin.removeMethod()
             case ("clients", "add"): try admin.addClient()
             case ("clients", "list"): try admin.listClients()
             case ("clients", "remove"): try admin.removeClient(try admin.id())
@@ -183,6 +186,25 @@ struct Admin {
         try ceremonies.deleteUser(id: id, by: .commandLine, context: context)
         if options.json { return try emit(["deleted": id]) }
         print("deleted \(Self.printable(user.email)) (\(id)) and everything bound to it; its audit rows remain under a pseudonym")
+    }
+
+    /// Every session of the user ends (`DELETE /api/v2/users/{id}/sessions`): a lost phone's
+    /// refresh token is refused from now on.
+    func signOut(_ id: String) throws {
+        let user = try ceremonies.managedUser(id: id)
+        try ceremonies.revokeSessions(userID: id, by: .commandLine, context: context)
+        if options.json { return try emit(["signed_out": id]) }
+        print("\(Self.printable(user.email)) (\(id)) is signed out everywhere: every refresh token is refused and Signet's own endpoints refuse its access tokens")
+    }
+
+    /// One method goes (`DELETE /api/v2/users/{id}/authentication-methods/{method_id}`), with
+    /// METHOD_ID as `users show` lists it: a passkey, a device key or the recovery codes.
+    func removeMethod() throws {
+        guard options.positional.count == 4 else { throw AuthError.malformed("give the user's ID and the method's ID (as users show lists it)") }
+        let (id, method) = (options.positional[2], options.positional[3])
+        try ceremonies.deleteAuthenticationMethod(userID: id, methodID: method, by: .commandLine, context: context)
+        if options.json { return try emit(["removed": method, "user_id": id]) }
+        print("removed \(Self.printable(method)) from \(id)")
     }
 
     struct ClientOutput: Encodable {

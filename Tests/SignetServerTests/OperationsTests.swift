@@ -19,7 +19,7 @@ import Testing
 
     static func json(_ text: String) throws -> JSONValue { try StrictJSON().parse(Array(text.utf8)) }
 
-    @Test("signet admin: users list/show/block/unblock/delete, clients add/list/rotate-secret/remove, logs; a running server sees each change")
+    @Test("signet admin: users list/show/block/unblock/sign-out/remove-method/delete, clients add/list/rotate-secret/remove, logs; a running server sees each change")
     func admin() throws {
         let server = try TestServer()
         let database = ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path]
@@ -50,7 +50,26 @@ import Testing
         let (session, credential, _) = try phone.startSignIn()
         #expect(try phone.exchange(session: session, credential: credential).json["reason"] == .string("user_blocked"))
         #expect(try admin(["users", "unblock", id]).status == 0)
-        #expect(try phone.signIn()["access_token"] != nil)
+        let lost = try phone.signIn()
+        #expect(lost["access_token"] != nil)
+
+        // A lost phone: signed out everywhere, then its passkey removed, from the command line.
+        func refresh(_ token: JSONValue?) throws -> JSONValue {
+            try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": token ?? .null])).json
+        }
+        let signedOut = try admin(["users", "sign-out", id])
+        #expect(signedOut.status == 0 && signedOut.output.contains("signed out everywhere"), "\(signedOut.errors)")
+        #expect(try refresh(lost["refresh_token"])["reason"] == .string("refresh_token_revoked"))
+        #expect(try admin(["users", "sign-out", "00000000-0000-4000-8000-000000000000"]).errors.contains("user_unknown"))
+        let method = try #require(try Self.json(try admin(["users", "show", id, "--json"]).output)["authentication_methods"]?.array?.first?["id"]?.string)
+        #expect(method.hasPrefix("passkey|"))
+        #expect(try admin(["users", "remove-method", id, method]).status == 0)
+        let (revokedSession, revokedCredential, _) = try phone.startSignIn()
+        let refused = try phone.exchange(session: revokedSession, credential: revokedCredential).json
+        #expect(refused["reason"] == .string("credential_revoked"), "\(refused.serialized)")
+        let again = try admin(["users", "remove-method", id, method])
+        #expect(again.status == 1 && again.errors.contains("authentication_method_unknown"), "\(again.errors)")
+        #expect(try admin(["users", "remove-method", id]).status == 2)
 
         // A machine client, added, used, re-keyed and removed while the server runs.
         let added = try Self.json(try admin(["clients", "add", "--name", "Ops", "--type", "confidential", "--grant", "client_credentials",
@@ -94,6 +113,7 @@ import Testing
         let logs = try admin(["logs", "--user", id, "--json"]).output.split(separator: "\n").map { try Self.json(String($0)) }
         let kinds = logs.compactMap { $0["signet_event"]?.string }
         #expect(kinds.contains("admin_user_blocked") && kinds.contains("admin_user_unblocked") && kinds.contains("sign_up"))
+        #expect(kinds.contains("admin_sessions_revoked") && kinds.contains("admin_passkey_revoked"))
         #expect(logs.filter { $0["signet_event"]?.string?.hasPrefix("admin_") == true }.allSatisfy { $0["client_id"] == .string("signet-admin") })
 
         #expect(try admin(["users", "delete", id]).status == 0)

@@ -224,11 +224,11 @@ extension Ceremonies {
             guard try store.revokeDeviceKey(id: parts[1], userID: userID, at: now) else { throw unknown }
             audit(.adminDeviceKeyRevoked, user: userID, client: caller.clientID, credential: parts[1], context: context)
         case "recovery-code":
-            guard parts[1] == userID, try store.deleteRecoveryCodes(userID: userID, writes: [
+            guard parts[1].isExactly(userID), try store.deleteRecoveryCodes(userID: userID, writes: [
                 .audit(auditEvent(.adminRecoveryCodesDeleted, user: userID, client: caller.clientID, context: context)),
             ]) > 0 else { throw unknown }
         case "email":
-            guard parts[1] == userID else { throw unknown }
+            guard parts[1].isExactly(userID) else { throw unknown }
             throw AuthError.malformed("the email method cannot be deleted; change the user's email instead")
         default:
             throw unknown
