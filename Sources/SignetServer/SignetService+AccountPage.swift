@@ -192,7 +192,9 @@ extension SignetService {
         let browser = try self.browser(call.request)
         guard browser.session != nil else { return .redirect(to: "/login") }
         let next = call.request.query["next"] ?? "/account"
-        let safe = (next.hasPrefix("/authorize/continue?") && Self.isPlainPath(next)) || Self.isOwnPage(next) ? next : "/account"
+        // A continuation carries a sealed authorization request, longer than any page's address;
+        // the request line's own limit bounds it.
+        let safe = (next.hasPrefix("/authorize/continue?") && Self.isPlainPath(next, under: .max)) || Self.isOwnPage(next) ? next : "/account"
         return page("offer", title: "offer_title", Pages.offer, ["next": .text(safe)], browser: browser, signedIn: true, url: "/account/passkey-offer")
     }
 

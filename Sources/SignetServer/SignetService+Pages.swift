@@ -154,9 +154,9 @@ extension SignetService {
         isPlainPath(path) && (path == "/account" || path.hasPrefix("/account?") || path == "/device" || path.hasPrefix("/device?"))
     }
 
-    /// Under 300 bytes of visible ASCII with no backslash: a path that is only what it shows.
-    static func isPlainPath(_ path: String) -> Bool {
-        path.utf8.count < 300 && path.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\\") }
+    /// Under `limit` bytes of visible ASCII with no backslash: a path that is only what it shows.
+    static func isPlainPath(_ path: String, under limit: Int = 300) -> Bool {
+        path.utf8.count < limit && path.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\\") }
     }
 
     /// A signed-in answer: the session cookie set (and any earlier session of this browser ended).

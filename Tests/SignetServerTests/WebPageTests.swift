@@ -171,7 +171,9 @@ import Testing
         #expect(offer.html.contains("data-testid=\"create-passkey\"") && offer.html.contains("href=\"/account\""))
         #expect(try browser.page("/account/passkey-offer?next=https%3A%2F%2Fevil.example").html.contains("href=\"/account\""), "next never leaves the site")
         #expect(try browser.page("/account/passkey-offer?next=%2Fauthorize%2Fcontinue%3F%5C%CC%81x").html.contains("href=\"/account\""), "a backslash, even with a mark on it")
-        #expect(try browser.page("/account/passkey-offer?next=%2Fauthorize%2Fcontinue%3Fa%3Db").html.contains("href=\"/authorize/continue?a=b\""))
+        let sealed = String(repeating: "A", count: 1200)
+        #expect(try browser.page("/account/passkey-offer?next=%2Fauthorize%2Fcontinue%3Fauthorization%3D" + sealed).html.contains("href=\"/authorize/continue?authorization=\(sealed)\""),
+                "a sealed authorization is longer than a page's address")
         // A fresh code session may add its first passkey (no recovery: there was none before).
         let start = try browser.json("/account/passkeys/options")
         #expect(start.status == 200, "\(start.json.serialized)")
