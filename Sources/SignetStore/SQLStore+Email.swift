@@ -156,7 +156,7 @@ extension SQLStore {
         }
     }
 
-    public func finishRecoveries(now: Int64, notice: (RecoveryRow, UserRecord) -> OutboxRow?) throws(StoreError) -> [RecoveryRow] {
+    public func finishRecoveries(now: Int64, writes: (RecoveryRow, UserRecord) -> [StoreWrite]) throws(StoreError) -> [RecoveryRow] {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> [RecoveryRow] in
                 let finished = try db.query(
@@ -164,7 +164,7 @@ extension SQLStore {
                     [.int(now), .int(now)]).map(Self.recovery)
                 for r in finished {
                     guard let user = try db.query("SELECT \(Self.userSelect) FROM users WHERE id = ?", [.text(r.userID)]).first.map(Self.user) else { continue }
-                    if let mail = notice(r, user) { try Self.insert(mail, db) }
+                    for write in writes(r, user) { try Self.apply(write, db) }
                 }
                 return finished
             }

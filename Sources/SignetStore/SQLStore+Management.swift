@@ -197,14 +197,17 @@ extension SQLStore {
 
     static let clientColumns = "id, name, type, secret_hash, grants, scopes, redirect_uris, audiences, created_at"
 
-    public func insertClient(_ c: ClientRow) throws(StoreError) {
+    public func insertClient(_ c: ClientRow, writes: [StoreWrite]) throws(StoreError) {
         try locked { db throws(StoreError) in
-            try db.query(
-                "INSERT INTO clients (\(Self.clientColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                [.text(c.id), .text(c.name), .text(c.type), c.secretHash.map(SQLValue.blob) ?? .null, .text(c.grants.joined(separator: " ")),
-                 .text(c.scopes.joined(separator: " ")), .text(c.redirectURIs.joined(separator: " ")), Self.text(c.audiences?.joined(separator: " ")),
-                 .int(c.createdAt)])
-            guard db.changes == 1 else { throw StoreError(.conflict, "a client with this ID exists") }
+            try db.transaction { () throws(StoreError) in
+                try db.query(
+                    "INSERT INTO clients (\(Self.clientColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                    [.text(c.id), .text(c.name), .text(c.type), c.secretHash.map(SQLValue.blob) ?? .null, .text(c.grants.joined(separator: " ")),
+                     .text(c.scopes.joined(separator: " ")), .text(c.redirectURIs.joined(separator: " ")), Self.text(c.audiences?.joined(separator: " ")),
+                     .int(c.createdAt)])
+                guard db.changes == 1 else { throw StoreError(.conflict, "a client with this ID exists") }
+                for write in writes { try Self.apply(write, db) }
+            }
         }
     }
 
@@ -218,22 +221,27 @@ extension SQLStore {
         }
     }
 
-    public func deleteClient(id: String, at: Int64) throws(StoreError) -> Int? {
+    public func deleteClient(id: String, at: Int64, writes: (_ ended: Int) -> [StoreWrite]) throws(StoreError) -> Int? {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Int? in
                 try db.query("DELETE FROM clients WHERE id = ?", [.text(id)])
                 guard db.changes == 1 else { return nil }
                 let ended = try db.query("SELECT count(DISTINCT family) FROM refresh_tokens WHERE client_id = ? AND revoked_at IS NULL", [.text(id)]).first?[0].int ?? 0
                 try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL", [.int(at), .text(id)])
+                for write in writes(Int(ended)) { try Self.apply(write, db) }
                 return Int(ended)
             }
         }
     }
 
-    public func setClientSecret(id: String, hash: [UInt8]) throws(StoreError) -> Bool {
+    public func setClientSecret(id: String, hash: [UInt8], writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
-            try db.query("UPDATE clients SET secret_hash = ? WHERE id = ? AND type = 'confidential'", [.blob(hash), .text(id)])
-            return db.changes == 1
+            try db.transaction { () throws(StoreError) -> Bool in
+                try db.query("UPDATE clients SET secret_hash = ? WHERE id = ? AND type = 'confidential'", [.blob(hash), .text(id)])
+                guard db.changes == 1 else { return false }
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
         }
     }
 }

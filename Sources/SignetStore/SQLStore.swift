@@ -309,7 +309,7 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
-    public func revokeCredential(id: [UInt8], userID: String, at: Int64) throws(StoreError) -> CredentialRevocation {
+    public func revokeCredential(id: [UInt8], userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> CredentialRevocation {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> CredentialRevocation in
                 try db.lockForTransaction("user:" + userID)
@@ -318,7 +318,10 @@ public final class SQLStore: Store, @unchecked Sendable {
                     UPDATE credentials SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL
                     AND (SELECT COUNT(*) FROM credentials WHERE user_id = ? AND revoked_at IS NULL) > 1
                     """, [.int(at), .blob(id), .text(userID), .text(userID)])
-                if db.changes == 1 { return .revoked }
+                if db.changes == 1 {
+                    for write in writes { try Self.apply(write, db) }
+                    return .revoked
+                }
                 let live = try db.query("SELECT 1 FROM credentials WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.blob(id), .text(userID)])
                 return live.isEmpty ? .notFound : .lastCredential
             }
@@ -334,7 +337,7 @@ public final class SQLStore: Store, @unchecked Sendable {
                      publicKey: r[5].blob ?? [], createdAt: r[6].int ?? 0, lastUsedAt: r[7].int, revokedAt: r[8].int, recoveryID: r[9].text)
     }
 
-    public func enrollDeviceKey(_ k: DeviceKeyRow, limit: Int, writes: [StoreWrite]) throws(StoreError) -> [String] {
+    public func enrollDeviceKey(_ k: DeviceKeyRow, limit: Int, writes: (_ revoked: [String]) -> [StoreWrite]) throws(StoreError) -> [String] {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> [String] in
                 try db.lockForTransaction("user:" + k.userID)
@@ -347,7 +350,7 @@ public final class SQLStore: Store, @unchecked Sendable {
                     "INSERT INTO device_keys (\(Self.deviceKeyColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [.text(k.id), .text(k.userID), .text(k.deviceID), .text(k.platform), k.name.map(SQLValue.text) ?? .null, .blob(k.publicKey),
                      .int(k.createdAt), .null, .null, k.recoveryID.map(SQLValue.text) ?? .null])
-                for write in writes { try Self.apply(write, db) }
+                for write in writes(replaced) { try Self.apply(write, db) }
                 return replaced
             }
         }
@@ -363,10 +366,14 @@ public final class SQLStore: Store, @unchecked Sendable {
         try locked { db throws(StoreError) in try db.query("SELECT \(Self.deviceKeyColumns) FROM device_keys WHERE id = ?", [.text(id)]).first.map(Self.deviceKey) }
     }
 
-    public func revokeDeviceKey(id: String, userID: String, at: Int64) throws(StoreError) -> Bool {
+    public func revokeDeviceKey(id: String, userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
-            try db.query("UPDATE device_keys SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.int(at), .text(id), .text(userID)])
-            return db.changes == 1
+            try db.transaction { () throws(StoreError) -> Bool in
+                try db.query("UPDATE device_keys SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.int(at), .text(id), .text(userID)])
+                guard db.changes == 1 else { return false }
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
         }
     }
 
@@ -524,11 +531,12 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
-    public func revokeRefreshFamily(hash: [UInt8], now: Int64) throws(StoreError) -> Bool {
+    public func revokeRefreshFamily(hash: [UInt8], now: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in
                 guard let family = try db.query("SELECT family FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first?[0] else { return false }
                 try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(now), family])
+                for write in writes { try Self.apply(write, db) }
                 return true
             }
         }

@@ -329,6 +329,55 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.deleteClient(id: id, at: now()) == nil)
     }
 
+    @Test("a revocation's or a client change's writes commit with it, and only when it happened", arguments: Backend.available)
+    func writesRideWithTheChange(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(7)
+        let first = credential(u.id)
+        try store.createUser(u, credential: first)
+        func audit(_ label: String) -> [StoreWrite] {
+            [.audit(AuditEvent(at: now(), kind: label, outcome: "success", userID: u.id))]
+        }
+        func rows() throws -> Set<String> { Set(try store.auditEvents(limit: 100).map(\.kind)) }
+        // Nothing to change: nothing written.
+        #expect(try store.revokeCredential(id: first.id, userID: u.id, at: now(), writes: audit("last")) == .lastCredential)
+        #expect(try store.revokeCredential(id: [7, 7], userID: u.id, at: now(), writes: audit("none")) == .notFound)
+        #expect(try !store.revokeDeviceKey(id: "dk_none", userID: u.id, at: now(), writes: audit("no key")))
+        #expect(try !store.revokeRefreshFamily(hash: [7, 7, 7], now: now(), writes: audit("no token")))
+        #expect(try !store.setClientSecret(id: "no-client", hash: [1], writes: audit("no client")))
+        #expect(try store.deleteClient(id: "no-client", at: now(), writes: { _ in audit("no client to delete") }) == nil)
+        #expect(try rows().isEmpty)
+        // Each change, with its row.
+        let second = credential(u.id)
+        try store.perform([.addCredential(second)])
+        #expect(try store.revokeCredential(id: second.id, userID: u.id, at: now(), writes: audit("passkey")) == .revoked)
+        let key = DeviceKeyRow(id: "dk_w", userID: u.id, deviceID: "phone", platform: "ios", name: nil, publicKey: [4], createdAt: now())
+        #expect(try store.enrollDeviceKey(key, limit: 5, writes: { revoked in audit("enrolled, \(revoked.count) revoked") }) == [])
+        var again = key
+        again.id = "dk_w2"
+        #expect(try store.enrollDeviceKey(again, limit: 5, writes: { revoked in audit("enrolled, \(revoked.joined()) revoked") }) == ["dk_w"])
+        #expect(try store.revokeDeviceKey(id: "dk_w2", userID: u.id, at: now(), writes: audit("key")))
+        try store.insertRefreshToken(RefreshTokenRow(hash: [8, 8, 8], family: "f-\(u.id)", userID: u.id, clientID: "app", scope: "openid", authTime: 1,
+                                                     amr: ["pop"], expiresAt: now() + 60_000, createdAt: now()))
+        #expect(try store.revokeRefreshFamily(hash: [8, 8, 8], now: now(), writes: audit("token")))
+        let id = "w-\(UUID().uuidString.prefix(6))"
+        try store.insertClient(ClientRow(id: id, name: "W", type: "confidential", secretHash: [0], grants: ["client_credentials"], scopes: [], redirectURIs: [],
+                                         audiences: nil, createdAt: 0), writes: audit("client"))
+        #expect(try store.setClientSecret(id: id, hash: [2], writes: audit("secret")))
+        #expect(try store.deleteClient(id: id, at: now(), writes: { ended in audit("deleted, \(ended) ended") }) == 0)
+        #expect(try rows() == ["passkey", "enrolled, 0 revoked", "enrolled, dk_w revoked", "key", "token", "client", "secret", "deleted, 0 ended"])
+        // A write that fails takes its change with it.
+        let failing: [StoreWrite] = [.useSession(id: [5, 5], expiresAt: now() + 60_000)]
+        try store.perform(failing)
+        let third = credential(u.id)
+        try store.perform([.addCredential(third)])
+        #expect(throws: StoreError.self) { try store.revokeCredential(id: third.id, userID: u.id, at: now(), writes: failing) }
+        #expect(try store.credentials(userID: u.id).first { $0.id == third.id }?.revokedAt == nil)
+        #expect(throws: StoreError.self) { try store.insertClient(ClientRow(id: id + "x", name: "X", type: "public", secretHash: nil, grants: [], scopes: [],
+                                                                             redirectURIs: [], audiences: nil, createdAt: 0), writes: failing) }
+        #expect(try store.clientRows().allSatisfy { $0.id != id + "x" })
+    }
+
     @Test("ending a session marks it once, with or without refresh tokens; the mark revokes its family and is purged when it lapses",
           arguments: Backend.available)
     func endedSessions(_ backend: Backend) throws {

@@ -85,10 +85,12 @@ extension Ceremonies {
         if let target = try store.credential(id: credentialID), target.userID == user.id {
             try refuseHeldChange(principal, targetRecovery: target.recoveryID)
         }
-        switch try store.revokeCredential(id: credentialID, userID: user.id, at: nowMillis) {
+        // The revocation and its audit row commit together, or neither does.
+        let event = pendingAuditEvent(.passkeyRevoked, user: user.id, client: principal.clientID, credential: credential, context: context)
+        switch try store.revokeCredential(id: credentialID, userID: user.id, at: nowMillis, writes: [.audit(event)]) {
         case .revoked:
+            counted(event)
             credentialCache.remove(credentialID)
-            audit(.passkeyRevoked, user: user.id, client: principal.clientID, credential: credential, context: context)
         case .lastCredential:
             audit(.passkeyRevoked, "failure", reason: Reason.lastCredential.rawValue, user: user.id, credential: credential, context: context)
             throw AuthError(.lastCredential, "the account's last live passkey")
@@ -131,10 +133,15 @@ extension Ceremonies {
         if let old = try store.deviceKeys(userID: user.id).first(where: { $0.deviceID == row.deviceID && $0.revokedAt == nil }) {
             try refuseHeldChange(principal, targetRecovery: old.recoveryID)
         }
-        let replaced = try store.enrollDeviceKey(row, limit: configuration.maxDeviceKeys,
-                                                 writes: recovery.writes + notice(.deviceKeyAdded(name: row.name, platform: row.platform), to: user))
-        for old in replaced { audit(.deviceKeyRevoked, reason: "re_enrolled", user: user.id, credential: old, context: context) }
-        audit(.deviceKeyEnrolled, user: user.id, client: principal.clientID, credential: row.id, context: context)
+        // The key, the one it replaces and both audit rows commit together.
+        let writes = recovery.writes + notice(.deviceKeyAdded(name: row.name, platform: row.platform), to: user)
+        var events: [AuditEvent] = []
+        let replaced = try store.enrollDeviceKey(row, limit: configuration.maxDeviceKeys) { replaced in
+            events = replaced.map { pendingAuditEvent(.deviceKeyRevoked, reason: "re_enrolled", user: user.id, credential: $0, context: context) }
+                + [pendingAuditEvent(.deviceKeyEnrolled, user: user.id, client: principal.clientID, credential: row.id, context: context)]
+            return writes + events.map(StoreWrite.audit)
+        }
+        events.forEach(counted)
         return Self.info(row, replaced: replaced)
     }
 
@@ -148,9 +155,10 @@ extension Ceremonies {
         if id.count <= 64, let target = try store.deviceKey(id: id), target.userID == principal.user.id {
             try refuseHeldChange(principal, targetRecovery: target.recoveryID)
         }
-        guard id.count <= 64, try store.revokeDeviceKey(id: id, userID: principal.user.id, at: nowMillis) else {
+        let event = pendingAuditEvent(.deviceKeyRevoked, user: principal.user.id, credential: id, context: context)
+        guard id.count <= 64, try store.revokeDeviceKey(id: id, userID: principal.user.id, at: nowMillis, writes: [.audit(event)]) else {
             throw AuthError.notFound(.deviceKeyUnknown, "no such device key on this account")
         }
-        audit(.deviceKeyRevoked, user: principal.user.id, credential: id, context: context)
+        counted(event)
     }
 }

@@ -132,7 +132,8 @@ extension Ceremonies {
             if let client = principal.clientID { claims["client_id"] = .string(client) }
             claims[binding.claim] = .string(binding.value)
             let token = try JWT.sign(claims: claims, type: "action+jwt", keys: keys)
-            audit(.actionApproved, user: user.id, client: principal.clientID, credential: row.id, context: context)
+            // No action token goes out without its audit row.
+            try record(.actionApproved, user: user.id, client: principal.clientID, credential: row.id, context: context)
             return ApprovedAction(token: token, expiresIn: configuration.actionTokenLifetime, action: action)
         } catch {
             let failure = AuthError(error)

@@ -33,9 +33,11 @@ extension Ceremonies {
         let secret = type == "confidential" ? Base64URL.encode(random(32)) : nil
         let row = ClientRow(id: "c_" + Base64URL.encode(random(12)), name: name, type: type, secretHash: secret.map { Digest.sha256.hash(Array($0.utf8)) },
                             grants: grants, scopes: scopes, redirectURIs: redirectURIs, audiences: audiences, createdAt: nowMillis)
-        try store.insertClient(row)
+        // Each change to the clients commits with its audit row.
+        let event = pendingAuditEvent(.adminClientAdded, client: caller.clientID, detail: "client \(row.id) (\(type)): \(grants.joined(separator: " "))", context: context)
+        try store.insertClient(row, writes: [.audit(event)])
+        counted(event)
         clients.invalidate()
-        audit(.adminClientAdded, client: caller.clientID, detail: "client \(row.id) (\(type)): \(grants.joined(separator: " "))", context: context)
         return AddedClient(client: row, secret: secret)
     }
 
@@ -55,20 +57,25 @@ extension Ceremonies {
     /// issued to it ends in the same transaction (an app withdrawn, or its secret leaked).
     public func removeClient(id: String, by caller: ManagementCaller, context: RequestContext) throws {
         // Its sessions end with it: their access tokens are refused at once, not only at the next refresh.
-        guard let ended = try store.deleteClient(id: id, at: nowMillis) else { throw AuthError(.clientUnknown, "no client \(id.prefix(64)) in the database") }
+        var event: AuditEvent?
+        guard try store.deleteClient(id: id, at: nowMillis, writes: { ended in
+            event = pendingAuditEvent(.adminClientRemoved, client: caller.clientID, detail: "client \(id), \(ended) session(s) ended", context: context)
+            return event.map { [.audit($0)] } ?? []
+        }) != nil else { throw AuthError(.clientUnknown, "no client \(id.prefix(64)) in the database") }
+        event.map(counted)
         clients.invalidate()
-        audit(.adminClientRemoved, client: caller.clientID, detail: "client \(id), \(ended) session(s) ended", context: context)
     }
 
     /// A new secret for a confidential client; the old one stops working within the refresh
     /// interval of every running server.
     public func rotateClientSecret(id: String, by caller: ManagementCaller, context: RequestContext) throws -> String {
         let secret = Base64URL.encode(random(32))
-        guard try store.setClientSecret(id: id, hash: Digest.sha256.hash(Array(secret.utf8))) else {
+        let event = pendingAuditEvent(.adminClientSecretRotated, client: caller.clientID, detail: "client \(id)", context: context)
+        guard try store.setClientSecret(id: id, hash: Digest.sha256.hash(Array(secret.utf8)), writes: [.audit(event)]) else {
             throw AuthError(.clientUnknown, "no confidential client \(id.prefix(64)) in the database")
         }
+        counted(event)
         clients.invalidate()
-        audit(.adminClientSecretRotated, client: caller.clientID, detail: "client \(id)", context: context)
         return secret
     }
 }

@@ -214,10 +214,15 @@ extension Ceremonies {
     /// ends recoveries whose hold is over, queuing their notices, first.
     public func claimMail(limit: Int = 20) throws -> MailClaim {
         let now = nowMillis
-        let finished = try store.finishRecoveries(now: now) { _, user in
-            configuration.email.canSend ? outbox(.recoveryFinished, to: user.email, language: user.locale ?? "en") : nil
+        // A recovery's end, its audit row and its notice commit together.
+        var events: [AuditEvent] = []
+        _ = try store.finishRecoveries(now: now) { recovery, user in
+            let event = pendingAuditEvent(.recoveryFinished, user: recovery.userID, context: RequestContext(remoteAddress: "", requestID: ""))
+            events.append(event)
+            let mail = configuration.email.canSend ? [StoreWrite.mail(outbox(.recoveryFinished, to: user.email, language: user.locale ?? "en"))] : []
+            return [.audit(event)] + mail
         }
-        for recovery in finished { audit(.recoveryFinished, user: recovery.userID, context: RequestContext(remoteAddress: "", requestID: "")) }
+        events.forEach(counted)
         var claim = try store.claimMail(now: now, lease: 120_000, limit: limit)
         // Opened for the transport; a row that does not open (another key) is dropped, audited.
         claim.claimed = claim.claimed.compactMap { row in

@@ -60,7 +60,7 @@ extension Ceremonies {
             access.add("exp", now + Int64(configuration.accessTokenLifetime))
             access.add("jti", Base64URL.encode(random(16)))
             let token = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
-            audit(.clientCredentials, client: client.id, context: context)
+            try record(.clientCredentials, client: client.id, context: context)
             return ClientCredentialsResponse(access_token: token, expires_in: configuration.accessTokenLifetime, scope: granted.joined(separator: " "))
         } catch {
             let failure = failed(AuthError(error), context: context)
@@ -172,9 +172,12 @@ extension Ceremonies {
     /// `DELETE /api/v2/users/{id}`: the account and everything bound to it go in one
     /// transaction; its audit rows stay, under a pseudonym that no longer leads to anyone.
     public func deleteUser(id: String, by caller: ManagementCaller, context: RequestContext) throws {
+        var event: AuditEvent?
         guard id.utf8.count <= 128, try erase(userID: id, writes: { pseudonym in
-            [.audit(auditEvent(.adminUserDeleted, user: pseudonym, client: caller.clientID, context: context))]
+            event = pendingAuditEvent(.adminUserDeleted, user: pseudonym, client: caller.clientID, context: context)
+            return event.map { [.audit($0)] } ?? []
         }) else { throw AuthError(.userUnknown, "no user \(id.prefix(64))") }
+        event.map(counted)
     }
 
     // MARK: authentication methods and sessions
@@ -213,20 +216,21 @@ extension Ceremonies {
         let unknown = AuthError(.authenticationMethodUnknown, "no method \(methodID.prefix(80)) on user \(userID.prefix(64))")
         guard parts.count == 2, methodID.utf8.count <= 600 else { throw unknown }
         let now = nowMillis
+        // Each change commits with its audit row, which is counted in /metrics only if it did.
         switch parts[0] {
         case "passkey":
-            guard let id = Base64URL.decode(parts[1]),
-                  try store.adminRevokeCredential(id: id, userID: userID, at: now, writes: [
-                      .audit(auditEvent(.adminPasskeyRevoked, user: userID, client: caller.clientID, credential: parts[1], context: context)),
-                  ]) else { throw unknown }
+            let event = pendingAuditEvent(.adminPasskeyRevoked, user: userID, client: caller.clientID, credential: parts[1], context: context)
+            guard let id = Base64URL.decode(parts[1]), try store.adminRevokeCredential(id: id, userID: userID, at: now, writes: [.audit(event)]) else { throw unknown }
+            counted(event)
             credentialCache.remove(id)
         case "device-key":
-            guard try store.revokeDeviceKey(id: parts[1], userID: userID, at: now) else { throw unknown }
-            audit(.adminDeviceKeyRevoked, user: userID, client: caller.clientID, credential: parts[1], context: context)
+            let event = pendingAuditEvent(.adminDeviceKeyRevoked, user: userID, client: caller.clientID, credential: parts[1], context: context)
+            guard try store.revokeDeviceKey(id: parts[1], userID: userID, at: now, writes: [.audit(event)]) else { throw unknown }
+            counted(event)
         case "recovery-code":
-            guard parts[1].isExactly(userID), try store.deleteRecoveryCodes(userID: userID, writes: [
-                .audit(auditEvent(.adminRecoveryCodesDeleted, user: userID, client: caller.clientID, context: context)),
-            ]) > 0 else { throw unknown }
+            let event = pendingAuditEvent(.adminRecoveryCodesDeleted, user: userID, client: caller.clientID, context: context)
+            guard parts[1].isExactly(userID), try store.deleteRecoveryCodes(userID: userID, writes: [.audit(event)]) > 0 else { throw unknown }
+            counted(event)
         case "email":
             guard parts[1].isExactly(userID) else { throw unknown }
             throw AuthError.malformed("the email method cannot be deleted; change the user's email instead")
@@ -250,9 +254,11 @@ extension Ceremonies {
     /// `DELETE /api/v2/users/{id}/sessions`: every session that started until now ends at once:
     /// their refresh tokens and, at Signet's own endpoints, their access tokens are refused.
     public func revokeSessions(userID: String, by caller: ManagementCaller, context: RequestContext) throws {
-        guard userID.utf8.count <= 128, try store.revokeSessions(userID: userID, at: nowMillis, writes: [
-            .audit(auditEvent(.adminSessionsRevoked, user: userID, client: caller.clientID, context: context)),
-        ]) else { throw AuthError(.userUnknown, "no user \(userID.prefix(64))") }
+        let event = pendingAuditEvent(.adminSessionsRevoked, user: userID, client: caller.clientID, context: context)
+        guard userID.utf8.count <= 128, try store.revokeSessions(userID: userID, at: nowMillis, writes: [.audit(event)]) else {
+            throw AuthError(.userUnknown, "no user \(userID.prefix(64))")
+        }
+        counted(event)
     }
 
     // MARK: logs

@@ -273,9 +273,8 @@ extension Ceremonies {
                   detail: "the token was issued to \(owner.clientID)", context: context)
             return
         }
-        if try store.revokeRefreshFamily(hash: key, now: nowMillis) {
-            audit(.refreshTokenRevoked, user: owner.userID, client: client.id, context: context)
-        }
+        let event = pendingAuditEvent(.refreshTokenRevoked, user: owner.userID, client: client.id, context: context)
+        if try store.revokeRefreshFamily(hash: key, now: nowMillis, writes: [.audit(event)]) { counted(event) }
     }
 
     /// Revocation of an access token: a valid one issued to `client` ends its session's refresh

@@ -128,9 +128,29 @@ public final class Ceremonies: Sendable {
     /// An audit event, to be written with a ceremony's other writes.
     func auditEvent(_ kind: AuditKind, _ outcome: String = "success", reason: String? = nil, user: String? = nil, client: String? = nil,
                     credential: String? = nil, detail: String? = nil, context: RequestContext) -> AuditEvent {
-        metrics.audit(kind.rawValue, outcome: outcome)
-        return AuditEvent(at: nowMillis, kind: kind.rawValue, outcome: outcome, reason: reason, userID: user, clientID: client, credentialID: credential,
+        let event = pendingAuditEvent(kind, outcome, reason: reason, user: user, client: client, credential: credential, detail: detail, context: context)
+        counted(event)
+        return event
+    }
+
+    /// An audit event for writes that happen only when their change does (a revocation that
+    /// finds nothing writes nothing); ``counted(_:)`` adds it to `/metrics` once it committed.
+    func pendingAuditEvent(_ kind: AuditKind, _ outcome: String = "success", reason: String? = nil, user: String? = nil, client: String? = nil,
+                           credential: String? = nil, detail: String? = nil, context: RequestContext) -> AuditEvent {
+        AuditEvent(at: nowMillis, kind: kind.rawValue, outcome: outcome, reason: reason, userID: user, clientID: client, credentialID: credential,
                    remote: context.remoteAddress, requestID: context.requestID, detail: detail.map { String($0.prefix(500)) })
+    }
+
+    /// Counts an audit event in `/metrics`.
+    func counted(_ event: AuditEvent) { metrics.audit(event.kind, outcome: event.outcome) }
+
+    /// Records an audit event that must exist whenever the answer goes out (an action token, a
+    /// machine's token): unlike ``audit(_:_:reason:user:client:credential:detail:context:)``, a
+    /// failure to write it fails the call.
+    func record(_ kind: AuditKind, user: String? = nil, client: String? = nil, credential: String? = nil, context: RequestContext) throws {
+        let event = pendingAuditEvent(kind, user: user, client: client, credential: credential, context: context)
+        try store.appendAudit(event)
+        counted(event)
     }
 
     /// Records an audit event on its own; a failure to write it is not allowed to change the answer.

@@ -180,17 +180,21 @@ public protocol Store: Sendable {
     /// Renames a passkey of `userID`; `false` when there is no such passkey.
     func renameCredential(id: [UInt8], userID: String, name: String) throws(StoreError) -> Bool
     /// Revokes a passkey of `userID`, unless it is the account's last live one (decided in the
-    /// same statement, so two concurrent revocations cannot remove the last two).
-    func revokeCredential(id: [UInt8], userID: String, at: Int64) throws(StoreError) -> CredentialRevocation
+    /// same statement, so two concurrent revocations cannot remove the last two), with `writes`
+    /// in the same transaction when it was revoked.
+    func revokeCredential(id: [UInt8], userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> CredentialRevocation
 
     // Device keys.
     /// Enrols a key: revokes the live key of the same device (a re-enrolment after the biometric
     /// set changed), refuses past `limit` live keys (``StoreError/Code/deviceKeyLimit``), inserts.
-    /// Returns the IDs of the keys it revoked.
-    func enrollDeviceKey(_ key: DeviceKeyRow, limit: Int, writes: [StoreWrite]) throws(StoreError) -> [String]
+    /// Returns the IDs of the keys it revoked; `writes(revoked)` go in the same transaction (the
+    /// closure must not call the store).
+    func enrollDeviceKey(_ key: DeviceKeyRow, limit: Int, writes: (_ revoked: [String]) -> [StoreWrite]) throws(StoreError) -> [String]
     func deviceKeys(userID: String) throws(StoreError) -> [DeviceKeyRow]
     func deviceKey(id: String) throws(StoreError) -> DeviceKeyRow?
-    func revokeDeviceKey(id: String, userID: String, at: Int64) throws(StoreError) -> Bool
+    /// Revokes a live device key of `userID`, with `writes` in the same transaction; `false`
+    /// (and nothing written) when there is none.
+    func revokeDeviceKey(id: String, userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
 
     // Action challenges.
     /// Stores a challenge unless the account made `limit` or more since `windowStart`
@@ -225,8 +229,9 @@ public protocol Store: Sendable {
     /// The token with `hash` while it is live at `now`: not yet rotated, its family not revoked,
     /// not expired; `nil` otherwise or when unknown. Writes nothing.
     func liveRefreshToken(hash: [UInt8], now: Int64) throws(StoreError) -> RefreshTokenRow?
-    /// Revokes the family of the token with `hash`; returns whether such a token existed.
-    func revokeRefreshFamily(hash: [UInt8], now: Int64) throws(StoreError) -> Bool
+    /// Revokes the family of the token with `hash`, with `writes` in the same transaction;
+    /// returns whether such a token existed (nothing is written when none did).
+    func revokeRefreshFamily(hash: [UInt8], now: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
     /// Deletes up to `limit` refresh tokens that expired before `expiredBefore` and whose key is
     /// at least `from` and, when given, below `below` (keys sort by creation time,
     /// ``RefreshToken``), the lowest keys first, in one transaction; returns how many went.
@@ -281,9 +286,10 @@ public protocol Store: Sendable {
     /// revokes every credential they added and every refresh-token family started by those
     /// credentials or by the sessions that opened them. `nil` when none was holding.
     func cancelRecoveries(userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> RecoveryCancellation?
-    /// Marks recoveries whose hold ended by `now` finished, queuing `notice(row, account)` for
-    /// each in the same transaction (the closure must not call the store); returns them.
-    func finishRecoveries(now: Int64, notice: (RecoveryRow, UserRecord) -> OutboxRow?) throws(StoreError) -> [RecoveryRow]
+    /// Marks recoveries whose hold ended by `now` finished, with `writes(row, account)` for each
+    /// (its audit row, its notice) in the same transaction (the closure must not call the
+    /// store); returns them.
+    func finishRecoveries(now: Int64, writes: (RecoveryRow, UserRecord) -> [StoreWrite]) throws(StoreError) -> [RecoveryRow]
     /// Whether the session `sid` was ended: marked so (``endSession(_:at:until:writes:)``), its
     /// refresh family revoked, or a recovery it opened cancelled.
     func sessionEnded(_ sid: String) throws(StoreError) -> Bool
@@ -337,13 +343,17 @@ public protocol Store: Sendable {
     /// Deletes the account's recovery codes, with `writes`; returns how many unused ones went.
     func deleteRecoveryCodes(userID: String, writes: [StoreWrite]) throws(StoreError) -> Int
     func auditEntries(_ query: AuditQuery) throws(StoreError) -> [AuditEntry]
-    func insertClient(_ client: ClientRow) throws(StoreError)
+    /// Adds a client, with `writes` in the same transaction.
+    func insertClient(_ client: ClientRow, writes: [StoreWrite]) throws(StoreError)
     func clientRows() throws(StoreError) -> [ClientRow]
     /// Deletes a client added to the database and, in the same transaction, ends every session
     /// issued to it (its refresh-token families revoked at `at`); returns how many it ended, or
-    /// `nil` when there is no such client.
-    func deleteClient(id: String, at: Int64) throws(StoreError) -> Int?
-    func setClientSecret(id: String, hash: [UInt8]) throws(StoreError) -> Bool
+    /// `nil` when there is no such client; `writes(ended)` go in the same transaction (the
+    /// closure must not call the store).
+    func deleteClient(id: String, at: Int64, writes: (_ ended: Int) -> [StoreWrite]) throws(StoreError) -> Int?
+    /// A confidential client's new secret, with `writes` in the same transaction; `false` (and
+    /// nothing written) when there is no such client.
+    func setClientSecret(id: String, hash: [UInt8], writes: [StoreWrite]) throws(StoreError) -> Bool
 
     // MARK: the web (DESIGN.md, "The web")
 
@@ -395,6 +405,30 @@ extension Store {
     }
 
     public func enrollDeviceKey(_ key: DeviceKeyRow, limit: Int) throws(StoreError) -> [String] {
-        try enrollDeviceKey(key, limit: limit, writes: [])
+        try enrollDeviceKey(key, limit: limit, writes: { _ in [] })
+    }
+
+    public func revokeCredential(id: [UInt8], userID: String, at: Int64) throws(StoreError) -> CredentialRevocation {
+        try revokeCredential(id: id, userID: userID, at: at, writes: [])
+    }
+
+    public func revokeDeviceKey(id: String, userID: String, at: Int64) throws(StoreError) -> Bool {
+        try revokeDeviceKey(id: id, userID: userID, at: at, writes: [])
+    }
+
+    public func revokeRefreshFamily(hash: [UInt8], now: Int64) throws(StoreError) -> Bool {
+        try revokeRefreshFamily(hash: hash, now: now, writes: [])
+    }
+
+    public func insertClient(_ client: ClientRow) throws(StoreError) {
+        try insertClient(client, writes: [])
+    }
+
+    public func deleteClient(id: String, at: Int64) throws(StoreError) -> Int? {
+        try deleteClient(id: id, at: at, writes: { _ in [] })
+    }
+
+    public func setClientSecret(id: String, hash: [UInt8]) throws(StoreError) -> Bool {
+        try setClientSecret(id: id, hash: hash, writes: [])
     }
 }

@@ -1,0 +1,157 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetCrypto
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetStore
+import SignetTestSupport
+import SignetWebAuthn
+import Testing
+
+/// A security change and its audit row commit together: when the row cannot be written, the
+/// change does not happen and no token goes out. The row is refused by a trigger put into the
+/// server's SQLite file from outside, as a failing disk would refuse it.
+@Suite struct AuditAtomicityTests {
+    /// Runs `body` while the database refuses audit rows of `kind`.
+    static func refusing<T>(_ kind: AuditKind, in server: TestServer, _ body: () throws -> T) throws -> T {
+        let path = server.directory.appendingPathComponent("signet.db").path
+        _ = try rawSQLite(path, """
+            CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_events WHEN NEW.kind = '\(kind.rawValue)'
+            BEGIN SELECT RAISE(ABORT, 'refused by the test'); END
+            """)
+        defer { _ = try? rawSQLite(path, "DROP TRIGGER refuse_audit") }
+        return try body()
+    }
+
+    static func rows(_ kind: AuditKind, in server: TestServer) throws -> Int {
+        try server.store.auditEvents(limit: 1000).filter { $0.kind == kind.rawValue }.count
+    }
+
+    @Test("passkeys and device keys: revoked, enrolled and revoked again only with their audit rows")
+    func account() throws {
+        let server = try TestServer()
+        let account = try SignedIn(server, email: "atomic@signet.test")
+        // A second passkey, revoked below (revoking the first would end the session it started).
+        let added = try account.addPasskey(SoftwareAuthenticator())
+        let passkey = try #require(added.json["id"]?.string, "\(added.json.serialized)")
+
+        let refused = try Self.refusing(.passkeyRevoked, in: server) { try account.call("DELETE", "/me/passkeys/\(passkey)") }
+        #expect(!(200..<300).contains(refused.status), "\(refused.json.serialized)")
+        #expect(try account.passkeys().count == 2 && Self.rows(.passkeyRevoked, in: server) == 0, "the passkey lives on: no change without its row")
+        #expect(try account.call("DELETE", "/me/passkeys/\(passkey)").status == 204)
+        #expect(try account.passkeys().count == 1 && Self.rows(.passkeyRevoked, in: server) == 1)
+
+        let key = try SoftwareDeviceKey(deviceID: "phone-1")
+        let enrol = JSONValue.object([
+            "public_key": .string(Base64URL.encode(key.publicKeySPKI)), "device_id": .string(key.deviceID), "platform": .string("ios"), "name": .string("Phone"),
+        ])
+        let unwritten = try Self.refusing(.deviceKeyEnrolled, in: server) { try account.call("POST", "/me/device-keys", enrol) }
+        #expect(!(200..<300).contains(unwritten.status), "\(unwritten.json.serialized)")
+        #expect(try account.call("GET", "/me/device-keys").json["device_keys"]?.array?.isEmpty == true)
+        let keyID = try account.enroll(key)
+        // A re-enrolment revokes the old key: that revocation's row is part of the same commit.
+        let again = try Self.refusing(.deviceKeyRevoked, in: server) { try account.call("POST", "/me/device-keys", enrol) }
+        #expect(!(200..<300).contains(again.status))
+        #expect(try account.call("GET", "/me/device-keys").json["device_keys"]?.array?.compactMap { $0["id"]?.string } == [keyID])
+        let kept = try Self.refusing(.deviceKeyRevoked, in: server) { try account.call("DELETE", "/me/device-keys/\(keyID)") }
+        #expect(!(200..<300).contains(kept.status))
+        #expect(try account.call("GET", "/me/device-keys").json["device_keys"]?.array?.count == 1 && Self.rows(.deviceKeyRevoked, in: server) == 0)
+        #expect(try account.call("DELETE", "/me/device-keys/\(keyID)").status == 204)
+        #expect(try Self.rows(.deviceKeyRevoked, in: server) == 1 && Self.rows(.deviceKeyEnrolled, in: server) == 1)
+    }
+
+    @Test("an action token and a machine's token go out only with their audit rows")
+    func tokens() throws {
+        let server = try TestServer.withOperators()
+        let account = try SignedIn(server, email: "action@signet.test")
+        let key = try SoftwareDeviceKey(deviceID: "phone-2")
+        let keyID = try account.enroll(key)
+        let refused = try Self.refusing(.actionApproved, in: server) { try account.approveAction(keyID, key: key) }
+        #expect(refused.json["action_token"] == nil && !(200..<300).contains(refused.status), "\(refused.json.serialized)")
+        #expect(try Self.rows(.actionApproved, in: server) == 0)
+        let approved = try account.approveAction(keyID, key: key)
+        #expect(try approved.status == 200 && approved.json["action_token"] != nil && Self.rows(.actionApproved, in: server) == 1)
+
+        func machine() throws -> HTTPClient.Response {
+            try server.send("POST", "/oauth/token", headers: [
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("Authorization", "Basic " + Data("ops:\(TestServer.opsSecret)".utf8).base64EncodedString()),
+            ], body: Array("grant_type=client_credentials&audience=\(Ceremonies.formEncoded(server.app.service.ceremonies.configuration.managementAudience))".utf8))
+        }
+        let unissued = try Self.refusing(.clientCredentials, in: server) { try machine() }
+        #expect(!(200..<300).contains(unissued.status) && !String(decoding: unissued.body, as: UTF8.self).contains("access_token"))
+        #expect(try machine().status == 200 && Self.rows(.clientCredentials, in: server) == 1)
+    }
+
+    @Test("a refresh token's revocation, an operator's removal of a device key and a client's changes commit with their rows")
+    func revocations() throws {
+        let server = try TestServer.withOperators()
+        let tokens = try Phone(server).signUp(email: "revoke@signet.test")
+        let refresh = try #require(tokens["refresh_token"]?.string)
+        func revoke() throws -> Int {
+            try server.send("POST", "/oauth/revoke", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                            body: Array("client_id=app&token=\(refresh)".utf8)).status
+        }
+        func refreshed() throws -> JSONValue {
+            try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": .string(refresh)])).json
+        }
+        #expect(try !(200..<300).contains(Self.refusing(.refreshTokenRevoked, in: server) { try revoke() }))
+        #expect(try Self.rows(.refreshTokenRevoked, in: server) == 0)
+        #expect(try revoke() == 200 && Self.rows(.refreshTokenRevoked, in: server) == 1)
+        #expect(try refreshed()["reason"] == .string("refresh_token_revoked"))
+
+        let account = try SignedIn(server, email: "operated@signet.test")
+        let keyID = try account.enroll(try SoftwareDeviceKey(deviceID: "phone-3"))
+        let user = try #require(jwtClaims(account.access)["sub"]?.string)
+        let ceremonies = server.app.service.ceremonies
+        let context = RequestContext(remoteAddress: "local", requestID: "test")
+        #expect(throws: (any Error).self) {
+            try Self.refusing(.adminDeviceKeyRevoked, in: server) {
+                try ceremonies.deleteAuthenticationMethod(userID: user, methodID: "device-key|\(keyID)", by: ManagementCaller.commandLine, context: context)
+            }
+        }
+        #expect(try account.call("GET", "/me/device-keys").json["device_keys"]?.array?.count == 1)
+        try ceremonies.deleteAuthenticationMethod(userID: user, methodID: "device-key|\(keyID)", by: ManagementCaller.commandLine, context: context)
+        #expect(try account.call("GET", "/me/device-keys").json["device_keys"]?.array?.isEmpty == true && Self.rows(.adminDeviceKeyRevoked, in: server) == 1)
+
+        // Clients: added, re-keyed and removed only with their rows.
+        func add() throws -> AddedClient {
+            try ceremonies.addClient(name: "Ops 2", type: "confidential", grants: [GrantNames.clientCredentials], scopes: ["read:users"],
+                                     redirectURIs: [], audiences: nil, by: ManagementCaller.commandLine, context: context)
+        }
+        #expect(throws: (any Error).self) { try Self.refusing(.adminClientAdded, in: server) { try add() } }
+        #expect(try ceremonies.storedClients().isEmpty)
+        let added = try add()
+        let secretHash = try #require(try ceremonies.storedClients().first?.secretHash)
+        #expect(throws: (any Error).self) {
+            try Self.refusing(.adminClientSecretRotated, in: server) { try ceremonies.rotateClientSecret(id: added.client.id, by: ManagementCaller.commandLine, context: context) }
+        }
+        #expect(try ceremonies.storedClients().first?.secretHash == secretHash, "the old secret stands")
+        #expect(throws: (any Error).self) {
+            try Self.refusing(.adminClientRemoved, in: server) { try ceremonies.removeClient(id: added.client.id, by: ManagementCaller.commandLine, context: context) }
+        }
+        #expect(try ceremonies.storedClients().count == 1)
+        _ = try ceremonies.rotateClientSecret(id: added.client.id, by: ManagementCaller.commandLine, context: context)
+        try ceremonies.removeClient(id: added.client.id, by: ManagementCaller.commandLine, context: context)
+        #expect(try ceremonies.storedClients().isEmpty)
+        for kind in [AuditKind.adminClientAdded, .adminClientSecretRotated, .adminClientRemoved] { #expect(try Self.rows(kind, in: server) == 1, "\(kind)") }
+    }
+
+    @Test("a recovery's hold ends only with its audit row: until the row can be written, the recovery stays open")
+    func recoveryFinishes() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp) { $0.recoveryHold = 3600 }
+        _ = try RecoveryTests.recovered(server, smtp, email: "finish@signet.test")
+        server.clock.advance(3601)
+        try Self.refusing(.recoveryFinished, in: server) { _ = server.app.sendMailNow() }
+        let path = server.directory.appendingPathComponent("signet.db").path
+        #expect(try rawSQLite(path, "SELECT state FROM recoveries") == ["open"])
+        #expect(try Self.rows(.recoveryFinished, in: server) == 0)
+        _ = server.app.sendMailNow()
+        #expect(try rawSQLite(path, "SELECT state FROM recoveries") == ["finished"])
+        #expect(try Self.rows(.recoveryFinished, in: server) == 1)
+        #expect(eventually { smtp.messages(to: "finish@signet.test").contains { $0.kind == "recovery_finished" } })
+    }
+}
