@@ -62,7 +62,7 @@ import Testing
         #expect(try Self.rows(.deviceKeyRevoked, in: server) == 1 && Self.rows(.deviceKeyEnrolled, in: server) == 1)
     }
 
-    @Test("an action token and a machine's token go out only with their audit rows")
+    @Test("an action token, its verification and a machine's token go out only with their audit rows")
     func tokens() throws {
         let server = try TestServer.withOperators()
         let account = try SignedIn(server, email: "action@signet.test")
@@ -73,6 +73,13 @@ import Testing
         #expect(try Self.rows(.actionApproved, in: server) == 0)
         let approved = try account.approveAction(keyID, key: key)
         #expect(try approved.status == 200 && approved.json["action_token"] != nil && Self.rows(.actionApproved, in: server) == 1)
+        // The resource server's check uses the token up only with its row: refused, it can be asked again.
+        let token = try #require(approved.json["action_token"]?.string)
+        let sub = try #require(jwtClaims(account.access)["sub"]?.string)
+        let unchecked = try Self.refusing(.actionVerified, in: server) { try server.verifyAction(token, Transfer.action, sub: sub) }
+        #expect(unchecked.json["valid"] != .bool(true) && !(200..<300).contains(unchecked.status), "\(unchecked.json.serialized)")
+        #expect(try server.verifyAction(token, Transfer.action, sub: sub).json["valid"] == .bool(true) && Self.rows(.actionVerified, in: server) == 1)
+        #expect(try server.verifyAction(token, Transfer.action, sub: sub).json["reason"] == .string("action_token_used"))
 
         func machine() throws -> HTTPClient.Response {
             try server.send("POST", "/oauth/token", headers: [

@@ -186,10 +186,15 @@ extension Ceremonies {
         guard claims["action_hash"] == .string(expected) else { throw AuthError(.actionMismatch, "the action token was issued for a different action") }
         guard claims["sub"] == .string(subject) else { throw AuthError(.actionSubjectMismatch, "approved by \(claims["sub"]?.string ?? "?"), not \(subject.prefix(64))") }
         try refuseWithdrawnApproval(claims, subject: subject)
-        guard let jti = claims["jti"]?.string, let exp = claims["exp"]?.int64,
-              try store.useSession(id: Array(Digest.sha256.hash(Array(("action-token:" + jti).utf8)).prefix(16)), expiresAt: exp * 1000)
-        else { throw AuthError(.actionTokenUsed, "this action token was already used") }
-        audit(.actionVerified, user: subject, client: client.id, credential: claims["challenge_id"]?.string, context: context)
+        guard let jti = claims["jti"]?.string, let exp = claims["exp"]?.int64 else { throw AuthError(.tokenInvalid, "the action token has no jti or exp") }
+        // The token's use and its audit row commit together: no "valid" without the row.
+        let event = pendingAuditEvent(.actionVerified, user: subject, client: client.id, credential: claims["challenge_id"]?.string, context: context)
+        do {
+            try store.perform([.useSession(id: Array(Digest.sha256.hash(Array(("action-token:" + jti).utf8)).prefix(16)), expiresAt: exp * 1000), .audit(event)])
+        } catch {
+            throw error.code == .sessionUsed ? AuthError(.actionTokenUsed, "this action token was already used") : AuthError(error)
+        }
+        counted(event)
         return ActionVerification(valid: true, sub: claims["sub"]?.string ?? "", action_hash: expected,
                                   amr: claims["amr"]?.array?.compactMap(\.string) ?? [])
     }
