@@ -593,13 +593,14 @@ public final class SQLStore: Store, @unchecked Sendable {
         try locked { db throws(StoreError) in try Self.retireSigningKeys(except: kid, at: at, db) }
     }
 
-    public func rotateSigningKey(_ k: SigningKeyRow, unlessCreatedAfter: Int64) throws(StoreError) -> Bool {
+    public func rotateSigningKey(_ k: SigningKeyRow, unlessCreatedAfter: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in
                 try db.lockForTransaction("signing-keys")
                 guard try db.query("SELECT 1 FROM signing_keys WHERE created_at > ? LIMIT 1", [.int(unlessCreatedAfter)]).isEmpty else { return false }
                 try Self.insertSigningKey(k, db)
                 try Self.retireSigningKeys(except: k.kid, at: k.createdAt, db)
+                for write in writes { try Self.apply(write, db) }
                 return true
             }
         }
@@ -624,11 +625,16 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
-    public func deleteSigningKeys(retiredBefore cut: Int64) throws(StoreError) -> [String] {
+    public func deleteSigningKeys(retiredBefore cut: Int64, writes: (_ kids: [String]) -> [StoreWrite]) throws(StoreError) -> [String] {
         // One statement: RETURNING names only the rows this statement deleted (SQLite ≥ 3.35;
         // on PostgreSQL a concurrent delete of the same row returns it to one of the two).
         try locked { db throws(StoreError) in
-            try db.query("DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ? RETURNING kid", [.int(cut)]).compactMap { $0[0].text }.sorted()
+            try db.transaction { () throws(StoreError) -> [String] in
+                let kids = try db.query("DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ? RETURNING kid", [.int(cut)])
+                    .compactMap { $0[0].text }.sorted()
+                if !kids.isEmpty { for write in writes(kids) { try Self.apply(write, db) } }
+                return kids
+            }
         }
     }
 

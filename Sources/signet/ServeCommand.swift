@@ -1,3 +1,4 @@
+import SignetAPI
 import SignetAuth
 import Foundation
 import SignetServer
@@ -107,7 +108,11 @@ enum KeysCommand {
             // once published, and no server could open it.
             _ = try KeyRing(store: store, kek: kek, retentionSeconds: configuration.accessTokenLifetime)
             let now = Date()
-            let kid = try KeyRing.create(store: store, kek: kek, retireOthers: true, now: now)
+            let at = Int64(now.timeIntervalSince1970 * 1000)
+            let kid = try KeyRing.create(store: store, kek: kek, retireOthers: true, now: now, writes: { kid in
+                [.audit(AuditEvent(at: at, kind: AuditKind.signingKeyRotated.rawValue, outcome: "success", clientID: ManagementCaller.commandLine.clientID,
+                                   remote: "local", detail: "kid \(kid), by signet keys rotate; signs from \(at / 1000 + KeyRing.signingDelay)"))]
+            })
             // Published at once; it signs once every cached JWKS can hold it.
             print(JSONValue.object([
                 "rotated": .bool(true), "kid": .string(kid), "signs_from": .int(Int64(now.timeIntervalSince1970) + KeyRing.signingDelay),

@@ -161,4 +161,21 @@ import Testing
         #expect(try Self.rows(.recoveryFinished, in: server) == 1)
         #expect(eventually { smtp.messages(to: "finish@signet.test").contains { $0.kind == "recovery_finished" } })
     }
+
+    @Test("a signing key is rotated and destroyed only with its audit row")
+    func signingKeys() throws {
+        let server = try TestServer { $0.signingKeyRotationDays = 30 }
+        let ceremonies = server.app.service.ceremonies
+        let first = try #require(try server.store.signingKeys().first?.kid)
+        server.clock.advance(30 * 86_400)
+        #expect(try Self.refusing(.signingKeyRotated, in: server) { ceremonies.rotateSigningKeyIfDue() } == nil)
+        #expect(try server.store.signingKeys().map(\.kid) == [first], "no key without its row")
+        let second = try #require(ceremonies.rotateSigningKeyIfDue())
+        #expect(try Self.rows(.signingKeyRotated, in: server) == 1)
+        server.clock.advance(Double(ServerConfiguration.longestTokenLifetime + 3600))
+        #expect(try Self.refusing(.signingKeyDestroyed, in: server) { ceremonies.destroyRetiredSigningKeys() } == [])
+        #expect(try server.store.signingKeys().map(\.kid).sorted() == [first, second].sorted(), "the retired key stays until its row can be written")
+        #expect(ceremonies.destroyRetiredSigningKeys() == [first])
+        #expect(try server.store.signingKeys().map(\.kid) == [second] && Self.rows(.signingKeyDestroyed, in: server) == 1)
+    }
 }

@@ -257,7 +257,7 @@ import Testing
         #expect(String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("is not the RP ID example.com"))
     }
 
-    @Test("signet keys rotate adds a key and retires the old one")
+    @Test("signet keys rotate adds a key and retires the old one, audited")
     func rotate() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-rotate-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -271,6 +271,10 @@ import Testing
         let keys = try SQLiteStore(path: directory.appendingPathComponent("signet.db").path).signingKeys()
         #expect(keys.count == 3)
         #expect(keys.filter { $0.retiredAt == nil }.count == 1)
+        // Each rotation by hand is in the audit log, with the key it added.
+        let rotated = try SQLiteStore(path: directory.appendingPathComponent("signet.db").path).auditEvents(limit: 10).filter { $0.kind == "signing_key_rotated" }
+        let added = keys.filter { $0.retiredAt == nil }.map(\.kid)
+        #expect(rotated.count == 2 && rotated.allSatisfy { $0.clientID == "signet-admin" } && rotated.first?.detail?.contains("kid \(added[0]),") == true, "\(rotated)")
         let (kekStatus, kek) = try Self.run(["keys", "kek"])
         #expect(kekStatus == 0 && Base64URL.decode(kek.trimmingCharacters(in: .whitespacesAndNewlines))?.count == 32)
         // Another key than the database's (by mistake): refused before a key no server could open is added.

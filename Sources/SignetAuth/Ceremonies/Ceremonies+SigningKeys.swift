@@ -11,9 +11,14 @@ extension Ceremonies {
     @discardableResult
     public func rotateSigningKeyIfDue() -> String? {
         let days = configuration.signingKeyRotationDays
-        guard days > 0, let kid = try? keys.rotateIfOlder(than: Int64(days) * 86_400) else { return nil }
-        audit(.signingKeyRotated, detail: "kid \(kid), after \(days) days; signs from \(nowMillis / 1000 + KeyRing.signingDelay)",
-              context: RequestContext(remoteAddress: "", requestID: ""))
+        var event: AuditEvent?
+        // The new key and its audit row commit together.
+        guard days > 0, let kid = try? keys.rotateIfOlder(than: Int64(days) * 86_400, writes: { kid in
+            event = pendingAuditEvent(.signingKeyRotated, detail: "kid \(kid), after \(days) days; signs from \(nowMillis / 1000 + KeyRing.signingDelay)",
+                                      context: RequestContext(remoteAddress: "", requestID: ""))
+            return event.map { [.audit($0)] } ?? []
+        }) else { return nil }
+        event.map(counted)
         return kid
     }
 
@@ -23,11 +28,14 @@ extension Ceremonies {
     /// minute's timer, after the rotation; returns the `kid`s.
     @discardableResult
     public func destroyRetiredSigningKeys() -> [String] {
-        let kids = (try? keys.destroyRetired()) ?? []
-        for kid in kids {
-            audit(.signingKeyDestroyed, detail: "kid \(kid): out of every JWKS, every token it signed has expired",
-                  context: RequestContext(remoteAddress: "", requestID: ""))
-        }
+        // Each deletion and its audit row commit together.
+        var events: [AuditEvent] = []
+        let kids = (try? keys.destroyRetired { kids in
+            events = kids.map { pendingAuditEvent(.signingKeyDestroyed, detail: "kid \($0): out of every JWKS, every token it signed has expired",
+                                                  context: RequestContext(remoteAddress: "", requestID: "")) }
+            return events.map(StoreWrite.audit)
+        }) ?? []
+        events.forEach(counted)
         return kids
     }
 }

@@ -253,13 +253,15 @@ public protocol Store: Sendable {
     func retireSigningKeys(except kid: String, at: Int64) throws(StoreError)
     /// Adds `key` and retires every other key at its creation time, in one transaction, unless a
     /// key was created after `unlessCreatedAfter`; returns whether it was added. Instances
-    /// that find a scheduled rotation due at once add one key between them.
-    func rotateSigningKey(_ key: SigningKeyRow, unlessCreatedAfter: Int64) throws(StoreError) -> Bool
+    /// that find a scheduled rotation due at once add one key between them. `writes` (its
+    /// audit row) go in the same transaction when it was added.
+    func rotateSigningKey(_ key: SigningKeyRow, unlessCreatedAfter: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
     func signingKeys() throws(StoreError) -> [SigningKeyRow]
     /// Deletes the keys retired before `retiredBefore`, sealed private key and all (a key never
     /// retired is never deleted); returns the `kid`s this call deleted, so instances that do it
-    /// at once report each key once.
-    func deleteSigningKeys(retiredBefore: Int64) throws(StoreError) -> [String]
+    /// at once report each key once. `writes(kids)` (their audit rows) go in the same
+    /// transaction (the closure must not call the store).
+    func deleteSigningKeys(retiredBefore: Int64, writes: (_ kids: [String]) -> [StoreWrite]) throws(StoreError) -> [String]
 
     // Audit.
     func appendAudit(_ event: AuditEvent) throws(StoreError)
@@ -430,5 +432,13 @@ extension Store {
 
     public func setClientSecret(id: String, hash: [UInt8]) throws(StoreError) -> Bool {
         try setClientSecret(id: id, hash: hash, writes: [])
+    }
+
+    public func rotateSigningKey(_ key: SigningKeyRow, unlessCreatedAfter: Int64) throws(StoreError) -> Bool {
+        try rotateSigningKey(key, unlessCreatedAfter: unlessCreatedAfter, writes: [])
+    }
+
+    public func deleteSigningKeys(retiredBefore: Int64) throws(StoreError) -> [String] {
+        try deleteSigningKeys(retiredBefore: retiredBefore, writes: { _ in [] })
     }
 }

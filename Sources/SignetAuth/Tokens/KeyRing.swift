@@ -97,13 +97,18 @@ public final class KeyRing: @unchecked Sendable {
         try reload()
     }
 
-    /// Makes a new signing key; with `retireOthers` the earlier ones are retired (rotation).
+    /// Makes a new signing key; with `retireOthers` the earlier ones are retired (rotation): the
+    /// key, the retirements and `writes(kid)` (its audit row) in one transaction.
     @discardableResult
     public static func create(store: any Store, kek: [UInt8], retireOthers: Bool, now date: Date = Date(),
-                              random: RandomBytes = { SecureRandom.bytes($0) }) throws -> String {
+                              random: RandomBytes = { SecureRandom.bytes($0) }, writes: (_ kid: String) -> [StoreWrite] = { _ in [] }) throws -> String {
         let row = try newKey(kek: kek, at: Int64(date.timeIntervalSince1970 * 1000), random: random)
-        try store.insertSigningKey(row)
-        if retireOthers { try store.retireSigningKeys(except: row.kid, at: row.createdAt) }
+        if retireOthers {
+            // No key is created after the end of time: the rotation always happens.
+            _ = try store.rotateSigningKey(row, unlessCreatedAfter: .max, writes: writes(row.kid))
+        } else {
+            try store.insertSigningKey(row)
+        }
         return row.kid
     }
 
@@ -121,13 +126,14 @@ public final class KeyRing: @unchecked Sendable {
     /// (``Store/rotateSigningKey(_:unlessCreatedAfter:)``). Nothing is added while this
     /// instance's key-encryption key does not open the key that signs: a key sealed under a key
     /// the database was re-keyed away from could be opened by no restarted server.
-    public func rotateIfOlder(than seconds: Int64) throws -> String? {
+    /// `writes(kid)` (its audit row) go in the rotation's transaction.
+    public func rotateIfOlder(than seconds: Int64, writes: (_ kid: String) -> [StoreWrite] = { _ in [] }) throws -> String? {
         let now = Int64(clock().timeIntervalSince1970 * 1000)
         let cutoff = now - seconds * 1000
         guard let newest = try store.signingKeys().map(\.createdAt).max(), newest <= cutoff else { return nil }
         try reload()
         let row = try Self.newKey(kek: kek, at: now, random: random)
-        guard try store.rotateSigningKey(row, unlessCreatedAfter: cutoff) else { return nil }
+        guard try store.rotateSigningKey(row, unlessCreatedAfter: cutoff, writes: writes(row.kid)) else { return nil }
         // Published here at once; the other instances within reloadInterval, well before it signs.
         try reload()
         return row.kid
@@ -189,10 +195,11 @@ public final class KeyRing: @unchecked Sendable {
     /// stops publishing them), their sealed private keys with them (NIST SP 800-57 Part 1: a
     /// private signature key is destroyed once its use is over). Such a key verifies no live
     /// token, and kept it would sign for whoever later obtains the database and its
-    /// key-encryption key. Returns their `kid`s.
-    public func destroyRetired() throws -> [String] {
+    /// key-encryption key. Returns their `kid`s; `writes(kids)` (their audit rows) go in the
+    /// deletion's transaction.
+    public func destroyRetired(writes: (_ kids: [String]) -> [StoreWrite] = { _ in [] }) throws -> [String] {
         let now = Int64(clock().timeIntervalSince1970 * 1000)
-        return try store.deleteSigningKeys(retiredBefore: now - max(Self.destroyedAfterRetirement, publishedAfterRetirement))
+        return try store.deleteSigningKeys(retiredBefore: now - max(Self.destroyedAfterRetirement, publishedAfterRetirement), writes: writes)
     }
 
     /// The key that signs at `now` (milliseconds): the newest key published for at least
