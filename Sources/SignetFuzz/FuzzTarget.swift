@@ -155,6 +155,15 @@ enum FuzzTarget {
                 precondition(text.isEmpty ? order == .createdAt : text.utf8.starts(with: (order.rawValue + ":").utf8), "a sort on another column than named")
             }
             if let fields = try? SignetService.userFields(["fields": text]) { precondition(fields.names.allSatisfy { !$0.utf8.contains(UInt8(ascii: ",")) }, "a field name with a comma") }
+            // The same text as the logs' q: what it names is quoted in it, and only events Signet writes.
+            var logs = AuditQuery()
+            if (try? Ceremonies.narrow(&logs, text)) != nil {
+                if let user = logs.userID {
+                    precondition(!user.isEmpty && !user.utf8.contains(UInt8(ascii: "\"")), "a user_id with a quote")
+                    precondition(Array(text.utf8).firstRange(of: Array("user_id:\"\(user)\"".utf8)) != nil, "a user_id the text does not quote")
+                }
+                precondition((logs.events ?? []).allSatisfy { AuditKind(rawValue: $0.kind)?.rawValue.utf8.elementsEqual($0.kind.utf8) == true }, "an event Signet does not write")
+            }
         case .associationFile:
             let response = HTTPSResponse(status: 200, headers: [("content-type", "application/json")], body: body, truncated: false)
             for checks in [doctor.appleAssociation(.success(response)), doctor.assetLinks(.success(response))] {

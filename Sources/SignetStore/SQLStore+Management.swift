@@ -181,6 +181,12 @@ extension SQLStore {
             conditions.append("user_id = ?")
             arguments.append(.text(user))
         }
+        if let events = query.events {
+            // An empty list matches nothing (a type no event has).
+            let terms = events.map { $0.outcome == nil ? "kind = ?" : "(kind = ? AND outcome = ?)" }
+            conditions.append(terms.isEmpty ? "1 = 0" : "(" + terms.joined(separator: " OR ") + ")")
+            for e in events { arguments += [.text(e.kind)] + (e.outcome.map { [SQLValue.text($0)] } ?? []) }
+        }
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let order = query.after == nil ? "DESC" : "ASC"
         return try reading { db throws(StoreError) in

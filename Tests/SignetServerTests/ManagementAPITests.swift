@@ -353,7 +353,7 @@ extension TestServer {
         #expect(try server.api("GET", "/api/v2/users/\(id)/sessions", token: ops).json["sessions"]?.array?.count == 1)
     }
 
-    @Test("logs: newest first, then checkpoint paging after a log_id, oldest first; Auth0's type codes; take bounded")
+    @Test("logs: newest first, then checkpoint paging after a log_id, oldest first; Auth0's type codes; take bounded; q by account, type and event")
     func logs() throws {
         let server = try TestServer.withOperators()
         let phone = Phone(server)
@@ -375,13 +375,44 @@ extension TestServer {
             from = page.last?["log_id"]?.string ?? ""
         }
         #expect(seen.count >= ids.count && Array(seen.prefix(ids.count)) == ids.reversed())
-        for bad in ["take=0", "take=101", "from=abc", "q=type:s"] {
-            #expect(try server.api("GET", "/api/v2/logs?" + bad, token: ops).json["reason"] == .string("malformed"), "\(bad)")
+        for bad in ["take=0", "take=101", "from=abc", "q=type:s", #"q=colour:"blue""#, #"q=type:"s" AND type:"f""#, #"q=signet_event:"sign_in_please""#,
+                    #"q=type:"s"AND user_id:"x""#, #"q=type:"""#, #"q=user_id:"a"b""#, "q=type:%22" + String(repeating: "s", count: 300) + "%22"] {
+            let query = bad.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: " ", with: "%20")
+            #expect(try server.api("GET", "/api/v2/logs?" + query, token: ops).json["reason"] == .string("malformed"), "\(bad)")
         }
         // And a counter per audit event type on /metrics.
         let metrics = String(decoding: try server.get("/metrics").body, as: UTF8.self)
         #expect(metrics.contains(#"signet_audit_events_total{event="sign_up",outcome="success"} 1"#))
         #expect(metrics.contains(#"signet_audit_events_total{event="client_credentials",outcome="success"}"#))
+        // q narrows by account, by the log's type and by Signet's event name, alone or together.
+        let (session, credential, _) = try phone.startSignIn()
+        #expect(try phone.exchange(session: session, credential: credential).status == 200)
+        #expect(try phone.exchange(session: session, credential: credential).status != 200, "a replay: a failed sign-in")
+        let other = Phone(server)
+        _ = try other.signUp(email: "bob@signet.test")
+        let ada = try #require(newest.first { $0["signet_event"] == .string("sign_up") }?["user_id"]?.string)
+        func narrowed(_ q: String) throws -> [JSONValue] {
+            let encoded = q.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: " ", with: "%20")
+            let answer = try server.api("GET", "/api/v2/logs?take=100&q=" + encoded, token: ops)
+            try #require(answer.status == 200, "\(q): \(answer.json.serialized)")
+            return answer.json.array ?? []
+        }
+        func events(_ rows: [JSONValue]) -> Set<String> { Set(rows.compactMap { $0["signet_event"]?.string }) }
+        let failed = try narrowed(#"type:"f""#)
+        #expect(!failed.isEmpty && failed.allSatisfy { $0["type"] == .string("f") && $0["outcome"] == .string("failure") })
+        let signUps = try narrowed(#"signet_event:"sign_up""#)
+        #expect(signUps.count == 2 && events(signUps) == ["sign_up"])
+        #expect(try narrowed(#"signet_event:"sign_up" AND user_id:"\#(ada)""#).count == 1)
+        #expect(try narrowed(#"type:"s" AND user_id:"\#(ada)""#).allSatisfy { $0["user_id"] == .string(ada) && $0["type"] == .string("s") })
+        #expect(try narrowed(#"type:"f" AND signet_event:"sign_in""#).allSatisfy { $0["signet_event"] == .string("sign_in") && $0["outcome"] == .string("failure") })
+        #expect(try narrowed(#"type:"ss" AND signet_event:"sign_in""#).isEmpty, "no sign-in has the sign-up's code")
+        // An event Auth0 has no code for has its own name as its type.
+        try SignedIn(server, email: "carol@signet.test").enroll(try SoftwareDeviceKey(deviceID: "carol"))
+        let enrolled = try narrowed(#"type:"device_key_enrolled""#)
+        #expect(enrolled.count == 1 && enrolled.first?["type"] == .string("device_key_enrolled"), "\(enrolled)")
+        let machine = try narrowed(#"type:"seccft""#)
+        #expect(!machine.isEmpty && events(machine) == ["client_credentials"])
+        #expect(try narrowed(#"type:"no_such_code""#).isEmpty)
     }
 
     @Test("a client added to the database is used by a running server within seconds, and removed as fast")

@@ -265,7 +265,9 @@ extension Ceremonies {
 
     /// `GET /api/v2/logs`: without `from`, the newest `take` events, newest first; with `from`
     /// (a `log_id`), the `take` events after it, oldest first, which is how Auth0's checkpoint
-    /// paging follows the log. `q` may name one user: `user_id:"ID"`.
+    /// paging follows the log. `q` narrows it with up to three terms joined by ` AND `, each at
+    /// most once: `user_id:"ID"`, `type:"CODE"` (the log's `type`: Auth0's code, or Signet's
+    /// name for an event Auth0 has no code for) and `signet_event:"NAME"`.
     public func logs(q: String?, from: String?, take: Int) throws -> [LogEvent] {
         guard (1...100).contains(take) else { throw AuthError.malformed("take must be 1 to 100") }
         var query = AuditQuery(limit: take)
@@ -273,11 +275,36 @@ extension Ceremonies {
             guard let id = Int64(from), id >= 0 else { throw AuthError.malformed("from must be a log_id") }
             query.after = id
         }
-        if let q = q?.trimmingCharacters(in: .whitespaces), !q.isEmpty {
-            guard q.hasPrefix("user_id:\""), q.hasSuffix("\""), q.count > 10, q.utf8.count <= 200 else { throw AuthError.malformed(#"q supports user_id:"ID" only"#) }
-            query.userID = String(q.dropFirst(9).dropLast())
-        }
+        if let q = q?.trimmingCharacters(in: .whitespaces), !q.isEmpty { try Self.narrow(&query, q) }
         return try store.auditEntries(query).map(Self.wire)
+    }
+
+    /// `q` of `GET /api/v2/logs` applied to `query` (``logs(q:from:take:)``).
+    package static func narrow(_ query: inout AuditQuery, _ q: String) throws {
+        let usage = AuthError.malformed(#"q takes user_id:"ID", type:"CODE" and signet_event:"NAME", joined by AND"#)
+        guard q.utf8.count <= 300 else { throw usage }
+        var seen: Set<String> = []
+        // Terms and their parts are found by bytes: a quote or a space is one code point.
+        for term in Array(q.utf8).split(separator: Array(" AND ".utf8)) {
+            guard let colon = term.firstIndex(of: UInt8(ascii: ":")), term.count >= colon - term.startIndex + 3,
+                  term[term.index(after: colon)] == UInt8(ascii: "\""), term.last == UInt8(ascii: "\"") else { throw usage }
+            let field = String(decoding: term[..<colon], as: UTF8.self)
+            let value = String(decoding: term[(colon + 2)..<(term.endIndex - 1)], as: UTF8.self)
+            guard !value.isEmpty, !value.utf8.contains(UInt8(ascii: "\"")), seen.insert(field).inserted else { throw usage }
+            switch field {
+            case "user_id": query.userID = value
+            case "signet_event":
+                guard let kind = AuditKind(rawValue: value) else { throw AuthError.malformed("signet_event \"\(value.prefix(60))\" is no event Signet writes") }
+                query.events = (query.events ?? [AuditMatch(kind: kind.rawValue)]).filter { $0.kind == kind.rawValue }
+            case "type":
+                let matches = AuditKind.allCases.flatMap { kind -> [AuditMatch] in
+                    guard let codes = kind.auth0Types else { return kind.rawValue == value ? [AuditMatch(kind: kind.rawValue)] : [] }
+                    return [(codes.success, "success"), (codes.failure, "failure")].filter { $0.0 == value }.map { AuditMatch(kind: kind.rawValue, outcome: $0.1) }
+                }
+                query.events = query.events.map { chosen in matches.filter { m in chosen.contains { $0.kind == m.kind } } } ?? matches
+            default: throw usage
+            }
+        }
     }
 
     /// Auth0's log type code for an event, where Auth0 has one (``AuditKind/auth0Types``); a

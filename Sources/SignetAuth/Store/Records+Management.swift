@@ -104,12 +104,25 @@ public struct AuditQuery: Sendable, Equatable {
     /// Rows before this ID, newest first (the next page back); ignored with `after`.
     public var before: Int64?
     public var userID: String?
+    /// Only rows of these kinds, each with its outcome when given; `nil`: every kind.
+    public var events: [AuditMatch]?
     public var limit: Int
-    public init(after: Int64? = nil, before: Int64? = nil, userID: String? = nil, limit: Int = 50) {
+    public init(after: Int64? = nil, before: Int64? = nil, userID: String? = nil, events: [AuditMatch]? = nil, limit: Int = 50) {
         self.after = after
         self.before = before
         self.userID = userID
+        self.events = events
         self.limit = limit
+    }
+}
+
+/// An audit row's kind and, when given, its outcome: one term of ``AuditQuery/events``.
+public struct AuditMatch: Sendable, Equatable {
+    public var kind: String
+    public var outcome: String?
+    public init(kind: String, outcome: String? = nil) {
+        self.kind = kind
+        self.outcome = outcome
     }
 }
 
