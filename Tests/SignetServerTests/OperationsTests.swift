@@ -114,6 +114,9 @@ import Testing
         let kinds = logs.compactMap { $0["signet_event"]?.string }
         #expect(kinds.contains("admin_user_blocked") && kinds.contains("admin_user_unblocked") && kinds.contains("sign_up"))
         #expect(kinds.contains("admin_sessions_revoked") && kinds.contains("admin_passkey_revoked"))
+        let only = try admin(["logs", "--event", "admin_passkey_revoked", "--user", id, "--json"]).output.split(separator: "\n").map { try Self.json(String($0)) }
+        #expect(only.count == 1 && only.first?["signet_event"] == .string("admin_passkey_revoked"))
+        #expect(try admin(["logs", "--event", "no_such_event"]).errors.contains("is no event Signet writes"))
         #expect(logs.filter { $0["signet_event"]?.string?.hasPrefix("admin_") == true }.allSatisfy { $0["client_id"] == .string("signet-admin") })
 
         #expect(try admin(["users", "delete", id]).status == 0)
