@@ -49,7 +49,7 @@ extension SQLStore {
                      createdAt: r[5].int ?? 0, expiresAt: r[6].int ?? 0, usedAt: r[7].int)
     }
 
-    public func issueEmailCode(_ c: EmailCodeRow, interval: Int64, mail: OutboxRow?) throws(StoreError) -> Bool {
+    public func issueEmailCode(_ c: EmailCodeRow, interval: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in
                 // The new code replaces the old one in the same statement, unless the old one is
@@ -62,7 +62,7 @@ extension SQLStore {
                     WHERE email_codes.created_at <= ?
                     """, [.text(c.email), .text(c.id), .blob(c.codeHash), .text(c.clientID), .int(c.createdAt), .int(c.expiresAt), .int(c.createdAt - interval)])
                 guard db.changes == 1 else { return false }
-                if let mail { try Self.insert(mail, db) }
+                for write in writes { try Self.apply(write, db) }
                 return true
             }
         }

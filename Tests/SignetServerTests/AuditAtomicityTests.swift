@@ -178,4 +178,24 @@ import Testing
         #expect(ceremonies.destroyRetiredSigningKeys() == [first])
         #expect(try server.store.signingKeys().map(\.kid) == [second] && Self.rows(.signingKeyDestroyed, in: server) == 1)
     }
+
+    @Test("an email code is issued and mailed only with its audit row, for a sign-in and for an address change")
+    func emailCodes() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp)
+        let account = try SignedIn(server, email: "codes@signet.test")
+        func start() throws -> Int {
+            try server.post("/passwordless/start", .object(["client_id": .string("app"), "connection": .string("email"), "email": .string("codes@signet.test")])).status
+        }
+        #expect(try !(200..<300).contains(Self.refusing(.otpSent, in: server) { try start() }))
+        // Nothing was stored: the next request is not inside the send interval, and one message goes.
+        #expect(try start() == 200 && Self.rows(.otpSent, in: server) == 1)
+        let change = JSONValue.object(["email": .string("codes.new@signet.test")])
+        #expect(try !(200..<300).contains(Self.refusing(.emailChangeStarted, in: server) { try account.call("POST", "/me/email", change).status }))
+        #expect(try account.call("POST", "/me/email", change).status == 202 && Self.rows(.emailChangeStarted, in: server) == 1)
+        _ = server.app.sendMailNow()
+        #expect(eventually { smtp.messages(to: "codes@signet.test").filter { $0.kind == "otp" }.count == 1 && smtp.messages(to: "codes.new@signet.test").count == 1 })
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(smtp.messages(to: "codes@signet.test").filter { $0.kind == "otp" }.count == 1, "the refused request mailed nothing")
+    }
 }

@@ -38,9 +38,11 @@ extension Ceremonies {
         guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "no email.smtp_url is configured") }
         let email = try Self.emailAddress(request.email, member: "email")
         let user = try store.user(email: email)
-        let row = try queueCode(to: email, purpose: "email", holder: client.id, mailed: user != nil || configuration.passwordless.signup,
-                                language: user?.locale ?? context.language) { .code($0, minutes: $1) }
-        audit(.otpSent, user: user?.id, client: client.id, detail: row.mailed ? nil : "no account and sign-up by code is off: nothing sent", context: context)
+        let mailed = user != nil || configuration.passwordless.signup
+        let event = pendingAuditEvent(.otpSent, user: user?.id, client: client.id, detail: mailed ? nil : "no account and sign-up by code is off: nothing sent", context: context)
+        let row = try queueCode(to: email, purpose: "email", holder: client.id, mailed: mailed, language: user?.locale ?? context.language, event: event) {
+            .code($0, minutes: $1)
+        }
         return PasswordlessStartResponse(_id: row.id, email: email, email_verified: false)
     }
 
@@ -48,8 +50,8 @@ extension Ceremonies {
     /// sign-in code is for, or the account an address change is for) and, when `mailed`, its
     /// message, under the address's throttles: one code per `send_interval` and
     /// `sends_per_hour`, else 429 with `Retry-After`. The newest code of an address replaces
-    /// any earlier one.
-    func queueCode(to email: String, purpose: String, holder: String, mailed: Bool, language: String,
+    /// any earlier one. The code, its message and `event` (its audit row) commit together.
+    func queueCode(to email: String, purpose: String, holder: String, mailed: Bool, language: String, event: AuditEvent,
                    message: (_ code: String, _ minutes: Int) -> Notice) throws -> (id: String, expiresAt: Int64, mailed: Bool) {
         let settings = configuration.passwordless
         let interval = Int64(settings.sendInterval) * 1000
@@ -67,10 +69,11 @@ extension Ceremonies {
         let row = EmailCodeRow(email: key, id: Base64URL.encode(timeOrderedID()), codeHash: codeHash(purpose, owner: email, code: code), clientID: holder,
                                createdAt: now, expiresAt: now + Int64(settings.codeTTL) * 1000)
         let mail = mailed ? outbox(message(code, max(1, settings.codeTTL / 60)), to: email, language: language, expiresAt: row.expiresAt) : nil
-        guard try store.issueEmailCode(row, interval: interval, mail: mail) else {
+        guard try store.issueEmailCode(row, interval: interval, writes: (mail.map { [.mail($0)] } ?? []) + [.audit(event)]) else {
             let last = try store.emailCode(email: key)?.createdAt ?? now
             throw Self.rateLimited(Int((last + interval - now + 999) / 1000), "a code went to this address less than \(settings.sendInterval) s ago")
         }
+        counted(event)
         if mail != nil { mailQueued.signal() }
         return (row.id, row.expiresAt, mail != nil)
     }

@@ -25,9 +25,9 @@ extension Ceremonies {
         if let wait = try attempts(.codesPerIdentifier, rate, key: Self.emailChangeHolder(user.id)) {
             throw Self.rateLimited(wait, "more than \(rate.limit) address changes asked for this account in an hour")
         }
+        let event = pendingAuditEvent(.emailChangeStarted, user: user.id, client: principal.clientID, context: context)
         _ = try queueCode(to: email, purpose: "email-change", holder: Self.emailChangeHolder(user.id), mailed: true,
-                          language: user.locale ?? context.language) { .emailChangeCode($0, minutes: $1) }
-        audit(.emailChangeStarted, user: user.id, client: principal.clientID, context: context)
+                          language: user.locale ?? context.language, event: event) { .emailChangeCode($0, minutes: $1) }
         return EmailChangeStatus(email: email, email_verified: false, expires_in: configuration.passwordless.codeTTL)
     }
 

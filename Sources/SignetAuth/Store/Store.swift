@@ -270,8 +270,9 @@ public protocol Store: Sendable {
     // Email codes, recovery codes, recoveries and the outbox (DESIGN.md, "Email codes, recovery
     // codes and recovery").
     /// Stores `code` as its address's only code, unless the address has one younger than
-    /// `interval` ms (then `false`, nothing written); `mail` is queued in the same transaction.
-    func issueEmailCode(_ code: EmailCodeRow, interval: Int64, mail: OutboxRow?) throws(StoreError) -> Bool
+    /// `interval` ms (then `false`, nothing written); `writes` (its mail, its audit row) go in
+    /// the same transaction.
+    func issueEmailCode(_ code: EmailCodeRow, interval: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
     /// The address's code, if any (for a throttle's `Retry-After`).
     func emailCode(email: String) throws(StoreError) -> EmailCodeRow?
     /// Counts one try against the address's code in one atomic statement, only while the code is
@@ -432,6 +433,10 @@ extension Store {
 
     public func setClientSecret(id: String, hash: [UInt8]) throws(StoreError) -> Bool {
         try setClientSecret(id: id, hash: hash, writes: [])
+    }
+
+    public func issueEmailCode(_ code: EmailCodeRow, interval: Int64, mail: OutboxRow?) throws(StoreError) -> Bool {
+        try issueEmailCode(code, interval: interval, writes: mail.map { [.mail($0)] } ?? [])
     }
 
     public func rotateSigningKey(_ key: SigningKeyRow, unlessCreatedAfter: Int64) throws(StoreError) -> Bool {
