@@ -24,15 +24,18 @@ extension SQLStore {
         }
     }
 
-    public func createDeviceCode(_ d: DeviceCodeRow) throws(StoreError) {
+    public func createDeviceCode(_ d: DeviceCodeRow, writes: [StoreWrite]) throws(StoreError) {
         try locked { db throws(StoreError) in
             // Expired codes free their user codes.
             try db.query("DELETE FROM device_codes WHERE expires_at < ?", [.int(d.createdAt - 3_600_000)])
-            try db.query(
-                "INSERT INTO device_codes (\(Self.deviceCodeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL) ON CONFLICT DO NOTHING",
-                [.blob(d.hash), .text(d.userCode), .text(d.clientID), .text(d.scope), .text(d.remote), Self.text(d.userAgent), .int(d.createdAt),
-                 .int(d.expiresAt), .int(Int64(d.interval)), .text(d.status.rawValue)])
-            guard db.changes == 1 else { throw StoreError(.conflict, "the user code is taken") }
+            try db.transaction { () throws(StoreError) in
+                try db.query(
+                    "INSERT INTO device_codes (\(Self.deviceCodeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL) ON CONFLICT DO NOTHING",
+                    [.blob(d.hash), .text(d.userCode), .text(d.clientID), .text(d.scope), .text(d.remote), Self.text(d.userAgent), .int(d.createdAt),
+                     .int(d.expiresAt), .int(Int64(d.interval)), .text(d.status.rawValue)])
+                guard db.changes == 1 else { throw StoreError(.conflict, "the user code is taken") }
+                for write in writes { try Self.apply(write, db) }
+            }
         }
     }
 

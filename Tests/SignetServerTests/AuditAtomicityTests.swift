@@ -198,4 +198,17 @@ import Testing
         Thread.sleep(forTimeInterval: 0.3)
         #expect(smtp.messages(to: "codes@signet.test").filter { $0.kind == "otp" }.count == 1, "the refused request mailed nothing")
     }
+
+    @Test("a device code is issued only with its audit row")
+    func deviceCode() throws {
+        let server = try TestServer()
+        let path = server.directory.appendingPathComponent("signet.db").path
+        let refused = try Self.refusing(.deviceCode, in: server) {
+            try server.send("POST", "/oauth/device/code", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array("client_id=app&scope=openid".utf8))
+        }
+        #expect(!(200..<300).contains(refused.status) && !String(decoding: refused.body, as: UTF8.self).contains("device_code"))
+        #expect(try rawSQLite(path, "SELECT count(*) FROM device_codes") == ["0"])
+        let started = try DeviceGrantTests.start(server)
+        #expect(try started["device_code"] != nil && Self.rows(.deviceCode, in: server) == 1)
+    }
 }

@@ -38,13 +38,15 @@ extension Ceremonies {
             let row = DeviceCodeRow(hash: Digest.sha256.hash(Array(deviceCode.utf8)), userCode: userCode, clientID: client.id, scope: grant.scope,
                                     remote: context.remoteAddress, userAgent: userAgent.map { Self.neutralized(String($0.prefix(200))) }, createdAt: now,
                                     expiresAt: now + Int64(Self.deviceCodeLifetime) * 1000, interval: Self.deviceInterval)
+            // The code and its audit row commit together.
+            let event = pendingAuditEvent(.deviceCode, client: client.id, context: context)
             do {
-                try store.createDeviceCode(row)
+                try store.createDeviceCode(row, writes: [.audit(event)])
             } catch {
                 if error.code == .conflict { continue }  // the user code is taken: draw again
                 throw error
             }
-            audit(.deviceCode, client: client.id, context: context)
+            counted(event)
             let shown = Self.shownUserCode(userCode)
             return DeviceAuthorization(device_code: deviceCode, user_code: shown, verification_uri: configuration.issuer + "/device",
                                        verification_uri_complete: configuration.issuer + "/device?user_code=" + shown, expires_in: Self.deviceCodeLifetime,

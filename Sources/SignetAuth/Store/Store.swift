@@ -310,8 +310,9 @@ public protocol Store: Sendable {
 
     // MARK: device sign-in (RFC 8628)
 
-    /// Stores a new device code; ``StoreError/Code/conflict`` if its user code is taken.
-    func createDeviceCode(_ row: DeviceCodeRow) throws(StoreError)
+    /// Stores a new device code, with `writes` (its audit row) in the same transaction;
+    /// ``StoreError/Code/conflict`` (and nothing written) if its user code is taken.
+    func createDeviceCode(_ row: DeviceCodeRow, writes: [StoreWrite]) throws(StoreError)
     /// The device code with this user code, whatever its state.
     func deviceCode(userCode: String) throws(StoreError) -> DeviceCodeRow?
     /// Approves (or denies) a pending, unexpired device code for `userID`, in one statement;
@@ -437,6 +438,10 @@ extension Store {
 
     public func issueEmailCode(_ code: EmailCodeRow, interval: Int64, mail: OutboxRow?) throws(StoreError) -> Bool {
         try issueEmailCode(code, interval: interval, writes: mail.map { [.mail($0)] } ?? [])
+    }
+
+    public func createDeviceCode(_ row: DeviceCodeRow) throws(StoreError) {
+        try createDeviceCode(row, writes: [])
     }
 
     public func rotateSigningKey(_ key: SigningKeyRow, unlessCreatedAfter: Int64) throws(StoreError) -> Bool {
