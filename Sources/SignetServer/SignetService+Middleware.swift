@@ -71,8 +71,9 @@ extension SignetService {
     package static func basicCredentials(_ header: String) -> (id: String, secret: String)? {
         guard header.utf8.count <= 4096, isBasic(header),
               let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
-              let id = HTTPRequest.percentDecoded(text[..<colon].utf8), let secret = HTTPRequest.percentDecoded(text[text.index(after: colon)...].utf8)
+              // The first `:` by byte: one followed by a combining mark is part of a Character.
+              let text = String(data: decoded, encoding: .utf8), let colon = text.utf8.firstIndex(of: UInt8(ascii: ":")),
+              let id = HTTPRequest.percentDecoded(text.utf8[..<colon]), let secret = HTTPRequest.percentDecoded(text.utf8[text.utf8.index(after: colon)...])
         else { return nil }
         return (id, secret)
     }

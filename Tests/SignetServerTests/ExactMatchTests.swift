@@ -2,6 +2,7 @@ import Foundation
 import SignetAuth
 import SignetCrypto
 import SignetHTTP
+import SignetServer
 import SignetWebAuthn
 import Testing
 
@@ -137,5 +138,14 @@ import Testing
             let reason = try StrictJSON().parse(token.body)["reason"]
             #expect(token.status == 400 && reason == .string("malformed"), "\(token.status) \(String(describing: reason))")
         }
+    }
+
+    @Test("Basic credentials split at the first colon byte, even with a combining mark after it")
+    func basicColon() throws {
+        func basic(_ text: String) -> (id: String, secret: String)? { SignetService.basicCredentials("Basic " + Data(text.utf8).base64EncodedString()) }
+        let marked = try #require(basic("app:\u{301}s3cret:x"))
+        #expect(marked.id.isExactly("app") && marked.secret.isExactly("\u{301}s3cret:x"))
+        #expect(basic("a%3Ab:c").map { [$0.id, $0.secret] } == ["a:b", "c"], "an encoded colon belongs to the ID (RFC 6749 §2.3.1)")
+        #expect(basic("no colon") == nil)
     }
 }
