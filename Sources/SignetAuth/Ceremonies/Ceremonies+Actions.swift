@@ -133,7 +133,7 @@ extension Ceremonies {
             claims[binding.claim] = .string(binding.value)
             let token = try JWT.sign(claims: claims, type: "action+jwt", keys: keys)
             // No action token goes out without its audit row.
-            try record(.actionApproved, user: user.id, client: principal.clientID, credential: row.id, context: context)
+            try recordAudit(.actionApproved, user: user.id, client: principal.clientID, credential: row.id, context: context)
             return ApprovedAction(token: token, expiresIn: configuration.actionTokenLifetime, action: action)
         } catch {
             let failure = AuthError(error)

@@ -60,7 +60,7 @@ extension Ceremonies {
             access.add("exp", now + Int64(configuration.accessTokenLifetime))
             access.add("jti", Base64URL.encode(random(16)))
             let token = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
-            try record(.clientCredentials, client: client.id, context: context)
+            try recordAudit(.clientCredentials, client: client.id, context: context)
             return ClientCredentialsResponse(access_token: token, expires_in: configuration.accessTokenLifetime, scope: granted.joined(separator: " "))
         } catch {
             let failure = failed(AuthError(error), context: context)

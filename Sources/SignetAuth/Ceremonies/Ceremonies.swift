@@ -147,7 +147,7 @@ public final class Ceremonies: Sendable {
     /// Records an audit event that must exist whenever the answer goes out (an action token, a
     /// machine's token): unlike ``audit(_:_:reason:user:client:credential:detail:context:)``, a
     /// failure to write it fails the call.
-    func record(_ kind: AuditKind, user: String? = nil, client: String? = nil, credential: String? = nil, context: RequestContext) throws {
+    func recordAudit(_ kind: AuditKind, user: String? = nil, client: String? = nil, credential: String? = nil, context: RequestContext) throws {
         let event = pendingAuditEvent(kind, user: user, client: client, credential: credential, context: context)
         try store.appendAudit(event)
         counted(event)
