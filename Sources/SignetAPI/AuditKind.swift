@@ -58,6 +58,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
     case adminPasskeyRevoked = "admin_passkey_revoked"
     case adminDeviceKeyRevoked = "admin_device_key_revoked"
     case adminRecoveryCodesDeleted = "admin_recovery_codes_deleted"
+    case adminRecoveryCancelled = "admin_recovery_cancelled"
     case adminSessionsRevoked = "admin_sessions_revoked"
     case adminClientAdded = "admin_client_added"
     case adminClientRemoved = "admin_client_removed"
@@ -117,6 +118,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .adminPasskeyRevoked: "An operator revoked a user's passkey."
         case .adminDeviceKeyRevoked: "An operator revoked a user's device key."
         case .adminRecoveryCodesDeleted: "An operator deleted a user's recovery codes."
+        case .adminRecoveryCancelled: "An operator cancelled a user's open recovery: what it added revoked, the sessions it started ended."
         case .adminSessionsRevoked: "An operator ended every session of a user."
         case .adminClientAdded: "A client added to the database."
         case .adminClientRemoved: "A client removed, with every session issued to it."
@@ -143,7 +145,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .refreshTokenRevoked: ("srrt", "srrt")
         case .clientCredentials: ("seccft", "feccft")
         case .adminUserDeleted: ("sdu", "sdu")
-        case .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted,
+        case .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted, .adminRecoveryCancelled,
              .adminSessionsRevoked, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated: ("sapi", "fapi")
         default: nil
         }

@@ -37,6 +37,14 @@ extension SignetService {
             try s.ceremonies.deleteAuthenticationMethod(userID: call.parameter("id"), methodID: call.parameter("method_id"), by: call.administrator, context: call.context)
             return HTTPResponse(status: 204)
         }
+        // Signet's own: the recovery holding an account, and an operator's cancellation of it.
+        r.add("GET", "/api/v2/users/{id}/recovery", needs: .management(.readUsers)) { s, call in
+            try Wire.encode(s.ceremonies.recovery(userID: call.parameter("id")))
+        }
+        r.add("DELETE", "/api/v2/users/{id}/recovery", needs: .management(.updateUsers)) { s, call in
+            try s.ceremonies.adminCancelRecovery(userID: call.parameter("id"), by: call.administrator, context: call.context)
+            return HTTPResponse(status: 204)
+        }
         r.add("GET", "/api/v2/users/{id}/sessions", needs: .management(.readSessions)) { s, call in
             try Wire.encode(s.ceremonies.sessions(userID: call.parameter("id")))
         }

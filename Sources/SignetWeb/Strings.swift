@@ -88,6 +88,7 @@ public enum Strings {
         "event_admin_user_unblocked": "An administrator unblocked your account",
         "event_admin_device_key_revoked": "An administrator removed a device key",
         "event_admin_recovery_codes_deleted": "An administrator deleted your recovery codes",
+        "event_admin_recovery_cancelled": "An administrator cancelled a recovery of your account",
     ]
 
     static let es: [String: String] = [
@@ -161,5 +162,6 @@ public enum Strings {
         "event_admin_user_unblocked": "Un administrador desbloqueó tu cuenta",
         "event_admin_device_key_revoked": "Un administrador quitó una clave de dispositivo",
         "event_admin_recovery_codes_deleted": "Un administrador borró tus códigos de recuperación",
+        "event_admin_recovery_cancelled": "Un administrador canceló una recuperación de tu cuenta",
     ]
 }

@@ -11,7 +11,7 @@ import SignetWebAuthn
 enum AdminCommand {
     static let usage = """
         usage: signet admin users list [--query Q] [--page N] | show ID | block ID | unblock ID | delete ID
-               signet admin users sign-out ID | remove-method ID METHOD_ID
+               signet admin users sign-out ID | remove-method ID METHOD_ID | cancel-recovery ID
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
                signet admin clients list | remove ID | rotate-secret ID
@@ -73,6 +73,7 @@ enum AdminCommand {
             case ("users", "delete"): try admin.deleteUser(try admin.id())
             case ("users", "sign-out"): try admin.signOut(try admin.id())
             case ("users", "remove-method"): try admin.removeMethod()
+            case ("users", "cancel-recovery"): try admin.cancelRecovery(try admin.id())
             case ("clients", "add"): try admin.addClient()
             case ("clients", "list"): try admin.listClients()
             case ("clients", "remove"): try admin.removeClient(try admin.id())
@@ -150,11 +151,12 @@ struct Admin {
         let user: ManagementUser
         let authentication_methods: [AuthenticationMethod]
         let sessions: [ManagementSession]
+        let recovery: RecoveryInfo?
     }
 
     func showUser(_ id: String) throws {
         let detail = UserDetail(user: try ceremonies.managedUser(id: id), authentication_methods: try ceremonies.authenticationMethods(userID: id),
-                                sessions: try ceremonies.sessions(userID: id).sessions)
+                                sessions: try ceremonies.sessions(userID: id).sessions, recovery: try ceremonies.recovery(userID: id).recovery)
         if options.json { return try emit(detail) }
         let u = detail.user
         print("""
@@ -173,6 +175,10 @@ struct Admin {
         print(Self.table(["SESSION", "CLIENT", "SIGNED IN", "LAST REFRESH", "EXPIRES"], detail.sessions.map {
             [$0.id, $0.clients.first?.client_id ?? "-", $0.authenticated_at, $0.updated_at, $0.expires_at]
         }))
+        if let r = detail.recovery {
+            print("\nRECOVERY OPEN  \(r.id): opened \(Ceremonies.iso(r.opened_at * 1000)), holds until \(Ceremonies.iso(r.hold_until * 1000)); "
+                + "added \(r.passkeys.count) passkey(s), \(r.device_keys.count) device key(s). Not the owner? signet admin users cancel-recovery \(Self.printable(u.user_id))")
+        }
     }
 
     func block(_ id: String, _ blocked: Bool) throws {
@@ -195,6 +201,14 @@ struct Admin {
         try ceremonies.revokeSessions(userID: id, by: .commandLine, context: context)
         if options.json { return try emit(["signed_out": id]) }
         print("\(Self.printable(user.email)) (\(id)) is signed out everywhere: every refresh token is refused and Signet's own endpoints refuse its access tokens")
+    }
+
+    /// The account's open recovery ends (`DELETE /api/v2/users/{id}/recovery`): what it added is
+    /// revoked, its sessions end, and the address hears of it.
+    func cancelRecovery(_ id: String) throws {
+        try ceremonies.adminCancelRecovery(userID: id, by: .commandLine, context: context)
+        if options.json { return try emit(["recovery_cancelled": id]) }
+        print("the recovery of \(id) is cancelled: what it added is revoked and its sessions have ended; the account's address is told")
     }
 
     /// One method goes (`DELETE /api/v2/users/{id}/authentication-methods/{method_id}`), with

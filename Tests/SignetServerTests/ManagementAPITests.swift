@@ -112,6 +112,7 @@ extension TestServer {
             ("GET", "/api/v2/users/\(id)/authentication-methods", nil, "read:authentication_methods"),
             ("DELETE", "/api/v2/users/\(id)/authentication-methods/email%7C\(id)", nil, "delete:authentication_methods"),
             ("GET", "/api/v2/users/\(id)/sessions", nil, "read:sessions"), ("DELETE", "/api/v2/users/\(id)/sessions", nil, "delete:sessions"),
+            ("GET", "/api/v2/users/\(id)/recovery", nil, "read:users"), ("DELETE", "/api/v2/users/\(id)/recovery", nil, "update:users"),
             ("GET", "/api/v2/logs", nil, "read:logs"),
         ]
         for (method, path, body, scope) in endpoints {

@@ -70,6 +70,8 @@ import Testing
         let again = try admin(["users", "remove-method", id, method])
         #expect(again.status == 1 && again.errors.contains("authentication_method_unknown"), "\(again.errors)")
         #expect(try admin(["users", "remove-method", id]).status == 2)
+        let noRecovery = try admin(["users", "cancel-recovery", id])
+        #expect(noRecovery.status == 1 && noRecovery.errors.contains("not_found"), "\(noRecovery.errors)")
 
         // A machine client, added, used, re-keyed and removed while the server runs.
         let added = try Self.json(try admin(["clients", "add", "--name", "Ops", "--type", "confidential", "--grant", "client_credentials",

@@ -200,4 +200,31 @@ struct RecoveryTests {
         #expect(try later.approveAction(newKeyID, key: newKey).status == 200)
         #expect(try server.store.auditEvents(limit: 100).contains { $0.kind == "recovery_finished" })
     }
+
+    @Test("an operator sees a recovery and cancels it: what it added is revoked, its sessions end, the address is told, audited")
+    func operatorCancels() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer.withOperators(smtp: smtp)
+        let r = try Self.recovered(server, smtp, email: "lost@signet.test")
+        let id = try #require(jwtClaims(r.owner.access)["sub"]?.string)
+        let ops = try server.managementToken()
+        let seen = try server.api("GET", "/api/v2/users/\(id)/recovery", token: ops).json["recovery"]
+        #expect(seen?["passkeys"] == .array([.string(r.newPasskeyID)]), "\(String(describing: seen))")
+        let shown = try OperationsTests.signet(["admin", "users", "show", id, "--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path],
+                                               in: server.directory)
+        #expect(shown.output.contains("RECOVERY OPEN") && shown.output.contains("cancel-recovery \(id)"), "\(shown.output) \(shown.errors)")
+        #expect(try server.api("DELETE", "/api/v2/users/\(id)/recovery", token: ops).status == 204)
+        #expect(try server.api("GET", "/api/v2/users/\(id)/recovery", token: ops).json == .object(["recovery": .null]))
+        let (session, credential, _) = try Phone(server, authenticator: r.newPasskey).startSignIn()
+        #expect(try Phone(server, authenticator: r.newPasskey).exchange(session: session, credential: credential).json["reason"] == .string("credential_revoked"))
+        #expect(try r.code.call("GET", "/me/passkeys").json["reason"] == .string("token_invalid"))
+        #expect(try r.owner.passkeys().count == 1, "the owner's own passkey stays")
+        #expect(eventually { smtp.messages(to: "lost@signet.test").contains { $0.kind == "recovery_cancelled" } })
+        let events = try server.store.auditEvents(limit: 50).filter { $0.kind == "admin_recovery_cancelled" }
+        #expect(events.count == 1 && events.first?.userID == id && events.first?.clientID == "ops")
+        let again = try server.api("DELETE", "/api/v2/users/\(id)/recovery", token: ops)
+        #expect(again.status == 404 && again.json["reason"] == .string("not_found"))
+        // The owner's own view: nothing holds the account any more.
+        #expect(try r.owner.call("GET", "/me/recovery").json == .object(["recovery": .null]))
+    }
 }

@@ -148,8 +148,12 @@ extension Ceremonies {
     }
 
     /// `GET /me/recovery`: the recovery holding the account, if any, and what it added.
-    public func recovery(_ principal: Principal) throws -> RecoveryState {
-        let userID = principal.user.id
+    public func recovery(_ principal: Principal) throws -> RecoveryState { try recoveryState(userID: principal.user.id) }
+
+    /// `GET /api/v2/users/{id}/recovery` and `signet admin users show`: the same, for an operator.
+    public func recovery(userID: String) throws -> RecoveryState { try recoveryState(userID: existingUser(userID).user.id) }
+
+    func recoveryState(userID: String) throws -> RecoveryState {
         guard let open = try store.activeRecoveries(userID: userID, now: nowMillis).first else { return RecoveryState(recovery: nil) }
         let passkeys = try store.credentials(userID: userID).filter { $0.recoveryID == open.id && $0.revokedAt == nil }.map { Base64URL.encode($0.id) }
         let keys = try store.deviceKeys(userID: userID).filter { $0.recoveryID == open.id && $0.revokedAt == nil }.map(\.id)
@@ -171,9 +175,25 @@ extension Ceremonies {
         else {
             throw AuthError(.recoveryHold, "credential \(credential) does not predate the recovery")
         }
-        guard let cancelled = try store.cancelRecoveries(userID: user.id, at: nowMillis, writes: [
-            .audit(auditEvent(.recoveryCancelled, user: user.id, client: principal.clientID, credential: credential, context: context)),
-        ] + notice(.recoveryCancelled, to: user)) else { throw AuthError.notFound(.notFound, "no recovery holds this account") }
+        let event = pendingAuditEvent(.recoveryCancelled, user: user.id, client: principal.clientID, credential: credential, context: context)
+        guard let cancelled = try store.cancelRecoveries(userID: user.id, at: nowMillis, writes: [.audit(event)] + notice(.recoveryCancelled, to: user)) else {
+            throw AuthError.notFound(.notFound, "no recovery holds this account")
+        }
+        counted(event)
+        for id in cancelled.credentials { credentialCache.remove(id) }
+    }
+
+    /// An operator cancels the account's open recoveries (`DELETE /api/v2/users/{id}/recovery`,
+    /// `signet admin users cancel-recovery`), for an owner who can no longer sign in with what
+    /// predates them: as when the owner cancels, what they added is revoked and the sessions
+    /// they started end, in one transaction with the audit row and the notice to the address.
+    public func adminCancelRecovery(userID: String, by caller: ManagementCaller, context: RequestContext) throws {
+        let user = try existingUser(userID).user
+        let event = pendingAuditEvent(.adminRecoveryCancelled, user: userID, client: caller.clientID, context: context)
+        guard let cancelled = try store.cancelRecoveries(userID: userID, at: nowMillis, writes: [.audit(event)] + notice(.recoveryCancelled, to: user)) else {
+            throw AuthError.notFound(.notFound, "no recovery holds this account")
+        }
+        counted(event)
         for id in cancelled.credentials { credentialCache.remove(id) }
     }
 }
