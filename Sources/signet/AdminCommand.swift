@@ -15,7 +15,7 @@ enum AdminCommand {
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
                signet admin clients list | remove ID | rotate-secret ID
-               signet admin logs [--user ID] [--event NAME] [--take N] [--follow]
+               signet admin logs [--user ID] [--event NAME] [--type CODE] [--take N] [--follow]
         every command takes --database URL or --config FILE, and --json
         """
 
@@ -32,7 +32,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--user", "--event", "--take"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--user", "--event", "--type", "--take"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -283,7 +283,8 @@ struct Admin {
 
     func logs() throws {
         let take = try Admin.integer(options.one("--take"), "--take", default: 50)
-        let terms = [options.one("--user").map { "user_id:\"\($0)\"" }, options.one("--event").map { "signet_event:\"\($0)\"" }].compactMap { $0 }
+        let terms = [options.one("--user").map { "user_id:\"\($0)\"" }, options.one("--event").map { "signet_event:\"\($0)\"" },
+                     options.one("--type").map { "type:\"\($0)\"" }].compactMap { $0 }
         let q = terms.isEmpty ? nil : terms.joined(separator: " AND ")
         // Newest first for a look; with --follow, then every new event as it is written.
         var events = try ceremonies.logs(q: q, from: nil, take: take).reversed() as [LogEvent]

@@ -119,6 +119,8 @@ import Testing
         let only = try admin(["logs", "--event", "admin_passkey_revoked", "--user", id, "--json"]).output.split(separator: "\n").map { try Self.json(String($0)) }
         #expect(only.count == 1 && only.first?["signet_event"] == .string("admin_passkey_revoked"))
         #expect(try admin(["logs", "--event", "no_such_event"]).errors.contains("is no event Signet writes"))
+        let signUps = try admin(["logs", "--type", "ss", "--json"]).output.split(separator: "\n").map { try Self.json(String($0)) }
+        #expect(!signUps.isEmpty && signUps.allSatisfy { $0["type"] == .string("ss") })
         #expect(logs.filter { $0["signet_event"]?.string?.hasPrefix("admin_") == true }.allSatisfy { $0["client_id"] == .string("signet-admin") })
 
         #expect(try admin(["users", "delete", id]).status == 0)
