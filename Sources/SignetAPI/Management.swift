@@ -43,6 +43,23 @@ public struct ManagementUserPage: Codable, Sendable, Equatable {
     }
 }
 
+/// `GET /api/v2/users/{id}/logs?include_totals=true`: a page of a user's log events, with
+/// where it starts and how many there are in all (Auth0's form).
+public struct ManagementLogPage: Codable, Sendable, Equatable {
+    public var start: Int
+    public var limit: Int
+    public var length: Int
+    public var total: Int
+    public var logs: [LogEvent]
+    public init(start: Int, limit: Int, length: Int, total: Int, logs: [LogEvent]) {
+        self.start = start
+        self.limit = limit
+        self.length = length
+        self.total = total
+        self.logs = logs
+    }
+}
+
 /// `PATCH /api/v2/users/{id}` body: only these members may be sent.
 public struct ManagementUserPatch: Codable, Sendable, Equatable {
     public var blocked: Bool?

@@ -52,6 +52,12 @@ extension SignetService {
             try s.ceremonies.revokeSessions(userID: call.parameter("id"), by: call.administrator, context: call.context)
             return HTTPResponse(status: 204)
         }
+        r.add("GET", "/api/v2/users/{id}/logs", needs: .management(.readLogs)) { s, call in
+            let q = call.request.query
+            let page = try s.ceremonies.userLogs(userID: call.parameter("id"), page: try Self.integer(q["page"], "page", default: 0),
+                                                 perPage: try Self.integer(q["per_page"], "per_page", default: 50), sort: q["sort"])
+            return q["include_totals"] == "true" ? try Wire.encode(page) : try Wire.encode(page.logs)
+        }
         r.add("GET", "/api/v2/logs", needs: .management(.readLogs)) { s, call in
             let q = call.request.query
             return try Wire.encode(s.ceremonies.logs(q: q["q"], from: q["from"], take: try Self.integer(q["take"] ?? q["per_page"], "take", default: 50)))

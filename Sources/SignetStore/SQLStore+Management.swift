@@ -168,6 +168,29 @@ extension SQLStore {
     }
 
     public func auditEntries(_ query: AuditQuery) throws(StoreError) -> [AuditEntry] {
+        let (filter, arguments) = Self.auditFilter(query)
+        let order = query.after == nil && !query.oldestFirst ? "DESC" : "ASC"
+        return try reading { db throws(StoreError) in
+            try db.query(
+                "SELECT id, at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id, detail FROM audit_events\(filter) ORDER BY id \(order) LIMIT ? OFFSET ?",
+                arguments + [.int(Int64(query.limit)), .int(Int64(query.offset))]
+            ).map { r in
+                AuditEntry(id: r[0].int ?? 0, event: AuditEvent(
+                    at: r[1].int ?? 0, kind: r[2].text ?? "", outcome: r[3].text ?? "", reason: r[4].text, userID: r[5].text, clientID: r[6].text,
+                    credentialID: r[7].text, remote: r[8].text, requestID: r[9].text, detail: r[10].text))
+            }
+        }
+    }
+
+    public func auditCount(_ query: AuditQuery) throws(StoreError) -> Int {
+        let (filter, arguments) = Self.auditFilter(query)
+        return try reading { db throws(StoreError) in
+            Int(try db.query("SELECT count(*) FROM audit_events\(filter)", arguments).first?[0].int ?? 0)
+        }
+    }
+
+    /// The WHERE clause of an ``AuditQuery`` and its arguments.
+    static func auditFilter(_ query: AuditQuery) -> (String, [SQLValue]) {
         var conditions: [String] = []
         var arguments: [SQLValue] = []
         if let after = query.after {
@@ -187,18 +210,7 @@ extension SQLStore {
             conditions.append(terms.isEmpty ? "1 = 0" : "(" + terms.joined(separator: " OR ") + ")")
             for e in events { arguments += [.text(e.kind)] + (e.outcome.map { [SQLValue.text($0)] } ?? []) }
         }
-        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        let order = query.after == nil ? "DESC" : "ASC"
-        return try reading { db throws(StoreError) in
-            try db.query(
-                "SELECT id, at, kind, outcome, reason, user_id, client_id, credential_id, remote, request_id, detail FROM audit_events\(filter) ORDER BY id \(order) LIMIT ?",
-                arguments + [.int(Int64(query.limit))]
-            ).map { r in
-                AuditEntry(id: r[0].int ?? 0, event: AuditEvent(
-                    at: r[1].int ?? 0, kind: r[2].text ?? "", outcome: r[3].text ?? "", reason: r[4].text, userID: r[5].text, clientID: r[6].text,
-                    credentialID: r[7].text, remote: r[8].text, requestID: r[9].text, detail: r[10].text))
-            }
-        }
+        return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
     }
 
     static let clientColumns = "id, name, type, secret_hash, grants, scopes, redirect_uris, audiences, created_at"

@@ -113,6 +113,7 @@ extension TestServer {
             ("DELETE", "/api/v2/users/\(id)/authentication-methods/email%7C\(id)", nil, "delete:authentication_methods"),
             ("GET", "/api/v2/users/\(id)/sessions", nil, "read:sessions"), ("DELETE", "/api/v2/users/\(id)/sessions", nil, "delete:sessions"),
             ("GET", "/api/v2/users/\(id)/recovery", nil, "read:users"), ("DELETE", "/api/v2/users/\(id)/recovery", nil, "update:users"),
+            ("GET", "/api/v2/users/\(id)/logs", nil, "read:logs"),
             ("GET", "/api/v2/logs", nil, "read:logs"),
         ]
         for (method, path, body, scope) in endpoints {
@@ -429,5 +430,33 @@ extension TestServer {
         #expect(try server.api("GET", "/api/v2/users", token: token).status == 200)
         #expect(try server.store.deleteClient(id: "late", at: 0) == 0)
         #expect(eventually(timeout: 5) { try server.api("GET", "/api/v2/users", token: token).status == 401 })
+    }
+
+    @Test("a user's logs (Auth0's user log events): pages newest first or oldest first, with totals; bad paging refused")
+    func userLogs() throws {
+        let server = try TestServer.withOperators()
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "paged@signet.test")
+        for _ in 0..<4 { _ = try phone.signIn() }
+        _ = try SignedIn(server, email: "other@signet.test")
+        let ops = try server.managementToken()
+        let id = try #require(try server.api("GET", "/api/v2/users?q=email:%22paged@signet.test%22", token: ops).json.array?.first?["user_id"]?.string)
+        let all = try #require(try server.api("GET", "/api/v2/users/\(id)/logs?per_page=100", token: ops).json.array)
+        let ids = all.compactMap { $0["log_id"]?.string.flatMap { Int64($0) } }
+        #expect(ids.count >= 5 && ids == ids.sorted(by: >) && all.allSatisfy { $0["user_id"] == .string(id) }, "\(all)")
+        // Pages of 2, newest first, then oldest first: every event once, in order.
+        var newest: [Int64] = [], oldest: [Int64] = []
+        for page in 0..<((ids.count + 1) / 2) {
+            newest += try server.api("GET", "/api/v2/users/\(id)/logs?page=\(page)&per_page=2", token: ops).json.array?.compactMap { $0["log_id"]?.string.flatMap { Int64($0) } } ?? []
+            oldest += try server.api("GET", "/api/v2/users/\(id)/logs?page=\(page)&per_page=2&sort=date:1", token: ops).json.array?.compactMap { $0["log_id"]?.string.flatMap { Int64($0) } } ?? []
+        }
+        #expect(newest == ids && oldest == ids.reversed())
+        let totals = try server.api("GET", "/api/v2/users/\(id)/logs?page=1&per_page=2&include_totals=true", token: ops).json
+        #expect(totals["start"] == .number("2") && totals["limit"] == .number("2") && totals["length"] == .number("2")
+                && totals["total"] == .number(String(ids.count)) && totals["logs"]?.array?.count == 2, "\(totals.serialized)")
+        #expect(try server.api("GET", "/api/v2/users/\(id)/logs?page=99&per_page=50", token: ops).json == .array([]))
+        for bad in ["page=-1", "per_page=0", "per_page=101", "page=x", "sort=date", "sort=type:1", "page=100001"] {
+            #expect(try server.api("GET", "/api/v2/users/\(id)/logs?" + bad, token: ops).json["reason"] == .string("malformed"), "\(bad)")
+        }
     }
 }

@@ -43,4 +43,26 @@ import Testing
         let shown = try #require(try store.managedUser(id: dave.id))
         #expect(shown.lastLogin == t + 200)
     }
+
+    @Test("audit rows page by offset in either order, filter by kind and outcome, and are counted alike on both databases", arguments: Backend.available)
+    func auditPaging(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(9)
+        try store.createUser(u, credential: credential(u.id))
+        for at in 1...7 {
+            try store.appendAudit(AuditEvent(at: Int64(at), kind: at % 2 == 0 ? "sign_in" : "refresh", outcome: at == 4 ? "failure" : "success", userID: u.id))
+        }
+        try store.appendAudit(AuditEvent(at: 8, kind: "sign_in", outcome: "success", userID: "someone else"))
+        func ats(_ q: AuditQuery) throws -> [Int64] { try store.auditEntries(q).map(\.event.at) }
+        #expect(try ats(AuditQuery(userID: u.id, limit: 3)) == [7, 6, 5])
+        #expect(try ats(AuditQuery(userID: u.id, limit: 3, offset: 3)) == [4, 3, 2])
+        #expect(try ats(AuditQuery(userID: u.id, limit: 3, offset: 6)) == [1])
+        #expect(try ats(AuditQuery(userID: u.id, limit: 3, offset: 3, oldestFirst: true)) == [4, 5, 6])
+        #expect(try store.auditCount(AuditQuery(userID: u.id, limit: 1, offset: 5)) == 7)
+        let failedSignIns = AuditQuery(userID: u.id, events: [AuditMatch(kind: "sign_in", outcome: "failure")], limit: 10)
+        #expect(try ats(failedSignIns) == [4] && store.auditCount(failedSignIns) == 1)
+        let any = AuditQuery(events: [AuditMatch(kind: "sign_in"), AuditMatch(kind: "nothing")], limit: 10)
+        #expect(try ats(any) == [8, 6, 4, 2] && store.auditCount(any) == 4)
+        #expect(try ats(AuditQuery(events: [], limit: 10)).isEmpty && store.auditCount(AuditQuery(events: [])) == 0)
+    }
 }

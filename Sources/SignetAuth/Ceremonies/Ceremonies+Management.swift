@@ -279,6 +279,17 @@ extension Ceremonies {
         return try store.auditEntries(query).map(Self.wire)
     }
 
+    /// `GET /api/v2/users/{id}/logs` (Auth0's user log events): page `page` of `perPage`
+    /// events of the user, newest first unless `sort` is `date:1`, and how many there are.
+    public func userLogs(userID: String, page: Int, perPage: Int, sort: String?) throws -> ManagementLogPage {
+        guard page >= 0, page <= 100_000, (1...100).contains(perPage) else { throw AuthError.malformed("page must be 0 to 100000 and per_page 1 to 100") }
+        guard sort == nil || sort == "date:1" || sort == "date:-1" else { throw AuthError.malformed("sort must be date:1 or date:-1") }
+        _ = try existingUser(userID)
+        let query = AuditQuery(userID: userID, limit: perPage, offset: page * perPage, oldestFirst: sort == "date:1")
+        let logs = try store.auditEntries(query).map(Self.wire)
+        return ManagementLogPage(start: page * perPage, limit: perPage, length: logs.count, total: try store.auditCount(query), logs: logs)
+    }
+
     /// `q` of `GET /api/v2/logs` applied to `query` (``logs(q:from:take:)``).
     package static func narrow(_ query: inout AuditQuery, _ q: String) throws {
         let usage = AuthError.malformed(#"q takes user_id:"ID", type:"CODE" and signet_event:"NAME", joined by AND"#)

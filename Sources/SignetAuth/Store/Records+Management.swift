@@ -107,12 +107,19 @@ public struct AuditQuery: Sendable, Equatable {
     /// Only rows of these kinds, each with its outcome when given; `nil`: every kind.
     public var events: [AuditMatch]?
     public var limit: Int
-    public init(after: Int64? = nil, before: Int64? = nil, userID: String? = nil, events: [AuditMatch]? = nil, limit: Int = 50) {
+    /// Rows skipped first (a page of `GET /api/v2/users/{id}/logs`).
+    public var offset: Int
+    /// Oldest first without `after` too.
+    public var oldestFirst: Bool
+    public init(after: Int64? = nil, before: Int64? = nil, userID: String? = nil, events: [AuditMatch]? = nil, limit: Int = 50,
+                offset: Int = 0, oldestFirst: Bool = false) {
         self.after = after
         self.before = before
         self.userID = userID
         self.events = events
         self.limit = limit
+        self.offset = offset
+        self.oldestFirst = oldestFirst
     }
 }
 

@@ -347,6 +347,8 @@ public protocol Store: Sendable {
     /// Deletes the account's recovery codes, with `writes`; returns how many unused ones went.
     func deleteRecoveryCodes(userID: String, writes: [StoreWrite]) throws(StoreError) -> Int
     func auditEntries(_ query: AuditQuery) throws(StoreError) -> [AuditEntry]
+    /// How many rows `query` matches, whatever its limit and offset.
+    func auditCount(_ query: AuditQuery) throws(StoreError) -> Int
     /// Adds a client, with `writes` in the same transaction.
     func insertClient(_ client: ClientRow, writes: [StoreWrite]) throws(StoreError)
     func clientRows() throws(StoreError) -> [ClientRow]
