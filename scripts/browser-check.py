@@ -193,6 +193,8 @@ def shoot(driver, name):
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": 844, "deviceScaleFactor": 1, "mobile": mobile})
         height = driver.execute_script("return Math.max(document.body.scrollHeight, 600)")
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": min(height, 6000), "deviceScaleFactor": 1, "mobile": mobile})
+        # Two frames after the resize, so the whole new height is painted, text and all.
+        driver.execute_async_script("const done = arguments[arguments.length - 1]; requestAnimationFrame(() => requestAnimationFrame(() => done()));")
         driver.save_screenshot(os.path.join(SHOTS, f"{name}-{label}.png"))
         overflow = driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1")
         report.setdefault("horizontal_overflow", []).extend([f"{name}-{label}"] if overflow else [])
