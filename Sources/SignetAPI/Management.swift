@@ -49,9 +49,10 @@ public struct ManagementLogPage: Codable, Sendable, Equatable {
     public var start: Int
     public var limit: Int
     public var length: Int
-    public var total: Int
+    /// How many events there are in all; nil when not counted.
+    public var total: Int?
     public var logs: [LogEvent]
-    public init(start: Int, limit: Int, length: Int, total: Int, logs: [LogEvent]) {
+    public init(start: Int, limit: Int, length: Int, total: Int?, logs: [LogEvent]) {
         self.start = start
         self.limit = limit
         self.length = length

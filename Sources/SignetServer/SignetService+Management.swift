@@ -54,9 +54,10 @@ extension SignetService {
         }
         r.add("GET", "/api/v2/users/{id}/logs", needs: .management(.readLogs)) { s, call in
             let q = call.request.query
+            let totals = q["include_totals"] == "true"
             let page = try s.ceremonies.userLogs(userID: call.parameter("id"), page: try Self.integer(q["page"], "page", default: 0),
-                                                 perPage: try Self.integer(q["per_page"], "per_page", default: 50), sort: q["sort"])
-            return q["include_totals"] == "true" ? try Wire.encode(page) : try Wire.encode(page.logs)
+                                                 perPage: try Self.integer(q["per_page"], "per_page", default: 50), sort: q["sort"], totals: totals)
+            return totals ? try Wire.encode(page) : try Wire.encode(page.logs)
         }
         r.add("GET", "/api/v2/logs", needs: .management(.readLogs)) { s, call in
             let q = call.request.query

@@ -589,10 +589,6 @@ public final class SQLStore: Store, @unchecked Sendable {
         try locked { db throws(StoreError) in try Self.insertSigningKey(k, db) }
     }
 
-    public func retireSigningKeys(except kid: String, at: Int64) throws(StoreError) {
-        try locked { db throws(StoreError) in try Self.retireSigningKeys(except: kid, at: at, db) }
-    }
-
     public func rotateSigningKey(_ k: SigningKeyRow, unlessCreatedAfter: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in

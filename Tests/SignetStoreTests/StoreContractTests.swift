@@ -558,8 +558,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
     func keysAndAudit(_ backend: Backend) throws {
         let store = try backend.open()
         try store.insertSigningKey(SigningKeyRow(kid: "k1", algorithm: "ES256", encryptedPrivateKey: [1], publicKey: [2], createdAt: 1))
-        try store.insertSigningKey(SigningKeyRow(kid: "k2", algorithm: "ES256", encryptedPrivateKey: [3], publicKey: [4], createdAt: 2))
-        try store.retireSigningKeys(except: "k2", at: 5)
+        #expect(try store.rotateSigningKey(SigningKeyRow(kid: "k2", algorithm: "ES256", encryptedPrivateKey: [3], publicKey: [4], createdAt: 5), unlessCreatedAfter: 1))
         let keys = try store.signingKeys()
         #expect(keys.map(\.kid) == ["k1", "k2"] && keys[0].retiredAt == 5 && keys[1].retiredAt == nil)
         try store.appendAudit(AuditEvent(at: 1, kind: "sign_in", outcome: "failure", reason: "signature_invalid"))

@@ -59,8 +59,9 @@ extension Ceremonies {
         // Its sessions end with it: their access tokens are refused at once, not only at the next refresh.
         var event: AuditEvent?
         guard try store.deleteClient(id: id, at: nowMillis, writes: { ended in
-            event = pendingAuditEvent(.adminClientRemoved, client: caller.clientID, detail: "client \(id), \(ended) session(s) ended", context: context)
-            return event.map { [.audit($0)] } ?? []
+            let removed = pendingAuditEvent(.adminClientRemoved, client: caller.clientID, detail: "client \(id), \(ended) session(s) ended", context: context)
+            event = removed
+            return [.audit(removed)]
         }) != nil else { throw AuthError(.clientUnknown, "no client \(id.prefix(64)) in the database") }
         event.map(counted)
         clients.invalidate()

@@ -174,8 +174,9 @@ extension Ceremonies {
     public func deleteUser(id: String, by caller: ManagementCaller, context: RequestContext) throws {
         var event: AuditEvent?
         guard id.utf8.count <= 128, try erase(userID: id, writes: { pseudonym in
-            event = pendingAuditEvent(.adminUserDeleted, user: pseudonym, client: caller.clientID, context: context)
-            return event.map { [.audit($0)] } ?? []
+            let deleted = pendingAuditEvent(.adminUserDeleted, user: pseudonym, client: caller.clientID, context: context)
+            event = deleted
+            return [.audit(deleted)]
         }) else { throw AuthError(.userUnknown, "no user \(id.prefix(64))") }
         event.map(counted)
     }
@@ -280,14 +281,15 @@ extension Ceremonies {
     }
 
     /// `GET /api/v2/users/{id}/logs` (Auth0's user log events): page `page` of `perPage`
-    /// events of the user, newest first unless `sort` is `date:1`, and how many there are.
-    public func userLogs(userID: String, page: Int, perPage: Int, sort: String?) throws -> ManagementLogPage {
+    /// events of the user, newest first unless `sort` is `date:1`; with `totals`, how many
+    /// there are in all (counted only then: on SQLite a count reads every row of the trail).
+    public func userLogs(userID: String, page: Int, perPage: Int, sort: String?, totals: Bool) throws -> ManagementLogPage {
         guard page >= 0, page <= 100_000, (1...100).contains(perPage) else { throw AuthError.malformed("page must be 0 to 100000 and per_page 1 to 100") }
         guard sort == nil || sort == "date:1" || sort == "date:-1" else { throw AuthError.malformed("sort must be date:1 or date:-1") }
         _ = try existingUser(userID)
         let query = AuditQuery(userID: userID, limit: perPage, offset: page * perPage, oldestFirst: sort == "date:1")
         let logs = try store.auditEntries(query).map(Self.wire)
-        return ManagementLogPage(start: page * perPage, limit: perPage, length: logs.count, total: try store.auditCount(query), logs: logs)
+        return ManagementLogPage(start: page * perPage, limit: perPage, length: logs.count, total: totals ? try store.auditCount(query) : nil, logs: logs)
     }
 
     /// `q` of `GET /api/v2/logs` applied to `query` (``logs(q:from:take:)``).

@@ -175,12 +175,7 @@ extension Ceremonies {
         else {
             throw AuthError(.recoveryHold, "credential \(credential) does not predate the recovery")
         }
-        let event = pendingAuditEvent(.recoveryCancelled, user: user.id, client: principal.clientID, credential: credential, context: context)
-        guard let cancelled = try store.cancelRecoveries(userID: user.id, at: nowMillis, writes: [.audit(event)] + notice(.recoveryCancelled, to: user)) else {
-            throw AuthError.notFound(.notFound, "no recovery holds this account")
-        }
-        counted(event)
-        for id in cancelled.credentials { credentialCache.remove(id) }
+        try cancelRecoveries(of: user, event: pendingAuditEvent(.recoveryCancelled, user: user.id, client: principal.clientID, credential: credential, context: context))
     }
 
     /// An operator cancels the account's open recoveries (`DELETE /api/v2/users/{id}/recovery`,
@@ -188,9 +183,13 @@ extension Ceremonies {
     /// predates them: as when the owner cancels, what they added is revoked and the sessions
     /// they started end, in one transaction with the audit row and the notice to the address.
     public func adminCancelRecovery(userID: String, by caller: ManagementCaller, context: RequestContext) throws {
-        let user = try existingUser(userID).user
-        let event = pendingAuditEvent(.adminRecoveryCancelled, user: userID, client: caller.clientID, context: context)
-        guard let cancelled = try store.cancelRecoveries(userID: userID, at: nowMillis, writes: [.audit(event)] + notice(.recoveryCancelled, to: user)) else {
+        try cancelRecoveries(of: existingUser(userID).user, event: pendingAuditEvent(.adminRecoveryCancelled, user: userID, client: caller.clientID, context: context))
+    }
+
+    /// Cancels the account's open recoveries with `event` and the notice to its address, in one
+    /// transaction; 404 when none holds it.
+    func cancelRecoveries(of user: UserRecord, event: AuditEvent) throws {
+        guard let cancelled = try store.cancelRecoveries(userID: user.id, at: nowMillis, writes: [.audit(event)] + notice(.recoveryCancelled, to: user)) else {
             throw AuthError.notFound(.notFound, "no recovery holds this account")
         }
         counted(event)

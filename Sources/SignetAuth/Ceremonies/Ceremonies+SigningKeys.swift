@@ -14,9 +14,10 @@ extension Ceremonies {
         var event: AuditEvent?
         // The new key and its audit row commit together.
         guard days > 0, let kid = try? keys.rotateIfOlder(than: Int64(days) * 86_400, writes: { kid in
-            event = pendingAuditEvent(.signingKeyRotated, detail: "kid \(kid), after \(days) days; signs from \(nowMillis / 1000 + KeyRing.signingDelay)",
-                                      context: RequestContext(remoteAddress: "", requestID: ""))
-            return event.map { [.audit($0)] } ?? []
+            let rotated = pendingAuditEvent(.signingKeyRotated, detail: "kid \(kid), after \(days) days; signs from \(nowMillis / 1000 + KeyRing.signingDelay)",
+                                            context: RequestContext(remoteAddress: "", requestID: ""))
+            event = rotated
+            return [.audit(rotated)]
         }) else { return nil }
         event.map(counted)
         return kid

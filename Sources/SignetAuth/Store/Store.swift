@@ -249,8 +249,6 @@ public protocol Store: Sendable {
 
     // Signing keys.
     func insertSigningKey(_ key: SigningKeyRow) throws(StoreError)
-    /// Marks every key but `except` retired at `at` (when not already retired).
-    func retireSigningKeys(except kid: String, at: Int64) throws(StoreError)
     /// Adds `key` and retires every other key at its creation time, in one transaction, unless a
     /// key was created after `unlessCreatedAfter`; returns whether it was added. Instances
     /// that find a scheduled rotation due at once add one key between them. `writes` (its
