@@ -325,7 +325,7 @@ try:
     api_tokens = exchange(landed(driver)["code"], verifier).json()
     resource_server = OAuth2Session(RS_ID, RS_SECRET, token_endpoint_auth_method="client_secret_basic")
     seen = resource_server.introspect_token(discovery["introspection_endpoint"], token=api_tokens["access_token"]).json()
-    report["introspected"] = {name: seen.get(name) for name in ("active", "aud", "client_id", "token_type", "amr")}
+    report["introspected"] = {name: seen.get(name) for name in ("active", "aud", "client_id", "token_type", "amr", "acr")}
     new_client().revoke_token(discovery["revocation_endpoint"], token=api_tokens["refresh_token"], token_type_hint="refresh_token")
     report["introspected_after_sign_out"] = resource_server.introspect_token(discovery["introspection_endpoint"], token=api_tokens["access_token"]).json()
 
@@ -437,6 +437,28 @@ try:
     url, state, verifier, nonce = authorization_url(new_client(), prompt="none")
     driver.get(url)
     report["prompt_none"] = landed(driver).get("error")
+
+    # 6b. acr_values=phr (RFC 9470 §4): the sign-in page offers the passkey alone, says why, and
+    #     has a way back, which answers unmet_authentication_requirements; the passkey button
+    #     signs in, and the id token Authlib gets says acr phr.
+    url, state, verifier, nonce = authorization_url(new_client(), acr_values="phr")
+    driver.get(url)
+    wait_for(driver, lambda d: "/login" in d.current_url and by_test_id(d, "passkey-signin").is_displayed())
+    report["phr_page"] = {"notice": by_test_id(driver, "passkey-required").is_displayed(),
+                          "email_code": bool(driver.find_elements(By.CSS_SELECTOR, '[data-testid="send-code"]')),
+                          "autofill": driver.execute_script("return document.documentElement.dataset.autofill || null")}
+    shoot(driver, "login-passkey-only")
+    by_test_id(driver, "cancel-authorization").click()
+    cancelled = landed(driver)
+    report["phr_cancelled"] = {"error": cancelled.get("error"), "state_ok": cancelled.get("state") == state, "code": cancelled.get("code")}
+    client = new_client()
+    url, state, verifier, nonce = authorization_url(client, acr_values="phr")
+    driver.get(url)
+    wait_for(driver, lambda d: by_test_id(d, "passkey-signin").is_displayed())
+    click(driver, lambda d: by_test_id(d, "passkey-signin"))
+    landed(driver)
+    token = client.fetch_token(discovery["token_endpoint"], authorization_response=driver.current_url, code_verifier=verifier)
+    report["phr_id_token_acr"] = verify_id_token(token["id_token"], nonce).get("acr")
 
     # 7. A new browser signs in by email code through /authorize, and accepts the passkey offer.
     driver.quit()

@@ -95,6 +95,8 @@ public struct TokenIntrospection: Codable, Sendable, Equatable {
     public var iss: String?
     public var jti: String?
     public var auth_time: Int64?
+    /// The sign-in's class (RFC 9470 §6.2): `phr` for a passkey's, absent otherwise.
+    public var acr: String?
     public var amr: [String]?
     public var sid: String?
     public var cnf: Confirmation?
@@ -103,8 +105,8 @@ public struct TokenIntrospection: Codable, Sendable, Equatable {
     public static let inactive = TokenIntrospection(active: false)
 
     public init(active: Bool, scope: String? = nil, client_id: String? = nil, token_type: String? = nil, exp: Int64? = nil, iat: Int64? = nil,
-                sub: String? = nil, aud: [String]? = nil, iss: String? = nil, jti: String? = nil, auth_time: Int64? = nil, amr: [String]? = nil,
-                sid: String? = nil, cnf: Confirmation? = nil) {
+                sub: String? = nil, aud: [String]? = nil, iss: String? = nil, jti: String? = nil, auth_time: Int64? = nil, acr: String? = nil,
+                amr: [String]? = nil, sid: String? = nil, cnf: Confirmation? = nil) {
         self.active = active
         self.scope = scope
         self.client_id = client_id
@@ -116,6 +118,7 @@ public struct TokenIntrospection: Codable, Sendable, Equatable {
         self.iss = iss
         self.jti = jti
         self.auth_time = auth_time
+        self.acr = acr
         self.amr = amr
         self.sid = sid
         self.cnf = cnf

@@ -99,6 +99,11 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case pkceInvalid = "pkce_invalid"
     case codeInvalid = "code_invalid"
     case loginRequired = "login_required"
+    /// The client asked for a phishing-resistant sign-in (`acr_values=phr`) and the user left
+    /// the page without one (OpenID Connect Core Error Code unmet_authentication_requirements).
+    case unmetAuthenticationRequirements = "unmet_authentication_requirements"
+    /// The user left the sign-in page of a pending authorization (RFC 6749 §4.1.2.1 `access_denied`).
+    case signInCancelled = "sign_in_cancelled"
     case csrfInvalid = "csrf_invalid"
     case responseTypeUnsupported = "unsupported_response_type"
     case requestNotSupported = "request_not_supported"
@@ -192,6 +197,8 @@ extension Reason {
         case .expiredToken: "expired_token"
         case .accessDenied: "access_denied"
         case .loginRequired: "login_required"
+        case .unmetAuthenticationRequirements: "unmet_authentication_requirements"
+        case .signInCancelled: "access_denied"
         case .responseTypeUnsupported: "unsupported_response_type"
         case .requestNotSupported: "request_not_supported"
         case .requestURINotSupported: "request_uri_not_supported"
@@ -298,6 +305,8 @@ extension Reason {
         case .pkceInvalid: "The PKCE code verifier is missing or does not match the code challenge."
         case .codeInvalid: "The authorization code is unknown, expired, already used, or for another client or redirect URI."
         case .loginRequired: "The user is not signed in."
+        case .unmetAuthenticationRequirements: "The app asked for a sign-in with a passkey, and the user left without one."
+        case .signInCancelled: "The user left the sign-in page without signing in."
         case .csrfInvalid: "The form is out of date; reload the page and try again."
         case .responseTypeUnsupported: "Only response_type=code is supported."
         case .requestNotSupported: "Request objects (the request parameter) are not supported."

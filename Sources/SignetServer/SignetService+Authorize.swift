@@ -11,6 +11,7 @@ extension SignetService {
     static func addAuthorizeRoutes(_ r: inout Router<SignetService>) {
         r.add("GET", "/authorize") { s, call in s.authorize(call) }
         r.add("GET", "/authorize/continue") { s, call in s.continueAuthorization(call) }
+        r.add("GET", "/authorize/cancel") { s, call in s.cancelAuthorization(call) }
         r.add("GET", "/logout") { s, call in s.logout(call, call.request.query) }
         r.add("GET", "/.well-known/webauthn") { s, _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "public, max-age=300")],
@@ -68,8 +69,7 @@ extension SignetService {
     func continueAuthorization(_ call: Call) -> HTTPResponse {
         let sealed = call.request.query["authorization"]
         guard let request = ceremonies.openAuthorization(sealed), let sealed else {
-            return errorPage(AuthError(.authSessionExpired, "the pending authorization is gone or expired", publicDetail: "The sign-in took too long; go back to the app and start again."),
-                             request: call.request)
+            return errorPage(AuthError.authorizationGone, request: call.request)
         }
         do {
             guard let session = try browser(call.request).session, ceremonies.signedInFor(session, request) else {
@@ -79,6 +79,21 @@ extension SignetService {
         } catch {
             return refusal(AuthError(error), request)
         }
+    }
+
+    /// `GET /authorize/cancel`: the sign-in page's way back to the app without signing in. The
+    /// pending request is answered with `unmet_authentication_requirements` when it asked for a
+    /// passkey (`acr_values=phr`; OpenID Connect Core Error Code unmet_authentication_requirements
+    /// 1.0), `access_denied` otherwise (RFC 6749 §4.1.2.1), with its `state` and `iss`. It ends
+    /// nothing: an SSO session stays as it was.
+    func cancelAuthorization(_ call: Call) -> HTTPResponse {
+        guard let request = ceremonies.openAuthorization(call.request.query["authorization"]) else {
+            return errorPage(AuthError.authorizationGone, request: call.request)
+        }
+        let error = request.requiresPhishingResistant
+            ? AuthError(.unmetAuthenticationRequirements, "the user left the page without a passkey sign-in, which the client asked for")
+            : AuthError(.signInCancelled, "the user left the sign-in page")
+        return refusal(error, request)
     }
 
     /// `GET /logout`, or a `POST` without the page's CSRF token, with `query` the parameters of
@@ -105,5 +120,13 @@ extension SignetService {
         } catch {
             return errorPage(error, request: call.request)
         }
+    }
+}
+
+extension AuthError {
+    /// A sealed authorization request that does not open: expired, tampered with, or from another
+    /// deployment.
+    static var authorizationGone: AuthError {
+        AuthError(.authSessionExpired, "the pending authorization is gone or expired", publicDetail: "The sign-in took too long; go back to the app and start again.")
     }
 }

@@ -59,16 +59,21 @@ extension SignetService {
         return parts.isEmpty ? "" : "?" + parts.joined(separator: "&")
     }
 
+    /// The sign-in pages' way back to the app, for a pending authorization; empty without one.
+    func cancelURL(_ sealed: String) -> String { sealed.isEmpty ? "" : "/authorize/cancel?authorization=" + sealed }
+
     func loginPage(_ call: Call, email: String? = nil, error: AuthError? = nil, status: Int = 200) throws -> HTTPResponse {
         let (request, sealed, returnTo) = carried(call)
         if call.request.query["authorization"] != nil, request == nil {
-            throw AuthError(.authSessionExpired, "the pending authorization is gone or expired", publicDetail: "The sign-in took too long; go back to the app and start again.")
+            throw AuthError.authorizationGone
         }
         let browser = try self.browser(call.request, uiLocales: request?.uiLocales)
         if browser.session != nil, request == nil, call.request.method == "GET" { return .redirect(to: returnTo.isEmpty ? "/account" : returnTo) }
         var values: [String: TemplateValue] = [
             "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email ?? request?.loginHint ?? ""),
             "signupURL": .text("/signup" + linkQuery(sealed, returnTo)),
+            "passkeyOnly": .bool(request?.requiresPhishingResistant ?? false),
+            "cancelURL": .text(cancelURL(sealed)),
         ]
         if let error { values["error"] = .text(pageText(error, language: browser.language)); values["reason"] = .text(error.reason.rawValue) }
         // What ended the session, when the account page's change did (session ended, account deleted).
@@ -81,7 +86,7 @@ extension SignetService {
         let browser = try self.browser(call.request, uiLocales: request?.uiLocales)
         return page("signup", title: "signup_title", Pages.signup, [
             "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(request?.loginHint ?? ""),
-            "loginURL": .text("/login" + linkQuery(sealed, returnTo)),
+            "loginURL": .text("/login" + linkQuery(sealed, returnTo)), "cancelURL": .text(cancelURL(sealed)),
         ], browser: browser, url: "/signup" + linkQuery(sealed, returnTo))
     }
 
@@ -101,8 +106,8 @@ extension SignetService {
         }
         var shown = browser
         shown.language = Strings.language(uiLocales: request?.uiLocales, acceptLanguage: call.request.header("accept-language"))
-        return page("code", title: "code_title", Pages.code, ["authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email.lowercased())],
-                    browser: shown)
+        return page("code", title: "code_title", Pages.code, ["authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email.lowercased()),
+                                                              "cancelURL": .text(cancelURL(sealed))], browser: shown)
     }
 
     /// The code's form: a wrong code shows the code page again; a right one signs in and offers
@@ -123,7 +128,7 @@ extension SignetService {
             var shown = browser
             shown.language = Strings.language(uiLocales: request?.uiLocales, acceptLanguage: call.request.header("accept-language"))
             return page("code", title: "code_title", Pages.code, [
-                "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email),
+                "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email), "cancelURL": .text(cancelURL(sealed)),
                 "error": .text(pageText(failure, language: shown.language)), "reason": .text(failure.reason.rawValue),
             ], browser: shown, status: failure.status)
         }

@@ -52,7 +52,8 @@ enum WellKnown {
             "revocation_endpoint_auth_methods_supported": .array([.string("none"), .string("client_secret_basic"), .string("client_secret_post")]),
             "introspection_endpoint_auth_methods_supported": .array([.string("client_secret_basic"), .string("client_secret_post")]),
             "scopes_supported": .array(Ceremonies.knownScopes.map(JSONValue.string)),
-            "claims_supported": .array(["sub", "iss", "aud", "exp", "iat", "auth_time", "amr", "nonce", "sid", "email", "email_verified", "name"].map(JSONValue.string)),
+            "acr_values_supported": .array(AuthenticationContext.supported.map(JSONValue.string)),
+            "claims_supported": .array(["sub", "iss", "aud", "exp", "iat", "auth_time", "acr", "amr", "nonce", "sid", "email", "email_verified", "name"].map(JSONValue.string)),
         ])
     }
 }

@@ -41,20 +41,29 @@ public enum Pages {
         <input type="hidden" name="return_to" value="{{returnTo}}">
         """
 
-    /// `/login`: passkey autofill on the email field, the passkey button, the email code.
+    /// The way back to the app from a page of a pending authorization (`GET /authorize/cancel`).
+    static let cancel = """
+        {{#cancelURL}}<p class="alt"><a href="{{cancelURL}}" data-testid="cancel-authorization">{{t.cancel_authorization}}</a></p>{{/cancelURL}}
+        """
+
+    /// `/login`: passkey autofill on the email field, the passkey button, the email code. When
+    /// the app asked for a passkey (`passkeyOnly`), the passkey alone, said so; with a pending
+    /// authorization, the way back to the app (`cancelURL`).
     public static let login = Template("""
         <h1>{{t.signin_title}}</h1>
         \(messages)
+        {{#passkeyOnly}}<p class="message notice" role="status" data-testid="passkey-required">{{t.passkey_required}}</p>{{/passkeyOnly}}
         <button type="button" id="passkey-signin" class="primary wide" data-testid="passkey-signin" hidden>{{t.signin_passkey}}</button>
         <p id="status" class="status" role="status" aria-live="polite"></p>
-        <div class="divider" id="divider" hidden><span>{{t.or}}</span></div>
+        {{^passkeyOnly}}<div class="divider" id="divider" hidden><span>{{t.or}}</span></div>
         <form method="post" action="/login/code" id="login-form">
         \(hidden)
         <label for="email">{{t.email}}</label>
         <input id="email" name="email" type="email" autocomplete="username webauthn" required maxlength="254" value="{{email}}" data-testid="email">
         <button type="submit" class="secondary wide" data-testid="send-code">{{t.send_code}}</button>
-        </form>
+        </form>{{/passkeyOnly}}
         <p class="alt">{{t.no_account}} <a href="{{signupURL}}">{{t.create_account}}</a></p>
+        \(cancel)
         """)
 
     /// The code's page, after "Email me a code".
@@ -72,6 +81,7 @@ public enum Pages {
         \(hidden)<input type="hidden" name="email" value="{{email}}">
         <button type="submit" class="link">{{t.resend}}</button>
         </form>
+        \(cancel)
         """)
 
     /// `/signup`: email and name, then a passkey; without one, the email code.
@@ -88,6 +98,7 @@ public enum Pages {
         </form>
         <p id="status" class="status" role="status" aria-live="polite"></p>
         <p class="alt">{{t.have_account}} <a href="{{loginURL}}">{{t.signin}}</a></p>
+        \(cancel)
         """)
 
     /// After an email-code sign-in: a passkey for this device (and conditional creation).

@@ -118,9 +118,12 @@ public enum Script {
       if (data.page === "login" && webauthn) {
         const button = document.getElementById("passkey-signin");
         button.hidden = false;
-        document.getElementById("divider").hidden = false;
+        const divider = document.getElementById("divider");
+        if (divider) divider.hidden = false;
         let conditional = null;
         const startConditional = async () => {
+          // Autofill needs the email field; a page for a passkey alone has the button only.
+          if (!document.getElementById("email")) return;
           if (!PublicKeyCredential.isConditionalMediationAvailable || !(await PublicKeyCredential.isConditionalMediationAvailable())) return;
           conditional = new AbortController();
           // Autofill the user did not pick is no failure: only the server's refusals are shown.

@@ -20,6 +20,8 @@ public enum Strings {
     static let en: [String: String] = [
         "signin_title": "Sign in", "signup_title": "Create your account", "email": "Email", "name": "Name (optional)",
         "signin_passkey": "Sign in with a passkey", "send_code": "Email me a code", "or": "or",
+        "passkey_required": "This app asks you to sign in with a passkey: an email code is not enough here.",
+        "cancel_authorization": "Cancel and go back to the app",
         "no_account": "No account yet?", "create_account": "Create one", "have_account": "Already have an account?", "signin": "Sign in",
         "signup_submit": "Create account with a passkey", "signup_code": "Create account with an email code",
         "code_title": "Check your email", "code_sent": "We sent a code to", "code": "Code", "verify": "Verify and sign in", "resend": "Send a new code",
@@ -94,6 +96,8 @@ public enum Strings {
     static let es: [String: String] = [
         "signin_title": "Iniciar sesión", "signup_title": "Crea tu cuenta", "email": "Correo electrónico", "name": "Nombre (opcional)",
         "signin_passkey": "Iniciar sesión con una llave de acceso", "send_code": "Enviarme un código por correo", "or": "o",
+        "passkey_required": "Esta aplicación pide iniciar sesión con una llave de acceso: aquí no basta un código por correo.",
+        "cancel_authorization": "Cancelar y volver a la aplicación",
         "no_account": "¿Aún no tienes cuenta?", "create_account": "Crear una", "have_account": "¿Ya tienes cuenta?", "signin": "Iniciar sesión",
         "signup_submit": "Crear cuenta con una llave de acceso", "signup_code": "Crear cuenta con un código por correo",
         "code_title": "Revisa tu correo", "code_sent": "Enviamos un código a", "code": "Código", "verify": "Verificar e iniciar sesión", "resend": "Enviar un código nuevo",

@@ -84,6 +84,8 @@ import Testing
         let claims = jwtClaims(granted.json["access_token"]?.string)
         #expect(claims["sub"] == jwtClaims(phone.access)["sub"] && claims["amr"] == .array([.string("hwk"), .string("mca")]) && claims["cred"] == .string(keyID))
         #expect(granted.json["refresh_token"] != nil && granted.json["id_token"] != nil)
+        // Approved on another device, which a phishing page can ask for too: not `phr`.
+        #expect(claims["acr"] == nil && jwtClaims(granted.json["id_token"]?.string)["acr"] == nil)
         // The new device may enrol its own device key at once.
         let tv = SignedIn(server, phone: phone.phone, access: try #require(granted.json["access_token"]?.string))
         try tv.enroll(try SoftwareDeviceKey(deviceID: "tv"))

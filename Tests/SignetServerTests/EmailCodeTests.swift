@@ -32,6 +32,7 @@ struct EmailCodeTests {
         let id = jwtClaims(tokens["id_token"]?.string)
         #expect(access["amr"] == .array([.string("otp")]) && access["cred"] == nil && access["sid"]?.string != nil)
         #expect(id["email_verified"] == .bool(true) && id["email"] == .string("new@signet.test"))
+        #expect(access["acr"] == nil && id["acr"] == nil, "a code is not phishing-resistant")
         let user = try #require(try server.store.user(email: "new@signet.test"))
         #expect(user.emailVerified && access["sub"] == .string(user.id))
         // The code worked once.

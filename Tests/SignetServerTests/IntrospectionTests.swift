@@ -63,6 +63,7 @@ import Testing
         #expect(answer.sub == claims["sub"]?.string && answer.scope == claims["scope"]?.string && answer.exp == claims["exp"]?.int64)
         #expect(answer.iat == claims["iat"]?.int64 && answer.jti == claims["jti"]?.string && answer.sid == claims["sid"]?.string)
         #expect(answer.iss == "https://signet.test" && answer.amr == ["pop", "user"] && answer.auth_time == claims["auth_time"]?.int64 && answer.cnf == nil)
+        #expect(answer.acr == "phr" && claims["acr"] == .string("phr"), "RFC 9470 §6.2: a passkey's sign-in is phishing-resistant")
         // The hint is a hint: the wrong one changes nothing.
         let hinted = try server.send("POST", "/oauth/introspect", headers: [("Content-Type", "application/x-www-form-urlencoded"), TestServer.bankAuthorization],
                                      body: Array("token=\(access)&token_type_hint=refresh_token".utf8))
@@ -223,6 +224,7 @@ import Testing
         #expect(status == 200 && json["active"] == .bool(true) && json["client_id"] == .string("portal") && json["token_type"] == nil && json["aud"] == nil, "\(json.serialized)")
         #expect(json["sub"] == jwtClaims(tokens["access_token"]?.string)["sub"] && json["sid"] == jwtClaims(tokens["access_token"]?.string)["sid"])
         #expect((json["exp"]?.int64 ?? 0) > (json["iat"]?.int64 ?? .max) && json["scope"]?.string?.contains("offline_access") == true)
+        #expect(json["acr"] == .string("phr") && json["amr"] == .array([.string("pop"), .string("user")]), "the sign-in's class, as its tokens carry it")
         // Another confidential client learns nothing of it, not even a resource server.
         #expect(try Self.introspect(server, refresh).json == Self.inactive)
         // Rotated: the old one is inactive, the new one active.

@@ -55,6 +55,7 @@ extension Phone {
         let raw = try server.send("DELETE", "/me/device-keys/\(deviceKeyID)", headers: account.bearer)
         #expect(raw.headers["www-authenticate"]?.contains(#"error="insufficient_user_authentication""#) == true)
         #expect(raw.headers["www-authenticate"]?.contains(#"max_age="300""#) == true)
+        #expect(raw.headers["www-authenticate"]?.contains(#"acr_values="phr""#) == true, "RFC 9470 §3: a passkey's sign-in would do")
         // Reading is not sensitive: the same token still lists.
         #expect(try account.call("GET", "/me/passkeys").status == 200)
         #expect(try server.store.deviceKeys(userID: try #require(try server.store.user(email: "stale@signet.test")).id).first?.revokedAt == nil)

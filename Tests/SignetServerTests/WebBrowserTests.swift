@@ -92,9 +92,15 @@ struct WebBrowserTests {
         #expect(r["missing_pkce"] == .string("invalid_request"))
         // The API's resource server, through Authlib's introspection: active, then not once the app signed out.
         #expect(r["introspected"] == .object(["active": .bool(true), "aud": .array([.string("https://api.signet.test")]), "client_id": .string("web"),
-                                                "token_type": .string("Bearer"), "amr": .array([.string("pop"), .string("user")])]), "\(r["introspected"] ?? .null)")
+                                                "token_type": .string("Bearer"), "amr": .array([.string("pop"), .string("user")]),
+                                                "acr": .string("phr")]), "\(r["introspected"] ?? .null)")
         #expect(r["introspected_after_sign_out"] == .object(["active": .bool(false)]), "\(r["introspected_after_sign_out"] ?? .null)")
         #expect(r["prompt_none"] == .string("login_required"))
+        // acr_values=phr: the passkey alone (no autofill without the email field), the way back, then acr phr.
+        #expect(r["phr_page"] == .object(["notice": .bool(true), "email_code": .bool(false), "autofill": .null]), "\(r["phr_page"] ?? .null)")
+        #expect(r["phr_cancelled"] == .object(["error": .string("unmet_authentication_requirements"), "state_ok": .bool(true), "code": .null]),
+                "\(r["phr_cancelled"] ?? .null)")
+        #expect(r["phr_id_token_acr"] == .string("phr"))
         // The account page.
         #expect(r["account_passkeys_before"] == .number("1") && r["account_passkeys_after_add"] == .number("2"))
         #expect(r["renamed"]?.array?.first == .string("Work laptop"))
@@ -127,7 +133,7 @@ struct WebBrowserTests {
         #expect(r["unknown_client_page"] == .string("client_unknown") && r["unknown_client_stayed"] == .bool(true))
         #expect(r["horizontal_overflow"] == .array([]), "pages wider than the window: \(r["horizontal_overflow"]?.serialized ?? "")")
         #expect(r["console_errors"] == .array([]), "\(r["console_errors"]?.serialized ?? "")")
-        for page in ["login", "signup", "code", "offer", "account", "step-up", "login-es", "error"] {
+        for page in ["login", "signup", "code", "offer", "account", "step-up", "login-passkey-only", "login-es", "error"] {
             #expect(FileManager.default.fileExists(atPath: shots.appendingPathComponent("\(page)-phone.png").path), "no screenshot of \(page)")
         }
     }

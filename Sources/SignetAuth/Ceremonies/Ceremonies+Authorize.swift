@@ -17,6 +17,9 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
     public var prompt: String?
     /// Seconds (OIDC Core §3.1.2.1 `max_age`).
     public var maxAge: Int?
+    /// The classes of ``AuthenticationContext/supported`` that `acr_values` named (OIDC Core
+    /// §3.1.2.1, RFC 9470 §4), in its order; nil when it named none Signet can reach.
+    public var acrValues: [String]?
     public var loginHint: String?
     /// The account an `id_token_hint` names (OIDC Core §3.1.2.1): a session of another account
     /// does not answer the request by itself.
@@ -27,6 +30,9 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
     /// Milliseconds: when it was made, and how long it may be carried through the sign-in page.
     public var issuedAt: Int64
     public var expiresAt: Int64
+
+    /// Whether only a passkey's sign-in answers the request: `acr_values` named `phr`.
+    public var requiresPhishingResistant: Bool { acrValues?.contains(AuthenticationContext.phishingResistant) ?? false }
 }
 
 /// An `/authorize` refusal that may go back to the client (RFC 6749 §4.1.2.1): the redirect URI
@@ -131,7 +137,7 @@ extension Ceremonies {
         }
         return AuthorizationRequest(
             clientID: client.id, redirectURI: redirectURI, scope: scope, state: state, nonce: query["nonce"], codeChallenge: challenge, prompt: prompt,
-            maxAge: maxAge, loginHint: query["login_hint"].map { String($0.prefix(254)) }, hintSubject: hintSubject, uiLocales: query["ui_locales"],
+            maxAge: maxAge, acrValues: AuthenticationContext.requested(query["acr_values"]), loginHint: query["login_hint"].map { String($0.prefix(254)) }, hintSubject: hintSubject, uiLocales: query["ui_locales"],
             audience: audience,
             issuedAt: nowMillis, expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 2000)
     }
@@ -211,21 +217,27 @@ extension Ceremonies {
     }
 
     /// Whether the SSO session can answer `request` without showing a page: `prompt=login`
-    /// and `prompt=create` always show one, `max_age` needs a recent enough check, and an
-    /// `id_token_hint` the session's own account (with `prompt=none`, another account's session
-    /// is `login_required`, as OIDC Core §3.1.2.1 asks).
+    /// and `prompt=create` always show one, `max_age` needs a recent enough check, `acr_values=phr`
+    /// a passkey's sign-in, and an `id_token_hint` the session's own account (with `prompt=none`,
+    /// another account's session is `login_required`, as OIDC Core §3.1.2.1 asks).
     public func satisfies(_ session: WebSession, _ request: AuthorizationRequest) -> Bool {
         if request.prompt == "login" || request.prompt == "create" { return false }
         if let subject = request.hintSubject, subject != session.row.userID { return false }
-        if let maxAge = request.maxAge, nowMillis / 1000 - session.row.authTime > Int64(maxAge) { return false }
-        return true
+        return recentAndStrongEnough(session, request)
     }
 
     /// After the sign-in page: whether the session may answer `request` now. For `prompt=login`
-    /// or `create` the sign-in must be later than the request; `max_age` still holds.
+    /// or `create` the sign-in must be later than the request; `max_age` and `acr_values` still hold.
     public func signedInFor(_ session: WebSession, _ request: AuthorizationRequest) -> Bool {
         if request.prompt == "login" || request.prompt == "create", session.row.authTime * 1000 < request.issuedAt - 999 { return false }
+        return recentAndStrongEnough(session, request)
+    }
+
+    /// `max_age` (OIDC Core §3.1.2.1) and `acr_values=phr` (RFC 9470 §4: the client asks again
+    /// because a resource server refused a weaker sign-in, so here it is a requirement).
+    func recentAndStrongEnough(_ session: WebSession, _ request: AuthorizationRequest) -> Bool {
         if let maxAge = request.maxAge, nowMillis / 1000 - session.row.authTime > Int64(maxAge) { return false }
+        if request.requiresPhishingResistant, AuthenticationContext.reached(amr: session.row.amr) == nil { return false }
         return true
     }
 

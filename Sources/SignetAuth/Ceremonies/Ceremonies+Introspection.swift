@@ -56,7 +56,8 @@ extension Ceremonies {
         return TokenIntrospection(
             active: true, scope: claims["scope"]?.string, client_id: issuedTo, token_type: jkt == nil ? "Bearer" : "DPoP",
             exp: claims["exp"]?.int64, iat: claims["iat"]?.int64, sub: claims["sub"]?.string, aud: audiences, iss: configuration.issuer,
-            jti: claims["jti"]?.string, auth_time: claims["auth_time"]?.int64, amr: claims["amr"]?.array?.compactMap(\.string),
+            jti: claims["jti"]?.string, auth_time: claims["auth_time"]?.int64, acr: claims["acr"]?.string,
+            amr: claims["amr"]?.array?.compactMap(\.string),
             sid: claims["sid"]?.string, cnf: jkt.map(TokenIntrospection.Confirmation.init))
     }
 
@@ -69,6 +70,6 @@ extension Ceremonies {
         else { return nil }
         return TokenIntrospection(
             active: true, scope: row.scope, client_id: row.clientID, exp: row.expiresAt / 1000, iat: row.createdAt / 1000, sub: row.userID,
-            iss: configuration.issuer, auth_time: row.authTime, amr: row.amr, sid: row.family, cnf: row.jkt.map(TokenIntrospection.Confirmation.init))
+            iss: configuration.issuer, auth_time: row.authTime, acr: AuthenticationContext.reached(amr: row.amr), amr: row.amr, sid: row.family, cnf: row.jkt.map(TokenIntrospection.Confirmation.init))
     }
 }

@@ -16,6 +16,8 @@ public struct Principal: Sendable {
     /// How (RFC 8176): `pop` for a passkey, `hwk` for a device key, `user` when the user was
     /// verified, `otp` for an email or recovery code.
     public var methods: [String] { claims["amr"]?.array?.compactMap(\.string) ?? [] }
+    /// The sign-in's class (OIDC Core §2 `acr`, RFC 9470 §6.1): `phr` for a passkey's, absent otherwise.
+    public var acr: String? { claims["acr"]?.string }
     /// The session (OIDC `sid`): the refresh-token family the sign-in started.
     public var sessionID: String? { claims["sid"]?.string }
     /// The credential whose sign-in started the session (`cred`: a passkey ID in base64url or a
@@ -114,6 +116,8 @@ extension Ceremonies {
         access.add("exp", now + Int64(configuration.accessTokenLifetime))
         access.add("jti", Base64URL.encode(jti))
         access.add("auth_time", authTime)
+        let acr = AuthenticationContext.reached(amr: amr)
+        if let acr { access.add("acr", acr) }
         access.add("amr", strings: amr)
         access.add("sid", session.sid)
         if let credential = session.credential { access.add("cred", credential) }
@@ -128,6 +132,7 @@ extension Ceremonies {
             claims.add("iat", now)
             claims.add("exp", now + Int64(configuration.idTokenLifetime))
             claims.add("auth_time", authTime)
+            if let acr { claims.add("acr", acr) }
             claims.add("amr", strings: amr)
             claims.add("sid", session.sid)
             if let nonce = grant.nonce { claims.add("nonce", nonce) }
@@ -367,7 +372,10 @@ extension Ceremonies {
         let strong = principal.methods.contains("pop") || principal.methods.contains("hwk") || (allowCode && principal.isCodeSession)
         guard let age, age <= Int64(maxAge), strong else {
             var error = AuthError(.stepUpRequired, "auth_time \(age.map { "\($0) s ago" } ?? "absent"), amr \(principal.methods); max_age \(maxAge)")
-            error.challenges = [#"Bearer error="insufficient_user_authentication", error_description="A fresh passkey check is required", max_age="\#(maxAge)""#]
+            // RFC 9470 §3: what would do. A passkey sign-in (`acr_values=phr`) always does; where a
+            // code session would do too, the challenge asks for recency alone.
+            let acr = allowCode ? "" : #", acr_values="\#(AuthenticationContext.phishingResistant)""#
+            error.challenges = [#"Bearer error="insufficient_user_authentication", error_description="A fresh passkey check is required"\#(acr), max_age="\#(maxAge)""#]
             throw principal.isDPoPBound ? error.underDPoP() : error
         }
     }

@@ -1,0 +1,155 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetHTTP
+import SignetServer
+import SignetWebAuthn
+import Testing
+
+/// `acr` and `acr_values` (OIDC Core §2 and §3.1.2.1, RFC 9470 §4 and §6, OpenID Connect EAP ACR
+/// Values 1.0 `phr`): which sign-ins are phishing-resistant, what the tokens say, and what
+/// `/authorize` does when a client asks for one.
+@Suite struct AuthenticationContextTests {
+    @Test("phr is reached by a passkey's assertion only: not a code, not an approval on another device; acr_values matched by bytes, unknown ones ignored")
+    func classes() {
+        #expect(AuthenticationContext.reached(amr: ["pop", "user"]) == "phr" && AuthenticationContext.reached(amr: ["pop"]) == "phr")
+        #expect(AuthenticationContext.reached(amr: ["otp"]) == nil && AuthenticationContext.reached(amr: []) == nil)
+        #expect(AuthenticationContext.reached(amr: ["hwk", "mca"]) == nil && AuthenticationContext.reached(amr: ["pop", "mca"]) == nil)
+        #expect(AuthenticationContext.reached(amr: ["hwk"]) == nil, "an action's device-key approval is no sign-in")
+        #expect(AuthenticationContext.requested("phr") == ["phr"] && AuthenticationContext.requested("urn:x:loa2  phr ") == ["phr"])
+        for ignored in [nil, "", " ", "PHR", "phrh", "urn:x:loa2", "phr\u{301}", "\u{301}phr", "phr\tx", "ph r"] {
+            #expect(AuthenticationContext.requested(ignored) == nil, "\(ignored.debugDescription)")
+        }
+    }
+
+    @Test("a passkey's tokens say acr phr (access, id, after a refresh); the discovery document lists phr and the acr claim")
+    func passkeyTokens() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        for tokens in [try phone.signUp(email: "acr@signet.test"), try phone.signIn()] {
+            #expect(jwtClaims(tokens["access_token"]?.string)["acr"] == .string("phr") && jwtClaims(tokens["id_token"]?.string)["acr"] == .string("phr"))
+            let refreshed = try server.post("/oauth/token", .object([
+                "grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(tokens["refresh_token"]),
+            ]))
+            #expect(refreshed.status == 200 && jwtClaims(refreshed.json["access_token"]?.string)["acr"] == .string("phr"))
+            #expect(jwtClaims(refreshed.json["id_token"]?.string)["acr"] == .string("phr"))
+        }
+        let discovery = try StrictJSON().parse(try server.get("/.well-known/openid-configuration").body)
+        #expect(discovery["acr_values_supported"] == .array([.string("phr")]))
+        #expect(discovery["claims_supported"]?.array?.contains(.string("acr")) == true)
+    }
+}
+
+/// The browser flow with `acr_values`, which needs the email code for a session that is not a
+/// passkey's.
+@Suite(.enabled(if: SMTPServer.available, "needs python3-aiosmtpd (scripts/bootstrap.sh installs it)"))
+struct AuthorizeACRTests {
+    /// A browser signed in by an email code on the pages, holding the passkey of the account
+    /// (made by another browser), so it can then sign in with it.
+    static func codeSession(_ server: TestServer, _ smtp: SMTPServer, email: String) throws -> WebBrowser {
+        let other = WebBrowser(server)
+        try other.signUp(email: email)
+        let browser = WebBrowser(server, authenticator: other.authenticator)
+        try browser.page("/login")
+        let sent = try browser.form("/login/code", [("email", email)])
+        try #require(sent.status == 200, "send code: \(sent.html.prefix(300))")
+        let signedIn = try browser.form("/login/code/verify", [("email", email), ("code", try smtp.code(for: email))])
+        try #require(signedIn.status == 303, "verify: \(signedIn.html.prefix(300))")
+        return browser
+    }
+
+    static func server(_ smtp: SMTPServer) throws -> TestServer {
+        try TestServer(smtp: smtp) { c in TestServer.webClients(&c) }
+    }
+
+    @Test("acr_values=phr: a code session is not enough (the page with the passkey alone; prompt=none login_required); a passkey sign-in then gets a phr code")
+    func codeSessionStepsUp() throws {
+        let smtp = try SMTPServer()
+        let server = try Self.server(smtp)
+        let browser = try Self.codeSession(server, smtp, email: "acr-web@signet.test")
+        // Without acr_values the code session answers at once, and its tokens have no acr.
+        let pkce = PKCE()
+        let weak = try server.authorize(browser, pkce: pkce)
+        let weakTokens = try server.exchange(code: try #require(WebBrowser.query(weak.headers["location"])["code"]), verifier: pkce.verifier)
+        #expect(weakTokens.status == 200 && jwtClaims(weakTokens.json["access_token"]?.string)["amr"] == .array([.string("otp")]))
+        #expect(jwtClaims(weakTokens.json["access_token"]?.string)["acr"] == nil && jwtClaims(weakTokens.json["id_token"]?.string)["acr"] == nil)
+        // Values Signet does not know are ignored (OIDC Core: acr_values asks, it does not demand).
+        for ignored in ["phrh", "urn:example:loa2", "PHR"] {
+            #expect(try server.authorize(browser, extra: [("acr_values", ignored)]).headers["location"]?.contains("code=") == true, "\(ignored)")
+        }
+        // With phr, among others: the page, not a code.
+        let strong = PKCE()
+        let asked = try server.authorize(browser, pkce: strong, extra: [("acr_values", "urn:example:loa2 phr")])
+        let location = try #require(asked.headers["location"])
+        #expect(location.hasPrefix("/login?authorization="), "\(location)")
+        let sealed = try #require(WebBrowser.query(location)["authorization"])
+        let page = try browser.page(location)
+        #expect(page.html.contains("data-testid=\"passkey-required\"") && page.html.contains("data-testid=\"passkey-signin\""))
+        #expect(!page.html.contains("data-testid=\"send-code\"") && !page.html.contains("action=\"/login/code\""), "no email code on the page")
+        #expect(page.html.contains("href=\"/authorize/cancel?authorization=\(sealed)\""))
+        #expect(WebBrowser.query(try server.authorize(browser, extra: [("acr_values", "phr"), ("prompt", "none")]).headers["location"])["error"] == "login_required")
+        // The continuation does not take the code session either.
+        #expect(try browser.send("GET", "/authorize/continue?authorization=" + sealed).headers["location"] == "/login?authorization=" + sealed)
+        // A passkey sign-in in the same browser answers it.
+        let signIn = try browser.signIn(authorization: sealed)
+        #expect(signIn.status == 200, "\(signIn.json.serialized)")
+        let answer = try browser.send("GET", try #require(signIn.json["redirect"]?.string))
+        let query = WebBrowser.query(answer.headers["location"])
+        let tokens = try server.exchange(code: try #require(query["code"], "\(answer.headers)"), verifier: strong.verifier)
+        #expect(tokens.status == 200 && jwtClaims(tokens.json["access_token"]?.string)["acr"] == .string("phr"))
+        #expect(jwtClaims(tokens.json["id_token"]?.string)["acr"] == .string("phr") && jwtClaims(tokens.json["id_token"]?.string)["nonce"] == .string("n-1"))
+        // And now the session is a passkey's: phr with prompt=none answers at once.
+        #expect(try server.authorize(browser, extra: [("acr_values", "phr"), ("prompt", "none")]).headers["location"]?.contains("code=") == true)
+    }
+
+    @Test("cancel: unmet_authentication_requirements for a phr request, access_denied for another, with state and iss; a stale request gets the error page")
+    func cancel() throws {
+        let smtp = try SMTPServer()
+        let server = try Self.server(smtp)
+        let browser = WebBrowser(server)
+        for (acr, error, reason) in [("phr", "unmet_authentication_requirements", "unmet_authentication_requirements"), (nil, "access_denied", "sign_in_cancelled")] {
+            let asked = try server.authorize(browser, extra: acr.map { [("acr_values", $0)] } ?? [])
+            let location = try #require(asked.headers["location"])
+            let sealed = try #require(WebBrowser.query(location)["authorization"])
+            let page = try browser.page(location)
+            #expect(page.html.contains("data-testid=\"cancel-authorization\""))
+            #expect(page.html.contains("data-testid=\"send-code\"") == (acr == nil))
+            // The sign-up page and the code's page of the request have it too.
+            let link = "href=\"/authorize/cancel?authorization=\(sealed)\""
+            #expect(try browser.page("/signup?authorization=" + sealed).html.contains(link))
+            if acr == nil {
+                let sent = try browser.form("/login/code", [("email", "cancel@signet.test"), ("authorization", sealed)])
+                #expect(sent.status == 200 && sent.html.contains("data-testid=\"code\"") && sent.html.contains(link))
+            }
+            let cancelled = try browser.send("GET", "/authorize/cancel?authorization=" + sealed)
+            let target = try #require(cancelled.headers["location"])
+            #expect(cancelled.status == 303 && target.hasPrefix("https://app.signet.test/callback?"), "\(target)")
+            let query = WebBrowser.query(target)
+            #expect(query["error"] == error && query["reason"] == reason && query["state"] == "st-1" && query["iss"] == "https://signet.test", "\(target)")
+            #expect(query["code"] == nil)
+        }
+        // Without a pending request, no way back is offered; a tampered one is not followed.
+        #expect(!(try browser.page("/login").html.contains("cancel-authorization")))
+        let stale = try browser.send("GET", "/authorize/cancel?authorization=AAAA", headers: [("Accept", "text/html")])
+        #expect(stale.status == 400 && stale.headers["location"] == nil && String(decoding: stale.body, as: UTF8.self).contains("data-reason=\"auth_session_expired\""))
+        #expect(try browser.send("GET", "/authorize/cancel").headers["location"] == nil)
+    }
+
+    @Test("step-up's challenge asks for phr where only a passkey would do, and not where a fresh code session would")
+    func stepUpChallenge() throws {
+        let smtp = try SMTPServer()
+        let server = try Self.server(smtp)
+        try server.startEmail("acr-code@signet.test")
+        let tokens = try server.signIn(email: "acr-code@signet.test", code: try smtp.code(for: "acr-code@signet.test"))
+        let bearer = ("Authorization", "Bearer " + (try #require(tokens.json["access_token"]?.string)))
+        server.clock.advance(301)
+        // Adding a first passkey: a fresh code session would do, so the challenge asks only for recency.
+        let add = try server.send("POST", "/me/passkeys/options", headers: [bearer, ("Content-Type", "application/json")], body: Array("{}".utf8))
+        let challenge = try #require(add.headers["www-authenticate"], "\(add.status)")
+        #expect(add.status == 401 && challenge.contains(#"max_age="300""#) && !challenge.contains("acr_values"), "\(challenge)")
+        // Making recovery codes: only a passkey's sign-in would do.
+        let codes = try server.send("POST", "/me/recovery-codes", headers: [bearer, ("Content-Type", "application/json")], body: Array("{}".utf8))
+        let strict = try #require(codes.headers["www-authenticate"], "\(codes.status)")
+        #expect(codes.status == 401 && strict.contains(#"acr_values="phr""#) && strict.contains(#"max_age="300""#), "\(strict)")
+    }
+}
