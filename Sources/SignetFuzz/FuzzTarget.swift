@@ -31,7 +31,7 @@ enum FuzzTarget {
         case queryString, managementQuery, associationFile
         // Proof of possession: DPoP proof JWTs.
         case dpopProof
-        // The web: Cookie headers, redirect URIs, ui_locales, related origins.
+        // The web: Cookie headers, redirect URIs, ui_locales and acr_values, related origins.
         case cookieHeader, redirectURI, uiLocales, relatedOrigins
         // The HTTP/1.1 request parser (RFC 9112) that reads every byte a client sends.
         case httpRequest
@@ -209,6 +209,11 @@ enum FuzzTarget {
             let text = String(decoding: body, as: UTF8.self)
             let parts = text.split(separator: "\n", maxSplits: 1).map(String.init)
             precondition(Strings.languages.contains(Strings.language(uiLocales: parts.first, acceptLanguage: parts.last)), "a language the pages do not speak")
+            // The same text as acr_values: only classes Signet reaches, each named in it by its bytes.
+            for value in AuthenticationContext.requested(text) ?? [] {
+                precondition(AuthenticationContext.supported.contains(value), "an acr value Signet does not reach")
+                precondition(text.utf8.split(separator: UInt8(ascii: " ")).contains { $0.elementsEqual(value.utf8) }, "an acr value the text does not name")
+            }
         case .relatedOrigins:
             let origins = String(decoding: body, as: UTF8.self).split(separator: "\n").prefix(64).map(String.init)
             _ = RelatedOrigins.problem(origins)
