@@ -299,6 +299,8 @@ enum Schema {
             // Built without blocking writes (``builtConcurrently``).
             (15, sqlite ? "" : "CREATE INDEX CONCURRENTLY audit_events_user ON audit_events(user_id, id) WHERE user_id IS NOT NULL"),
             (16, sqlite ? "" : "CREATE INDEX CONCURRENTLY refresh_tokens_user ON refresh_tokens(user_id)"),
+            // The DPoP key an authorization code is bound to (RFC 9449 §10), NULL for one that is not.
+            (17, "ALTER TABLE authorization_codes ADD COLUMN dpop_jkt TEXT"),
         ]
     }
 

@@ -221,6 +221,43 @@ import Testing
         #expect(try Self.signUp(server, email: "e@signet.test", key: nil).json["token_type"] == .string("Bearer"))
     }
 
+    @Test("dpop_jkt (RFC 9449 §10): the code is bound to the key; no proof or another key's uses it up; the key's proof gets tokens bound to it")
+    func authorizationCodeBinding() throws {
+        let server = try TestServer { c in TestServer.webClients(&c) }
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "bound-code@signet.test")
+        let key = try SoftwareDPoPKey(), other = try SoftwareDPoPKey()
+        func code(_ pkce: PKCE, jkt: String? = key.thumbprint) throws -> String {
+            let answer = try server.authorize(browser, pkce: pkce, extra: jkt.map { [("dpop_jkt", $0)] } ?? [])
+            return try #require(WebBrowser.query(answer.headers["location"])["code"], "\(answer.headers)")
+        }
+        func exchange(_ code: String, _ pkce: PKCE, proof: String?) throws -> (status: Int, json: JSONValue) {
+            try server.exchange(code: code, verifier: pkce.verifier, headers: proof.map { [("DPoP", $0)] } ?? [])
+        }
+        // Without a proof, or with another key's, refused, and the code is used up.
+        for (name, proof, reason) in [("no proof", nil, "dpop_invalid"), ("another key", try other.proof(method: "POST", url: Self.tokenURL), "dpop_key_mismatch")] {
+            let pkce = PKCE()
+            let bound = try code(pkce)
+            let refused = try exchange(bound, pkce, proof: proof)
+            #expect(refused.status == 400 && refused.json["reason"] == .string(reason) && refused.json["error"] == .string("invalid_dpop_proof"), "\(name): \(refused.json.serialized)")
+            let again = try exchange(bound, pkce, proof: try key.proof(method: "POST", url: Self.tokenURL))
+            #expect(again.json["reason"] == .string("code_invalid"), "\(name): the code was used up: \(again.json.serialized)")
+        }
+        // The key's own proof: tokens bound to it.
+        let pkce = PKCE()
+        let tokens = try exchange(try code(pkce), pkce, proof: try key.proof(method: "POST", url: Self.tokenURL))
+        #expect(tokens.status == 200 && tokens.json["token_type"] == .string("DPoP"), "\(tokens.json.serialized)")
+        #expect(jwtClaims(tokens.json["access_token"]?.string)["cnf"]?["jkt"] == .string(key.thumbprint))
+        // A code without dpop_jkt is unbound, as before: a bearer exchange works.
+        let plain = PKCE()
+        #expect(try exchange(try code(plain, jkt: nil), plain, proof: nil).json["token_type"] == .string("Bearer"))
+        // A dpop_jkt that is not a SHA-256 thumbprint goes back to the client.
+        for bad in ["", "abc", String(repeating: "A", count: 44), String(repeating: "=", count: 43)] {
+            let refused = try server.authorize(browser, extra: [("dpop_jkt", bad)])
+            #expect(WebBrowser.query(refused.headers["location"])["error"] == "invalid_request", "\(bad): \(refused.headers)")
+        }
+    }
+
     /// The proof with `"d"` added to its header's JWK (and so an invalid signature too; the JWK
     /// check comes first).
     static func withPrivateMember(_ proof: String) throws -> String {

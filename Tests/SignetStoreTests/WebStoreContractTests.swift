@@ -64,6 +64,12 @@ import Testing
         expired.expiresAt = now() - 1
         try store.perform([.authorizationCode(expired)])
         #expect(throws: StoreError.self) { try store.perform([.useAuthorizationCode(hash: expired.hash, at: now())]) }
+        // A code bound to a DPoP key (RFC 9449 §10) keeps the key's thumbprint.
+        var bound = row
+        bound.hash = [4, 5, 6]
+        bound.dpopJKT = "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"
+        try store.perform([.authorizationCode(bound)])
+        #expect(try store.authorizationCode(hash: bound.hash)?.row == bound)
         #expect(try store.authorizationCode(hash: [7]) == nil)
     }
 }

@@ -27,6 +27,8 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
     public var uiLocales: String?
     /// An RFC 8707 resource for the access token; Signet's account audience when absent.
     public var audience: String?
+    /// The JWK thumbprint of the DPoP key the code is to be bound to (RFC 9449 §10 `dpop_jkt`).
+    public var dpopJKT: String?
     /// Milliseconds: when it was made, and how long it may be carried through the sign-in page.
     public var issuedAt: Int64
     public var expiresAt: Int64
@@ -128,6 +130,10 @@ extension Ceremonies {
         if let audience, audience == configuration.managementAudience || !configuration.audiences(of: client).containsExactly(audience) {
             throw refuse(.audienceNotAllowed, "audience is not one of the client's")
         }
+        // RFC 9449 §10: a SHA-256 JWK thumbprint (RFC 7638), base64url.
+        if let jkt = query["dpop_jkt"], jkt.utf8.count != 43 || Base64URL.decode(jkt)?.count != 32 {
+            throw refuse(.malformed, "dpop_jkt must be the base64url SHA-256 thumbprint of a JWK (RFC 7638)")
+        }
         var hintSubject: String?
         if let hint = query["id_token_hint"] {
             guard let claims = idTokenHint(hint), claims.audience == client.id else {
@@ -138,7 +144,7 @@ extension Ceremonies {
         return AuthorizationRequest(
             clientID: client.id, redirectURI: redirectURI, scope: scope, state: state, nonce: query["nonce"], codeChallenge: challenge, prompt: prompt,
             maxAge: maxAge, acrValues: AuthenticationContext.requested(query["acr_values"]), loginHint: query["login_hint"].map { String($0.prefix(254)) }, hintSubject: hintSubject, uiLocales: query["ui_locales"],
-            audience: audience,
+            audience: audience, dpopJKT: query["dpop_jkt"],
             issuedAt: nowMillis, expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 2000)
     }
 
@@ -286,7 +292,7 @@ extension Ceremonies {
             hash: Digest.sha256.hash(code), clientID: request.clientID, redirectURI: request.redirectURI, codeChallenge: request.codeChallenge,
             nonce: request.nonce, scope: request.scope, audience: request.audience, userID: session.user.id, authTime: session.row.authTime,
             amr: session.row.amr, credential: session.row.credential, family: Base64URL.encode(timeOrderedID()), createdAt: now,
-            expiresAt: now + Int64(configuration.authorizationCodeLifetime) * 1000)
+            expiresAt: now + Int64(configuration.authorizationCodeLifetime) * 1000, dpopJKT: request.dpopJKT)
         try store.perform([.authorizationCode(row), .audit(auditEvent(.authorizationCodeIssued, user: session.user.id, client: request.clientID, context: context))])
         return Self.appending(to: request.redirectURI, [("code", Base64URL.encode(code)), ("state", request.state), ("iss", configuration.issuer)])
     }
@@ -383,6 +389,13 @@ extension Ceremonies {
         guard !user.blocked else { throw burn(AuthError(.userBlocked, "the account is blocked")) }
         var grant = try tokenGrant(scope: row.scope, audience: row.audience, client: client, context: context)
         grant.nonce = row.nonce
+        // RFC 9449 §10: a code bound to a DPoP key is only for a proof by that key.
+        if let jkt = row.dpopJKT {
+            guard let proof = grant.binding else {
+                throw burn(AuthError(.dpopInvalid, "the code is bound to a DPoP key (dpop_jkt) and the request has no DPoP proof"))
+            }
+            guard proof.jkt.isExactly(jkt) else { throw burn(AuthError(.dpopKeyMismatch, "the DPoP proof's key is not the one dpop_jkt named")) }
+        }
         let fresh = random(48)
         let session = SessionRef(sid: row.family, credential: row.credential)
         let refresh = grant.offline

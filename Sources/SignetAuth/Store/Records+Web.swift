@@ -56,8 +56,11 @@ public struct AuthorizationCodeRow: Sendable, Equatable {
     public var family: String
     public var createdAt: Int64
     public var expiresAt: Int64
+    /// The JWK thumbprint of the DPoP key the code is bound to (RFC 9449 §10 `dpop_jkt`): only a
+    /// token request with a proof by that key may use it.
+    public var dpopJKT: String?
     public init(hash: [UInt8], clientID: String, redirectURI: String, codeChallenge: String?, nonce: String?, scope: String, audience: String?, userID: String,
-                authTime: Int64, amr: [String], credential: String?, family: String, createdAt: Int64, expiresAt: Int64) {
+                authTime: Int64, amr: [String], credential: String?, family: String, createdAt: Int64, expiresAt: Int64, dpopJKT: String? = nil) {
         self.hash = hash
         self.clientID = clientID
         self.redirectURI = redirectURI
@@ -72,6 +75,7 @@ public struct AuthorizationCodeRow: Sendable, Equatable {
         self.family = family
         self.createdAt = createdAt
         self.expiresAt = expiresAt
+        self.dpopJKT = dpopJKT
     }
 }
 
