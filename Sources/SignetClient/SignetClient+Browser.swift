@@ -39,8 +39,13 @@ extension SignetClient {
     ///     or a claimed https URL for an app, a loopback URL for a desktop tool (RFC 8252 §7).
     ///   - prompt: `login` to ask for a new sign-in, `create` to open the sign-up page, `none`
     ///     for a silent check.
+    ///   - acrValues: `phr` to ask for a passkey's sign-in (RFC 9470 §4), as an API's
+    ///     `insufficient_user_authentication` challenge names it.
+    ///
+    /// With a DPoP key the code is bound to it (RFC 9449 §10 `dpop_jkt`): a code taken from the
+    /// redirect is worth nothing to another app, which cannot sign the token request's proof.
     public func authorizationURL(redirectURI: String, scope: String = "openid profile email offline_access", prompt: String? = nil,
-                                 loginHint: String? = nil, uiLocales: String? = nil) throws -> BrowserSignIn {
+                                 loginHint: String? = nil, uiLocales: String? = nil, acrValues: String? = nil) async throws -> BrowserSignIn {
         let verifier = Self.randomToken(), state = Self.randomToken(), nonce = Self.randomToken()
         let challenge = SHA256.base64url(Data(verifier.utf8))
         guard var components = URLComponents(url: baseURL.appendingPathComponent("authorize"), resolvingAgainstBaseURL: false) else {
@@ -55,11 +60,20 @@ extension SignetClient {
         if let prompt { items.append(URLQueryItem(name: "prompt", value: prompt)) }
         if let loginHint { items.append(URLQueryItem(name: "login_hint", value: loginHint)) }
         if let uiLocales { items.append(URLQueryItem(name: "ui_locales", value: uiLocales)) }
+        if let acrValues { items.append(URLQueryItem(name: "acr_values", value: acrValues)) }
+        if let dpopJKT = try await dpopThumbprint() { items.append(URLQueryItem(name: "dpop_jkt", value: dpopJKT)) }
         components.queryItems = items
         // `+` means a space in a query (RFC 3986 leaves it alone; forms do not): encode it.
         components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
         guard let url = components.url else { throw SignetError(.invalidResponse, "the authorization URL could not be made") }
         return BrowserSignIn(url: url, redirectURI: redirectURI, state: state, nonce: nonce, verifier: verifier)
+    }
+
+    /// The JWK thumbprint (RFC 7638) of the DPoP key this client binds its tokens to; `nil`
+    /// without one.
+    public func dpopThumbprint() async throws -> String? {
+        guard let dpop else { return nil }
+        return DPoPProofs.thumbprint(try await dpop.publicJWK())
     }
 
     /// The URL the browser came back to: its `state` must be this sign-in's and its `iss` (RFC

@@ -90,4 +90,32 @@ import Testing
         let silentCallback = try Self.sheet(server, again.url, authenticator: authenticator, cookies: &cookies)
         #expect(try await app.client.completeBrowserSignIn(callback: silentCallback, for: again).access_token.isEmpty == false)
     }
+
+    @Test("a browser sign-in that asks for a passkey (acr_values=phr) by an app with a DPoP key: the code bound to it (dpop_jkt), DPoP tokens that say acr phr")
+    func boundPasskeySignIn() async throws {
+        let server = try ServerProcess()
+        let authenticator = SoftwareAuthenticator()
+        try await App(server, authenticator: authenticator).client.signUp(email: "bound@signet.test")
+        let key = try SoftwareDPoPKey()
+        let client = SignetClient(baseURL: URL(string: "http://localhost:\(server.port)")!, clientID: "dev",
+                                  passkeys: SoftwarePasskeyProvider(authenticator: authenticator, origin: server.origin),
+                                  tokens: FileTokenStore(url: server.directory.appendingPathComponent("tokens-bound.json")), dpop: SoftwareDPoPKeyStore(key))
+        let jkt = try #require(try await client.dpopThumbprint())
+        #expect(jkt == key.thumbprint)
+        let signIn = try await client.authorizationURL(redirectURI: "http://127.0.0.1:9/callback", acrValues: "phr")
+        let query = URLComponents(url: signIn.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        #expect(query.first { $0.name == "acr_values" }?.value == "phr" && query.first { $0.name == "dpop_jkt" }?.value == jkt)
+        var cookies: [String: String] = [:]
+        let callback = try Self.sheet(server, signIn.url, authenticator: authenticator, cookies: &cookies)
+        let tokens = try await client.completeBrowserSignIn(callback: callback, for: signIn)
+        #expect(tokens.token_type == "DPoP")
+        let claims = try SDKDPoPTests.claims(tokens.access_token)
+        #expect((claims["cnf"] as? [String: Any])?["jkt"] as? String == jkt && claims["acr"] as? String == "phr")
+        // Another install without the key cannot use such a code.
+        let stranger = try App(server, authenticator: authenticator)
+        let other = try await client.authorizationURL(redirectURI: "http://127.0.0.1:9/callback")
+        let stolen = try Self.sheet(server, other.url, authenticator: authenticator, cookies: &cookies)
+        let refused = await #expect(throws: SignetError.self) { try await stranger.client.completeBrowserSignIn(callback: stolen, for: other) }
+        #expect(refused?.code == .dpopInvalid)
+    }
 }
