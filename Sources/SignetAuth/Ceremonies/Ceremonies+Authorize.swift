@@ -143,8 +143,8 @@ extension Ceremonies {
         }
         return AuthorizationRequest(
             clientID: client.id, redirectURI: redirectURI, scope: scope, state: state, nonce: query["nonce"], codeChallenge: challenge, prompt: prompt,
-            maxAge: maxAge, acrValues: AuthenticationContext.requested(query["acr_values"]), loginHint: query["login_hint"].map { String($0.prefix(254)) }, hintSubject: hintSubject, uiLocales: query["ui_locales"],
-            audience: audience, dpopJKT: query["dpop_jkt"],
+            maxAge: maxAge, acrValues: AuthenticationContext.requested(query["acr_values"]), loginHint: query["login_hint"].map { String($0.prefix(254)) },
+            hintSubject: hintSubject, uiLocales: query["ui_locales"], audience: audience, dpopJKT: query["dpop_jkt"],
             issuedAt: nowMillis, expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 2000)
     }
 
