@@ -99,7 +99,7 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case pkceInvalid = "pkce_invalid"
     case codeInvalid = "code_invalid"
     case loginRequired = "login_required"
-    /// The client asked for a phishing-resistant sign-in (`acr_values=phr`) and the user left
+    /// The client asked for a passkey's sign-in (`acr_values` `phr` or `phrh`) and the user left
     /// the page without one (OpenID Connect Core Error Code unmet_authentication_requirements).
     case unmetAuthenticationRequirements = "unmet_authentication_requirements"
     /// The user left the sign-in page of a pending authorization (RFC 6749 §4.1.2.1 `access_denied`).

@@ -16,14 +16,18 @@ package final class CredentialCache: Sendable {
         package var signCount: Int64
         /// The authenticator's model, for the AAGUID policy (lower-case UUID text).
         package let aaguid: String
+        /// ``CredentialRow/isHardwareBound``: its sign-ins add `hwk` to `amr`.
+        package let hardwareBound: Bool
 
-        package init(userID: String, userHandle: [UInt8], publicKey: [UInt8], backupEligible: Bool, signCount: Int64, aaguid: String = "") {
+        package init(userID: String, userHandle: [UInt8], publicKey: [UInt8], backupEligible: Bool, signCount: Int64, aaguid: String = "",
+                     hardwareBound: Bool = false) {
             self.userID = userID
             self.userHandle = userHandle
             self.publicKey = publicKey
             self.backupEligible = backupEligible
             self.signCount = signCount
             self.aaguid = aaguid
+            self.hardwareBound = hardwareBound
         }
     }
 
@@ -65,6 +69,7 @@ package final class CredentialCache: Sendable {
 
 extension CredentialCache.Entry {
     init(_ row: CredentialRow, handle: [UInt8]) {
-        self.init(userID: row.userID, userHandle: handle, publicKey: row.publicKey, backupEligible: row.backupEligible, signCount: row.signCount, aaguid: row.aaguid)
+        self.init(userID: row.userID, userHandle: handle, publicKey: row.publicKey, backupEligible: row.backupEligible, signCount: row.signCount, aaguid: row.aaguid,
+                  hardwareBound: row.isHardwareBound)
     }
 }

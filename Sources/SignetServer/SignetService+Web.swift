@@ -72,7 +72,7 @@ extension SignetService {
         var values: [String: TemplateValue] = [
             "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email ?? request?.loginHint ?? ""),
             "signupURL": .text("/signup" + linkQuery(sealed, returnTo)),
-            "passkeyOnly": .bool(request?.requiresPhishingResistant ?? false),
+            "passkeyOnly": .bool(request?.requiresPasskey ?? false), "hardwareOnly": .bool(request?.requiresHardwareBoundPasskey ?? false),
             "cancelURL": .text(cancelURL(sealed)),
         ]
         if let error { values["error"] = .text(pageText(error, language: browser.language)); values["reason"] = .text(error.reason.rawValue) }

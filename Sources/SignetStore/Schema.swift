@@ -301,6 +301,9 @@ enum Schema {
             (16, sqlite ? "" : "CREATE INDEX CONCURRENTLY refresh_tokens_user ON refresh_tokens(user_id)"),
             // The DPoP key an authorization code is bound to (RFC 9449 §10), NULL for one that is not.
             (17, "ALTER TABLE authorization_codes ADD COLUMN dpop_jkt TEXT"),
+            // Whether a passkey's attestation chained to a trust anchor at registration; 0 for
+            // every passkey registered before (none was recorded as such).
+            (18, "ALTER TABLE credentials ADD COLUMN attested INTEGER NOT NULL DEFAULT 0"),
         ]
     }
 

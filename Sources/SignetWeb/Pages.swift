@@ -52,7 +52,8 @@ public enum Pages {
     public static let login = Template("""
         <h1>{{t.signin_title}}</h1>
         \(messages)
-        {{#passkeyOnly}}<p class="message notice" role="status" data-testid="passkey-required">{{t.passkey_required}}</p>{{/passkeyOnly}}
+        {{#passkeyOnly}}<p class="message notice" role="status" data-testid="passkey-required">\
+        {{#hardwareOnly}}{{t.hardware_passkey_required}}{{/hardwareOnly}}{{^hardwareOnly}}{{t.passkey_required}}{{/hardwareOnly}}</p>{{/passkeyOnly}}
         <button type="button" id="passkey-signin" class="primary wide" data-testid="passkey-signin" hidden>{{t.signin_passkey}}</button>
         <p id="status" class="status" role="status" aria-live="polite"></p>
         {{^passkeyOnly}}<div class="divider" id="divider" hidden><span>{{t.or}}</span></div>

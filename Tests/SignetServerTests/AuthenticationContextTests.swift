@@ -3,6 +3,7 @@ import SignetAPI
 import SignetAuth
 import SignetHTTP
 import SignetServer
+import SignetSoftware
 import SignetWebAuthn
 import Testing
 
@@ -10,14 +11,18 @@ import Testing
 /// Values 1.0 `phr`): which sign-ins are phishing-resistant, what the tokens say, and what
 /// `/authorize` does when a client asks for one.
 @Suite struct AuthenticationContextTests {
-    @Test("phr is reached by a passkey's assertion only: not a code, not an approval on another device; acr_values matched by bytes, unknown ones ignored")
+    @Test("phr is reached by a passkey's assertion only, phrh by a hardware-bound one's: not a code, not an approval on another device; acr_values matched by bytes, unknown ones ignored")
     func classes() {
         #expect(AuthenticationContext.reached(amr: ["pop", "user"]) == "phr" && AuthenticationContext.reached(amr: ["pop"]) == "phr")
+        #expect(AuthenticationContext.reached(amr: ["pop", "hwk", "user"]) == "phrh" && AuthenticationContext.reached(amr: ["pop", "hwk", "mca"]) == nil)
+        #expect(AuthenticationContext.meets("phrh", anyOf: ["phr"]) && AuthenticationContext.meets("phrh", anyOf: ["phrh"]) && AuthenticationContext.meets("phr", anyOf: ["phrh", "phr"]))
+        #expect(!AuthenticationContext.meets("phr", anyOf: ["phrh"]) && !AuthenticationContext.meets(nil, anyOf: ["phr"]))
         #expect(AuthenticationContext.reached(amr: ["otp"]) == nil && AuthenticationContext.reached(amr: []) == nil)
         #expect(AuthenticationContext.reached(amr: ["hwk", "mca"]) == nil && AuthenticationContext.reached(amr: ["pop", "mca"]) == nil)
         #expect(AuthenticationContext.reached(amr: ["hwk"]) == nil, "an action's device-key approval is no sign-in")
         #expect(AuthenticationContext.requested("phr") == ["phr"] && AuthenticationContext.requested("urn:x:loa2  phr ") == ["phr"])
-        for ignored in [nil, "", " ", "PHR", "phrh", "urn:x:loa2", "phr\u{301}", "\u{301}phr", "phr\tx", "ph r"] {
+        #expect(AuthenticationContext.requested("phrh phr") == ["phrh", "phr"])
+        for ignored in [nil, "", " ", "PHR", "phrh\u{301}", "urn:x:loa2", "phr\u{301}", "\u{301}phr", "phr\tx", "ph r"] {
             #expect(AuthenticationContext.requested(ignored) == nil, "\(ignored.debugDescription)")
         }
     }
@@ -35,7 +40,7 @@ import Testing
             #expect(jwtClaims(refreshed.json["id_token"]?.string)["acr"] == .string("phr"))
         }
         let discovery = try StrictJSON().parse(try server.get("/.well-known/openid-configuration").body)
-        #expect(discovery["acr_values_supported"] == .array([.string("phr")]))
+        #expect(discovery["acr_values_supported"] == .array([.string("phr"), .string("phrh")]))
         #expect(discovery["claims_supported"]?.array?.contains(.string("acr")) == true)
     }
 }
@@ -74,7 +79,7 @@ struct AuthorizeACRTests {
         #expect(weakTokens.status == 200 && jwtClaims(weakTokens.json["access_token"]?.string)["amr"] == .array([.string("otp")]))
         #expect(jwtClaims(weakTokens.json["access_token"]?.string)["acr"] == nil && jwtClaims(weakTokens.json["id_token"]?.string)["acr"] == nil)
         // Values Signet does not know are ignored (OIDC Core: acr_values asks, it does not demand).
-        for ignored in ["phrh", "urn:example:loa2", "PHR"] {
+        for ignored in ["phr\u{200B}", "urn:example:loa2", "PHR"] {
             #expect(try server.authorize(browser, extra: [("acr_values", ignored)]).headers["location"]?.contains("code=") == true, "\(ignored)")
         }
         // With phr, among others: the page, not a code.
@@ -151,5 +156,80 @@ struct AuthorizeACRTests {
         let codes = try server.send("POST", "/me/recovery-codes", headers: [bearer, ("Content-Type", "application/json")], body: Array("{}".utf8))
         let strict = try #require(codes.headers["www-authenticate"], "\(codes.status)")
         #expect(codes.status == 401 && strict.contains(#"acr_values="phr""#) && strict.contains(#"max_age="300""#), "\(strict)")
+    }
+}
+
+/// `phrh`: a passkey whose attestation chained to one of the operator's trust anchors and that
+/// cannot be backed up (WebAuthn L3 §6.1.3 BE=0).
+@Suite struct HardwareBoundTests {
+    let anchor: TestAttestationRoot
+    let server: TestServer
+
+    init() throws {
+        anchor = try TestAttestationRoot(name: "Signet Test Security Keys")
+        let file = try anchor.pemFile(in: FileManager.default.temporaryDirectory)
+        server = try TestServer { c in
+            c.trustAnchorFiles = [file]
+            TestServer.webClients(&c)
+        }
+    }
+
+    static func deviceBound(_ bound: Bool) -> SoftwareAuthenticator.Settings {
+        var settings = SoftwareAuthenticator.Settings()
+        settings.backupEligible = !bound
+        settings.backupState = !bound
+        return settings
+    }
+
+    @Test("an attested passkey that cannot be backed up signs up and in with amr hwk and acr phrh; an attested synced one gets phr; the row keeps attested")
+    func tokens() throws {
+        for (bound, amr, acr) in [(true, ["pop", "hwk", "user"], "phrh"), (false, ["pop", "user"], "phr")] {
+            let phone = Phone(server, settings: Self.deviceBound(bound))
+            let email = "hw-\(bound)@signet.test"
+            let (session, credential) = try phone.startSignUp(email: email, tamper: anchor.packed)
+            let signUp = try phone.exchange(session: session, credential: credential)
+            #expect(signUp.status == 200, "\(signUp.json.serialized)")
+            for tokens in [signUp.json, try phone.signIn()] {
+                let access = jwtClaims(tokens["access_token"]?.string)
+                #expect(access["amr"] == .array(amr.map(JSONValue.string)) && access["acr"] == .string(acr), "\(bound): \(access.serialized)")
+                #expect(jwtClaims(tokens["id_token"]?.string)["acr"] == .string(acr))
+            }
+            let user = try #require(try server.store.user(email: email))
+            let row = try #require(try server.store.credentials(userID: user.id).first)
+            #expect(row.attested && row.isHardwareBound == bound)
+        }
+    }
+
+    @Test("without a trust anchor a device-bound passkey is not known to be hardware: phr, and its row is not attested")
+    func unattested() throws {
+        let plain = try TestServer()
+        let phone = Phone(plain, settings: Self.deviceBound(true))
+        let tokens = try phone.signUp(email: "unattested@signet.test")
+        #expect(jwtClaims(tokens["access_token"]?.string)["acr"] == .string("phr") && jwtClaims(tokens["access_token"]?.string)["amr"] == .array([.string("pop"), .string("user")]))
+        let user = try #require(try plain.store.user(email: "unattested@signet.test"))
+        #expect(try plain.store.credentials(userID: user.id).first?.attested == false)
+    }
+
+    @Test("acr_values=phrh: a synced passkey's session gets the page that asks for a device-bound one; a hardware-bound session answers phrh and phr alike")
+    func authorize() throws {
+        let synced = WebBrowser(server, authenticator: SoftwareAuthenticator(settings: Self.deviceBound(false)))
+        try synced.signUp(email: "synced@signet.test", tamper: anchor.packed)
+        let asked = try server.authorize(synced, extra: [("acr_values", "phrh")])
+        let location = try #require(asked.headers["location"])
+        #expect(location.hasPrefix("/login?authorization="), "\(location)")
+        let page = try synced.page(location).html
+        #expect(page.contains("data-testid=\"passkey-required\"") && page.contains("security key") && !page.contains("data-testid=\"send-code\""))
+        #expect(try server.authorize(synced, extra: [("acr_values", "phrh phr")]).headers["location"]?.contains("code=") == true, "phr is among the values")
+        #expect(WebBrowser.query(try server.authorize(synced, extra: [("acr_values", "phrh"), ("prompt", "none")]).headers["location"])["error"] == "login_required")
+
+        let bound = WebBrowser(server, authenticator: SoftwareAuthenticator(settings: Self.deviceBound(true)))
+        try bound.signUp(email: "bound@signet.test", tamper: anchor.packed)
+        for wanted in ["phrh", "phr"] {
+            let pkce = PKCE()
+            let answer = try server.authorize(bound, pkce: pkce, extra: [("acr_values", wanted)])
+            let code = try #require(WebBrowser.query(answer.headers["location"])["code"], "\(wanted): \(answer.headers)")
+            let tokens = try server.exchange(code: code, verifier: pkce.verifier)
+            #expect(jwtClaims(tokens.json["access_token"]?.string)["acr"] == .string("phrh"), "\(wanted): \(tokens.json.serialized)")
+        }
     }
 }

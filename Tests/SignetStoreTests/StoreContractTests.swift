@@ -64,9 +64,9 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         if backend == .postgres, let admin = ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"] {
             let url = try PostgresAdmin.createDatabase(adminURL: admin, name: "m_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))
             let opened = concurrently(4) { try SQLStore(postgres: url, connections: 2).schemaVersions() }
-            for result in opened { #expect(try result.get() == Array(1...17)) }
+            for result in opened { #expect(try result.get() == Array(1...18)) }
         }
-        if let sql = store as? SQLStore { #expect(try sql.schemaVersions() == Array(1...17)) }
+        if let sql = store as? SQLStore { #expect(try sql.schemaVersions() == Array(1...18)) }
     }
 
     @Test("a user is created with its passkey or not at all", arguments: Backend.available)
@@ -90,6 +90,22 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(code { try store.perform([.addCredential(stolen)]) } == .credentialTaken)
         #expect(try store.user(id: d.id) == nil)
         #expect(try store.rowCounts()["users"] == 1 && store.rowCounts()["credentials"] == 1)
+    }
+
+    @Test("a passkey's attestation mark round-trips, read alone and with its account", arguments: Backend.available)
+    func attestedCredential(_ backend: Backend) throws {
+        let store = try backend.open()
+        let a = user(1)
+        var c = credential(a.id)
+        c.attested = true
+        c.backupEligible = false
+        try store.createUser(a, credential: c)
+        var plain = credential(a.id)
+        plain.createdAt += 1
+        try store.perform([.addCredential(plain)])
+        #expect(try store.credential(id: c.id) == c && store.credential(id: c.id)?.isHardwareBound == true)
+        #expect(try store.credentialAndUser(credentialID: c.id)?.0 == c && store.credentialAndUser(credentialID: c.id)?.1.id == a.id)
+        #expect(try store.credentials(userID: a.id).map(\.attested) == [true, false])
     }
 
     @Test("text round-trips: empty, non-ASCII, long", arguments: Backend.available)

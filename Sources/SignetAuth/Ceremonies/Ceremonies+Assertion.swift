@@ -60,7 +60,7 @@ extension Ceremonies {
         let use = CredentialUse(
             credentialID: rawID, userID: entry.userID, publicKey: entry.publicKey, signCount: Int64(result.newSignCount),
             backupState: result.backupState, at: nowMillis)
-        return VerifiedAssertion(userID: entry.userID, use: use, amr: result.userVerified ? ["pop", "user"] : ["pop"])
+        return VerifiedAssertion(userID: entry.userID, use: use, amr: Self.passkeyMethods(userVerified: result.userVerified, hardwareBound: entry.hardwareBound))
     }
 
     /// Records a verified assertion's use on its own (a passkey-approved action).

@@ -33,8 +33,10 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
     public var issuedAt: Int64
     public var expiresAt: Int64
 
-    /// Whether only a passkey's sign-in answers the request: `acr_values` named `phr`.
-    public var requiresPhishingResistant: Bool { acrValues?.contains(AuthenticationContext.phishingResistant) ?? false }
+    /// Whether only a passkey's sign-in answers the request: `acr_values` named `phr` or `phrh`.
+    public var requiresPasskey: Bool { acrValues != nil }
+    /// Whether only a hardware-bound passkey's does: `acr_values` named `phrh` and not `phr`.
+    public var requiresHardwareBoundPasskey: Bool { acrValues.map { !$0.contains(AuthenticationContext.phishingResistant) } ?? false }
 }
 
 /// An `/authorize` refusal that may go back to the client (RFC 6749 §4.1.2.1): the redirect URI
@@ -223,8 +225,8 @@ extension Ceremonies {
     }
 
     /// Whether the SSO session can answer `request` without showing a page: `prompt=login`
-    /// and `prompt=create` always show one, `max_age` needs a recent enough check, `acr_values=phr`
-    /// a passkey's sign-in, and an `id_token_hint` the session's own account (with `prompt=none`,
+    /// and `prompt=create` always show one, `max_age` needs a recent enough check, `acr_values`
+    /// a passkey's sign-in of that class, and an `id_token_hint` the session's own account (with `prompt=none`,
     /// another account's session is `login_required`, as OIDC Core §3.1.2.1 asks).
     public func satisfies(_ session: WebSession, _ request: AuthorizationRequest) -> Bool {
         if request.prompt == "login" || request.prompt == "create" { return false }
@@ -239,11 +241,11 @@ extension Ceremonies {
         return recentAndStrongEnough(session, request)
     }
 
-    /// `max_age` (OIDC Core §3.1.2.1) and `acr_values=phr` (RFC 9470 §4: the client asks again
-    /// because a resource server refused a weaker sign-in, so here it is a requirement).
+    /// `max_age` (OIDC Core §3.1.2.1) and `acr_values` `phr` or `phrh` (RFC 9470 §4: the client
+    /// asks again because a resource server refused a weaker sign-in, so here it is a requirement).
     func recentAndStrongEnough(_ session: WebSession, _ request: AuthorizationRequest) -> Bool {
         if let maxAge = request.maxAge, nowMillis / 1000 - session.row.authTime > Int64(maxAge) { return false }
-        if request.requiresPhishingResistant, AuthenticationContext.reached(amr: session.row.amr) == nil { return false }
+        if let wanted = request.acrValues, !AuthenticationContext.meets(AuthenticationContext.reached(amr: session.row.amr), anyOf: wanted) { return false }
         return true
     }
 

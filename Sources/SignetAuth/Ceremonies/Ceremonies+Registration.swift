@@ -45,9 +45,10 @@ extension Ceremonies {
         } catch {
             throw AuthError.webAuthn(error)
         }
+        var attested = false
         if !rp.trustAnchors.isEmpty {
             switch result.trust {
-            case .trusted: break
+            case .trusted: attested = true
             case .untrusted(let why): throw AuthError(.attestationUntrusted, "the attestation does not chain to a configured root: \(why)")
             case .notApplicable: throw AuthError(.attestationUntrusted, "\(result.format) attestation (\(result.attestationType)) chains to no configured root")
             }
@@ -62,7 +63,8 @@ extension Ceremonies {
             id: result.credentialID, userID: owner, publicKey: result.publicKey, algorithm: result.algorithm.rawValue,
             signCount: Int64(result.signCount), aaguid: aaguid, format: result.format,
             backupEligible: result.backupEligible, backupState: result.backupState,
-            transports: (credential.response.transports ?? []).filter { $0.count <= 32 }.prefix(8).map { $0 }, name: name, createdAt: now)
+            transports: (credential.response.transports ?? []).filter { $0.count <= 32 }.prefix(8).map { $0 }, name: name, createdAt: now,
+            attested: attested)
         return (row, result.userVerified)
     }
 }

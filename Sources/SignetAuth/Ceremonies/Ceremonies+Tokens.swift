@@ -13,8 +13,8 @@ public struct Principal: Sendable {
     public var audiences: [String] { claims["aud"]?.string.map { [$0] } ?? claims["aud"]?.array?.compactMap(\.string) ?? [] }
     /// When the user last proved presence with a credential (OIDC Core §2 `auth_time`), in seconds.
     public var authTime: Int64? { claims["auth_time"]?.int64 }
-    /// How (RFC 8176): `pop` for a passkey, `hwk` for a device key, `user` when the user was
-    /// verified, `otp` for an email or recovery code.
+    /// How (RFC 8176): `pop` for a passkey, `hwk` for a device key or a hardware-bound passkey,
+    /// `user` when the user was verified, `otp` for an email or recovery code.
     public var methods: [String] { claims["amr"]?.array?.compactMap(\.string) ?? [] }
     /// The sign-in's class (OIDC Core §2 `acr`, RFC 9470 §6.1): `phr` for a passkey's, absent otherwise.
     public var acr: String? { claims["acr"]?.string }

@@ -47,9 +47,18 @@ public struct CredentialRow: Sendable, Equatable {
     public var revokedAt: Int64?
     /// The recovery that added it, when a code session did (DESIGN.md, "Recovery").
     public var recoveryID: String?
+    /// Whether its attestation chained to one of the operator's trust anchors when it was
+    /// registered (WebAuthn L3 §7.1 step 25): the key was made in hardware of a vendor the
+    /// operator trusts.
+    public var attested: Bool
 
-    public init(id: [UInt8], userID: String, publicKey: [UInt8], algorithm: Int, signCount: Int64, aaguid: String, format: String, backupEligible: Bool, backupState: Bool, transports: [String], name: String?, createdAt: Int64, lastUsedAt: Int64? = nil, revokedAt: Int64? = nil, recoveryID: String? = nil) {
+    /// A key that cannot leave that hardware: attested, and not backup eligible (WebAuthn L3
+    /// §6.1.3), so no copy of it can be synced anywhere.
+    public var isHardwareBound: Bool { attested && !backupEligible }
+
+    public init(id: [UInt8], userID: String, publicKey: [UInt8], algorithm: Int, signCount: Int64, aaguid: String, format: String, backupEligible: Bool, backupState: Bool, transports: [String], name: String?, createdAt: Int64, lastUsedAt: Int64? = nil, revokedAt: Int64? = nil, recoveryID: String? = nil, attested: Bool = false) {
         self.recoveryID = recoveryID
+        self.attested = attested
         self.id = id
         self.userID = userID
         self.publicKey = publicKey
