@@ -18,9 +18,13 @@ public struct PasskeyInfo: Codable, Sendable, Equatable {
     /// passkey's model: one that is not allowed can no longer sign in. `nil` from a server
     /// that predates the member.
     public var allowed: Bool?
+    /// Whether its sign-ins are hardware-bound (`acr` `phrh`): its attestation chained to one of
+    /// the server's trust anchors and it cannot be backed up. `nil` from a server that predates
+    /// the member.
+    public var hardware_bound: Bool?
 
     public init(id: String, name: String?, created_at: Int64, last_used_at: Int64?, aaguid: String, authenticator: String?,
-                backup_eligible: Bool, backup_state: Bool, transports: [String], allowed: Bool? = true) {
+                backup_eligible: Bool, backup_state: Bool, transports: [String], allowed: Bool? = true, hardware_bound: Bool? = false) {
         self.id = id
         self.name = name
         self.created_at = created_at
@@ -31,6 +35,7 @@ public struct PasskeyInfo: Codable, Sendable, Equatable {
         self.backup_state = backup_state
         self.transports = transports
         self.allowed = allowed
+        self.hardware_bound = hardware_bound
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -45,6 +50,7 @@ public struct PasskeyInfo: Codable, Sendable, Equatable {
         try c.encode(backup_state, forKey: .backup_state)
         try c.encode(transports, forKey: .transports)
         try c.encode(allowed, forKey: .allowed)
+        try c.encode(hardware_bound, forKey: .hardware_bound)
     }
 }
 

@@ -90,8 +90,10 @@ public struct AuthenticationMethod: Codable, Sendable, Equatable {
     /// A passkey's only: false when `allowed_aaguids` / `denied_aaguids` no longer admit its
     /// model, so it cannot sign in. Optional, so that a server without the member still decodes.
     public var allowed: Bool?
+    /// A passkey's only: whether its sign-ins are hardware-bound (`acr` `phrh`).
+    public var hardware_bound: Bool?
     public init(id: String, type: String, name: String? = nil, created_at: String? = nil, last_auth_at: String? = nil, aaguid: String? = nil,
-                platform: String? = nil, confirmed: Bool? = nil, allowed: Bool? = nil) {
+                platform: String? = nil, confirmed: Bool? = nil, allowed: Bool? = nil, hardware_bound: Bool? = nil) {
         self.id = id
         self.type = type
         self.name = name
@@ -101,6 +103,7 @@ public struct AuthenticationMethod: Codable, Sendable, Equatable {
         self.platform = platform
         self.confirmed = confirmed
         self.allowed = allowed
+        self.hardware_bound = hardware_bound
     }
 }
 

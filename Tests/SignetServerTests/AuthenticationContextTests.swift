@@ -168,7 +168,7 @@ struct AuthorizeACRTests {
     init() throws {
         anchor = try TestAttestationRoot(name: "Signet Test Security Keys")
         let file = try anchor.pemFile(in: FileManager.default.temporaryDirectory)
-        server = try TestServer { c in
+        server = try TestServer.withOperators { c in
             c.trustAnchorFiles = [file]
             TestServer.webClients(&c)
         }
@@ -197,6 +197,13 @@ struct AuthorizeACRTests {
             let user = try #require(try server.store.user(email: email))
             let row = try #require(try server.store.credentials(userID: user.id).first)
             #expect(row.attested && row.isHardwareBound == bound)
+            // The account's list says which passkeys sign in as hardware-bound.
+            let listed = try server.get("/me/passkeys", headers: [("Authorization", "Bearer " + (try #require(signUp.json["access_token"]?.string)))])
+            #expect(try StrictJSON().parse(listed.body)["passkeys"]?.array?.first?["hardware_bound"] == .bool(bound))
+            // And so does the Management API's list of the account's methods.
+            let methods = try server.get("/api/v2/users/\(user.id)/authentication-methods", headers: [("Authorization", "Bearer " + (try server.managementToken()))])
+            let passkey = try StrictJSON().parse(methods.body).array?.first { $0["type"] == .string("passkey") }
+            #expect(passkey?["hardware_bound"] == .bool(bound), "\(String(decoding: methods.body, as: UTF8.self))")
         }
     }
 

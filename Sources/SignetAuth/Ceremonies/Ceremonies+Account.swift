@@ -7,7 +7,8 @@ extension Ceremonies {
     func info(_ c: CredentialRow) -> PasskeyInfo {
         PasskeyInfo(id: Base64URL.encode(c.id), name: c.name, created_at: c.createdAt / 1000, last_used_at: c.lastUsedAt.map { $0 / 1000 },
                     aaguid: c.aaguid, authenticator: KnownAuthenticators.names[c.aaguid], backup_eligible: c.backupEligible,
-                    backup_state: c.backupState, transports: c.transports, allowed: configuration.allowsAuthenticator(c.aaguid))
+                    backup_state: c.backupState, transports: c.transports, allowed: configuration.allowsAuthenticator(c.aaguid),
+                    hardware_bound: c.isHardwareBound)
     }
 
     static func info(_ k: DeviceKeyRow, replaced: [String]? = nil) -> DeviceKeyInfo {
