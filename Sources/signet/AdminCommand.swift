@@ -169,7 +169,7 @@ struct Admin {
 
             """)
         print(Self.table(["METHOD", "TYPE", "NAME", "CREATED", "LAST USED"], detail.authentication_methods.map {
-            [$0.id, $0.type, $0.name ?? "-", $0.created_at ?? "-", $0.last_auth_at ?? "-"]
+            [$0.id, $0.type + ($0.hardware_bound == true ? " (hardware-bound)" : ""), $0.name ?? "-", $0.created_at ?? "-", $0.last_auth_at ?? "-"]
         }))
         print("")
         print(Self.table(["SESSION", "CLIENT", "SIGNED IN", "LAST REFRESH", "EXPIRES"], detail.sessions.map {

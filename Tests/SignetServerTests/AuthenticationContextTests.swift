@@ -204,6 +204,10 @@ struct AuthorizeACRTests {
             let methods = try server.get("/api/v2/users/\(user.id)/authentication-methods", headers: [("Authorization", "Bearer " + (try server.managementToken()))])
             let passkey = try StrictJSON().parse(methods.body).array?.first { $0["type"] == .string("passkey") }
             #expect(passkey?["hardware_bound"] == .bool(bound), "\(String(decoding: methods.body, as: UTF8.self))")
+            // And signet admin users show, from the database.
+            let shown = try OperationsTests.signet(["admin", "users", "show", user.id, "--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path],
+                                                   in: server.directory)
+            #expect(shown.status == 0 && shown.output.contains("passkey (hardware-bound)") == bound, "\(shown.output)\(shown.errors)")
         }
     }
 
