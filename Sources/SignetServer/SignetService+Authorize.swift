@@ -83,9 +83,9 @@ extension SignetService {
 
     /// `GET /authorize/cancel`: the sign-in page's way back to the app without signing in. The
     /// pending request is answered with `unmet_authentication_requirements` when it asked for a
-    /// passkey (`acr_values` `phr` or `phrh`; OpenID Connect Core Error Code unmet_authentication_requirements
-    /// 1.0), `access_denied` otherwise (RFC 6749 §4.1.2.1), with its `state` and `iss`. It ends
-    /// nothing: an SSO session stays as it was.
+    /// passkey (`acr_values` `phr` or `phrh`; OpenID Connect Core Error Code
+    /// unmet_authentication_requirements 1.0), `access_denied` otherwise (RFC 6749 §4.1.2.1),
+    /// with its `state` and `iss`. It ends nothing: an SSO session stays as it was.
     func cancelAuthorization(_ call: Call) -> HTTPResponse {
         guard let request = ceremonies.openAuthorization(call.request.query["authorization"]) else {
             return errorPage(AuthError.authorizationGone, request: call.request)
