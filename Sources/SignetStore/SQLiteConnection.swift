@@ -171,7 +171,11 @@ final class SQLiteConnection {
 
     private func error(_ rc: Int32, _ detail: String) -> StoreError {
         switch rc & 0xff {
-        case SQLITE_CONSTRAINT: StoreError(.conflict, detail)
+        case SQLITE_CONSTRAINT:
+            // A key taken (UNIQUE 2067, PRIMARY KEY 1555) or a row gone (FOREIGN KEY 787) is a
+            // conflict, as PostgreSQL's 23505 and 23503 are; a CHECK, NOT NULL or trigger refusal
+            // is the database's, not the request's.
+            [2067, 1555, 787].contains(sqlite3_extended_errcode(db)) ? StoreError(.conflict, detail) : StoreError(.internalError, detail)
         case SQLITE_FULL: StoreError(.storageFull, detail)
         case SQLITE_BUSY, SQLITE_LOCKED, SQLITE_CANTOPEN, SQLITE_IOERR: StoreError(.unavailable, detail)
         default: StoreError(.internalError, detail)

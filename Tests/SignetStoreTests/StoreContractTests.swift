@@ -138,6 +138,17 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.credential(id: Array(every.prefix(255))) == nil)
     }
 
+    @Test("a key written twice is a conflict, as a taken key is on either database", arguments: Backend.available)
+    func takenKey(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(1)
+        try store.createUser(u, credential: credential(u.id))
+        let token = RefreshTokenRow(hash: [7, 7, 7], family: "fam", userID: u.id, clientID: "app", scope: "openid", authTime: 1, amr: ["pop"],
+                                    expiresAt: now() + 60_000, createdAt: now())
+        try store.perform([.refreshToken(token)])
+        #expect(code { try store.perform([.refreshToken(token)]) } == .conflict)
+    }
+
     @Test("a batch is all or nothing", arguments: Backend.available)
     func batch(_ backend: Backend) throws {
         let store = try backend.open()
