@@ -3,7 +3,8 @@
 # JSON, COSE keys, assertions, base64url; form bodies, Basic credentials, Forwarded chains, CIDRs,
 # sealed auth sessions; token and passwordless bodies, email addresses, Accept-Language,
 # recovery codes, mail text; query strings, the Management API's q, served association files; DPoP proofs;
-# Cookie headers, redirect URIs, ui_locales and acr_values, related origins; HTTP/1.1 requests; access and refresh tokens).
+# Cookie headers, redirect URIs, ui_locales and acr_values, related origins; HTTP/1.1 requests; access and refresh tokens;
+# WWW-Authenticate challenges).
 #   scripts/fuzz.sh run [SECONDS]   libFuzzer with AddressSanitizer/LeakSanitizer (default 600 s)
 #   scripts/fuzz.sh replay          replay the seed corpus and any saved corpus with a plain build
 #   SIGNET_FUZZ_KIND=N scripts/fuzz.sh run S   one parser only (N as in FuzzTarget.Kind, from 0;

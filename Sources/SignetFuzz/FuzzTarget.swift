@@ -38,6 +38,8 @@ enum FuzzTarget {
         // Access tokens as a bearer header or an introspection request brings them, before any
         // key is looked up; and a refresh token's storage key.
         case accessToken
+        // A resource server's WWW-Authenticate, as the SDK reads it (RFC 9110 §11.6.1, RFC 9470 §3).
+        case wwwAuthenticate
     }
 
     /// A browser-flow client: an exact, a loopback (any port) and two private-use redirect URIs,
@@ -189,6 +191,12 @@ enum FuzzTarget {
                 precondition(parts.signature.count <= 72 && !parts.kid.isEmpty, "a signature longer than P-256's DER, or no kid")
             }
             if let key = Base64URL.decode(text).flatMap(RefreshToken.key) { precondition(key.count == 32, "a refresh token's key of another size") }
+        case .wwwAuthenticate:
+            let challenges = AuthenticationChallenge.parse(String(decoding: body, as: UTF8.self))
+            precondition(challenges.count <= 16 && challenges.allSatisfy { $0.parameters.count <= 32 }, "unbounded challenges")
+            precondition(challenges.allSatisfy { !$0.scheme.isEmpty && $0.scheme == $0.scheme.lowercased() && $0.parameters.keys.allSatisfy { $0 == $0.lowercased() } },
+                         "a scheme or a parameter name not lower-cased")
+            for challenge in challenges { _ = (challenge.acrValues, challenge.maxAge, challenge.error) }
         case .cookieHeader:
             let jar = SignetService.cookies(String(decoding: body, as: UTF8.self))
             precondition(jar.count <= 64 && jar.keys.allSatisfy { !$0.utf8.contains(0x3B) }, "unbounded or split cookies")
