@@ -99,7 +99,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .passkeyAdded: "A passkey added to an account."
         case .passkeyRevoked: "A passkey revoked by its user; a failure is the account's last one (`last_credential`)."
         case .deviceKeyEnrolled: "A device-bound key enrolled."
-        case .deviceKeyRevoked: "A device-bound key revoked, or replaced by a new enrolment (`re_enrolled`)."
+        case .deviceKeyRevoked: "A device-bound key revoked, replaced by a new enrolment (`re_enrolled`), or revoked with the credential that approved its device (`approver_revoked`)."
         case .nameChanged: "The account's name changed."
         case .emailChangeStarted: "A change of address asked for: a code went to the new address."
         case .emailChanged: "The account's address changed; a failure names the reason."

@@ -1,5 +1,6 @@
 public import SignetAuth
 import Foundation
+import SignetWebAuthn
 
 /// Administration (DESIGN.md, "Management API and operations"): searches, changes and erasure of
 /// accounts, their sessions and methods, the audit trail, and the clients kept in the database.
@@ -145,12 +146,13 @@ extension SQLStore {
         }
     }
 
-    public func adminRevokeCredential(id: [UInt8], userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
+    public func adminRevokeCredential(id: [UInt8], userID: String, at: Int64, writes: (_ cascaded: [String]) -> [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in
                 try db.query("UPDATE credentials SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.int(at), .blob(id), .text(userID)])
                 guard db.changes == 1 else { return false }
-                for write in writes { try Self.apply(write, db) }
+                let cascaded = try Self.revokeApproved(by: Base64URL.encode(id), userID: userID, at: at, db)
+                for write in writes(cascaded) { try Self.apply(write, db) }
                 return true
             }
         }

@@ -1,5 +1,6 @@
 public import SignetAuth
 import Foundation
+import SignetWebAuthn
 
 /// The store on SQL: one implementation of ``Store`` for both databases. The embedded one is a
 /// SQLite file in WAL mode on one connection (SQLite serializes writers anyway); the shared one is
@@ -309,7 +310,7 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
-    public func revokeCredential(id: [UInt8], userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> CredentialRevocation {
+    public func revokeCredential(id: [UInt8], userID: String, at: Int64, writes: (_ cascaded: [String]) -> [StoreWrite]) throws(StoreError) -> CredentialRevocation {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> CredentialRevocation in
                 try db.lockForTransaction("user:" + userID)
@@ -319,7 +320,8 @@ public final class SQLStore: Store, @unchecked Sendable {
                     AND (SELECT COUNT(*) FROM credentials WHERE user_id = ? AND revoked_at IS NULL) > 1
                     """, [.int(at), .blob(id), .text(userID), .text(userID)])
                 if db.changes == 1 {
-                    for write in writes { try Self.apply(write, db) }
+                    let cascaded = try Self.revokeApproved(by: Base64URL.encode(id), userID: userID, at: at, db)
+                    for write in writes(cascaded) { try Self.apply(write, db) }
                     return .revoked
                 }
                 let live = try db.query("SELECT 1 FROM credentials WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.blob(id), .text(userID)])
@@ -330,11 +332,12 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     // MARK: device keys and actions
 
-    static let deviceKeyColumns = "id, user_id, device_id, platform, name, public_key, created_at, last_used_at, revoked_at, recovery_id"
+    static let deviceKeyColumns = "id, user_id, device_id, platform, name, public_key, created_at, last_used_at, revoked_at, recovery_id, approved_by"
 
     static func deviceKey(_ r: [SQLValue]) -> DeviceKeyRow {
         DeviceKeyRow(id: r[0].text ?? "", userID: r[1].text ?? "", deviceID: r[2].text ?? "", platform: r[3].text ?? "", name: r[4].text,
-                     publicKey: r[5].blob ?? [], createdAt: r[6].int ?? 0, lastUsedAt: r[7].int, revokedAt: r[8].int, recoveryID: r[9].text)
+                     publicKey: r[5].blob ?? [], createdAt: r[6].int ?? 0, lastUsedAt: r[7].int, revokedAt: r[8].int, recoveryID: r[9].text,
+                     approvedBy: r[10].text)
     }
 
     public func enrollDeviceKey(_ k: DeviceKeyRow, limit: Int, writes: (_ revoked: [String]) -> [StoreWrite]) throws(StoreError) -> [String] {
@@ -347,9 +350,9 @@ public final class SQLStore: Store, @unchecked Sendable {
                 let live = try db.query("SELECT COUNT(*) FROM device_keys WHERE user_id = ? AND revoked_at IS NULL", [.text(k.userID)]).first?[0].int ?? 0
                 guard live < Int64(limit) else { throw StoreError(.deviceKeyLimit, "\(live) live device keys") }
                 try db.query(
-                    "INSERT INTO device_keys (\(Self.deviceKeyColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO device_keys (\(Self.deviceKeyColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [.text(k.id), .text(k.userID), .text(k.deviceID), .text(k.platform), k.name.map(SQLValue.text) ?? .null, .blob(k.publicKey),
-                     .int(k.createdAt), .null, .null, k.recoveryID.map(SQLValue.text) ?? .null])
+                     .int(k.createdAt), .null, .null, k.recoveryID.map(SQLValue.text) ?? .null, k.approvedBy.map(SQLValue.text) ?? .null])
                 for write in writes(replaced) { try Self.apply(write, db) }
                 return replaced
             }
@@ -366,15 +369,34 @@ public final class SQLStore: Store, @unchecked Sendable {
         try locked { db throws(StoreError) in try db.query("SELECT \(Self.deviceKeyColumns) FROM device_keys WHERE id = ?", [.text(id)]).first.map(Self.deviceKey) }
     }
 
-    public func revokeDeviceKey(id: String, userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
+    public func revokeDeviceKey(id: String, userID: String, at: Int64, writes: (_ cascaded: [String]) -> [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in
                 try db.query("UPDATE device_keys SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.int(at), .text(id), .text(userID)])
                 guard db.changes == 1 else { return false }
-                for write in writes { try Self.apply(write, db) }
+                let cascaded = try Self.revokeApproved(by: id, userID: userID, at: at, db)
+                for write in writes(cascaded) { try Self.apply(write, db) }
                 return true
             }
         }
+    }
+
+    /// Revokes the device keys enrolled by devices that `credential` approved (``DeviceKeyRow/
+    /// approvedBy``), and those their keys approved, and so on; their IDs. Bounded to 16
+    /// generations (a device approved by a device approved by ...).
+    static func revokeApproved(by credential: String, userID: String, at: Int64, _ db: any SQLSession) throws(StoreError) -> [String] {
+        var frontier = [credential]
+        var revoked: [String] = []
+        for _ in 0..<16 where !frontier.isEmpty {
+            var next: [String] = []
+            for approver in frontier {
+                next += try db.query("UPDATE device_keys SET revoked_at = ? WHERE user_id = ? AND approved_by = ? AND revoked_at IS NULL RETURNING id",
+                                     [.int(at), .text(userID), .text(approver)]).compactMap { $0[0].text }
+            }
+            revoked += next
+            frontier = next
+        }
+        return revoked
     }
 
     public func touchDeviceKey(id: String, at: Int64) throws(StoreError) {

@@ -304,6 +304,8 @@ enum Schema {
             // Whether a passkey's attestation chained to a trust anchor at registration; 0 for
             // every passkey registered before (none was recorded as such).
             (18, "ALTER TABLE credentials ADD COLUMN attested INTEGER NOT NULL DEFAULT 0"),
+            // The credential that approved the device that enrolled a device key (RFC 8628).
+            (19, "ALTER TABLE device_keys ADD COLUMN approved_by TEXT"),
         ]
     }
 

@@ -88,16 +88,29 @@ import Testing
         #expect(claims["acr"] == nil && jwtClaims(granted.json["id_token"]?.string)["acr"] == nil)
         // The new device may enrol its own device key at once.
         let tv = SignedIn(server, phone: phone.phone, access: try #require(granted.json["access_token"]?.string))
-        try tv.enroll(try SoftwareDeviceKey(deviceID: "tv"))
+        let tvKey = try SoftwareDeviceKey(deviceID: "tv")
+        let tvKeyID = try tv.enroll(tvKey)
         // Once only.
         server.clock.advance(16)
         #expect(try Self.poll(server, deviceCode).json["reason"] == .string("expired_token"))
         // A code longer than any issued is malformed, and the answer says so.
         let long = try Self.poll(server, String(repeating: "a", count: 101))
         #expect(long.json["reason"] == .string("malformed") && long.json["error_description"]?.string?.contains("longer") == true)
-        // Revoking the approving key ends the session it started.
+        // A key the phone enrolled from its own sign-in is no approval's, and stays.
+        let own = try phone.enroll(try SoftwareDeviceKey(deviceID: "phone-2"))
+        // Revoking the approving key ends the session it started, and takes the key the approved
+        // device enrolled with it: a device approved by mistake (a phished code) keeps nothing.
         #expect(try phone.call("DELETE", "/me/device-keys/\(keyID)").status == 204)
         #expect(try tv.call("GET", "/me/passkeys").status == 401)
+        let left = try phone.call("GET", "/me/device-keys").json["device_keys"]?.array?.compactMap { $0["id"]?.string } ?? []
+        #expect(left == [own], "\(left)")
+        let user = try #require(jwtClaims(phone.access)["sub"]?.string)
+        let rows = try server.store.auditEvents(limit: 100).filter { $0.kind == AuditKind.deviceKeyRevoked.rawValue && $0.userID == user }
+        #expect(rows.contains { $0.credentialID == tvKeyID && $0.reason == "approver_revoked" }, "\(rows)")
+        // So it cannot approve another device.
+        let again = try Self.start(server)
+        let (_, refused) = try Self.decide(phone, key: tvKey, keyID: tvKeyID, userCode: try #require(again["user_code"]?.string))
+        #expect(refused.status != 200 && refused.json["reason"] == .string("device_key_revoked"), "\(refused.json.serialized)")
     }
 
     @Test("a denial signed by the device key answers access_denied; an unknown, expired or decided code cannot be approved")

@@ -64,9 +64,9 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         if backend == .postgres, let admin = ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"] {
             let url = try PostgresAdmin.createDatabase(adminURL: admin, name: "m_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))
             let opened = concurrently(4) { try SQLStore(postgres: url, connections: 2).schemaVersions() }
-            for result in opened { #expect(try result.get() == Array(1...18)) }
+            for result in opened { #expect(try result.get() == Array(1...19)) }
         }
-        if let sql = store as? SQLStore { #expect(try sql.schemaVersions() == Array(1...18)) }
+        if let sql = store as? SQLStore { #expect(try sql.schemaVersions() == Array(1...19)) }
     }
 
     @Test("a user is created with its passkey or not at all", arguments: Backend.available)
@@ -136,6 +136,35 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         }
         // A key that is a prefix of a stored one is not that one.
         #expect(try store.credential(id: Array(every.prefix(255))) == nil)
+    }
+
+    @Test("revoking a credential takes the device keys of the devices it approved, and theirs in turn, with their IDs given to the writes; others stay", arguments: Backend.available)
+    func approvalCascade(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(1)
+        let c = credential(u.id)
+        try store.createUser(u, credential: c)
+        var second = credential(u.id)
+        second.createdAt += 1
+        try store.perform([.addCredential(second)])
+        func key(_ id: String, approvedBy: String?) -> DeviceKeyRow {
+            DeviceKeyRow(id: id, userID: u.id, deviceID: "device-" + id, platform: "ios", name: nil, publicKey: [4], createdAt: now(), approvedBy: approvedBy)
+        }
+        // A passkey approved a tablet, whose key approved a TV; a phone's own key approved nothing.
+        // A passkey is named by its ID in base64url (RFC 4648 §5, no padding).
+        let passkey = Data(c.id).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        for k in [key("dk_tablet", approvedBy: passkey), key("dk_tv", approvedBy: "dk_tablet"), key("dk_own", approvedBy: nil)] {
+            _ = try store.enrollDeviceKey(k, limit: 10)
+        }
+        #expect(try store.deviceKey(id: "dk_tv")?.approvedBy == "dk_tablet")
+        var given: [String] = []
+        #expect(try store.revokeCredential(id: c.id, userID: u.id, at: now(), writes: { cascaded in given = cascaded; return [] }) == .revoked)
+        #expect(given == ["dk_tablet", "dk_tv"])
+        #expect(try store.deviceKeys(userID: u.id).filter { $0.revokedAt == nil }.map(\.id) == ["dk_own"])
+        // Revoking a key whose approvals are gone takes nothing more.
+        #expect(try store.revokeDeviceKey(id: "dk_own", userID: u.id, at: now(), writes: { cascaded in given = cascaded; return [] }))
+        #expect(given.isEmpty)
     }
 
     @Test("a key written twice is a conflict, as a taken key is on either database", arguments: Backend.available)

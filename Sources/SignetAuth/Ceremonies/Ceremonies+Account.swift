@@ -88,9 +88,13 @@ extension Ceremonies {
         }
         // The revocation and its audit row commit together, or neither does.
         let event = pendingAuditEvent(.passkeyRevoked, user: user.id, client: principal.clientID, credential: credential, context: context)
-        switch try store.revokeCredential(id: credentialID, userID: user.id, at: nowMillis, writes: [.audit(event)]) {
+        var events = [event]
+        switch try store.revokeCredential(id: credentialID, userID: user.id, at: nowMillis, writes: { cascaded in
+            events += approverRevoked(cascaded, user: user.id, approver: credential, context: context)
+            return events.map(StoreWrite.audit)
+        }) {
         case .revoked:
-            counted(event)
+            events.forEach(counted)
             credentialCache.remove(credentialID)
         case .lastCredential:
             audit(.passkeyRevoked, "failure", reason: Reason.lastCredential.rawValue, user: user.id, credential: credential, context: context)
@@ -128,8 +132,10 @@ extension Ceremonies {
         guard request.platform == "ios" || request.platform == "android" else { throw AuthError.malformed("platform must be ios or android") }
         let name = try Self.displayName(request.name, member: "name", limit: 100)
         let recovery = try recoveryForAddition(principal, context: context)
+        // A device approved from another (RFC 8628, `mca`) holds its keys from that approval.
         let row = DeviceKeyRow(id: "dk_" + Base64URL.encode(random(15)), userID: user.id, deviceID: request.device_id, platform: request.platform,
-                               name: name, publicKey: key.spki, createdAt: nowMillis, recoveryID: recovery.id)
+                               name: name, publicKey: key.spki, createdAt: nowMillis, recoveryID: recovery.id,
+                               approvedBy: principal.methods.contains("mca") ? principal.credential : nil)
         // A held session may not replace a key from before its recovery (same device ID).
         if let old = try store.deviceKeys(userID: user.id).first(where: { $0.deviceID == row.deviceID && $0.revokedAt == nil }) {
             try refuseHeldChange(principal, targetRecovery: old.recoveryID)
@@ -156,10 +162,22 @@ extension Ceremonies {
         if id.count <= 64, let target = try store.deviceKey(id: id), target.userID == principal.user.id {
             try refuseHeldChange(principal, targetRecovery: target.recoveryID)
         }
-        let event = pendingAuditEvent(.deviceKeyRevoked, user: principal.user.id, credential: id, context: context)
-        guard id.count <= 64, try store.revokeDeviceKey(id: id, userID: principal.user.id, at: nowMillis, writes: [.audit(event)]) else {
+        var events = [pendingAuditEvent(.deviceKeyRevoked, user: principal.user.id, credential: id, context: context)]
+        guard id.count <= 64, try store.revokeDeviceKey(id: id, userID: principal.user.id, at: nowMillis, writes: { cascaded in
+            events += approverRevoked(cascaded, user: principal.user.id, approver: id, context: context)
+            return events.map(StoreWrite.audit)
+        }) else {
             throw AuthError.notFound(.deviceKeyUnknown, "no such device key on this account")
         }
-        counted(event)
+        events.forEach(counted)
+    }
+
+    /// The audit rows of the device keys revoked with the credential that approved the devices
+    /// that enrolled them (``DeviceKeyRow/approvedBy``).
+    func approverRevoked(_ keys: [String], user: String, approver: String, context: RequestContext) -> [AuditEvent] {
+        keys.map {
+            pendingAuditEvent(.deviceKeyRevoked, reason: "approver_revoked", user: user, credential: $0,
+                              detail: "its device was approved by \(approver.prefix(64)), now revoked", context: context)
+        }
     }
 }

@@ -189,9 +189,15 @@ public struct DeviceKeyRow: Sendable, Equatable {
     public var revokedAt: Int64?
     /// The recovery that added it, when a code session did.
     public var recoveryID: String?
+    /// The credential (a device key ID, or a passkey ID in base64url) that approved the sign-in
+    /// of the device that enrolled it, when that device was approved from another (RFC 8628,
+    /// `amr` `mca`): the key goes when that credential does.
+    public var approvedBy: String?
 
-    public init(id: String, userID: String, deviceID: String, platform: String, name: String?, publicKey: [UInt8], createdAt: Int64, lastUsedAt: Int64? = nil, revokedAt: Int64? = nil, recoveryID: String? = nil) {
+    public init(id: String, userID: String, deviceID: String, platform: String, name: String?, publicKey: [UInt8], createdAt: Int64, lastUsedAt: Int64? = nil, revokedAt: Int64? = nil, recoveryID: String? = nil,
+                approvedBy: String? = nil) {
         self.recoveryID = recoveryID
+        self.approvedBy = approvedBy
         self.id = id
         self.userID = userID
         self.deviceID = deviceID

@@ -180,9 +180,10 @@ public protocol Store: Sendable {
     /// Renames a passkey of `userID`; `false` when there is no such passkey.
     func renameCredential(id: [UInt8], userID: String, name: String) throws(StoreError) -> Bool
     /// Revokes a passkey of `userID`, unless it is the account's last live one (decided in the
-    /// same statement, so two concurrent revocations cannot remove the last two), with `writes`
-    /// in the same transaction when it was revoked.
-    func revokeCredential(id: [UInt8], userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> CredentialRevocation
+    /// same statement, so two concurrent revocations cannot remove the last two), with the device
+    /// keys it approved (``DeviceKeyRow/approvedBy``, and theirs in turn), and
+    /// `writes(those keys' IDs)` in the same transaction when it was revoked.
+    func revokeCredential(id: [UInt8], userID: String, at: Int64, writes: (_ cascaded: [String]) -> [StoreWrite]) throws(StoreError) -> CredentialRevocation
 
     // Device keys.
     /// Enrols a key: revokes the live key of the same device (a re-enrolment after the biometric
@@ -192,9 +193,10 @@ public protocol Store: Sendable {
     func enrollDeviceKey(_ key: DeviceKeyRow, limit: Int, writes: (_ revoked: [String]) -> [StoreWrite]) throws(StoreError) -> [String]
     func deviceKeys(userID: String) throws(StoreError) -> [DeviceKeyRow]
     func deviceKey(id: String) throws(StoreError) -> DeviceKeyRow?
-    /// Revokes a live device key of `userID`, with `writes` in the same transaction; `false`
-    /// (and nothing written) when there is none.
-    func revokeDeviceKey(id: String, userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// Revokes a live device key of `userID`, with the device keys it approved (and theirs in
+    /// turn), and `writes(those keys' IDs)` in the same transaction; `false` (and nothing
+    /// written) when there is none.
+    func revokeDeviceKey(id: String, userID: String, at: Int64, writes: (_ cascaded: [String]) -> [StoreWrite]) throws(StoreError) -> Bool
 
     // Action challenges.
     /// Stores a challenge unless the account made `limit` or more since `windowStart`
@@ -340,8 +342,9 @@ public protocol Store: Sendable {
     /// Ends every session the account started before `at` (``UserRecord/sessionsRevokedAt``),
     /// with `writes`; `false` when there is no such account.
     func revokeSessions(userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
-    /// Revokes a passkey of the account, even its last (an administrator's removal), with `writes`.
-    func adminRevokeCredential(id: [UInt8], userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// Revokes a passkey of the account, even its last (an administrator's removal), with the
+    /// device keys it approved, and `writes(their IDs)`.
+    func adminRevokeCredential(id: [UInt8], userID: String, at: Int64, writes: (_ cascaded: [String]) -> [StoreWrite]) throws(StoreError) -> Bool
     /// Deletes the account's recovery codes, with `writes`; returns how many unused ones went.
     func deleteRecoveryCodes(userID: String, writes: [StoreWrite]) throws(StoreError) -> Int
     func auditEntries(_ query: AuditQuery) throws(StoreError) -> [AuditEntry]
@@ -412,12 +415,16 @@ extension Store {
         try enrollDeviceKey(key, limit: limit, writes: { _ in [] })
     }
 
-    public func revokeCredential(id: [UInt8], userID: String, at: Int64) throws(StoreError) -> CredentialRevocation {
-        try revokeCredential(id: id, userID: userID, at: at, writes: [])
+    public func revokeCredential(id: [UInt8], userID: String, at: Int64, writes: [StoreWrite] = []) throws(StoreError) -> CredentialRevocation {
+        try revokeCredential(id: id, userID: userID, at: at, writes: { _ in writes })
     }
 
-    public func revokeDeviceKey(id: String, userID: String, at: Int64) throws(StoreError) -> Bool {
-        try revokeDeviceKey(id: id, userID: userID, at: at, writes: [])
+    public func revokeDeviceKey(id: String, userID: String, at: Int64, writes: [StoreWrite] = []) throws(StoreError) -> Bool {
+        try revokeDeviceKey(id: id, userID: userID, at: at, writes: { _ in writes })
+    }
+
+    public func adminRevokeCredential(id: [UInt8], userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
+        try adminRevokeCredential(id: id, userID: userID, at: at, writes: { _ in writes })
     }
 
     public func revokeRefreshFamily(hash: [UInt8], now: Int64) throws(StoreError) -> Bool {
