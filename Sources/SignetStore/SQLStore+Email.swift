@@ -145,6 +145,10 @@ extension SQLStore {
                         try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(at), .text(session)])
                     }
                 }
+                // What they approved goes with them (``DeviceKeyRow/approvedBy``).
+                for approver in credentials.map(Base64URL.encode) + keys {
+                    keys += try Self.revokeApproved(by: approver, userID: userID, at: at, db)
+                }
                 // Every session a revoked credential started ends with it.
                 for credential in credentials.map(Base64URL.encode) + keys {
                     try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND credential_id = ? AND revoked_at IS NULL",

@@ -165,6 +165,14 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         // Revoking a key whose approvals are gone takes nothing more.
         #expect(try store.revokeDeviceKey(id: "dk_own", userID: u.id, at: now(), writes: { cascaded in given = cascaded; return [] }))
         #expect(given.isEmpty)
+        // A cancelled recovery takes what it added, and what that approved.
+        try store.perform([.openRecovery(RecoveryRow(id: "r-held", userID: u.id, openedAt: now(), holdUntil: now() + 60_000, session: "held"))])
+        var added = key("dk_recovered", approvedBy: nil)
+        added.recoveryID = "r-held"
+        for k in [added, key("dk_laptop", approvedBy: "dk_recovered")] { _ = try store.enrollDeviceKey(k, limit: 10) }
+        let cancelled = try #require(try store.cancelRecoveries(userID: u.id, at: now(), writes: []))
+        #expect(cancelled.deviceKeys == ["dk_recovered", "dk_laptop"])
+        #expect(try store.deviceKeys(userID: u.id).allSatisfy { $0.revokedAt != nil })
     }
 
     @Test("a key written twice is a conflict, as a taken key is on either database", arguments: Backend.available)
