@@ -213,7 +213,8 @@ extension SignetService {
             let provider = p.authenticator ?? strings["unknown_provider"] ?? ""
             return ["id": .text(p.id), "name": .text(p.name ?? ""), "label": .text(p.name ?? provider), "provider": .text(provider),
                     "removable": .bool(listed.count > 1), "allowed": .bool(p.allowed != false),
-                    "synced": .text(strings[p.backup_state ? "synced" : "device_bound"] ?? ""), "created": .text(when(p.created_at * 1000)),
+                    "synced": .text(strings[p.hardware_bound == true ? "hardware_bound" : p.backup_state ? "synced" : "device_bound"] ?? ""),
+                    "created": .text(when(p.created_at * 1000)),
                     "lastUsed": .text(when(p.last_used_at.map { $0 * 1000 }))]
         }
         let deviceKeys = try ceremonies.deviceKeys(principal).device_keys.map { k -> [String: TemplateValue] in

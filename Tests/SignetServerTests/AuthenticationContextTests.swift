@@ -233,8 +233,11 @@ struct AuthorizeACRTests {
         #expect(try server.authorize(synced, extra: [("acr_values", "phrh phr")]).headers["location"]?.contains("code=") == true, "phr is among the values")
         #expect(WebBrowser.query(try server.authorize(synced, extra: [("acr_values", "phrh"), ("prompt", "none")]).headers["location"])["error"] == "login_required")
 
+        #expect(try synced.page("/account").html.contains("synced") && !(try synced.page("/account").html.contains("hardware key")))
         let bound = WebBrowser(server, authenticator: SoftwareAuthenticator(settings: Self.deviceBound(true)))
         try bound.signUp(email: "bound@signet.test", tamper: anchor.packed)
+        // The account page says which kind of passkey it is.
+        #expect(try bound.page("/account").html.contains("hardware key, verified"))
         for wanted in ["phrh", "phr"] {
             let pkce = PKCE()
             let answer = try server.authorize(bound, pkce: pkce, extra: [("acr_values", wanted)])
