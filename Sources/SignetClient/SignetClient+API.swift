@@ -32,13 +32,7 @@ extension SignetClient {
             } else {
                 call.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
             }
-            let data: Data, response: URLResponse
-            do {
-                (data, response) = try await session.data(for: call)
-            } catch {
-                throw SignetError(.unreachable, "cannot reach \(request.url?.absoluteString ?? "the API"): \(error.localizedDescription)")
-            }
-            guard let http = response as? HTTPURLResponse else { throw SignetError(.invalidResponse, "not an HTTP answer") }
+            let (data, http) = try await transport(call, to: request.url?.absoluteString ?? "the API")
             guard http.statusCode == 401 || http.statusCode == 400 else { return (data, http) }
             let errors = Set(AuthenticationChallenge.parse(http.value(forHTTPHeaderField: "WWW-Authenticate") ?? "").compactMap(\.error))
             if errors.contains("use_dpop_nonce"), dpop != nil, !nonced, let given = http.value(forHTTPHeaderField: "DPoP-Nonce") {

@@ -75,13 +75,7 @@ public actor SignetClient {
             if proves, let signer {
                 request.setValue(try await DPoPProofs.proof(key: signer, method: method, url: url, accessToken: bearer, nonce: dpopNonce), forHTTPHeaderField: "DPoP")
             }
-            let data: Data, response: URLResponse
-            do {
-                (data, response) = try await session.data(for: request)
-            } catch {
-                throw SignetError(.unreachable, "cannot reach \(baseURL.absoluteString): \(error.localizedDescription)")
-            }
-            guard let http = response as? HTTPURLResponse else { throw SignetError(.invalidResponse, "not an HTTP answer") }
+            let (data, http) = try await transport(request, to: baseURL.absoluteString)
             if let nonce = http.value(forHTTPHeaderField: "DPoP-Nonce") { dpopNonce = nonce }
             let answer = Answer(status: http.statusCode, data: data,
                                 retryAfter: http.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? $0 : nil })
@@ -91,6 +85,19 @@ public actor SignetClient {
             }
             return answer
         }
+    }
+
+    /// One round trip over the session: a failure to connect is `unreachable` (naming `target`),
+    /// an answer that is not HTTP `invalidResponse`.
+    func transport(_ request: URLRequest, to target: String) async throws -> (Data, HTTPURLResponse) {
+        let data: Data, response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            throw SignetError(.unreachable, "cannot reach \(target): \(error.localizedDescription)")
+        }
+        guard let http = response as? HTTPURLResponse else { throw SignetError(.invalidResponse, "not an HTTP answer") }
+        return (data, http)
     }
 
     /// The typed answer, or the server's error as a ``SignetError`` whose code is its `reason`.

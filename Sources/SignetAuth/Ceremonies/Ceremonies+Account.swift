@@ -88,13 +88,10 @@ extension Ceremonies {
         }
         // The revocation and its audit row commit together, or neither does.
         let event = pendingAuditEvent(.passkeyRevoked, user: user.id, client: principal.clientID, credential: credential, context: context)
-        var events = [event]
-        switch try store.revokeCredential(id: credentialID, userID: user.id, at: nowMillis, writes: { cascaded in
-            events += approverRevoked(cascaded, user: user.id, approver: credential, context: context)
-            return events.map(StoreWrite.audit)
+        switch try revoking(event, approver: credential, context: context, committed: { $0 == .revoked }, { writes in
+            try store.revokeCredential(id: credentialID, userID: user.id, at: nowMillis, writes: writes)
         }) {
         case .revoked:
-            events.forEach(counted)
             credentialCache.remove(credentialID)
         case .lastCredential:
             audit(.passkeyRevoked, "failure", reason: Reason.lastCredential.rawValue, user: user.id, credential: credential, context: context)
@@ -162,22 +159,28 @@ extension Ceremonies {
         if id.count <= 64, let target = try store.deviceKey(id: id), target.userID == principal.user.id {
             try refuseHeldChange(principal, targetRecovery: target.recoveryID)
         }
-        var events = [pendingAuditEvent(.deviceKeyRevoked, user: principal.user.id, credential: id, context: context)]
-        guard id.count <= 64, try store.revokeDeviceKey(id: id, userID: principal.user.id, at: nowMillis, writes: { cascaded in
-            events += approverRevoked(cascaded, user: principal.user.id, approver: id, context: context)
-            return events.map(StoreWrite.audit)
+        let event = pendingAuditEvent(.deviceKeyRevoked, user: principal.user.id, credential: id, context: context)
+        guard id.count <= 64, try revoking(event, approver: id, context: context, committed: { $0 }, { writes in
+            try store.revokeDeviceKey(id: id, userID: principal.user.id, at: nowMillis, writes: writes)
         }) else {
             throw AuthError.notFound(.deviceKeyUnknown, "no such device key on this account")
         }
-        events.forEach(counted)
     }
 
-    /// The audit rows of the device keys revoked with the credential that approved the devices
-    /// that enrolled them (``DeviceKeyRow/approvedBy``).
-    func approverRevoked(_ keys: [String], user: String, approver: String, context: RequestContext) -> [AuditEvent] {
-        keys.map {
-            pendingAuditEvent(.deviceKeyRevoked, reason: "approver_revoked", user: user, credential: $0,
-                              detail: "its device was approved by \(approver.prefix(64)), now revoked", context: context)
+    /// A revocation of the credential `approver` by `revoke`, which commits `event` with the rows
+    /// of the device keys that went with it (``DeviceKeyRow/approvedBy``, reason
+    /// `approver_revoked`), all counted in `/metrics` once `committed` says the change was made.
+    func revoking<R>(_ event: AuditEvent, approver: String, context: RequestContext, committed: (R) -> Bool,
+                     _ revoke: (_ writes: (_ cascaded: [String]) -> [StoreWrite]) throws -> R) throws -> R {
+        var events = [event]
+        let result = try revoke { cascaded in
+            events += cascaded.map {
+                pendingAuditEvent(.deviceKeyRevoked, reason: "approver_revoked", user: event.userID, credential: $0,
+                                  detail: "its device was approved by \(approver.prefix(64)), now revoked", context: context)
+            }
+            return events.map(StoreWrite.audit)
         }
+        if committed(result) { events.forEach(counted) }
+        return result
     }
 }

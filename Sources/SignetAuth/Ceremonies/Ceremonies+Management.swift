@@ -220,20 +220,16 @@ extension Ceremonies {
         // Each change commits with its audit row, which is counted in /metrics only if it did.
         switch parts[0] {
         case "passkey":
-            var events = [pendingAuditEvent(.adminPasskeyRevoked, user: userID, client: caller.clientID, credential: parts[1], context: context)]
-            guard let id = Base64URL.decode(parts[1]), try store.adminRevokeCredential(id: id, userID: userID, at: now, writes: { cascaded in
-                events += approverRevoked(cascaded, user: userID, approver: parts[1], context: context)
-                return events.map(StoreWrite.audit)
+            let event = pendingAuditEvent(.adminPasskeyRevoked, user: userID, client: caller.clientID, credential: parts[1], context: context)
+            guard let id = Base64URL.decode(parts[1]), try revoking(event, approver: parts[1], context: context, committed: { $0 }, { writes in
+                try store.adminRevokeCredential(id: id, userID: userID, at: now, writes: writes)
             }) else { throw unknown }
-            events.forEach(counted)
             credentialCache.remove(id)
         case "device-key":
-            var events = [pendingAuditEvent(.adminDeviceKeyRevoked, user: userID, client: caller.clientID, credential: parts[1], context: context)]
-            guard try store.revokeDeviceKey(id: parts[1], userID: userID, at: now, writes: { cascaded in
-                events += approverRevoked(cascaded, user: userID, approver: parts[1], context: context)
-                return events.map(StoreWrite.audit)
+            let event = pendingAuditEvent(.adminDeviceKeyRevoked, user: userID, client: caller.clientID, credential: parts[1], context: context)
+            guard try revoking(event, approver: parts[1], context: context, committed: { $0 }, { writes in
+                try store.revokeDeviceKey(id: parts[1], userID: userID, at: now, writes: writes)
             }) else { throw unknown }
-            events.forEach(counted)
         case "recovery-code":
             let event = pendingAuditEvent(.adminRecoveryCodesDeleted, user: userID, client: caller.clientID, context: context)
             guard parts[1].isExactly(userID), try store.deleteRecoveryCodes(userID: userID, writes: [.audit(event)]) > 0 else { throw unknown }

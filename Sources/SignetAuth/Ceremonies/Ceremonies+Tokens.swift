@@ -16,8 +16,6 @@ public struct Principal: Sendable {
     /// How (RFC 8176): `pop` for a passkey, `hwk` for a device key or a hardware-bound passkey,
     /// `user` when the user was verified, `otp` for an email or recovery code.
     public var methods: [String] { claims["amr"]?.array?.compactMap(\.string) ?? [] }
-    /// The sign-in's class (OIDC Core §2 `acr`, RFC 9470 §6.1): `phr` for a passkey's, absent otherwise.
-    public var acr: String? { claims["acr"]?.string }
     /// The session (OIDC `sid`): the refresh-token family the sign-in started.
     public var sessionID: String? { claims["sid"]?.string }
     /// The credential whose sign-in started the session (`cred`: a passkey ID in base64url or a
