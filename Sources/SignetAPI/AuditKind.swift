@@ -65,6 +65,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
     case adminClientSecretRotated = "admin_client_secret_rotated"
     // The server on its own.
     case mailDropped = "mail_dropped"
+    case backchannelLogoutDropped = "backchannel_logout_dropped"
     case signingKeyRotated = "signing_key_rotated"
     case signingKeyDestroyed = "signing_key_destroyed"
 
@@ -124,6 +125,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .adminClientRemoved: "A client removed, with every session issued to it."
         case .adminClientSecretRotated: "A confidential client's secret replaced."
         case .mailDropped: "A message given up after its retries, or sealed under another key; failures only."
+        case .backchannelLogoutDropped: "A client's logout token given up after its retries (OIDC Back-Channel Logout); failures only."
         case .signingKeyRotated: "A new token-signing key added by the scheduled rotation."
         case .signingKeyDestroyed: "A retired token-signing key deleted once no instance can publish it."
         }

@@ -54,6 +54,10 @@ public struct ClientConfiguration: Sendable, Equatable {
     public var dpop = "allowed"
     /// `device_key`: a refresh needs a DPoP proof by one of the account's enrolled device keys.
     public var refreshProof: String?
+    /// Where the client hears that a session it signed in to through the browser ended
+    /// (OpenID Connect Back-Channel Logout 1.0 §2.2, `backchannel_logout_uri`): `https`, or
+    /// `http` to a loopback address; never with a fragment.
+    public var backchannelLogoutURI: String?
 
     /// Whether the client authenticates with a secret (RFC 6749 §2.1).
     public var isConfidential: Bool { secretHash != nil }

@@ -14,7 +14,11 @@ public struct HTTPSOptions: Sendable {
     public var timeout = 15
     /// Bytes of body kept at most; the rest ends the transfer (``HTTPSResponse/truncated``).
     public var maxBytes = 1 << 20
-    public init(caFile: String? = nil, resolve: [String] = [], connectTo: [String] = [], timeout: Int = 15, maxBytes: Int = 1 << 20) {
+    /// The `User-Agent` sent.
+    public var userAgent = "signet-doctor"
+    public init(caFile: String? = nil, resolve: [String] = [], connectTo: [String] = [], timeout: Int = 15, maxBytes: Int = 1 << 20,
+                userAgent: String = "signet-doctor") {
+        self.userAgent = userAgent
         self.caFile = caFile
         self.resolve = resolve
         self.connectTo = connectTo
@@ -42,8 +46,9 @@ public struct HTTPSResponse: Sendable {
     }
 }
 
-/// HTTPS GETs with libcurl (`signet doctor`): TLS verified against the system's CAs or
-/// ``HTTPSOptions/caFile``, the name checked, no redirect followed, the body bounded.
+/// HTTPS requests with libcurl (`signet doctor`'s GETs, logout tokens' POSTs): TLS verified
+/// against the system's CAs or ``HTTPSOptions/caFile``, the name checked, no redirect followed,
+/// the body bounded.
 public enum HTTPS {
     /// libcurl's codes for a certificate that does not verify or does not name the host.
     public static let certificateErrors: Set<Int> = [Int(CURLE_PEER_FAILED_VERIFICATION.rawValue), Int(CURLE_SSL_CACERT_BADFILE.rawValue),
@@ -58,13 +63,27 @@ public enum HTTPS {
     }
 
     public static func get(_ url: String, options: HTTPSOptions = HTTPSOptions()) throws(CurlError) -> HTTPSResponse {
+        try request(url, form: nil, options: options)
+    }
+
+    /// POSTs `form`, an `application/x-www-form-urlencoded` body (ASCII, as that encoding is).
+    public static func post(_ url: String, form: String, options: HTTPSOptions = HTTPSOptions()) throws(CurlError) -> HTTPSResponse {
+        try request(url, form: form, options: options)
+    }
+
+    static func request(_ url: String, form: String?, options: HTTPSOptions) throws(CurlError) -> HTTPSResponse {
         let curl = try CurlHandle()
         curl.set(CURLOPT_URL, url)
+        if let form {
+            curl.set(CURLOPT_POSTFIELDSIZE, form.utf8.count)
+            curl.set(CURLOPT_COPYPOSTFIELDS, form)
+            curl.set(CURLOPT_HTTPHEADER, list: ["Content-Type: application/x-www-form-urlencoded", "Expect:"])
+        }
         curl.set(CURLOPT_PROTOCOLS_STR, "https,http")
         curl.set(CURLOPT_FOLLOWLOCATION, 0)
         curl.set(CURLOPT_TIMEOUT, options.timeout)
         curl.set(CURLOPT_CONNECTTIMEOUT, min(10, options.timeout))
-        curl.set(CURLOPT_USERAGENT, "signet-doctor")
+        curl.set(CURLOPT_USERAGENT, options.userAgent)
         if let ca = options.caFile { curl.set(CURLOPT_CAINFO, ca) }
         if !options.resolve.isEmpty { curl.set(CURLOPT_RESOLVE, list: options.resolve) }
         if !options.connectTo.isEmpty { curl.set(CURLOPT_CONNECT_TO, list: options.connectTo) }

@@ -250,7 +250,8 @@ public enum ConfigurationLoader {
         let clients = try list.enumerated().map { index, item in
             guard let object = item.object else { throw ConfigurationError("clients[\(index)] must be an object") }
             let known: Set<String> = ["client_id", "name", "type", "grants", "scopes", "redirect_uris", "post_logout_redirect_uris", "allowed_origins", "ios", "android",
-                                      "audiences", "client_secret_hash", "dpop", "refresh_proof"]
+                                      "audiences", "client_secret_hash", "dpop", "refresh_proof",
+                                      "backchannel_logout_uri", "backchannel_logout_session_required"]
             if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
             // RFC 6749 Appendix A.1: client-id = *VSCHAR (visible ASCII and space).
@@ -264,6 +265,16 @@ public enum ConfigurationLoader {
             if let dpop = object["dpop"] {
                 guard let value = dpop.string, ["allowed", "required"].contains(value) else { throw ConfigurationError("client \(id): dpop must be \"allowed\" or \"required\"") }
                 client.dpop = value
+            }
+            if let uri = object["backchannel_logout_uri"] {
+                guard let text = uri.string, Ceremonies.isBackchannelLogoutURI(text) else {
+                    throw ConfigurationError("client \(id): backchannel_logout_uri must be an https URI without a fragment (http only to a loopback address)")
+                }
+                client.backchannelLogoutURI = text
+            }
+            // Back-Channel Logout §2.2: Signet always sends `sid`, so either value holds.
+            if let required = object["backchannel_logout_session_required"], required.bool == nil {
+                throw ConfigurationError("client \(id): backchannel_logout_session_required must be true or false")
             }
             if let proof = object["refresh_proof"] {
                 guard proof.string == "device_key" else { throw ConfigurationError("client \(id): refresh_proof must be \"device_key\"") }

@@ -64,6 +64,12 @@ public final class SignetApp: @unchecked Sendable {
             sender.start()
             mailSender = sender
         }
+        // Back-Channel Logout: only where a client asked for logout tokens.
+        if configuration.clients.contains(where: { $0.backchannelLogoutURI != nil }) {
+            let logouts = LogoutSender(ceremonies: service.ceremonies, log: log)
+            logouts.start()
+            logoutSender = logouts
+        }
         if let (host, port) = configuration.metricsListen {
             var settings = HTTPServer.Configuration()
             settings.host = host
@@ -101,10 +107,12 @@ public final class SignetApp: @unchecked Sendable {
     /// The listener of `metrics.listen`, when set.
     public private(set) var metricsServer: HTTPServer?
     private var mailSender: MailSender?
+    private var logoutSender: LogoutSender?
 
     deinit {
         purger?.cancel()
         mailSender?.stop()
+        logoutSender?.stop()
         metricsServer?.stop()
     }
 
@@ -121,6 +129,12 @@ public final class SignetApp: @unchecked Sendable {
     /// Delivers every message due now, on the calling thread (tests, after moving the clock).
     package func sendMailNow() -> Int { mailSender?.runOnce() ?? 0 }
 
+    /// Sends every logout token due now, after a sweep, on the calling thread (tests).
+    package func sendLogoutsNow() -> Int { logoutSender?.runOnce(sweep: true) ?? 0 }
+
+    /// Stops this instance's logout sender's own beat (tests then send with ``sendLogoutsNow()``).
+    package func pauseLogouts() { logoutSender?.stop() }
+
     /// Stops this instance's mail sender (tests of an instance that stops sending).
     package func stopMail() { mailSender?.stop() }
 
@@ -128,6 +142,7 @@ public final class SignetApp: @unchecked Sendable {
     public func shutdown(grace: TimeInterval = 10) {
         purger?.cancel()
         mailSender?.stop()
+        logoutSender?.stop()
         metricsServer?.shutdown(grace: 1)
         server.shutdown(grace: grace)
     }

@@ -19,7 +19,7 @@ extension SignetService {
         .signUpChallenge, .deviceCode, .otpSent, .authorizationCodeIssued, .authorizationCode, .authorizationCodeExchanged,
         .clientAuthentication, .clientCredentials, .refresh, .addPasskey, .actionChallenge, .actionVerified, .accountDeleted,
         .adminUserDeleted, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .mailDropped, .signingKeyRotated,
-        .signingKeyDestroyed,
+        .signingKeyDestroyed, .backchannelLogoutDropped,
     ]
 
     static func addAccountRoutes(_ r: inout Router<SignetService>) {

@@ -53,6 +53,8 @@ enum WellKnown {
             "introspection_endpoint_auth_methods_supported": .array([.string("client_secret_basic"), .string("client_secret_post")]),
             "scopes_supported": .array(Ceremonies.knownScopes.map(JSONValue.string)),
             "acr_values_supported": .array(AuthenticationContext.supported.map(JSONValue.string)),
+            // OpenID Connect Back-Channel Logout 1.0 §2.1: logout tokens, always with `sid`.
+            "backchannel_logout_supported": .bool(true), "backchannel_logout_session_supported": .bool(true),
             "claims_supported": .array(["sub", "iss", "aud", "exp", "iat", "auth_time", "acr", "amr", "nonce", "sid", "email", "email_verified", "name"].map(JSONValue.string)),
         ])
     }

@@ -154,6 +154,7 @@ extension SQLStore {
                     try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND credential_id = ? AND revoked_at IS NULL",
                                  [.int(at), .text(userID), .text(credential)])
                 }
+                try Self.queueLogouts(userID: userID, at: at, db)
                 for write in writes { try Self.apply(write, db) }
                 return RecoveryCancellation(recoveries: cancelled, credentials: credentials, deviceKeys: keys)
             }
@@ -222,19 +223,20 @@ extension SQLStore {
 
     static let outboxColumns = "id, kind, recipient, message, created_at, due_at, expires_at, attempts"
 
-    public func claimMail(now: Int64, lease: Int64, limit: Int) throws(StoreError) -> MailClaim {
+    public func claimMail(now: Int64, lease: Int64, limit: Int, logouts: Bool) throws(StoreError) -> MailClaim {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> MailClaim in
-                // A code's message is worth nothing once the code has expired.
+                // A code's message is worth nothing once the code has expired; a logout token's
+                // notice is dropped after a day of tries.
                 try db.query("DELETE FROM outbox WHERE expires_at IS NOT NULL AND expires_at <= ?", [.int(now)])
                 let dropped = db.changes
                 let skipLocked = backend == "postgres" ? " FOR UPDATE SKIP LOCKED" : ""
                 let claimed = try db.query(
                     """
                     UPDATE outbox SET claimed_until = ?, attempts = attempts + 1
-                    WHERE id IN (SELECT id FROM outbox WHERE due_at <= ? AND claimed_until <= ? ORDER BY due_at LIMIT ?\(skipLocked))
+                    WHERE id IN (SELECT id FROM outbox WHERE due_at <= ? AND claimed_until <= ? AND kind \(logouts ? "=" : "<>") ? ORDER BY due_at LIMIT ?\(skipLocked))
                     RETURNING \(Self.outboxColumns)
-                    """, [.int(now + lease), .int(now), .int(now), .int(Int64(limit))]).map {
+                    """, [.int(now + lease), .int(now), .int(now), .text(Self.logoutKind), .int(Int64(limit))]).map {
                     OutboxRow(id: $0[0].text ?? "", kind: $0[1].text ?? "", recipient: $0[2].text ?? "", message: $0[3].blob ?? [], createdAt: $0[4].int ?? 0,
                               dueAt: $0[5].int ?? 0, expiresAt: $0[6].int, attempts: Int($0[7].int ?? 0))
                 }

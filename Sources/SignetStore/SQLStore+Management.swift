@@ -42,7 +42,7 @@ extension SQLStore {
         case .recordLogin(let userID, let at):
             try db.query("UPDATE users SET last_login = ?, logins_count = logins_count + 1 WHERE id = ? AND blocked = 0", [.int(at), .text(userID)])
             guard db.changes == 1 else { throw StoreError(.userBlocked, "the account is blocked or gone") }
-        case .webSession, .authorizationCode, .useAuthorizationCode:
+        case .webSession, .authorizationCode, .useAuthorizationCode, .logoutSubscription:
             try applyWeb(write, db)
         default:
             try applyDevice(write, db)
@@ -93,13 +93,14 @@ extension SQLStore {
                 }
                 try db.query("UPDATE users SET \(sets.joined(separator: ", ")) WHERE id = ?", arguments + [.text(id)])
                 guard db.changes == 1 else { return nil }
+                if change.blocked == true { try Self.queueLogouts(userID: id, at: at, db) }
                 for write in writes { try Self.apply(write, db) }
                 return try db.query(Self.managedUserSelect + " WHERE u.id = ?", [.text(id)]).first.map(Self.managedUser)
             }
         }
     }
 
-    public func deleteUser(id: String, pseudonym: String, writes: [StoreWrite]) throws(StoreError) -> Bool {
+    public func deleteUser(id: String, pseudonym: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in
                 guard let email = try db.query("SELECT email FROM users WHERE id = ?", [.text(id)]).first?[0] else { return false }
@@ -113,6 +114,8 @@ extension SQLStore {
                 try db.query("DELETE FROM outbox WHERE recipient = ?", [email])
                 try db.query("DELETE FROM users WHERE id = ?", [.text(id)])
                 try db.query("UPDATE audit_events SET user_id = ?, detail = NULL WHERE user_id = ?", [.text(pseudonym), .text(id)])
+                // The clients it was signed in to hear of it by the ID they know it by.
+                try Self.queueLogouts(userID: id, at: at, db)
                 for write in writes { try Self.apply(write, db) }
                 return true
             }
@@ -140,6 +143,7 @@ extension SQLStore {
             try db.transaction { () throws(StoreError) -> Bool in
                 try db.query("UPDATE users SET sessions_revoked_at = ? WHERE id = ?", [.int(at), .text(userID)])
                 guard db.changes == 1 else { return false }
+                try Self.queueLogouts(userID: userID, at: at, db)
                 for write in writes { try Self.apply(write, db) }
                 return true
             }
@@ -152,6 +156,7 @@ extension SQLStore {
                 try db.query("UPDATE credentials SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.int(at), .blob(id), .text(userID)])
                 guard db.changes == 1 else { return false }
                 let cascaded = try Self.revokeApproved(by: Base64URL.encode(id), userID: userID, at: at, db)
+                try Self.queueLogouts(userID: userID, at: at, db)
                 for write in writes(cascaded) { try Self.apply(write, db) }
                 return true
             }

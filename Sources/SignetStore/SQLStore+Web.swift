@@ -4,7 +4,7 @@ public import SignetAuth
 /// session's revocation are each one statement, so they hold across instances.
 extension SQLStore {
     static let webSessionColumns = "hash, id, user_id, auth_time, amr, credential_id, created_at, last_seen_at, expires_at, revoked_at, user_agent, remote"
-    static let authorizationCodeColumns = "hash, client_id, redirect_uri, code_challenge, nonce, scope, audience, user_id, auth_time, amr, credential_id, family, created_at, expires_at, dpop_jkt"
+    static let authorizationCodeColumns = "hash, client_id, redirect_uri, code_challenge, nonce, scope, audience, user_id, auth_time, amr, credential_id, family, created_at, expires_at, dpop_jkt, web_session"
 
     /// A new session's values for ``webSessionColumns``, without `revoked_at` (always NULL).
     static func webSessionValues(_ w: WebSessionRow) -> [SQLValue] {
@@ -22,7 +22,7 @@ extension SQLStore {
         AuthorizationCodeRow(hash: r[0].blob ?? [], clientID: r[1].text ?? "", redirectURI: r[2].text ?? "", codeChallenge: r[3].text, nonce: r[4].text,
                              scope: r[5].text ?? "", audience: r[6].text, userID: r[7].text ?? "", authTime: r[8].int ?? 0,
                              amr: (r[9].text ?? "").split(separator: " ").map(String.init), credential: r[10].text, family: r[11].text ?? "",
-                             createdAt: r[12].int ?? 0, expiresAt: r[13].int ?? 0, dpopJKT: r[14].text)
+                             createdAt: r[12].int ?? 0, expiresAt: r[13].int ?? 0, dpopJKT: r[14].text, webSession: r[15].text)
     }
 
     static func applyWeb(_ write: StoreWrite, _ db: any SQLSession) throws(StoreError) {
@@ -31,10 +31,12 @@ extension SQLStore {
             try db.query("INSERT INTO web_sessions (\(webSessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)", webSessionValues(w))
         case .authorizationCode(let c):
             try db.query(
-                "INSERT INTO authorization_codes (\(authorizationCodeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO authorization_codes (\(authorizationCodeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [.blob(c.hash), .text(c.clientID), .text(c.redirectURI), text(c.codeChallenge), text(c.nonce), .text(c.scope), text(c.audience),
                  .text(c.userID), .int(c.authTime), .text(c.amr.joined(separator: " ")), text(c.credential), .text(c.family), .int(c.createdAt),
-                 .int(c.expiresAt), text(c.dpopJKT)])
+                 .int(c.expiresAt), text(c.dpopJKT), text(c.webSession)])
+        case .logoutSubscription(let s):
+            try insert(s, db)
         case .useAuthorizationCode(let hash, let at):
             // One statement decides the one use, inside the transaction that stores the tokens.
             try db.query("UPDATE authorization_codes SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ?", [.int(at), .blob(hash), .int(at)])
@@ -77,6 +79,7 @@ extension SQLStore {
             try db.transaction { () throws(StoreError) -> Bool in
                 try db.query("UPDATE web_sessions SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.int(at), .text(id), .text(userID)])
                 guard db.changes == 1 else { return false }
+                try Self.endBrowserSessions(webSession: id, userID: userID, at: at, db)
                 for write in writes { try Self.apply(write, db) }
                 return true
             }
@@ -85,7 +88,7 @@ extension SQLStore {
 
     public func authorizationCode(hash: [UInt8]) throws(StoreError) -> (row: AuthorizationCodeRow, usedAt: Int64?)? {
         try locked { db throws(StoreError) in
-            try db.query("SELECT \(Self.authorizationCodeColumns), used_at FROM authorization_codes WHERE hash = ?", [.blob(hash)]).first.map { (Self.authorizationCode($0), $0[15].int) }
+            try db.query("SELECT \(Self.authorizationCodeColumns), used_at FROM authorization_codes WHERE hash = ?", [.blob(hash)]).first.map { (Self.authorizationCode($0), $0[16].int) }
         }
     }
 
@@ -95,6 +98,7 @@ extension SQLStore {
                 try db.query("INSERT INTO ended_sessions (sid, ended_at, expires_at) VALUES (?, ?, ?) ON CONFLICT (sid) DO NOTHING", [.text(sid), .int(at), .int(until)])
                 guard db.changes == 1 else { return false }
                 try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(at), .text(sid)])
+                try Self.queueLogout(sid: sid, at: at, db)
                 for write in writes { try Self.apply(write, db) }
                 return true
             }

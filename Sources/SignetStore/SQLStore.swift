@@ -175,7 +175,7 @@ public final class SQLStore: Store, @unchecked Sendable {
         case .refreshToken(let token):
             try insert(token, db)
         case .createAccount, .verifyEmail, .useEmailCode, .discardEmailCodes, .useRecoveryCode, .openRecovery, .mail, .recordLogin, .useDeviceCode, .useProof, .webSession,
-             .authorizationCode, .useAuthorizationCode:
+             .authorizationCode, .useAuthorizationCode, .logoutSubscription:
             try applyManagement(write, db)
         case .audit(let e):
             try db.query("INSERT INTO audit_events (\(auditColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", auditValues(e))
@@ -321,6 +321,7 @@ public final class SQLStore: Store, @unchecked Sendable {
                     """, [.int(at), .blob(id), .text(userID), .text(userID)])
                 if db.changes == 1 {
                     let cascaded = try Self.revokeApproved(by: Base64URL.encode(id), userID: userID, at: at, db)
+                    try Self.queueLogouts(userID: userID, at: at, db)
                     for write in writes(cascaded) { try Self.apply(write, db) }
                     return .revoked
                 }
@@ -459,6 +460,10 @@ public final class SQLStore: Store, @unchecked Sendable {
         ("authorization_codes", 3_600_000),
         ("web_sessions", 86_400_000),
         ("ended_sessions", 0),
+        // A subscription outlives its session's possible end by nothing; a notice or a code's
+        // message nobody sent in its time (no sender running) goes a day after.
+        ("logout_subscriptions", 0),
+        ("outbox", 86_400_000),
         // An address's code is replaced by its next one; one that expired a day ago throttles
         // nothing any more (an address's sends are counted in rate_counters).
         ("email_codes", 86_400_000),
@@ -515,6 +520,7 @@ public final class SQLStore: Store, @unchecked Sendable {
                 if r[2].int == nil, r[3].int == nil, (r[4].int ?? 0) > now, let bound = r[5].text, bound != proof { return .keyMismatch }
                 if r[2].int != nil {
                     try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(now), r[0]])
+                    try Self.queueLogout(sid: r[0].text ?? "", at: now, db)
                     return .reused(family: r[0].text ?? "", userID: r[1].text ?? "")
                 }
                 return r[3].int != nil ? .revoked(userID: r[1].text ?? "") : .expired
@@ -558,6 +564,7 @@ public final class SQLStore: Store, @unchecked Sendable {
             try db.transaction { () throws(StoreError) -> Bool in
                 guard let family = try db.query("SELECT family FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first?[0] else { return false }
                 try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(now), family])
+                try Self.queueLogout(sid: family.text ?? "", at: now, db)
                 for write in writes { try Self.apply(write, db) }
                 return true
             }
@@ -677,7 +684,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     public func rowCounts() throws(StoreError) -> [String: Int] {
         try locked { db throws(StoreError) in
             var counts: [String: Int] = [:]
-            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events", "device_keys", "action_challenges", "email_codes", "outbox", "recovery_codes", "recoveries", "clients", "device_codes", "web_sessions", "authorization_codes", "ended_sessions"] {
+            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events", "device_keys", "action_challenges", "email_codes", "outbox", "recovery_codes", "recoveries", "clients", "device_codes", "web_sessions", "authorization_codes", "ended_sessions", "logout_subscriptions"] {
                 counts[table] = Int(try db.query("SELECT COUNT(*) FROM \(table)").first?[0].int ?? 0)
             }
             return counts

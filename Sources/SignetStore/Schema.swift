@@ -306,6 +306,23 @@ enum Schema {
             (18, "ALTER TABLE credentials ADD COLUMN attested INTEGER NOT NULL DEFAULT 0"),
             // The credential that approved the device that enrolled a device key (RFC 8628).
             (19, "ALTER TABLE device_keys ADD COLUMN approved_by TEXT"),
+            // OpenID Connect Back-Channel Logout 1.0: the browser session a code was issued to,
+            // and the sessions whose clients want a logout token when they end.
+            (20, """
+            ALTER TABLE authorization_codes ADD COLUMN web_session TEXT;
+            CREATE TABLE logout_subscriptions (
+                sid TEXT PRIMARY KEY,
+                client_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                credential_id \(blob),
+                web_session TEXT,
+                offline INTEGER NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL
+            );
+            CREATE INDEX logout_subscriptions_user ON logout_subscriptions(user_id);
+            CREATE INDEX logout_subscriptions_web_session ON logout_subscriptions(web_session)
+            """),
         ]
     }
 

@@ -32,7 +32,7 @@ import Testing
         #expect(try !store.touchWebSession(hash: a.hash, now: now(), authTime: nil, amr: [], credential: nil))
         #expect(try store.webSessions(userID: u.id, now: now()).map(\.id) == [b.id])
         #expect(try store.rowCounts()["web_sessions"] == 2)
-        #expect(try store.deleteUser(id: u.id, pseudonym: "deleted:x", writes: []))
+        #expect(try store.deleteUser(id: u.id, pseudonym: "deleted:x", at: 1, writes: []))
         #expect(try store.rowCounts()["web_sessions"] == 0)
     }
 

@@ -294,7 +294,7 @@ extension Ceremonies {
             hash: Digest.sha256.hash(code), clientID: request.clientID, redirectURI: request.redirectURI, codeChallenge: request.codeChallenge,
             nonce: request.nonce, scope: request.scope, audience: request.audience, userID: session.user.id, authTime: session.row.authTime,
             amr: session.row.amr, credential: session.row.credential, family: Base64URL.encode(timeOrderedID()), createdAt: now,
-            expiresAt: now + Int64(configuration.authorizationCodeLifetime) * 1000, dpopJKT: request.dpopJKT)
+            expiresAt: now + Int64(configuration.authorizationCodeLifetime) * 1000, dpopJKT: request.dpopJKT, webSession: session.row.id)
         try store.perform([.authorizationCode(row), .audit(auditEvent(.authorizationCodeIssued, user: session.user.id, client: request.clientID, context: context))])
         return Self.appending(to: request.redirectURI, [("code", Base64URL.encode(code)), ("state", request.state), ("iss", configuration.issuer)])
     }
@@ -406,7 +406,8 @@ extension Ceremonies {
             : nil
         do {
             try store.perform([.useAuthorizationCode(hash: hash, at: now), .audit(auditEvent(.authorizationCodeExchanged, user: user.id, client: client.id, context: context))]
-                + (refresh.map { [.refreshToken($0.row)] } ?? []) + proofMark(grant.binding))
+                + (refresh.map { [.refreshToken($0.row)] } ?? []) + proofMark(grant.binding)
+                + (logoutSubscription(row, client: client, offline: refresh != nil).map { [.logoutSubscription($0)] } ?? []))
         } catch {
             guard error.code == .sessionUsed else { throw error }
             try endSession(row.family)

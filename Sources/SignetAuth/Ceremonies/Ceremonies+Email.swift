@@ -226,7 +226,7 @@ extension Ceremonies {
             return [.audit(event)] + mail
         }
         events.forEach(counted)
-        var claim = try store.claimMail(now: now, lease: 120_000, limit: limit)
+        var claim = try store.claimMail(now: now, lease: 120_000, limit: limit, logouts: false)
         // Opened for the transport; a row that does not open (another key) is dropped, audited.
         claim.claimed = claim.claimed.compactMap { row in
             guard let message = try? AESGCM.open(row.message, key: mailKey, aad: Array(row.id.utf8)) else {

@@ -20,7 +20,7 @@ extension Ceremonies {
         let pseudonym = pseudonym(of: userID)
         // A pending address change is kept under the new address, not the account's: it goes too.
         let held: [StoreWrite] = [.discardEmailCodes(holder: Self.emailChangeHolder(userID))]
-        guard try store.deleteUser(id: userID, pseudonym: pseudonym, writes: held + writes(pseudonym)) else { return false }
+        guard try store.deleteUser(id: userID, pseudonym: pseudonym, at: nowMillis, writes: held + writes(pseudonym)) else { return false }
         for id in passkeys { credentialCache.remove(id) }
         return true
     }

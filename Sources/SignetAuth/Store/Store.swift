@@ -84,6 +84,9 @@ public enum StoreWrite: Sendable {
     /// Uses an unexpired code, in the same transaction as the tokens it gives; if it was used
     /// already (or expired), the batch fails with ``StoreError/Code/sessionUsed``.
     case useAuthorizationCode(hash: [UInt8], at: Int64)
+    /// Remembers that a client wants a logout token when this session ends (Back-Channel Logout
+    /// §2.3).
+    case logoutSubscription(LogoutSubscriptionRow)
 }
 
 /// What a verified assertion records about its passkey (WebAuthn §7.2 steps 22–24), in the one
@@ -301,8 +304,17 @@ public protocol Store: Sendable {
     /// with an access token, and every introspection, checks. `nil` when the account is gone.
     func tokenHolder(userID: String, credential: CredentialReference?, sid: String?) throws(StoreError) -> TokenHolder?
     /// Drops code mail whose code has expired, then claims up to `limit` due messages for
-    /// `lease` ms (on PostgreSQL `FOR UPDATE SKIP LOCKED`, so instances never claim the same).
-    func claimMail(now: Int64, lease: Int64, limit: Int) throws(StoreError) -> MailClaim
+    /// `lease` ms (on PostgreSQL `FOR UPDATE SKIP LOCKED`, so instances never claim the same):
+    /// mail, or with `logouts` the logout tokens' notices (``LogoutNotice``) instead.
+    func claimMail(now: Int64, lease: Int64, limit: Int, logouts: Bool) throws(StoreError) -> MailClaim
+    /// OpenID Connect Back-Channel Logout 1.0 §2.3: forgets subscriptions whose sessions expired,
+    /// and queues a notice for up to `limit` whose sessions ended some other way than those that
+    /// queue their own (an account blocked, a passkey revoked, a session ended: each queues in
+    /// its own transaction). Returns how many were queued: a backstop, so that no way of ending
+    /// a session goes unnoticed.
+    func sweepLogouts(now: Int64, limit: Int) throws(StoreError) -> Int
+    /// The account's sessions whose clients want a logout token when they end, oldest first.
+    func logoutSubscriptions(userID: String) throws(StoreError) -> [LogoutSubscriptionRow]
     /// A delivered message leaves the outbox.
     func mailDelivered(id: String) throws(StoreError)
     /// A failed delivery: tried again at `retryAt`, or dropped.
@@ -333,8 +345,9 @@ public protocol Store: Sendable {
     /// Erases the account and every row bound to it (credentials, device keys, tokens, codes,
     /// challenges, recoveries, queued mail, device sign-ins it approved), and replaces its ID in the audit trail with
     /// `pseudonym` (its details cleared), with `writes`, in one transaction; `false` when there
-    /// is no such account.
-    func deleteUser(id: String, pseudonym: String, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// is no such account. The clients it was signed in to that asked for logout tokens get
+    /// theirs, naming it by its ID, queued at `at`.
+    func deleteUser(id: String, pseudonym: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
     /// The account's refresh-token families with a token neither used, revoked nor expired at
     /// `now` (the caller drops those that ``UserRecord/sessionsRevokedAt`` ended). A scan of the
     /// refresh tokens: an administrator's read, which no sign-in pays an index for.
