@@ -48,8 +48,28 @@ RS_SECRET = os.environ["SIGNET_RS_SECRET"]
 report = {}
 
 
+logout_tokens = []  # what the back-channel logout URI was sent, each verified as it came
+
+
 class Callback(http.server.BaseHTTPRequestHandler):
-    """The relying party's redirect URI: a blank page; the code is read from the address bar."""
+    """The relying party's redirect URI: a blank page; the code is read from the address bar.
+    And its back-channel logout URI (OpenID Connect Back-Channel Logout 1.0 §2.5-2.8): each
+    logout token verified by Authlib against the JWKS as a relying party would, 200 if good."""
+
+    def do_POST(self):
+        form = dict(urllib.parse.parse_qsl(self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()))
+        try:
+            claims = jwt.decode(form["logout_token"], jwks, claims_options={
+                "iss": {"essential": True, "value": discovery["issuer"]}, "aud": {"essential": True, "value": CLIENT}})
+            claims.validate(now=int(time.time()) + clock_offset)
+            logout_tokens.append({"path": self.path, "typ": claims.header.get("typ"), "sub": claims.get("sub"), "sid": claims.get("sid"),
+                                  "event": claims.get("events") == {"http://schemas.openid.net/event/backchannel-logout": {}},
+                                  "nonce": claims.get("nonce"), "lifetime": claims.get("exp", 0) - claims.get("iat", 0), "jti": bool(claims.get("jti"))})
+            self.send_response(200)
+        except Exception as error:
+            logout_tokens.append({"failed": f"{type(error).__name__}: {error}"})
+            self.send_response(400)
+        self.end_headers()
 
     def do_GET(self):
         self.send_response(200)
@@ -412,7 +432,23 @@ try:
     # 5. Sign out: the sign-in page's passkey autofill (mediation "conditional") signs in again
     #    with the passkey this browser holds. Then sign out with no passkey in the authenticator
     #    (autofill finds none), put it back, and sign in with the passkey button.
+    #    First an app signs in through this browser's session without offline_access; the
+    #    sign-out tells it so through its back-channel logout URI, and its token stops working.
+    url, state, verifier, nonce = authorization_url(new_client(), scope="openid email")
+    driver.get(url)
+    online = exchange(landed(driver)["code"], verifier).json()
+    online_claims = verify_id_token(online["id_token"], nonce)
+    driver.get(BASE + "/account")
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="signout"]'))
     sign_out(driver)
+    deadline = time.time() + 15
+    while time.time() < deadline and not any(t.get("sid") == online_claims["sid"] for t in logout_tokens):
+        time.sleep(0.1)
+    told = [t for t in logout_tokens if t.get("sid") == online_claims["sid"]]
+    report["backchannel_logout"] = dict(told[0], sub=told[0]["sub"] == online_claims["sub"], count=len(told)) if told else None
+    report["backchannel_failures"] = [t["failed"] for t in logout_tokens if "failed" in t]
+    report["backchannel_userinfo_after"] = requests.get(discovery["userinfo_endpoint"], headers={"Authorization": "Bearer " + online["access_token"]},
+                                                        timeout=10).status_code
     report["autofill_signin"] = signed_in_as(driver)
     held = swap_authenticator(driver)
     sign_out(driver)

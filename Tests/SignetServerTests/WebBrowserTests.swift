@@ -37,6 +37,7 @@ struct WebBrowserTests {
             var web = ClientConfiguration(id: "web", grants: GrantNames.all)
             web.redirectURIs = ["http://127.0.0.1/callback"]  // loopback: any port (RFC 8252 §7.3)
             web.name = "Example web app"
+            web.backchannelLogoutURI = "http://127.0.0.1:\(callbackPort)/backchannel"
             c.clients.append(web)
         }
         let shots = Self.root.appendingPathComponent(".build/screenshots")
@@ -121,6 +122,13 @@ struct WebBrowserTests {
         #expect(r["device_request_shown"]?["code"] == r["device_user_code"] && r["device_request_shown"]?["device"] == .string("Living room TV/2.1"))
         #expect(r["device_request_shown"]?["address"] == .string("127.0.0.1") && r["device_signed_in"] == .bool(true), "\(r["device_request_shown"]?.serialized ?? "")")
         #expect(r["device_done_leads_to_account"] == .bool(true))
+        // Back-Channel Logout: the sign-out reached the app's back-channel URI once, as a token
+        // Authlib verified; the app's session without a refresh token ended with the browser's.
+        #expect(r["backchannel_logout"] == .object(["path": .string("/backchannel"), "typ": .string("logout+jwt"), "sub": .bool(true), "sid": r["backchannel_logout"]?["sid"] ?? .null,
+                                                    "event": .bool(true), "nonce": .null, "lifetime": .number("120"), "jti": .bool(true), "count": .number("1")]),
+                "\(r["backchannel_logout"]?.serialized ?? "none")")
+        #expect(r["backchannel_logout"]?["sid"]?.string != nil && r["backchannel_failures"] == .array([]), "\(r["backchannel_failures"]?.serialized ?? "")")
+        #expect(r["backchannel_userinfo_after"] == .number("401"))
         #expect(r["autofill_signin"] == .string("ada@example.test") && r["passkey_button_signin"] == .string("ada@example.test"))
         #expect(r["passkey_button_by_keyboard"] == .bool(true), "the passkey button is reached with Tab and pressed with Enter")
         // Email code, the passkey offer, a wrong code, Spanish, the error page.
