@@ -51,5 +51,7 @@ extension ClientConfiguration {
         name = row.name
         scopes = row.scopes
         redirectURIs = row.redirectURIs
+        postLogoutRedirectURIs = row.postLogoutRedirectURIs
+        backchannelLogoutURI = row.backchannelLogoutURI
     }
 }

@@ -7,7 +7,9 @@ internal import CSystem
 /// This instance's sender of logout tokens (OpenID Connect Back-Channel Logout 1.0 §2.5): claims
 /// due notices from the outbox (other instances claim others), POSTs each client its
 /// `logout_token`, and records the outcome. It looks every `interval` seconds, and sweeps for
-/// sessions that ended without queuing their notice once a minute.
+/// sessions that ended without queuing their notice once a minute. Until there is something to
+/// look for (a configured client with a logout URI, a subscription or a notice in the database,
+/// or a client subscribing here) it waits without touching the database.
 final class LogoutSender: @unchecked Sendable {
     let ceremonies: Ceremonies
     let log: AccessLog
@@ -26,9 +28,13 @@ final class LogoutSender: @unchecked Sendable {
         options = HTTPSOptions(timeout: 10, maxBytes: 4096, userAgent: "signet-backchannel-logout")
     }
 
-    func start() {
+    /// - Parameter active: whether to start the beat now rather than at the first subscription.
+    func start(active: Bool) {
         Thread { [self] in
             _ = signet_name_thread("signet.logout")
+            if !active {
+                while !isStopped, !ceremonies.logoutSubscribed.wait(timeout: 3600) {}
+            }
             while !isStopped {
                 _ = runOnce()
                 Thread.sleep(forTimeInterval: interval)
@@ -46,6 +52,7 @@ final class LogoutSender: @unchecked Sendable {
         lock.lock()
         stopped = true
         lock.unlock()
+        ceremonies.logoutSubscribed.signal()
     }
 
     /// One pass: every due notice claimed and sent (and, once a minute or when `sweep`, the

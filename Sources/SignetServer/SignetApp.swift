@@ -64,12 +64,10 @@ public final class SignetApp: @unchecked Sendable {
             sender.start()
             mailSender = sender
         }
-        // Back-Channel Logout: only where a client asked for logout tokens.
-        if configuration.clients.contains(where: { $0.backchannelLogoutURI != nil }) {
-            let logouts = LogoutSender(ceremonies: service.ceremonies, log: log)
-            logouts.start()
-            logoutSender = logouts
-        }
+        // Back-Channel Logout: a beat where a client may ask for logout tokens, or has.
+        let logouts = LogoutSender(ceremonies: service.ceremonies, log: log)
+        logouts.start(active: configuration.clients.contains { $0.backchannelLogoutURI != nil } || (try? store.hasLogoutWork()) == true)
+        logoutSender = logouts
         if let (host, port) = configuration.metricsListen {
             var settings = HTTPServer.Configuration()
             settings.host = host

@@ -77,6 +77,14 @@ extension SQLStore {
         }
     }
 
+    public func hasLogoutWork() throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            let subscribed = try db.query("SELECT 1 FROM logout_subscriptions LIMIT 1")
+            let queued = try db.query("SELECT 1 FROM outbox WHERE kind = ? LIMIT 1", [.text(Self.logoutKind)])
+            return !subscribed.isEmpty || !queued.isEmpty
+        }
+    }
+
     public func logoutSubscriptions(userID: String) throws(StoreError) -> [LogoutSubscriptionRow] {
         try locked { db throws(StoreError) in
             try db.query("SELECT \(Self.logoutSubscriptionColumns) FROM logout_subscriptions WHERE user_id = ? ORDER BY created_at", [.text(userID)]).map {

@@ -307,9 +307,12 @@ enum Schema {
             // The credential that approved the device that enrolled a device key (RFC 8628).
             (19, "ALTER TABLE device_keys ADD COLUMN approved_by TEXT"),
             // OpenID Connect Back-Channel Logout 1.0: the browser session a code was issued to,
-            // and the sessions whose clients want a logout token when they end.
+            // the sessions whose clients want a logout token when they end, and the logout URIs
+            // of clients kept in the database.
             (20, """
             ALTER TABLE authorization_codes ADD COLUMN web_session TEXT;
+            ALTER TABLE clients ADD COLUMN post_logout_redirect_uris TEXT;
+            ALTER TABLE clients ADD COLUMN backchannel_logout_uri TEXT;
             CREATE TABLE logout_subscriptions (
                 sid TEXT PRIMARY KEY,
                 client_id TEXT NOT NULL,

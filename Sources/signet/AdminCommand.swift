@@ -14,6 +14,7 @@ enum AdminCommand {
                signet admin users sign-out ID | remove-method ID METHOD_ID | cancel-recovery ID
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
+                                        [--post-logout-redirect-uri URI]... [--backchannel-logout-uri URI]
                signet admin clients list | remove ID | rotate-secret ID
                signet admin logs [--user ID] [--event NAME] [--type CODE] [--take N] [--follow]
         every command takes --database URL or --config FILE, and --json
@@ -32,7 +33,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--user", "--event", "--type", "--take"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--user", "--event", "--type", "--take"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -228,6 +229,8 @@ struct Admin {
         let grants: [String]
         let scopes: [String]
         let redirect_uris: [String]
+        let post_logout_redirect_uris: [String]
+        let backchannel_logout_uri: String?
         let audiences: [String]?
         let created_at: String
         var client_secret: String?
@@ -238,6 +241,8 @@ struct Admin {
             grants = row.grants
             scopes = row.scopes
             redirect_uris = row.redirectURIs
+            post_logout_redirect_uris = row.postLogoutRedirectURIs
+            backchannel_logout_uri = row.backchannelLogoutURI
             audiences = row.audiences
             created_at = Ceremonies.iso(row.createdAt)
             client_secret = secret
@@ -249,7 +254,9 @@ struct Admin {
         let scopes = (options.values["--scope"] ?? []).flatMap { $0.split(separator: " ").map(String.init) }
         let added = try ceremonies.addClient(
             name: options.one("--name") ?? "", type: options.one("--type") ?? "", grants: options.values["--grant"] ?? [], scopes: scopes,
-            redirectURIs: options.values["--redirect-uri"] ?? [], audiences: options.values["--audience"], by: .commandLine, context: context)
+            redirectURIs: options.values["--redirect-uri"] ?? [], audiences: options.values["--audience"],
+            postLogoutRedirectURIs: options.values["--post-logout-redirect-uri"] ?? [], backchannelLogoutURI: options.one("--backchannel-logout-uri"),
+            by: .commandLine, context: context)
         let output = ClientOutput(added.client, secret: added.secret)
         if options.json { return try emit(output) }
         print("client_id      \(output.client_id)")
@@ -257,6 +264,8 @@ struct Admin {
         print("type           \(output.type)\ngrants         \(output.grants.joined(separator: " "))")
         if !output.scopes.isEmpty { print("scopes         \(output.scopes.joined(separator: " "))") }
         for uri in output.redirect_uris { print("redirect_uri   \(uri)") }
+        for uri in output.post_logout_redirect_uris { print("post_logout    \(uri)") }
+        if let uri = output.backchannel_logout_uri { print("backchannel    \(uri)") }
     }
 
     func listClients() throws {

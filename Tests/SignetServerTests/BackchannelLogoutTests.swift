@@ -77,11 +77,11 @@ final class LogoutReceiver: HTTPHandler {
 
     /// Verifies a logout token as a client would (Back-Channel Logout §2.6): the signature by
     /// a key of the JWKS, `typ`, `iss`, `aud`, the times, the event, `sid`, no `nonce`.
-    static func verifiedLogoutToken(_ token: String, _ server: TestServer, fresh: Bool = true) throws -> JSONValue {
+    static func verifiedLogoutToken(_ token: String, _ server: TestServer, fresh: Bool = true, audience: String = "spa") throws -> JSONValue {
         let jwks = try StrictJSON().parse(try server.get("/.well-known/jwks.json").body)
         let (header, claims) = try IndependentTokenTests.verify(token, jwks: jwks)
         #expect(header["typ"] == .string("logout+jwt") && header["alg"] == .string("ES256"))
-        #expect(claims["iss"] == .string("https://signet.test") && claims["aud"] == .string("spa"))
+        #expect(claims["iss"] == .string("https://signet.test") && claims["aud"] == .string(audience))
         let iat = try #require(claims["iat"]?.int64), exp = try #require(claims["exp"]?.int64)
         #expect(exp - iat == 120)
         if fresh { #expect(abs(iat - Int64(server.clock.now.timeIntervalSince1970)) <= 1, "signed when sent") }
@@ -219,6 +219,42 @@ final class LogoutReceiver: HTTPHandler {
         let dropped = try server.store.auditEvents(limit: 50).filter { $0.kind == AuditKind.backchannelLogoutDropped.rawValue }
         #expect(dropped.count == 1 && dropped.first?.clientID == "spa" && dropped.first?.outcome == "failure")
         #expect(dropped.first?.detail?.contains("500") == true)
+    }
+
+    @Test("a client added with signet admin takes a back-channel logout URI and post-logout redirect URIs; a running server without one configured starts sending at its first subscription")
+    func storedClient() throws {
+        let (listener, receiver, uri) = try Self.receiver()
+        defer { listener.stop() }
+        let server = try TestServer { c in TestServer.webClients(&c) }
+        func admin(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+            try OperationsTests.signet(["admin", "clients", "add"] + arguments + ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path],
+                                       in: server.directory)
+        }
+        let base = ["--name", "Stored web app", "--type", "public", "--grant", "authorization_code", "--grant", "refresh_token", "--redirect-uri", "https://db.signet.test/cb"]
+        let refused = try admin(base + ["--backchannel-logout-uri", "http://rp.example/logout"])
+        #expect(refused.status != 0 && refused.errors.contains("backchannel-logout-uri"), "\(refused.errors)")
+        let added = try OperationsTests.json(try admin(base + ["--post-logout-redirect-uri", "https://db.signet.test/bye", "--backchannel-logout-uri", uri, "--json"]).output)
+        let client = try #require(added["client_id"]?.string)
+        #expect(added["backchannel_logout_uri"] == .string(uri) && added["post_logout_redirect_uris"] == .array([.string("https://db.signet.test/bye")]))
+
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "stored-client@signet.test")
+        let pkce = PKCE()
+        var location: String?
+        #expect(eventually(timeout: 5) {
+            location = try server.authorize(browser, client: client, redirect: "https://db.signet.test/cb", pkce: pkce).headers["location"]
+            return location?.hasPrefix("https://db.signet.test/cb?code=") == true
+        })
+        let code = try #require(WebBrowser.query(location)["code"])
+        let tokens = try server.exchange(code: code, client: client, redirect: "https://db.signet.test/cb", verifier: pkce.verifier).json
+        let idToken = try #require(tokens["id_token"]?.string)
+        let sid = try #require(Self.claims(idToken)?["sid"]?.string)
+        let out = try browser.send("GET", "/logout?id_token_hint=\(idToken)&post_logout_redirect_uri=https%3A%2F%2Fdb.signet.test%2Fbye&state=z")
+        #expect(out.status == 303 && out.headers["location"] == "https://db.signet.test/bye?state=z")
+        // Nothing sends but this server's own beat, started by the subscription.
+        #expect(eventually(timeout: 10) { receiver.tokens.count == 1 })
+        let claims = try receiver.tokens.map { try Self.verifiedLogoutToken($0, server, fresh: false, audience: client) }
+        #expect(claims.first?["sid"] == .string(sid))
     }
 
     @Test("discovery says so; backchannel_logout_uri: https, or http only to a loopback address, never a fragment or a password")

@@ -404,16 +404,17 @@ extension Ceremonies {
             ? refreshToken(Array(fresh[16..<48]), userID: user.id, clientID: client.id, scope: grant.scope, amr: row.amr, authTime: row.authTime, session: session,
                            jkt: grant.refreshBinding(client))
             : nil
+        let subscription = logoutSubscription(row, client: client, offline: refresh != nil)
         do {
             try store.perform([.useAuthorizationCode(hash: hash, at: now), .audit(auditEvent(.authorizationCodeExchanged, user: user.id, client: client.id, context: context))]
-                + (refresh.map { [.refreshToken($0.row)] } ?? []) + proofMark(grant.binding)
-                + (logoutSubscription(row, client: client, offline: refresh != nil).map { [.logoutSubscription($0)] } ?? []))
+                + (refresh.map { [.refreshToken($0.row)] } ?? []) + proofMark(grant.binding) + (subscription.map { [.logoutSubscription($0)] } ?? []))
         } catch {
             guard error.code == .sessionUsed else { throw error }
             try endSession(row.family)
             throw AuthError(.codeInvalid, "the code was used by a parallel request; what it issued is revoked")
         }
         metrics.ceremony("authorization_code", reason: nil)
+        if subscription != nil { logoutSubscribed.signal() }
         var tokens = try issueTokens(user: user, client: client, grant: grant, amr: row.amr, authTime: row.authTime, jti: Array(fresh[0..<16]), session: session)
         tokens.refresh_token = refresh?.token
         return tokens

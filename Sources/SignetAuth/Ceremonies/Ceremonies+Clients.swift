@@ -14,6 +14,7 @@ extension Ceremonies {
     /// Adds a client. A confidential client gets a new 32-byte secret; `client_credentials` is
     /// for confidential clients only, and `scopes` for them alone.
     public func addClient(name: String, type: String, grants: [String], scopes: [String], redirectURIs: [String], audiences: [String]?,
+                          postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil,
                           by caller: ManagementCaller, context: RequestContext) throws -> AddedClient {
         guard type == "confidential" || type == "public" else { throw AuthError.malformed("--type must be confidential or public") }
         guard !name.isEmpty, name.count <= 100 else { throw AuthError.malformed("--name must be 1 to 100 characters") }
@@ -27,12 +28,16 @@ extension Ceremonies {
         if let unknown = scopes.first(where: { ManagementScope(rawValue: $0) == nil }) {
             throw AuthError.malformed("unknown scope \"\(unknown)\" (known: \(ManagementScope.allCases.map(\.rawValue).joined(separator: " ")))")
         }
-        for uri in redirectURIs where !Self.isRedirectURI(uri) {
+        for uri in redirectURIs + postLogoutRedirectURIs where !Self.isRedirectURI(uri) {
             throw AuthError.malformed("\"\(uri.prefix(100))\" is not an absolute redirect URI without a fragment")
+        }
+        if let uri = backchannelLogoutURI, !Self.isBackchannelLogoutURI(uri) {
+            throw AuthError.malformed("--backchannel-logout-uri must be an https URI without a fragment (http only to a loopback address)")
         }
         let secret = type == "confidential" ? Base64URL.encode(random(32)) : nil
         let row = ClientRow(id: "c_" + Base64URL.encode(random(12)), name: name, type: type, secretHash: secret.map { Digest.sha256.hash(Array($0.utf8)) },
-                            grants: grants, scopes: scopes, redirectURIs: redirectURIs, audiences: audiences, createdAt: nowMillis)
+                            grants: grants, scopes: scopes, redirectURIs: redirectURIs, audiences: audiences, createdAt: nowMillis,
+                            postLogoutRedirectURIs: postLogoutRedirectURIs, backchannelLogoutURI: backchannelLogoutURI)
         // Each change to the clients commits with its audit row.
         let event = pendingAuditEvent(.adminClientAdded, client: caller.clientID, detail: "client \(row.id) (\(type)): \(grants.joined(separator: " "))", context: context)
         try store.insertClient(row, writes: [.audit(event)])

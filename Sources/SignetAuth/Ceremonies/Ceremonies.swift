@@ -64,6 +64,9 @@ public final class Ceremonies: Sendable {
     let authorizeKey: [UInt8]
     /// Signalled when a message is queued, so this instance's sender sends it at once.
     public let mailQueued = Wakeup()
+    /// Signalled when a client first asks to hear of a session's end here: this instance's
+    /// logout sender starts its beat (``Ceremonies/logoutSubscription(_:client:offline:)``).
+    public let logoutSubscribed = Wakeup()
     /// What sign-ins verify against, so a sign-in reads nothing before its one transaction.
     let credentialCache = CredentialCache()
     /// The configured clients and those in the database.
@@ -202,11 +205,15 @@ public final class Wakeup: @unchecked Sendable {
         condition.signal()
         condition.unlock()
     }
-    /// Waits until signalled or `timeout` seconds pass.
-    public func wait(timeout: Double) {
+    /// Waits until signalled or `timeout` seconds pass; whether it was signalled.
+    @discardableResult
+    public func wait(timeout: Double) -> Bool {
         condition.lock()
-        if !pending { _ = condition.wait(until: Date().addingTimeInterval(timeout)) }
+        defer { condition.unlock() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while !pending, condition.wait(until: deadline) {}
+        let signalled = pending
         pending = false
-        condition.unlock()
+        return signalled
     }
 }

@@ -146,8 +146,13 @@ public struct ClientRow: Sendable, Equatable {
     /// `nil`: the deployment's audiences.
     public var audiences: [String]?
     public var createdAt: Int64
+    /// OIDC RP-Initiated Logout §3 and Back-Channel Logout §2.2, as for a configured client.
+    public var postLogoutRedirectURIs: [String]
+    public var backchannelLogoutURI: String?
     public init(id: String, name: String, type: String, secretHash: [UInt8]?, grants: [String], scopes: [String], redirectURIs: [String],
-                audiences: [String]?, createdAt: Int64) {
+                audiences: [String]?, createdAt: Int64, postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil) {
+        self.postLogoutRedirectURIs = postLogoutRedirectURIs
+        self.backchannelLogoutURI = backchannelLogoutURI
         self.id = id
         self.name = name
         self.type = type
