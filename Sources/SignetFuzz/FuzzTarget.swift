@@ -207,6 +207,22 @@ enum FuzzTarget {
                 precondition(["http://127.0.0.1", "http://localhost", "http://[::1]"].contains { uri.utf8.starts(with: $0.utf8) }, "a non-loopback URI matched")
                 precondition(!uri.utf8.contains(UInt8(ascii: "#")), "a fragment in a redirect URI")
             }
+            // A back-channel logout URI goes to libcurl as it is: visible ASCII, no fragment, and
+            // an `http` one's authority, read as bytes up to the path or query, is a loopback
+            // address whatever URLComponents made of it.
+            if Ceremonies.isBackchannelLogoutURI(uri) {
+                let bytes = Array(uri.utf8)
+                precondition(bytes.allSatisfy { (0x21...0x7E).contains($0) } && !bytes.contains(UInt8(ascii: "#")), "a logout URI curl would read otherwise")
+                let lower = uri.lowercased()
+                if lower.hasPrefix("http://") {
+                    let authority = lower.dropFirst(7).prefix { $0 != "/" && $0 != "?" }
+                    let host = authority.hasPrefix("[") ? String(authority.prefix { $0 != "]" }) + "]" : String(authority.prefix { $0 != ":" })
+                    precondition(["127.0.0.1", "localhost", "[::1]"].contains(host), "an http logout URI to \(host)")
+                    precondition(host.count == authority.count || authority.dropFirst(host.count).first == ":", "an http logout URI's authority \(authority)")
+                } else {
+                    precondition(lower.hasPrefix("https://"), "a logout URI of another scheme")
+                }
+            }
             let target = Ceremonies.appending(to: uri, [("code", uri), ("state", nil)])
             // Compared as bytes: `hasPrefix` compares characters, and the `?` appended to a URI that
             // ends with a prepended mark (U+0600) makes one character with it.
