@@ -134,6 +134,15 @@ public final class SignetService: HTTPHandler, Sendable {
             text += "signet_sqlite_batched_writes_total \(batches.writes)\n"
         }
         if let sql = store as? SQLStore { text += sql.sqliteTimings + sql.postgresBatching }
+        // What waits to be delivered: a backlog that grows, or an oldest message that ages, is a
+        // relay or a client's logout endpoint that does not answer.
+        let backlog = (try? store.outboxBacklog()) ?? []
+        let now = ceremonies.nowMillis
+        let queues = ["mail", "backchannel_logout"].map { queue in (queue, backlog.first { $0.queue == queue }) }
+        text += "# HELP signet_outbox_messages Messages waiting in the outbox, mail and logout tokens apart.\n# TYPE signet_outbox_messages gauge\n"
+        for (queue, b) in queues { text += "signet_outbox_messages{queue=\"\(queue)\"} \(b?.count ?? 0)\n" }
+        text += "# HELP signet_outbox_oldest_seconds How long the outbox's oldest message has waited.\n# TYPE signet_outbox_oldest_seconds gauge\n"
+        for (queue, b) in queues { text += "signet_outbox_oldest_seconds{queue=\"\(queue)\"} \(b.map { max(0, now - $0.oldestCreated) / 1000 } ?? 0)\n" }
         let keys = ceremonies.keys.metrics
         text += "# HELP signet_signing_key_age_seconds Age of the key that signs new tokens.\n# TYPE signet_signing_key_age_seconds gauge\n"
         text += "signet_signing_key_age_seconds \(keys.signerAge)\n"

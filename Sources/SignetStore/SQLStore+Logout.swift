@@ -77,6 +77,18 @@ extension SQLStore {
         }
     }
 
+    public func outboxBacklog() throws(StoreError) -> [OutboxBacklog] {
+        try reading { db throws(StoreError) in
+            try db.query(
+                """
+                SELECT queue, COUNT(*), MIN(created_at) FROM (
+                    SELECT CASE WHEN kind = ? THEN 'backchannel_logout' ELSE 'mail' END AS queue, created_at FROM outbox
+                ) q GROUP BY queue ORDER BY queue
+                """, [.text(Self.logoutKind)]
+            ).map { OutboxBacklog(queue: $0[0].text ?? "", count: Int($0[1].int ?? 0), oldestCreated: $0[2].int ?? 0) }
+        }
+    }
+
     public func hasLogoutWork() throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             let subscribed = try db.query("SELECT 1 FROM logout_subscriptions LIMIT 1")

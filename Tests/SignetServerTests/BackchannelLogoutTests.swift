@@ -197,6 +197,10 @@ final class LogoutReceiver: HTTPHandler {
         #expect(server.app.sendLogoutsNow() == 0)
         #expect(server.app.sendLogoutsNow() == 0 && receiver.tokens.count == 1, "not due again before its delay")
         server.clock.advance(5)
+        // /metrics shows the waiting notice apart from mail, and how long it has waited.
+        let metrics = String(decoding: try server.get("/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("signet_outbox_messages{queue=\"backchannel_logout\"} 1\n") && metrics.contains("signet_outbox_messages{queue=\"mail\"} 0\n"))
+        #expect(metrics.contains("signet_outbox_oldest_seconds{queue=\"backchannel_logout\"} 5\n"), "\(metrics.split(separator: "\n").filter { $0.contains("outbox") })")
         #expect(server.app.sendLogoutsNow() == 0, "the redirect is a failure")
         server.clock.advance(10)
         #expect(server.app.sendLogoutsNow() == 1)
@@ -216,6 +220,7 @@ final class LogoutReceiver: HTTPHandler {
         }
         #expect(server.app.sendLogoutsNow() == 0 && receiver.tokens.count == 3 + 40, "given up after 40 tries")
         #expect(try server.store.rowCounts()["outbox"] == 0)
+        #expect(String(decoding: try server.get("/metrics").body, as: UTF8.self).contains("signet_outbox_messages{queue=\"backchannel_logout\"} 0\n"))
         let dropped = try server.store.auditEvents(limit: 50).filter { $0.kind == AuditKind.backchannelLogoutDropped.rawValue }
         #expect(dropped.count == 1 && dropped.first?.clientID == "spa" && dropped.first?.outcome == "failure")
         #expect(dropped.first?.detail?.contains("500") == true)

@@ -36,6 +36,10 @@ import Testing
         #expect(try store.claimMail(now: now() + 1, lease: 60_000, limit: 100, logouts: false).claimed.isEmpty, "not mail")
         #expect(try Self.notices(store) == [LogoutNotice(subject: u.id, sid: s.sid)])
         #expect(try store.sweepLogouts(now: now(), limit: 100) == 0)
+        #expect(try store.hasLogoutWork())
+        try store.perform([.mail(OutboxRow(id: "m1", kind: "otp", recipient: "a@signet.test", message: [1], createdAt: 5, dueAt: 5))])
+        #expect(try store.outboxBacklog().map { "\($0.queue) \($0.count)" } == ["backchannel_logout 1", "mail 1"])
+        #expect(try store.outboxBacklog().last?.oldestCreated == 5)
     }
 
     @Test("ending a browser session: its clients' sessions without a refresh token end with it, those with one do not; both get a notice, other browsers' none", arguments: Backend.available)

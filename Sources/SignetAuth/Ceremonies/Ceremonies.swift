@@ -102,7 +102,7 @@ public final class Ceremonies: Sendable {
         self.rp = rp
     }
 
-    var nowMillis: Int64 { Int64(clock().timeIntervalSince1970 * 1000) }
+    package var nowMillis: Int64 { Int64(clock().timeIntervalSince1970 * 1000) }
 
     /// 16 bytes: the time in milliseconds (6 bytes, big-endian), then 10 random bytes. Unique
     /// like a random ID, but IDs made later sort later, so the B-tree that keys on them (used

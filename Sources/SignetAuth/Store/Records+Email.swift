@@ -129,3 +129,16 @@ public struct MailClaim: Sendable, Equatable {
         self.dropped = dropped
     }
 }
+
+/// One queue of the outbox as `/metrics` shows it: `mail` or `backchannel_logout`.
+public struct OutboxBacklog: Sendable, Equatable {
+    public var queue: String
+    public var count: Int
+    /// When the longest-waiting message was queued, in milliseconds.
+    public var oldestCreated: Int64
+    public init(queue: String, count: Int, oldestCreated: Int64) {
+        self.queue = queue
+        self.count = count
+        self.oldestCreated = oldestCreated
+    }
+}

@@ -313,6 +313,9 @@ public protocol Store: Sendable {
     /// its own transaction). Returns how many were queued: a backstop, so that no way of ending
     /// a session goes unnoticed.
     func sweepLogouts(now: Int64, limit: Int) throws(StoreError) -> Int
+    /// What waits in the outbox, mail and logout tokens' notices apart: how many, and when the
+    /// oldest was queued (milliseconds), for `/metrics`.
+    func outboxBacklog() throws(StoreError) -> [OutboxBacklog]
     /// Whether any session waits to be announced, or any notice to be sent: a sender has work.
     func hasLogoutWork() throws(StoreError) -> Bool
     /// The account's sessions whose clients want a logout token when they end, oldest first.
