@@ -1,6 +1,7 @@
 import Foundation
 import SignetAPI
 import SignetAuth
+import SignetCurl
 import SignetHTTP
 import SignetServer
 import SignetWebAuthn
@@ -260,6 +261,29 @@ final class LogoutReceiver: HTTPHandler {
         #expect(eventually(timeout: 10) { receiver.tokens.count == 1 })
         let claims = try receiver.tokens.map { try Self.verifiedLogoutToken($0, server, fresh: false, audience: client) }
         #expect(claims.first?["sid"] == .string(sid))
+    }
+
+    @Test("signet doctor POSTs each client's logout URI a token that is none: 400 passes; 2xx, a redirect, 404 or no answer fail, each with its fix")
+    func doctor() throws {
+        let (listener, receiver, uri) = try Self.receiver()
+        defer { listener.stop() }
+        receiver.answers.withLock { $0 = [400, 200, 302, 404] }
+        let closed = "http://127.0.0.1:\(try Loopback.freePort())/bc"
+        var configuration = TestServer.configuration()
+        configuration.clients = ["good", "accepts", "redirects", "missing"].map {
+            var client = ClientConfiguration(id: $0, grants: [GrantNames.authorizationCode])
+            client.backchannelLogoutURI = uri
+            return client
+        }
+        var down = ClientConfiguration(id: "down", grants: [GrantNames.authorizationCode])
+        down.backchannelLogoutURI = closed
+        configuration.clients += [down, ClientConfiguration(id: "none", grants: [GrantNames.authorizationCode])]
+        let checks = Doctor(configuration: configuration, options: HTTPSOptions(timeout: 5)).backchannelChecks()
+        #expect(checks.map(\.name) == ["good", "accepts", "redirects", "missing", "down"].map { "backchannel_logout." + $0 })
+        #expect(checks.map(\.status) == [.pass, .fail, .fail, .fail, .fail])
+        #expect(checks[1].fix?.contains("answer 400") == true && checks[2].detail.contains("redirects (302)") && checks[3].fix?.contains("nothing takes a POST") == true)
+        #expect(checks[4].detail.contains("cannot reach"))
+        #expect(receiver.received.withLock { $0.map { $0.form["logout_token"] } } == Array(repeating: .string(""), count: 4), "the redirect was not followed")
     }
 
     @Test("discovery says so; backchannel_logout_uri: https, or http only to a loopback address, never a fragment or a password")
