@@ -16,7 +16,7 @@ package final class CredentialCache: Sendable {
         package var signCount: Int64
         /// The authenticator's model, for the AAGUID policy (lower-case UUID text).
         package let aaguid: String
-        /// ``CredentialRow/isHardwareBound``: its sign-ins add `hwk` to `amr`.
+        /// ``Ceremonies/isHardwareBound(_:)``: its sign-ins add `hwk` to `amr`.
         package let hardwareBound: Bool
 
         package init(userID: String, userHandle: [UInt8], publicKey: [UInt8], backupEligible: Bool, signCount: Int64, aaguid: String = "",
@@ -68,8 +68,8 @@ package final class CredentialCache: Sendable {
 }
 
 extension CredentialCache.Entry {
-    init(_ row: CredentialRow, handle: [UInt8]) {
+    init(_ row: CredentialRow, handle: [UInt8], hardwareBound: Bool) {
         self.init(userID: row.userID, userHandle: handle, publicKey: row.publicKey, backupEligible: row.backupEligible, signCount: row.signCount, aaguid: row.aaguid,
-                  hardwareBound: row.isHardwareBound)
+                  hardwareBound: hardwareBound)
     }
 }

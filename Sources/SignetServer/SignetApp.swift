@@ -1,6 +1,6 @@
 public import Foundation
 public import SignetAuth
-import SignetCrypto
+public import SignetCrypto
 public import SignetHTTP
 import SignetStore
 import SignetCurl
@@ -39,12 +39,8 @@ public final class SignetApp: @unchecked Sendable {
         // Before the signing keys: a missing key, or one the database was re-keyed away from, is named as such.
         let (kek, kept) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
         let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime, configuration.actionTokenLifetime), clock: clock)
-        var anchors: [Certificate] = []
-        for file in configuration.trustAnchorFiles {
-            guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigurationError("cannot read trust anchor file \(file)") }
-            anchors += try Certificate.parsePEM(pem)
-        }
-        service = SignetService(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept, trustAnchors: anchors, clock: clock)
+        service = SignetService(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept,
+                                trustAnchors: try Self.trustAnchors(configuration), clock: clock)
         var http = HTTPServer.Configuration()
         http.host = configuration.listenHost
         http.port = configuration.listenPort
@@ -122,6 +118,16 @@ public final class SignetApp: @unchecked Sendable {
             return SMTPTransport(settings: SMTPSettings(url: url, username: c.email.username, password: c.email.password, caFile: c.email.caFile), from: c.mailFrom)
         }
         return c.email.outboxDirectory.map { DirectoryTransport(directory: $0, log: log) }
+    }
+
+    /// The certificates of `trust_anchors`' PEM files.
+    public static func trustAnchors(_ configuration: ServerConfiguration) throws -> [Certificate] {
+        var anchors: [Certificate] = []
+        for file in configuration.trustAnchorFiles {
+            guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigurationError("cannot read trust anchor file \(file)") }
+            anchors += try Certificate.parsePEM(pem)
+        }
+        return anchors
     }
 
     /// Delivers every message due now, on the calling thread (tests, after moving the clock).

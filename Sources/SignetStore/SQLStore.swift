@@ -140,14 +140,14 @@ public final class SQLStore: Store, @unchecked Sendable {
                    blocked: r.count > 7 && r[7].bool, sessionsRevokedAt: r.count > 8 ? r[8].int : nil)
     }
 
-    static let credentialColumns = "id, user_id, public_key, algorithm, sign_count, aaguid, format, backup_eligible, backup_state, transports, name, created_at, last_used_at, revoked_at, recovery_id, attested"
+    static let credentialColumns = "id, user_id, public_key, algorithm, sign_count, aaguid, format, backup_eligible, backup_state, transports, name, created_at, last_used_at, revoked_at, recovery_id, attested, attestation_root"
 
     static func credential(_ r: [SQLValue]) -> CredentialRow {
         CredentialRow(
             id: r[0].blob ?? [], userID: r[1].text ?? "", publicKey: r[2].blob ?? [], algorithm: Int(r[3].int ?? 0), signCount: r[4].int ?? 0,
             aaguid: r[5].text ?? "", format: r[6].text ?? "", backupEligible: r[7].bool, backupState: r[8].bool,
             transports: (r[9].text ?? "").split(separator: ",").map(String.init), name: r[10].text, createdAt: r[11].int ?? 0,
-            lastUsedAt: r[12].int, revokedAt: r[13].int, recoveryID: r[14].text, attested: r[15].bool)
+            lastUsedAt: r[12].int, revokedAt: r[13].int, recoveryID: r[14].text, attested: r[15].bool, attestationRoot: r[16].blob)
     }
 
     public func perform(_ writes: [StoreWrite]) throws(StoreError) {
@@ -202,11 +202,11 @@ public final class SQLStore: Store, @unchecked Sendable {
     /// - Parameter uses: 1 for a sign-up's passkey, whose registration is the account's first sign-in.
     static func insert(_ c: CredentialRow, _ db: any SQLSession, uses: Int64 = 0) throws(StoreError) {
         try db.query(
-            "INSERT INTO credentials (\(credentialColumns), use_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \(uses)) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO credentials (\(credentialColumns), use_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \(uses)) ON CONFLICT (id) DO NOTHING",
             [.blob(c.id), .text(c.userID), .blob(c.publicKey), .int(Int64(c.algorithm)), .int(c.signCount), .text(c.aaguid), .text(c.format),
              .int(c.backupEligible ? 1 : 0), .int(c.backupState ? 1 : 0), .text(c.transports.joined(separator: ",")),
              c.name.map(SQLValue.text) ?? .null, .int(c.createdAt), c.lastUsedAt.map(SQLValue.int) ?? .null, c.revokedAt.map(SQLValue.int) ?? .null,
-             c.recoveryID.map(SQLValue.text) ?? .null, .int(c.attested ? 1 : 0)])
+             c.recoveryID.map(SQLValue.text) ?? .null, .int(c.attested ? 1 : 0), c.attestationRoot.map(SQLValue.blob) ?? .null])
         guard db.changes == 1 else { throw StoreError(.credentialTaken, "a passkey with this credential ID exists") }
     }
 
@@ -233,6 +233,7 @@ public final class SQLStore: Store, @unchecked Sendable {
         columns.split(separator: ",").map { table + "." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
     }
 
+    static let credentialColumnCount = credentialColumns.split(separator: ",").count
     static let credentialAndUserSQL: String = {
         return "SELECT \(prefixed(credentialColumns, "c")), \(prefixed(userSelect, "u")) FROM credentials c JOIN users u ON u.id = c.user_id WHERE c.id = ?"
     }()
@@ -240,7 +241,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     public func credentialAndUser(credentialID: [UInt8]) throws(StoreError) -> (CredentialRow, UserRecord)? {
         try locked { db throws(StoreError) in
             guard let row = try db.query(Self.credentialAndUserSQL, [.blob(credentialID)]).first else { return nil }
-            return (Self.credential(Array(row[0..<16])), Self.user(Array(row[16...])))
+            return (Self.credential(Array(row[0..<Self.credentialColumnCount])), Self.user(Array(row[Self.credentialColumnCount...])))
         }
     }
 

@@ -308,11 +308,13 @@ enum Schema {
             (19, "ALTER TABLE device_keys ADD COLUMN approved_by TEXT"),
             // OpenID Connect Back-Channel Logout 1.0: the browser session a code was issued to,
             // the sessions whose clients want a logout token when they end, and the logout URIs
-            // of clients kept in the database.
+            // of clients kept in the database. And the trust anchor a passkey's attestation chained
+            // to, so that removing the anchor takes its passkeys' hardware mark.
             (20, """
             ALTER TABLE authorization_codes ADD COLUMN web_session TEXT;
             ALTER TABLE clients ADD COLUMN post_logout_redirect_uris TEXT;
             ALTER TABLE clients ADD COLUMN backchannel_logout_uri TEXT;
+            ALTER TABLE credentials ADD COLUMN attestation_root \(blob);
             CREATE TABLE logout_subscriptions (
                 sid TEXT PRIMARY KEY,
                 client_id TEXT NOT NULL,

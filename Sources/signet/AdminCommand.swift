@@ -59,7 +59,8 @@ enum AdminCommand {
             let store = try SignetApp.openStore(configuration.database, connections: 2)
             let (kek, kept) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
             let keys = try KeyRing(store: store, kek: kek, retentionSeconds: configuration.accessTokenLifetime)
-            ceremonies = Ceremonies(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept)
+            // The trust anchors say which passkeys still count as hardware-bound.
+            ceremonies = Ceremonies(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept, trustAnchors: try SignetApp.trustAnchors(configuration))
         } catch {
             FileHandle.standardError.write(Data("signet admin: \(error)\n".utf8))
             return 1

@@ -1,6 +1,7 @@
 import Foundation
 import SignetAPI
 import SignetAuth
+import SignetCrypto
 import SignetHTTP
 import SignetServer
 import SignetSoftware
@@ -163,11 +164,13 @@ struct AuthorizeACRTests {
 /// cannot be backed up (WebAuthn L3 §6.1.3 BE=0).
 @Suite struct HardwareBoundTests {
     let anchor: TestAttestationRoot
+    let anchorFile: String
     let server: TestServer
 
     init() throws {
         anchor = try TestAttestationRoot(name: "Signet Test Security Keys")
         let file = try anchor.pemFile(in: FileManager.default.temporaryDirectory)
+        anchorFile = file
         server = try TestServer.withOperators { c in
             c.trustAnchorFiles = [file]
             TestServer.webClients(&c)
@@ -204,10 +207,31 @@ struct AuthorizeACRTests {
             let methods = try server.get("/api/v2/users/\(user.id)/authentication-methods", headers: [("Authorization", "Bearer " + (try server.managementToken()))])
             let passkey = try StrictJSON().parse(methods.body).array?.first { $0["type"] == .string("passkey") }
             #expect(passkey?["hardware_bound"] == .bool(bound), "\(String(decoding: methods.body, as: UTF8.self))")
-            // And signet admin users show, from the database.
-            let shown = try OperationsTests.signet(["admin", "users", "show", user.id, "--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path],
-                                                   in: server.directory)
+            // And signet admin users show, from the database, with the same trust anchors.
+            let shown = try runProcess(ProcessTests.binary.path, ["admin", "users", "show", user.id, "--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path],
+                                       environment: ["SIGNET_TRUST_ANCHORS": anchorFile], in: server.directory)
             #expect(shown.status == 0 && shown.output.contains("passkey (hardware-bound)") == bound, "\(shown.output)\(shown.errors)")
+            #expect(row.attestationRoot == Digest.sha256.hash(anchor.certificate.der), "the row names the anchor it chained to")
+        }
+    }
+
+    @Test("an anchor taken out of trust_anchors takes its passkeys' hardware mark with it, at the next start: phr, not hardware_bound; put back, phrh again")
+    func anchorRemoved() throws {
+        let phone = Phone(server, settings: Self.deviceBound(true))
+        let (session, credential) = try phone.startSignUp(email: "withdrawn-root@signet.test", tamper: anchor.packed)
+        #expect(jwtClaims(try phone.exchange(session: session, credential: credential).json["access_token"]?.string)["acr"] == .string("phrh"))
+        // Another instance on the same database, whose operator trusts another vendor only.
+        let other = try TestAttestationRoot(name: "Another Vendor")
+        let otherFile = try other.pemFile(in: FileManager.default.temporaryDirectory)
+        for (files, acr, bound) in [([otherFile], "phr", false), ([], "phr", false), ([otherFile, anchorFile], "phrh", true)] {
+            let instance = try TestServer.withOperators(sharing: server.directory) { c in c.trustAnchorFiles = files }
+            var signedIn = phone
+            signedIn.server = instance
+            let tokens = try signedIn.signIn()
+            let access = jwtClaims(tokens["access_token"]?.string)
+            #expect(access["acr"] == .string(acr) && (access["amr"]?.array?.contains(.string("hwk")) == bound), "\(files.count): \(access.serialized)")
+            let listed = try instance.get("/me/passkeys", headers: [("Authorization", "Bearer " + (try #require(tokens["access_token"]?.string)))])
+            #expect(try StrictJSON().parse(listed.body)["passkeys"]?.array?.first?["hardware_bound"] == .bool(bound))
         }
     }
 

@@ -143,7 +143,7 @@ final class TestServer: @unchecked Sendable {
 
 /// A phone: a software authenticator that talks to Signet's passkey API as an app would.
 struct Phone {
-    let server: TestServer
+    var server: TestServer
     let authenticator: SoftwareAuthenticator
     var origin = TestServer.origin
     var clientID = "app"

@@ -8,7 +8,7 @@ extension Ceremonies {
         PasskeyInfo(id: Base64URL.encode(c.id), name: c.name, created_at: c.createdAt / 1000, last_used_at: c.lastUsedAt.map { $0 / 1000 },
                     aaguid: c.aaguid, authenticator: KnownAuthenticators.names[c.aaguid], backup_eligible: c.backupEligible,
                     backup_state: c.backupState, transports: c.transports, allowed: configuration.allowsAuthenticator(c.aaguid),
-                    hardware_bound: c.isHardwareBound)
+                    hardware_bound: isHardwareBound(c))
     }
 
     static func info(_ k: DeviceKeyRow, replaced: [String]? = nil) -> DeviceKeyInfo {

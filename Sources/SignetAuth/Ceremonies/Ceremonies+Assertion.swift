@@ -100,7 +100,7 @@ extension Ceremonies {
             throw AuthError(.credentialUnknown, "this passkey is not registered")
         }
         guard row.revokedAt == nil else { throw AuthError(.credentialRevoked, "this passkey was revoked") }
-        let entry = CredentialCache.Entry(row, handle: user.handle)
+        let entry = CredentialCache.Entry(row, handle: user.handle, hardwareBound: isHardwareBound(row))
         credentialCache.store(id, entry)
         return (entry, false)
     }

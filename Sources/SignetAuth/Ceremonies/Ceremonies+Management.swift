@@ -192,7 +192,7 @@ extension Ceremonies {
         var methods = try store.credentials(userID: userID).filter { $0.revokedAt == nil }.map { c in
             AuthenticationMethod(id: "passkey|" + Base64URL.encode(c.id), type: "passkey", name: c.name ?? KnownAuthenticators.names[c.aaguid],
                                  created_at: Self.iso(c.createdAt), last_auth_at: c.lastUsedAt.map(Self.iso), aaguid: c.aaguid, confirmed: true,
-                                 allowed: configuration.allowsAuthenticator(c.aaguid), hardware_bound: c.isHardwareBound)
+                                 allowed: configuration.allowsAuthenticator(c.aaguid), hardware_bound: isHardwareBound(c))
         }
         methods += try store.deviceKeys(userID: userID).filter { $0.revokedAt == nil }.map { k in
             AuthenticationMethod(id: "device-key|" + k.id, type: "device-key", name: k.name, created_at: Self.iso(k.createdAt),

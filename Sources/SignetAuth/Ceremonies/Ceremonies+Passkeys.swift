@@ -225,7 +225,7 @@ extension Ceremonies {
         let (row, userVerified) = try verifyRegistration(credential, session: session, owner: userID, name: nil)
         let user = UserRecord(id: userID, handle: handle, email: email, name: session.name, emailVerified: false, createdAt: nowMillis)
         let credential = Base64URL.encode(row.id)
-        return Proof(userID: userID, amr: Self.passkeyMethods(userVerified: userVerified, hardwareBound: row.isHardwareBound), writes: [
+        return Proof(userID: userID, amr: Self.passkeyMethods(userVerified: userVerified, hardwareBound: isHardwareBound(row)), writes: [
             .createUser(user, row), .audit(auditEvent(.signUp, user: userID, client: client.id, credential: credential, context: context)),
         ], commit: .create(user), credential: credential)
     }

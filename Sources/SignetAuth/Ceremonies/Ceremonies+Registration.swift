@@ -1,3 +1,4 @@
+import SignetCrypto
 import Foundation
 import SignetAPI
 import SignetWebAuthn
@@ -46,9 +47,12 @@ extension Ceremonies {
             throw AuthError.webAuthn(error)
         }
         var attested = false
+        var root: [UInt8]?
         if !rp.trustAnchors.isEmpty {
             switch result.trust {
-            case .trusted: attested = true
+            case .trusted:
+                attested = true
+                root = attestationRoot(result.attestationChain)
             case .untrusted(let why): throw AuthError(.attestationUntrusted, "the attestation does not chain to a configured root: \(why)")
             case .notApplicable: throw AuthError(.attestationUntrusted, "\(result.format) attestation (\(result.attestationType)) chains to no configured root")
             }
@@ -64,7 +68,26 @@ extension Ceremonies {
             signCount: Int64(result.signCount), aaguid: aaguid, format: result.format,
             backupEligible: result.backupEligible, backupState: result.backupState,
             transports: (credential.response.transports ?? []).filter { $0.count <= 32 }.prefix(8).map { $0 }, name: name, createdAt: now,
-            attested: attested)
+            attested: attested, attestationRoot: root)
         return (row, result.userVerified)
+    }
+
+    /// The configured anchor a trusted chain reaches, as the SHA-256 of its certificate: the
+    /// first that verifies the chain alone (a chain may reach more than one; any will do, as
+    /// long as it is one the operator still trusts).
+    func attestationRoot(_ chain: [Certificate]) -> [UInt8]? {
+        guard let leaf = chain.first else { return nil }
+        let now = clock()
+        return rp.trustAnchors.first { Certificate.verifyChain(leaf: leaf, intermediates: Array(chain.dropFirst()), anchors: [$0], at: now) == nil }
+            .map { Digest.sha256.hash($0.der) }
+    }
+
+    /// Whether a passkey signs in as hardware-bound (`amr` `hwk`, `acr` `phrh`): attested and
+    /// not backup eligible (``CredentialRow/isHardwareBound``), and the anchor its attestation
+    /// chained to is still configured. One registered before the anchor was recorded keeps the
+    /// mark while any anchor is configured.
+    public func isHardwareBound(_ row: CredentialRow) -> Bool {
+        guard row.isHardwareBound, !trustedRoots.isEmpty else { return false }
+        return row.attestationRoot.map(trustedRoots.contains) ?? true
     }
 }

@@ -67,6 +67,8 @@ public final class Ceremonies: Sendable {
     /// Signalled when a client first asks to hear of a session's end here: this instance's
     /// logout sender starts its beat (``Ceremonies/logoutSubscription(_:client:offline:)``).
     public let logoutSubscribed = Wakeup()
+    /// The SHA-256 of each configured trust anchor's certificate (``isHardwareBound(_:)``).
+    let trustedRoots: Set<[UInt8]>
     /// What sign-ins verify against, so a sign-in reads nothing before its one transaction.
     let credentialCache = CredentialCache()
     /// The configured clients and those in the database.
@@ -100,6 +102,7 @@ public final class Ceremonies: Sendable {
         rp.allowedAlgorithms = configuration.algorithms
         rp.trustAnchors = trustAnchors
         self.rp = rp
+        trustedRoots = Set(trustAnchors.map { Digest.sha256.hash($0.der) })
     }
 
     package var nowMillis: Int64 { Int64(clock().timeIntervalSince1970 * 1000) }

@@ -51,12 +51,17 @@ public struct CredentialRow: Sendable, Equatable {
     /// registered (WebAuthn L3 §7.1 step 25): the key was made in hardware of a vendor the
     /// operator trusts.
     public var attested: Bool
+    /// The SHA-256 of the trust anchor's certificate (DER) its attestation chained to; `nil` for
+    /// one registered before Signet kept it (schema 20).
+    public var attestationRoot: [UInt8]?
 
     /// A key that cannot leave that hardware: attested, and not backup eligible (WebAuthn L3
-    /// §6.1.3), so no copy of it can be synced anywhere.
+    /// §6.1.3), so no copy of it can be synced anywhere. Whether its root is still trusted is the
+    /// caller's (``Ceremonies/isHardwareBound(_:)``).
     public var isHardwareBound: Bool { attested && !backupEligible }
 
-    public init(id: [UInt8], userID: String, publicKey: [UInt8], algorithm: Int, signCount: Int64, aaguid: String, format: String, backupEligible: Bool, backupState: Bool, transports: [String], name: String?, createdAt: Int64, lastUsedAt: Int64? = nil, revokedAt: Int64? = nil, recoveryID: String? = nil, attested: Bool = false) {
+    public init(id: [UInt8], userID: String, publicKey: [UInt8], algorithm: Int, signCount: Int64, aaguid: String, format: String, backupEligible: Bool, backupState: Bool, transports: [String], name: String?, createdAt: Int64, lastUsedAt: Int64? = nil, revokedAt: Int64? = nil, recoveryID: String? = nil, attested: Bool = false, attestationRoot: [UInt8]? = nil) {
+        self.attestationRoot = attestationRoot
         self.recoveryID = recoveryID
         self.attested = attested
         self.id = id
