@@ -17,8 +17,7 @@ final class LogoutSender: @unchecked Sendable {
     /// Options for each POST: the system's CAs, ten seconds, no redirect followed (the token goes
     /// to the URI registered, nowhere else).
     let options: HTTPSOptions
-    private let lock = NSLock()
-    private var stopped = false
+    private let thread = SenderThread()
     private var lastSweep = Date.distantPast
 
     init(ceremonies: Ceremonies, log: AccessLog, interval: Double = 1) {
@@ -30,8 +29,7 @@ final class LogoutSender: @unchecked Sendable {
 
     /// - Parameter active: whether to start the beat now rather than at the first subscription.
     func start(active: Bool) {
-        Thread { [self] in
-            _ = signet_name_thread("signet.logout")
+        thread.start(name: "signet.logout") { [self] in
             if !active {
                 while !isStopped, !ceremonies.logoutSubscribed.wait(timeout: 3600) {}
             }
@@ -39,19 +37,13 @@ final class LogoutSender: @unchecked Sendable {
                 _ = runOnce()
                 Thread.sleep(forTimeInterval: interval)
             }
-        }.start()
+        }
     }
 
-    var isStopped: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
-    }
+    var isStopped: Bool { thread.isStopped }
 
     func stop() {
-        lock.lock()
-        stopped = true
-        lock.unlock()
+        thread.stop()
         ceremonies.logoutSubscribed.signal()
     }
 

@@ -60,9 +60,7 @@ final class MailSender: @unchecked Sendable {
     let transport: any MailTransport
     let log: AccessLog
     let interval: Double
-    private let lock = NSLock()
-    private var stopped = false
-    private var thread: Thread?
+    private let thread = SenderThread()
 
     init(ceremonies: Ceremonies, transport: any MailTransport, log: AccessLog, interval: Double = 1) {
         self.ceremonies = ceremonies
@@ -72,27 +70,18 @@ final class MailSender: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
-            _ = signet_name_thread("signet.mail")  // `Thread.name` does not reach Linux
+        thread.start(name: "signet.mail") { [self] in
             while !isStopped {
                 _ = runOnce()
                 ceremonies.mailQueued.wait(timeout: interval)
             }
         }
-        self.thread = thread
-        thread.start()
     }
 
-    var isStopped: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
-    }
+    var isStopped: Bool { thread.isStopped }
 
     func stop() {
-        lock.lock()
-        stopped = true
-        lock.unlock()
+        thread.stop()
         ceremonies.mailQueued.signal()
     }
 
