@@ -14,6 +14,9 @@ final class LogoutSender: @unchecked Sendable {
     let ceremonies: Ceremonies
     let log: AccessLog
     let interval: Double
+    /// Notices claimed at once: at most this many POSTs of `options.timeout` each fit in the
+    /// claim's lease (60 s), so no other instance takes them over while they are being sent.
+    static let claimLimit = 5
     /// Options for each POST: the system's CAs, ten seconds, no redirect followed (the token goes
     /// to the URI registered, nowhere else).
     let options: HTTPSOptions
@@ -48,18 +51,27 @@ final class LogoutSender: @unchecked Sendable {
     }
 
     /// One pass: every due notice claimed and sent (and, once a minute or when `sweep`, the
-    /// sweep first). Returns how many the clients took.
+    /// sweep first). Returns how many the clients took. A client that fails once in a pass is
+    /// not tried again in it: its other notices wait for their next try as if they had failed
+    /// too, so a client that is down costs one timeout a pass, not one a notice, and the others'
+    /// notices are not held up behind it.
     @discardableResult
     func runOnce(sweep: Bool = false) -> Int {
         var delivered = 0
         var sweepNow = sweep || Date().timeIntervalSince(lastSweep) >= 60
         if sweepNow { lastSweep = Date() }
+        var down: [String: String] = [:]
         while true {
-            guard let claimed = try? ceremonies.claimLogouts(sweep: sweepNow), !claimed.isEmpty else { break }
+            guard let claimed = try? ceremonies.claimLogouts(limit: Self.claimLimit, sweep: sweepNow), !claimed.isEmpty else { break }
             sweepNow = false
             for (row, notice, uri) in claimed {
+                if let earlier = down[row.recipient] {
+                    ceremonies.logoutOutcome(row, failure: "not tried: the client failed earlier in this pass (\(earlier))")
+                    continue
+                }
                 let failure = deliver(notice, to: uri, clientID: row.recipient)
                 if let failure {
+                    down[row.recipient] = String(failure.prefix(200))
                     // The client and what went wrong; never the token.
                     log.write([("msg", .string("logout token not delivered")), ("client", .string(row.recipient)), ("attempt", .int(row.attempts)),
                                ("error", .string(String(failure.prefix(300))))])

@@ -18,11 +18,13 @@ final class LogoutReceiver: HTTPHandler {
     }
     let received = Mutex<[Received]>([])
     let answers = Mutex<[Int]>([])
+    /// Paths that answer 503 whatever `answers` says: a client that is down.
+    let down = Mutex<Set<String>>([])
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         let form = (try? Wire.formToJSON(request.body)) ?? .null
         received.withLock { $0.append(Received(path: request.path, contentType: request.header("content-type"), form: form)) }
-        let status = answers.withLock { $0.isEmpty ? 200 : $0.removeFirst() }
+        let status = down.withLock { $0.contains(request.path) } ? 503 : answers.withLock { $0.isEmpty ? 200 : $0.removeFirst() }
         // A redirect names a page of this receiver: a sender that followed it would be seen.
         return HTTPResponse(status: status, headers: status == 302 ? [("Location", "/followed")] : [], body: [])
     }
@@ -225,6 +227,39 @@ final class LogoutReceiver: HTTPHandler {
         let dropped = try server.store.auditEvents(limit: 50).filter { $0.kind == AuditKind.backchannelLogoutDropped.rawValue }
         #expect(dropped.count == 1 && dropped.first?.clientID == "spa" && dropped.first?.outcome == "failure")
         #expect(dropped.first?.detail?.contains("500") == true)
+    }
+
+    @Test("a client that is down is tried once a pass, not once a notice, and holds up no other client's notices")
+    func clientDown() throws {
+        let (listener, receiver, uri) = try Self.receiver()
+        defer { listener.stop() }
+        let base = String(uri.prefix { $0 != "?" }).replacingOccurrences(of: "/backchannel-logout", with: "")
+        let server = try TestServer { c in
+            TestServer.webClients(&c)
+            for (id, path) in [("spa", "/up"), ("backend", "/down")] {
+                if let i = c.clients.firstIndex(where: { $0.id == id }) { c.clients[i].backchannelLogoutURI = base + path }
+            }
+        }
+        server.app.pauseLogouts()
+        receiver.down.withLock { $0 = ["/down"] }
+        let session = try Self.session(server)
+        let basic = ("Authorization", "Basic " + Data("backend:\(TestServer.webSecret)".utf8).base64EncodedString())
+        for _ in 0..<7 {
+            let pkce = PKCE()
+            let answer = try server.authorize(session.browser, client: "backend", redirect: "https://rp.signet.test/cb", pkce: pkce)
+            let code = try #require(WebBrowser.query(answer.headers["location"])["code"])
+            #expect(try server.exchange(code: code, client: nil, redirect: "https://rp.signet.test/cb", verifier: pkce.verifier, headers: [basic]).status == 200)
+        }
+        try session.browser.page("/account")
+        #expect(try session.browser.form("/logout", []).status == 303)
+        #expect(server.app.sendLogoutsNow() == 1, "the client that is up got its notice")
+        let paths = { receiver.received.withLock { $0.map(\.path) } }
+        #expect(paths().filter { $0 == "/down" }.count == 1 && paths().filter { $0 == "/up" } == ["/up"], "\(paths())")
+        #expect(try server.store.rowCounts()["outbox"] == 7, "the others wait for their next try")
+        receiver.down.withLock { $0 = [] }
+        server.clock.advance(5)
+        #expect(server.app.sendLogoutsNow() == 7)
+        #expect(paths().filter { $0 == "/down" }.count == 8)
     }
 
     @Test("a client added with signet admin takes a back-channel logout URI and post-logout redirect URIs; a running server without one configured starts sending at its first subscription")

@@ -64,9 +64,10 @@ extension Ceremonies {
         return try JWT.sign(payload: claims, type: "logout+jwt", keys: keys)
     }
 
-    /// This instance's next logout notices: once every `sweepInterval` ms a sweep first queues
-    /// those of sessions that ended without queuing their own (``Store/sweepLogouts(now:limit:)``).
-    public func claimLogouts(limit: Int = 20, sweep: Bool) throws -> [(row: OutboxRow, notice: LogoutNotice, uri: String)] {
+    /// This instance's next logout notices, each leased for a minute; with `sweep`, a sweep first
+    /// queues those of sessions that ended without queuing their own
+    /// (``Store/sweepLogouts(now:limit:)``).
+    public func claimLogouts(limit: Int, sweep: Bool) throws -> [(row: OutboxRow, notice: LogoutNotice, uri: String)] {
         let now = nowMillis
         if sweep, try store.sweepLogouts(now: now, limit: 1_000) > 0 { metrics.ceremony("backchannel_logout", reason: "swept") }
         return try store.claimMail(now: now, lease: 60_000, limit: limit, logouts: true).claimed.compactMap { row in
