@@ -7,7 +7,7 @@ internal import CSystem
 /// This instance's sender of logout tokens (OpenID Connect Back-Channel Logout 1.0 §2.5): claims
 /// due notices from the outbox (other instances claim others), POSTs each client its
 /// `logout_token`, and records the outcome. It looks every `interval` seconds, and sweeps for
-/// sessions that ended without queuing their notice once a minute. Until there is something to
+/// sessions that ended without queuing their notice every ten minutes. Until there is something to
 /// look for (a configured client with a logout URI, a subscription or a notice in the database,
 /// or a client subscribing here) it waits without touching the database.
 final class LogoutSender: @unchecked Sendable {
@@ -17,6 +17,9 @@ final class LogoutSender: @unchecked Sendable {
     /// Notices claimed at once: at most this many POSTs of `options.timeout` each fit in the
     /// claim's lease (60 s), so no other instance takes them over while they are being sent.
     static let claimLimit = 5
+    /// Seconds between sweeps. Every way Signet ends a session queues its own notice; the sweep
+    /// is the backstop for one that does not, and reads every subscription, so it is rare.
+    static let sweepInterval: TimeInterval = 600
     /// Options for each POST: the system's CAs, ten seconds, no redirect followed (the token goes
     /// to the URI registered, nowhere else).
     let options: HTTPSOptions
@@ -50,7 +53,7 @@ final class LogoutSender: @unchecked Sendable {
         ceremonies.logoutSubscribed.signal()
     }
 
-    /// One pass: every due notice claimed and sent (and, once a minute or when `sweep`, the
+    /// One pass: every due notice claimed and sent (and, every ten minutes or when `sweep`, the
     /// sweep first). Returns how many the clients took. A client that fails once in a pass is
     /// not tried again in it: its other notices wait for their next try as if they had failed
     /// too, so a client that is down costs one timeout a pass, not one a notice, and the others'
@@ -58,7 +61,7 @@ final class LogoutSender: @unchecked Sendable {
     @discardableResult
     func runOnce(sweep: Bool = false) -> Int {
         var delivered = 0
-        var sweepNow = sweep || Date().timeIntervalSince(lastSweep) >= 60
+        var sweepNow = sweep || Date().timeIntervalSince(lastSweep) >= Self.sweepInterval
         if sweepNow { lastSweep = Date() }
         var down: [String: String] = [:]
         while true {

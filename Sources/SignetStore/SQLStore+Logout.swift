@@ -27,7 +27,8 @@ extension SQLStore {
         """
     static let endedSubscriptionsOfUserSQL =
         "SELECT sid, client_id, user_id FROM logout_subscriptions s WHERE s.user_id = ? AND (\(subscriptionEndedCondition))"
-    static let endedSubscriptionsSQL = "SELECT sid, client_id, user_id FROM logout_subscriptions s WHERE \(subscriptionEndedCondition) LIMIT ?"
+    static let endedSubscriptionsSQL = "SELECT sid FROM logout_subscriptions s WHERE \(subscriptionEndedCondition) LIMIT ?"
+    static let endedSubscriptionSQL = "SELECT sid, client_id, user_id FROM logout_subscriptions s WHERE s.sid = ? AND (\(subscriptionEndedCondition))"
 
     /// The outbox's kind for a logout token.
     public static let logoutKind = "backchannel_logout"
@@ -67,12 +68,18 @@ extension SQLStore {
     }
 
     public func sweepLogouts(now: Int64, limit: Int) throws(StoreError) -> Int {
-        try locked { db throws(StoreError) in
+        // Sessions that ended by themselves end quietly (Back-Channel Logout §2.3: a notice is
+        // for a logout, not for an expiry); by the index on the expiry.
+        try locked { db throws(StoreError) in _ = try db.query("DELETE FROM logout_subscriptions WHERE expires_at <= ?", [.int(now)]) }
+        // The scan reads every subscription: on the reading connection, so no writer waits for
+        // it; only what it finds is checked again and queued under the writer's lock.
+        let found = try reading { db throws(StoreError) in try db.query(Self.endedSubscriptionsSQL, [.int(Int64(limit))]).compactMap { $0[0].text } }
+        guard !found.isEmpty else { return 0 }
+        return try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Int in
-                // Sessions that ended by themselves end quietly (Back-Channel Logout §2.3: a
-                // notice is for a logout, not for an expiry).
-                try db.query("DELETE FROM logout_subscriptions WHERE expires_at <= ?", [.int(now)])
-                return try Self.queueLogouts(try db.query(Self.endedSubscriptionsSQL, [.int(Int64(limit))]), at: now, db)
+                var ended: [[SQLValue]] = []
+                for sid in found { ended += try db.query(Self.endedSubscriptionSQL, [.text(sid)]) }
+                return try Self.queueLogouts(ended, at: now, db)
             }
         }
     }

@@ -326,7 +326,8 @@ enum Schema {
                 expires_at BIGINT NOT NULL
             );
             CREATE INDEX logout_subscriptions_user ON logout_subscriptions(user_id);
-            CREATE INDEX logout_subscriptions_web_session ON logout_subscriptions(web_session)
+            CREATE INDEX logout_subscriptions_web_session ON logout_subscriptions(web_session);
+            CREATE INDEX logout_subscriptions_expiry ON logout_subscriptions(expires_at)
             """),
         ]
     }
