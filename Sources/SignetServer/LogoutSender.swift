@@ -2,7 +2,6 @@ import Foundation
 import SignetAuth
 import SignetCurl
 import SignetHTTP
-internal import CSystem
 
 /// This instance's sender of logout tokens (OpenID Connect Back-Channel Logout 1.0 §2.5): claims
 /// due notices from the outbox (other instances claim others), POSTs each client its

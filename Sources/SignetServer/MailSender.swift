@@ -2,7 +2,6 @@ import Foundation
 import SignetAuth
 import SignetCurl
 import SignetHTTP
-internal import CSystem
 
 /// Where a message goes: an SMTP relay, or a folder of `.eml` files in development.
 protocol MailTransport: Sendable {
