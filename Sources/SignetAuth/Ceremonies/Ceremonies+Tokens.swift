@@ -404,8 +404,7 @@ extension UserRecord {
     /// milliseconds) started before an administrator ended the account's sessions.
     func endedSession(_ sid: String) -> Bool {
         guard let revoked = sessionsRevokedAt else { return false }
-        guard let bytes = Base64URL.decode(sid), bytes.count >= 6 else { return true }
-        let started = bytes.prefix(6).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        guard let started = Ceremonies.sessionStart(sid) else { return true }
         return started <= revoked
     }
 }
