@@ -58,6 +58,24 @@ import Testing
         #expect(try store.logoutSubscriptions(userID: u.id) == [elsewhere])
     }
 
+    @Test("a cancelled recovery: the sessions its passkey signed in, and the session that opened it, get their notices in the cancellation's transaction; others none", arguments: Backend.available)
+    func cancelledRecovery(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(4), own = credential(u.id)
+        try store.createUser(u, credential: own)
+        var added = credential(u.id)
+        added.recoveryID = "r-1"
+        let opener = "recovery-session-\(UUID().uuidString.prefix(6))"
+        try store.perform([.openRecovery(RecoveryRow(id: "r-1", userID: u.id, openedAt: now(), holdUntil: now() + 60_000, session: opener)), .addCredential(added)])
+        let byAdded = Self.subscription(u.id, credential: added.id), opened = LogoutSubscriptionRow(
+            sid: opener, clientID: "spa", userID: u.id, credential: nil, webSession: nil, offline: true, createdAt: now(), expiresAt: now() + 3_600_000)
+        let byOwn = Self.subscription(u.id, credential: own.id)
+        try store.perform([.logoutSubscription(byAdded), .logoutSubscription(opened), .logoutSubscription(byOwn)])
+        #expect(try store.cancelRecoveries(userID: u.id, at: now(), writes: []) != nil)
+        #expect(try store.logoutSubscriptions(userID: u.id) == [byOwn], "queued in the cancellation's transaction")
+        #expect(Set(try Self.notices(store).map(\.sid)) == [byAdded.sid, opener])
+    }
+
     @Test("the sweep: an account gone or its sessions ended, a session ended, a passkey revoked each queue a notice; an expired subscription goes quietly", arguments: Backend.available)
     func sweep(_ backend: Backend) throws {
         let store = try backend.open()
