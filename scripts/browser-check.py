@@ -438,8 +438,11 @@ try:
     driver.get(url)
     online = exchange(landed(driver)["code"], verifier).json()
     online_claims = verify_id_token(online["id_token"], nonce)
-    driver.get(BASE + "/account")
+    # The page an app's sign-out link leads to names the apps that will be told.
+    driver.get(BASE + "/logout?client_id=" + CLIENT)
     wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="signout"]'))
+    report["signout_apps"] = [li.text for li in driver.find_elements(By.CSS_SELECTOR, '[data-testid="signout-apps"] li')]
+    shoot(driver, "signout")
     sign_out(driver)
     deadline = time.time() + 15
     while time.time() < deadline and not any(t.get("sid") == online_claims["sid"] for t in logout_tokens):

@@ -111,6 +111,7 @@ extension SignetService {
             guard let subject, subject == session.user.id else {
                 return page("signout", title: "signout_title", Pages.signOut, [
                     "clientID": .text(clientID ?? ""), "redirectURI": .text(query["post_logout_redirect_uri"] ?? ""), "state": .text(query["state"] ?? ""),
+                    "apps": .list(try ceremonies.appsToTell(session).map { ["name": .text($0)] }),
                 ], browser: browser, signedIn: true, url: "/logout")
             }
             try ceremonies.endWebSession(session, context: call.context)

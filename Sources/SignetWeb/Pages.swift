@@ -235,6 +235,7 @@ public enum Pages {
     public static let signOut = Template("""
         <h1>{{t.signout_title}}</h1>
         <p>{{t.signout_text}}</p>
+        {{#apps}}<p data-testid="signout-apps-intro">{{t.signout_apps}}</p><ul class="apps" data-testid="signout-apps">{{#apps}}<li>{{name}}</li>{{/apps}}</ul>{{/apps}}
         <form method="post" action="/logout"><input type="hidden" name="csrf" value="{{csrf}}">
         <input type="hidden" name="client_id" value="{{clientID}}"><input type="hidden" name="post_logout_redirect_uri" value="{{redirectURI}}">
         <input type="hidden" name="state" value="{{state}}">

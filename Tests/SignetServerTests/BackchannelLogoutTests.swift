@@ -113,6 +113,10 @@ final class LogoutReceiver: HTTPHandler {
         #expect(subscriptions.first { $0.sid == offline.sid }?.offline == true && subscriptions.first { $0.sid == online.sid }?.offline == false)
         #expect(server.app.sendLogoutsNow() == 0 && receiver.tokens.isEmpty, "nothing ended yet")
 
+        // The sign-out page an app's link leads to names the apps that will be told, once each.
+        let asked = try online.browser.page("/logout?client_id=spa")
+        #expect(asked.status == 200 && asked.html.contains("<ul class=\"apps\" data-testid=\"signout-apps\"><li>spa</li></ul>"), "\(asked.html)")
+        #expect(try WebBrowser(server).page("/logout?client_id=spa").html.contains("signout-apps") == false, "nobody signed in: no list")
         try online.browser.page("/account")
         let out = try online.browser.form("/logout", [])
         #expect(out.status == 303)

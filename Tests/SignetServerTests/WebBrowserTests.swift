@@ -129,6 +129,7 @@ struct WebBrowserTests {
                 "\(r["backchannel_logout"]?.serialized ?? "none")")
         #expect(r["backchannel_logout"]?["sid"]?.string != nil && r["backchannel_failures"] == .array([]), "\(r["backchannel_failures"]?.serialized ?? "")")
         #expect(r["backchannel_userinfo_after"] == .number("401"))
+        #expect(r["signout_apps"] == .array([.string("Example web app")]), "\(r["signout_apps"]?.serialized ?? "")")
         #expect(r["autofill_signin"] == .string("ada@example.test") && r["passkey_button_signin"] == .string("ada@example.test"))
         #expect(r["passkey_button_by_keyboard"] == .bool(true), "the passkey button is reached with Tab and pressed with Enter")
         // Email code, the passkey offer, a wrong code, Spanish, the error page.
@@ -141,7 +142,7 @@ struct WebBrowserTests {
         #expect(r["unknown_client_page"] == .string("client_unknown") && r["unknown_client_stayed"] == .bool(true))
         #expect(r["horizontal_overflow"] == .array([]), "pages wider than the window: \(r["horizontal_overflow"]?.serialized ?? "")")
         #expect(r["console_errors"] == .array([]), "\(r["console_errors"]?.serialized ?? "")")
-        for page in ["login", "signup", "code", "offer", "account", "step-up", "login-passkey-only", "login-es", "error"] {
+        for page in ["login", "signup", "code", "offer", "account", "step-up", "login-passkey-only", "login-es", "error", "signout"] {
             #expect(FileManager.default.fileExists(atPath: shots.appendingPathComponent("\(page)-phone.png").path), "no screenshot of \(page)")
         }
     }

@@ -41,6 +41,13 @@ extension Ceremonies {
                                      webSession: code.webSession, offline: offline, createdAt: start, expiresAt: offline ? max(browser, refresh) : browser)
     }
 
+    /// The names of the apps that signed in through this browser session and will hear of its
+    /// end (their logout tokens), for the sign-out page; each once, in order of name.
+    public func appsToTell(_ session: WebSession) throws -> [String] {
+        let names = try store.logoutSubscriptions(userID: session.user.id).filter { $0.webSession == session.row.id }.map { clientName($0.clientID) }
+        return Set(names).sorted()
+    }
+
     /// A time-ordered ID's first 6 bytes: its making, in milliseconds.
     static func sessionStart(_ sid: String) -> Int64? {
         guard let bytes = Base64URL.decode(sid), bytes.count >= 6 else { return nil }
