@@ -7,8 +7,9 @@ import SignetHTTP
 /// due notices from the outbox (other instances claim others), POSTs each client its
 /// `logout_token`, and records the outcome. It looks every `interval` seconds, and sweeps for
 /// sessions that ended without queuing their notice every ten minutes. Until there is something to
-/// look for (a configured client with a logout URI, a subscription or a notice in the database,
-/// or a client subscribing here) it waits without touching the database.
+/// look for (a configured client with a logout URI, a client subscribing here, or a subscription
+/// or a notice in the database, looked for once a minute, as another instance may have made it)
+/// it waits.
 final class LogoutSender: @unchecked Sendable {
     let ceremonies: Ceremonies
     let log: AccessLog
@@ -25,18 +26,26 @@ final class LogoutSender: @unchecked Sendable {
     private let thread = SenderThread()
     private var lastSweep = Date.distantPast
 
-    init(ceremonies: Ceremonies, log: AccessLog, interval: Double = 1) {
+    /// Whether the database holds a subscription or a notice (``Store/hasLogoutWork()``).
+    let hasWork: @Sendable () -> Bool
+    /// Seconds between those looks while idle.
+    static let idleCheck: Double = 60
+
+    init(ceremonies: Ceremonies, log: AccessLog, interval: Double = 1, hasWork: @escaping @Sendable () -> Bool) {
         self.ceremonies = ceremonies
         self.log = log
         self.interval = interval
+        self.hasWork = hasWork
         options = HTTPSOptions(timeout: 10, maxBytes: 4096, userAgent: "signet-backchannel-logout")
     }
 
     /// - Parameter active: whether to start the beat now rather than at the first subscription.
     func start(active: Bool) {
         thread.start(name: "signet.logout") { [self] in
+            // Another instance's subscriptions are this one's work too once it is gone: an idle
+            // sender looks for them now and then, not only at start.
             if !active {
-                while !isStopped, !ceremonies.logoutSubscribed.wait(timeout: 3600) {}
+                while !isStopped, !ceremonies.logoutSubscribed.wait(timeout: Self.idleCheck), !hasWork() {}
             }
             while !isStopped {
                 _ = runOnce()
@@ -46,6 +55,11 @@ final class LogoutSender: @unchecked Sendable {
     }
 
     var isStopped: Bool { thread.isStopped }
+
+    /// The idle look for work, at once (tests): starts the beat if there is any.
+    func lookForWork() {
+        if hasWork() { ceremonies.logoutSubscribed.signal() }
+    }
 
     func stop() {
         thread.stop()

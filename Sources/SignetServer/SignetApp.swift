@@ -61,7 +61,7 @@ public final class SignetApp: @unchecked Sendable {
             mailSender = sender
         }
         // Back-Channel Logout: a beat where a client may ask for logout tokens, or has.
-        let logouts = LogoutSender(ceremonies: service.ceremonies, log: log)
+        let logouts = LogoutSender(ceremonies: service.ceremonies, log: log) { [store] in (try? store.hasLogoutWork()) == true }
         logouts.start(active: configuration.clients.contains { $0.backchannelLogoutURI != nil } || (try? store.hasLogoutWork()) == true)
         logoutSender = logouts
         if let (host, port) = configuration.metricsListen {
@@ -135,6 +135,9 @@ public final class SignetApp: @unchecked Sendable {
 
     /// Sends every logout token due now, after a sweep, on the calling thread (tests).
     package func sendLogoutsNow() -> Int { logoutSender?.runOnce(sweep: true) ?? 0 }
+
+    /// The idle logout sender's look for work in the database, now rather than within the minute.
+    package func lookForLogoutWork() { logoutSender?.lookForWork() }
 
     /// Stops this instance's logout sender's own beat (tests then send with ``sendLogoutsNow()``).
     package func pauseLogouts() { logoutSender?.stop() }

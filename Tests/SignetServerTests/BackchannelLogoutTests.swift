@@ -302,6 +302,33 @@ final class LogoutReceiver: HTTPHandler {
         #expect(claims.first?["sid"] == .string(sid))
     }
 
+    @Test("an instance whose sender is idle takes up the notices another instance's subscriptions left, once it looks for work in the database")
+    func idleInstance() throws {
+        let (listener, receiver, uri) = try Self.receiver()
+        defer { listener.stop() }
+        let a = try TestServer { c in TestServer.webClients(&c) }
+        let b = try TestServer(sharing: a.directory) { c in TestServer.webClients(&c) }
+        let context = RequestContext(remoteAddress: "127.0.0.1", requestID: "test")
+        let client = try a.app.service.ceremonies.addClient(
+            name: "Stored", type: "public", grants: [GrantNames.authorizationCode], scopes: [], redirectURIs: ["https://db.signet.test/cb"], audiences: nil,
+            backchannelLogoutURI: uri, by: .commandLine, context: context).client.id
+        // The session is made on a, whose sender then goes away.
+        let browser = WebBrowser(a)
+        try browser.signUp(email: "idle-instance@signet.test")
+        let pkce = PKCE()
+        let code = try #require(WebBrowser.query(try a.authorize(browser, client: client, redirect: "https://db.signet.test/cb", pkce: pkce).headers["location"])["code"])
+        #expect(try a.exchange(code: code, client: client, redirect: "https://db.signet.test/cb", verifier: pkce.verifier).status == 200)
+        a.app.pauseLogouts()
+        // b ends it; b started before any subscription existed, so its sender is idle.
+        let user = try #require(try b.store.user(email: "idle-instance@signet.test"))
+        try b.app.service.ceremonies.revokeSessions(userID: user.id, by: .commandLine, context: context)
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(receiver.tokens.isEmpty, "an idle sender sends nothing")
+        b.app.lookForLogoutWork()
+        #expect(eventually(timeout: 10) { receiver.tokens.count == 1 })
+        #expect(try receiver.tokens.map { try Self.verifiedLogoutToken($0, b, fresh: false, audience: client)["sub"] } == [.string(user.id)])
+    }
+
     @Test("signet doctor POSTs each client's logout URI a token that is none: 400 passes; 2xx, a redirect, 404 or no answer fail, each with its fix")
     func doctor() throws {
         let (listener, receiver, uri) = try Self.receiver()
