@@ -71,13 +71,13 @@ let package = Package(
             name: "SignetFuzz", dependencies: ["SignetWebAuthn", "SignetAuth", "SignetServer", "SignetAPI", "SignetHTTP", "SignetCurl", "SignetWeb"], swiftSettings: strict),
 
         .testTarget(
-            name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP", "SignetWebAuthn", "SignetQR", "SignetCrypto"],
+            name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP", "SignetWebAuthn", "SignetQR", "SignetCrypto", "SignetTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "SignetAuthTests", dependencies: ["SignetAuth", "SignetStore", "SignetAPI", "SignetSoftware", "SignetWebAuthn", "SignetCrypto", "SignetTestSupport"],
             swiftSettings: strict),
         // What more than one test target needs, and nothing outside the tests.
-        .target(name: "SignetTestSupport", dependencies: ["CSQLite"], path: "Tests/SignetTestSupport", swiftSettings: strict),
+        .target(name: "SignetTestSupport", dependencies: ["CSQLite", "SignetHTTP"], path: "Tests/SignetTestSupport", swiftSettings: strict),
         .testTarget(name: "SignetStoreTests", dependencies: ["SignetStore", "SignetAuth", "CSQLite", "SignetTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),

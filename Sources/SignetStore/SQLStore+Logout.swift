@@ -97,7 +97,7 @@ extension SQLStore {
     }
 
     public func hasLogoutWork() throws(StoreError) -> Bool {
-        try locked { db throws(StoreError) in
+        try reading { db throws(StoreError) in
             let subscribed = try db.query("SELECT 1 FROM logout_subscriptions LIMIT 1")
             let queued = try db.query("SELECT 1 FROM outbox WHERE kind = ? LIMIT 1", [.text(Self.logoutKind)])
             return !subscribed.isEmpty || !queued.isEmpty
@@ -105,7 +105,7 @@ extension SQLStore {
     }
 
     public func logoutSubscriptions(userID: String) throws(StoreError) -> [LogoutSubscriptionRow] {
-        try locked { db throws(StoreError) in
+        try reading { db throws(StoreError) in
             try db.query("SELECT \(Self.logoutSubscriptionColumns) FROM logout_subscriptions WHERE user_id = ? ORDER BY created_at", [.text(userID)]).map {
                 LogoutSubscriptionRow(sid: $0[0].text ?? "", clientID: $0[1].text ?? "", userID: $0[2].text ?? "", credential: $0[3].blob,
                                       webSession: $0[4].text, offline: $0[5].int == 1, createdAt: $0[6].int ?? 0, expiresAt: $0[7].int ?? 0)

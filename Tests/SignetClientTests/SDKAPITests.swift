@@ -8,6 +8,7 @@ import SignetHTTP
 import SignetSoftware
 import SignetWebAuthn
 import Synchronization
+import SignetTestSupport
 import Testing
 
 /// An app's own API as a resource server would answer it (RFC 6750, RFC 9449, RFC 9470): it reads
@@ -57,13 +58,9 @@ final class StubAPI: HTTPHandler {
 
 @Suite struct SDKAPITests {
     static func api() throws -> (server: HTTPServer, handler: StubAPI, base: String) {
-        var configuration = HTTPServer.Configuration()
-        configuration.port = try Loopback.freePort()
-        configuration.threads = 2
         let handler = StubAPI()
-        let server = HTTPServer(configuration: configuration, handler: handler, log: AccessLog(enabled: false))
-        try server.start()
-        return (server, handler, "http://127.0.0.1:\(configuration.port)")
+        let (server, base) = try startLoopbackServer(handler)
+        return (server, handler, base)
     }
 
     @Test("callAPI: a bearer token for the API's audience; insufficient_user_authentication steps up once with the passkey and retries; a second refusal is the app's to read")

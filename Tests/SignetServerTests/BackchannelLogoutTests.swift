@@ -6,6 +6,7 @@ import SignetHTTP
 import SignetServer
 import SignetWebAuthn
 import Synchronization
+import SignetTestSupport
 import Testing
 
 /// A client's back-channel logout endpoint on a real socket: what it was sent, and the answers
@@ -37,13 +38,9 @@ final class LogoutReceiver: HTTPHandler {
 /// verify; through the service's router, the receiver on a real socket.
 @Suite struct BackchannelLogoutTests {
     static func receiver() throws -> (server: HTTPServer, receiver: LogoutReceiver, uri: String) {
-        var configuration = HTTPServer.Configuration()
-        configuration.port = try Loopback.freePort()
-        configuration.threads = 2
         let receiver = LogoutReceiver()
-        let server = HTTPServer(configuration: configuration, handler: receiver, log: AccessLog(enabled: false))
-        try server.start()
-        return (server, receiver, "http://127.0.0.1:\(configuration.port)/backchannel-logout?tenant=a")
+        let (server, base) = try startLoopbackServer(receiver)
+        return (server, receiver, base + "/backchannel-logout?tenant=a")
     }
 
     /// The web tests' clients, `spa` with a back-channel logout URI; the background sender
