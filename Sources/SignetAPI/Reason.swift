@@ -23,6 +23,8 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case tokenAudienceInvalid = "token_audience_invalid"
     case stepUpRequired = "step_up_required"
     case clientSecretInvalid = "client_secret_invalid"
+    case clientAssertionInvalid = "client_assertion_invalid"
+    case clientAssertionReplayed = "client_assertion_replayed"
     case refreshTokenUnknown = "refresh_token_unknown"
     case refreshTokenReused = "refresh_token_reused"
     case refreshTokenRevoked = "refresh_token_revoked"
@@ -166,7 +168,7 @@ extension Reason {
         case .bodyTooLarge: 413
         case .headersTooLarge: 431
         case .unsupportedMediaType: 415
-        case .clientUnknown, .clientSecretInvalid, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
+        case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict: 409
         case .rateLimited: 429
         case .userUnknown, .authenticationMethodUnknown: 404
@@ -180,7 +182,7 @@ extension Reason {
     /// The OAuth `error` code that goes with the reason.
     public var error: String {
         switch self {
-        case .clientUnknown, .clientSecretInvalid: "invalid_client"
+        case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed: "invalid_client"
         case .tokenAudienceInvalid: "invalid_token"
         case .stepUpRequired: "insufficient_user_authentication"
         case .grantNotAllowed: "unauthorized_client"
@@ -237,6 +239,8 @@ extension Reason {
         case .tokenAudienceInvalid: "The access token is for another audience."
         case .stepUpRequired: "This change needs a fresh passkey check: sign in with a passkey again, then retry."
         case .clientSecretInvalid: "The client's credentials are missing or wrong."
+        case .clientAssertionInvalid: "The client's signed assertion (private_key_jwt) is not valid."
+        case .clientAssertionReplayed: "This client assertion was already used; sign a new one, with a new jti, for each request."
         case .refreshTokenUnknown: "The refresh token is not one this server issued."
         case .refreshTokenReused: "This refresh token was already used; the whole sign-in is now revoked."
         case .refreshTokenRevoked: "The refresh token was revoked."

@@ -58,9 +58,17 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// (OpenID Connect Back-Channel Logout 1.0 §2.2, `backchannel_logout_uri`): `https`, or
     /// `http` to a loopback address; never with a fragment.
     public var backchannelLogoutURI: String?
+    /// The public keys a client that authenticates with `private_key_jwt` (OIDC Core §9) signs
+    /// its assertions with, as a JWK Set's keys; empty for every other client. A client has
+    /// keys or a secret, never both.
+    public var jwks: [JSONObject] = []
 
-    /// Whether the client authenticates with a secret (RFC 6749 §2.1).
-    public var isConfidential: Bool { secretHash != nil }
+    /// Whether the client authenticates (RFC 6749 §2.1), with a secret or with its keys.
+    public var isConfidential: Bool { secretHash != nil || !jwks.isEmpty }
+    /// How the client authenticates at the token endpoint (OIDC Dynamic Client Registration
+    /// §2, `token_endpoint_auth_method`): `private_key_jwt`, `client_secret_basic` (or `_post`),
+    /// or `none`.
+    public var authenticationMethod: String { !jwks.isEmpty ? "private_key_jwt" : secretHash != nil ? "client_secret_basic" : "none" }
 
     public init(id: String, grants: [String], iosApps: [IOSApp] = [], androidApps: [AndroidApp] = [], audiences: [String]? = nil, secretHash: [UInt8]? = nil) {
         self.id = id

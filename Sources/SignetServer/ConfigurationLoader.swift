@@ -250,7 +250,7 @@ public enum ConfigurationLoader {
         let clients = try list.enumerated().map { index, item in
             guard let object = item.object else { throw ConfigurationError("clients[\(index)] must be an object") }
             let known: Set<String> = ["client_id", "name", "type", "grants", "scopes", "redirect_uris", "post_logout_redirect_uris", "allowed_origins", "ios", "android",
-                                      "audiences", "client_secret_hash", "dpop", "refresh_proof",
+                                      "audiences", "client_secret_hash", "jwks", "dpop", "refresh_proof",
                                       "backchannel_logout_uri", "backchannel_logout_session_required"]
             if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
@@ -300,15 +300,28 @@ public enum ConfigurationLoader {
                     client.allowedOrigins = items
                 }
             }
+            // A confidential client authenticates with a secret or with its keys (private_key_jwt,
+            // OIDC Core §9), never both: one method per client.
+            let authenticates = object["client_secret_hash"] != nil || object["jwks"] != nil
+            if object["client_secret_hash"] != nil, object["jwks"] != nil {
+                throw ConfigurationError("client \(id): give client_secret_hash or jwks (private_key_jwt), not both")
+            }
             if let type = object["type"] {
                 guard let value = type.string, ["public", "confidential"].contains(value) else { throw ConfigurationError("client \(id): type must be \"public\" or \"confidential\"") }
-                if value == "confidential", object["client_secret_hash"] == nil {
-                    throw ConfigurationError("client \(id): a confidential client needs a client_secret_hash (make one with: signet client-secret)")
+                if value == "confidential", !authenticates {
+                    throw ConfigurationError("client \(id): a confidential client needs a client_secret_hash (make one with: signet client-secret) or a jwks")
                 }
-                if value == "public", object["client_secret_hash"] != nil { throw ConfigurationError("client \(id): a public client has no client_secret_hash") }
+                if value == "public", authenticates { throw ConfigurationError("client \(id): a public client has no client_secret_hash or jwks") }
             }
-            if grants.contains(GrantNames.clientCredentials), object["client_secret_hash"] == nil {
-                throw ConfigurationError("client \(id): the client_credentials grant needs a client_secret_hash (make one with: signet client-secret)")
+            if grants.contains(GrantNames.clientCredentials), !authenticates {
+                throw ConfigurationError("client \(id): the client_credentials grant needs a client_secret_hash (make one with: signet client-secret) or a jwks")
+            }
+            if let jwks = object["jwks"] {
+                do throws(ClientAssertion.Invalid) {
+                    client.jwks = try JWKSet.keys(jwks)
+                } catch {
+                    throw ConfigurationError("client \(id): jwks: \(error.detail)")
+                }
             }
             if let audiences = object["audiences"] {
                 guard let list = audiences.array, list.allSatisfy({ $0.string != nil }) else { throw ConfigurationError("client \(id): audiences must be a list of strings") }

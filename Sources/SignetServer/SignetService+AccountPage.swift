@@ -18,7 +18,7 @@ extension SignetService {
     package static let accountPageOmits: Set<AuditKind> = [
         .signUpChallenge, .deviceCode, .otpSent, .authorizationCodeIssued, .authorizationCode, .authorizationCodeExchanged,
         .clientAuthentication, .clientCredentials, .refresh, .addPasskey, .actionChallenge, .actionVerified, .accountDeleted,
-        .adminUserDeleted, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .mailDropped, .signingKeyRotated,
+        .adminUserDeleted, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .mailDropped, .signingKeyRotated,
         .signingKeyDestroyed, .backchannelLogoutDropped,
     ]
 

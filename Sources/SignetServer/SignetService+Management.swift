@@ -95,9 +95,18 @@ extension SignetService {
     /// The `client_credentials` grant (RFC 6749 §4.4) with the client's secret in
     /// `Authorization: Basic` (`client_secret_basic`) or in the body (`client_secret_post`,
     /// RFC 6749 §2.3.1), not both.
-    func clientCredentials(_ body: JSONValue, _ call: Call) throws -> HTTPResponse {
-        let basic = call.context.basic
+    func clientCredentials(_ body: JSONValue, context: RequestContext) throws -> HTTPResponse {
+        let basic = context.basic
         let posted = (id: try body.optionalMember("client_id"), secret: try body.optionalMember("client_secret"))
+        // `private_key_jwt` (OIDC Core §9): the assertion names the client when client_id does not.
+        if let assertion = context.assertion {
+            guard basic == nil, posted.secret == nil else { throw AuthError.malformed("use one client authentication method, not client_assertion and a secret") }
+            guard let id = posted.id ?? assertion.jwt.flatMap(ClientAssertion.issuer) else {
+                throw AuthError(.clientAssertionInvalid, "client_assertion names no client (no client_id, and no iss it can be read from)")
+            }
+            return try Wire.encode(ceremonies.clientCredentialsGrant(
+                clientID: id, secret: nil, scope: try body.optionalMember("scope"), audience: try body.optionalMember("audience"), context: context))
+        }
         guard let id = basic?.id ?? posted.id, let secret = basic?.secret ?? posted.secret, basic == nil || posted.secret == nil else {
             var error = AuthError(.clientSecretInvalid, "no client credentials, or both kinds",
                                   publicDetail: "authenticate with client_secret_basic or client_secret_post (one of them)")
@@ -105,7 +114,7 @@ extension SignetService {
             throw error
         }
         return try Wire.encode(ceremonies.clientCredentialsGrant(
-            clientID: id, secret: secret, scope: try body.optionalMember("scope"), audience: try body.optionalMember("audience"), context: call.context))
+            clientID: id, secret: secret, scope: try body.optionalMember("scope"), audience: try body.optionalMember("audience"), context: context))
     }
 }
 

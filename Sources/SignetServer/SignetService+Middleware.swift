@@ -51,6 +51,17 @@ extension SignetService {
         return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
     }
 
+    /// The call's context with the body's `client_assertion_type` and `client_assertion`
+    /// (`private_key_jwt`, OIDC Core §9), when it has either; the URL they were sent to is an
+    /// audience the assertion may name.
+    func clientContext(_ call: Call, _ body: JSONValue) throws -> RequestContext {
+        var context = call.context
+        let type: String? = try body.optionalMember("client_assertion_type")
+        let jwt: String? = try body.optionalMember("client_assertion")
+        if type != nil || jwt != nil { context.assertion = ClientAssertion(type: type, jwt: jwt, endpoint: configuration.issuer + call.request.path) }
+        return context
+    }
+
     /// `Authorization: Basic` with the form-encoded client ID and secret (RFC 6749 §2.3.1).
     func authenticatedClient(_ request: HTTPRequest) throws -> ClientConfiguration {
         guard let (id, secret) = request.header("authorization").flatMap(Self.basicCredentials) else {

@@ -17,14 +17,14 @@ extension SignetService {
         }
         r.add("POST", "/oauth/token", needs: .tokenEndpoint) { s, call in
             let body = try s.body(call, form: true)
-            if body["grant_type"]?.string == GrantNames.clientCredentials { return try s.clientCredentials(body, call) }
+            let context = try s.clientContext(call, body)
+            if body["grant_type"]?.string == GrantNames.clientCredentials { return try s.clientCredentials(body, context: context) }
             if body["grant_type"]?.string == GrantNames.authorizationCode {
                 return .json(200, try s.ceremonies.authorizationCodeGrant(
                     clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"), code: body.optionalMember("code"),
-                    redirectURI: body.optionalMember("redirect_uri"), verifier: body.optionalMember("code_verifier"), context: call.context).wireBytes)
+                    redirectURI: body.optionalMember("redirect_uri"), verifier: body.optionalMember("code_verifier"), context: context).wireBytes)
             }
-            let context = call.context
-            let request = try TokenRequest(wire: body, basic: context.basic)
+            let request = try TokenRequest(wire: body, clientID: context.basic?.id ?? context.assertion?.jwt.flatMap(ClientAssertion.issuer))
             let tokens: TokenResponse
             switch request.grant_type {
             case GrantNames.webauthn: tokens = try s.ceremonies.passkeyGrant(request, context: context)
@@ -38,27 +38,30 @@ extension SignetService {
         }
         // Email codes (Auth0 passwordless): counted per client address by the route.
         r.add("POST", "/passwordless/start", needs: Needs(clientCredentials: true, rateLimit: .passwordlessPerIP)) { s, call in
-            try Wire.encode(s.ceremonies.passwordlessStart(PasswordlessStartRequest(wire: s.body(call)), context: call.context))
+            let body = try s.body(call)
+            return try Wire.encode(s.ceremonies.passwordlessStart(PasswordlessStartRequest(wire: body), context: s.clientContext(call, body)))
         }
         // A new device's sign-in, approved by an old one (RFC 8628).
         r.add("POST", "/oauth/device/code", needs: .tokenEndpoint) { s, call in
             let body = try s.body(call, form: true)
+            let context = try s.clientContext(call, body)
             return try Wire.encode(s.ceremonies.startDeviceSignIn(
-                clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"), scope: body.optionalMember("scope"),
-                userAgent: call.request.header("user-agent"), context: call.context))
+                clientID: body.optionalMember("client_id") ?? context.assertion?.jwt.flatMap(ClientAssertion.issuer), secret: body.optionalMember("client_secret"),
+                scope: body.optionalMember("scope"), userAgent: call.request.header("user-agent"), context: context))
         }
         r.add("POST", "/oauth/revoke", needs: .tokenEndpoint) { s, call in
             let body = try s.body(call, form: true)
-            try s.ceremonies.revoke(RevokeRequest(wire: body), secret: body.optionalMember("client_secret"), context: call.context)
+            try s.ceremonies.revoke(RevokeRequest(wire: body), secret: body.optionalMember("client_secret"), context: s.clientContext(call, body))
             return .json(200, Array("{}".utf8))
         }
         // For resource servers (RFC 7662): whether a token is active now; client authentication
         // as at the token endpoint, public clients refused.
         r.add("POST", "/oauth/introspect", needs: .tokenEndpoint) { s, call in
             let body = try s.body(call, form: true)
+            let context = try s.clientContext(call, body)
             return try Wire.encode(s.ceremonies.introspect(
-                token: body.optionalMember("token"), clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"),
-                context: call.context))
+                token: body.optionalMember("token"), clientID: body.optionalMember("client_id") ?? context.assertion?.jwt.flatMap(ClientAssertion.issuer),
+                secret: body.optionalMember("client_secret"), context: context))
         }
         // OIDC Core §5.3.1: the UserInfo endpoint takes GET and POST alike (the token in the
         // Authorization header either way).

@@ -48,9 +48,13 @@ enum WellKnown {
             "dpop_signing_alg_values_supported": .array(DPoP.algorithms.map(JSONValue.string)),
             "response_types_supported": .array([.string("code")]), "subject_types_supported": .array([.string("public")]),
             "id_token_signing_alg_values_supported": .array([.string("ES256")]),
-            "token_endpoint_auth_methods_supported": .array([.string("none"), .string("client_secret_basic"), .string("client_secret_post")]),
-            "revocation_endpoint_auth_methods_supported": .array([.string("none"), .string("client_secret_basic"), .string("client_secret_post")]),
-            "introspection_endpoint_auth_methods_supported": .array([.string("client_secret_basic"), .string("client_secret_post")]),
+            // OIDC Core §9 (`private_key_jwt`) besides secrets; OIDC Discovery §3 for the algorithms.
+            "token_endpoint_auth_methods_supported": .array(["none", "client_secret_basic", "client_secret_post", "private_key_jwt"].map(JSONValue.string)),
+            "token_endpoint_auth_signing_alg_values_supported": .array(ClientAssertion.algorithms.map(JSONValue.string)),
+            "revocation_endpoint_auth_methods_supported": .array(["none", "client_secret_basic", "client_secret_post", "private_key_jwt"].map(JSONValue.string)),
+            "revocation_endpoint_auth_signing_alg_values_supported": .array(ClientAssertion.algorithms.map(JSONValue.string)),
+            "introspection_endpoint_auth_methods_supported": .array(["client_secret_basic", "client_secret_post", "private_key_jwt"].map(JSONValue.string)),
+            "introspection_endpoint_auth_signing_alg_values_supported": .array(ClientAssertion.algorithms.map(JSONValue.string)),
             "scopes_supported": .array(Ceremonies.knownScopes.map(JSONValue.string)),
             "acr_values_supported": .array(AuthenticationContext.supported.map(JSONValue.string)),
             // OpenID Connect Back-Channel Logout 1.0 §2.1: logout tokens, always with `sid`.

@@ -162,11 +162,11 @@ extension JSONValue {
 }
 
 extension TokenRequest {
-    /// - Parameter basic: the client of `Authorization: Basic`, which may stand for `client_id`
-    ///   (RFC 6749 §2.3.1).
-    package init(wire json: JSONValue, basic: (id: String, secret: String)? = nil) throws {
+    /// - Parameter named: the client named otherwise, which may stand for `client_id`: by
+    ///   `Authorization: Basic` (RFC 6749 §2.3.1) or a `client_assertion`'s `iss` (RFC 7521 §4.2).
+    package init(wire json: JSONValue, clientID named: String? = nil) throws {
         let clientID: String? = try json.optionalMember("client_id")
-        guard let id = clientID ?? basic?.id else { throw AuthError.malformed("missing member \"client_id\"") }
+        guard let id = clientID ?? named else { throw AuthError.malformed("missing member \"client_id\"") }
         self.init(
             grant_type: try json.member("grant_type"), client_id: id, auth_session: try json.optionalMember("auth_session"),
             authn_response: try json.optionalCredential(), refresh_token: try json.optionalMember("refresh_token"), scope: try json.optionalMember("scope"),

@@ -37,6 +37,14 @@ public final class SoftwareClientKey: @unchecked Sendable {
     /// The DER private key; secret.
     public var privateKeyDER: [UInt8] { key.der }
 
+    /// The private key as PEM (RFC 7468): SEC 1 for P-256, PKCS #1 for RSA, PKCS #8 for
+    /// Ed25519, as OpenSSL writes each; what an OAuth library loads. Secret.
+    public var privateKeyPEM: String {
+        let label = algorithm == "ES256" ? "EC PRIVATE KEY" : algorithm == "EdDSA" ? "PRIVATE KEY" : "RSA PRIVATE KEY"
+        let body = Data(key.der).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+        return "-----BEGIN \(label)-----\n\(body)\n-----END \(label)-----\n"
+    }
+
     /// The public JWK (RFC 7517 §4), with `kid`, `alg` and `use`.
     public var jwk: JSONObject {
         var members: JSONObject = ["kid": .string(kid), "alg": .string(algorithm), "use": .string("sig")]

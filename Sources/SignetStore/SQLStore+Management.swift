@@ -220,16 +220,16 @@ extension SQLStore {
         return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
     }
 
-    static let clientColumns = "id, name, type, secret_hash, grants, scopes, redirect_uris, audiences, created_at, post_logout_redirect_uris, backchannel_logout_uri"
+    static let clientColumns = "id, name, type, secret_hash, grants, scopes, redirect_uris, audiences, created_at, post_logout_redirect_uris, backchannel_logout_uri, jwks"
 
     public func insertClient(_ c: ClientRow, writes: [StoreWrite]) throws(StoreError) {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
                 try db.query(
-                    "INSERT INTO clients (\(Self.clientColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                    "INSERT INTO clients (\(Self.clientColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
                     [.text(c.id), .text(c.name), .text(c.type), c.secretHash.map(SQLValue.blob) ?? .null, .text(c.grants.joined(separator: " ")),
                      .text(c.scopes.joined(separator: " ")), .text(c.redirectURIs.joined(separator: " ")), Self.text(c.audiences?.joined(separator: " ")),
-                     .int(c.createdAt), .text(c.postLogoutRedirectURIs.joined(separator: " ")), Self.text(c.backchannelLogoutURI)])
+                     .int(c.createdAt), .text(c.postLogoutRedirectURIs.joined(separator: " ")), Self.text(c.backchannelLogoutURI), Self.text(c.jwks)])
                 guard db.changes == 1 else { throw StoreError(.conflict, "a client with this ID exists") }
                 for write in writes { try Self.apply(write, db) }
             }
@@ -242,7 +242,7 @@ extension SQLStore {
             try db.query("SELECT \(Self.clientColumns) FROM clients ORDER BY created_at, id").map { r in
                 ClientRow(id: r[0].text ?? "", name: r[1].text ?? "", type: r[2].text ?? "", secretHash: r[3].blob, grants: words(r[4]), scopes: words(r[5]),
                           redirectURIs: words(r[6]), audiences: r[7].text.map { $0.split(separator: " ").map(String.init) }, createdAt: r[8].int ?? 0,
-                          postLogoutRedirectURIs: words(r[9]), backchannelLogoutURI: r[10].text)
+                          postLogoutRedirectURIs: words(r[9]), backchannelLogoutURI: r[10].text, jwks: r[11].text)
             }
         }
     }
@@ -260,10 +260,23 @@ extension SQLStore {
         }
     }
 
+    /// Replaces a `private_key_jwt` client's keys (a JWK Set as JSON text), with `writes`, in
+    /// one transaction; `false` when there is no such client in the database.
+    public func setClientKeys(id: String, jwks: String, writes: [StoreWrite]) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                try db.query("UPDATE clients SET jwks = ? WHERE id = ? AND jwks IS NOT NULL", [.text(jwks), .text(id)])
+                guard db.changes == 1 else { return false }
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
+        }
+    }
+
     public func setClientSecret(id: String, hash: [UInt8], writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in
-                try db.query("UPDATE clients SET secret_hash = ? WHERE id = ? AND type = 'confidential'", [.blob(hash), .text(id)])
+                try db.query("UPDATE clients SET secret_hash = ? WHERE id = ? AND type = 'confidential' AND jwks IS NULL", [.blob(hash), .text(id)])
                 guard db.changes == 1 else { return false }
                 for write in writes { try Self.apply(write, db) }
                 return true

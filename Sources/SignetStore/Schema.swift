@@ -329,6 +329,9 @@ enum Schema {
             CREATE INDEX logout_subscriptions_web_session ON logout_subscriptions(web_session);
             CREATE INDEX logout_subscriptions_expiry ON logout_subscriptions(expires_at)
             """),
+            // The public keys (a JWK Set, as JSON text) of a client kept in the database that
+            // authenticates with `private_key_jwt` (OIDC Core §9); NULL for the others.
+            (21, "ALTER TABLE clients ADD COLUMN jwks TEXT"),
         ]
     }
 

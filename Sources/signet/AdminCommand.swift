@@ -15,7 +15,8 @@ enum AdminCommand {
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
                                         [--post-logout-redirect-uri URI]... [--backchannel-logout-uri URI]
-               signet admin clients list | remove ID | rotate-secret ID
+                                        [--jwks FILE]   (private_key_jwt: the client's public keys, no secret)
+               signet admin clients list | remove ID | rotate-secret ID | set-keys ID --jwks FILE
                signet admin logs [--user ID] [--event NAME] [--type CODE] [--take N] [--follow]
         every command takes --database URL or --config FILE, and --json
         """
@@ -33,7 +34,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--user", "--event", "--type", "--take"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--user", "--event", "--type", "--take"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -80,6 +81,7 @@ enum AdminCommand {
             case ("clients", "list"): try admin.listClients()
             case ("clients", "remove"): try admin.removeClient(try admin.id())
             case ("clients", "rotate-secret"): try admin.rotateSecret(try admin.id())
+            case ("clients", "set-keys"): try admin.setKeys(try admin.id())
             case ("logs", _) where options.positional.count == 1: try admin.logs()
             default: return usageError(usage)
             }
@@ -232,6 +234,14 @@ struct Admin {
         let redirect_uris: [String]
         let post_logout_redirect_uris: [String]
         let backchannel_logout_uri: String?
+        let token_endpoint_auth_method: String
+        /// A `private_key_jwt` client's keys, by type, `kid` and `alg` (the keys themselves are in the database).
+        let keys: [KeyOutput]?
+        struct KeyOutput: Encodable {
+            let kty: String
+            let kid: String?
+            let alg: String?
+        }
         let audiences: [String]?
         let created_at: String
         var client_secret: String?
@@ -244,6 +254,8 @@ struct Admin {
             redirect_uris = row.redirectURIs
             post_logout_redirect_uris = row.postLogoutRedirectURIs
             backchannel_logout_uri = row.backchannelLogoutURI
+            token_endpoint_auth_method = ClientConfiguration(row).authenticationMethod
+            keys = row.jwks == nil ? nil : ClientConfiguration(row).jwks.map { KeyOutput(kty: $0["kty"]?.string ?? "?", kid: $0["kid"]?.string, alg: $0["alg"]?.string) }
             audiences = row.audiences
             created_at = Ceremonies.iso(row.createdAt)
             client_secret = secret
@@ -257,12 +269,12 @@ struct Admin {
             name: options.one("--name") ?? "", type: options.one("--type") ?? "", grants: options.values["--grant"] ?? [], scopes: scopes,
             redirectURIs: options.values["--redirect-uri"] ?? [], audiences: options.values["--audience"],
             postLogoutRedirectURIs: options.values["--post-logout-redirect-uri"] ?? [], backchannelLogoutURI: options.one("--backchannel-logout-uri"),
-            by: .commandLine, context: context)
+            jwks: try options.one("--jwks").map(Self.readKeys), by: .commandLine, context: context)
         let output = ClientOutput(added.client, secret: added.secret)
         if options.json { return try emit(output) }
         print("client_id      \(output.client_id)")
         if let secret = added.secret { print("client_secret  \(secret)   (shown once: store it now; Signet keeps only its hash)") }
-        print("type           \(output.type)\ngrants         \(output.grants.joined(separator: " "))")
+        print("type           \(output.type)\nauth method    \(output.token_endpoint_auth_method)\ngrants         \(output.grants.joined(separator: " "))")
         if !output.scopes.isEmpty { print("scopes         \(output.scopes.joined(separator: " "))") }
         for uri in output.redirect_uris { print("redirect_uri   \(uri)") }
         for uri in output.post_logout_redirect_uris { print("post_logout    \(uri)") }
@@ -272,8 +284,9 @@ struct Admin {
     func listClients() throws {
         let rows = try ceremonies.storedClients()
         if options.json { return try emit(rows.map { ClientOutput($0) }) }
-        print(Self.table(["CLIENT ID", "NAME", "TYPE", "GRANTS", "SCOPES", "CREATED"], rows.map {
-            [$0.id, $0.name, $0.type, $0.grants.joined(separator: " "), $0.scopes.isEmpty ? "-" : $0.scopes.joined(separator: " "), Ceremonies.iso($0.createdAt)]
+        print(Self.table(["CLIENT ID", "NAME", "TYPE", "AUTH", "GRANTS", "SCOPES", "CREATED"], rows.map {
+            [$0.id, $0.name, $0.type, ClientConfiguration($0).authenticationMethod, $0.grants.joined(separator: " "),
+             $0.scopes.isEmpty ? "-" : $0.scopes.joined(separator: " "), Ceremonies.iso($0.createdAt)]
         }))
         let configured = ceremonies.configuration.clients.map(\.id)
         if !configured.isEmpty { print("and from the configuration file: \(configured.joined(separator: ", "))") }
@@ -289,6 +302,22 @@ struct Admin {
         let secret = try ceremonies.rotateClientSecret(id: id, by: .commandLine, context: context)
         if options.json { return try emit(["client_id": id, "client_secret": secret]) }
         print("client_id      \(id)\nclient_secret  \(secret)   (shown once; the old secret stops working within 2 seconds)")
+    }
+
+    /// `clients set-keys ID --jwks FILE`: the client's keys replaced by the file's JWK Set.
+    func setKeys(_ id: String) throws {
+        guard let file = options.one("--jwks") else { throw AuthError.malformed("give --jwks FILE: the client's public keys as a JWK Set") }
+        let count = try ceremonies.setClientKeys(id: id, jwks: Self.readKeys(file), by: .commandLine, context: context)
+        struct KeysSet: Encodable { let client_id: String, keys: Int }
+        if options.json { return try emit(KeysSet(client_id: id, keys: count)) }
+        print("client_id      \(id)\nkeys           \(count)   (assertions signed by a key no longer listed stop working within 2 seconds)")
+    }
+
+    /// A JWK Set file's text (`-` for standard input).
+    static func readKeys(_ path: String) throws -> String {
+        let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+        guard let data, data.count <= 64 * 1024 else { throw AuthError.malformed("cannot read the JWK Set \(path) (at most 64 KiB)") }
+        return String(decoding: data, as: UTF8.self)
     }
 
     func logs() throws {

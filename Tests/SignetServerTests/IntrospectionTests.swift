@@ -75,7 +75,7 @@ import Testing
         // The discovery document names the endpoint and how to authenticate to it.
         let discovery = try StrictJSON().parse(try server.get("/.well-known/openid-configuration").body)
         #expect(discovery["introspection_endpoint"] == .string("https://signet.test/oauth/introspect"))
-        #expect(discovery["introspection_endpoint_auth_methods_supported"] == .array([.string("client_secret_basic"), .string("client_secret_post")]))
+        #expect(discovery["introspection_endpoint_auth_methods_supported"] == .array([.string("client_secret_basic"), .string("client_secret_post"), .string("private_key_jwt")]))
     }
 
     @Test("a DPoP-bound token says so: token_type DPoP and the key's thumbprint in cnf.jkt, for the resource server to check the proof against")

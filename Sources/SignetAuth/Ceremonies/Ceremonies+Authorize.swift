@@ -335,14 +335,19 @@ extension Ceremonies {
     func tokenEndpointClient(clientID: String?, secret: String?, grant: String? = nil, context: RequestContext) throws -> ClientConfiguration {
         let basic = context.basic
         if basic != nil, secret != nil { throw AuthError.malformed("use one client authentication method, not client_secret_basic and client_secret_post") }
+        if let assertion = context.assertion {
+            guard basic == nil, secret == nil else { throw AuthError.malformed("use one client authentication method, not client_assertion and a secret") }
+            return try assertedClient(assertion, clientID: clientID, grant: grant, context: context)
+        }
         if let basic, let clientID, !clientID.isExactly(basic.id) { throw AuthError.malformed("client_id differs from the Authorization header's") }
         guard let id = basic?.id ?? clientID else { throw AuthError.malformed("client_id is required") }
         let client = try self.client(id, grant: grant)
         do {
             if client.isConfidential {
                 guard let given = basic?.secret ?? secret else {
-                    var error = AuthError(.clientSecretInvalid, "client \(id) is confidential and sent no secret", publicDetail: "client authentication is required")
-                    error.challenges = [#"Basic realm="signet""#]
+                    var error = AuthError(.clientSecretInvalid, "client \(id) is confidential and sent no \(client.jwks.isEmpty ? "secret" : "client_assertion")",
+                                          publicDetail: "client authentication (\(client.authenticationMethod)) is required")
+                    if client.jwks.isEmpty { error.challenges = [#"Basic realm="signet""#] }
                     throw error
                 }
                 return try authenticateClient(id: id, secret: given)

@@ -14,9 +14,11 @@ extension Ceremonies {
     /// Adds a client. A confidential client gets a new 32-byte secret; `client_credentials` is
     /// for confidential clients only, and `scopes` for them alone.
     public func addClient(name: String, type: String, grants: [String], scopes: [String], redirectURIs: [String], audiences: [String]?,
-                          postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil,
+                          postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil,
                           by caller: ManagementCaller, context: RequestContext) throws -> AddedClient {
         guard type == "confidential" || type == "public" else { throw AuthError.malformed("--type must be confidential or public") }
+        let keys = try jwks.map(Self.keySet)
+        if keys != nil, type != "confidential" { throw AuthError.malformed("--jwks is for a confidential client (private_key_jwt)") }
         guard !name.isEmpty, name.count <= 100 else { throw AuthError.malformed("--name must be 1 to 100 characters") }
         guard !grants.isEmpty else { throw AuthError.malformed("give at least one --grant (\(GrantNames.known.joined(separator: ", ")))") }
         if let unknown = grants.first(where: { !GrantNames.known.contains($0) }) {
@@ -34,12 +36,14 @@ extension Ceremonies {
         if let uri = backchannelLogoutURI, !Self.isBackchannelLogoutURI(uri) {
             throw AuthError.malformed("--backchannel-logout-uri must be an https URI without a fragment (http only to a loopback address)")
         }
-        let secret = type == "confidential" ? Base64URL.encode(random(32)) : nil
+        // A client with keys authenticates with them alone: it has no secret to leak.
+        let secret = type == "confidential" && keys == nil ? Base64URL.encode(random(32)) : nil
         let row = ClientRow(id: "c_" + Base64URL.encode(random(12)), name: name, type: type, secretHash: secret.map { Digest.sha256.hash(Array($0.utf8)) },
                             grants: grants, scopes: scopes, redirectURIs: redirectURIs, audiences: audiences, createdAt: nowMillis,
-                            postLogoutRedirectURIs: postLogoutRedirectURIs, backchannelLogoutURI: backchannelLogoutURI)
+                            postLogoutRedirectURIs: postLogoutRedirectURIs, backchannelLogoutURI: backchannelLogoutURI, jwks: keys)
         // Each change to the clients commits with its audit row.
-        let event = pendingAuditEvent(.adminClientAdded, client: caller.clientID, detail: "client \(row.id) (\(type)): \(grants.joined(separator: " "))", context: context)
+        let method = keys == nil ? "" : ", private_key_jwt"
+        let event = pendingAuditEvent(.adminClientAdded, client: caller.clientID, detail: "client \(row.id) (\(type)\(method)): \(grants.joined(separator: " "))", context: context)
         try store.insertClient(row, writes: [.audit(event)])
         counted(event)
         clients.invalidate()
@@ -70,6 +74,35 @@ extension Ceremonies {
         }) != nil else { throw AuthError(.clientUnknown, "no client \(id.prefix(64)) in the database") }
         event.map(counted)
         clients.invalidate()
+    }
+
+    /// New keys for a `private_key_jwt` client (a JWK Set; OIDC Core §9): assertions signed by a
+    /// key it no longer lists stop verifying within the refresh interval of every running
+    /// server. To roll a key over without a gap, list the old and the new key, move the client
+    /// to the new one, then list the new one alone.
+    public func setClientKeys(id: String, jwks: String, by caller: ManagementCaller, context: RequestContext) throws -> Int {
+        let keys = try Self.keySet(jwks)
+        let count = (try? StrictJSON(maxDepth: 6, maxLength: 64 * 1024).parse(Array(keys.utf8)))?["keys"]?.array?.count ?? 0
+        let event = pendingAuditEvent(.adminClientKeysSet, client: caller.clientID, detail: "client \(id): \(count) key(s)", context: context)
+        guard try store.setClientKeys(id: id, jwks: keys, writes: [.audit(event)]) else {
+            throw AuthError(.clientUnknown, "no private_key_jwt client \(id.prefix(64)) in the database")
+        }
+        counted(event)
+        clients.invalidate()
+        return count
+    }
+
+    /// A JWK Set given by an administrator, checked (``JWKSet/keys(_:)``) and written back as
+    /// compact JSON of its keys alone.
+    static func keySet(_ text: String) throws -> String {
+        guard text.utf8.count <= 64 * 1024, let value = try? StrictJSON(maxDepth: 6, maxLength: 64 * 1024).parse(Array(text.utf8)) else {
+            throw AuthError.malformed("the JWK Set is not JSON of at most 64 KiB")
+        }
+        do {
+            return JSONValue.object(["keys": .array(try JWKSet.keys(value).map(JSONValue.object))]).serialized
+        } catch {
+            throw AuthError.malformed("the JWK Set: \(error.detail)")
+        }
     }
 
     /// A new secret for a confidential client; the old one stops working within the refresh

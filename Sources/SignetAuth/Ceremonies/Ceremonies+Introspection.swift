@@ -17,7 +17,7 @@ extension Ceremonies {
     /// token is told by its form, so `token_type_hint` is not needed (§2.1 lets the server look
     /// further than the hint).
     public func introspect(token: String?, clientID: String?, secret: String?, context: RequestContext) throws -> TokenIntrospection {
-        guard clientID != nil || context.basic != nil else {
+        guard clientID != nil || context.basic != nil || context.assertion != nil else {
             var error = AuthError(.clientSecretInvalid, "no client credentials", publicDetail: "token introspection requires client authentication")
             error.challenges = [#"Basic realm="signet""#]
             throw error

@@ -32,12 +32,20 @@ extension Ceremonies {
     // MARK: machine clients
 
     /// The `client_credentials` grant (RFC 6749 §4.4): a confidential client authenticated with
-    /// its secret (`client_secret_basic` or `client_secret_post`) gets an access token for the
-    /// Management API (or another of its audiences) with the scopes it asked for among its own;
-    /// no refresh token, no id token.
-    public func clientCredentialsGrant(clientID: String, secret: String, scope: String?, audience: String?, context: RequestContext) throws -> ClientCredentialsResponse {
+    /// its secret (`client_secret_basic` or `client_secret_post`) or its key (`private_key_jwt`,
+    /// the request's ``RequestContext/assertion``) gets an access token for the Management API
+    /// (or another of its audiences) with the scopes it asked for among its own; no refresh
+    /// token, no id token.
+    public func clientCredentialsGrant(clientID: String, secret: String?, scope: String?, audience: String?, context: RequestContext) throws -> ClientCredentialsResponse {
         do {
-            let client = try authenticateClient(id: clientID, secret: secret)
+            let client: ClientConfiguration
+            if let assertion = context.assertion {
+                guard secret == nil else { throw AuthError.malformed("use one client authentication method, not client_assertion and a secret") }
+                client = try assertedClient(assertion, clientID: clientID, grant: nil, context: context)
+            } else {
+                guard let secret else { throw AuthError(.clientSecretInvalid, "client \(clientID.prefix(64)) sent no secret") }
+                client = try authenticateClient(id: clientID, secret: secret)
+            }
             guard client.grants.contains(GrantNames.clientCredentials) else {
                 throw AuthError(.grantNotAllowed, "client \(client.id) may not use grant client_credentials")
             }

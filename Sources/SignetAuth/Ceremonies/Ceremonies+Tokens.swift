@@ -382,7 +382,8 @@ extension Ceremonies {
     /// hashes in constant time.
     public func authenticateClient(id: String, secret: String) throws -> ClientConfiguration {
         guard let client = clients.client(id), let expected = client.secretHash else {
-            throw AuthError(.clientSecretInvalid, "client \(id.prefix(64)) is unknown or has no secret")
+            let keys = clients.client(id).map { !$0.jwks.isEmpty } ?? false
+            throw AuthError(.clientSecretInvalid, "client \(id.prefix(64)) is unknown or has no secret\(keys ? " (it authenticates with private_key_jwt)" : "")")
         }
         guard ConstantTime.equals(Digest.sha256.hash(Array(secret.utf8)), expected) else {
             throw AuthError(.clientSecretInvalid, "wrong secret for client \(id)")

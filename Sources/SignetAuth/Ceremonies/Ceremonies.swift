@@ -15,6 +15,9 @@ public struct RequestContext: Sendable {
     /// The client ID and secret of `Authorization: Basic` (RFC 6749 §2.3.1), on the routes where a
     /// client may authenticate that way (the token endpoint and its kin); `nil` elsewhere.
     public var basic: (id: String, secret: String)?
+    /// `client_assertion` and its type (`private_key_jwt`, OIDC Core §9), on the same routes as
+    /// ``basic``, when the request carries either.
+    public var assertion: ClientAssertion?
     public init(remoteAddress: String, requestID: String, acceptLanguage: String? = nil, dpop: String? = nil, basic: (id: String, secret: String)? = nil) {
         self.remoteAddress = remoteAddress
         self.requestID = requestID

@@ -149,8 +149,11 @@ public struct ClientRow: Sendable, Equatable {
     /// OIDC RP-Initiated Logout §3 and Back-Channel Logout §2.2, as for a configured client.
     public var postLogoutRedirectURIs: [String]
     public var backchannelLogoutURI: String?
+    /// A `private_key_jwt` client's public keys: a JWK Set as JSON text; `nil` for the others.
+    public var jwks: String?
     public init(id: String, name: String, type: String, secretHash: [UInt8]?, grants: [String], scopes: [String], redirectURIs: [String],
-                audiences: [String]?, createdAt: Int64, postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil) {
+                audiences: [String]?, createdAt: Int64, postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil) {
+        self.jwks = jwks
         self.postLogoutRedirectURIs = postLogoutRedirectURIs
         self.backchannelLogoutURI = backchannelLogoutURI
         self.id = id

@@ -379,6 +379,9 @@ public protocol Store: Sendable {
     /// A confidential client's new secret, with `writes` in the same transaction; `false` (and
     /// nothing written) when there is no such client.
     func setClientSecret(id: String, hash: [UInt8], writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// A `private_key_jwt` client's new keys (a JWK Set as JSON text), with `writes` in the same
+    /// transaction; `false` (and nothing written) when there is no such client.
+    func setClientKeys(id: String, jwks: String, writes: [StoreWrite]) throws(StoreError) -> Bool
 
     // MARK: the web (DESIGN.md, "The web")
 
