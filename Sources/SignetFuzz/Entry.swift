@@ -1,6 +1,7 @@
 import Foundation
 import SignetAuth
 import SignetWebAuthn
+import SignetSoftware
 
 #if SIGNET_LIBFUZZER
 /// libFuzzer's per-input callback (scripts/fuzz.sh builds with -sanitize=fuzzer,address).
@@ -114,6 +115,12 @@ enum FuzzReplay {
         let claims = Base64URL.encode(Array(#"{"iss":"https://signet.test","sub":"u","aud":["https://signet.test/me"],"exp":1800000000,"sid":"s","cnf":{"jkt":"x"}}"#.utf8))
         try write(.accessToken, Array("\(header).\(claims).\(Base64URL.encode([UInt8](repeating: 0x81, count: 64)))".utf8))
         try write(.accessToken, Array(Base64URL.encode([UInt8](repeating: 7, count: 48)).utf8))
+        // A client's key and an assertion it signed, for each algorithm, valid at the fuzz target's `now`.
+        for alg in ClientAssertion.algorithms {
+            let key = try SoftwareClientKey(algorithm: alg, kid: "k-" + alg)
+            let jwt = try key.assertion(clientID: "svc", audience: "https://signet.test", lifetime: 60, now: Date(timeIntervalSince1970: 1_800_000_000))
+            try write(.clientAssertion, Array((key.jwks.serialized + "\n" + jwt).utf8))
+        }
         print("wrote \(n) seeds to \(out.path)")
     }
 }

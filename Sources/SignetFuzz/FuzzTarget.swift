@@ -40,6 +40,8 @@ enum FuzzTarget {
         case accessToken
         // A resource server's WWW-Authenticate, as the SDK reads it (RFC 9110 §11.6.1, RFC 9470 §3).
         case wwwAuthenticate
+        // private_key_jwt: a client's JWK Set, a line break, then a client assertion checked with it.
+        case clientAssertion
     }
 
     /// A browser-flow client: an exact, a loopback (any port) and two private-use redirect URIs,
@@ -191,6 +193,22 @@ enum FuzzTarget {
                 precondition(parts.signature.count <= 72 && !parts.kid.isEmpty, "a signature longer than P-256's DER, or no kid")
             }
             if let key = Base64URL.decode(text).flatMap(RefreshToken.key) { precondition(key.count == 32, "a refresh token's key of another size") }
+        case .clientAssertion:
+            let lines = body.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false)
+            let jwt = lines.count > 1 ? String(decoding: lines[1], as: UTF8.self) : ""
+            _ = ClientAssertion.issuer(of: jwt)
+            guard let set = try? StrictJSON(maxDepth: 6, maxLength: 64 * 1024).parse(lines[0]), let keys = try? JWKSet.keys(set) else { break }
+            precondition((1...ClientAssertion.maxKeys).contains(keys.count), "a JWK Set of \(keys.count) keys accepted")
+            precondition(keys.allSatisfy { jwk in ["d", "p", "q", "dp", "dq", "qi", "k", "oth"].allSatisfy { jwk[$0] == nil } }, "a private member accepted")
+            // What a registration stores reads back as the same keys.
+            let stored = JSONValue.object(["keys": .array(keys.map(JSONValue.object))])
+            precondition((try? JWKSet.keys(stored)) == keys, "a stored JWK Set does not read back as itself")
+            let now: Int64 = 1_800_000_000
+            if let verified = try? ClientAssertion.verify(jwt, clientID: "svc", keys: keys, audiences: ["https://signet.test"], now: now) {
+                precondition(!verified.jti.isEmpty && verified.jti.utf8.count <= 256, "a jti out of bounds accepted")
+                precondition(verified.exp > now - ClientAssertion.leeway && verified.exp <= now + ClientAssertion.maxLifetime + ClientAssertion.leeway, "an exp out of bounds accepted")
+                precondition(ClientAssertion.issuer(of: jwt) == "svc", "a verified assertion whose iss is not the client")
+            }
         case .wwwAuthenticate:
             let challenges = AuthenticationChallenge.parse(String(decoding: body, as: UTF8.self))
             precondition(challenges.count <= 16 && challenges.allSatisfy { $0.parameters.count <= 32 }, "unbounded challenges")
