@@ -10,7 +10,7 @@ public final class SoftwareClientKey: @unchecked Sendable {
     let key: PrivateKey
     /// `ES256`, `EdDSA`, `PS256` or `RS256` (RFC 7518 §3.1, RFC 8037 §3.1).
     public let algorithm: String
-    /// The key's ID, in its JWK and in each assertion's header.
+    /// The key's ID, in its JWK and in each assertion's header; empty: neither names it.
     public let kid: String
 
     /// A new key for `algorithm`; RSA keys are 2048 bits.
@@ -47,7 +47,8 @@ public final class SoftwareClientKey: @unchecked Sendable {
 
     /// The public JWK (RFC 7517 §4), with `kid`, `alg` and `use`.
     public var jwk: JSONObject {
-        var members: JSONObject = ["kid": .string(kid), "alg": .string(algorithm), "use": .string("sig")]
+        var members: JSONObject = ["alg": .string(algorithm), "use": .string("sig")]
+        if !kid.isEmpty { members["kid"] = .string(kid) }
         let publicKey = key.publicKey
         switch algorithm {
         case "EdDSA":
@@ -76,7 +77,9 @@ public final class SoftwareClientKey: @unchecked Sendable {
     /// the issuer), `exp` `lifetime` seconds from `now`, a fresh `jti`.
     public func assertion(clientID: String, audience: String, lifetime: Int64 = 60, now: Date = Date()) throws -> String {
         let at = Int64(now.timeIntervalSince1970)
-        return try sign(header: ["alg": .string(algorithm), "kid": .string(kid), "typ": .string("JWT")], claims: [
+        var header: JSONObject = ["alg": .string(algorithm), "typ": .string("JWT")]
+        if !kid.isEmpty { header["kid"] = .string(kid) }
+        return try sign(header: header, claims: [
             "iss": .string(clientID), "sub": .string(clientID), "aud": .string(audience), "iat": .number(String(at)),
             "exp": .number(String(at + lifetime)), "jti": .string(Base64URL.encode(SecureRandom.bytes(16))),
         ])

@@ -19,6 +19,8 @@ let usage = """
       keys status [--config signet.json] [--database sqlite:PATH]
                      the key-encryption key's ID, and the unused recovery codes each code key still serves
       client-secret  print a new confidential client's secret, and the client_secret_hash line for signet.json
+      client-key new|assertion ...
+                     a machine client's key pair for private_key_jwt, and the assertions it sends instead of a secret
       admin users|clients|logs ...
                      find, block and delete users, add and remove clients, read the audit log (signet admin for details)
       backup --to FILE [--config signet.json] [--database sqlite:PATH]
@@ -52,6 +54,8 @@ case "backup":
     exit(BackupCommand.run(Array(arguments.dropFirst())))
 case "client-secret":
     exit(ClientSecretCommand.run(Array(arguments.dropFirst())))
+case "client-key":
+    exit(ClientKeyCommand.run(Array(arguments.dropFirst())))
 case "authenticator":
     exit(AuthenticatorCommand.run(Array(arguments.dropFirst())))
 case "verify":

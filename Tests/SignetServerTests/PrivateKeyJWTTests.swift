@@ -184,6 +184,45 @@ import Testing
         #expect(client.isConfidential && client.secretHash == nil && client.authenticationMethod == "private_key_jwt" && client.jwks == [Self.key.jwk])
     }
 
+    @Test("the command line as the README shows it: client-key new, admin clients add --jwks, client-key assertion, then set-keys; list shows the method",
+          arguments: ["ES256", "RS256"])
+    func commandLine(_ alg: String) throws {
+        let server = try TestServer()
+        let directory = server.directory
+        let database = ["--database", "sqlite:" + directory.appendingPathComponent("signet.db").path]
+        func signet(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) { try OperationsTests.signet(arguments, in: directory) }
+
+        let made = try signet(["client-key", "new", "--alg", alg, "--out", "svc.pem"])
+        #expect(made.status == 0, "\(made.errors)")
+        try Data(made.output.utf8).write(to: directory.appendingPathComponent("svc.jwks.json"))
+        let mode = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("svc.pem").path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(try signet(["client-key", "new", "--out", "svc.pem"]).errors.contains("not overwritten"))
+        let added = try OperationsTests.json(try signet(["admin", "clients", "add", "--name", "Batch", "--type", "confidential", "--grant", "client_credentials",
+                                                         "--scope", "read:users", "--jwks", "svc.jwks.json", "--json"] + database).output)
+        let id = try #require(added["client_id"]?.string)
+        #expect(added["client_secret"] == nil && added["token_endpoint_auth_method"] == .string("private_key_jwt"), "\(added.serialized)")
+        #expect(added["keys"]?.array?.first?["alg"] == .string(alg))
+        #expect(try signet(["admin", "clients", "list"] + database).output.contains("private_key_jwt"))
+
+        func token() throws -> Int {
+            let made = try signet(["client-key", "assertion", "--key", "svc.pem", "--client-id", id, "--audience", Self.tokenEndpoint]
+                                  + (alg == "RS256" ? ["--alg", "RS256"] : []))
+            return try Self.grant(server, Self.jwtBearer.merging(["client_assertion": .string(made.output.trimmingCharacters(in: .whitespacesAndNewlines))])).status
+        }
+        #expect(eventually(timeout: 5) { try token() == 200 })
+
+        // Replaced by another key: the first one's assertions are refused.
+        let next = try SoftwareClientKey(algorithm: "EdDSA", kid: "next")
+        try Data(next.jwks.serialized.utf8).write(to: directory.appendingPathComponent("next.json"))
+        let set = try signet(["admin", "clients", "set-keys", id, "--jwks", "next.json"] + database)
+        #expect(set.status == 0 && set.output.contains("keys           1"), "\(set.errors)")
+        #expect(eventually(timeout: 5) { try token() == 401 })
+        #expect(try Self.grant(server, Self.jwtBearer.merging(["client_assertion": try Self.assertion(id, by: next)])).status == 200)
+        let refused = try signet(["admin", "clients", "set-keys", id, "--jwks", "svc.pem"] + database)
+        #expect(refused.status != 0 && refused.errors.contains("JWK Set"), "\(refused.errors)")
+    }
+
     /// Authlib's client-side `PrivateKeyJWT` (`scripts/private-key-jwt-check.py`) against Signet
     /// on a loopback port: a library that was not written with Signet signs the assertions.
     @Test("Authlib's private_key_jwt: a token, the Management API, introspection, and an assertion refused the second time",
