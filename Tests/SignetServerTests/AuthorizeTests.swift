@@ -336,7 +336,7 @@ import Testing
         #expect(d["authorization_endpoint"] == .string("https://signet.test/authorize") && d["end_session_endpoint"] == .string("https://signet.test/logout"))
         #expect(d["response_types_supported"] == .array([.string("code")]) && d["code_challenge_methods_supported"] == .array([.string("S256")]))
         #expect(d["grant_types_supported"]?.array?.contains(.string("authorization_code")) == true)
-        #expect(d["token_endpoint_auth_methods_supported"] == .array([.string("none"), .string("client_secret_basic"), .string("client_secret_post")]))
+        #expect(d["token_endpoint_auth_methods_supported"] == .array([.string("none"), .string("client_secret_basic"), .string("client_secret_post"), .string("private_key_jwt")]))
         #expect(d["authorization_response_iss_parameter_supported"] == .bool(true))
         // request_uri_parameter_supported means true when left out (OIDC Discovery §3).
         #expect(d["request_parameter_supported"] == .bool(false) && d["request_uri_parameter_supported"] == .bool(false))
