@@ -442,6 +442,28 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.clientRows().allSatisfy { $0.id != id + "x" })
     }
 
+    @Test("a private_key_jwt client's keys: stored, replaced with their audit row, never on a client without keys; it gets no secret", arguments: Backend.available)
+    func clientKeys(_ backend: Backend) throws {
+        let store = try backend.open()
+        func audit(_ label: String) -> [StoreWrite] { [.audit(AuditEvent(at: now(), kind: label, outcome: "success"))] }
+        let id = "k-\(UUID().uuidString.prefix(6))"
+        let first = #"{"keys":[{"kty":"EC","kid":"1"}]}"#, second = #"{"keys":[{"kty":"OKP","kid":"2"}]}"#
+        try store.insertClient(ClientRow(id: id, name: "K", type: "confidential", secretHash: nil, grants: ["client_credentials"], scopes: [], redirectURIs: [],
+                                         audiences: nil, createdAt: 0, jwks: first), writes: [])
+        try store.insertClient(ClientRow(id: id + "-s", name: "S", type: "confidential", secretHash: [1], grants: ["client_credentials"], scopes: [], redirectURIs: [],
+                                         audiences: nil, createdAt: 0), writes: [])
+        #expect(try store.clientRows().first { $0.id == id }?.jwks == first)
+        #expect(try store.setClientKeys(id: id, jwks: second, writes: audit("keys")))
+        #expect(try store.clientRows().first { $0.id == id }?.jwks == second)
+        // A client with a secret gains no keys, one with keys no secret, and no client nothing.
+        #expect(try !store.setClientKeys(id: id + "-s", jwks: first, writes: audit("keys on a secret client")))
+        #expect(try !store.setClientSecret(id: id, hash: [2], writes: audit("secret on a keys client")))
+        #expect(try !store.setClientKeys(id: "no-client", jwks: first, writes: audit("no client")))
+        let rows = try store.clientRows()
+        #expect(rows.first { $0.id == id }?.secretHash == nil && rows.first { $0.id == id + "-s" }?.jwks == nil)
+        #expect(try store.auditEvents(limit: 10).map(\.kind) == ["keys"])
+    }
+
     @Test("ending a session marks it once, with or without refresh tokens; the mark revokes its family and is purged when it lapses",
           arguments: Backend.available)
     func endedSessions(_ backend: Backend) throws {
