@@ -18,7 +18,7 @@ extension SignetService {
             if request.header("authorization") != nil { principal = try authenticate(request, audience) }
         }
         if needs.stepUp, let principal { try ceremonies.requireFreshAuthentication(principal, allowCode: needs.codeSessionAllowed) }
-        let client = needs.clientAuthentication ? try authenticatedClient(request) : nil
+        let client = needs.clientAuthentication ? try authenticatedClient(request, context: context) : nil
         let caller = try needs.management.map { try ceremonies.authenticateManagement(accessToken: bearerToken(request), scope: $0) }
         return Call(request: request, parameters: parameters, principal: principal, client: client, caller: caller, context: context)
     }
@@ -62,10 +62,21 @@ extension SignetService {
         return context
     }
 
-    /// `Authorization: Basic` with the form-encoded client ID and secret (RFC 6749 §2.3.1).
-    func authenticatedClient(_ request: HTTPRequest) throws -> ClientConfiguration {
+    /// `Authorization: Basic` with the form-encoded client ID and secret (RFC 6749 §2.3.1), or,
+    /// without an `Authorization` header, a JSON body's `client_assertion` and its type
+    /// (`private_key_jwt`, OIDC Core §9) for this endpoint. Only such a request reads the body
+    /// here as well as in its handler.
+    func authenticatedClient(_ request: HTTPRequest, context: RequestContext) throws -> ClientConfiguration {
+        if request.header("authorization") == nil, let body = try? Wire.body(request, limit: configuration.maxBodyBytes, form: false),
+           body["client_assertion"] != nil || body["client_assertion_type"] != nil {
+            var context = context
+            context.assertion = ClientAssertion(type: body["client_assertion_type"]?.string, jwt: body["client_assertion"]?.string,
+                                                endpoint: configuration.issuer + request.path)
+            return try ceremonies.authenticateClient(assertedIn: context, clientID: body["client_id"]?.string)
+        }
         guard let (id, secret) = request.header("authorization").flatMap(Self.basicCredentials) else {
-            var error = AuthError(.clientSecretInvalid, "no Authorization: Basic client credentials", publicDetail: "client authentication (client_secret_basic) is required")
+            var error = AuthError(.clientSecretInvalid, "no Authorization: Basic client credentials",
+                                  publicDetail: "client authentication (client_secret_basic or private_key_jwt) is required")
             error.challenges = [#"Basic realm="signet""#]
             throw error
         }

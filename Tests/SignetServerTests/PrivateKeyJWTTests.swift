@@ -132,6 +132,40 @@ import Testing
         #expect(try server.post("/oauth/introspect", .object(introspect)).json["active"] == .bool(false))
     }
 
+    @Test("a resource server with keys verifies an action token by an assertion for /actions/verify, once; Basic and no authentication are refused")
+    func resourceServer() throws {
+        let server = try TestServer { c in
+            var bank = ClientConfiguration(id: "bank-jwt", grants: [])
+            bank.jwks = [Self.key.jwk]
+            c.clients.append(bank)
+        }
+        let account = try SignedIn(server, email: "pay-jwt@signet.test")
+        let device = try SoftwareDeviceKey(deviceID: "iphone")
+        let keyID = try account.enroll(device)
+        func actionToken() throws -> String {
+            let (status, answer) = try account.approveAction(keyID, key: device)
+            try #require(status == 200, "\(answer.serialized)")
+            return try #require(answer["action_token"]?.string)
+        }
+        let user = try #require(try server.store.user(email: "pay-jwt@signet.test"))
+        func verify(_ token: String, _ extra: JSONObject, headers: [(String, String)] = []) throws -> (status: Int, json: JSONValue) {
+            let body: JSONObject = ["action_token": .string(token), "action": Transfer.action, "sub": .string(user.id)]
+            return try server.post("/actions/verify", .object(body.merging(extra)), headers: headers)
+        }
+        let token = try actionToken()
+        #expect(try verify(token, [:]).json["reason"] == .string("client_secret_invalid"))
+        let basic = ("Authorization", "Basic " + Data("bank-jwt:guess".utf8).base64EncodedString())
+        #expect(try verify(token, [:], headers: [basic]).json["reason"] == .string("client_secret_invalid"))
+        let assertion = try Self.assertion("bank-jwt", audience: Self.issuer + "/actions/verify")
+        let (status, verified) = try verify(token, Self.jwtBearer.merging(["client_assertion": assertion]))
+        #expect(status == 200 && verified["sub"] == .string(user.id), "\(verified.serialized)")
+        // The same assertion for the next action: refused before the token is looked at.
+        let next = try actionToken()
+        #expect(try verify(next, Self.jwtBearer.merging(["client_assertion": assertion])).json["reason"] == .string("client_assertion_replayed"))
+        let fresh = try Self.assertion("bank-jwt", audience: Self.issuer)
+        #expect(try verify(next, Self.jwtBearer.merging(["client_assertion": fresh])).status == 200)
+    }
+
     @Test("two instances on one database, given the same assertion at the same moment, accept it once")
     func onceAcrossInstances() throws {
         let first = try Self.server()

@@ -45,6 +45,13 @@ extension Ceremonies {
         }
     }
 
+    /// A resource server's authentication by the assertion of `context` (``RequestContext/assertion``),
+    /// as at the token endpoint; `clientID`, if given, must be the assertion's client.
+    public func authenticateClient(assertedIn context: RequestContext, clientID: String?) throws -> ClientConfiguration {
+        guard let assertion = context.assertion else { throw AuthError.malformed("no client_assertion") }
+        return try assertedClient(assertion, clientID: clientID, grant: nil, context: context)
+    }
+
     /// What an assertion may name as its `aud`: the issuer, the token endpoint (OIDC Core §9),
     /// and the URL it was sent to.
     func assertionAudiences(_ endpoint: String) -> [String] {
