@@ -32,6 +32,7 @@ import urllib.parse
 import requests
 from authlib.integrations.requests_client import OAuth2Session
 from authlib.jose import JsonWebKey, jwt
+from authlib.oauth2.rfc7636 import create_s256_code_challenge
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from selenium import webdriver
@@ -337,6 +338,18 @@ try:
         {"response_type": "code", "client_id": CLIENT, "redirect_uri": CALLBACK, "scope": "openid", "state": "s1"})
     driver.get(no_pkce)
     report["missing_pkce"] = landed(driver).get("error")
+
+    # A pushed authorization request (RFC 9126): the parameters posted from the app's side, the
+    # browser sent with client_id and request_uri alone, the code exchanged by Authlib.
+    par_verifier, par_state, par_nonce = secrets.token_urlsafe(48), secrets.token_urlsafe(8), secrets.token_urlsafe(16)
+    pushed = requests.post(discovery["pushed_authorization_request_endpoint"], data={
+        "response_type": "code", "client_id": CLIENT, "redirect_uri": CALLBACK, "scope": "openid email", "state": par_state, "nonce": par_nonce,
+        "code_challenge": create_s256_code_challenge(par_verifier), "code_challenge_method": "S256"}, timeout=10)
+    driver.get(discovery["authorization_endpoint"] + "?" + urllib.parse.urlencode({"client_id": CLIENT, "request_uri": pushed.json()["request_uri"]}))
+    params = landed(driver)
+    token = new_client().fetch_token(discovery["token_endpoint"], authorization_response=driver.current_url, code_verifier=par_verifier)
+    report["par"] = {"pushed": pushed.status_code, "state_ok": params.get("state") == par_state,
+                     "nonce_ok": verify_id_token(token["id_token"], par_nonce).get("nonce") == par_nonce}
 
     # A token for the API, and the API's resource server asking about it through Authlib's
     # introspection (RFC 7662), before and after the app signs out.

@@ -53,6 +53,7 @@ extension ClientConfiguration {
         redirectURIs = row.redirectURIs
         postLogoutRedirectURIs = row.postLogoutRedirectURIs
         backchannelLogoutURI = row.backchannelLogoutURI
+        requirePushedRequests = row.requirePushedRequests
         // Checked when it was stored. A set that no longer reads as one becomes a key that fits
         // no algorithm: the client stays confidential (never public for want of keys) and no
         // assertion of it verifies.

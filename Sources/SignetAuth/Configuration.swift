@@ -62,6 +62,9 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// its assertions with, as a JWK Set's keys; empty for every other client. A client has
     /// keys or a secret, never both.
     public var jwks: [JSONObject] = []
+    /// Whether the client's authorization requests must come through the pushed authorization
+    /// request endpoint (RFC 9126 §6, `require_pushed_authorization_requests`).
+    public var requirePushedRequests = false
 
     /// Whether the client authenticates (RFC 6749 §2.1), with a secret or with its keys.
     public var isConfidential: Bool { secretHash != nil || !jwks.isEmpty }

@@ -250,7 +250,7 @@ public enum ConfigurationLoader {
         let clients = try list.enumerated().map { index, item in
             guard let object = item.object else { throw ConfigurationError("clients[\(index)] must be an object") }
             let known: Set<String> = ["client_id", "name", "type", "grants", "scopes", "redirect_uris", "post_logout_redirect_uris", "allowed_origins", "ios", "android",
-                                      "audiences", "client_secret_hash", "jwks", "dpop", "refresh_proof",
+                                      "audiences", "client_secret_hash", "jwks", "require_pushed_authorization_requests", "dpop", "refresh_proof",
                                       "backchannel_logout_uri", "backchannel_logout_session_required"]
             if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
@@ -315,6 +315,10 @@ public enum ConfigurationLoader {
             }
             if grants.contains(GrantNames.clientCredentials), !authenticates {
                 throw ConfigurationError("client \(id): the client_credentials grant needs a client_secret_hash (make one with: signet client-secret) or a jwks")
+            }
+            if let required = object["require_pushed_authorization_requests"] {
+                guard let value = required.bool else { throw ConfigurationError("client \(id): require_pushed_authorization_requests must be true or false") }
+                client.requirePushedRequests = value
             }
             if let jwks = object["jwks"] {
                 do throws(ClientAssertion.Invalid) {

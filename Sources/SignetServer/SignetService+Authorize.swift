@@ -13,6 +13,7 @@ extension SignetService {
         r.add("GET", "/authorize/continue") { s, call in s.continueAuthorization(call) }
         r.add("GET", "/authorize/cancel") { s, call in s.cancelAuthorization(call) }
         r.add("GET", "/logout") { s, call in s.logout(call, call.request.query) }
+        r.add("POST", "/oauth/par", needs: .tokenEndpoint) { s, call in try s.pushAuthorization(call) }
         r.add("GET", "/.well-known/webauthn") { s, _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "public, max-age=300")],
                          body: JSONValue.object(["origins": .array(s.configuration.relatedOrigins.map(JSONValue.string))]).serializedBytes)
@@ -54,6 +55,25 @@ extension SignetService {
         } catch {
             return refusal(AuthError(error), request)
         }
+    }
+
+    /// `POST /oauth/par` (RFC 9126 §2): a form of at most 8 KiB and 64 parameters (what
+    /// `/authorize` reads of a query), each once; 201 with `request_uri` and `expires_in`.
+    func pushAuthorization(_ call: Call) throws -> HTTPResponse {
+        guard call.request.mediaType == "application/x-www-form-urlencoded" else {
+            throw AuthError(.unsupportedMediaType, "Content-Type \(call.request.mediaType ?? "none")", publicDetail: "send application/x-www-form-urlencoded (RFC 9126 §2.1)")
+        }
+        let body = call.request.body
+        guard body.count <= 8192, body.count(where: { $0 == UInt8(ascii: "&") }) < 64 else {
+            throw AuthError.malformed("a pushed authorization request is at most 8 KiB and 64 parameters")
+        }
+        let (parameters, repeated) = HTTPRequest.parseQueryNotingRepeats(Substring(String(decoding: body, as: UTF8.self)))
+        var context = call.context
+        if parameters["client_assertion"] != nil || parameters["client_assertion_type"] != nil {
+            context.assertion = ClientAssertion(type: parameters["client_assertion_type"], jwt: parameters["client_assertion"], endpoint: configuration.issuer + call.request.path)
+        }
+        let pushed = try ceremonies.pushAuthorization(parameters, repeated: repeated, context: context)
+        return .json(201, JSONValue.object(["request_uri": .string(pushed.requestURI), "expires_in": .number(String(pushed.expiresIn))]).serializedBytes)
     }
 
     /// A refusal sent back to the client, its detail kept for the access log.

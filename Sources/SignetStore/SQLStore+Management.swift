@@ -220,16 +220,17 @@ extension SQLStore {
         return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
     }
 
-    static let clientColumns = "id, name, type, secret_hash, grants, scopes, redirect_uris, audiences, created_at, post_logout_redirect_uris, backchannel_logout_uri, jwks"
+    static let clientColumns = "id, name, type, secret_hash, grants, scopes, redirect_uris, audiences, created_at, post_logout_redirect_uris, backchannel_logout_uri, jwks, require_par"
 
     public func insertClient(_ c: ClientRow, writes: [StoreWrite]) throws(StoreError) {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
                 try db.query(
-                    "INSERT INTO clients (\(Self.clientColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                    "INSERT INTO clients (\(Self.clientColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
                     [.text(c.id), .text(c.name), .text(c.type), c.secretHash.map(SQLValue.blob) ?? .null, .text(c.grants.joined(separator: " ")),
                      .text(c.scopes.joined(separator: " ")), .text(c.redirectURIs.joined(separator: " ")), Self.text(c.audiences?.joined(separator: " ")),
-                     .int(c.createdAt), .text(c.postLogoutRedirectURIs.joined(separator: " ")), Self.text(c.backchannelLogoutURI), Self.text(c.jwks)])
+                     .int(c.createdAt), .text(c.postLogoutRedirectURIs.joined(separator: " ")), Self.text(c.backchannelLogoutURI), Self.text(c.jwks),
+                     .int(c.requirePushedRequests ? 1 : 0)])
                 guard db.changes == 1 else { throw StoreError(.conflict, "a client with this ID exists") }
                 for write in writes { try Self.apply(write, db) }
             }
@@ -242,7 +243,8 @@ extension SQLStore {
             try db.query("SELECT \(Self.clientColumns) FROM clients ORDER BY created_at, id").map { r in
                 ClientRow(id: r[0].text ?? "", name: r[1].text ?? "", type: r[2].text ?? "", secretHash: r[3].blob, grants: words(r[4]), scopes: words(r[5]),
                           redirectURIs: words(r[6]), audiences: r[7].text.map { $0.split(separator: " ").map(String.init) }, createdAt: r[8].int ?? 0,
-                          postLogoutRedirectURIs: words(r[9]), backchannelLogoutURI: r[10].text, jwks: r[11].text)
+                          postLogoutRedirectURIs: words(r[9]), backchannelLogoutURI: r[10].text, jwks: r[11].text,
+                          requirePushedRequests: r[12].int == 1)
             }
         }
     }

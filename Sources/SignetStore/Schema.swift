@@ -330,8 +330,12 @@ enum Schema {
             CREATE INDEX logout_subscriptions_expiry ON logout_subscriptions(expires_at)
             """),
             // The public keys (a JWK Set, as JSON text) of a client kept in the database that
-            // authenticates with `private_key_jwt` (OIDC Core §9); NULL for the others.
-            (21, "ALTER TABLE clients ADD COLUMN jwks TEXT"),
+            // authenticates with `private_key_jwt` (OIDC Core §9), NULL for the others; and
+            // whether its authorization requests must be pushed (RFC 9126 §6).
+            (21, """
+            ALTER TABLE clients ADD COLUMN jwks TEXT;
+            ALTER TABLE clients ADD COLUMN require_par INTEGER NOT NULL DEFAULT 0
+            """),
         ]
     }
 

@@ -16,6 +16,7 @@ enum AdminCommand {
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
                                         [--post-logout-redirect-uri URI]... [--backchannel-logout-uri URI]
                                         [--jwks FILE]   (private_key_jwt: the client's public keys, no secret)
+                                        [--require-par] (authorization requests through POST /oauth/par only)
                signet admin clients list | remove ID | rotate-secret ID | set-keys ID --jwks FILE
                signet admin logs [--user ID] [--event NAME] [--type CODE] [--take N] [--follow]
         every command takes --database URL or --config FILE, and --json
@@ -28,6 +29,7 @@ enum AdminCommand {
         var positional: [String] = []
         var values: [String: [String]] = [:]
         var follow = false
+        var requirePAR = false
         func one(_ name: String) -> String? { values[name]?.last }
     }
 
@@ -41,6 +43,7 @@ enum AdminCommand {
             case "--database": options.database = rest.next()
             case "--json": options.json = true
             case "--follow": options.follow = true
+            case "--require-par": options.requirePAR = true
             case _ where valued.contains(arg):
                 guard let value = rest.next() else { return nil }
                 options.values[arg, default: []].append(value)
@@ -235,6 +238,7 @@ struct Admin {
         let post_logout_redirect_uris: [String]
         let backchannel_logout_uri: String?
         let token_endpoint_auth_method: String
+        let require_pushed_authorization_requests: Bool
         /// A `private_key_jwt` client's keys, by type, `kid` and `alg` (the keys themselves are in the database).
         let keys: [KeyOutput]?
         struct KeyOutput: Encodable {
@@ -255,6 +259,7 @@ struct Admin {
             post_logout_redirect_uris = row.postLogoutRedirectURIs
             backchannel_logout_uri = row.backchannelLogoutURI
             token_endpoint_auth_method = ClientConfiguration(row).authenticationMethod
+            require_pushed_authorization_requests = row.requirePushedRequests
             keys = row.jwks == nil ? nil : ClientConfiguration(row).jwks.map { KeyOutput(kty: $0["kty"]?.string ?? "?", kid: $0["kid"]?.string, alg: $0["alg"]?.string) }
             audiences = row.audiences
             created_at = Ceremonies.iso(row.createdAt)
@@ -269,7 +274,7 @@ struct Admin {
             name: options.one("--name") ?? "", type: options.one("--type") ?? "", grants: options.values["--grant"] ?? [], scopes: scopes,
             redirectURIs: options.values["--redirect-uri"] ?? [], audiences: options.values["--audience"],
             postLogoutRedirectURIs: options.values["--post-logout-redirect-uri"] ?? [], backchannelLogoutURI: options.one("--backchannel-logout-uri"),
-            jwks: try options.one("--jwks").map(Self.readKeys), by: .commandLine, context: context)
+            jwks: try options.one("--jwks").map(Self.readKeys), requirePushedRequests: options.requirePAR, by: .commandLine, context: context)
         let output = ClientOutput(added.client, secret: added.secret)
         if options.json { return try emit(output) }
         print("client_id      \(output.client_id)")

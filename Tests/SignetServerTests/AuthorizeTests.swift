@@ -107,7 +107,6 @@ import Testing
             (PKCE(), [("scope", "openid")], "invalid_request", "malformed"),
             // OIDC Core §6: without request objects, say so rather than drop what they carry.
             (PKCE(), [("request", "eyJhbGciOiJub25lIn0.eyJub25jZSI6Im4tMiJ9.")], "request_not_supported", "request_not_supported"),
-            (PKCE(), [("request_uri", "urn:ietf:params:oauth:request_uri:6esc")], "request_uri_not_supported", "request_uri_not_supported"),
             (PKCE(), [("response_mode", "fragment")], "invalid_request", "malformed"),
             (PKCE(), [("response_mode", "form_post")], "invalid_request", "malformed"),
         ]

@@ -91,6 +91,8 @@ struct WebBrowserTests {
         #expect(r["burnt_after_wrong_verifier"] == .string("400 invalid_grant code_invalid"))
         #expect(r["wrong_redirect_uri"] == .string("400 invalid_request redirect_uri_invalid"))
         #expect(r["missing_pkce"] == .string("invalid_request"))
+        // A pushed authorization request: pushed (201), then the browser with request_uri alone.
+        #expect(r["par"] == .object(["pushed": .number("201"), "state_ok": .bool(true), "nonce_ok": .bool(true)]), "\(r["par"]?.serialized ?? "")")
         // The API's resource server, through Authlib's introspection: active, then not once the app signed out.
         #expect(r["introspected"] == .object(["active": .bool(true), "aud": .array([.string("https://api.signet.test")]), "client_id": .string("web"),
                                                 "token_type": .string("Bearer"), "amr": .array([.string("pop"), .string("user")]),

@@ -81,7 +81,15 @@ extension Ceremonies {
     /// ``AuthorizationRedirectError``. `repeated` names the parameters the query held more than
     /// once, which RFC 6749 §3.1 forbids: a repeated `client_id` or `redirect_uri` cannot be
     /// trusted to redirect to, any other is refused back to the client.
-    public func authorizationRequest(_ query: [String: String], repeated: [String] = []) throws -> AuthorizationRequest {
+    ///
+    /// A query with `request_uri` is a pushed request's (RFC 9126 §4): ``pushedRequest(_:clientID:)``
+    /// answers it. `pushed` is set when the pushed authorization request endpoint checks what a
+    /// client pushed.
+    public func authorizationRequest(_ query: [String: String], repeated: [String] = [], pushed: Bool = false) throws -> AuthorizationRequest {
+        if !pushed, let uri = query["request_uri"] {
+            if repeated.contains("request_uri") || repeated.contains("client_id") { throw AuthError.malformed("request_uri or client_id appears more than once") }
+            return try pushedRequest(uri, clientID: query["client_id"])
+        }
         if let long = query.first(where: { $0.value.utf8.count > Self.maxParameterLength }) {
             throw AuthError.malformed("parameter \(long.key.prefix(40)) is longer than \(Self.maxParameterLength) bytes")
         }
@@ -99,7 +107,12 @@ extension Ceremonies {
         // OIDC Core §6.1 and §6.2: an OP without request objects must say so, not ignore them
         // (their parameters would otherwise be silently dropped).
         if query["request"] != nil { throw refuse(.requestNotSupported, "the request parameter is not supported") }
-        if query["request_uri"] != nil { throw refuse(.requestURINotSupported, "the request_uri parameter is not supported") }
+        // RFC 9126 §2.1: a pushed request names no other.
+        if query["request_uri"] != nil { throw refuse(.malformed, "a pushed authorization request cannot carry request_uri") }
+        // RFC 9126 §4: a client whose requests must be pushed sends request_uri alone.
+        if client.requirePushedRequests, !pushed {
+            throw refuse(.malformed, "client \(client.id) must push its authorization requests (POST /oauth/par, RFC 9126) and send request_uri")
+        }
         guard query["response_type"] == "code" else { throw refuse(.responseTypeUnsupported, "response_type must be code") }
         // The answer comes in the redirect's query (discovery: response_modes_supported); a client
         // that asked for the fragment or a form post would not look there.

@@ -14,7 +14,7 @@ extension Ceremonies {
     /// Adds a client. A confidential client gets a new 32-byte secret; `client_credentials` is
     /// for confidential clients only, and `scopes` for them alone.
     public func addClient(name: String, type: String, grants: [String], scopes: [String], redirectURIs: [String], audiences: [String]?,
-                          postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil,
+                          postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil, requirePushedRequests: Bool = false,
                           by caller: ManagementCaller, context: RequestContext) throws -> AddedClient {
         guard type == "confidential" || type == "public" else { throw AuthError.malformed("--type must be confidential or public") }
         let keys = try jwks.map(Self.keySet)
@@ -33,6 +33,9 @@ extension Ceremonies {
         for uri in redirectURIs + postLogoutRedirectURIs where !Self.isRedirectURI(uri) {
             throw AuthError.malformed("\"\(uri.prefix(100))\" is not an absolute redirect URI without a fragment")
         }
+        if requirePushedRequests, !grants.contains(GrantNames.authorizationCode) {
+            throw AuthError.malformed("--require-par is for a client with the authorization_code grant")
+        }
         if let uri = backchannelLogoutURI, !Self.isBackchannelLogoutURI(uri) {
             throw AuthError.malformed("--backchannel-logout-uri must be an https URI without a fragment (http only to a loopback address)")
         }
@@ -40,7 +43,8 @@ extension Ceremonies {
         let secret = type == "confidential" && keys == nil ? Base64URL.encode(random(32)) : nil
         let row = ClientRow(id: "c_" + Base64URL.encode(random(12)), name: name, type: type, secretHash: secret.map { Digest.sha256.hash(Array($0.utf8)) },
                             grants: grants, scopes: scopes, redirectURIs: redirectURIs, audiences: audiences, createdAt: nowMillis,
-                            postLogoutRedirectURIs: postLogoutRedirectURIs, backchannelLogoutURI: backchannelLogoutURI, jwks: keys)
+                            postLogoutRedirectURIs: postLogoutRedirectURIs, backchannelLogoutURI: backchannelLogoutURI, jwks: keys,
+                            requirePushedRequests: requirePushedRequests)
         // Each change to the clients commits with its audit row.
         let method = keys == nil ? "" : ", private_key_jwt"
         let event = pendingAuditEvent(.adminClientAdded, client: caller.clientID, detail: "client \(row.id) (\(type)\(method)): \(grants.joined(separator: " "))", context: context)

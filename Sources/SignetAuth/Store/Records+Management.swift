@@ -151,9 +151,13 @@ public struct ClientRow: Sendable, Equatable {
     public var backchannelLogoutURI: String?
     /// A `private_key_jwt` client's public keys: a JWK Set as JSON text; `nil` for the others.
     public var jwks: String?
+    /// RFC 9126 §6: its authorization requests come through `/oauth/par` only.
+    public var requirePushedRequests: Bool
     public init(id: String, name: String, type: String, secretHash: [UInt8]?, grants: [String], scopes: [String], redirectURIs: [String],
-                audiences: [String]?, createdAt: Int64, postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil) {
+                audiences: [String]?, createdAt: Int64, postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil,
+                requirePushedRequests: Bool = false) {
         self.jwks = jwks
+        self.requirePushedRequests = requirePushedRequests
         self.postLogoutRedirectURIs = postLogoutRedirectURIs
         self.backchannelLogoutURI = backchannelLogoutURI
         self.id = id
