@@ -151,3 +151,14 @@ public struct UserInfo: Codable, Sendable, Equatable {
         self.name = name
     }
 }
+
+/// The pushed authorization request endpoint's answer (RFC 9126 §2.2): the reference the
+/// browser brings to `/authorize` with `client_id`, and how many seconds it is good for.
+public struct PushedAuthorizationResponse: Codable, Sendable, Equatable {
+    public var request_uri: String
+    public var expires_in: Int
+    public init(request_uri: String, expires_in: Int) {
+        self.request_uri = request_uri
+        self.expires_in = expires_in
+    }
+}

@@ -1,5 +1,8 @@
 public import Foundation
 public import SignetAPI
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// A sign-in through the browser (OIDC Core §3.1, the authorization code flow with PKCE, RFC
 /// 7636; for native apps RFC 8252): open ``url`` in the system's browser sheet
@@ -42,10 +45,15 @@ extension SignetClient {
     ///   - acrValues: `phr` to ask for a passkey's sign-in (RFC 9470 §4), as an API's
     ///     `insufficient_user_authentication` challenge names it.
     ///
+    ///   - pushed: push the request to `/oauth/par` first (RFC 9126) and open `/authorize` with
+    ///     `client_id` and the `request_uri` alone: nothing of the request is in the URL the
+    ///     browser shows or a system log keeps. Required of a client registered with
+    ///     `require_pushed_authorization_requests`.
+    ///
     /// With a DPoP key the code is bound to it (RFC 9449 §10 `dpop_jkt`): a code taken from the
     /// redirect is worth nothing to another app, which cannot sign the token request's proof.
     public func authorizationURL(redirectURI: String, scope: String = "openid profile email offline_access", prompt: String? = nil,
-                                 loginHint: String? = nil, uiLocales: String? = nil, acrValues: String? = nil) async throws -> BrowserSignIn {
+                                 loginHint: String? = nil, uiLocales: String? = nil, acrValues: String? = nil, pushed: Bool = false) async throws -> BrowserSignIn {
         let verifier = Self.randomToken(), state = Self.randomToken(), nonce = Self.randomToken()
         let challenge = SHA256.base64url(Data(verifier.utf8))
         guard var components = URLComponents(url: baseURL.appendingPathComponent("authorize"), resolvingAgainstBaseURL: false) else {
@@ -62,11 +70,30 @@ extension SignetClient {
         if let uiLocales { items.append(URLQueryItem(name: "ui_locales", value: uiLocales)) }
         if let acrValues { items.append(URLQueryItem(name: "acr_values", value: acrValues)) }
         if let dpopJKT = try await dpopThumbprint() { items.append(URLQueryItem(name: "dpop_jkt", value: dpopJKT)) }
+        if pushed {
+            let answer = try await sendForm("oauth/par", items)
+            items = [URLQueryItem(name: "client_id", value: clientID), URLQueryItem(name: "request_uri", value: try decode(PushedAuthorizationResponse.self, answer).request_uri)]
+        }
         components.queryItems = items
         // `+` means a space in a query (RFC 3986 leaves it alone; forms do not): encode it.
         components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
         guard let url = components.url else { throw SignetError(.invalidResponse, "the authorization URL could not be made") }
         return BrowserSignIn(url: url, redirectURI: redirectURI, state: state, nonce: nonce, verifier: verifier)
+    }
+
+    /// A `POST` of `items` as `application/x-www-form-urlencoded` (RFC 6749 Appendix B), as the
+    /// pushed authorization request endpoint takes them.
+    func sendForm(_ path: String, _ items: [URLQueryItem]) async throws -> Answer {
+        var request = URLRequest(url: baseURL.appendingPathComponent(path))
+        request.httpMethod = "POST"
+        request.timeoutInterval = 30
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        var form = URLComponents()
+        form.queryItems = items
+        // A form's `+` is a space: encode it.
+        request.httpBody = Data((form.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B").utf8)
+        let (data, http) = try await transport(request, to: baseURL.absoluteString)
+        return Answer(status: http.statusCode, data: data, retryAfter: nil)
     }
 
     /// The JWK thumbprint (RFC 7638) of the DPoP key this client binds its tokens to; `nil`

@@ -4,7 +4,7 @@ import Foundation
 import SignetAPI
 import SignetClient
 
-/// The browser sign-in (``SignetClient/authorizationURL(redirectURI:scope:prompt:loginHint:uiLocales:acrValues:)``)
+/// The browser sign-in (``SignetClient/authorizationURL(redirectURI:scope:prompt:loginHint:uiLocales:acrValues:pushed:)``)
 /// in the system's browser sheet, ASWebAuthenticationSession (AuthenticationServices, iOS 12+,
 /// macOS 10.15+): Signet's hosted pages, with the browser's own passkeys and the email code,
 /// then back to the app with the code, which is exchanged for the session.
@@ -33,10 +33,11 @@ public final class WebAuthenticationSignIn: NSObject, ASWebAuthenticationPresent
     ///   - redirectURI: registered for the client; its scheme (or https host and path) is what
     ///     the sheet waits for.
     ///   - acrValues: `phr` for a passkey's sign-in (RFC 9470 §4), when an API asked for one.
+    ///   - pushed: push the request first (RFC 9126), so the sheet's URL carries only its reference.
     @discardableResult
     public func signIn(_ client: SignetClient, redirectURI: String, prompt: String? = nil, loginHint: String? = nil,
-                       acrValues: String? = nil) async throws -> TokenResponse {
-        let signIn = try await client.authorizationURL(redirectURI: redirectURI, prompt: prompt, loginHint: loginHint, acrValues: acrValues)
+                       acrValues: String? = nil, pushed: Bool = false) async throws -> TokenResponse {
+        let signIn = try await client.authorizationURL(redirectURI: redirectURI, prompt: prompt, loginHint: loginHint, acrValues: acrValues, pushed: pushed)
         let callback = try await present(signIn.url, redirectURI: redirectURI)
         return try await client.completeBrowserSignIn(callback: callback, for: signIn)
     }

@@ -73,7 +73,7 @@ extension SignetService {
             context.assertion = ClientAssertion(type: parameters["client_assertion_type"], jwt: parameters["client_assertion"], endpoint: configuration.issuer + call.request.path)
         }
         let pushed = try ceremonies.pushAuthorization(parameters, repeated: repeated, context: context)
-        return .json(201, JSONValue.object(["request_uri": .string(pushed.requestURI), "expires_in": .number(String(pushed.expiresIn))]).serializedBytes)
+        return try Wire.encode(PushedAuthorizationResponse(request_uri: pushed.requestURI, expires_in: pushed.expiresIn), status: 201)
     }
 
     /// A refusal sent back to the client, its detail kept for the access log.

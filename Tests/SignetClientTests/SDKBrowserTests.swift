@@ -91,6 +91,29 @@ import Testing
         #expect(try await app.client.completeBrowserSignIn(callback: silentCallback, for: again).access_token.isEmpty == false)
     }
 
+    @Test("a pushed browser sign-in (RFC 9126): the URL carries client_id and request_uri alone, and the sign-in completes as any other")
+    func pushedSignIn() async throws {
+        let server = try ServerProcess()
+        let authenticator = SoftwareAuthenticator()
+        let native = try App(server, authenticator: authenticator)
+        try await native.client.signUp(email: "pushed@signet.test")
+        let app = try App(server, authenticator: authenticator)
+        let signIn = try await app.client.authorizationURL(redirectURI: "http://127.0.0.1:9/callback", loginHint: "pushed@signet.test", pushed: true)
+        let query = URLComponents(url: signIn.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        #expect(query.map(\.name) == ["client_id", "request_uri"], "\(signIn.url)")
+        #expect(query.last?.value?.hasPrefix("urn:ietf:params:oauth:request_uri:") == true)
+        var cookies: [String: String] = [:]
+        let callback = try Self.sheet(server, signIn.url, authenticator: authenticator, cookies: &cookies)
+        let tokens = try await app.client.completeBrowserSignIn(callback: callback, for: signIn)
+        #expect(tokens.id_token != nil && tokens.refresh_token != nil)
+        #expect(try await app.client.userInfo().email == "pushed@signet.test")
+        // A refused push is the server's reason: a redirect URI the client does not have.
+        let refused = await #expect(throws: SignetError.self) {
+            try await app.client.authorizationURL(redirectURI: "https://elsewhere.example/cb", pushed: true)
+        }
+        #expect(refused?.code == .redirectURIInvalid)
+    }
+
     @Test("a browser sign-in that asks for a passkey (acr_values=phr) by an app with a DPoP key: the code bound to it (dpop_jkt), DPoP tokens that say acr phr")
     func boundPasskeySignIn() async throws {
         let server = try ServerProcess()
