@@ -143,6 +143,35 @@ import Testing
         #expect(expired.headers["location"] == nil && String(decoding: expired.body, as: UTF8.self).contains("data-reason=\"request_uri_invalid\""))
     }
 
+    @Test("a DPoP proof on the push binds the code to its key (RFC 9449 §10.1): exchanged only with that key's proof; a replayed, misaddressed or mismatched proof is refused")
+    func dpopAtPush() throws {
+        let server = try Self.server()
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "dpop-par@signet.test")
+        let key = try SoftwareDPoPKey()
+        let proof = try key.proof(method: "POST", url: "https://signet.test/oauth/par")
+        let pkce = PKCE()
+        let (status, pushed) = try Self.push(server, Self.fields(pkce: pkce), headers: [("DPoP", proof)])
+        #expect(status == 201, "\(pushed.serialized)")
+        #expect(try Self.push(server, Self.fields(), headers: [("DPoP", proof)]).json["reason"] == .string("dpop_replayed"))
+        let misaddressed = try key.proof(method: "POST", url: "https://signet.test/oauth/token")
+        #expect(try Self.push(server, Self.fields(), headers: [("DPoP", misaddressed)]).json["reason"] == .string("dpop_invalid"))
+        let other = try SoftwareDPoPKey()
+        let mismatched = try Self.push(server, Self.fields() + [("dpop_jkt", other.thumbprint)], headers: [("DPoP", try key.proof(method: "POST", url: "https://signet.test/oauth/par"))])
+        #expect(mismatched.json["reason"] == .string("dpop_key_mismatch"), "\(mismatched.json.serialized)")
+
+        let answer = try Self.authorize(browser, client: "spa", requestURI: try #require(pushed["request_uri"]?.string))
+        let code = try #require(WebBrowser.query(answer.headers["location"])["code"])
+        // Without a proof the code is used up; a second one shows the binding held.
+        #expect(try server.exchange(code: code, verifier: pkce.verifier).json["reason"] == .string("dpop_invalid"))
+        let second = try #require(try Self.push(server, Self.fields(pkce: pkce), headers: [("DPoP", try key.proof(method: "POST", url: "https://signet.test/oauth/par"))]).json["request_uri"]?.string)
+        let again = try #require(WebBrowser.query(try Self.authorize(browser, client: "spa", requestURI: second).headers["location"])["code"])
+        let (exchanged, tokens) = try server.exchange(code: again, verifier: pkce.verifier,
+                                                      headers: [("DPoP", try key.proof(method: "POST", url: "https://signet.test/oauth/token"))])
+        #expect(exchanged == 200 && tokens["token_type"] == .string("DPoP"), "\(tokens.serialized)")
+        #expect(jwtClaims(tokens["access_token"]?.string)["cnf"]?["jkt"] == .string(key.thumbprint))
+    }
+
     @Test("discovery names the endpoint, and a client stored with --require-par must push")
     func discoveryAndStoredClient() throws {
         let server = try Self.server()

@@ -25,14 +25,15 @@ extension Ceremonies {
     /// The DPoP proof of a token request (RFC 9449 §5), checked before anything is written: the
     /// proof itself, the nonce when `dpop.nonce` is on, and single use across instances (its
     /// `jti` marked in the store). `nil` without a `DPoP` header, unless the client requires one.
-    func tokenBinding(_ client: ClientConfiguration, context: RequestContext) throws -> DPoPProof? {
+    /// `path`: the endpoint the proof is for (the token endpoint, or `/oauth/par`, RFC 9449 §10.1).
+    func tokenBinding(_ client: ClientConfiguration, context: RequestContext, path: String = "/oauth/token") throws -> DPoPProof? {
         guard let header = context.dpop else {
             if client.dpop == "required" { throw AuthError(.dpopInvalid, "client \(client.id) requires DPoP and the request has no DPoP header") }
             return nil
         }
         let proof: DPoPProof
         do {
-            proof = try DPoP.verify(header, for: DPoPRequest(method: "POST", url: configuration.issuer + "/oauth/token"), now: clock())
+            proof = try DPoP.verify(header, for: DPoPRequest(method: "POST", url: configuration.issuer + path), now: clock())
         } catch {
             throw AuthError(.dpopInvalid, "DPoP proof: \(error.detail)")
         }

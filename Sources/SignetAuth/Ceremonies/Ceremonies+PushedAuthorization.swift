@@ -23,7 +23,8 @@ extension Ceremonies {
     /// `POST /oauth/par` (RFC 9126 §2): the client authenticates as at the token endpoint (a
     /// public one names itself), the parameters are checked as `/authorize` checks them (no
     /// `request_uri` among them, §2.1; a `client_id`, if given, the authenticated client's), and
-    /// the answer is a `request_uri` for that client alone. The request is sealed into the URI
+    /// the answer is a `request_uri` for that client alone. A `DPoP` header's proof binds the code
+    /// to its key (RFC 9449 §10.1). The request is sealed into the URI
     /// (AES-256-GCM under a key derived from the key-encryption key, with its own associated
     /// data), so any instance can open it and nothing is stored. Within its minute it can be
     /// opened again, as §4 allows for a user who reloads the page: what it carries (a PKCE
@@ -42,6 +43,15 @@ extension Ceremonies {
             request = try authorizationRequest(query, repeated: repeated, pushed: true)
         } catch let refusal as AuthorizationRedirectError {
             throw refusal.error
+        }
+        // RFC 9449 §10.1: a DPoP proof on the push binds the code to its key, as dpop_jkt does
+        // (and must name the same key when both are sent). The proof is used up here.
+        if context.dpop != nil, let proof = try tokenBinding(client, context: context, path: "/oauth/par") {
+            if let named = request.dpopJKT, !named.isExactly(proof.jkt) {
+                throw AuthError(.dpopKeyMismatch, "dpop_jkt names another key than the DPoP proof's")
+            }
+            try store.perform(proofMark(proof))
+            request.dpopJKT = proof.jkt
         }
         request.expiresAt = nowMillis + Int64(Self.pushedRequestLifetime) * 1000
         let plain = try JSONEncoder().encode(request)
