@@ -117,6 +117,11 @@ import Testing
         #expect(json.status == 415)
         let long = try Self.push(server, base + [("login_hint", String(repeating: "a", count: 8200))])
         #expect(long.status == 400 && long.json["reason"] == .string("malformed"))
+        // Operators see pushes and their refusals by reason.
+        #expect(try Self.push(server, base).status == 201)
+        let metrics = String(decoding: try server.get("/metrics").body, as: UTF8.self)
+        #expect(metrics.contains(#"signet_ceremonies_total{ceremony="pushed_authorization",outcome="success",reason=""} 1"#), "\(metrics.split(separator: "\n").filter { $0.contains("pushed") })")
+        #expect(metrics.contains(#"signet_ceremonies_total{ceremony="pushed_authorization",outcome="failure",reason="redirect_uri_invalid"} 1"#))
     }
 
     @Test("a request_uri that is unknown, altered, expired, another client's, or without client_id gets the error page, never a redirect")

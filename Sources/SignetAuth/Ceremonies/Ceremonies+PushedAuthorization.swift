@@ -30,6 +30,17 @@ extension Ceremonies {
     /// opened again, as §4 allows for a user who reloads the page: what it carries (a PKCE
     /// challenge, the client's redirect URI) is of use to nobody else.
     public func pushAuthorization(_ parameters: [String: String], repeated: [String] = [], context: RequestContext) throws -> PushedAuthorization {
+        do {
+            let pushed = try push(parameters, repeated: repeated, context: context)
+            metrics.ceremony("pushed_authorization", reason: nil)
+            return pushed
+        } catch {
+            metrics.ceremony("pushed_authorization", reason: AuthError(error).reason.rawValue)
+            throw error
+        }
+    }
+
+    func push(_ parameters: [String: String], repeated: [String], context: RequestContext) throws -> PushedAuthorization {
         if let name = repeated.first { throw AuthError.malformed("\(name.prefix(40)) appears more than once (RFC 6749 §3.1)") }
         let secret = parameters["client_secret"]
         let client = try tokenEndpointClient(clientID: parameters["client_id"] ?? context.basic?.id ?? context.assertion?.jwt.flatMap(ClientAssertion.issuer),
