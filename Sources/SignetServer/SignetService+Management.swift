@@ -99,9 +99,9 @@ extension SignetService {
         let basic = context.basic
         let posted = (id: try body.optionalMember("client_id"), secret: try body.optionalMember("client_secret"))
         // `private_key_jwt` (OIDC Core §9): the assertion names the client when client_id does not.
-        if let assertion = context.assertion {
+        if context.assertion != nil {
             guard basic == nil, posted.secret == nil else { throw AuthError.malformed("use one client authentication method, not client_assertion and a secret") }
-            guard let id = posted.id ?? assertion.jwt.flatMap(ClientAssertion.issuer) else {
+            guard let id = posted.id ?? context.assertionIssuer else {
                 throw AuthError(.clientAssertionInvalid, "client_assertion names no client (no client_id, and no iss it can be read from)")
             }
             return try Wire.encode(ceremonies.clientCredentialsGrant(

@@ -24,7 +24,7 @@ extension SignetService {
                     clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"), code: body.optionalMember("code"),
                     redirectURI: body.optionalMember("redirect_uri"), verifier: body.optionalMember("code_verifier"), context: context).wireBytes)
             }
-            let request = try TokenRequest(wire: body, clientID: context.basic?.id ?? context.assertion?.jwt.flatMap(ClientAssertion.issuer))
+            let request = try TokenRequest(wire: body, clientID: context.basic?.id ?? context.assertionIssuer)
             let tokens: TokenResponse
             switch request.grant_type {
             case GrantNames.webauthn: tokens = try s.ceremonies.passkeyGrant(request, context: context)
@@ -46,8 +46,8 @@ extension SignetService {
             let body = try s.body(call, form: true)
             let context = try s.clientContext(call, body)
             return try Wire.encode(s.ceremonies.startDeviceSignIn(
-                clientID: body.optionalMember("client_id") ?? context.assertion?.jwt.flatMap(ClientAssertion.issuer), secret: body.optionalMember("client_secret"),
-                scope: body.optionalMember("scope"), userAgent: call.request.header("user-agent"), context: context))
+                clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"), scope: body.optionalMember("scope"),
+                userAgent: call.request.header("user-agent"), context: context))
         }
         r.add("POST", "/oauth/revoke", needs: .tokenEndpoint) { s, call in
             let body = try s.body(call, form: true)
@@ -60,8 +60,8 @@ extension SignetService {
             let body = try s.body(call, form: true)
             let context = try s.clientContext(call, body)
             return try Wire.encode(s.ceremonies.introspect(
-                token: body.optionalMember("token"), clientID: body.optionalMember("client_id") ?? context.assertion?.jwt.flatMap(ClientAssertion.issuer),
-                secret: body.optionalMember("client_secret"), context: context))
+                token: body.optionalMember("token"), clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"),
+                context: context))
         }
         // OIDC Core §5.3.1: the UserInfo endpoint takes GET and POST alike (the token in the
         // Authorization header either way).

@@ -13,7 +13,7 @@ extension Ceremonies {
     /// is (`client_authentication`).
     func assertedClient(_ assertion: ClientAssertion, clientID: String?, grant: String?, context: RequestContext) throws -> ClientConfiguration {
         guard let jwt = assertion.jwt, !jwt.isEmpty else { throw AuthError.malformed("client_assertion_type without client_assertion") }
-        guard let id = clientID ?? ClientAssertion.issuer(of: jwt) else {
+        guard let id = clientID ?? context.assertionIssuer else {
             throw AuthError(.clientAssertionInvalid, "client_assertion names no client (no client_id, and no iss it can be read from)")
         }
         let client = try self.client(id, grant: grant)

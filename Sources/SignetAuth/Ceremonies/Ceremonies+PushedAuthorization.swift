@@ -43,8 +43,7 @@ extension Ceremonies {
     func push(_ parameters: [String: String], repeated: [String], context: RequestContext) throws -> PushedAuthorization {
         if let name = repeated.first { throw AuthError.malformed("\(name.prefix(40)) appears more than once (RFC 6749 §3.1)") }
         let secret = parameters["client_secret"]
-        let client = try tokenEndpointClient(clientID: parameters["client_id"] ?? context.basic?.id ?? context.assertion?.jwt.flatMap(ClientAssertion.issuer),
-                                             secret: secret, grant: GrantNames.authorizationCode, context: context)
+        let client = try tokenEndpointClient(clientID: parameters["client_id"], secret: secret, grant: GrantNames.authorizationCode, context: context)
         var query = parameters
         for name in ["client_secret", "client_assertion", "client_assertion_type"] { query[name] = nil }
         if let named = query["client_id"], !named.isExactly(client.id) { throw AuthError.malformed("client_id differs from the authenticated client") }

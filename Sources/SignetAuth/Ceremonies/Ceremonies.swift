@@ -18,6 +18,8 @@ public struct RequestContext: Sendable {
     /// `client_assertion` and its type (`private_key_jwt`, OIDC Core §9), on the same routes as
     /// ``basic``, when the request carries either.
     public var assertion: ClientAssertion?
+    /// The client the assertion names (its `iss`, not yet verified), for a request without `client_id`.
+    public var assertionIssuer: String? { assertion?.jwt.flatMap(ClientAssertion.issuer) }
     public init(remoteAddress: String, requestID: String, acceptLanguage: String? = nil, dpop: String? = nil, basic: (id: String, secret: String)? = nil) {
         self.remoteAddress = remoteAddress
         self.requestID = requestID
