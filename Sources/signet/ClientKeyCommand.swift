@@ -44,11 +44,9 @@ enum ClientKeyCommand {
     static func new(_ values: [String: String]) throws -> Int32 {
         guard let out = values["--out"] else { return usageError(usage) }
         let key = try SoftwareClientKey(algorithm: values["--alg"] ?? "ES256", kid: values["--kid"])
-        // Written only for its owner, and never over an existing key.
+        // Readable by its owner only from its first byte (SecretFile), and never over an existing key.
         guard !FileManager.default.fileExists(atPath: out) else { throw Failure("\(out) exists; it is not overwritten") }
-        guard FileManager.default.createFile(atPath: out, contents: Data(key.privateKeyPEM.utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw Failure("cannot write \(out)")
-        }
+        try SecretFile.save(Data(key.privateKeyPEM.utf8), to: out)
         print(key.jwks.serialized)
         return 0
     }
