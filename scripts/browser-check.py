@@ -589,8 +589,14 @@ try:
     report["unknown_client_page"] = by_test_id(driver, "error").get_attribute("data-reason")
     report["unknown_client_stayed"] = driver.current_url.startswith(BASE)
     shoot(driver, "error")
+    # A request_uri that /oauth/par never gave out (or one that expired): the error page, no redirect.
+    driver.get(discovery["authorization_endpoint"] + "?" + urllib.parse.urlencode({"client_id": CLIENT, "request_uri": "urn:ietf:params:oauth:request_uri:gone"}))
+    report["par_invalid_page"] = by_test_id(driver, "error").get_attribute("data-reason")
+    report["par_invalid_text"] = by_test_id(driver, "error").text
+    shoot(driver, "par-invalid")
     report["console_errors"] = [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE" and "favicon" not in e["message"]
-                                and "/login/code/verify" not in e["message"] and "/login/passkey" not in e["message"] and "client_id=nobody" not in e["message"]]
+                                and "/login/code/verify" not in e["message"] and "/login/passkey" not in e["message"] and "client_id=nobody" not in e["message"]
+                                and "request_uri=" not in e["message"]]
 except TimeoutException as error:
     report["failed"] = f"timed out at {driver.current_url}: " + driver.find_element(By.TAG_NAME, "body").text[:500]
 except Exception as error:

@@ -314,7 +314,7 @@ extension Reason {
         case .csrfInvalid: "The form is out of date; reload the page and try again."
         case .responseTypeUnsupported: "Only response_type=code is supported."
         case .requestNotSupported: "Request objects (the request parameter) are not supported."
-        case .requestURIInvalid: "The request_uri is not one this server gave this client, or it expired; push the request again."
+        case .requestURIInvalid: "This sign-in link is no longer valid. Go back to the app and start again."
         case .userBlocked: "This account is blocked; contact the service's administrator."
         case .userUnknown: "There is no such user."
         case .authenticationMethodUnknown: "The user has no such authentication method."

@@ -137,6 +137,7 @@ extension SignetService {
         .lastCredential: "Es la última llave de acceso de la cuenta; añade otra antes.", .userBlocked: "Esta cuenta está bloqueada.",
         .userCodeUnknown: "No hay ningún inicio de sesión pendiente con este código.", .recoveryHold: "Hay una recuperación en espera en esta cuenta.",
         .authenticatorNotAllowed: "Este tipo de llave de acceso o de seguridad no está permitido aquí; usa otra.",
+        .requestURIInvalid: "Este enlace de inicio de sesión ya no es válido. Vuelve a la aplicación y empieza de nuevo.",
     ]
 
     /// Where a sign-in on the pages goes next: back into the pending authorization, to an own

@@ -142,6 +142,7 @@ struct WebBrowserTests {
         #expect(r["unknown_passkey_status"] == .string("This passkey is not registered."))
         #expect(r["spanish_title"] == .string("Iniciar sesión") && r["spanish_lang"] == .string("es"))
         #expect(r["unknown_client_page"] == .string("client_unknown") && r["unknown_client_stayed"] == .bool(true))
+        #expect(r["par_invalid_page"] == .string("request_uri_invalid") && r["par_invalid_text"]?.string?.contains("start again") == true, "\(r["par_invalid_text"]?.serialized ?? "")")
         #expect(r["horizontal_overflow"] == .array([]), "pages wider than the window: \(r["horizontal_overflow"]?.serialized ?? "")")
         #expect(r["console_errors"] == .array([]), "\(r["console_errors"]?.serialized ?? "")")
         for page in ["login", "signup", "code", "offer", "account", "step-up", "login-passkey-only", "login-es", "error", "signout"] {
