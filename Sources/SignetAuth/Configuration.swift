@@ -229,6 +229,10 @@ public struct ServerConfiguration: Sendable {
     public var webSessionLifetime = 30 * 86400
     /// Seconds an authorization code lives (RFC 6749 §4.1.2: short, at most 10 minutes).
     public var authorizationCodeLifetime = 60
+    /// Whether every client's authorization requests must come through `/oauth/par` (RFC 9126
+    /// §5, discovery's `require_pushed_authorization_requests`); a client may be required to on
+    /// its own (``ClientConfiguration/requirePushedRequests``).
+    public var requirePushedRequests = false
     public var clients: [ClientConfiguration] = []
     public var audiences: [String] = []
     public var accessTokenLifetime = 900

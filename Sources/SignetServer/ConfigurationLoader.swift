@@ -11,7 +11,7 @@ public enum ConfigurationLoader {
     static let settings: [[String]] = [
         ["issuer"], ["listen"], ["database"], ["key_encryption_key_file"],
         ["relying_party", "id"], ["relying_party", "name"], ["relying_party", "origins"], ["relying_party", "related_origins"],
-        ["web", "session_idle_ttl"], ["web", "session_ttl"], ["web", "code_ttl"],
+        ["web", "session_idle_ttl"], ["web", "session_ttl"], ["web", "code_ttl"], ["web", "require_pushed_authorization_requests"],
         ["clients"], ["audiences"],
         ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"], ["tokens", "refresh_token_absolute_ttl"],
         ["tokens", "signing_key_rotation_days"], ["step_up", "max_age"], ["audit", "retention_days"], ["database_durability"], ["trusted_proxies"],
@@ -149,6 +149,10 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["web", "session_idle_ttl"], range: 60...(400 * 86400)) { c.webSessionIdle = v }
         if let v = try int(tree, ["web", "session_ttl"], range: 60...(400 * 86400)) { c.webSessionLifetime = v }
         if let v = try int(tree, ["web", "code_ttl"], range: 10...600) { c.authorizationCodeLifetime = v }
+        if let v = value(tree, ["web", "require_pushed_authorization_requests"]) {
+            guard let b = v.bool ?? v.string.flatMap({ Bool($0) }) else { throw ConfigurationError("web.require_pushed_authorization_requests must be true or false") }
+            c.requirePushedRequests = b
+        }
         if let v = try strings(tree, ["audiences"]) { c.audiences = v }
         if let v = try int(tree, ["tokens", "access_token_ttl"], range: 30...ServerConfiguration.longestTokenLifetime) { c.accessTokenLifetime = v }
         if let v = try int(tree, ["tokens", "id_token_ttl"], range: 30...ServerConfiguration.longestTokenLifetime) { c.idTokenLifetime = v }

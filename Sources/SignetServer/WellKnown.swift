@@ -44,8 +44,10 @@ enum WellKnown {
             "token_endpoint": .string(i + "/oauth/token"), "userinfo_endpoint": .string(i + "/userinfo"),
             "jwks_uri": .string(i + "/.well-known/jwks.json"), "revocation_endpoint": .string(i + "/oauth/revoke"),
             "device_authorization_endpoint": .string(i + "/oauth/device/code"), "introspection_endpoint": .string(i + "/oauth/introspect"),
-            // RFC 9126 §5: pushed authorization requests, required of the clients configured so.
-            "pushed_authorization_request_endpoint": .string(i + "/oauth/par"), "require_pushed_authorization_requests": .bool(false),
+            // RFC 9126 §5: pushed authorization requests, required of every client when the
+            // deployment says so (else of the clients configured so).
+            "pushed_authorization_request_endpoint": .string(i + "/oauth/par"),
+            "require_pushed_authorization_requests": .bool(c.requirePushedRequests),
             "grant_types_supported": .array(GrantNames.known.map(JSONValue.string)),
             "dpop_signing_alg_values_supported": .array(DPoP.algorithms.map(JSONValue.string)),
             "response_types_supported": .array([.string("code")]), "subject_types_supported": .array([.string("public")]),

@@ -177,6 +177,23 @@ import Testing
         #expect(jwtClaims(tokens["access_token"]?.string)["cnf"]?["jkt"] == .string(key.thumbprint))
     }
 
+    @Test("a deployment that requires pushing (web.require_pushed_authorization_requests): discovery says so, every client must push, and pushed requests work")
+    func requiredEverywhere() throws {
+        let json = #"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "web": {"require_pushed_authorization_requests": true}, "clients": [{"client_id": "x"}]}"#
+        #expect(try ConfigurationLoader.load(file: try ConfigurationTests.write(json), environment: [:]).requirePushedRequests)
+        let server = try TestServer { c in
+            TestServer.webClients(&c)
+            c.requirePushedRequests = true
+        }
+        let document = try StrictJSON().parse(try server.get("/.well-known/openid-configuration").body)
+        #expect(document["require_pushed_authorization_requests"] == .bool(true))
+        let browser = WebBrowser(server)
+        try browser.signUp(email: "everywhere@signet.test")
+        #expect(WebBrowser.query(try server.authorize(browser).headers["location"])["error"] == "invalid_request")
+        let uri = try #require(try Self.push(server, Self.fields()).json["request_uri"]?.string)
+        #expect(WebBrowser.query(try Self.authorize(browser, client: "spa", requestURI: uri).headers["location"])["code"] != nil)
+    }
+
     @Test("discovery names the endpoint, and a client stored with --require-par must push")
     func discoveryAndStoredClient() throws {
         let server = try Self.server()

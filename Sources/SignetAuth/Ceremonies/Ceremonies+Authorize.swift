@@ -110,7 +110,7 @@ extension Ceremonies {
         // RFC 9126 §2.1: a pushed request names no other.
         if query["request_uri"] != nil { throw refuse(.malformed, "a pushed authorization request cannot carry request_uri") }
         // RFC 9126 §4: a client whose requests must be pushed sends request_uri alone.
-        if client.requirePushedRequests, !pushed {
+        if client.requirePushedRequests || configuration.requirePushedRequests, !pushed {
             throw refuse(.malformed, "client \(client.id) must push its authorization requests (POST /oauth/par, RFC 9126) and send request_uri")
         }
         guard query["response_type"] == "code" else { throw refuse(.responseTypeUnsupported, "response_type must be code") }
