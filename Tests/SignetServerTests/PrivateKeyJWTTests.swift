@@ -208,6 +208,21 @@ import Testing
         #expect(throws: AuthError.self) { try ceremonies.rotateClientSecret(id: id, by: .commandLine, context: context) }
         let kinds = try server.store.auditEvents(limit: 30).map(\.kind)
         #expect(kinds.contains("admin_client_added") && kinds.filter { $0 == "admin_client_keys_set" }.count == 1)
+
+        // A stored set that no longer reads as one (written by hand, say) leaves its client
+        // confidential with no key that verifies: never a public client for want of keys. A
+        // public client's refresh with an unknown token would be refresh_token_unknown.
+        try server.store.insertClient(ClientRow(id: "broken", name: "Broken", type: "confidential", secretHash: nil,
+                                                grants: [GrantNames.clientCredentials, GrantNames.refreshToken], scopes: ["read:users"], redirectURIs: [],
+                                                audiences: nil, createdAt: 0, jwks: "{not json"))
+        func refresh() throws -> JSONValue? {
+            try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("broken"), "refresh_token": .string("x")])).json["reason"]
+        }
+        // Running servers read the stored clients again within 2 seconds.
+        #expect(eventually(timeout: 5) { try refresh() != .string("client_unknown") })
+        #expect(try refresh() == .string("client_secret_invalid"))
+        let broken = try Self.grant(server, Self.jwtBearer.merging(["client_assertion": try Self.assertion("broken")])).json
+        #expect(broken["reason"] == .string("client_assertion_invalid"), "\(broken.serialized)")
     }
 
     @Test("a configuration file's client with a jwks: confidential, private_key_jwt, no secret")
