@@ -57,9 +57,6 @@ extension ClientConfiguration {
         // Checked when it was stored. A set that no longer reads as one becomes a key that fits
         // no algorithm: the client stays confidential (never public for want of keys) and no
         // assertion of it verifies.
-        if let text = row.jwks {
-            let set = try? StrictJSON(maxDepth: 6, maxLength: 64 * 1024).parse(Array(text.utf8))
-            jwks = set.flatMap { try? JWKSet.keys($0) } ?? [[:]]
-        }
+        if let text = row.jwks { jwks = (try? JWKSet.keys(text: text)) ?? [[:]] }
     }
 }

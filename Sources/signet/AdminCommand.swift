@@ -258,9 +258,10 @@ struct Admin {
             redirect_uris = row.redirectURIs
             post_logout_redirect_uris = row.postLogoutRedirectURIs
             backchannel_logout_uri = row.backchannelLogoutURI
-            token_endpoint_auth_method = ClientConfiguration(row).authenticationMethod
+            let client = ClientConfiguration(row)
+            token_endpoint_auth_method = client.authenticationMethod
             require_pushed_authorization_requests = row.requirePushedRequests
-            keys = row.jwks == nil ? nil : ClientConfiguration(row).jwks.map { KeyOutput(kty: $0["kty"]?.string ?? "?", kid: $0["kid"]?.string, alg: $0["alg"]?.string) }
+            keys = row.jwks == nil ? nil : client.jwks.map { KeyOutput(kty: $0["kty"]?.string ?? "?", kid: $0["kid"]?.string, alg: $0["alg"]?.string) }
             audiences = row.audiences
             created_at = Ceremonies.iso(row.createdAt)
             client_secret = secret

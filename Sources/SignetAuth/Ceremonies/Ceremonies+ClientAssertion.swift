@@ -62,9 +62,7 @@ extension Ceremonies {
     /// preceded by its length, so that no two pairs hash the same input), kept a minute past the
     /// assertion's `exp` (what the verification allows a client's clock).
     func assertionMark(client: String, _ verified: ClientAssertion.Verified) -> StoreWrite {
-        let ms = UInt64(max(0, verified.exp)) * 1000
-        let id = (0..<6).map { UInt8(truncatingIfNeeded: ms >> (8 * (5 - $0))) }
-            + Digest.sha256.hash(Array("client-assertion \(client.utf8.count) \(client) \(verified.jti)".utf8)).prefix(10)
-        return .useProof(id: id, expiresAt: (verified.exp + ClientAssertion.leeway + 1) * 1000)
+        .useProof(id: Self.usedMarkID(seconds: verified.exp, "client-assertion \(client.utf8.count) \(client) \(verified.jti)"),
+                  expiresAt: (verified.exp + ClientAssertion.leeway + 1) * 1000)
     }
 }

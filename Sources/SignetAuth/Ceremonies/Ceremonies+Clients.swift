@@ -17,7 +17,7 @@ extension Ceremonies {
                           postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil, requirePushedRequests: Bool = false,
                           by caller: ManagementCaller, context: RequestContext) throws -> AddedClient {
         guard type == "confidential" || type == "public" else { throw AuthError.malformed("--type must be confidential or public") }
-        let keys = try jwks.map(Self.keySet)
+        let keys = try jwks.map(Self.keySet)?.text
         if keys != nil, type != "confidential" { throw AuthError.malformed("--jwks is for a confidential client (private_key_jwt)") }
         guard !name.isEmpty, name.count <= 100 else { throw AuthError.malformed("--name must be 1 to 100 characters") }
         guard !grants.isEmpty else { throw AuthError.malformed("give at least one --grant (\(GrantNames.known.joined(separator: ", ")))") }
@@ -85,8 +85,7 @@ extension Ceremonies {
     /// server. To roll a key over without a gap, list the old and the new key, move the client
     /// to the new one, then list the new one alone.
     public func setClientKeys(id: String, jwks: String, by caller: ManagementCaller, context: RequestContext) throws -> Int {
-        let keys = try Self.keySet(jwks)
-        let count = (try? StrictJSON(maxDepth: 6, maxLength: 64 * 1024).parse(Array(keys.utf8)))?["keys"]?.array?.count ?? 0
+        let (keys, count) = try Self.keySet(jwks)
         let event = pendingAuditEvent(.adminClientKeysSet, client: caller.clientID, detail: "client \(id): \(count) key(s)", context: context)
         guard try store.setClientKeys(id: id, jwks: keys, writes: [.audit(event)]) else {
             throw AuthError(.clientUnknown, "no private_key_jwt client \(id.prefix(64)) in the database")
@@ -96,14 +95,12 @@ extension Ceremonies {
         return count
     }
 
-    /// A JWK Set given by an administrator, checked (``JWKSet/keys(_:)``) and written back as
-    /// compact JSON of its keys alone.
-    static func keySet(_ text: String) throws -> String {
-        guard text.utf8.count <= 64 * 1024, let value = try? StrictJSON(maxDepth: 6, maxLength: 64 * 1024).parse(Array(text.utf8)) else {
-            throw AuthError.malformed("the JWK Set is not JSON of at most 64 KiB")
-        }
+    /// A JWK Set given by an administrator, checked (``JWKSet/keys(text:)``) and written back as
+    /// compact JSON of its keys alone, with how many there are.
+    static func keySet(_ text: String) throws -> (text: String, count: Int) {
         do {
-            return JSONValue.object(["keys": .array(try JWKSet.keys(value).map(JSONValue.object))]).serialized
+            let keys = try JWKSet.keys(text: text)
+            return (JSONValue.object(["keys": .array(keys.map(JSONValue.object))]).serialized, keys.count)
         } catch {
             throw AuthError.malformed("the JWK Set: \(error.detail)")
         }

@@ -54,9 +54,14 @@ extension Ceremonies {
     /// edge, in a page already cached, not in a random one.
     func proofMark(_ proof: DPoPProof?) -> [StoreWrite] {
         guard let proof else { return [] }
-        let ms = UInt64(max(0, proof.iat)) * 1000
-        let id = (0..<6).map { UInt8(truncatingIfNeeded: ms >> (8 * (5 - $0))) } + Digest.sha256.hash(Array("dpop \(proof.jkt) \(proof.jti)".utf8)).prefix(10)
-        return [.useProof(id: id, expiresAt: (proof.iat + DPoP.window + 1) * 1000)]
+        return [.useProof(id: Self.usedMarkID(seconds: proof.iat, "dpop \(proof.jkt) \(proof.jti)"), expiresAt: (proof.iat + DPoP.window + 1) * 1000)]
+    }
+
+    /// A single-use mark's key: `seconds` in milliseconds (6 bytes, big-endian), then 10 bytes of
+    /// the SHA-256 of `name`, what is used once.
+    static func usedMarkID(seconds: Int64, _ name: String) -> [UInt8] {
+        let ms = UInt64(max(0, seconds)) * 1000
+        return (0..<6).map { UInt8(truncatingIfNeeded: ms >> (8 * (5 - $0))) } + Digest.sha256.hash(Array(name.utf8)).prefix(10)
     }
 
     /// A nonce for DPoP proofs (RFC 9449 §8): the current five-minute window and its HMAC under a

@@ -143,6 +143,14 @@ public enum JWKSet {
         }
     }
 
+    /// The keys of a JWK Set given as JSON text of at most 64 KiB, checked as ``keys(_:)`` checks them.
+    public static func keys(text: String) throws(ClientAssertion.Invalid) -> [JSONObject] {
+        guard text.utf8.count <= 64 * 1024, let value = try? StrictJSON(maxDepth: 6, maxLength: 64 * 1024).parse(Array(text.utf8)) else {
+            throw .init("the JWK Set is not JSON of at most 64 KiB")
+        }
+        return try keys(value)
+    }
+
     /// Whether `jwk` is of the type `alg` signs with, and names no other `alg`.
     static func fits(_ jwk: JSONObject, alg: String) -> Bool {
         if let named = jwk["alg"], named != .string(alg) { return false }
