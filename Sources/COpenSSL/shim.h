@@ -16,6 +16,7 @@
 #include <openssl/core_names.h>
 #include <openssl/param_build.h>
 #include <openssl/objects.h>
+#include <openssl/sha.h>
 
 static const char signet_param_group[] = OSSL_PKEY_PARAM_GROUP_NAME;
 static const char signet_param_pub[] = OSSL_PKEY_PARAM_PUB_KEY;
@@ -100,4 +101,52 @@ static inline long signet_bench_template_verify(EVP_PKEY *pkey, const EVP_MD *md
     EVP_MD_CTX_free(tpl);
     return ok;
 }
+/* ES256 with its per-signature values made ahead (FIPS 186-4 §6.3: k⁻¹ and r need not wait for
+ * the message). Only the EC_KEY interface has this (ECDSA_sign_setup, ECDSA_do_sign_ex); OpenSSL 3
+ * deprecates it and its providers offer nothing in its place, so it is reached here alone, and
+ * a caller falls back to EVP_DigestSign when any of it fails. The EC_KEY is only read. */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+/* The key's EC_KEY (its own reference), or NULL when it is not a P-256 key. */
+static inline EC_KEY *signet_p256_key(EVP_PKEY *pkey) {
+    EC_KEY *key = EVP_PKEY_get1_EC_KEY(pkey);
+    if (key && EC_GROUP_get_curve_name(EC_KEY_get0_group(key)) == NID_X9_62_prime256v1) return key;
+    EC_KEY_free(key);
+    ERR_clear_error();
+    return NULL;
+}
+static inline void signet_p256_key_free(EC_KEY *key) { EC_KEY_free(key); }
+/* Up to n pairs (k⁻¹ mod n, r) into kinv[] and r[], one after the other so that the fixed-base
+ * table stays in the caches between them; returns how many were made. */
+static inline int signet_ecdsa_precompute(EC_KEY *key, BIGNUM **kinv, BIGNUM **r, int n) {
+    BN_CTX *ctx = BN_CTX_new();
+    if (!ctx) return 0;
+    int made = 0;
+    for (; made < n; made++) {
+        kinv[made] = NULL;
+        r[made] = NULL;
+        if (ECDSA_sign_setup(key, ctx, &kinv[made], &r[made]) != 1) break;
+    }
+    BN_CTX_free(ctx);
+    if (made < n) ERR_clear_error();
+    return made;
+}
+/* Clears and frees one pair that will not be used. */
+static inline void signet_ecdsa_discard(BIGNUM *kinv, BIGNUM *r) { BN_clear_free(kinv); BN_clear_free(r); }
+/* Signs SHA-256(msg) with one pair, which is cleared and freed whatever happens, into out as
+ * r || s (RFC 7518 §3.4). 1 on success, 0 when the library refused. */
+static inline int signet_ecdsa_sign_precomputed(EC_KEY *key, const unsigned char *msg, size_t len, BIGNUM *kinv, BIGNUM *r,
+                                                unsigned char out[64]) {
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    SHA256(msg, len, digest);
+    ECDSA_SIG *sig = ECDSA_do_sign_ex(digest, sizeof digest, kinv, r, key);
+    signet_ecdsa_discard(kinv, r);
+    if (!sig) { ERR_clear_error(); return 0; }
+    const BIGNUM *sr = NULL, *ss = NULL;
+    ECDSA_SIG_get0(sig, &sr, &ss);
+    int ok = BN_bn2binpad(sr, out, 32) == 32 && BN_bn2binpad(ss, out + 32, 32) == 32;
+    ECDSA_SIG_free(sig);
+    return ok;
+}
+#pragma clang diagnostic pop
 #endif

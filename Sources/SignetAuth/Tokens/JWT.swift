@@ -26,8 +26,7 @@ package enum JWT {
         Base64URL.append(header.serializedBytes, to: &token)
         token.append(UInt8(ascii: "."))
         Base64URL.append(body, to: &token)
-        let der = try key.sign(token, scheme: .ecdsa(.sha256))
-        guard let raw = ECDSASignature.raw(fromDER: der, width: 32) else { throw CryptoError(.library, "ECDSA signature conversion") }
+        let raw = try key.signES256(token)
         token.append(UInt8(ascii: "."))
         Base64URL.append(raw, to: &token)
         return String(decoding: token, as: UTF8.self)
