@@ -20,7 +20,6 @@ final class PrecomputedSigner: @unchecked Sendable {
     /// 16 × 20 µs.
     static let batch = 16
 
-
     private typealias Pair = (kinv: OpaquePointer, r: OpaquePointer)
     private let key: OpaquePointer
     private let lock = NSLock()
