@@ -9,13 +9,16 @@ import Foundation
 /// Why: k·G reads OpenSSL's fixed-base table for P-256 (about 150 KB). Between two requests'
 /// signatures the rest of the server pushes it out of the caches, so one signature at a time
 /// pays for that table's misses each time; a batch finds it in place after its first member.
-/// k comes from OpenSSL's CSPRNG (`BN_priv_rand_range`), as every other secret Signet makes; what
-/// the batch gives up is OpenSSL's mixing of the key and the digest into k, which guards only
-/// against a broken generator.
+/// k comes from OpenSSL's CSPRNG (`BN_priv_rand_range`), as every other secret Signet makes.
+///
+/// Off unless `SIGNET_ECDSA_PRECOMPUTE=1`, a measurement and not a setting: a pair made ahead
+/// cannot depend on the message, so it gives up OpenSSL's mixing of the key and the digest into k
+/// (`BN_generate_dsa_nonce`), which keeps two signatures from sharing a k even when the generator
+/// repeats itself, as it does in two clones of one running machine's snapshot. Such clones would
+/// also share the pool itself. A shared k between two signatures gives the signing key away.
 final class PrecomputedSigner: @unchecked Sendable {
-    /// `SIGNET_ECDSA_PRECOMPUTE=0` signs with `EVP_DigestSign` alone, so the benchmarks can
-    /// measure both ways.
-    static let enabled = ProcessInfo.processInfo.environment["SIGNET_ECDSA_PRECOMPUTE"] != "0"
+    /// `SIGNET_ECDSA_PRECOMPUTE=1` turns the pool on, so the benchmarks can measure both ways.
+    static let enabled = ProcessInfo.processInfo.environment["SIGNET_ECDSA_PRECOMPUTE"] == "1"
     /// Pairs made at once when the pool is empty: the first request to find it empty pays about
     /// 16 × 20 µs.
     static let batch = 16

@@ -86,9 +86,9 @@ public final class PrivateKey: @unchecked Sendable {
         return Array(UnsafeBufferPointer(start: out, count: Int(length)))
     }
 
-    /// An ES256 signature as JWS carries it (RFC 7518 §3.4: `r || s`, 64 bytes), from the key's
-    /// values made ahead (``PrecomputedSigner``), or `EVP_DigestSign` when they are off or the
-    /// library refused them.
+    /// An ES256 signature as JWS carries it (RFC 7518 §3.4: `r || s`, 64 bytes), by
+    /// `EVP_DigestSign`, or, when `SIGNET_ECDSA_PRECOMPUTE=1` measures them, from values made
+    /// ahead (``PrecomputedSigner``).
     public func signES256(_ message: [UInt8]) throws -> [UInt8] {
         if let signer = precomputed.signer(pkey: pkey), let raw = signer.sign(message) { return raw }
         guard let raw = ECDSASignature.raw(fromDER: try sign(message, scheme: .ecdsa(.sha256)), width: 32) else {
@@ -96,9 +96,6 @@ public final class PrivateKey: @unchecked Sendable {
         }
         return raw
     }
-
-    /// Values made ahead and not yet used (tests).
-    var precomputedPairs: Int { precomputed.signer(pkey: pkey)?.pooled ?? 0 }
 
     /// Signs `message` (`EVP_DigestSign`). ECDSA signatures are DER `Ecdsa-Sig-Value`.
     public func sign(_ message: [UInt8], scheme: SignatureScheme) throws -> [UInt8] {

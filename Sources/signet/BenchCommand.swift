@@ -181,7 +181,6 @@ struct VerifyBenchmark {
         let signer = try PrivateKey.generate(.ec(.p256))
         let token = Array(String(repeating: "x", count: 400).utf8)
         report.figures.append(("es256_sign", "ES256 signature of a 400-byte JWT", try watch.rate { n in for _ in 0..<n { _ = try signer.sign(token, scheme: .ecdsa(.sha256)) } }))
-        report.figures.append(("es256_sign_ahead", "the same, values made ahead in batches of 16", try watch.rate { n in for _ in 0..<n { _ = try signer.signES256(token) } }))
         report.figures.append(("es256_cold", "ES256 assertion, key cache cold", try watch.rate(assertions(es256, cold: true))))
         report.figures.append(("eddsa_warm", "EdDSA (Ed25519) assertion, key cache warm", try watch.rate(assertions(fixture(.eddsa)))))
         report.figures.append(("rs256_warm", "RS256 (2048-bit) assertion, key cache warm", try watch.rate(assertions(fixture(.rs256)))))
