@@ -440,28 +440,44 @@ public final class SQLStore: Store, @unchecked Sendable {
     }
 
     public func purgeUsedSessions(now: Int64) throws(StoreError) -> Int {
-        let sessions = try purgeUsedMarks(now: now, batch: 500)
-        // Each table under the lock on its own: these scan their tables, and a write waiting
-        // behind the purge waits for one scan, not for all of them.
-        for (table, after) in Self.purgedAfterExpiry {
-            try locked { db throws(StoreError) in try db.query("DELETE FROM \(table) WHERE expires_at < ?", [.int(now - after)]) }
+        let sessions = try purgeExpired("used_sessions", key: "id", before: now, batch: 500)
+        for (table, key, after) in Self.purgedAfterExpiry {
+            _ = try purgeExpired(table, key: key, before: now - after, batch: 500)
         }
         return sessions
     }
 
-    /// The used marks (every sign-in's session, every DPoP proof and client assertion) that
-    /// expired before `now`, `batch` at a time. The marks are found on the reading connection,
-    /// whose scan of the whole table (some 300,000 marks at 1,000 sign-ins a second) holds up no
-    /// writer; each batch is then deleted by key under the lock, its expiry checked again. Keys
-    /// begin with a time, so the expired marks come first and a scan meets them before the live
-    /// ones.
-    func purgeUsedMarks(now: Int64, batch: Int) throws(StoreError) -> Int {
+    /// The tables ``purgeUsedSessions(now:)`` also deletes from, each with its key and how long
+    /// after its rows expire they go (milliseconds).
+    static let purgedAfterExpiry: [(table: String, key: String, after: Int64)] = [
+        // Action challenges count towards the rate limit for a day after they expire.
+        ("action_challenges", "id", 86_400_000),
+        // Codes live a minute; an hour later nothing can replay them.
+        ("authorization_codes", "hash", 3_600_000),
+        ("web_sessions", "hash", 86_400_000),
+        ("ended_sessions", "sid", 0),
+        // A subscription outlives its session's possible end by nothing; a notice or a code's
+        // message nobody sent in its time (no sender running) goes a day after.
+        ("logout_subscriptions", "sid", 0),
+        ("outbox", "id", 86_400_000),
+        // An address's code is replaced by its next one; one that expired a day ago throttles
+        // nothing any more (an address's sends are counted in rate_counters).
+        ("email_codes", "email", 86_400_000),
+    ]
+
+    /// The rows of `table` that expired before `before`, `batch` at a time. These tables have no
+    /// index on their expiry (a used mark is written by every sign-in, and an index would be one
+    /// more page written at random), so finding the rows reads them all: some 300,000 used marks
+    /// at 1,000 sign-ins a second. That scan runs on the reading connection, which holds up no
+    /// writer; each batch is then deleted by key under the lock, its expiry checked again.
+    /// Used marks' keys begin with a time, so their scan meets the expired ones first.
+    func purgeExpired(_ table: String, key: String, before: Int64, batch: Int) throws(StoreError) -> Int {
         let batch = max(1, batch)
         let scan = batch * 10
         var purged = 0
         while true {
             let found = try reading { db throws(StoreError) in
-                try db.query("SELECT id FROM used_sessions WHERE expires_at < ? LIMIT ?", [.int(now), .int(Int64(scan))]).compactMap { $0[0].blob }
+                try db.query("SELECT \(key) FROM \(table) WHERE expires_at < ? LIMIT ?", [.int(before), .int(Int64(scan))]).map { $0[0] }
             }
             var start = 0
             var deleted = 0
@@ -470,7 +486,7 @@ public final class SQLStore: Store, @unchecked Sendable {
                 start += keys.count
                 let marks = Array(repeating: "?", count: keys.count).joined(separator: ", ")
                 deleted += try locked { db throws(StoreError) -> Int in
-                    try db.query("DELETE FROM used_sessions WHERE expires_at < ? AND id IN (\(marks))", [.int(now)] + keys.map { SQLValue.blob($0) })
+                    try db.query("DELETE FROM \(table) WHERE expires_at < ? AND \(key) IN (\(marks))", [.int(before)] + keys)
                     return db.changes
                 }
             }
@@ -479,24 +495,6 @@ public final class SQLStore: Store, @unchecked Sendable {
             if found.count < scan || deleted == 0 { return purged }
         }
     }
-
-    /// The tables ``purgeUsedSessions(now:)`` also deletes from, each with how long after its
-    /// rows expire they go (milliseconds).
-    static let purgedAfterExpiry: [(table: String, after: Int64)] = [
-        // Action challenges count towards the rate limit for a day after they expire.
-        ("action_challenges", 86_400_000),
-        // Codes live a minute; an hour later nothing can replay them.
-        ("authorization_codes", 3_600_000),
-        ("web_sessions", 86_400_000),
-        ("ended_sessions", 0),
-        // A subscription outlives its session's possible end by nothing; a notice or a code's
-        // message nobody sent in its time (no sender running) goes a day after.
-        ("logout_subscriptions", 0),
-        ("outbox", 86_400_000),
-        // An address's code is replaced by its next one; one that expired a day ago throttles
-        // nothing any more (an address's sends are counted in rate_counters).
-        ("email_codes", 86_400_000),
-    ]
 
     // MARK: refresh tokens
 
