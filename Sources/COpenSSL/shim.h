@@ -101,10 +101,11 @@ static inline long signet_bench_template_verify(EVP_PKEY *pkey, const EVP_MD *md
     EVP_MD_CTX_free(tpl);
     return ok;
 }
-/* ES256 with its per-signature values made ahead (FIPS 186-4 §6.3: k⁻¹ and r need not wait for
- * the message). Only the EC_KEY interface has this (ECDSA_sign_setup, ECDSA_do_sign_ex); OpenSSL 3
- * deprecates it and its providers offer nothing in its place, so it is reached here alone, and
- * a caller falls back to EVP_DigestSign when any of it fails. The EC_KEY is only read. */
+/* ES256 through the EC_KEY interface: a signature straight into r || s, and (measured only) with
+ * its per-signature values made ahead (FIPS 186-4 §6.3: k⁻¹ and r need not wait for the message;
+ * ECDSA_sign_setup, ECDSA_do_sign_ex). OpenSSL 3 deprecates the interface and its providers offer
+ * neither in its place, so it is reached here alone, and a caller falls back to EVP_DigestSign
+ * when any of it fails. The EC_KEY is only read. */
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
 /* The key's EC_KEY (its own reference), or NULL when it is not a P-256 key. */
@@ -130,6 +131,20 @@ static inline int signet_ecdsa_precompute(EC_KEY *key, BIGNUM **kinv, BIGNUM **r
     BN_CTX_free(ctx);
     if (made < n) ERR_clear_error();
     return made;
+}
+/* Signs SHA-256(msg) into out as r || s (RFC 7518 §3.4): the same ECDSA as EVP_DigestSign's
+ * (k from OpenSSL's mixing of the key, the digest and fresh random bytes), without the provider's
+ * dispatch and the DER that the caller would only take apart again. 1, or 0 when refused. */
+static inline int signet_ecdsa_sign_p256(EC_KEY *key, const unsigned char *msg, size_t len, unsigned char out[64]) {
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    SHA256(msg, len, digest);
+    ECDSA_SIG *sig = ECDSA_do_sign(digest, sizeof digest, key);
+    if (!sig) { ERR_clear_error(); return 0; }
+    const BIGNUM *sr = NULL, *ss = NULL;
+    ECDSA_SIG_get0(sig, &sr, &ss);
+    int ok = BN_bn2binpad(sr, out, 32) == 32 && BN_bn2binpad(ss, out + 32, 32) == 32;
+    ECDSA_SIG_free(sig);
+    return ok;
 }
 /* Clears and frees one pair that will not be used. */
 static inline void signet_ecdsa_discard(BIGNUM *kinv, BIGNUM *r) { BN_clear_free(kinv); BN_clear_free(r); }

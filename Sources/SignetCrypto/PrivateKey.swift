@@ -13,8 +13,8 @@ public final class PrivateKey: @unchecked Sendable {
     let pkey: OpaquePointer
     /// The ES256 signing context of this key, made on first use (``ContextTemplate``).
     let signTemplate = ContextTemplate()
-    /// The ES256 values made ahead for this key, made on first use (``PrecomputedSigner``).
-    let precomputed = PrecomputedSignerSlot()
+    /// The key's `EC_KEY` signer for ES256, made on first use (``ECDSASigner``).
+    let ecdsa = ECDSASignerSlot()
     /// The matching public key.
     public let publicKey: PublicKey
 
@@ -86,11 +86,13 @@ public final class PrivateKey: @unchecked Sendable {
         return Array(UnsafeBufferPointer(start: out, count: Int(length)))
     }
 
-    /// An ES256 signature as JWS carries it (RFC 7518 §3.4: `r || s`, 64 bytes), by
-    /// `EVP_DigestSign`, or, when `SIGNET_ECDSA_PRECOMPUTE=1` measures them, from values made
-    /// ahead (``PrecomputedSigner``).
+    /// An ES256 signature as JWS carries it (RFC 7518 §3.4: `r || s`, 64 bytes), by the key's
+    /// ``ECDSASigner``, or by `EVP_DigestSign` when that is turned off or refused.
     public func signES256(_ message: [UInt8]) throws -> [UInt8] {
-        if let signer = precomputed.signer(pkey: pkey), let raw = signer.sign(message) { return raw }
+        if ECDSASigner.direct || ECDSASigner.precompute, let signer = ecdsa.signer(pkey: pkey),
+           let raw = ECDSASigner.precompute ? signer.signAhead(message) : signer.sign(message) {
+            return raw
+        }
         guard let raw = ECDSASignature.raw(fromDER: try sign(message, scheme: .ecdsa(.sha256)), width: 32) else {
             throw CryptoError(.library, "ECDSA signature conversion")
         }
