@@ -132,6 +132,15 @@ static inline int signet_ecdsa_precompute(EC_KEY *key, BIGNUM **kinv, BIGNUM **r
     if (made < n) ERR_clear_error();
     return made;
 }
+/* sig (freed here) as r || s into out (RFC 7518 §3.4): 1, or 0 when there is none. */
+static inline int signet_ecdsa_sig_raw(ECDSA_SIG *sig, unsigned char out[64]) {
+    if (!sig) { ERR_clear_error(); return 0; }
+    const BIGNUM *sr = NULL, *ss = NULL;
+    ECDSA_SIG_get0(sig, &sr, &ss);
+    int ok = BN_bn2binpad(sr, out, 32) == 32 && BN_bn2binpad(ss, out + 32, 32) == 32;
+    ECDSA_SIG_free(sig);
+    return ok;
+}
 /* Signs SHA-256(msg) into out as r || s (RFC 7518 §3.4): the same ECDSA as EVP_DigestSign's
  * (k from OpenSSL's mixing of the key, the digest and fresh random bytes), without the provider's
  * dispatch and the DER that the caller would only take apart again. 1, or 0 when refused. */
@@ -139,12 +148,7 @@ static inline int signet_ecdsa_sign_p256(EC_KEY *key, const unsigned char *msg, 
     unsigned char digest[SHA256_DIGEST_LENGTH];
     SHA256(msg, len, digest);
     ECDSA_SIG *sig = ECDSA_do_sign(digest, sizeof digest, key);
-    if (!sig) { ERR_clear_error(); return 0; }
-    const BIGNUM *sr = NULL, *ss = NULL;
-    ECDSA_SIG_get0(sig, &sr, &ss);
-    int ok = BN_bn2binpad(sr, out, 32) == 32 && BN_bn2binpad(ss, out + 32, 32) == 32;
-    ECDSA_SIG_free(sig);
-    return ok;
+    return signet_ecdsa_sig_raw(sig, out);
 }
 /* Clears and frees one pair that will not be used. */
 static inline void signet_ecdsa_discard(BIGNUM *kinv, BIGNUM *r) { BN_clear_free(kinv); BN_clear_free(r); }
@@ -156,12 +160,7 @@ static inline int signet_ecdsa_sign_precomputed(EC_KEY *key, const unsigned char
     SHA256(msg, len, digest);
     ECDSA_SIG *sig = ECDSA_do_sign_ex(digest, sizeof digest, kinv, r, key);
     signet_ecdsa_discard(kinv, r);
-    if (!sig) { ERR_clear_error(); return 0; }
-    const BIGNUM *sr = NULL, *ss = NULL;
-    ECDSA_SIG_get0(sig, &sr, &ss);
-    int ok = BN_bn2binpad(sr, out, 32) == 32 && BN_bn2binpad(ss, out + 32, 32) == 32;
-    ECDSA_SIG_free(sig);
-    return ok;
+    return signet_ecdsa_sig_raw(sig, out);
 }
 #pragma clang diagnostic pop
 #endif
