@@ -6,6 +6,8 @@ public final class Metrics: @unchecked Sendable {
     private var requests: [String: Int] = [:]  // "route\u{0}status"
     private var outcomes: [String: Int] = [:]  // "ceremony\u{0}outcome\u{0}reason"
     private var audited: [String: Int] = [:]  // "event\u{0}outcome"
+    private var purged: [String: Int] = [:]  // what
+    private var purgeFailures: [String: Int] = [:]  // what
     private let durations = DurationHistogram(buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
 
     /// One answered request: its route, status and duration.
@@ -28,6 +30,13 @@ public final class Metrics: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         audited[kind + "\u{0}" + outcome, default: 0] += 1
+    }
+
+    /// One step of the minute's purge: `rows` deleted of `what`, or (`rows` nil) the step failed.
+    public func purge(_ what: String, rows: Int?) {
+        lock.lock()
+        defer { lock.unlock() }
+        if let rows { purged[what, default: 0] += rows } else { purgeFailures[what, default: 0] += 1 }
     }
 
     /// Resident set size from /proc/self/statm (pages × page size).
@@ -57,6 +66,10 @@ public final class Metrics: @unchecked Sendable {
             let p = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
             out += "signet_audit_events_total{event=\"\(p[0])\",outcome=\"\(p[1])\"} \(count)\n"
         }
+        out += "# HELP signet_purged_rows_total Rows deleted by the minute's purge, by what they were.\n# TYPE signet_purged_rows_total counter\n"
+        for (what, count) in purged.sorted(by: { $0.key < $1.key }) { out += "signet_purged_rows_total{what=\"\(what)\"} \(count)\n" }
+        out += "# HELP signet_purge_failures_total Steps of the minute's purge that failed (each logged), by what they purge.\n# TYPE signet_purge_failures_total counter\n"
+        for (what, count) in purgeFailures.sorted(by: { $0.key < $1.key }) { out += "signet_purge_failures_total{what=\"\(what)\"} \(count)\n" }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6

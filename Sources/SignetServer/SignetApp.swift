@@ -77,17 +77,12 @@ public final class SignetApp: @unchecked Sendable {
             try server.start()
             try metricsServer?.start()
         }
-        // Used-session marks are needed only until their sessions expire.
+        self.log = log
         let purge = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.purge"))
         purge.schedule(deadline: .now() + 60, repeating: 60)
-        let retention = Int64(configuration.auditRetentionDays) * 86_400_000
-        purge.setEventHandler { [store, service] in
-            let now = Int64(clock().timeIntervalSince1970 * 1000)
-            _ = try? store.purgeUsedSessions(now: now)
-            // Refresh tokens of sessions dead for a day.
-            _ = try? service.ceremonies.purgeRefreshTokens()
-            // Rate-limit windows that ended, and audit rows past audit.retention_days.
-            _ = try? store.purge(now: now, auditBefore: now - retention, batch: 5_000)
+        purge.setEventHandler { [weak self] in
+            guard let self else { return }
+            purgeExpired(now: Int64(clock().timeIntervalSince1970 * 1000))
             // A new signing key once the newest is tokens.signing_key_rotation_days old.
             service.ceremonies.rotateSigningKeyIfDue()
             // Retired keys out of every instance's JWKS: their private keys go.
@@ -96,6 +91,31 @@ public final class SignetApp: @unchecked Sendable {
         purge.resume()
         purger = purge
     }
+
+    /// The minute's purge of what no request can need any more. Each step's rows are counted in
+    /// `/metrics` (`signet_purged_rows_total`); a step that fails is counted
+    /// (`signet_purge_failures_total`) and logged with its error's code, and the others still run.
+    public func purgeExpired(now: Int64) {
+        let retention = Int64(configuration.auditRetentionDays) * 86_400_000
+        // Used marks (and the other rows kept until they expire) are needed only until then.
+        step("used_marks") { try store.purgeUsedSessions(now: now) }
+        // Refresh tokens of sessions dead for a day.
+        step("refresh_tokens") { try service.ceremonies.purgeRefreshTokens() }
+        // Rate-limit windows that ended, and audit rows past audit.retention_days.
+        step("audit_events") { try store.purge(now: now, auditBefore: now - retention, batch: 5_000) }
+    }
+
+    private func step(_ what: String, _ body: () throws -> Int) {
+        do {
+            service.ceremonies.metrics.purge(what, rows: try body())
+        } catch {
+            service.ceremonies.metrics.purge(what, rows: nil)
+            let code = (error as? StoreError)?.code.rawValue ?? String(describing: type(of: error))
+            log.write([("msg", .string("purge failed")), ("what", .string(what)), ("error", .string(code))])
+        }
+    }
+
+    private let log: AccessLog
 
     private var purger: (any DispatchSourceTimer)?
     /// The listener of `metrics.listen`, when set.
