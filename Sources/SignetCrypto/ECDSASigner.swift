@@ -45,21 +45,21 @@ final class ECDSASigner: @unchecked Sendable {
     /// `r || s` over SHA-256(`message`), k mixed from the key, the digest and fresh random bytes;
     /// `nil` when the library refused (the caller then signs through `EVP_DigestSign`).
     func sign(_ message: [UInt8]) -> [UInt8]? {
-        var out = [UInt8](repeating: 0, count: 64)
-        let rc = message.withUnsafeBufferPointer { m in
-            out.withUnsafeMutableBufferPointer { signet_ecdsa_sign_p256(key, m.baseAddress, m.count, $0.baseAddress) }
-        }
-        return rc == 1 ? out : nil
+        Self.raw(message) { signet_ecdsa_sign_p256(key, $0, $1, $2) }
     }
 
     /// `r || s` over SHA-256(`message`) from a pair made ahead (measurements only, see above), or
     /// `nil` when the library refused.
     func signAhead(_ message: [UInt8]) -> [UInt8]? {
         guard let pair = take() else { return nil }
+        return Self.raw(message) { signet_ecdsa_sign_precomputed(key, $0, $1, pair.kinv, pair.r, $2) }
+    }
+
+    /// The 64 bytes `sign` writes for `message` (its bytes, their count, the output), or `nil`
+    /// when it returns anything but 1.
+    private static func raw(_ message: [UInt8], _ sign: (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?) -> Int32) -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: 64)
-        let rc = message.withUnsafeBufferPointer { m in
-            out.withUnsafeMutableBufferPointer { signet_ecdsa_sign_precomputed(key, m.baseAddress, m.count, pair.kinv, pair.r, $0.baseAddress) }
-        }
+        let rc = message.withUnsafeBufferPointer { m in out.withUnsafeMutableBufferPointer { sign(m.baseAddress, m.count, $0.baseAddress) } }
         return rc == 1 ? out : nil
     }
 
