@@ -64,6 +64,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
     case adminClientRemoved = "admin_client_removed"
     case adminClientSecretRotated = "admin_client_secret_rotated"
     case adminClientKeysSet = "admin_client_keys_set"
+    case adminClientUpdated = "admin_client_updated"
     // The server on its own.
     case mailDropped = "mail_dropped"
     case backchannelLogoutDropped = "backchannel_logout_dropped"
@@ -126,6 +127,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .adminClientRemoved: "A client removed, with every session issued to it."
         case .adminClientSecretRotated: "A confidential client's secret replaced."
         case .adminClientKeysSet: "A private_key_jwt client's public keys replaced."
+        case .adminClientUpdated: "A client's name, grants, scopes, audiences or addresses changed."
         case .mailDropped: "A message given up after its retries, or sealed under another key; failures only."
         case .backchannelLogoutDropped: "A client's logout token given up after its retries (OIDC Back-Channel Logout); failures only."
         case .signingKeyRotated: "A new token-signing key added by the scheduled rotation."
@@ -150,7 +152,8 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .clientCredentials: ("seccft", "feccft")
         case .adminUserDeleted: ("sdu", "sdu")
         case .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted, .adminRecoveryCancelled,
-             .adminSessionsRevoked, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet: ("sapi", "fapi")
+             .adminSessionsRevoked, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet,
+             .adminClientUpdated: ("sapi", "fapi")
         default: nil
         }
     }

@@ -114,6 +114,9 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case userBlocked = "user_blocked"
     case userUnknown = "user_unknown"
     case authenticationMethodUnknown = "authentication_method_unknown"
+    /// `/api/v2/clients/{id}`: no client with this ID is kept in the database (a client from the
+    /// configuration file is changed there, not through the API).
+    case clientNotFound = "client_not_found"
     // The server.
     case conflict
     case databaseUnavailable = "database_unavailable"
@@ -171,7 +174,7 @@ extension Reason {
         case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict: 409
         case .rateLimited: 429
-        case .userUnknown, .authenticationMethodUnknown: 404
+        case .userUnknown, .authenticationMethodUnknown, .clientNotFound: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull, .signingKeyUnavailable: 503
         case .internalError, .serverError: 500
@@ -318,6 +321,7 @@ extension Reason {
         case .userBlocked: "This account is blocked; contact the service's administrator."
         case .userUnknown: "There is no such user."
         case .authenticationMethodUnknown: "The user has no such authentication method."
+        case .clientNotFound: "There is no such client in the database."
         case .conflict: "The request conflicts with existing data."
         case .databaseUnavailable: "The database is unavailable; try again shortly."
         case .storageFull: "The server's storage is full; try again later."

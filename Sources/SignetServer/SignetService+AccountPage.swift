@@ -18,8 +18,8 @@ extension SignetService {
     package static let accountPageOmits: Set<AuditKind> = [
         .signUpChallenge, .deviceCode, .otpSent, .authorizationCodeIssued, .authorizationCode, .authorizationCodeExchanged,
         .clientAuthentication, .clientCredentials, .refresh, .addPasskey, .actionChallenge, .actionVerified, .accountDeleted,
-        .adminUserDeleted, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .mailDropped, .signingKeyRotated,
-        .signingKeyDestroyed, .backchannelLogoutDropped,
+        .adminUserDeleted, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated, .mailDropped,
+        .signingKeyRotated, .signingKeyDestroyed, .backchannelLogoutDropped,
     ]
 
     static func addAccountRoutes(_ r: inout Router<SignetService>) {

@@ -237,14 +237,44 @@ extension SQLStore {
         }
     }
 
-    public func clientRows() throws(StoreError) -> [ClientRow] {
+    /// A row of ``clientColumns``; lists are kept as space-separated words (no element holds a
+    /// space: the ceremonies refuse one).
+    static func clientRow(_ r: [SQLValue]) -> ClientRow {
         func words(_ value: SQLValue) -> [String] { (value.text ?? "").split(separator: " ").map(String.init) }
+        return ClientRow(id: r[0].text ?? "", name: r[1].text ?? "", type: r[2].text ?? "", secretHash: r[3].blob, grants: words(r[4]), scopes: words(r[5]),
+                         redirectURIs: words(r[6]), audiences: r[7].text.map { $0.split(separator: " ").map(String.init) }, createdAt: r[8].int ?? 0,
+                         postLogoutRedirectURIs: words(r[9]), backchannelLogoutURI: r[10].text, jwks: r[11].text, requirePushedRequests: r[12].int == 1)
+    }
+
+    public func clientRows() throws(StoreError) -> [ClientRow] {
+        try locked { db throws(StoreError) in
+            try db.query("SELECT \(Self.clientColumns) FROM clients ORDER BY created_at, id").map(Self.clientRow)
+        }
+    }
+
+    public func clientRow(id: String) throws(StoreError) -> ClientRow? {
+        try locked { db throws(StoreError) in
+            try db.query("SELECT \(Self.clientColumns) FROM clients WHERE id = ?", [.text(id)]).first.map(Self.clientRow)
+        }
+    }
+
+    public func updateClient(_ c: ClientRow, expected: ClientRow, writes: [StoreWrite]) throws(StoreError) -> Bool? {
+        // PostgreSQL: the row stays as read until the commit; SQLite's writer holds the database.
+        let lock = backend == "postgres" ? " FOR UPDATE" : ""
         return try locked { db throws(StoreError) in
-            try db.query("SELECT \(Self.clientColumns) FROM clients ORDER BY created_at, id").map { r in
-                ClientRow(id: r[0].text ?? "", name: r[1].text ?? "", type: r[2].text ?? "", secretHash: r[3].blob, grants: words(r[4]), scopes: words(r[5]),
-                          redirectURIs: words(r[6]), audiences: r[7].text.map { $0.split(separator: " ").map(String.init) }, createdAt: r[8].int ?? 0,
-                          postLogoutRedirectURIs: words(r[9]), backchannelLogoutURI: r[10].text, jwks: r[11].text,
-                          requirePushedRequests: r[12].int == 1)
+            try db.transaction { () throws(StoreError) -> Bool? in
+                guard let row = try db.query("SELECT \(Self.clientColumns) FROM clients WHERE id = ?\(lock)", [.text(c.id)]).first else { return nil }
+                guard Self.clientRow(row) == expected else { return false }
+                try db.query(
+                    """
+                    UPDATE clients SET name = ?, secret_hash = ?, grants = ?, scopes = ?, redirect_uris = ?, audiences = ?, post_logout_redirect_uris = ?,
+                    backchannel_logout_uri = ?, jwks = ?, require_par = ? WHERE id = ?
+                    """,
+                    [.text(c.name), c.secretHash.map(SQLValue.blob) ?? .null, .text(c.grants.joined(separator: " ")), .text(c.scopes.joined(separator: " ")), .text(c.redirectURIs.joined(separator: " ")),
+                     Self.text(c.audiences?.joined(separator: " ")), .text(c.postLogoutRedirectURIs.joined(separator: " ")), Self.text(c.backchannelLogoutURI),
+                     Self.text(c.jwks), .int(c.requirePushedRequests ? 1 : 0), .text(c.id)])
+                for write in writes { try Self.apply(write, db) }
+                return true
             }
         }
     }
@@ -258,30 +288,6 @@ extension SQLStore {
                 try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL", [.int(at), .text(id)])
                 for write in writes(Int(ended)) { try Self.apply(write, db) }
                 return Int(ended)
-            }
-        }
-    }
-
-    /// Replaces a `private_key_jwt` client's keys (a JWK Set as JSON text), with `writes`, in
-    /// one transaction; `false` when there is no such client in the database.
-    public func setClientKeys(id: String, jwks: String, writes: [StoreWrite]) throws(StoreError) -> Bool {
-        try locked { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) -> Bool in
-                try db.query("UPDATE clients SET jwks = ? WHERE id = ? AND jwks IS NOT NULL", [.text(jwks), .text(id)])
-                guard db.changes == 1 else { return false }
-                for write in writes { try Self.apply(write, db) }
-                return true
-            }
-        }
-    }
-
-    public func setClientSecret(id: String, hash: [UInt8], writes: [StoreWrite]) throws(StoreError) -> Bool {
-        try locked { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) -> Bool in
-                try db.query("UPDATE clients SET secret_hash = ? WHERE id = ? AND type = 'confidential' AND jwks IS NULL", [.blob(hash), .text(id)])
-                guard db.changes == 1 else { return false }
-                for write in writes { try Self.apply(write, db) }
-                return true
             }
         }
     }

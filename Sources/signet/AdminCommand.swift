@@ -305,7 +305,7 @@ struct Admin {
     }
 
     func rotateSecret(_ id: String) throws {
-        let secret = try ceremonies.rotateClientSecret(id: id, by: .commandLine, context: context)
+        let secret = try ceremonies.rotateClientSecret(id: id, by: .commandLine, context: context).secret
         if options.json { return try emit(["client_id": id, "client_secret": secret]) }
         print("client_id      \(id)\nclient_secret  \(secret)   (shown once; the old secret stops working within 2 seconds)")
     }

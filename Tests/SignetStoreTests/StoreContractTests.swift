@@ -408,7 +408,8 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.revokeCredential(id: [7, 7], userID: u.id, at: now(), writes: audit("none")) == .notFound)
         #expect(try !store.revokeDeviceKey(id: "dk_none", userID: u.id, at: now(), writes: audit("no key")))
         #expect(try !store.revokeRefreshFamily(hash: [7, 7, 7], now: now(), writes: audit("no token")))
-        #expect(try !store.setClientSecret(id: "no-client", hash: [1], writes: audit("no client")))
+        let nobody = ClientRow(id: "no-client", name: "N", type: "public", secretHash: nil, grants: ["refresh_token"], scopes: [], redirectURIs: [], audiences: nil, createdAt: 0)
+        #expect(try store.updateClient(nobody, expected: nobody, writes: audit("no client")) == nil)
         #expect(try store.deleteClient(id: "no-client", at: now(), writes: { _ in audit("no client to delete") }) == nil)
         #expect(try rows().isEmpty)
         // Each change, with its row.
@@ -427,7 +428,10 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         let id = "w-\(UUID().uuidString.prefix(6))"
         try store.insertClient(ClientRow(id: id, name: "W", type: "confidential", secretHash: [0], grants: ["client_credentials"], scopes: [], redirectURIs: [],
                                          audiences: nil, createdAt: 0), writes: audit("client"))
-        #expect(try store.setClientSecret(id: id, hash: [2], writes: audit("secret")))
+        let stored = try #require(try store.clientRow(id: id))
+        var rotated = stored
+        rotated.secretHash = [2]
+        #expect(try store.updateClient(rotated, expected: stored, writes: audit("secret")) == true)
         #expect(try store.deleteClient(id: id, at: now(), writes: { ended in audit("deleted, \(ended) ended") }) == 0)
         #expect(try rows() == ["passkey", "enrolled, 0 revoked", "enrolled, dk_w revoked", "key", "token", "client", "secret", "deleted, 0 ended"])
         // A write that fails takes its change with it.
@@ -442,26 +446,52 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.clientRows().allSatisfy { $0.id != id + "x" })
     }
 
-    @Test("a private_key_jwt client's keys: stored, replaced with their audit row, never on a client without keys; it gets no secret", arguments: Backend.available)
-    func clientKeys(_ backend: Backend) throws {
+    @Test("a client's change is written only over the row it was made from, with its audit row; its type and creation stay", arguments: Backend.available)
+    func clientUpdates(_ backend: Backend) throws {
         let store = try backend.open()
         func audit(_ label: String) -> [StoreWrite] { [.audit(AuditEvent(at: now(), kind: label, outcome: "success"))] }
         let id = "k-\(UUID().uuidString.prefix(6))"
         let first = #"{"keys":[{"kty":"EC","kid":"1"}]}"#, second = #"{"keys":[{"kty":"OKP","kid":"2"}]}"#
-        try store.insertClient(ClientRow(id: id, name: "K", type: "confidential", secretHash: nil, grants: ["client_credentials"], scopes: [], redirectURIs: [],
-                                         audiences: nil, createdAt: 0, jwks: first), writes: [])
-        try store.insertClient(ClientRow(id: id + "-s", name: "S", type: "confidential", secretHash: [1], grants: ["client_credentials"], scopes: [], redirectURIs: [],
-                                         audiences: nil, createdAt: 0), writes: [])
-        #expect(try store.clientRows().first { $0.id == id }?.jwks == first)
-        #expect(try store.setClientKeys(id: id, jwks: second, writes: audit("keys")))
-        #expect(try store.clientRows().first { $0.id == id }?.jwks == second)
-        // A client with a secret gains no keys, one with keys no secret, and no client nothing.
-        #expect(try !store.setClientKeys(id: id + "-s", jwks: first, writes: audit("keys on a secret client")))
-        #expect(try !store.setClientSecret(id: id, hash: [2], writes: audit("secret on a keys client")))
-        #expect(try !store.setClientKeys(id: "no-client", jwks: first, writes: audit("no client")))
-        let rows = try store.clientRows()
-        #expect(rows.first { $0.id == id }?.secretHash == nil && rows.first { $0.id == id + "-s" }?.jwks == nil)
+        try store.insertClient(ClientRow(id: id, name: "K", type: "confidential", secretHash: nil, grants: ["client_credentials"], scopes: ["read:users"], redirectURIs: [],
+                                         audiences: nil, createdAt: 5, jwks: first), writes: [])
+        let stored = try #require(try store.clientRow(id: id))
+        #expect(stored.jwks == first && stored.audiences == nil && stored.createdAt == 5)
+        var changed = stored
+        changed.name = "K2"
+        changed.jwks = second
+        changed.grants = ["client_credentials", "refresh_token"]
+        changed.scopes = []
+        changed.redirectURIs = ["https://a.example/cb", "app.example:/cb"]
+        changed.postLogoutRedirectURIs = ["https://a.example/bye"]
+        changed.audiences = ["https://api.example"]
+        changed.backchannelLogoutURI = "https://a.example/logout"
+        changed.requirePushedRequests = true
+        // Not the client's type, nor when it was made.
+        changed.type = "public"
+        changed.createdAt = 99
+        #expect(try store.updateClient(changed, expected: stored, writes: audit("keys")) == true)
+        var expected = changed
+        expected.type = "confidential"
+        expected.createdAt = 5
+        #expect(try store.clientRow(id: id) == expected)
+        #expect(try store.clientRows().first { $0.id == id } == expected)
+        // A change made from the row as it was before: nothing written, and its audit row neither.
+        var stale = stored
+        stale.name = "stale"
+        #expect(try store.updateClient(stale, expected: stored, writes: audit("stale")) == false)
+        #expect(try store.clientRow(id: id)?.name == "K2")
+        // No such client.
+        var gone = stale
+        gone.id = "no-client"
+        #expect(try store.updateClient(gone, expected: gone, writes: audit("no client")) == nil)
+        #expect(try store.clientRow(id: "no-client") == nil)
         #expect(try store.auditEvents(limit: 10).map(\.kind) == ["keys"])
+        // A write that fails takes the change with it.
+        var failed = expected
+        failed.name = "failed"
+        try store.perform([.useSession(id: [6, 6], expiresAt: now() + 60_000)])
+        #expect(throws: StoreError.self) { try store.updateClient(failed, expected: expected, writes: [.useSession(id: [6, 6], expiresAt: now() + 60_000)]) }
+        #expect(try store.clientRow(id: id)?.name == "K2")
     }
 
     @Test("ending a session marks it once, with or without refresh tokens; the mark revokes its family and is purged when it lapses",

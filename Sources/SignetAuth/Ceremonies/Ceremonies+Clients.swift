@@ -11,40 +11,22 @@ public struct AddedClient: Sendable {
 /// Clients kept in the database (DESIGN.md, "Management API and operations": `signet admin
 /// clients`). A running server sees a change within ``ClientDirectory``'s refresh interval.
 extension Ceremonies {
-    /// Adds a client. A confidential client gets a new 32-byte secret; `client_credentials` is
-    /// for confidential clients only, and `scopes` for them alone.
+    /// Adds a client. A confidential client gets a new 32-byte secret, or authenticates with
+    /// `jwks` alone (`private_key_jwt`); `client_credentials` is for confidential clients only.
+    /// The caller grants no Management API scope it lacks itself.
     public func addClient(name: String, type: String, grants: [String], scopes: [String], redirectURIs: [String], audiences: [String]?,
                           postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil, requirePushedRequests: Bool = false,
                           by caller: ManagementCaller, context: RequestContext) throws -> AddedClient {
-        guard type == "confidential" || type == "public" else { throw AuthError.malformed("--type must be confidential or public") }
+        guard type == "confidential" || type == "public" else { throw AuthError.malformed("the type must be confidential or public") }
         let keys = try jwks.map(Self.keySet)?.text
-        if keys != nil, type != "confidential" { throw AuthError.malformed("--jwks is for a confidential client (private_key_jwt)") }
-        guard !name.isEmpty, name.count <= 100 else { throw AuthError.malformed("--name must be 1 to 100 characters") }
-        guard !grants.isEmpty else { throw AuthError.malformed("give at least one --grant (\(GrantNames.known.joined(separator: ", ")))") }
-        if let unknown = grants.first(where: { !GrantNames.known.contains($0) }) {
-            throw AuthError.malformed("unknown grant \"\(unknown)\" (known: \(GrantNames.known.joined(separator: ", ")))")
-        }
-        if grants.contains(GrantNames.clientCredentials), type != "confidential" {
-            throw AuthError.malformed("client_credentials needs --type confidential")
-        }
-        if let unknown = scopes.first(where: { ManagementScope(rawValue: $0) == nil }) {
-            throw AuthError.malformed("unknown scope \"\(unknown)\" (known: \(ManagementScope.allCases.map(\.rawValue).joined(separator: " ")))")
-        }
-        for uri in redirectURIs + postLogoutRedirectURIs where !Self.isRedirectURI(uri) {
-            throw AuthError.malformed("\"\(uri.prefix(100))\" is not an absolute redirect URI without a fragment")
-        }
-        if requirePushedRequests, !grants.contains(GrantNames.authorizationCode) {
-            throw AuthError.malformed("--require-par is for a client with the authorization_code grant")
-        }
-        if let uri = backchannelLogoutURI, !Self.isBackchannelLogoutURI(uri) {
-            throw AuthError.malformed("--backchannel-logout-uri must be an https URI without a fragment (http only to a loopback address)")
-        }
         // A client with keys authenticates with them alone: it has no secret to leak.
         let secret = type == "confidential" && keys == nil ? Base64URL.encode(random(32)) : nil
         let row = ClientRow(id: "c_" + Base64URL.encode(random(12)), name: name, type: type, secretHash: secret.map { Digest.sha256.hash(Array($0.utf8)) },
                             grants: grants, scopes: scopes, redirectURIs: redirectURIs, audiences: audiences, createdAt: nowMillis,
                             postLogoutRedirectURIs: postLogoutRedirectURIs, backchannelLogoutURI: backchannelLogoutURI, jwks: keys,
                             requirePushedRequests: requirePushedRequests)
+        try Self.validate(row)
+        try Self.requireHeld(scopes, by: caller)
         // Each change to the clients commits with its audit row.
         let method = keys == nil ? "" : ", private_key_jwt"
         let event = pendingAuditEvent(.adminClientAdded, client: caller.clientID, detail: "client \(row.id) (\(type)\(method)): \(grants.joined(separator: " "))", context: context)
@@ -54,11 +36,56 @@ extension Ceremonies {
         return AddedClient(client: row, secret: secret)
     }
 
-    /// An absolute URI with a scheme and no fragment (RFC 6749 §3.1.2): `https://...`, a loopback
+    /// What a client kept in the database may hold, whoever sets it: checked when it is added and
+    /// after every change. Lists are stored as words, so no element may hold a space.
+    package static func validate(_ row: ClientRow) throws {
+        if row.jwks != nil, row.type != "confidential" { throw AuthError.malformed("keys (private_key_jwt) are for a confidential client") }
+        guard !row.name.isEmpty, row.name.count <= 100 else { throw AuthError.malformed("the name must be 1 to 100 characters") }
+        guard !row.grants.isEmpty else { throw AuthError.malformed("give at least one grant (\(GrantNames.known.joined(separator: ", ")))") }
+        if let unknown = row.grants.first(where: { !GrantNames.known.contains($0) }) {
+            throw AuthError.malformed("unknown grant \"\(unknown.prefix(100))\" (known: \(GrantNames.known.joined(separator: ", ")))")
+        }
+        if row.grants.contains(GrantNames.clientCredentials), row.type != "confidential" {
+            throw AuthError.malformed("client_credentials is for a confidential client")
+        }
+        if let unknown = row.scopes.first(where: { ManagementScope(rawValue: $0) == nil }) {
+            throw AuthError.malformed("unknown scope \"\(unknown.prefix(100))\" (known: \(ManagementScope.allCases.map(\.rawValue).joined(separator: " ")))")
+        }
+        for (list, what) in [(row.redirectURIs, "redirect URIs"), (row.postLogoutRedirectURIs, "post-logout redirect URIs"), (row.audiences ?? [], "audiences")]
+        where list.count > 100 {
+            throw AuthError.malformed("at most 100 \(what)")
+        }
+        for uri in row.redirectURIs + row.postLogoutRedirectURIs where !Self.isRedirectURI(uri) {
+            throw AuthError.malformed("\"\(uri.prefix(100))\" is not an absolute redirect URI without a fragment")
+        }
+        if let audience = row.audiences?.first(where: { $0.isEmpty || $0.utf8.count > 500 || $0.utf8.contains(where: Self.isSpaceOrControl) }) {
+            throw AuthError.malformed("the audience \"\(audience.prefix(100))\" must be 1 to 500 bytes without spaces or control characters")
+        }
+        if row.requirePushedRequests, !row.grants.contains(GrantNames.authorizationCode) {
+            throw AuthError.malformed("pushed authorization requests are for a client with the authorization_code grant")
+        }
+        if let uri = row.backchannelLogoutURI, !Self.isBackchannelLogoutURI(uri) {
+            throw AuthError.malformed("the back-channel logout URI (--backchannel-logout-uri, oidc_logout) must be an https URI without a fragment (http only to a loopback address)")
+        }
+    }
+
+    /// A space, a control character or DEL: never part of a URI (RFC 3986 §2), nor of a word of
+    /// a stored list.
+    static func isSpaceOrControl(_ byte: UInt8) -> Bool { byte <= 0x20 || byte == 0x7F }
+
+    /// A caller that gives or touches a client's Management API scopes must hold each of them
+    /// itself: a token for clients cannot make a client, or a credential, worth more than it.
+    static func requireHeld(_ scopes: [String], by caller: ManagementCaller) throws {
+        if let missing = scopes.first(where: { !caller.scopes.contains($0) }) {
+            throw AuthError(.insufficientScope, "the caller does not hold \(missing), which the client has or would have")
+        }
+    }
+
+    /// An absolute URI with a scheme, no fragment and no space (RFC 6749 §3.1.2): `https://...`, a loopback
     /// `http://127.0.0.1/...`, or an app's private-use scheme (RFC 8252 §7.1).
     public static func isRedirectURI(_ uri: String) -> Bool {
         // `#` as a byte: followed by a combining mark it is part of another Character.
-        guard uri.utf8.count <= 2000, !uri.utf8.contains(UInt8(ascii: "#")), let colon = uri.firstIndex(of: ":"), colon != uri.startIndex else { return false }
+        guard uri.utf8.count <= 2000, !uri.utf8.contains(where: { $0 == UInt8(ascii: "#") || isSpaceOrControl($0) }), let colon = uri.firstIndex(of: ":"), colon != uri.startIndex else { return false }
         let scheme = uri[..<colon]
         return scheme.allSatisfy { $0.isLetter || $0.isNumber || $0 == "." || $0 == "+" || $0 == "-" } && uri.index(after: colon) != uri.endIndex
     }
@@ -66,18 +93,66 @@ extension Ceremonies {
     /// Every client in the database.
     public func storedClients() throws -> [ClientRow] { try store.clientRows() }
 
+    /// The client kept in the database under `id` (one from the configuration file is not).
+    public func storedClient(id: String) throws -> ClientRow {
+        guard id.utf8.count <= 128, let row = try store.clientRow(id: id) else { throw AuthError(.clientNotFound, "no client \(id.prefix(64)) in the database") }
+        return row
+    }
+
     /// `signet admin clients remove`: a client added to the database goes, and every session
     /// issued to it ends in the same transaction (an app withdrawn, or its secret leaked).
     public func removeClient(id: String, by caller: ManagementCaller, context: RequestContext) throws {
+        try Self.requireHeld(try storedClient(id: id).scopes, by: caller)
         // Its sessions end with it: their access tokens are refused at once, not only at the next refresh.
         var event: AuditEvent?
         guard try store.deleteClient(id: id, at: nowMillis, writes: { ended in
             let removed = pendingAuditEvent(.adminClientRemoved, client: caller.clientID, detail: "client \(id), \(ended) session(s) ended", context: context)
             event = removed
             return [.audit(removed)]
-        }) != nil else { throw AuthError(.clientUnknown, "no client \(id.prefix(64)) in the database") }
+        }) != nil else { throw AuthError(.clientNotFound, "no client \(id.prefix(64)) in the database") }
         event.map(counted)
         clients.invalidate()
+    }
+
+    /// Changes a client kept in the database: `change` edits a copy of its row, which is checked
+    /// as a new client is (``validate(_:)``) and written only if the row is still as read, with
+    /// its `kind` audit row. The caller must hold every Management API scope the client has
+    /// before and after.
+    @discardableResult
+    func changeClient(id: String, _ kind: AuditKind, detail: String, by caller: ManagementCaller, context: RequestContext,
+                      _ change: (inout ClientRow) throws -> Void) throws -> ClientRow {
+        let before = try storedClient(id: id)
+        var after = before
+        try change(&after)
+        after.id = before.id
+        after.type = before.type
+        after.createdAt = before.createdAt
+        try Self.validate(after)
+        try Self.requireHeld(before.scopes + after.scopes, by: caller)
+        let event = pendingAuditEvent(kind, client: caller.clientID, detail: "client \(id): \(detail)", context: context)
+        switch try store.updateClient(after, expected: before, writes: [.audit(event)]) {
+        case nil: throw AuthError(.clientNotFound, "no client \(id.prefix(64)) in the database")
+        case false?: throw AuthError(.conflict, "client \(id.prefix(64)) changed meanwhile: read it again and repeat the change")
+        case true?: break
+        }
+        counted(event)
+        clients.invalidate()
+        return after
+    }
+
+    /// `PATCH /api/v2/clients/{id}`: the settings `patch` names, changed together.
+    public func updateClient(id: String, _ patch: ClientPatch, by caller: ManagementCaller, context: RequestContext) throws -> ClientRow {
+        let keys = try patch.jwks.map(Self.keySet)
+        if keys != nil, !caller.scopes.contains(ManagementScope.updateClientKeys.rawValue) {
+            throw AuthError(.insufficientScope, "new keys need update:client_keys")
+        }
+        return try changeClient(id: id, .adminClientUpdated, detail: patch.names.joined(separator: ", "), by: caller, context: context) { row in
+            if let keys {
+                guard row.jwks != nil else { throw AuthError.malformed("client \(id.prefix(64)) authenticates with a secret, not keys") }
+                row.jwks = keys.text
+            }
+            patch.apply(to: &row)
+        }
     }
 
     /// New keys for a `private_key_jwt` client (a JWK Set; OIDC Core §9): assertions signed by a
@@ -86,12 +161,10 @@ extension Ceremonies {
     /// to the new one, then list the new one alone.
     public func setClientKeys(id: String, jwks: String, by caller: ManagementCaller, context: RequestContext) throws -> Int {
         let (keys, count) = try Self.keySet(jwks)
-        let event = pendingAuditEvent(.adminClientKeysSet, client: caller.clientID, detail: "client \(id): \(count) key(s)", context: context)
-        guard try store.setClientKeys(id: id, jwks: keys, writes: [.audit(event)]) else {
-            throw AuthError(.clientUnknown, "no private_key_jwt client \(id.prefix(64)) in the database")
+        try changeClient(id: id, .adminClientKeysSet, detail: "\(count) key(s)", by: caller, context: context) { row in
+            guard row.jwks != nil else { throw AuthError(.clientNotFound, "no private_key_jwt client \(id.prefix(64)) in the database") }
+            row.jwks = keys
         }
-        counted(event)
-        clients.invalidate()
         return count
     }
 
@@ -108,14 +181,49 @@ extension Ceremonies {
 
     /// A new secret for a confidential client; the old one stops working within the refresh
     /// interval of every running server.
-    public func rotateClientSecret(id: String, by caller: ManagementCaller, context: RequestContext) throws -> String {
+    public func rotateClientSecret(id: String, by caller: ManagementCaller, context: RequestContext) throws -> (client: ClientRow, secret: String) {
         let secret = Base64URL.encode(random(32))
-        let event = pendingAuditEvent(.adminClientSecretRotated, client: caller.clientID, detail: "client \(id)", context: context)
-        guard try store.setClientSecret(id: id, hash: Digest.sha256.hash(Array(secret.utf8)), writes: [.audit(event)]) else {
-            throw AuthError(.clientUnknown, "no confidential client \(id.prefix(64)) in the database")
+        let row = try changeClient(id: id, .adminClientSecretRotated, detail: "new secret", by: caller, context: context) { row in
+            guard row.type == "confidential", row.jwks == nil else { throw AuthError(.clientNotFound, "no confidential client with a secret \(id.prefix(64)) in the database") }
+            row.secretHash = Digest.sha256.hash(Array(secret.utf8))
         }
-        counted(event)
-        clients.invalidate()
-        return secret
+        return (row, secret)
+    }
+}
+
+/// The settings `PATCH /api/v2/clients/{id}` may change; `nil` leaves one as it is. A client's
+/// ID, type and creation time never change; its secret and keys change by their own calls or
+/// with `jwks`.
+public struct ClientPatch: Sendable, Equatable {
+    public var name: String?
+    public var grants: [String]?
+    public var scopes: [String]?
+    public var redirectURIs: [String]?
+    public var postLogoutRedirectURIs: [String]?
+    /// `.some(nil)` removes the client's back-channel logout URI.
+    public var backchannelLogoutURI: String??
+    /// `.some(nil)`: the deployment's audiences again.
+    public var audiences: [String]??
+    public var requirePushedRequests: Bool?
+    /// A new JWK Set for a `private_key_jwt` client (needs `update:client_keys`).
+    public var jwks: String?
+    public init() {}
+
+    /// The settings named, for the audit row.
+    var names: [String] {
+        [("name", name != nil), ("grant_types", grants != nil), ("scopes", scopes != nil), ("callbacks", redirectURIs != nil),
+         ("allowed_logout_urls", postLogoutRedirectURIs != nil), ("oidc_logout", backchannelLogoutURI != nil), ("audiences", audiences != nil),
+         ("require_pushed_authorization_requests", requirePushedRequests != nil), ("jwks", jwks != nil)].filter(\.1).map(\.0)
+    }
+
+    func apply(to row: inout ClientRow) {
+        if let name { row.name = name }
+        if let grants { row.grants = grants }
+        if let scopes { row.scopes = scopes }
+        if let redirectURIs { row.redirectURIs = redirectURIs }
+        if let postLogoutRedirectURIs { row.postLogoutRedirectURIs = postLogoutRedirectURIs }
+        if let backchannelLogoutURI { row.backchannelLogoutURI = backchannelLogoutURI }
+        if let audiences { row.audiences = audiences }
+        if let requirePushedRequests { row.requirePushedRequests = requirePushedRequests }
     }
 }

@@ -26,6 +26,13 @@ public enum ManagementScope: String, CaseIterable, Sendable {
     case readSessions = "read:sessions"
     case deleteSessions = "delete:sessions"
     case readLogs = "read:logs"
+    /// `/api/v2/clients`: the clients kept in the database.
+    case readClients = "read:clients"
+    case createClients = "create:clients"
+    case updateClients = "update:clients"
+    case deleteClients = "delete:clients"
+    /// A client's new secret or keys: a credential handed to the caller.
+    case updateClientKeys = "update:client_keys"
 }
 
 extension Ceremonies {

@@ -376,12 +376,13 @@ public protocol Store: Sendable {
     /// `nil` when there is no such client; `writes(ended)` go in the same transaction (the
     /// closure must not call the store).
     func deleteClient(id: String, at: Int64, writes: (_ ended: Int) -> [StoreWrite]) throws(StoreError) -> Int?
-    /// A confidential client's new secret, with `writes` in the same transaction; `false` (and
-    /// nothing written) when there is no such client.
-    func setClientSecret(id: String, hash: [UInt8], writes: [StoreWrite]) throws(StoreError) -> Bool
-    /// A `private_key_jwt` client's new keys (a JWK Set as JSON text), with `writes` in the same
-    /// transaction; `false` (and nothing written) when there is no such client.
-    func setClientKeys(id: String, jwks: String, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// The client kept in the database under `id`, if any.
+    func clientRow(id: String) throws(StoreError) -> ClientRow?
+    /// Writes `client`'s settings (name, secret, grants, scopes, addresses, audiences, keys) over the row
+    /// with its ID, with `writes` in the same transaction, only while that row still reads as
+    /// `expected`: `true` when written, `false` (nothing written) when it changed meanwhile, `nil`
+    /// when there is no such client.
+    func updateClient(_ client: ClientRow, expected: ClientRow, writes: [StoreWrite]) throws(StoreError) -> Bool?
 
     // MARK: the web (DESIGN.md, "The web")
 
@@ -458,10 +459,6 @@ extension Store {
 
     public func deleteClient(id: String, at: Int64) throws(StoreError) -> Int? {
         try deleteClient(id: id, at: at, writes: { _ in [] })
-    }
-
-    public func setClientSecret(id: String, hash: [UInt8]) throws(StoreError) -> Bool {
-        try setClientSecret(id: id, hash: hash, writes: [])
     }
 
     public func issueEmailCode(_ code: EmailCodeRow, interval: Int64, mail: OutboxRow?) throws(StoreError) -> Bool {
