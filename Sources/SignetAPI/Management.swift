@@ -195,3 +195,62 @@ public struct ClientCredentialsResponse: Codable, Sendable, Equatable {
         self.scope = scope
     }
 }
+
+/// A client kept in the database (`/api/v2/clients`), with Auth0's names where Auth0 has the
+/// setting and Signet's for the rest (`scopes`, `audiences`, `keys`, `created_at`).
+public struct ManagementClient: Codable, Sendable, Equatable {
+    /// OpenID Connect Back-Channel Logout 1.0 §2.2: where the client hears that a session ended.
+    public struct OIDCLogout: Codable, Sendable, Equatable {
+        public var backchannel_logout_urls: [String]
+        public init(backchannel_logout_urls: [String]) { self.backchannel_logout_urls = backchannel_logout_urls }
+    }
+    /// A `private_key_jwt` client's public key, by type, `kid` and `alg`.
+    public struct Key: Codable, Sendable, Equatable {
+        public var kty: String
+        public var kid: String?
+        public var alg: String?
+        public init(kty: String, kid: String?, alg: String?) {
+            self.kty = kty
+            self.kid = kid
+            self.alg = alg
+        }
+    }
+    public var client_id: String
+    public var name: String
+    /// Only in the answers that make it (creation, rotation): Signet keeps its hash alone.
+    public var client_secret: String?
+    /// `none` (a public client), `client_secret_basic` (`client_secret_post` is accepted too) or
+    /// `private_key_jwt` (RFC 7591 §2).
+    public var token_endpoint_auth_method: String
+    public var grant_types: [String]
+    /// The redirect URIs (RFC 6749 §3.1.2).
+    public var callbacks: [String]
+    /// The post-logout redirect URIs (OpenID Connect RP-Initiated Logout 1.0 §3).
+    public var allowed_logout_urls: [String]
+    public var oidc_logout: OIDCLogout?
+    /// RFC 9126 §5: authorization requests through `/oauth/par` only.
+    public var require_pushed_authorization_requests: Bool
+    /// The Management API scopes the client may ask for with `client_credentials`.
+    public var scopes: [String]
+    /// The audiences it may ask for; absent: the deployment's.
+    public var audiences: [String]?
+    public var keys: [Key]?
+    public var created_at: String
+    public init(client_id: String, name: String, client_secret: String?, token_endpoint_auth_method: String, grant_types: [String], callbacks: [String],
+                allowed_logout_urls: [String], oidc_logout: OIDCLogout?, require_pushed_authorization_requests: Bool, scopes: [String], audiences: [String]?,
+                keys: [Key]?, created_at: String) {
+        self.client_id = client_id
+        self.name = name
+        self.client_secret = client_secret
+        self.token_endpoint_auth_method = token_endpoint_auth_method
+        self.grant_types = grant_types
+        self.callbacks = callbacks
+        self.allowed_logout_urls = allowed_logout_urls
+        self.oidc_logout = oidc_logout
+        self.require_pushed_authorization_requests = require_pushed_authorization_requests
+        self.scopes = scopes
+        self.audiences = audiences
+        self.keys = keys
+        self.created_at = created_at
+    }
+}

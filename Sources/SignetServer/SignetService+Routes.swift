@@ -142,6 +142,7 @@ extension SignetService {
                 body.member("action_token"), action: body["action"], subject: body.member("sub"), client: call.authenticatedClient, context: call.context))
         }
         addManagementRoutes(&r)
+        addManagementClientRoutes(&r)
         // The web: the authorization code flow and the hosted pages.
         addAuthorizeRoutes(&r)
         addSignInRoutes(&r)

@@ -1,0 +1,141 @@
+import SignetAPI
+package import SignetAuth
+import SignetHTTP
+package import SignetWebAuthn
+
+/// `/api/v2/clients`: the clients kept in the database, as `signet admin clients` sees them, with
+/// Auth0's paths and names. A client from the configuration file is changed there, not here.
+extension SignetService {
+    static func addManagementClientRoutes(_ r: inout Router<SignetService>) {
+        r.add("GET", "/api/v2/clients", needs: .management(.readClients)) { s, call in
+            let q = call.request.query
+            let fields = try Self.userFields(q)
+            let page = try Self.integer(q["page"], "page", default: 0), perPage = try Self.integer(q["per_page"], "per_page", default: 50)
+            guard page >= 0, (1...100).contains(perPage) else { throw AuthError.malformed("page must be 0 or more and per_page 1 to 100") }
+            let all = try s.ceremonies.storedClients()
+            let slice = all.dropFirst(min(all.count, page * perPage)).prefix(perPage)
+            let clients = JSONValue.array(try slice.map { try Self.selecting(fields, Wire.value(ManagementClient($0))) })
+            guard q["include_totals"] == "true" else { return .json(200, Array(clients.serialized.utf8)) }
+            let totals: JSONObject = ["start": .number(String(page * perPage)), "limit": .number(String(perPage)), "length": .number(String(slice.count)),
+                                      "total": .number(String(all.count)), "clients": clients]
+            return .json(200, Array(JSONValue.object(totals).serialized.utf8))
+        }
+        r.add("GET", "/api/v2/clients/{id}", needs: .management(.readClients)) { s, call in
+            let client = try Wire.value(ManagementClient(s.ceremonies.storedClient(id: call.parameter("id"))))
+            return .json(200, Array(try Self.selecting(try Self.userFields(call.request.query), client).serialized.utf8))
+        }
+        r.add("POST", "/api/v2/clients", needs: .management(.createClients)) { s, call in
+            let new = try NewClient(wire: s.body(call))
+            let added = try s.ceremonies.addClient(
+                name: new.name, type: new.type, grants: new.patch.grants ?? [], scopes: new.patch.scopes ?? [], redirectURIs: new.patch.redirectURIs ?? [],
+                audiences: new.patch.audiences ?? nil, postLogoutRedirectURIs: new.patch.postLogoutRedirectURIs ?? [],
+                backchannelLogoutURI: new.patch.backchannelLogoutURI ?? nil, jwks: new.patch.jwks, requirePushedRequests: new.patch.requirePushedRequests ?? false,
+                by: call.administrator, context: call.context)
+            return try Wire.encode(ManagementClient(added.client, secret: added.secret), status: 201)
+        }
+        r.add("PATCH", "/api/v2/clients/{id}", needs: .management(.updateClients)) { s, call in
+            try Wire.encode(ManagementClient(s.ceremonies.updateClient(id: call.parameter("id"), ClientPatch(wire: s.body(call)), by: call.administrator, context: call.context)))
+        }
+        r.add("DELETE", "/api/v2/clients/{id}", needs: .management(.deleteClients)) { s, call in
+            try s.ceremonies.removeClient(id: call.parameter("id"), by: call.administrator, context: call.context)
+            return HTTPResponse(status: 204)
+        }
+        r.add("POST", "/api/v2/clients/{id}/rotate-secret", needs: .management(.updateClientKeys)) { s, call in
+            let rotated = try s.ceremonies.rotateClientSecret(id: call.parameter("id"), by: call.administrator, context: call.context)
+            return try Wire.encode(ManagementClient(rotated.client, secret: rotated.secret))
+        }
+    }
+}
+
+extension ManagementClient {
+    init(_ row: ClientRow, secret: String? = nil) {
+        let client = ClientConfiguration(row)
+        self.init(client_id: row.id, name: row.name, client_secret: secret, token_endpoint_auth_method: client.authenticationMethod, grant_types: row.grants,
+                  callbacks: row.redirectURIs, allowed_logout_urls: row.postLogoutRedirectURIs,
+                  oidc_logout: row.backchannelLogoutURI.map { OIDCLogout(backchannel_logout_urls: [$0]) }, require_pushed_authorization_requests: row.requirePushedRequests,
+                  scopes: row.scopes, audiences: row.audiences,
+                  keys: row.jwks == nil ? nil : client.jwks.map { Key(kty: $0["kty"]?.string ?? "?", kid: $0["kid"]?.string, alg: $0["alg"]?.string) },
+                  created_at: Ceremonies.iso(row.createdAt))
+    }
+}
+
+/// `POST /api/v2/clients`: a name, how the client authenticates, and the settings a patch has.
+package struct NewClient {
+    package let name: String
+    /// `confidential` or `public`.
+    package let type: String
+    package let patch: ClientPatch
+
+    package init(wire json: JSONValue) throws {
+        guard json.object != nil else { throw AuthError.malformed("the body must be a JSON object") }
+        patch = try ClientPatch(wire: json, also: ["token_endpoint_auth_method"])
+        guard let name = patch.name else { throw AuthError.malformed("missing member \"name\"") }
+        self.name = name
+        switch try json.optionalMember("token_endpoint_auth_method") ?? (patch.jwks == nil ? "client_secret_basic" : "private_key_jwt") {
+        case "none": type = "public"
+        case "client_secret_basic", "client_secret_post": type = "confidential"
+        case "private_key_jwt":
+            guard patch.jwks != nil else { throw AuthError.malformed("private_key_jwt needs jwks: the client's public keys") }
+            type = "confidential"
+        default: throw AuthError.malformed("token_endpoint_auth_method must be none, client_secret_basic, client_secret_post or private_key_jwt")
+        }
+        if patch.jwks != nil, type != "confidential" || json["token_endpoint_auth_method"]?.string?.hasPrefix("client_secret") == true {
+            throw AuthError.malformed("jwks is for a private_key_jwt client")
+        }
+    }
+}
+
+extension ClientPatch {
+    /// The members a client's body may hold, by Auth0's names.
+    static let wireMembers: Set<String> = [
+        "name", "grant_types", "scopes", "callbacks", "allowed_logout_urls", "oidc_logout", "audiences", "require_pushed_authorization_requests", "jwks",
+    ]
+
+    /// The body of `PATCH /api/v2/clients/{id}`: any other member is refused, so a setting Signet
+    /// does not have is never silently dropped.
+    init(wire json: JSONValue, also: Set<String> = []) throws {
+        guard let object = json.object else { throw AuthError.malformed("the body must be a JSON object") }
+        if let unknown = object.keys.first(where: { !Self.wireMembers.contains($0) && !also.contains($0) }) {
+            throw AuthError.malformed("\"\(unknown.prefix(40))\" is not a client setting Signet has (\(Self.wireMembers.sorted().joined(separator: ", ")))")
+        }
+        func strings(_ name: String, _ value: JSONValue?) throws -> [String]? {
+            guard let value, value != .null else { return nil }
+            guard let list = value.array, list.count <= 100, list.allSatisfy({ $0.string != nil }) else {
+                throw AuthError.malformed("\(name) must be a list of at most 100 strings")
+            }
+            return list.compactMap(\.string)
+        }
+        self.init()
+        name = try json.optionalMember("name")
+        grants = try strings("grant_types", json["grant_types"])
+        scopes = try strings("scopes", json["scopes"])
+        redirectURIs = try strings("callbacks", json["callbacks"])
+        postLogoutRedirectURIs = try strings("allowed_logout_urls", json["allowed_logout_urls"])
+        switch json["audiences"] {
+        case nil: break
+        case .null?: audiences = .some(nil)
+        case let value?: audiences = .some(try strings("audiences", value))
+        }
+        switch json["oidc_logout"] {
+        case nil: break
+        case .null?: backchannelLogoutURI = .some(nil)
+        case let value?:
+            guard value.object != nil, value.object?.keys.allSatisfy({ $0 == "backchannel_logout_urls" }) == true,
+                  let urls = try strings("oidc_logout.backchannel_logout_urls", value["backchannel_logout_urls"]), urls.count <= 1 else {
+                throw AuthError.malformed("oidc_logout must be {\"backchannel_logout_urls\": [at most one URI]}")
+            }
+            backchannelLogoutURI = .some(urls.first)
+        }
+        switch json["require_pushed_authorization_requests"] {
+        case nil, .null?: break
+        case .bool(let flag)?: requirePushedRequests = flag
+        default: throw AuthError.malformed("require_pushed_authorization_requests must be true or false")
+        }
+        switch json["jwks"] {
+        case nil, .null?: break
+        case let value?:
+            guard value.object != nil else { throw AuthError.malformed("jwks must be a JWK Set: {\"keys\": [...]}") }
+            jwks = value.serialized
+        }
+    }
+}
