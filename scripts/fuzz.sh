@@ -4,7 +4,7 @@
 # sealed auth sessions; token and passwordless bodies, email addresses, Accept-Language,
 # recovery codes, mail text; query strings, the Management API's q, served association files; DPoP proofs;
 # Cookie headers, redirect URIs, ui_locales and acr_values, related origins; HTTP/1.1 requests; access and refresh tokens;
-# WWW-Authenticate challenges).
+# WWW-Authenticate challenges; client assertions; new clients' bodies for /api/v2/clients).
 #   scripts/fuzz.sh run [SECONDS]   libFuzzer with AddressSanitizer/LeakSanitizer (default 600 s)
 #   scripts/fuzz.sh replay          replay the seed corpus and any saved corpus with a plain build
 #   SIGNET_FUZZ_KIND=N scripts/fuzz.sh run S   one parser only (N as in FuzzTarget.Kind, from 0;

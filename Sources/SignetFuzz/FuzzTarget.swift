@@ -42,6 +42,8 @@ enum FuzzTarget {
         case wwwAuthenticate
         // private_key_jwt: a client's JWK Set, a line break, then a client assertion checked with it.
         case clientAssertion
+        // `/api/v2/clients`: a new client's body, checked as the ceremonies check a stored client.
+        case clientSettings
     }
 
     /// A browser-flow client: an exact, a loopback (any port) and two private-use redirect URIs,
@@ -303,6 +305,19 @@ enum FuzzTarget {
                     }
                 }
             }
+        case .clientSettings:
+            guard let json = try? StrictJSON().parse(body), let new = try? NewClient(wire: json) else { break }
+            let p = new.patch
+            let row = ClientRow(id: "c_fuzz", name: new.name, type: new.type, secretHash: nil, grants: p.grants ?? [], scopes: p.scopes ?? [],
+                                redirectURIs: p.redirectURIs ?? [], audiences: p.audiences ?? nil, createdAt: 0, postLogoutRedirectURIs: p.postLogoutRedirectURIs ?? [],
+                                backchannelLogoutURI: p.backchannelLogoutURI ?? nil, jwks: p.jwks, requirePushedRequests: p.requirePushedRequests ?? false)
+            guard (try? Ceremonies.validate(row)) != nil else { break }
+            // Lists are stored as space-separated words: what is accepted reads back as itself.
+            for list in [row.grants, row.scopes, row.redirectURIs, row.postLogoutRedirectURIs, row.audiences ?? []] {
+                precondition(list.count <= 100, "an unbounded list accepted")
+                precondition(list.joined(separator: " ").split(separator: " ").map(String.init) == list, "a stored list would read back otherwise")
+            }
+            precondition(row.name.count <= 100 && !(row.jwks != nil && row.type == "public"), "a name too long, or keys on a public client")
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
                 precondition(SessionSealer.encode(session).flatMap(SessionSealer.decode) == session, "session round trip changed it")
