@@ -17,6 +17,9 @@ enum AdminCommand {
                                         [--post-logout-redirect-uri URI]... [--backchannel-logout-uri URI]
                                         [--jwks FILE]   (private_key_jwt: the client's public keys, no secret)
                                         [--require-par] (authorization requests through POST /oauth/par only)
+               signet admin clients update ID [--name NAME] [--grant GRANT]... [--scope "S1 S2"] [--redirect-uri URI]...
+                                        [--post-logout-redirect-uri URI]... [--backchannel-logout-uri URI|""] [--audience AUD]...
+                                        [--default-audiences] [--require-par|--no-require-par]   (each given setting replaced whole)
                signet admin clients list | remove ID | rotate-secret ID | set-keys ID --jwks FILE
                signet admin logs [--user ID] [--event NAME] [--type CODE] [--take N] [--follow]
         every command takes --database URL or --config FILE, and --json
@@ -30,6 +33,8 @@ enum AdminCommand {
         var values: [String: [String]] = [:]
         var follow = false
         var requirePAR = false
+        var noRequirePAR = false
+        var defaultAudiences = false
         func one(_ name: String) -> String? { values[name]?.last }
     }
 
@@ -44,6 +49,8 @@ enum AdminCommand {
             case "--json": options.json = true
             case "--follow": options.follow = true
             case "--require-par": options.requirePAR = true
+            case "--no-require-par": options.noRequirePAR = true
+            case "--default-audiences": options.defaultAudiences = true
             case _ where valued.contains(arg):
                 guard let value = rest.next() else { return nil }
                 options.values[arg, default: []].append(value)
@@ -82,6 +89,7 @@ enum AdminCommand {
             case ("users", "cancel-recovery"): try admin.cancelRecovery(try admin.id())
             case ("clients", "add"): try admin.addClient()
             case ("clients", "list"): try admin.listClients()
+            case ("clients", "update"): try admin.updateClient(try admin.id())
             case ("clients", "remove"): try admin.removeClient(try admin.id())
             case ("clients", "rotate-secret"): try admin.rotateSecret(try admin.id())
             case ("clients", "set-keys"): try admin.setKeys(try admin.id())
@@ -296,6 +304,30 @@ struct Admin {
         }))
         let configured = ceremonies.configuration.clients.map(\.id)
         if !configured.isEmpty { print("and from the configuration file: \(configured.joined(separator: ", "))") }
+    }
+
+    /// `clients update ID`: each setting given replaces the client's whole (`PATCH
+    /// /api/v2/clients/{id}`); the others stay.
+    func updateClient(_ id: String) throws {
+        var patch = ClientPatch()
+        patch.name = options.one("--name")
+        patch.grants = options.values["--grant"]
+        patch.scopes = options.values["--scope"].map { $0.flatMap { $0.split(separator: " ").map(String.init) } }
+        patch.redirectURIs = options.values["--redirect-uri"]
+        patch.postLogoutRedirectURIs = options.values["--post-logout-redirect-uri"]
+        if let uri = options.one("--backchannel-logout-uri") { patch.backchannelLogoutURI = .some(uri.isEmpty ? nil : uri) }
+        guard !(options.defaultAudiences && options.values["--audience"] != nil), !(options.requirePAR && options.noRequirePAR) else {
+            throw AuthError.malformed("give --audience or --default-audiences, and --require-par or --no-require-par, not both")
+        }
+        if options.defaultAudiences { patch.audiences = .some(nil) } else if let audiences = options.values["--audience"] { patch.audiences = .some(audiences) }
+        if options.requirePAR || options.noRequirePAR { patch.requirePushedRequests = options.requirePAR }
+        guard patch != ClientPatch() else { throw AuthError.malformed("give at least one setting to change") }
+        let output = ClientOutput(try ceremonies.updateClient(id: id, patch, by: .commandLine, context: context))
+        if options.json { return try emit(output) }
+        print("updated \(output.client_id): \(output.grants.joined(separator: " "))\(output.scopes.isEmpty ? "" : "; scopes " + output.scopes.joined(separator: " "))")
+        for uri in output.redirect_uris { print("redirect_uri   \(uri)") }
+        for uri in output.post_logout_redirect_uris { print("post_logout    \(uri)") }
+        if let uri = output.backchannel_logout_uri { print("backchannel    \(uri)") }
     }
 
     func removeClient(_ id: String) throws {

@@ -218,4 +218,35 @@ import Testing
         let pages = try server.api("GET", "/api/v2/clients?per_page=0", token: ops)
         #expect(pages.status == 400 && pages.json["reason"] == .string("malformed"))
     }
+
+    @Test("signet admin clients update: the settings given replace the client's, the others stay; nothing given, both of a pair, a bad URI or no client is refused")
+    func commandLine() throws {
+        let server = try TestServer()
+        let database = ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path]
+        func signet(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+            try OperationsTests.signet(["admin", "clients"] + arguments + database, in: server.directory)
+        }
+        let added = try OperationsTests.json(try signet(["add", "--name", "Web", "--type", "public", "--grant", "authorization_code",
+                                                         "--redirect-uri", "https://web.example/cb", "--audience", "https://api.example", "--json"]).output)
+        let id = try #require(added["client_id"]?.string)
+        let updated = try signet(["update", id, "--name", "Web 2", "--redirect-uri", "https://web.example/a", "--redirect-uri", "https://web.example/b",
+                                  "--backchannel-logout-uri", "https://web.example/logout", "--require-par", "--default-audiences", "--json"])
+        #expect(updated.status == 0, "\(updated.errors)")
+        let row = try #require(try server.store.clientRow(id: id))
+        #expect(row.name == "Web 2" && row.redirectURIs == ["https://web.example/a", "https://web.example/b"] && row.requirePushedRequests)
+        #expect(row.backchannelLogoutURI == "https://web.example/logout" && row.audiences == nil && row.grants == ["authorization_code"] && row.type == "public")
+        #expect(try OperationsTests.json(updated.output)["redirect_uris"] == .array([.string("https://web.example/a"), .string("https://web.example/b")]))
+        #expect(try signet(["update", id, "--backchannel-logout-uri", "", "--no-require-par"]).status == 0)
+        #expect(try server.store.clientRow(id: id).map { $0.backchannelLogoutURI == nil && !$0.requirePushedRequests } == true)
+        let before = try server.store.clientRow(id: id)
+        for (arguments, status, message) in [([String](), Int32(2), "at least one setting"), (["--audience", "a", "--default-audiences"], 2, "not both"),
+                                             (["--require-par", "--no-require-par"], 2, "not both"), (["--redirect-uri", "https://web.example/a b"], 2, "redirect URI"),
+                                             (["--grant", "client_credentials"], 2, "confidential")] {
+            let refused = try signet(["update", id] + arguments)
+            #expect(refused.status == status && refused.errors.contains(message), "\(arguments): \(refused.errors)")
+        }
+        #expect(try server.store.clientRow(id: id) == before)
+        let missing = try signet(["update", "c_none", "--name", "x"])
+        #expect(missing.status == 1 && missing.errors.contains("client_not_found"), "\(missing.errors)")
+    }
 }
