@@ -71,16 +71,15 @@ package struct NewClient {
         patch = try ClientPatch(wire: json, also: ["token_endpoint_auth_method"])
         guard let name = patch.name else { throw AuthError.malformed("missing member \"name\"") }
         self.name = name
-        switch try json.optionalMember("token_endpoint_auth_method") ?? (patch.jwks == nil ? "client_secret_basic" : "private_key_jwt") {
+        let method = try json.optionalMember("token_endpoint_auth_method") ?? (patch.jwks == nil ? "client_secret_basic" : "private_key_jwt")
+        switch method {
         case "none": type = "public"
-        case "client_secret_basic", "client_secret_post": type = "confidential"
-        case "private_key_jwt":
-            guard patch.jwks != nil else { throw AuthError.malformed("private_key_jwt needs jwks: the client's public keys") }
-            type = "confidential"
+        case "client_secret_basic", "client_secret_post", "private_key_jwt": type = "confidential"
         default: throw AuthError.malformed("token_endpoint_auth_method must be none, client_secret_basic, client_secret_post or private_key_jwt")
         }
-        if patch.jwks != nil, type != "confidential" || json["token_endpoint_auth_method"]?.string?.hasPrefix("client_secret") == true {
-            throw AuthError.malformed("jwks is for a private_key_jwt client")
+        // Keys and private_key_jwt go together: a client has keys or a secret, never both.
+        guard (patch.jwks != nil) == (method == "private_key_jwt") else {
+            throw AuthError.malformed(patch.jwks == nil ? "private_key_jwt needs jwks: the client's public keys" : "jwks is for a private_key_jwt client")
         }
     }
 }

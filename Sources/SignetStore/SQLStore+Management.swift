@@ -270,8 +270,8 @@ extension SQLStore {
                     UPDATE clients SET name = ?, secret_hash = ?, grants = ?, scopes = ?, redirect_uris = ?, audiences = ?, post_logout_redirect_uris = ?,
                     backchannel_logout_uri = ?, jwks = ?, require_par = ? WHERE id = ?
                     """,
-                    [.text(c.name), c.secretHash.map(SQLValue.blob) ?? .null, .text(c.grants.joined(separator: " ")), .text(c.scopes.joined(separator: " ")), .text(c.redirectURIs.joined(separator: " ")),
-                     Self.text(c.audiences?.joined(separator: " ")), .text(c.postLogoutRedirectURIs.joined(separator: " ")), Self.text(c.backchannelLogoutURI),
+                    [.text(c.name), c.secretHash.map(SQLValue.blob) ?? .null, .text(c.grants.joined(separator: " ")), .text(c.scopes.joined(separator: " ")),
+                     .text(c.redirectURIs.joined(separator: " ")), Self.text(c.audiences?.joined(separator: " ")), .text(c.postLogoutRedirectURIs.joined(separator: " ")), Self.text(c.backchannelLogoutURI),
                      Self.text(c.jwks), .int(c.requirePushedRequests ? 1 : 0), .text(c.id)])
                 for write in writes { try Self.apply(write, db) }
                 return true

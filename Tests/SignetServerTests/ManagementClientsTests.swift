@@ -202,7 +202,8 @@ import Testing
         let before = try server.store.clientRow(id: id)
         for (body, label) in [(JSONValue.object(["token_endpoint_auth_method": .string("client_secret_basic")]), "the type"),
                               (.object(["client_id": .string("c_other")]), "the ID"), (.object(["grant_types": .array([.string("client_credentials")])]), "a grant for a public client"),
-                              (.object(["callbacks": .array([.string("no-scheme")])]), "a bad redirect URI"), (.object(["name": .number("1")]), "a name not a string")] {
+                              (.object(["callbacks": .array([.string("no-scheme")])]), "a bad redirect URI"), (.object(["name": .number("1")]), "a name not a string"),
+                              (.object([:]), "nothing to change"), (.object(["name": .null]), "only nulls that change nothing")] {
             let answer = try server.api("PATCH", "/api/v2/clients/\(id)", token: ops, body)
             #expect(answer.status == 400 && answer.json["reason"] == .string("malformed"), "\(label): \(answer.json.serialized)")
         }

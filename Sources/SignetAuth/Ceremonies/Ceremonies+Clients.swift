@@ -142,6 +142,7 @@ extension Ceremonies {
 
     /// `PATCH /api/v2/clients/{id}`: the settings `patch` names, changed together.
     public func updateClient(id: String, _ patch: ClientPatch, by caller: ManagementCaller, context: RequestContext) throws -> ClientRow {
+        guard patch != ClientPatch() else { throw AuthError.malformed("send at least one setting to change") }
         let keys = try patch.jwks.map(Self.keySet)
         if keys != nil, !caller.scopes.contains(ManagementScope.updateClientKeys.rawValue) {
             throw AuthError(.insufficientScope, "new keys need update:client_keys")
