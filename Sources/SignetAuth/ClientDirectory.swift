@@ -2,43 +2,84 @@ import Foundation
 import SignetWebAuthn
 
 /// Every client Signet knows: those of the configuration, then those an administrator added to
-/// the database (`signet admin clients add`). The database's are read again at most every
-/// `refresh` seconds, so a running server sees an added, removed or re-keyed client within that
-/// time without a restart (DESIGN.md, "Management API and operations").
+/// the database (`signet admin clients add`, `POST /api/v2/clients`). A client of the database is
+/// read by its ID when asked for and kept at most `refresh` seconds, so a running server sees an
+/// added, changed or removed client within that time without a restart (DESIGN.md, "Management
+/// API and operations"). Each lookup reads one row, however many clients there are.
 final class ClientDirectory: @unchecked Sendable {
-    private let configured: [String: ClientConfiguration]
-    private let load: @Sendable () throws -> [ClientConfiguration]
-    private let refresh: TimeInterval
-    private let lock = NSLock()
-    private var stored: [String: ClientConfiguration] = [:]
-    private var loadedAt: Date?
+    private struct Entry {
+        /// `nil`: no such client when it was read.
+        let client: ClientConfiguration?
+        let at: Date
+    }
 
-    init(configured: [ClientConfiguration], refresh: TimeInterval = 2, load: @escaping @Sendable () throws -> [ClientConfiguration]) {
+    private let configured: [String: ClientConfiguration]
+    private let load: @Sendable (String) throws -> ClientConfiguration?
+    private let refresh: TimeInterval
+    /// Answers kept at most; a full directory first forgets the stale ones, then all.
+    private let capacity: Int
+    private let lock = NSLock()
+    /// By the ID's bytes: a `String` key matches by canonical equivalence, so an ID with U+212A
+    /// KELVIN SIGN would find (or, answered "none", hide) the client whose ID has `K` there.
+    private var stored: [[UInt8]: Entry] = [:]
+    /// Moved by ``invalidate()``: a read begun before it is not kept.
+    private var generation = 0
+
+    init(configured: [ClientConfiguration], refresh: TimeInterval = 2, capacity: Int = 4096,
+         load: @escaping @Sendable (String) throws -> ClientConfiguration?) {
         self.configured = Dictionary(configured.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         self.refresh = refresh
+        self.capacity = capacity
         self.load = load
     }
 
     /// The client `id`: a configured one without touching the database, else the database's as
-    /// read at most `refresh` seconds ago. A failed read keeps the last list. The id matches by
-    /// its bytes (RFC 6749 §2.2: a unique string): the dictionary's key matches by canonical
-    /// equivalence, so `K` with U+212A KELVIN SIGN in its place would find client `K…`.
+    /// read at most `refresh` seconds ago. A failed read keeps the last answer. The id matches by
+    /// its bytes (RFC 6749 §2.2: a unique string).
     func client(_ id: String) -> ClientConfiguration? {
         if let client = configured[id] { return client.id.isExactly(id) ? client : nil }
+        let key = Array(id.utf8)
+        let now = Date()
         lock.lock()
-        defer { lock.unlock() }
-        if loadedAt.map({ Date().timeIntervalSince($0) >= refresh }) ?? true {
-            if let clients = try? load() { stored = Dictionary(clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) }
-            loadedAt = Date()
+        let kept = stored[key]
+        let started = generation
+        lock.unlock()
+        if let kept, now.timeIntervalSince(kept.at) < refresh { return Self.exact(kept.client, id) }
+        // Read without the lock: a slow read holds up no lookup of another client.
+        let client: ClientConfiguration?
+        do {
+            client = try load(id)
+        } catch {
+            return Self.exact(kept?.client, id)
         }
-        return stored[id].flatMap { $0.id.isExactly(id) ? $0 : nil }
+        lock.lock()
+        if generation == started {
+            if stored.count >= capacity { stored = stored.filter { now.timeIntervalSince($0.value.at) < refresh } }
+            if stored.count >= capacity { stored.removeAll() }
+            stored[key] = Entry(client: client, at: now)
+        }
+        lock.unlock()
+        return Self.exact(client, id)
     }
 
-    /// Forgets the database's list, so the next lookup reads it (after a change made here).
+    private static func exact(_ client: ClientConfiguration??, _ id: String) -> ClientConfiguration? {
+        guard let client = client ?? nil else { return nil }
+        return client.id.isExactly(id) ? client : nil
+    }
+
+    /// Forgets every answer, so the next lookups read the database (after a change made here).
     func invalidate() {
         lock.lock()
-        loadedAt = nil
+        stored.removeAll()
+        generation += 1
         lock.unlock()
+    }
+
+    /// Answers kept now (for tests).
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored.count
     }
 
     func isConfigured(_ id: String) -> Bool { configured[id] != nil }

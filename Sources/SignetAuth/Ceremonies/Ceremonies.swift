@@ -102,7 +102,7 @@ public final class Ceremonies: Sendable {
         pseudonymKey = Digest.sha256.hmac(key: kek, data: Array("signet pseudonym key v1".utf8))
         authorizeKey = Digest.sha256.hmac(key: kek, data: Array("signet web key v1".utf8))
         replayCache = ProofReplayCache(perHolder: configuration.dpopProofsPerMinute)
-        clients = ClientDirectory(configured: configuration.clients) { [store] in try store.clientRows().map(ClientConfiguration.init) }
+        clients = ClientDirectory(configured: configuration.clients) { [store] id in try store.clientRow(id: id).map(ClientConfiguration.init) }
         var rp = RelyingParty(id: configuration.rpID, name: configuration.rpName, origins: configuration.allowedOrigins)
         rp.allowedAlgorithms = configuration.algorithms
         rp.trustAnchors = trustAnchors
