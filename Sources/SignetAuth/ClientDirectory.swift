@@ -25,6 +25,9 @@ final class ClientDirectory: @unchecked Sendable {
     /// Moved by ``invalidate()``: a read begun before it is not kept.
     private var generation = 0
 
+    /// The longest ID looked up in the database, in bytes.
+    static let maxStoredID = 128
+
     init(configured: [ClientConfiguration], refresh: TimeInterval = 2, capacity: Int = 4096,
          load: @escaping @Sendable (String) throws -> ClientConfiguration?) {
         self.configured = Dictionary(configured.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -38,6 +41,9 @@ final class ClientDirectory: @unchecked Sendable {
     /// its bytes (RFC 6749 §2.2: a unique string).
     func client(_ id: String) -> ClientConfiguration? {
         if let client = configured[id] { return client.id.isExactly(id) ? client : nil }
+        // The database's IDs are short (`c_` and 16 characters); a longer one names no client of
+        // it, and is neither read nor kept (a kept answer holds its ID).
+        guard id.utf8.count <= Self.maxStoredID else { return nil }
         let key = Array(id.utf8)
         let now = Date()
         lock.lock()

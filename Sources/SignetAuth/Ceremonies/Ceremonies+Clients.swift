@@ -95,7 +95,7 @@ extension Ceremonies {
 
     /// The client kept in the database under `id` (one from the configuration file is not).
     public func storedClient(id: String) throws -> ClientRow {
-        guard id.utf8.count <= 128, let row = try store.clientRow(id: id) else { throw AuthError(.clientNotFound, "no client \(id.prefix(64)) in the database") }
+        guard id.utf8.count <= ClientDirectory.maxStoredID, let row = try store.clientRow(id: id) else { throw AuthError(.clientNotFound, "no client \(id.prefix(64)) in the database") }
         return row
     }
 
