@@ -1,4 +1,4 @@
-import SignetAPI
+package import SignetAPI
 package import SignetAuth
 import SignetHTTP
 package import SignetWebAuthn
@@ -54,8 +54,15 @@ extension ManagementClient {
                   callbacks: row.redirectURIs, allowed_logout_urls: row.postLogoutRedirectURIs,
                   oidc_logout: row.backchannelLogoutURI.map { OIDCLogout(backchannel_logout_urls: [$0]) }, require_pushed_authorization_requests: row.requirePushedRequests,
                   scopes: row.scopes, audiences: row.audiences,
-                  keys: row.jwks == nil ? nil : client.jwks.map { Key(kty: $0["kty"]?.string ?? "?", kid: $0["kid"]?.string, alg: $0["alg"]?.string) },
-                  created_at: Ceremonies.iso(row.createdAt))
+                  keys: Key.keys(of: row), created_at: Ceremonies.iso(row.createdAt))
+    }
+}
+
+extension ManagementClient.Key {
+    /// A `private_key_jwt` client's keys by type, `kid` and `alg` (`nil` for a client without
+    /// keys): what the API and `signet admin clients --json` show of them.
+    package static func keys(of row: ClientRow) -> [Self]? {
+        row.jwks == nil ? nil : ClientConfiguration(row).jwks.map { Self(kty: $0["kty"]?.string ?? "?", kid: $0["kid"]?.string, alg: $0["alg"]?.string) }
     }
 }
 
@@ -67,7 +74,6 @@ package struct NewClient {
     package let patch: ClientPatch
 
     package init(wire json: JSONValue) throws {
-        guard json.object != nil else { throw AuthError.malformed("the body must be a JSON object") }
         patch = try ClientPatch(wire: json, also: ["token_endpoint_auth_method"])
         guard let name = patch.name else { throw AuthError.malformed("missing member \"name\"") }
         self.name = name

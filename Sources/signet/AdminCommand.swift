@@ -248,12 +248,7 @@ struct Admin {
         let token_endpoint_auth_method: String
         let require_pushed_authorization_requests: Bool
         /// A `private_key_jwt` client's keys, by type, `kid` and `alg` (the keys themselves are in the database).
-        let keys: [KeyOutput]?
-        struct KeyOutput: Encodable {
-            let kty: String
-            let kid: String?
-            let alg: String?
-        }
+        let keys: [ManagementClient.Key]?
         let audiences: [String]?
         let created_at: String
         var client_secret: String?
@@ -266,10 +261,9 @@ struct Admin {
             redirect_uris = row.redirectURIs
             post_logout_redirect_uris = row.postLogoutRedirectURIs
             backchannel_logout_uri = row.backchannelLogoutURI
-            let client = ClientConfiguration(row)
-            token_endpoint_auth_method = client.authenticationMethod
+            token_endpoint_auth_method = ClientConfiguration(row).authenticationMethod
             require_pushed_authorization_requests = row.requirePushedRequests
-            keys = row.jwks == nil ? nil : client.jwks.map { KeyOutput(kty: $0["kty"]?.string ?? "?", kid: $0["kid"]?.string, alg: $0["alg"]?.string) }
+            keys = ManagementClient.Key.keys(of: row)
             audiences = row.audiences
             created_at = Ceremonies.iso(row.createdAt)
             client_secret = secret
