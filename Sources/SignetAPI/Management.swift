@@ -62,6 +62,28 @@ public struct ManagementLogPage: Codable, Sendable, Equatable {
 }
 
 /// `PATCH /api/v2/users/{id}` body: only these members may be sent.
+/// The body of `POST /api/v2/users`, with Auth0's names: an account for an address, made by an
+/// operator (where `signup: false`, the only way one is made). `verify_email` (true unless sent
+/// false) mails the address that the account exists and how to sign in; `locale` (OIDC Core §5.1,
+/// a BCP 47 tag) picks the language of its messages; `connection` is taken and not used, since
+/// Signet keeps one kind of account.
+public struct ManagementNewUser: Codable, Sendable, Equatable {
+    public var email: String
+    public var name: String?
+    public var email_verified: Bool?
+    public var verify_email: Bool?
+    public var locale: String?
+    public var connection: String?
+    public init(email: String, name: String? = nil, email_verified: Bool? = nil, verify_email: Bool? = nil, locale: String? = nil, connection: String? = nil) {
+        self.email = email
+        self.name = name
+        self.email_verified = email_verified
+        self.verify_email = verify_email
+        self.locale = locale
+        self.connection = connection
+    }
+}
+
 public struct ManagementUserPatch: Codable, Sendable, Equatable {
     public var blocked: Bool?
     public var name: String?

@@ -63,6 +63,9 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     // Accounts.
     case userExists = "user_exists"
     case lastCredential = "last_credential"
+    /// Accounts are made by an operator here (`signup: false`): passkey and email-code sign-up,
+    /// the sign-up page and `prompt=create` are refused, before anything about the address is read.
+    case signupDisabled = "signup_disabled"
     // Email codes, recovery codes and recovery.
     case connectionDisabled = "connection_disabled"
     case otpInvalid = "otp_invalid"
@@ -175,7 +178,7 @@ extension Reason {
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict: 409
         case .rateLimited: 429
         case .userUnknown, .authenticationMethodUnknown, .clientNotFound: 404
-        case .csrfInvalid, .insufficientScope, .userBlocked, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
+        case .csrfInvalid, .insufficientScope, .userBlocked, .signupDisabled, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull, .signingKeyUnavailable: 503
         case .internalError, .serverError: 500
         default: 400
@@ -278,6 +281,7 @@ extension Reason {
         case .signatureInvalid: "The signature does not verify."
         case .counterRegression: "The signature counter went backwards: possibly a cloned authenticator."
         case .userExists: "An account with this email exists; sign in with its passkey instead."
+        case .signupDisabled: "New accounts are made by an administrator here; ask yours for one."
         case .lastCredential: "This is the account's last passkey and its only way in; add another first."
         case .connectionDisabled: "Sign-in by email code is not enabled here."
         case .otpInvalid: "Wrong email or verification code."

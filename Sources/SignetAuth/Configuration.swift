@@ -235,6 +235,13 @@ public struct ServerConfiguration: Sendable {
     public var requirePushedRequests = false
     public var clients: [ClientConfiguration] = []
     public var audiences: [String] = []
+    /// Whether people make their own accounts (`signup`): by passkey (`/passkey/register`, the
+    /// sign-up page, `prompt=create`) and by email code where `passwordless.signup` allows it.
+    /// `false`: only operators make accounts (`POST /api/v2/users`, `signet admin users add`).
+    public var signUp = true
+    /// Whether a code for an address without an account makes one (`passwordless.signup`, and
+    /// sign-up open at all).
+    public var codeSignUp: Bool { signUp && passwordless.signup }
     public var accessTokenLifetime = 900
     public var idTokenLifetime = 3600
     /// The longest lifetime any configuration gives a signed token (access, ID and action

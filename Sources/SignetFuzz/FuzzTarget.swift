@@ -44,6 +44,8 @@ enum FuzzTarget {
         case clientAssertion
         // `/api/v2/clients`: a new client's body, checked as the ceremonies check a stored client.
         case clientSettings
+        // `POST /api/v2/users`: a new account's body, through the checks an operator's account passes.
+        case newUser
     }
 
     /// A browser-flow client: an exact, a loopback (any port) and two private-use redirect URIs,
@@ -318,6 +320,13 @@ enum FuzzTarget {
                 precondition(list.joined(separator: " ").split(separator: " ").map(String.init) == list, "a stored list would read back otherwise")
             }
             precondition(row.name.count <= 100 && !(row.jwks != nil && row.type == "public"), "a name too long, or keys on a public client")
+        case .newUser:
+            guard let json = try? StrictJSON().parse(body), let new = try? ManagementNewUser(wire: json),
+                  let (email, name, language) = try? Ceremonies.checked(new) else { break }
+            precondition(email.unicodeScalars.filter { $0 == "@" }.count == 1 && email == email.lowercased(), "an address with other than one @, or not lower case")
+            precondition(!email.unicodeScalars.contains { $0.properties.isWhitespace || Ceremonies.isUnsafeInText($0) }, "an address with a space or control")
+            precondition(name.map { $0.count <= 256 && !$0.isEmpty && !$0.unicodeScalars.contains(where: Ceremonies.isUnsafeInText) } ?? true, "an unsafe name")
+            precondition(Notice.languages.contains(language), "a language messages are not written in")
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
                 precondition(SessionSealer.encode(session).flatMap(SessionSealer.decode) == session, "session round trip changed it")

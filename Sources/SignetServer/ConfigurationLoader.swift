@@ -18,7 +18,7 @@ public enum ConfigurationLoader {
         ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
         ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
-        ["allowed_aaguids"], ["denied_aaguids"],
+        ["allowed_aaguids"], ["denied_aaguids"], ["signup"],
         ["threads"], ["access_log"],
         ["actions", "challenge_ttl"], ["actions", "token_ttl"], ["actions", "audience"], ["actions", "rate_limit_per_minute"], ["actions", "max_device_keys"],
         ["limits", "max_body_bytes"], ["limits", "request_deadline"], ["limits", "idle_timeout"],
@@ -111,6 +111,13 @@ public enum ConfigurationLoader {
         return n
     }
 
+    /// `true` or `false`, as JSON or as the environment's text.
+    static func flag(_ tree: JSONObject, _ path: [String]) throws -> Bool? {
+        guard let v = value(tree, path) else { return nil }
+        guard let b = v.bool ?? v.string.flatMap({ Bool($0) }) else { throw ConfigurationError("\(path.joined(separator: ".")) must be true or false") }
+        return b
+    }
+
     static func strings(_ tree: JSONObject, _ path: [String]) throws -> [String]? {
         guard let v = value(tree, path) else { return nil }
         if let s = v.string { return s.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
@@ -149,10 +156,7 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["web", "session_idle_ttl"], range: 60...(400 * 86400)) { c.webSessionIdle = v }
         if let v = try int(tree, ["web", "session_ttl"], range: 60...(400 * 86400)) { c.webSessionLifetime = v }
         if let v = try int(tree, ["web", "code_ttl"], range: 10...600) { c.authorizationCodeLifetime = v }
-        if let v = value(tree, ["web", "require_pushed_authorization_requests"]) {
-            guard let b = v.bool ?? v.string.flatMap({ Bool($0) }) else { throw ConfigurationError("web.require_pushed_authorization_requests must be true or false") }
-            c.requirePushedRequests = b
-        }
+        if let v = try flag(tree, ["web", "require_pushed_authorization_requests"]) { c.requirePushedRequests = v }
         if let v = try strings(tree, ["audiences"]) { c.audiences = v }
         if let v = try int(tree, ["tokens", "access_token_ttl"], range: 30...ServerConfiguration.longestTokenLifetime) { c.accessTokenLifetime = v }
         if let v = try int(tree, ["tokens", "id_token_ttl"], range: 30...ServerConfiguration.longestTokenLifetime) { c.idTokenLifetime = v }
@@ -171,14 +175,9 @@ public enum ConfigurationLoader {
                 return cidr
             }
         }
-        if let v = value(tree, ["dpop", "nonce"]) {
-            guard let b = v.bool ?? v.string.flatMap({ Bool($0) }) else { throw ConfigurationError("dpop.nonce must be true or false") }
-            c.dpopNonce = b
-        }
-        if let v = value(tree, ["rate_limits", "enabled"]) {
-            guard let b = v.bool ?? v.string.flatMap({ Bool($0) }) else { throw ConfigurationError("rate_limits.enabled must be true or false") }
-            c.rateLimits.enabled = b
-        }
+        if let v = try flag(tree, ["dpop", "nonce"]) { c.dpopNonce = v }
+        if let v = try flag(tree, ["signup"]) { c.signUp = v }
+        if let v = try flag(tree, ["rate_limits", "enabled"]) { c.rateLimits.enabled = v }
         for (key, path) in [("sign_up_per_identifier", \RateLimits.signUpPerIdentifier), ("sign_up_per_ip", \RateLimits.signUpPerIP),
                             ("failures_per_ip", \RateLimits.failuresPerIP), ("audit_failures_per_ip", \RateLimits.auditFailuresPerIP),
                             ("passwordless_per_ip", \RateLimits.passwordlessPerIP)] {
@@ -222,10 +221,7 @@ public enum ConfigurationLoader {
             })
         }
         if let v = try int(tree, ["threads"], range: 1...256) { c.threads = v }
-        if let v = value(tree, ["access_log"]) {
-            guard let b = v.bool ?? v.string.flatMap({ Bool($0) }) else { throw ConfigurationError("access_log must be true or false") }
-            c.accessLog = b
-        }
+        if let v = try flag(tree, ["access_log"]) { c.accessLog = v }
         if let v = try int(tree, ["limits", "max_body_bytes"], range: 1024...(16 << 20)) { c.maxBodyBytes = v }
         if let v = try int(tree, ["limits", "request_deadline"], range: 1...600) { c.requestDeadline = Double(v) }
         if let v = try int(tree, ["limits", "idle_timeout"], range: 1...3600) { c.idleTimeout = v }
@@ -425,10 +421,7 @@ extension ConfigurationLoader {
         if let v = try int(tree, ["passwordless", "code_length"], range: 6...10) { c.passwordless.codeLength = v }
         if let v = try int(tree, ["passwordless", "code_ttl"], range: 30...3600) { c.passwordless.codeTTL = v }
         if let v = try int(tree, ["passwordless", "max_attempts"], range: 1...20) { c.passwordless.maxAttempts = v }
-        if let v = value(tree, ["passwordless", "signup"]) {
-            guard let b = v.bool ?? v.string.flatMap({ Bool($0) }) else { throw ConfigurationError("passwordless.signup must be true or false") }
-            c.passwordless.signup = b
-        }
+        if let v = try flag(tree, ["passwordless", "signup"]) { c.passwordless.signup = v }
         if let v = try int(tree, ["passwordless", "send_interval"], range: 1...3600) { c.passwordless.sendInterval = v }
         if let v = try int(tree, ["passwordless", "sends_per_hour"], range: 1...1000) { c.passwordless.sendsPerHour = v }
         if let v = try string(tree, ["email", "smtp_url"]) {

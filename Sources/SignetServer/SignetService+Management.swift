@@ -1,7 +1,7 @@
-import SignetAPI
+package import SignetAPI
 import SignetAuth
 import SignetHTTP
-import SignetWebAuthn
+package import SignetWebAuthn
 
 /// The Management API (DESIGN.md, "Management API"): Auth0's v2 paths and shapes, each route
 /// declaring the scope its token must carry.
@@ -18,6 +18,9 @@ extension SignetService {
             let totals: JSONObject = ["length": .number(String(result.length)), "limit": .number(String(result.limit)), "start": .number(String(result.start)),
                                     "total": .number(String(result.total)), "users": users]
             return .json(200, Array(JSONValue.object(totals).serialized.utf8))
+        }
+        r.add("POST", "/api/v2/users", needs: .management(.createUsers)) { s, call in
+            try Wire.encode(s.ceremonies.createUser(ManagementNewUser(wire: s.body(call)), by: call.administrator, context: call.context), status: 201)
         }
         r.add("GET", "/api/v2/users/{id}", needs: .management(.readUsers)) { s, call in
             let user = try Self.selecting(try Self.userFields(call.request.query), Wire.value(s.ceremonies.managedUser(id: call.parameter("id"))))
@@ -118,6 +121,21 @@ extension SignetService {
     }
 }
 
+extension ManagementNewUser {
+    /// The body of `POST /api/v2/users`: `email`, and optionally `name`, `email_verified`,
+    /// `verify_email`, `locale` and `connection`; any other member is refused.
+    package init(wire json: JSONValue) throws {
+        guard let object = json.object else { throw AuthError.malformed("the body must be a JSON object") }
+        let known: Set<String> = ["email", "name", "email_verified", "verify_email", "locale", "connection"]
+        if let unknown = object.keys.first(where: { !known.contains($0) }) {
+            throw AuthError.malformed("\"\(unknown.prefix(40))\" is not taken here: send email, and any of name, email_verified, verify_email, locale and connection")
+        }
+        self.init(email: try json.member("email"), name: try json.optionalMember("name"), email_verified: try ManagementUserPatch.flag(json, "email_verified"),
+                  verify_email: try ManagementUserPatch.flag(json, "verify_email"), locale: try json.optionalMember("locale"),
+                  connection: try json.optionalMember("connection"))
+    }
+}
+
 extension ManagementUserPatch {
     /// The body of `PATCH /api/v2/users/{id}`: any other member is refused, as Auth0 does.
     init(wire json: JSONValue) throws {
@@ -125,14 +143,17 @@ extension ManagementUserPatch {
         if let unknown = json.object?.keys.first(where: { !known.contains($0) }) {
             throw AuthError.malformed("\"\(unknown.prefix(40))\" cannot be changed here: send blocked, name, email or email_verified")
         }
-        func flag(_ name: String) throws -> Bool? {
-            guard let value = json[name] else { return nil }
-            switch value {
-            case .null: return nil
-            case .bool(let value): return value
-            default: throw AuthError.malformed("\(name) must be true or false")
-            }
+        self.init(blocked: try Self.flag(json, "blocked"), name: try json.optionalMember("name"), email: try json.optionalMember("email"),
+                  email_verified: try Self.flag(json, "email_verified"))
+    }
+
+    /// A member that is `true`, `false`, `null` or absent.
+    static func flag(_ json: JSONValue, _ name: String) throws -> Bool? {
+        guard let value = json[name] else { return nil }
+        switch value {
+        case .null: return nil
+        case .bool(let value): return value
+        default: throw AuthError.malformed("\(name) must be true or false")
         }
-        self.init(blocked: try flag("blocked"), name: try json.optionalMember("name"), email: try json.optionalMember("email"), email_verified: try flag("email_verified"))
     }
 }

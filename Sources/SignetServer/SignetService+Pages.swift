@@ -134,7 +134,7 @@ extension SignetService {
         .csrfInvalid: "El formulario ha caducado; recarga la página e inténtalo de nuevo.", .clientUnknown: "La aplicación no es conocida.",
         .redirectURIInvalid: "La dirección de vuelta no está registrada para esta aplicación.", .malformed: "La solicitud no es válida.",
         .userExists: "Ya existe una cuenta con este correo; inicia sesión con su llave de acceso.", .notFound: "Esta página no existe.",
-        .lastCredential: "Es la última llave de acceso de la cuenta; añade otra antes.", .userBlocked: "Esta cuenta está bloqueada.",
+        .lastCredential: "Es la última llave de acceso de la cuenta; añade otra antes.", .signupDisabled: "Aquí las cuentas las crea un administrador; pídele una.", .userBlocked: "Esta cuenta está bloqueada.",
         .userCodeUnknown: "No hay ningún inicio de sesión pendiente con este código.", .recoveryHold: "Hay una recuperación en espera en esta cuenta.",
         .authenticatorNotAllowed: "Este tipo de llave de acceso o de seguridad no está permitido aquí; usa otra.",
         .requestURIInvalid: "Este enlace de inicio de sesión ya no es válido. Vuelve a la aplicación y empieza de nuevo.",

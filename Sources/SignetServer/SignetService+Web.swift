@@ -71,7 +71,7 @@ extension SignetService {
         if browser.session != nil, request == nil, call.request.method == "GET" { return .redirect(to: returnTo.isEmpty ? "/account" : returnTo) }
         var values: [String: TemplateValue] = [
             "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email ?? request?.loginHint ?? ""),
-            "signupURL": .text("/signup" + linkQuery(sealed, returnTo)),
+            "signupURL": .text(configuration.signUp ? "/signup" + linkQuery(sealed, returnTo) : ""),
             "passkeyOnly": .bool(request?.requiresPasskey ?? false), "hardwareOnly": .bool(request?.requiresHardwareBoundPasskey ?? false),
             "cancelURL": .text(cancelURL(sealed)),
         ]
@@ -81,7 +81,10 @@ extension SignetService {
         return page("login", title: "signin_title", Pages.login, values, browser: browser, status: status, url: "/login" + linkQuery(sealed, returnTo))
     }
 
+    /// `/signup`; where only operators make accounts (`signup: false`), the sign-in page saying
+    /// so, the pending authorization kept, for someone who has an account after all.
     func signupPage(_ call: Call) throws -> HTTPResponse {
+        guard configuration.signUp else { return try loginPage(call, error: AuthError(.signupDisabled, "the sign-up page, with signup: false"), status: 403) }
         let (request, sealed, returnTo) = carried(call)
         let browser = try self.browser(call.request, uiLocales: request?.uiLocales)
         return page("signup", title: "signup_title", Pages.signup, [
@@ -97,6 +100,9 @@ extension SignetService {
         let browser = try checkCSRF(call.request, form: form, signedIn: false)
         let (request, sealed, returnTo) = carried(call, form: form)
         let email = form["email"]?.string ?? ""
+        guard !signUp || configuration.signUp else {
+            return try loginPage(call, email: email, error: AuthError(.signupDisabled, "the sign-up form, with signup: false"), status: 403)
+        }
         do {
             try ceremonies.webSendCode(email: email, context: call.context)
         } catch {

@@ -37,7 +37,7 @@ enum WellKnown {
         return .object([
             "issuer": .string(i), "authorization_endpoint": .string(i + "/authorize"), "end_session_endpoint": .string(i + "/logout"),
             "code_challenge_methods_supported": .array([.string("S256")]), "response_modes_supported": .array([.string("query")]),
-            "prompt_values_supported": .array(["none", "login", "select_account", "consent", "create"].map(JSONValue.string)),
+            "prompt_values_supported": .array((["none", "login", "select_account", "consent"] + (c.signUp ? ["create"] : [])).map(JSONValue.string)),
             "authorization_response_iss_parameter_supported": .bool(true), "ui_locales_supported": .array([.string("en"), .string("es")]),
             // Both said outright: omitted, request_uri_parameter_supported would mean true (OIDC Discovery §3).
             "request_parameter_supported": .bool(false), "request_uri_parameter_supported": .bool(false),

@@ -48,7 +48,8 @@ public enum Pages {
 
     /// `/login`: passkey autofill on the email field, the passkey button, the email code. When
     /// the app asked for a passkey (`passkeyOnly`), the passkey alone, said so; with a pending
-    /// authorization, the way back to the app (`cancelURL`).
+    /// authorization, the way back to the app (`cancelURL`); the link to sign up where people make
+    /// their own accounts (`signupURL`).
     public static let login = Template("""
         <h1>{{t.signin_title}}</h1>
         \(messages)
@@ -63,7 +64,7 @@ public enum Pages {
         <input id="email" name="email" type="email" autocomplete="username webauthn" required maxlength="254" value="{{email}}" data-testid="email">
         <button type="submit" class="secondary wide" data-testid="send-code">{{t.send_code}}</button>
         </form>{{/passkeyOnly}}
-        <p class="alt">{{t.no_account}} <a href="{{signupURL}}">{{t.create_account}}</a></p>
+        {{#signupURL}}<p class="alt">{{t.no_account}} <a href="{{signupURL}}" data-testid="create-account">{{t.create_account}}</a></p>{{/signupURL}}
         \(cancel)
         """)
 

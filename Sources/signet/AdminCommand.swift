@@ -11,6 +11,7 @@ import SignetWebAuthn
 enum AdminCommand {
     static let usage = """
         usage: signet admin users list [--query Q] [--page N] | show ID | block ID | unblock ID | delete ID
+               signet admin users add --email EMAIL [--name NAME] [--locale TAG] [--verified] [--no-mail]
                signet admin users sign-out ID | remove-method ID METHOD_ID | cancel-recovery ID
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
@@ -35,13 +36,15 @@ enum AdminCommand {
         var requirePAR = false
         var noRequirePAR = false
         var defaultAudiences = false
+        var verified = false
+        var noMail = false
         func one(_ name: String) -> String? { values[name]?.last }
     }
 
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--user", "--event", "--type", "--take"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--user", "--event", "--type", "--take", "--email", "--locale"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -51,6 +54,8 @@ enum AdminCommand {
             case "--require-par": options.requirePAR = true
             case "--no-require-par": options.noRequirePAR = true
             case "--default-audiences": options.defaultAudiences = true
+            case "--verified": options.verified = true
+            case "--no-mail": options.noMail = true
             case _ where valued.contains(arg):
                 guard let value = rest.next() else { return nil }
                 options.values[arg, default: []].append(value)
@@ -80,6 +85,7 @@ enum AdminCommand {
         do {
             switch (options.positional[0], options.positional.count > 1 ? options.positional[1] : "") {
             case ("users", "list"): try admin.listUsers()
+            case ("users", "add") where options.positional.count == 2: try admin.addUser()
             case ("users", "show"): try admin.showUser(try admin.id())
             case ("users", "block"): try admin.block(try admin.id(), true)
             case ("users", "unblock"): try admin.block(try admin.id(), false)
@@ -160,6 +166,21 @@ struct Admin {
         }
         print(Self.table(["USER ID", "EMAIL", "VERIFIED", "BLOCKED", "LOGINS", "LAST LOGIN"], rows))
         print("\(result.users.count) of \(result.total) user(s)" + (result.total > result.start + result.length ? "; next page: --page \(page + 1)" : ""))
+    }
+
+    /// `users add`: what `POST /api/v2/users` does, for a deployment where only operators make
+    /// accounts (`signup: false`).
+    func addUser() throws {
+        guard let email = options.one("--email") else { throw AuthError.malformed("users add needs --email") }
+        let user = try ceremonies.createUser(ManagementNewUser(email: email, name: options.one("--name"), email_verified: options.verified ? true : nil,
+                                                               verify_email: !options.noMail, locale: options.one("--locale")),
+                                             by: .commandLine, context: context)
+        if options.json { return try emit(user) }
+        print("""
+            user   \(Self.printable(user.user_id))
+            email  \(Self.printable(user.email))\(options.noMail ? "" : " (told by mail, where mail is configured)")
+            next   its owner signs in with an email code to this address, then adds a passkey
+            """)
     }
 
     struct UserDetail: Encodable {

@@ -135,6 +135,9 @@ extension Ceremonies {
         if let text = query["prompt"] {
             prompt = Self.canonicalPrompt(text)
             guard prompt != nil else { throw refuse(.malformed, "prompt must be none alone, or any of login, select_account, consent and create") }
+            // Initiating User Registration via OpenID Connect 1.0 §4.1: a prompt value the OP does
+            // not offer (discovery lists `create` only while sign-up is open) is invalid_request.
+            guard prompt != "create" || configuration.signUp else { throw refuse(.signupDisabled, "prompt=create, with signup: false") }
         }
         var maxAge: Int?
         if let text = query["max_age"] {

@@ -22,7 +22,7 @@ extension Ceremonies {
 
     /// `POST /passwordless/start` (Auth0): queues a code for the address and answers the same
     /// whether or not it has an account. An address without one gets a code only with
-    /// `passwordless.signup`; without it a code is still recorded (so the throttles answer alike)
+    /// sign-up by code (``ServerConfiguration/codeSignUp``); without it a code is still recorded (so the throttles answer alike)
     /// but no mail goes out. One code per `send_interval` and `sends_per_hour` per address, and
     /// the route's per-address bucket, throttle with 429 and `Retry-After`.
     /// A confidential client authenticates (by `client_secret` or `Authorization: Basic`), as at
@@ -38,7 +38,7 @@ extension Ceremonies {
         guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "no email.smtp_url is configured") }
         let email = try Self.emailAddress(request.email, member: "email")
         let user = try store.user(email: email)
-        let mailed = user != nil || configuration.passwordless.signup
+        let mailed = user != nil || configuration.codeSignUp
         let event = pendingAuditEvent(.otpSent, user: user?.id, client: client.id, detail: mailed ? nil : "no account and sign-up by code is off: nothing sent", context: context)
         let row = try queueCode(to: email, purpose: "email", holder: client.id, mailed: mailed, language: user?.locale ?? context.language, event: event) {
             .code($0, minutes: $1)
@@ -115,7 +115,6 @@ extension Ceremonies {
         guard let username = request.username, let otp = request.otp else { throw AuthError.malformed("username and otp are required") }
         let email = try Self.emailAddress(username, member: "username")
         let code = Self.typedCode(otp)
-        let settings = configuration.passwordless
         let now = nowMillis
         let row = try countedCode(email: email, code: code, purpose: "email")
         guard row.clientID == client.id else { throw AuthError(.otpInvalid, "the code was sent for client \(row.clientID)") }
@@ -129,7 +128,7 @@ extension Ceremonies {
                 user.emailVerified = true
             }
         } else {
-            guard settings.signup else { throw AuthError(.otpInvalid, "no account and sign-up by code is off") }
+            guard configuration.codeSignUp else { throw AuthError(.otpInvalid, "no account and sign-up by code is off") }
             user = UserRecord(id: newUserID(), handle: random(32), email: email, name: nil, emailVerified: true, createdAt: now, locale: language)
             writes.append(.createAccount(user))
             kind = .otpSignUp

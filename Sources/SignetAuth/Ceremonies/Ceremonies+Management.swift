@@ -19,6 +19,9 @@ public struct ManagementCaller: Sendable {
 /// The Management API's scopes, with Auth0's names.
 public enum ManagementScope: String, CaseIterable, Sendable {
     case readUsers = "read:users"
+    /// `POST /api/v2/users`: an account made for an address, for deployments where only
+    /// operators make accounts (`signup: false`).
+    case createUsers = "create:users"
     case updateUsers = "update:users"
     case deleteUsers = "delete:users"
     case readAuthenticationMethods = "read:authentication_methods"

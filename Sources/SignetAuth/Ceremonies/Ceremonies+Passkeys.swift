@@ -50,6 +50,12 @@ extension Ceremonies {
     }
 
     func beginSignUp(_ request: PasskeyRegisterRequest, client: ClientConfiguration, context: RequestContext) throws -> CeremonyStart {
+        do throws(AuthError) {
+            try requireSignUpOpen()
+        } catch {
+            audit(.signUpChallenge, refused: error, client: client.id, context: context)
+            throw error
+        }
         let email = try Self.emailAddress(request.user_profile.email, member: "user_profile.email")
         let name = try Self.displayName(request.user_profile.name, member: "user_profile.name", limit: 200)
         // Account-creating calls are limited per address here and per client IP by the route
@@ -222,6 +228,9 @@ extension Ceremonies {
         guard session.kind == .signUp, let userID = session.userID, let handle = session.userHandle, let email = session.email else {
             throw AuthError(.ceremonyMismatch, "a registration was sent for a \(session.kind.rawValue) auth_session")
         }
+        // A sign-up begun before the deployment closed sign-up (a restart with `signup: false`)
+        // makes no account either.
+        try requireSignUpOpen()
         let (row, userVerified) = try verifyRegistration(credential, session: session, owner: userID, name: nil)
         let user = UserRecord(id: userID, handle: handle, email: email, name: session.name, emailVerified: false, createdAt: nowMillis)
         let credential = Base64URL.encode(row.id)

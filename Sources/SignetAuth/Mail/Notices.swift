@@ -22,6 +22,8 @@ public enum Notice: Sendable, Equatable {
     case emailChangeCode(String, minutes: Int)
     /// The account's address was changed to `to` (sent to the address it had).
     case emailChanged(to: String)
+    /// An operator made an account for the address (`POST /api/v2/users`): how to sign in.
+    case accountCreated
 
     /// The `X-Signet-Kind` and outbox kind.
     public var kind: String {
@@ -38,6 +40,7 @@ public enum Notice: Sendable, Equatable {
         case .accountDeleted: "account_deleted"
         case .emailChangeCode: "email_change_code"
         case .emailChanged: "email_changed"
+        case .accountCreated: "account_created"
         }
     }
 
@@ -119,6 +122,12 @@ public enum Notice: Sendable, Equatable {
                    "La dirección de correo de su cuenta de \(service) se cambió a \(address). Los avisos irán allí desde ahora.\n\n\(notYou)")
                 : ("Address changed on \(service)",
                    "The email address of your \(service) account was changed to \(address). Notices go there from now on.\n\n\(notYou)")
+        case .accountCreated:
+            return es
+                ? ("Su cuenta de \(service)",
+                   "Se creó una cuenta de \(service) para esta dirección.\n\nPara entrar, abra \(service), escriba esta dirección y pida un código por correo. Después añada una llave de acceso: con ella entrará en adelante.\nSi no la esperaba, ignore este mensaje.")
+                : ("Your \(service) account",
+                   "An account on \(service) was made for this address.\n\nTo sign in, open \(service), enter this address and ask for a code by email. Then add a passkey: from then on it signs you in.\nIf you did not expect this, ignore this message.")
         }
     }
 }

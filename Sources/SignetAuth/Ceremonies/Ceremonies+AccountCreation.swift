@@ -1,0 +1,56 @@
+public import SignetAPI
+
+/// Who makes accounts. By default people make their own (a passkey, or an email code with
+/// `passwordless.signup`); with `signup: false` only operators do, and their owners sign in by
+/// email code and add a passkey.
+extension Ceremonies {
+    /// Refuses an account made by its owner where only operators make them (`signup: false`),
+    /// before the request's address is read, so the answer tells nothing about it.
+    func requireSignUpOpen() throws(AuthError) {
+        guard configuration.signUp else { throw AuthError(.signupDisabled, "sign-up is closed (signup: false)") }
+    }
+
+    /// `POST /api/v2/users` (Auth0's create user) and `signet admin users add`: an account for
+    /// an address, no credential yet, and unless `verify_email` is false a message telling the
+    /// address so (``Notice/accountCreated``) in the same transaction. Its owner's way in is an
+    /// email code, so without mail (no `email.smtp_url`) this is 400 `connection_disabled`. An address with an account
+    /// is 409 `user_exists`, also when another call takes it meanwhile (the database's unique
+    /// address).
+    public func createUser(_ new: ManagementNewUser, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
+        let (email, name, language) = try Self.checked(new)
+        // Its owner's way in is a code by mail: without mail nobody could ever enter it.
+        guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "an account made here is entered by email code, and no email.smtp_url is configured") }
+        if try store.user(email: email) != nil { throw AuthError(.userExists, "an account with this email exists") }
+        let user = UserRecord(id: newUserID(), handle: random(32), email: email, name: name, emailVerified: new.email_verified ?? false,
+                              createdAt: nowMillis, locale: language)
+        let told = new.verify_email ?? true
+        let event = pendingAuditEvent(.adminUserCreated, user: user.id, client: caller.clientID,
+                                      detail: told && configuration.email.canSend ? "the address told" : "nothing mailed", context: context)
+        try store.perform([.createAccount(user), .audit(event)] + (told ? notice(.accountCreated, to: user) : []))
+        counted(event)
+        return try managedUser(id: user.id)
+    }
+
+    /// A new account's address (normalized as every address is), display name and the language
+    /// of its messages (``Notice/languages``), or 400 `malformed`.
+    package static func checked(_ new: ManagementNewUser) throws -> (email: String, name: String?, language: String) {
+        let email = try emailAddress(new.email, member: "email")
+        let name = try displayName(new.name, member: "name", limit: 256)
+        if let connection = new.connection, connection.isEmpty || connection.utf8.count > 128 { throw AuthError.malformed("connection must be 1 to 128 bytes") }
+        let language = try new.locale.map { tag in
+            guard (2...35).contains(tag.utf8.count), tag.utf8.allSatisfy(isLanguageTagByte) else {
+                throw AuthError.malformed("locale must be a language tag such as es or es-MX")
+            }
+            return Notice.language(acceptLanguage: String(decoding: tag.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self))
+        } ?? "en"
+        return (email, name, language)
+    }
+
+    /// A BCP 47 tag's bytes (RFC 5646 §2.1: letters, digits, hyphens), and `_` as in `es_MX`.
+    static func isLanguageTagByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): true
+        default: false
+        }
+    }
+}
