@@ -182,6 +182,20 @@ struct DoctorTests {
         #expect(check.detail.contains("https://signet-test.example") && check.detail.contains("http://signet.test") && !check.detail.contains("login.signet.test"))
     }
 
+    @Test("closed sign-up without mail fails the offline signup check (an operator's account could never be entered); with mail it passes")
+    func closedSignUp() throws {
+        var configuration = TestServer.configuration()
+        #expect(!Doctor(configuration: configuration, options: HTTPSOptions()).configurationChecks().contains { $0.name == "signup" })
+        configuration.signUp = false
+        configuration.email.smtpURL = nil
+        configuration.email.outboxDirectory = nil
+        let mailless = Doctor(configuration: configuration, options: HTTPSOptions()).configurationChecks()
+        #expect(Self.failed(mailless) == ["signup"] && mailless.first { $0.name == "signup" }?.fix?.contains("email.smtp_url") == true)
+        configuration.email.smtpURL = "smtp://127.0.0.1:2525"
+        let checks = Doctor(configuration: configuration, options: HTTPSOptions()).configurationChecks()
+        #expect(Self.failed(checks).isEmpty && checks.first { $0.name == "signup" }?.status == .pass)
+    }
+
     @Test("the command: --config, --resolve, --connect-to, --ca-file; ✓ and ✗ lines with fixes; --json; exit 1 on a failure")
     func command() throws {
         var deployment = try Deployment()

@@ -128,7 +128,7 @@ extension Doctor {
     // MARK: the configuration alone
 
     /// What the configuration alone tells: every web origin on the RP ID, the issuer's scheme,
-    /// and the Android reminder that the Play-signed app's certificate differs from the upload key.
+    /// with closed sign-up a way for operators' accounts to get in, and the Android reminder that the Play-signed app's certificate differs from the upload key.
     public func configurationChecks() -> [DoctorCheck] {
         var checks: [DoctorCheck] = []
         let off = configuration.webOrigins.filter { origin in
@@ -145,6 +145,12 @@ extension Doctor {
         checks.append(issuerOK
             ? .pass("issuer", configuration.issuer)
             : .fail("issuer", "\(configuration.issuer) is not https", fix: "serve Signet over https and set issuer to that URL"))
+        if !configuration.signUp {
+            checks.append(configuration.email.canSend
+                ? .pass("signup", "only operators make accounts; their owners get in with an email code, then add a passkey")
+                : .fail("signup", "signup is false and mail cannot go anywhere: an account an operator makes could never be entered",
+                        fix: "set email.smtp_url (the owner's first way in is a code by mail), or signup: true"))
+        }
         for app in androidApps {
             checks.append(.note("android.\(app.packageName)", app.fingerprints.count == 1
                 ? "one fingerprint configured: with Play App Signing, Play re-signs the app; configure the app-signing key's SHA-256 from Play Console → Test and release → App integrity (and keep the upload key's only for debug builds)"
