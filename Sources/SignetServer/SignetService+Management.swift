@@ -19,6 +19,11 @@ extension SignetService {
                                     "total": .number(String(result.total)), "users": users]
             return .json(200, Array(JSONValue.object(totals).serialized.utf8))
         }
+        r.add("GET", "/api/v2/users-by-email", needs: .management(.readUsers)) { s, call in
+            let fields = try Self.userFields(call.request.query)
+            let users = JSONValue.array(try s.ceremonies.usersByEmail(call.request.query["email"]).map { try Self.selecting(fields, Wire.value($0)) })
+            return .json(200, Array(users.serialized.utf8))
+        }
         r.add("POST", "/api/v2/users", needs: .management(.createUsers)) { s, call in
             try Wire.encode(s.ceremonies.createUser(ManagementNewUser(wire: s.body(call)), by: call.administrator, context: call.context), status: 201)
         }

@@ -102,6 +102,16 @@ struct ClosedSignUpTests {
         #expect(told.subject.hasPrefix("Su cuenta de") && told.body.contains("pida un código por correo"))
         #expect(try server.store.user(email: "grace@signet.test")?.locale == "es")
 
+        // Found by its address (Auth0's users-by-email), in any case; another address finds none.
+        let found = try server.api("GET", "/api/v2/users-by-email?email=GRACE%40signet.test&fields=user_id,email", token: ops)
+        #expect(found.status == 200 && found.json == .array([.object(["user_id": .string(id), "email": .string("grace@signet.test")])]))
+        #expect(try server.api("GET", "/api/v2/users-by-email?email=nobody%40signet.test", token: ops).json == .array([]))
+        for query in ["", "?email=", "?email=not-an-address", "?email=a%40b%40signet.test"] {
+            let refused = try server.api("GET", "/api/v2/users-by-email" + query, token: ops)
+            #expect(refused.status == 400 && refused.json["reason"] == .string("malformed"), "\(query)")
+        }
+        #expect(try server.api("GET", "/api/v2/users-by-email?email=grace%40signet.test", token: nil).status == 401)
+
         // The same address again, in any case, is taken.
         let again = try server.api("POST", "/api/v2/users", token: ops, .object(["email": .string("GRACE@signet.test")]))
         #expect(again.status == 409 && again.json["reason"] == .string("user_exists"))

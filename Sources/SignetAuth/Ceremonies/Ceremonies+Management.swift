@@ -120,6 +120,13 @@ extension Ceremonies {
         return ManagementUserPage(start: page * perPage, limit: perPage, length: result.users.count, total: result.total, users: result.users.map(Self.wire))
     }
 
+    /// `GET /api/v2/users-by-email` (Auth0): the account with exactly this address (compared as
+    /// addresses are stored), as a list: empty when there is none.
+    public func usersByEmail(_ text: String?) throws -> [ManagementUser] {
+        guard let text, !text.isEmpty else { throw AuthError.malformed("email is required") }
+        return try store.users(UserQuery(email: .exactly(try Self.emailAddress(text, member: "email")), limit: 1)).users.map(Self.wire)
+    }
+
     /// Auth0's `sort`: `FIELD:1` ascending or `FIELD:-1` descending, by creation when absent.
     package static func userOrder(_ sort: String?) throws -> (UserQuery.Order, Bool) {
         guard let sort, !sort.isEmpty else { return (.createdAt, false) }
