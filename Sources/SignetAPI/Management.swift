@@ -257,10 +257,14 @@ public struct ManagementClient: Codable, Sendable, Equatable {
     /// The audiences it may ask for; absent: the deployment's.
     public var audiences: [String]?
     public var keys: [Key]?
-    public var created_at: String
+    /// When it was added to the database; a client of the configuration file has none.
+    public var created_at: String?
+    /// Signet's own: `database` (made by the API or `signet admin clients`, changed the same
+    /// ways) or `configuration` (set in the configuration file, read here and changed there).
+    public var source: String
     public init(client_id: String, name: String, client_secret: String?, token_endpoint_auth_method: String, grant_types: [String], callbacks: [String],
                 allowed_logout_urls: [String], oidc_logout: OIDCLogout?, require_pushed_authorization_requests: Bool, scopes: [String], audiences: [String]?,
-                keys: [Key]?, created_at: String) {
+                keys: [Key]?, created_at: String?, source: String) {
         self.client_id = client_id
         self.name = name
         self.client_secret = client_secret
@@ -274,5 +278,6 @@ public struct ManagementClient: Codable, Sendable, Equatable {
         self.audiences = audiences
         self.keys = keys
         self.created_at = created_at
+        self.source = source
     }
 }

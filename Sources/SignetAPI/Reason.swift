@@ -120,6 +120,9 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     /// `/api/v2/clients/{id}`: no client with this ID is kept in the database (a client from the
     /// configuration file is changed there, not through the API).
     case clientNotFound = "client_not_found"
+    /// `/api/v2/clients/{id}`: the client is set in the configuration file, which the API reads
+    /// but does not change.
+    case clientConfigured = "client_configured"
     // The server.
     case conflict
     case databaseUnavailable = "database_unavailable"
@@ -175,7 +178,7 @@ extension Reason {
         case .headersTooLarge: 431
         case .unsupportedMediaType: 415
         case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
-        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict: 409
+        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured: 409
         case .rateLimited: 429
         case .userUnknown, .authenticationMethodUnknown, .clientNotFound: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .signupDisabled, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
@@ -326,6 +329,7 @@ extension Reason {
         case .userUnknown: "There is no such user."
         case .authenticationMethodUnknown: "The user has no such authentication method."
         case .clientNotFound: "There is no such client in the database."
+        case .clientConfigured: "This client is set in the configuration file; change it there."
         case .conflict: "The request conflicts with existing data."
         case .databaseUnavailable: "The database is unavailable; try again shortly."
         case .storageFull: "The server's storage is full; try again later."

@@ -3,8 +3,9 @@ package import SignetAuth
 import SignetHTTP
 package import SignetWebAuthn
 
-/// `/api/v2/clients`: the clients kept in the database, as `signet admin clients` sees them, with
-/// Auth0's paths and names. A client from the configuration file is changed there, not here.
+/// `/api/v2/clients`: every client, as `signet admin clients` sees them, with Auth0's paths and
+/// names. Those of the configuration file come first and are only read here (they are changed
+/// there); those kept in the database follow, oldest first, and are made and changed here.
 extension SignetService {
     static func addManagementClientRoutes(_ r: inout Router<SignetService>) {
         r.add("GET", "/api/v2/clients", needs: .management(.readClients)) { s, call in
@@ -12,16 +13,17 @@ extension SignetService {
             let fields = try Self.userFields(q)
             let page = try Self.integer(q["page"], "page", default: 0), perPage = try Self.integer(q["per_page"], "per_page", default: 50)
             guard page >= 0, (1...100).contains(perPage) else { throw AuthError.malformed("page must be 0 or more and per_page 1 to 100") }
-            let all = try s.ceremonies.storedClients()
+            let all = s.configuration.clients.map(ManagementClient.init) + (try s.ceremonies.storedClients()).map { ManagementClient($0) }
             let slice = all.dropFirst(min(all.count, page * perPage)).prefix(perPage)
-            let clients = JSONValue.array(try slice.map { try Self.selecting(fields, Wire.value(ManagementClient($0))) })
+            let clients = JSONValue.array(try slice.map { try Self.selecting(fields, Wire.value($0)) })
             guard q["include_totals"] == "true" else { return .json(200, Array(clients.serialized.utf8)) }
             let totals: JSONObject = ["start": .number(String(page * perPage)), "limit": .number(String(perPage)), "length": .number(String(slice.count)),
                                       "total": .number(String(all.count)), "clients": clients]
             return .json(200, Array(JSONValue.object(totals).serialized.utf8))
         }
         r.add("GET", "/api/v2/clients/{id}", needs: .management(.readClients)) { s, call in
-            let client = try Wire.value(ManagementClient(s.ceremonies.storedClient(id: call.parameter("id"))))
+            let id = call.parameter("id")
+            let client = try Wire.value(s.ceremonies.configuredClient(id: id).map(ManagementClient.init) ?? ManagementClient(s.ceremonies.storedClient(id: id)))
             return .json(200, Array(try Self.selecting(try Self.userFields(call.request.query), client).serialized.utf8))
         }
         r.add("POST", "/api/v2/clients", needs: .management(.createClients)) { s, call in
@@ -48,21 +50,31 @@ extension SignetService {
 }
 
 extension ManagementClient {
+    /// A client of the database: the configuration's shape, with its time and, in the answers
+    /// that make one, its secret.
     init(_ row: ClientRow, secret: String? = nil) {
-        let client = ClientConfiguration(row)
-        self.init(client_id: row.id, name: row.name, client_secret: secret, token_endpoint_auth_method: client.authenticationMethod, grant_types: row.grants,
-                  callbacks: row.redirectURIs, allowed_logout_urls: row.postLogoutRedirectURIs,
-                  oidc_logout: row.backchannelLogoutURI.map { OIDCLogout(backchannel_logout_urls: [$0]) }, require_pushed_authorization_requests: row.requirePushedRequests,
-                  scopes: row.scopes, audiences: row.audiences,
-                  keys: Key.keys(of: row), created_at: Ceremonies.iso(row.createdAt))
+        self.init(ClientConfiguration(row))
+        client_secret = secret
+        created_at = Ceremonies.iso(row.createdAt)
+        source = "database"
+    }
+
+    /// A client as the API shows it, by default one of the configuration file's (never a
+    /// secret or its hash).
+    init(_ client: ClientConfiguration) {
+        self.init(client_id: client.id, name: client.name ?? client.id, client_secret: nil, token_endpoint_auth_method: client.authenticationMethod,
+                  grant_types: client.grants, callbacks: client.redirectURIs, allowed_logout_urls: client.postLogoutRedirectURIs,
+                  oidc_logout: client.backchannelLogoutURI.map { OIDCLogout(backchannel_logout_urls: [$0]) },
+                  require_pushed_authorization_requests: client.requirePushedRequests, scopes: client.scopes, audiences: client.audiences,
+                  keys: Key.keys(of: client), created_at: nil, source: "configuration")
     }
 }
 
 extension ManagementClient.Key {
     /// A `private_key_jwt` client's keys by type, `kid` and `alg` (`nil` for a client without
     /// keys): what the API and `signet admin clients --json` show of them.
-    package static func keys(of row: ClientRow) -> [Self]? {
-        row.jwks == nil ? nil : ClientConfiguration(row).jwks.map { Self(kty: $0["kty"]?.string ?? "?", kid: $0["kid"]?.string, alg: $0["alg"]?.string) }
+    package static func keys(of client: ClientConfiguration) -> [Self]? {
+        client.jwks.isEmpty ? nil : client.jwks.map { Self(kty: $0["kty"]?.string ?? "?", kid: $0["kid"]?.string, alg: $0["alg"]?.string) }
     }
 }
 

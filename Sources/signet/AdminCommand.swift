@@ -284,7 +284,7 @@ struct Admin {
             backchannel_logout_uri = row.backchannelLogoutURI
             token_endpoint_auth_method = ClientConfiguration(row).authenticationMethod
             require_pushed_authorization_requests = row.requirePushedRequests
-            keys = ManagementClient.Key.keys(of: row)
+            keys = ManagementClient.Key.keys(of: ClientConfiguration(row))
             audiences = row.audiences
             created_at = Ceremonies.iso(row.createdAt)
             client_secret = secret

@@ -59,11 +59,16 @@ import Testing
         ]))
         #expect(publicClient.status == 201 && publicClient.json["client_secret"] == nil && publicClient.json["token_endpoint_auth_method"] == .string("none"))
         #expect(publicClient.json["oidc_logout"]?["backchannel_logout_urls"] == .array([.string("https://web.example/logout")]))
-        let list = try server.api("GET", "/api/v2/clients", token: ops)
-        #expect(list.json.array?.compactMap { $0["client_id"]?.string } == [id, publicClient.json["client_id"]?.string].compactMap { $0 })
-        #expect(list.json.array?.allSatisfy { $0["client_secret"] == nil } == true)
-        let page = try server.api("GET", "/api/v2/clients?page=1&per_page=1&include_totals=true&fields=client_id,name", token: ops)
-        #expect(page.json["total"] == .number("2") && page.json["start"] == .number("1") && page.json["length"] == .number("1"))
+        // The list: the configuration file's clients first, read-only, then the database's, oldest first.
+        let list = try #require(try server.api("GET", "/api/v2/clients", token: ops).json.array)
+        let configured = server.app.configuration.clients.map(\.id)
+        #expect(list.map { $0["client_id"]?.string } == (configured + [id, publicClient.json["client_id"]?.string].compactMap { $0 }).map(Optional.some))
+        #expect(list.map { $0["source"]?.string } == Array(repeating: "configuration", count: configured.count) + ["database", "database"])
+        #expect(list.allSatisfy { $0["client_secret"] == nil && ($0["created_at"] == nil) == ($0["source"] == .string("configuration")) })
+        let opsEntry = try #require(list.first { $0["client_id"] == .string("ops") })
+        #expect(opsEntry["token_endpoint_auth_method"] == .string("client_secret_basic") && opsEntry["scopes"]?.array?.count == ManagementScope.allCases.count)
+        let page = try server.api("GET", "/api/v2/clients?page=\(configured.count + 1)&per_page=1&include_totals=true&fields=client_id,name", token: ops)
+        #expect(page.json["total"] == .number(String(configured.count + 2)) && page.json["start"] == .number(String(configured.count + 1)) && page.json["length"] == .number("1"))
         #expect(page.json["clients"] == .array([.object(["client_id": publicClient.json["client_id"]!, "name": .string("Web")])]))
         // A change: only the members sent; the back-channel URI removed with null.
         let changed = try server.api("PATCH", "/api/v2/clients/\(id)", token: ops, .object([
@@ -208,14 +213,23 @@ import Testing
             #expect(answer.status == 400 && answer.json["reason"] == .string("malformed"), "\(label): \(answer.json.serialized)")
         }
         #expect(try server.store.clientRow(id: id) == before && Self.rows(.adminClientUpdated, in: server) == 0)
-        // A client of the configuration file, or none: 404 on every route that names one.
-        for missing in ["ops", "c_none", String(repeating: "x", count: 300)] {
-            for (method, path, body) in [("GET", "", nil), ("PATCH", "", JSONValue.object(["name": .string("n")])), ("DELETE", "", nil), ("POST", "/rotate-secret", nil)]
-                as [(String, String, JSONValue?)] {
+        // No such client: 404 on every route that names one. A client of the configuration file
+        // is read (never its secret) and changed nowhere but there: 409 on every other route.
+        let routes: [(String, String, JSONValue?)] = [("PATCH", "", JSONValue.object(["name": .string("n")])), ("DELETE", "", nil), ("POST", "/rotate-secret", nil)]
+        for missing in ["c_none", String(repeating: "x", count: 300)] {
+            for (method, path, body) in [("GET", "", nil)] + routes {
                 let answer = try server.api(method, "/api/v2/clients/\(missing)\(path)", token: ops, body)
                 #expect(answer.status == 404 && answer.json["reason"] == .string("client_not_found"), "\(method) \(missing.prefix(8))\(path)")
             }
         }
+        let configured = try server.api("GET", "/api/v2/clients/ops", token: ops)
+        #expect(configured.status == 200 && configured.json["source"] == .string("configuration") && configured.json["client_secret"] == nil)
+        #expect(configured.json["grant_types"] == .array([.string("client_credentials")]) && configured.json["created_at"] == nil)
+        for (method, path, body) in routes {
+            let answer = try server.api(method, "/api/v2/clients/ops\(path)", token: ops, body)
+            #expect(answer.status == 409 && answer.json["reason"] == .string("client_configured"), "\(method) ops\(path)")
+        }
+        #expect(try Self.grant(server, "ops", TestServer.opsSecret) == (200, "read:users"))
         let pages = try server.api("GET", "/api/v2/clients?per_page=0", token: ops)
         #expect(pages.status == 400 && pages.json["reason"] == .string("malformed"))
     }

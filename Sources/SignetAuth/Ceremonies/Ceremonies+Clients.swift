@@ -93,8 +93,13 @@ extension Ceremonies {
     /// Every client in the database.
     public func storedClients() throws -> [ClientRow] { try store.clientRows() }
 
-    /// The client kept in the database under `id` (one from the configuration file is not).
+    /// The client the configuration file sets under `id`, if any: the API reads it, never changes it.
+    public func configuredClient(id: String) -> ClientConfiguration? { configuration.clients.first { $0.id == id } }
+
+    /// The client kept in the database under `id`; one from the configuration file is 409
+    /// `client_configured` (it is changed there), and none 404 `client_not_found`.
     public func storedClient(id: String) throws -> ClientRow {
+        if configuredClient(id: id) != nil { throw AuthError(.clientConfigured, "client \(id) is set in the configuration file") }
         guard id.utf8.count <= ClientDirectory.maxStoredID, let row = try store.clientRow(id: id) else { throw AuthError(.clientNotFound, "no client \(id.prefix(64)) in the database") }
         return row
     }
