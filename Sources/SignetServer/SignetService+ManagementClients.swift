@@ -13,12 +13,12 @@ extension SignetService {
             let fields = try Self.userFields(q)
             let page = try Self.integer(q["page"], "page", default: 0), perPage = try Self.integer(q["per_page"], "per_page", default: 50)
             guard page >= 0, (1...100).contains(perPage) else { throw AuthError.malformed("page must be 0 or more and per_page 1 to 100") }
-            let all = s.configuration.clients.map(ManagementClient.init) + (try s.ceremonies.storedClients()).map { ManagementClient($0) }
-            let slice = all.dropFirst(min(all.count, page * perPage)).prefix(perPage)
+            let found = try s.ceremonies.clientPage(offset: page * perPage, limit: perPage)
+            let slice = found.configured.map(ManagementClient.init) + found.stored.map { ManagementClient($0) }
             let clients = JSONValue.array(try slice.map { try Self.selecting(fields, Wire.value($0)) })
             guard q["include_totals"] == "true" else { return .json(200, Array(clients.serialized.utf8)) }
             let totals: JSONObject = ["start": .number(String(page * perPage)), "limit": .number(String(perPage)), "length": .number(String(slice.count)),
-                                      "total": .number(String(all.count)), "clients": clients]
+                                      "total": .number(String(found.total)), "clients": clients]
             return .json(200, Array(JSONValue.object(totals).serialized.utf8))
         }
         r.add("GET", "/api/v2/clients/{id}", needs: .management(.readClients)) { s, call in

@@ -246,10 +246,14 @@ extension SQLStore {
                          postLogoutRedirectURIs: words(r[9]), backchannelLogoutURI: r[10].text, jwks: r[11].text, requirePushedRequests: r[12].int == 1)
     }
 
-    public func clientRows() throws(StoreError) -> [ClientRow] {
+    public func clientRows(offset: Int, limit: Int) throws(StoreError) -> [ClientRow] {
         try locked { db throws(StoreError) in
-            try db.query("SELECT \(Self.clientColumns) FROM clients ORDER BY created_at, id").map(Self.clientRow)
+            try db.query("SELECT \(Self.clientColumns) FROM clients ORDER BY created_at, id LIMIT ? OFFSET ?", [.int(Int64(limit)), .int(Int64(offset))]).map(Self.clientRow)
         }
+    }
+
+    public func clientCount() throws(StoreError) -> Int {
+        try locked { db throws(StoreError) in Int(try db.query("SELECT COUNT(*) FROM clients").first?[0].int ?? 0) }
     }
 
     public func clientRow(id: String) throws(StoreError) -> ClientRow? {

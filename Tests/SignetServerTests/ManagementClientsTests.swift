@@ -70,6 +70,16 @@ import Testing
         let page = try server.api("GET", "/api/v2/clients?page=\(configured.count + 1)&per_page=1&include_totals=true&fields=client_id,name", token: ops)
         #expect(page.json["total"] == .number(String(configured.count + 2)) && page.json["start"] == .number(String(configured.count + 1)) && page.json["length"] == .number("1"))
         #expect(page.json["clients"] == .array([.object(["client_id": publicClient.json["client_id"]!, "name": .string("Web")])]))
+        // Pages that cross from the file's clients to the database's, and one past the end.
+        let every = configured + [id, try #require(publicClient.json["client_id"]?.string)]
+        for perPage in [2, 3, configured.count - 1] {
+            var seen: [String] = []
+            for number in 0..<((every.count + perPage - 1) / perPage) {
+                seen += try #require(try server.api("GET", "/api/v2/clients?page=\(number)&per_page=\(perPage)&fields=client_id", token: ops).json.array).compactMap { $0["client_id"]?.string }
+            }
+            #expect(seen == every, "per_page \(perPage)")
+        }
+        #expect(try server.api("GET", "/api/v2/clients?page=\(every.count)&per_page=1", token: ops).json == .array([]))
         // A change: only the members sent; the back-channel URI removed with null.
         let changed = try server.api("PATCH", "/api/v2/clients/\(id)", token: ops, .object([
             "name": .string("Nightly export (v2)"), "scopes": .array([.string("read:users"), .string("read:logs")]), "oidc_logout": .null,

@@ -446,6 +446,21 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.clientRows().allSatisfy { $0.id != id + "x" })
     }
 
+    @Test("clients are read a page at a time, oldest first (the ID breaks ties), with their count", arguments: Backend.available)
+    func clientPages(_ backend: Backend) throws {
+        let store = try backend.open()
+        #expect(try store.clientCount() == 0 && store.clientRows(offset: 0, limit: 10).isEmpty)
+        for (id, at) in [("c_e", 5), ("c_a", 1), ("c_c", 3), ("c_b", 3), ("c_d", 4)] as [(String, Int64)] {
+            try store.insertClient(ClientRow(id: id, name: id, type: "public", secretHash: nil, grants: [], scopes: [], redirectURIs: [], audiences: nil, createdAt: at),
+                                   writes: [])
+        }
+        #expect(try store.clientCount() == 5)
+        #expect(try store.clientRows(offset: 0, limit: 2).map(\.id) == ["c_a", "c_b"])
+        #expect(try store.clientRows(offset: 2, limit: 2).map(\.id) == ["c_c", "c_d"])
+        #expect(try store.clientRows(offset: 4, limit: 2).map(\.id) == ["c_e"])
+        #expect(try store.clientRows(offset: 5, limit: 2).isEmpty && store.clientRows().map(\.id) == ["c_a", "c_b", "c_c", "c_d", "c_e"])
+    }
+
     @Test("a client's change is written only over the row it was made from, with its audit row; its type and creation stay", arguments: Backend.available)
     func clientUpdates(_ backend: Backend) throws {
         let store = try backend.open()

@@ -93,6 +93,16 @@ extension Ceremonies {
     /// Every client in the database.
     public func storedClients() throws -> [ClientRow] { try store.clientRows() }
 
+    /// `GET /api/v2/clients`: `limit` clients from `offset` of every client, the configuration
+    /// file's first, then the database's oldest first (only that page read from it), and how
+    /// many there are in all.
+    public func clientPage(offset: Int, limit: Int) throws -> (configured: ArraySlice<ClientConfiguration>, stored: [ClientRow], total: Int) {
+        let configured = configuration.clients.dropFirst(min(offset, configuration.clients.count)).prefix(limit)
+        let storedOffset = max(0, offset - configuration.clients.count), storedLimit = limit - configured.count
+        let stored = storedLimit > 0 ? try store.clientRows(offset: storedOffset, limit: storedLimit) : []
+        return (configured, stored, configuration.clients.count + (try store.clientCount()))
+    }
+
     /// The client the configuration file sets under `id`, if any: the API reads it, never changes it.
     public func configuredClient(id: String) -> ClientConfiguration? { configuration.clients.first { $0.id == id } }
 

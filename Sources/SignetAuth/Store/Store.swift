@@ -370,7 +370,10 @@ public protocol Store: Sendable {
     func auditCount(_ query: AuditQuery) throws(StoreError) -> Int
     /// Adds a client, with `writes` in the same transaction.
     func insertClient(_ client: ClientRow, writes: [StoreWrite]) throws(StoreError)
-    func clientRows() throws(StoreError) -> [ClientRow]
+    /// The clients kept in the database, oldest first, `limit` of them from `offset`.
+    func clientRows(offset: Int, limit: Int) throws(StoreError) -> [ClientRow]
+    /// How many clients the database keeps.
+    func clientCount() throws(StoreError) -> Int
     /// Deletes a client added to the database and, in the same transaction, ends every session
     /// issued to it (its refresh-token families revoked at `at`); returns how many it ended, or
     /// `nil` when there is no such client; `writes(ended)` go in the same transaction (the
@@ -476,4 +479,9 @@ extension Store {
     public func deleteSigningKeys(retiredBefore: Int64) throws(StoreError) -> [String] {
         try deleteSigningKeys(retiredBefore: retiredBefore, writes: { _ in [] })
     }
+}
+
+extension Store {
+    /// Every client kept in the database, oldest first.
+    public func clientRows() throws(StoreError) -> [ClientRow] { try clientRows(offset: 0, limit: Int(Int32.max)) }
 }
