@@ -12,6 +12,7 @@ enum AdminCommand {
     static let usage = """
         usage: signet admin users list [--query Q] [--page N] | show ID | block ID | unblock ID | delete ID
                signet admin users add --email EMAIL [--name NAME] [--locale TAG] [--verified] [--no-mail]
+               signet admin users import FILE [--mail]   (Auth0's user export: JSON lines or an array)
                signet admin users sign-out ID | remove-method ID METHOD_ID | cancel-recovery ID
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
@@ -38,6 +39,7 @@ enum AdminCommand {
         var defaultAudiences = false
         var verified = false
         var noMail = false
+        var mail = false
         func one(_ name: String) -> String? { values[name]?.last }
     }
 
@@ -56,6 +58,7 @@ enum AdminCommand {
             case "--default-audiences": options.defaultAudiences = true
             case "--verified": options.verified = true
             case "--no-mail": options.noMail = true
+            case "--mail": options.mail = true
             case _ where valued.contains(arg):
                 guard let value = rest.next() else { return nil }
                 options.values[arg, default: []].append(value)
@@ -86,6 +89,7 @@ enum AdminCommand {
             switch (options.positional[0], options.positional.count > 1 ? options.positional[1] : "") {
             case ("users", "list"): try admin.listUsers()
             case ("users", "add") where options.positional.count == 2: try admin.addUser()
+            case ("users", "import"): try admin.importUsers()
             case ("users", "show"): try admin.showUser(try admin.id())
             case ("users", "block"): try admin.block(try admin.id(), true)
             case ("users", "unblock"): try admin.block(try admin.id(), false)

@@ -13,19 +13,31 @@ extension Ceremonies {
     /// `POST /api/v2/users` (Auth0's create user) and `signet admin users add`: an account for
     /// an address, no credential yet, and unless `verify_email` is false a message telling the
     /// address so (``Notice/accountCreated``) in the same transaction. Its owner's way in is an
-    /// email code, so without mail (no `email.smtp_url`) this is 400 `connection_disabled`. An address with an account
-    /// is 409 `user_exists`, also when another call takes it meanwhile (the database's unique
-    /// address).
+    /// email code, so without mail (no `email.smtp_url`) this is 400 `connection_disabled`. An
+    /// address with an account is 409 `user_exists`, also when another call takes it meanwhile
+    /// (the database's unique address).
     public func createUser(_ new: ManagementNewUser, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
+        try makeAccount(new, createdAt: nil, by: caller, context: context)
+    }
+
+    /// `signet admin users import`: one account of another service's export, made as
+    /// ``createUser(_:by:context:)`` makes one, keeping when it was made there (`createdAt`, in
+    /// milliseconds; a time in the future is taken as now).
+    public func importUser(_ new: ManagementNewUser, createdAt: Int64?, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
+        try makeAccount(new, createdAt: createdAt.map { min($0, nowMillis) } ?? nowMillis, by: caller, context: context)
+    }
+
+    /// The account of `new`, `createdAt` or now; `imported` when it comes from an export.
+    func makeAccount(_ new: ManagementNewUser, createdAt: Int64?, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
         let (email, name, language) = try Self.checked(new)
         // Its owner's way in is a code by mail: without mail nobody could ever enter it.
         guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "an account made here is entered by email code, and no email.smtp_url is configured") }
         if try store.user(email: email) != nil { throw AuthError(.userExists, "an account with this email exists") }
         let user = UserRecord(id: newUserID(), handle: random(32), email: email, name: name, emailVerified: new.email_verified ?? false,
-                              createdAt: nowMillis, locale: language)
+                              createdAt: createdAt ?? nowMillis, locale: language)
         let told = new.verify_email ?? true
-        let event = pendingAuditEvent(.adminUserCreated, user: user.id, client: caller.clientID,
-                                      detail: told && configuration.email.canSend ? "the address told" : "nothing mailed", context: context)
+        let detail = (createdAt == nil ? "" : "imported; ") + (told && configuration.email.canSend ? "the address told" : "nothing mailed")
+        let event = pendingAuditEvent(.adminUserCreated, user: user.id, client: caller.clientID, detail: detail, context: context)
         try store.perform([.createAccount(user), .audit(event)] + (told ? notice(.accountCreated, to: user) : []))
         counted(event)
         return try managedUser(id: user.id)

@@ -1,0 +1,96 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetWebAuthn
+
+/// `signet admin users import FILE`: the accounts of another service's user export (Auth0's bulk
+/// export: one JSON object a line, or one JSON array), each made as `users add` makes one, in a
+/// transaction of its own, so a run stopped half-way is simply run again: addresses already here
+/// are passed over. Passkeys do not move between services; each owner signs in with an email code
+/// and adds one.
+extension Admin {
+    /// What became of one record of the file.
+    struct ImportOutcome: Encodable {
+        /// The record's line in the file (its position, from 1, in a JSON array).
+        let line: Int
+        /// `made`, `exists` (the address has an account here), `skipped` (blocked in the export) or `refused`.
+        let outcome: String
+        /// The record's `user_id` in the other service, so an app can map its old subjects to new ones.
+        let source_user_id: String?
+        let email: String?
+        /// The account's ID here, for `made`.
+        let user_id: String?
+        let detail: String?
+    }
+
+    /// The file's largest size: an export of a few hundred thousand accounts.
+    static let maxImportBytes = 256 << 20
+
+    func importUsers() throws {
+        guard options.positional.count == 3 else { throw AuthError.malformed("give one FILE") }
+        let path = options.positional[2]
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        guard let size, size <= Self.maxImportBytes, let data = FileManager.default.contents(atPath: path) else {
+            throw AuthError.malformed("cannot read \(path), or it is larger than \(Self.maxImportBytes >> 20) MiB")
+        }
+        var outcomes: [ImportOutcome] = []
+        for (line, record) in try Self.exportRecords(Array(data)) {
+            outcomes.append(importRecord(line: line, record))
+        }
+        if options.json {
+            try emit(outcomes)
+        } else {
+            let notable = outcomes.filter { $0.outcome != "made" }
+            if !notable.isEmpty {
+                print(Self.table(["LINE", "OUTCOME", "EMAIL", "DETAIL"], notable.map { [String($0.line), $0.outcome, $0.email ?? "-", $0.detail ?? "-"] }))
+            }
+            let counts = ["made", "exists", "skipped", "refused"].map { kind in "\(outcomes.count(where: { $0.outcome == kind })) \(kind)" }
+            print("\(outcomes.count) record(s): " + counts.joined(separator: ", ") + (options.mail ? "; each made account's address told" : "; nothing mailed"))
+        }
+        let refused = outcomes.count(where: { $0.outcome == "refused" })
+        if refused > 0 { throw AuthError.malformed("\(refused) record(s) refused; the others were imported") }
+    }
+
+    /// The file's records with their line numbers: JSON lines (blank lines passed over), or one
+    /// JSON array. A line that is not JSON is a record of its own, refused when it is read.
+    static func exportRecords(_ bytes: [UInt8]) throws -> [(Int, JSONValue?)] {
+        if bytes.first(where: { ![0x20, 0x09, 0x0a, 0x0d].contains($0) }) == UInt8(ascii: "[") {
+            guard let list = (try? StrictJSON(maxDepth: 32, maxLength: maxImportBytes).parse(bytes))?.array else {
+                throw AuthError.malformed("the file starts as a JSON array but is not one")
+            }
+            return list.enumerated().map { ($0.offset + 1, $0.element) }
+        }
+        return bytes.split(separator: 0x0a, omittingEmptySubsequences: false).enumerated().compactMap { number, line in
+            let trimmed = line.drop { [0x20, 0x09, 0x0d].contains($0) }
+            guard !trimmed.isEmpty, !trimmed.allSatisfy({ [0x20, 0x09, 0x0d].contains($0) }) else { return nil }
+            return (number + 1, try? StrictJSON(maxDepth: 32, maxLength: 1 << 20).parse(Array(line)))
+        }
+    }
+
+    func importRecord(line: Int, _ record: JSONValue?) -> ImportOutcome {
+        func outcome(_ kind: String, user: String? = nil, _ detail: String? = nil) -> ImportOutcome {
+            ImportOutcome(line: line, outcome: kind, source_user_id: record?["user_id"]?.string, email: record?["email"]?.string, user_id: user, detail: detail)
+        }
+        guard let record, record.object != nil else { return outcome("refused", "not a JSON object") }
+        guard let email = record["email"]?.string else { return outcome("refused", "no email") }
+        if record["blocked"] == .bool(true) { return outcome("skipped", "blocked in the export") }
+        var createdAt: Int64?
+        if let text = record["created_at"]?.string {
+            guard let date = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text)) else {
+                return outcome("refused", "created_at is not an ISO 8601 time")
+            }
+            createdAt = Int64(date.timeIntervalSince1970 * 1000)
+        }
+        let new = ManagementNewUser(email: email, name: record["name"]?.string, email_verified: record["email_verified"]?.bool,
+                                    verify_email: options.mail, locale: record["locale"]?.string)
+        do {
+            let user = try ceremonies.importUser(new, createdAt: createdAt, by: .commandLine, context: context)
+            return outcome("made", user: user.user_id)
+        } catch {
+            let failure = AuthError(error)
+            if failure.reason == .userExists { return outcome("exists", "an account with this address is here already") }
+            if failure.reason == .connectionDisabled { return outcome("refused", failure.detail) }
+            return outcome("refused", failure.publicDetail ?? failure.detail)
+        }
+    }
+}
