@@ -6,8 +6,8 @@ import SignetWebAuthn
 /// `signet admin users import FILE`: the accounts of another service's user export (Auth0's bulk
 /// export: one JSON object a line, or one JSON array), each made as `users add` makes one, in a
 /// transaction of its own, so a run stopped half-way is simply run again: addresses already here
-/// are passed over. Passkeys do not move between services; each owner signs in with an email code
-/// and adds one.
+/// are passed over. Passkeys do not move (an export holds no passkey public keys); each owner
+/// signs in with an email code and adds one.
 extension Admin {
     /// What became of one record of the file.
     struct ImportOutcome: Encodable {
