@@ -206,6 +206,9 @@ public actor SignetClient {
     // MARK: sign-up, sign-in, session
 
     /// Creates an account with a new passkey (`/passkey/register`, the system sheet, `/oauth/token`).
+    /// Throws ``SignetError`` with ``Reason/userExists`` when the address has an account (offer
+    /// ``signIn(username:)``), and ``Reason/signupDisabled`` where only administrators make
+    /// accounts (offer sign-in, or an email code for an account an administrator made).
     @discardableResult
     public func signUp(email: String, name: String? = nil) async throws -> TokenResponse {
         let start = try decode(PasskeyRegisterResponse.self, try await send("POST", "passkey/register",

@@ -47,6 +47,15 @@ struct App {
 let payment = JSONDocument.object(["type": .string("payment"), "amount": .number(200), "currency": .string("EUR"), "to": .string("DE89370400440532013000")])
 
 @Suite struct SDKTests {
+    @Test("where only administrators make accounts, signUp throws signup_disabled before any passkey is made, and the token store stays empty")
+    func closedSignUp() async throws {
+        let server = try ServerProcess(environment: ["SIGNET_SIGNUP": "false"])
+        let app = try App(server)
+        await #expect(throws: SignetError(.signupDisabled, "")) { try await app.client.signUp(email: "closed@signet.test") }
+        let stored = try app.tokens.load()
+        #expect(app.passkeys.authenticator.credentials.isEmpty && stored == nil)
+    }
+
     @Test("a sensitive call with a stale session steps up with a passkey by itself and succeeds; a token per audience")
     func stepUpByItself() async throws {
         let server = try ServerProcess(environment: ["SIGNET_STEP_UP_MAX_AGE": "1"])
