@@ -61,7 +61,6 @@ public struct ManagementLogPage: Codable, Sendable, Equatable {
     }
 }
 
-/// `PATCH /api/v2/users/{id}` body: only these members may be sent.
 /// The body of `POST /api/v2/users`, with Auth0's names: an account for an address, made by an
 /// operator (where `signup: false`, the only way one is made). `verify_email` (true unless sent
 /// false) mails the address that the account exists and how to sign in; `locale` (OIDC Core §5.1,
@@ -84,6 +83,7 @@ public struct ManagementNewUser: Codable, Sendable, Equatable {
     }
 }
 
+/// `PATCH /api/v2/users/{id}` body: only these members may be sent.
 public struct ManagementUserPatch: Codable, Sendable, Equatable {
     public var blocked: Bool?
     public var name: String?

@@ -155,6 +155,10 @@ import Testing
         #expect(c.email.smtpURL == "smtps://mail.example.com:465" && c.mailFrom == "login@example.com" && c.email.username == "login" && c.email.password == "from-file")
         #expect(c.passwordless.codeLength == 8 && c.passwordless.maxAttempts == 3 && !c.passwordless.signup && c.passwordless.codeTTL == 120 && c.recoveryHold == 7200)
         #expect(try ConfigurationLoader.load(file: file, environment: ["SIGNET_EMAIL_PASSWORD": "from-env"]).email.password == "from-env")
+        // Sign-up: open by default; `signup: false` closes it, codes included, whatever passwordless.signup says.
+        #expect(c.signUp && !c.codeSignUp)
+        let closed = try ConfigurationLoader.load(file: file, environment: ["SIGNET_SIGNUP": "false", "SIGNET_PASSWORDLESS_SIGNUP": "true"])
+        #expect(!closed.signUp && closed.passwordless.signup && !closed.codeSignUp)
         // Outside development without a relay, mail goes nowhere and sign-in by code is off; development writes .eml files.
         #expect(!(try ConfigurationLoader.load(file: try ConfigurationTests.write(ConfigurationTests.valid), environment: [:])).email.canSend)
         #expect(try ConfigurationLoader.load(file: nil, environment: [:]).email.outboxDirectory == "signet-mail")
@@ -222,6 +226,8 @@ import Testing
         (#""clients": [{"client_id": "x", "grants": ["password"]}]"#, "unknown grant"),
         (#""metrics": {"listen": "9100"}"#, "metrics.listen must be HOST:PORT"),
         (#""dpop": {"nonce": "maybe"}"#, "dpop.nonce must be true or false"),
+        (#""signup": "closed""#, "signup must be true or false"),
+        (#""passwordless": {"signup": 0}"#, "passwordless.signup must be true or false"),
         (#""dpop": {"proofs_per_minute": 0}"#, "dpop.proofs_per_minute"),
         (#""rate_limits": {"ipv6_prefix": 16}"#, "rate_limits.ipv6_prefix"),
         (#""clients": [{"client_id": "x", "type": "confidential"}]"#, "a confidential client needs a client_secret_hash"),

@@ -27,7 +27,8 @@ extension Ceremonies {
         try makeAccount(new, createdAt: createdAt.map { min($0, nowMillis) } ?? nowMillis, by: caller, context: context)
     }
 
-    /// The account of `new`, `createdAt` or now; `imported` when it comes from an export.
+    /// The account of `new`, made now, or with `createdAt` one imported from an export that was
+    /// made then (its audit row says so).
     func makeAccount(_ new: ManagementNewUser, createdAt: Int64?, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
         let (email, name, language) = try Self.checked(new)
         // Its owner's way in is a code by mail: without mail nobody could ever enter it.
@@ -36,7 +37,7 @@ extension Ceremonies {
         let user = UserRecord(id: newUserID(), handle: random(32), email: email, name: name, emailVerified: new.email_verified ?? false,
                               createdAt: createdAt ?? nowMillis, locale: language)
         let told = new.verify_email ?? true
-        let detail = (createdAt == nil ? "" : "imported; ") + (told && configuration.email.canSend ? "the address told" : "nothing mailed")
+        let detail = (createdAt == nil ? "" : "imported; ") + (told ? "the address told" : "nothing mailed")
         let event = pendingAuditEvent(.adminUserCreated, user: user.id, client: caller.clientID, detail: detail, context: context)
         try store.perform([.createAccount(user), .audit(event)] + (told ? notice(.accountCreated, to: user) : []))
         counted(event)

@@ -21,9 +21,9 @@ extension Ceremonies {
     }
 
     /// `POST /passwordless/start` (Auth0): queues a code for the address and answers the same
-    /// whether or not it has an account. An address without one gets a code only with
-    /// sign-up by code (``ServerConfiguration/codeSignUp``); without it a code is still recorded (so the throttles answer alike)
-    /// but no mail goes out. One code per `send_interval` and `sends_per_hour` per address, and
+    /// whether or not it has an account. An address without one gets a code only with sign-up by
+    /// code (``ServerConfiguration/codeSignUp``); without it a code is still recorded (so the
+    /// throttles answer alike) but no mail goes out. One code per `send_interval` and `sends_per_hour` per address, and
     /// the route's per-address bucket, throttle with 429 and `Retry-After`.
     /// A confidential client authenticates (by `client_secret` or `Authorization: Basic`), as at
     /// the token endpoint: nobody else mails codes in its name.

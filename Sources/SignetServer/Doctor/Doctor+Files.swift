@@ -128,7 +128,8 @@ extension Doctor {
     // MARK: the configuration alone
 
     /// What the configuration alone tells: every web origin on the RP ID, the issuer's scheme,
-    /// with closed sign-up a way for operators' accounts to get in, and the Android reminder that the Play-signed app's certificate differs from the upload key.
+    /// with closed sign-up a way in for the accounts operators make, and the Android reminder
+    /// that the Play-signed app's certificate differs from the upload key.
     public func configurationChecks() -> [DoctorCheck] {
         var checks: [DoctorCheck] = []
         let off = configuration.webOrigins.filter { origin in
