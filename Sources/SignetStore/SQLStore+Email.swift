@@ -11,8 +11,9 @@ extension SQLStore {
         switch write {
         case .createAccount(let user):
             try db.query(
-                "INSERT INTO users (\(userColumns)) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING",
-                [.text(user.id), .blob(user.handle), .text(user.email), text(user.name), .int(user.emailVerified ? 1 : 0), .int(user.createdAt), text(user.locale)])
+                "INSERT INTO users (\(userColumns), blocked) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING",
+                [.text(user.id), .blob(user.handle), .text(user.email), text(user.name), .int(user.emailVerified ? 1 : 0), .int(user.createdAt), text(user.locale),
+                 .int(user.blocked ? 1 : 0)])
             guard db.changes == 1 else { throw StoreError(.emailTaken, "an account with this email exists") }
         case .verifyEmail(let userID):
             try db.query("UPDATE users SET email_verified = 1 WHERE id = ?", [.text(userID)])

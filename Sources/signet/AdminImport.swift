@@ -13,7 +13,7 @@ extension Admin {
     struct ImportOutcome: Encodable {
         /// The record's line in the file (its position, from 1, in a JSON array).
         let line: Int
-        /// `made`, `exists` (the address has an account here), `skipped` (blocked in the export) or `refused`.
+        /// `made`, `exists` (the address has an account here) or `refused`.
         let outcome: String
         /// The record's `user_id` in the other service, so an app can map its old subjects to new ones.
         let source_user_id: String?
@@ -40,11 +40,11 @@ extension Admin {
         if options.json {
             try emit(outcomes)
         } else {
-            let notable = outcomes.filter { $0.outcome != "made" }
+            let notable = outcomes.filter { $0.outcome != "made" || $0.detail != nil }
             if !notable.isEmpty {
                 print(Self.table(["LINE", "OUTCOME", "EMAIL", "DETAIL"], notable.map { [String($0.line), $0.outcome, $0.email ?? "-", $0.detail ?? "-"] }))
             }
-            let counts = ["made", "exists", "skipped", "refused"].map { kind in "\(outcomes.count(where: { $0.outcome == kind })) \(kind)" }
+            let counts = ["made", "exists", "refused"].map { kind in "\(outcomes.count(where: { $0.outcome == kind })) \(kind)" }
             print("\(outcomes.count) record(s): " + counts.joined(separator: ", ") + (options.mail ? "; each made account's address told" : "; nothing mailed"))
         }
         let refused = outcomes.count(where: { $0.outcome == "refused" })
@@ -73,7 +73,7 @@ extension Admin {
         }
         guard let record, record.object != nil else { return outcome("refused", "not a JSON object") }
         guard let email = record["email"]?.string else { return outcome("refused", "no email") }
-        if record["blocked"] == .bool(true) { return outcome("skipped", "blocked in the export") }
+        let blocked = record["blocked"] == .bool(true)
         var createdAt: Int64?
         if let text = record["created_at"]?.string {
             guard let date = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text)) else {
@@ -84,8 +84,8 @@ extension Admin {
         let new = ManagementNewUser(email: email, name: record["name"]?.string, email_verified: record["email_verified"]?.bool,
                                     verify_email: options.mail, locale: record["locale"]?.string)
         do {
-            let user = try ceremonies.importUser(new, createdAt: createdAt, by: .commandLine, context: context)
-            return outcome("made", user: user.user_id)
+            let user = try ceremonies.importUser(new, createdAt: createdAt, blocked: blocked, by: .commandLine, context: context)
+            return outcome("made", user: user.user_id, blocked ? "blocked, as in the export" : nil)
         } catch {
             let failure = AuthError(error)
             if failure.reason == .userExists { return outcome("exists", "an account with this address is here already") }

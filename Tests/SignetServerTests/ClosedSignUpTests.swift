@@ -204,7 +204,7 @@ struct ClosedSignUpTests {
         #expect(try signet(["add", "--email", "x@signet.test", "extra"]).status == 2)
     }
 
-    @Test("signet admin users import: Auth0's export as JSON lines or an array; each record made, passed over (address here, blocked) or refused with its line; creation times kept; a second run makes nothing twice")
+    @Test("signet admin users import: Auth0's export as JSON lines or an array; each record made (blocked ones blocked), passed over (address here) or refused with its line; creation times kept; a second run makes nothing twice")
     func importExport() throws {
         let server = try TestServer()
         let database = ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path]
@@ -226,29 +226,32 @@ struct ClosedSignUpTests {
         #expect(run.status == 2 && run.errors.contains("5 record(s) refused"), "\(run.errors)")
         let report = try #require(try OperationsTests.json(run.output).array)
         #expect(report.map { $0["line"]?.int64 ?? 0 } == [1, 3, 4, 5, 6, 7, 8, 9, 10, 11])
-        #expect(report.map { $0["outcome"]?.string ?? "" } == ["made", "made", "exists", "skipped", "refused", "refused", "refused", "refused", "made", "refused"])
+        #expect(report.map { $0["outcome"]?.string ?? "" } == ["made", "made", "exists", "made", "refused", "refused", "refused", "refused", "made", "refused"])
         #expect(report.map { $0["source_user_id"]?.string } == ["auth0|1", "auth0|2", "auth0|3", "auth0|4", nil, "auth0|6", "auth0|7", "auth0|8", "auth0|9", nil])
         let one = try #require(try server.store.user(email: "one@signet.test"))
         #expect(report[0]["user_id"] == .string(one.id) && one.emailVerified && one.name == "One" && one.createdAt == 1_614_853_230_123)
         let two = try #require(try server.store.user(email: "two@signet.test"))
         #expect(two.locale == "es" && !two.emailVerified && two.createdAt == 1_641_092_645_000)
         #expect(try server.store.user(email: "later@signet.test").map { $0.createdAt <= Int64(Date().timeIntervalSince1970 * 1000) } == true)
-        #expect(try server.store.user(email: "blocked@signet.test") == nil && server.store.users(UserQuery()).total == 3)
+        let blocked = try #require(try server.store.user(email: "blocked@signet.test"))
+        #expect(blocked.blocked && report[3]["detail"] == .string("blocked, as in the export") && !one.blocked)
+        #expect(try server.store.users(UserQuery()).total == 4)
         let imported = try server.store.auditEvents(limit: 100).filter { $0.kind == AuditKind.adminUserCreated.rawValue }
-        #expect(imported.count == 3 && imported.allSatisfy { $0.detail == "imported; nothing mailed" && $0.clientID == "signet-admin" })
+        #expect(imported.count == 4 && imported.allSatisfy { $0.clientID == "signet-admin" })
+        #expect(imported.map { $0.detail ?? "" }.sorted() == ["imported blocked; nothing mailed", "imported; nothing mailed", "imported; nothing mailed", "imported; nothing mailed"])
         // Run again: nothing is made twice.
         let again = try OperationsTests.signet(["admin", "users", "import", file.path] + database, in: server.directory)
-        #expect(again.status == 2 && again.output.contains("10 record(s): 0 made, 4 exists, 1 skipped, 5 refused; nothing mailed"), "\(again.output)")
-        #expect(try server.store.users(UserQuery()).total == 3)
+        #expect(again.status == 2 && again.output.contains("10 record(s): 0 made, 5 exists, 5 refused; nothing mailed"), "\(again.output)")
+        #expect(try server.store.users(UserQuery()).total == 4)
         // A JSON array, all made: exit 0.
         let array = server.directory.appendingPathComponent("array.json")
         try #"[{"email": "arr@signet.test", "name": "Arr"}, {"email": "ray@signet.test"}]"#.write(to: array, atomically: true, encoding: .utf8)
         let arrayRun = try OperationsTests.signet(["admin", "users", "import", array.path] + database, in: server.directory)
-        #expect(arrayRun.status == 0 && arrayRun.output.contains("2 record(s): 2 made, 0 exists, 0 skipped, 0 refused"), "\(arrayRun.output) \(arrayRun.errors)")
+        #expect(arrayRun.status == 0 && arrayRun.output.contains("2 record(s): 2 made, 0 exists, 0 refused"), "\(arrayRun.output) \(arrayRun.errors)")
         let broken = server.directory.appendingPathComponent("broken.json")
         try "[{\"email\": \"x@signet.test\"},".write(to: broken, atomically: true, encoding: .utf8)
         #expect(try OperationsTests.signet(["admin", "users", "import", broken.path] + database, in: server.directory).status == 2)
         #expect(try OperationsTests.signet(["admin", "users", "import", server.directory.appendingPathComponent("none.json").path] + database, in: server.directory).status == 2)
-        #expect(try server.store.users(UserQuery()).total == 5)
+        #expect(try server.store.users(UserQuery()).total == 6)
     }
 }

@@ -22,22 +22,23 @@ extension Ceremonies {
 
     /// `signet admin users import`: one account of another service's export, made as
     /// ``createUser(_:by:context:)`` makes one, keeping when it was made there (`createdAt`, in
-    /// milliseconds; a time in the future is taken as now).
-    public func importUser(_ new: ManagementNewUser, createdAt: Int64?, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
-        try makeAccount(new, createdAt: createdAt.map { min($0, nowMillis) } ?? nowMillis, by: caller, context: context)
+    /// milliseconds; a time in the future is taken as now) and whether it was blocked there (a
+    /// blocked account is made blocked, in the same insert, and never mailed).
+    public func importUser(_ new: ManagementNewUser, createdAt: Int64?, blocked: Bool, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
+        try makeAccount(new, createdAt: createdAt.map { min($0, nowMillis) } ?? nowMillis, blocked: blocked, by: caller, context: context)
     }
 
     /// The account of `new`, made now, or with `createdAt` one imported from an export that was
     /// made then (its audit row says so).
-    func makeAccount(_ new: ManagementNewUser, createdAt: Int64?, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
+    func makeAccount(_ new: ManagementNewUser, createdAt: Int64?, blocked: Bool = false, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
         let (email, name, language) = try Self.checked(new)
         // Its owner's way in is a code by mail: without mail nobody could ever enter it.
         guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "an account made here is entered by email code, and no email.smtp_url is configured") }
         if try store.user(email: email) != nil { throw AuthError(.userExists, "an account with this email exists") }
         let user = UserRecord(id: newUserID(), handle: random(32), email: email, name: name, emailVerified: new.email_verified ?? false,
-                              createdAt: createdAt ?? nowMillis, locale: language)
-        let told = new.verify_email ?? true
-        let detail = (createdAt == nil ? "" : "imported; ") + (told ? "the address told" : "nothing mailed")
+                              createdAt: createdAt ?? nowMillis, locale: language, blocked: blocked)
+        let told = (new.verify_email ?? true) && !blocked
+        let detail = (createdAt == nil ? "" : blocked ? "imported blocked; " : "imported; ") + (told ? "the address told" : "nothing mailed")
         let event = pendingAuditEvent(.adminUserCreated, user: user.id, client: caller.clientID, detail: detail, context: context)
         try store.perform([.createAccount(user), .audit(event)] + (told ? notice(.accountCreated, to: user) : []))
         counted(event)

@@ -53,7 +53,8 @@ public enum StoreWrite: Sendable {
     case addCredential(CredentialRow)
     case refreshToken(RefreshTokenRow)
     case audit(AuditEvent)
-    /// Creates an account with no credential yet (a sign-up by email code);
+    /// Creates an account with no credential yet (a sign-up by email code, an operator's, or
+    /// an imported one, which may be blocked already);
     /// ``StoreError/Code/emailTaken`` fails the batch.
     case createAccount(UserRecord)
     /// Marks the account's email address verified.
