@@ -86,6 +86,37 @@ import Testing
         #expect(tablet["session"]?["accessToken"]?.string != nil && tablet["dpopKey"]?.string != nil)
     }
 
+    @Test("the closed sign-up walkthrough: a stranger's sign-up refused, an operator's account, its code sign-in, a passkey added and signing in")
+    func closedWalkthrough() throws {
+        let lines = try Self.commands("quickstart-closed")
+        #expect(lines.count == 7 && lines.first?.hasPrefix("SIGNET_SIGNUP=false scripts/run.sh ") == true)
+        let server = try ServerProcess(environment: ["SIGNET_SIGNUP": "false"])
+        var results: [(status: Int32, output: String)] = []
+        for line in lines.dropFirst() {
+            let command = line.replacingOccurrences(of: "scripts/run.sh", with: ServerProcess.binary.path)
+                .replacingOccurrences(of: "127.0.0.1:8080", with: "127.0.0.1:\(server.port)")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", command]
+            process.currentDirectoryURL = server.directory
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            results.append((process.terminationStatus, output))
+        }
+        #expect(results[0].status == 1 && results[0].output.contains("\"error\":\"signup_disabled\""), "\(results[0].output)")
+        #expect(results[1].status == 0 && results[1].output.contains("grace@example.com"), "\(results[1].output)")
+        for (line, result) in zip(lines.dropFirst(3), results.dropFirst(2)) {
+            let json = try StrictJSON().parse(Array(result.output.utf8).filter { $0 != 10 })
+            #expect(result.status == 0 && json["ok"] == .bool(true), "\(line): \(result.output)")
+        }
+        let signedIn = try StrictJSON().parse(Array(try #require(results.last).output.utf8).filter { $0 != 10 })
+        #expect(signedIn["email"] == .string("grace@example.com"))
+    }
+
     /// Runs `lines` one by one in a fresh server's folder, each expected to print `"ok": true`;
     /// returns the server, still running.
     static func run(_ lines: [String]) throws -> ServerProcess {
