@@ -594,9 +594,27 @@ try:
     report["par_invalid_page"] = by_test_id(driver, "error").get_attribute("data-reason")
     report["par_invalid_text"] = by_test_id(driver, "error").text
     shoot(driver, "par-invalid")
+
+    # 11. An operator's enrollment link, opened in a browser whose authenticator holds nothing:
+    #     the link leaves the address bar, the account's address shows, and one click makes the
+    #     first passkey and lands signed in on the account page. The link works once.
+    swap_authenticator(driver)
+    driver.delete_all_cookies()
+    link = os.environ["SIGNET_ENROLLMENT_LINK"]
+    driver.get(link)
+    report["enroll_email"] = wait_for(driver, lambda d: by_test_id(d, "enroll-email").text)
+    report["enroll_link_hidden"] = "#" not in driver.current_url and "/enroll" in driver.current_url
+    shoot(driver, "enroll")
+    click(driver, lambda d: by_test_id(d, "enroll"))
+    report["enroll_signed_in"] = signed_in_as(driver)
+    report["enroll_passkeys"] = len(driver.find_elements(By.CSS_SELECTOR, "[data-credential-id]"))
+    driver.delete_all_cookies()
+    driver.get(link)
+    wait_for(driver, lambda d: d.find_element(By.ID, "status").text not in ("", "Checking the link…"))
+    report["enroll_again"] = driver.find_element(By.ID, "status").text
     report["console_errors"] = [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE" and "favicon" not in e["message"]
                                 and "/login/code/verify" not in e["message"] and "/login/passkey" not in e["message"] and "client_id=nobody" not in e["message"]
-                                and "request_uri=" not in e["message"]]
+                                and "request_uri=" not in e["message"] and "/enroll/options" not in e["message"]]
 except TimeoutException as error:
     report["failed"] = f"timed out at {driver.current_url}: " + driver.find_element(By.TAG_NAME, "body").text[:500]
 except Exception as error:

@@ -52,6 +52,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
     case actionVerified = "action_verified"
     // Operators: the Management API and `signet admin`.
     case adminUserCreated = "admin_user_created"
+    case adminEnrollmentLink = "admin_enrollment_link"
     case adminUserUpdated = "admin_user_updated"
     case adminUserBlocked = "admin_user_blocked"
     case adminUserUnblocked = "admin_user_unblocked"
@@ -116,6 +117,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .actionApproved: "A high-risk action approved by a device key or passkey; a failure names the reason."
         case .actionVerified: "An action token verified, and used up, by a resource server (`POST /actions/verify`)."
         case .adminUserCreated: "An operator made an account for an address; its owner signs in with an email code, then adds a passkey."
+        case .adminEnrollmentLink: "An operator made a link that adds a first passkey to an account without one; `detail` says until when."
         case .adminUserUpdated: "An operator changed a user's name, address or verification."
         case .adminUserBlocked: "An operator blocked a user: every grant refused, sessions ended."
         case .adminUserUnblocked: "An operator unblocked a user."
@@ -153,7 +155,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .refreshTokenRevoked: ("srrt", "srrt")
         case .clientCredentials: ("seccft", "feccft")
         case .adminUserDeleted: ("sdu", "sdu")
-        case .adminUserCreated, .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted, .adminRecoveryCancelled,
+        case .adminUserCreated, .adminEnrollmentLink, .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted, .adminRecoveryCancelled,
              .adminSessionsRevoked, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet,
              .adminClientUpdated: ("sapi", "fapi")
         default: nil

@@ -83,6 +83,18 @@ public struct ManagementNewUser: Codable, Sendable, Equatable {
     }
 }
 
+/// The answer of `POST /api/v2/tickets/passkey-enrollment` (Signet's, shaped as Auth0's tickets):
+/// the link that adds a first passkey to the account, and until when it works.
+public struct EnrollmentLink: Codable, Sendable, Equatable {
+    /// `{issuer}/enroll#…`: the part after `#` never reaches a server's log or a `Referer`.
+    public var ticket: String
+    public var expires_at: String
+    public init(ticket: String, expires_at: String) {
+        self.ticket = ticket
+        self.expires_at = expires_at
+    }
+}
+
 /// `PATCH /api/v2/users/{id}` body: only these members may be sent.
 public struct ManagementUserPatch: Codable, Sendable, Equatable {
     public var blocked: Bool?

@@ -66,6 +66,9 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     /// Accounts are made by an operator here (`signup: false`): passkey and email-code sign-up,
     /// the sign-up page and `prompt=create` are refused, before anything about the address is read.
     case signupDisabled = "signup_disabled"
+    /// An enrollment link is for an account's first passkey: this account has one (its owner adds
+    /// more from the account page, or recovers the account).
+    case userHasPasskey = "user_has_passkey"
     // Email codes, recovery codes and recovery.
     case connectionDisabled = "connection_disabled"
     case otpInvalid = "otp_invalid"
@@ -178,7 +181,7 @@ extension Reason {
         case .headersTooLarge: 431
         case .unsupportedMediaType: 415
         case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
-        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured: 409
+        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .userHasPasskey: 409
         case .rateLimited: 429
         case .userUnknown, .authenticationMethodUnknown, .clientNotFound: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .signupDisabled, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
@@ -285,6 +288,7 @@ extension Reason {
         case .counterRegression: "The signature counter went backwards: possibly a cloned authenticator."
         case .userExists: "An account with this email exists; sign in with its passkey instead."
         case .signupDisabled: "New accounts are made by an administrator here; ask yours for one."
+        case .userHasPasskey: "This account has a passkey already: sign in with it, and add more from the account page."
         case .lastCredential: "This is the account's last passkey and its only way in; add another first."
         case .connectionDisabled: "Sign-in by email code is not enabled here."
         case .otpInvalid: "Wrong email or verification code."

@@ -17,6 +17,11 @@ package struct AuthSession: Sendable, Equatable {
         /// Adding a passkey the browser may create without a gesture (`mediation: "conditional"`,
         /// after an email-code sign-in): the registration may have UP clear.
         case addPasskeyConditional = "add_passkey_conditional"
+        /// An enrollment link (`POST /api/v2/tickets/passkey-enrollment`): not a ceremony but the
+        /// operator's permission, for days, to add a first passkey to the account it names; each
+        /// try at `/enroll` runs an `addPasskey` session of its own, and the link's ID is its
+        /// single-use mark.
+        case enrollment
     }
 
     /// 16 random bytes: the single-use mark.
@@ -84,13 +89,13 @@ package struct SessionSealer: Sendable {
     // MARK: format 2
 
     /// Format 2: the byte 2; the kind (0 sign-up, 1 sign-in, 2 add-passkey, 3 step-up, 4
-    /// conditional add-passkey); flags (bit 0 user
+    /// conditional add-passkey, 5 enrollment link); flags (bit 0 user
     /// verification required, bits 1–4 user ID, user handle, email, name present); the expiry,
     /// 8 bytes big-endian; then the ID, the challenge, the client ID and the optional fields
     /// present, each as a 2-byte big-endian length and its bytes; then the number of allowed
     /// credential IDs (1 byte) and each, length-prefixed the same way.
     static let format: UInt8 = 2
-    package static let kinds: [AuthSession.Kind] = [.signUp, .signIn, .addPasskey, .stepUp, .addPasskeyConditional]
+    package static let kinds: [AuthSession.Kind] = [.signUp, .signIn, .addPasskey, .stepUp, .addPasskeyConditional, .enrollment]
 
     /// `nil` when a field is longer than a 2-byte length can say.
     package static func encode(_ s: AuthSession) -> [UInt8]? {

@@ -27,6 +27,21 @@ extension SignetService {
         r.add("POST", "/api/v2/users", needs: .management(.createUsers)) { s, call in
             try Wire.encode(s.ceremonies.createUser(ManagementNewUser(wire: s.body(call)), by: call.administrator, context: call.context), status: 201)
         }
+        // Signet's own, shaped as Auth0's tickets: a link that adds a first passkey.
+        r.add("POST", "/api/v2/tickets/passkey-enrollment", needs: .management(.createUserTickets)) { s, call in
+            let body = try s.body(call)
+            guard let object = body.object else { throw AuthError.malformed("the body must be a JSON object") }
+            if let unknown = object.keys.first(where: { !["user_id", "ttl_sec"].contains($0) }) {
+                throw AuthError.malformed("\"\(unknown.prefix(40))\" is not taken here: send user_id, and ttl_sec if not 7 days")
+            }
+            var lifetime: Int?
+            if let value = body["ttl_sec"], value != .null {
+                guard let seconds = value.int64, let fits = Int(exactly: seconds) else { throw AuthError.malformed("ttl_sec must be a whole number of seconds") }
+                lifetime = fits
+            }
+            return try Wire.encode(s.ceremonies.createEnrollmentLink(userID: try body.member("user_id"), lifetime: lifetime, by: call.administrator, context: call.context),
+                                   status: 201)
+        }
         r.add("GET", "/api/v2/users/{id}", needs: .management(.readUsers)) { s, call in
             let user = try Self.selecting(try Self.userFields(call.request.query), Wire.value(s.ceremonies.managedUser(id: call.parameter("id"))))
             return .json(200, Array(user.serialized.utf8))

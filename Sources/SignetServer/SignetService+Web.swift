@@ -37,6 +37,25 @@ extension SignetService {
         r.add("POST", "/login/code", needs: Needs(rateLimit: .passwordlessPerIP)) { s, call in s.pageOrError(call) { try s.sendCode(call, signUp: false) } }
         r.add("POST", "/signup", needs: Needs(rateLimit: .passwordlessPerIP)) { s, call in s.pageOrError(call) { try s.sendCode(call, signUp: true) } }
         r.add("POST", "/login/code/verify") { s, call in s.pageOrError(call) { try s.verifyCode(call) } }
+        // An operator's link to a first passkey: the page, then the script's two calls.
+        r.add("GET", "/enroll") { s, call in
+            s.pageOrError(call) { s.page("enroll", title: "enroll_title", Pages.enroll, [:], browser: try s.browser(call.request), url: "/enroll") }
+        }
+        r.add("POST", "/enroll/options", needs: Needs(rateLimit: .signUpPerIP)) { s, call in
+            _ = try s.checkCSRF(call.request, form: nil, signedIn: false)
+            let (start, email) = try s.ceremonies.beginEnrollment(ticket: try s.body(call).member("ticket"))
+            return .json(200, JSONValue.object(["authn_params_public_key": start.options, "auth_session": .string(start.authSession), "email": .string(email)]).serializedBytes)
+        }
+        r.add("POST", "/enroll/passkey") { s, call in
+            let browser = try s.checkCSRF(call.request, form: nil, signedIn: false)
+            let body = try s.body(call)
+            guard let credential = try body.optionalCredential() else { throw AuthError.malformed("missing member \"authn_response\"") }
+            let signIn = try s.ceremonies.completeEnrollment(ticket: try body.member("ticket"), authSession: try body.member("auth_session"), credential: credential,
+                                                             userAgent: call.request.header("user-agent"), context: call.context)
+            var response = HTTPResponse.json(200, JSONValue.object(["redirect": .string("/account?notice=added")]).serializedBytes)
+            response.headers += s.signedIn(signIn, browser: browser, context: call.context)
+            return response
+        }
     }
 
     /// A page handler's refusals as the error page, never JSON.

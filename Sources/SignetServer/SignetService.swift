@@ -102,7 +102,7 @@ public final class SignetService: HTTPHandler, Sendable {
 
     /// The JSON API, which CORS opens to the clients' `allowed_origins`; the pages never.
     static func isAPIPath(_ path: String) -> Bool {
-        !["/login", "/signup", "/account", "/device", "/authorize", "/logout", "/assets"].contains { path == $0 || path.hasPrefix($0 + "/") }
+        !["/login", "/signup", "/enroll", "/account", "/device", "/authorize", "/logout", "/assets"].contains { path == $0 || path.hasPrefix($0 + "/") }
     }
 
     /// A CORS preflight (Fetch §3.2.2): allowed for a configured origin on the JSON API, with the

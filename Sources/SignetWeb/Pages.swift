@@ -19,7 +19,7 @@ public enum Pages {
         <body>
         <div id="page" data-page="{{page}}" data-csrf="{{csrf}}" data-authorization="{{authorization}}" data-next="{{next}}" data-rp-id="{{rpID}}" \
         data-msg-no-passkey="{{t.msg_no_passkey}}" data-msg-unsupported="{{t.msg_unsupported}}" data-msg-failed="{{t.msg_failed}}" \
-        data-msg-working="{{t.msg_working}}" data-msg-offer-done="{{t.offer_done}}">
+        data-msg-working="{{t.msg_working}}" data-msg-offer-done="{{t.offer_done}}" data-msg-no-link="{{t.enroll_no_link}}">
         <header class="brand"><span class="mark" aria-hidden="true"></span>{{service}}</header>
         <main class="card">
         {{body}}
@@ -110,6 +110,18 @@ public enum Pages {
         <button type="button" id="create-passkey" class="primary wide" data-testid="create-passkey">{{t.create_passkey}}</button>
         <p id="status" class="status" role="status" aria-live="polite"></p>
         <a class="button secondary wide" href="{{next}}" data-testid="skip-passkey" id="skip-passkey">{{t.not_now}}</a>
+        """)
+
+    /// `/enroll#LINK`: an operator's link to a first passkey. The link stays in the fragment,
+    /// which the browser never sends; the script reads it, shows the account's address and
+    /// makes the passkey.
+    public static let enroll = Template("""
+        <h1>{{t.enroll_title}}</h1>
+        <p>{{t.enroll_text}}</p>
+        <p class="who" id="enroll-email" data-testid="enroll-email"></p>
+        <button type="button" id="enroll" class="primary wide" data-testid="enroll" hidden>{{t.create_passkey}}</button>
+        <p id="status" class="status" role="status" aria-live="polite">{{t.enroll_checking}}</p>
+        <noscript><p class="message error" role="alert">{{t.enroll_needs_script}}</p></noscript>
         """)
 
     /// `/account`.

@@ -160,6 +160,38 @@ public enum Script {
         });
       }
 
+      // /enroll#LINK: an operator's link to a first passkey. The link is taken out of the address
+      // bar and the history at once (it is a credential) and kept in this tab alone, for a reload
+      // or another language; checked; then the passkey made and the browser signed in.
+      if (data.page === "enroll") {
+        const kept = "signet-enrollment";
+        const ticket = window.location.hash.slice(1) || sessionStorage.getItem(kept) || "";
+        if (window.location.hash) { sessionStorage.setItem(kept, ticket); history.replaceState(null, "", window.location.pathname + window.location.search); }
+        const button = document.getElementById("enroll");
+        if (!ticket) say(data.msgNoLink);
+        else if (!webauthn) say(data.msgUnsupported);
+        else {
+          post("/enroll/options", { ticket }).then((first) => {
+            document.getElementById("enroll-email").textContent = first.email;
+            button.hidden = false;
+            say("");
+            let start = first;
+            button.addEventListener("click", async () => {
+              say(data.msgWorking);
+              try {
+                start = start || await post("/enroll/options", { ticket });
+                const options = start;
+                start = null;
+                const credential = await navigator.credentials.create({ publicKey: creationOptions(options.authn_params_public_key) });
+                const done = await post("/enroll/passkey", { ticket, auth_session: options.auth_session, authn_response: credentialJSON(credential) });
+                sessionStorage.removeItem(kept);
+                go(done.redirect);
+              } catch (error) { explain(error); }
+            });
+          }).catch(explain);
+        }
+      }
+
       async function addPasskey(conditional, signal) {
         const start = await post("/account/passkeys/options", { conditional: !!conditional });
         const options = { publicKey: creationOptions(start.authn_params_public_key) };

@@ -13,6 +13,7 @@ enum AdminCommand {
         usage: signet admin users list [--query Q] [--page N] | show ID | block ID | unblock ID | delete ID
                signet admin users add --email EMAIL [--name NAME] [--locale TAG] [--verified] [--no-mail]
                signet admin users import FILE [--mail]   (Auth0's user export: JSON lines or an array)
+               signet admin users enrollment-link ID [--ttl SECONDS]   (a link that adds a first passkey)
                signet admin users sign-out ID | remove-method ID METHOD_ID | cancel-recovery ID
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
@@ -46,7 +47,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--user", "--event", "--type", "--take", "--email", "--locale"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -90,6 +91,7 @@ enum AdminCommand {
             case ("users", "list"): try admin.listUsers()
             case ("users", "add") where options.positional.count == 2: try admin.addUser()
             case ("users", "import"): try admin.importUsers()
+            case ("users", "enrollment-link"): try admin.enrollmentLink(try admin.id())
             case ("users", "show"): try admin.showUser(try admin.id())
             case ("users", "block"): try admin.block(try admin.id(), true)
             case ("users", "unblock"): try admin.block(try admin.id(), false)
@@ -184,6 +186,18 @@ struct Admin {
             user   \(Self.printable(user.user_id))
             email  \(Self.printable(user.email))\(options.noMail ? "" : " (told by mail, where mail is configured)")
             next   its owner signs in with an email code to this address, then adds a passkey
+            """)
+    }
+
+    /// `users enrollment-link ID`: `POST /api/v2/tickets/passkey-enrollment` on the database.
+    func enrollmentLink(_ id: String) throws {
+        let lifetime = try options.one("--ttl").map { try Admin.integer($0, "--ttl", default: 0) }
+        let link = try ceremonies.createEnrollmentLink(userID: id, lifetime: lifetime, by: .commandLine, context: context)
+        if options.json { return try emit(link) }
+        print("""
+            link     \(link.ticket)
+            expires  \(link.expires_at)
+            once     the first passkey it adds signs its owner in; hand it over as you would a password
             """)
     }
 

@@ -1,5 +1,7 @@
 import Foundation
+import SignetAPI
 import SignetAuth
+import SignetServer
 import SignetWebAuthn
 import Testing
 
@@ -40,6 +42,11 @@ struct WebBrowserTests {
             web.backchannelLogoutURI = "http://127.0.0.1:\(callbackPort)/backchannel"
             c.clients.append(web)
         }
+        // An account an operator made, and the link that adds its first passkey (step 11).
+        let operatorMade = try server.app.service.ceremonies.createUser(ManagementNewUser(email: "lin@example.test", name: "Lin", verify_email: false),
+                                                                        by: .commandLine, context: RequestContext(remoteAddress: "local", requestID: "test"))
+        let enrollment = try server.app.service.ceremonies.createEnrollmentLink(userID: operatorMade.user_id, lifetime: nil, by: .commandLine,
+                                                                                context: RequestContext(remoteAddress: "local", requestID: "test"))
         let shots = Self.root.appendingPathComponent(".build/screenshots")
         let script = Self.root.appendingPathComponent("scripts/browser-check.py").path
         let process = Process()
@@ -47,6 +54,7 @@ struct WebBrowserTests {
         process.arguments = [script, issuer, smtp.maildir.path, shots.path, "web", "http://127.0.0.1:\(callbackPort)/callback", "https://api.signet.test", "bank"]
         var environment = ProcessInfo.processInfo.environment
         environment["SIGNET_RS_SECRET"] = TestServer.bankSecret
+        environment["SIGNET_ENROLLMENT_LINK"] = enrollment.ticket
         environment["SE_OFFLINE"] = "true"  // Selenium Manager must not look for drivers online
         process.environment = environment
         let output = Pipe(), input = Pipe(), errors = Pipe()
@@ -143,9 +151,14 @@ struct WebBrowserTests {
         #expect(r["spanish_title"] == .string("Iniciar sesión") && r["spanish_lang"] == .string("es"))
         #expect(r["unknown_client_page"] == .string("client_unknown") && r["unknown_client_stayed"] == .bool(true))
         #expect(r["par_invalid_page"] == .string("request_uri_invalid") && r["par_invalid_text"]?.string?.contains("start again") == true, "\(r["par_invalid_text"]?.serialized ?? "")")
+        // An operator's enrollment link: the address shown, the link out of the address bar, the
+        // first passkey made and the browser signed in; then spent.
+        #expect(r["enroll_email"] == .string("lin@example.test") && r["enroll_link_hidden"] == .bool(true), "\(r["enroll_email"] ?? .null)")
+        #expect(r["enroll_signed_in"] == .string("lin@example.test") && r["enroll_passkeys"] == .number("1"), "\(r["enroll_signed_in"] ?? .null)")
+        #expect(r["enroll_again"]?.string?.contains("passkey already") == true, "\(r["enroll_again"] ?? .null)")
         #expect(r["horizontal_overflow"] == .array([]), "pages wider than the window: \(r["horizontal_overflow"]?.serialized ?? "")")
         #expect(r["console_errors"] == .array([]), "\(r["console_errors"]?.serialized ?? "")")
-        for page in ["login", "signup", "code", "offer", "account", "step-up", "login-passkey-only", "login-es", "error", "signout"] {
+        for page in ["login", "signup", "code", "offer", "account", "step-up", "login-passkey-only", "login-es", "error", "signout", "enroll"] {
             #expect(FileManager.default.fileExists(atPath: shots.appendingPathComponent("\(page)-phone.png").path), "no screenshot of \(page)")
         }
     }

@@ -12,10 +12,10 @@ extension Ceremonies {
 
     /// `POST /api/v2/users` (Auth0's create user) and `signet admin users add`: an account for
     /// an address, no credential yet, and unless `verify_email` is false a message telling the
-    /// address so (``Notice/accountCreated``) in the same transaction. Its owner's way in is an
-    /// email code, so without mail (no `email.smtp_url`) this is 400 `connection_disabled`. An
-    /// address with an account is 409 `user_exists`, also when another call takes it meanwhile
-    /// (the database's unique address).
+    /// address so (``Notice/accountCreated``) in the same transaction. Its owner gets in with an
+    /// email code, or, where mail cannot go, by an enrollment link
+    /// (``createEnrollmentLink(userID:lifetime:by:context:)``). An address with an account is 409
+    /// `user_exists`, also when another call takes it meanwhile (the database's unique address).
     public func createUser(_ new: ManagementNewUser, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
         try makeAccount(new, createdAt: nil, by: caller, context: context)
     }
@@ -32,12 +32,10 @@ extension Ceremonies {
     /// made then (its audit row says so).
     func makeAccount(_ new: ManagementNewUser, createdAt: Int64?, blocked: Bool = false, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
         let (email, name, language) = try Self.checked(new)
-        // Its owner's way in is a code by mail: without mail nobody could ever enter it.
-        guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "an account made here is entered by email code, and no email.smtp_url is configured") }
         if try store.user(email: email) != nil { throw AuthError(.userExists, "an account with this email exists") }
         let user = UserRecord(id: newUserID(), handle: random(32), email: email, name: name, emailVerified: new.email_verified ?? false,
                               createdAt: createdAt ?? nowMillis, locale: language, blocked: blocked)
-        let told = (new.verify_email ?? true) && !blocked
+        let told = (new.verify_email ?? true) && !blocked && configuration.email.canSend
         let detail = (createdAt == nil ? "" : blocked ? "imported blocked; " : "imported; ") + (told ? "the address told" : "nothing mailed")
         let event = pendingAuditEvent(.adminUserCreated, user: user.id, client: caller.clientID, detail: detail, context: context)
         try store.perform([.createAccount(user), .audit(event)] + (told ? notice(.accountCreated, to: user) : []))

@@ -22,6 +22,9 @@ public enum ManagementScope: String, CaseIterable, Sendable {
     /// `POST /api/v2/users`: an account made for an address, for deployments where only
     /// operators make accounts (`signup: false`).
     case createUsers = "create:users"
+    /// `POST /api/v2/tickets/passkey-enrollment`: a link that adds a first passkey (Auth0's
+    /// scope for its tickets).
+    case createUserTickets = "create:user_tickets"
     case updateUsers = "update:users"
     case deleteUsers = "delete:users"
     case readAuthenticationMethods = "read:authentication_methods"

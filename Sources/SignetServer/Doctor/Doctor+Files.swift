@@ -128,7 +128,7 @@ extension Doctor {
     // MARK: the configuration alone
 
     /// What the configuration alone tells: every web origin on the RP ID, the issuer's scheme,
-    /// with closed sign-up a way in for the accounts operators make, and the Android reminder
+    /// with closed sign-up how the accounts operators make are entered, and the Android reminder
     /// that the Play-signed app's certificate differs from the upload key.
     public func configurationChecks() -> [DoctorCheck] {
         var checks: [DoctorCheck] = []
@@ -149,8 +149,7 @@ extension Doctor {
         if !configuration.signUp {
             checks.append(configuration.email.canSend
                 ? .pass("signup", "only operators make accounts; their owners get in with an email code, then add a passkey")
-                : .fail("signup", "signup is false and mail cannot go anywhere: an account an operator makes could never be entered",
-                        fix: "set email.smtp_url (the owner's first way in is a code by mail), or signup: true"))
+                : .note("signup", "only operators make accounts, and mail cannot go anywhere: their owners get in only by enrollment links (signet admin users enrollment-link)"))
         }
         for app in androidApps {
             checks.append(.note("android.\(app.packageName)", app.fingerprints.count == 1

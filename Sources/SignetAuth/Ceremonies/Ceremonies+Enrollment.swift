@@ -1,0 +1,92 @@
+public import SignetAPI
+import SignetWebAuthn
+
+/// Enrollment links: an operator's way to let the owner of an account without a passkey add
+/// its first one, where mail cannot carry a code (or should not). The link holds a sealed
+/// ``AuthSession`` of kind `enrollment`: only this deployment makes one, it names the account,
+/// it expires, and its ID is marked used in the transaction that adds the passkey, so it works
+/// once. An account that has a passkey gets no link: adding to it is its owner's business (the
+/// account page) or a recovery's, whose hold a link must not skip.
+extension Ceremonies {
+    /// How long a link may work: 5 minutes to 30 days; 7 days unless the operator says.
+    public static let enrollmentLifetimes = 300...(30 * 86_400)
+    public static let defaultEnrollmentLifetime = 7 * 86_400
+
+    /// `POST /api/v2/tickets/passkey-enrollment` and `signet admin users enrollment-link`.
+    public func createEnrollmentLink(userID: String, lifetime: Int?, by caller: ManagementCaller, context: RequestContext) throws -> EnrollmentLink {
+        let seconds = lifetime ?? Self.defaultEnrollmentLifetime
+        guard Self.enrollmentLifetimes.contains(seconds) else {
+            throw AuthError.malformed("ttl_sec must be \(Self.enrollmentLifetimes.lowerBound) to \(Self.enrollmentLifetimes.upperBound) seconds")
+        }
+        let user = try existingUser(userID).user
+        try requireEnrollable(user)
+        let expiresAt = nowMillis + Int64(seconds) * 1000
+        let link = AuthSession(id: timeOrderedID(), kind: .enrollment, clientID: Self.webClient.id, challenge: [], userID: user.id, userHandle: user.handle,
+                               requireUserVerification: requireUserVerification, expiresAt: expiresAt)
+        let sealed = try sessions.seal(link)
+        let event = pendingAuditEvent(.adminEnrollmentLink, user: user.id, client: caller.clientID, detail: "until " + Self.iso(expiresAt), context: context)
+        try store.perform([.audit(event)])
+        counted(event)
+        return EnrollmentLink(ticket: configuration.issuer + "/enroll#" + sealed, expires_at: Self.iso(expiresAt))
+    }
+
+    /// An account a link may add a first passkey to: not blocked, no live passkey.
+    func requireEnrollable(_ user: UserRecord) throws {
+        guard !user.blocked else { throw AuthError(.userBlocked, "the account is blocked") }
+        guard try store.credentials(userID: user.id).allSatisfy({ $0.revokedAt != nil }) else {
+            throw AuthError(.userHasPasskey, "the account has a passkey; a link adds only the first")
+        }
+    }
+
+    /// The link `ticket` (the part after `#`) and its account, while both still allow it.
+    func enrollment(_ ticket: String) throws -> (link: AuthSession, user: UserRecord) {
+        guard let link = sessions.open(ticket), link.kind == .enrollment, let userID = link.userID else {
+            throw AuthError(.authSessionUnknown, "not an enrollment link of this deployment")
+        }
+        guard link.expiresAt > nowMillis else { throw AuthError(.authSessionExpired, "the enrollment link has expired") }
+        guard let user = try store.user(id: userID) else { throw AuthError(.userUnknown, "the link's account is gone") }
+        try requireEnrollable(user)
+        return (link, user)
+    }
+
+    /// `POST /enroll/options`: creation options for the link's account, in an `addPasskey`
+    /// session of their own (a failed try spends that session, never the link), and the
+    /// account's address for the page to show.
+    public func beginEnrollment(ticket: String) throws -> (start: CeremonyStart, email: String) {
+        let user = try enrollment(ticket).user
+        let options = rp.creationOptions(user: UserEntity(id: user.handle, name: user.email, displayName: user.name ?? user.email),
+                                         settings: creationSettings, random: random)
+        let session = AuthSession(id: timeOrderedID(), kind: .addPasskey, clientID: Self.webClient.id, challenge: options.challenge, userID: user.id,
+                                  userHandle: user.handle, requireUserVerification: requireUserVerification, expiresAt: sessionExpiry)
+        return (CeremonyStart(options: options.json, authSession: try sessions.seal(session)), user.email)
+    }
+
+    /// `POST /enroll/passkey`: the registration verified as every registration is, then in one
+    /// transaction the link and the session used, the passkey added, the sign-in recorded and an
+    /// SSO session begun with it; the address told where mail goes. A link used meanwhile (two
+    /// tabs) fails the whole transaction.
+    public func completeEnrollment(ticket: String, authSession: String, credential: CredentialJSON, userAgent: String?, context: RequestContext) throws -> WebSignIn {
+        let (link, user) = try enrollment(ticket)
+        let client = Self.webClient
+        return try redeem(authSession, clientID: client.id, ceremony: .passkeyAdded, credentialID: credential.rawId, context: context) { session in
+            guard session.kind == .addPasskey, session.userID == user.id else { throw AuthError(.ceremonyMismatch, "the auth_session is not for this link's account") }
+            guard credential.response.attestationObject != nil else { throw AuthError.malformed("authn_response must be a registration") }
+            let (row, userVerified) = try verifyRegistration(credential, session: session, owner: user.id, name: nil)
+            let credentialText = Base64URL.encode(row.id)
+            let amr = Self.passkeyMethods(userVerified: userVerified, hardwareBound: isHardwareBound(row))
+            let (cookie, web) = newWebSession(userID: user.id, amr: amr, credential: credentialText, userAgent: userAgent, context: context)
+            let event = pendingAuditEvent(.passkeyAdded, user: user.id, client: client.id, credential: credentialText, detail: "by an enrollment link", context: context)
+            do throws(StoreError) {
+                try store.perform([
+                    .useSession(id: link.id, expiresAt: link.expiresAt), .useSession(id: session.id, expiresAt: session.expiresAt), .addCredential(row),
+                    .recordLogin(userID: user.id, at: nowMillis), .webSession(web), .audit(event),
+                ] + notice(.passkeyAdded(name: KnownAuthenticators.names[row.aaguid]), to: user))
+            } catch {
+                guard error.code == .sessionUsed else { throw error }
+                throw AuthError(.authSessionUnknown, "the enrollment link was used meanwhile")
+            }
+            counted(event)
+            return WebSignIn(cookie: cookie, session: webSession(web, user: user))
+        }
+    }
+}
