@@ -63,20 +63,8 @@ import Testing
         let lines = try Self.commands("quickstart-device")
         #expect(lines.count == 6)
         let server = try ServerProcess()
-        let script = (["set -e"] + lines.map {
-            $0.replacingOccurrences(of: "scripts/run.sh", with: ServerProcess.binary.path).replacingOccurrences(of: "127.0.0.1:8080", with: "127.0.0.1:\(server.port)")
-        }).joined(separator: "\n")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", script]
-        process.currentDirectoryURL = server.directory
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(output)")
+        let (status, output) = try Self.shell((["set -e"] + lines).joined(separator: "\n"), server: server)
+        #expect(status == 0, "\(output)")
         let results = try output.split(separator: "\n").map { try StrictJSON().parse(Array($0.utf8)) }
         #expect(results.count == 4 && results.allSatisfy { $0["ok"] == .bool(true) }, "\(output)")
         // The tablet's account is the phone's, and its stored token is bound to its own key.
@@ -91,22 +79,7 @@ import Testing
         let lines = try Self.commands("quickstart-closed")
         #expect(lines.count == 7 && lines.first?.hasPrefix("SIGNET_SIGNUP=false scripts/run.sh ") == true)
         let server = try ServerProcess(environment: ["SIGNET_SIGNUP": "false"])
-        var results: [(status: Int32, output: String)] = []
-        for line in lines.dropFirst() {
-            let command = line.replacingOccurrences(of: "scripts/run.sh", with: ServerProcess.binary.path)
-                .replacingOccurrences(of: "127.0.0.1:8080", with: "127.0.0.1:\(server.port)")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-c", command]
-            process.currentDirectoryURL = server.directory
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            results.append((process.terminationStatus, output))
-        }
+        let results = try lines.dropFirst().map { try Self.shell($0, server: server) }
         #expect(results[0].status == 1 && results[0].output.contains("\"error\":\"signup_disabled\""), "\(results[0].output)")
         #expect(results[1].status == 0 && results[1].output.contains("grace@example.com"), "\(results[1].output)")
         for (line, result) in zip(lines.dropFirst(3), results.dropFirst(2)) {
@@ -117,29 +90,34 @@ import Testing
         #expect(signedIn["email"] == .string("grace@example.com"))
     }
 
+    /// One README line run by bash in `server`'s folder: the README runs the release build through
+    /// scripts/run.sh on port 8080; here the debug build and the test server's port stand in.
+    /// Its exit status and what it printed.
+    static func shell(_ line: String, server: ServerProcess) throws -> (status: Int32, output: String) {
+        let command = line.replacingOccurrences(of: "scripts/run.sh", with: ServerProcess.binary.path)
+            .replacingOccurrences(of: "127.0.0.1:8080", with: "127.0.0.1:\(server.port)")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", command]
+        process.currentDirectoryURL = server.directory
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
     /// Runs `lines` one by one in a fresh server's folder, each expected to print `"ok": true`;
     /// returns the server, still running.
     static func run(_ lines: [String]) throws -> ServerProcess {
         let server = try ServerProcess()
-        let directory = server.directory
         for line in lines {
-            // The README runs the release build through scripts/run.sh on port 8080; here the
-            // debug build and the test server's port stand in.
-            let command = line.replacingOccurrences(of: "scripts/run.sh", with: ServerProcess.binary.path)
-                .replacingOccurrences(of: "127.0.0.1:8080", with: "127.0.0.1:\(server.port)")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-c", command]
-            process.currentDirectoryURL = directory
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let output = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(line)")
-            let json = try StrictJSON().parse([UInt8](output).filter { $0 != 10 })
-            #expect(json["ok"] == .bool(true), "\(line): \(String(decoding: output, as: UTF8.self))")
+            let (status, output) = try shell(line, server: server)
+            #expect(status == 0, "\(line)")
+            let json = try StrictJSON().parse(Array(output.utf8).filter { $0 != 10 })
+            #expect(json["ok"] == .bool(true), "\(line): \(output)")
         }
         return server
     }
