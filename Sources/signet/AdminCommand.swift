@@ -11,7 +11,7 @@ import SignetWebAuthn
 enum AdminCommand {
     static let usage = """
         usage: signet admin users list [--query Q] [--page N] | show ID | block ID | unblock ID | delete ID
-               signet admin users add --email EMAIL [--name NAME] [--locale TAG] [--verified] [--no-mail]
+               signet admin users add --email EMAIL [--name NAME] [--locale TAG] [--verified] [--no-mail] [--link [--ttl SECONDS]]
                signet admin users import FILE [--mail]   (Auth0's user export: JSON lines or an array)
                signet admin users enrollment-link ID [--ttl SECONDS]   (a link that adds a first passkey)
                signet admin users sign-out ID | remove-method ID METHOD_ID | cancel-recovery ID
@@ -41,6 +41,7 @@ enum AdminCommand {
         var verified = false
         var noMail = false
         var mail = false
+        var link = false
         func one(_ name: String) -> String? { values[name]?.last }
     }
 
@@ -60,6 +61,7 @@ enum AdminCommand {
             case "--verified": options.verified = true
             case "--no-mail": options.noMail = true
             case "--mail": options.mail = true
+            case "--link": options.link = true
             case _ where valued.contains(arg):
                 guard let value = rest.next() else { return nil }
                 options.values[arg, default: []].append(value)
@@ -176,17 +178,31 @@ struct Admin {
 
     /// `users add`: what `POST /api/v2/users` does, for a deployment where only operators make
     /// accounts (`signup: false`).
+    /// With `--link`, also the enrollment link that adds the account's first passkey (for an
+    /// owner mail does not reach), and `--json` then prints `{"user", "enrollment"}`.
     func addUser() throws {
         guard let email = options.one("--email") else { throw AuthError.malformed("users add needs --email") }
+        let lifetime = try options.one("--ttl").map { try Admin.integer($0, "--ttl", default: 0) }
+        if lifetime.map({ !Ceremonies.enrollmentLifetimes.contains($0) }) == true || (lifetime != nil && !options.link) {
+            throw AuthError.malformed("--ttl goes with --link and is \(Ceremonies.enrollmentLifetimes.lowerBound) to \(Ceremonies.enrollmentLifetimes.upperBound) seconds")
+        }
         let user = try ceremonies.createUser(ManagementNewUser(email: email, name: options.one("--name"), email_verified: options.verified ? true : nil,
                                                                verify_email: !options.noMail, locale: options.one("--locale")),
                                              by: .commandLine, context: context)
-        if options.json { return try emit(user) }
+        let link = options.link ? try ceremonies.createEnrollmentLink(userID: user.user_id, lifetime: lifetime, by: .commandLine, context: context) : nil
+        if options.json {
+            struct Made: Encodable { let user: ManagementUser; let enrollment: EnrollmentLink }
+            return try link.map { try emit(Made(user: user, enrollment: $0)) } ?? emit(user)
+        }
         print("""
             user   \(Self.printable(user.user_id))
             email  \(Self.printable(user.email))\(options.noMail ? "" : " (told by mail, where mail is configured)")
-            next   its owner signs in with an email code to this address, then adds a passkey
             """)
+        if let link {
+            print("link   \(link.ticket)\n       until \(link.expires_at); it adds the first passkey and signs its owner in, once: hand it over as you would a password")
+        } else {
+            print("next   its owner signs in with an email code to this address, then adds a passkey")
+        }
     }
 
     /// `users enrollment-link ID`: `POST /api/v2/tickets/passkey-enrollment` on the database.

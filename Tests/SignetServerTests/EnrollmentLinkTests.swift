@@ -170,6 +170,14 @@ import Testing
         let unknown = try signet(["enrollment-link", "nobody"])
         #expect(unknown.status == 1 && unknown.errors.contains("user_unknown"))
         #expect(try signet(["enrollment-link", id, "--ttl", "5"]).status == 2)
-        #expect(try server.store.auditEvents(limit: 100).filter { $0.kind == AuditKind.adminEnrollmentLink.rawValue }.count == 2)
+        // Made and linked in one step.
+        let both = try OperationsTests.json(try signet(["add", "--email", "both@signet.test", "--no-mail", "--link", "--ttl", "900", "--json"]).output)
+        #expect(both["user"]?["email"] == .string("both@signet.test") && both["enrollment"]?["ticket"]?.string?.contains("/enroll#") == true)
+        let bothText = try signet(["add", "--email", "text@signet.test", "--no-mail", "--link"])
+        #expect(bothText.status == 0 && bothText.output.contains("link   ") && bothText.output.contains("/enroll#"))
+        #expect(try signet(["add", "--email", "ttl@signet.test", "--ttl", "900"]).status == 2)
+        #expect(try signet(["add", "--email", "ttl@signet.test", "--link", "--ttl", "5"]).status == 2)
+        #expect(try server.store.user(email: "ttl@signet.test") == nil)
+        #expect(try server.store.auditEvents(limit: 100).filter { $0.kind == AuditKind.adminEnrollmentLink.rawValue }.count == 4)
     }
 }
