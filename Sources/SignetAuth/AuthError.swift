@@ -77,7 +77,7 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
         case .unavailable: AuthError(.databaseUnavailable, e.detail)
         case .storageFull: AuthError(.storageFull, e.detail)
         case .sessionUsed: AuthError(.authSessionUnknown, "the auth_session was already used")
-        case .emailTaken: AuthError(.userExists, "an account with this email was created meanwhile")
+        case .emailTaken: AuthError(.userExists, "an account with this email exists")
         case .credentialTaken: AuthError(.credentialExists, "this passkey is already registered")
         case .deviceKeyLimit: AuthError(.deviceKeyLimit, "the account has the most live device keys allowed")
         case .rateLimited: AuthError(.rateLimited, e.detail)

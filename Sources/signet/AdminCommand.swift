@@ -182,10 +182,10 @@ struct Admin {
     /// owner mail does not reach), and `--json` then prints `{"user", "enrollment"}`.
     func addUser() throws {
         guard let email = options.one("--email") else { throw AuthError.malformed("users add needs --email") }
-        let lifetime = try options.one("--ttl").map { try Admin.integer($0, "--ttl", default: 0) }
-        if lifetime.map({ !Ceremonies.enrollmentLifetimes.contains($0) }) == true || (lifetime != nil && !options.link) {
-            throw AuthError.malformed("--ttl goes with --link and is \(Ceremonies.enrollmentLifetimes.lowerBound) to \(Ceremonies.enrollmentLifetimes.upperBound) seconds")
-        }
+        let lifetime = try linkLifetime()
+        guard lifetime == nil || options.link else { throw AuthError.malformed("--ttl goes with --link") }
+        // Checked before the account is made, so a bad --ttl makes nothing.
+        if options.link { _ = try Ceremonies.enrollmentLifetime(lifetime) }
         let user = try ceremonies.createUser(ManagementNewUser(email: email, name: options.one("--name"), email_verified: options.verified ? true : nil,
                                                                verify_email: !options.noMail, locale: options.one("--locale")),
                                              by: .commandLine, context: context)
@@ -198,22 +198,24 @@ struct Admin {
             user   \(Self.printable(user.user_id))
             email  \(Self.printable(user.email))\(options.noMail ? "" : " (told by mail, where mail is configured)")
             """)
-        if let link {
-            print("link   \(link.ticket)\n       until \(link.expires_at); it adds the first passkey and signs its owner in, once: hand it over as you would a password")
-        } else {
-            print("next   its owner signs in with an email code to this address, then adds a passkey")
-        }
+        if let link { Self.show(link) } else { print("next   its owner signs in with an email code to this address, then adds a passkey") }
     }
 
     /// `users enrollment-link ID`: `POST /api/v2/tickets/passkey-enrollment` on the database.
     func enrollmentLink(_ id: String) throws {
-        let lifetime = try options.one("--ttl").map { try Admin.integer($0, "--ttl", default: 0) }
-        let link = try ceremonies.createEnrollmentLink(userID: id, lifetime: lifetime, by: .commandLine, context: context)
+        let link = try ceremonies.createEnrollmentLink(userID: id, lifetime: try linkLifetime(), by: .commandLine, context: context)
         if options.json { return try emit(link) }
+        Self.show(link)
+    }
+
+    /// `--ttl SECONDS`, if given.
+    func linkLifetime() throws -> Int? { try options.one("--ttl").map { try Admin.integer($0, "--ttl", default: 0) } }
+
+    /// An enrollment link as `users add --link` and `users enrollment-link` print it.
+    static func show(_ link: EnrollmentLink) {
         print("""
-            link     \(link.ticket)
-            expires  \(link.expires_at)
-            once     the first passkey it adds signs its owner in; hand it over as you would a password
+            link   \(link.ticket)
+            until  \(link.expires_at): it adds the first passkey and signs its owner in, once; hand it over as you would a password
             """)
     }
 

@@ -89,7 +89,6 @@ extension Admin {
         } catch {
             let failure = AuthError(error)
             if failure.reason == .userExists { return outcome("exists", "an account with this address is here already") }
-            if failure.reason == .connectionDisabled { return outcome("refused", failure.detail) }
             return outcome("refused", failure.publicDetail ?? failure.detail)
         }
     }

@@ -32,7 +32,6 @@ extension Ceremonies {
     /// made then (its audit row says so).
     func makeAccount(_ new: ManagementNewUser, createdAt: Int64?, blocked: Bool = false, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
         let (email, name, language) = try Self.checked(new)
-        if try store.user(email: email) != nil { throw AuthError(.userExists, "an account with this email exists") }
         let user = UserRecord(id: newUserID(), handle: random(32), email: email, name: name, emailVerified: new.email_verified ?? false,
                               createdAt: createdAt ?? nowMillis, locale: language, blocked: blocked)
         let told = (new.verify_email ?? true) && !blocked && configuration.email.canSend

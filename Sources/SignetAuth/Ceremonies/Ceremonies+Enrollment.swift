@@ -12,12 +12,19 @@ extension Ceremonies {
     public static let enrollmentLifetimes = 300...(30 * 86_400)
     public static let defaultEnrollmentLifetime = 7 * 86_400
 
+    /// A link's lifetime in seconds: `seconds`, or the default when `nil`; 400 `malformed`
+    /// outside ``enrollmentLifetimes``.
+    public static func enrollmentLifetime(_ seconds: Int?) throws -> Int {
+        let seconds = seconds ?? defaultEnrollmentLifetime
+        guard enrollmentLifetimes.contains(seconds) else {
+            throw AuthError.malformed("ttl_sec must be \(enrollmentLifetimes.lowerBound) to \(enrollmentLifetimes.upperBound) seconds")
+        }
+        return seconds
+    }
+
     /// `POST /api/v2/tickets/passkey-enrollment` and `signet admin users enrollment-link`.
     public func createEnrollmentLink(userID: String, lifetime: Int?, by caller: ManagementCaller, context: RequestContext) throws -> EnrollmentLink {
-        let seconds = lifetime ?? Self.defaultEnrollmentLifetime
-        guard Self.enrollmentLifetimes.contains(seconds) else {
-            throw AuthError.malformed("ttl_sec must be \(Self.enrollmentLifetimes.lowerBound) to \(Self.enrollmentLifetimes.upperBound) seconds")
-        }
+        let seconds = try Self.enrollmentLifetime(lifetime)
         let user = try existingUser(userID).user
         try requireEnrollable(user)
         let expiresAt = nowMillis + Int64(seconds) * 1000
