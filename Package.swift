@@ -78,7 +78,7 @@ let package = Package(
             swiftSettings: strict),
         // What more than one test target needs, and nothing outside the tests.
         .target(name: "SignetTestSupport", dependencies: ["CSQLite", "SignetHTTP"], path: "Tests/SignetTestSupport", swiftSettings: strict),
-        .testTarget(name: "SignetStoreTests", dependencies: ["SignetStore", "SignetAuth", "CSQLite", "SignetTestSupport"], swiftSettings: strict),
+        .testTarget(name: "SignetStoreTests", dependencies: ["SignetStore", "SignetAuth", "SignetCrypto", "CSQLite", "SignetTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),
         .testTarget(

@@ -212,6 +212,57 @@ import Testing
         #expect(result.status == 2 && result.errors.contains("pg_dump"))
     }
 
+    @Test("signet copy into PostgreSQL (or a new SQLite file without it): a server on the copy signs every account in, redeems its refresh tokens, keeps its blocks and audit trail")
+    func copyToAnotherDatabase() throws {
+        let server = try TestServer()
+        let phones = try (0..<3).map { n in
+            let phone = Phone(server)
+            return (phone, try phone.signUp(email: "mover\(n)@signet.test"))
+        }
+        let blocked = try #require(jwtClaims(phones[2].1["access_token"]?.string)["sub"]?.string)
+        let source = ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path]
+        #expect(try Self.signet(["admin", "users", "block", blocked] + source, in: server.directory).status == 0)
+        let before = server.counts
+
+        // With a password in it, to check that none is printed (the test cluster trusts loopback).
+        let target: String
+        if let admin = ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"] {
+            let url = try PostgresAdmin.createDatabase(adminURL: admin, name: "m_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))
+            target = url.replacingOccurrences(of: "postgres://signet@", with: "postgres://signet:hunter2@")
+        } else {
+            target = "sqlite:" + server.directory.appendingPathComponent("moved.db").path
+        }
+        let copied = try Self.signet(["copy", "--to", target, "--json"] + source, in: server.directory)
+        #expect(copied.status == 0, "\(copied.errors)")
+        #expect(!copied.output.contains("hunter2") && !copied.errors.contains("hunter2"))
+        let report = try Self.json(copied.output)
+        let kek = try KeyEncryptionKey.load(environment: [:], file: server.directory.appendingPathComponent("signet.kek").path)
+        #expect(report["verified"] == .bool(true) && report["changed_since"] == .array([]) && report["key_encryption_key"] == .string(KeyEncryptionKey.id(kek)))
+        var tables: [String: Int] = [:]
+        for table in report["tables"]?.array ?? [] { tables[table["name"]?.string ?? ""] = table["rows"]?.int64.map { Int($0) } }
+        #expect(before.allSatisfy { tables[$0.key] == $0.value } && tables.count >= 20, "\(tables)")
+        // Into it again: it holds rows now, and is left as it is.
+        let again = try Self.signet(["copy", "--to", target] + source, in: server.directory)
+        #expect(again.status == 2 && (again.errors.contains("holds rows") || again.errors.contains("exists")), "\(again.errors)")
+        #expect(try Self.signet(["copy", "--to", "mysql://x"] + source, in: server.directory).status == 2)
+        #expect(try Self.signet(["copy", "--to", target, "--database", "sqlite:/nonexistent/signet.db"], in: server.directory).status == 2)
+
+        let moved = try TestServer(opening: (target, server.directory.appendingPathComponent("signet.kek")))
+        #expect(moved.counts == before)
+        for (phone, tokens) in phones.prefix(2) {
+            let signedIn = try Phone(moved, authenticator: phone.authenticator).signIn()
+            #expect(jwtClaims(signedIn["access_token"]?.string)["sub"] == jwtClaims(tokens["access_token"]?.string)["sub"])
+            // A refresh token issued before the move is redeemed after it.
+            let refreshed = try moved.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": tokens["refresh_token"] ?? .null]))
+            #expect(refreshed.status == 200 && refreshed.json["access_token"] != nil, "\(refreshed.json.serialized)")
+        }
+        let (session, credential, _) = try Phone(moved, authenticator: phones[2].0.authenticator).startSignIn()
+        #expect(try Phone(moved, authenticator: phones[2].0.authenticator).exchange(session: session, credential: credential).json["reason"] == .string("user_blocked"))
+        // The audit trail goes on after the copied rows.
+        let audited = try #require(moved.counts["audit_events"])
+        #expect(audited > before["audit_events"] ?? 0)
+    }
+
     @Test("metrics.listen moves /metrics to its own listener; the public one answers 404")
     func metricsListener() throws {
         let port = freeLoopbackPort()

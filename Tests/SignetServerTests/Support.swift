@@ -71,8 +71,10 @@ final class TestServer: @unchecked Sendable {
     /// - Parameter restoring: a database file (and the KEK file beside it) to start from, copied in.
     /// - Parameter sharing: another test server's directory, whose database and KEK this one uses
     ///   too (a second instance).
+    /// - Parameter opening: a database URL (SQLite or PostgreSQL) to serve in place, with the KEK
+    ///   file its keys are sealed under, copied in.
     init(_ transport: Transport = .inProcess, restoring: (database: URL, kek: URL)? = nil, sharing: URL? = nil,
-         _ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
+         opening: (database: String, kek: URL)? = nil, _ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
         self.transport = transport
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -80,8 +82,9 @@ final class TestServer: @unchecked Sendable {
             try FileManager.default.copyItem(at: restoring.database, to: directory.appendingPathComponent("signet.db"))
             try FileManager.default.copyItem(at: restoring.kek, to: directory.appendingPathComponent("signet.kek"))
         }
+        if let opening { try FileManager.default.copyItem(at: opening.kek, to: directory.appendingPathComponent("signet.kek")) }
         var configuration = TestServer.configuration(edit)
-        configuration.database = "sqlite:" + (sharing ?? directory).appendingPathComponent("signet.db").path
+        configuration.database = opening?.database ?? "sqlite:" + (sharing ?? directory).appendingPathComponent("signet.db").path
         configuration.keyEncryptionKeyFile = (sharing ?? directory).appendingPathComponent("signet.kek").path
         logFile = directory.appendingPathComponent("access.log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
