@@ -25,6 +25,10 @@ final class PostgresConnection: SQLSession {
             let message = conn.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
             throw StoreError(.unavailable, "cannot connect to PostgreSQL: \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
+        // libpq prints a server's notices to standard error as they come, outside the log's
+        // format: every start on a migrated database printed that `schema_migrations` exists.
+        // Warnings and errors still come.
+        PQclear(PQexec(conn, "SET client_min_messages = warning"))
     }
 
     /// Whether libpq considers the connection usable.

@@ -82,7 +82,7 @@ enum CopyCommand {
         } else {
             print("copied \(redacted(source)) to \(redacted(target)): \(report.rows) row(s) in \(report.tables.count) tables, schema \(report.schemaVersion), "
                   + "each table read back and checked, in \(String(format: "%.2f", seconds)) s")
-            let under = key.map { " (key-encryption key \($0))" } ?? ""
+            let under = key.map { ", ID \($0)" } ?? ""
             print("the signing keys and queued mail stay sealed: a server on the copy needs the same key-encryption key\(under)")
         }
         guard report.changedSince.isEmpty else {
