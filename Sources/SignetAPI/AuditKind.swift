@@ -41,6 +41,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
     case emailChangeStarted = "email_change_started"
     case emailChanged = "email_changed"
     case accountDeleted = "account_deleted"
+    case accountExported = "account_exported"
     // Recovery.
     case recoveryCodesCreated = "recovery_codes_created"
     case recoveryOpened = "recovery_opened"
@@ -109,6 +110,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .emailChangeStarted: "A change of address asked for: a code went to the new address."
         case .emailChanged: "The account's address changed; a failure names the reason."
         case .accountDeleted: "An account erased by its user; its rows stay under a pseudonym."
+        case .accountExported: "A copy of everything held about an account downloaded by its user (`GET /me/export`, the account page)."
         case .recoveryCodesCreated: "A new set of recovery codes made."
         case .recoveryOpened: "A code session added a credential to an account that had one: held until `detail`'s time."
         case .recoveryCancelled: "A holding recovery cancelled with an older credential: what it added is revoked."

@@ -25,6 +25,13 @@ extension SignetService {
     static func addAccountRoutes(_ r: inout Router<SignetService>) {
         r.add("GET", "/account") { s, call in s.pageOrError(call) { try s.accountPage(call) } }
         r.add("GET", "/account/passkey-offer") { s, call in s.pageOrError(call) { try s.offerPage(call) } }
+        // The account's data as a file (the page's "Download your data" link).
+        r.add("GET", "/account/export") { s, call in
+            s.pageOrError(call) {
+                guard let session = try s.browser(call.request).session else { return .redirect(to: "/login?return_to=%2Faccount") }
+                return try s.exportAnswer(s.ceremonies.accountExport(session.principal, context: call.context))
+            }
+        }
         // The script's calls.
         r.add("POST", "/account/passkeys/options") { s, call in
             let session = try s.signedInCall(call)
@@ -196,6 +203,13 @@ extension SignetService {
         // the request line's own limit bounds it.
         let safe = (next.hasPrefix("/authorize/continue?") && Self.isPlainPath(next, under: .max)) || Self.isOwnPage(next) ? next : "/account"
         return page("offer", title: "offer_title", Pages.offer, ["next": .text(safe)], browser: browser, signedIn: true, url: "/account/passkey-offer")
+    }
+
+    /// ``Ceremonies/accountExport(_:context:)``'s document as a file to save, never cached.
+    func exportAnswer(_ export: AccountExport) throws -> HTTPResponse {
+        var response = try Wire.encode(export)
+        response.headers.append(("Content-Disposition", "attachment; filename=\"account-data.json\""))
+        return response
     }
 
     /// The account page: passkeys, device keys, sessions (this one marked), recovery codes, the

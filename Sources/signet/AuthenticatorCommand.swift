@@ -23,6 +23,7 @@ enum AuthenticatorCommand {
           token --audience AUD                 an access token for a resource server, minted from the refresh token
           sessions                             where the account is signed in (this one marked current)
           end-session ID                       end one of them (steps up when the sign-in is old)
+          export                               the account's own copy of everything the server holds about it
           delete-account                       erase the account (steps up with the passkey when the sign-in is old)
           email-start --email EMAIL            mail a sign-in code to EMAIL
           email-signin --email EMAIL [--code CODE] [--mail-dir DIR]
@@ -97,7 +98,7 @@ enum AuthenticatorCommand {
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let command = args.first, (["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token", "delete-account", "sessions", "end-session"] + emailCommands + deviceCommands).contains(command) else {
+        guard let command = args.first, (["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token", "delete-account", "sessions", "end-session", "export"] + emailCommands + deviceCommands).contains(command) else {
             return usageError(usage)
         }
         var parsed: [String: String] = [:]
@@ -152,6 +153,8 @@ enum AuthenticatorCommand {
                 return .object(["ok": .bool(true)])
             case "sessions":
                 return .object(["ok": .bool(true), "sessions": try encode(try await client.sessions())])
+            case "export":
+                return .object(["ok": .bool(true), "export": try encode(try await client.exportAccount())])
             case "end-session":
                 guard let id = positional.first else { throw SignetError(.invalidResponse, "end-session needs the session's ID") }
                 try await client.revokeSession(id: id)

@@ -150,6 +150,23 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         await #expect(throws: SignetError(.notSignedIn, "")) { try await tablet.client.passkeys() }
     }
 
+    @Test("exportAccount() returns the account's own copy: its passkey with the public key the app's authenticator holds, its history")
+    func exportAccount() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        try await app.client.signUp(email: "keeper@signet.test")
+        let export = try await app.client.exportAccount()
+        let passkeys = try await app.client.passkeys()
+        #expect(export.format == AccountExport.formatName && export.account.email == "keeper@signet.test")
+        #expect(export.passkeys.map(\.id) == passkeys.map(\.id) && export.passkeys.first?.revoked_at == nil)
+        #expect(export.events.contains { $0.signet_event == "sign_up" })
+        // The download is in the account's history from then on.
+        let again = try await app.client.exportAccount()
+        #expect(again.events.first?.signet_event == "account_exported" && again.events.count > export.events.count)
+        try await app.client.signOut()
+        await #expect(throws: SignetError(.notSignedIn, "")) { try await app.client.exportAccount() }
+    }
+
     @Test("without a device key, approve() uses a passkey")
     func approveWithPasskey() async throws {
         let server = try ServerProcess()

@@ -1,0 +1,37 @@
+import Foundation
+public import SignetAPI
+import SignetWebAuthn
+
+extension Ceremonies {
+    /// `GET /me/export`, `/account/export`: everything Signet holds about the signed-in account,
+    /// for its owner (GDPR Art. 15(3) and Art. 20): the account, every passkey and device key it
+    /// has had with their public keys, where it is signed in, its recovery codes' count and open
+    /// recovery, and its audit events. No secret is in it. The download is audited
+    /// (`account_exported`: it hands over the account's history and addresses); the history read
+    /// here may not show that row yet, the next read does.
+    public func accountExport(_ principal: Principal, context: RequestContext) throws -> AccountExport {
+        let id = principal.user.id
+        let managed = try existingUser(id)
+        try recordAudit(.accountExported, user: id, client: principal.clientID, context: context)
+        let user = managed.user
+        let account = ExportedAccount(
+            user_id: user.id, user_handle: Base64URL.encode(user.handle), email: user.email, email_verified: user.emailVerified, name: user.name,
+            locale: user.locale, created_at: user.createdAt / 1000, updated_at: managed.updatedAt.map { $0 / 1000 },
+            last_login: managed.lastLogin.map { $0 / 1000 }, logins_count: managed.loginsCount, blocked: user.blocked)
+        let passkeys = try store.credentials(userID: id).map { c in
+            ExportedPasskey(id: Base64URL.encode(c.id), name: c.name, public_key: Base64URL.encode(c.publicKey), algorithm: c.algorithm, sign_count: c.signCount,
+                            aaguid: c.aaguid, authenticator: KnownAuthenticators.names[c.aaguid], attestation_format: c.format,
+                            backup_eligible: c.backupEligible, backup_state: c.backupState, transports: c.transports, created_at: c.createdAt / 1000,
+                            last_used_at: c.lastUsedAt.map { $0 / 1000 }, revoked_at: c.revokedAt.map { $0 / 1000 })
+        }
+        let deviceKeys = try store.deviceKeys(userID: id).map { k in
+            ExportedDeviceKey(id: k.id, device_id: k.deviceID, platform: k.platform, name: k.name, public_key: Base64URL.encode(k.publicKey),
+                              created_at: k.createdAt / 1000, last_used_at: k.lastUsedAt.map { $0 / 1000 }, revoked_at: k.revokedAt.map { $0 / 1000 })
+        }
+        let events = try store.auditEntries(AuditQuery(userID: id, limit: AccountExport.maxEvents + 1))
+        return AccountExport(
+            issuer: configuration.issuer, exported_at: nowMillis / 1000, account: account, passkeys: passkeys, device_keys: deviceKeys,
+            sessions: try sessionList(principal).sessions, recovery_codes: try recoveryCodesStatus(principal), recovery: try recovery(principal).recovery,
+            events: events.prefix(AccountExport.maxEvents).map(Self.wire), events_truncated: events.count > AccountExport.maxEvents)
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetStore
+import SignetWebAuthn
+import Testing
+
+/// `GET /me/export` and `/account/export`: the account's own copy of what Signet holds about it.
+@Suite struct AccountExportTests {
+    static func decoded(_ response: HTTPClient.Response) throws -> AccountExport {
+        try JSONDecoder().decode(AccountExport.self, from: Data(response.body))
+    }
+
+    @Test("everything held about the account: its record, every passkey and device key with public keys (revoked ones too), sessions, recovery, history; no secret; audited")
+    func everything() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        let tokens = try phone.signUp(email: "Ada.Export@signet.test")
+        let account = SignedIn(server, phone: phone, access: try #require(tokens["access_token"]?.string))
+        let refresh = try #require(tokens["refresh_token"]?.string)
+        let second = SoftwareAuthenticator()
+        let added = try account.addPasskey(second, name: "Old laptop")
+        let revokedID = try #require(added.json["id"]?.string)
+        #expect(try account.call("DELETE", "/me/passkeys/\(revokedID)").status == 204)
+        let key = try SoftwareDeviceKey(deviceID: "phone-1")
+        let keyID = try account.enroll(key)
+        #expect(try account.call("PATCH", "/me", .object(["name": .string("Ada")])).status == 200)
+        let other = try SignedIn(server, email: "someone.else@signet.test")
+
+        let response = try server.send("GET", "/me/export", headers: account.bearer)
+        #expect(response.status == 200 && response.headers["cache-control"] == "no-store")
+        #expect(response.headers["content-disposition"] == #"attachment; filename="account-data.json""#)
+        let export = try Self.decoded(response)
+        let user = try #require(try server.store.user(email: "ada.export@signet.test"))
+        #expect(export.format == "signet.account-export.v1" && export.issuer == server.app.configuration.issuer)
+        #expect(export.account.user_id == user.id && export.account.email == user.email && export.account.name == "Ada")
+        #expect(export.account.user_handle == Base64URL.encode(user.handle) && export.account.logins_count == 1 && !export.account.blocked)
+
+        // Both passkeys, the removed one with when; each as stored, so the key verifies its signatures.
+        let rows = try server.store.credentials(userID: user.id)
+        #expect(Set(export.passkeys.map(\.id)) == Set(rows.map { Base64URL.encode($0.id) }) && export.passkeys.count == 2)
+        let removed = try #require(export.passkeys.first { $0.id == revokedID })
+        #expect(removed.revoked_at != nil && removed.name == "Old laptop")
+        let live = try #require(export.passkeys.first { $0.revoked_at == nil })
+        let stored = try #require(rows.first { Base64URL.encode($0.id) == live.id })
+        #expect(live.public_key == Base64URL.encode(stored.publicKey) && live.algorithm == -7 && live.sign_count == stored.signCount)
+        #expect(try COSEKey(Base64URL.decode(live.public_key) ?? []).algorithm.rawValue == -7)
+        #expect(export.device_keys.map(\.id) == [keyID] && export.device_keys.first?.public_key == Base64URL.encode(key.publicKeySPKI))
+        #expect(export.sessions.count == 1 && export.recovery_codes.remaining == 0 && export.recovery == nil)
+
+        // The history, newest first.
+        let kinds = export.events.map(\.signet_event)
+        #expect(kinds.contains("sign_up") && kinds.contains("passkey_revoked") && kinds.contains("device_key_enrolled"))
+        #expect(!export.events_truncated && export.events.allSatisfy { $0.user_id == user.id })
+        let audited = try server.store.auditEvents(limit: 50).filter { $0.kind == "account_exported" }
+        #expect(audited.count == 1 && audited.first?.userID == user.id)
+
+        // Nothing of another account, and no secret: no token, no stored hash.
+        let text = String(decoding: response.body, as: UTF8.self)
+        #expect(!text.contains(other.access) && !text.contains("someone.else") && !text.contains(account.access) && !text.contains(refresh))
+        #expect(!text.contains("refresh_token") && !text.contains("code_hash") && !text.contains("private"))
+    }
+
+    @Test("no token, a bad one, or no session: refused; the page's link downloads the same document for the signed-in browser")
+    func refusalsAndPage() throws {
+        let server = try TestServer()
+        #expect(try server.send("GET", "/me/export").status == 401)
+        #expect(try server.send("GET", "/me/export", headers: [("Authorization", "Bearer nope")]).status == 401)
+        #expect(try server.store.auditEvents(limit: 50).allSatisfy { $0.kind != "account_exported" })
+
+        let browser = WebBrowser(server)
+        let away = try browser.send("GET", "/account/export", headers: [("Accept", "text/html")])
+        #expect(away.status == 303 && away.headers["location"] == "/login?return_to=%2Faccount")
+        _ = try browser.signUp(email: "page@signet.test")
+        let page = try browser.page("/account").html
+        #expect(page.contains(#"href="/account/export" download data-testid="export-data""#) && page.contains("Download your data"))
+        let file = try browser.send("GET", "/account/export", headers: [("Accept", "text/html")])
+        #expect(file.status == 200 && file.headers["content-disposition"]?.hasPrefix("attachment") == true)
+        let export = try Self.decoded(file)
+        #expect(export.account.email == "page@signet.test" && export.passkeys.count == 1 && export.events.contains { $0.signet_event == "sign_up" })
+        let audited = try #require(try server.store.auditEvents(limit: 50).first { $0.kind == "account_exported" })
+        #expect(audited.clientID == Ceremonies.webClient.id)
+        // The page lists the download in its own words afterwards.
+        #expect(try browser.page("/account").html.contains("You downloaded a copy of your data"))
+    }
+}
