@@ -54,6 +54,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
     // Operators: the Management API and `signet admin`.
     case adminUserCreated = "admin_user_created"
     case adminEnrollmentLink = "admin_enrollment_link"
+    case adminUserExported = "admin_user_exported"
     case adminUserUpdated = "admin_user_updated"
     case adminUserBlocked = "admin_user_blocked"
     case adminUserUnblocked = "admin_user_unblocked"
@@ -120,6 +121,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .actionVerified: "An action token verified, and used up, by a resource server (`POST /actions/verify`)."
         case .adminUserCreated: "An operator made an account for an address; its owner signs in with an email code, then adds a passkey."
         case .adminEnrollmentLink: "An operator made a link that adds a first passkey to an account without one; `detail` says until when."
+        case .adminUserExported: "An operator took a copy of everything held about an account, for its owner's request (`GET /api/v2/users/{id}/export`)."
         case .adminUserUpdated: "An operator changed a user's name, address or verification."
         case .adminUserBlocked: "An operator blocked a user: every grant refused, sessions ended."
         case .adminUserUnblocked: "An operator unblocked a user."
@@ -157,7 +159,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .refreshTokenRevoked: ("srrt", "srrt")
         case .clientCredentials: ("seccft", "feccft")
         case .adminUserDeleted: ("sdu", "sdu")
-        case .adminUserCreated, .adminEnrollmentLink, .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted, .adminRecoveryCancelled,
+        case .adminUserCreated, .adminEnrollmentLink, .adminUserExported, .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted, .adminRecoveryCancelled,
              .adminSessionsRevoked, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet,
              .adminClientUpdated: ("sapi", "fapi")
         default: nil

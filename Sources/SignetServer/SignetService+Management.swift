@@ -61,6 +61,9 @@ extension SignetService {
             return HTTPResponse(status: 204)
         }
         // Signet's own: the recovery holding an account, and an operator's cancellation of it.
+        r.add("GET", "/api/v2/users/{id}/export", needs: .management(.readUsers)) { s, call in
+            try s.exportAnswer(s.ceremonies.accountExport(userID: call.parameter("id"), by: call.administrator, context: call.context))
+        }
         r.add("GET", "/api/v2/users/{id}/recovery", needs: .management(.readUsers)) { s, call in
             try Wire.encode(s.ceremonies.recovery(userID: call.parameter("id")))
         }

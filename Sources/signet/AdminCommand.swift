@@ -14,6 +14,7 @@ enum AdminCommand {
                signet admin users add --email EMAIL [--name NAME] [--locale TAG] [--verified] [--no-mail] [--link [--ttl SECONDS]]
                signet admin users import FILE [--mail]   (Auth0's user export: JSON lines or an array)
                signet admin users enrollment-link ID [--ttl SECONDS]   (a link that adds a first passkey)
+               signet admin users export ID   (everything held about the account, as JSON: for its owner's request)
                signet admin users sign-out ID | remove-method ID METHOD_ID | cancel-recovery ID
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
@@ -95,6 +96,7 @@ enum AdminCommand {
             case ("users", "import"): try admin.importUsers()
             case ("users", "enrollment-link"): try admin.enrollmentLink(try admin.id())
             case ("users", "show"): try admin.showUser(try admin.id())
+            case ("users", "export"): try admin.emit(admin.ceremonies.accountExport(userID: try admin.id(), by: .commandLine, context: admin.context))
             case ("users", "block"): try admin.block(try admin.id(), true)
             case ("users", "unblock"): try admin.block(try admin.id(), false)
             case ("users", "delete"): try admin.deleteUser(try admin.id())

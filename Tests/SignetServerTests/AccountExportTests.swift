@@ -86,4 +86,39 @@ import Testing
         // The page lists the download in its own words afterwards.
         #expect(try browser.page("/account").html.contains("You downloaded a copy of your data"))
     }
+
+    @Test("an operator's copy for an owner's request: the API needs every scope the document reads; audited, and the owner's page says so; the command as a binary")
+    func byOperator() throws {
+        let server = try TestServer.withOperators()
+        let browser = WebBrowser(server)
+        _ = try browser.signUp(email: "asked@signet.test")
+        let id = try #require(try server.store.user(email: "asked@signet.test")?.id)
+        let token = try server.managementToken()
+
+        let response = try server.send("GET", "/api/v2/users/\(id)/export", headers: [("Authorization", "Bearer " + token)])
+        #expect(response.status == 200 && response.headers["content-disposition"]?.hasPrefix("attachment") == true)
+        let export = try Self.decoded(response)
+        #expect(export.account.user_id == id && export.passkeys.count == 1 && export.sessions.count == 1 && export.sessions.allSatisfy { !$0.current })
+        #expect(export.events.contains { $0.signet_event == "sign_up" })
+        let audited = try #require(try server.store.auditEvents(limit: 50).first { $0.kind == "admin_user_exported" })
+        #expect(audited.userID == id && audited.clientID == "ops")
+        #expect(try browser.page("/account").html.contains("An administrator took a copy of your data"))
+
+        // Each scope the document reads is needed; a token short of one gets nothing, and nothing is audited.
+        for scope in ["read:users read:sessions read:logs", "read:users read:authentication_methods read:logs", "read:users read:authentication_methods read:sessions",
+                      "read:logs read:sessions read:authentication_methods"] {
+            let short = try server.api("GET", "/api/v2/users/\(id)/export", token: server.managementToken(scope: scope))
+            #expect(short.status == 403 && short.json["reason"] == .string("insufficient_scope"), "\(scope): \(short.json.serialized)")
+        }
+        #expect(try server.api("GET", "/api/v2/users/\(id)/export", token: nil).status == 401)
+        #expect(try server.api("GET", "/api/v2/users/nobody/export", token: token).json["reason"] == .string("user_unknown"))
+        #expect(try server.store.auditEvents(limit: 100).filter { $0.kind == "admin_user_exported" }.count == 1)
+
+        let command = try OperationsTests.signet(["admin", "users", "export", id, "--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path],
+                                                 in: server.directory)
+        #expect(command.status == 0, "\(command.errors)")
+        let printed = try JSONDecoder().decode(AccountExport.self, from: Data(command.output.utf8))
+        #expect(printed.account.email == "asked@signet.test" && printed.passkeys.map(\.id) == export.passkeys.map(\.id))
+        #expect(try server.store.auditEvents(limit: 100).contains { $0.kind == "admin_user_exported" && $0.clientID == "signet-admin" })
+    }
 }

@@ -10,12 +10,28 @@ extension Ceremonies {
     /// (`account_exported`: it hands over the account's history and addresses); the history read
     /// here may not show that row yet, the next read does.
     public func accountExport(_ principal: Principal, context: RequestContext) throws -> AccountExport {
-        let id = principal.user.id
-        let managed = try existingUser(id)
-        try recordAudit(.accountExported, user: id, client: principal.clientID, context: context)
+        let user = try existingUser(principal.user.id)
+        try recordAudit(.accountExported, user: user.user.id, client: principal.clientID, context: context)
+        return try exportDocument(user, sessions: sessionList(principal).sessions)
+    }
+
+    /// `GET /api/v2/users/{id}/export`, `signet admin users export ID`: the same document for an
+    /// operator answering its owner's request for a copy, when the owner cannot sign in. It
+    /// holds the account, its methods, sessions and logs, so the caller must hold each of those
+    /// scopes. Audited as `admin_user_exported`, which the account page shows its owner.
+    public func accountExport(userID: String, by caller: ManagementCaller, context: RequestContext) throws -> AccountExport {
+        try Self.requireHeld([ManagementScope.readUsers, .readAuthenticationMethods, .readSessions, .readLogs].map(\.rawValue), by: caller)
+        let user = try existingUser(userID)
+        try recordAudit(.adminUserExported, user: user.user.id, client: caller.clientID, context: context)
+        return try exportDocument(user, sessions: sessionInfos(accountSessions(Principal(user: user.user, claims: [:])), current: nil))
+    }
+
+    /// The document itself, for either caller.
+    func exportDocument(_ managed: ManagedUser, sessions: [SessionInfo]) throws -> AccountExport {
         let user = managed.user
+        let id = user.id
         let account = ExportedAccount(
-            user_id: user.id, user_handle: Base64URL.encode(user.handle), email: user.email, email_verified: user.emailVerified, name: user.name,
+            user_id: id, user_handle: Base64URL.encode(user.handle), email: user.email, email_verified: user.emailVerified, name: user.name,
             locale: user.locale, created_at: user.createdAt / 1000, updated_at: managed.updatedAt.map { $0 / 1000 },
             last_login: managed.lastLogin.map { $0 / 1000 }, logins_count: managed.loginsCount, blocked: user.blocked)
         let passkeys = try store.credentials(userID: id).map { c in
@@ -29,9 +45,11 @@ extension Ceremonies {
                               created_at: k.createdAt / 1000, last_used_at: k.lastUsedAt.map { $0 / 1000 }, revoked_at: k.revokedAt.map { $0 / 1000 })
         }
         let events = try store.auditEntries(AuditQuery(userID: id, limit: AccountExport.maxEvents + 1))
+        let codes = try store.recoveryCodes(userID: id)
         return AccountExport(
-            issuer: configuration.issuer, exported_at: nowMillis / 1000, account: account, passkeys: passkeys, device_keys: deviceKeys,
-            sessions: try sessionList(principal).sessions, recovery_codes: try recoveryCodesStatus(principal), recovery: try recovery(principal).recovery,
+            issuer: configuration.issuer, exported_at: nowMillis / 1000, account: account, passkeys: passkeys, device_keys: deviceKeys, sessions: sessions,
+            recovery_codes: RecoveryCodesStatus(remaining: codes.filter { $0.usedAt == nil }.count, created_at: codes.map(\.createdAt).max().map { $0 / 1000 }),
+            recovery: try recoveryState(userID: id).recovery,
             events: events.prefix(AccountExport.maxEvents).map(Self.wire), events_truncated: events.count > AccountExport.maxEvents)
     }
 }

@@ -166,14 +166,18 @@ extension Ceremonies {
     /// `GET /me/sessions`: the account's live sessions, browsers first, newest first within each;
     /// `current` marks the one the call's token belongs to.
     public func sessionList(_ principal: Principal) throws -> SessionList {
-        let sessions = try accountSessions(principal)
-        return SessionList(sessions: sessions.web.map { w in
+        SessionList(sessions: sessionInfos(try accountSessions(principal), current: principal.sessionID))
+    }
+
+    /// The sessions in their API form, `current` marking the one with ID `current`.
+    func sessionInfos(_ sessions: AccountSessions, current: String?) -> [SessionInfo] {
+        sessions.web.map { w in
             SessionInfo(id: w.id, kind: "browser", name: Self.browserName(w.userAgent), client_id: nil, created_at: w.createdAt / 1000,
-                        last_seen_at: w.lastSeenAt / 1000, current: w.id == principal.sessionID)
+                        last_seen_at: w.lastSeenAt / 1000, current: w.id == current)
         } + sessions.apps.map { a in
             SessionInfo(id: a.id, kind: "app", name: clientName(a.clientID), client_id: a.clientID, created_at: a.createdAt / 1000,
-                        last_seen_at: a.updatedAt / 1000, current: a.id == principal.sessionID)
-        })
+                        last_seen_at: a.updatedAt / 1000, current: a.id == current)
+        }
     }
 
     /// A short name for a User-Agent: the browser and the system, as far as they can be told.
