@@ -269,6 +269,8 @@ public struct ManagementClient: Codable, Sendable, Equatable {
     /// The audiences it may ask for; absent: the deployment's.
     public var audiences: [String]?
     public var keys: [Key]?
+    /// Where a `private_key_jwt` client publishes its keys (RFC 7591 §2), instead of `keys`.
+    public var jwks_uri: String?
     /// When it was added to the database; a client of the configuration file has none.
     public var created_at: String?
     /// Signet's own: `database` (made by the API or `signet admin clients`, changed the same
@@ -276,7 +278,8 @@ public struct ManagementClient: Codable, Sendable, Equatable {
     public var source: String
     public init(client_id: String, name: String, client_secret: String?, token_endpoint_auth_method: String, grant_types: [String], callbacks: [String],
                 allowed_logout_urls: [String], oidc_logout: OIDCLogout?, require_pushed_authorization_requests: Bool, scopes: [String], audiences: [String]?,
-                keys: [Key]?, created_at: String?, source: String) {
+                keys: [Key]?, jwks_uri: String? = nil, created_at: String?, source: String) {
+        self.jwks_uri = jwks_uri
         self.client_id = client_id
         self.name = name
         self.client_secret = client_secret

@@ -105,5 +105,6 @@ extension ClientConfiguration {
         // no algorithm: the client stays confidential (never public for want of keys) and no
         // assertion of it verifies.
         if let text = row.jwks { jwks = (try? JWKSet.keys(text: text)) ?? [[:]] }
+        jwksURI = row.jwksURI
     }
 }

@@ -62,16 +62,23 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// its assertions with, as a JWK Set's keys; empty for every other client. A client has
     /// keys or a secret, never both.
     public var jwks: [JSONObject] = []
+    /// Where a `private_key_jwt` client publishes its keys instead (OIDC Dynamic Client
+    /// Registration §2, `jwks_uri`): a JWK Set fetched, kept a while, and fetched again when an
+    /// assertion names a key it lacks, so the client rotates its keys on its own. `https`, or
+    /// `http` to a loopback address. A client has `jwks`, `jwks_uri` or a secret.
+    public var jwksURI: String?
     /// Whether the client's authorization requests must come through the pushed authorization
     /// request endpoint (RFC 9126 §6, `require_pushed_authorization_requests`).
     public var requirePushedRequests = false
 
     /// Whether the client authenticates (RFC 6749 §2.1), with a secret or with its keys.
-    public var isConfidential: Bool { secretHash != nil || !jwks.isEmpty }
+    public var isConfidential: Bool { secretHash != nil || usesKeys }
+    /// Whether it authenticates with `private_key_jwt`: keys registered, or published at a URI.
+    public var usesKeys: Bool { !jwks.isEmpty || jwksURI != nil }
     /// How the client authenticates at the token endpoint (OIDC Dynamic Client Registration
     /// §2, `token_endpoint_auth_method`): `private_key_jwt`, `client_secret_basic` (or `_post`),
     /// or `none`.
-    public var authenticationMethod: String { !jwks.isEmpty ? "private_key_jwt" : secretHash != nil ? "client_secret_basic" : "none" }
+    public var authenticationMethod: String { usesKeys ? "private_key_jwt" : secretHash != nil ? "client_secret_basic" : "none" }
 
     public init(id: String, grants: [String], iosApps: [IOSApp] = [], androidApps: [AndroidApp] = [], audiences: [String]? = nil, secretHash: [UInt8]? = nil) {
         self.id = id

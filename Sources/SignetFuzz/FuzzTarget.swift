@@ -232,7 +232,7 @@ enum FuzzTarget {
             // A back-channel logout URI goes to libcurl as it is: visible ASCII, no fragment, and
             // an `http` one's authority, read as bytes up to the path or query, is a loopback
             // address whatever URLComponents made of it.
-            if Ceremonies.isBackchannelLogoutURI(uri) {
+            if Ceremonies.isClientEndpointURI(uri) {
                 let bytes = Array(uri.utf8)
                 precondition(bytes.allSatisfy { (0x21...0x7E).contains($0) } && !bytes.contains(UInt8(ascii: "#")), "a logout URI curl would read otherwise")
                 let lower = uri.lowercased()

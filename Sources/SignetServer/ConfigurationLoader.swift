@@ -250,7 +250,7 @@ public enum ConfigurationLoader {
         let clients = try list.enumerated().map { index, item in
             guard let object = item.object else { throw ConfigurationError("clients[\(index)] must be an object") }
             let known: Set<String> = ["client_id", "name", "type", "grants", "scopes", "redirect_uris", "post_logout_redirect_uris", "allowed_origins", "ios", "android",
-                                      "audiences", "client_secret_hash", "jwks", "require_pushed_authorization_requests", "dpop", "refresh_proof",
+                                      "audiences", "client_secret_hash", "jwks", "jwks_uri", "require_pushed_authorization_requests", "dpop", "refresh_proof",
                                       "backchannel_logout_uri", "backchannel_logout_session_required"]
             if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
@@ -267,7 +267,7 @@ public enum ConfigurationLoader {
                 client.dpop = value
             }
             if let uri = object["backchannel_logout_uri"] {
-                guard let text = uri.string, Ceremonies.isBackchannelLogoutURI(text) else {
+                guard let text = uri.string, Ceremonies.isClientEndpointURI(text) else {
                     throw ConfigurationError("client \(id): backchannel_logout_uri must be an https URI without a fragment (http only to a loopback address)")
                 }
                 client.backchannelLogoutURI = text
@@ -302,19 +302,20 @@ public enum ConfigurationLoader {
             }
             // A confidential client authenticates with a secret or with its keys (private_key_jwt,
             // OIDC Core §9), never both: one method per client.
-            let authenticates = object["client_secret_hash"] != nil || object["jwks"] != nil
-            if object["client_secret_hash"] != nil, object["jwks"] != nil {
-                throw ConfigurationError("client \(id): give client_secret_hash or jwks (private_key_jwt), not both")
+            let methods = ["client_secret_hash", "jwks", "jwks_uri"].filter { object[$0] != nil }
+            let authenticates = !methods.isEmpty
+            if methods.count > 1 {
+                throw ConfigurationError("client \(id): give one of client_secret_hash, jwks or jwks_uri (private_key_jwt), not \(methods.joined(separator: " and "))")
             }
             if let type = object["type"] {
                 guard let value = type.string, ["public", "confidential"].contains(value) else { throw ConfigurationError("client \(id): type must be \"public\" or \"confidential\"") }
                 if value == "confidential", !authenticates {
-                    throw ConfigurationError("client \(id): a confidential client needs a client_secret_hash (make one with: signet client-secret) or a jwks")
+                    throw ConfigurationError("client \(id): a confidential client needs a client_secret_hash (make one with: signet client-secret), a jwks or a jwks_uri")
                 }
-                if value == "public", authenticates { throw ConfigurationError("client \(id): a public client has no client_secret_hash or jwks") }
+                if value == "public", authenticates { throw ConfigurationError("client \(id): a public client has no client_secret_hash, jwks or jwks_uri") }
             }
             if grants.contains(GrantNames.clientCredentials), !authenticates {
-                throw ConfigurationError("client \(id): the client_credentials grant needs a client_secret_hash (make one with: signet client-secret) or a jwks")
+                throw ConfigurationError("client \(id): the client_credentials grant needs a client_secret_hash (make one with: signet client-secret), a jwks or a jwks_uri")
             }
             if let required = object["require_pushed_authorization_requests"] {
                 guard let value = required.bool else { throw ConfigurationError("client \(id): require_pushed_authorization_requests must be true or false") }
@@ -326,6 +327,12 @@ public enum ConfigurationLoader {
                 } catch {
                     throw ConfigurationError("client \(id): jwks: \(error.detail)")
                 }
+            }
+            if let uri = object["jwks_uri"] {
+                guard let text = uri.string, Ceremonies.isClientEndpointURI(text) else {
+                    throw ConfigurationError("client \(id): jwks_uri must be an https URI without a fragment (http only to a loopback address)")
+                }
+                client.jwksURI = text
             }
             if let audiences = object["audiences"] {
                 guard let list = audiences.array, list.allSatisfy({ $0.string != nil }) else { throw ConfigurationError("client \(id): audiences must be a list of strings") }

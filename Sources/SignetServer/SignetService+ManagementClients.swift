@@ -31,7 +31,8 @@ extension SignetService {
             let added = try s.ceremonies.addClient(
                 name: new.name, type: new.type, grants: new.patch.grants ?? [], scopes: new.patch.scopes ?? [], redirectURIs: new.patch.redirectURIs ?? [],
                 audiences: new.patch.audiences ?? nil, postLogoutRedirectURIs: new.patch.postLogoutRedirectURIs ?? [],
-                backchannelLogoutURI: new.patch.backchannelLogoutURI ?? nil, jwks: new.patch.jwks, requirePushedRequests: new.patch.requirePushedRequests ?? false,
+                backchannelLogoutURI: new.patch.backchannelLogoutURI ?? nil, jwks: new.patch.jwks, jwksURI: new.patch.jwksURI,
+                requirePushedRequests: new.patch.requirePushedRequests ?? false,
                 by: call.administrator, context: call.context)
             return try Wire.encode(ManagementClient(added.client, secret: added.secret), status: 201)
         }
@@ -66,7 +67,7 @@ extension ManagementClient {
                   grant_types: client.grants, callbacks: client.redirectURIs, allowed_logout_urls: client.postLogoutRedirectURIs,
                   oidc_logout: client.backchannelLogoutURI.map { OIDCLogout(backchannel_logout_urls: [$0]) },
                   require_pushed_authorization_requests: client.requirePushedRequests, scopes: client.scopes, audiences: client.audiences,
-                  keys: Key.keys(of: client), created_at: nil, source: "configuration")
+                  keys: Key.keys(of: client), jwks_uri: client.jwksURI, created_at: nil, source: "configuration")
     }
 }
 
@@ -89,15 +90,16 @@ package struct NewClient {
         patch = try ClientPatch(wire: json, also: ["token_endpoint_auth_method"])
         guard let name = patch.name else { throw AuthError.malformed("missing member \"name\"") }
         self.name = name
-        let method = try json.optionalMember("token_endpoint_auth_method") ?? (patch.jwks == nil ? "client_secret_basic" : "private_key_jwt")
+        let keys = patch.jwks != nil || patch.jwksURI != nil
+        let method = try json.optionalMember("token_endpoint_auth_method") ?? (keys ? "private_key_jwt" : "client_secret_basic")
         switch method {
         case "none": type = "public"
         case "client_secret_basic", "client_secret_post", "private_key_jwt": type = "confidential"
         default: throw AuthError.malformed("token_endpoint_auth_method must be none, client_secret_basic, client_secret_post or private_key_jwt")
         }
         // Keys and private_key_jwt go together: a client has keys or a secret, never both.
-        guard (patch.jwks != nil) == (method == "private_key_jwt") else {
-            throw AuthError.malformed(patch.jwks == nil ? "private_key_jwt needs jwks: the client's public keys" : "jwks is for a private_key_jwt client")
+        guard keys == (method == "private_key_jwt") else {
+            throw AuthError.malformed(keys ? "jwks and jwks_uri are for a private_key_jwt client" : "private_key_jwt needs jwks (the client's public keys) or jwks_uri (where it publishes them)")
         }
     }
 }
@@ -105,7 +107,7 @@ package struct NewClient {
 extension ClientPatch {
     /// The members a client's body may hold, by Auth0's names.
     static let wireMembers: Set<String> = [
-        "name", "grant_types", "scopes", "callbacks", "allowed_logout_urls", "oidc_logout", "audiences", "require_pushed_authorization_requests", "jwks",
+        "name", "grant_types", "scopes", "callbacks", "allowed_logout_urls", "oidc_logout", "audiences", "require_pushed_authorization_requests", "jwks", "jwks_uri",
     ]
 
     /// The body of `PATCH /api/v2/clients/{id}`: any other member is refused, so a setting Signet
@@ -154,5 +156,6 @@ extension ClientPatch {
             guard value.object != nil else { throw AuthError.malformed("jwks must be a JWK Set: {\"keys\": [...]}") }
             jwks = value.serialized
         }
+        jwksURI = try json.optionalMember("jwks_uri")
     }
 }

@@ -31,7 +31,7 @@ public final class SignetService: HTTPHandler, Sendable {
         clock: @escaping @Sendable () -> Date = { Date() }, random: @escaping RandomBytes = { SecureRandom.bytes($0) }
     ) {
         ceremonies = Ceremonies(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept, trustAnchors: trustAnchors,
-                                clock: clock, random: random)
+                                clock: clock, random: random, clientKeys: ClientKeyCache(clock: clock))
         appleAssociation = WellKnown.appleAppSiteAssociation(configuration).serializedBytes
         androidAssociation = WellKnown.assetLinks(configuration).serializedBytes
         discovery = WellKnown.openIDConfiguration(configuration).serializedBytes

@@ -336,6 +336,9 @@ enum Schema {
             ALTER TABLE clients ADD COLUMN jwks TEXT;
             ALTER TABLE clients ADD COLUMN require_par INTEGER NOT NULL DEFAULT 0
             """),
+            // Where a `private_key_jwt` client publishes its public keys instead (`jwks_uri`,
+            // OIDC Dynamic Client Registration §2), NULL for the others.
+            (22, "ALTER TABLE clients ADD COLUMN jwks_uri TEXT"),
         ]
     }
 

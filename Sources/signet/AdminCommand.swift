@@ -19,11 +19,13 @@ enum AdminCommand {
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
                                         [--post-logout-redirect-uri URI]... [--backchannel-logout-uri URI]
-                                        [--jwks FILE]   (private_key_jwt: the client's public keys, no secret)
+                                        [--jwks FILE | --jwks-uri URL]   (private_key_jwt: the client's public keys, or where
+                                                         it publishes them; no secret)
                                         [--require-par] (authorization requests through POST /oauth/par only)
                signet admin clients update ID [--name NAME] [--grant GRANT]... [--scope "S1 S2"] [--redirect-uri URI]...
                                         [--post-logout-redirect-uri URI]... [--backchannel-logout-uri URI|""] [--audience AUD]...
-                                        [--default-audiences] [--require-par|--no-require-par]   (each given setting replaced whole)
+                                        [--default-audiences] [--require-par|--no-require-par] [--jwks-uri URL]
+                                        (each given setting replaced whole)
                signet admin clients list | remove ID | rotate-secret ID | set-keys ID --jwks FILE
                signet admin logs [--user ID] [--event NAME] [--type CODE] [--take N] [--follow]
         every command takes --database URL or --config FILE, and --json
@@ -49,7 +51,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -308,6 +310,8 @@ struct Admin {
         let require_pushed_authorization_requests: Bool
         /// A `private_key_jwt` client's keys, by type, `kid` and `alg` (the keys themselves are in the database).
         let keys: [ManagementClient.Key]?
+        /// Where a `private_key_jwt` client publishes its keys instead.
+        let jwks_uri: String?
         let audiences: [String]?
         let created_at: String
         var client_secret: String?
@@ -323,6 +327,7 @@ struct Admin {
             token_endpoint_auth_method = ClientConfiguration(row).authenticationMethod
             require_pushed_authorization_requests = row.requirePushedRequests
             keys = ManagementClient.Key.keys(of: ClientConfiguration(row))
+            jwks_uri = row.jwksURI
             audiences = row.audiences
             created_at = Ceremonies.iso(row.createdAt)
             client_secret = secret
@@ -336,7 +341,8 @@ struct Admin {
             name: options.one("--name") ?? "", type: options.one("--type") ?? "", grants: options.values["--grant"] ?? [], scopes: scopes,
             redirectURIs: options.values["--redirect-uri"] ?? [], audiences: options.values["--audience"],
             postLogoutRedirectURIs: options.values["--post-logout-redirect-uri"] ?? [], backchannelLogoutURI: options.one("--backchannel-logout-uri"),
-            jwks: try options.one("--jwks").map(Self.readKeys), requirePushedRequests: options.requirePAR, by: .commandLine, context: context)
+            jwks: try options.one("--jwks").map(Self.readKeys), jwksURI: options.one("--jwks-uri"), requirePushedRequests: options.requirePAR,
+            by: .commandLine, context: context)
         let output = ClientOutput(added.client, secret: added.secret)
         if options.json { return try emit(output) }
         print("client_id      \(output.client_id)")
@@ -346,6 +352,7 @@ struct Admin {
         for uri in output.redirect_uris { print("redirect_uri   \(uri)") }
         for uri in output.post_logout_redirect_uris { print("post_logout    \(uri)") }
         if let uri = output.backchannel_logout_uri { print("backchannel    \(uri)") }
+        if let uri = output.jwks_uri { print("jwks_uri       \(uri)   (its keys, fetched when it first authenticates)") }
     }
 
     func listClients() throws {
@@ -374,6 +381,7 @@ struct Admin {
         }
         if options.defaultAudiences { patch.audiences = .some(nil) } else if let audiences = options.values["--audience"] { patch.audiences = .some(audiences) }
         if options.requirePAR || options.noRequirePAR { patch.requirePushedRequests = options.requirePAR }
+        patch.jwksURI = options.one("--jwks-uri")
         guard patch != ClientPatch() else { throw AuthError.malformed("give at least one setting to change") }
         let output = ClientOutput(try ceremonies.updateClient(id: id, patch, by: .commandLine, context: context))
         if options.json { return try emit(output) }

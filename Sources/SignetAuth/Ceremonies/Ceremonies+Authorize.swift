@@ -361,9 +361,9 @@ extension Ceremonies {
         do {
             if client.isConfidential {
                 guard let given = basic?.secret ?? secret else {
-                    var error = AuthError(.clientSecretInvalid, "client \(id) is confidential and sent no \(client.jwks.isEmpty ? "secret" : "client_assertion")",
+                    var error = AuthError(.clientSecretInvalid, "client \(id) is confidential and sent no \(client.usesKeys ? "client_assertion" : "secret")",
                                           publicDetail: "client authentication (\(client.authenticationMethod)) is required")
-                    if client.jwks.isEmpty { error.challenges = [#"Basic realm="signet""#] }
+                    if !client.usesKeys { error.challenges = [#"Basic realm="signet""#] }
                     throw error
                 }
                 return try authenticateClient(id: id, secret: given)

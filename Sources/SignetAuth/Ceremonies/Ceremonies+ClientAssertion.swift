@@ -21,16 +21,28 @@ extension Ceremonies {
             guard let type = assertion.type, type.isExactly(ClientAssertion.jwtBearer) else {
                 throw AuthError(.clientAssertionInvalid, "client_assertion_type \(assertion.type?.prefix(80) ?? "absent") is not \(ClientAssertion.jwtBearer)")
             }
-            guard !client.jwks.isEmpty else {
+            guard client.usesKeys else {
                 throw AuthError(.clientAssertionInvalid, "client \(id) has no registered keys; it authenticates with \(client.authenticationMethod)")
             }
             let now = nowMillis / 1000
-            let verified: ClientAssertion.Verified
-            do {
-                verified = try ClientAssertion.verify(jwt, clientID: client.id, keys: client.jwks, audiences: assertionAudiences(assertion.endpoint), now: now)
-            } catch {
-                throw AuthError(.clientAssertionInvalid, "client_assertion of client \(id): \(error.detail)")
+            func verify(refresh: Bool) throws -> ClientAssertion.Verified {
+                var keys = client.jwks
+                if let uri = client.jwksURI {
+                    do {
+                        keys = try clientKeys.keys(clientID: client.id, uri: uri, refresh: refresh)
+                    } catch {
+                        throw AuthError(.clientAssertionInvalid, "client \(id)'s keys at its jwks_uri: \(error.detail)")
+                    }
+                }
+                do {
+                    return try ClientAssertion.verify(jwt, clientID: client.id, keys: keys, audiences: assertionAudiences(assertion.endpoint), now: now)
+                } catch {
+                    // A published set may have gained the key since it was fetched: once more, fetched anew.
+                    if error.keyMismatch, client.jwksURI != nil, !refresh { return try verify(refresh: true) }
+                    throw AuthError(.clientAssertionInvalid, "client_assertion of client \(id): \(error.detail)")
+                }
             }
+            let verified = try verify(refresh: false)
             do {
                 try store.perform([assertionMark(client: client.id, verified)])
             } catch {

@@ -12,23 +12,24 @@ public struct AddedClient: Sendable {
 /// clients`). A running server sees a change within ``ClientDirectory``'s refresh interval.
 extension Ceremonies {
     /// Adds a client. A confidential client gets a new 32-byte secret, or authenticates with
-    /// `jwks` alone (`private_key_jwt`); `client_credentials` is for confidential clients only.
+    /// `jwks` or `jwksURI` alone (`private_key_jwt`); `client_credentials` is for confidential
+    /// clients only.
     /// The caller grants no Management API scope it lacks itself.
     public func addClient(name: String, type: String, grants: [String], scopes: [String], redirectURIs: [String], audiences: [String]?,
-                          postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil, requirePushedRequests: Bool = false,
-                          by caller: ManagementCaller, context: RequestContext) throws -> AddedClient {
+                          postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil, jwksURI: String? = nil,
+                          requirePushedRequests: Bool = false, by caller: ManagementCaller, context: RequestContext) throws -> AddedClient {
         guard type == "confidential" || type == "public" else { throw AuthError.malformed("the type must be confidential or public") }
         let keys = try jwks.map(Self.keySet)?.text
         // A client with keys authenticates with them alone: it has no secret to leak.
-        let secret = type == "confidential" && keys == nil ? Base64URL.encode(random(32)) : nil
+        let secret = type == "confidential" && keys == nil && jwksURI == nil ? Base64URL.encode(random(32)) : nil
         let row = ClientRow(id: "c_" + Base64URL.encode(random(12)), name: name, type: type, secretHash: secret.map { Digest.sha256.hash(Array($0.utf8)) },
                             grants: grants, scopes: scopes, redirectURIs: redirectURIs, audiences: audiences, createdAt: nowMillis,
                             postLogoutRedirectURIs: postLogoutRedirectURIs, backchannelLogoutURI: backchannelLogoutURI, jwks: keys,
-                            requirePushedRequests: requirePushedRequests)
+                            requirePushedRequests: requirePushedRequests, jwksURI: jwksURI)
         try Self.validate(row)
         try Self.requireHeld(scopes, by: caller)
         // Each change to the clients commits with its audit row.
-        let method = keys == nil ? "" : ", private_key_jwt"
+        let method = keys != nil ? ", private_key_jwt" : jwksURI != nil ? ", private_key_jwt by jwks_uri" : ""
         let event = pendingAuditEvent(.adminClientAdded, client: caller.clientID, detail: "client \(row.id) (\(type)\(method)): \(grants.joined(separator: " "))", context: context)
         try store.insertClient(row, writes: [.audit(event)])
         counted(event)
@@ -39,7 +40,11 @@ extension Ceremonies {
     /// What a client kept in the database may hold, whoever sets it: checked when it is added and
     /// after every change. Lists are stored as words, so no element may hold a space.
     package static func validate(_ row: ClientRow) throws {
-        if row.jwks != nil, row.type != "confidential" { throw AuthError.malformed("keys (private_key_jwt) are for a confidential client") }
+        if row.jwks != nil || row.jwksURI != nil, row.type != "confidential" { throw AuthError.malformed("keys (private_key_jwt) are for a confidential client") }
+        if row.jwks != nil, row.jwksURI != nil { throw AuthError.malformed("give the keys (jwks) or where they are published (jwks_uri), not both") }
+        if let uri = row.jwksURI, !Self.isClientEndpointURI(uri) {
+            throw AuthError.malformed("jwks_uri (--jwks-uri) must be an https URI without a fragment (http only to a loopback address)")
+        }
         guard !row.name.isEmpty, row.name.count <= 100 else { throw AuthError.malformed("the name must be 1 to 100 characters") }
         guard !row.grants.isEmpty else { throw AuthError.malformed("give at least one grant (\(GrantNames.known.joined(separator: ", ")))") }
         if let unknown = row.grants.first(where: { !GrantNames.known.contains($0) }) {
@@ -64,7 +69,7 @@ extension Ceremonies {
         if row.requirePushedRequests, !row.grants.contains(GrantNames.authorizationCode) {
             throw AuthError.malformed("pushed authorization requests are for a client with the authorization_code grant")
         }
-        if let uri = row.backchannelLogoutURI, !Self.isBackchannelLogoutURI(uri) {
+        if let uri = row.backchannelLogoutURI, !Self.isClientEndpointURI(uri) {
             throw AuthError.malformed("the back-channel logout URI (--backchannel-logout-uri, oidc_logout) must be an https URI without a fragment (http only to a loopback address)")
         }
     }
@@ -159,13 +164,15 @@ extension Ceremonies {
     public func updateClient(id: String, _ patch: ClientPatch, by caller: ManagementCaller, context: RequestContext) throws -> ClientRow {
         guard patch != ClientPatch() else { throw AuthError.malformed("send at least one setting to change") }
         let keys = try patch.jwks.map(Self.keySet)
-        if keys != nil, !caller.scopes.contains(ManagementScope.updateClientKeys.rawValue) {
+        if keys != nil || patch.jwksURI != nil, !caller.scopes.contains(ManagementScope.updateClientKeys.rawValue) {
             throw AuthError(.insufficientScope, "new keys need update:client_keys")
         }
+        guard keys == nil || patch.jwksURI == nil else { throw AuthError.malformed("give the keys (jwks) or where they are published (jwks_uri), not both") }
         return try changeClient(id: id, .adminClientUpdated, detail: patch.names.joined(separator: ", "), by: caller, context: context) { row in
-            if let keys {
-                guard row.jwks != nil else { throw AuthError.malformed("client \(id.prefix(64)) authenticates with a secret, not keys") }
-                row.jwks = keys.text
+            if keys != nil || patch.jwksURI != nil {
+                guard row.usesKeys else { throw AuthError.malformed("client \(id.prefix(64)) authenticates with a secret, not keys") }
+                // One place for the keys: the set given, or where the client publishes it.
+                (row.jwks, row.jwksURI) = (keys?.text, patch.jwksURI)
             }
             patch.apply(to: &row)
         }
@@ -178,8 +185,8 @@ extension Ceremonies {
     public func setClientKeys(id: String, jwks: String, by caller: ManagementCaller, context: RequestContext) throws -> Int {
         let (keys, count) = try Self.keySet(jwks)
         try changeClient(id: id, .adminClientKeysSet, detail: "\(count) key(s)", by: caller, context: context) { row in
-            guard row.jwks != nil else { throw AuthError(.clientNotFound, "no private_key_jwt client \(id.prefix(64)) in the database") }
-            row.jwks = keys
+            guard row.usesKeys else { throw AuthError(.clientNotFound, "no private_key_jwt client \(id.prefix(64)) in the database") }
+            (row.jwks, row.jwksURI) = (keys, nil)
         }
         return count
     }
@@ -200,7 +207,7 @@ extension Ceremonies {
     public func rotateClientSecret(id: String, by caller: ManagementCaller, context: RequestContext) throws -> (client: ClientRow, secret: String) {
         let secret = Base64URL.encode(random(32))
         let row = try changeClient(id: id, .adminClientSecretRotated, detail: "new secret", by: caller, context: context) { row in
-            guard row.type == "confidential", row.jwks == nil else { throw AuthError(.clientNotFound, "no confidential client with a secret \(id.prefix(64)) in the database") }
+            guard row.type == "confidential", !row.usesKeys else { throw AuthError(.clientNotFound, "no confidential client with a secret \(id.prefix(64)) in the database") }
             row.secretHash = Digest.sha256.hash(Array(secret.utf8))
         }
         return (row, secret)
@@ -223,13 +230,16 @@ public struct ClientPatch: Sendable, Equatable {
     public var requirePushedRequests: Bool?
     /// A new JWK Set for a `private_key_jwt` client (needs `update:client_keys`).
     public var jwks: String?
+    /// Where a `private_key_jwt` client publishes its keys from now on (needs
+    /// `update:client_keys`); replaces its registered keys.
+    public var jwksURI: String?
     public init() {}
 
     /// The settings named, for the audit row.
     var names: [String] {
         [("name", name != nil), ("grant_types", grants != nil), ("scopes", scopes != nil), ("callbacks", redirectURIs != nil),
          ("allowed_logout_urls", postLogoutRedirectURIs != nil), ("oidc_logout", backchannelLogoutURI != nil), ("audiences", audiences != nil),
-         ("require_pushed_authorization_requests", requirePushedRequests != nil), ("jwks", jwks != nil)].filter(\.1).map(\.0)
+         ("require_pushed_authorization_requests", requirePushedRequests != nil), ("jwks", jwks != nil), ("jwks_uri", jwksURI != nil)].filter(\.1).map(\.0)
     }
 
     func apply(to row: inout ClientRow) {

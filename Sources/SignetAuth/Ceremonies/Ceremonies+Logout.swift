@@ -15,10 +15,11 @@ extension Ceremonies {
     /// How long a logout token is good for: two minutes from its sending (§2.4, `exp`).
     static let logoutTokenLifetime: Int64 = 120
 
-    /// Back-Channel Logout §2.2: an absolute URI without a fragment or credentials, `https`, or
+    /// A URI Signet calls for a client (Back-Channel Logout §2.2, a `jwks_uri`): an absolute URI
+    /// without a fragment or credentials, `https`, or
     /// `http` to a loopback address (a client on the same machine, and tests); visible ASCII
     /// only, as libcurl is given it.
-    public static func isBackchannelLogoutURI(_ uri: String) -> Bool {
+    public static func isClientEndpointURI(_ uri: String) -> Bool {
         guard isRedirectURI(uri), uri.utf8.allSatisfy({ (0x21...0x7E).contains($0) }), let url = URLComponents(string: uri), let host = url.host, !host.isEmpty,
               url.user == nil, url.password == nil
         else { return false }

@@ -382,7 +382,7 @@ extension Ceremonies {
     /// hashes in constant time.
     public func authenticateClient(id: String, secret: String) throws -> ClientConfiguration {
         guard let client = clients.client(id), let expected = client.secretHash else {
-            let keys = clients.client(id).map { !$0.jwks.isEmpty } ?? false
+            let keys = clients.client(id)?.usesKeys ?? false
             throw AuthError(.clientSecretInvalid, "client \(id.prefix(64)) is unknown or has no secret\(keys ? " (it authenticates with private_key_jwt)" : "")")
         }
         guard ConstantTime.equals(Digest.sha256.hash(Array(secret.utf8)), expected) else {

@@ -78,6 +78,8 @@ public final class Ceremonies: Sendable {
     let credentialCache = CredentialCache()
     /// The configured clients and those in the database.
     let clients: ClientDirectory
+    /// The keys of clients that publish them at a `jwks_uri`.
+    let clientKeys: any ClientKeySource
 
     /// - Parameters:
     ///   - clock: the time, injected so tests can move it.
@@ -85,8 +87,10 @@ public final class Ceremonies: Sendable {
     ///   - kept: the keys earlier re-keys kept (``KeyEncryptionKey/keptKeys(store:kek:)``).
     public init(
         configuration: ServerConfiguration, store: any Store, keys: KeyRing, kek: [UInt8], kept: KeyEncryptionKey.KeptKeys = .init(), trustAnchors: [Certificate] = [],
-        clock: @escaping @Sendable () -> Date = { Date() }, random: @escaping RandomBytes = { SecureRandom.bytes($0) }
+        clock: @escaping @Sendable () -> Date = { Date() }, random: @escaping RandomBytes = { SecureRandom.bytes($0) },
+        clientKeys: (any ClientKeySource)? = nil
     ) {
+        self.clientKeys = clientKeys ?? NoClientKeySource()
         self.configuration = configuration
         self.store = store
         self.keys = keys

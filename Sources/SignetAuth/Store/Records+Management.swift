@@ -153,10 +153,15 @@ public struct ClientRow: Sendable, Equatable {
     public var jwks: String?
     /// RFC 9126 §6: its authorization requests come through `/oauth/par` only.
     public var requirePushedRequests: Bool
+    /// Where a `private_key_jwt` client publishes its keys instead of ``jwks``.
+    public var jwksURI: String?
+    /// Whether it authenticates with `private_key_jwt`.
+    public var usesKeys: Bool { jwks != nil || jwksURI != nil }
     public init(id: String, name: String, type: String, secretHash: [UInt8]?, grants: [String], scopes: [String], redirectURIs: [String],
                 audiences: [String]?, createdAt: Int64, postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil,
-                requirePushedRequests: Bool = false) {
+                requirePushedRequests: Bool = false, jwksURI: String? = nil) {
         self.jwks = jwks
+        self.jwksURI = jwksURI
         self.requirePushedRequests = requirePushedRequests
         self.postLogoutRedirectURIs = postLogoutRedirectURIs
         self.backchannelLogoutURI = backchannelLogoutURI

@@ -35,7 +35,13 @@ public struct ClientAssertion: Sendable {
 
     public struct Invalid: Error, Sendable {
         public let detail: String
-        init(_ detail: String) { self.detail = detail }
+        /// Whether no key of the set given made the signature: one the client published since
+        /// might (``ClientKeySource``).
+        public let keyMismatch: Bool
+        init(_ detail: String, keyMismatch: Bool = false) {
+            self.detail = detail
+            self.keyMismatch = keyMismatch
+        }
     }
 
     /// An assertion that verified: what its single use is recorded by.
@@ -83,14 +89,14 @@ public struct ClientAssertion: Sendable {
         let candidates: [JSONObject]
         if let kid = header["kid"] {
             candidates = keys.filter { $0["kid"] == kid }
-            guard !candidates.isEmpty else { throw Invalid("no registered key has kid \(kid.string?.prefix(64) ?? "(not a string)")") }
+            guard !candidates.isEmpty else { throw Invalid("no registered key has kid \(kid.string?.prefix(64) ?? "(not a string)")", keyMismatch: true) }
         } else {
             candidates = keys.filter { JWKSet.fits($0, alg: alg) }
-            guard !candidates.isEmpty else { throw Invalid("no registered key is for \(alg)") }
+            guard !candidates.isEmpty else { throw Invalid("no registered key is for \(alg)", keyMismatch: true) }
         }
         let message = Array(jwt.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
         guard candidates.contains(where: { JWKSet.verifies($0, alg: alg, signature: signature, message: message) }) else {
-            throw Invalid("the signature does not verify with the client's \(alg) key\(candidates.count == 1 ? "" : "s")")
+            throw Invalid("the signature does not verify with the client's \(alg) key\(candidates.count == 1 ? "" : "s")", keyMismatch: true)
         }
         guard claims["iss"]?.string.map({ $0.isExactly(clientID) }) == true else { throw Invalid("iss is not the client's ID") }
         guard claims["sub"]?.string.map({ $0.isExactly(clientID) }) == true else { throw Invalid("sub is not the client's ID") }
