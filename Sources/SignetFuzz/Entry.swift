@@ -123,6 +123,7 @@ enum FuzzReplay {
             try write(.clientSettings, Array(#"{"name":"Batch","grant_types":["client_credentials"],"scopes":["read:users"],"jwks":"#.utf8) + Array(key.jwks.serialized.utf8) + [UInt8(ascii: "}")])
         }
         // A new client's body: a public web client with its addresses.
+        try write(.clientSettings, Array(#"{"name":"Published","grant_types":["client_credentials"],"jwks_uri":"https://keys.example/jwks.json"}"#.utf8))
         try write(.clientSettings, Array(#"{"name":"Web","token_endpoint_auth_method":"none","grant_types":["authorization_code"],"callbacks":["https://a.example/cb"],"audiences":["https://api.example"],"oidc_logout":{"backchannel_logout_urls":["https://a.example/logout"]}}"#.utf8))
         print("wrote \(n) seeds to \(out.path)")
     }

@@ -312,14 +312,17 @@ enum FuzzTarget {
             let p = new.patch
             let row = ClientRow(id: "c_fuzz", name: new.name, type: new.type, secretHash: nil, grants: p.grants ?? [], scopes: p.scopes ?? [],
                                 redirectURIs: p.redirectURIs ?? [], audiences: p.audiences ?? nil, createdAt: 0, postLogoutRedirectURIs: p.postLogoutRedirectURIs ?? [],
-                                backchannelLogoutURI: p.backchannelLogoutURI ?? nil, jwks: p.jwks, requirePushedRequests: p.requirePushedRequests ?? false)
+                                backchannelLogoutURI: p.backchannelLogoutURI ?? nil, jwks: p.jwks, requirePushedRequests: p.requirePushedRequests ?? false,
+                                jwksURI: p.jwksURI)
             guard (try? Ceremonies.validate(row)) != nil else { break }
             // Lists are stored as space-separated words: what is accepted reads back as itself.
             for list in [row.grants, row.scopes, row.redirectURIs, row.postLogoutRedirectURIs, row.audiences ?? []] {
                 precondition(list.count <= 100, "an unbounded list accepted")
                 precondition(list.joined(separator: " ").split(separator: " ").map(String.init) == list, "a stored list would read back otherwise")
             }
-            precondition(row.name.count <= 100 && !(row.jwks != nil && row.type == "public"), "a name too long, or keys on a public client")
+            precondition(row.name.count <= 100 && !(row.usesKeys && row.type == "public"), "a name too long, or keys on a public client")
+            // One place for a client's keys, and a published set's address is one curl may call.
+            precondition(!(row.jwks != nil && row.jwksURI != nil) && row.jwksURI.map(Ceremonies.isClientEndpointURI) != false, "two places for keys, or a bad jwks_uri")
         case .newUser:
             guard let json = try? StrictJSON().parse(body), let new = try? ManagementNewUser(wire: json),
                   let (email, name, language) = try? Ceremonies.checked(new) else { break }
