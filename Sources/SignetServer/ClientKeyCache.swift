@@ -94,9 +94,13 @@ final class ClientKeyCache: ClientKeySource, @unchecked Sendable {
         return keys
     }
 
-    /// One GET of the set, checked.
     func fetch(_ uri: String) throws(ClientKeyFailure) -> [JSONObject] {
         lock.withLock { fetchCount += 1 }
+        return try Self.fetch(uri, options: options)
+    }
+
+    /// One GET of the set, checked (also `signet doctor`'s, with its options).
+    static func fetch(_ uri: String, options: HTTPSOptions) throws(ClientKeyFailure) -> [JSONObject] {
         let response: HTTPSResponse
         do {
             response = try HTTPS.get(uri, options: options)
@@ -104,7 +108,7 @@ final class ClientKeyCache: ClientKeySource, @unchecked Sendable {
             throw ClientKeyFailure("fetching \(uri.prefix(200)) failed: \(error)")
         }
         guard response.status == 200 else { throw ClientKeyFailure("\(uri.prefix(200)) answered \(response.status)") }
-        guard !response.truncated else { throw ClientKeyFailure("\(uri.prefix(200)) sent more than \(Self.maxBytes >> 10) KiB") }
+        guard !response.truncated, response.body.count <= Self.maxBytes else { throw ClientKeyFailure("\(uri.prefix(200)) sent more than \(Self.maxBytes >> 10) KiB") }
         guard let value = try? StrictJSON(maxDepth: 8, maxLength: Self.maxBytes).parse(response.body) else {
             throw ClientKeyFailure("\(uri.prefix(200)) sent no JSON")
         }

@@ -1,6 +1,7 @@
 import Foundation
 import SignetAPI
 import SignetAuth
+import SignetCurl
 import SignetHTTP
 import SignetServer
 import SignetSoftware
@@ -209,5 +210,29 @@ final class KeyServer: HTTPHandler {
         #expect(added.status == 0, "\(added.errors)")
         let output = try OperationsTests.json(added.output)
         #expect(output["jwks_uri"] == .string(uri) && output["client_secret"] == nil && output["token_endpoint_auth_method"] == .string("private_key_jwt"))
+    }
+
+    @Test("signet doctor fetches each configured client's jwks_uri as the server would: a set passes with its kids; an error status, junk or nothing listening fails with the fix")
+    func doctor() throws {
+        let keys = KeyServer()
+        let (listener, base) = try startLoopbackServer(keys)
+        defer { listener.stop() }
+        keys.publish([try SoftwareClientKey(kid: "k1"), try SoftwareClientKey(algorithm: "EdDSA", kid: "k2")])
+        var configuration = TestServer.configuration()
+        configuration.clients = ["good", "down"].map {
+            var client = ClientConfiguration(id: $0, grants: [GrantNames.clientCredentials])
+            client.jwksURI = $0 == "good" ? base + "/jwks.json" : "http://127.0.0.1:\((try? Loopback.freePort()) ?? 9)/jwks.json"
+            return client
+        } + [ClientConfiguration(id: "plain", grants: [GrantNames.authorizationCode])]
+        let doctor = Doctor(configuration: configuration, options: HTTPSOptions(timeout: 5))
+        var checks = doctor.clientKeyChecks()
+        #expect(checks.map(\.name) == ["jwks_uri.good", "jwks_uri.down"] && checks.map(\.status) == [.pass, .fail])
+        #expect(checks[0].detail == "2 key(s): k1, k2" && checks[1].detail.contains("failed") && checks[1].fix?.contains("JWK Set") == true, "\(checks)")
+        keys.status.withLock { $0 = 404 }
+        checks = doctor.clientKeyChecks()
+        #expect(checks[0].status == .fail && checks[0].detail.contains("answered 404"))
+        keys.status.withLock { $0 = 200 }
+        keys.body.withLock { $0 = Array(#"{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}"#.utf8) }
+        #expect(doctor.clientKeyChecks()[0].detail.contains("no usable JWK Set"))
     }
 }

@@ -48,7 +48,7 @@ public struct Doctor: Sendable {
         }
         if appleCDN, !iosApps.isEmpty { checks.append(appleCDNCheck()) }
         if google, !androidApps.isEmpty { checks.append(googleCheck()) }
-        return checks + backchannelChecks()
+        return checks + backchannelChecks() + clientKeyChecks()
     }
 
     static func skipped(_ names: [String], _ reason: String) -> [DoctorCheck] { names.map { DoctorCheck.skip($0, because: reason) } }
