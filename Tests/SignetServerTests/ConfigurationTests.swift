@@ -72,10 +72,10 @@ import Testing
         (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}], "colour": "blue"}"#, "unknown setting \"colour\""),
         (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}], "tokens": {"access_token_ttl": 0}}"#, "tokens.access_token_ttl"),
         (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}], "algorithms": ["ES999"]}"#, "unknown algorithm"),
-        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x", "type": "confidential", "client_secret_hash": "sha256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "jwks": {"keys": []}}]}"#, "not both"),
-        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x", "type": "public", "jwks": {"keys": []}}]}"#, "a public client has no client_secret_hash or jwks"),
+        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x", "type": "confidential", "client_secret_hash": "sha256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "jwks": {"keys": []}}]}"#, "give one of client_secret_hash, jwks or jwks_uri"),
+        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x", "type": "public", "jwks": {"keys": []}}]}"#, "a public client has no client_secret_hash, jwks or jwks_uri"),
         (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x", "type": "confidential", "jwks": {"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}}]}"#, "client x: jwks: keys[0]"),
-        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x", "type": "confidential"}]}"#, "or a jwks"),
+        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x", "type": "confidential"}]}"#, "a jwks or a jwks_uri"),
         (#"{"listen": "nowhere"}"#, "HOST:PORT"),
         (#"{"issuer": "#, "not valid JSON"),
     ])
