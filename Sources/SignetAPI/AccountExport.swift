@@ -139,3 +139,33 @@ public struct ExportedDeviceKey: Codable, Sendable, Equatable {
         self.revoked_at = revoked_at
     }
 }
+
+/// One account as Auth0's bulk user export writes it (one JSON object a line), and as `signet
+/// admin users import` reads it: what `signet admin users export --all` writes.
+public struct UserExportLine: Codable, Sendable, Equatable {
+    public var user_id: String
+    public var email: String
+    public var email_verified: Bool
+    public var name: String?
+    public var locale: String?
+    /// ISO 8601 in UTC, as the Management API writes times.
+    public var created_at: String
+    public var updated_at: String
+    public var last_login: String?
+    public var logins_count: Int64
+    public var blocked: Bool
+
+    public init(user_id: String, email: String, email_verified: Bool, name: String?, locale: String?, created_at: String, updated_at: String,
+                last_login: String?, logins_count: Int64, blocked: Bool) {
+        self.user_id = user_id
+        self.email = email
+        self.email_verified = email_verified
+        self.name = name
+        self.locale = locale
+        self.created_at = created_at
+        self.updated_at = updated_at
+        self.last_login = last_login
+        self.logins_count = logins_count
+        self.blocked = blocked
+    }
+}

@@ -121,7 +121,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .actionVerified: "An action token verified, and used up, by a resource server (`POST /actions/verify`)."
         case .adminUserCreated: "An operator made an account for an address; its owner signs in with an email code, then adds a passkey."
         case .adminEnrollmentLink: "An operator made a link that adds a first passkey to an account without one; `detail` says until when."
-        case .adminUserExported: "An operator took a copy of everything held about an account, for its owner's request (`GET /api/v2/users/{id}/export`)."
+        case .adminUserExported: "An operator took a copy of everything held about an account, for its owner's request (`GET /api/v2/users/{id}/export`), or every account's record (`signet admin users export --all`, no account, `detail` the count)."
         case .adminUserUpdated: "An operator changed a user's name, address or verification."
         case .adminUserBlocked: "An operator blocked a user: every grant refused, sessions ended."
         case .adminUserUnblocked: "An operator unblocked a user."

@@ -72,6 +72,12 @@ extension SQLStore {
         }
     }
 
+    public func users(after id: String?, limit: Int) throws(StoreError) -> [ManagedUser] {
+        try reading { db throws(StoreError) in
+            try db.query(Self.managedUserSelect + " WHERE u.id > ? ORDER BY u.id LIMIT ?", [.text(id ?? ""), .int(Int64(limit))]).map(Self.managedUser)
+        }
+    }
+
     public func managedUser(id: String) throws(StoreError) -> ManagedUser? {
         try locked { db throws(StoreError) in try db.query(Self.managedUserSelect + " WHERE u.id = ?", [.text(id)]).first.map(Self.managedUser) }
     }

@@ -15,6 +15,7 @@ enum AdminCommand {
                signet admin users import FILE [--mail]   (Auth0's user export: JSON lines or an array)
                signet admin users enrollment-link ID [--ttl SECONDS]   (a link that adds a first passkey)
                signet admin users export ID   (everything held about the account, as JSON: for its owner's request)
+               signet admin users export --all [--out FILE]   (every account's record as JSON lines, the file import reads)
                signet admin users sign-out ID | remove-method ID METHOD_ID | cancel-recovery ID
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
@@ -45,13 +46,14 @@ enum AdminCommand {
         var noMail = false
         var mail = false
         var link = false
+        var all = false
         func one(_ name: String) -> String? { values[name]?.last }
     }
 
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -65,6 +67,7 @@ enum AdminCommand {
             case "--no-mail": options.noMail = true
             case "--mail": options.mail = true
             case "--link": options.link = true
+            case "--all": options.all = true
             case _ where valued.contains(arg):
                 guard let value = rest.next() else { return nil }
                 options.values[arg, default: []].append(value)
@@ -98,6 +101,7 @@ enum AdminCommand {
             case ("users", "import"): try admin.importUsers()
             case ("users", "enrollment-link"): try admin.enrollmentLink(try admin.id())
             case ("users", "show"): try admin.showUser(try admin.id())
+            case ("users", "export") where options.all: try admin.exportAll()
             case ("users", "export"): try admin.emit(admin.ceremonies.accountExport(userID: try admin.id(), by: .commandLine, context: admin.context))
             case ("users", "block"): try admin.block(try admin.id(), true)
             case ("users", "unblock"): try admin.block(try admin.id(), false)

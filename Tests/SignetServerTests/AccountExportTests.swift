@@ -121,4 +121,40 @@ import Testing
         #expect(printed.account.email == "asked@signet.test" && printed.passkeys.map(\.id) == export.passkeys.map(\.id))
         #expect(try server.store.auditEvents(limit: 100).contains { $0.kind == "admin_user_exported" && $0.clientID == "signet-admin" })
     }
+
+    @Test("every account's record as JSON lines, the file users import reads: a round trip into another deployment keeps addresses, names, verification, blocks and creation times")
+    func allAccounts() throws {
+        let server = try TestServer.withOperators()
+        for n in 0..<5 { _ = try SignedIn(server, email: "member\(n)@signet.test") }
+        let blocked = try #require(try server.store.user(email: "member3@signet.test")?.id)
+        #expect(try server.api("PATCH", "/api/v2/users/\(blocked)", token: server.managementToken(), .object(["blocked": .bool(true), "name": .string("Ada Ñ")])).status == 200)
+        let database = ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path]
+        let file = server.directory.appendingPathComponent("accounts.jsonl").path
+
+        let written = try OperationsTests.signet(["admin", "users", "export", "--all", "--out", file] + database, in: server.directory)
+        #expect(written.status == 0 && written.output.contains("exported 5 account(s)"), "\(written.errors)")
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+        let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map { try JSONDecoder().decode(UserExportLine.self, from: Data($0.utf8)) }
+        #expect(lines.count == 5 && lines.map(\.user_id) == lines.map(\.user_id).sorted())
+        #expect(lines.first { $0.user_id == blocked }.map { $0.blocked && $0.name == "Ada Ñ" } == true)
+        // Never over a file; to standard output without --out.
+        #expect(try OperationsTests.signet(["admin", "users", "export", "--all", "--out", file] + database, in: server.directory).status == 2)
+        let piped = try OperationsTests.signet(["admin", "users", "export", "--all"] + database, in: server.directory)
+        #expect(piped.output.split(separator: "\n").count == 5 && piped.errors.contains("exported 5 account(s)"))
+        let audited = try server.store.auditEvents(limit: 50).filter { $0.kind == "admin_user_exported" }
+        #expect(audited.count == 2 && audited.allSatisfy { $0.userID == nil && $0.clientID == "signet-admin" && $0.detail == "every account's record: 5" })
+
+        // Into another deployment: the same accounts, as they were.
+        let other = try TestServer()
+        let imported = try OperationsTests.signet(["admin", "users", "import", file, "--database", "sqlite:" + other.directory.appendingPathComponent("signet.db").path],
+                                                  in: other.directory)
+        #expect(imported.status == 0 && imported.output.contains("5 made"), "\(imported.output) \(imported.errors)")
+        for line in lines {
+            let moved = try #require(try other.store.user(email: line.email))
+            let original = try #require(try server.store.user(email: line.email))
+            #expect(moved.name == original.name && moved.emailVerified == original.emailVerified && moved.blocked == original.blocked)
+            #expect(moved.createdAt / 1000 == original.createdAt / 1000)
+        }
+    }
 }

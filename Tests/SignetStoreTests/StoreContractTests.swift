@@ -461,6 +461,38 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.clientRows(offset: 5, limit: 2).isEmpty && store.clientRows().map(\.id) == ["c_a", "c_b", "c_c", "c_d", "c_e"])
     }
 
+    @Test("every account, a page at a time in ID order: no page overlaps another, none is left out", arguments: Backend.available)
+    func userPagesByID(_ backend: Backend) throws {
+        let store = try backend.open()
+        #expect(try store.users(after: nil, limit: 10).isEmpty)
+        let made = try (0..<7).map { n in try registered(store, n, signCount: 0).0.id }
+        var seen: [String] = []
+        var after: String?
+        while true {
+            let page = try store.users(after: after, limit: 3)
+            #expect(page.count <= 3)
+            guard let last = page.last else { break }
+            seen += page.map(\.user.id)
+            after = last.user.id
+        }
+        #expect(seen == made.sorted())
+        #expect(try store.users(after: made.sorted()[4], limit: 10).map(\.user.id) == Array(made.sorted()[5...]))
+    }
+
+    @Test("a client's keys kept, or where it publishes them, and never both written back otherwise", arguments: Backend.available)
+    func clientKeyURI(_ backend: Backend) throws {
+        let store = try backend.open()
+        try store.insertClient(ClientRow(id: "c_uri", name: "U", type: "confidential", secretHash: nil, grants: ["client_credentials"], scopes: [], redirectURIs: [],
+                                         audiences: nil, createdAt: 1, jwksURI: "https://keys.example/jwks.json"), writes: [])
+        let stored = try #require(try store.clientRow(id: "c_uri"))
+        #expect(stored.jwksURI == "https://keys.example/jwks.json" && stored.jwks == nil && stored.usesKeys)
+        var changed = stored
+        (changed.jwks, changed.jwksURI) = (#"{"keys":[]}"#, nil)
+        #expect(try store.updateClient(changed, expected: stored, writes: []) == true)
+        let read = try #require(try store.clientRow(id: "c_uri"))
+        #expect(read.jwksURI == nil && read.jwks == #"{"keys":[]}"#)
+    }
+
     @Test("a client's change is written only over the row it was made from, with its audit row; its type and creation stay", arguments: Backend.available)
     func clientUpdates(_ backend: Backend) throws {
         let store = try backend.open()

@@ -26,6 +26,32 @@ extension Ceremonies {
         return try exportDocument(user, sessions: sessionInfos(accountSessions(Principal(user: user.user, claims: [:])), current: nil))
     }
 
+    /// `signet admin users export --all`: every account's record (not its passkeys or history),
+    /// in ID order, a thousand at a time, handed to `each` as Auth0's bulk export writes a user;
+    /// the file `users import` reads, here or on another deployment. Audited once, as
+    /// `admin_user_exported` without an account, with how many went; returns that count.
+    public func exportAllUsers(by caller: ManagementCaller, context: RequestContext, _ each: (UserExportLine) throws -> Void) throws -> Int {
+        try Self.requireHeld([ManagementScope.readUsers.rawValue], by: caller)
+        var after: String?
+        var count = 0
+        while true {
+            let page = try store.users(after: after, limit: 1_000)
+            guard let last = page.last else { break }
+            for m in page {
+                let u = m.user
+                try each(UserExportLine(user_id: u.id, email: u.email, email_verified: u.emailVerified, name: u.name, locale: u.locale,
+                                        created_at: Self.iso(u.createdAt), updated_at: Self.iso(m.updatedAt ?? u.createdAt), last_login: m.lastLogin.map(Self.iso),
+                                        logins_count: m.loginsCount, blocked: u.blocked))
+                count += 1
+            }
+            after = last.user.id
+        }
+        let event = pendingAuditEvent(.adminUserExported, client: caller.clientID, detail: "every account's record: \(count)", context: context)
+        try store.appendAudit(event)
+        counted(event)
+        return count
+    }
+
     /// The document itself, for either caller.
     func exportDocument(_ managed: ManagedUser, sessions: [SessionInfo]) throws -> AccountExport {
         let user = managed.user

@@ -343,6 +343,10 @@ public protocol Store: Sendable {
 
     /// Accounts matching `query`, oldest first, and how many match in all.
     func users(_ query: UserQuery) throws(StoreError) -> (users: [ManagedUser], total: Int)
+    /// Up to `limit` accounts in ID order after `id` (from the first without it): the pages of an
+    /// export of every account, each one range of the primary key, with no count or offset, so
+    /// the millionth page costs what the first does.
+    func users(after id: String?, limit: Int) throws(StoreError) -> [ManagedUser]
     func managedUser(id: String) throws(StoreError) -> ManagedUser?
     /// Applies `change` with `writes` in one transaction. Blocking also ends every session that
     /// started before it (``UserRecord/sessionsRevokedAt``). `nil` when there is no such account;
