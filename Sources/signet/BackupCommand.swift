@@ -6,22 +6,34 @@ import SignetStore
 /// `signet backup --to FILE`: a consistent, checked copy of a SQLite database, also while
 /// servers write to it; PostgreSQL has its own tool for this.
 enum BackupCommand {
-    static func run(_ args: [String]) -> Int32 {
+    /// What `backup` and `copy` take: the database (by `--config` or `--database`), where to
+    /// (`--to`), and `--json`; `nil` for anything else, or without `--to`.
+    struct Options {
         var config: String?
         var database: String?
-        var target: String?
+        var target = ""
         var json = false
-        var rest = args.makeIterator()
-        while let flag = rest.next() {
-            switch flag {
-            case "--config": config = rest.next()
-            case "--database": database = rest.next()
-            case "--to": target = rest.next()
-            case "--json": json = true
-            default: return usageError("usage: signet backup --to FILE [--config signet.json | --database sqlite:PATH] [--json]")
+
+        init?(_ args: [String]) {
+            var rest = args.makeIterator()
+            var target: String?
+            while let flag = rest.next() {
+                switch flag {
+                case "--config": config = rest.next()
+                case "--database": database = rest.next()
+                case "--to": target = rest.next()
+                case "--json": json = true
+                default: return nil
+                }
             }
+            guard let target else { return nil }
+            self.target = target
         }
-        guard let target else { return usageError("usage: signet backup --to FILE [--config signet.json | --database sqlite:PATH] [--json]") }
+    }
+
+    static func run(_ args: [String]) -> Int32 {
+        guard let options = Options(args) else { return usageError("usage: signet backup --to FILE [--config signet.json | --database sqlite:PATH] [--json]") }
+        let (config, database, target, json) = (options.config, options.database, options.target, options.json)
         do {
             let configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment, database: database)
             guard configuration.database.hasPrefix("sqlite:") else {

@@ -16,21 +16,9 @@ enum CopyCommand {
     static let usage = "usage: signet copy --to sqlite:PATH|postgres://... [--config signet.json | --database URL] [--json]"
 
     static func run(_ args: [String]) -> Int32 {
-        var config: String?
-        var database: String?
-        var target: String?
-        var json = false
-        var rest = args.makeIterator()
-        while let flag = rest.next() {
-            switch flag {
-            case "--config": config = rest.next()
-            case "--database": database = rest.next()
-            case "--to": target = rest.next()
-            case "--json": json = true
-            default: return usageError(usage)
-            }
-        }
-        guard let target, target.hasPrefix("sqlite:") || target.hasPrefix("postgres://") || target.hasPrefix("postgresql://") else { return usageError(usage) }
+        guard let options = BackupCommand.Options(args) else { return usageError(usage) }
+        let (config, database, target, json) = (options.config, options.database, options.target, options.json)
+        guard target.hasPrefix("sqlite:") || target.hasPrefix("postgres://") || target.hasPrefix("postgresql://") else { return usageError(usage) }
         let configuration: ServerConfiguration
         do {
             configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment, database: database)
