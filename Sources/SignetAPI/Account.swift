@@ -163,6 +163,12 @@ public struct SessionList: Codable, Sendable, Equatable {
     public init(sessions: [SessionInfo]) { self.sessions = sessions }
 }
 
+/// `DELETE /me/sessions` answer: how many of the account's other sessions ended.
+public struct SessionsEnded: Codable, Sendable, Equatable {
+    public var ended: Int
+    public init(ended: Int) { self.ended = ended }
+}
+
 /// `POST /me/device-keys` body.
 public struct EnrollDeviceKeyRequest: Codable, Sendable {
     /// base64url of a P-256 key: SubjectPublicKeyInfo DER (Android `getEncoded()`, CryptoKit

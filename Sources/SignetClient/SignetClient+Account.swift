@@ -45,6 +45,14 @@ extension SignetClient {
         guard answer.status == 204 else { throw Self.error(answer) }
     }
 
+    /// Ends every session of the account but this one (`DELETE /me/sessions`, a sensitive
+    /// change: steps up if asked), for an owner who fears someone else is signed in; returns how
+    /// many ended. Their tokens are refused at once.
+    @discardableResult
+    public func revokeOtherSessions() async throws -> Int {
+        try decode(SessionsEnded.self, try await authorized("DELETE", "me/sessions")).ended
+    }
+
     /// Sets the account's display name (`PATCH /me`); `nil` or empty clears it. Tokens carry it
     /// from the next refresh.
     @discardableResult

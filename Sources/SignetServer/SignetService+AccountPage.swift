@@ -68,6 +68,9 @@ extension SignetService {
                 try s.ceremonies.revokeDeviceKey(id: call.parameter("id"), principal: session.principal, context: call.context)
             }
         }
+        r.add("POST", "/account/sessions/revoke-others") { s, call in
+            s.change(call, notice: "sessions_revoked") { session, _ in _ = try s.ceremonies.revokeOtherSessions(session.principal, context: call.context) }
+        }
         r.add("POST", "/account/sessions/{id}/revoke") { s, call in
             s.change(call, notice: "session_revoked") { session, _ in
                 try s.ceremonies.revokeSession(id: call.parameter("id"), principal: session.principal, context: call.context)
@@ -255,7 +258,7 @@ extension SignetService {
         let recovery = try ceremonies.recovery(principal).recovery
         var values: [String: TemplateValue] = [
             "email": .text(session.user.email), "displayName": .text(session.user.name ?? session.user.email), "accountName": .text(session.user.name ?? ""),
-            "userHandle": .text(Base64URL.encode(session.user.handle)), "passkeys": .list(passkeys), "deviceKeys": .list(deviceKeys), "sessions": .list(rows),
+            "userHandle": .text(Base64URL.encode(session.user.handle)), "passkeys": .list(passkeys), "deviceKeys": .list(deviceKeys), "sessions": .list(rows), "otherSessions": .bool(rows.count > 1),
             "events": .list(events), "codesLeft": .text(codes.remaining > 0 ? String(codes.remaining) : ""),
             "recoveryOpen": .bool(recovery != nil), "recoveryUntil": .text(recovery.map { when($0.hold_until * 1000) } ?? ""),
         ]

@@ -97,6 +97,9 @@ extension SignetService {
         }
         // Where the account is signed in; ending one is a sensitive change.
         r.add("GET", "/me/sessions", needs: .account) { s, call in try Wire.encode(s.ceremonies.sessionList(call.account)) }
+        r.add("DELETE", "/me/sessions", needs: .sensitive) { s, call in
+            try Wire.encode(SessionsEnded(ended: s.ceremonies.revokeOtherSessions(call.account, context: call.context)))
+        }
         r.add("DELETE", "/me/sessions/{id}", needs: .sensitive) { s, call in
             try s.ceremonies.revokeSession(id: call.parameter("id"), principal: call.account, context: call.context)
             return HTTPResponse(status: 204)

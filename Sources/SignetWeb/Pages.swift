@@ -169,6 +169,8 @@ public enum Pages {
         <div class="row-actions">{{#current}}<form method="post" action="/logout" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="secondary" data-testid="session-sign-out">{{t.signout}}</button></form>{{/current}}{{^current}}<form method="post" action="/account/sessions/{{id}}/revoke" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="danger" data-testid="session-revoke">{{t.revoke}}</button></form>{{/current}}</div></li>{{/sessions}}</ul>
+        {{#otherSessions}}<form method="post" action="/account/sessions/revoke-others"><input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="secondary" data-testid="sessions-revoke-others">{{t.signout_others}}</button></form>{{/otherSessions}}
         </section>
         <section aria-labelledby="h-name"><h2 id="h-name">{{t.name_title}}</h2>
         <form method="post" action="/account/name" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">

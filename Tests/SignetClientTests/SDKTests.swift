@@ -148,6 +148,12 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         try await phone.client.revokeSession(id: other.id)
         #expect(try await phone.client.sessions().map(\.id) == listed.filter(\.current).map(\.id))
         await #expect(throws: SignetError(.notSignedIn, "")) { try await tablet.client.passkeys() }
+        // Everywhere else at once: a third app's session ends, this one stays.
+        let laptop = try App(server, authenticator: phone.passkeys.authenticator)
+        try await laptop.client.signIn()
+        #expect(try await phone.client.revokeOtherSessions() == 1)
+        await #expect(throws: SignetError(.notSignedIn, "")) { try await laptop.client.passkeys() }
+        #expect(try await phone.client.sessions().count == 1)
     }
 
     @Test("exportAccount() returns the account's own copy: its passkey with the public key the app's authenticator holds, its history")

@@ -55,4 +55,47 @@ import Testing
         server.clock.advance(Double(server.app.configuration.stepUpMaxAge + 1))
         #expect(try account.call("DELETE", "/me/sessions/\(secondSID)").json["reason"] == .string("step_up_required"))
     }
+
+    @Test("sign out everywhere else: every other session, apps' and browsers', ends with its tokens; this one and other accounts' stay; a step-up operation; the page's button does the same")
+    func everywhereElse() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        let first = try phone.signUp(email: "elsewhere@signet.test")
+        let second = try phone.signIn()
+        let browser = WebBrowser(server, authenticator: phone.authenticator)
+        #expect(try browser.signIn().status == 200)
+        let account = SignedIn(server, phone: phone, access: try #require(second["access_token"]?.string))
+        let other = try SignedIn(server, email: "bystander@signet.test")
+
+        let ended = try account.call("DELETE", "/me/sessions")
+        #expect(ended.status == 200 && ended.json["ended"] == .number("2"), "\(ended.json.serialized)")
+        let left = try account.call("GET", "/me/sessions").json["sessions"]?.array ?? []
+        #expect(left.count == 1 && left[0]["current"] == .bool(true))
+        let old = SignedIn(server, phone: phone, access: try #require(first["access_token"]?.string))
+        #expect(try old.call("GET", "/me/passkeys").json["reason"] == .string("token_invalid"))
+        let refreshed = try server.post("/oauth/token", .object([
+            "grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(first["refresh_token"]),
+        ]))
+        #expect(refreshed.json["reason"] == .string("refresh_token_revoked"))
+        #expect(try browser.page("/account").status == 303)
+        #expect(try other.call("GET", "/me/passkeys").status == 200 && account.call("GET", "/me/passkeys").status == 200)
+        let audited = try server.store.auditEvents(limit: 50).filter { $0.kind == "session_revoked" }
+        #expect(audited.count == 2)
+        // Nothing else to end: none ended. A stale sign-in must step up first.
+        #expect(try account.call("DELETE", "/me/sessions").json["ended"] == .number("0"))
+        server.clock.advance(Double(server.app.configuration.stepUpMaxAge + 1))
+        #expect(try account.call("DELETE", "/me/sessions").json["reason"] == .string("step_up_required"))
+
+        // The page: a button only when there is another session; it ends the app's, keeps this browser's.
+        let desk = WebBrowser(server, authenticator: phone.authenticator)
+        #expect(try desk.signIn().status == 200)
+        var page = try desk.page("/account").html
+        #expect(page.contains("data-testid=\"sessions-revoke-others\"") && page.contains("Sign out everywhere else"))
+        let done = try desk.form("/account/sessions/revoke-others", [])
+        #expect(done.status == 303 && done.response.headers["location"] == "/account?notice=sessions_revoked", "\(done.html)")
+        page = try desk.page("/account?notice=sessions_revoked").html
+        #expect(page.contains("Signed out everywhere else.") && !page.contains("data-testid=\"sessions-revoke-others\""))
+        #expect(try account.call("GET", "/me/passkeys").json["reason"] == .string("token_invalid"))
+        #expect(try desk.form("/account/sessions/revoke-others", [], csrf: "forged").status == 403)
+    }
 }

@@ -189,6 +189,22 @@ extension Ceremonies {
         return system.map { "\(browser) · \($0)" } ?? browser
     }
 
+    /// `DELETE /me/sessions`, the account page's "Sign out everywhere else": ends every session
+    /// of the account but the caller's own, each as ``revokeSession(id:principal:context:)``
+    /// ends one (audited one by one, its tokens refused at once); returns how many it ended.
+    public func revokeOtherSessions(_ principal: Principal, context: RequestContext) throws -> Int {
+        var ended = 0
+        for session in try sessionList(principal).sessions where !session.current {
+            do {
+                try revokeSession(id: session.id, principal: principal, context: context)
+                ended += 1
+            } catch let error as AuthError where error.reason == .notFound {
+                // It ended on its own meanwhile.
+            }
+        }
+        return ended
+    }
+
     /// Ends one of the account's sessions, a browser's or an app's, by its ID.
     public func revokeSession(id: String, principal: Principal, context: RequestContext) throws {
         let user = principal.user
