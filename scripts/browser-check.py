@@ -24,6 +24,7 @@ import quopri
 import re
 import secrets
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -441,6 +442,17 @@ try:
     report["device_signed_in"] = polled.status_code == 200 and "access_token" in polled.json()
     report["device_user_code"] = started["user_code"]
     driver.get(BASE + "/account")
+
+    # 4c. "Download your data" after that fresh passkey check: the browser saves the file.
+    downloads = tempfile.mkdtemp(prefix="signet-downloads-")
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+    by_test_id(driver, "export-data").click()
+    saved = os.path.join(downloads, "account-data.json")
+    wait_for(driver, lambda d: os.path.exists(saved) and os.path.getsize(saved) > 0)
+    with open(saved, encoding="utf-8") as f:
+        exported = json.load(f)
+    report["export"] = {"format": exported["format"], "email": exported["account"]["email"], "passkeys": len(exported["passkeys"]),
+                        "events": len(exported["events"]), "url": driver.current_url}
 
     # 5. Sign out: the sign-in page's passkey autofill (mediation "conditional") signs in again
     #    with the passkey this browser holds. Then sign out with no passkey in the authenticator

@@ -35,6 +35,9 @@ struct Needs: Sendable {
     static let sensitive = Needs(token: .required(.account), stepUp: true)
     /// Adding a credential: sensitive, but a fresh code session may do it under a recovery hold.
     static let addsCredential = Needs(token: .required(.account), stepUp: true, codeSessionAllowed: true)
+    /// A copy of the account's data: a fresh sign-in of any kind, a passkey's or a code's (an
+    /// account without a passkey can have its copy too).
+    static let recentSignIn = Needs(token: .required(.account), stepUp: true, codeSessionAllowed: true)
     static let resourceServer = Needs(clientAuthentication: true)
     /// The token endpoint and its kin (revocation, introspection, device and code requests).
     static let tokenEndpoint = Needs(clientCredentials: true)

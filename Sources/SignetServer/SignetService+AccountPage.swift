@@ -25,12 +25,11 @@ extension SignetService {
     static func addAccountRoutes(_ r: inout Router<SignetService>) {
         r.add("GET", "/account") { s, call in s.pageOrError(call) { try s.accountPage(call) } }
         r.add("GET", "/account/passkey-offer") { s, call in s.pageOrError(call) { try s.offerPage(call) } }
-        // The account's data as a file (the page's "Download your data" link).
-        r.add("GET", "/account/export") { s, call in
-            s.pageOrError(call) {
-                guard let session = try s.browser(call.request).session else { return .redirect(to: "/login?return_to=%2Faccount") }
-                return try s.exportAnswer(s.ceremonies.accountExport(session.principal, context: call.context))
-            }
+        // The account's data as a file (the page's "Download your data"): after a fresh sign-in
+        // of any kind, as for the app's call; a stale session steps up first, and the page then
+        // sends the form again, whose answer the browser saves.
+        r.add("POST", "/account/export") { s, call in
+            s.accountForm(call, codeAllowed: true) { _, session, _ in try s.exportAnswer(s.ceremonies.accountExport(session.principal, context: call.context)) }
         }
         // The script's calls.
         r.add("POST", "/account/passkeys/options") { s, call in
@@ -163,14 +162,15 @@ extension SignetService {
     /// before the step-up (the page again, saying why); then behind step-up (a stale session
     /// sees the prompt, with the `keep` fields, all of them when `nil`, sent again after it);
     /// a refusal below 500 shows the page saying why.
-    func accountForm(_ call: Call, keep: [String]? = nil, fresh: Bool = true, unless: ((WebSession, JSONValue, Browser) throws -> HTTPResponse?)? = nil,
+    func accountForm(_ call: Call, keep: [String]? = nil, fresh: Bool = true, codeAllowed: Bool = false,
+                     unless: ((WebSession, JSONValue, Browser) throws -> HTTPResponse?)? = nil,
                      _ body: (JSONValue, WebSession, Browser) throws -> HTTPResponse) -> HTTPResponse {
         pageOrError(call) {
             let form = try self.body(call, form: true)
             let (session, browser) = try signedInForm(call, form: form)
             if let answer = try unless?(session, form, browser) { return answer }
             do {
-                if fresh { try ceremonies.requireFreshAuthentication(session.principal) }
+                if fresh { try ceremonies.requireFreshAuthentication(session.principal, allowCode: codeAllowed) }
                 return try body(form, session, browser)
             } catch let error as AuthError where error.reason == .stepUpRequired {
                 let fields = keep.map { $0.map { ($0, form[$0]?.string ?? "") } }
@@ -182,7 +182,7 @@ extension SignetService {
         }
     }
 
-    /// A change from the account page's forms (``accountForm(_:keep:fresh:unless:_:)`` with the
+    /// A change from the account page's forms (``accountForm(_:keep:fresh:codeAllowed:unless:_:)`` with the
     /// whole form kept), then back to the page with a notice, or to the sign-in page when the
     /// change ended this browser's own session.
     func change(_ call: Call, notice: String, fresh: Bool = true, unless: ((WebSession, JSONValue, Browser) throws -> HTTPResponse?)? = nil,

@@ -69,7 +69,7 @@ extension SignetService {
             r.add(method, "/userinfo", needs: Needs(token: .required(.anyWithScope("openid")))) { s, call in try Wire.encode(s.ceremonies.userInfo(call.account)) }
         }
         // The signed-in account.
-        r.add("GET", "/me/export", needs: .account) { s, call in try s.exportAnswer(s.ceremonies.accountExport(call.account, context: call.context)) }
+        r.add("GET", "/me/export", needs: .recentSignIn) { s, call in try s.exportAnswer(s.ceremonies.accountExport(call.account, context: call.context)) }
         r.add("GET", "/me/passkeys", needs: .account) { s, call in try Wire.encode(s.ceremonies.passkeys(call.account)) }
         r.add("POST", "/me/passkeys/options", needs: .addsCredential) { s, call in Wire.encode(try s.ceremonies.beginAddPasskey(call.account)) }
         r.add("POST", "/me/passkeys", needs: .addsCredential) { s, call in

@@ -204,7 +204,9 @@ public enum Pages {
         <section aria-labelledby="h-events"><h2 id="h-events">{{t.events}}</h2>
         <ul class="events">{{#events}}<li data-testid="event-row"><span class="event-kind">{{kind}}</span> <span class="meta">{{at}}{{#outcome}} · {{outcome}}{{/outcome}}{{#address}} · {{address}}{{/address}}</span></li>{{/events}}</ul>
         {{^events}}<p class="empty">{{t.no_events}}</p>{{/events}}
-        <p class="meta"><a href="/account/export" download data-testid="export-data">{{t.export_data}}</a>. {{t.export_hint}}</p>
+        <form method="post" action="/account/export"><input type="hidden" name="csrf" value="{{csrf}}">
+        <p class="meta">{{t.export_hint}}</p>
+        <button type="submit" class="secondary" data-testid="export-data">{{t.export_data}}</button></form>
         </section>
         <form method="post" action="/logout"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="secondary wide" data-testid="signout">{{t.signout}}</button></form>

@@ -64,25 +64,38 @@ import Testing
         #expect(!text.contains("refresh_token") && !text.contains("code_hash") && !text.contains("private"))
     }
 
-    @Test("no token, a bad one, or no session: refused; the page's link downloads the same document for the signed-in browser")
+    @Test("no token, a bad one, a stale one, or no session: refused; the page's button downloads the same document after a fresh sign-in")
     func refusalsAndPage() throws {
         let server = try TestServer()
         #expect(try server.send("GET", "/me/export").status == 401)
         #expect(try server.send("GET", "/me/export", headers: [("Authorization", "Bearer nope")]).status == 401)
+        // An app's sign-in older than step_up.max_age: a fresh one first (a code sign-in would do).
+        let app = try SignedIn(server, email: "stale@signet.test")
+        server.clock.advance(Double(server.app.configuration.stepUpMaxAge + 1))
+        #expect(try app.call("GET", "/me/export").json["reason"] == .string("step_up_required"))
         #expect(try server.store.auditEvents(limit: 50).allSatisfy { $0.kind != "account_exported" })
 
         let browser = WebBrowser(server)
-        let away = try browser.send("GET", "/account/export", headers: [("Accept", "text/html")])
-        #expect(away.status == 303 && away.headers["location"] == "/login?return_to=%2Faccount")
+        let away = try browser.form("/account/export", [], csrf: "none")
+        #expect(away.status >= 300 && away.response.headers["content-disposition"] == nil)
         _ = try browser.signUp(email: "page@signet.test")
         let page = try browser.page("/account").html
-        #expect(page.contains(#"href="/account/export" download data-testid="export-data""#) && page.contains("Download your data"))
-        let file = try browser.send("GET", "/account/export", headers: [("Accept", "text/html")])
-        #expect(file.status == 200 && file.headers["content-disposition"]?.hasPrefix("attachment") == true)
-        let export = try Self.decoded(file)
+        #expect(page.contains(#"action="/account/export""#) && page.contains("Download your data"))
+        let file = try browser.form("/account/export", [])
+        #expect(file.status == 200 && file.response.headers["content-disposition"]?.hasPrefix("attachment") == true)
+        let export = try Self.decoded(file.response)
         #expect(export.account.email == "page@signet.test" && export.passkeys.count == 1 && export.events.contains { $0.signet_event == "sign_up" })
         let audited = try #require(try server.store.auditEvents(limit: 50).first { $0.kind == "account_exported" })
         #expect(audited.clientID == Ceremonies.webClient.id)
+        // Without the page's CSRF token: refused, nothing handed over.
+        #expect(try browser.form("/account/export", [], csrf: "forged").status == 403)
+        // A sign-in older than step_up.max_age steps up first: the page asks, the file waits.
+        server.clock.advance(Double(server.app.configuration.stepUpMaxAge + 1))
+        _ = try browser.page("/account")
+        let stale = try browser.form("/account/export", [])
+        #expect(stale.status == 200 && stale.response.headers["content-disposition"] == nil && stale.html.contains("data-testid=\"step-up-prompt\""))
+        #expect(stale.html.contains(#"<form id="pending" method="post" action="/account/export">"#))
+        #expect(try server.store.auditEvents(limit: 50).filter { $0.kind == "account_exported" }.count == 1)
         // The page lists the download in its own words afterwards.
         #expect(try browser.page("/account").html.contains("You downloaded a copy of your data"))
     }

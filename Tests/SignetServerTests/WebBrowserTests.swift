@@ -131,6 +131,10 @@ struct WebBrowserTests {
         // /device from the TV's link: the code, the device and its address shown before approving.
         #expect(r["device_request_shown"]?["code"] == r["device_user_code"] && r["device_request_shown"]?["device"] == .string("Living room TV/2.1"))
         #expect(r["device_request_shown"]?["address"] == .string("127.0.0.1") && r["device_signed_in"] == .bool(true), "\(r["device_request_shown"]?.serialized ?? "")")
+        // The file a browser saved from "Download your data", and the page stayed where it was.
+        let export = r["export"]
+        #expect(export?["format"] == .string("signet.account-export.v1") && export?["email"] == .string("ada@example.test") && export?["passkeys"]?.int64 ?? 0 >= 2
+                && export?["events"]?.int64 ?? 0 > 5 && export?["url"]?.string?.hasSuffix("/account") == true, "\(export?.serialized ?? "no export")")
         #expect(r["device_done_leads_to_account"] == .bool(true))
         // Back-Channel Logout: the sign-out reached the app's back-channel URI once, as a token
         // Authlib verified; the app's session without a refresh token ended with the browser's.
