@@ -32,7 +32,8 @@ extension SignetClient {
     /// Where the account is signed in (`GET /me/sessions`): browsers and apps, this one marked `current`.
     public func sessions() async throws -> [SessionInfo] { try decode(SessionList.self, try await authorized("GET", "me/sessions")).sessions }
 
-    /// A copy of everything the server holds about the account (`GET /me/export`): its record,
+    /// A copy of everything the server holds about the account (`GET /me/export`, after a fresh
+    /// sign-in: steps up if asked): its record,
     /// every passkey and device key it has had with their public keys, its sessions, recovery
     /// state and audit events, for the owner to keep or take elsewhere (GDPR Art. 15(3), 20).
     /// The server records the download in the account's history.
