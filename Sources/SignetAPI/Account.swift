@@ -163,6 +163,13 @@ public struct SessionList: Codable, Sendable, Equatable {
     public init(sessions: [SessionInfo]) { self.sessions = sessions }
 }
 
+/// `GET /me/email-sign-in` answer and `PUT /me/email-sign-in` body: whether email codes sign
+/// in to the account.
+public struct EmailSignIn: Codable, Sendable, Equatable {
+    public var enabled: Bool
+    public init(enabled: Bool) { self.enabled = enabled }
+}
+
 /// `DELETE /me/sessions` answer: how many of the account's other sessions ended.
 public struct SessionsEnded: Codable, Sendable, Equatable {
     public var ended: Int

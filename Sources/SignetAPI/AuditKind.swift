@@ -40,6 +40,8 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
     case nameChanged = "name_changed"
     case emailChangeStarted = "email_change_started"
     case emailChanged = "email_changed"
+    case emailSignInOff = "email_sign_in_off"
+    case emailSignInOn = "email_sign_in_on"
     case accountDeleted = "account_deleted"
     case accountExported = "account_exported"
     // Recovery.
@@ -110,6 +112,8 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .nameChanged: "The account's name changed."
         case .emailChangeStarted: "A change of address asked for: a code went to the new address."
         case .emailChanged: "The account's address changed; a failure names the reason."
+        case .emailSignInOff: "The owner turned sign-in by email code off for the account: codes neither go out nor sign in."
+        case .emailSignInOn: "The owner turned sign-in by email code back on."
         case .accountDeleted: "An account erased by its user; its rows stay under a pseudonym."
         case .accountExported: "A copy of everything held about an account downloaded by its user (`GET /me/export`, the account page)."
         case .recoveryCodesCreated: "A new set of recovery codes made."

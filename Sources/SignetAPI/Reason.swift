@@ -69,6 +69,9 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     /// An enrollment link is for an account's first passkey: this account has one (its owner adds
     /// more from the account page, or recovers the account).
     case userHasPasskey = "user_has_passkey"
+    /// Sign-in by email code is turned off only for an account with another way back in: a
+    /// second passkey or unused recovery codes.
+    case backupMethodRequired = "backup_method_required"
     // Email codes, recovery codes and recovery.
     case connectionDisabled = "connection_disabled"
     case otpInvalid = "otp_invalid"
@@ -181,7 +184,7 @@ extension Reason {
         case .headersTooLarge: 431
         case .unsupportedMediaType: 415
         case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
-        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .userHasPasskey: 409
+        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .userHasPasskey, .backupMethodRequired: 409
         case .rateLimited: 429
         case .userUnknown, .authenticationMethodUnknown, .clientNotFound: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .signupDisabled, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
@@ -289,6 +292,7 @@ extension Reason {
         case .userExists: "An account with this email exists; sign in with its passkey instead."
         case .signupDisabled: "New accounts are made by an administrator here; ask yours for one."
         case .userHasPasskey: "This account has a passkey already: sign in with it, and add more from the account page."
+        case .backupMethodRequired: "Add a second passkey or create recovery codes first: with sign-in by email off, they are your way back in."
         case .lastCredential: "This is the account's last passkey and its only way in; add another first."
         case .connectionDisabled: "Sign-in by email code is not enabled here."
         case .otpInvalid: "Wrong email or verification code."

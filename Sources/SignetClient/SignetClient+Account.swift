@@ -54,6 +54,16 @@ extension SignetClient {
         try decode(SessionsEnded.self, try await authorized("DELETE", "me/sessions")).ended
     }
 
+    /// Whether email codes sign in to the account (`GET /me/email-sign-in`).
+    public func emailSignIn() async throws -> Bool { try decode(EmailSignIn.self, try await authorized("GET", "me/email-sign-in")).enabled }
+
+    /// Turns sign-in by email code off or on (`PUT /me/email-sign-in`, a sensitive change: steps
+    /// up if asked). Off needs another way back in: a second passkey or unused recovery codes
+    /// (else ``SignetError`` `backup_method_required`).
+    public func setEmailSignIn(_ enabled: Bool) async throws {
+        _ = try decode(EmailSignIn.self, try await authorized("PUT", "me/email-sign-in", body: EmailSignIn(enabled: enabled)))
+    }
+
     /// Sets the account's display name (`PATCH /me`); `nil` or empty clears it. Tokens carry it
     /// from the next refresh.
     @discardableResult

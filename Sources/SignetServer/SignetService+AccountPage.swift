@@ -67,6 +67,11 @@ extension SignetService {
                 try s.ceremonies.revokeDeviceKey(id: call.parameter("id"), principal: session.principal, context: call.context)
             }
         }
+        r.add("POST", "/account/email-sign-in") { s, call in
+            s.change(call, notice: "email_sign_in") { session, form in
+                _ = try s.ceremonies.setEmailSignIn(EmailSignIn(enabled: form["enabled"]?.string == "true"), principal: session.principal, context: call.context)
+            }
+        }
         r.add("POST", "/account/sessions/revoke-others") { s, call in
             s.change(call, notice: "sessions_revoked") { session, _ in _ = try s.ceremonies.revokeOtherSessions(session.principal, context: call.context) }
         }
@@ -259,6 +264,7 @@ extension SignetService {
         var values: [String: TemplateValue] = [
             "email": .text(session.user.email), "displayName": .text(session.user.name ?? session.user.email), "accountName": .text(session.user.name ?? ""),
             "userHandle": .text(Base64URL.encode(session.user.handle)), "passkeys": .list(passkeys), "deviceKeys": .list(deviceKeys), "sessions": .list(rows), "otherSessions": .bool(rows.count > 1),
+            "emailSignIn": .bool(try ceremonies.emailSignIn(principal).enabled), "emailCodes": .bool(configuration.email.canSend),
             "events": .list(events), "codesLeft": .text(codes.remaining > 0 ? String(codes.remaining) : ""),
             "recoveryOpen": .bool(recovery != nil), "recoveryUntil": .text(recovery.map { when($0.hold_until * 1000) } ?? ""),
         ]

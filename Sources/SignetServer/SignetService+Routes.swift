@@ -97,6 +97,11 @@ extension SignetService {
         }
         // Where the account is signed in; ending one is a sensitive change.
         r.add("GET", "/me/sessions", needs: .account) { s, call in try Wire.encode(s.ceremonies.sessionList(call.account)) }
+        // Sign-in by email code, on or off (turning it either way is a fresh passkey check's).
+        r.add("GET", "/me/email-sign-in", needs: .account) { s, call in try Wire.encode(s.ceremonies.emailSignIn(call.account)) }
+        r.add("PUT", "/me/email-sign-in", needs: .sensitive) { s, call in
+            try Wire.encode(s.ceremonies.setEmailSignIn(EmailSignIn(wire: s.body(call)), principal: call.account, context: call.context))
+        }
         r.add("DELETE", "/me/sessions", needs: .sensitive) { s, call in
             try Wire.encode(SessionsEnded(ended: s.ceremonies.revokeOtherSessions(call.account, context: call.context)))
         }

@@ -111,7 +111,7 @@ public final class SignetService: HTTPHandler, Sendable {
     func preflight(_ request: HTTPRequest, origin: String) -> HTTPResponse {
         var response = HTTPResponse(status: 204, headers: [("Vary", "Origin")])
         if corsOrigins.containsExactly(origin), Self.isAPIPath(request.path) {
-            response.headers += [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE"),
+            response.headers += [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE"),
                                  ("Access-Control-Allow-Headers", "Authorization, Content-Type, DPoP"), ("Access-Control-Max-Age", "600")]
         }
         return response

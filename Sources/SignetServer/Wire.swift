@@ -128,6 +128,16 @@ extension PasskeyRegisterRequest {
     }
 }
 
+extension EmailSignIn {
+    /// `{"enabled": true|false}` and nothing else.
+    package init(wire json: JSONValue) throws {
+        guard let object = json.object, object.keys.allSatisfy({ $0 == "enabled" }), case .bool(let enabled)? = json["enabled"] else {
+            throw AuthError.malformed("the body must be {\"enabled\": true or false}")
+        }
+        self.init(enabled: enabled)
+    }
+}
+
 extension PasskeyChallengeRequest {
     package init(wire json: JSONValue) throws {
         self.init(client_id: try json.member("client_id"), realm: try json.optionalMember("realm"), username: try json.optionalMember("username"))

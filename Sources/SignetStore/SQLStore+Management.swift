@@ -78,6 +78,25 @@ extension SQLStore {
         }
     }
 
+    public func emailSignInOff(email: String) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in try db.query("SELECT email_sign_in_off FROM users WHERE email = ?", [.text(email)]).first?[0].bool ?? false }
+    }
+
+    public func emailSignInOff(userID: String) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in try db.query("SELECT email_sign_in_off FROM users WHERE id = ?", [.text(userID)]).first?[0].bool ?? false }
+    }
+
+    public func setEmailSignIn(userID: String, off: Bool, writes: [StoreWrite]) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                try db.query("UPDATE users SET email_sign_in_off = ?, updated_at = ? WHERE id = ?", [.int(off ? 1 : 0), .int(Self.now()), .text(userID)])
+                guard db.changes == 1 else { return false }
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
+        }
+    }
+
     public func managedUser(id: String) throws(StoreError) -> ManagedUser? {
         try locked { db throws(StoreError) in try db.query(Self.managedUserSelect + " WHERE u.id = ?", [.text(id)]).first.map(Self.managedUser) }
     }

@@ -339,6 +339,9 @@ enum Schema {
             // Where a `private_key_jwt` client publishes its public keys instead (`jwks_uri`,
             // OIDC Dynamic Client Registration §2), NULL for the others.
             (22, "ALTER TABLE clients ADD COLUMN jwks_uri TEXT"),
+            // An account whose owner turned sign-in by email code off: codes neither go out nor
+            // sign in (its passkeys and recovery codes still do).
+            (23, "ALTER TABLE users ADD COLUMN email_sign_in_off INTEGER NOT NULL DEFAULT 0"),
         ]
     }
 

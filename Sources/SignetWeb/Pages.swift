@@ -192,6 +192,11 @@ public enum Pages {
         <label for="email-code">{{t.code}}</label>
         <input id="email-code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 \\-]*" maxlength="16" required data-testid="email-code" autofocus>
         <button type="submit" class="primary" data-testid="email-verify">{{t.email_confirm}}</button></form>{{/emailPending}}
+        {{#emailCodes}}<form method="post" action="/account/email-sign-in"><input type="hidden" name="csrf" value="{{csrf}}">
+        {{#emailSignIn}}<p data-testid="email-sign-in" data-enabled="true">{{t.email_sign_in_on}}</p><input type="hidden" name="enabled" value="false">
+        <button type="submit" class="secondary" data-testid="email-sign-in-toggle">{{t.email_sign_in_turn_off}}</button>{{/emailSignIn}}
+        {{^emailSignIn}}<p data-testid="email-sign-in" data-enabled="false">{{t.email_sign_in_off}}</p><input type="hidden" name="enabled" value="true">
+        <button type="submit" class="secondary" data-testid="email-sign-in-toggle">{{t.email_sign_in_turn_on}}</button>{{/emailSignIn}}</form>{{/emailCodes}}
         </section>
         <section aria-labelledby="h-recovery"><h2 id="h-recovery">{{t.recovery_codes}}</h2>
         {{#recoveryOpen}}<p class="message error" data-testid="recovery-open">{{t.recovery_open}} {{recoveryUntil}}.</p>

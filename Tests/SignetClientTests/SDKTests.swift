@@ -173,6 +173,20 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         await #expect(throws: SignetError(.notSignedIn, "")) { try await app.client.exportAccount() }
     }
 
+    @Test("setEmailSignIn(false) needs another way back in; with recovery codes it turns codes off, and emailSignIn() says so")
+    func emailSignInSwitch() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        try await app.client.signUp(email: "switch@signet.test")
+        #expect(try await app.client.emailSignIn())
+        await #expect(throws: SignetError(.backupMethodRequired, "")) { try await app.client.setEmailSignIn(false) }
+        _ = try await app.client.createRecoveryCodes()
+        try await app.client.setEmailSignIn(false)
+        #expect(try await app.client.emailSignIn() == false)
+        try await app.client.setEmailSignIn(true)
+        #expect(try await app.client.emailSignIn())
+    }
+
     @Test("without a device key, approve() uses a passkey")
     func approveWithPasskey() async throws {
         let server = try ServerProcess()

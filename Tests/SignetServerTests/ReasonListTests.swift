@@ -126,7 +126,7 @@ import Testing
             #expect(method == "HEAD" ? answer.hasSuffix("\r\n\r\n") : answer.contains(#""reason":"method_not_allowed""#), "\(method) \(path): \(answer)")
         }
         // OPTIONS without an Origin (not a CORS preflight): what the path takes, or the server.
-        for (path, allow) in [("/oauth/token", "POST, OPTIONS"), ("/me/passkeys/abc", "PATCH, DELETE, OPTIONS"), ("*", "GET, HEAD, POST, PATCH, DELETE, OPTIONS")] {
+        for (path, allow) in [("/oauth/token", "POST, OPTIONS"), ("/me/passkeys/abc", "PATCH, DELETE, OPTIONS"), ("*", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")] {
             let raw = try HTTPConnectionTests.RawSocket(port: server.port)
             raw.send("OPTIONS \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             let answer = try #require(raw.readToEnd())

@@ -38,8 +38,11 @@ extension Ceremonies {
         guard configuration.email.canSend else { throw AuthError(.connectionDisabled, "no email.smtp_url is configured") }
         let email = try Self.emailAddress(request.email, member: "email")
         let user = try store.user(email: email)
-        let mailed = user != nil || configuration.codeSignUp
-        let event = pendingAuditEvent(.otpSent, user: user?.id, client: client.id, detail: mailed ? nil : "no account and sign-up by code is off: nothing sent", context: context)
+        // The answer is the same whichever way it goes: only the audit row says why nothing went.
+        let off = try user != nil && store.emailSignInOff(email: email)
+        let mailed = user != nil ? !off : configuration.codeSignUp
+        let why = off ? "sign-in by email code is off for this account: nothing sent" : "no account and sign-up by code is off: nothing sent"
+        let event = pendingAuditEvent(.otpSent, user: user?.id, client: client.id, detail: mailed ? nil : why, context: context)
         let row = try queueCode(to: email, purpose: "email", holder: client.id, mailed: mailed, language: user?.locale ?? context.language, event: event) {
             .code($0, minutes: $1)
         }
@@ -122,6 +125,8 @@ extension Ceremonies {
         var user: UserRecord
         var kind = AuditKind.otpSignIn
         if let existing = try store.user(email: email) {
+            // Also a code mailed before its owner turned sign-in by code off.
+            guard try !store.emailSignInOff(email: email) else { throw AuthError(.otpInvalid, "sign-in by email code is off for this account") }
             user = existing
             if !user.emailVerified {
                 writes.append(.verifyEmail(userID: user.id))

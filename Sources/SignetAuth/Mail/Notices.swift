@@ -24,6 +24,8 @@ public enum Notice: Sendable, Equatable {
     case emailChanged(to: String)
     /// An operator made an account for the address (`POST /api/v2/users`): how to sign in.
     case accountCreated
+    /// The owner turned sign-in by email code off (`enabled` false) or on.
+    case emailSignIn(enabled: Bool)
 
     /// The `X-Signet-Kind` and outbox kind.
     public var kind: String {
@@ -41,6 +43,7 @@ public enum Notice: Sendable, Equatable {
         case .emailChangeCode: "email_change_code"
         case .emailChanged: "email_changed"
         case .accountCreated: "account_created"
+        case .emailSignIn(let enabled): enabled ? "email_sign_in_on" : "email_sign_in_off"
         }
     }
 
@@ -128,6 +131,18 @@ public enum Notice: Sendable, Equatable {
                    "Se creó una cuenta de \(service) para esta dirección.\n\nPara entrar, abra \(service), escriba esta dirección y pida un código por correo. Después añada una llave de acceso: con ella entrará en adelante.\nSi no la esperaba, ignore este mensaje.")
                 : ("Your \(service) account",
                    "An account on \(service) was made for this address.\n\nTo sign in, open \(service), enter this address and ask for a code by email. Then add a passkey: from then on it signs you in.\nIf you did not expect this, ignore this message.")
+        case .emailSignIn(true):
+            return es
+                ? ("Inicio de sesión por correo activado en \(service)",
+                   "Los códigos enviados a esta dirección vuelven a iniciar sesión en su cuenta de \(service).\n\n\(notYou)")
+                : ("Sign-in by email turned on for \(service)",
+                   "Codes sent to this address sign in to your \(service) account again.\n\n\(notYou)")
+        case .emailSignIn(false):
+            return es
+                ? ("Inicio de sesión por correo desactivado en \(service)",
+                   "Los códigos enviados a esta dirección ya no inician sesión en su cuenta de \(service): solo lo hacen sus llaves de acceso y sus códigos de recuperación. Guárdelos bien.\n\n\(notYou)")
+                : ("Sign-in by email turned off for \(service)",
+                   "Codes sent to this address no longer sign in to your \(service) account: only its passkeys and recovery codes do. Keep them safe.\n\n\(notYou)")
         }
     }
 }

@@ -347,6 +347,14 @@ public protocol Store: Sendable {
     /// export of every account, each one range of the primary key, with no count or offset, so
     /// the millionth page costs what the first does.
     func users(after id: String?, limit: Int) throws(StoreError) -> [ManagedUser]
+    /// Whether the account of `email` (or with ID `userID`) turned sign-in by email code off;
+    /// `false` without such an account. Read apart from ``UserRecord``, so that no other read of
+    /// an account pays for it.
+    func emailSignInOff(email: String) throws(StoreError) -> Bool
+    func emailSignInOff(userID: String) throws(StoreError) -> Bool
+    /// Turns the account's sign-in by email code off or on, with `writes`; `false` when there is
+    /// no such account.
+    func setEmailSignIn(userID: String, off: Bool, writes: [StoreWrite]) throws(StoreError) -> Bool
     func managedUser(id: String) throws(StoreError) -> ManagedUser?
     /// Applies `change` with `writes` in one transaction. Blocking also ends every session that
     /// started before it (``UserRecord/sessionsRevokedAt``). `nil` when there is no such account;
