@@ -23,7 +23,9 @@ enum AuthenticatorCommand {
           token --audience AUD                 an access token for a resource server, minted from the refresh token
           sessions                             where the account is signed in (this one marked current)
           end-session ID                       end one of them (steps up when the sign-in is old)
+          end-other-sessions                   end every session but this one (steps up when the sign-in is old)
           export                               the account's own copy of everything the server holds about it
+          email-sign-in [on|off]               whether email codes sign in; off needs recovery codes or a second passkey
           delete-account                       erase the account (steps up with the passkey when the sign-in is old)
           email-start --email EMAIL            mail a sign-in code to EMAIL
           email-signin --email EMAIL [--code CODE] [--mail-dir DIR]
@@ -98,7 +100,7 @@ enum AuthenticatorCommand {
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let command = args.first, (["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token", "delete-account", "sessions", "end-session", "export"] + emailCommands + deviceCommands).contains(command) else {
+        guard let command = args.first, (["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token", "delete-account", "sessions", "end-session", "end-other-sessions", "export", "email-sign-in"] + emailCommands + deviceCommands).contains(command) else {
             return usageError(usage)
         }
         var parsed: [String: String] = [:]
@@ -153,6 +155,16 @@ enum AuthenticatorCommand {
                 return .object(["ok": .bool(true)])
             case "sessions":
                 return .object(["ok": .bool(true), "sessions": try encode(try await client.sessions())])
+            case "end-other-sessions":
+                return .object(["ok": .bool(true), "ended": .int(Int64(try await client.revokeOtherSessions()))])
+            case "email-sign-in":
+                switch positional.first {
+                case nil: break
+                case "on"?: try await client.setEmailSignIn(true)
+                case "off"?: try await client.setEmailSignIn(false)
+                default: throw SignetError(.invalidResponse, "email-sign-in takes on, off, or nothing (to read it)")
+                }
+                return .object(["ok": .bool(true), "enabled": .bool(try await client.emailSignIn())])
             case "export":
                 return .object(["ok": .bool(true), "export": try encode(try await client.exportAccount())])
             case "end-session":
