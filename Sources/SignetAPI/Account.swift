@@ -170,6 +170,17 @@ public struct EmailSignIn: Codable, Sendable, Equatable {
     public init(enabled: Bool) { self.enabled = enabled }
 }
 
+/// `POST /passkey/enroll` body: an operator's enrollment link, whole or the part after `#`;
+/// the answer is `/passkey/register`'s.
+public struct PasskeyEnrollRequest: Codable, Sendable, Equatable {
+    public var client_id: String
+    public var ticket: String
+    public init(client_id: String, ticket: String) {
+        self.client_id = client_id
+        self.ticket = ticket
+    }
+}
+
 /// `DELETE /me/sessions` answer: how many of the account's other sessions ended.
 public struct SessionsEnded: Codable, Sendable, Equatable {
     public var ended: Int

@@ -22,6 +22,10 @@ package struct AuthSession: Sendable, Equatable {
         /// try at `/enroll` runs an `addPasskey` session of its own, and the link's ID is its
         /// single-use mark.
         case enrollment
+        /// An app's registration for an enrollment link (`POST /passkey/enroll`), redeemed at the
+        /// token endpoint: the link's account in `userID`, and the link's ID, its single-use mark,
+        /// as the one entry of `allowCredentials`.
+        case enrollmentRegistration = "enrollment_registration"
     }
 
     /// 16 random bytes: the single-use mark.
@@ -95,7 +99,7 @@ package struct SessionSealer: Sendable {
     /// present, each as a 2-byte big-endian length and its bytes; then the number of allowed
     /// credential IDs (1 byte) and each, length-prefixed the same way.
     static let format: UInt8 = 2
-    package static let kinds: [AuthSession.Kind] = [.signUp, .signIn, .addPasskey, .stepUp, .addPasskeyConditional, .enrollment]
+    package static let kinds: [AuthSession.Kind] = [.signUp, .signIn, .addPasskey, .stepUp, .addPasskeyConditional, .enrollment, .enrollmentRegistration]
 
     /// `nil` when a field is longer than a 2-byte length can say.
     package static func encode(_ s: AuthSession) -> [UInt8]? {

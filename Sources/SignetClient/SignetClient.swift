@@ -217,6 +217,17 @@ public actor SignetClient {
         return try await exchange(session: start.auth_session, credential: credential)
     }
 
+    /// Adds the first passkey to an account an operator made, with the enrollment link the
+    /// operator handed over (`POST /passkey/enroll`, then the passkey grant), and signs in: an
+    /// app's own onboarding screen for accounts of a deployment where people do not sign up.
+    /// The link works once; an account that has a passkey already is `user_has_passkey`.
+    @discardableResult
+    public func enroll(ticket: String) async throws -> TokenResponse {
+        let start = try decode(PasskeyRegisterResponse.self, try await send("POST", "passkey/enroll", body: PasskeyEnrollRequest(client_id: clientID, ticket: ticket)))
+        let credential = try await passkeys.createPasskey(start.authn_params_public_key)
+        return try await exchange(session: start.auth_session, credential: credential)
+    }
+
     /// Signs in with a passkey: discoverable when `username` is nil, else offering that account's passkeys.
     @discardableResult
     public func signIn(username: String? = nil) async throws -> TokenResponse {

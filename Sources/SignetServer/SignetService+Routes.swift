@@ -11,6 +11,12 @@ extension SignetService {
         r.add("POST", "/passkey/register", needs: Needs(rateLimit: .signUpPerIP)) { s, call in
             Wire.encode(try s.ceremonies.beginSignUp(PasskeyRegisterRequest(wire: s.body(call)), context: call.context))
         }
+        // An operator's enrollment link, in an app: options for the link's account, redeemed at
+        // the token endpoint as a sign-up is. Counted per address as sign-ups are.
+        r.add("POST", "/passkey/enroll", needs: Needs(rateLimit: .signUpPerIP)) { s, call in
+            let request = try PasskeyEnrollRequest(wire: s.body(call))
+            return Wire.encode(try s.ceremonies.beginEnrollment(clientID: request.client_id, ticket: request.ticket, context: call.context))
+        }
         // With a bearer token, a step-up: the options and session are that account's.
         r.add("POST", "/passkey/challenge", needs: Needs(token: .optional(.account))) { s, call in
             Wire.encode(try s.ceremonies.beginSignIn(PasskeyChallengeRequest(wire: s.body(call)), principal: call.principal, context: call.context))

@@ -138,6 +138,12 @@ extension EmailSignIn {
     }
 }
 
+extension PasskeyEnrollRequest {
+    package init(wire json: JSONValue) throws {
+        self.init(client_id: try json.member("client_id"), ticket: try json.member("ticket"))
+    }
+}
+
 extension PasskeyChallengeRequest {
     package init(wire json: JSONValue) throws {
         self.init(client_id: try json.member("client_id"), realm: try json.optionalMember("realm"), username: try json.optionalMember("username"))

@@ -15,6 +15,7 @@ enum AuthenticatorCommand {
     static let usage = """
         usage: signet authenticator COMMAND --state FILE [--url URL] [--client-id ID] [--origin ORIGIN]
           signup --email EMAIL [--name NAME]   create an account with a new passkey
+          enroll --link LINK                   the first passkey of an account an operator made, by its enrollment link
           signin [--username EMAIL]            sign in (discoverable without --username)
           passkeys                             list the account's passkeys
           enroll-device-key [--name NAME]      enrol this "phone"'s device key (steps up with the passkey when the sign-in is old)
@@ -100,7 +101,7 @@ enum AuthenticatorCommand {
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let command = args.first, (["signup", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token", "delete-account", "sessions", "end-session", "end-other-sessions", "export", "email-sign-in"] + emailCommands + deviceCommands).contains(command) else {
+        guard let command = args.first, (["signup", "enroll", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token", "delete-account", "sessions", "end-session", "end-other-sessions", "export", "email-sign-in"] + emailCommands + deviceCommands).contains(command) else {
             return usageError(usage)
         }
         var parsed: [String: String] = [:]
@@ -143,6 +144,10 @@ enum AuthenticatorCommand {
             case "signup":
                 guard let email = options["email"] else { throw SignetError(.invalidResponse, "signup needs --email") }
                 let tokens = try await client.signUp(email: email, name: options["name"])
+                return try await signedIn(client, tokens)
+            case "enroll":
+                guard let link = options["link"] else { throw SignetError(.invalidResponse, "enroll needs --link: the operator's enrollment link") }
+                let tokens = try await client.enroll(ticket: link)
                 return try await signedIn(client, tokens)
             case "signin":
                 let tokens = try await client.signIn(username: options["username"])

@@ -56,6 +56,22 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(app.passkeys.authenticator.credentials.isEmpty && stored == nil)
     }
 
+    @Test("enroll(ticket:) with an operator's enrollment link: the account's first passkey, signed in, with sign-up closed; the link then refused")
+    func enrollWithLink() async throws {
+        let server = try ServerProcess(environment: ["SIGNET_SIGNUP": "false"])
+        let made = try ReadmeQuickstartTests.shell("scripts/run.sh admin users add --email lin@signet.test --no-mail --link --json --database sqlite:signet.db", server: server)
+        #expect(made.status == 0, "\(made.output)")
+        struct Made: Decodable { let enrollment: EnrollmentLink }
+        let ticket = try JSONDecoder().decode(Made.self, from: Data(made.output.utf8)).enrollment.ticket
+        let app = try App(server)
+        let tokens = try await app.client.enroll(ticket: ticket)
+        #expect(tokens.refresh_token != nil && app.passkeys.authenticator.credentials.count == 1)
+        #expect(try await app.client.passkeys().count == 1)
+        try await app.client.signOut()
+        try await app.client.signIn()
+        await #expect(throws: SignetError(.userHasPasskey, "")) { try await App(server).client.enroll(ticket: ticket) }
+    }
+
     @Test("a sensitive call with a stale session steps up with a passkey by itself and succeeds; a token per audience")
     func stepUpByItself() async throws {
         let server = try ServerProcess(environment: ["SIGNET_STEP_UP_MAX_AGE": "1"])

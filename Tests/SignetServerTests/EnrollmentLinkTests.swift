@@ -180,4 +180,55 @@ import Testing
         #expect(try server.store.user(email: "ttl@signet.test") == nil)
         #expect(try server.store.auditEvents(limit: 100).filter { $0.kind == AuditKind.adminEnrollmentLink.rawValue }.count == 4)
     }
+
+    /// An app's way: `/passkey/enroll` for options, the authenticator, then the passkey grant.
+    static func appEnroll(_ phone: Phone, ticket: String, client: String = "app", session: String? = nil) throws -> (start: (status: Int, json: JSONValue), done: (status: Int, json: JSONValue)?) {
+        let start = try phone.server.post("/passkey/enroll", .object(["client_id": .string(client), "ticket": .string(ticket)]))
+        guard start.status == 200, let options = start.json["authn_params_public_key"] else { return (start, nil) }
+        let registration = try phone.authenticator.register(
+            rpID: TestServer.rpID, origin: TestServer.origin, challenge: try #require(options["challenge"]?.string.flatMap { Base64URL.decode($0) }),
+            userHandle: try #require(options["user"]?["id"]?.string.flatMap { Base64URL.decode($0) }), userName: options["user"]?["name"]?.string ?? "")
+        return (start, try phone.exchange(session: session ?? start.json["auth_session"]?.string ?? "", credential: registration.json, clientID: client))
+    }
+
+    @Test("in an app: /passkey/enroll and the passkey grant add the first passkey and sign the app in, with sign-up closed; once; every refusal the page has")
+    func inAnApp() throws {
+        let (server, ops) = try Self.server()
+        let id = try Self.account(server, ops, "app-lin@signet.test")
+        let ticket = try Self.link(server, ops, id)
+        let phone = Phone(server)
+        // The whole link works as well as the part after #.
+        let (start, done) = try Self.appEnroll(phone, ticket: "https://signet.test/enroll#" + ticket)
+        #expect(start.status == 200 && start.json["authn_params_public_key"]?["user"]?["name"] == .string("app-lin@signet.test"), "\(start.json.serialized)")
+        let tokens = try #require(done)
+        #expect(tokens.status == 200 && tokens.json["refresh_token"] != nil, "\(tokens.json.serialized)")
+        let claims = jwtClaims(tokens.json["access_token"]?.string)
+        #expect(claims["sub"] == .string(id) && claims["amr"]?.array?.contains(.string("pop")) == true)
+        #expect(try server.store.credentials(userID: id).count == 1)
+        let audit = try #require(try server.store.auditEvents(limit: 30).first { $0.kind == "passkey_added" })
+        #expect(audit.userID == id && audit.clientID == "app" && audit.detail == "by an enrollment link")
+        // The passkey signs in from now on; the link is spent.
+        #expect(try phone.signIn()["access_token"] != nil)
+        #expect(try Self.appEnroll(Phone(server), ticket: ticket).start.json["reason"] == .string("user_has_passkey"))
+
+        // Refusals: a link used meanwhile (its account's passkey removed, the link reused), a
+        // session for another kind, a client without the passkey grant, an altered link.
+        let other = try Self.account(server, ops, "app-other@signet.test")
+        let second = try Self.link(server, ops, other)
+        let first = try Self.appEnroll(Phone(server), ticket: second)
+        #expect(first.done?.status == 200)
+        let methods = try server.api("GET", "/api/v2/users/\(other)/authentication-methods", token: ops).json.array ?? []
+        let passkey = try #require(methods.first { $0["type"] == .string("passkey") }?["id"]?.string)
+        #expect(try server.api("DELETE", "/api/v2/users/\(other)/authentication-methods/\(passkey)", token: ops).status == 204)
+        let reused = try Self.appEnroll(Phone(server), ticket: second)
+        #expect(reused.done?.status == 400 && reused.done?.json["reason"] == .string("auth_session_unknown"), "\(reused.done?.json.serialized ?? "none")")
+        let third = try Self.link(server, ops, try Self.account(server, ops, "app-third@signet.test"))
+        let signInSession = try #require(try server.post("/passkey/challenge", .object(["client_id": .string("app")])).json["auth_session"]?.string)
+        #expect(try Self.appEnroll(Phone(server), ticket: third, session: signInSession).done?.json["reason"] == .string("ceremony_mismatch"))
+        #expect(try Self.appEnroll(Phone(server), ticket: third, client: "bank").start.json["reason"] == .string("grant_not_allowed"))
+        #expect(try Self.appEnroll(Phone(server), ticket: String(third.dropLast(2)) + "AA").start.json["reason"] == .string("auth_session_unknown"))
+        #expect(try server.post("/passkey/enroll", .object(["client_id": .string("app")])).json["reason"] == .string("malformed"))
+        // The unused link still works after all that.
+        #expect(try Self.appEnroll(Phone(server), ticket: third).done?.status == 200)
+    }
 }

@@ -96,4 +96,40 @@ extension Ceremonies {
             return WebSignIn(cookie: cookie, session: webSession(web, user: user))
         }
     }
+
+    /// `POST /passkey/enroll`: an app's way to an enrollment link, as `/passkey/register` is to
+    /// a sign-up: creation options for the link's account and an auth session that the token
+    /// endpoint's passkey grant redeems with the registration (``enrollmentProof(_:_:client:context:)``).
+    /// `ticket` is the whole link or the part after its `#`. A failed try spends the session,
+    /// never the link.
+    public func beginEnrollment(clientID: String, ticket: String, context: RequestContext) throws -> CeremonyStart {
+        let client = try self.client(clientID, grant: GrantNames.webauthn)
+        let part = ticket.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).last.map(String.init) ?? ticket
+        let (link, user) = try enrollment(part)
+        let options = rp.creationOptions(user: UserEntity(id: user.handle, name: user.email, displayName: user.name ?? user.email),
+                                         settings: creationSettings, random: random)
+        let session = AuthSession(id: timeOrderedID(), kind: .enrollmentRegistration, clientID: client.id, challenge: options.challenge, userID: user.id,
+                                  userHandle: user.handle, allowCredentials: [link.id], requireUserVerification: requireUserVerification, expiresAt: sessionExpiry)
+        return CeremonyStart(options: options.json, authSession: try sessions.seal(session))
+    }
+
+    /// The token endpoint's proof for an ``AuthSession/Kind/enrollmentRegistration`` session:
+    /// the account still takes a first passkey, the registration verifies as every one does, and
+    /// the link's mark, the passkey and the sign-in go in the grant's one transaction (the mark
+    /// kept as long as any link may live), with the tokens' refresh token. Sign-up being closed
+    /// does not matter: this is how an operator's account gets its passkey.
+    func enrollmentProof(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, context: RequestContext) throws -> Proof {
+        guard let userID = session.userID, let link = session.allowCredentials.first, session.allowCredentials.count == 1 else {
+            throw AuthError(.ceremonyMismatch, "an enrollment auth_session without its link")
+        }
+        guard let user = try store.user(id: userID) else { throw AuthError(.userUnknown, "the link's account is gone") }
+        try requireEnrollable(user)
+        let (row, userVerified) = try verifyRegistration(credential, session: session, owner: userID, name: nil)
+        let id = Base64URL.encode(row.id)
+        return Proof(userID: userID, amr: Self.passkeyMethods(userVerified: userVerified, hardwareBound: isHardwareBound(row)), writes: [
+            .useSession(id: link, expiresAt: nowMillis + Int64(Self.enrollmentLifetimes.upperBound) * 1000), .addCredential(row),
+            .recordLogin(userID: userID, at: nowMillis),
+            .audit(auditEvent(.passkeyAdded, user: userID, client: client.id, credential: id, detail: "by an enrollment link", context: context)),
+        ] + notice(.passkeyAdded(name: KnownAuthenticators.names[row.aaguid]), to: user), commit: .create(user), credential: id)
+    }
 }

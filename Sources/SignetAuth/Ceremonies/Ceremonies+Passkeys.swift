@@ -225,6 +225,8 @@ extension Ceremonies {
     }
 
     func signUpProof(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, context: RequestContext) throws -> Proof {
+        // An app's registration for an operator's enrollment link is redeemed here too.
+        if session.kind == .enrollmentRegistration { return try enrollmentProof(session, credential, client: client, context: context) }
         guard session.kind == .signUp, let userID = session.userID, let handle = session.userHandle, let email = session.email else {
             throw AuthError(.ceremonyMismatch, "a registration was sent for a \(session.kind.rawValue) auth_session")
         }
