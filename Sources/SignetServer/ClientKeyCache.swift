@@ -35,13 +35,11 @@ final class ClientKeyCache: ClientKeySource, @unchecked Sendable {
     /// One lock per client, held while its set is fetched.
     private var fetches: [String: NSLock] = [:]
     let clock: @Sendable () -> Date
-    let options: HTTPSOptions
-    /// How many fetches were made (tests).
-    private(set) var fetchCount = 0
+    /// The system's CAs, ``timeout``, ``maxBytes``.
+    let options = HTTPSOptions(timeout: ClientKeyCache.timeout, maxBytes: ClientKeyCache.maxBytes, userAgent: "signet-client-keys")
 
-    init(clock: @escaping @Sendable () -> Date = { Date() }, caFile: String? = nil) {
+    init(clock: @escaping @Sendable () -> Date = { Date() }) {
         self.clock = clock
-        options = HTTPSOptions(caFile: caFile, timeout: Self.timeout, maxBytes: Self.maxBytes, userAgent: "signet-client-keys")
     }
 
     func keys(clientID: String, uri: String, refresh: Bool) throws(ClientKeyFailure) -> [JSONObject] {
@@ -94,10 +92,7 @@ final class ClientKeyCache: ClientKeySource, @unchecked Sendable {
         return keys
     }
 
-    func fetch(_ uri: String) throws(ClientKeyFailure) -> [JSONObject] {
-        lock.withLock { fetchCount += 1 }
-        return try Self.fetch(uri, options: options)
-    }
+    func fetch(_ uri: String) throws(ClientKeyFailure) -> [JSONObject] { try Self.fetch(uri, options: options) }
 
     /// One GET of the set, checked (also `signet doctor`'s, with its options).
     static func fetch(_ uri: String, options: HTTPSOptions) throws(ClientKeyFailure) -> [JSONObject] {

@@ -69,7 +69,8 @@ extension SignetService {
         }
         r.add("POST", "/account/email-sign-in") { s, call in
             s.change(call, notice: "email_sign_in") { session, form in
-                _ = try s.ceremonies.setEmailSignIn(EmailSignIn(enabled: form["enabled"]?.string == "true"), principal: session.principal, context: call.context)
+                guard let enabled = ["true": true, "false": false][form["enabled"]?.string ?? ""] else { throw AuthError.malformed("enabled must be true or false") }
+                _ = try s.ceremonies.setEmailSignIn(EmailSignIn(enabled: enabled), principal: session.principal, context: call.context)
             }
         }
         r.add("POST", "/account/sessions/revoke-others") { s, call in
@@ -260,11 +261,13 @@ extension SignetService {
                     "address": .text(byOperator ? "" : e.event.remote ?? "")]
         }.prefix(15).map { $0 }
         let codes = try ceremonies.recoveryCodesStatus(principal)
+        let emailSignIn = try ceremonies.emailSignIn(principal).enabled
         let recovery = try ceremonies.recovery(principal).recovery
         var values: [String: TemplateValue] = [
             "email": .text(session.user.email), "displayName": .text(session.user.name ?? session.user.email), "accountName": .text(session.user.name ?? ""),
             "userHandle": .text(Base64URL.encode(session.user.handle)), "passkeys": .list(passkeys), "deviceKeys": .list(deviceKeys), "sessions": .list(rows), "otherSessions": .bool(rows.count > 1),
-            "emailSignIn": .bool(try ceremonies.emailSignIn(principal).enabled), "emailCodes": .bool(configuration.email.canSend),
+            // The switch needs a passkey to confirm it: an account without one is not offered it.
+            "emailSignIn": .bool(emailSignIn), "emailCodes": .bool(configuration.email.canSend && (!listed.isEmpty || !emailSignIn)),
             "events": .list(events), "codesLeft": .text(codes.remaining > 0 ? String(codes.remaining) : ""),
             "recoveryOpen": .bool(recovery != nil), "recoveryUntil": .text(recovery.map { when($0.hold_until * 1000) } ?? ""),
         ]

@@ -15,7 +15,7 @@ extension SignetService {
         // the token endpoint as a sign-up is. Counted per address as sign-ups are.
         r.add("POST", "/passkey/enroll", needs: Needs(rateLimit: .signUpPerIP)) { s, call in
             let request = try PasskeyEnrollRequest(wire: s.body(call))
-            return Wire.encode(try s.ceremonies.beginEnrollment(clientID: request.client_id, ticket: request.ticket, context: call.context))
+            return Wire.encode(try s.ceremonies.beginEnrollment(clientID: request.client_id, ticket: request.ticket))
         }
         // With a bearer token, a step-up: the options and session are that account's.
         r.add("POST", "/passkey/challenge", needs: Needs(token: .optional(.account))) { s, call in

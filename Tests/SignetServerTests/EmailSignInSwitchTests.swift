@@ -86,6 +86,9 @@ struct EmailSignInSwitchTests {
         #expect(try browser.signIn().status == 200)
         var page = try browser.page("/account").html
         #expect(page.contains(#"data-testid="email-sign-in" data-enabled="true""#) && page.contains("Turn off sign-in by email"))
+        let unclear = try browser.form("/account/email-sign-in", [("enabled", "maybe")])
+        #expect(unclear.status == 400 && unclear.html.contains(#"data-reason="malformed""#), "\(unclear.status)")
+        #expect(try account.call("GET", "/me/email-sign-in").json["enabled"] == .bool(true))
         let done = try browser.form("/account/email-sign-in", [("enabled", "false")])
         #expect(done.status == 303 && done.response.headers["location"] == "/account?notice=email_sign_in", "\(done.html.prefix(400))")
         page = try browser.page("/account?notice=email_sign_in").html

@@ -102,7 +102,7 @@ extension Ceremonies {
     /// endpoint's passkey grant redeems with the registration (``enrollmentProof(_:_:client:context:)``).
     /// `ticket` is the whole link or the part after its `#`. A failed try spends the session,
     /// never the link.
-    public func beginEnrollment(clientID: String, ticket: String, context: RequestContext) throws -> CeremonyStart {
+    public func beginEnrollment(clientID: String, ticket: String) throws -> CeremonyStart {
         let client = try self.client(clientID, grant: GrantNames.webauthn)
         let part = ticket.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).last.map(String.init) ?? ticket
         let (link, user) = try enrollment(part)
