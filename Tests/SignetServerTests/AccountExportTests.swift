@@ -107,12 +107,16 @@ import Testing
         _ = try browser.signUp(email: "asked@signet.test")
         let id = try #require(try server.store.user(email: "asked@signet.test")?.id)
         let token = try server.managementToken()
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: token, .object(["name": .string("Asked")])).status == 200)
 
         let response = try server.send("GET", "/api/v2/users/\(id)/export", headers: [("Authorization", "Bearer " + token)])
         #expect(response.status == 200 && response.headers["content-disposition"]?.hasPrefix("attachment") == true)
         let export = try Self.decoded(response)
         #expect(export.account.user_id == id && export.passkeys.count == 1 && export.sessions.count == 1 && export.sessions.allSatisfy { !$0.current })
-        #expect(export.events.contains { $0.signet_event == "sign_up" })
+        #expect(export.events.contains { $0.signet_event == "sign_up" && $0.ip == "127.0.0.1" })
+        // The operator's address is not in the account's copy, as on its page.
+        let changed = try #require(export.events.first { $0.signet_event == "admin_user_updated" })
+        #expect(changed.ip == nil && changed.client_id == "ops")
         let audited = try #require(try server.store.auditEvents(limit: 50).first { $0.kind == "admin_user_exported" })
         #expect(audited.userID == id && audited.clientID == "ops")
         #expect(try browser.page("/account").html.contains("An administrator took a copy of your data"))

@@ -76,6 +76,14 @@ extension Ceremonies {
             issuer: configuration.issuer, exported_at: nowMillis / 1000, account: account, passkeys: passkeys, device_keys: deviceKeys, sessions: sessions,
             recovery_codes: RecoveryCodesStatus(remaining: codes.filter { $0.usedAt == nil }.count, created_at: codes.map(\.createdAt).max().map { $0 / 1000 }),
             recovery: try recoveryState(userID: id).recovery,
-            events: events.prefix(AccountExport.maxEvents).map(Self.wire), events_truncated: events.count > AccountExport.maxEvents)
+            events: events.prefix(AccountExport.maxEvents).map(Self.exported), events_truncated: events.count > AccountExport.maxEvents)
+    }
+
+    /// An event as the account's copy holds it: an operator's change without the operator's
+    /// address, as the account page shows it.
+    static func exported(_ entry: AuditEntry) -> LogEvent {
+        var event = wire(entry)
+        if AuditKind(rawValue: entry.event.kind)?.byOperator == true { event.ip = nil }
+        return event
     }
 }
