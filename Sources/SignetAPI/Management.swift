@@ -101,11 +101,15 @@ public struct ManagementUserPatch: Codable, Sendable, Equatable {
     public var name: String?
     public var email: String?
     public var email_verified: Bool?
-    public init(blocked: Bool? = nil, name: String? = nil, email: String? = nil, email_verified: Bool? = nil) {
+    /// Signet's own: whether email codes sign in to the account (the owner's `PUT
+    /// /me/email-sign-in`), for an operator helping an owner who turned it off and lost the way back.
+    public var email_sign_in: Bool?
+    public init(blocked: Bool? = nil, name: String? = nil, email: String? = nil, email_verified: Bool? = nil, email_sign_in: Bool? = nil) {
         self.blocked = blocked
         self.name = name
         self.email = email
         self.email_verified = email_verified
+        self.email_sign_in = email_sign_in
     }
 }
 

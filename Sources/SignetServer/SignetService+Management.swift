@@ -162,12 +162,12 @@ extension ManagementNewUser {
 extension ManagementUserPatch {
     /// The body of `PATCH /api/v2/users/{id}`: any other member is refused, as Auth0 does.
     init(wire json: JSONValue) throws {
-        let known: Set<String> = ["blocked", "name", "email", "email_verified"]
+        let known: Set<String> = ["blocked", "name", "email", "email_verified", "email_sign_in"]
         if let unknown = json.object?.keys.first(where: { !known.contains($0) }) {
-            throw AuthError.malformed("\"\(unknown.prefix(40))\" cannot be changed here: send blocked, name, email or email_verified")
+            throw AuthError.malformed("\"\(unknown.prefix(40))\" cannot be changed here: send blocked, name, email, email_verified or email_sign_in")
         }
         self.init(blocked: try Self.flag(json, "blocked"), name: try json.optionalMember("name"), email: try json.optionalMember("email"),
-                  email_verified: try Self.flag(json, "email_verified"))
+                  email_verified: try Self.flag(json, "email_verified"), email_sign_in: try Self.flag(json, "email_sign_in"))
     }
 
     /// A member that is `true`, `false`, `null` or absent.

@@ -112,6 +112,7 @@ extension SQLStore {
                 if let name = change.name { sets.append("name = ?"); arguments.append(Self.text(name)) }
                 if let email = change.email { sets.append("email = ?"); arguments.append(.text(email)) }
                 if let verified = change.emailVerified { sets.append("email_verified = ?"); arguments.append(.int(verified ? 1 : 0)) }
+                if let off = change.emailSignInOff { sets.append("email_sign_in_off = ?"); arguments.append(.int(off ? 1 : 0)) }
                 if let email = change.email,
                    try !db.query("SELECT 1 FROM users WHERE email = ? AND id <> ?", [.text(email), .text(id)]).isEmpty {
                     throw StoreError(.emailTaken, "another account has this email")

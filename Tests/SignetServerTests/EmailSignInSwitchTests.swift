@@ -101,4 +101,22 @@ struct EmailSignInSwitchTests {
         #expect(stale.status == 200 && stale.html.contains("data-testid=\"step-up-prompt\""))
         #expect(try account.call("GET", "/me/email-sign-in").json["enabled"] == .bool(false))
     }
+
+    @Test("an operator turns it back on for an owner who lost the way back (PATCH email_sign_in), audited, and the address is told")
+    func byOperator() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer.withOperators(smtp: smtp)
+        let account = try SignedIn(server, email: "locked@signet.test")
+        _ = try account.call("POST", "/me/recovery-codes")
+        #expect(try account.call("PUT", "/me/email-sign-in", .object(["enabled": .bool(false)])).status == 200)
+        let id = try #require(try server.store.user(email: "locked@signet.test")?.id)
+        let token = try server.managementToken()
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: token, .object(["email_sign_in": .string("yes")])).json["reason"] == .string("malformed"))
+        let patched = try server.api("PATCH", "/api/v2/users/\(id)", token: token, .object(["email_sign_in": .bool(true)]))
+        #expect(patched.status == 200, "\(patched.json.serialized)")
+        #expect(try account.call("GET", "/me/email-sign-in").json["enabled"] == .bool(true))
+        let audited = try #require(try server.store.auditEvents(limit: 20).first { $0.kind == "admin_user_updated" })
+        #expect(audited.detail == "changed: email_sign_in on" && audited.clientID == "ops")
+        #expect(eventually { smtp.messages(to: "locked@signet.test").contains { $0.kind == "email_sign_in_on" } })
+    }
 }

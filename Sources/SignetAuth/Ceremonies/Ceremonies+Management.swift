@@ -174,7 +174,7 @@ extension Ceremonies {
     /// user's refresh families in the same transaction; a new address is unverified unless the
     /// call says otherwise. The change is audited as the calling client's.
     public func updateUser(id: String, _ patch: ManagementUserPatch, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
-        var change = UserChange(blocked: patch.blocked, emailVerified: patch.email_verified)
+        var change = UserChange(blocked: patch.blocked, emailVerified: patch.email_verified, emailSignInOff: patch.email_sign_in.map { !$0 })
         if let name = patch.name {
             change.name = .some(try Self.displayName(name, member: "name", limit: 256))
         }
@@ -182,18 +182,19 @@ extension Ceremonies {
             change.email = try Self.emailAddress(email, member: "email")
             if patch.email_verified == nil { change.emailVerified = false }
         }
-        guard !change.isEmpty else { throw AuthError.malformed("nothing to change: send blocked, name, email or email_verified") }
+        guard !change.isEmpty else { throw AuthError.malformed("nothing to change: send blocked, name, email, email_verified or email_sign_in") }
         let before = try existingUser(id)
         let kind: AuditKind = patch.blocked == true && !before.user.blocked ? .adminUserBlocked
             : patch.blocked == false && before.user.blocked ? .adminUserUnblocked : .adminUserUpdated
         let fields = [patch.blocked.map { _ in "blocked" }, patch.name.map { _ in "name" }, patch.email.map { _ in "email" },
-                      patch.email_verified.map { _ in "email_verified" }].compactMap { $0 }
+                      patch.email_verified.map { _ in "email_verified" }, patch.email_sign_in.map { "email_sign_in " + ($0 ? "on" : "off") }].compactMap { $0 }
         // A new address set by an operator is told to the old one: talking support staff into
         // moving an account is a takeover path, and its owner should hear of it at once.
         let moved = change.email.flatMap { $0 == before.user.email ? nil : $0 }
         guard let updated = try store.updateUser(id: id, change, at: nowMillis, writes: [
             .audit(auditEvent(kind, user: id, client: caller.clientID, detail: "changed: " + fields.joined(separator: ", "), context: context)),
-        ] + (moved.map { notice(.emailChanged(to: $0), to: before.user) } ?? [])) else { throw AuthError(.userUnknown, "no user \(id.prefix(64))") }
+        ] + (moved.map { notice(.emailChanged(to: $0), to: before.user) } ?? [])
+          + (patch.email_sign_in.map { notice(.emailSignIn(enabled: $0), to: before.user) } ?? [])) else { throw AuthError(.userUnknown, "no user \(id.prefix(64))") }
         return Self.wire(updated)
     }
 

@@ -54,13 +54,16 @@ public struct UserChange: Sendable, Equatable {
     public var name: String??
     public var email: String?
     public var emailVerified: Bool?
-    public init(blocked: Bool? = nil, name: String?? = nil, email: String? = nil, emailVerified: Bool? = nil) {
+    /// Whether sign-in by email code is off (``Store/setEmailSignIn(userID:off:writes:)``).
+    public var emailSignInOff: Bool?
+    public init(blocked: Bool? = nil, name: String?? = nil, email: String? = nil, emailVerified: Bool? = nil, emailSignInOff: Bool? = nil) {
         self.blocked = blocked
         self.name = name
         self.email = email
         self.emailVerified = emailVerified
+        self.emailSignInOff = emailSignInOff
     }
-    public var isEmpty: Bool { blocked == nil && name == nil && email == nil && emailVerified == nil }
+    public var isEmpty: Bool { blocked == nil && name == nil && email == nil && emailVerified == nil && emailSignInOff == nil }
 }
 
 /// One live session of an account: a refresh-token family.
