@@ -5,16 +5,18 @@ import SignetCurl
 import SignetWebAuthn
 
 /// The keys of clients that publish them at a `jwks_uri`, fetched over HTTPS and kept
-/// (``SignetAuth/ClientKeySource``). A set is used for ``fresh`` seconds, then fetched again when
-/// next needed; an assertion naming a key the set lacks fetches it at once, but not within
-/// ``refreshInterval`` of the last fetch. When a fetch fails, the last set is used for up to
-/// ``stale`` seconds after it was fetched, so a client's key server that is down for a while
-/// does not lock the client out. One fetch at a time per client: requests that need the same
-/// set wait for it rather than each fetching it.
+/// (``SignetAuth/ClientKeySource``). A set is used as it is for ``fresh`` seconds; after that, up
+/// to ``stale`` seconds after it was fetched, it is still used while a fetch in the background
+/// replaces it, so a request waits for a fetch only when there is no set yet, or when an
+/// assertion names a key the set lacks (a rotation: fetched at once, but not within
+/// ``refreshInterval`` of the last fetch). A failed fetch is not tried again within
+/// ``refreshInterval``, and the last set serves meanwhile, so a client's key server that is down
+/// for a while does not lock the client out. One fetch at a time per client: requests that need
+/// the same set wait for it rather than each fetching it.
 ///
-/// A fetch runs in the request that needs it, bounded by ``timeout``; no redirect is followed,
-/// the TLS certificate must verify, and a set larger than ``maxBytes`` or not a JWK Set of at most
-/// ten signing keys is refused as a registration's would be.
+/// A fetch is bounded by ``timeout``; no redirect is followed, the TLS certificate must verify,
+/// and a set larger than ``maxBytes`` or not a JWK Set of at most ten signing keys is refused as
+/// a registration's would be.
 final class ClientKeyCache: ClientKeySource, @unchecked Sendable {
     struct Entry {
         let uri: String
@@ -34,6 +36,8 @@ final class ClientKeyCache: ClientKeySource, @unchecked Sendable {
     private var entries: [String: Entry] = [:]
     /// One lock per client, held while its set is fetched.
     private var fetches: [String: NSLock] = [:]
+    /// Clients whose set a background fetch is replacing.
+    private var refreshing: Set<String> = []
     let clock: @Sendable () -> Date
     /// The system's CAs, ``timeout``, ``maxBytes``.
     let options = HTTPSOptions(timeout: ClientKeyCache.timeout, maxBytes: ClientKeyCache.maxBytes, userAgent: "signet-client-keys")
@@ -44,6 +48,33 @@ final class ClientKeyCache: ClientKeySource, @unchecked Sendable {
 
     func keys(clientID: String, uri: String, refresh: Bool) throws(ClientKeyFailure) -> [JSONObject] {
         if let keys = kept(clientID, uri, refresh: refresh) { return keys }
+        if !refresh, let keys = staleKeys(clientID, uri) {
+            refreshInBackground(clientID, uri)
+            return keys
+        }
+        return try fetchOnce(clientID, uri, refresh: refresh)
+    }
+
+    /// A set past ``fresh`` but younger than ``stale``.
+    private func staleKeys(_ clientID: String, _ uri: String) -> [JSONObject]? {
+        lock.withLock {
+            guard let entry = entries[clientID], entry.uri == uri, let keys = entry.keys, clock().timeIntervalSince(entry.fetchedAt) < Self.stale else { return nil }
+            return keys
+        }
+    }
+
+    /// Replaces the client's set off the request's thread, unless a fetch already does.
+    private func refreshInBackground(_ clientID: String, _ uri: String) {
+        guard lock.withLock({ refreshing.insert(clientID).inserted }) else { return }
+        DispatchQueue.global(qos: .utility).async { [self] in
+            defer { _ = lock.withLock { refreshing.remove(clientID) } }
+            _ = try? fetchOnce(clientID, uri, refresh: false)
+        }
+    }
+
+    /// A fetch of the client's set, one at a time per client; what the one before it fetched
+    /// when that was moments ago, and the last set (while young enough) when it fails.
+    private func fetchOnce(_ clientID: String, _ uri: String, refresh: Bool) throws(ClientKeyFailure) -> [JSONObject] {
         let flight = lock.withLock {
             if let existing = fetches[clientID] { return existing }
             let made = NSLock()
