@@ -33,12 +33,15 @@ public struct DatabaseCopyError: Error, CustomStringConvertible, Sendable {
 
 /// What a copy wrote and checked, table by table.
 public struct DatabaseCopyReport: Sendable {
+    /// A table of the target and the rows it holds, read back after the commit.
     public struct Table: Sendable {
         public let name: String
         public let rows: Int
     }
 
+    /// The schema version both databases are at.
     public let schemaVersion: Int
+    /// Every table copied, `users` first.
     public let tables: [Table]
     /// Tables whose rows in the source changed after the snapshot the copy was made from (a
     /// server still writing to it): the copy lacks those changes.
