@@ -17,7 +17,7 @@ extension Ceremonies {
         let user = principal.user
         if !request.enabled {
             let passkeys = try store.credentials(userID: user.id).filter { $0.revokedAt == nil }.count
-            let codes = try store.recoveryCodes(userID: user.id).filter { $0.usedAt == nil }.count
+            let codes = try recoveryCodesStatus(userID: user.id).remaining
             guard passkeys >= 2 || (passkeys >= 1 && codes >= 1) else {
                 throw AuthError(.backupMethodRequired, "\(passkeys) live passkey(s) and \(codes) unused recovery code(s)")
             }

@@ -61,11 +61,16 @@ extension Ceremonies {
     /// account's address for the page to show.
     public func beginEnrollment(ticket: String) throws -> (start: CeremonyStart, email: String) {
         let user = try enrollment(ticket).user
+        return (try registrationStart(for: user, kind: .addPasskey, clientID: Self.webClient.id), user.email)
+    }
+
+    /// Creation options for a link's account and the session, of `kind`, that redeems them.
+    func registrationStart(for user: UserRecord, kind: AuthSession.Kind, clientID: String, allowCredentials: [[UInt8]] = []) throws -> CeremonyStart {
         let options = rp.creationOptions(user: UserEntity(id: user.handle, name: user.email, displayName: user.name ?? user.email),
                                          settings: creationSettings, random: random)
-        let session = AuthSession(id: timeOrderedID(), kind: .addPasskey, clientID: Self.webClient.id, challenge: options.challenge, userID: user.id,
-                                  userHandle: user.handle, requireUserVerification: requireUserVerification, expiresAt: sessionExpiry)
-        return (CeremonyStart(options: options.json, authSession: try sessions.seal(session)), user.email)
+        let session = AuthSession(id: timeOrderedID(), kind: kind, clientID: clientID, challenge: options.challenge, userID: user.id, userHandle: user.handle,
+                                  allowCredentials: allowCredentials, requireUserVerification: requireUserVerification, expiresAt: sessionExpiry)
+        return CeremonyStart(options: options.json, authSession: try sessions.seal(session))
     }
 
     /// `POST /enroll/passkey`: the registration verified as every registration is, then in one
@@ -106,11 +111,7 @@ extension Ceremonies {
         let client = try self.client(clientID, grant: GrantNames.webauthn)
         let part = ticket.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).last.map(String.init) ?? ticket
         let (link, user) = try enrollment(part)
-        let options = rp.creationOptions(user: UserEntity(id: user.handle, name: user.email, displayName: user.name ?? user.email),
-                                         settings: creationSettings, random: random)
-        let session = AuthSession(id: timeOrderedID(), kind: .enrollmentRegistration, clientID: client.id, challenge: options.challenge, userID: user.id,
-                                  userHandle: user.handle, allowCredentials: [link.id], requireUserVerification: requireUserVerification, expiresAt: sessionExpiry)
-        return CeremonyStart(options: options.json, authSession: try sessions.seal(session))
+        return try registrationStart(for: user, kind: .enrollmentRegistration, clientID: client.id, allowCredentials: [link.id])
     }
 
     /// The token endpoint's proof for an ``AuthSession/Kind/enrollmentRegistration`` session:

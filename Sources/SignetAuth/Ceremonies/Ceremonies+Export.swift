@@ -23,7 +23,7 @@ extension Ceremonies {
         try Self.requireHeld([ManagementScope.readUsers, .readAuthenticationMethods, .readSessions, .readLogs].map(\.rawValue), by: caller)
         let user = try existingUser(userID)
         try recordAudit(.adminUserExported, user: user.user.id, client: caller.clientID, context: context)
-        return try exportDocument(user, sessions: sessionInfos(accountSessions(Principal(user: user.user, claims: [:])), current: nil))
+        return try exportDocument(user, sessions: sessionInfos(accountSessions(user.user), current: nil))
     }
 
     /// `signet admin users export --all`: every account's record (not its passkeys or history),
@@ -71,10 +71,9 @@ extension Ceremonies {
                               created_at: k.createdAt / 1000, last_used_at: k.lastUsedAt.map { $0 / 1000 }, revoked_at: k.revokedAt.map { $0 / 1000 })
         }
         let events = try store.auditEntries(AuditQuery(userID: id, limit: AccountExport.maxEvents + 1))
-        let codes = try store.recoveryCodes(userID: id)
         return AccountExport(
             issuer: configuration.issuer, exported_at: nowMillis / 1000, account: account, passkeys: passkeys, device_keys: deviceKeys, sessions: sessions,
-            recovery_codes: RecoveryCodesStatus(remaining: codes.filter { $0.usedAt == nil }.count, created_at: codes.map(\.createdAt).max().map { $0 / 1000 }),
+            recovery_codes: try recoveryCodesStatus(userID: id),
             recovery: try recoveryState(userID: id).recovery,
             events: events.prefix(AccountExport.maxEvents).map(Self.exported), events_truncated: events.count > AccountExport.maxEvents)
     }

@@ -42,8 +42,10 @@ extension Ceremonies {
     }
 
     /// `GET /me/recovery-codes`: how many are left.
-    public func recoveryCodesStatus(_ principal: Principal) throws -> RecoveryCodesStatus {
-        let codes = try store.recoveryCodes(userID: principal.user.id)
+    public func recoveryCodesStatus(_ principal: Principal) throws -> RecoveryCodesStatus { try recoveryCodesStatus(userID: principal.user.id) }
+
+    func recoveryCodesStatus(userID: String) throws -> RecoveryCodesStatus {
+        let codes = try store.recoveryCodes(userID: userID)
         return RecoveryCodesStatus(remaining: codes.filter { $0.usedAt == nil }.count, created_at: codes.map(\.createdAt).max().map { $0 / 1000 })
     }
 

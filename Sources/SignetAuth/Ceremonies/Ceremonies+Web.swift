@@ -154,13 +154,15 @@ extension Ceremonies {
     // MARK: the account page
 
     /// The account's live browser sessions and app sessions (refresh-token families).
-    public func accountSessions(_ principal: Principal) throws -> AccountSessions {
+    public func accountSessions(_ principal: Principal) throws -> AccountSessions { try accountSessions(principal.user) }
+
+    func accountSessions(_ user: UserRecord) throws -> AccountSessions {
         let now = nowMillis
         return AccountSessions(
-            web: try store.webSessions(userID: principal.user.id, now: now).filter {
-                !principal.user.endedSession($0.id) && $0.lastSeenAt + Int64(configuration.webSessionIdle) * 1000 > now
+            web: try store.webSessions(userID: user.id, now: now).filter {
+                !user.endedSession($0.id) && $0.lastSeenAt + Int64(configuration.webSessionIdle) * 1000 > now
             },
-            apps: try store.sessions(userID: principal.user.id, now: now).filter { !principal.user.endedSession($0.id) })
+            apps: try store.sessions(userID: user.id, now: now).filter { !user.endedSession($0.id) })
     }
 
     /// `GET /me/sessions`: the account's live sessions, browsers first, newest first within each;
