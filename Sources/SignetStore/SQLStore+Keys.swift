@@ -28,7 +28,9 @@ extension SQLStore {
                 let keys = try db.query("SELECT name, sealed, created_at FROM sealed_keys ORDER BY name").map {
                     SealedKeyRow(name: $0[0].text ?? "", sealed: $0[1].blob ?? [], createdAt: $0[2].int ?? 0)
                 }
-                return SealedMaterial(signingKeys: signingKeys, messages: messages, keys: keys, codeKeyIDs: try Self.codeKeyIDs(db))
+                var streams: [String: [UInt8]] = [:]
+                for row in try db.query("SELECT id, authorization_sealed FROM log_streams WHERE authorization_sealed IS NOT NULL") { streams[row[0].text ?? ""] = row[1].blob ?? [] }
+                return SealedMaterial(signingKeys: signingKeys, messages: messages, keys: keys, codeKeyIDs: try Self.codeKeyIDs(db), logStreamAuthorizations: streams)
             }
         }
     }
@@ -39,7 +41,7 @@ extension SQLStore {
     }
 
     public func rekey(_ change: SealedMaterial, from read: SealedMaterial) throws(StoreError) {
-        let moved = StoreError(.conflict, "a signing key or a message was written under the old key-encryption key during the re-key: stop every server first")
+        let moved = StoreError(.conflict, "a signing key, a message or a log stream's header was written under the old key-encryption key during the re-key: stop every server first")
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
                 for (kid, sealed) in change.signingKeys {
@@ -56,6 +58,13 @@ extension SQLStore {
                 }
                 // Every message left is one rewritten above; one queued since would be unreadable.
                 guard try db.query("SELECT COUNT(*) FROM outbox").first?[0].int == Int64(kept) else { throw moved }
+                for (id, sealed) in change.logStreamAuthorizations {
+                    guard let before = read.logStreamAuthorizations[id] else { throw moved }
+                    try db.query("UPDATE log_streams SET authorization_sealed = ? WHERE id = ? AND authorization_sealed = ?", [.blob(sealed), .text(id), .blob(before)])
+                    guard db.changes == 1 else { throw moved }
+                }
+                // A stream given a header since the read would keep one sealed under the old key.
+                guard try db.query("SELECT COUNT(*) FROM log_streams WHERE authorization_sealed IS NOT NULL").first?[0].int == Int64(change.logStreamAuthorizations.count) else { throw moved }
                 if let id = change.unlabelledCodeKeyID {
                     try db.query("UPDATE recovery_codes SET key_id = ? WHERE key_id IS NULL", [.text(id)])
                 }

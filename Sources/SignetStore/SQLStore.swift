@@ -622,12 +622,18 @@ public final class SQLStore: Store, @unchecked Sendable {
         let (keep, bounds) = try locked { db throws(StoreError) -> (Int64?, [SQLValue]?) in
             // Windows are at most a day long.
             try db.query("DELETE FROM rate_counters WHERE window_start < ?", [.int(now - 86_400_000)])
-            let keep = try db.query("SELECT id FROM audit_events WHERE at >= ? ORDER BY id LIMIT 1", [.int(auditBefore)]).first?[0].int
+            var keep = try db.query("SELECT id FROM audit_events WHERE at >= ? ORDER BY id LIMIT 1", [.int(auditBefore)]).first?[0].int
+            // An active log stream keeps every event its endpoint has not taken yet.
+            if let held = try db.query("SELECT MIN(last_log_id) FROM log_streams WHERE status = 'active'").first?[0].int {
+                keep = min(keep ?? .max, held + 1)
+            }
             return (keep, try db.query("SELECT MIN(id), MAX(id) FROM audit_events").first)
         }
         guard var next = bounds?[0].int, let newest = bounds?[1].int else { return 0 }
-        // Nothing new enough: every row there was goes; rows added since are new.
-        let end = keep ?? newest + 1
+        // Nothing new enough: every row there was goes but the newest, which always stays. On
+        // SQLite a row's ID is one more than the highest left, so an empty table would number
+        // events from 1 again, behind every log stream's and checkpoint reader's last ID.
+        let end = min(keep ?? newest, newest)
         var purged = 0
         while next < end {
             next = min(end, next + Int64(max(1, batch)))
@@ -711,7 +717,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     public func rowCounts() throws(StoreError) -> [String: Int] {
         try locked { db throws(StoreError) in
             var counts: [String: Int] = [:]
-            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events", "device_keys", "action_challenges", "email_codes", "outbox", "recovery_codes", "recoveries", "clients", "device_codes", "web_sessions", "authorization_codes", "ended_sessions", "logout_subscriptions"] {
+            for table in ["users", "credentials", "used_sessions", "refresh_tokens", "signing_keys", "audit_events", "device_keys", "action_challenges", "email_codes", "outbox", "recovery_codes", "recoveries", "clients", "device_codes", "web_sessions", "authorization_codes", "ended_sessions", "logout_subscriptions", "log_streams"] {
                 counts[table] = Int(try db.query("SELECT COUNT(*) FROM \(table)").first?[0].int ?? 0)
             }
             return counts

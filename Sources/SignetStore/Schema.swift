@@ -342,6 +342,29 @@ enum Schema {
             // An account whose owner turned sign-in by email code off: codes neither go out nor
             // sign in (its passkeys and recovery codes still do).
             (23, "ALTER TABLE users ADD COLUMN email_sign_in_off INTEGER NOT NULL DEFAULT 0"),
+            // Log streams (`/api/v2/log-streams`): where the audit log is POSTed as it grows.
+            // `last_log_id` is the last audit event the endpoint took; the purge keeps every later one while the
+            // stream is active. `authorization` is the header's value sealed under the
+            // key-encryption key. One instance sends a stream at a time: the one whose lease holds.
+            (24, """
+            CREATE TABLE log_streams (
+                id TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                status TEXT NOT NULL,
+                endpoint TEXT NOT NULL,
+                content_type TEXT NOT NULL,
+                content_format TEXT NOT NULL,
+                authorization_sealed \(blob),
+                created_at BIGINT NOT NULL,
+                last_log_id BIGINT NOT NULL,
+                failures INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at BIGINT NOT NULL DEFAULT 0,
+                last_error TEXT,
+                last_delivered_at BIGINT,
+                lease_owner TEXT,
+                lease_until BIGINT NOT NULL DEFAULT 0
+            )
+            """),
         ]
     }
 

@@ -1,10 +1,13 @@
 /// What the database holds sealed under the key-encryption key (DESIGN.md, "Keys"), read for a
 /// re-key and written back by it: each signing key's sealed private key by `kid`, each queued
-/// message by its ID, and the sealed keys (``SealedKeyRow``), with which code keys the unused
-/// recovery codes need.
+/// message by its ID, each log stream's sealed `Authorization` value by the stream's ID, and the
+/// sealed keys (``SealedKeyRow``), with which code keys the unused recovery codes need.
 public struct SealedMaterial: Sendable, Equatable {
     public var signingKeys: [String: [UInt8]]
     public var messages: [String: [UInt8]]
+    /// Each log stream's sealed `Authorization` value, by the stream's ID (streams without one
+    /// are not here).
+    public var logStreamAuthorizations: [String: [UInt8]]
     public var keys: [SealedKeyRow]
     /// Read: the IDs of the code keys that unused recovery codes were hashed under, with `""`
     /// for codes made before the ID was recorded (schema 14). Written: the IDs the change keeps
@@ -15,7 +18,9 @@ public struct SealedMaterial: Sendable, Equatable {
     /// re-key knows it (a database never re-keyed has made every code under one key).
     public var unlabelledCodeKeyID: String?
 
-    public init(signingKeys: [String: [UInt8]], messages: [String: [UInt8]], keys: [SealedKeyRow], codeKeyIDs: Set<String> = [], unlabelledCodeKeyID: String? = nil) {
+    public init(signingKeys: [String: [UInt8]], messages: [String: [UInt8]], keys: [SealedKeyRow], codeKeyIDs: Set<String> = [], unlabelledCodeKeyID: String? = nil,
+                logStreamAuthorizations: [String: [UInt8]] = [:]) {
+        self.logStreamAuthorizations = logStreamAuthorizations
         self.signingKeys = signingKeys
         self.messages = messages
         self.keys = keys

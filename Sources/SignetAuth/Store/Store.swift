@@ -248,8 +248,10 @@ public protocol Store: Sendable {
     /// atomic statement (parallel requests across instances share one count); returns the count
     /// including this one. A new window starts over.
     func count(bucket: String, key: [UInt8], windowStart: Int64) throws(StoreError) -> Int
-    /// Forgets rate-limit windows older than a day and audit rows from before `auditBefore`, the
-    /// audit rows `batch` IDs at a time, each batch its own transaction (a long backlog, say after
+    /// Forgets rate-limit windows older than a day and audit rows from before `auditBefore` that
+    /// every active log stream has delivered (``LogStreamRow/lastLogID``), all but the newest
+    /// (IDs never go back, as they would on SQLite in an empty table), the audit rows `batch`
+    /// IDs at a time, each batch its own transaction (a long backlog, say after
     /// a shorter retention, never holds the writers up for long); returns how many audit rows went.
     func purge(now: Int64, auditBefore: Int64, batch: Int) throws(StoreError) -> Int
 
@@ -419,6 +421,34 @@ public protocol Store: Sendable {
     /// what ends a session that has no refresh token (RFC 7009 §2.1). `false`, with nothing
     /// written, when the session was marked ended before.
     func endSession(_ sid: String, at: Int64, until: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
+
+    // MARK: log streams
+
+    /// Adds a stream that starts after the newest audit event (its `lastLogID` is set to that
+    /// event's ID), with `writes` in the same transaction; returns the row as written.
+    func insertLogStream(_ stream: LogStreamRow, writes: [StoreWrite]) throws(StoreError) -> LogStreamRow
+    /// Every stream, oldest first.
+    func logStreams() throws(StoreError) -> [LogStreamRow]
+    /// Writes `stream`'s settings (name, status, endpoint, content type and format, authorization)
+    /// over the row with its ID while that row's settings still read as `expected`'s, with
+    /// `writes` in the same transaction: `true` when written, `false` when it changed meanwhile,
+    /// `nil` when there is no such stream. Its delivery (last event, failures) is kept; a stream
+    /// made active again is tried at once.
+    func updateLogStream(_ stream: LogStreamRow, expected: LogStreamRow, writes: [StoreWrite]) throws(StoreError) -> Bool?
+    /// Deletes a stream, with `writes`; `false` when there is none.
+    func deleteLogStream(id: String, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// Takes (or renews) the lease on an active stream whose back-off is over, for `owner` until
+    /// `until`, unless another owner's lease holds at `now`: the stream as it is then, or `nil`.
+    /// One instance sends a stream at a time.
+    func claimLogStream(id: String, owner: String, now: Int64, until: Int64) throws(StoreError) -> LogStreamRow?
+    /// Records that the endpoint took every event up to `lastLogID`, while `owner`'s lease holds
+    /// and the stream has not moved past it: `false` when it did not hold.
+    func logStreamDelivered(id: String, owner: String, lastLogID: Int64, at: Int64) throws(StoreError) -> Bool
+    /// Records a failed POST while `owner`'s lease holds: one more failure, `error`, and no try
+    /// before `retryAt`.
+    func logStreamFailed(id: String, owner: String, error: String, retryAt: Int64) throws(StoreError)
+    /// How many audit events there are after `id`, counting at most `limit`.
+    func auditEventsPending(after id: Int64, limit: Int) throws(StoreError) -> Int
 
     // MARK: the key-encryption key
 
