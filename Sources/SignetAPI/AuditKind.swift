@@ -71,6 +71,9 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
     case adminClientSecretRotated = "admin_client_secret_rotated"
     case adminClientKeysSet = "admin_client_keys_set"
     case adminClientUpdated = "admin_client_updated"
+    case adminLogStreamAdded = "admin_log_stream_added"
+    case adminLogStreamUpdated = "admin_log_stream_updated"
+    case adminLogStreamRemoved = "admin_log_stream_removed"
     // The server on its own.
     case mailDropped = "mail_dropped"
     case backchannelLogoutDropped = "backchannel_logout_dropped"
@@ -140,6 +143,9 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .adminClientSecretRotated: "A confidential client's secret replaced."
         case .adminClientKeysSet: "A private_key_jwt client's public keys replaced."
         case .adminClientUpdated: "A client's name, grants, scopes, audiences or addresses changed."
+        case .adminLogStreamAdded: "A log stream added: the audit log is POSTed to its endpoint from this event on."
+        case .adminLogStreamUpdated: "A log stream's name, status, endpoint, format or header changed; `detail` names what."
+        case .adminLogStreamRemoved: "A log stream removed: nothing more is sent to it, and the purge no longer waits for it."
         case .mailDropped: "A message given up after its retries, or sealed under another key; failures only."
         case .backchannelLogoutDropped: "A client's logout token given up after its retries (OIDC Back-Channel Logout); failures only."
         case .signingKeyRotated: "A new token-signing key added by the scheduled rotation."
@@ -165,7 +171,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .adminUserDeleted: ("sdu", "sdu")
         case .adminUserCreated, .adminEnrollmentLink, .adminUserExported, .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted, .adminRecoveryCancelled,
              .adminSessionsRevoked, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet,
-             .adminClientUpdated: ("sapi", "fapi")
+             .adminClientUpdated, .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved: ("sapi", "fapi")
         default: nil
         }
     }

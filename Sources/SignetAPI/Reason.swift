@@ -129,6 +129,8 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     /// `/api/v2/clients/{id}`: the client is set in the configuration file, which the API reads
     /// but does not change.
     case clientConfigured = "client_configured"
+    /// `/api/v2/log-streams/{id}`: no log stream with this ID.
+    case logStreamNotFound = "log_stream_not_found"
     // The server.
     case conflict
     case databaseUnavailable = "database_unavailable"
@@ -186,7 +188,7 @@ extension Reason {
         case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .userHasPasskey, .backupMethodRequired: 409
         case .rateLimited: 429
-        case .userUnknown, .authenticationMethodUnknown, .clientNotFound: 404
+        case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .signupDisabled, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull, .signingKeyUnavailable: 503
         case .internalError, .serverError: 500
@@ -338,6 +340,7 @@ extension Reason {
         case .authenticationMethodUnknown: "The user has no such authentication method."
         case .clientNotFound: "There is no such client in the database."
         case .clientConfigured: "This client is set in the configuration file; change it there."
+        case .logStreamNotFound: "There is no such log stream."
         case .conflict: "The request conflicts with existing data."
         case .databaseUnavailable: "The database is unavailable; try again shortly."
         case .storageFull: "The server's storage is full; try again later."

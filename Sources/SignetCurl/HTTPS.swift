@@ -68,16 +68,22 @@ public enum HTTPS {
 
     /// POSTs `form`, an `application/x-www-form-urlencoded` body (ASCII, as that encoding is).
     public static func post(_ url: String, form: String, options: HTTPSOptions = HTTPSOptions()) throws(CurlError) -> HTTPSResponse {
-        try request(url, form: form, options: options)
+        try request(url, form: form, headers: nil, options: options)
     }
 
-    static func request(_ url: String, form: String?, options: HTTPSOptions) throws(CurlError) -> HTTPSResponse {
+    /// POSTs `body` (UTF-8 text, such as JSON) with `headers` (`Name: value` lines, each
+    /// checked by the caller to hold no line break).
+    public static func post(_ url: String, body: [UInt8], headers: [String], options: HTTPSOptions = HTTPSOptions()) throws(CurlError) -> HTTPSResponse {
+        try request(url, form: String(decoding: body, as: UTF8.self), headers: headers + ["Expect:"], options: options)
+    }
+
+    static func request(_ url: String, form: String?, headers: [String]? = nil, options: HTTPSOptions) throws(CurlError) -> HTTPSResponse {
         let curl = try CurlHandle()
         curl.set(CURLOPT_URL, url)
         if let form {
             curl.set(CURLOPT_POSTFIELDSIZE, form.utf8.count)
             curl.set(CURLOPT_COPYPOSTFIELDS, form)
-            curl.set(CURLOPT_HTTPHEADER, list: ["Content-Type: application/x-www-form-urlencoded", "Expect:"])
+            curl.set(CURLOPT_HTTPHEADER, list: headers ?? ["Content-Type: application/x-www-form-urlencoded", "Expect:"])
         }
         curl.set(CURLOPT_PROTOCOLS_STR, "https,http")
         curl.set(CURLOPT_FOLLOWLOCATION, 0)

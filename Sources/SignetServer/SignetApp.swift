@@ -64,6 +64,9 @@ public final class SignetApp: @unchecked Sendable {
         let logouts = LogoutSender(ceremonies: service.ceremonies, log: log) { [store] in (try? store.hasLogoutWork()) == true }
         logouts.start(active: configuration.clients.contains { $0.backchannelLogoutURI != nil } || (try? store.hasLogoutWork()) == true)
         logoutSender = logouts
+        let streams = LogStreamSender(ceremonies: service.ceremonies, log: log)
+        streams.start()
+        logStreamSender = streams
         if let (host, port) = configuration.metricsListen {
             var settings = HTTPServer.Configuration()
             settings.host = host
@@ -122,11 +125,13 @@ public final class SignetApp: @unchecked Sendable {
     public private(set) var metricsServer: HTTPServer?
     private var mailSender: MailSender?
     private var logoutSender: LogoutSender?
+    private var logStreamSender: LogStreamSender?
 
     deinit {
         purger?.cancel()
         mailSender?.stop()
         logoutSender?.stop()
+        logStreamSender?.stop()
         metricsServer?.stop()
     }
 
@@ -156,6 +161,14 @@ public final class SignetApp: @unchecked Sendable {
     /// Sends every logout token due now, after a sweep, on the calling thread (tests).
     package func sendLogoutsNow() -> Int { logoutSender?.runOnce(sweep: true) ?? 0 }
 
+    /// Sends what every log stream has due now, on the calling thread (tests, which start the
+    /// server without the sender's own beat).
+    package func sendLogStreamsNow() -> Int { logStreamSender?.runOnce() ?? 0 }
+
+    /// Stops this instance's log stream sender's own beat (tests then send with
+    /// ``sendLogStreamsNow()``).
+    package func pauseLogStreams() { logStreamSender?.stop() }
+
     /// The idle logout sender's look for work in the database, now rather than within the minute.
     package func lookForLogoutWork() { logoutSender?.lookForWork() }
 
@@ -170,6 +183,7 @@ public final class SignetApp: @unchecked Sendable {
         purger?.cancel()
         mailSender?.stop()
         logoutSender?.stop()
+        logStreamSender?.stop()
         metricsServer?.shutdown(grace: 1)
         server.shutdown(grace: grace)
     }

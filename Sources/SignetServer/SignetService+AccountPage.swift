@@ -18,7 +18,8 @@ extension SignetService {
     package static let accountPageOmits: Set<AuditKind> = [
         .signUpChallenge, .deviceCode, .otpSent, .authorizationCodeIssued, .authorizationCode, .authorizationCodeExchanged,
         .clientAuthentication, .clientCredentials, .refresh, .addPasskey, .actionChallenge, .actionVerified, .accountDeleted,
-        .adminUserDeleted, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated, .mailDropped,
+        .adminUserDeleted, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated,
+        .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved, .mailDropped,
         .signingKeyRotated, .signingKeyDestroyed, .backchannelLogoutDropped,
     ]
 

@@ -158,6 +158,7 @@ extension SignetService {
         }
         addManagementRoutes(&r)
         addManagementClientRoutes(&r)
+        addManagementLogStreamRoutes(&r)
         // The web: the authorization code flow and the hosted pages.
         addAuthorizeRoutes(&r)
         addSignInRoutes(&r)

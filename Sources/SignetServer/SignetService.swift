@@ -143,6 +143,7 @@ public final class SignetService: HTTPHandler, Sendable {
         for (queue, b) in queues { text += "signet_outbox_messages{queue=\"\(queue)\"} \(b?.count ?? 0)\n" }
         text += "# HELP signet_outbox_oldest_seconds How long the outbox's oldest message has waited.\n# TYPE signet_outbox_oldest_seconds gauge\n"
         for (queue, b) in queues { text += "signet_outbox_oldest_seconds{queue=\"\(queue)\"} \(b.map { max(0, now - $0.oldestCreated) / 1000 } ?? 0)\n" }
+        text += logStreamMetrics()
         let keys = ceremonies.keys.metrics
         text += "# HELP signet_signing_key_age_seconds Age of the key that signs new tokens.\n# TYPE signet_signing_key_age_seconds gauge\n"
         text += "signet_signing_key_age_seconds \(keys.signerAge)\n"

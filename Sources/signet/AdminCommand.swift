@@ -28,6 +28,11 @@ enum AdminCommand {
                                         [--default-audiences] [--require-par|--no-require-par] [--jwks-uri URL]
                                         (each given setting replaced whole)
                signet admin clients list | remove ID | rotate-secret ID | set-keys ID --jwks FILE
+               signet admin log-streams add --name NAME --url URL [--format JSONARRAY|JSONLINES|JSONOBJECT] [--content-type TYPE]
+                                        [--authorization-file FILE]   (the Authorization header's value, read from FILE)
+               signet admin log-streams update ID [--name NAME] [--url URL] [--format F] [--content-type TYPE] [--status active|paused]
+                                        [--authorization-file FILE | --no-authorization]
+               signet admin log-streams list | remove ID
                signet admin logs [--user ID] [--event NAME] [--type CODE] [--take N] [--follow]
         every command takes --database URL or --config FILE, and --json
         """
@@ -47,13 +52,14 @@ enum AdminCommand {
         var mail = false
         var link = false
         var all = false
+        var noAuthorization = false
         func one(_ name: String) -> String? { values[name]?.last }
     }
 
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -68,6 +74,7 @@ enum AdminCommand {
             case "--mail": options.mail = true
             case "--link": options.link = true
             case "--all": options.all = true
+            case "--no-authorization": options.noAuthorization = true
             case _ where valued.contains(arg):
                 guard let value = rest.next() else { return nil }
                 options.values[arg, default: []].append(value)
@@ -115,6 +122,10 @@ enum AdminCommand {
             case ("clients", "remove"): try admin.removeClient(try admin.id())
             case ("clients", "rotate-secret"): try admin.rotateSecret(try admin.id())
             case ("clients", "set-keys"): try admin.setKeys(try admin.id())
+            case ("log-streams", "list"): try admin.listLogStreams()
+            case ("log-streams", "add") where options.positional.count == 2: try admin.addLogStream()
+            case ("log-streams", "update"): try admin.updateLogStream(try admin.id())
+            case ("log-streams", "remove"): try admin.removeLogStream(try admin.id())
             case ("logs", _) where options.positional.count == 1: try admin.logs()
             default: return usageError(usage)
             }

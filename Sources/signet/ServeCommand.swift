@@ -145,7 +145,7 @@ extension KeysCommand {
         let done = try KeyEncryptionKey.rekey(store: store, from: old, to: new)
         print(JSONValue.object([
             "rekeyed": .bool(true), "from": .string(KeyEncryptionKey.id(old)), "to": .string(KeyEncryptionKey.id(new)),
-            "signing_keys": .int(Int64(done.signingKeys)), "messages": .int(Int64(done.messages)), "retired_code_keys": .int(Int64(done.retiredCodeKeys)),
+            "signing_keys": .int(Int64(done.signingKeys)), "messages": .int(Int64(done.messages)), "log_streams": .int(Int64(done.logStreams)), "retired_code_keys": .int(Int64(done.retiredCodeKeys)),
             "dropped_code_keys": .int(Int64(done.droppedCodeKeys)),
         ]).serialized)
         return 0

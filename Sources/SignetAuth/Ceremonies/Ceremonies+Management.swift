@@ -39,6 +39,11 @@ public enum ManagementScope: String, CaseIterable, Sendable {
     case deleteClients = "delete:clients"
     /// A client's new secret or keys: a credential handed to the caller.
     case updateClientKeys = "update:client_keys"
+    /// `/api/v2/log-streams`: where the audit log is sent.
+    case readLogStreams = "read:log_streams"
+    case createLogStreams = "create:log_streams"
+    case updateLogStreams = "update:log_streams"
+    case deleteLogStreams = "delete:log_streams"
 }
 
 extension Ceremonies {

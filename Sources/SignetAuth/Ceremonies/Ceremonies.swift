@@ -59,6 +59,8 @@ public final class Ceremonies: Sendable {
     let codeKeys: [String: [UInt8]]
     /// The key queued messages are sealed under (AES-256-GCM): a code's message holds the code.
     let mailKey: [UInt8]
+    /// The key log streams' `Authorization` values are sealed under.
+    let logStreamKey: [UInt8]
     /// The key of DPoP nonces.
     let nonceKey: [UInt8]
     /// Resource DPoP proofs this instance has seen.
@@ -102,6 +104,7 @@ public final class Ceremonies: Sendable {
         codeKeyID = KeyEncryptionKey.id(codeKey)
         codeKeys = Dictionary(kept.codeKeys.map { (KeyEncryptionKey.id($0), $0) } + [(codeKeyID, codeKey)]) { _, last in last }
         mailKey = KeyEncryptionKey.mailKey(kek)
+        logStreamKey = KeyEncryptionKey.logStreamKey(kek)
         nonceKey = Digest.sha256.hmac(key: kek, data: Array("signet dpop nonce key v1".utf8))
         pseudonymKey = Digest.sha256.hmac(key: kek, data: Array("signet pseudonym key v1".utf8))
         authorizeKey = Digest.sha256.hmac(key: kek, data: Array("signet web key v1".utf8))

@@ -3,7 +3,8 @@ public import SignetCrypto
 public import SignetWebAuthn
 
 /// Replacing the key-encryption key (`signet keys rekey`). What the database holds sealed under
-/// it is sealed again under the new one: the signing keys and the queued mail. What is keyed by
+/// it is sealed again under the new one: the signing keys, the queued mail and the log streams'
+/// `Authorization` headers. What is keyed by
 /// it and cannot be computed again is kept: the HMACs of recovery codes need the code key they
 /// were made under, so the old code key is kept in the database, sealed under the new
 /// key-encryption key, and a recovery code is checked under the key it was made under (each kept
@@ -31,6 +32,9 @@ extension KeyEncryptionKey {
     package static func codeKey(_ kek: [UInt8]) -> [UInt8] { Digest.sha256.hmac(key: kek, data: Array("signet one-time code key v1".utf8)) }
     /// The key queued messages are sealed under (AES-256-GCM), under `kek`.
     package static func mailKey(_ kek: [UInt8]) -> [UInt8] { Digest.sha256.hmac(key: kek, data: Array("signet outbox key v1".utf8)) }
+
+    /// The key log streams' `Authorization` values are sealed under (AES-256-GCM), under `kek`.
+    package static func logStreamKey(_ kek: [UInt8]) -> [UInt8] { Digest.sha256.hmac(key: kek, data: Array("signet log stream key v1".utf8)) }
 
     /// A name for `kek` that tells keys apart without revealing them: 9 bytes of an HMAC under it.
     public static func id(_ kek: [UInt8]) -> String {
@@ -88,6 +92,8 @@ extension KeyEncryptionKey {
     public struct Rekeyed: Sendable, Equatable {
         public var signingKeys: Int
         public var messages: Int
+        /// Log streams whose `Authorization` header was sealed again.
+        public var logStreams: Int = 0
         /// The earlier code keys now kept: the old key-encryption key's, and each earlier one
         /// that an unused recovery code still needs.
         public var retiredCodeKeys: Int
@@ -131,6 +137,13 @@ extension KeyEncryptionKey {
             guard let message = try? AESGCM.open(sealed, key: oldMail, aad: Array(messageID.utf8)) else { change.messages[messageID] = sealed; continue }
             change.messages[messageID] = try AESGCM.seal(message, key: newMail, aad: Array(messageID.utf8))
         }
+        let (oldStreams, newStreams) = (logStreamKey(old), logStreamKey(new))
+        for (streamID, sealed) in read.logStreamAuthorizations {
+            guard let header = try? AESGCM.open(sealed, key: oldStreams, aad: Array(streamID.utf8)) else {
+                throw ConfigurationError("log stream \(streamID)'s header does not open under the key-encryption key \(id(old)): it is not this database's")
+            }
+            change.logStreamAuthorizations[streamID] = try AESGCM.seal(header, key: newStreams, aad: Array(streamID.utf8))
+        }
         let at = Int64(now.timeIntervalSince1970 * 1000)
         // Named by the key's own ID, so a key that comes back is one row.
         let codeKeys = keptCodeKeys(old: old, kept: kept.codeKeys, inUse: read.codeKeyIDs)
@@ -144,6 +157,7 @@ extension KeyEncryptionKey {
         change.keys.append(SealedKeyRow(name: checkName, sealed: try seal(Array(id(new).utf8), name: checkName, under: new), createdAt: at))
         try store.rekey(change, from: read)
         let dropped = Set(kept.codeKeys.map(id)).subtracting(codeKeys.keys.keys)
-        return Rekeyed(signingKeys: change.signingKeys.count, messages: change.messages.count, retiredCodeKeys: codeKeys.keys.count, droppedCodeKeys: dropped.count)
+        return Rekeyed(signingKeys: change.signingKeys.count, messages: change.messages.count, logStreams: change.logStreamAuthorizations.count,
+                       retiredCodeKeys: codeKeys.keys.count, droppedCodeKeys: dropped.count)
     }
 }

@@ -1,0 +1,220 @@
+import Foundation
+import SignetAPI
+import SignetCrypto
+import SignetWebAuthn
+
+/// What an operator sets of a log stream (`POST` and `PATCH /api/v2/log-streams`): each member
+/// `nil` when not given.
+public struct LogStreamSettings: Sendable, Equatable {
+    public var name: String?
+    /// `active` or `paused`.
+    public var status: String?
+    public var endpoint: String?
+    public var contentType: String?
+    public var contentFormat: String?
+    /// The `Authorization` header's value; `.some(nil)` takes it away.
+    public var authorization: String??
+
+    public init(name: String? = nil, status: String? = nil, endpoint: String? = nil, contentType: String? = nil, contentFormat: String? = nil,
+                authorization: String?? = nil) {
+        self.name = name
+        self.status = status
+        self.endpoint = endpoint
+        self.contentType = contentType
+        self.contentFormat = contentFormat
+        self.authorization = authorization
+    }
+
+    /// The names of the settings given, for the audit detail (never their values).
+    public var names: [String] {
+        [("name", name != nil), ("status", status != nil), ("endpoint", endpoint != nil), ("content type", contentType != nil),
+         ("content format", contentFormat != nil), ("authorization", authorization != nil)].filter(\.1).map(\.0)
+    }
+}
+
+/// One POST a log stream is to make: the events after the stream's last delivered one, in order.
+public struct LogStreamPost: Sendable {
+    public let stream: LogStreamRow
+    /// `Content-Type`, and `Authorization` when the stream has one: never logged.
+    public let headers: [String]
+    public let body: [UInt8]
+    /// The ID of the last event in the body, the stream's new ``LogStreamRow/lastLogID`` once
+    /// the endpoint takes it.
+    public let lastLogID: Int64
+    public let count: Int
+}
+
+extension Ceremonies {
+    /// At most this many streams: each costs a read a second and a POST a batch.
+    static let logStreamLimit = 10
+    /// Events in one POST (`JSONARRAY`, `JSONLINES`); `JSONOBJECT` sends one.
+    static let logStreamBatch = 100
+    /// How long an instance holds a stream it sends (milliseconds): longer than a POST may take.
+    static let logStreamLease: Int64 = 60_000
+    /// How long a missing event ID is waited for before it is taken as never written
+    /// (milliseconds). On PostgreSQL an ID is taken when its row is inserted, so a transaction
+    /// still open, or rolled back, leaves one missing for a while or for good; on SQLite only
+    /// the purge leaves one (of a paused stream).
+    public static let logStreamGapWait: Int64 = 10_000
+    static let logStreamFormats = ["JSONARRAY", "JSONLINES", "JSONOBJECT"]
+
+    // MARK: the operator's side
+
+    /// `GET /api/v2/log-streams`: every stream, oldest first.
+    public func logStreams() throws -> [LogStreamRow] { try store.logStreams() }
+
+    /// `GET /api/v2/log-streams/{id}`.
+    public func logStream(id: String) throws -> LogStreamRow {
+        guard let row = try store.logStreams().first(where: { $0.id == id }) else { throw AuthError(.logStreamNotFound, "no log stream \(id.prefix(64))") }
+        return row
+    }
+
+    /// How many events a stream has not delivered yet, counted up to 10,000.
+    public func logStreamPending(_ stream: LogStreamRow) throws -> Int { try store.auditEventsPending(after: stream.lastLogID, limit: 10_000) }
+
+    /// `POST /api/v2/log-streams`: a stream that sends every event from its own creation on (its
+    /// `admin_log_stream_added` event is the first it sends). Needs a name and an endpoint.
+    public func addLogStream(_ settings: LogStreamSettings, by caller: ManagementCaller, context: RequestContext) throws -> LogStreamRow {
+        guard let name = settings.name, let endpoint = settings.endpoint else { throw AuthError.malformed("a log stream needs a name and sink.httpEndpoint") }
+        guard try store.logStreams().count < Self.logStreamLimit else { throw AuthError(.conflict, "there are \(Self.logStreamLimit) log streams already; remove one first") }
+        let id = "lst_" + Base64URL.encode(random(12))
+        var row = LogStreamRow(id: id, name: name, status: settings.status ?? "active", endpoint: endpoint, contentType: settings.contentType ?? "application/json",
+                               contentFormat: settings.contentFormat ?? "JSONARRAY", authorization: nil, createdAt: nowMillis)
+        row.authorization = try sealedAuthorization(settings.authorization ?? nil, streamID: id)
+        try Self.validate(row, authorization: settings.authorization ?? nil)
+        let event = pendingAuditEvent(.adminLogStreamAdded, client: caller.clientID, detail: "log stream \(id) (\(name.prefix(100))) to \(Self.origin(endpoint))", context: context)
+        let written = try store.insertLogStream(row, writes: [.audit(event)])
+        counted(event)
+        return written
+    }
+
+    /// `PATCH /api/v2/log-streams/{id}`: the settings given, changed together. A stream made
+    /// active again carries on from its last delivered event (those the purge took meanwhile
+    /// are gone: a paused stream keeps none).
+    public func updateLogStream(id: String, _ settings: LogStreamSettings, by caller: ManagementCaller, context: RequestContext) throws -> LogStreamRow {
+        guard settings != LogStreamSettings() else { throw AuthError.malformed("send at least one setting to change") }
+        let before = try logStream(id: id)
+        var after = before
+        after.name = settings.name ?? after.name
+        after.status = settings.status ?? after.status
+        after.endpoint = settings.endpoint ?? after.endpoint
+        after.contentType = settings.contentType ?? after.contentType
+        after.contentFormat = settings.contentFormat ?? after.contentFormat
+        if let authorization = settings.authorization { after.authorization = try sealedAuthorization(authorization, streamID: id) }
+        try Self.validate(after, authorization: settings.authorization ?? nil)
+        let event = pendingAuditEvent(.adminLogStreamUpdated, client: caller.clientID, detail: "log stream \(id): \(settings.names.joined(separator: ", "))", context: context)
+        switch try store.updateLogStream(after, expected: before, writes: [.audit(event)]) {
+        case nil: throw AuthError(.logStreamNotFound, "no log stream \(id.prefix(64))")
+        case false?: throw AuthError(.conflict, "log stream \(id.prefix(64)) changed meanwhile: read it again and repeat the change")
+        case true?: break
+        }
+        counted(event)
+        return try logStream(id: id)
+    }
+
+    /// `DELETE /api/v2/log-streams/{id}`.
+    public func removeLogStream(id: String, by caller: ManagementCaller, context: RequestContext) throws {
+        let event = pendingAuditEvent(.adminLogStreamRemoved, client: caller.clientID, detail: "log stream \(id.prefix(64))", context: context)
+        guard id.utf8.count <= 64, try store.deleteLogStream(id: id, writes: [.audit(event)]) else { throw AuthError(.logStreamNotFound, "no log stream \(id.prefix(64))") }
+        counted(event)
+    }
+
+    func sealedAuthorization(_ value: String?, streamID: String) throws -> [UInt8]? {
+        try value.map { try AESGCM.seal(Array($0.utf8), key: logStreamKey, aad: Array(streamID.utf8)) }
+    }
+
+    /// A stream's settings as Signet accepts them. `authorization` is the new header value, if
+    /// one is given: it must fit in one header line (RFC 9110 §5.5: visible ASCII and spaces), so
+    /// no value can add a header or a request of its own.
+    package static func validate(_ row: LogStreamRow, authorization: String?) throws {
+        guard !row.name.isEmpty, row.name.count <= 100, !row.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw AuthError.malformed("the name must be 1 to 100 characters, none of them a control character")
+        }
+        guard row.status == "active" || row.status == "paused" else { throw AuthError.malformed("status must be active or paused") }
+        guard row.endpoint.utf8.count <= 2048, isClientEndpointURI(row.endpoint) else {
+            throw AuthError.malformed("sink.httpEndpoint must be an https URI without a fragment, at most 2048 bytes (http only to a loopback address)")
+        }
+        guard logStreamFormats.contains(row.contentFormat) else { throw AuthError.malformed("sink.httpContentFormat must be JSONARRAY, JSONLINES or JSONOBJECT") }
+        guard row.contentType.utf8.count <= 100, row.contentType.utf8.contains(UInt8(ascii: "/")), row.contentType.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+            throw AuthError.malformed("sink.httpContentType must be a media type of at most 100 visible ASCII characters")
+        }
+        if let authorization {
+            guard !authorization.isEmpty, authorization.utf8.count <= 4096, authorization.utf8.allSatisfy({ (0x20...0x7E).contains($0) }),
+                  authorization.first != " ", authorization.last != " " else {
+                throw AuthError.malformed("sink.httpAuthorization must be 1 to 4096 visible ASCII characters (spaces inside only)")
+            }
+        }
+    }
+
+    /// The scheme, host and port of `uri`, for an audit detail (a path or query may hold a token).
+    static func origin(_ uri: String) -> String {
+        guard let url = URL(string: uri), let scheme = url.scheme, let host = url.host else { return "?" }
+        return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
+    }
+
+    // MARK: delivery
+
+    /// The next POST `stream` is to make, holding its lease for `owner`, or `nil` when there is
+    /// none now: paused, in its back-off, nothing new, the next event not there yet, or another
+    /// instance holding the stream. `gapSince` is when this sender first saw the event after the
+    /// stream's last one missing (``logStreamGapWait``); it is updated here.
+    public func nextLogStreamPost(_ stream: LogStreamRow, owner: String, gapSince: inout Int64?) throws -> LogStreamPost? {
+        let now = nowMillis
+        guard stream.status == "active", stream.nextAttemptAt <= now else { return nil }
+        let limit = stream.contentFormat == "JSONOBJECT" ? 1 : Self.logStreamBatch
+        let entries = try store.auditEntries(AuditQuery(after: stream.lastLogID, limit: limit))
+        let (count, since) = Self.deliverable(entries.map(\.id), after: stream.lastLogID, gapSince: gapSince, now: now)
+        gapSince = since
+        guard count > 0 else { return nil }
+        // The lease, and the stream as it is now: another instance may have sent these meanwhile.
+        guard let claimed = try store.claimLogStream(id: stream.id, owner: owner, now: now, until: now + Self.logStreamLease),
+              claimed.lastLogID == stream.lastLogID, claimed.sameSettings(as: stream) else { return nil }
+        let items = entries.prefix(count).map { LogStreamItem(log_id: String($0.id), data: Self.wire($0)) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body: [UInt8]
+        switch stream.contentFormat {
+        case "JSONLINES": body = try items.flatMap { Array(try encoder.encode($0)) + [0x0A] }
+        case "JSONOBJECT": body = Array(try encoder.encode(items[0]))
+        default: body = Array(try encoder.encode(items))
+        }
+        var headers = ["Content-Type: " + stream.contentType]
+        if let sealed = stream.authorization {
+            guard let header = try? AESGCM.open(sealed, key: logStreamKey, aad: Array(stream.id.utf8)) else {
+                logStreamOutcome(stream, owner: owner, lastLogID: 0, failure: "its header does not open under this key-encryption key")
+                return nil
+            }
+            headers.append("Authorization: " + String(decoding: header, as: UTF8.self))
+        }
+        return LogStreamPost(stream: stream, headers: headers, body: body, lastLogID: entries[count - 1].id, count: count)
+    }
+
+    /// How many of `ids` (event IDs after `last`, ascending) go now, and when the gap at the
+    /// start was first seen. They go in order without a gap; a missing ID right after `last` is
+    /// waited for ``logStreamGapWait`` from when it was first seen, then taken as never written.
+    package static func deliverable(_ ids: [Int64], after last: Int64, gapSince: Int64?, now: Int64) -> (count: Int, gapSince: Int64?) {
+        guard let first = ids.first else { return (0, nil) }
+        if first != last + 1 {
+            let since = gapSince ?? now
+            guard now - since >= logStreamGapWait else { return (0, since) }
+        }
+        var count = 1
+        while count < ids.count, ids[count] == ids[count - 1] + 1 { count += 1 }
+        return (count, nil)
+    }
+
+    /// Records a POST's outcome: taken (`failure` nil: the stream moves past `lastLogID`), or
+    /// not, and then the next try waits 1 s, doubling to 5 minutes, for as long as it fails. A
+    /// stream is never given up on: its events wait, and the purge keeps them.
+    public func logStreamOutcome(_ stream: LogStreamRow, owner: String, lastLogID: Int64, failure: String?) {
+        let now = nowMillis
+        guard let failure else {
+            _ = try? store.logStreamDelivered(id: stream.id, owner: owner, lastLogID: lastLogID, at: now)
+            metrics.ceremony("log_stream", reason: nil)
+            return
+        }
+        let delay = Int64(min(300, 1 << min(16, stream.failures))) * 1000
+        try? store.logStreamFailed(id: stream.id, owner: owner, error: failure, retryAt: now + delay)
+        metrics.ceremony("log_stream", reason: "retry")
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Synchronization
+import SignetAuth
+import SignetCrypto
+import SignetCurl
+import SignetHTTP
+import SignetWebAuthn
+
+/// This instance's sender of log streams (``LogStreamRow``): every `interval` seconds it reads the
+/// streams and, for each active one with events after its last delivered one, holds its lease and
+/// POSTs them in order, a batch at a time, until the endpoint has them all or fails. A stream
+/// that fails waits (``Ceremonies/logStreamOutcome(_:owner:lastLogID:failure:)``); the others go
+/// on.
+final class LogStreamSender: @unchecked Sendable {
+    let ceremonies: Ceremonies
+    let log: AccessLog
+    let interval: Double
+    /// This instance in the leases: a random name of its own.
+    let owner = "sender-" + Base64URL.encode(SecureRandom.bytes(9))
+    /// Each POST: the system's CAs, ten seconds, no redirect followed (the events go to the URL
+    /// registered, nowhere else); the answer is read only for its status.
+    let options = HTTPSOptions(timeout: 10, maxBytes: 4096, userAgent: "signet-log-stream")
+    /// POSTs in a row for one stream in a pass, so one busy stream does not hold up the others.
+    static let batchesPerPass = 20
+    private let thread = SenderThread()
+    /// When each stream's missing next event was first seen (``Ceremonies/logStreamGapWait``).
+    private var gaps: [String: (after: Int64, since: Int64)] = [:]
+    /// One pass at a time (the beat's, or a test's).
+    private let passing = Mutex(())
+
+    init(ceremonies: Ceremonies, log: AccessLog, interval: Double = 1) {
+        self.ceremonies = ceremonies
+        self.log = log
+        self.interval = interval
+    }
+
+    func start() {
+        thread.start(name: "signet.logstream") { [self] in
+            while !thread.isStopped {
+                _ = runOnce()
+                Thread.sleep(forTimeInterval: interval)
+            }
+        }
+    }
+
+    func stop() { thread.stop() }
+
+    /// One pass over every stream; returns how many events endpoints took.
+    @discardableResult
+    func runOnce() -> Int { passing.withLock { _ in pass() } }
+
+    private func pass() -> Int {
+        guard let streams = try? ceremonies.logStreams() else { return 0 }
+        var delivered = 0
+        for var stream in streams {
+            for _ in 0..<Self.batchesPerPass {
+                var since = gaps[stream.id].flatMap { $0.after == stream.lastLogID ? $0.since : nil }
+                let next = try? ceremonies.nextLogStreamPost(stream, owner: owner, gapSince: &since)
+                gaps[stream.id] = since.map { (stream.lastLogID, $0) }
+                guard let post = next ?? nil else { break }
+                let failure = send(post)
+                ceremonies.logStreamOutcome(post.stream, owner: owner, lastLogID: post.lastLogID, failure: failure)
+                if let failure {
+                    // The stream and what went wrong; never the header or the events.
+                    log.write([("msg", .string("log stream not delivered")), ("stream", .string(stream.id)), ("events", .int(post.count)),
+                               ("error", .string(String(failure.prefix(300))))])
+                    break
+                }
+                delivered += post.count
+                stream.lastLogID = post.lastLogID
+            }
+        }
+        gaps = gaps.filter { id, _ in streams.contains { $0.id == id } }
+        return delivered
+    }
+
+    /// Any 2xx is taken as done.
+    func send(_ post: LogStreamPost) -> String? {
+        do {
+            let response = try HTTPS.post(post.stream.endpoint, body: post.body, headers: post.headers, options: options)
+            return (200..<300).contains(response.status) ? nil : "the endpoint answered \(response.status)"
+        } catch {
+            return error.description
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetServer
+
+/// `signet admin log-streams`: what `/api/v2/log-streams` does. The `Authorization` header's
+/// value is read from a file, never taken as an argument (which `ps` and shell histories show),
+/// and never printed.
+extension Admin {
+    func listLogStreams() throws {
+        let streams = try ceremonies.logStreams().map { ManagementLogStream($0, pending: try ceremonies.logStreamPending($0)) }
+        if options.json { return try emit(streams) }
+        let rows = streams.map { s in
+            [s.id, s.name, s.status, s.sink.httpEndpoint, s.sink.httpContentFormat, s.signet_delivery.last_log_id, String(s.signet_delivery.pending),
+             String(s.signet_delivery.failures), s.signet_delivery.last_error ?? "-"]
+        }
+        print(Self.table(["ID", "NAME", "STATUS", "ENDPOINT", "FORMAT", "LAST LOG ID", "PENDING", "FAILURES", "LAST ERROR"], rows))
+        print("\(streams.count) log stream(s)")
+    }
+
+    func addLogStream() throws {
+        let added = try ceremonies.addLogStream(try logStreamSettings(), by: .commandLine, context: context)
+        try show(added, "added")
+    }
+
+    func updateLogStream(_ id: String) throws {
+        try show(try ceremonies.updateLogStream(id: id, try logStreamSettings(), by: .commandLine, context: context), "updated")
+    }
+
+    func removeLogStream(_ id: String) throws {
+        try ceremonies.removeLogStream(id: id, by: .commandLine, context: context)
+        if !options.json { print("removed log stream \(id)") }
+    }
+
+    func show(_ row: LogStreamRow, _ done: String) throws {
+        let stream = ManagementLogStream(row, pending: try ceremonies.logStreamPending(row))
+        if options.json { return try emit(stream) }
+        print("\(done) log stream \(stream.id): \(Self.printable(stream.name)), \(stream.status), \(stream.sink.httpContentFormat) to \(Self.printable(stream.sink.httpEndpoint))"
+              + (stream.signet_authorization ? ", with an Authorization header" : ""))
+    }
+
+    /// The options as settings; the header's value is the file's first line.
+    func logStreamSettings() throws -> LogStreamSettings {
+        var settings = LogStreamSettings(name: options.one("--name"), status: options.one("--status"), endpoint: options.one("--url"),
+                                         contentType: options.one("--content-type"), contentFormat: options.one("--format"))
+        if let file = options.one("--authorization-file") {
+            guard !options.noAuthorization else { throw AuthError.malformed("give --authorization-file or --no-authorization, not both") }
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw AuthError.malformed("cannot read --authorization-file \(file)") }
+            settings.authorization = .some(String(text.split(whereSeparator: \.isNewline).first ?? ""))
+        } else if options.noAuthorization {
+            settings.authorization = .some(nil)
+        }
+        return settings
+    }
+}
