@@ -46,6 +46,8 @@ enum FuzzTarget {
         case clientSettings
         // `POST /api/v2/users`: a new account's body, through the checks an operator's account passes.
         case newUser
+        // `/api/v2/log-streams`: a new stream's body, through the checks a stream passes.
+        case logStreamSettings
     }
 
     /// A browser-flow client: an exact, a loopback (any port) and two private-use redirect URIs,
@@ -330,6 +332,17 @@ enum FuzzTarget {
             precondition(!email.unicodeScalars.contains { $0.properties.isWhitespace || Ceremonies.isUnsafeInText($0) }, "an address with a space or control")
             precondition(name.map { $0.count <= 256 && !$0.isEmpty && !$0.unicodeScalars.contains(where: Ceremonies.isUnsafeInText) } ?? true, "an unsafe name")
             precondition(Notice.languages.contains(language), "a language messages are not written in")
+        case .logStreamSettings:
+            guard let json = try? StrictJSON().parse(body), let settings = try? LogStreamSettings(wire: json, new: true),
+                  let name = settings.name, let endpoint = settings.endpoint else { break }
+            let row = LogStreamRow(id: "lst_fuzz", name: name, status: settings.status ?? "active", endpoint: endpoint, contentType: settings.contentType ?? "application/json",
+                                   contentFormat: settings.contentFormat ?? "JSONARRAY", authorization: nil, createdAt: 0)
+            guard (try? Ceremonies.validate(row, authorization: settings.authorization ?? nil)) != nil else { break }
+            // What goes into a request's head is one header line each: nothing can add another.
+            for value in [row.contentType, (settings.authorization ?? nil) ?? ""] {
+                precondition(!value.utf8.contains { $0 < 0x20 || $0 > 0x7E }, "a header value with a line break, a control or a non-ASCII byte")
+            }
+            precondition(Ceremonies.isClientEndpointURI(row.endpoint) && ["JSONARRAY", "JSONLINES", "JSONOBJECT"].contains(row.contentFormat), "an endpoint curl may not call, or an unknown format")
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
                 precondition(SessionSealer.encode(session).flatMap(SessionSealer.decode) == session, "session round trip changed it")
