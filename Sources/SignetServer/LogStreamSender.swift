@@ -20,8 +20,9 @@ final class LogStreamSender: @unchecked Sendable {
     /// Each POST: the system's CAs, ten seconds, no redirect followed (the events go to the URL
     /// registered, nowhere else); the answer is read only for its status.
     let options = HTTPSOptions(timeout: 10, maxBytes: 4096, userAgent: "signet-log-stream")
-    /// POSTs in a row for one stream in a pass, so one busy stream does not hold up the others.
-    static let batchesPerPass = 20
+    /// POSTs in a row for one stream in a pass (up to 10,000 events), so that a stream keeps up
+    /// with thousands of events a second and one far behind does not hold up the others long.
+    static let batchesPerPass = 100
     private let thread = SenderThread()
     /// When each stream's missing next event was first seen (``Ceremonies/logStreamGapWait``).
     private var gaps: [String: (after: Int64, since: Int64)] = [:]

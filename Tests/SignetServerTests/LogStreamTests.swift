@@ -4,6 +4,7 @@ import SignetAuth
 import SignetCrypto
 import SignetHTTP
 import SignetServer
+import SignetStore
 import SignetWebAuthn
 import Synchronization
 import SignetTestSupport
@@ -318,6 +319,20 @@ final class StreamReceiver: HTTPHandler {
         let kinds = trail.compactMap { $0["signet_event"]?.string }
         #expect(kinds.contains("admin_log_stream_added") && kinds.contains("admin_log_stream_updated") && kinds.contains("admin_log_stream_removed"))
         #expect(trail.first { $0["signet_event"] == .string("admin_log_stream_added") }?["client_id"] == .string("signet-admin"))
+    }
+
+    @Test("nothing goes before it is on disk: while the WAL's syncs fail, no POST; once they work, every event")
+    func durableFirst() throws {
+        let (listener, receiver, base) = try Self.receiver()
+        defer { listener.stop() }
+        let (server, token) = try Self.operators()
+        let sql = try #require(server.app.store as? SQLStore)
+        try #require(sql.defersDurability, "the test server's SQLite is durable")
+        _ = try Self.add(server, token, endpoint: base + "/in")
+        sql.failSyncs(true)
+        #expect(server.app.sendLogStreamsNow() == 0 && receiver.posts.isEmpty)
+        sql.failSyncs(false)
+        #expect(server.app.sendLogStreamsNow() >= 1 && receiver.posts.count == 1)
     }
 
     @Test("an event ID not there yet is waited for, then taken as never written; a gap later in a batch ends the batch")

@@ -167,6 +167,9 @@ extension Ceremonies {
         gapSince = since
         guard count > 0 else { return nil }
         // The lease, and the stream as it is now: another instance may have sent these meanwhile.
+        // The claim is a write, and a write returns once it is durable, with every commit before
+        // it (durable SQLite's group commit): so the events read above are on disk before they go,
+        // and an event a power cut takes back (its ID then reused) is never sent.
         guard let claimed = try store.claimLogStream(id: stream.id, owner: owner, now: now, until: now + Self.logStreamLease),
               claimed.lastLogID == stream.lastLogID, claimed.sameSettings(as: stream) else { return nil }
         let items = entries.prefix(count).map { LogStreamItem(log_id: String($0.id), data: Self.wire($0)) }
