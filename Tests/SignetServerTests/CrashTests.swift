@@ -3,6 +3,7 @@ import SignetAPI
 import SignetAuth
 import SignetCrypto
 import SignetHTTP
+import SignetServer
 import SignetSoftware
 import SignetStore
 import SignetTestSupport
@@ -77,6 +78,14 @@ import Testing
     static func killUnderLoad(_ cluster: Cluster, after seconds: Double) throws {
         let count = cluster.instances.count
         let answered = Answered()
+        // A log stream to an endpoint here: after the kill it must still get every event.
+        let (listener, receiver, base) = try LogStreamTests.receiver()
+        defer { listener.stop() }
+        let added = try runProcess(ProcessTests.binary.path, ["admin", "log-streams", "add", "--name", "crash", "--url", base + "/in", "--database", cluster.database, "--json"],
+                                   environment: ["SIGNET_KEK": cluster.kek], in: cluster.directory)
+        try #require(added.status == 0, "\(added.errors)")
+        let store = try SignetApp.openStore(cluster.database, connections: 2)
+        let streamStart = try #require(try store.logStreams().first?.lastLogID)
         let stop = SharedFlag(false)
         let workers = Workers(4) { thread in
             let instance = thread % count
@@ -183,7 +192,20 @@ import Testing
             ]), bearer: access[approval.email])
             #expect(status == 400 && json["reason"] == .string("action_challenge_unknown"), "a used action challenge worked again: \(json.serialized)")
         }
-        print("kill -9 after \(seconds) s, \(count) instance(s): \(answered.approvals.count) actions, \(answered.accounts.count) sign-ups, \(answered.usedSessions.count) sign-ins, \(answered.rotated.count) rotations, \(answered.revoked.count) passkey revocations answered; none lost")
+        // The stream: once it has caught up (an instance that died holding it is taken over
+        // after its lease), every event written since it began reached the endpoint, as written.
+        #expect(eventually(timeout: 90, every: 0.5) { try store.logStreams().first.map { try store.auditEventsPending(after: $0.lastLogID, limit: 1) == 0 } == true })
+        let written = try store.auditEntries(AuditQuery(after: streamStart, limit: 1_000_000))
+        let received = Dictionary(try receiver.items().compactMap { item in item["log_id"]?.string.map { ($0, item) } }) { first, _ in first }
+        let missing = written.filter { received[String($0.id)] == nil }
+        #expect(missing.isEmpty, "\(missing.count) of \(written.count) events never reached the stream")
+        let changed = written.filter { e in
+            guard let item = received[String(e.id)] else { return false }
+            let kind: String? = item["data"]?["signet_event"]?.string, request: String? = item["data"]?["request_id"]?.string
+            return kind != e.event.kind || request != e.event.requestID
+        }
+        #expect(changed.isEmpty, "\(changed.count) events reached the stream otherwise than written")
+        print("kill -9 after \(seconds) s, \(count) instance(s): \(answered.approvals.count) actions, \(answered.accounts.count) sign-ups, \(answered.usedSessions.count) sign-ins, \(answered.rotated.count) rotations, \(answered.revoked.count) passkey revocations answered; none lost; \(written.count) events streamed in \(receiver.posts.count) POSTs")
     }
 }
 

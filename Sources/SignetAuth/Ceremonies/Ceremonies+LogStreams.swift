@@ -49,8 +49,10 @@ extension Ceremonies {
     static let logStreamLimit = 10
     /// Events in one POST (`JSONARRAY`, `JSONLINES`); `JSONOBJECT` sends one.
     static let logStreamBatch = 100
-    /// How long an instance holds a stream it sends (milliseconds): longer than a POST may take.
-    static let logStreamLease: Int64 = 60_000
+    /// How long an instance holds a stream it sends (milliseconds), renewed with each POST:
+    /// twice what a POST may take (10 s), and what another instance waits to take over from one
+    /// that died.
+    public static let logStreamLease: Int64 = 20_000
     /// How long a missing event ID is waited for before it is taken as never written
     /// (milliseconds). On PostgreSQL an ID is taken when its row is inserted, so a transaction
     /// still open, or rolled back, leaves one missing for a while or for good; on SQLite only
