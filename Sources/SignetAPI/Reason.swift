@@ -66,6 +66,12 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     /// Accounts are made by an operator here (`signup: false`): passkey and email-code sign-up,
     /// the sign-up page and `prompt=create` are refused, before anything about the address is read.
     case signupDisabled = "signup_disabled"
+    /// Sign-up is for addresses at the deployment's domains (`signup_domains`), and this one is
+    /// at another.
+    case signupDomainNotAllowed = "signup_domain_not_allowed"
+    /// With `signup_domains`, an account starts with an email code (which proves the address);
+    /// its passkey is added after.
+    case signupCodeRequired = "signup_code_required"
     /// An enrollment link is for an account's first passkey: this account has one (its owner adds
     /// more from the account page, or recovers the account).
     case userHasPasskey = "user_has_passkey"
@@ -189,7 +195,7 @@ extension Reason {
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .userHasPasskey, .backupMethodRequired: 409
         case .rateLimited: 429
         case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound: 404
-        case .csrfInvalid, .insufficientScope, .userBlocked, .signupDisabled, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
+        case .csrfInvalid, .insufficientScope, .userBlocked, .signupDisabled, .signupDomainNotAllowed, .signupCodeRequired, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull, .signingKeyUnavailable: 503
         case .internalError, .serverError: 500
         default: 400
@@ -293,6 +299,8 @@ extension Reason {
         case .counterRegression: "The signature counter went backwards: possibly a cloned authenticator."
         case .userExists: "An account with this email exists; sign in with its passkey instead."
         case .signupDisabled: "New accounts are made by an administrator here; ask yours for one."
+        case .signupDomainNotAllowed: "Accounts here are for addresses at this organization's domains; use yours."
+        case .signupCodeRequired: "Sign up with a code sent to your address first; then add a passkey."
         case .userHasPasskey: "This account has a passkey already: sign in with it, and add more from the account page."
         case .backupMethodRequired: "Add a second passkey or create recovery codes first: with sign-in by email off, they are your way back in."
         case .lastCredential: "This is the account's last passkey and its only way in; add another first."

@@ -249,6 +249,18 @@ public struct ServerConfiguration: Sendable {
     /// Whether a code for an address without an account makes one (`passwordless.signup`, and
     /// sign-up open at all).
     public var codeSignUp: Bool { signUp && passwordless.signup }
+    /// The mail domains whose addresses make their own accounts (`signup_domains`, lower case,
+    /// each matched whole); empty: any. With any, an account starts with an email code, which
+    /// proves the mailbox, and its passkey is added after: a passkey sign-up would make an
+    /// account for an address nobody has shown to be theirs.
+    public var signUpDomains: [String] = []
+    /// Whether `email` (normalized, ``Ceremonies/emailAddress(_:member:)``) is at a domain of
+    /// ``signUpDomains``, or there are none.
+    public func signUpDomainAllows(_ email: String) -> Bool {
+        guard !signUpDomains.isEmpty else { return true }
+        guard let at = email.lastIndex(of: "@") else { return false }
+        return signUpDomains.contains(String(email[email.index(after: at)...]))
+    }
     public var accessTokenLifetime = 900
     public var idTokenLifetime = 3600
     /// The longest lifetime any configuration gives a signed token (access, ID and action

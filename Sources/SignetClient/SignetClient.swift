@@ -207,8 +207,12 @@ public actor SignetClient {
 
     /// Creates an account with a new passkey (`/passkey/register`, the system sheet, `/oauth/token`).
     /// Throws ``SignetError`` with ``Reason/userExists`` when the address has an account (offer
-    /// ``signIn(username:)``), and ``Reason/signupDisabled`` where only administrators make
-    /// accounts (offer sign-in, or an email code for an account an administrator made).
+    /// ``signIn(username:)``), ``Reason/signupDisabled`` where only administrators make
+    /// accounts (offer sign-in, or an email code for an account an administrator made),
+    /// ``Reason/signupCodeRequired`` where accounts are for some mail domains (`signup_domains`)
+    /// and start with an email code (``startEmailSignIn(email:)``, ``signIn(email:code:)``, then
+    /// ``addPasskey(name:)``),
+    /// and ``Reason/signupDomainNotAllowed`` for an address at another domain.
     @discardableResult
     public func signUp(email: String, name: String? = nil) async throws -> TokenResponse {
         let start = try decode(PasskeyRegisterResponse.self, try await send("POST", "passkey/register",

@@ -18,7 +18,7 @@ public enum ConfigurationLoader {
         ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
         ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
-        ["allowed_aaguids"], ["denied_aaguids"], ["signup"],
+        ["allowed_aaguids"], ["denied_aaguids"], ["signup"], ["signup_domains"],
         ["threads"], ["access_log"],
         ["actions", "challenge_ttl"], ["actions", "token_ttl"], ["actions", "audience"], ["actions", "rate_limit_per_minute"], ["actions", "max_device_keys"],
         ["limits", "max_body_bytes"], ["limits", "request_deadline"], ["limits", "idle_timeout"],
@@ -177,6 +177,16 @@ public enum ConfigurationLoader {
         }
         if let v = try flag(tree, ["dpop", "nonce"]) { c.dpopNonce = v }
         if let v = try flag(tree, ["signup"]) { c.signUp = v }
+        if let v = try strings(tree, ["signup_domains"]) {
+            c.signUpDomains = try v.map { text in
+                let domain = text.trimmingCharacters(in: .whitespaces).lowercased().precomposedStringWithCanonicalMapping
+                guard (try? Ceremonies.emailAddress("a@" + domain, member: "signup_domains")) != nil, domain.count <= 253 else {
+                    throw ConfigurationError("signup_domains: \"\(text.prefix(100))\" is not a mail domain such as example.com")
+                }
+                return domain
+            }
+            guard c.signUpDomains.count <= 100 else { throw ConfigurationError("signup_domains: at most 100 domains") }
+        }
         if let v = try flag(tree, ["rate_limits", "enabled"]) { c.rateLimits.enabled = v }
         for (key, path) in [("sign_up_per_identifier", \RateLimits.signUpPerIdentifier), ("sign_up_per_ip", \RateLimits.signUpPerIP),
                             ("failures_per_ip", \RateLimits.failuresPerIP), ("audit_failures_per_ip", \RateLimits.auditFailuresPerIP),

@@ -10,6 +10,19 @@ extension Ceremonies {
         guard configuration.signUp else { throw AuthError(.signupDisabled, "sign-up is closed (signup: false)") }
     }
 
+    /// Refuses a passkey sign-up for `email` (normalized) where sign-up is for some domains only
+    /// (`signup_domains`): 403 `signup_domain_not_allowed` for an address at another domain, and
+    /// 403 `signup_code_required` for one at them, whose account starts with an email code,
+    /// which proves the address is its owner's. What either says is the deployment's policy,
+    /// not whether the address has an account.
+    public func requirePasskeySignUp(email: String) throws(AuthError) {
+        guard !configuration.signUpDomains.isEmpty else { return }
+        guard configuration.signUpDomainAllows(email) else {
+            throw AuthError(.signupDomainNotAllowed, "\(email.split(separator: "@").last ?? "") is not in signup_domains")
+        }
+        throw AuthError(.signupCodeRequired, "with signup_domains, an account starts with an email code")
+    }
+
     /// `POST /api/v2/users` (Auth0's create user) and `signet admin users add`: an account for
     /// an address, no credential yet, and unless `verify_email` is false a message telling the
     /// address so (``Notice/accountCreated``) in the same transaction. Its owner gets in with an

@@ -40,8 +40,10 @@ extension Ceremonies {
         let user = try store.user(email: email)
         // The answer is the same whichever way it goes: only the audit row says why nothing went.
         let off = try user != nil && store.emailSignInOff(email: email)
-        let mailed = user != nil ? !off : configuration.codeSignUp
-        let why = off ? "sign-in by email code is off for this account: nothing sent" : "no account and sign-up by code is off: nothing sent"
+        let domainAllowed = configuration.signUpDomainAllows(email)
+        let mailed = user != nil ? !off : configuration.codeSignUp && domainAllowed
+        let why = off ? "sign-in by email code is off for this account: nothing sent"
+            : domainAllowed ? "no account and sign-up by code is off: nothing sent" : "no account, and sign-up is for signup_domains only: nothing sent"
         let event = pendingAuditEvent(.otpSent, user: user?.id, client: client.id, detail: mailed ? nil : why, context: context)
         let row = try queueCode(to: email, purpose: "email", holder: client.id, mailed: mailed, language: user?.locale ?? context.language, event: event) {
             .code($0, minutes: $1)
@@ -134,6 +136,7 @@ extension Ceremonies {
             }
         } else {
             guard configuration.codeSignUp else { throw AuthError(.otpInvalid, "no account and sign-up by code is off") }
+            guard configuration.signUpDomainAllows(email) else { throw AuthError(.otpInvalid, "no account, and the address is not at a domain of signup_domains") }
             user = UserRecord(id: newUserID(), handle: random(32), email: email, name: nil, emailVerified: true, createdAt: now, locale: language)
             writes.append(.createAccount(user))
             kind = .otpSignUp

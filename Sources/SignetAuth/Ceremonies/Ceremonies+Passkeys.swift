@@ -57,6 +57,12 @@ extension Ceremonies {
             throw error
         }
         let email = try Self.emailAddress(request.user_profile.email, member: "user_profile.email")
+        do throws(AuthError) {
+            try requirePasskeySignUp(email: email)
+        } catch {
+            audit(.signUpChallenge, refused: error, client: client.id, context: context)
+            throw error
+        }
         let name = try Self.displayName(request.user_profile.name, member: "user_profile.name", limit: 200)
         // Account-creating calls are limited per address here and per client IP by the route
         // (the 409 below is Auth0's contract and tells whether an address has an account, so it
@@ -233,6 +239,7 @@ extension Ceremonies {
         // A sign-up begun before the deployment closed sign-up (a restart with `signup: false`)
         // makes no account either.
         try requireSignUpOpen()
+        try requirePasskeySignUp(email: email)
         let (row, userVerified) = try verifyRegistration(credential, session: session, owner: userID, name: nil)
         let user = UserRecord(id: userID, handle: handle, email: email, name: session.name, emailVerified: false, createdAt: nowMillis)
         let credential = Base64URL.encode(row.id)
