@@ -102,14 +102,19 @@ extension SignetService {
 
     /// `/signup`; where only operators make accounts (`signup: false`), the sign-in page saying
     /// so, the pending authorization kept, for someone who has an account after all.
-    func signupPage(_ call: Call) throws -> HTTPResponse {
+    /// With `signup_domains`, the form asks for the email code at once (`codeFirst`), and an
+    /// address at another domain is shown the page again with why.
+    func signupPage(_ call: Call, form: JSONValue? = nil, email: String? = nil, error: AuthError? = nil) throws -> HTTPResponse {
         guard configuration.signUp else { return try loginPage(call, error: AuthError(.signupDisabled, "the sign-up page, with signup: false"), status: 403) }
-        let (request, sealed, returnTo) = carried(call)
+        let (request, sealed, returnTo) = carried(call, form: form)
         let browser = try self.browser(call.request, uiLocales: request?.uiLocales)
-        return page("signup", title: "signup_title", Pages.signup, [
-            "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(request?.loginHint ?? ""),
+        var values: [String: TemplateValue] = [
+            "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email ?? request?.loginHint ?? ""),
             "loginURL": .text("/login" + linkQuery(sealed, returnTo)), "cancelURL": .text(cancelURL(sealed)),
-        ], browser: browser, url: "/signup" + linkQuery(sealed, returnTo))
+            "codeFirst": .text(configuration.signUpDomains.isEmpty ? "" : "1"), "name": .text(form?["name"]?.string ?? ""),
+        ]
+        if let error { values["error"] = .text(pageText(error, language: browser.language)); values["reason"] = .text(error.reason.rawValue) }
+        return page("signup", title: "signup_title", Pages.signup, values, browser: browser, status: error?.status ?? 200, url: "/signup" + linkQuery(sealed, returnTo))
     }
 
     /// "Email me a code" (and sign-up where no passkey could be made): the code goes out, the
@@ -121,6 +126,11 @@ extension SignetService {
         let email = form["email"]?.string ?? ""
         guard !signUp || configuration.signUp else {
             return try loginPage(call, email: email, error: AuthError(.signupDisabled, "the sign-up form, with signup: false"), status: 403)
+        }
+        // A new account at another domain: said on the sign-up page (the policy, not whether the
+        // address has an account; one that has signs in from the sign-in page).
+        if signUp, let address = try? Ceremonies.emailAddress(email, member: "email"), !configuration.signUpDomainAllows(address) {
+            return try signupPage(call, form: form, email: email, error: AuthError(.signupDomainNotAllowed, "the sign-up form, \(address.split(separator: "@").last ?? "") not in signup_domains"))
         }
         do {
             try ceremonies.webSendCode(email: email, context: call.context)

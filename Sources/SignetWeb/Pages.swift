@@ -86,17 +86,19 @@ public enum Pages {
         \(cancel)
         """)
 
-    /// `/signup`: email and name, then a passkey; without one, the email code.
+    /// `/signup`: email and name, then a passkey; without one, the email code. With
+    /// `signup_domains` (`codeFirst`), the code first, and the passkey offered after it.
     public static let signup = Template("""
         <h1>{{t.signup_title}}</h1>
         \(messages)
-        <form method="post" action="/signup" id="signup-form">
+        {{#codeFirst}}<p class="hint" data-testid="code-first">{{t.signup_code_first}}</p>{{/codeFirst}}
+        <form method="post" action="/signup" id="signup-form" data-fallback="{{codeFirst}}">
         \(hidden)
         <label for="email">{{t.email}}</label>
         <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="{{email}}" data-testid="email">
         <label for="name">{{t.name}}</label>
         <input id="name" name="name" autocomplete="name" maxlength="200" value="{{name}}" data-testid="name">
-        <button type="submit" class="primary wide" data-testid="signup-submit">{{t.signup_submit}}</button>
+        <button type="submit" class="primary wide" data-testid="signup-submit">{{#codeFirst}}{{t.signup_code}}{{/codeFirst}}{{^codeFirst}}{{t.signup_submit}}{{/codeFirst}}</button>
         </form>
         <p id="status" class="status" role="status" aria-live="polite"></p>
         <p class="alt">{{t.have_account}} <a href="{{loginURL}}">{{t.signin}}</a></p>

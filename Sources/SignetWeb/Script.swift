@@ -152,8 +152,8 @@ public enum Script {
             const done = await post("/login/passkey", { auth_session: start.auth_session, authn_response: credentialJSON(credential), authorization: data.authorization, return_to: returnTo() });
             go(done.redirect);
           } catch (error) {
-            if (error.reason) { say(error.message); return; }
-            // No passkey could be made here: the email code instead.
+            if (error.reason && error.reason !== "signup_code_required") { say(error.message); return; }
+            // No passkey could be made here, or accounts start with a code: the email code instead.
             form.dataset.fallback = "1";
             form.submit();
           }

@@ -47,6 +47,15 @@ struct WebBrowserTests {
                                                                         by: .commandLine, context: RequestContext(remoteAddress: "local", requestID: "test"))
         let enrollment = try server.app.service.ceremonies.createEnrollmentLink(userID: operatorMade.user_id, lifetime: nil, by: .commandLine,
                                                                                 context: RequestContext(remoteAddress: "local", requestID: "test"))
+        // A second deployment whose accounts are for one domain, each starting with a code (step 12).
+        let codeFirstPort = freeLoopbackPort()
+        let codeFirst = try TestServer(.socket, smtp: smtp) { c in
+            c.listenPort = codeFirstPort
+            c.issuer = "http://localhost:\(codeFirstPort)"
+            c.rpID = "localhost"
+            c.webOrigins = [c.issuer]
+            c.signUpDomains = ["acme.test"]
+        }
         let shots = Self.root.appendingPathComponent(".build/screenshots")
         let script = Self.root.appendingPathComponent("scripts/browser-check.py").path
         let process = Process()
@@ -55,6 +64,7 @@ struct WebBrowserTests {
         var environment = ProcessInfo.processInfo.environment
         environment["SIGNET_RS_SECRET"] = TestServer.bankSecret
         environment["SIGNET_ENROLLMENT_LINK"] = enrollment.ticket
+        environment["SIGNET_CODE_FIRST_BASE"] = codeFirst.app.configuration.issuer
         environment["SE_OFFLINE"] = "true"  // Selenium Manager must not look for drivers online
         process.environment = environment
         let output = Pipe(), input = Pipe(), errors = Pipe()
@@ -160,9 +170,13 @@ struct WebBrowserTests {
         #expect(r["enroll_email"] == .string("lin@example.test") && r["enroll_link_hidden"] == .bool(true), "\(r["enroll_email"] ?? .null)")
         #expect(r["enroll_signed_in"] == .string("lin@example.test") && r["enroll_passkeys"] == .number("1"), "\(r["enroll_signed_in"] ?? .null)")
         #expect(r["enroll_again"]?.string?.contains("passkey already") == true, "\(r["enroll_again"] ?? .null)")
+        // Sign-up for one domain: the code first, a stranger's address refused, then the passkey.
+        #expect(r["code_first_hint"] == .bool(true) && r["code_first_button"] == .string("Create account with an email code"), "\(r["code_first_button"] ?? .null)")
+        #expect(r["code_first_refused"] == .string("signup_domain_not_allowed"), "\(r["code_first_refused"] ?? .null)")
+        #expect(r["code_first_signed_in"] == .string("ada@acme.test") && r["code_first_passkeys"] == .number("1"), "\(r["code_first_signed_in"] ?? .null)")
         #expect(r["horizontal_overflow"] == .array([]), "pages wider than the window: \(r["horizontal_overflow"]?.serialized ?? "")")
         #expect(r["console_errors"] == .array([]), "\(r["console_errors"]?.serialized ?? "")")
-        for page in ["login", "signup", "code", "offer", "account", "step-up", "login-passkey-only", "login-es", "error", "signout", "enroll"] {
+        for page in ["login", "signup", "code", "offer", "account", "step-up", "login-passkey-only", "login-es", "error", "signout", "enroll", "signup-code-first", "signup-domain-refused"] {
             #expect(FileManager.default.fileExists(atPath: shots.appendingPathComponent("\(page)-phone.png").path), "no screenshot of \(page)")
         }
     }
