@@ -153,6 +153,40 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         }
     }
 
+    /// Auth0's log stream categories (the `filters` of `/api/v2/log-streams`, `{"type":
+    /// "category", "name": …}`): every name Auth0 has, so that a stream's settings carry over,
+    /// though Signet writes no event in some (`auth.silent_auth.*`, `scim.event`, `actions`).
+    public static let streamCategories = [
+        "auth.ancillary.fail", "auth.ancillary.success", "auth.login.fail", "auth.login.notification", "auth.login.success", "auth.logout.fail",
+        "auth.logout.success", "auth.signup.fail", "auth.signup.success", "auth.silent_auth.fail", "auth.silent_auth.success", "auth.token_exchange.fail",
+        "auth.token_exchange.success", "management.fail", "management.success", "scim.event", "system.notification", "user.fail", "user.notification",
+        "user.success", "actions", "other",
+    ]
+
+    /// The log stream category of an event of this kind with `outcome` (one of
+    /// ``streamCategories``): its group, then `.success` or `.fail`, or a notification.
+    public func streamCategory(outcome: String) -> String {
+        let group: String
+        switch self {
+        case .signIn, .stepUp, .otpSignIn, .recoveryCodeSignIn, .deviceSignIn, .deviceApproved, .deviceDenied, .authorizationCode: group = "auth.login"
+        case .possibleClonedAuthenticator: return "auth.login.notification"
+        case .signUp, .signUpChallenge, .otpSignUp: group = "auth.signup"
+        case .signOut, .sessionRevoked: group = "auth.logout"
+        case .authorizationCodeIssued, .authorizationCodeExchanged, .authorizationCodeReused, .clientAuthentication, .clientCredentials, .refresh,
+             .refreshTokenReused, .refreshTokenRevoked, .deviceCode: group = "auth.token_exchange"
+        case .otpSent, .actionChallenge, .actionApproved, .actionVerified: group = "auth.ancillary"
+        case .addPasskey, .passkeyAdded, .passkeyRevoked, .deviceKeyEnrolled, .deviceKeyRevoked, .nameChanged, .emailChangeStarted, .emailChanged,
+             .emailSignInOff, .emailSignInOn, .accountDeleted, .accountExported, .recoveryCodesCreated, .recoveryOpened, .recoveryCancelled,
+             .recoveryFinished: group = "user"
+        case .adminUserCreated, .adminEnrollmentLink, .adminUserExported, .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked,
+             .adminUserDeleted, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted, .adminRecoveryCancelled,
+             .adminSessionsRevoked, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated,
+             .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved: group = "management"
+        case .mailDropped, .backchannelLogoutDropped, .signingKeyRotated, .signingKeyDestroyed: return "system.notification"
+        }
+        return group + (outcome == "success" ? ".success" : ".fail")
+    }
+
     /// An operator's change through the Management API or `signet admin`: the address it came
     /// from is the operator's, which the account's own page does not show.
     public var byOperator: Bool { rawValue.utf8.starts(with: "admin_".utf8) }

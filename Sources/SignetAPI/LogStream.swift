@@ -15,6 +15,15 @@ public struct ManagementLogStream: Codable, Sendable, Equatable {
             self.httpContentFormat = httpContentFormat
         }
     }
+    /// A category of events the stream sends (Auth0's `{"type": "category", "name": …}`).
+    public struct Filter: Codable, Sendable, Equatable {
+        public var type: String
+        public var name: String
+        public init(type: String = "category", name: String) {
+            self.type = type
+            self.name = name
+        }
+    }
     /// How far delivery has come.
     public struct Delivery: Codable, Sendable, Equatable {
         /// The last event the endpoint took (a `log_id` of `GET /api/v2/logs`).
@@ -43,12 +52,16 @@ public struct ManagementLogStream: Codable, Sendable, Equatable {
     /// `active` or `paused`.
     public var status: String
     public var sink: Sink
+    /// The categories sent; empty: every event.
+    public var filters: [Filter]
     /// Whether an `Authorization` header goes with each POST.
     public var signet_authorization: Bool
     public var created_at: String
     public var signet_delivery: Delivery
 
-    public init(id: String, name: String, type: String, status: String, sink: Sink, signet_authorization: Bool, created_at: String, signet_delivery: Delivery) {
+    public init(id: String, name: String, type: String, status: String, sink: Sink, filters: [Filter] = [], signet_authorization: Bool, created_at: String,
+                signet_delivery: Delivery) {
+        self.filters = filters
         self.id = id
         self.name = name
         self.type = type

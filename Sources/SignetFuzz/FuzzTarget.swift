@@ -336,13 +336,16 @@ enum FuzzTarget {
             guard let json = try? StrictJSON().parse(body), let settings = try? LogStreamSettings(wire: json, new: true),
                   let name = settings.name, let endpoint = settings.endpoint else { break }
             let row = LogStreamRow(id: "lst_fuzz", name: name, status: settings.status ?? "active", endpoint: endpoint, contentType: settings.contentType ?? "application/json",
-                                   contentFormat: settings.contentFormat ?? "JSONARRAY", authorization: nil, createdAt: 0)
+                                   contentFormat: settings.contentFormat ?? "JSONARRAY", filters: settings.filters ?? [], authorization: nil, createdAt: 0)
             guard (try? Ceremonies.validate(row, authorization: settings.authorization ?? nil)) != nil else { break }
             // What goes into a request's head is one header line each: nothing can add another.
             for value in [row.contentType, (settings.authorization ?? nil) ?? ""] {
                 precondition(!value.utf8.contains { $0 < 0x20 || $0 > 0x7E }, "a header value with a line break, a control or a non-ASCII byte")
             }
             precondition(Ceremonies.isClientEndpointURI(row.endpoint) && ["JSONARRAY", "JSONLINES", "JSONOBJECT"].contains(row.contentFormat), "an endpoint curl may not call, or an unknown format")
+            // Filters are known categories, each once, and read back from their stored words as themselves.
+            precondition(row.filters.allSatisfy(AuditKind.streamCategories.contains) && Set(row.filters).count == row.filters.count
+                         && row.filters.joined(separator: " ").split(separator: " ").map(String.init) == row.filters, "a filter that is no category, or twice")
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
                 precondition(SessionSealer.encode(session).flatMap(SessionSealer.decode) == session, "session round trip changed it")

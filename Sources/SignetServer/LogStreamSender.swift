@@ -59,8 +59,9 @@ final class LogStreamSender: @unchecked Sendable {
                 let next = try? ceremonies.nextLogStreamPost(stream, owner: owner, gapSince: &since)
                 gaps[stream.id] = since.map { (stream.lastLogID, $0) }
                 guard let post = next ?? nil else { break }
-                let failure = send(post)
-                ceremonies.logStreamOutcome(post.stream, owner: owner, lastLogID: post.lastLogID, failure: failure)
+                // Nothing of the stream's categories: no POST; the stream moves past them.
+                let failure = post.count == 0 ? nil : send(post)
+                ceremonies.logStreamOutcome(post.stream, owner: owner, lastLogID: post.lastLogID, failure: failure, posted: post.count > 0)
                 if let failure {
                     // The stream and what went wrong; never the header or the events.
                     log.write([("msg", .string("log stream not delivered")), ("stream", .string(stream.id)), ("events", .int(post.count)),

@@ -36,6 +36,7 @@ extension ManagementLogStream {
         let iso = Ceremonies.iso
         self.init(id: row.id, name: row.name, type: "http", status: row.status,
                   sink: Sink(httpEndpoint: row.endpoint, httpContentType: row.contentType, httpContentFormat: row.contentFormat),
+                  filters: row.filters.map { Filter(name: $0) },
                   signet_authorization: row.authorization != nil, created_at: iso(row.createdAt),
                   signet_delivery: Delivery(last_log_id: String(row.lastLogID), pending: pending, failures: row.failures, last_error: row.lastError,
                                             last_delivered_at: row.lastDeliveredAt.map(iso), next_attempt_at: row.failures > 0 ? iso(row.nextAttemptAt) : nil))
@@ -48,13 +49,26 @@ extension LogStreamSettings {
     /// The body of `POST` (`new`) or `PATCH /api/v2/log-streams/{id}`: Auth0's members; any
     /// other is refused, so a setting Signet does not have is never silently dropped.
     package init(wire json: JSONValue, new: Bool) throws {
-        let members: Set<String> = new ? ["name", "type", "status", "sink"] : ["name", "status", "sink"]
+        let members: Set<String> = new ? ["name", "type", "status", "sink", "filters"] : ["name", "status", "sink", "filters"]
         guard let object = json.object else { throw AuthError.malformed("the body must be a JSON object") }
         if let unknown = object.keys.first(where: { !members.contains($0) }) {
             throw AuthError.malformed("\"\(unknown.prefix(40))\" is not a log stream setting Signet has (\(members.sorted().joined(separator: ", ")))")
         }
         if new, let type = try json.optionalMember("type"), type != "http" { throw AuthError.malformed("type must be http: Signet streams to an HTTP endpoint") }
         self.init(name: try json.optionalMember("name"), status: try json.optionalMember("status"))
+        switch json["filters"] {
+        case nil: break
+        case .null?: filters = []
+        case let value?:
+            guard let list = value.array, list.count <= 30 else { throw AuthError.malformed("filters must be a list of at most 30 {\"type\": \"category\", \"name\": …}") }
+            filters = try list.map { filter in
+                guard let object = filter.object, object.keys.allSatisfy({ $0 == "type" || $0 == "name" }), filter["type"] == .string("category"),
+                      let name = filter["name"]?.string else {
+                    throw AuthError.malformed("each filter must be {\"type\": \"category\", \"name\": …}")
+                }
+                return name
+            }
+        }
         switch json["sink"] {
         case nil, .null?: break
         case let sink?:

@@ -3,12 +3,14 @@ public import SignetAuth
 /// Log streams (``LogStreamRow``): their settings, and each one's delivery under a lease.
 extension SQLStore {
     static let logStreamColumns =
-        "id, name, status, endpoint, content_type, content_format, authorization_sealed, created_at, last_log_id, failures, next_attempt_at, last_error, last_delivered_at"
+        "id, name, status, endpoint, content_type, content_format, authorization_sealed, created_at, last_log_id, failures, next_attempt_at, last_error, last_delivered_at, filters"
 
     static func logStreamRow(_ r: [SQLValue]) -> LogStreamRow {
-        LogStreamRow(id: r[0].text ?? "", name: r[1].text ?? "", status: r[2].text ?? "", endpoint: r[3].text ?? "", contentType: r[4].text ?? "",
+        var row = LogStreamRow(id: r[0].text ?? "", name: r[1].text ?? "", status: r[2].text ?? "", endpoint: r[3].text ?? "", contentType: r[4].text ?? "",
                      contentFormat: r[5].text ?? "", authorization: r[6].blob, createdAt: r[7].int ?? 0, lastLogID: r[8].int ?? 0, failures: Int(r[9].int ?? 0),
                      nextAttemptAt: r[10].int ?? 0, lastError: r[11].text, lastDeliveredAt: r[12].int)
+        row.filters = (r[13].text ?? "").split(separator: " ").map(String.init)
+        return row
     }
 
     public func insertLogStream(_ s: LogStreamRow, writes: [StoreWrite]) throws(StoreError) -> LogStreamRow {
@@ -17,9 +19,9 @@ extension SQLStore {
                 // It starts after the newest event, read in the same transaction as the insert.
                 let newest = try db.query("SELECT COALESCE(MAX(id), 0) FROM audit_events").first?[0].int ?? 0
                 try db.query(
-                    "INSERT INTO log_streams (\(Self.logStreamColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, NULL, NULL) ON CONFLICT (id) DO NOTHING",
+                    "INSERT INTO log_streams (\(Self.logStreamColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, NULL, NULL, ?) ON CONFLICT (id) DO NOTHING",
                     [.text(s.id), .text(s.name), .text(s.status), .text(s.endpoint), .text(s.contentType), .text(s.contentFormat),
-                     s.authorization.map(SQLValue.blob) ?? .null, .int(s.createdAt), .int(newest)])
+                     s.authorization.map(SQLValue.blob) ?? .null, .int(s.createdAt), .int(newest), Self.text(s.filters.isEmpty ? nil : s.filters.joined(separator: " "))])
                 guard db.changes == 1 else { throw StoreError(.conflict, "a log stream with this ID exists") }
                 for write in writes { try Self.apply(write, db) }
                 var written = s
@@ -45,11 +47,11 @@ extension SQLStore {
                 let retryNow = s.status != expected.status || s.endpoint != expected.endpoint || s.authorization != expected.authorization
                 try db.query(
                     """
-                    UPDATE log_streams SET name = ?, status = ?, endpoint = ?, content_type = ?, content_format = ?, authorization_sealed = ?,
+                    UPDATE log_streams SET name = ?, status = ?, endpoint = ?, content_type = ?, content_format = ?, authorization_sealed = ?, filters = ?,
                     next_attempt_at = CASE WHEN ? = 1 THEN 0 ELSE next_attempt_at END WHERE id = ?
                     """,
                     [.text(s.name), .text(s.status), .text(s.endpoint), .text(s.contentType), .text(s.contentFormat), s.authorization.map(SQLValue.blob) ?? .null,
-                     .int(retryNow ? 1 : 0), .text(s.id)])
+                     Self.text(s.filters.isEmpty ? nil : s.filters.joined(separator: " ")), .int(retryNow ? 1 : 0), .text(s.id)])
                 for write in writes { try Self.apply(write, db) }
                 return true
             }

@@ -345,7 +345,8 @@ enum Schema {
             // Log streams (`/api/v2/log-streams`): where the audit log is POSTed as it grows.
             // `last_log_id` is the last audit event the endpoint took; the purge keeps every later one while the
             // stream is active. `authorization` is the header's value sealed under the
-            // key-encryption key. One instance sends a stream at a time: the one whose lease holds.
+            // key-encryption key; `filters`, the categories sent, space-separated (NULL: every event).
+            // One instance sends a stream at a time: the one whose lease holds.
             (24, """
             CREATE TABLE log_streams (
                 id TEXT PRIMARY KEY,
@@ -354,6 +355,7 @@ enum Schema {
                 endpoint TEXT NOT NULL,
                 content_type TEXT NOT NULL,
                 content_format TEXT NOT NULL,
+                filters TEXT,
                 authorization_sealed \(blob),
                 created_at BIGINT NOT NULL,
                 last_log_id BIGINT NOT NULL,

@@ -30,8 +30,9 @@ enum AdminCommand {
                signet admin clients list | remove ID | rotate-secret ID | set-keys ID --jwks FILE
                signet admin log-streams add --name NAME --url URL [--format JSONARRAY|JSONLINES|JSONOBJECT] [--content-type TYPE]
                                         [--authorization-file FILE]   (the Authorization header's value, read from FILE)
+                                        [--filter CATEGORY]...   (only those events: auth.login.fail, management.success, ...)
                signet admin log-streams update ID [--name NAME] [--url URL] [--format F] [--content-type TYPE] [--status active|paused]
-                                        [--authorization-file FILE | --no-authorization]
+                                        [--authorization-file FILE | --no-authorization] [--filter CATEGORY... | --all-events]
                signet admin log-streams list | remove ID
                signet admin logs [--user ID] [--event NAME] [--type CODE] [--take N] [--follow]
         every command takes --database URL or --config FILE, and --json
@@ -53,13 +54,14 @@ enum AdminCommand {
         var link = false
         var all = false
         var noAuthorization = false
+        var allEvents = false
         func one(_ name: String) -> String? { values[name]?.last }
     }
 
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -75,6 +77,7 @@ enum AdminCommand {
             case "--link": options.link = true
             case "--all": options.all = true
             case "--no-authorization": options.noAuthorization = true
+            case "--all-events": options.allEvents = true
             case _ where valued.contains(arg):
                 guard let value = rest.next() else { return nil }
                 options.values[arg, default: []].append(value)

@@ -11,10 +11,10 @@ extension Admin {
         let streams = try ceremonies.logStreams().map { ManagementLogStream($0, pending: try ceremonies.logStreamPending($0)) }
         if options.json { return try emit(streams) }
         let rows = streams.map { s in
-            [s.id, s.name, s.status, s.sink.httpEndpoint, s.sink.httpContentFormat, s.signet_delivery.last_log_id, String(s.signet_delivery.pending),
-             String(s.signet_delivery.failures), s.signet_delivery.last_error ?? "-"]
+            [s.id, s.name, s.status, s.sink.httpEndpoint, s.sink.httpContentFormat, s.filters.isEmpty ? "all" : s.filters.map(\.name).joined(separator: ","),
+             s.signet_delivery.last_log_id, String(s.signet_delivery.pending), String(s.signet_delivery.failures), s.signet_delivery.last_error ?? "-"]
         }
-        print(Self.table(["ID", "NAME", "STATUS", "ENDPOINT", "FORMAT", "LAST LOG ID", "PENDING", "FAILURES", "LAST ERROR"], rows))
+        print(Self.table(["ID", "NAME", "STATUS", "ENDPOINT", "FORMAT", "EVENTS", "LAST LOG ID", "PENDING", "FAILURES", "LAST ERROR"], rows))
         print("\(streams.count) log stream(s)")
     }
 
@@ -36,6 +36,7 @@ extension Admin {
         let stream = ManagementLogStream(row, pending: try ceremonies.logStreamPending(row))
         if options.json { return try emit(stream) }
         print("\(done) log stream \(stream.id): \(Self.printable(stream.name)), \(stream.status), \(stream.sink.httpContentFormat) to \(Self.printable(stream.sink.httpEndpoint))"
+              + (stream.filters.isEmpty ? "" : ", only " + stream.filters.map(\.name).joined(separator: ", "))
               + (stream.signet_authorization ? ", with an Authorization header" : ""))
     }
 
@@ -43,6 +44,12 @@ extension Admin {
     func logStreamSettings() throws -> LogStreamSettings {
         var settings = LogStreamSettings(name: options.one("--name"), status: options.one("--status"), endpoint: options.one("--url"),
                                          contentType: options.one("--content-type"), contentFormat: options.one("--format"))
+        if let filters = options.values["--filter"] {
+            guard !options.allEvents else { throw AuthError.malformed("give --filter or --all-events, not both") }
+            settings.filters = filters
+        } else if options.allEvents {
+            settings.filters = []
+        }
         if let file = options.one("--authorization-file") {
             guard !options.noAuthorization else { throw AuthError.malformed("give --authorization-file or --no-authorization, not both") }
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw AuthError.malformed("cannot read --authorization-file \(file)") }

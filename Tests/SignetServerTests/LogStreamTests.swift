@@ -4,6 +4,7 @@ import SignetAuth
 import SignetCrypto
 import SignetHTTP
 import SignetServer
+import SignetSoftware
 import SignetStore
 import SignetWebAuthn
 import Synchronization
@@ -214,7 +215,7 @@ final class StreamReceiver: HTTPHandler {
         }
         let bad: [JSONValue] = [
             .string("not an object"), .object(["name": .string("siem")]), with("name", .string("")), with("name", .string(String(repeating: "n", count: 101))),
-            with("type", .string("datadog")), with("status", .string("stopped")), with("filters", .array([])), with("sink", .string("x")),
+            with("type", .string("datadog")), with("status", .string("stopped")), with("filters", .string("auth.login.fail")), with("sink", .string("x")),
             .object(["name": .string("siem"), "sink": .object(["httpEndpoint": .string("http://siem.example/in")])]),
             .object(["name": .string("siem"), "sink": .object(["httpEndpoint": .string("https://siem.example/in#frag")])]),
             .object(["name": .string("siem"), "sink": .object(["httpEndpoint": .string("ftp://siem.example/in")])]),
@@ -314,6 +315,12 @@ final class StreamReceiver: HTTPHandler {
         #expect(try admin(["update", id, "--status", "stopped"]).status == 2)
         #expect(try admin(["add", "--name", "x", "--url", "http://siem.example/in"]).status == 2)
         #expect(try admin(["update", "lst_none", "--status", "paused"]).status == 1)
+        #expect(try admin(["update", id, "--filter", "auth.login.fail", "--all-events"]).status == 2)
+        #expect(try admin(["update", id, "--filter", "auth.login.failure"]).status == 2)
+        let filtered = try admin(["update", id, "--filter", "auth.login.fail", "--filter", "management.fail"])
+        #expect(filtered.status == 0 && filtered.output.contains("only auth.login.fail, management.fail"), "\(filtered.output)")
+        #expect(try admin(["list"]).output.contains("auth.login.fail,management.fail"))
+        #expect(try admin(["update", id, "--all-events"]).status == 0 && !(try admin(["list"]).output.contains("auth.login.fail")))
         let paused = try admin(["update", id, "--status", "paused", "--no-authorization"])
         #expect(paused.status == 0 && paused.output.contains("paused") && !paused.output.contains("Authorization"), "\(paused.output)")
         #expect(try admin(["remove", id]).output.contains("removed log stream \(id)"))
@@ -337,6 +344,69 @@ final class StreamReceiver: HTTPHandler {
         #expect(server.app.sendLogStreamsNow() == 0 && receiver.posts.isEmpty)
         sql.failSyncs(false)
         #expect(server.app.sendLogStreamsNow() >= 1 && receiver.posts.count == 1)
+    }
+
+    @Test("filters: only the events of the stream's categories go; the stream moves past the others without a POST; null sends every event again")
+    func filters() throws {
+        let (listener, receiver, base) = try Self.receiver()
+        defer { listener.stop() }
+        let (server, token) = try Self.operators()
+        let body: JSONValue = .object(["name": .string("failures"), "sink": .object(["httpEndpoint": .string(base + "/failures")]),
+                                       "filters": .array(["auth.login.fail", "management.success"].map { .object(["type": .string("category"), "name": .string($0)]) })])
+        let added = try server.api("POST", "/api/v2/log-streams", token: token, body)
+        #expect(added.status == 201 && added.json["filters"]?.array?.compactMap { $0["name"]?.string } == ["auth.login.fail", "management.success"], "\(added.json.serialized)")
+        let id = try #require(added.json["id"]?.string)
+        let quiet = try server.api("POST", "/api/v2/log-streams", token: token, .object([
+            "name": .string("system"), "sink": .object(["httpEndpoint": .string(base + "/system")]),
+            "filters": .array([.object(["type": .string("category"), "name": .string("system.notification")])]),
+        ]))
+        let quietID = try #require(quiet.json["id"]?.string)
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "ada@example.com")
+        _ = try phone.signIn()
+        var tampered = Tamper()
+        tampered.signature = { $0[$0.count - 1] ^= 1 }
+        let (session, credential, _) = try phone.startSignIn(tamper: tampered)
+        #expect(try phone.exchange(session: session, credential: credential).status == 400)
+        #expect(server.app.sendLogStreamsNow() == 3)
+        let posts = receiver.posts
+        #expect(posts.allSatisfy { $0.path == "/failures" } && posts.count == 1, "\(posts.map(\.path))")
+        let sent = try receiver.items().map { "\($0["data"]?["signet_event"]?.string ?? "?")/\($0["data"]?["outcome"]?.string ?? "?")" }
+        #expect(sent == ["admin_log_stream_added/success", "admin_log_stream_added/success", "sign_in/failure"], "\(sent)")
+        // Both streams have moved past everything, the quiet one without a POST.
+        for stream in [id, quietID] {
+            let read = try server.api("GET", "/api/v2/log-streams/\(stream)", token: token).json
+            #expect(read["signet_delivery"]?["pending"] == .number("0"), "\(read.serialized)")
+        }
+        // Unknown and repeated categories, and other shapes, are refused.
+        for filters: JSONValue in [.array([.object(["type": .string("category"), "name": .string("auth.login.failure")])]),
+                                   .array([.object(["type": .string("category"), "name": .string("user.fail")]), .object(["type": .string("category"), "name": .string("user.fail")])]),
+                                   .array([.object(["type": .string("event"), "name": .string("sign_in")])]), .string("auth.login.fail"),
+                                   .array([.object(["type": .string("category"), "name": .string("user.fail"), "extra": .bool(true)])])] {
+            let refused = try server.api("PATCH", "/api/v2/log-streams/\(id)", token: token, .object(["filters": filters]))
+            #expect(refused.status == 400 && refused.json["reason"] == .string("malformed"), "\(filters.serialized)")
+        }
+        // null: every event again, from here on.
+        let all = try server.api("PATCH", "/api/v2/log-streams/\(id)", token: token, .object(["filters": .null]))
+        #expect(all.status == 200 && all.json["filters"] == .array([]))
+        _ = try phone.signIn()
+        #expect(server.app.sendLogStreamsNow() >= 2)
+        let later = try receiver.items().dropFirst(3).compactMap { $0["data"]?["signet_event"]?.string }
+        #expect(later.contains("sign_in") && later.contains("admin_log_stream_updated"), "\(later)")
+        #expect(receiver.posts.allSatisfy { $0.path == "/failures" })
+    }
+
+    @Test("every kind of event has a category Auth0 names, and each group's success and failure go to its two")
+    func categories() {
+        for kind in AuditKind.allCases {
+            for outcome in ["success", "failure"] {
+                #expect(AuditKind.streamCategories.contains(kind.streamCategory(outcome: outcome)), "\(kind) \(outcome)")
+            }
+        }
+        #expect(AuditKind.signIn.streamCategory(outcome: "failure") == "auth.login.fail" && AuditKind.signUp.streamCategory(outcome: "success") == "auth.signup.success")
+        #expect(AuditKind.adminUserBlocked.streamCategory(outcome: "success") == "management.success" && AuditKind.refresh.streamCategory(outcome: "failure") == "auth.token_exchange.fail")
+        #expect(AuditKind.possibleClonedAuthenticator.streamCategory(outcome: "failure") == "auth.login.notification")
+        #expect(AuditKind.allCases.filter(\.byOperator).allSatisfy { $0.streamCategory(outcome: "success") == "management.success" })
     }
 
     @Test("an event ID not there yet is waited for, then taken as never written; a gap later in a batch ends the batch")

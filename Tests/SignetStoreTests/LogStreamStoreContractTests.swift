@@ -24,9 +24,18 @@ struct LogStreamStoreContractTests {
         let written = try store.insertLogStream(stream("lst_a"), writes: [.audit(event(4))])
         #expect(written.lastLogID == newest)
         #expect(try store.auditEntries(AuditQuery(after: written.lastLogID, limit: 10)).map(\.event.at) == [4])
-        #expect(try store.logStreams() == [written])
+        #expect(try store.logStreams() == [written] && written.filters.isEmpty)
         #expect(throws: StoreError.self) { try store.insertLogStream(stream("lst_a"), writes: []) }
         #expect(try store.auditEventsPending(after: written.lastLogID, limit: 10) == 1)
+        // Filters read back as written, and a change to none reads back as none.
+        var filtered = stream("lst_f")
+        filtered.filters = ["auth.login.fail", "user.success"]
+        let stored = try store.insertLogStream(filtered, writes: [])
+        #expect(try store.logStreams().first { $0.id == "lst_f" } == stored && stored.filters == ["auth.login.fail", "user.success"])
+        var unfiltered = stored
+        unfiltered.filters = []
+        #expect(try store.updateLogStream(unfiltered, expected: stored, writes: []) == true)
+        #expect(try store.logStreams().first { $0.id == "lst_f" }?.filters == [])
         #expect(try store.auditEventsPending(after: 0, limit: 2) == 2)
     }
 

@@ -12,11 +12,14 @@ public struct LogStreamSettings: Sendable, Equatable {
     public var endpoint: String?
     public var contentType: String?
     public var contentFormat: String?
+    /// The categories sent (``AuditKind/streamCategories``); empty: every event.
+    public var filters: [String]?
     /// The `Authorization` header's value; `.some(nil)` takes it away.
     public var authorization: String??
 
     public init(name: String? = nil, status: String? = nil, endpoint: String? = nil, contentType: String? = nil, contentFormat: String? = nil,
-                authorization: String?? = nil) {
+                filters: [String]? = nil, authorization: String?? = nil) {
+        self.filters = filters
         self.name = name
         self.status = status
         self.endpoint = endpoint
@@ -28,18 +31,20 @@ public struct LogStreamSettings: Sendable, Equatable {
     /// The names of the settings given, for the audit detail (never their values).
     public var names: [String] {
         [("name", name != nil), ("status", status != nil), ("endpoint", endpoint != nil), ("content type", contentType != nil),
-         ("content format", contentFormat != nil), ("authorization", authorization != nil)].filter(\.1).map(\.0)
+         ("content format", contentFormat != nil), ("filters", filters != nil), ("authorization", authorization != nil)].filter(\.1).map(\.0)
     }
 }
 
-/// One POST a log stream is to make: the events after the stream's last delivered one, in order.
+/// One POST a log stream is to make: the events after the stream's last delivered one, in order,
+/// those of its categories; with none of them (``count`` 0) no POST, and the stream moves past
+/// them all the same.
 public struct LogStreamPost: Sendable {
     public let stream: LogStreamRow
     /// `Content-Type`, and `Authorization` when the stream has one: never logged.
     public let headers: [String]
     public let body: [UInt8]
-    /// The ID of the last event in the body, the stream's new ``LogStreamRow/lastLogID`` once
-    /// the endpoint takes it.
+    /// The ID of the last event this post accounts for (sent, or passed over by the filters),
+    /// the stream's new ``LogStreamRow/lastLogID`` once the endpoint takes it.
     public let lastLogID: Int64
     public let count: Int
 }
@@ -81,7 +86,7 @@ extension Ceremonies {
         guard try store.logStreams().count < Self.logStreamLimit else { throw AuthError(.conflict, "there are \(Self.logStreamLimit) log streams already; remove one first") }
         let id = "lst_" + Base64URL.encode(random(12))
         var row = LogStreamRow(id: id, name: name, status: settings.status ?? "active", endpoint: endpoint, contentType: settings.contentType ?? "application/json",
-                               contentFormat: settings.contentFormat ?? "JSONARRAY", authorization: nil, createdAt: nowMillis)
+                               contentFormat: settings.contentFormat ?? "JSONARRAY", filters: settings.filters ?? [], authorization: nil, createdAt: nowMillis)
         row.authorization = try sealedAuthorization(settings.authorization ?? nil, streamID: id)
         try Self.validate(row, authorization: settings.authorization ?? nil)
         let event = pendingAuditEvent(.adminLogStreamAdded, client: caller.clientID, detail: "log stream \(id) (\(name.prefix(100))) to \(Self.origin(endpoint))", context: context)
@@ -102,6 +107,7 @@ extension Ceremonies {
         after.endpoint = settings.endpoint ?? after.endpoint
         after.contentType = settings.contentType ?? after.contentType
         after.contentFormat = settings.contentFormat ?? after.contentFormat
+        after.filters = settings.filters ?? after.filters
         if let authorization = settings.authorization { after.authorization = try sealedAuthorization(authorization, streamID: id) }
         try Self.validate(after, authorization: settings.authorization ?? nil)
         let event = pendingAuditEvent(.adminLogStreamUpdated, client: caller.clientID, detail: "log stream \(id): \(settings.names.joined(separator: ", "))", context: context)
@@ -137,6 +143,10 @@ extension Ceremonies {
             throw AuthError.malformed("sink.httpEndpoint must be an https URI without a fragment, at most 2048 bytes (http only to a loopback address)")
         }
         guard logStreamFormats.contains(row.contentFormat) else { throw AuthError.malformed("sink.httpContentFormat must be JSONARRAY, JSONLINES or JSONOBJECT") }
+        if let unknown = row.filters.first(where: { !AuditKind.streamCategories.contains($0) }) {
+            throw AuthError.malformed("filters: \"\(unknown.prefix(60))\" is not a category (\(AuditKind.streamCategories.joined(separator: ", ")))")
+        }
+        guard Set(row.filters).count == row.filters.count else { throw AuthError.malformed("filters: a category is named twice") }
         guard row.contentType.utf8.count <= 100, row.contentType.utf8.contains(UInt8(ascii: "/")), row.contentType.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
             throw AuthError.malformed("sink.httpContentType must be a media type of at most 100 visible ASCII characters")
         }
@@ -163,22 +173,33 @@ extension Ceremonies {
     public func nextLogStreamPost(_ stream: LogStreamRow, owner: String, gapSince: inout Int64?) throws -> LogStreamPost? {
         let now = nowMillis
         guard stream.status == "active", stream.nextAttemptAt <= now else { return nil }
-        let limit = stream.contentFormat == "JSONOBJECT" ? 1 : Self.logStreamBatch
-        let entries = try store.auditEntries(AuditQuery(after: stream.lastLogID, limit: limit))
+        let entries = try store.auditEntries(AuditQuery(after: stream.lastLogID, limit: Self.logStreamBatch))
         let (count, since) = Self.deliverable(entries.map(\.id), after: stream.lastLogID, gapSince: gapSince, now: now)
         gapSince = since
         guard count > 0 else { return nil }
+        // The events of the stream's categories among those that go now (one for JSONOBJECT); the
+        // stream moves past the others as it moves past them.
+        var chosen: [AuditEntry] = []
+        var through = entries[count - 1].id
+        for entry in entries.prefix(count) where stream.filters.isEmpty || stream.filters.contains(Self.streamCategory(entry.event)) {
+            chosen.append(entry)
+            if stream.contentFormat == "JSONOBJECT" {
+                through = entry.id
+                break
+            }
+        }
         // The lease, and the stream as it is now: another instance may have sent these meanwhile.
         // The claim is a write, and a write returns once it is durable, with every commit before
         // it (durable SQLite's group commit): so the events read above are on disk before they go,
         // and an event a power cut takes back (its ID then reused) is never sent.
         guard let claimed = try store.claimLogStream(id: stream.id, owner: owner, now: now, until: now + Self.logStreamLease),
               claimed.lastLogID == stream.lastLogID, claimed.sameSettings(as: stream) else { return nil }
-        let items = entries.prefix(count).map { LogStreamItem(log_id: String($0.id), data: Self.wire($0)) }
+        let items = chosen.map { LogStreamItem(log_id: String($0.id), data: Self.wire($0)) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body: [UInt8]
         switch stream.contentFormat {
+        case _ where items.isEmpty: body = []
         case "JSONLINES": body = try items.flatMap { Array(try encoder.encode($0)) + [0x0A] }
         case "JSONOBJECT": body = Array(try encoder.encode(items[0]))
         default: body = Array(try encoder.encode(items))
@@ -191,7 +212,13 @@ extension Ceremonies {
             }
             headers.append("Authorization: " + String(decoding: header, as: UTF8.self))
         }
-        return LogStreamPost(stream: stream, headers: headers, body: body, lastLogID: entries[count - 1].id, count: count)
+        return LogStreamPost(stream: stream, headers: headers, body: body, lastLogID: through, count: items.count)
+    }
+
+    /// An event's log stream category; a kind this version does not know (a newer
+    /// instance's) is `other`.
+    static func streamCategory(_ event: AuditEvent) -> String {
+        AuditKind(rawValue: event.kind)?.streamCategory(outcome: event.outcome) ?? "other"
     }
 
     /// How many of `ids` (event IDs after `last`, ascending) go now, and when the gap at the
@@ -211,11 +238,12 @@ extension Ceremonies {
     /// Records a POST's outcome: taken (`failure` nil: the stream moves past `lastLogID`), or
     /// not, and then the next try waits 1 s, doubling to 5 minutes, for as long as it fails. A
     /// stream is never given up on: its events wait, and the purge keeps them.
-    public func logStreamOutcome(_ stream: LogStreamRow, owner: String, lastLogID: Int64, failure: String?) {
+    /// `posted` false: nothing of the stream's categories was among the events, and no POST went.
+    public func logStreamOutcome(_ stream: LogStreamRow, owner: String, lastLogID: Int64, failure: String?, posted: Bool = true) {
         let now = nowMillis
         guard let failure else {
             _ = try? store.logStreamDelivered(id: stream.id, owner: owner, lastLogID: lastLogID, at: now)
-            metrics.ceremony("log_stream", reason: nil)
+            if posted { metrics.ceremony("log_stream", reason: nil) }
             return
         }
         let delay = Int64(min(300, 1 << min(16, stream.failures))) * 1000

@@ -13,6 +13,8 @@ public struct LogStreamRow: Sendable, Equatable {
     /// `JSONARRAY` (a POST of an array of events), `JSONLINES` (one event a line) or
     /// `JSONOBJECT` (a POST an event).
     public var contentFormat: String
+    /// The categories of events sent (``AuditKind/streamCategories``); empty: every event.
+    public var filters: [String]
     /// The `Authorization` header's value, sealed under the key-encryption key (AES-256-GCM,
     /// the stream's ID as associated data); `nil`: no header.
     public var authorization: [UInt8]?
@@ -27,8 +29,10 @@ public struct LogStreamRow: Sendable, Equatable {
     public var lastError: String?
     public var lastDeliveredAt: Int64?
 
-    public init(id: String, name: String, status: String, endpoint: String, contentType: String, contentFormat: String, authorization: [UInt8]?,
-                createdAt: Int64, lastLogID: Int64 = 0, failures: Int = 0, nextAttemptAt: Int64 = 0, lastError: String? = nil, lastDeliveredAt: Int64? = nil) {
+    public init(id: String, name: String, status: String, endpoint: String, contentType: String, contentFormat: String, filters: [String] = [],
+                authorization: [UInt8]?, createdAt: Int64, lastLogID: Int64 = 0, failures: Int = 0, nextAttemptAt: Int64 = 0, lastError: String? = nil,
+                lastDeliveredAt: Int64? = nil) {
+        self.filters = filters
         self.id = id
         self.name = name
         self.status = status
@@ -47,6 +51,6 @@ public struct LogStreamRow: Sendable, Equatable {
     /// Whether `other` has the same settings (what an operator changes), whatever its delivery.
     public func sameSettings(as other: LogStreamRow) -> Bool {
         (id, name, status, endpoint, contentType, contentFormat) == (other.id, other.name, other.status, other.endpoint, other.contentType, other.contentFormat)
-            && authorization == other.authorization
+            && filters == other.filters && authorization == other.authorization
     }
 }

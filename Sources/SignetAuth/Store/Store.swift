@@ -429,7 +429,7 @@ public protocol Store: Sendable {
     func insertLogStream(_ stream: LogStreamRow, writes: [StoreWrite]) throws(StoreError) -> LogStreamRow
     /// Every stream, oldest first.
     func logStreams() throws(StoreError) -> [LogStreamRow]
-    /// Writes `stream`'s settings (name, status, endpoint, content type and format, authorization)
+    /// Writes `stream`'s settings (name, status, endpoint, content type and format, filters, authorization)
     /// over the row with its ID while that row's settings still read as `expected`'s, with
     /// `writes` in the same transaction: `true` when written, `false` when it changed meanwhile,
     /// `nil` when there is no such stream. Its delivery (last event, failures) is kept; a stream
