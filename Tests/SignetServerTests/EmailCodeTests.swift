@@ -338,4 +338,38 @@ struct EmailCodeTests {
         #expect(eventually { Set(smtp.messages(to: "notice@signet.test").map(\.kind)).isSuperset(of: ["passkey_added", "device_key_added", "refresh_token_reused"]) })
         #expect(smtp.messages(to: "notice@signet.test").first { $0.kind == "passkey_added" }?.body.contains("Laptop") == true)
     }
+
+    @Test("security notices: a passkey or device key removed, by the owner or by an operator, said so; a refused removal tells nobody")
+    func removalNotices() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer.withOperators(smtp: smtp)
+        let account = try SignedIn(server, email: "removal@signet.test")
+        let laptop = SoftwareAuthenticator(), tablet = SoftwareAuthenticator()
+        #expect(try account.addPasskey(laptop, name: "Laptop").status == 201)
+        #expect(try account.addPasskey(tablet, name: "Tablet").status == 201)
+        let deviceID = try account.enroll(try SoftwareDeviceKey(deviceID: "phone"))
+        let passkeys = try account.call("GET", "/me/passkeys").json["passkeys"]?.array ?? []
+        let laptopID = try #require(passkeys.first { $0["name"] == .string("Laptop") }?["id"]?.string)
+        let tabletID = try #require(passkeys.first { $0["name"] == .string("Tablet") }?["id"]?.string)
+        // The owner removes one passkey and the device key.
+        #expect(try account.call("DELETE", "/me/passkeys/\(laptopID)").status == 204)
+        #expect(try account.call("DELETE", "/me/device-keys/\(deviceID)").status == 204)
+        // An operator removes another.
+        let token = try server.managementToken()
+        let user = try #require(try server.store.user(email: "removal@signet.test"))
+        #expect(try server.api("DELETE", "/api/v2/users/\(user.id)/authentication-methods/passkey%7C\(tabletID)", token: token).status == 204)
+        #expect(eventually { smtp.messages(to: "removal@signet.test").filter { $0.kind == "passkey_removed" }.count == 2 })
+        #expect(eventually { smtp.messages(to: "removal@signet.test").contains { $0.kind == "device_key_removed" } })
+        let removed = smtp.messages(to: "removal@signet.test").filter { $0.kind == "passkey_removed" }
+        #expect(removed.contains { $0.body.contains("Laptop") && !$0.body.contains("administrator") })
+        #expect(removed.contains { $0.body.contains("Tablet") && $0.body.contains("by an administrator") })
+        // The last passkey is refused: no notice; one already gone: none either.
+        #expect(eventually { smtp.messages(to: "removal@signet.test").filter { $0.kind == "passkey_added" || $0.kind == "device_key_added" }.count == 3 })
+        let before = smtp.messages(to: "removal@signet.test").count
+        let last = try #require(try account.call("GET", "/me/passkeys").json["passkeys"]?.array?.first?["id"]?.string)
+        #expect(try account.call("DELETE", "/me/passkeys/\(last)").json["reason"] == .string("last_credential"))
+        #expect(try account.call("DELETE", "/me/passkeys/\(laptopID)").status == 404)
+        _ = server.app.sendMailNow()
+        #expect(smtp.messages(to: "removal@signet.test").count == before)
+    }
 }

@@ -83,12 +83,12 @@ extension Ceremonies {
         let user = principal.user
         let credentialID = try credentialID(id)
         let credential = Base64URL.encode(credentialID)
-        if let target = try store.credential(id: credentialID), target.userID == user.id {
-            try refuseHeldChange(principal, targetRecovery: target.recoveryID)
-        }
-        // The revocation and its audit row commit together, or neither does.
+        let target = try store.credential(id: credentialID).flatMap { $0.userID == user.id ? $0 : nil }
+        if let target { try refuseHeldChange(principal, targetRecovery: target.recoveryID) }
+        // The revocation, its audit row and the notice to the address commit together, or none does.
         let event = pendingAuditEvent(.passkeyRevoked, user: user.id, client: principal.clientID, credential: credential, context: context)
-        switch try revoking(event, approver: credential, context: context, committed: { $0 == .revoked }, { writes in
+        let told = target.map { notice(.passkeyRemoved(name: $0.name ?? KnownAuthenticators.names[$0.aaguid], byOperator: false), to: user) } ?? []
+        switch try revoking(event, approver: credential, also: told, context: context, committed: { $0 == .revoked }, { writes in
             try store.revokeCredential(id: credentialID, userID: user.id, at: nowMillis, writes: writes)
         }) {
         case .revoked:
@@ -156,11 +156,11 @@ extension Ceremonies {
 
     /// `DELETE /me/device-keys/{id}`.
     public func revokeDeviceKey(id: String, principal: Principal, context: RequestContext) throws {
-        if id.count <= 64, let target = try store.deviceKey(id: id), target.userID == principal.user.id {
-            try refuseHeldChange(principal, targetRecovery: target.recoveryID)
-        }
+        let target = id.count <= 64 ? try store.deviceKey(id: id).flatMap { $0.userID == principal.user.id ? $0 : nil } : nil
+        if let target { try refuseHeldChange(principal, targetRecovery: target.recoveryID) }
         let event = pendingAuditEvent(.deviceKeyRevoked, user: principal.user.id, credential: id, context: context)
-        guard id.count <= 64, try revoking(event, approver: id, context: context, committed: { $0 }, { writes in
+        let told = target.map { notice(.deviceKeyRemoved(name: $0.name, platform: $0.platform, byOperator: false), to: principal.user) } ?? []
+        guard id.count <= 64, try revoking(event, approver: id, also: told, context: context, committed: { $0 }, { writes in
             try store.revokeDeviceKey(id: id, userID: principal.user.id, at: nowMillis, writes: writes)
         }) else {
             throw AuthError.notFound(.deviceKeyUnknown, "no such device key on this account")
@@ -170,7 +170,7 @@ extension Ceremonies {
     /// A revocation of the credential `approver` by `revoke`, which commits `event` with the rows
     /// of the device keys that went with it (``DeviceKeyRow/approvedBy``, reason
     /// `approver_revoked`), all counted in `/metrics` once `committed` says the change was made.
-    func revoking<R>(_ event: AuditEvent, approver: String, context: RequestContext, committed: (R) -> Bool,
+    func revoking<R>(_ event: AuditEvent, approver: String, also: [StoreWrite] = [], context: RequestContext, committed: (R) -> Bool,
                      _ revoke: (_ writes: (_ cascaded: [String]) -> [StoreWrite]) throws -> R) throws -> R {
         var events = [event]
         let result = try revoke { cascaded in
@@ -178,7 +178,7 @@ extension Ceremonies {
                 pendingAuditEvent(.deviceKeyRevoked, reason: "approver_revoked", user: event.userID, credential: $0,
                                   detail: "its device was approved by \(approver.prefix(64)), now revoked", context: context)
             }
-            return events.map(StoreWrite.audit)
+            return events.map(StoreWrite.audit) + also
         }
         if committed(result) { events.forEach(counted) }
         return result

@@ -246,7 +246,7 @@ extension Ceremonies {
     /// the last: the user can still sign in by email code) or a device key, which ends the
     /// sessions it started; or deletes the recovery codes. The address is changed, not deleted.
     public func deleteAuthenticationMethod(userID: String, methodID: String, by caller: ManagementCaller, context: RequestContext) throws {
-        _ = try existingUser(userID)
+        let owner = try existingUser(userID).user
         let parts = methodID.split(separator: "|", maxSplits: 1).map(String.init)
         let unknown = AuthError(.authenticationMethodUnknown, "no method \(methodID.prefix(80)) on user \(userID.prefix(64))")
         guard parts.count == 2, methodID.utf8.count <= 600 else { throw unknown }
@@ -255,13 +255,18 @@ extension Ceremonies {
         switch parts[0] {
         case "passkey":
             let event = pendingAuditEvent(.adminPasskeyRevoked, user: userID, client: caller.clientID, credential: parts[1], context: context)
-            guard let id = Base64URL.decode(parts[1]), try revoking(event, approver: parts[1], context: context, committed: { $0 }, { writes in
+            // The owner is told, in the same transaction; a passkey already revoked tells nobody (it is unknown here).
+            let target = try Base64URL.decode(parts[1]).flatMap { try store.credential(id: $0) }.flatMap { $0.userID == userID && $0.revokedAt == nil ? $0 : nil }
+            let told = target.map { notice(.passkeyRemoved(name: $0.name ?? KnownAuthenticators.names[$0.aaguid], byOperator: true), to: owner) } ?? []
+            guard let id = Base64URL.decode(parts[1]), try revoking(event, approver: parts[1], also: told, context: context, committed: { $0 }, { writes in
                 try store.adminRevokeCredential(id: id, userID: userID, at: now, writes: writes)
             }) else { throw unknown }
             credentialCache.remove(id)
         case "device-key":
             let event = pendingAuditEvent(.adminDeviceKeyRevoked, user: userID, client: caller.clientID, credential: parts[1], context: context)
-            guard try revoking(event, approver: parts[1], context: context, committed: { $0 }, { writes in
+            let target = parts[1].count <= 64 ? try store.deviceKey(id: parts[1]).flatMap { $0.userID == userID && $0.revokedAt == nil ? $0 : nil } : nil
+            let told = target.map { notice(.deviceKeyRemoved(name: $0.name, platform: $0.platform, byOperator: true), to: owner) } ?? []
+            guard try revoking(event, approver: parts[1], also: told, context: context, committed: { $0 }, { writes in
                 try store.revokeDeviceKey(id: parts[1], userID: userID, at: now, writes: writes)
             }) else { throw unknown }
         case "recovery-code":

@@ -9,6 +9,10 @@ public enum Notice: Sendable, Equatable {
     case code(String, minutes: Int)
     case passkeyAdded(name: String?)
     case deviceKeyAdded(name: String?, platform: String)
+    /// A passkey taken off the account, by its owner or an operator (`byOperator`).
+    case passkeyRemoved(name: String?, byOperator: Bool)
+    /// A device key taken off the account, by its owner or an operator (`byOperator`).
+    case deviceKeyRemoved(name: String?, platform: String, byOperator: Bool)
     case recoveryOpened(hours: Int)
     case recoveryFinished
     case recoveryCancelled
@@ -33,6 +37,8 @@ public enum Notice: Sendable, Equatable {
         case .code: "otp"
         case .passkeyAdded: "passkey_added"
         case .deviceKeyAdded: "device_key_added"
+        case .passkeyRemoved: "passkey_removed"
+        case .deviceKeyRemoved: "device_key_removed"
         case .recoveryOpened: "recovery_opened"
         case .recoveryFinished: "recovery_finished"
         case .recoveryCancelled: "recovery_cancelled"
@@ -79,6 +85,20 @@ public enum Notice: Sendable, Equatable {
             return es
                 ? ("Nuevo dispositivo en \(service)", "Se registró un dispositivo\(label) para aprobar operaciones en su cuenta de \(service).\n\n\(notYou)")
                 : ("New device on \(service)", "A device\(label) was enrolled to approve actions on your \(service) account.\n\n\(notYou)")
+        case .passkeyRemoved(let name, let byOperator):
+            let label = name.map { " (\($0))" } ?? ""
+            return es
+                ? ("Llave de acceso retirada en \(service)",
+                   "Se retiró una llave de acceso\(label) de su cuenta de \(service)\(byOperator ? " por un administrador" : ""); ya no sirve para iniciar sesión.\n\n\(notYou)")
+                : ("Passkey removed on \(service)",
+                   "A passkey\(label) was removed from your \(service) account\(byOperator ? " by an administrator" : ""); it no longer signs in.\n\n\(notYou)")
+        case .deviceKeyRemoved(let name, let platform, let byOperator):
+            let label = " (\(name ?? platform))"
+            return es
+                ? ("Dispositivo retirado en \(service)",
+                   "Se retiró un dispositivo\(label) de su cuenta de \(service)\(byOperator ? " por un administrador" : ""); ya no aprueba operaciones.\n\n\(notYou)")
+                : ("Device removed on \(service)",
+                   "A device\(label) was removed from your \(service) account\(byOperator ? " by an administrator" : ""); it no longer approves actions.\n\n\(notYou)")
         case .recoveryOpened(let hours):
             return es
                 ? ("Recuperación de su cuenta de \(service)",
