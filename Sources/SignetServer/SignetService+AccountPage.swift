@@ -207,8 +207,11 @@ extension SignetService {
 
     func offerPage(_ call: Call) throws -> HTTPResponse {
         let browser = try self.browser(call.request)
-        guard browser.session != nil else { return .redirect(to: "/login") }
-        let next = call.request.query["next"] ?? "/account"
+        // Signed out (a password manager's link, `passkey-endpoints`): the offer after the sign-in.
+        guard browser.session != nil else { return .redirect(to: "/login?return_to=" + Ceremonies.formEncoded("/account/passkey-offer")) }
+        // After the offer comes another page, never the offer again.
+        let asked = call.request.query["next"] ?? "/account"
+        let next = asked.hasPrefix("/account/passkey-offer") ? "/account" : asked
         // A continuation carries a sealed authorization request, longer than any page's address;
         // the request line's own limit bounds it.
         let safe = (next.hasPrefix("/authorize/continue?") && Self.isPlainPath(next, under: .max)) || Self.isOwnPage(next) ? next : "/account"

@@ -150,11 +150,12 @@ extension SignetService {
         return "/account"
     }
 
-    /// `/account…` or `/device…`, and nothing that could leave the site (`//host`, `/\host`) or
+    /// `/account…` (its page, or the passkey offer) or `/device…`, and nothing that could leave the site (`//host`, `/\host`) or
     /// end the `Location` line: visible ASCII only, judged by bytes (a backslash with a combining
     /// mark after it is one Character that `contains("\\")` does not find).
     static func isOwnPage(_ path: String) -> Bool {
-        isPlainPath(path) && (path == "/account" || path.hasPrefix("/account?") || path == "/device" || path.hasPrefix("/device?"))
+        isPlainPath(path) && (path == "/account" || path.hasPrefix("/account?") || path == "/device" || path.hasPrefix("/device?")
+            || path == "/account/passkey-offer" || path.hasPrefix("/account/passkey-offer?"))
     }
 
     /// Under `limit` bytes of visible ASCII with no backslash: a path that is only what it shows.

@@ -176,6 +176,7 @@ extension SignetService {
             HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: s.appleAssociation)
         }
         r.add("GET", "/.well-known/assetlinks.json") { s, _ in HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: s.androidAssociation) }
+        r.add("GET", "/.well-known/passkey-endpoints") { s, _ in HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: s.passkeyEndpoints) }
         r.add("GET", "/healthz") { s, _ in
             guard s.ceremonies.healthy() else {
                 return .json(503, Array(#"{"database":"unavailable","reason":"database_unavailable","status":"unavailable"}"#.utf8))

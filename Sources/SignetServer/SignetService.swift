@@ -18,6 +18,7 @@ public final class SignetService: HTTPHandler, Sendable {
     let router: Router<SignetService>
     let appleAssociation: [UInt8]
     let androidAssociation: [UInt8]
+    let passkeyEndpoints: [UInt8]
     let discovery: [UInt8]
     /// Origins whose scripts may call the JSON API (every client's `allowed_origins`).
     let corsOrigins: Set<String>
@@ -34,6 +35,7 @@ public final class SignetService: HTTPHandler, Sendable {
                                 clock: clock, random: random, clientKeys: ClientKeyCache(clock: clock))
         appleAssociation = WellKnown.appleAppSiteAssociation(configuration).serializedBytes
         androidAssociation = WellKnown.assetLinks(configuration).serializedBytes
+        passkeyEndpoints = WellKnown.passkeyEndpoints(configuration).serializedBytes
         discovery = WellKnown.openIDConfiguration(configuration).serializedBytes
         router = SignetService.routes()
         corsOrigins = Set(configuration.clients.flatMap(\.allowedOrigins))

@@ -24,6 +24,14 @@ enum WellKnown {
         })
     }
 
+    /// `passkey-endpoints` (W3C, A Well-Known URL for Relying Party Passkey Endpoints §3.1):
+    /// where a password manager sends someone to make a passkey (`enroll`: the hosted pages'
+    /// offer, after a sign-in if need be) and to see and remove theirs (`manage`: the account
+    /// page's passkeys).
+    static func passkeyEndpoints(_ c: ServerConfiguration) -> JSONValue {
+        .object(["enroll": .string(c.issuer + "/account/passkey-offer"), "manage": .string(c.issuer + "/account#h-passkeys")])
+    }
+
     static func fingerprintText(_ bytes: [UInt8]) -> String {
         bytes.map { byte in
             let hex = String(byte, radix: 16, uppercase: true)

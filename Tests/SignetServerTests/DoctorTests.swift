@@ -93,7 +93,8 @@ struct DoctorTests {
         init() throws {
             server = try TestServer()
             ca = try TestCA()
-            for path in ["/.well-known/apple-app-site-association", "/.well-known/assetlinks.json", "/.well-known/openid-configuration", "/.well-known/jwks.json"] {
+            for path in ["/.well-known/apple-app-site-association", "/.well-known/assetlinks.json", "/.well-known/openid-configuration", "/.well-known/jwks.json",
+                         "/.well-known/passkey-endpoints"] {
                 routes["signet.test " + path] = .init(body: try server.get(path).body)
             }
         }
@@ -118,8 +119,22 @@ struct DoctorTests {
         let passed = Set(checks.filter { $0.status == .pass }.map(\.name))
         #expect(passed.isSuperset(of: ["tls", "host", "aasa.redirect", "aasa.status", "aasa.content_type", "aasa.json", "aasa.apps", "assetlinks.redirect",
                                        "assetlinks.status", "assetlinks.content_type", "assetlinks.json", "assetlinks.relations", "assetlinks.fingerprints",
-                                       "discovery", "jwks", "origins", "issuer"]))
+                                       "discovery", "jwks", "origins", "issuer", "passkey_endpoints"]))
         #expect(checks.contains { $0.status == .note && $0.name == "android.test.signet.app" && $0.detail.contains("Play App Signing") })
+    }
+
+    @Test("passkey-endpoints: not served is a note; a redirect, another type or an http URL fails passkey_endpoints only")
+    func passkeyEndpoints() throws {
+        let deployment = try Deployment()
+        let path = "signet.test /.well-known/passkey-endpoints"
+        let missing = try deployment.doctor { $0.removeValue(forKey: path) }
+        #expect(Self.failed(missing) == [] && missing.first { $0.name == "passkey_endpoints" }?.status == .note)
+        let redirected = try deployment.doctor { $0[path] = .init(status: 301, headers: ["Location": "https://www.signet.test/.well-known/passkey-endpoints"], body: []) }
+        #expect(Self.failed(redirected) == ["passkey_endpoints"])
+        let typed = try deployment.doctor { $0[path]?.headers = ["Content-Type": "text/plain"] }
+        #expect(Self.failed(typed) == ["passkey_endpoints"])
+        let plain = try deployment.doctor { $0[path] = .init(body: Array(#"{"enroll": "http://signet.test/account/passkey-offer"}"#.utf8)) }
+        #expect(Self.failed(plain) == ["passkey_endpoints"] && plain.first { $0.name == "passkey_endpoints" }?.detail.contains("enroll") == true)
     }
 
     @Test("apple-app-site-association served as application/octet-stream fails aasa.content_type only")

@@ -154,6 +154,28 @@ import Testing
         }
     }
 
+    @Test("passkey-endpoints names the offer and the account's passkeys; the offer, signed out, comes back after the sign-in, and never leads to itself")
+    func passkeyEndpoints() throws {
+        let smtp = try SMTPServer()
+        let server = try TestServer(smtp: smtp) { c in TestServer.webClients(&c) }
+        let served = try server.get("/.well-known/passkey-endpoints")
+        #expect(served.status == 200 && served.headers["content-type"] == "application/json")
+        let document = try StrictJSON().parse(served.body)
+        #expect(document == .object(["enroll": .string("https://signet.test/account/passkey-offer"), "manage": .string("https://signet.test/account#h-passkeys")]))
+        let browser = WebBrowser(server)
+        let signedOut = try browser.page("/account/passkey-offer")
+        #expect(signedOut.status == 303 && signedOut.response.headers["location"] == "/login?return_to=%2Faccount%2Fpasskey-offer")
+        // Signed in by code from there: the offer, whose way on is the account, not the offer again.
+        _ = try browser.page("/login?return_to=%2Faccount%2Fpasskey-offer")
+        _ = try browser.form("/login/code", [("email", "offer@signet.test"), ("authorization", ""), ("return_to", "/account/passkey-offer")])
+        let verified = try browser.form("/login/code/verify", [("email", "offer@signet.test"), ("code", try smtp.code(for: "offer@signet.test")),
+                                                               ("return_to", "/account/passkey-offer")])
+        let location = try #require(verified.response.headers["location"])
+        #expect(verified.status == 303 && location == "/account/passkey-offer?next=%2Faccount%2Fpasskey-offer", "\(location)")
+        let offer = try browser.page(location)
+        #expect(offer.status == 200 && offer.html.contains("data-testid=\"create-passkey\"") && offer.html.contains("href=\"/account\""))
+    }
+
     @Test("the email-code path works without the script: code page, wrong code, right code, then the passkey offer")
     func emailCodeForms() throws {
         let smtp = try SMTPServer()

@@ -46,6 +46,7 @@ public struct Doctor: Sendable {
         } else {
             checks += discovery()
         }
+        checks.append(reachable ? passkeyEndpointsCheck() : DoctorCheck.skip("passkey_endpoints", because: reason))
         if appleCDN, !iosApps.isEmpty { checks.append(appleCDNCheck()) }
         if google, !androidApps.isEmpty { checks.append(googleCheck()) }
         return checks + backchannelChecks() + clientKeyChecks()
