@@ -300,3 +300,25 @@ public struct ManagementClient: Codable, Sendable, Equatable {
         self.source = source
     }
 }
+
+/// One day of `GET /api/v2/stats/daily` (Auth0's shape): sign-ins and sign-ups that day (UTC).
+/// `leaked_passwords` is always 0: Signet keeps no passwords.
+public struct DailyStats: Codable, Sendable, Equatable {
+    /// The day's start, ISO 8601.
+    public var date: String
+    public var logins: Int
+    public var signups: Int
+    public var leaked_passwords: Int
+    /// The day's first and last counted event; absent for a day without one.
+    public var created_at: String?
+    public var updated_at: String?
+
+    public init(date: String, logins: Int, signups: Int, leaked_passwords: Int = 0, created_at: String?, updated_at: String?) {
+        self.date = date
+        self.logins = logins
+        self.signups = signups
+        self.leaked_passwords = leaked_passwords
+        self.created_at = created_at
+        self.updated_at = updated_at
+    }
+}

@@ -85,6 +85,12 @@ extension SignetService {
                                                  perPage: try Self.integer(q["per_page"], "per_page", default: 50), sort: q["sort"], totals: totals)
             return totals ? try Wire.encode(page) : try Wire.encode(page.logs)
         }
+        r.add("GET", "/api/v2/stats/daily", needs: .management(.readStats)) { s, call in
+            try Wire.encode(s.ceremonies.dailyStats(from: call.request.query["from"], to: call.request.query["to"]))
+        }
+        r.add("GET", "/api/v2/stats/active-users", needs: .management(.readStats)) { s, _ in
+            .json(200, Array(String(try s.ceremonies.activeUsers()).utf8))
+        }
         r.add("GET", "/api/v2/logs", needs: .management(.readLogs)) { s, call in
             let q = call.request.query
             return try Wire.encode(s.ceremonies.logs(q: q["q"], from: q["from"], take: try Self.integer(q["take"] ?? q["per_page"], "take", default: 50)))

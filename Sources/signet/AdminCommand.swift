@@ -34,6 +34,7 @@ enum AdminCommand {
                signet admin log-streams update ID [--name NAME] [--url URL] [--format F] [--content-type TYPE] [--status active|paused]
                                         [--authorization-file FILE | --no-authorization] [--filter CATEGORY... | --all-events]
                signet admin log-streams list | remove ID
+               signet admin stats [--from YYYYMMDD] [--to YYYYMMDD]   (accounts active in 30 days; sign-ins and sign-ups a day)
                signet admin logs [--user ID] [--event NAME] [--type CODE] [--take N] [--follow]
         every command takes --database URL or --config FILE, and --json
         """
@@ -61,7 +62,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -89,7 +90,7 @@ enum AdminCommand {
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let options = parse(args), options.positional.count >= 2 || options.positional.first == "logs" else { return usageError(usage) }
+        guard let options = parse(args), options.positional.count >= 2 || ["logs", "stats"].contains(options.positional.first ?? "") else { return usageError(usage) }
         let ceremonies: Ceremonies
         do {
             let environment = ProcessInfo.processInfo.environment
@@ -130,6 +131,7 @@ enum AdminCommand {
             case ("log-streams", "update"): try admin.updateLogStream(try admin.id())
             case ("log-streams", "remove"): try admin.removeLogStream(try admin.id())
             case ("logs", _) where options.positional.count == 1: try admin.logs()
+            case ("stats", _) where options.positional.count == 1: try admin.stats()
             default: return usageError(usage)
             }
             return 0

@@ -32,6 +32,8 @@ public enum ManagementScope: String, CaseIterable, Sendable {
     case readSessions = "read:sessions"
     case deleteSessions = "delete:sessions"
     case readLogs = "read:logs"
+    /// `/api/v2/stats`: sign-ins and sign-ups a day, accounts active in the last 30 days.
+    case readStats = "read:stats"
     /// `/api/v2/clients`: the clients kept in the database.
     case readClients = "read:clients"
     case createClients = "create:clients"

@@ -179,3 +179,22 @@ public struct ClientRow: Sendable, Equatable {
         self.createdAt = createdAt
     }
 }
+
+/// Successful events of one kind on one UTC day (``Store/dailyEventCounts(from:to:kinds:)``).
+public struct DailyEventCount: Sendable, Equatable {
+    /// Days since 1970-01-01, UTC.
+    public var day: Int64
+    public var kind: String
+    public var count: Int
+    /// The first and last event's time (milliseconds).
+    public var first: Int64
+    public var last: Int64
+
+    public init(day: Int64, kind: String, count: Int, first: Int64, last: Int64) {
+        self.day = day
+        self.kind = kind
+        self.count = count
+        self.first = first
+        self.last = last
+    }
+}

@@ -272,6 +272,12 @@ public protocol Store: Sendable {
     // Audit.
     func appendAudit(_ event: AuditEvent) throws(StoreError)
     func auditEvents(limit: Int) throws(StoreError) -> [AuditEvent]
+    /// Successful audit events of `kinds` from `from` (inclusive) to `to` (exclusive), in
+    /// milliseconds, counted by UTC day and kind, with each group's first and last time.
+    func dailyEventCounts(from: Int64, to: Int64, kinds: [String]) throws(StoreError) -> [DailyEventCount]
+    /// Accounts signed in since `since` (milliseconds): by a passkey (its last use) or otherwise
+    /// (the account's last sign-in).
+    func activeUsers(since: Int64) throws(StoreError) -> Int
 
     // Email codes, recovery codes, recoveries and the outbox (DESIGN.md, "Email codes, recovery
     // codes and recovery").
