@@ -346,3 +346,14 @@ public struct DeviceRequest: Codable, Sendable, Equatable {
     public var requested_at: String
     public var scope: String
 }
+
+/// `GET` and `PATCH /me/metadata`: the account's Auth0-style metadata. The owner changes
+/// `user_metadata`; `app_metadata` is the operators' and only read here.
+public struct AccountMetadata: Codable, Sendable, Equatable {
+    public var app_metadata: JSONDocument?
+    public var user_metadata: JSONDocument?
+    public init(app_metadata: JSONDocument?, user_metadata: JSONDocument?) {
+        self.app_metadata = app_metadata
+        self.user_metadata = user_metadata
+    }
+}

@@ -59,9 +59,14 @@ public struct ExportedAccount: Codable, Sendable, Equatable {
     public var last_login: Int64?
     public var logins_count: Int64
     public var blocked: Bool
+    /// Auth0's metadata objects; absent when empty.
+    public var app_metadata: JSONDocument?
+    public var user_metadata: JSONDocument?
 
     public init(user_id: String, user_handle: String, email: String, email_verified: Bool, name: String?, locale: String?, created_at: Int64,
-                updated_at: Int64?, last_login: Int64?, logins_count: Int64, blocked: Bool) {
+                updated_at: Int64?, last_login: Int64?, logins_count: Int64, blocked: Bool, app_metadata: JSONDocument? = nil, user_metadata: JSONDocument? = nil) {
+        self.app_metadata = app_metadata
+        self.user_metadata = user_metadata
         self.user_id = user_id
         self.user_handle = user_handle
         self.email = email
@@ -154,9 +159,13 @@ public struct UserExportLine: Codable, Sendable, Equatable {
     public var last_login: String?
     public var logins_count: Int64
     public var blocked: Bool
+    public var app_metadata: JSONDocument?
+    public var user_metadata: JSONDocument?
 
     public init(user_id: String, email: String, email_verified: Bool, name: String?, locale: String?, created_at: String, updated_at: String,
-                last_login: String?, logins_count: Int64, blocked: Bool) {
+                last_login: String?, logins_count: Int64, blocked: Bool, app_metadata: JSONDocument? = nil, user_metadata: JSONDocument? = nil) {
+        self.app_metadata = app_metadata
+        self.user_metadata = user_metadata
         self.user_id = user_id
         self.email = email
         self.email_verified = email_verified

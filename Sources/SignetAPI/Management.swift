@@ -13,8 +13,13 @@ public struct ManagementUser: Codable, Sendable, Equatable {
     public var last_login: String?
     public var logins_count: Int64
     public var blocked: Bool
+    /// Auth0's metadata objects; absent when empty.
+    public var app_metadata: JSONDocument?
+    public var user_metadata: JSONDocument?
     public init(user_id: String, email: String, email_verified: Bool, name: String?, created_at: String, updated_at: String, last_login: String?,
-                logins_count: Int64, blocked: Bool) {
+                logins_count: Int64, blocked: Bool, app_metadata: JSONDocument? = nil, user_metadata: JSONDocument? = nil) {
+        self.app_metadata = app_metadata
+        self.user_metadata = user_metadata
         self.user_id = user_id
         self.email = email
         self.email_verified = email_verified
@@ -73,7 +78,13 @@ public struct ManagementNewUser: Codable, Sendable, Equatable {
     public var verify_email: Bool?
     public var locale: String?
     public var connection: String?
-    public init(email: String, name: String? = nil, email_verified: Bool? = nil, verify_email: Bool? = nil, locale: String? = nil, connection: String? = nil) {
+    /// Auth0's metadata objects the account starts with.
+    public var app_metadata: JSONDocument?
+    public var user_metadata: JSONDocument?
+    public init(email: String, name: String? = nil, email_verified: Bool? = nil, verify_email: Bool? = nil, locale: String? = nil, connection: String? = nil,
+                app_metadata: JSONDocument? = nil, user_metadata: JSONDocument? = nil) {
+        self.app_metadata = app_metadata
+        self.user_metadata = user_metadata
         self.email = email
         self.name = name
         self.email_verified = email_verified
@@ -104,7 +115,13 @@ public struct ManagementUserPatch: Codable, Sendable, Equatable {
     /// Signet's own: whether email codes sign in to the account (the owner's `PUT
     /// /me/email-sign-in`), for an operator helping an owner who turned it off and lost the way back.
     public var email_sign_in: Bool?
-    public init(blocked: Bool? = nil, name: String? = nil, email: String? = nil, email_verified: Bool? = nil, email_sign_in: Bool? = nil) {
+    /// Merged into the account's at the top level (a key set to `null` goes).
+    public var app_metadata: JSONDocument?
+    public var user_metadata: JSONDocument?
+    public init(blocked: Bool? = nil, name: String? = nil, email: String? = nil, email_verified: Bool? = nil, email_sign_in: Bool? = nil,
+                app_metadata: JSONDocument? = nil, user_metadata: JSONDocument? = nil) {
+        self.app_metadata = app_metadata
+        self.user_metadata = user_metadata
         self.blocked = blocked
         self.name = name
         self.email = email

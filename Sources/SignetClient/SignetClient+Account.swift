@@ -70,4 +70,17 @@ extension SignetClient {
     public func setName(_ name: String?) async throws -> UserInfo {
         try decode(UserInfo.self, try await authorized("PATCH", "me", body: NameChangeRequest(name: name)))
     }
+
+    /// The account's `user_metadata` (the owner's) and `app_metadata` (the operators', read
+    /// only): `GET /me/metadata`.
+    public func metadata() async throws -> AccountMetadata { try decode(AccountMetadata.self, try await authorized("GET", "me/metadata")) }
+
+    /// Merges `changes` into the account's `user_metadata` at its top level (a key set to
+    /// `.null` goes): `PATCH /me/metadata`. Another change in between is ``SignetError``
+    /// `conflict`: read it again and repeat.
+    @discardableResult
+    public func updateUserMetadata(_ changes: [String: JSONDocument]) async throws -> AccountMetadata {
+        struct Body: Encodable { let user_metadata: JSONDocument }
+        return try decode(AccountMetadata.self, try await authorized("PATCH", "me/metadata", body: Body(user_metadata: .object(changes))))
+    }
 }

@@ -332,6 +332,12 @@ enum FuzzTarget {
             precondition(!email.unicodeScalars.contains { $0.properties.isWhitespace || Ceremonies.isUnsafeInText($0) }, "an address with a space or control")
             precondition(name.map { $0.count <= 256 && !$0.isEmpty && !$0.unicodeScalars.contains(where: Ceremonies.isUnsafeInText) } ?? true, "an unsafe name")
             precondition(Notice.languages.contains(language), "a language messages are not written in")
+            // Metadata accepted is an object of at most the limit that reads back as itself.
+            for document in [new.app_metadata, new.user_metadata].compactMap({ $0 }) {
+                guard let text = try? Ceremonies.mergedMetadata(nil, document, member: "metadata") else { continue }
+                precondition(text.utf8.count <= Ceremonies.metadataLimit && Ceremonies.metadataDocument(text).map { Ceremonies.metadataDocument(try? Ceremonies.mergedMetadata(nil, $0, member: "m")) == $0 } == true,
+                             "metadata over the limit, or that does not read back as itself")
+            }
         case .logStreamSettings:
             guard let json = try? StrictJSON().parse(body), let settings = try? LogStreamSettings(wire: json, new: true),
                   let name = settings.name, let endpoint = settings.endpoint else { break }

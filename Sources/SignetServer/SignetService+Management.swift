@@ -155,25 +155,27 @@ extension ManagementNewUser {
     /// `verify_email`, `locale` and `connection`; any other member is refused.
     package init(wire json: JSONValue) throws {
         guard let object = json.object else { throw AuthError.malformed("the body must be a JSON object") }
-        let known: Set<String> = ["email", "name", "email_verified", "verify_email", "locale", "connection"]
+        let known: Set<String> = ["email", "name", "email_verified", "verify_email", "locale", "connection", "app_metadata", "user_metadata"]
         if let unknown = object.keys.first(where: { !known.contains($0) }) {
-            throw AuthError.malformed("\"\(unknown.prefix(40))\" is not taken here: send email, and any of name, email_verified, verify_email, locale and connection")
+            throw AuthError.malformed("\"\(unknown.prefix(40))\" is not taken here: send email, and any of name, email_verified, verify_email, locale, connection, app_metadata and user_metadata")
         }
         self.init(email: try json.member("email"), name: try json.optionalMember("name"), email_verified: try ManagementUserPatch.flag(json, "email_verified"),
                   verify_email: try ManagementUserPatch.flag(json, "verify_email"), locale: try json.optionalMember("locale"),
-                  connection: try json.optionalMember("connection"))
+                  connection: try json.optionalMember("connection"), app_metadata: try JSONDocument.metadata(json, "app_metadata"),
+                  user_metadata: try JSONDocument.metadata(json, "user_metadata"))
     }
 }
 
 extension ManagementUserPatch {
     /// The body of `PATCH /api/v2/users/{id}`: any other member is refused, as Auth0 does.
     init(wire json: JSONValue) throws {
-        let known: Set<String> = ["blocked", "name", "email", "email_verified", "email_sign_in"]
+        let known: Set<String> = ["blocked", "name", "email", "email_verified", "email_sign_in", "app_metadata", "user_metadata"]
         if let unknown = json.object?.keys.first(where: { !known.contains($0) }) {
-            throw AuthError.malformed("\"\(unknown.prefix(40))\" cannot be changed here: send blocked, name, email, email_verified or email_sign_in")
+            throw AuthError.malformed("\"\(unknown.prefix(40))\" cannot be changed here: send blocked, name, email, email_verified, email_sign_in, app_metadata or user_metadata")
         }
         self.init(blocked: try Self.flag(json, "blocked"), name: try json.optionalMember("name"), email: try json.optionalMember("email"),
-                  email_verified: try Self.flag(json, "email_verified"), email_sign_in: try Self.flag(json, "email_sign_in"))
+                  email_verified: try Self.flag(json, "email_verified"), email_sign_in: try Self.flag(json, "email_sign_in"),
+                  app_metadata: try JSONDocument.metadata(json, "app_metadata"), user_metadata: try JSONDocument.metadata(json, "user_metadata"))
     }
 
     /// A member that is `true`, `false`, `null` or absent.

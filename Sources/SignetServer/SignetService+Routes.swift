@@ -121,6 +121,15 @@ extension SignetService {
             guard body.object?["name"] != nil else { throw AuthError.malformed("missing member \"name\"") }
             return try Wire.encode(s.ceremonies.rename(call.account, name: body.optionalMember("name"), context: call.context))
         }
+        // Auth0-style metadata: the owner's user_metadata, and the operators' app_metadata to read.
+        r.add("GET", "/me/metadata", needs: .account) { s, call in try Wire.encode(s.ceremonies.accountMetadata(call.account)) }
+        r.add("PATCH", "/me/metadata", needs: .account) { s, call in
+            let body = try s.body(call)
+            guard let object = body.object, object.keys.allSatisfy({ $0 == "user_metadata" }), let patch = try JSONDocument.metadata(body, "user_metadata") else {
+                throw AuthError.malformed("send {\"user_metadata\": {…}}: app_metadata is set by operators")
+            }
+            return try Wire.encode(s.ceremonies.updateUserMetadata(call.account, patch))
+        }
         // A new address: a code to it after a fresh passkey check, then that code.
         r.add("POST", "/me/email", needs: .sensitive) { s, call in
             try Wire.encode(s.ceremonies.startEmailChange(call.account, email: s.body(call).member("email"), context: call.context), status: 202)

@@ -1,5 +1,5 @@
 import Foundation
-import SignetAPI
+package import SignetAPI
 import SignetAuth
 import SignetHTTP
 package import SignetWebAuthn
@@ -251,5 +251,29 @@ extension TokenResponse {
         if let id_token { object.add("id_token", id_token) }
         if let scope { object.add("scope", scope) }
         return object.serializedBytes
+    }
+}
+
+extension JSONDocument {
+    /// A parsed value as a document; numbers become doubles, as JavaScript reads them.
+    package init(_ value: JSONValue) {
+        switch value {
+        case .null: self = .null
+        case .bool(let flag): self = .bool(flag)
+        case .number(let text): self = .number(Double(text) ?? 0)
+        case .string(let text): self = .string(text)
+        case .array(let items): self = .array(items.map(JSONDocument.init))
+        case .object(let members): self = .object(Dictionary(members.map { ($0.key, JSONDocument($0.value)) }) { _, last in last })
+        }
+    }
+
+    /// A body's `app_metadata` or `user_metadata`: absent or `null` is `nil`, an object its
+    /// document; anything else is refused.
+    package static func metadata(_ json: JSONValue, _ name: String) throws -> JSONDocument? {
+        switch json[name] {
+        case nil, .null?: return nil
+        case .object(let members)?: return JSONDocument(.object(members))
+        default: throw AuthError.malformed("\(name) must be a JSON object")
+        }
     }
 }

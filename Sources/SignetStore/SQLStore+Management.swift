@@ -10,7 +10,8 @@ extension SQLStore {
     static let managedUserSelect = """
         SELECT \(prefixed(userSelect, "u")), u.updated_at, u.last_login, u.logins_count,
             \(passkeyLastUse),
-            (SELECT COALESCE(SUM(c.use_count), 0) FROM credentials c WHERE c.user_id = u.id)
+            (SELECT COALESCE(SUM(c.use_count), 0) FROM credentials c WHERE c.user_id = u.id),
+            u.app_metadata, u.user_metadata
         FROM users u
         """
 
@@ -34,7 +35,8 @@ extension SQLStore {
     static func managedUser(_ r: [SQLValue]) -> ManagedUser {
         let user = Self.user(Array(r[0..<9]))
         let lastLogin = [r[10].int, r[12].int].compactMap { $0 }.max()
-        return ManagedUser(user: user, updatedAt: r[9].int, lastLogin: lastLogin, loginsCount: (r[11].int ?? 0) + (r[13].int ?? 0))
+        return ManagedUser(user: user, updatedAt: r[9].int, lastLogin: lastLogin, loginsCount: (r[11].int ?? 0) + (r[13].int ?? 0),
+                           appMetadata: r[14].text, userMetadata: r[15].text)
     }
 
     static func applyManagement(_ write: StoreWrite, _ db: any SQLSession) throws(StoreError) {
@@ -42,6 +44,8 @@ extension SQLStore {
         case .recordLogin(let userID, let at):
             try db.query("UPDATE users SET last_login = ?, logins_count = logins_count + 1 WHERE id = ? AND blocked = 0", [.int(at), .text(userID)])
             guard db.changes == 1 else { throw StoreError(.userBlocked, "the account is blocked or gone") }
+        case .userMetadata(let userID, let app, let user):
+            try db.query("UPDATE users SET app_metadata = ?, user_metadata = ? WHERE id = ?", [Self.text(app), Self.text(user), .text(userID)])
         case .webSession, .authorizationCode, .useAuthorizationCode, .logoutSubscription:
             try applyWeb(write, db)
         default:
@@ -113,6 +117,17 @@ extension SQLStore {
                 if let email = change.email { sets.append("email = ?"); arguments.append(.text(email)) }
                 if let verified = change.emailVerified { sets.append("email_verified = ?"); arguments.append(.int(verified ? 1 : 0)) }
                 if let off = change.emailSignInOff { sets.append("email_sign_in_off = ?"); arguments.append(.int(off ? 1 : 0)) }
+                if change.appMetadata != nil || change.userMetadata != nil {
+                    // A merge is written only over what it was made from.
+                    let lock = backend == "postgres" ? " FOR UPDATE" : ""
+                    guard let now = try db.query("SELECT app_metadata, user_metadata FROM users WHERE id = ?\(lock)", [.text(id)]).first else { return nil }
+                    for (column, value, metadata) in [("app_metadata", now[0].text, change.appMetadata), ("user_metadata", now[1].text, change.userMetadata)] {
+                        guard let metadata else { continue }
+                        guard metadata.from == value else { throw StoreError(.conflict, "\(column) changed meanwhile") }
+                        sets.append("\(column) = ?")
+                        arguments.append(Self.text(metadata.to))
+                    }
+                }
                 if let email = change.email,
                    try !db.query("SELECT 1 FROM users WHERE email = ? AND id <> ?", [.text(email), .text(id)]).isEmpty {
                     throw StoreError(.emailTaken, "another account has this email")

@@ -174,7 +174,7 @@ public final class SQLStore: Store, @unchecked Sendable {
             try insert(c, db)
         case .refreshToken(let token):
             try insert(token, db)
-        case .createAccount, .verifyEmail, .useEmailCode, .discardEmailCodes, .useRecoveryCode, .openRecovery, .mail, .recordLogin, .useDeviceCode, .useProof, .webSession,
+        case .createAccount, .verifyEmail, .useEmailCode, .discardEmailCodes, .useRecoveryCode, .openRecovery, .mail, .recordLogin, .userMetadata, .useDeviceCode, .useProof, .webSession,
              .authorizationCode, .useAuthorizationCode, .logoutSubscription:
             try applyManagement(write, db)
         case .audit(let e):

@@ -367,6 +367,12 @@ enum Schema {
                 lease_until BIGINT NOT NULL DEFAULT 0
             )
             """),
+            // Auth0's app_metadata (the operators') and user_metadata (the owner's): JSON objects
+            // as text, NULL for none. No sign-in reads them.
+            (25, """
+            ALTER TABLE users ADD COLUMN app_metadata TEXT;
+            ALTER TABLE users ADD COLUMN user_metadata TEXT
+            """),
         ]
     }
 

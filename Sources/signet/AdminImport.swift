@@ -1,12 +1,13 @@
 import Foundation
 import SignetAPI
 import SignetAuth
+import SignetServer
 import SignetWebAuthn
 
 /// `signet admin users import FILE`: the accounts of another service's user export (Auth0's bulk
 /// export: one JSON object a line, or one JSON array), each made as `users add` makes one, in a
 /// transaction of its own, so a run stopped half-way is simply run again: addresses already here
-/// are passed over. Passkeys do not move (an export holds no passkey public keys); each owner
+/// are passed over. `app_metadata` and `user_metadata` come along. Passkeys do not move (an export holds no passkey public keys); each owner
 /// signs in with an email code and adds one.
 extension Admin {
     /// What became of one record of the file.
@@ -81,8 +82,14 @@ extension Admin {
             }
             createdAt = Int64(date.timeIntervalSince1970 * 1000)
         }
+        let app: JSONDocument?, own: JSONDocument?
+        do {
+            (app, own) = (try JSONDocument.metadata(record, "app_metadata"), try JSONDocument.metadata(record, "user_metadata"))
+        } catch {
+            return outcome("refused", AuthError(error).detail)
+        }
         let new = ManagementNewUser(email: email, name: record["name"]?.string, email_verified: record["email_verified"]?.bool,
-                                    verify_email: options.mail, locale: record["locale"]?.string)
+                                    verify_email: options.mail, locale: record["locale"]?.string, app_metadata: app, user_metadata: own)
         do {
             let user = try ceremonies.importUser(new, createdAt: createdAt, blocked: blocked, by: .commandLine, context: context)
             return outcome("made", user: user.user_id, blocked ? "blocked, as in the export" : nil)

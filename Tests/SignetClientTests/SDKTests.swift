@@ -189,6 +189,18 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         await #expect(throws: SignetError(.notSignedIn, "")) { try await app.client.exportAccount() }
     }
 
+    @Test("updateUserMetadata merges into user_metadata (null removes a key); metadata() reads it back")
+    func userMetadata() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        try await app.client.signUp(email: "prefs@signet.test")
+        #expect(try await app.client.metadata() == AccountMetadata(app_metadata: nil, user_metadata: nil))
+        try await app.client.updateUserMetadata(["theme": .string("dark"), "digest": .bool(true)])
+        let changed = try await app.client.updateUserMetadata(["digest": .null, "size": .number(14)])
+        #expect(changed.user_metadata == .object(["theme": .string("dark"), "size": .number(14)]))
+        #expect(try await app.client.metadata().user_metadata == changed.user_metadata)
+    }
+
     @Test("setEmailSignIn(false) needs another way back in; with recovery codes it turns codes off, and emailSignIn() says so")
     func emailSignInSwitch() async throws {
         let server = try ServerProcess()

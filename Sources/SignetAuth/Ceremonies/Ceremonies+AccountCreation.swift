@@ -45,12 +45,15 @@ extension Ceremonies {
     /// made then (its audit row says so).
     func makeAccount(_ new: ManagementNewUser, createdAt: Int64?, blocked: Bool = false, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
         let (email, name, language) = try Self.checked(new)
+        let app = try new.app_metadata.map { try Self.mergedMetadata(nil, $0, member: "app_metadata") } ?? nil
+        let own = try new.user_metadata.map { try Self.mergedMetadata(nil, $0, member: "user_metadata") } ?? nil
         let user = UserRecord(id: newUserID(), handle: random(32), email: email, name: name, emailVerified: new.email_verified ?? false,
                               createdAt: createdAt ?? nowMillis, locale: language, blocked: blocked)
         let told = (new.verify_email ?? true) && !blocked && configuration.email.canSend
         let detail = (createdAt == nil ? "" : blocked ? "imported blocked; " : "imported; ") + (told ? "the address told" : "nothing mailed")
         let event = pendingAuditEvent(.adminUserCreated, user: user.id, client: caller.clientID, detail: detail, context: context)
-        try store.perform([.createAccount(user), .audit(event)] + (told ? notice(.accountCreated, to: user) : []))
+        try store.perform([.createAccount(user), .audit(event)] + (app != nil || own != nil ? [.userMetadata(userID: user.id, app: app, user: own)] : [])
+                          + (told ? notice(.accountCreated, to: user) : []))
         counted(event)
         return try managedUser(id: user.id)
     }

@@ -41,7 +41,8 @@ extension Ceremonies {
                 let u = m.user
                 try each(UserExportLine(user_id: u.id, email: u.email, email_verified: u.emailVerified, name: u.name, locale: u.locale,
                                         created_at: Self.iso(u.createdAt), updated_at: Self.iso(m.updatedAt ?? u.createdAt), last_login: m.lastLogin.map(Self.iso),
-                                        logins_count: m.loginsCount, blocked: u.blocked))
+                                        logins_count: m.loginsCount, blocked: u.blocked, app_metadata: Self.metadataDocument(m.appMetadata),
+                                        user_metadata: Self.metadataDocument(m.userMetadata)))
                 count += 1
             }
             after = last.user.id
@@ -59,7 +60,8 @@ extension Ceremonies {
         let account = ExportedAccount(
             user_id: id, user_handle: Base64URL.encode(user.handle), email: user.email, email_verified: user.emailVerified, name: user.name,
             locale: user.locale, created_at: user.createdAt / 1000, updated_at: managed.updatedAt.map { $0 / 1000 },
-            last_login: managed.lastLogin.map { $0 / 1000 }, logins_count: managed.loginsCount, blocked: user.blocked)
+            last_login: managed.lastLogin.map { $0 / 1000 }, logins_count: managed.loginsCount, blocked: user.blocked,
+            app_metadata: Self.metadataDocument(managed.appMetadata), user_metadata: Self.metadataDocument(managed.userMetadata))
         let passkeys = try store.credentials(userID: id).map { c in
             ExportedPasskey(id: Base64URL.encode(c.id), name: c.name, public_key: Base64URL.encode(c.publicKey), algorithm: c.algorithm, sign_count: c.signCount,
                             aaguid: c.aaguid, authenticator: KnownAuthenticators.names[c.aaguid], attestation_format: c.format,

@@ -189,12 +189,18 @@ extension Ceremonies {
             change.email = try Self.emailAddress(email, member: "email")
             if patch.email_verified == nil { change.emailVerified = false }
         }
-        guard !change.isEmpty else { throw AuthError.malformed("nothing to change: send blocked, name, email, email_verified or email_sign_in") }
+        guard !change.isEmpty || patch.app_metadata != nil || patch.user_metadata != nil else {
+            throw AuthError.malformed("nothing to change: send blocked, name, email, email_verified, email_sign_in, app_metadata or user_metadata")
+        }
         let before = try existingUser(id)
+        // Merged into what was read, and written only over it.
+        if let app = patch.app_metadata { change.appMetadata = MetadataChange(from: before.appMetadata, to: try Self.mergedMetadata(before.appMetadata, app, member: "app_metadata")) }
+        if let user = patch.user_metadata { change.userMetadata = MetadataChange(from: before.userMetadata, to: try Self.mergedMetadata(before.userMetadata, user, member: "user_metadata")) }
         let kind: AuditKind = patch.blocked == true && !before.user.blocked ? .adminUserBlocked
             : patch.blocked == false && before.user.blocked ? .adminUserUnblocked : .adminUserUpdated
         let fields = [patch.blocked.map { _ in "blocked" }, patch.name.map { _ in "name" }, patch.email.map { _ in "email" },
-                      patch.email_verified.map { _ in "email_verified" }, patch.email_sign_in.map { "email_sign_in " + ($0 ? "on" : "off") }].compactMap { $0 }
+                      patch.email_verified.map { _ in "email_verified" }, patch.email_sign_in.map { "email_sign_in " + ($0 ? "on" : "off") },
+                      patch.app_metadata.map { _ in "app_metadata" }, patch.user_metadata.map { _ in "user_metadata" }].compactMap { $0 }
         // A new address set by an operator is told to the old one: talking support staff into
         // moving an account is a takeover path, and its owner should hear of it at once.
         let moved = change.email.flatMap { $0 == before.user.email ? nil : $0 }
@@ -373,7 +379,8 @@ extension Ceremonies {
 
     static func wire(_ m: ManagedUser) -> ManagementUser {
         ManagementUser(user_id: m.user.id, email: m.user.email, email_verified: m.user.emailVerified, name: m.user.name, created_at: iso(m.user.createdAt),
-                       updated_at: iso(m.updatedAt ?? m.user.createdAt), last_login: m.lastLogin.map(iso), logins_count: m.loginsCount, blocked: m.user.blocked)
+                       updated_at: iso(m.updatedAt ?? m.user.createdAt), last_login: m.lastLogin.map(iso), logins_count: m.loginsCount, blocked: m.user.blocked,
+                       app_metadata: metadataDocument(m.appMetadata), user_metadata: metadataDocument(m.userMetadata))
     }
 
     static func wire(_ entry: AuditEntry) -> LogEvent {

@@ -10,7 +10,12 @@ public struct ManagedUser: Sendable, Equatable {
     public var lastLogin: Int64?
     /// Passkey uses plus code sign-ins.
     public var loginsCount: Int64
-    public init(user: UserRecord, updatedAt: Int64?, lastLogin: Int64?, loginsCount: Int64) {
+    /// Auth0's `app_metadata` and `user_metadata`: JSON objects as text, `nil` for none.
+    public var appMetadata: String?
+    public var userMetadata: String?
+    public init(user: UserRecord, updatedAt: Int64?, lastLogin: Int64?, loginsCount: Int64, appMetadata: String? = nil, userMetadata: String? = nil) {
+        self.appMetadata = appMetadata
+        self.userMetadata = userMetadata
         self.user = user
         self.updatedAt = updatedAt
         self.lastLogin = lastLogin
@@ -56,14 +61,31 @@ public struct UserChange: Sendable, Equatable {
     public var emailVerified: Bool?
     /// Whether sign-in by email code is off (``Store/setEmailSignIn(userID:off:writes:)``).
     public var emailSignInOff: Bool?
-    public init(blocked: Bool? = nil, name: String?? = nil, email: String? = nil, emailVerified: Bool? = nil, emailSignInOff: Bool? = nil) {
+    /// `app_metadata` and `user_metadata` written, each only while it still reads as what the
+    /// change was made from (a merge of that read): else the store throws `conflict`.
+    public var appMetadata: MetadataChange?
+    public var userMetadata: MetadataChange?
+    public init(blocked: Bool? = nil, name: String?? = nil, email: String? = nil, emailVerified: Bool? = nil, emailSignInOff: Bool? = nil,
+                appMetadata: MetadataChange? = nil, userMetadata: MetadataChange? = nil) {
+        self.appMetadata = appMetadata
+        self.userMetadata = userMetadata
         self.blocked = blocked
         self.name = name
         self.email = email
         self.emailVerified = emailVerified
         self.emailSignInOff = emailSignInOff
     }
-    public var isEmpty: Bool { blocked == nil && name == nil && email == nil && emailVerified == nil && emailSignInOff == nil }
+    public var isEmpty: Bool { blocked == nil && name == nil && email == nil && emailVerified == nil && emailSignInOff == nil && appMetadata == nil && userMetadata == nil }
+}
+
+/// Metadata (a JSON object as text, `nil` for none) from what was read to what is written.
+public struct MetadataChange: Sendable, Equatable {
+    public var from: String?
+    public var to: String?
+    public init(from: String?, to: String?) {
+        self.from = from
+        self.to = to
+    }
 }
 
 /// One live session of an account: a refresh-token family.

@@ -73,6 +73,9 @@ public enum StoreWrite: Sendable {
     /// Counts a code sign-in on the account; ``StoreError/Code/userBlocked`` fails the batch
     /// when the account is blocked, so nothing of the sign-in is written.
     case recordLogin(userID: String, at: Int64)
+    /// Sets an account's `app_metadata` and `user_metadata` (JSON object text, `nil` for none):
+    /// an account made with them (an operator's, an import).
+    case userMetadata(userID: String, app: String?, user: String?)
     /// Uses an approved device code; ``StoreError/Code/sessionUsed`` if it was used already.
     case useDeviceCode(hash: [UInt8])
     /// Marks a DPoP proof used (its key and `jti`); ``StoreError/Code/proofUsed`` if it was:
