@@ -211,6 +211,22 @@ struct DoctorTests {
         #expect(Self.failed(checks).isEmpty && checks.first { $0.name == "signup" }?.status == .pass)
     }
 
+    @Test("signup_domains: the offline signup check fails without mail or code sign-up, which its accounts start with, and passes with both")
+    func signUpDomains() throws {
+        var configuration = TestServer.configuration()
+        configuration.signUpDomains = ["acme.test"]
+        configuration.email.smtpURL = nil
+        configuration.email.outboxDirectory = nil
+        let mailless = Doctor(configuration: configuration, options: HTTPSOptions()).configurationChecks()
+        #expect(Self.failed(mailless) == ["signup"] && mailless.first { $0.name == "signup" }?.fix?.contains("email.smtp_url") == true)
+        configuration.email.smtpURL = "smtp://127.0.0.1:2525"
+        configuration.passwordless.signup = false
+        #expect(Self.failed(Doctor(configuration: configuration, options: HTTPSOptions()).configurationChecks()) == ["signup"])
+        configuration.passwordless.signup = true
+        let checks = Doctor(configuration: configuration, options: HTTPSOptions()).configurationChecks()
+        #expect(Self.failed(checks).isEmpty && checks.first { $0.name == "signup" }?.detail.contains("acme.test") == true)
+    }
+
     @Test("the command: --config, --resolve, --connect-to, --ca-file; ✓ and ✗ lines with fixes; --json; exit 1 on a failure")
     func command() throws {
         var deployment = try Deployment()

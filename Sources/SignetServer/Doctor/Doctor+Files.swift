@@ -150,6 +150,17 @@ extension Doctor {
             checks.append(configuration.email.canSend
                 ? .pass("signup", "only operators make accounts; their owners get in with an email code, then add a passkey")
                 : .note("signup", "only operators make accounts, and mail cannot go anywhere: their owners get in only by enrollment links (signet admin users enrollment-link)"))
+        } else if !configuration.signUpDomains.isEmpty {
+            // With signup_domains an account starts with an email code: without mail or code
+            // sign-up, nobody can make one.
+            let domains = configuration.signUpDomains.joined(separator: ", ")
+            checks.append(!configuration.email.canSend
+                ? .fail("signup", "signup_domains (\(domains)) makes accounts start with an email code, and mail cannot go anywhere: nobody can sign up",
+                        fix: "set email.smtp_url, or remove signup_domains")
+                : !configuration.passwordless.signup
+                ? .fail("signup", "signup_domains (\(domains)) makes accounts start with an email code, and passwordless.signup is off: nobody can sign up",
+                        fix: "turn passwordless.signup on, or remove signup_domains")
+                : .pass("signup", "people at \(domains) make their own accounts, each starting with an email code"))
         }
         for app in androidApps {
             checks.append(.note("android.\(app.packageName)", app.fingerprints.count == 1
