@@ -20,9 +20,11 @@ final class LogStreamSender: @unchecked Sendable {
     /// Each POST: the system's CAs, ten seconds, no redirect followed (the events go to the URL
     /// registered, nowhere else); the answer is read only for its status.
     let options = HTTPSOptions(timeout: 10, maxBytes: 4096, userAgent: "signet-log-stream")
-    /// POSTs in a row for one stream in a pass (up to 10,000 events), so that a stream keeps up
-    /// with thousands of events a second and one far behind does not hold up the others long.
-    static let batchesPerPass = 100
+    /// POSTs in a row for one stream in a pass, and the seconds they may take: a stream keeps up
+    /// with thousands of events a second (JSONOBJECT's one a POST too, at a fast endpoint), and
+    /// one far behind holds up the others for 5 s at most.
+    static let batchesPerPass = 1_000
+    static let secondsPerStream: Double = 5
     private let thread = SenderThread()
     /// When each stream's missing next event was first seen (``Ceremonies/logStreamGapWait``).
     private var gaps: [String: (after: Int64, since: Int64)] = [:]
@@ -54,7 +56,8 @@ final class LogStreamSender: @unchecked Sendable {
         guard let streams = try? ceremonies.logStreams() else { return 0 }
         var delivered = 0
         for var stream in streams {
-            for _ in 0..<Self.batchesPerPass {
+            let deadline = Date().addingTimeInterval(Self.secondsPerStream)
+            for _ in 0..<Self.batchesPerPass where Date() < deadline {
                 var since = gaps[stream.id].flatMap { $0.after == stream.lastLogID ? $0.since : nil }
                 let next = try? ceremonies.nextLogStreamPost(stream, owner: owner, gapSince: &since)
                 gaps[stream.id] = since.map { (stream.lastLogID, $0) }
