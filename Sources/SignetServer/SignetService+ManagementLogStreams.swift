@@ -23,6 +23,12 @@ extension SignetService {
                                                            by: call.administrator, context: call.context)
             return try Wire.encode(ManagementLogStream(changed, pending: s.ceremonies.logStreamPending(changed)))
         }
+        r.add("POST", "/api/v2/log-streams/{id}/resend", needs: .management(.updateLogStreams)) { s, call in
+            let body = try s.body(call)
+            guard let object = body.object, object.keys.allSatisfy({ $0 == "after" }) else { throw AuthError.malformed("send {\"after\": \"LOG_ID\"}") }
+            let stream = try s.ceremonies.resendLogStream(id: call.parameter("id"), after: try body.member("after"), by: call.administrator, context: call.context)
+            return try Wire.encode(ManagementLogStream(stream, pending: s.ceremonies.logStreamPending(stream)))
+        }
         r.add("DELETE", "/api/v2/log-streams/{id}", needs: .management(.deleteLogStreams)) { s, call in
             try s.ceremonies.removeLogStream(id: call.parameter("id"), by: call.administrator, context: call.context)
             return HTTPResponse(status: 204)

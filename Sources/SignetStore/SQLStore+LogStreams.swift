@@ -58,6 +58,20 @@ extension SQLStore {
         }
     }
 
+    public func rewindLogStream(id: String, after: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                // Back only, and tried at once; a lease another instance holds ends with its next
+                // delivery, which no longer finds the stream where it left it.
+                try db.query("UPDATE log_streams SET last_log_id = ?, next_attempt_at = 0, lease_until = 0 WHERE id = ? AND last_log_id >= ?",
+                             [.int(after), .text(id), .int(after)])
+                guard db.changes == 1 else { return false }
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
+        }
+    }
+
     public func deleteLogStream(id: String, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in

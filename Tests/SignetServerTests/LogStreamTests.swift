@@ -409,6 +409,37 @@ final class StreamReceiver: HTTPHandler {
         #expect(AuditKind.allCases.filter(\.byOperator).allSatisfy { $0.streamCategory(outcome: "success") == "management.success" })
     }
 
+    @Test("resend: every event after a log_id goes again, in order; never forward; audited")
+    func resend() throws {
+        let (listener, receiver, base) = try Self.receiver()
+        defer { listener.stop() }
+        let (server, token) = try Self.operators()
+        let id = try #require(try Self.add(server, token, endpoint: base + "/in")["id"]?.string)
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "ada@example.com")
+        _ = try phone.signIn()
+        #expect(server.app.sendLogStreamsNow() >= 3)
+        let first = try receiver.items().compactMap { $0["log_id"]?.string }
+        let rewound = try server.api("POST", "/api/v2/log-streams/\(id)/resend", token: token, .object(["after": .string(first[0])]))
+        #expect(rewound.status == 200 && rewound.json["signet_delivery"]?["last_log_id"] == .string(first[0]), "\(rewound.json.serialized)")
+        #expect(server.app.sendLogStreamsNow() >= first.count - 1)
+        let again = try receiver.items().compactMap { $0["log_id"]?.string }.dropFirst(first.count)
+        // The events after it, again and in order, then the resend's own audit row.
+        #expect(Array(again.prefix(first.count - 1)) == Array(first.dropFirst()) && again.count == first.count, "\(first) then \(again)")
+        let last = try #require(again.last)
+        for (body, reason) in [(JSONValue.object(["after": .string(String(Int64(last)! + 1))]), "malformed"), (.object(["after": .string("x")]), "malformed"),
+                               (.object(["after": .string("1"), "more": .bool(true)]), "malformed"), (.object([:]), "malformed")] {
+            let refused = try server.api("POST", "/api/v2/log-streams/\(id)/resend", token: token, body)
+            #expect(refused.status == 400 && refused.json["reason"] == .string(reason), "\(body.serialized)")
+        }
+        #expect(try server.api("POST", "/api/v2/log-streams/lst_none/resend", token: token, .object(["after": .string("1")])).json["reason"] == .string("log_stream_not_found"))
+        #expect(try server.store.auditEvents(limit: 10).contains { $0.detail == "log stream \(id): resend after \(first[0])" })
+        let database = ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path]
+        let cli = try OperationsTests.signet(["admin", "log-streams", "resend", id, "--after", first[0]] + database, in: server.directory)
+        #expect(cli.status == 0 && cli.output.contains("rewound log stream \(id)"), "\(cli.output)\(cli.errors)")
+        #expect(try OperationsTests.signet(["admin", "log-streams", "resend", id] + database, in: server.directory).status == 2)
+    }
+
     @Test("an event ID not there yet is waited for, then taken as never written; a gap later in a batch ends the batch")
     func gaps() {
         let wait = Ceremonies.logStreamGapWait

@@ -120,6 +120,21 @@ extension Ceremonies {
         return try logStream(id: id)
     }
 
+    /// `POST /api/v2/log-streams/{id}/resend {"after": LOG_ID}` (Signet's own): every event after
+    /// `after` is sent again, in order, for an endpoint that lost what it took. Only back: a
+    /// stream never skips what it has not sent. Events the purge took since are gone.
+    public func resendLogStream(id: String, after: String, by caller: ManagementCaller, context: RequestContext) throws -> LogStreamRow {
+        guard let from = Int64(after), from >= 0 else { throw AuthError.malformed("after must be a log_id") }
+        let stream = try logStream(id: id)
+        guard from <= stream.lastLogID else { throw AuthError.malformed("after must be at most the stream's last_log_id (\(stream.lastLogID)): a stream never skips events") }
+        let event = pendingAuditEvent(.adminLogStreamUpdated, client: caller.clientID, detail: "log stream \(id): resend after \(from)", context: context)
+        guard try store.rewindLogStream(id: id, after: from, writes: [.audit(event)]) else {
+            throw AuthError(.conflict, "log stream \(id.prefix(64)) changed meanwhile: read it again")
+        }
+        counted(event)
+        return try logStream(id: id)
+    }
+
     /// `DELETE /api/v2/log-streams/{id}`.
     public func removeLogStream(id: String, by caller: ManagementCaller, context: RequestContext) throws {
         let event = pendingAuditEvent(.adminLogStreamRemoved, client: caller.clientID, detail: "log stream \(id.prefix(64))", context: context)

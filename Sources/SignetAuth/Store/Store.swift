@@ -444,6 +444,9 @@ public protocol Store: Sendable {
     /// `nil` when there is no such stream. Its delivery (last event, failures) is kept; a stream
     /// made active again is tried at once.
     func updateLogStream(_ stream: LogStreamRow, expected: LogStreamRow, writes: [StoreWrite]) throws(StoreError) -> Bool?
+    /// Moves a stream back so that it sends again every event after `after` (at most its last
+    /// delivered one), with `writes`: `false` when there is no such stream or it is not that far.
+    func rewindLogStream(id: String, after: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
     /// Deletes a stream, with `writes`; `false` when there is none.
     func deleteLogStream(id: String, writes: [StoreWrite]) throws(StoreError) -> Bool
     /// Takes (or renews) the lease on an active stream whose back-off is over, for `owner` until
