@@ -159,6 +159,12 @@ enum FuzzTarget {
         case .managementQuery:
             let text = String(decoding: body, as: UTF8.self)
             if case .prefix(let prefix)? = try? Ceremonies.emailQuery(text) { precondition(!prefix.utf8.contains(UInt8(ascii: "*")), "a prefix with a wildcard") }
+            // The metadata form: plain keys (no quote, dot or bracket that a JSON path would read
+            // otherwise), a value without a quote, one of the two objects.
+            if let match = (try? Ceremonies.metadataQuery(text)) ?? nil {
+                precondition(["app_metadata", "user_metadata"].contains(match.column) && (1...5).contains(match.path.count)
+                             && match.path.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy(Ceremonies.isMetadataKeyByte) } && !match.value.contains("\""), "a metadata search Signet does not make")
+            }
             // The same text as `sort` and as `fields`: the column named (by creation when none is),
             // field names without a comma.
             if let (order, _) = try? Ceremonies.userOrder(text) {

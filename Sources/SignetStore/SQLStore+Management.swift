@@ -53,6 +53,19 @@ extension SQLStore {
         }
     }
 
+    /// Accounts whose metadata holds the string `match.value` at `match.path` (keys checked to be
+    /// plain by the query's parser; passed as parameters all the same). SQLite's JSON functions
+    /// and PostgreSQL's `jsonb` read the same text alike, a string only (a number `3` is no `"3"`).
+    func metadataFilter(_ match: UserQuery.MetadataMatch) -> (String, [SQLValue]) {
+        let column = match.column == "user_metadata" ? "u.user_metadata" : "u.app_metadata"
+        if backend == "postgres" {
+            let path = "{" + match.path.joined(separator: ",") + "}"
+            return (" WHERE jsonb_typeof(\(column)::jsonb #> ?::text[]) = 'string' AND (\(column)::jsonb #>> ?::text[]) = ?", [.text(path), .text(path), .text(match.value)])
+        }
+        let path = "$." + match.path.map { "\"\($0)\"" }.joined(separator: ".")
+        return (" WHERE json_type(\(column), ?) = 'text' AND json_extract(\(column), ?) = ?", [.text(path), .text(path), .text(match.value)])
+    }
+
     /// `LIKE` with `\` as the escape, so an address with `%` or `_` matches only itself.
     static func likePrefix(_ prefix: String) -> String {
         prefix.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
@@ -61,12 +74,15 @@ extension SQLStore {
     public func users(_ query: UserQuery) throws(StoreError) -> (users: [ManagedUser], total: Int) {
         let filter: String
         let arguments: [SQLValue]
-        switch query.email {
-        case .any: (filter, arguments) = ("", [])
-        case .exactly(let email): (filter, arguments) = (" WHERE u.email = ?", [.text(email)])
-        case .prefix(let prefix): (filter, arguments) = (#" WHERE u.email LIKE ? ESCAPE '\'"#, [.text(Self.likePrefix(prefix))])
+        switch (query.email, query.metadata) {
+        case (_, let match?): (filter, arguments) = metadataFilter(match)
+        case (.any, nil): (filter, arguments) = ("", [])
+        case (.exactly(let email), nil): (filter, arguments) = (" WHERE u.email = ?", [.text(email)])
+        case (.prefix(let prefix), nil): (filter, arguments) = (#" WHERE u.email LIKE ? ESCAPE '\'"#, [.text(Self.likePrefix(prefix))])
         }
-        return try locked { db throws(StoreError) in
+        // A metadata search reads every account's JSON: on SQLite's reading connection, where no
+        // writer waits for it.
+        let search = { (db: any SQLSession) throws(StoreError) -> (users: [ManagedUser], total: Int) in
             let total = try db.query("SELECT COUNT(*) FROM users u" + filter, arguments).first?[0].int ?? 0
             // The user ID breaks ties, so pages never overlap; the expressions are the enum's own.
             let direction = query.descending ? " DESC" : ""
@@ -74,6 +90,7 @@ extension SQLStore {
                                     arguments + [.int(Int64(query.limit)), .int(Int64(query.offset))])
             return (rows.map(Self.managedUser), Int(total))
         }
+        return query.metadata == nil ? try locked(search) : try reading(search)
     }
 
     public func users(after id: String?, limit: Int) throws(StoreError) -> [ManagedUser] {

@@ -42,6 +42,23 @@ import Testing
         #expect(try server.api("GET", "/api/v2/users/\(id)", token: token).json["app_metadata"] == patched.json["app_metadata"])
     }
 
+    @Test("search by metadata: q=app_metadata.PATH:\"VALUE\" finds the accounts holding that string; bad forms are 400")
+    func search() throws {
+        let server = try TestServer.withOperators()
+        let token = try server.managementToken()
+        for (email, plan) in [("a@example.com", "pro"), ("b@example.com", "free"), ("c@example.com", "pro")] {
+            #expect(try server.api("POST", "/api/v2/users", token: token, .object(["email": .string(email), "app_metadata": .object(["plan": .string(plan)])])).status == 201)
+        }
+        let found = try server.api("GET", "/api/v2/users?q=app_metadata.plan%3A%22pro%22&include_totals=true", token: token)
+        #expect(found.status == 200 && found.json["total"] == .number("2"), "\(found.json.serialized)")
+        #expect(Set(found.json["users"]?.array?.compactMap { $0["email"]?.string } ?? []) == ["a@example.com", "c@example.com"])
+        for q in ["app_metadata.plan:pro", "app_metadata.:%22x%22", "app_metadata.a..b:%22x%22", "app_metadata.a$b:%22x%22", "app_metadata.a.b.c.d.e.f:%22x%22",
+                  "app_metadata.plan:%22p%22o%22"] {
+            let refused = try server.api("GET", "/api/v2/users?q=\(q)", token: token)
+            #expect(refused.status == 400 && refused.json["reason"] == .string("malformed"), "\(q)")
+        }
+    }
+
     @Test("the owner: reads both, merges user_metadata, cannot touch app_metadata; the operator sees the owner's change")
     func owner() throws {
         let server = try TestServer.withOperators()

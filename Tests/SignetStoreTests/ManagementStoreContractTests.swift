@@ -44,6 +44,31 @@ import Testing
         #expect(shown.lastLogin == t + 200)
     }
 
+    @Test("a metadata search finds a string at a path alike on both databases: not a number, not another path, not the other object", arguments: Backend.available)
+    func metadataSearch(_ backend: Backend) throws {
+        let store = try backend.open()
+        let documents: [(String?, String?)] = [
+            (#"{"plan":"pro","limits":{"tier":"gold"}}"#, nil), (#"{"plan":"free","n":3}"#, #"{"plan":"pro"}"#), (#"{"plan":"pro"}"#, nil), (nil, nil),
+            (#"{"n":"3","limits":{"tier":"silver"}}"#, nil),
+        ]
+        var ids: [String] = []
+        for (n, (app, own)) in documents.enumerated() {
+            let u = user(n)
+            try store.perform([.createAccount(u), .userMetadata(userID: u.id, app: app, user: own)])
+            ids.append(u.id)
+        }
+        func found(_ column: String, _ path: [String], _ value: String) throws -> Set<String> {
+            Set(try store.users(UserQuery(metadata: .init(column: column, path: path, value: value), limit: 100)).users.map(\.user.id))
+        }
+        #expect(try found("app_metadata", ["plan"], "pro") == [ids[0], ids[2]])
+        #expect(try found("user_metadata", ["plan"], "pro") == [ids[1]])
+        #expect(try found("app_metadata", ["limits", "tier"], "gold") == [ids[0]])
+        #expect(try found("app_metadata", ["n"], "3") == [ids[4]], "the string, not the number")
+        #expect(try found("app_metadata", ["tier"], "gold").isEmpty && (try found("app_metadata", ["plan"], "PRO")).isEmpty)
+        #expect(try store.users(UserQuery(metadata: .init(column: "app_metadata", path: ["plan"], value: "pro"), limit: 1)).total == 2)
+        #expect(try store.managedUser(id: ids[1])?.userMetadata == #"{"plan":"pro"}"#)
+    }
+
     @Test("audit rows page by offset in either order, filter by kind and outcome, and are counted alike on both databases", arguments: Backend.available)
     func auditPaging(_ backend: Backend) throws {
         let store = try backend.open()

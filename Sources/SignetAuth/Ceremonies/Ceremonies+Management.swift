@@ -126,7 +126,9 @@ extension Ceremonies {
     public func searchUsers(q: String?, page: Int, perPage: Int, sort: String? = nil) throws -> ManagementUserPage {
         guard page >= 0, (1...100).contains(perPage) else { throw AuthError.malformed("page must be 0 or more and per_page 1 to 100") }
         let (order, descending) = try Self.userOrder(sort)
-        let result = try store.users(UserQuery(email: try Self.emailQuery(q), offset: page * perPage, limit: perPage, order: order, descending: descending))
+        var query = UserQuery(offset: page * perPage, limit: perPage, order: order, descending: descending)
+        if let match = try Self.metadataQuery(q) { query.metadata = match } else { query.email = try Self.emailQuery(q) }
+        let result = try store.users(query)
         return ManagementUserPage(start: page * perPage, limit: perPage, length: result.users.count, total: result.total, users: result.users.map(Self.wire))
     }
 
@@ -145,6 +147,27 @@ extension Ceremonies {
             throw AuthError.malformed("sort must be FIELD:1 or FIELD:-1, FIELD one of \(UserQuery.Order.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return (order, parts[1] == "-1")
+    }
+
+    /// `q`'s metadata form, as Auth0's search has it: `app_metadata.PATH:"VALUE"` or
+    /// `user_metadata.PATH:"VALUE"`, the accounts whose metadata holds exactly that string at
+    /// that path (keys of letters, digits, `_` and `-`, joined by dots, at most 5 deep); `nil`
+    /// for another form.
+    package static func metadataQuery(_ q: String?) throws -> UserQuery.MetadataMatch? {
+        let text = (q ?? "").trimmingCharacters(in: .whitespaces)
+        guard let column = ["app_metadata", "user_metadata"].first(where: { text.hasPrefix($0 + ".") }) else { return nil }
+        let usage = AuthError.malformed(#"q's metadata form is app_metadata.KEY:"VALUE" (or user_metadata), keys of letters, digits, _ and - joined by dots"#)
+        guard text.utf8.count <= 600, let colon = text.firstIndex(of: ":") else { throw usage }
+        let path = text[text.index(text.startIndex, offsetBy: column.count + 1)..<colon].split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let value = text[text.index(after: colon)...]
+        guard (1...5).contains(path.count), path.allSatisfy({ key in (1...64).contains(key.utf8.count) && key.utf8.allSatisfy(Self.isMetadataKeyByte) }),
+              value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\""), !value.dropFirst().dropLast().contains("\"") else { throw usage }
+        return UserQuery.MetadataMatch(column: column, path: path, value: String(value.dropFirst().dropLast()))
+    }
+
+    /// A byte of a metadata key a search may name: an ASCII letter or digit, `_` or `-`.
+    package static func isMetadataKeyByte(_ b: UInt8) -> Bool {
+        (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || b == UInt8(ascii: "_") || b == UInt8(ascii: "-")
     }
 
     /// The forms of `q` Signet answers.

@@ -38,12 +38,27 @@ public struct UserQuery: Sendable, Equatable {
         /// The later of the last code sign-in and the last passkey use, as the user shows it.
         case lastLogin = "last_login"
     }
+    /// Accounts whose `app_metadata` or `user_metadata` holds a string at a path.
+    public struct MetadataMatch: Sendable, Equatable {
+        /// `app_metadata` or `user_metadata`.
+        public var column: String
+        /// Object keys from the top: letters, digits, `_` and `-` each.
+        public var path: [String]
+        public var value: String
+        public init(column: String, path: [String], value: String) {
+            self.column = column
+            self.path = path
+            self.value = value
+        }
+    }
     public var email: Email
+    public var metadata: MetadataMatch?
     public var offset: Int
     public var limit: Int
     public var order: Order
     public var descending: Bool
-    public init(email: Email = .any, offset: Int = 0, limit: Int = 50, order: Order = .createdAt, descending: Bool = false) {
+    public init(email: Email = .any, metadata: MetadataMatch? = nil, offset: Int = 0, limit: Int = 50, order: Order = .createdAt, descending: Bool = false) {
+        self.metadata = metadata
         self.email = email
         self.offset = offset
         self.limit = limit
