@@ -69,6 +69,32 @@ import Testing
         #expect(try store.managedUser(id: ids[1])?.userMetadata == #"{"plan":"pro"}"#)
     }
 
+    @Test("a metadata change is written only over what it was merged from; daily counts and active accounts read alike on both databases", arguments: Backend.available)
+    func metadataChangesAndStats(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(1)
+        try store.perform([.createAccount(u), .userMetadata(userID: u.id, app: nil, user: #"{"a":1}"#)])
+        #expect(throws: StoreError.self) { _ = try store.updateUser(id: u.id, UserChange(userMetadata: MetadataChange(from: nil, to: #"{"b":2}"#)), at: 1, writes: []) }
+        let changed = try store.updateUser(id: u.id, UserChange(appMetadata: MetadataChange(from: nil, to: #"{"r":"x"}"#),
+                                                                userMetadata: MetadataChange(from: #"{"a":1}"#, to: nil)), at: 2, writes: [])
+        #expect(changed?.appMetadata == #"{"r":"x"}"# && changed?.userMetadata == nil)
+        // Two days of events: the kinds asked for, successes only, by UTC day.
+        let day = Int64(20_000) * 86_400_000
+        for (at, kind, outcome) in [(day + 5, "sign_in", "success"), (day + 9, "sign_in", "success"), (day + 7, "sign_in", "failure"), (day + 8, "sign_up", "success"),
+                                    (day + 86_400_000, "otp_sign_in", "success"), (day + 86_400_001, "refresh", "success")] {
+            try store.appendAudit(AuditEvent(at: at, kind: kind, outcome: outcome))
+        }
+        let counts = try store.dailyEventCounts(from: day, to: day + 2 * 86_400_000, kinds: ["sign_in", "sign_up", "otp_sign_in"])
+        #expect(counts == [DailyEventCount(day: 20_000, kind: "sign_in", count: 2, first: day + 5, last: day + 9),
+                           DailyEventCount(day: 20_000, kind: "sign_up", count: 1, first: day + 8, last: day + 8),
+                           DailyEventCount(day: 20_001, kind: "otp_sign_in", count: 1, first: day + 86_400_000, last: day + 86_400_000)])
+        // Active: a code sign-in recorded on the account, or a passkey's use (its sign-up counts).
+        let other = user(2)
+        try store.createUser(other, credential: credential(other.id))
+        try store.perform([.recordLogin(userID: u.id, at: 1_000)])
+        #expect(try store.activeUsers(since: 500) == 2 && (try store.activeUsers(since: Int64.max / 2)) == 0)
+    }
+
     @Test("audit rows page by offset in either order, filter by kind and outcome, and are counted alike on both databases", arguments: Backend.available)
     func auditPaging(_ backend: Backend) throws {
         let store = try backend.open()
