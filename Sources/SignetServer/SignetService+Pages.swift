@@ -150,9 +150,10 @@ extension SignetService {
         return "/account"
     }
 
-    /// `/account…` (its page, or the passkey offer) or `/device…`, and nothing that could leave the site (`//host`, `/\host`) or
-    /// end the `Location` line: visible ASCII only, judged by bytes (a backslash with a combining
-    /// mark after it is one Character that `contains("\\")` does not find).
+    /// `/account…` (its page, or the passkey offer) or `/device…`, and nothing that could leave
+    /// the site (`//host`, `/\host`) or end the `Location` line: visible ASCII only, judged by
+    /// bytes (a backslash with a combining mark after it is one Character that `contains("\\")`
+    /// does not find).
     static func isOwnPage(_ path: String) -> Bool {
         isPlainPath(path) && (path == "/account" || path.hasPrefix("/account?") || path == "/device" || path.hasPrefix("/device?")
             || path == "/account/passkey-offer" || path.hasPrefix("/account/passkey-offer?"))

@@ -6,11 +6,10 @@ extension SQLStore {
         "id, name, status, endpoint, content_type, content_format, authorization_sealed, created_at, last_log_id, failures, next_attempt_at, last_error, last_delivered_at, filters"
 
     static func logStreamRow(_ r: [SQLValue]) -> LogStreamRow {
-        var row = LogStreamRow(id: r[0].text ?? "", name: r[1].text ?? "", status: r[2].text ?? "", endpoint: r[3].text ?? "", contentType: r[4].text ?? "",
-                     contentFormat: r[5].text ?? "", authorization: r[6].blob, createdAt: r[7].int ?? 0, lastLogID: r[8].int ?? 0, failures: Int(r[9].int ?? 0),
-                     nextAttemptAt: r[10].int ?? 0, lastError: r[11].text, lastDeliveredAt: r[12].int)
-        row.filters = (r[13].text ?? "").split(separator: " ").map(String.init)
-        return row
+        LogStreamRow(id: r[0].text ?? "", name: r[1].text ?? "", status: r[2].text ?? "", endpoint: r[3].text ?? "", contentType: r[4].text ?? "",
+                     contentFormat: r[5].text ?? "", filters: (r[13].text ?? "").split(separator: " ").map(String.init), authorization: r[6].blob,
+                     createdAt: r[7].int ?? 0, lastLogID: r[8].int ?? 0, failures: Int(r[9].int ?? 0), nextAttemptAt: r[10].int ?? 0, lastError: r[11].text,
+                     lastDeliveredAt: r[12].int)
     }
 
     public func insertLogStream(_ s: LogStreamRow, writes: [StoreWrite]) throws(StoreError) -> LogStreamRow {
