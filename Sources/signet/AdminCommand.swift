@@ -16,6 +16,7 @@ enum AdminCommand {
                signet admin users enrollment-link ID [--ttl SECONDS]   (a link that adds a first passkey)
                signet admin users export ID   (everything held about the account, as JSON: for its owner's request)
                signet admin users export --all [--out FILE]   (every account's record as JSON lines, the file import reads)
+               signet admin users update ID [--app-metadata JSON] [--user-metadata JSON]   (merged at the top level; null removes a key)
                signet admin users sign-out ID | remove-method ID METHOD_ID | cancel-recovery ID
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
@@ -63,7 +64,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -115,6 +116,7 @@ enum AdminCommand {
             case ("users", "show"): try admin.showUser(try admin.id())
             case ("users", "export") where options.all: try admin.exportAll()
             case ("users", "export"): try admin.emit(admin.ceremonies.accountExport(userID: try admin.id(), by: .commandLine, context: admin.context))
+            case ("users", "update"): try admin.updateMetadata(try admin.id())
             case ("users", "block"): try admin.block(try admin.id(), true)
             case ("users", "unblock"): try admin.block(try admin.id(), false)
             case ("users", "delete"): try admin.deleteUser(try admin.id())
@@ -152,6 +154,12 @@ struct Admin {
     let ceremonies: Ceremonies
     let options: AdminCommand.Options
     let context = RequestContext(remoteAddress: "local", requestID: "cli-" + String(UInt32.random(in: 0...UInt32.max), radix: 16))
+    /// One line of JSON, keys sorted: metadata in `users show`.
+    static let compact: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
@@ -266,8 +274,12 @@ struct Admin {
             blocked    \(u.blocked ? "YES" : "no")
             created    \(u.created_at)
             last login \(u.last_login ?? "never") (\(u.logins_count) in all)
-
             """)
+        for (label, document) in [("app_metadata ", u.app_metadata), ("user_metadata", u.user_metadata)] {
+            guard let document, let text = try? Self.compact.encode(document) else { continue }
+            print("\(label) \(Self.printable(String(decoding: text, as: UTF8.self)))")
+        }
+        print("")
         print(Self.table(["METHOD", "TYPE", "NAME", "CREATED", "LAST USED"], detail.authentication_methods.map {
             [$0.id, $0.type + ($0.hardware_bound == true ? " (hardware-bound)" : ""), $0.name ?? "-", $0.created_at ?? "-", $0.last_auth_at ?? "-"]
         }))

@@ -59,6 +59,28 @@ import Testing
         }
     }
 
+    @Test("signet admin users update --app-metadata merges, users show prints both on a line each; bad JSON exits 2, changing nothing")
+    func commandLine() throws {
+        let server = try TestServer()
+        let account = try SignedIn(server, email: "cli@example.com")
+        _ = try account.call("PATCH", "/me/metadata", .object(["user_metadata": .object(["theme": .string("dark")])]))
+        let user = try #require(try server.store.user(email: "cli@example.com"))
+        let database = ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path]
+        func admin(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+            try OperationsTests.signet(["admin", "users"] + arguments + database, in: server.directory)
+        }
+        let updated = try admin(["update", user.id, "--app-metadata", #"{"roles": ["admin"], "plan": "pro"}"#])
+        #expect(updated.status == 0 && updated.output.contains(#"app_metadata  {"plan":"pro","roles":["admin"]}"#), "\(updated.output)\(updated.errors)")
+        #expect(try admin(["update", user.id, "--app-metadata", #"{"plan": null}"#]).output.contains(#"{"roles":["admin"]}"#))
+        let shown = try admin(["show", user.id])
+        #expect(shown.output.contains(#"app_metadata  {"roles":["admin"]}"#) && shown.output.contains(#"user_metadata {"theme":"dark"}"#), "\(shown.output)")
+        for bad in [["update", user.id, "--app-metadata", "[1]"], ["update", user.id, "--app-metadata", "{"], ["update", user.id]] {
+            #expect(try admin(bad).status == 2, "\(bad)")
+        }
+        #expect(try server.store.managedUser(id: user.id)?.appMetadata == #"{"roles":["admin"]}"#)
+        #expect(try server.store.auditEvents(limit: 5).contains { $0.kind == AuditKind.adminUserUpdated.rawValue && $0.clientID == "signet-admin" })
+    }
+
     @Test("the owner: reads both, merges user_metadata, cannot touch app_metadata; the operator sees the owner's change")
     func owner() throws {
         let server = try TestServer.withOperators()
