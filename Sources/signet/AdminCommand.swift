@@ -275,10 +275,7 @@ struct Admin {
             created    \(u.created_at)
             last login \(u.last_login ?? "never") (\(u.logins_count) in all)
             """)
-        for (label, document) in [("app_metadata ", u.app_metadata), ("user_metadata", u.user_metadata)] {
-            guard let document, let text = try? Self.compact.encode(document) else { continue }
-            print("\(label) \(Self.printable(String(decoding: text, as: UTF8.self)))")
-        }
+        printMetadata(u)
         print("")
         print(Self.table(["METHOD", "TYPE", "NAME", "CREATED", "LAST USED"], detail.authentication_methods.map {
             [$0.id, $0.type + ($0.hardware_bound == true ? " (hardware-bound)" : ""), $0.name ?? "-", $0.created_at ?? "-", $0.last_auth_at ?? "-"]

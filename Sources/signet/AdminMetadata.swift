@@ -19,6 +19,11 @@ extension Admin {
         guard patch.app_metadata != nil || patch.user_metadata != nil else { throw AuthError.malformed("give --app-metadata JSON or --user-metadata JSON") }
         let user = try ceremonies.updateUser(id: id, patch, by: .commandLine, context: context)
         if options.json { return try emit(user) }
+        printMetadata(user)
+    }
+
+    /// The user's two metadata objects, a line each (`none` for one not set).
+    func printMetadata(_ user: ManagementUser) {
         for (label, value) in [("app_metadata ", user.app_metadata), ("user_metadata", user.user_metadata)] {
             print("\(label) " + (value.flatMap { try? Self.compact.encode($0) }.map { Self.printable(String(decoding: $0, as: UTF8.self)) } ?? "none"))
         }
