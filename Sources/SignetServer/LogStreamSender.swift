@@ -6,8 +6,9 @@ import SignetCurl
 import SignetHTTP
 import SignetWebAuthn
 
-/// This instance's sender of log streams (``LogStreamRow``): every `interval` seconds it reads the
-/// streams and, for each active one with events after its last delivered one, holds its lease and
+/// This instance's sender of log streams (``LogStreamRow``): every `interval` seconds while there
+/// is an active stream (else every ``idleCheck`` seconds, or at once when one is added here) it
+/// reads the streams and, for each active one with events after its last delivered one, holds its lease and
 /// POSTs them in order, a batch at a time, until the endpoint has them all or fails. A stream
 /// that fails waits (``Ceremonies/logStreamOutcome(_:owner:lastLogID:failure:)``); the others go
 /// on.
@@ -37,23 +38,30 @@ final class LogStreamSender: @unchecked Sendable {
         self.interval = interval
     }
 
+    /// Seconds between looks while no stream is active: one added on another instance is found
+    /// within them.
+    static let idleCheck: Double = 10
+
     func start() {
         thread.start(name: "signet.logstream") { [self] in
             while !thread.isStopped {
-                _ = runOnce()
-                Thread.sleep(forTimeInterval: interval)
+                if runOnce().active { Thread.sleep(forTimeInterval: interval) } else { ceremonies.logStreamsChanged.wait(timeout: Self.idleCheck) }
             }
         }
     }
 
-    func stop() { thread.stop() }
+    func stop() {
+        thread.stop()
+        ceremonies.logStreamsChanged.signal()
+    }
 
-    /// One pass over every stream; returns how many events endpoints took.
+    /// One pass over every stream; returns how many events endpoints took, and whether any
+    /// stream is active.
     @discardableResult
-    func runOnce() -> Int { passing.withLock { _ in pass() } }
+    func runOnce() -> (delivered: Int, active: Bool) { passing.withLock { _ in pass() } }
 
-    private func pass() -> Int {
-        guard let streams = try? ceremonies.logStreams() else { return 0 }
+    private func pass() -> (delivered: Int, active: Bool) {
+        guard let streams = try? ceremonies.logStreams() else { return (0, true) }
         var delivered = 0
         for var stream in streams {
             let deadline = Date().addingTimeInterval(Self.secondsPerStream)
@@ -76,7 +84,7 @@ final class LogStreamSender: @unchecked Sendable {
             }
         }
         gaps = gaps.filter { id, _ in streams.contains { $0.id == id } }
-        return delivered
+        return (delivered, streams.contains { $0.status == "active" })
     }
 
     /// Any 2xx is taken as done.

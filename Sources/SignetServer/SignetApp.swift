@@ -163,7 +163,7 @@ public final class SignetApp: @unchecked Sendable {
 
     /// Sends what every log stream has due now, on the calling thread (tests, which start the
     /// server without the sender's own beat).
-    package func sendLogStreamsNow() -> Int { logStreamSender?.runOnce() ?? 0 }
+    package func sendLogStreamsNow() -> Int { logStreamSender?.runOnce().delivered ?? 0 }
 
     /// Stops this instance's log stream sender's own beat (tests then send with
     /// ``sendLogStreamsNow()``).

@@ -92,6 +92,7 @@ extension Ceremonies {
         let event = pendingAuditEvent(.adminLogStreamAdded, client: caller.clientID, detail: "log stream \(id) (\(name.prefix(100))) to \(Self.origin(endpoint))", context: context)
         let written = try store.insertLogStream(row, writes: [.audit(event)])
         counted(event)
+        logStreamsChanged.signal()
         return written
     }
 
@@ -117,6 +118,7 @@ extension Ceremonies {
         case true?: break
         }
         counted(event)
+        logStreamsChanged.signal()
         return try logStream(id: id)
     }
 
@@ -132,6 +134,7 @@ extension Ceremonies {
             throw AuthError(.conflict, "log stream \(id.prefix(64)) changed meanwhile: read it again")
         }
         counted(event)
+        logStreamsChanged.signal()
         return try logStream(id: id)
     }
 
@@ -175,7 +178,7 @@ extension Ceremonies {
 
     /// The scheme, host and port of `uri`, for an audit detail (a path or query may hold a token).
     static func origin(_ uri: String) -> String {
-        guard let url = URL(string: uri), let scheme = url.scheme, let host = url.host else { return "?" }
+        guard let url = URLComponents(string: uri), let scheme = url.scheme, let host = url.host else { return "?" }
         return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
     }
 

@@ -74,6 +74,9 @@ public final class Ceremonies: Sendable {
     /// Signalled when a client first asks to hear of a session's end here: this instance's
     /// logout sender starts its beat (``Ceremonies/logoutSubscription(_:client:offline:)``).
     public let logoutSubscribed = Wakeup()
+    /// Signalled when a log stream is added, made active again or rewound here, so that this
+    /// instance's idle sender looks at once (``Ceremonies/addLogStream(_:by:context:)``).
+    public let logStreamsChanged = Wakeup()
     /// The SHA-256 of each configured trust anchor's certificate (``isHardwareBound(_:)``).
     let trustedRoots: Set<[UInt8]>
     /// What sign-ins verify against, so a sign-in reads nothing before its one transaction.
