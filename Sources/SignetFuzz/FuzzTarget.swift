@@ -159,6 +159,11 @@ enum FuzzTarget {
         case .managementQuery:
             let text = String(decoding: body, as: UTF8.self)
             if case .prefix(let prefix)? = try? Ceremonies.emailQuery(text) { precondition(!prefix.utf8.contains(UInt8(ascii: "*")), "a prefix with a wildcard") }
+            // The same text as a stats day: eight digits naming a real day, which reads back as them.
+            if let day = try? Ceremonies.day(text, "from") {
+                let iso = Ceremonies.iso(day * 86_400_000)
+                precondition(text.utf8.count == 8 && iso.prefix(10).filter { $0 != "-" } == text, "a day that is not the one written")
+            }
             // The metadata form: plain keys (no quote, dot or bracket that a JSON path would read
             // otherwise), a value without a quote, one of the two objects.
             if let match = (try? Ceremonies.metadataQuery(text)) ?? nil {

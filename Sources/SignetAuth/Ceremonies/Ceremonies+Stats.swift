@@ -37,7 +37,7 @@ extension Ceremonies {
 
     /// A `YYYYMMDD` day as days since 1970-01-01 (Gregorian, UTC); a day that does not exist
     /// (20260230) is refused, not rolled over.
-    static func day(_ text: String, _ name: String) throws -> Int64 {
+    package static func day(_ text: String, _ name: String) throws -> Int64 {
         let bad = AuthError.malformed("\(name) must be a day as YYYYMMDD")
         guard text.utf8.count == 8, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(text) else { throw bad }
         var calendar = Calendar(identifier: .gregorian)
