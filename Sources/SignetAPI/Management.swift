@@ -162,7 +162,9 @@ public struct AuthenticationMethod: Codable, Sendable, Equatable {
     }
 }
 
-/// A session of the user (`GET /api/v2/users/{id}/sessions`): a refresh-token family.
+/// A session of the user (`GET /api/v2/users/{id}/sessions`, `GET /api/v2/sessions/{id}`), in
+/// Auth0's shape: an app's refresh-token family (`kind` "app", its client in `clients`) or a
+/// browser's sign-in to the hosted pages (`kind` "browser", with `device` and `idle_expires_at`).
 public struct ManagementSession: Codable, Sendable, Equatable {
     public struct Client: Codable, Sendable, Equatable {
         public var client_id: String
@@ -180,22 +182,41 @@ public struct ManagementSession: Codable, Sendable, Equatable {
         public var methods: [Method]
         public init(methods: [Method]) { self.methods = methods }
     }
+    /// What a browser session's first request came with.
+    public struct Device: Codable, Sendable, Equatable {
+        public var initial_user_agent: String?
+        public var initial_ip: String
+        public init(initial_user_agent: String?, initial_ip: String) {
+            self.initial_user_agent = initial_user_agent
+            self.initial_ip = initial_ip
+        }
+    }
     public var id: String
     public var user_id: String
+    /// Signet's own: "app" or "browser".
+    public var kind: String
     public var created_at: String
     public var updated_at: String
     public var authenticated_at: String
+    public var last_interacted_at: String
+    /// A browser session's end when it is not used again; an app's refresh sets its own.
+    public var idle_expires_at: String?
     public var expires_at: String
+    public var device: Device?
     public var clients: [Client]
     public var authentication: Authentication
-    public init(id: String, user_id: String, created_at: String, updated_at: String, authenticated_at: String, expires_at: String, clients: [Client],
-                authentication: Authentication) {
+    public init(id: String, user_id: String, kind: String, created_at: String, updated_at: String, authenticated_at: String, last_interacted_at: String,
+                idle_expires_at: String? = nil, expires_at: String, device: Device? = nil, clients: [Client], authentication: Authentication) {
         self.id = id
         self.user_id = user_id
+        self.kind = kind
         self.created_at = created_at
         self.updated_at = updated_at
         self.authenticated_at = authenticated_at
+        self.last_interacted_at = last_interacted_at
+        self.idle_expires_at = idle_expires_at
         self.expires_at = expires_at
+        self.device = device
         self.clients = clients
         self.authentication = authentication
     }

@@ -137,6 +137,8 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case clientConfigured = "client_configured"
     /// `/api/v2/log-streams/{id}`: no log stream with this ID.
     case logStreamNotFound = "log_stream_not_found"
+    /// `/api/v2/sessions/{id}`: no live session with this ID (ended, expired, or never one).
+    case sessionNotFound = "session_not_found"
     // The server.
     case conflict
     case databaseUnavailable = "database_unavailable"
@@ -194,7 +196,7 @@ extension Reason {
         case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .userHasPasskey, .backupMethodRequired: 409
         case .rateLimited: 429
-        case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound: 404
+        case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound, .sessionNotFound: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .signupDisabled, .signupDomainNotAllowed, .signupCodeRequired, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull, .signingKeyUnavailable: 503
         case .internalError, .serverError: 500
@@ -349,6 +351,7 @@ extension Reason {
         case .clientNotFound: "There is no such client in the database."
         case .clientConfigured: "This client is set in the configuration file; change it there."
         case .logStreamNotFound: "There is no such log stream."
+        case .sessionNotFound: "There is no such session: it has ended, or never was."
         case .conflict: "The request conflicts with existing data."
         case .databaseUnavailable: "The database is unavailable; try again shortly."
         case .storageFull: "The server's storage is full; try again later."

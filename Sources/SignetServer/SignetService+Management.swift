@@ -78,6 +78,13 @@ extension SignetService {
             try s.ceremonies.revokeSessions(userID: call.parameter("id"), by: call.administrator, context: call.context)
             return HTTPResponse(status: 204)
         }
+        r.add("GET", "/api/v2/sessions/{id}", needs: .management(.readSessions)) { s, call in
+            try Wire.encode(s.ceremonies.managedSession(id: call.parameter("id")))
+        }
+        r.add("DELETE", "/api/v2/sessions/{id}", needs: .management(.deleteSessions)) { s, call in
+            try s.ceremonies.adminRevokeSession(id: call.parameter("id"), by: call.administrator, context: call.context)
+            return HTTPResponse(status: 204)
+        }
         r.add("GET", "/api/v2/users/{id}/logs", needs: .management(.readLogs)) { s, call in
             let q = call.request.query
             let totals = q["include_totals"] == "true"

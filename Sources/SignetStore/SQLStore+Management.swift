@@ -196,6 +196,14 @@ extension SQLStore {
         }
     }
 
+    public func sessionOwner(id: String) throws(StoreError) -> String? {
+        try reading { db throws(StoreError) in
+            try db.query(
+                "SELECT user_id FROM web_sessions WHERE id = ? UNION ALL SELECT user_id FROM refresh_tokens WHERE family = ? LIMIT 1", [.text(id), .text(id)]
+            ).first?[0].text
+        }
+    }
+
     public func revokeSessions(userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in

@@ -17,7 +17,8 @@ enum AdminCommand {
                signet admin users export ID   (everything held about the account, as JSON: for its owner's request)
                signet admin users export --all [--out FILE]   (every account's record as JSON lines, the file import reads)
                signet admin users update ID [--app-metadata JSON] [--user-metadata JSON]   (merged at the top level; null removes a key)
-               signet admin users sign-out ID | remove-method ID METHOD_ID | cancel-recovery ID
+               signet admin users sign-out ID [--session SESSION_ID]   (every session, or the one users show lists)
+               signet admin users remove-method ID METHOD_ID | cancel-recovery ID
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
                                         [--post-logout-redirect-uri URI]... [--backchannel-logout-uri URI]
@@ -64,7 +65,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -281,8 +282,9 @@ struct Admin {
             [$0.id, $0.type + ($0.hardware_bound == true ? " (hardware-bound)" : ""), $0.name ?? "-", $0.created_at ?? "-", $0.last_auth_at ?? "-"]
         }))
         print("")
-        print(Self.table(["SESSION", "CLIENT", "SIGNED IN", "LAST REFRESH", "EXPIRES"], detail.sessions.map {
-            [$0.id, $0.clients.first?.client_id ?? "-", $0.authenticated_at, $0.updated_at, $0.expires_at]
+        print(Self.table(["SESSION", "KIND", "CLIENT OR BROWSER", "SIGNED IN", "LAST SEEN", "EXPIRES"], detail.sessions.map {
+            [$0.id, $0.kind, $0.clients.first?.client_id ?? Ceremonies.browserName($0.device?.initial_user_agent), $0.authenticated_at,
+             $0.last_interacted_at, $0.idle_expires_at ?? $0.expires_at]
         }))
         if let r = detail.recovery {
             print("\nRECOVERY OPEN  \(r.id): opened \(Ceremonies.iso(r.opened_at * 1000)), holds until \(Ceremonies.iso(r.hold_until * 1000)); "
@@ -307,6 +309,11 @@ struct Admin {
     /// refresh token is refused from now on.
     func signOut(_ id: String) throws {
         let user = try ceremonies.managedUser(id: id)
+        if let session = options.one("--session") {
+            try ceremonies.adminRevokeSession(id: session, userID: id, by: .commandLine, context: context)
+            if options.json { return try emit(["signed_out": id, "session": session]) }
+            return print("session \(Self.printable(session)) of \(Self.printable(user.email)) (\(id)) has ended: its refresh token and access tokens are refused, or its browser signs in again")
+        }
         try ceremonies.revokeSessions(userID: id, by: .commandLine, context: context)
         if options.json { return try emit(["signed_out": id]) }
         print("\(Self.printable(user.email)) (\(id)) is signed out everywhere: every refresh token is refused and Signet's own endpoints refuse its access tokens")

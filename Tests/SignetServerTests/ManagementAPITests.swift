@@ -114,6 +114,7 @@ extension TestServer {
             ("GET", "/api/v2/users/\(id)/sessions", nil, "read:sessions"), ("DELETE", "/api/v2/users/\(id)/sessions", nil, "delete:sessions"),
             ("GET", "/api/v2/users/\(id)/recovery", nil, "read:users"), ("DELETE", "/api/v2/users/\(id)/recovery", nil, "update:users"),
             ("GET", "/api/v2/users/\(id)/logs", nil, "read:logs"),
+            ("GET", "/api/v2/sessions/nope", nil, "read:sessions"), ("DELETE", "/api/v2/sessions/nope", nil, "delete:sessions"),
             ("GET", "/api/v2/logs", nil, "read:logs"),
         ]
         for (method, path, body, scope) in endpoints {
@@ -353,6 +354,72 @@ extension TestServer {
         // A new sign-in starts a new session.
         _ = try phone.signIn()
         #expect(try server.api("GET", "/api/v2/users/\(id)/sessions", token: ops).json["sessions"]?.array?.count == 1)
+    }
+
+    @Test("one session: browsers' and apps' listed with their kind; read and ended by ID, the others going on; unknown, ended and expired IDs are session_not_found")
+    func oneSession() throws {
+        let server = try TestServer.withOperators()
+        let phone = Phone(server)
+        let first = try phone.signUp(email: "ada@signet.test")
+        let second = try phone.signIn()
+        let browser = WebBrowser(server, authenticator: phone.authenticator)
+        #expect(try browser.signIn().status == 200)
+        let id = try #require(jwtClaims(first["access_token"]?.string)["sub"]?.string)
+        let firstSID = try #require(jwtClaims(first["access_token"]?.string)["sid"]?.string)
+        let secondSID = try #require(jwtClaims(second["access_token"]?.string)["sid"]?.string)
+        let ops = try server.managementToken()
+        func sessions() throws -> [JSONValue] { try server.api("GET", "/api/v2/users/\(id)/sessions", token: ops).json["sessions"]?.array ?? [] }
+
+        let list = try sessions()
+        let browsers = list.filter { $0["kind"] == .string("browser") }, apps = list.filter { $0["kind"] == .string("app") }
+        #expect(list.count == 3 && browsers.count == 1 && Set(apps.compactMap { $0["id"]?.string }) == [firstSID, secondSID])
+        let web = try #require(browsers.first)
+        #expect(web["clients"] == .array([]) && web["user_id"] == .string(id) && web["device"]?["initial_user_agent"]?.string?.contains("Chrome") == true)
+        #expect(web["device"]?["initial_ip"]?.string?.isEmpty == false && web["authentication"]?["methods"]?.array?.isEmpty == false)
+        let idle = try #require(web["idle_expires_at"]?.string), absolute = try #require(web["expires_at"]?.string)
+        #expect(idle < absolute && (web["last_interacted_at"]?.string ?? "") < idle, "ISO 8601 times compare as text")
+        #expect(apps.allSatisfy { $0["idle_expires_at"] == nil && $0["device"] == nil && $0["clients"]?.array?.first?["client_id"] == .string("app") })
+
+        // Read by ID: the same object the list has.
+        let read = try server.api("GET", "/api/v2/sessions/\(firstSID)", token: ops)
+        #expect(read.status == 200 && read.json == apps.first { $0["id"] == .string(firstSID) }, "\(read.json.serialized)")
+        #expect(try server.api("GET", "/api/v2/sessions/\(try #require(web["id"]?.string))", token: ops).json == web)
+
+        // Ending the first app session: its refresh and access tokens are refused; the second goes on.
+        #expect(try server.api("DELETE", "/api/v2/sessions/\(firstSID)", token: ops).status == 204)
+        let refreshed = try server.post("/oauth/token", .object([
+            "grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(first["refresh_token"]),
+        ]))
+        #expect(refreshed.json["reason"] == .string("refresh_token_revoked"), "\(refreshed.json.serialized)")
+        #expect(try SignedIn(server, phone: phone, access: try #require(first["access_token"]?.string)).call("GET", "/me/passkeys").json["reason"] == .string("token_invalid"))
+        let kept = SignedIn(server, phone: phone, access: try #require(second["access_token"]?.string))
+        #expect(try kept.call("GET", "/me/passkeys").status == 200)
+        for method in ["GET", "DELETE"] {
+            let gone = try server.api(method, "/api/v2/sessions/\(firstSID)", token: ops)
+            #expect(gone.status == 404 && gone.json["reason"] == .string("session_not_found"), "\(method): \(gone.json.serialized)")
+        }
+        // Ending the browser's: the page signs in again; the app session is left.
+        let webID = try #require(web["id"]?.string)
+        #expect(try server.api("DELETE", "/api/v2/sessions/\(webID)", token: ops).status == 204)
+        #expect(try browser.page("/account").status == 303)
+        #expect(try sessions().compactMap { $0["id"]?.string } == [secondSID])
+        #expect(try kept.call("GET", "/me/passkeys").status == 200)
+        let audited = try server.store.auditEvents(limit: 50).filter { $0.kind == "admin_session_revoked" }
+        #expect(audited.count == 2 && Set(audited.compactMap(\.detail)) == ["session \(firstSID)", "session \(webID)"])
+        #expect(audited.allSatisfy { $0.userID == id && $0.clientID == "ops" })
+
+        // Never a session, or not one any more: the same 404, and nothing ended.
+        for unknown in ["nope", String(repeating: "a", count: 300), "%00", "%E2%80%AE"] {
+            for method in ["GET", "DELETE"] {
+                let answer = try server.api(method, "/api/v2/sessions/\(unknown)", token: ops)
+                #expect(answer.status == 404 && answer.json["reason"] == .string("session_not_found"), "\(method) \(unknown.prefix(20)): \(answer.json.serialized)")
+            }
+        }
+        server.clock.advance(Double(server.app.configuration.refreshTokenLifetime + 1))
+        let fresh = try server.managementToken()
+        #expect(try server.api("GET", "/api/v2/sessions/\(secondSID)", token: fresh).json["reason"] == .string("session_not_found"))
+        #expect(try server.api("DELETE", "/api/v2/sessions/\(secondSID)", token: fresh).json["reason"] == .string("session_not_found"))
+        #expect(try server.store.auditEvents(limit: 50).filter { $0.kind == "admin_session_revoked" }.count == 2)
     }
 
     @Test("logs: newest first, then checkpoint paging after a log_id, oldest first; Auth0's type codes; take bounded; q by account, type and event")

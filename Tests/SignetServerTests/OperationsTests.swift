@@ -28,7 +28,7 @@ import Testing
         }
         let phone = Phone(server)
         let tokens = try phone.signUp(email: "ada@signet.test")
-        _ = try SignedIn(server, email: "bob@signet.test")
+        let bob = try #require(jwtClaims(try SignedIn(server, email: "bob@signet.test").access)["sub"]?.string)
         let id = try #require(jwtClaims(tokens["access_token"]?.string)["sub"]?.string)
 
         let table = try admin(["users", "list"])
@@ -57,6 +57,18 @@ import Testing
         func refresh(_ token: JSONValue?) throws -> JSONValue {
             try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": token ?? .null])).json
         }
+        // One session ends (as users show lists it); the others go on; another account's is not found.
+        let spare = try phone.signIn()
+        let spareSID = try #require(jwtClaims(spare["access_token"]?.string)["sid"]?.string)
+        let lostSID = try #require(jwtClaims(lost["access_token"]?.string)["sid"]?.string)
+        #expect(try admin(["users", "show", id]).output.contains(spareSID))
+        let elsewhere = try admin(["users", "sign-out", bob, "--session", spareSID])
+        #expect(elsewhere.status == 1 && elsewhere.errors.contains("session_not_found"), "\(elsewhere.errors)")
+        let one = try admin(["users", "sign-out", id, "--session", spareSID])
+        #expect(one.status == 0 && one.output.contains("has ended"), "\(one.errors)")
+        #expect(try refresh(spare["refresh_token"])["reason"] == .string("refresh_token_revoked"))
+        let left = try Self.json(try admin(["users", "show", id, "--json"]).output)["sessions"]?.array ?? []
+        #expect(left.contains { $0["id"] == .string(lostSID) && $0["kind"] == .string("app") } && !left.contains { $0["id"] == .string(spareSID) })
         let signedOut = try admin(["users", "sign-out", id])
         #expect(signedOut.status == 0 && signedOut.output.contains("signed out everywhere"), "\(signedOut.errors)")
         #expect(try refresh(lost["refresh_token"])["reason"] == .string("refresh_token_revoked"))

@@ -36,6 +36,25 @@ import Testing
         #expect(try store.rowCounts()["web_sessions"] == 0)
     }
 
+    @Test("a session ID names its account, a browser's or an app's refresh family, live or not; an unknown ID, or one gone with its account, names none", arguments: Backend.available)
+    func sessionOwner(_ backend: Backend) throws {
+        let store = try backend.open()
+        let (a, b) = (user(1), user(2))
+        for u in [a, b] { try store.createUser(u, credential: credential(u.id)) }
+        let web = Self.session(a.id)
+        let family = "fam-\(UUID().uuidString.prefix(8))"
+        try store.perform([.webSession(web), .refreshToken(RefreshTokenRow(hash: [9, 9], family: family, userID: b.id, clientID: "app", scope: "openid",
+                                                                           authTime: 1, amr: ["pop"], expiresAt: now() + 60_000, createdAt: now()))])
+        #expect(try store.sessionOwner(id: web.id) == a.id)
+        #expect(try store.sessionOwner(id: family) == b.id)
+        #expect(try store.sessionOwner(id: "ws-none") == nil && store.sessionOwner(id: "") == nil)
+        // Ended: still named (the caller decides it is not live).
+        #expect(try store.revokeWebSession(id: web.id, userID: a.id, at: now(), writes: []))
+        #expect(try store.sessionOwner(id: web.id) == a.id)
+        #expect(try store.deleteUser(id: b.id, pseudonym: "deleted:b", at: now(), writes: []))
+        #expect(try store.sessionOwner(id: family) == nil)
+    }
+
     @Test("authorization codes: of 16 concurrent uses one wins, inside its transaction; expired codes cannot be used; a family is revoked", arguments: Backend.available)
     func codes(_ backend: Backend) throws {
         let store = try backend.open()

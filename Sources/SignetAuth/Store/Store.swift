@@ -381,6 +381,9 @@ public protocol Store: Sendable {
     /// `now` (the caller drops those that ``UserRecord/sessionsRevokedAt`` ended). A scan of the
     /// refresh tokens: an administrator's read, which no sign-in pays an index for.
     func sessions(userID: String, now: Int64) throws(StoreError) -> [SessionRow]
+    /// The account a session ID belongs to, a browser's (``WebSessionRow/id``) or an app's
+    /// refresh-token family, live or not; `nil` when no row has it. Both are indexed.
+    func sessionOwner(id: String) throws(StoreError) -> String?
     /// Ends every session the account started before `at` (``UserRecord/sessionsRevokedAt``),
     /// with `writes`; `false` when there is no such account.
     func revokeSessions(userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
