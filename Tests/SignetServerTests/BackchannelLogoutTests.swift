@@ -135,7 +135,7 @@ final class LogoutReceiver: HTTPHandler {
         #expect(server.app.sendLogoutsNow() == 0 && receiver.tokens.count == 2)
     }
 
-    @Test("every other way a session ends sends its client one logout token: ended from the account, its passkey removed, the account blocked, signed out or erased by an operator, a refresh token or a code used twice, a revocation (RFC 7009)")
+    @Test("every other way a session ends sends its client one logout token: ended from the account, its passkey removed, the account blocked, signed out or erased by an operator, one session or its browser's ended by an operator, a refresh token or a code used twice, a revocation (RFC 7009)")
     func everyEnd() throws {
         let (listener, receiver, uri) = try Self.receiver()
         defer { listener.stop() }
@@ -154,6 +154,11 @@ final class LogoutReceiver: HTTPHandler {
             }),
             ("the account blocked", { _, s in _ = try ceremonies.updateUser(id: s.user, ManagementUserPatch(blocked: true), by: admin, context: context) }),
             ("signed out by an operator", { _, s in try ceremonies.revokeSessions(userID: s.user, by: admin, context: context) }),
+            ("that one session ended by an operator", { _, s in try ceremonies.adminRevokeSession(id: s.sid, by: admin, context: context) }),
+            ("its browser's session ended by an operator", { _, s in
+                let browser = try #require(try ceremonies.sessions(userID: s.user).sessions.first { $0.kind == "browser" })
+                try ceremonies.adminRevokeSession(id: browser.id, userID: s.user, by: admin, context: context)
+            }),
             ("the account erased", { _, s in try ceremonies.deleteUser(id: s.user, by: admin, context: context) }),
             ("a refresh token used twice", { server, s in
                 let first = try Self.refresh(server, s.tokens), again = try Self.refresh(server, s.tokens)
