@@ -626,8 +626,9 @@ try:
     report["enroll_again"] = driver.find_element(By.ID, "status").text
 
     # 12. Sign-up where accounts are for an organization's domains (a second Signet, started with
-    #     signup_domains): the page asks for a code first; an address elsewhere is told why; one
-    #     at the domain gets the code, then the passkey offer makes its passkey.
+    #     signup_domains and the organization's branding): the page asks for a code first; an
+    #     address elsewhere is told why; one at the domain gets the code, then the passkey offer
+    #     makes its passkey.
     code_first = os.environ.get("SIGNET_CODE_FIRST_BASE")
     if code_first:
         swap_authenticator(driver)
@@ -635,6 +636,10 @@ try:
         driver.get(code_first + "/signup")
         report["code_first_hint"] = bool(by_test_id(driver, "code-first").text)
         report["code_first_button"] = by_test_id(driver, "signup-submit").text
+        # Its branding: the logo loaded (under the pages' CSP), the button and page in its colours.
+        report["brand_logo_width"] = driver.execute_script("const i = document.querySelector('[data-testid=logo]'); return i && i.complete ? i.naturalWidth : 0")
+        report["brand_button"] = driver.execute_script("const b = getComputedStyle(document.querySelector('[data-testid=signup-submit]')); return [b.backgroundColor, b.color]")
+        report["brand_page"] = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
         shoot(driver, "signup-code-first")
         by_test_id(driver, "email").send_keys("eve@elsewhere.test")
         by_test_id(driver, "signup-submit").click()

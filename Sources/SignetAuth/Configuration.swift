@@ -254,6 +254,8 @@ public struct ServerConfiguration: Sendable {
     /// proves the mailbox, and its passkey is added after: a passkey sign-up would make an
     /// account for an address nobody has shown to be theirs.
     public var signUpDomains: [String] = []
+    /// The hosted pages' logo and colours (`branding`).
+    public var branding = Branding()
     /// Whether `email` (normalized, ``Ceremonies/emailAddress(_:member:)``) is at a domain of
     /// ``signUpDomains``, or there are none.
     public func signUpDomainAllows(_ email: String) -> Bool {

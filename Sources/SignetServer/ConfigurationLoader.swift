@@ -28,6 +28,7 @@ public enum ConfigurationLoader {
         ["email", "smtp_url"], ["email", "from"], ["email", "username"], ["email", "password_file"], ["email", "ca_file"], ["email", "outbox_dir"],
         ["email", "retry_delay"], ["email", "max_retry_delay"], ["email", "max_deliveries"],
         ["recovery", "hold"], ["metrics", "listen"], ["dpop", "nonce"], ["dpop", "proofs_per_minute"],
+        ["branding", "logo_file"], ["branding", "primary_color"], ["branding", "page_background"],
     ]
 
     static func environmentName(_ path: [String]) -> String { "SIGNET_" + path.joined(separator: "_").uppercased() }
@@ -187,6 +188,7 @@ public enum ConfigurationLoader {
             }
             guard c.signUpDomains.count <= 100 else { throw ConfigurationError("signup_domains: at most 100 domains") }
         }
+        try buildBranding(tree, &c)
         if let v = try flag(tree, ["rate_limits", "enabled"]) { c.rateLimits.enabled = v }
         for (key, path) in [("sign_up_per_identifier", \RateLimits.signUpPerIdentifier), ("sign_up_per_ip", \RateLimits.signUpPerIP),
                             ("failures_per_ip", \RateLimits.failuresPerIP), ("audit_failures_per_ip", \RateLimits.auditFailuresPerIP),
@@ -464,5 +466,31 @@ extension ConfigurationLoader {
         if let v = try int(tree, ["email", "max_retry_delay"], range: 1...86400) { c.email.maxRetryDelay = v }
         if let v = try int(tree, ["email", "max_deliveries"], range: 1...100) { c.email.maxDeliveries = v }
         if let v = try int(tree, ["recovery", "hold"], range: 60...(30 * 86400)) { c.recoveryHold = v }
+    }
+
+    /// `branding`: the hosted pages' logo (a file, read once here) and colours, each checked
+    /// so that no setting can make a page unreadable or carry anything but a colour or an image.
+    static func buildBranding(_ tree: JSONObject, _ c: inout ServerConfiguration) throws {
+        func color(_ key: String) throws -> Color? {
+            guard let text = try string(tree, ["branding", key]) else { return nil }
+            guard let color = Color(hex: text) else { throw ConfigurationError("branding.\(key) must be a colour such as #0a7d5a (got \"\(text.prefix(40))\")") }
+            return color
+        }
+        c.branding.primaryColor = try color("primary_color")
+        if let background = try color("page_background") {
+            if let why = Branding.unreadable(background: background) { throw ConfigurationError("branding.page_background: \(why)") }
+            c.branding.pageBackground = background
+        }
+        guard let path = try string(tree, ["branding", "logo_file"]) else { return }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw ConfigurationError("cannot read branding.logo_file \(path)") }
+        defer { try? handle.close() }
+        let bytes = [UInt8]((try? handle.read(upToCount: Branding.logoLimit + 1)) ?? Data())
+        guard bytes.count <= Branding.logoLimit else {
+            throw ConfigurationError("branding.logo_file \(path) is larger than \(Branding.logoLimit / 1024) KiB; a logo shown 2.5 rem high needs far less")
+        }
+        guard let type = Branding.imageType(bytes) else {
+            throw ConfigurationError("branding.logo_file \(path) is not a PNG, JPEG or WebP image (SVG is not taken: opened on its own, it would run scripts on the sign-in pages' origin)")
+        }
+        c.branding.logo = Branding.Logo(bytes: bytes, contentType: type)
     }
 }

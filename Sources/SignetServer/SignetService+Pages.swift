@@ -97,6 +97,8 @@ extension SignetService {
         layout["lang"] = .text(browser.language)
         layout["title"] = .text(strings[title] ?? title)
         layout["service"] = .text(configuration.rpName)
+        if let url = brand.stylesheetURL { layout["brandCSS"] = .text(url) }
+        if let url = brand.logoURL { layout["logoURL"] = .text(url) }
         layout["page"] = .text(name)
         layout["rpID"] = .text(configuration.rpID)
         let base = url.split(separator: "?").first.map(String.init) ?? url

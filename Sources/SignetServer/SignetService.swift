@@ -19,6 +19,7 @@ public final class SignetService: HTTPHandler, Sendable {
     let appleAssociation: [UInt8]
     let androidAssociation: [UInt8]
     let passkeyEndpoints: [UInt8]
+    let brand: BrandAssets
     let discovery: [UInt8]
     /// Origins whose scripts may call the JSON API (every client's `allowed_origins`).
     let corsOrigins: Set<String>
@@ -36,6 +37,7 @@ public final class SignetService: HTTPHandler, Sendable {
         appleAssociation = WellKnown.appleAppSiteAssociation(configuration).serializedBytes
         androidAssociation = WellKnown.assetLinks(configuration).serializedBytes
         passkeyEndpoints = WellKnown.passkeyEndpoints(configuration).serializedBytes
+        brand = BrandAssets(configuration.branding)
         discovery = WellKnown.openIDConfiguration(configuration).serializedBytes
         router = SignetService.routes()
         corsOrigins = Set(configuration.clients.flatMap(\.allowedOrigins))

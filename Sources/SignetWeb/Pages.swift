@@ -14,13 +14,15 @@ public enum Pages {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>{{title}} · {{service}}</title>
         <link rel="stylesheet" href="/assets/signet.css">
+        {{#brandCSS}}<link rel="stylesheet" href="{{brandCSS}}">{{/brandCSS}}
         <script src="/assets/signet.js" defer></script>
         </head>
         <body>
         <div id="page" data-page="{{page}}" data-csrf="{{csrf}}" data-authorization="{{authorization}}" data-next="{{next}}" data-rp-id="{{rpID}}" \
         data-msg-no-passkey="{{t.msg_no_passkey}}" data-msg-unsupported="{{t.msg_unsupported}}" data-msg-failed="{{t.msg_failed}}" \
         data-msg-working="{{t.msg_working}}" data-msg-offer-done="{{t.offer_done}}" data-msg-no-link="{{t.enroll_no_link}}">
-        <header class="brand"><span class="mark" aria-hidden="true"></span>{{service}}</header>
+        <header class="brand">{{#logoURL}}<img class="logo" src="{{logoURL}}" alt="{{service}}" data-testid="logo">{{/logoURL}}\
+        {{^logoURL}}<span class="mark" aria-hidden="true"></span>{{service}}{{/logoURL}}</header>
         <main class="card">
         {{body}}
         </main>

@@ -11,7 +11,8 @@ public enum Stylesheet {
     body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--fg); background: var(--bg); }
     #page { max-width: 34rem; margin: 0 auto; padding: 1.5rem 1rem 3rem; }
     .brand { display: flex; align-items: center; gap: .5rem; font-weight: 600; margin: 0 0 1rem; }
-    .mark { width: 1.25rem; height: 1.25rem; border-radius: .35rem; background: var(--accent); display: inline-block; }
+    .mark { width: 1.25rem; height: 1.25rem; border-radius: .35rem; background: var(--brand, var(--accent)); display: inline-block; }
+    .logo { display: block; height: 2.5rem; width: auto; max-width: 14rem; object-fit: contain; }
     .card { background: var(--card); border: 1px solid var(--line); border-radius: .75rem; padding: 1.5rem; }
     h1 { font-size: 1.5rem; margin: 0 0 1rem; line-height: 1.25; }
     h2 { font-size: 1.1rem; margin: 1.75rem 0 .5rem; }
@@ -19,7 +20,7 @@ public enum Stylesheet {
     input { width: 100%; font: inherit; padding: .65rem .75rem; border: 1px solid var(--line); border-radius: .5rem; background: var(--card); color: var(--fg); }
     button, .button { display: inline-block; font: inherit; font-weight: 600; padding: .65rem 1rem; border-radius: .5rem; border: 1px solid var(--line);
       background: var(--card); color: var(--fg); cursor: pointer; text-decoration: none; text-align: center; min-height: 2.75rem; }
-    .primary { background: var(--accent); color: var(--accent-fg); border-color: var(--accent); }
+    .primary { background: var(--brand, var(--accent)); color: var(--brand-fg, var(--accent-fg)); border-color: var(--brand, var(--accent)); }
     .danger { color: var(--danger); }
     .link { border: 0; background: none; color: var(--accent); padding: .25rem 0; min-height: 0; font-weight: 400; text-decoration: underline; }
     .wide { display: block; width: 100%; margin-top: 1rem; }
@@ -59,4 +60,21 @@ public enum Stylesheet {
     @media (max-width: 30rem) { #page { padding: 1rem .75rem 2rem; } .card { padding: 1.1rem; } .inline input { width: 100%; } .inline { flex: 1 1 100%; } }
 
     """
+
+    /// `/assets/brand.css`, after the stylesheet: a deployment's colours as the variables the
+    /// stylesheet reads. Each value is a `#rrggbb` the configuration checked; `nil` keeps
+    /// Signet's. `accent` and `darkAccent` colour links and focus rings on a light and a dark
+    /// card; `background` is the light page's (a dark page keeps its own).
+    public static func brand(primary: String?, primaryText: String?, accent: String?, darkAccent: String?, background: String?) -> String {
+        func rule(_ pairs: [(String, String?)]) -> String {
+            pairs.compactMap { name, value in value.map { "--\(name): \($0);" } }.joined(separator: " ")
+        }
+        var css = ""
+        let root = rule([("brand", primary), ("brand-fg", primaryText)])
+        if !root.isEmpty { css += ":root { \(root) }\n" }
+        let light = rule([("accent", accent), ("bg", background)]), dark = rule([("accent", darkAccent)])
+        if !light.isEmpty { css += "@media (prefers-color-scheme: light) { :root { \(light) } }\n" }
+        if !dark.isEmpty { css += "@media (prefers-color-scheme: dark) { :root { \(dark) } }\n" }
+        return css
+    }
 }

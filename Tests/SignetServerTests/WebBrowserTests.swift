@@ -55,6 +55,9 @@ struct WebBrowserTests {
             c.rpID = "localhost"
             c.webOrigins = [c.issuer]
             c.signUpDomains = ["acme.test"]
+            // An organization's own look: its logo and colours (branding).
+            c.branding = Branding(primaryColor: Color(hex: "#0a7d5a"), pageBackground: Color(hex: "#f7f3ea"),
+                                  logo: .init(bytes: PNGSupport.logo((10, 125, 90)), contentType: "image/png"))
         }
         let shots = Self.root.appendingPathComponent(".build/screenshots")
         let script = Self.root.appendingPathComponent("scripts/browser-check.py").path
@@ -172,6 +175,9 @@ struct WebBrowserTests {
         #expect(r["enroll_again"]?.string?.contains("passkey already") == true, "\(r["enroll_again"] ?? .null)")
         // Sign-up for one domain: the code first, a stranger's address refused, then the passkey.
         #expect(r["code_first_hint"] == .bool(true) && r["code_first_button"] == .string("Create account with an email code"), "\(r["code_first_button"] ?? .null)")
+        #expect(r["brand_logo_width"] == .number("160"), "\(r["brand_logo_width"] ?? .null)")
+        #expect(r["brand_button"] == .array([.string("rgb(10, 125, 90)"), .string("rgb(255, 255, 255)")]) && r["brand_page"] == .string("rgb(247, 243, 234)"),
+                "\(r["brand_button"] ?? .null) \(r["brand_page"] ?? .null)")
         #expect(r["code_first_refused"] == .string("signup_domain_not_allowed"), "\(r["code_first_refused"] ?? .null)")
         #expect(r["code_first_signed_in"] == .string("ada@acme.test") && r["code_first_passkeys"] == .number("1"), "\(r["code_first_signed_in"] ?? .null)")
         #expect(r["horizontal_overflow"] == .array([]), "pages wider than the window: \(r["horizontal_overflow"]?.serialized ?? "")")
