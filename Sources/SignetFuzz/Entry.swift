@@ -125,6 +125,11 @@ enum FuzzReplay {
         // A new client's body: a public web client with its addresses.
         try write(.clientSettings, Array(#"{"name":"Published","grant_types":["client_credentials"],"jwks_uri":"https://keys.example/jwks.json"}"#.utf8))
         try write(.clientSettings, Array(#"{"name":"Web","token_endpoint_auth_method":"none","grant_types":["authorization_code"],"callbacks":["https://a.example/cb"],"audiences":["https://api.example"],"oidc_logout":{"backchannel_logout_urls":["https://a.example/logout"]}}"#.utf8))
+        // Branding: colours in each form, with a PNG's, a JPEG's, a WebP's and an SVG's first bytes.
+        for (color, image) in [("#0a7d5a", [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), ("#FA0", [0xFF, 0xD8, 0xFF, 0xE0]),
+                               ("#f7f3ea", Array("RIFF\u{0}\u{0}\u{0}\u{0}WEBPVP8 ".utf8)), ("#fff", Array("<svg>".utf8))] as [(String, [UInt8])] {
+            try write(.branding, Array(color.utf8) + [0x0A] + image)
+        }
         print("wrote \(n) seeds to \(out.path)")
     }
 }

@@ -48,6 +48,8 @@ enum FuzzTarget {
         case newUser
         // `/api/v2/log-streams`: a new stream's body, through the checks a stream passes.
         case logStreamSettings
+        // `branding`: a colour, a line break, then a logo's first bytes.
+        case branding
     }
 
     /// A browser-flow client: an exact, a loopback (any port) and two private-use redirect URIs,
@@ -363,6 +365,20 @@ enum FuzzTarget {
             // Filters are known categories, each once, and read back from their stored words as themselves.
             precondition(row.filters.allSatisfy(AuditKind.streamCategories.contains) && Set(row.filters).count == row.filters.count
                          && row.filters.joined(separator: " ").split(separator: " ").map(String.init) == row.filters, "a filter that is no category, or twice")
+        case .branding:
+            let cut = body.firstIndex(of: 0x0A) ?? body.endIndex
+            if let color = Color(hex: String(decoding: body[..<cut], as: UTF8.self)) {
+                // Only a colour goes into the stylesheet: it reads back as itself, six hex digits.
+                let hex = color.description
+                precondition(Color(hex: hex) == color && hex.utf8.count == 7 && hex.utf8.dropFirst().allSatisfy { $0.isASCIIHexLower }, "a colour written otherwise")
+                precondition(color.contrast(with: color.textOn) >= Branding.minimumContrast, "button text under 4.5:1")
+                let css = Stylesheet.brand(primary: hex, primaryText: color.textOn.description, accent: hex, darkAccent: hex, background: hex)
+                precondition(css.utf8.allSatisfy { $0 == 0x0A || (0x20..<0x7F).contains($0) } && !css.contains("<"), "the stylesheet carries more than colours")
+            }
+            let image = Array(body[cut...].dropFirst())
+            if let type = Branding.imageType(image) {
+                precondition(["image/png", "image/jpeg", "image/webp"].contains(type) && image.first != UInt8(ascii: "<"), "an image type that may run script")
+            }
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
                 precondition(SessionSealer.encode(session).flatMap(SessionSealer.decode) == session, "session round trip changed it")
@@ -373,4 +389,5 @@ enum FuzzTarget {
 
 extension UInt8 {
     var isASCIIAlphanumeric: Bool { (0x30...0x39).contains(self) || (0x41...0x5a).contains(self) || (0x61...0x7a).contains(self) }
+    var isASCIIHexLower: Bool { (0x30...0x39).contains(self) || (0x61...0x66).contains(self) }
 }
