@@ -139,6 +139,8 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case logStreamNotFound = "log_stream_not_found"
     /// `/api/v2/sessions/{id}`: no live session with this ID (ended, expired, or never one).
     case sessionNotFound = "session_not_found"
+    /// `/api/v2/logs/{id}`: no audit event with this `log_id` (never one, or purged).
+    case logNotFound = "log_not_found"
     // The server.
     case conflict
     case databaseUnavailable = "database_unavailable"
@@ -196,7 +198,7 @@ extension Reason {
         case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .userHasPasskey, .backupMethodRequired: 409
         case .rateLimited: 429
-        case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound, .sessionNotFound: 404
+        case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound, .sessionNotFound, .logNotFound: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .signupDisabled, .signupDomainNotAllowed, .signupCodeRequired, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull, .signingKeyUnavailable: 503
         case .internalError, .serverError: 500
@@ -352,6 +354,7 @@ extension Reason {
         case .clientConfigured: "This client is set in the configuration file; change it there."
         case .logStreamNotFound: "There is no such log stream."
         case .sessionNotFound: "There is no such session: it has ended, or never was."
+        case .logNotFound: "There is no such log event: it was purged, or never was."
         case .conflict: "The request conflicts with existing data."
         case .databaseUnavailable: "The database is unavailable; try again shortly."
         case .storageFull: "The server's storage is full; try again later."

@@ -102,6 +102,9 @@ extension SignetService {
             let q = call.request.query
             return try Wire.encode(s.ceremonies.logs(q: q["q"], from: q["from"], take: try Self.integer(q["take"] ?? q["per_page"], "take", default: 50)))
         }
+        r.add("GET", "/api/v2/logs/{id}", needs: .management(.readLogs)) { s, call in
+            try Wire.encode(s.ceremonies.log(id: call.parameter("id")))
+        }
     }
 
     /// Auth0's `fields` (names, comma-separated) and `include_fields` (`true`, the default: only

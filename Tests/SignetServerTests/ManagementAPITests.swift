@@ -115,7 +115,7 @@ extension TestServer {
             ("GET", "/api/v2/users/\(id)/recovery", nil, "read:users"), ("DELETE", "/api/v2/users/\(id)/recovery", nil, "update:users"),
             ("GET", "/api/v2/users/\(id)/logs", nil, "read:logs"),
             ("GET", "/api/v2/sessions/nope", nil, "read:sessions"), ("DELETE", "/api/v2/sessions/nope", nil, "delete:sessions"),
-            ("GET", "/api/v2/logs", nil, "read:logs"),
+            ("GET", "/api/v2/logs", nil, "read:logs"), ("GET", "/api/v2/logs/1", nil, "read:logs"),
         ]
         for (method, path, body, scope) in endpoints {
             let none = try server.api(method, path, token: nil, body)
@@ -422,7 +422,7 @@ extension TestServer {
         #expect(try server.store.auditEvents(limit: 50).filter { $0.kind == "admin_session_revoked" }.count == 2)
     }
 
-    @Test("logs: newest first, then checkpoint paging after a log_id, oldest first; Auth0's type codes; take bounded; q by account, type and event")
+    @Test("logs: newest first, then checkpoint paging after a log_id, oldest first; Auth0's type codes; take bounded; q by account, type and event; one by its log_id")
     func logs() throws {
         let server = try TestServer.withOperators()
         let phone = Phone(server)
@@ -482,6 +482,17 @@ extension TestServer {
         let machine = try narrowed(#"type:"seccft""#)
         #expect(!machine.isEmpty && events(machine) == ["client_credentials"])
         #expect(try narrowed(#"type:"no_such_code""#).isEmpty)
+
+        // One event by its log_id: the object the list has; anything else is log_not_found.
+        for event in try server.api("GET", "/api/v2/logs?take=5", token: ops).json.array ?? [] {
+            let one = try server.api("GET", "/api/v2/logs/\(try #require(event["log_id"]?.string))", token: ops)
+            #expect(one.status == 200 && one.json == event, "\(one.json.serialized)")
+        }
+        let last = try #require(try server.api("GET", "/api/v2/logs?take=1", token: ops).json.array?.first?["log_id"]?.string.flatMap { Int64($0) })
+        for unknown in ["0", "-1", "+1", "1.0", " 1", "01x", "\(last + 1000)", "99999999999999999999", "9223372036854775807", "abc", "%E2%91%A0"] {
+            let answer = try server.api("GET", "/api/v2/logs/\(unknown.replacingOccurrences(of: " ", with: "%20"))", token: ops)
+            #expect(answer.status == 404 && answer.json["reason"] == .string("log_not_found"), "\(unknown): \(answer.json.serialized)")
+        }
     }
 
     @Test("a client added to the database is used by a running server within seconds, and removed as fast")

@@ -246,7 +246,7 @@ extension Ceremonies {
         event.map(counted)
     }
 
-    // MARK: authentication methods and sessions
+    // MARK: authentication methods
 
     /// `GET /api/v2/users/{id}/authentication-methods`: passkeys, device keys, the email address,
     /// and the recovery codes when the account has unused ones. A passkey says whether the
@@ -312,146 +312,12 @@ extension Ceremonies {
         }
     }
 
-    /// `GET /api/v2/users/{id}/sessions`: the live sessions, browsers' (newest first) then apps'
-    /// refresh-token families (newest first), as the account's own list has them.
-    public func sessions(userID: String) throws -> ManagementSessionList {
-        ManagementSessionList(sessions: managementSessions(try accountSessions(existingUser(userID).user), userID: userID))
-    }
-
-    /// `GET /api/v2/sessions/{id}`: one live session, a browser's or an app's.
-    public func managedSession(id: String) throws -> ManagementSession {
-        try liveSession(id: id, userID: nil)
-    }
-
-    /// `DELETE /api/v2/sessions/{id}` (and `signet admin users sign-out ID --session SESSION`,
-    /// which names the account too): one session ends at once, as its owner ends it on the
-    /// account page: an app's refresh token and access tokens are refused, a browser signs in
-    /// again, and clients that asked for back-channel logout are told.
-    public func adminRevokeSession(id: String, userID: String? = nil, by caller: ManagementCaller, context: RequestContext) throws {
-        let session = try liveSession(id: id, userID: userID)
-        let event = pendingAuditEvent(.adminSessionRevoked, user: session.user_id, client: caller.clientID, detail: "session \(id)", context: context)
-        let ended = session.kind == "browser"
-            ? try store.revokeWebSession(id: id, userID: session.user_id, at: nowMillis, writes: [.audit(event)])
-            : try endSession(id, writes: [.audit(event)])
-        guard ended else { throw AuthError(.sessionNotFound, "session \(id.prefix(64)) ended meanwhile") }
-        counted(event)
-    }
-
-    /// The live session `id`, of `userID`'s account when that is given.
-    private func liveSession(id: String, userID: String?) throws -> ManagementSession {
-        let unknown = AuthError(.sessionNotFound, "no live session \(id.prefix(64))")
-        guard !id.isEmpty, id.utf8.count <= 128, let owner = try store.sessionOwner(id: id), userID == nil || userID == owner,
-              let user = try store.user(id: owner),
-              let session = managementSessions(try accountSessions(user), userID: owner).first(where: { $0.id == id }) else { throw unknown }
-        return session
-    }
-
-    /// The account's sessions in the Management API's shape.
-    func managementSessions(_ sessions: AccountSessions, userID: String) -> [ManagementSession] {
-        let idle = Int64(configuration.webSessionIdle) * 1000
-        let browsers = sessions.web.map { w in
-            ManagementSession(
-                id: w.id, user_id: userID, kind: "browser", created_at: Self.iso(w.createdAt), updated_at: Self.iso(w.lastSeenAt),
-                authenticated_at: Self.iso(w.authTime * 1000), last_interacted_at: Self.iso(w.lastSeenAt),
-                idle_expires_at: Self.iso(min(w.lastSeenAt + idle, w.expiresAt)), expires_at: Self.iso(w.expiresAt),
-                device: .init(initial_user_agent: w.userAgent, initial_ip: w.remote), clients: [],
-                authentication: .init(methods: w.amr.map { .init(name: $0, timestamp: Self.iso(w.authTime * 1000)) }))
-        }
-        return browsers + sessions.apps.map { s in
-            ManagementSession(
-                id: s.id, user_id: userID, kind: "app", created_at: Self.iso(s.createdAt), updated_at: Self.iso(s.updatedAt),
-                authenticated_at: Self.iso(s.authTime * 1000), last_interacted_at: Self.iso(s.updatedAt), expires_at: Self.iso(s.expiresAt),
-                clients: [.init(client_id: s.clientID)],
-                authentication: .init(methods: s.amr.map { .init(name: $0, timestamp: Self.iso(s.authTime * 1000)) }))
-        }
-    }
-
-    /// `DELETE /api/v2/users/{id}/sessions`: every session that started until now ends at once:
-    /// their refresh tokens and, at Signet's own endpoints, their access tokens are refused.
-    public func revokeSessions(userID: String, by caller: ManagementCaller, context: RequestContext) throws {
-        let event = pendingAuditEvent(.adminSessionsRevoked, user: userID, client: caller.clientID, context: context)
-        guard userID.utf8.count <= 128, try store.revokeSessions(userID: userID, at: nowMillis, writes: [.audit(event)]) else {
-            throw AuthError(.userUnknown, "no user \(userID.prefix(64))")
-        }
-        counted(event)
-    }
-
-    // MARK: logs
-
-    /// `GET /api/v2/logs`: without `from`, the newest `take` events, newest first; with `from`
-    /// (a `log_id`), the `take` events after it, oldest first, which is how Auth0's checkpoint
-    /// paging follows the log. `q` narrows it with up to three terms joined by ` AND `, each at
-    /// most once: `user_id:"ID"`, `type:"CODE"` (the log's `type`: Auth0's code, or Signet's
-    /// name for an event Auth0 has no code for) and `signet_event:"NAME"`.
-    public func logs(q: String?, from: String?, take: Int) throws -> [LogEvent] {
-        guard (1...100).contains(take) else { throw AuthError.malformed("take must be 1 to 100") }
-        var query = AuditQuery(limit: take)
-        if let from, !from.isEmpty {
-            guard let id = Int64(from), id >= 0 else { throw AuthError.malformed("from must be a log_id") }
-            query.after = id
-        }
-        if let q = q?.trimmingCharacters(in: .whitespaces), !q.isEmpty { try Self.narrow(&query, q) }
-        return try store.auditEntries(query).map(Self.wire)
-    }
-
-    /// `GET /api/v2/users/{id}/logs` (Auth0's user log events): page `page` of `perPage`
-    /// events of the user, newest first unless `sort` is `date:1`; with `totals`, how many
-    /// there are in all (counted only then: on SQLite a count reads every row of the trail).
-    public func userLogs(userID: String, page: Int, perPage: Int, sort: String?, totals: Bool) throws -> ManagementLogPage {
-        guard page >= 0, page <= 100_000, (1...100).contains(perPage) else { throw AuthError.malformed("page must be 0 to 100000 and per_page 1 to 100") }
-        guard sort == nil || sort == "date:1" || sort == "date:-1" else { throw AuthError.malformed("sort must be date:1 or date:-1") }
-        _ = try existingUser(userID)
-        let query = AuditQuery(userID: userID, limit: perPage, offset: page * perPage, oldestFirst: sort == "date:1")
-        let logs = try store.auditEntries(query).map(Self.wire)
-        return ManagementLogPage(start: page * perPage, limit: perPage, length: logs.count, total: totals ? try store.auditCount(query) : nil, logs: logs)
-    }
-
-    /// `q` of `GET /api/v2/logs` applied to `query` (``logs(q:from:take:)``).
-    package static func narrow(_ query: inout AuditQuery, _ q: String) throws {
-        let usage = AuthError.malformed(#"q takes user_id:"ID", type:"CODE" and signet_event:"NAME", joined by AND"#)
-        guard q.utf8.count <= 300 else { throw usage }
-        var seen: Set<String> = []
-        // Terms and their parts are found by bytes: a quote or a space is one code point.
-        for term in Array(q.utf8).split(separator: Array(" AND ".utf8)) {
-            guard let colon = term.firstIndex(of: UInt8(ascii: ":")), term.count >= colon - term.startIndex + 3,
-                  term[term.index(after: colon)] == UInt8(ascii: "\""), term.last == UInt8(ascii: "\"") else { throw usage }
-            let field = String(decoding: term[..<colon], as: UTF8.self)
-            let value = String(decoding: term[(colon + 2)..<(term.endIndex - 1)], as: UTF8.self)
-            guard !value.isEmpty, !value.utf8.contains(UInt8(ascii: "\"")), seen.insert(field).inserted else { throw usage }
-            switch field {
-            case "user_id": query.userID = value
-            case "signet_event":
-                guard let kind = AuditKind(rawValue: value) else { throw AuthError.malformed("signet_event \"\(value.prefix(60))\" is no event Signet writes") }
-                query.events = (query.events ?? [AuditMatch(kind: kind.rawValue)]).filter { $0.kind == kind.rawValue }
-            case "type":
-                let matches = AuditKind.allCases.flatMap { kind -> [AuditMatch] in
-                    guard let codes = kind.auth0Types else { return kind.rawValue == value ? [AuditMatch(kind: kind.rawValue)] : [] }
-                    return [(codes.success, "success"), (codes.failure, "failure")].filter { $0.0 == value }.map { AuditMatch(kind: kind.rawValue, outcome: $0.1) }
-                }
-                query.events = query.events.map { chosen in matches.filter { m in chosen.contains { $0.kind == m.kind } } } ?? matches
-            default: throw usage
-            }
-        }
-    }
-
-    /// Auth0's log type code for an event, where Auth0 has one (``AuditKind/auth0Types``); a
-    /// kind this version does not know (a newer instance's) has none.
-    static func auth0Type(_ e: AuditEvent) -> String? {
-        AuditKind(rawValue: e.kind)?.auth0Types.map { e.outcome == "success" ? $0.success : $0.failure }
-    }
-
     // MARK: wire forms
 
     static func wire(_ m: ManagedUser) -> ManagementUser {
         ManagementUser(user_id: m.user.id, email: m.user.email, email_verified: m.user.emailVerified, name: m.user.name, created_at: iso(m.user.createdAt),
                        updated_at: iso(m.updatedAt ?? m.user.createdAt), last_login: m.lastLogin.map(iso), logins_count: m.loginsCount, blocked: m.user.blocked,
                        app_metadata: metadataDocument(m.appMetadata), user_metadata: metadataDocument(m.userMetadata))
-    }
-
-    static func wire(_ entry: AuditEntry) -> LogEvent {
-        let e = entry.event
-        return LogEvent(log_id: String(entry.id), date: iso(e.at), type: auth0Type(e) ?? e.kind, signet_event: e.kind, outcome: e.outcome, reason: e.reason,
-                        description: e.detail, client_id: e.clientID, user_id: e.userID, ip: e.remote, request_id: e.requestID)
     }
 
     /// Milliseconds since 1970 as ISO 8601 in UTC with milliseconds, as Auth0 writes times.
