@@ -67,6 +67,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
     case adminRecoveryCancelled = "admin_recovery_cancelled"
     case adminSessionsRevoked = "admin_sessions_revoked"
     case adminSessionRevoked = "admin_session_revoked"
+    case adminAttemptLimitsCleared = "admin_attempt_limits_cleared"
     case adminClientAdded = "admin_client_added"
     case adminClientRemoved = "admin_client_removed"
     case adminClientSecretRotated = "admin_client_secret_rotated"
@@ -140,6 +141,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .adminRecoveryCancelled: "An operator cancelled a user's open recovery: what it added revoked, the sessions it started ended."
         case .adminSessionsRevoked: "An operator ended every session of a user."
         case .adminSessionRevoked: "An operator ended one session of a user (its ID in the detail)."
+        case .adminAttemptLimitsCleared: "An operator lifted a user's used-up attempt limits (which, in the detail)."
         case .adminClientAdded: "A client added to the database."
         case .adminClientRemoved: "A client removed, with every session issued to it."
         case .adminClientSecretRotated: "A confidential client's secret replaced."
@@ -182,7 +184,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
              .recoveryFinished: group = "user"
         case .adminUserCreated, .adminEnrollmentLink, .adminUserExported, .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked,
              .adminUserDeleted, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted, .adminRecoveryCancelled,
-             .adminSessionsRevoked, .adminSessionRevoked, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated,
+             .adminSessionsRevoked, .adminSessionRevoked, .adminAttemptLimitsCleared, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated,
              .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved: group = "management"
         case .mailDropped, .backchannelLogoutDropped, .signingKeyRotated, .signingKeyDestroyed: return "system.notification"
         }
@@ -206,7 +208,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .clientCredentials: ("seccft", "feccft")
         case .adminUserDeleted: ("sdu", "sdu")
         case .adminUserCreated, .adminEnrollmentLink, .adminUserExported, .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted, .adminRecoveryCancelled,
-             .adminSessionsRevoked, .adminSessionRevoked, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet,
+             .adminSessionsRevoked, .adminSessionRevoked, .adminAttemptLimitsCleared, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet,
              .adminClientUpdated, .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved: ("sapi", "fapi")
         default: nil
         }

@@ -222,6 +222,31 @@ public struct ManagementSession: Codable, Sendable, Equatable {
     }
 }
 
+/// `GET /api/v2/user-blocks/{id}` (Auth0's shape): the attempt limits an account has used up
+/// in their current window, each with Signet's `attempts`, `limit` and `until`.
+public struct UserBlocks: Codable, Sendable, Equatable {
+    public struct Block: Codable, Sendable, Equatable {
+        /// The account's address.
+        public var identifier: String
+        /// Which limit: `email` (codes mailed to the address), `email-change` (codes for a new
+        /// address), `recovery` (recovery-code tries) or `device` (unknown device user codes).
+        public var connection: String
+        public var attempts: Int
+        public var limit: Int
+        /// When the window ends and the limit lifts on its own.
+        public var until: String
+        public init(identifier: String, connection: String, attempts: Int, limit: Int, until: String) {
+            self.identifier = identifier
+            self.connection = connection
+            self.attempts = attempts
+            self.limit = limit
+            self.until = until
+        }
+    }
+    public var blocked_for: [Block]
+    public init(blocked_for: [Block]) { self.blocked_for = blocked_for }
+}
+
 /// `GET /api/v2/users/{id}/sessions`.
 public struct ManagementSessionList: Codable, Sendable, Equatable {
     public var sessions: [ManagementSession]

@@ -78,6 +78,13 @@ extension SignetService {
             try s.ceremonies.revokeSessions(userID: call.parameter("id"), by: call.administrator, context: call.context)
             return HTTPResponse(status: 204)
         }
+        r.add("GET", "/api/v2/user-blocks/{id}", needs: .management(.readUsers)) { s, call in
+            try Wire.encode(s.ceremonies.userBlocks(userID: call.parameter("id")))
+        }
+        r.add("DELETE", "/api/v2/user-blocks/{id}", needs: .management(.updateUsers)) { s, call in
+            try s.ceremonies.clearUserBlocks(userID: call.parameter("id"), by: call.administrator, context: call.context)
+            return HTTPResponse(status: 204)
+        }
         r.add("GET", "/api/v2/sessions/{id}", needs: .management(.readSessions)) { s, call in
             try Wire.encode(s.ceremonies.managedSession(id: call.parameter("id")))
         }

@@ -615,6 +615,31 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
+    public func rateCounts(_ keys: [RateCounterKey]) throws(StoreError) -> [RateCount] {
+        try reading { db throws(StoreError) in
+            var counts: [RateCount] = []
+            for k in keys {
+                let rows = try db.query("SELECT window_start, count FROM rate_counters WHERE bucket = ? AND key = ?", [.text(k.bucket), .blob(k.key)])
+                if let row = rows.first { counts.append(RateCount(counter: k, windowStart: row[0].int ?? 0, count: Int(row[1].int ?? 0))) }
+            }
+            return counts
+        }
+    }
+
+    public func clearRateCounts(_ keys: [RateCounterKey], writes: [StoreWrite]) throws(StoreError) -> Int {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Int in
+                var cleared = 0
+                for k in keys {
+                    try db.query("DELETE FROM rate_counters WHERE bucket = ? AND key = ?", [.text(k.bucket), .blob(k.key)])
+                    cleared += db.changes
+                }
+                for write in writes { try Self.apply(write, db) }
+                return cleared
+            }
+        }
+    }
+
     public func purge(now: Int64, auditBefore: Int64, batch: Int = 5_000) throws(StoreError) -> Int {
         // Rows are numbered in time order: the first row new enough is found by reading only the
         // rows that go (no index on the time, which every sign-in would update), and every row

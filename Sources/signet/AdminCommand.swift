@@ -19,6 +19,7 @@ enum AdminCommand {
                signet admin users update ID [--app-metadata JSON] [--user-metadata JSON]   (merged at the top level; null removes a key)
                signet admin users sign-out ID [--session SESSION_ID]   (every session, or the one users show lists)
                signet admin users remove-method ID METHOD_ID | cancel-recovery ID
+               signet admin users lift-limits ID   (codes and recovery tries used up for the hour: tried again at once)
                signet admin clients add --name NAME --type confidential|public --grant GRANT [--grant GRANT]...
                                         [--scope "S1 S2"] [--redirect-uri URI]... [--audience AUD]...
                                         [--post-logout-redirect-uri URI]... [--backchannel-logout-uri URI]
@@ -124,6 +125,7 @@ enum AdminCommand {
             case ("users", "sign-out"): try admin.signOut(try admin.id())
             case ("users", "remove-method"): try admin.removeMethod()
             case ("users", "cancel-recovery"): try admin.cancelRecovery(try admin.id())
+            case ("users", "lift-limits"): try admin.liftLimits(try admin.id())
             case ("clients", "add"): try admin.addClient()
             case ("clients", "list"): try admin.listClients()
             case ("clients", "update"): try admin.updateClient(try admin.id())
@@ -261,11 +263,13 @@ struct Admin {
         let authentication_methods: [AuthenticationMethod]
         let sessions: [ManagementSession]
         let recovery: RecoveryInfo?
+        let blocked_for: [UserBlocks.Block]
     }
 
     func showUser(_ id: String) throws {
         let detail = UserDetail(user: try ceremonies.managedUser(id: id), authentication_methods: try ceremonies.authenticationMethods(userID: id),
-                                sessions: try ceremonies.sessions(userID: id).sessions, recovery: try ceremonies.recovery(userID: id).recovery)
+                                sessions: try ceremonies.sessions(userID: id).sessions, recovery: try ceremonies.recovery(userID: id).recovery,
+                                blocked_for: try ceremonies.userBlocks(userID: id).blocked_for)
         if options.json { return try emit(detail) }
         let u = detail.user
         print("""
@@ -289,6 +293,9 @@ struct Admin {
         if let r = detail.recovery {
             print("\nRECOVERY OPEN  \(r.id): opened \(Ceremonies.iso(r.opened_at * 1000)), holds until \(Ceremonies.iso(r.hold_until * 1000)); "
                 + "added \(r.passkeys.count) passkey(s), \(r.device_keys.count) device key(s). Not the owner? signet admin users cancel-recovery \(Self.printable(u.user_id))")
+        }
+        for b in detail.blocked_for {
+            print("\nLIMIT USED UP  \(b.connection): \(b.attempts) of \(b.limit) this hour, until \(b.until). Checked who asks? signet admin users lift-limits \(Self.printable(u.user_id))")
         }
     }
 
@@ -317,6 +324,15 @@ struct Admin {
         try ceremonies.revokeSessions(userID: id, by: .commandLine, context: context)
         if options.json { return try emit(["signed_out": id]) }
         print("\(Self.printable(user.email)) (\(id)) is signed out everywhere: every refresh token is refused and Signet's own endpoints refuse its access tokens")
+    }
+
+    /// The account's used-up attempt limits start over (`DELETE /api/v2/user-blocks/{id}`).
+    func liftLimits(_ id: String) throws {
+        let lifted = try ceremonies.userBlocks(userID: id).blocked_for.map(\.connection)
+        try ceremonies.clearUserBlocks(userID: id, by: .commandLine, context: context)
+        if options.json { return try emit(["user_id": id, "lifted": lifted.joined(separator: " ")]) }
+        print(lifted.isEmpty ? "\(id) had no limit used up; its counters start over"
+                             : "lifted for \(id): \(lifted.joined(separator: ", ")); it can try again at once")
     }
 
     /// The account's open recovery ends (`DELETE /api/v2/users/{id}/recovery`): what it added is

@@ -114,6 +114,7 @@ extension TestServer {
             ("GET", "/api/v2/users/\(id)/sessions", nil, "read:sessions"), ("DELETE", "/api/v2/users/\(id)/sessions", nil, "delete:sessions"),
             ("GET", "/api/v2/users/\(id)/recovery", nil, "read:users"), ("DELETE", "/api/v2/users/\(id)/recovery", nil, "update:users"),
             ("GET", "/api/v2/users/\(id)/logs", nil, "read:logs"),
+            ("GET", "/api/v2/user-blocks/\(id)", nil, "read:users"), ("DELETE", "/api/v2/user-blocks/\(id)", nil, "update:users"),
             ("GET", "/api/v2/sessions/nope", nil, "read:sessions"), ("DELETE", "/api/v2/sessions/nope", nil, "delete:sessions"),
             ("GET", "/api/v2/logs", nil, "read:logs"), ("GET", "/api/v2/logs/1", nil, "read:logs"),
         ]

@@ -38,6 +38,10 @@ import Testing
         let shown = try Self.json(try admin(["users", "show", id, "--json"]).output)
         #expect(shown["authentication_methods"]?.array?.first?["type"] == .string("passkey") && shown["sessions"]?.array?.count == 1)
         #expect(try admin(["users", "show", id]).output.contains("last login"))
+        #expect(shown["blocked_for"] == .array([]))
+        let lifted = try admin(["users", "lift-limits", id])
+        #expect(lifted.status == 0 && lifted.output.contains("had no limit used up"), "\(lifted.errors)")
+        #expect(try admin(["users", "lift-limits", "00000000-0000-4000-8000-000000000000"]).errors.contains("user_unknown"))
         // A stored value never drives the operator's terminal: a passkey name written before names
         // were checked, with an escape sequence and a bidirectional override, is shown escaped.
         let stored = try #require(try server.store.credentials(userID: id).first)

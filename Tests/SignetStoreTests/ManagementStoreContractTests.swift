@@ -44,6 +44,26 @@ import Testing
         #expect(shown.lastLogin == t + 200)
     }
 
+    @Test("rate counters read back as counted, absent when never counted; cleared with the writes in one transaction, only those named", arguments: Backend.available)
+    func rateCounters(_ backend: Backend) throws {
+        let store = try backend.open()
+        let (a, b, never) = (RateCounterKey(bucket: "recovery_attempts", key: [1, 2, 3]), RateCounterKey(bucket: "user_code_guesses", key: [4]),
+                             RateCounterKey(bucket: "recovery_attempts", key: [9]))
+        for _ in 0..<3 { _ = try store.count(bucket: a.bucket, key: a.key, windowStart: 7_200_000) }
+        _ = try store.count(bucket: b.bucket, key: b.key, windowStart: 3_600_000)
+        #expect(try store.rateCounts([a, b, never]) == [RateCount(counter: a, windowStart: 7_200_000, count: 3), RateCount(counter: b, windowStart: 3_600_000, count: 1)])
+        let u = user(1)
+        try store.createUser(u, credential: credential(u.id))
+        let event = AuditEvent(at: now(), kind: "admin_attempt_limits_cleared", outcome: "success", userID: u.id)
+        #expect(try store.clearRateCounts([a, never], writes: [.audit(event)]) == 1)
+        #expect(try store.rateCounts([a, b]) == [RateCount(counter: b, windowStart: 3_600_000, count: 1)])
+        #expect(try store.auditEvents(limit: 10).contains { $0.kind == "admin_attempt_limits_cleared" && $0.userID == u.id })
+        // A write that fails takes the clearing back with it.
+        #expect(throws: StoreError.self) { try store.clearRateCounts([b], writes: [.audit(event), .recordLogin(userID: "nobody", at: 0), .refreshToken(RefreshTokenRow(
+            hash: [1], family: "f", userID: "no-such-user", clientID: "app", scope: "openid", authTime: 1, amr: [], expiresAt: 1, createdAt: 1))]) }
+        #expect(try store.rateCounts([b]).count == 1)
+    }
+
     @Test("a metadata search finds a string at a path alike on both databases: not a number, not another path, not the other object", arguments: Backend.available)
     func metadataSearch(_ backend: Backend) throws {
         let store = try backend.open()

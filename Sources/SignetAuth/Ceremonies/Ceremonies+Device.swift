@@ -81,8 +81,8 @@ extension Ceremonies {
         guard let text = action?["user_code"]?.string else { throw AuthError(.actionInvalid, "a device approval needs a string user_code") }
         let code = Self.normalizedUserCode(text)
         guard let row = try store.deviceCode(userCode: code), row.status == .pending, row.expiresAt > nowMillis else {
-            if let wait = try attempts(.userCodeGuesses, RateLimit(limit: 10, window: 3600), key: user.id) {
-                throw Self.rateLimited(wait, "more than 10 unknown user codes an hour for this account")
+            if let wait = try attempts(.userCodeGuesses, rate(.userCodeGuesses), key: user.id) {
+                throw Self.rateLimited(wait, "more than \(rate(.userCodeGuesses).limit) unknown user codes an hour for this account")
             }
             throw AuthError(.userCodeUnknown, "no pending device sign-in with this user code")
         }

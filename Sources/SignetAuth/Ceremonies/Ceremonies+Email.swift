@@ -66,7 +66,7 @@ extension Ceremonies {
         if let last = try store.emailCode(email: key)?.createdAt, last > nowMillis - interval {
             throw Self.rateLimited(Int((last + interval - nowMillis + 999) / 1000), "a code went to this address less than \(settings.sendInterval) s ago")
         }
-        if let wait = try attempts(.codesPerIdentifier, RateLimit(limit: settings.sendsPerHour, window: 3600), key: email) {
+        if let wait = try attempts(.codesPerIdentifier, rate(.codesPerIdentifier), key: email) {
             throw Self.rateLimited(wait, "more than \(settings.sendsPerHour) codes for this address in an hour")
         }
         let code = digits(settings.codeLength)

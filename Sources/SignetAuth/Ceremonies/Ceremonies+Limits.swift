@@ -43,10 +43,15 @@ extension Ceremonies {
     /// Counts the request's address in `bucket` and refuses with `rate_limited` past its limit:
     /// the middleware of a route that declares the bucket.
     public func limit(_ bucket: Bucket, context: RequestContext) throws {
-        let rates = configuration.rateLimits
         // Off for load tests: then not even the address is looked at.
-        guard rates.enabled else { return }
-        let rate = switch bucket {
+        guard configuration.rateLimits.enabled else { return }
+        try limit(bucket, rate(bucket), key: addressKey(context))
+    }
+
+    /// Each bucket's limit and window, from the configuration where it sets them.
+    func rate(_ bucket: Bucket) -> RateLimit {
+        let rates = configuration.rateLimits
+        return switch bucket {
         case .signUpPerIdentifier: rates.signUpPerIdentifier
         case .signUpPerIP: rates.signUpPerIP
         case .failuresPerIP: rates.failuresPerIP
@@ -57,7 +62,6 @@ extension Ceremonies {
         case .userCodeGuesses: RateLimit(limit: 10, window: 3600)
         case .deviceCodesPerIP: RateLimit(limit: 30, window: 3600)
         }
-        try limit(bucket, rate, key: addressKey(context))
     }
 
     /// Refuses with `rate_limited` past the bucket's limit.

@@ -21,9 +21,9 @@ extension Ceremonies {
         guard email != user.email else { throw AuthError.malformed("that is already the account's address") }
         // Each address has its own throttle; this one keeps an account from mailing codes to a
         // new address after another (Signet's relay as someone's mail bomb).
-        let rate = RateLimit(limit: configuration.passwordless.sendsPerHour, window: 3600)
-        if let wait = try attempts(.codesPerIdentifier, rate, key: Self.emailChangeHolder(user.id)) {
-            throw Self.rateLimited(wait, "more than \(rate.limit) address changes asked for this account in an hour")
+        let budget = rate(.codesPerIdentifier)
+        if let wait = try attempts(.codesPerIdentifier, budget, key: Self.emailChangeHolder(user.id)) {
+            throw Self.rateLimited(wait, "more than \(budget.limit) address changes asked for this account in an hour")
         }
         let event = pendingAuditEvent(.emailChangeStarted, user: user.id, client: principal.clientID, context: context)
         _ = try queueCode(to: email, purpose: "email-change", holder: Self.emailChangeHolder(user.id), mailed: true,

@@ -58,9 +58,9 @@ extension Ceremonies {
             let client = try tokenClient(request, grant: GrantNames.recoveryCode, context: context)
             guard let username = request.username, let given = request.recovery_code else { throw AuthError.malformed("username and recovery_code are required") }
             let email = try Self.emailAddress(username, member: "username")
-            let rate = RateLimit(limit: configuration.passwordless.maxAttempts, window: 3600)
-            if let wait = try attempts(.recoveryAttempts, rate, key: email) {
-                throw Self.rateLimited(wait, "more than \(rate.limit) recovery-code tries for this address in an hour")
+            let budget = rate(.recoveryAttempts)
+            if let wait = try attempts(.recoveryAttempts, budget, key: email) {
+                throw Self.rateLimited(wait, "more than \(budget.limit) recovery-code tries for this address in an hour")
             }
             let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client, context: context)
             guard let user = try store.user(email: email) else { throw AuthError(.recoveryCodeInvalid, "no account") }

@@ -235,3 +235,25 @@ public struct DailyEventCount: Sendable, Equatable {
         self.last = last
     }
 }
+
+/// A rate-limit counter's name: its bucket and the SHA-256 of what it counts for.
+public struct RateCounterKey: Sendable, Equatable {
+    public var bucket: String
+    public var key: [UInt8]
+    public init(bucket: String, key: [UInt8]) {
+        self.bucket = bucket
+        self.key = key
+    }
+}
+
+/// A rate-limit counter as kept: the window it counts in (milliseconds) and its count.
+public struct RateCount: Sendable, Equatable {
+    public var counter: RateCounterKey
+    public var windowStart: Int64
+    public var count: Int
+    public init(counter: RateCounterKey, windowStart: Int64, count: Int) {
+        self.counter = counter
+        self.windowStart = windowStart
+        self.count = count
+    }
+}

@@ -251,6 +251,11 @@ public protocol Store: Sendable {
     /// atomic statement (parallel requests across instances share one count); returns the count
     /// including this one. A new window starts over.
     func count(bucket: String, key: [UInt8], windowStart: Int64) throws(StoreError) -> Int
+    /// The counters kept for these buckets and keys (SHA-256 of the identifier), whatever their
+    /// window; a counter never counted is absent.
+    func rateCounts(_ keys: [RateCounterKey]) throws(StoreError) -> [RateCount]
+    /// Deletes those counters, with `writes`, in one transaction; returns how many went.
+    func clearRateCounts(_ keys: [RateCounterKey], writes: [StoreWrite]) throws(StoreError) -> Int
     /// Forgets rate-limit windows older than a day and audit rows from before `auditBefore` that
     /// every active log stream has delivered (``LogStreamRow/lastLogID``), all but the newest
     /// (IDs never go back, as they would on SQLite in an empty table), the audit rows `batch`
