@@ -385,3 +385,31 @@ public struct DailyStats: Codable, Sendable, Equatable {
         self.updated_at = updated_at
     }
 }
+
+/// A token-signing key (`GET /api/v2/keys/signing`, Auth0's flags): `current` signs new tokens,
+/// `next` is published and signs from `current_since`, `previous` stopped signing at
+/// `current_until` and stays published while tokens it signed can be valid. Times are ISO 8601.
+public struct ManagementSigningKey: Codable, Sendable, Equatable {
+    public var kid: String
+    public var alg: String
+    public var current: Bool
+    public var next: Bool
+    public var previous: Bool
+    public var created_at: String
+    public var current_since: String
+    public var current_until: String?
+    /// When the retired key and its sealed private key are deleted.
+    public var destroyed_at: String?
+    public init(kid: String, alg: String, current: Bool, next: Bool, previous: Bool, created_at: String, current_since: String,
+                current_until: String?, destroyed_at: String?) {
+        self.kid = kid
+        self.alg = alg
+        self.current = current
+        self.next = next
+        self.previous = previous
+        self.created_at = created_at
+        self.current_since = current_since
+        self.current_until = current_until
+        self.destroyed_at = destroyed_at
+    }
+}

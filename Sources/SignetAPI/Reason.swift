@@ -141,6 +141,8 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case sessionNotFound = "session_not_found"
     /// `/api/v2/logs/{id}`: no audit event with this `log_id` (never one, or purged).
     case logNotFound = "log_not_found"
+    /// `/api/v2/keys/signing/{kid}`: no signing key with this `kid` (never one, or destroyed).
+    case signingKeyNotFound = "signing_key_not_found"
     // The server.
     case conflict
     case databaseUnavailable = "database_unavailable"
@@ -198,7 +200,7 @@ extension Reason {
         case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .userHasPasskey, .backupMethodRequired: 409
         case .rateLimited: 429
-        case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound, .sessionNotFound, .logNotFound: 404
+        case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound, .sessionNotFound, .logNotFound, .signingKeyNotFound: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .signupDisabled, .signupDomainNotAllowed, .signupCodeRequired, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull, .signingKeyUnavailable: 503
         case .internalError, .serverError: 500
@@ -355,6 +357,7 @@ extension Reason {
         case .logStreamNotFound: "There is no such log stream."
         case .sessionNotFound: "There is no such session: it has ended, or never was."
         case .logNotFound: "There is no such log event: it was purged, or never was."
+        case .signingKeyNotFound: "There is no such signing key: it was destroyed, or never was."
         case .conflict: "The request conflicts with existing data."
         case .databaseUnavailable: "The database is unavailable; try again shortly."
         case .storageFull: "The server's storage is full; try again later."

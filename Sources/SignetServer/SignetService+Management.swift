@@ -109,6 +109,13 @@ extension SignetService {
             let q = call.request.query
             return try Wire.encode(s.ceremonies.logs(q: q["q"], from: q["from"], take: try Self.integer(q["take"] ?? q["per_page"], "take", default: 50)))
         }
+        r.add("GET", "/api/v2/keys/signing", needs: .management(.readSigningKeys)) { s, _ in try Wire.encode(s.ceremonies.signingKeys()) }
+        r.add("GET", "/api/v2/keys/signing/{kid}", needs: .management(.readSigningKeys)) { s, call in
+            try Wire.encode(s.ceremonies.signingKey(kid: call.parameter("kid")))
+        }
+        r.add("POST", "/api/v2/keys/signing/rotate", needs: .management(.createSigningKeys)) { s, call in
+            try Wire.encode(s.ceremonies.rotateSigningKey(by: call.administrator, context: call.context), status: 201)
+        }
         r.add("GET", "/api/v2/logs/{id}", needs: .management(.readLogs)) { s, call in
             try Wire.encode(s.ceremonies.log(id: call.parameter("id")))
         }

@@ -117,6 +117,8 @@ extension TestServer {
             ("GET", "/api/v2/user-blocks/\(id)", nil, "read:users"), ("DELETE", "/api/v2/user-blocks/\(id)", nil, "update:users"),
             ("GET", "/api/v2/sessions/nope", nil, "read:sessions"), ("DELETE", "/api/v2/sessions/nope", nil, "delete:sessions"),
             ("GET", "/api/v2/logs", nil, "read:logs"), ("GET", "/api/v2/logs/1", nil, "read:logs"),
+            ("GET", "/api/v2/keys/signing", nil, "read:signing_keys"), ("GET", "/api/v2/keys/signing/k", nil, "read:signing_keys"),
+            ("POST", "/api/v2/keys/signing/rotate", nil, "create:signing_keys"),
         ]
         for (method, path, body, scope) in endpoints {
             let none = try server.api(method, path, token: nil, body)

@@ -60,6 +60,55 @@ import Testing
         #expect(metrics.contains("signet_signing_key_age_seconds \(age)\n") && metrics.contains("signet_signing_keys_published 1\n"), "\(metrics)")
     }
 
+    @Test("the Management API: the keys with Auth0's current, next and previous; a rotation publishes at once, signs after the delay, is audited; a key destroyed is not found")
+    func managementAPI() throws {
+        let server = try TestServer.withOperators()
+        var ops = try server.managementToken()
+        func keys() throws -> [JSONValue] { try server.api("GET", "/api/v2/keys/signing", token: ops).json.array ?? [] }
+        func flags(_ key: JSONValue?) -> [Bool] { ["current", "next", "previous"].map { key?[$0] == .bool(true) } }
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "keys@signet.test")
+        let listed = try keys()
+        let first = try #require(listed.first?["kid"]?.string)
+        #expect(listed.count == 1 && flags(listed.first) == [true, false, false] && listed.first?["alg"] == .string("ES256"))
+        #expect(listed.first?["current_until"] == nil && listed.first?["destroyed_at"] == nil)
+        #expect(try server.api("GET", "/api/v2/keys/signing/\(first)", token: ops).json == listed.first)
+
+        let rotated = try server.api("POST", "/api/v2/keys/signing/rotate", token: ops)
+        #expect(rotated.status == 201, "\(rotated.json.serialized)")
+        let second = try #require(rotated.json["kid"]?.string)
+        #expect(flags(rotated.json) == [false, true, false] && second != first)
+        let since = Ceremonies.iso(Int64(server.clock.now.timeIntervalSince1970 * 1000) + KeyRing.signingDelay * 1000)
+        #expect(rotated.json["current_since"] == .string(since))
+        // Published at once; the old key signs on until the delay is over, then is previous.
+        let jwks = try StrictJSON().parse(server.get("/.well-known/jwks.json").body)["keys"]?.array?.compactMap { $0["kid"]?.string } ?? []
+        #expect(Set(jwks) == [first, second])
+        #expect(kid(try phone.signIn()["access_token"]) == first)
+        let during = try keys()
+        #expect(during.compactMap { $0["kid"]?.string } == [second, first] && flags(during[1]) == [true, false, false] && during[1]["current_until"] == .string(since))
+        server.clock.advance(Double(KeyRing.signingDelay))
+        ops = try server.managementToken()
+        #expect(kid(try phone.signIn()["access_token"]) == second)
+        let after = try keys()
+        #expect(flags(after[0]) == [true, false, false] && flags(after[1]) == [false, false, true] && after[1]["destroyed_at"]?.string != nil)
+        let audited = try server.store.auditEvents(limit: 50).filter { $0.kind == "signing_key_rotated" }
+        #expect(audited.count == 1 && audited.first?.clientID == "ops" && audited.first?.detail?.contains("kid \(second), by the Management API") == true)
+
+        // Destroyed: gone from the list, and not found.
+        server.clock.advance(Double(ServerConfiguration.longestTokenLifetime + 3600))
+        #expect(server.app.service.ceremonies.destroyRetiredSigningKeys() == [first])
+        ops = try server.managementToken()
+        #expect(try keys().compactMap { $0["kid"]?.string } == [second])
+        for unknown in [first, "nope", String(repeating: "k", count: 300)] {
+            let answer = try server.api("GET", "/api/v2/keys/signing/\(unknown)", token: ops)
+            #expect(answer.status == 404 && answer.json["reason"] == .string("signing_key_not_found"), "\(answer.json.serialized)")
+        }
+        // Reading keys does not let a token rotate them.
+        let reader = try server.managementToken(scope: "read:signing_keys")
+        #expect(try server.api("GET", "/api/v2/keys/signing", token: reader).status == 200)
+        #expect(try server.api("POST", "/api/v2/keys/signing/rotate", token: reader).json["reason"] == .string("insufficient_scope"))
+    }
+
     @Test("with signing_key_rotation_days 0 the key is only rotated by hand")
     func off() throws {
         let server = try TestServer { $0.signingKeyRotationDays = 0 }

@@ -46,6 +46,9 @@ public enum ManagementScope: String, CaseIterable, Sendable {
     case createLogStreams = "create:log_streams"
     case updateLogStreams = "update:log_streams"
     case deleteLogStreams = "delete:log_streams"
+    /// `/api/v2/keys/signing`: the token-signing keys, and a rotation.
+    case readSigningKeys = "read:signing_keys"
+    case createSigningKeys = "create:signing_keys"
 }
 
 extension Ceremonies {

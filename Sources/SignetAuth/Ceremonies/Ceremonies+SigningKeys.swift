@@ -1,5 +1,5 @@
 import Foundation
-import SignetAPI
+public import SignetAPI
 
 extension Ceremonies {
     /// Scheduled rotation of the token-signing key (RFC 7517 §5: the JWKS holds the new key
@@ -38,5 +38,50 @@ extension Ceremonies {
         }) ?? []
         events.forEach(counted)
         return kids
+    }
+
+    /// `GET /api/v2/keys/signing` (Auth0's): every signing key the database holds, newest
+    /// first, with the one that signs now marked `current` (as ``KeyRing/signer(among:now:)``
+    /// chooses it).
+    public func signingKeys() throws -> [ManagementSigningKey] {
+        let rows = try store.signingKeys()
+        let now = nowMillis
+        let signer = KeyRing.signer(among: rows, now: now)?.kid
+        let delay = KeyRing.signingDelay * 1000
+        return rows.sorted { ($0.createdAt, $0.kid) > ($1.createdAt, $1.kid) }.map { row in
+            ManagementSigningKey(
+                kid: row.kid, alg: row.algorithm, current: row.kid == signer, next: row.kid != signer && row.retiredAt == nil && row.createdAt + delay > now,
+                previous: row.kid != signer && row.retiredAt != nil, created_at: Self.iso(row.createdAt), current_since: Self.iso(row.createdAt + delay),
+                current_until: row.retiredAt.map { Self.iso($0 + delay) }, destroyed_at: row.retiredAt.map { Self.iso(KeyRing.destroyedAt(retiredAt: $0)) })
+        }
+    }
+
+    /// `GET /api/v2/keys/signing/{kid}`.
+    public func signingKey(kid: String) throws -> ManagementSigningKey {
+        guard let key = try signingKeys().first(where: { $0.kid == kid }) else { throw AuthError(.signingKeyNotFound, "no signing key \(kid.prefix(40))") }
+        return key
+    }
+
+    /// `POST /api/v2/keys/signing/rotate` (Auth0's; and `signet keys rotate`): a new key,
+    /// published at once and signing ``KeyRing/signingDelay`` seconds later, the others retired,
+    /// in one transaction with its `signing_key_rotated` row. Refused while this instance's
+    /// key-encryption key does not open the key that signs: a key it sealed could be opened by
+    /// no restarted server.
+    public func rotateSigningKey(by caller: ManagementCaller, context: RequestContext) throws -> ManagementSigningKey {
+        var event: AuditEvent?
+        let kid: String?
+        do {
+            kid = try keys.rotateIfOlder(than: 0) { kid in
+                let rotated = pendingAuditEvent(.signingKeyRotated, client: caller.clientID,
+                                                detail: "kid \(kid), by the Management API; signs from \(nowMillis / 1000 + KeyRing.signingDelay)", context: context)
+                event = rotated
+                return [.audit(rotated)]
+            }
+        } catch let error as ConfigurationError {
+            throw AuthError(.signingKeyUnavailable, error.message)
+        }
+        guard let kid else { throw AuthError(.conflict, "another rotation made a key in the same millisecond") }
+        event.map(counted)
+        return try signingKey(kid: kid)
     }
 }
