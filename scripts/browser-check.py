@@ -620,10 +620,35 @@ try:
     click(driver, lambda d: by_test_id(d, "enroll"))
     report["enroll_signed_in"] = signed_in_as(driver)
     report["enroll_passkeys"] = len(driver.find_elements(By.CSS_SELECTOR, "[data-credential-id]"))
+    # Recovery codes made on the account page (the sign-in is fresh), kept for step 13.
+    click(driver, lambda d: by_test_id(d, "recovery-generate"))
+    recovery_code = wait_for(driver, lambda d: [c.text for c in d.find_elements(By.CSS_SELECTOR, '[data-testid="recovery-codes"] code')][:1])[0]
     driver.delete_all_cookies()
     driver.get(link)
     wait_for(driver, lambda d: d.find_element(By.ID, "status").text not in ("", "Checking the link…"))
     report["enroll_again"] = driver.find_element(By.ID, "status").text
+
+    # 13. Passkeys lost: a browser whose authenticator holds nothing follows the sign-in page's
+    #     link to a recovery code, types one as people do (lower case), lands on the passkey
+    #     offer, makes a passkey, and the account page shows the recovery that passkey opened
+    #     (the account had a passkey from before).
+    swap_authenticator(driver)
+    driver.delete_all_cookies()
+    driver.get(BASE + "/login")
+    click(driver, lambda d: by_test_id(d, "use-recovery-code"))
+    wait_for(driver, lambda d: "/login/recovery" in d.current_url)
+    by_test_id(driver, "email").send_keys("lin@example.test")
+    by_test_id(driver, "recovery-code").send_keys(recovery_code.lower())
+    shoot(driver, "recovery-signin")
+    by_test_id(driver, "recovery-signin").click()
+    wait_for(driver, lambda d: "/account/passkey-offer" in d.current_url)
+    click(driver, lambda d: by_test_id(d, "create-passkey"))
+    wait_for(driver, lambda d: "/account/passkey-offer" not in d.current_url)
+    driver.get(BASE + "/account")
+    report["recovery_signed_in"] = signed_in_as(driver)
+    report["recovery_open"] = bool(driver.find_elements(By.CSS_SELECTOR, '[data-testid="recovery-open"]'))
+    report["recovery_passkeys"] = len(driver.find_elements(By.CSS_SELECTOR, "[data-credential-id]"))
+    shoot(driver, "recovery-held")
 
     # 12. Sign-up where accounts are for an organization's domains (a second Signet, started with
     #     signup_domains and the organization's branding): the page asks for a code first; an

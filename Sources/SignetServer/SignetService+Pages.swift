@@ -139,6 +139,7 @@ extension SignetService {
         .lastCredential: "Es la última llave de acceso de la cuenta; añade otra antes.", .signupDisabled: "Aquí las cuentas las crea un administrador; pídele una.",
         .signupDomainNotAllowed: "Las cuentas de aquí son para direcciones de los dominios de esta organización; usa la tuya.",
         .signupCodeRequired: "Regístrate primero con un código enviado a tu dirección; después añade una llave de acceso.", .userBlocked: "Esta cuenta está bloqueada.",
+        .recoveryCodeInvalid: "Correo o código de recuperación incorrecto.",
         .userCodeUnknown: "No hay ningún inicio de sesión pendiente con este código.", .recoveryHold: "Hay una recuperación en espera en esta cuenta.",
         .authenticatorNotAllowed: "Este tipo de llave de acceso o de seguridad no está permitido aquí; usa otra.",
         .requestURIInvalid: "Este enlace de inicio de sesión ya no es válido. Vuelve a la aplicación y empieza de nuevo.",

@@ -37,6 +37,9 @@ extension SignetService {
         r.add("POST", "/login/code", needs: Needs(rateLimit: .passwordlessPerIP)) { s, call in s.pageOrError(call) { try s.sendCode(call, signUp: false) } }
         r.add("POST", "/signup", needs: Needs(rateLimit: .passwordlessPerIP)) { s, call in s.pageOrError(call) { try s.sendCode(call, signUp: true) } }
         r.add("POST", "/login/code/verify") { s, call in s.pageOrError(call) { try s.verifyCode(call) } }
+        // A recovery code, for someone without their passkeys: plain forms too.
+        r.add("GET", "/login/recovery") { s, call in s.pageOrError(call) { try s.recoveryPage(call) } }
+        r.add("POST", "/login/recovery") { s, call in s.pageOrError(call) { try s.recoverySignIn(call) } }
         // An operator's link to a first passkey: the page, then the script's two calls.
         r.add("GET", "/enroll") { s, call in
             s.pageOrError(call) { s.page("enroll", title: "enroll_title", Pages.enroll, [:], browser: try s.browser(call.request), url: "/enroll") }
@@ -92,7 +95,7 @@ extension SignetService {
             "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email ?? request?.loginHint ?? ""),
             "signupURL": .text(configuration.signUp ? "/signup" + linkQuery(sealed, returnTo) : ""),
             "passkeyOnly": .bool(request?.requiresPasskey ?? false), "hardwareOnly": .bool(request?.requiresHardwareBoundPasskey ?? false),
-            "cancelURL": .text(cancelURL(sealed)),
+            "cancelURL": .text(cancelURL(sealed)), "recoveryURL": .text("/login/recovery" + linkQuery(sealed, returnTo)),
         ]
         if let error { values["error"] = .text(pageText(error, language: browser.language)); values["reason"] = .text(error.reason.rawValue) }
         // What ended the session, when the account page's change did (session ended, account deleted).

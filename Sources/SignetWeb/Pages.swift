@@ -65,7 +65,8 @@ public enum Pages {
         <label for="email">{{t.email}}</label>
         <input id="email" name="email" type="email" autocomplete="username webauthn" required maxlength="254" value="{{email}}" data-testid="email">
         <button type="submit" class="secondary wide" data-testid="send-code">{{t.send_code}}</button>
-        </form>{{/passkeyOnly}}
+        </form>
+        <p class="alt"><a href="{{recoveryURL}}" data-testid="use-recovery-code">{{t.use_recovery_code}}</a></p>{{/passkeyOnly}}
         {{#signupURL}}<p class="alt">{{t.no_account}} <a href="{{signupURL}}" data-testid="create-account">{{t.create_account}}</a></p>{{/signupURL}}
         \(cancel)
         """)
@@ -85,6 +86,25 @@ public enum Pages {
         \(hidden)<input type="hidden" name="email" value="{{email}}">
         <button type="submit" class="link">{{t.resend}}</button>
         </form>
+        \(cancel)
+        """)
+
+    /// `/login/recovery`: a recovery code and its account's address, for someone without their
+    /// passkeys (and perhaps their mailbox). Plain forms: it works without the script.
+    public static let recovery = Template("""
+        <h1>{{t.recovery_signin_title}}</h1>
+        <p class="hint">{{t.recovery_signin_text}}</p>
+        \(messages)
+        <form method="post" action="/login/recovery">
+        \(hidden)
+        <label for="email">{{t.email}}</label>
+        <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="{{email}}" data-testid="email">
+        <label for="recovery-code">{{t.recovery_code}}</label>
+        <input id="recovery-code" name="code" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="64" required \
+        placeholder="XXXX-XXXX-XXXX" data-testid="recovery-code">
+        <button type="submit" class="primary wide" data-testid="recovery-signin">{{t.signin}}</button>
+        </form>
+        <p class="alt"><a href="{{loginURL}}">{{t.back}}</a></p>
         \(cancel)
         """)
 

@@ -172,6 +172,8 @@ struct WebBrowserTests {
         // first passkey made and the browser signed in; then spent.
         #expect(r["enroll_email"] == .string("lin@example.test") && r["enroll_link_hidden"] == .bool(true), "\(r["enroll_email"] ?? .null)")
         #expect(r["enroll_signed_in"] == .string("lin@example.test") && r["enroll_passkeys"] == .number("1"), "\(r["enroll_signed_in"] ?? .null)")
+        #expect(r["recovery_signed_in"] == .string("lin@example.test") && r["recovery_open"] == .bool(true) && r["recovery_passkeys"] == .number("2"),
+                "\(r["recovery_signed_in"] ?? .null) \(r["recovery_open"] ?? .null) \(r["recovery_passkeys"] ?? .null)")
         #expect(r["enroll_again"]?.string?.contains("passkey already") == true, "\(r["enroll_again"] ?? .null)")
         // Sign-up for one domain: the code first, a stranger's address refused, then the passkey.
         #expect(r["code_first_hint"] == .bool(true) && r["code_first_button"] == .string("Create account with an email code"), "\(r["code_first_button"] ?? .null)")

@@ -58,37 +58,76 @@ extension Ceremonies {
             let client = try tokenClient(request, grant: GrantNames.recoveryCode, context: context)
             guard let username = request.username, let given = request.recovery_code else { throw AuthError.malformed("username and recovery_code are required") }
             let email = try Self.emailAddress(username, member: "username")
-            let budget = rate(.recoveryAttempts)
-            if let wait = try attempts(.recoveryAttempts, budget, key: email) {
-                throw Self.rateLimited(wait, "more than \(budget.limit) recovery-code tries for this address in an hour")
-            }
+            try countRecoveryTry(email)
             let grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client, context: context)
-            guard let user = try store.user(email: email) else { throw AuthError(.recoveryCodeInvalid, "no account") }
-            // Each unused code is compared, in constant time, with the HMAC under the code key it
-            // was made under; one from before key IDs were stored, with the HMAC under each.
-            let normalized = Self.normalizedRecoveryCode(given)
-            let unused = try store.recoveryCodes(userID: user.id).filter { $0.usedAt == nil }
-            let needed = Set(unused.flatMap { $0.keyID.map { [$0] } ?? Array(codeKeys.keys) })
-            let candidates = Dictionary(uniqueKeysWithValues: needed.compactMap { id in
-                codeKeys[id].map { (id, codeHash("recovery", owner: user.id, code: normalized, key: $0)) }
-            })
-            var matched: [UInt8]?
-            for code in unused {
-                let mine = code.keyID.map { candidates[$0].map { [$0] } ?? [] } ?? Array(candidates.values)
-                for candidate in mine where ConstantTime.equals(code.hash, candidate) { matched = code.hash }
-            }
-            guard let hash = matched else { throw AuthError(.recoveryCodeInvalid, "no unused recovery code of the account matches") }
-            // The owner hears of every use: a recovery code in someone else's hands signs in
-            // without a passkey, and nothing else would tell.
-            return try codeTokens(user: user, client: client, grant: grant, kind: .recoveryCodeSignIn,
-                                  writes: [.useRecoveryCode(userID: user.id, hash: hash, at: nowMillis)]
-                                      + notice(.recoveryCodeUsed(remaining: unused.count - 1), to: user), context: context)
+            let (user, writes) = try matchRecoveryCode(email: email, given: given)
+            return try codeTokens(user: user, client: client, grant: grant, kind: .recoveryCodeSignIn, writes: writes, context: context)
         } catch {
-            let failure = failed(AuthError(error), context: context)
-            metrics.ceremony("recovery_code", reason: failure.reason.rawValue)
-            audit(.recoveryCodeSignIn, refused: failure, client: request.client_id, context: context)
-            throw failure
+            throw recoveryRefused(error, client: request.client_id, context: context)
         }
+    }
+
+    /// A recovery-code sign-in on the pages (`/login/recovery`): the try counted and the code
+    /// matched as the grant does them, then its use, the notice and the SSO session
+    /// (`amr: ["otp"]`: a code session, so a passkey it adds opens a recovery) in one transaction.
+    public func webRecoveryCodeSignIn(email text: String, code: String, userAgent: String?, context: RequestContext) throws -> WebSignIn {
+        do {
+            let email = try Self.emailAddress(text, member: "email")
+            try countRecoveryTry(email)
+            let (user, writes) = try matchRecoveryCode(email: email, given: code)
+            let (cookie, row) = newWebSession(userID: user.id, amr: ["otp"], credential: nil, userAgent: userAgent, context: context)
+            do {
+                try store.perform(writes + [.recordLogin(userID: user.id, at: nowMillis), .webSession(row),
+                                            .audit(auditEvent(.recoveryCodeSignIn, user: user.id, client: Self.webClient.id, context: context))])
+            } catch {
+                guard error.code == .sessionUsed else { throw error }
+                throw AuthError(.recoveryCodeInvalid, "the code was used by a parallel request")
+            }
+            metrics.ceremony(AuditKind.recoveryCodeSignIn.rawValue, reason: nil)
+            return WebSignIn(cookie: cookie, session: webSession(row, user: user))
+        } catch {
+            throw recoveryRefused(error, client: Self.webClient.id, context: context)
+        }
+    }
+
+    /// One try against the address's budget, refused past it: counted before any code is
+    /// compared, so the budget holds however the tries come.
+    func countRecoveryTry(_ email: String) throws {
+        let budget = rate(.recoveryAttempts)
+        if let wait = try attempts(.recoveryAttempts, budget, key: email) {
+            throw Self.rateLimited(wait, "more than \(budget.limit) recovery-code tries for this address in an hour")
+        }
+    }
+
+    /// The account and the writes that use its code (and tell its owner), when `given` is one
+    /// of its unused recovery codes.
+    func matchRecoveryCode(email: String, given: String) throws -> (UserRecord, [StoreWrite]) {
+        guard let user = try store.user(email: email) else { throw AuthError(.recoveryCodeInvalid, "no account") }
+        // Each unused code is compared, in constant time, with the HMAC under the code key it
+        // was made under; one from before key IDs were stored, with the HMAC under each.
+        let normalized = Self.normalizedRecoveryCode(given)
+        let unused = try store.recoveryCodes(userID: user.id).filter { $0.usedAt == nil }
+        let needed = Set(unused.flatMap { $0.keyID.map { [$0] } ?? Array(codeKeys.keys) })
+        let candidates = Dictionary(uniqueKeysWithValues: needed.compactMap { id in
+            codeKeys[id].map { (id, codeHash("recovery", owner: user.id, code: normalized, key: $0)) }
+        })
+        var matched: [UInt8]?
+        for code in unused {
+            let mine = code.keyID.map { candidates[$0].map { [$0] } ?? [] } ?? Array(candidates.values)
+            for candidate in mine where ConstantTime.equals(code.hash, candidate) { matched = code.hash }
+        }
+        guard let hash = matched else { throw AuthError(.recoveryCodeInvalid, "no unused recovery code of the account matches") }
+        // The owner hears of every use: a recovery code in someone else's hands signs in
+        // without a passkey, and nothing else would tell.
+        return (user, [.useRecoveryCode(userID: user.id, hash: hash, at: nowMillis)] + notice(.recoveryCodeUsed(remaining: unused.count - 1), to: user))
+    }
+
+    /// A refused recovery-code sign-in: counted against the address's failures, measured, audited.
+    func recoveryRefused(_ error: any Error, client: String?, context: RequestContext) -> AuthError {
+        let failure = failed(AuthError(error), context: context)
+        metrics.ceremony("recovery_code", reason: failure.reason.rawValue)
+        audit(.recoveryCodeSignIn, refused: failure, client: client, context: context)
+        return failure
     }
 
     // MARK: the hold
