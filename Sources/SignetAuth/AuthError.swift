@@ -95,6 +95,7 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
         case let error as AuthError: self = error
         case let error as StoreError: self = .store(error)
         case let error as WebAuthnError: self = .webAuthn(error)
+        case let error as SCIM.Failure: self = error.error
         default: self.init(.internalError, "\(error)")
         }
     }

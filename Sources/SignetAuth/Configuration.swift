@@ -254,6 +254,9 @@ public struct ServerConfiguration: Sendable {
     /// proves the mailbox, and its passkey is added after: a passkey sign-up would make an
     /// account for an address nobody has shown to be theirs.
     public var signUpDomains: [String] = []
+    /// SHA-256 of the static bearer token an identity provider provisions accounts with over
+    /// SCIM (`scim.token_hash`); `nil`: only Management API tokens are taken there.
+    public var scimTokenHash: [UInt8]?
     /// The hosted pages' logo and colours (`branding`).
     public var branding = Branding()
     /// Whether `email` (normalized, ``Ceremonies/emailAddress(_:member:)``) is at a domain of

@@ -130,6 +130,10 @@ enum FuzzReplay {
                                ("#f7f3ea", Array("RIFF\u{0}\u{0}\u{0}\u{0}WEBPVP8 ".utf8)), ("#fff", Array("<svg>".utf8))] as [(String, [UInt8])] {
             try write(.branding, Array(color.utf8) + [0x0A] + image)
         }
+        // SCIM: a filter, an Okta-like User and an Entra-like PATCH.
+        try write(.scim, [0] + Array(#"userName eq "ada@example.com""#.utf8))
+        try write(.scim, [1] + Array(#"{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"ada@example.com","name":{"givenName":"Ada","familyName":"L"},"emails":[{"primary":true,"value":"ada@example.com"}],"active":true,"externalId":"00u1"}"#.utf8))
+        try write(.scim, [2] + Array(#"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"Replace","path":"active","value":"False"},{"op":"remove","path":"externalId"}]}"#.utf8))
         print("wrote \(n) seeds to \(out.path)")
     }
 }

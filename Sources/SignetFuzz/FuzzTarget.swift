@@ -50,6 +50,8 @@ enum FuzzTarget {
         case logStreamSettings
         // `branding`: a colour, a line break, then a logo's first bytes.
         case branding
+        // SCIM provisioning: a filter, a User body or a PATCH body, by the first byte.
+        case scim
     }
 
     /// A browser-flow client: an exact, a loopback (any port) and two private-use redirect URIs,
@@ -378,6 +380,24 @@ enum FuzzTarget {
             let image = Array(body[cut...].dropFirst())
             if let type = Branding.imageType(image) {
                 precondition(["image/png", "image/jpeg", "image/webp"].contains(type) && image.first != UInt8(ascii: "<"), "an image type that may run script")
+            }
+        case .scim:
+            guard let mode = body.first else { break }
+            let rest = body.dropFirst()
+            switch mode % 3 {
+            case 0:
+                // A filter read is one attribute and a value that is not empty.
+                if let filter = try? SCIM.filter(String(decoding: rest, as: UTF8.self)) {
+                    switch filter {
+                    case .userName(let v), .externalID(let v), .id(let v): precondition(!v.isEmpty && v.utf8.count <= 512, "an empty or unbounded filter value")
+                    }
+                }
+            default:
+                guard let json = try? StrictJSON(maxDepth: 16).parse(rest) else { break }
+                // What a body sets reads back from it alone: an address is the one both members name.
+                if let input = try? (mode % 3 == 1 ? SCIM.user(json) : SCIM.patch(json)), let email = input.email {
+                    precondition(json.serialized.contains(JSONValue.string(email).serialized), "an address from nowhere")
+                }
             }
         case .sealedSession:
             if let session = SessionSealer.decode(body) {

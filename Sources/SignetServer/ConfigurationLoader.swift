@@ -28,7 +28,7 @@ public enum ConfigurationLoader {
         ["email", "smtp_url"], ["email", "from"], ["email", "username"], ["email", "password_file"], ["email", "ca_file"], ["email", "outbox_dir"],
         ["email", "retry_delay"], ["email", "max_retry_delay"], ["email", "max_deliveries"],
         ["recovery", "hold"], ["metrics", "listen"], ["dpop", "nonce"], ["dpop", "proofs_per_minute"],
-        ["branding", "logo_file"], ["branding", "primary_color"], ["branding", "page_background"],
+        ["branding", "logo_file"], ["branding", "primary_color"], ["branding", "page_background"], ["scim", "token_hash"],
     ]
 
     static func environmentName(_ path: [String]) -> String { "SIGNET_" + path.joined(separator: "_").uppercased() }
@@ -189,6 +189,12 @@ public enum ConfigurationLoader {
             guard c.signUpDomains.count <= 100 else { throw ConfigurationError("signup_domains: at most 100 domains") }
         }
         try buildBranding(tree, &c)
+        if let text = try string(tree, ["scim", "token_hash"]) {
+            guard text.hasPrefix("sha256:"), let bytes = Base64URL.decode(String(text.dropFirst(7))), bytes.count == 32 else {
+                throw ConfigurationError("scim.token_hash must be sha256:<base64url of 32 bytes> (make a token and its hash with: signet client-secret)")
+            }
+            c.scimTokenHash = bytes
+        }
         if let v = try flag(tree, ["rate_limits", "enabled"]) { c.rateLimits.enabled = v }
         for (key, path) in [("sign_up_per_identifier", \RateLimits.signUpPerIdentifier), ("sign_up_per_ip", \RateLimits.signUpPerIP),
                             ("failures_per_ip", \RateLimits.failuresPerIP), ("audit_failures_per_ip", \RateLimits.auditFailuresPerIP),

@@ -27,6 +27,9 @@ struct Needs: Sendable {
     var rateLimit: Bucket?
     /// A Management API call: a `client_credentials` token for `{issuer}/api/v2/` with this scope.
     var management: ManagementScope?
+    /// A SCIM provisioning call: the provisioning token (`scim.token_hash`), or a Management
+    /// API token with this scope.
+    var scim: ManagementScope?
 
     static let none = Needs()
     /// Signet's account API: a token for `{issuer}/me`.
@@ -42,6 +45,7 @@ struct Needs: Sendable {
     /// The token endpoint and its kin (revocation, introspection, device and code requests).
     static let tokenEndpoint = Needs(clientCredentials: true)
     static func management(_ scope: ManagementScope) -> Needs { Needs(management: scope) }
+    static func scim(_ scope: ManagementScope) -> Needs { Needs(scim: scope) }
 }
 
 /// One request as a handler sees it: the request, the path's parameters, and what the middleware

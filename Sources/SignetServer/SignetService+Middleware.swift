@@ -19,7 +19,11 @@ extension SignetService {
         }
         if needs.stepUp, let principal { try ceremonies.requireFreshAuthentication(principal, allowCode: needs.codeSessionAllowed) }
         let client = needs.clientAuthentication ? try authenticatedClient(request, context: context) : nil
-        let caller = try needs.management.map { try ceremonies.authenticateManagement(accessToken: bearerToken(request), scope: $0) }
+        var caller = try needs.management.map { try ceremonies.authenticateManagement(accessToken: bearerToken(request), scope: $0) }
+        if let scope = needs.scim {
+            let token = try bearerToken(request)
+            caller = try ceremonies.provisioningCaller(token: token, scope: scope) ?? ceremonies.authenticateManagement(accessToken: token, scope: scope)
+        }
         return Call(request: request, parameters: parameters, principal: principal, client: client, caller: caller, context: context)
     }
 

@@ -168,6 +168,7 @@ extension SignetService {
         addManagementRoutes(&r)
         addManagementClientRoutes(&r)
         addManagementLogStreamRoutes(&r)
+        addSCIMRoutes(&r)
         // The web: the authorization code flow and the hosted pages.
         addAuthorizeRoutes(&r)
         addSignInRoutes(&r)

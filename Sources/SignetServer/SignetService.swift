@@ -101,7 +101,8 @@ public final class SignetService: HTTPHandler, Sendable {
 
     /// A refusal as the templated error page for a browser's navigation, else as JSON.
     func answer(_ error: any Error, for request: HTTPRequest) -> HTTPResponse {
-        request.wantsHTML ? errorPage(error, request: request) : ErrorAnswer.response(error, for: request)
+        if request.path.hasPrefix(Self.scimBase + "/") { return Self.scimError(error, for: request) }
+        return request.wantsHTML ? errorPage(error, request: request) : ErrorAnswer.response(error, for: request)
     }
 
     /// The JSON API, which CORS opens to the clients' `allowed_origins`; the pages never.

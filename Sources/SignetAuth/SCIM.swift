@@ -1,0 +1,188 @@
+public import SignetWebAuthn
+
+/// SCIM 2.0 provisioning (RFC 7643, RFC 7644): the shapes and the small grammar Signet's
+/// `/scim/v2/Users` reads, so that a company's identity provider (Okta, Microsoft Entra ID,
+/// …) makes, changes, deactivates and removes its people's accounts. Pure: bytes in, a
+/// ``SCIM/UserInput`` or ``SCIM/Filter`` out, or a ``SCIM/Failure`` saying why.
+public enum SCIM {
+    public static let userSchema = "urn:ietf:params:scim:schemas:core:2.0:User"
+    public static let listSchema = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+    public static let errorSchema = "urn:ietf:params:scim:api:messages:2.0:Error"
+    public static let patchSchema = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+    /// The `app_metadata` key an identity provider's own ID for the account (`externalId`) is kept under.
+    public static let externalIDKey = "scim_external_id"
+    /// Operations a PATCH may carry.
+    static let maxOperations = 100
+
+    /// A refusal with SCIM's `scimType` (RFC 7644 §3.12) beside Signet's reason.
+    public struct Failure: Error, Sendable {
+        public let error: AuthError
+        public let scimType: String?
+        public init(_ error: AuthError, scimType: String? = nil) {
+            self.error = error
+            self.scimType = scimType
+        }
+        static func malformed(_ detail: String, _ scimType: String) -> Failure { Failure(AuthError.malformed(detail), scimType: scimType) }
+    }
+
+    /// `filter` (RFC 7644 §3.4.2.2) in the form provisioning clients send to find an account:
+    /// `ATTRIBUTE eq "VALUE"`, the attribute `userName` (or `emails.value`, `emails`),
+    /// `externalId` or `id`, names and the operator in any case.
+    public enum Filter: Equatable, Sendable {
+        case userName(String)
+        case externalID(String)
+        case id(String)
+    }
+
+    /// Parses `filter`; anything else is 400 `invalidFilter`.
+    public static func filter(_ text: String) throws(Failure) -> Filter {
+        let usage = Failure.malformed(#"filter supports ATTRIBUTE eq "VALUE" for userName, emails.value, externalId and id"#, "invalidFilter")
+        let bytes = Array(text.utf8)
+        guard bytes.count <= 512, let space = bytes.firstIndex(of: 0x20), bytes.count > space + 4 else { throw usage }
+        let attribute = String(decoding: bytes[..<space], as: UTF8.self).lowercased()
+        guard String(decoding: bytes[(space + 1)..<(space + 4)], as: UTF8.self).lowercased() == "eq ", bytes[space + 4] == UInt8(ascii: "\"") else { throw usage }
+        guard let value = try? StrictJSON(maxDepth: 1, maxLength: 512).parse(bytes[(space + 4)...]).string, !value.isEmpty else { throw usage }
+        switch attribute {
+        case "username", "emails.value", "emails": return .userName(value)
+        case "externalid": return .externalID(value)
+        case "id": return .id(value)
+        default: throw usage
+        }
+    }
+
+    /// What a request sets on an account. `nil`: left as it is; for `externalID`, `.some(nil)`
+    /// removes it.
+    public struct UserInput: Equatable, Sendable {
+        public var email: String?
+        public var name: String?
+        public var active: Bool?
+        public var externalID: String??
+        public init(email: String? = nil, name: String? = nil, active: Bool? = nil, externalID: String?? = nil) {
+            self.email = email
+            self.name = name
+            self.active = active
+            self.externalID = externalID
+        }
+    }
+
+    /// A `POST` or `PUT` body (RFC 7643 §4.1): its `schemas` must name the User schema. The
+    /// account's address is `userName`, which a primary email (or the only one) must match:
+    /// Signet's accounts are named by their address. The name is `displayName`, else
+    /// `name.formatted`, else `name.givenName` and `name.familyName`. Other attributes are
+    /// not kept and are passed over.
+    public static func user(_ body: JSONValue) throws(Failure) -> UserInput {
+        guard let object = body.object else { throw .malformed("the body must be a JSON object", "invalidSyntax") }
+        guard member(object, "schemas")?.array?.contains(.string(userSchema)) == true else {
+            throw .malformed("schemas must name \(userSchema)", "invalidSyntax")
+        }
+        return try attributes(object)
+    }
+
+    /// The attributes of a User object, however they came (a body, or a PATCH value without a path).
+    static func attributes(_ object: JSONObject) throws(Failure) -> UserInput {
+        var input = UserInput()
+        let userName = try string(member(object, "userName"), "userName")
+        let primary = try primaryEmail(member(object, "emails"))
+        if let userName, let primary, userName.lowercased() != primary.lowercased() {
+            throw .malformed("userName and the primary email must be the same address: Signet names an account by its address", "invalidValue")
+        }
+        input.email = userName ?? primary
+        input.name = try displayName(object)
+        if let active = member(object, "active") { input.active = try boolean(active, "active") }
+        if let external = member(object, "externalId") { input.externalID = .some(external == .null ? nil : try string(external, "externalId")) }
+        return input
+    }
+
+    /// A `PATCH` body (RFC 7644 §3.5.2): up to 100 operations, `add` and `replace` of `active`,
+    /// `userName`, `displayName`, `name.formatted`, `name.givenName`, `name.familyName`,
+    /// `emails[type eq "work"].value` and `externalId`, or of an object of them without a
+    /// path; `remove` of `externalId`. Later operations win.
+    public static func patch(_ body: JSONValue) throws(Failure) -> UserInput {
+        guard let object = body.object, member(object, "schemas")?.array?.contains(.string(patchSchema)) == true else {
+            throw .malformed("a PATCH body is {\"schemas\": [\"\(patchSchema)\"], \"Operations\": [...]}", "invalidSyntax")
+        }
+        guard let operations = member(object, "Operations")?.array, (1...maxOperations).contains(operations.count) else {
+            throw .malformed("Operations must list 1 to \(maxOperations) operations", "invalidSyntax")
+        }
+        var input = UserInput()
+        var given: String?, family: String?
+        for operation in operations {
+            guard let op = operation.object, let kind = member(op, "op")?.string?.lowercased(), ["add", "replace", "remove"].contains(kind) else {
+                throw .malformed("each operation needs an op: add, replace or remove", "invalidSyntax")
+            }
+            let value = member(op, "value")
+            guard let path = try string(member(op, "path"), "path") else {
+                guard kind != "remove", let value = value?.object else { throw .malformed("an operation without a path needs an object value", "noTarget") }
+                let more = try attributes(value)
+                input.email = more.email ?? input.email
+                input.name = more.name ?? input.name
+                input.active = more.active ?? input.active
+                input.externalID = more.externalID ?? input.externalID
+                continue
+            }
+            let target = path.lowercased()
+            if kind == "remove" {
+                guard target == "externalid" else { throw .malformed("only externalId can be removed", "mutability") }
+                input.externalID = .some(nil)
+                continue
+            }
+            guard let value else { throw .malformed("\(kind) of \(path.prefix(60)) needs a value", "invalidValue") }
+            switch target {
+            case "active": input.active = try boolean(value, "active")
+            case "username", #"emails[type eq "work"].value"#, "emails[primary eq true].value": input.email = try string(value, path)
+            case "emails": input.email = try primaryEmail(value) ?? input.email
+            case "displayname", "name.formatted": input.name = try string(value, path)
+            case "name.givenname": given = try string(value, path)
+            case "name.familyname": family = try string(value, path)
+            case "name": input.name = try value.object.map { (o: JSONObject) throws(Failure) in try displayName(["name": .object(o)]) } ?? nil
+            case "externalid": input.externalID = .some(value == .null ? nil : try string(value, "externalId"))
+            default: throw .malformed("\(path.prefix(60)) is not an attribute Signet keeps", "invalidPath")
+            }
+        }
+        if input.name == nil, given != nil || family != nil { input.name = [given, family].compactMap { $0 }.joined(separator: " ") }
+        return input
+    }
+
+    // MARK: reading values
+
+    /// A member by its name in any case (RFC 7643 §2.1: attribute names are case-insensitive).
+    static func member(_ object: JSONObject, _ name: String) -> JSONValue? {
+        object[name] ?? object.first { $0.key.lowercased() == name.lowercased() }?.value
+    }
+
+    static func string(_ value: JSONValue?, _ name: String) throws(Failure) -> String? {
+        guard let value, value != .null else { return nil }
+        guard let text = value.string else { throw .malformed("\(name.prefix(60)) must be a string", "invalidValue") }
+        return text
+    }
+
+    /// `true` or `false`; Microsoft Entra ID sends `"True"` and `"False"`, taken too.
+    static func boolean(_ value: JSONValue, _ name: String) throws(Failure) -> Bool {
+        if let b = value.bool { return b }
+        switch value.string?.lowercased() {
+        case "true": return true
+        case "false": return false
+        default: throw .malformed("\(name) must be true or false", "invalidValue")
+        }
+    }
+
+    /// The primary email's value, else the only one's.
+    static func primaryEmail(_ value: JSONValue?) throws(Failure) -> String? {
+        guard let value, value != .null else { return nil }
+        guard let emails = value.array, emails.count <= 10, emails.allSatisfy({ $0.object != nil }) else {
+            throw .malformed("emails must be a list of at most 10 objects with a value", "invalidValue")
+        }
+        let chosen = emails.first { $0["primary"] == .bool(true) || $0["primary"]?.string?.lowercased() == "true" } ?? (emails.count == 1 ? emails[0] : nil)
+        guard let chosen else { return nil }
+        return try string(chosen["value"], "emails.value")
+    }
+
+    static func displayName(_ object: JSONObject) throws(Failure) -> String? {
+        if let display = try string(member(object, "displayName"), "displayName") { return display }
+        guard let name = member(object, "name"), name != .null else { return nil }
+        guard let parts = name.object else { throw .malformed("name must be an object", "invalidValue") }
+        if let formatted = try string(member(parts, "formatted"), "name.formatted") { return formatted }
+        let pieces = [try string(member(parts, "givenName"), "name.givenName"), try string(member(parts, "familyName"), "name.familyName")].compactMap { $0 }
+        return pieces.isEmpty ? nil : pieces.joined(separator: " ")
+    }
+}

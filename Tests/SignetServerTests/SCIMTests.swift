@@ -1,0 +1,200 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetCrypto
+import SignetHTTP
+import SignetWebAuthn
+import Testing
+
+/// SCIM 2.0 provisioning (RFC 7644) at `/scim/v2`: the grammar it reads, and an identity
+/// provider's calls against a real server.
+@Suite struct SCIMTests {
+    static let token = "scim-token-kept-by-the-identity-provider-0123456789"
+
+    static func server() throws -> TestServer {
+        try TestServer.withOperators { $0.scimTokenHash = Digest.sha256.hash(Array(token.utf8)) }
+    }
+
+    static func json(_ text: String) throws -> JSONValue { try StrictJSON().parse(Array(text.utf8)) }
+
+    @Test("filters: ATTRIBUTE eq \"VALUE\" for userName (and emails), externalId and id, in any case; anything else is invalidFilter")
+    func filters() throws {
+        #expect(try SCIM.filter(#"userName eq "ada@example.com""#) == .userName("ada@example.com"))
+        #expect(try SCIM.filter(#"USERNAME EQ "ada@example.com""#) == .userName("ada@example.com"))
+        #expect(try SCIM.filter(#"emails.value eq "a\"b@example.com""#) == .userName(#"a"b@example.com"#))
+        #expect(try SCIM.filter(#"externalId eq "00u1""#) == .externalID("00u1"))
+        #expect(try SCIM.filter(#"id eq "u-1""#) == .id("u-1"))
+        for bad in [#"userName co "ada""#, #"userName eq ada"#, #"userName eq """#, #"name eq "x""#, #"userName eq "a" and id eq "b""#, "userName",
+                    #"userName eq "unterminated"#, String(repeating: "a", count: 600), #"userName  eq "x""#, ""] {
+            do {
+                _ = try SCIM.filter(bad)
+                Issue.record("accepted: \(bad.prefix(40))")
+            } catch {
+                #expect(error.scimType == "invalidFilter" && error.error.reason == .malformed)
+            }
+        }
+    }
+
+    @Test("bodies: the User schema named; userName and the primary email one address; the name from displayName, formatted or its parts; active as Entra sends it too")
+    func bodies() throws {
+        let okta = try SCIM.user(Self.json(#"""
+            {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "Ada@Example.com", "externalId": "00u1",
+             "name": {"givenName": "Ada", "familyName": "Lovelace"}, "emails": [{"primary": true, "value": "ada@example.com", "type": "work"}],
+             "active": true, "locale": "en-US", "password": "ignored"}
+            """#))
+        #expect(okta == SCIM.UserInput(email: "Ada@Example.com", name: "Ada Lovelace", active: true, externalID: .some("00u1")))
+        let entra = try SCIM.user(Self.json(#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "USERNAME": "grace@example.com", "displayName": "Grace H", "active": "False"}"#))
+        #expect(entra == SCIM.UserInput(email: "grace@example.com", name: "Grace H", active: false))
+        for (bad, scimType) in [
+            (#"{"userName": "a@example.com"}"#, "invalidSyntax"),
+            (#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "a@example.com", "emails": [{"primary": true, "value": "b@example.com"}]}"#, "invalidValue"),
+            (#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": 7}"#, "invalidValue"),
+            (#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "a@example.com", "active": "maybe"}"#, "invalidValue"),
+            (#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "emails": "a@example.com"}"#, "invalidValue"),
+        ] {
+            let body = try Self.json(bad)
+            do throws(SCIM.Failure) {
+                _ = try SCIM.user(body)
+                Issue.record("accepted: \(bad)")
+            } catch {
+                #expect(error.scimType == scimType, "\(bad): \(error.error.detail)")
+            }
+        }
+    }
+
+    @Test("PATCH: add and replace by path or by an object, in any case; remove of externalId only; later operations win; at most 100")
+    func patches() throws {
+        func patch(_ operations: String) throws(SCIM.Failure) -> SCIM.UserInput {
+            try SCIM.patch((try? Self.json(#"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": \#(operations)}"#)) ?? .null)
+        }
+        #expect(try patch(#"[{"op": "Replace", "path": "active", "value": "False"}]"#) == SCIM.UserInput(active: false))
+        #expect(try patch(#"[{"op": "replace", "value": {"active": false, "displayName": "Ada L"}}]"#) == SCIM.UserInput(name: "Ada L", active: false))
+        #expect(try patch(#"[{"op": "add", "path": "name.givenName", "value": "Ada"}, {"op": "add", "path": "name.familyName", "value": "King"}]"#)
+                == SCIM.UserInput(name: "Ada King"))
+        #expect(try patch(#"[{"op": "replace", "path": "emails[type eq \"work\"].value", "value": "new@example.com"}, {"op": "remove", "path": "externalId"}]"#)
+                == SCIM.UserInput(email: "new@example.com", externalID: .some(nil)))
+        #expect(try patch(#"[{"op": "replace", "path": "active", "value": false}, {"op": "replace", "path": "active", "value": true}]"#).active == true)
+        let many = "[" + Array(repeating: #"{"op": "replace", "path": "active", "value": true}"#, count: 101).joined(separator: ",") + "]"
+        for (bad, scimType) in [(#"[{"op": "remove", "path": "userName"}]"#, "mutability"), (#"[{"op": "replace", "path": "password", "value": "x"}]"#, "invalidPath"),
+                                (#"[{"op": "move", "path": "active", "value": true}]"#, "invalidSyntax"), (#"[{"op": "replace", "value": "x"}]"#, "noTarget"),
+                                (#"[{"op": "replace", "path": "active"}]"#, "invalidValue"), ("[]", "invalidSyntax"), (many, "invalidSyntax")] {
+            do {
+                _ = try patch(bad)
+                Issue.record("accepted: \(bad.prefix(60))")
+            } catch {
+                #expect(error.scimType == scimType, "\(bad.prefix(60)): \(error.error.detail)")
+            }
+        }
+        #expect(throws: SCIM.Failure.self) { try SCIM.patch(Self.json(#"{"Operations": [{"op": "replace", "path": "active", "value": true}]}"#)) }
+    }
+
+    @Test("an identity provider's round: create, find by userName and externalId, list and page, deactivate (sessions end), rename, change the address, delete; audited as scim")
+    func provisioning() throws {
+        let server = try Self.server()
+        func scim(_ method: String, _ path: String, _ body: String? = nil, token: String? = SCIMTests.token, type: String = "application/scim+json")
+            throws -> (status: Int, json: JSONValue, response: HTTPClient.Response) {
+            var headers: [(String, String)] = token.map { [("Authorization", "Bearer " + $0)] } ?? []
+            if body != nil { headers.append(("Content-Type", type)) }
+            let response = try server.send(method, "/scim/v2" + path, headers: headers, body: Array((body ?? "").utf8))
+            return (response.status, (try? StrictJSON().parse(response.body)) ?? .null, response)
+        }
+        let staff = try SignedIn(server, email: "grace@example.com")
+        let created = try scim("POST", "/Users", #"""
+            {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "ada@example.com", "externalId": "00u1",
+             "name": {"formatted": "Ada Lovelace"}, "emails": [{"primary": true, "value": "ada@example.com", "type": "work"}], "active": true}
+            """#)
+        #expect(created.status == 201 && created.response.headers["content-type"] == "application/scim+json", "\(created.json.serialized)")
+        let id = try #require(created.json["id"]?.string)
+        #expect(created.json["userName"] == .string("ada@example.com") && created.json["externalId"] == .string("00u1") && created.json["active"] == .bool(true))
+        #expect(created.json["displayName"] == .string("Ada Lovelace") && created.json["emails"]?.array?.first?["value"] == .string("ada@example.com"))
+        #expect(created.json["meta"]?["location"] == .string("https://signet.test/scim/v2/Users/\(id)") && created.response.headers["location"] == "https://signet.test/scim/v2/Users/\(id)")
+        #expect(try scim("GET", "/Users/\(id)").json == created.json)
+        let again = try scim("POST", "/Users", #"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "ADA@example.com"}"#)
+        #expect(again.status == 409 && again.json["scimType"] == .string("uniqueness") && again.json["reason"] == .string("user_exists") && again.json["status"] == .string("409"))
+        #expect(again.json["schemas"] == .array([.string(SCIM.errorSchema)]))
+
+        // Finding: by address (compared as addresses are), by the provider's ID, by Signet's; none.
+        func found(_ filter: String) throws -> [String] {
+            let answer = try scim("GET", "/Users?filter=" + Ceremonies.formEncoded(filter))
+            try #require(answer.status == 200, "\(filter): \(answer.json.serialized)")
+            #expect(answer.json["totalResults"]?.int64 == Int64(answer.json["Resources"]?.array?.count ?? -1))
+            return answer.json["Resources"]?.array?.compactMap { $0["id"]?.string } ?? []
+        }
+        #expect(try found(#"userName eq "Ada@Example.com""#) == [id])
+        #expect(try found(#"externalId eq "00u1""#) == [id])
+        #expect(try found(#"id eq "\#(id)""#) == [id])
+        #expect(try found(#"userName eq "nobody@example.com""#).isEmpty && found(#"userName eq "not an address""#).isEmpty && found(#"externalId eq "00u9""#).isEmpty)
+        let invalid = try scim("GET", "/Users?filter=" + Ceremonies.formEncoded(#"userName sw "ada""#))
+        #expect(invalid.status == 400 && invalid.json["scimType"] == .string("invalidFilter"))
+        // Every account, paged from 1.
+        let all = try scim("GET", "/Users?startIndex=1&count=1")
+        #expect(all.json["totalResults"] == .int(2) && all.json["itemsPerPage"] == .int(1) && all.json["startIndex"] == .int(1))
+        let second = try scim("GET", "/Users?startIndex=2&count=1").json["Resources"]?.array?.first?["id"]?.string
+        #expect(second != nil && second != all.json["Resources"]?.array?.first?["id"]?.string)
+        #expect(try scim("GET", "/Users?count=0").json["Resources"] == .array([]))
+
+        // Deactivated (as Entra sends it): blocked, its sessions ended; active again, it signs in again.
+        let grace = try #require(try found(#"userName eq "grace@example.com""#).first)
+        #expect(try staff.call("GET", "/me/passkeys").status == 200)
+        let off = try scim("PATCH", "/Users/\(grace)", #"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "Replace", "path": "active", "value": "False"}]}"#)
+        #expect(off.status == 200 && off.json["active"] == .bool(false), "\(off.json.serialized)")
+        let refused = try staff.call("GET", "/me/passkeys")
+        #expect(refused.status == 403 && refused.json["reason"] == .string("user_blocked"))
+        let (session, credential, _) = try staff.phone.startSignIn()
+        #expect(try staff.phone.exchange(session: session, credential: credential).json["reason"] == .string("user_blocked"))
+        let on = try scim("PATCH", "/Users/\(grace)", #"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "replace", "value": {"active": true}}]}"#)
+        #expect(on.json["active"] == .bool(true))
+        #expect(try staff.phone.signIn()["access_token"] != nil)
+        // Renamed and readdressed with PUT; the provider's ID removed with PATCH.
+        let put = try scim("PUT", "/Users/\(id)", #"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "ada.king@example.com", "displayName": "Ada King"}"#)
+        #expect(put.status == 200 && put.json["userName"] == .string("ada.king@example.com") && put.json["displayName"] == .string("Ada King") && put.json["externalId"] == .string("00u1"))
+        let removed = try scim("PATCH", "/Users/\(id)", #"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "remove", "path": "externalId"}]}"#)
+        #expect(removed.status == 200 && removed.json["externalId"] == nil)
+        // Deleted: gone, and then not found.
+        #expect(try scim("DELETE", "/Users/\(id)").status == 204)
+        let gone = try scim("GET", "/Users/\(id)")
+        #expect(gone.status == 404 && gone.json["reason"] == .string("user_unknown") && gone.json["status"] == .string("404"))
+        #expect(try scim("DELETE", "/Users/\(id)").status == 404)
+        let audited = try server.store.auditEvents(limit: 100).filter { $0.clientID == "scim" }.map(\.kind)
+        #expect(Set(audited) == ["admin_user_created", "admin_user_blocked", "admin_user_unblocked", "admin_user_updated", "admin_user_deleted"], "\(audited)")
+    }
+
+    @Test("refused: no token, another token, a user's token, a token without the scope, another content type, a body that is no object; a Management API token with the scope works; the documents describe it")
+    func refusals() throws {
+        let server = try Self.server()
+        func call(_ method: String, _ path: String, token: String?, body: String? = nil, type: String = "application/scim+json") throws -> (Int, JSONValue, HTTPClient.Response) {
+            var headers: [(String, String)] = token.map { [("Authorization", "Bearer " + $0)] } ?? []
+            if body != nil { headers.append(("Content-Type", type)) }
+            let response = try server.send(method, "/scim/v2" + path, headers: headers, body: Array((body ?? "").utf8))
+            return (response.status, (try? StrictJSON().parse(response.body)) ?? .null, response)
+        }
+        let user = try SignedIn(server, email: "ada@example.com")
+        for (token, reason) in [(nil, "token_missing"), ("scim-token-someone-guessed", "token_invalid"), (user.access, "token_audience_invalid")] as [(String?, String)] {
+            let (status, json, response) = try call("GET", "/Users", token: token)
+            #expect(status == 401 && json["reason"] == .string(reason) && json["schemas"] == .array([.string(SCIM.errorSchema)]), "\(reason): \(json.serialized)")
+            #expect(response.headers["content-type"] == "application/scim+json")
+        }
+        let reader = try server.managementToken("reader", secret: TestServer.readerSecret)
+        #expect(try call("GET", "/Users", token: reader).0 == 200)
+        let (status, json, _) = try call("POST", "/Users", token: reader, body: #"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "x@example.com"}"#)
+        #expect(status == 403 && json["reason"] == .string("insufficient_scope"))
+        let ops = try server.managementToken()
+        #expect(try call("POST", "/Users", token: ops, body: #"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "ops@example.com"}"#).0 == 201)
+        #expect(try call("POST", "/Users", token: Self.token, body: #"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "plain@example.com"}"#, type: "application/json").0 == 201)
+        let text = try call("POST", "/Users", token: Self.token, body: "userName=x", type: "text/plain")
+        #expect(text.0 == 415 && text.1["reason"] == .string("unsupported_media_type"))
+        for body in ["[]", "not json", #"{"schemas": "#] {
+            let answer = try call("POST", "/Users", token: Self.token, body: body)
+            #expect(answer.0 == 400 && answer.1["scimType"] == .string("invalidSyntax"), "\(body)")
+        }
+        // Without scim.token_hash, the token is only a guess.
+        let closed = try TestServer.withOperators()
+        #expect(try closed.send("GET", "/scim/v2/Users", headers: [("Authorization", "Bearer " + Self.token)]).status == 401)
+
+        let config = try call("GET", "/ServiceProviderConfig", token: Self.token).1
+        #expect(config["patch"]?["supported"] == .bool(true) && config["bulk"]?["supported"] == .bool(false) && config["filter"]?["maxResults"] == .int(100))
+        #expect(try call("GET", "/ResourceTypes", token: Self.token).1["Resources"]?.array?.first?["schema"] == .string(SCIM.userSchema))
+        #expect(try call("GET", "/Schemas", token: Self.token).1["Resources"]?.array?.first?["id"] == .string(SCIM.userSchema))
+        #expect(try call("GET", "/Groups", token: Self.token).0 == 404)
+    }
+}
