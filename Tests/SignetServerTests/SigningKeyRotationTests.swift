@@ -78,14 +78,17 @@ import Testing
         #expect(rotated.status == 201, "\(rotated.json.serialized)")
         let second = try #require(rotated.json["kid"]?.string)
         #expect(flags(rotated.json) == [false, true, false] && second != first)
-        let since = Ceremonies.iso(Int64(server.clock.now.timeIntervalSince1970 * 1000) + KeyRing.signingDelay * 1000)
-        #expect(rotated.json["current_since"] == .string(since))
+        // It signs once every cached JWKS can hold it; the old one signs until then.
+        let rows = try server.store.signingKeys()
+        let made = try #require(rows.first { $0.kid == second }?.createdAt), retired = try #require(rows.first { $0.kid == first }?.retiredAt)
+        let since = Ceremonies.iso(made + KeyRing.signingDelay * 1000)
+        #expect(rotated.json["current_since"] == .string(since) && rotated.json["created_at"] == .string(Ceremonies.iso(made)))
         // Published at once; the old key signs on until the delay is over, then is previous.
         let jwks = try StrictJSON().parse(server.get("/.well-known/jwks.json").body)["keys"]?.array?.compactMap { $0["kid"]?.string } ?? []
         #expect(Set(jwks) == [first, second])
         #expect(kid(try phone.signIn()["access_token"]) == first)
         let during = try keys()
-        #expect(during.compactMap { $0["kid"]?.string } == [second, first] && flags(during[1]) == [true, false, false] && during[1]["current_until"] == .string(since))
+        #expect(during.compactMap { $0["kid"]?.string } == [second, first] && flags(during[1]) == [true, false, false] && during[1]["current_until"] == .string(Ceremonies.iso(retired + KeyRing.signingDelay * 1000)))
         server.clock.advance(Double(KeyRing.signingDelay))
         ops = try server.managementToken()
         #expect(kid(try phone.signIn()["access_token"]) == second)

@@ -80,7 +80,7 @@ extension Ceremonies {
         } catch let error as ConfigurationError {
             throw AuthError(.signingKeyUnavailable, error.message)
         }
-        guard let kid else { throw AuthError(.conflict, "another rotation made a key in the same millisecond") }
+        guard let kid else { throw AuthError(.conflict, "a key newer than this instance's clock was made meanwhile (another rotation)") }
         event.map(counted)
         return try signingKey(kid: kid)
     }
