@@ -1,3 +1,4 @@
+import SignetAPI
 import SignetAuth
 import SignetCrypto
 import SignetHTTP
@@ -28,9 +29,10 @@ struct BrandAssets: Sendable {
         Digest.sha256.hash(bytes).prefix(8).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
-    /// The file, cached for a year (its URL changes with it); 404 where no branding sets it.
-    static func response(_ body: [UInt8]?, type: String) -> HTTPResponse {
-        guard let body else { return HTTPResponse(status: 404, headers: [("Content-Type", "text/plain")], body: Array("no such asset\n".utf8)) }
+    /// The file, cached for a year (its URL changes with it); 404 `not_found` where no branding
+    /// sets it.
+    static func response(_ body: [UInt8]?, type: String) throws -> HTTPResponse {
+        guard let body else { throw AuthError.notFound(.notFound, "no branding sets this asset") }
         return HTTPResponse(status: 200, headers: [("Content-Type", type), ("Cache-Control", "public, max-age=31536000, immutable"),
                                                    ("X-Content-Type-Options", "nosniff"), ("Content-Security-Policy", "default-src 'none'")], body: body)
     }

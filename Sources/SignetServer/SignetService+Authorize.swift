@@ -20,8 +20,8 @@ extension SignetService {
         }
         r.add("GET", "/assets/signet.js") { _, _ in asset(Script.source, type: "text/javascript; charset=utf-8") }
         r.add("GET", "/assets/signet.css") { _, _ in asset(Stylesheet.source, type: "text/css; charset=utf-8") }
-        r.add("GET", "/assets/brand.css") { s, _ in BrandAssets.response(s.brand.stylesheet, type: "text/css; charset=utf-8") }
-        r.add("GET", "/assets/logo") { s, _ in BrandAssets.response(s.brand.logo?.bytes, type: s.brand.logo?.contentType ?? "") }
+        r.add("GET", "/assets/brand.css") { s, _ in try BrandAssets.response(s.brand.stylesheet, type: "text/css; charset=utf-8") }
+        r.add("GET", "/assets/logo") { s, _ in try BrandAssets.response(s.brand.logo?.bytes, type: s.brand.logo?.contentType ?? "") }
     }
 
     static func asset(_ text: String, type: String) -> HTTPResponse {

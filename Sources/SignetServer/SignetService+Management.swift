@@ -60,10 +60,11 @@ extension SignetService {
             try s.ceremonies.deleteAuthenticationMethod(userID: call.parameter("id"), methodID: call.parameter("method_id"), by: call.administrator, context: call.context)
             return HTTPResponse(status: 204)
         }
-        // Signet's own: the recovery holding an account, and an operator's cancellation of it.
+        // Signet's own: everything held about an account, for its owner's request.
         r.add("GET", "/api/v2/users/{id}/export", needs: .management(.readUsers)) { s, call in
             try s.exportAnswer(s.ceremonies.accountExport(userID: call.parameter("id"), by: call.administrator, context: call.context))
         }
+        // Signet's own: the recovery holding an account, and an operator's cancellation of it.
         r.add("GET", "/api/v2/users/{id}/recovery", needs: .management(.readUsers)) { s, call in
             try Wire.encode(s.ceremonies.recovery(userID: call.parameter("id")))
         }

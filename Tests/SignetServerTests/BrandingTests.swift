@@ -2,6 +2,7 @@ import Foundation
 import SignetAuth
 import SignetHTTP
 import SignetServer
+import SignetWebAuthn
 import Testing
 
 /// `branding`: the hosted pages' logo and colours, checked when the configuration loads and
@@ -112,6 +113,9 @@ import Testing
         let plain = try TestServer { c in TestServer.webClients(&c) }
         let plainHTML = try WebBrowser(plain).page("/login").html
         #expect(!plainHTML.contains("brand.css") && !plainHTML.contains("/assets/logo") && plainHTML.contains("class=\"mark\""))
-        #expect(try plain.get("/assets/brand.css").status == 404 && plain.get("/assets/logo").status == 404)
+        for asset in ["/assets/brand.css", "/assets/logo"] {
+            let missing = try plain.get(asset)
+            #expect(missing.status == 404 && (try? StrictJSON().parse(missing.body))?["reason"] == .string("not_found"), "\(asset)")
+        }
     }
 }
