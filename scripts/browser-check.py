@@ -295,6 +295,7 @@ try:
     driver.get(url)
     wait_for(driver, lambda d: "/login" in d.current_url)
     shoot(driver, "login")
+    report["login_app_name"] = by_test_id(driver, "app-name").text
     by_test_id(driver, "passkey-signin")  # present (the script shows it where WebAuthn is)
     report["passkey_button_shown"] = by_test_id(driver, "passkey-signin").is_displayed()
     report["email_autocomplete"] = by_test_id(driver, "email").get_attribute("autocomplete")

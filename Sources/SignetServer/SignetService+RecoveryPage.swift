@@ -17,7 +17,7 @@ extension SignetService {
         if browser.session != nil, request == nil, call.request.method == "GET" { return .redirect(to: returnTo.isEmpty ? "/account" : returnTo) }
         var values: [String: TemplateValue] = [
             "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email ?? request?.loginHint ?? ""),
-            "loginURL": .text("/login" + linkQuery(sealed, returnTo)), "cancelURL": .text(cancelURL(sealed)),
+            "loginURL": .text("/login" + linkQuery(sealed, returnTo)), "cancelURL": .text(cancelURL(sealed)), "appName": appName(request),
         ]
         if let error { values["error"] = .text(pageText(error, language: browser.language)); values["reason"] = .text(error.reason.rawValue) }
         return page("recovery", title: "recovery_signin_title", Pages.recovery, values, browser: browser, status: error?.status ?? 200,

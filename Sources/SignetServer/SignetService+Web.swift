@@ -74,6 +74,12 @@ extension SignetService {
         return (request, request == nil ? "" : sealed, Self.isOwnPage(returnTo) ? returnTo : "")
     }
 
+    /// The name of the app a pending authorization is for (its ID where it has none); empty
+    /// without one.
+    func appName(_ request: AuthorizationRequest?) -> TemplateValue {
+        .text(request.map { ceremonies.clientName($0.clientID) } ?? "")
+    }
+
     func linkQuery(_ sealed: String, _ returnTo: String) -> String {
         var parts: [String] = []
         if !sealed.isEmpty { parts.append("authorization=" + sealed) }
@@ -95,7 +101,7 @@ extension SignetService {
             "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email ?? request?.loginHint ?? ""),
             "signupURL": .text(configuration.signUp ? "/signup" + linkQuery(sealed, returnTo) : ""),
             "passkeyOnly": .bool(request?.requiresPasskey ?? false), "hardwareOnly": .bool(request?.requiresHardwareBoundPasskey ?? false),
-            "cancelURL": .text(cancelURL(sealed)), "recoveryURL": .text("/login/recovery" + linkQuery(sealed, returnTo)),
+            "cancelURL": .text(cancelURL(sealed)), "recoveryURL": .text("/login/recovery" + linkQuery(sealed, returnTo)), "appName": appName(request),
         ]
         if let error { values["error"] = .text(pageText(error, language: browser.language)); values["reason"] = .text(error.reason.rawValue) }
         // What ended the session, when the account page's change did (session ended, account deleted).
@@ -114,7 +120,7 @@ extension SignetService {
         var values: [String: TemplateValue] = [
             "authorization": .text(sealed), "returnTo": .text(returnTo), "email": .text(email ?? request?.loginHint ?? ""),
             "loginURL": .text("/login" + linkQuery(sealed, returnTo)), "cancelURL": .text(cancelURL(sealed)),
-            "codeFirst": .text(configuration.signUpDomains.isEmpty ? "" : "1"), "name": .text(form?["name"]?.string ?? ""),
+            "codeFirst": .text(configuration.signUpDomains.isEmpty ? "" : "1"), "name": .text(form?["name"]?.string ?? ""), "appName": appName(request),
         ]
         if let error { values["error"] = .text(pageText(error, language: browser.language)); values["reason"] = .text(error.reason.rawValue) }
         return page("signup", title: "signup_title", Pages.signup, values, browser: browser, status: error?.status ?? 200, url: "/signup" + linkQuery(sealed, returnTo))

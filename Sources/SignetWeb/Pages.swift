@@ -51,9 +51,11 @@ public enum Pages {
     /// `/login`: passkey autofill on the email field, the passkey button, the email code. When
     /// the app asked for a passkey (`passkeyOnly`), the passkey alone, said so; with a pending
     /// authorization, the way back to the app (`cancelURL`); the link to sign up where people make
-    /// their own accounts (`signupURL`).
+    /// their own accounts (`signupURL`). With a pending authorization, the app it is for
+    /// (`appName`), so the user sees where the sign-in leads.
     public static let login = Template("""
         <h1>{{t.signin_title}}</h1>
+        {{#appName}}<p class="hint" data-testid="app-name">{{t.continue_to}} <strong>{{appName}}</strong></p>{{/appName}}
         \(messages)
         {{#passkeyOnly}}<p class="message notice" role="status" data-testid="passkey-required">\
         {{#hardwareOnly}}{{t.hardware_passkey_required}}{{/hardwareOnly}}{{^hardwareOnly}}{{t.passkey_required}}{{/hardwareOnly}}</p>{{/passkeyOnly}}
@@ -93,6 +95,7 @@ public enum Pages {
     /// passkeys (and perhaps their mailbox). Plain forms: it works without the script.
     public static let recovery = Template("""
         <h1>{{t.recovery_signin_title}}</h1>
+        {{#appName}}<p class="hint" data-testid="app-name">{{t.continue_to}} <strong>{{appName}}</strong></p>{{/appName}}
         <p class="hint">{{t.recovery_signin_text}}</p>
         \(messages)
         <form method="post" action="/login/recovery">
@@ -112,6 +115,7 @@ public enum Pages {
     /// `signup_domains` (`codeFirst`), the code first, and the passkey offered after it.
     public static let signup = Template("""
         <h1>{{t.signup_title}}</h1>
+        {{#appName}}<p class="hint" data-testid="app-name">{{t.continue_to}} <strong>{{appName}}</strong></p>{{/appName}}
         \(messages)
         {{#codeFirst}}<p class="hint" data-testid="code-first">{{t.signup_code_first}}</p>{{/codeFirst}}
         <form method="post" action="/signup" id="signup-form" data-fallback="{{codeFirst}}">

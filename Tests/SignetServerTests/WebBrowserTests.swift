@@ -171,6 +171,7 @@ struct WebBrowserTests {
         // An operator's enrollment link: the address shown, the link out of the address bar, the
         // first passkey made and the browser signed in; then spent.
         #expect(r["enroll_email"] == .string("lin@example.test") && r["enroll_link_hidden"] == .bool(true), "\(r["enroll_email"] ?? .null)")
+        #expect(r["login_app_name"] == .string("to continue to Example web app"), "\(r["login_app_name"] ?? .null)")
         #expect(r["enroll_signed_in"] == .string("lin@example.test") && r["enroll_passkeys"] == .number("1"), "\(r["enroll_signed_in"] ?? .null)")
         #expect(r["recovery_signed_in"] == .string("lin@example.test") && r["recovery_open"] == .bool(true) && r["recovery_passkeys"] == .number("2"),
                 "\(r["recovery_signed_in"] ?? .null) \(r["recovery_open"] ?? .null) \(r["recovery_passkeys"] ?? .null)")

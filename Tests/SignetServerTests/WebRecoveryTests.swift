@@ -68,7 +68,7 @@ struct WebRecoveryTests {
         #expect(try other.page("/account").status == 303)
     }
 
-    @Test("refused: a wrong code, an unknown address, a bad address, a forged form; past the address's budget even a right code waits; Spanish; a pending authorization is carried; an app that asks for a passkey offers no code")
+    @Test("refused: a wrong code, an unknown address, a bad address, a forged form; past the address's budget even a right code waits; Spanish; a pending authorization is carried and its app named; an app that asks for a passkey offers no code")
     func refused() throws {
         let smtp = try SMTPServer()
         let (server, _, codes) = try Self.account(smtp, email: "held@signet.test") { $0.rateLimits.enabled = false }
@@ -97,9 +97,14 @@ struct WebRecoveryTests {
         let pending = WebBrowser(server)
         let location = try #require(try server.authorize(pending).headers["location"])
         let sealed = try #require(WebBrowser.query(location)["authorization"])
-        #expect(try pending.page(location).html.contains("href=\"/login/recovery?authorization=\(sealed)\""))
+        let login = try pending.page(location).html
+        #expect(login.contains("href=\"/login/recovery?authorization=\(sealed)\""))
+        // The app the sign-in leads to is named (its ID, where it has no name), on each page.
+        #expect(login.contains(#"data-testid="app-name">to continue to <strong>spa</strong>"#))
         let form = try pending.page("/login/recovery?authorization=\(sealed)")
-        #expect(form.html.contains("name=\"authorization\" value=\"\(sealed)\""))
+        #expect(form.html.contains("name=\"authorization\" value=\"\(sealed)\"") && form.html.contains(#"data-testid="app-name""#))
+        #expect(try pending.page("/signup?authorization=\(sealed)").html.contains(#"<strong>spa</strong>"#))
+        #expect(try WebBrowser(server).page("/login").html.contains("app-name") == false, "no app without an authorization")
         let strict = WebBrowser(server)
         let passkeyOnly = try #require(try server.authorize(strict, extra: [("acr_values", "phr")]).headers["location"])
         let strictPage = try strict.page(passkeyOnly).html
