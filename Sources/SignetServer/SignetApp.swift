@@ -171,6 +171,8 @@ public final class SignetApp: @unchecked Sendable {
 
     /// The idle logout sender's look for work in the database, now rather than within the minute.
     package func lookForLogoutWork() { logoutSender?.lookForWork() }
+    /// Seconds between an idle logout sender's own looks for work.
+    package static var logoutIdleCheck: Double { LogoutSender.idleCheck }
 
     /// Stops this instance's logout sender's own beat (tests then send with ``sendLogoutsNow()``).
     package func pauseLogouts() { logoutSender?.stop() }

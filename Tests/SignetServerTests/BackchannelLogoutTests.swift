@@ -313,6 +313,7 @@ final class LogoutReceiver: HTTPHandler {
         defer { listener.stop() }
         let a = try TestServer { c in TestServer.webClients(&c) }
         let b = try TestServer(sharing: a.directory) { c in TestServer.webClients(&c) }
+        let bStarted = Date()
         let context = RequestContext(remoteAddress: "127.0.0.1", requestID: "test")
         let client = try a.app.service.ceremonies.addClient(
             name: "Stored", type: "public", grants: [GrantNames.authorizationCode], scopes: [], redirectURIs: ["https://db.signet.test/cb"], audiences: nil,
@@ -328,7 +329,12 @@ final class LogoutReceiver: HTTPHandler {
         let user = try #require(try b.store.user(email: "idle-instance@signet.test"))
         try b.app.service.ceremonies.revokeSessions(userID: user.id, by: .commandLine, context: context)
         Thread.sleep(forTimeInterval: 1.5)
-        #expect(receiver.tokens.isEmpty, "an idle sender sends nothing")
+        // An idle sender also looks on its own once a minute (SignetApp.logoutIdleCheck): on a
+        // machine so loaded that this test reached here after most of a minute, that look may
+        // have come, and sending then is right.
+        if Date().timeIntervalSince(bStarted) < SignetApp.logoutIdleCheck - 5 {
+            #expect(receiver.tokens.isEmpty, "an idle sender sends nothing")
+        }
         b.app.lookForLogoutWork()
         #expect(eventually(timeout: 10) { receiver.tokens.count == 1 })
         #expect(try receiver.tokens.map { try Self.verifiedLogoutToken($0, b, fresh: false, audience: client)["sub"] } == [.string(user.id)])
