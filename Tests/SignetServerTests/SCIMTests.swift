@@ -3,6 +3,7 @@ import SignetAPI
 import SignetAuth
 import SignetCrypto
 import SignetHTTP
+import SignetServer
 import SignetWebAuthn
 import Testing
 
@@ -16,6 +17,25 @@ import Testing
     }
 
     static func json(_ text: String) throws -> JSONValue { try StrictJSON().parse(Array(text.utf8)) }
+
+    @Test("scim.token_hash: from the file or the environment, sha256 of 32 bytes; anything else refused with how to make one")
+    func configuration() throws {
+        let hash = "sha256:" + Base64URL.encode(Digest.sha256.hash(Array(Self.token.utf8)))
+        let base = #""relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}]"#
+        let file = try ConfigurationLoader.load(file: try ConfigurationTests.write("{\(base), \"scim\": {\"token_hash\": \"\(hash)\"}}"), environment: [:])
+        #expect(file.scimTokenHash == Digest.sha256.hash(Array(Self.token.utf8)))
+        let environment = try ConfigurationLoader.load(file: try ConfigurationTests.write("{\(base)}"), environment: ["SIGNET_SCIM_TOKEN_HASH": hash])
+        #expect(environment.scimTokenHash == file.scimTokenHash)
+        #expect(try ConfigurationLoader.load(file: try ConfigurationTests.write("{\(base)}"), environment: [:]).scimTokenHash == nil)
+        for bad in ["sha256:short", Self.token, "sha1:" + Base64URL.encode(Array(repeating: 1, count: 32))] {
+            do {
+                _ = try ConfigurationLoader.load(file: try ConfigurationTests.write("{\(base)}"), environment: ["SIGNET_SCIM_TOKEN_HASH": bad])
+                Issue.record("accepted: \(bad)")
+            } catch let error as ConfigurationError {
+                #expect(error.message.contains("scim.token_hash must be sha256:") && error.message.contains("signet client-secret"))
+            }
+        }
+    }
 
     @Test("filters: ATTRIBUTE eq \"VALUE\" for userName (and emails), externalId and id, in any case; anything else is invalidFilter")
     func filters() throws {
