@@ -134,8 +134,10 @@ public struct SessionInfo: Codable, Sendable, Equatable {
     public var last_seen_at: Int64
     /// The session of the token that asked.
     public var current: Bool
+    /// A browser's address when it signed in (an app's refresh-token family keeps none).
+    public var address: String?
 
-    public init(id: String, kind: String, name: String, client_id: String?, created_at: Int64, last_seen_at: Int64, current: Bool) {
+    public init(id: String, kind: String, name: String, client_id: String?, created_at: Int64, last_seen_at: Int64, current: Bool, address: String? = nil) {
         self.id = id
         self.kind = kind
         self.name = name
@@ -143,6 +145,7 @@ public struct SessionInfo: Codable, Sendable, Equatable {
         self.created_at = created_at
         self.last_seen_at = last_seen_at
         self.current = current
+        self.address = address
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -154,6 +157,7 @@ public struct SessionInfo: Codable, Sendable, Equatable {
         try c.encode(created_at, forKey: .created_at)
         try c.encode(last_seen_at, forKey: .last_seen_at)
         try c.encode(current, forKey: .current)
+        try c.encodeIfPresent(address, forKey: .address)
     }
 }
 

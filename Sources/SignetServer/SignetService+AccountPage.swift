@@ -251,7 +251,7 @@ extension SignetService {
         let sessions = try ceremonies.accountSessions(principal)
         let rows: [[String: TemplateValue]] = sessions.web.map { w in
             ["id": .text(w.id), "label": .text(Ceremonies.browserName(w.userAgent)), "kind": .text(strings["browser"] ?? ""), "current": .bool(w.id == session.row.id),
-             "created": .text(when(w.createdAt)), "lastSeen": .text(when(w.lastSeenAt))]
+             "created": .text(when(w.createdAt)), "lastSeen": .text(when(w.lastSeenAt)), "address": .text(w.remote)]
         } + sessions.apps.map { a in
             ["id": .text(a.id), "label": .text(ceremonies.clientName(a.clientID)), "kind": .text(strings["app"] ?? ""), "current": .bool(false),
              "created": .text(when(a.createdAt)), "lastSeen": .text(when(a.updatedAt))]

@@ -193,7 +193,7 @@ public enum Pages {
         <section aria-labelledby="h-sessions"><h2 id="h-sessions">{{t.sessions}}</h2>
         <ul class="rows">{{#sessions}}<li class="row" data-testid="session-row" data-current="{{current}}"><div class="row-main">
         <strong class="row-title">{{label}}</strong>{{#current}} <span class="badge" data-testid="session-current">{{t.this_device}}</span>{{/current}}
-        <span class="meta">{{kind}} · {{t.created}} {{created}} · {{t.last_seen}} {{lastSeen}}</span></div>
+        <span class="meta">{{kind}}{{#address}} · {{t.signed_in_from}} {{address}}{{/address}} · {{t.created}} {{created}} · {{t.last_seen}} {{lastSeen}}</span></div>
         <div class="row-actions">{{#current}}<form method="post" action="/logout" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="secondary" data-testid="session-sign-out">{{t.signout}}</button></form>{{/current}}{{^current}}<form method="post" action="/account/sessions/{{id}}/revoke" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="danger" data-testid="session-revoke">{{t.revoke}}</button></form>{{/current}}</div></li>{{/sessions}}</ul>

@@ -175,7 +175,7 @@ extension Ceremonies {
     func sessionInfos(_ sessions: AccountSessions, current: String?) -> [SessionInfo] {
         sessions.web.map { w in
             SessionInfo(id: w.id, kind: "browser", name: Self.browserName(w.userAgent), client_id: nil, created_at: w.createdAt / 1000,
-                        last_seen_at: w.lastSeenAt / 1000, current: w.id == current)
+                        last_seen_at: w.lastSeenAt / 1000, current: w.id == current, address: w.remote.isEmpty ? nil : w.remote)
         } + sessions.apps.map { a in
             SessionInfo(id: a.id, kind: "app", name: clientName(a.clientID), client_id: a.clientID, created_at: a.createdAt / 1000,
                         last_seen_at: a.updatedAt / 1000, current: a.id == current)
