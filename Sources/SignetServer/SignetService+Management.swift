@@ -56,6 +56,9 @@ extension SignetService {
         r.add("GET", "/api/v2/users/{id}/authentication-methods", needs: .management(.readAuthenticationMethods)) { s, call in
             try Wire.encode(s.ceremonies.authenticationMethods(userID: call.parameter("id")))
         }
+        r.add("GET", "/api/v2/users/{id}/authentication-methods/{method_id}", needs: .management(.readAuthenticationMethods)) { s, call in
+            try Wire.encode(s.ceremonies.authenticationMethod(userID: call.parameter("id"), methodID: call.parameter("method_id")))
+        }
         r.add("DELETE", "/api/v2/users/{id}/authentication-methods/{method_id}", needs: .management(.deleteAuthenticationMethods)) { s, call in
             try s.ceremonies.deleteAuthenticationMethod(userID: call.parameter("id"), methodID: call.parameter("method_id"), by: call.administrator, context: call.context)
             return HTTPResponse(status: 204)

@@ -110,6 +110,7 @@ extension TestServer {
             ("GET", "/api/v2/users", nil, "read:users"), ("GET", "/api/v2/users/\(id)", nil, "read:users"),
             ("PATCH", "/api/v2/users/\(id)", .object(["name": .string("A")]), "update:users"), ("DELETE", "/api/v2/users/\(id)", nil, "delete:users"),
             ("GET", "/api/v2/users/\(id)/authentication-methods", nil, "read:authentication_methods"),
+            ("GET", "/api/v2/users/\(id)/authentication-methods/email%7C\(id)", nil, "read:authentication_methods"),
             ("DELETE", "/api/v2/users/\(id)/authentication-methods/email%7C\(id)", nil, "delete:authentication_methods"),
             ("GET", "/api/v2/users/\(id)/sessions", nil, "read:sessions"), ("DELETE", "/api/v2/users/\(id)/sessions", nil, "delete:sessions"),
             ("GET", "/api/v2/users/\(id)/recovery", nil, "read:users"), ("DELETE", "/api/v2/users/\(id)/recovery", nil, "update:users"),
@@ -314,6 +315,11 @@ extension TestServer {
         #expect(methods.compactMap { $0["type"]?.string } == ["passkey", "device-key", "email", "recovery-code"])
         let passkey = try #require(methods.first?["id"]?.string)
         #expect(methods[1]["id"] == .string("device-key|" + keyID) && methods[1]["platform"] == .string("ios"))
+        // Each by its ID, as the list has it.
+        for method in methods {
+            let one = try server.api("GET", "/api/v2/users/\(id)/authentication-methods/" + (method["id"]?.string ?? "").replacingOccurrences(of: "|", with: "%7C"), token: ops)
+            #expect(one.status == 200 && one.json == method, "\(one.json.serialized)")
+        }
         // The recovery codes, then the device key, then the passkey: even the last one.
         for method in ["recovery-code|" + id, "device-key|" + keyID] {
             #expect(try server.api("DELETE", "/api/v2/users/\(id)/authentication-methods/" + method.replacingOccurrences(of: "|", with: "%7C"), token: ops).status == 204)
@@ -330,8 +336,10 @@ extension TestServer {
         let email = try server.api("DELETE", "/api/v2/users/\(id)/authentication-methods/email%7C\(id)", token: ops)
         #expect(email.status == 400 && email.json["reason"] == .string("malformed"))
         for unknown in [passkey, "device-key|nope", "recovery-code|" + id, "password|x", "garbage"] {
-            let answer = try server.api("DELETE", "/api/v2/users/\(id)/authentication-methods/" + unknown.replacingOccurrences(of: "|", with: "%7C"), token: ops)
-            #expect(answer.status == 404 && answer.json["reason"] == .string("authentication_method_unknown"), "\(unknown)")
+            for method in ["GET", "DELETE"] {
+                let answer = try server.api(method, "/api/v2/users/\(id)/authentication-methods/" + unknown.replacingOccurrences(of: "|", with: "%7C"), token: ops)
+                #expect(answer.status == 404 && answer.json["reason"] == .string("authentication_method_unknown"), "\(method) \(unknown)")
+            }
         }
     }
 

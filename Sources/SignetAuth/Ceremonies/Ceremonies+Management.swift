@@ -276,6 +276,15 @@ extension Ceremonies {
         return methods
     }
 
+    /// `GET /api/v2/users/{id}/authentication-methods/{method_id}` (Auth0's): one method, as
+    /// the list shows it; 404 `authentication_method_unknown` for one the account does not have.
+    public func authenticationMethod(userID: String, methodID: String) throws -> AuthenticationMethod {
+        guard let method = try authenticationMethods(userID: userID).first(where: { $0.id == methodID }) else {
+            throw AuthError(.authenticationMethodUnknown, "no method \(methodID.prefix(80)) on \(userID.prefix(64))")
+        }
+        return method
+    }
+
     /// `DELETE /api/v2/users/{id}/authentication-methods/{method_id}`: revokes a passkey (even
     /// the last: the user can still sign in by email code) or a device key, which ends the
     /// sessions it started; or deletes the recovery codes. The address is changed, not deleted.
