@@ -129,6 +129,13 @@ public enum ConfigurationLoader {
     }
 
     /// `HOST:PORT`.
+    /// A secret's hash as the settings hold it (`client_secret_hash`, `scim.token_hash`):
+    /// `sha256:` and the base64url of 32 bytes, as `signet client-secret` prints it.
+    static func sha256Setting(_ text: String) -> [UInt8]? {
+        guard text.hasPrefix("sha256:"), let bytes = Base64URL.decode(String(text.dropFirst(7))), bytes.count == 32 else { return nil }
+        return bytes
+    }
+
     static func hostAndPort(_ text: String, _ setting: String) throws -> (String, UInt16) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, let port = UInt16(parts[1]), !parts[0].isEmpty else {
@@ -190,7 +197,7 @@ public enum ConfigurationLoader {
         }
         try buildBranding(tree, &c)
         if let text = try string(tree, ["scim", "token_hash"]) {
-            guard text.hasPrefix("sha256:"), let bytes = Base64URL.decode(String(text.dropFirst(7))), bytes.count == 32 else {
+            guard let bytes = sha256Setting(text) else {
                 throw ConfigurationError("scim.token_hash must be sha256:<base64url of 32 bytes> (make a token and its hash with: signet client-secret)")
             }
             c.scimTokenHash = bytes
@@ -357,7 +364,7 @@ public enum ConfigurationLoader {
                 client.audiences = list.compactMap(\.string)
             }
             if let hash = object["client_secret_hash"] {
-                guard let text = hash.string, text.hasPrefix("sha256:"), let bytes = Base64URL.decode(String(text.dropFirst(7))), bytes.count == 32 else {
+                guard let bytes = hash.string.flatMap(sha256Setting) else {
                     throw ConfigurationError("client \(id): client_secret_hash must be sha256:<base64url of 32 bytes> (make one with: signet client-secret)")
                 }
                 client.secretHash = bytes

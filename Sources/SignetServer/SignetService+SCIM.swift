@@ -46,15 +46,14 @@ extension SignetService {
         HTTPResponse(status: status, headers: [("Content-Type", scimType)], body: body.serializedBytes)
     }
 
-    /// The request's body: a JSON object sent as `application/scim+json` or `application/json`.
+    /// The request's body: a JSON object sent as `application/scim+json` or `application/json`,
+    /// read as every body is; one that is not is SCIM's `invalidSyntax`.
     func scimBody(_ call: Call) throws -> JSONValue {
-        guard [Self.scimType, "application/json"].contains(call.request.mediaType ?? "") else {
-            throw AuthError(.unsupportedMediaType, "Content-Type \(call.request.mediaType ?? "none")", publicDetail: "send application/scim+json")
+        do {
+            return try Wire.body(call.request, limit: configuration.maxBodyBytes, alsoJSON: Self.scimType)
+        } catch let error as AuthError where error.reason == .malformed {
+            throw SCIM.Failure(error, scimType: "invalidSyntax")
         }
-        guard let body = try? StrictJSON(maxDepth: 16, maxLength: configuration.maxBodyBytes).parse(call.request.body), body.object != nil else {
-            throw SCIM.Failure(AuthError.malformed("the body is not a JSON object"), scimType: "invalidSyntax")
-        }
-        return body
     }
 
     /// A refusal as SCIM's error (RFC 7644 §3.12): `status` as a string, `scimType` where SCIM

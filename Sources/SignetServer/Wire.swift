@@ -60,9 +60,11 @@ package enum Wire {
 
     /// Reads a JSON body (or, where `form` is allowed, `application/x-www-form-urlencoded`) with
     /// the strict parser: UTF-8, no duplicate keys, bounded depth, an object at the top.
-    static func body(_ request: HTTPRequest, limit: Int, form: Bool = false) throws -> JSONValue {
+    /// `alsoJSON` names another media type read as JSON (SCIM's `application/scim+json`).
+    static func body(_ request: HTTPRequest, limit: Int, form: Bool = false, alsoJSON: String? = nil) throws -> JSONValue {
         let value: JSONValue
-        switch request.mediaType {
+        let type = alsoJSON != nil && request.mediaType == alsoJSON ? "application/json" : request.mediaType
+        switch type {
         case "application/json":
             do {
                 value = try StrictJSON(maxDepth: 16, maxLength: limit).parse(request.body)

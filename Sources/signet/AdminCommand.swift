@@ -328,8 +328,7 @@ struct Admin {
 
     /// The account's used-up attempt limits start over (`DELETE /api/v2/user-blocks/{id}`).
     func liftLimits(_ id: String) throws {
-        let lifted = try ceremonies.userBlocks(userID: id).blocked_for.map(\.connection)
-        try ceremonies.clearUserBlocks(userID: id, by: .commandLine, context: context)
+        let lifted = try ceremonies.clearUserBlocks(userID: id, by: .commandLine, context: context)
         if options.json { return try emit(["user_id": id, "lifted": lifted.joined(separator: " ")]) }
         print(lifted.isEmpty ? "\(id) had no limit used up; its counters start over"
                              : "lifted for \(id): \(lifted.joined(separator: ", ")); it can try again at once")

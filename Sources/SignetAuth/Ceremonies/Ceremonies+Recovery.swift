@@ -75,16 +75,7 @@ extension Ceremonies {
             let email = try Self.emailAddress(text, member: "email")
             try countRecoveryTry(email)
             let (user, writes) = try matchRecoveryCode(email: email, given: code)
-            let (cookie, row) = newWebSession(userID: user.id, amr: ["otp"], credential: nil, userAgent: userAgent, context: context)
-            do {
-                try store.perform(writes + [.recordLogin(userID: user.id, at: nowMillis), .webSession(row),
-                                            .audit(auditEvent(.recoveryCodeSignIn, user: user.id, client: Self.webClient.id, context: context))])
-            } catch {
-                guard error.code == .sessionUsed else { throw error }
-                throw AuthError(.recoveryCodeInvalid, "the code was used by a parallel request")
-            }
-            metrics.ceremony(AuditKind.recoveryCodeSignIn.rawValue, reason: nil)
-            return WebSignIn(cookie: cookie, session: webSession(row, user: user))
+            return try codeWebSession(user: user, kind: .recoveryCodeSignIn, writes: writes, userAgent: userAgent, used: .recoveryCodeInvalid, context: context)
         } catch {
             throw recoveryRefused(error, client: Self.webClient.id, context: context)
         }

@@ -71,19 +71,26 @@ extension Ceremonies {
             let checked = try checkCode(
                 TokenRequest(grant_type: GrantNames.passwordlessOTP, client_id: Self.webClient.id, username: email, otp: code, realm: "email"),
                 client: Self.webClient, language: context.language)
-            let (cookie, row) = newWebSession(userID: checked.user.id, amr: ["otp"], credential: nil, userAgent: userAgent, context: context)
-            do {
-                try store.perform(checked.writes + [.recordLogin(userID: checked.user.id, at: nowMillis), .webSession(row),
-                                                    .audit(auditEvent(checked.kind, user: checked.user.id, client: Self.webClient.id, context: context))])
-            } catch {
-                guard error.code == .sessionUsed else { throw error }
-                throw AuthError(.otpInvalid, "the code was used by a parallel request")
-            }
-            metrics.ceremony(checked.kind.rawValue, reason: nil)
-            return WebSignIn(cookie: cookie, session: webSession(row, user: checked.user))
+            return try codeWebSession(user: checked.user, kind: checked.kind, writes: checked.writes, userAgent: userAgent, used: .otpInvalid, context: context)
         } catch {
             throw codeRefused(error, client: Self.webClient.id, context: context)
         }
+    }
+
+    /// The SSO session a code signs in (`amr: ["otp"]`: a code session), in one transaction with
+    /// `writes` (the code's use), the sign-in's record and its audit row; a code a parallel
+    /// request used first is refused with `used`.
+    func codeWebSession(user: UserRecord, kind: AuditKind, writes: [StoreWrite], userAgent: String?, used: Reason, context: RequestContext) throws -> WebSignIn {
+        let (cookie, row) = newWebSession(userID: user.id, amr: ["otp"], credential: nil, userAgent: userAgent, context: context)
+        do {
+            try store.perform(writes + [.recordLogin(userID: user.id, at: nowMillis), .webSession(row),
+                                        .audit(auditEvent(kind, user: user.id, client: Self.webClient.id, context: context))])
+        } catch {
+            guard error.code == .sessionUsed else { throw error }
+            throw AuthError(used, "the code was used by a parallel request")
+        }
+        metrics.ceremony(kind.rawValue, reason: nil)
+        return WebSignIn(cookie: cookie, session: webSession(row, user: user))
     }
 
     /// A new SSO session's cookie value (32 random bytes, base64url) and its row (the value's hash).
