@@ -88,7 +88,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "SignetWebAuthnTests",
-            dependencies: ["SignetWebAuthn", "SignetCrypto", "SignetSoftware"],
+            dependencies: ["SignetWebAuthn", "SignetCrypto", "SignetSoftware", "SignetTestSupport"],
             swiftSettings: strict),
     ]
 )

@@ -6,6 +6,7 @@ import SignetSoftware
 import SignetStore
 import SignetWebAuthn
 import Testing
+import SignetTestSupport
 
 /// The ceremonies driven directly: typed values in and out, no HTTP type anywhere, with the
 /// clock and the random source injected.
@@ -15,7 +16,7 @@ import Testing
     }
 
     static func ceremonies(clock: Clock, random: @escaping RandomBytes = { SecureRandom.bytes($0) }) throws -> Ceremonies {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("signet-auth-\(UUID().uuidString).db").path
+        let path = Scratch.directory.appendingPathComponent("signet-auth-\(UUID().uuidString).db").path
         let store = try SQLStore(path: path)
         var configuration = ServerConfiguration(issuer: "https://signet.test")
         configuration.rpID = "signet.test"

@@ -11,7 +11,7 @@ import Testing
     let kek = Array(repeating: UInt8(9), count: 32)
 
     func store() throws -> SQLStore {
-        try SQLStore(path: FileManager.default.temporaryDirectory.appendingPathComponent("signet-keyring-\(UUID().uuidString).db").path)
+        try SQLStore(path: Scratch.directory.appendingPathComponent("signet-keyring-\(UUID().uuidString).db").path)
     }
 
     @Test("a reload of unchanged rows keeps the imported keys; a rotation imports only the new one")
@@ -157,7 +157,7 @@ import Testing
 
     @Test("scheduled rotation adds no key while the key that signs does not open under this ring's key-encryption key")
     func scheduledRotationStaleKEK() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("signet-keyring-\(UUID().uuidString).db").path
+        let path = Scratch.directory.appendingPathComponent("signet-keyring-\(UUID().uuidString).db").path
         let store = try SQLStore(path: path)
         let clock = CeremonyTests.Clock()
         let ring = try KeyRing(store: store, kek: kek, retentionSeconds: 3600, clock: { clock.now })

@@ -3,13 +3,14 @@ import SignetClient
 import SignetSoftware
 import Synchronization
 import Testing
+import SignetTestSupport
 
 /// The software token store that the CLI and the tests keep sessions in; it writes through
 /// `SecretFile.save`, as the development KEK file and the software authenticator's state do.
 @Suite struct FileTokenStoreTests {
     @Test("saved tokens are never in a file that others may read, not even while the file is replaced")
     func neverReadableByOthers() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-tokens-\(UUID())")
+        let directory = Scratch.directory.appendingPathComponent("signet-tokens-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = FileTokenStore(url: directory.appendingPathComponent("session.json"))

@@ -7,6 +7,7 @@ import SignetClient
 import SignetHTTP
 import SignetSoftware
 import Testing
+import SignetTestSupport
 
 /// A `signet serve` process in development mode on a free loopback port, for one test.
 final class ServerProcess: @unchecked Sendable {
@@ -378,13 +379,13 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
     func transportErrors() async throws {
         let nowhere = SignetClient(baseURL: URL(string: "http://127.0.0.1:9")!, clientID: "dev",
                                    passkeys: SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: "http://localhost"),
-                                   tokens: FileTokenStore(url: FileManager.default.temporaryDirectory.appendingPathComponent("none-\(UUID()).json")))
+                                   tokens: FileTokenStore(url: Scratch.directory.appendingPathComponent("none-\(UUID()).json")))
         await #expect(throws: SignetError(.unreachable, "")) { try await nowhere.signIn() }
         // A proxy in front of Signet that answers 503.
         let proxy = try FailingProxy(status: 503)
         let broken = SignetClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, clientID: "dev",
                                   passkeys: SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: "http://localhost"),
-                                  tokens: FileTokenStore(url: FileManager.default.temporaryDirectory.appendingPathComponent("none-\(UUID()).json")))
+                                  tokens: FileTokenStore(url: Scratch.directory.appendingPathComponent("none-\(UUID()).json")))
         do {
             try await broken.signIn()
             Issue.record("no error")

@@ -7,6 +7,7 @@ import SignetServer
 import SignetSoftware
 import SignetWebAuthn
 import Testing
+import SignetTestSupport
 
 /// `acr` and `acr_values` (OIDC Core §2 and §3.1.2.1, RFC 9470 §4 and §6, OpenID Connect EAP ACR
 /// Values 1.0 `phr`): which sign-ins are phishing-resistant, what the tokens say, and what
@@ -169,7 +170,7 @@ struct AuthorizeACRTests {
 
     init() throws {
         anchor = try TestAttestationRoot(name: "Signet Test Security Keys")
-        let file = try anchor.pemFile(in: FileManager.default.temporaryDirectory)
+        let file = try anchor.pemFile(in: Scratch.directory)
         anchorFile = file
         server = try TestServer.withOperators { c in
             c.trustAnchorFiles = [file]
@@ -222,7 +223,7 @@ struct AuthorizeACRTests {
         #expect(jwtClaims(try phone.exchange(session: session, credential: credential).json["access_token"]?.string)["acr"] == .string("phrh"))
         // Another instance on the same database, whose operator trusts another vendor only.
         let other = try TestAttestationRoot(name: "Another Vendor")
-        let otherFile = try other.pemFile(in: FileManager.default.temporaryDirectory)
+        let otherFile = try other.pemFile(in: Scratch.directory)
         for (files, acr, bound) in [([otherFile], "phr", false), ([], "phr", false), ([otherFile, anchorFile], "phrh", true)] {
             let instance = try TestServer.withOperators(sharing: server.directory) { c in c.trustAnchorFiles = files }
             var signedIn = phone

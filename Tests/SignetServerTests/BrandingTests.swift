@@ -4,6 +4,7 @@ import SignetHTTP
 import SignetServer
 import SignetWebAuthn
 import Testing
+import SignetTestSupport
 
 /// `branding`: the hosted pages' logo and colours, checked when the configuration loads and
 /// served as two versioned assets.
@@ -15,7 +16,7 @@ import Testing
     }
 
     static func file(_ bytes: [UInt8]) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("signet-logo-\(UUID())").path
+        let path = Scratch.directory.appendingPathComponent("signet-logo-\(UUID())").path
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return path
     }

@@ -4,10 +4,11 @@ import Foundation
 import SignetServer
 import SignetWebAuthn
 import Testing
+import SignetTestSupport
 
 @Suite struct ConfigurationTests {
     static func write(_ json: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("signet-config-\(UUID()).json").path
+        let path = Scratch.directory.appendingPathComponent("signet-config-\(UUID()).json").path
         try Data(json.utf8).write(to: URL(fileURLWithPath: path))
         return path
     }
@@ -143,7 +144,7 @@ import Testing
 
     @Test("email, passwordless and recovery settings load from the file and the environment; the relay's password only from its file or the environment")
     func emailSettings() throws {
-        let password = FileManager.default.temporaryDirectory.appendingPathComponent("signet-pw-\(UUID())").path
+        let password = Scratch.directory.appendingPathComponent("signet-pw-\(UUID())").path
         try Data("from-file\n".utf8).write(to: URL(fileURLWithPath: password))
         let file = try ConfigurationTests.write("""
             {"issuer": "https://auth.example.com", "relying_party": {"id": "example.com", "origins": ["https://example.com"]},

@@ -60,7 +60,7 @@ import Testing
     @Test("kill -9 under sign-ups, sign-ins, refreshes, approved actions and passkey revocations loses nothing that was answered (SQLite)",
           arguments: CrashTests.points)
     func killNine(after seconds: Double) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-crash-\(UUID().uuidString)")
+        let directory = Scratch.directory.appendingPathComponent("signet-crash-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try Self.killUnderLoad(try Cluster(instances: 1, database: "sqlite:" + directory.appendingPathComponent("signet.db").path), after: seconds)
@@ -226,7 +226,7 @@ final class SharedFlag<T: Sendable>: @unchecked Sendable {
     /// Whether this process may mount a tmpfs (root, and a sandbox that allows it): tried once.
     static let canMount: Bool = {
         guard getuid() == 0 else { return false }
-        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("signet-mount-probe-\(UUID().uuidString)")
+        let probe = Scratch.directory.appendingPathComponent("signet-mount-probe-\(UUID().uuidString)")
         guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil else { return false }
         defer { try? FileManager.default.removeItem(at: probe) }
         guard run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path]) == 0 else { return false }
@@ -236,7 +236,7 @@ final class SharedFlag<T: Sendable>: @unchecked Sendable {
     @Test("the database's file system fills: 503 storage_full, nothing half written, service back by itself when space returns",
           .enabled(if: DiskFullTests.canMount, "mounting a tmpfs needs root and a sandbox that allows it (StorageFullTests covers the rest)"))
     func fileSystemFills() throws {
-        let mount = FileManager.default.temporaryDirectory.appendingPathComponent("signet-full-\(UUID().uuidString)")
+        let mount = Scratch.directory.appendingPathComponent("signet-full-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
         defer {
             _ = Self.run("/bin/umount", [mount.path])

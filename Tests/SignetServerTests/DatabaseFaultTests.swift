@@ -18,7 +18,7 @@ struct DatabaseFaultTests {
     /// Runs scripts/postgres.sh with posix_spawn and waitpid. (Foundation's Process would wait
     /// forever: the PostgreSQL daemon pg_ctl leaves behind inherits the descriptor Process watches.)
     static func postgres(_ args: [String]) throws -> String {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("pg-\(UUID().uuidString).out").path
+        let output = Scratch.directory.appendingPathComponent("pg-\(UUID().uuidString).out").path
         defer { try? FileManager.default.removeItem(atPath: output) }
         let argv = ["/bin/bash", script] + args
         var actions = posix_spawn_file_actions_t()

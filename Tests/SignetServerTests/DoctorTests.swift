@@ -6,6 +6,7 @@ import SignetHTTP
 import SignetServer
 import SignetWebAuthn
 import Testing
+import SignetTestSupport
 
 /// A certificate authority made with the `openssl` command for one test, and leaf certificates
 /// it signs.
@@ -16,7 +17,7 @@ final class TestCA {
     static var available: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-ca-\(UUID().uuidString)")
+        directory = Scratch.directory.appendingPathComponent("signet-ca-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
                      "-subj", "/CN=Signet Test CA", "-days", "2", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"])

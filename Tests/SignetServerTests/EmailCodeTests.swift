@@ -267,7 +267,7 @@ struct EmailCodeTests {
 
     @Test("STARTTLS with AUTH, and implicit TLS, to a relay with its own CA")
     func tlsAndAuth() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("signet-tls-\(UUID().uuidString)")
+        let dir = Scratch.directory.appendingPathComponent("signet-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let cert = dir.appendingPathComponent("cert.pem").path, key = dir.appendingPathComponent("key.pem").path
@@ -302,7 +302,7 @@ struct EmailCodeTests {
 
     @Test("development's outbox folder: an .eml file per message; the log names the file, never the code")
     func emlOutbox() throws {
-        let server = try TestServer { c in c.email.outboxDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-mail-\(UUID().uuidString)").path }
+        let server = try TestServer { c in c.email.outboxDirectory = Scratch.directory.appendingPathComponent("signet-mail-\(UUID().uuidString)").path }
         let folder = try #require(server.app.configuration.email.outboxDirectory)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try server.startEmail("dev@signet.test", headers: [("Accept-Language", "es-ES,es;q=0.9,en;q=0.5")])

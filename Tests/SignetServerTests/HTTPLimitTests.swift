@@ -4,6 +4,7 @@ import SignetHTTP
 import SignetServer
 import SignetWebAuthn
 import Testing
+import SignetTestSupport
 
 /// Hostile clients: each gets a 4xx or a closed connection, and the server keeps serving.
 @Suite struct HTTPLimitTests {
@@ -71,7 +72,7 @@ import Testing
 
     @Test("a request's access-log line is the line the general writer makes of the same fields")
     func accessLogRequestLine() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("signet-log-\(UUID().uuidString)")
+        let url = Scratch.directory.appendingPathComponent("signet-log-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: url) }
         let log = AccessLog(output: try FileHandle(forWritingTo: url), flushInterval: 3600)
@@ -130,7 +131,7 @@ import Testing
 
     @Test("the access log writes whole lines in order: in batches, then the rest on flush; request ids never repeat")
     func accessLogBatches() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("signet-log-\(UUID().uuidString)")
+        let url = Scratch.directory.appendingPathComponent("signet-log-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: url) }
         let log = AccessLog(output: try FileHandle(forWritingTo: url), flushInterval: 3600)

@@ -3,6 +3,7 @@ import SignetAuth
 import SignetHTTP
 import SignetWebAuthn
 import Testing
+import SignetTestSupport
 
 /// A real SMTP server on loopback for one test: `scripts/smtp-server.py` (Debian's
 /// python3-aiosmtpd), storing every message it accepts in a Maildir that the test reads.
@@ -29,7 +30,7 @@ final class SMTPServer: @unchecked Sendable {
     /// - Parameter options: the script's flags (`--starttls CERT KEY`, `--auth U:P`, ...).
     init(options: [String] = []) throws {
         port = freeLoopbackPort()
-        maildir = FileManager.default.temporaryDirectory.appendingPathComponent("signet-smtp-\(UUID().uuidString)")
+        maildir = Scratch.directory.appendingPathComponent("signet-smtp-\(UUID().uuidString)")
         self.options = options
         try start()
     }

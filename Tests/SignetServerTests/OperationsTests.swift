@@ -8,6 +8,7 @@ import SignetSoftware
 import SignetStore
 import SignetWebAuthn
 import Testing
+import SignetTestSupport
 
 /// DESIGN.md, "Management API and operations": `signet admin` and `signet backup` as an
 /// operator runs them, against the database of a running server; `metrics.listen`.
@@ -224,7 +225,7 @@ import Testing
 
     @Test("signet backup of PostgreSQL points to pg_dump")
     func backupPostgres() throws {
-        let result = try Self.signet(["backup", "--to", "x.db", "--database", "postgres://localhost/none"], in: FileManager.default.temporaryDirectory)
+        let result = try Self.signet(["backup", "--to", "x.db", "--database", "postgres://localhost/none"], in: Scratch.directory)
         #expect(result.status == 2 && result.errors.contains("pg_dump"))
     }
 

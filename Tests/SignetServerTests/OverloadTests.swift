@@ -5,6 +5,7 @@ import SignetHTTP
 import SignetSoftware
 import SignetWebAuthn
 import Testing
+import SignetTestSupport
 
 /// DESIGN.md, "Reliability rules": overload never crashes and never corrupts; beyond the caps a
 /// client waits or is refused, and others go on being served. The pool is scaled down (128
@@ -21,7 +22,7 @@ import Testing
 
     @Test("ten times the connection limit from four addresses, slow clients and a garbage burst: the server stays up, does not grow, and a well-behaved client is served within its deadline")
     func overload() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-overload-\(UUID().uuidString)")
+        let directory = Scratch.directory.appendingPathComponent("signet-overload-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let cluster = try Cluster(instances: 1, database: "sqlite:" + directory.appendingPathComponent("signet.db").path, settings: [

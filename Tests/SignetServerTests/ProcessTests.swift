@@ -5,6 +5,7 @@ import SignetHTTP
 import SignetStore
 import SignetWebAuthn
 import Testing
+import SignetTestSupport
 
 /// The `signet` binary as an operator runs it.
 @Suite struct ProcessTests {
@@ -22,7 +23,7 @@ import Testing
         if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let pipe = Pipe()
         process.standardOutput = pipe
-        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("signet-stderr-\(UUID().uuidString)")
+        let errors = Scratch.directory.appendingPathComponent("signet-stderr-\(UUID().uuidString)")
         guard FileManager.default.createFile(atPath: errors.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
         defer { try? FileManager.default.removeItem(at: errors) }
         process.standardError = try FileHandle(forWritingTo: errors)
@@ -44,7 +45,7 @@ import Testing
     func benchLogin() throws {
         // A busy process named `postgres` beside the run, as the suite's own cluster may be: with
         // SQLite, which runs inside Signet, the report must not charge its CPU to the sign-ins.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-fake-postgres-\(UUID().uuidString)")
+        let directory = Scratch.directory.appendingPathComponent("signet-fake-postgres-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let impostor = directory.appendingPathComponent("postgres")
@@ -187,7 +188,7 @@ import Testing
 
     @Test("serve in development mode; SIGTERM finishes the request in flight, then exits 0")
     func gracefulShutdown() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-serve-\(UUID())")
+        let directory = Scratch.directory.appendingPathComponent("signet-serve-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let port = Self.freePort()
@@ -244,7 +245,7 @@ import Testing
 
     @Test("serve refuses a bad configuration with a clear message and exit 1")
     func badConfiguration() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID()).json").path
+        let path = Scratch.directory.appendingPathComponent("bad-\(UUID()).json").path
         try Data(#"{"issuer":"https://a.example.com","relying_party":{"id":"example.com","origins":["https://evil.com"]},"clients":[{"client_id":"x"}]}"#.utf8).write(to: URL(fileURLWithPath: path))
         let process = Process()
         process.executableURL = Self.binary
@@ -259,7 +260,7 @@ import Testing
 
     @Test("signet keys rotate adds a key and retires the old one, audited")
     func rotate() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-rotate-\(UUID())")
+        let directory = Scratch.directory.appendingPathComponent("signet-rotate-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let (first, output) = try Self.run(["keys", "rotate"], in: directory)
@@ -291,7 +292,7 @@ import Testing
 
     @Test("signet keys rekey seals the database under a new key-encryption key; without one, or without the current one, it refuses")
     func rekey() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-rekey-\(UUID())")
+        let directory = Scratch.directory.appendingPathComponent("signet-rekey-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         // No database key yet: nothing to re-key from, and no key is made.
@@ -348,7 +349,7 @@ import Testing
 
     @Test("SIGNET_ISSUER=https://auth.example.com signet serve without clients refuses to start, saying why")
     func issuerWithoutClients() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-issuer-\(UUID().uuidString)")
+        let directory = Scratch.directory.appendingPathComponent("signet-issuer-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let process = Process()

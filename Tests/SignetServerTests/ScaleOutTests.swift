@@ -28,7 +28,7 @@ final class Cluster: @unchecked Sendable {
             let admin = try #require(ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"])
             self.database = try PostgresAdmin.createDatabase(adminURL: admin, name: "c_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))
         }
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-cluster-\(UUID().uuidString)")
+        directory = Scratch.directory.appendingPathComponent("signet-cluster-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for _ in 0..<count { try start() }
     }

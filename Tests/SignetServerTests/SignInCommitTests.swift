@@ -6,6 +6,7 @@ import SignetStore
 import SignetWebAuthn
 import SignetServer
 import Testing
+import SignetTestSupport
 
 /// A sign-in verifies against what Signet keeps in memory about a passkey, and its one
 /// transaction checks again what can change: these tests change it behind the server's back.
@@ -22,7 +23,7 @@ import Testing
     }
 
     static func copy(of authenticator: SoftwareAuthenticator) throws -> SoftwareAuthenticator {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("clone-\(UUID().uuidString).json")
+        let file = Scratch.directory.appendingPathComponent("clone-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         try authenticator.stateData().write(to: file)
         return try SoftwareAuthenticator(contentsOf: file)

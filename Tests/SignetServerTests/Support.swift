@@ -8,6 +8,7 @@ import SignetSoftware
 import SignetStore
 import SignetWebAuthn
 import Testing
+import SignetTestSupport
 
 /// A clock the tests can move forward.
 final class TestClock: @unchecked Sendable {
@@ -76,7 +77,7 @@ final class TestServer: @unchecked Sendable {
     init(_ transport: Transport = .inProcess, restoring: (database: URL, kek: URL)? = nil, sharing: URL? = nil,
          opening: (database: String, kek: URL)? = nil, _ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
         self.transport = transport
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-test-\(UUID().uuidString)")
+        directory = Scratch.directory.appendingPathComponent("signet-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if let restoring {
             try FileManager.default.copyItem(at: restoring.database, to: directory.appendingPathComponent("signet.db"))

@@ -6,6 +6,7 @@ import SignetServer
 import SignetSoftware
 import SignetWebAuthn
 import Testing
+import SignetTestSupport
 
 /// A throw-away attestation root and the packed attestation (WebAuthn L3 §8.2) of a leaf it signs.
 struct TestAttestationRoot {
@@ -58,7 +59,7 @@ struct TestAttestationRoot {
     init() throws {
         anchor = try TestAttestationRoot(name: "Signet Test Trusted Root")
         stranger = try TestAttestationRoot(name: "Some Other Root")
-        let directory = FileManager.default.temporaryDirectory
+        let directory = Scratch.directory
         let file = try anchor.pemFile(in: directory)
         server = try TestServer { $0.trustAnchorFiles = [file] }
     }

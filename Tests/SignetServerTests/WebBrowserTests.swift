@@ -3,6 +3,7 @@ import SignetAPI
 import SignetAuth
 import SignetServer
 import SignetWebAuthn
+import SignetTestSupport
 import Testing
 
 /// The hosted pages and the code flow in real headless Chromium with its WebAuthn virtual
@@ -69,6 +70,7 @@ struct WebBrowserTests {
         environment["SIGNET_ENROLLMENT_LINK"] = enrollment.ticket
         environment["SIGNET_CODE_FIRST_BASE"] = codeFirst.app.configuration.issuer
         environment["SE_OFFLINE"] = "true"  // Selenium Manager must not look for drivers online
+        environment["TMPDIR"] = Scratch.directory.path  // Chromium's profile and the downloads go with the test's other files
         process.environment = environment
         let output = Pipe(), input = Pipe(), errors = Pipe()
         process.standardOutput = output

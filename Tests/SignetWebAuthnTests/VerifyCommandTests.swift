@@ -1,6 +1,7 @@
 import Foundation
 import SignetWebAuthn
 import Testing
+import SignetTestSupport
 
 /// `signet verify` as a developer runs it: the built binary, real files, exit codes.
 @Suite struct VerifyCommandTests {
@@ -43,7 +44,7 @@ import Testing
 
     @Test("a pasted response that is not JSON is malformed, not a crash")
     func garbage() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("signet-garbage-\(UUID()).json")
+        let file = Scratch.directory.appendingPathComponent("signet-garbage-\(UUID()).json")
         try Data("{\"rp_id\": ".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let (status, output) = try Self.run(["verify", "registration", file.path])
