@@ -147,8 +147,13 @@ enum FuzzTarget {
             let encoded = MailMessage.quotedPrintable(text)
             precondition(encoded.utf8.allSatisfy { $0 < 0x80 }, "quoted-printable with a byte outside ASCII")
             precondition(encoded.components(separatedBy: "\r\n").allSatisfy { $0.utf8.count <= 76 }, "a quoted-printable line longer than 76")
-            let word = MailMessage.encodedWord(text)
-            precondition(!word.utf8.contains { $0 == 13 || $0 == 10 }, "a header word with a line break")
+            for word in [MailMessage.encodedWord(text), MailMessage.displayName(text)] {
+                // Only folds: every line after the first starts with a space, and no line holds a CR or LF of its own.
+                let lines = word.components(separatedBy: "\r\n")
+                precondition(lines.allSatisfy { !$0.utf8.contains { $0 == 13 || $0 == 10 } }, "a header word with a line break")
+                precondition(lines.dropFirst().allSatisfy { $0.hasPrefix(" =?UTF-8?B?") }, "a header line that does not fold")
+                precondition(lines.allSatisfy { !$0.contains("=?") || $0.trimmingPrefix(" ").utf8.count <= 68 }, "an encoded word longer than 68")
+            }
         case .queryString:
             let text = String(decoding: body, as: UTF8.self)
             let query = HTTPRequest.parseQuery(text[...])

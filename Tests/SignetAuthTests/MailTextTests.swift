@@ -82,5 +82,30 @@ import Testing
     @Test func headerWordsNeverCarryLineBreaks() {
         #expect(MailMessage.encodedWord("Sign in") == "Sign in")
         #expect(MailMessage.encodedWord("Inicia sesión\r\nBcc: x@example.com") == "=?UTF-8?B?" + Data("Inicia sesiónBcc: x@example.com".utf8).base64EncodedString() + "?=")
+        // Text that looks like an encoded word is encoded, so a reader shows it as it is.
+        #expect(MailMessage.encodedWord("=?UTF-8?B?SGk=?=") == "=?UTF-8?B?" + Data("=?UTF-8?B?SGk=?=".utf8).base64EncodedString() + "?=")
+    }
+
+    @Test("a long subject is several encoded words of at most 68 characters, folded, cut between characters, that join back to the text")
+    func longHeaderWords() {
+        let subject = "Connexion par e-mail désactivée sur Société Générale d’Authentification — 🔐 ✓"
+        let folded = MailMessage.encodedWord(subject)
+        let lines = folded.components(separatedBy: "\r\n")
+        #expect(lines.count == 3, "\(lines)")
+        #expect(lines.dropFirst().allSatisfy { $0.hasPrefix(" ") })
+        let words = lines.map { String($0.trimmingPrefix(" ")) }
+        #expect(words.allSatisfy { $0.hasPrefix("=?UTF-8?B?") && $0.hasSuffix("?=") && $0.utf8.count <= 68 }, "\(words)")
+        // Each word is whole UTF-8 by itself (RFC 2047 §5), and together they are the subject.
+        let texts = words.map { word in Data(base64Encoded: String(word.dropFirst(10).dropLast(2))).flatMap { String(data: $0, encoding: .utf8) } }
+        #expect(texts.allSatisfy { $0 != nil } && texts.compactMap { $0 }.joined() == subject)
+    }
+
+    @Test("a From display name: as is, quoted when it holds address syntax, encoded when it is not ASCII")
+    func displayNames() {
+        #expect(MailMessage.displayName("Signet") == "Signet")
+        #expect(MailMessage.displayName("Example, Inc.") == "\"Example, Inc.\"")
+        #expect(MailMessage.displayName(#"Say "hi" \ <me@x>"#) == #""Say \"hi\" \\ <me@x>""#)
+        #expect(MailMessage.displayName("Société") == "=?UTF-8?B?" + Data("Société".utf8).base64EncodedString() + "?=")
+        #expect(MailMessage.displayName("A\r\nBcc: x@example.com") == "\"ABcc: x@example.com\"")
     }
 }

@@ -27,7 +27,7 @@ public struct MailMessage: Sendable, Equatable {
     public func rendered(date: Date, id: String) -> [UInt8] {
         let domain = from.split(separator: "@").last.map(String.init) ?? "localhost"
         let headers = [
-            "From: \(Self.encodedWord(fromName)) <\(from)>",
+            "From: \(Self.displayName(fromName))\(Self.isPlain(fromName) ? " " : "\r\n ")<\(from)>",
             "To: <\(Self.asciiAddress(to))>",
             "Subject: \(Self.encodedWord(subject))",
             "Date: \(Self.date(date))",
@@ -82,12 +82,43 @@ public struct MailMessage: Sendable, Equatable {
         return formatter.string(from: date)
     }
 
-    /// The text as is when it is printable ASCII, else an RFC 2047 `=?UTF-8?B?...?=` word.
+    /// The text as is when it is printable ASCII (and holds no `=?`), else RFC 2047
+    /// `=?UTF-8?B?...?=` words, one a line, the lines folded (RFC 5322 §2.2.3); a reader joins
+    /// the words back without the space between them (RFC 2047 §6.2). A word holds at most 42
+    /// bytes of text, cut between Unicode scalars (§5: never inside a character's bytes): 68
+    /// characters, under §2's 75, and with `Subject: ` before it a line of 77, under RFC 5322
+    /// §2.1.1's 78. Line breaks in the text are dropped: no header is ever ended or started from
+    /// it.
     package static func encodedWord(_ text: String) -> String {
         // By scalar: a CRLF pair is one Character, which neither "\r" nor "\n" equals.
         let clean = String(String.UnicodeScalarView(text.unicodeScalars.filter { $0 != "\r" && $0 != "\n" }))
-        if clean.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) { return clean }
-        return "=?UTF-8?B?" + Data(clean.utf8).base64EncodedString() + "?="
+        if isPlain(clean) { return clean }
+        var words: [String] = []
+        var chunk: [UInt8] = []
+        for scalar in clean.unicodeScalars {
+            let bytes = Array(String(scalar).utf8)
+            if chunk.count + bytes.count > 42 {
+                words.append("=?UTF-8?B?" + Data(chunk).base64EncodedString() + "?=")
+                chunk = []
+            }
+            chunk += bytes
+        }
+        words.append("=?UTF-8?B?" + Data(chunk).base64EncodedString() + "?=")
+        return words.joined(separator: "\r\n ")
+    }
+
+    /// Printable ASCII that a reader would not take for an encoded word.
+    static func isPlain(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7f } && !text.contains("=?")
+    }
+
+    /// A display name for `From` (RFC 5322 §3.4): printable ASCII as is, or as a quoted string
+    /// when it holds a character the address syntax gives a meaning to (`Example, Inc.` would
+    /// otherwise read as two addresses); anything else as ``encodedWord(_:)``'s words.
+    package static func displayName(_ name: String) -> String {
+        let word = encodedWord(name)
+        guard isPlain(word), word.contains(where: { "()<>[]:;@\\,.\"".contains($0) }) else { return word }
+        return "\"" + word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     /// Quoted-printable (RFC 2045 §6.7): lines of at most 76 characters with soft breaks, CRLF
