@@ -598,6 +598,12 @@ try:
     report["spanish_title"] = driver.find_element(By.TAG_NAME, "h1").text
     report["spanish_lang"] = driver.find_element(By.TAG_NAME, "html").get_attribute("lang")
     shoot(driver, "login-es")
+    # French from the Spanish page's own language link.
+    driver.find_element(By.CSS_SELECTOR, 'footer a[hreflang="fr"]').click()
+    wait_for(driver, lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "fr")
+    report["french_title"] = driver.find_element(By.TAG_NAME, "h1").text
+    report["french_current"] = driver.find_element(By.CSS_SELECTOR, 'footer a[aria-current="true"]').get_attribute("hreflang")
+    shoot(driver, "login-fr")
     driver.get(discovery["authorization_endpoint"] + "?response_type=code&client_id=nobody&redirect_uri=" + urllib.parse.quote(CALLBACK))
     report["unknown_client_page"] = by_test_id(driver, "error").get_attribute("data-reason")
     report["unknown_client_stayed"] = driver.current_url.startswith(BASE)

@@ -104,8 +104,10 @@ extension SignetService {
         let base = url.split(separator: "?").first.map(String.init) ?? url
         var query = url.contains("?") ? String(url[url.index(after: url.firstIndex(of: "?")!)...]) : ""
         query = query.split(separator: "&").filter { !$0.hasPrefix("ui_locales=") }.joined(separator: "&")
-        layout["englishURL"] = .text(base + "?" + (query.isEmpty ? "" : query + "&") + "ui_locales=en")
-        layout["spanishURL"] = .text(base + "?" + (query.isEmpty ? "" : query + "&") + "ui_locales=es")
+        layout["languages"] = .list(Strings.languages.enumerated().map { index, code in
+            ["code": .text(code), "name": .text(Strings.names[code] ?? code), "url": .text(base + "?" + (query.isEmpty ? "" : query + "&") + "ui_locales=" + code),
+             "separator": .bool(index > 0), "current": .bool(code == browser.language)]
+        })
         var response = HTTPResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8")] + Self.pageHeaders,
                                     body: Array(Pages.layout.render(layout, strings: strings).html.utf8))
         if browser.newPreSession { response.headers.append(("Set-Cookie", cookie(preSessionCookieName, browser.preSession, maxAge: 30 * 86400))) }
@@ -124,26 +126,12 @@ extension SignetService {
         return response
     }
 
-    /// What a page says about a refusal: the reason's text (Spanish where the pages have it).
+    /// What a page says about a refusal: the reason's text in the page's language where the
+    /// pages have it, else the error's own (English) words.
     func pageText(_ error: AuthError, language: String) -> String {
-        if language == "es", let text = Self.spanishReasons[error.reason] { return text }
-        return error.publicDetail ?? error.reason.text
+        Strings.refusal(error.reason, language: language) ?? error.publicDetail ?? error.reason.text
     }
 
-    static let spanishReasons: [Reason: String] = [
-        .otpInvalid: "Correo o código incorrecto.", .otpExpired: "El código ha caducado; pide uno nuevo.",
-        .otpAttemptsExceeded: "Demasiados intentos con este código; pide uno nuevo.", .rateLimited: "Demasiadas solicitudes; inténtalo más tarde.",
-        .csrfInvalid: "El formulario ha caducado; recarga la página e inténtalo de nuevo.", .clientUnknown: "La aplicación no es conocida.",
-        .redirectURIInvalid: "La dirección de vuelta no está registrada para esta aplicación.", .malformed: "La solicitud no es válida.",
-        .userExists: "Ya existe una cuenta con este correo; inicia sesión con su llave de acceso.", .notFound: "Esta página no existe.",
-        .lastCredential: "Es la última llave de acceso de la cuenta; añade otra antes.", .signupDisabled: "Aquí las cuentas las crea un administrador; pídele una.",
-        .signupDomainNotAllowed: "Las cuentas de aquí son para direcciones de los dominios de esta organización; usa la tuya.",
-        .signupCodeRequired: "Regístrate primero con un código enviado a tu dirección; después añade una llave de acceso.", .userBlocked: "Esta cuenta está bloqueada.",
-        .recoveryCodeInvalid: "Correo o código de recuperación incorrecto.",
-        .userCodeUnknown: "No hay ningún inicio de sesión pendiente con este código.", .recoveryHold: "Hay una recuperación en espera en esta cuenta.",
-        .authenticatorNotAllowed: "Este tipo de llave de acceso o de seguridad no está permitido aquí; usa otra.",
-        .requestURIInvalid: "Este enlace de inicio de sesión ya no es válido. Vuelve a la aplicación y empieza de nuevo.",
-    ]
 
     /// Where a sign-in on the pages goes next: back into the pending authorization, to an own
     /// page named by `return_to` (only `/account` and `/device`), or to the account page.

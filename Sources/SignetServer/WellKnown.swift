@@ -1,5 +1,6 @@
 import SignetAuth
 import SignetWebAuthn
+import SignetWeb
 
 /// Documents served under `/.well-known/`, made once from the configuration.
 enum WellKnown {
@@ -46,7 +47,7 @@ enum WellKnown {
             "issuer": .string(i), "authorization_endpoint": .string(i + "/authorize"), "end_session_endpoint": .string(i + "/logout"),
             "code_challenge_methods_supported": .array([.string("S256")]), "response_modes_supported": .array([.string("query")]),
             "prompt_values_supported": .array((["none", "login", "select_account", "consent"] + (c.signUp ? ["create"] : [])).map(JSONValue.string)),
-            "authorization_response_iss_parameter_supported": .bool(true), "ui_locales_supported": .array([.string("en"), .string("es")]),
+            "authorization_response_iss_parameter_supported": .bool(true), "ui_locales_supported": .array(Strings.languages.map(JSONValue.string)),
             // Both said outright: omitted, request_uri_parameter_supported would mean true (OIDC Discovery §3).
             "request_parameter_supported": .bool(false), "request_uri_parameter_supported": .bool(false),
             "token_endpoint": .string(i + "/oauth/token"), "userinfo_endpoint": .string(i + "/userinfo"),

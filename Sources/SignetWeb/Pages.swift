@@ -26,7 +26,8 @@ public enum Pages {
         <main class="card">
         {{body}}
         </main>
-        <footer><nav aria-label="{{t.language}}"><a href="{{englishURL}}" lang="en" hreflang="en">English</a> · <a href="{{spanishURL}}" lang="es" hreflang="es">Español</a></nav></footer>
+        <footer><nav aria-label="{{t.language}}">{{#languages}}{{#separator}} · {{/separator}}\
+        <a href="{{url}}" lang="{{code}}" hreflang="{{code}}"{{#current}} aria-current="true"{{/current}}>{{name}}</a>{{/languages}}</nav></footer>
         </div>
         </body>
         </html>

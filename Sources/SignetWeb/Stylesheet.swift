@@ -55,6 +55,7 @@ public enum Stylesheet {
     .pair { display: flex; gap: .75rem; margin-top: 1rem; }
     .pair button { flex: 1; }
     footer { margin-top: 1rem; text-align: center; color: var(--muted); font-size: .875rem; }
+    footer a[aria-current] { color: var(--fg); font-weight: 600; text-decoration: none; }
     .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
     [hidden] { display: none !important; }
     @media (max-width: 30rem) { #page { padding: 1rem .75rem 2rem; } .card { padding: 1.1rem; } .inline input { width: 100%; } .inline { flex: 1 1 100%; } }

@@ -168,6 +168,7 @@ struct WebBrowserTests {
         #expect(r["signal_unknown"] == .bool(true), "signalUnknownCredential names the passkey Signet does not know")
         #expect(r["unknown_passkey_status"] == .string("This passkey is not registered."))
         #expect(r["spanish_title"] == .string("Iniciar sesión") && r["spanish_lang"] == .string("es"))
+        #expect(r["french_title"] == .string("Connexion") && r["french_current"] == .string("fr"))
         #expect(r["unknown_client_page"] == .string("client_unknown") && r["unknown_client_stayed"] == .bool(true))
         #expect(r["par_invalid_page"] == .string("request_uri_invalid") && r["par_invalid_text"]?.string?.contains("start again") == true, "\(r["par_invalid_text"]?.serialized ?? "")")
         // An operator's enrollment link: the address shown, the link out of the address bar, the
