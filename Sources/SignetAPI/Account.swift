@@ -134,7 +134,8 @@ public struct SessionInfo: Codable, Sendable, Equatable {
     public var last_seen_at: Int64
     /// The session of the token that asked.
     public var current: Bool
-    /// A browser's address when it signed in (an app's refresh-token family keeps none).
+    /// The address the session signed in from, a browser's or an app's (an app's that signed in
+    /// before Signet kept it has none).
     public var address: String?
 
     public init(id: String, kind: String, name: String, client_id: String?, created_at: Int64, last_seen_at: Int64, current: Bool, address: String? = nil) {

@@ -182,13 +182,18 @@ public struct ManagementSession: Codable, Sendable, Equatable {
         public var methods: [Method]
         public init(methods: [Method]) { self.methods = methods }
     }
-    /// What a browser session's first request came with.
+    /// What the session's first request came with (a browser's sign-in, an app's), and an
+    /// app's last (its newest refresh); a browser session keeps only the first.
     public struct Device: Codable, Sendable, Equatable {
         public var initial_user_agent: String?
-        public var initial_ip: String
-        public init(initial_user_agent: String?, initial_ip: String) {
+        public var initial_ip: String?
+        public var last_user_agent: String?
+        public var last_ip: String?
+        public init(initial_user_agent: String?, initial_ip: String?, last_user_agent: String? = nil, last_ip: String? = nil) {
             self.initial_user_agent = initial_user_agent
             self.initial_ip = initial_ip
+            self.last_user_agent = last_user_agent
+            self.last_ip = last_ip
         }
     }
     public var id: String

@@ -254,7 +254,7 @@ extension SignetService {
              "created": .text(when(w.createdAt)), "lastSeen": .text(when(w.lastSeenAt)), "address": .text(w.remote)]
         } + sessions.apps.map { a in
             ["id": .text(a.id), "label": .text(ceremonies.clientName(a.clientID)), "kind": .text(strings["app"] ?? ""), "current": .bool(false),
-             "created": .text(when(a.createdAt)), "lastSeen": .text(when(a.updatedAt))]
+             "created": .text(when(a.createdAt)), "lastSeen": .text(when(a.updatedAt)), "address": .text(a.initial.remote ?? "")]
         }
         // The events a person would call security events, in their words; bookkeeping
         // (``accountPageOmits``) stays in the audit trail only.

@@ -8,7 +8,8 @@ extension SignetService {
     /// What the route's ``Needs`` ask for, established before its handler runs.
     func admit(_ request: HTTPRequest, needs: Needs, parameters: [String: String]) throws -> Call {
         let context = RequestContext(remoteAddress: clientAddress(request), requestID: request.requestID, acceptLanguage: request.header("accept-language"),
-                                     dpop: request.header("dpop"), basic: needs.clientCredentials ? request.header("authorization").flatMap(Self.basicCredentials) : nil)
+                                     dpop: request.header("dpop"), basic: needs.clientCredentials ? request.header("authorization").flatMap(Self.basicCredentials) : nil,
+                                     userAgent: request.header("user-agent"))
         if let bucket = needs.rateLimit { try ceremonies.limit(bucket, context: context) }
         var principal: Principal?
         switch needs.token {

@@ -37,7 +37,7 @@ extension SQLStore {
         var insertion: (table: String, columns: String, casts: [String]) {
             switch self {
             case .audit: ("audit_events", auditColumns, ["bigint"] + Array(repeating: "text", count: 9))
-            case .refreshToken: ("refresh_tokens", refreshTokenColumns, ["bytea", "text", "text", "text", "text", "bigint", "text", "bigint", "bigint", "text", "text"])
+            case .refreshToken: ("refresh_tokens", refreshTokenColumns, ["bytea", "text", "text", "text", "text", "bigint", "text", "bigint", "bigint", "text", "text", "text", "text"])
             // `revoked_at` is the tenth column, NULL in a new session.
             case .webSession: ("web_sessions", webSessionColumns, ["bytea", "text", "text", "bigint", "text", "text", "bigint", "bigint", "bigint", "NULL::bigint", "text", "text"])
             }

@@ -189,10 +189,10 @@ public final class SQLStore: Store, @unchecked Sendable {
         [.int(e.at), .text(e.kind), .text(e.outcome), text(e.reason), text(e.userID), text(e.clientID), text(e.credentialID), text(e.remote), text(e.requestID),
          text(e.detail)]
     }
-    static let refreshTokenColumns = "hash, family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id, jkt"
+    static let refreshTokenColumns = "hash, family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id, jkt, remote, user_agent"
     static func refreshTokenValues(_ t: RefreshTokenRow) -> [SQLValue] {
         [.blob(t.hash), .text(t.family), .text(t.userID), .text(t.clientID), .text(t.scope), .int(t.authTime), .text(t.amr.joined(separator: " ")),
-         .int(t.expiresAt), .int(t.createdAt), text(t.credential), text(t.jkt)]
+         .int(t.expiresAt), .int(t.createdAt), text(t.credential), text(t.jkt), text(t.remote), text(t.userAgent)]
     }
 
     public func createUser(_ user: UserRecord, credential c: CredentialRow) throws(StoreError) {
@@ -520,7 +520,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     }
 
     static func insert(_ t: RefreshTokenRow, _ db: any SQLSession) throws(StoreError) {
-        try db.query("INSERT INTO refresh_tokens (\(refreshTokenColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", refreshTokenValues(t))
+        try db.query("INSERT INTO refresh_tokens (\(refreshTokenColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", refreshTokenValues(t))
     }
 
     public func insertRefreshToken(_ token: RefreshTokenRow) throws(StoreError) {

@@ -373,6 +373,12 @@ enum Schema {
             ALTER TABLE users ADD COLUMN app_metadata TEXT;
             ALTER TABLE users ADD COLUMN user_metadata TEXT
             """),
+            // Where each refresh token was made (the sign-in's or the refresh's address and
+            // User-Agent): an app's session shows where it started and was last seen.
+            (26, """
+            ALTER TABLE refresh_tokens ADD COLUMN remote TEXT;
+            ALTER TABLE refresh_tokens ADD COLUMN user_agent TEXT
+            """),
         ]
     }
 

@@ -367,6 +367,44 @@ extension TestServer {
         #expect(try server.api("GET", "/api/v2/users/\(id)/sessions", token: ops).json["sessions"]?.array?.count == 1)
     }
 
+    @Test("an app's session keeps where it signed in and where it last refreshed: the Management API's device, /me/sessions and the account page")
+    func appSessionOrigin() throws {
+        let server = try TestServer.withOperators()
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "ada@signet.test")
+        let (session, credential, _) = try phone.startSignIn()
+        let signIn = try server.post("/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("app"), "auth_session": .string(session), "authn_response": credential,
+        ]), headers: [("User-Agent", "ExampleBank/3.1 CFNetwork/1568.100.1 Darwin/24.0.0"), ("X-Test-Remote", "203.0.113.7")])
+        try #require(signIn.status == 200, "\(signIn.json.serialized)")
+        let sid = try #require(jwtClaims(signIn.json["access_token"]?.string)["sid"]?.string)
+        let id = try #require(jwtClaims(signIn.json["access_token"]?.string)["sub"]?.string)
+        let ops = try server.managementToken()
+        func device() throws -> JSONValue? { try server.api("GET", "/api/v2/sessions/\(sid)", token: ops).json["device"] }
+        #expect(try device() == .object(["initial_user_agent": .string("ExampleBank/3.1 CFNetwork/1568.100.1 Darwin/24.0.0"), "initial_ip": .string("203.0.113.7"),
+                                         "last_user_agent": .string("ExampleBank/3.1 CFNetwork/1568.100.1 Darwin/24.0.0"), "last_ip": .string("203.0.113.7")]))
+        // A refresh from elsewhere, a User-Agent far too long: the last are the refresh's, cut to 300 characters.
+        let long = "ExampleBank/3.2 " + String(repeating: "é", count: 400)
+        let refreshed = try server.post("/oauth/token", .object([
+            "grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(signIn.json["refresh_token"]),
+        ]), headers: [("User-Agent", long), ("X-Test-Remote", "198.51.100.9")])
+        try #require(refreshed.status == 200, "\(refreshed.json.serialized)")
+        let after = try #require(try device())
+        #expect(after["initial_ip"] == .string("203.0.113.7") && after["last_ip"] == .string("198.51.100.9"))
+        #expect(after["last_user_agent"] == .string(String(long.prefix(300))) && after["initial_user_agent"]?.string?.hasPrefix("ExampleBank/3.1") == true)
+        // The list has the same; the owner's own list shows where it signed in.
+        let listed = try server.api("GET", "/api/v2/users/\(id)/sessions", token: ops).json["sessions"]?.array?.first { $0["id"] == .string(sid) }
+        #expect(listed?["device"] == after)
+        let mine = try server.send("GET", "/me/sessions", headers: [("Authorization", "Bearer " + (refreshed.json["access_token"]?.string ?? ""))])
+        let own = try StrictJSON().parse(mine.body)["sessions"]?.array?.first { $0["id"] == .string(sid) }
+        #expect(mine.status == 200 && own?["address"] == .string("203.0.113.7") && own?["kind"] == .string("app"), "\(String(decoding: mine.body, as: UTF8.self))")
+        // The account page says so too.
+        let browser = WebBrowser(server, authenticator: phone.authenticator)
+        #expect(try browser.signIn().status == 200)
+        let page = try browser.page("/account").html
+        #expect(page.contains("signed in from 203.0.113.7"), "\(page)")
+    }
+
     @Test("one session: browsers' and apps' listed with their kind; read and ended by ID, the others going on; unknown, ended and expired IDs are session_not_found")
     func oneSession() throws {
         let server = try TestServer.withOperators()
@@ -389,7 +427,7 @@ extension TestServer {
         #expect(web["device"]?["initial_ip"]?.string?.isEmpty == false && web["authentication"]?["methods"]?.array?.isEmpty == false)
         let idle = try #require(web["idle_expires_at"]?.string), absolute = try #require(web["expires_at"]?.string)
         #expect(idle < absolute && (web["last_interacted_at"]?.string ?? "") < idle, "ISO 8601 times compare as text")
-        #expect(apps.allSatisfy { $0["idle_expires_at"] == nil && $0["device"] == nil && $0["clients"]?.array?.first?["client_id"] == .string("app") })
+        #expect(apps.allSatisfy { $0["idle_expires_at"] == nil && $0["device"]?["initial_ip"] == .string("127.0.0.1") && $0["clients"]?.array?.first?["client_id"] == .string("app") })
 
         // Read by ID: the same object the list has.
         let read = try server.api("GET", "/api/v2/sessions/\(firstSID)", token: ops)

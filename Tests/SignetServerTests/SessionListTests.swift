@@ -30,8 +30,8 @@ import Testing
         #expect(Set(apps.compactMap { $0["id"]?.string }) == [firstSID, secondSID] && apps.allSatisfy { $0["client_id"] == .string("app") })
         #expect(sessions.filter { $0["current"] == .bool(true) }.compactMap { $0["id"]?.string } == [secondSID])
         #expect(sessions.allSatisfy { ($0["created_at"]?.int64 ?? 0) > 1_700_000_000 && $0["last_seen_at"]?.int64 != nil })
-        // Where a browser signed in from, to tell one's own from someone else's; an app's family keeps no address.
-        #expect(browsers[0]["address"]?.string?.isEmpty == false && apps.allSatisfy { $0["address"] == nil }, "\(json.serialized)")
+        // Where each signed in from, to tell one's own from someone else's.
+        #expect(browsers[0]["address"]?.string?.isEmpty == false && apps.allSatisfy { $0["address"] == .string("127.0.0.1") }, "\(json.serialized)")
         let page = try browser.page("/account").html
         #expect(page.contains("signed in from \(browsers[0]["address"]?.string ?? "-")"), "the account page says where")
 

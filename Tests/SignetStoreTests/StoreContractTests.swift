@@ -64,9 +64,9 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         if backend == .postgres, let admin = ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"] {
             let url = try PostgresAdmin.createDatabase(adminURL: admin, name: "m_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))
             let opened = concurrently(4) { try SQLStore(postgres: url, connections: 2).schemaVersions() }
-            for result in opened { #expect(try result.get() == Array(1...25)) }
+            for result in opened { #expect(try result.get() == Array(1...26)) }
         }
-        if let sql = store as? SQLStore { #expect(try sql.schemaVersions() == Array(1...25)) }
+        if let sql = store as? SQLStore { #expect(try sql.schemaVersions() == Array(1...26)) }
     }
 
     @Test("a user is created with its passkey or not at all", arguments: Backend.available)
@@ -612,6 +612,27 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         for sid in ["live-\(tag)", "marked-\(tag)", "family-\(tag)", "held-\(tag)"] {
             #expect(try holder(sid: sid)?.sessionEnded == store.sessionEnded(sid))
         }
+    }
+
+    @Test("an app's session: where its first token and its newest were asked for; a family from before they were kept has neither", arguments: Backend.available)
+    func sessionOrigins(_ backend: Backend) throws {
+        let store = try backend.open()
+        let u = user(51)
+        try store.createUser(u, credential: credential(u.id))
+        @Sendable func row(_ n: UInt8, family: String, at: Int64, remote: String?, userAgent: String?) -> RefreshTokenRow {
+            RefreshTokenRow(hash: Array(repeating: n, count: 32), family: family, userID: u.id, clientID: "app", scope: "openid", authTime: 1, amr: ["pop"],
+                            expiresAt: now() + 60_000, createdAt: at, remote: remote, userAgent: userAgent)
+        }
+        let start = now()
+        try store.insertRefreshToken(row(1, family: "kept", at: start, remote: "203.0.113.7", userAgent: "Bank/1"))
+        let rotated = try store.rotateRefreshToken(hash: Array(repeating: 1, count: 32), proof: nil,
+                                                   next: { _ in row(2, family: "kept", at: start + 5, remote: "198.51.100.9", userAgent: "Bank/2") }, now: start + 5)
+        guard case .rotated = rotated else { Issue.record("not rotated: \(rotated)"); return }
+        try store.insertRefreshToken(row(3, family: "older", at: start - 10, remote: nil, userAgent: nil))
+        let sessions = try store.sessions(userID: u.id, now: now())
+        let kept = try #require(sessions.first { $0.id == "kept" }), older = try #require(sessions.first { $0.id == "older" })
+        #expect(kept.initial == SessionRow.Origin(remote: "203.0.113.7", userAgent: "Bank/1") && kept.last == SessionRow.Origin(remote: "198.51.100.9", userAgent: "Bank/2"))
+        #expect(older.initial == SessionRow.Origin() && older.last == SessionRow.Origin())
     }
 
     @Test("refresh tokens rotate; reuse revokes the family; of concurrent rotations one wins", arguments: Backend.available)

@@ -423,7 +423,7 @@ extension Ceremonies {
         let session = SessionRef(sid: row.family, credential: row.credential)
         let refresh = grant.offline
             ? refreshToken(Array(fresh[16..<48]), userID: user.id, clientID: client.id, scope: grant.scope, amr: row.amr, authTime: row.authTime, session: session,
-                           jkt: grant.refreshBinding(client))
+                           jkt: grant.refreshBinding(client), context: context)
             : nil
         let subscription = logoutSubscription(row, client: client, offline: refresh != nil)
         do {

@@ -134,7 +134,7 @@ extension Ceremonies {
             let session = SessionRef(sid: Base64URL.encode(timeOrderedID()), credential: row.approvedBy)
             let refresh = granted.offline
                 ? refreshToken(Array(fresh[16..<48]), userID: user.id, clientID: client.id, scope: granted.scope, amr: amr, authTime: authTime, session: session,
-                               jkt: granted.refreshBinding(client))
+                               jkt: granted.refreshBinding(client), context: context)
                 : nil
             do {
                 try store.perform([.useDeviceCode(hash: hash), .audit(auditEvent(.deviceSignIn, user: user.id, client: client.id, credential: row.approvedBy, context: context))]

@@ -181,7 +181,7 @@ extension Ceremonies {
         let session = SessionRef(sid: Base64URL.encode(timeOrderedID()), credential: nil)
         let refresh = grant.offline
             ? refreshToken(Array(fresh[16..<48]), userID: user.id, clientID: client.id, scope: grant.scope, amr: amr, authTime: authTime, session: session,
-                           jkt: grant.refreshBinding(client))
+                           jkt: grant.refreshBinding(client), context: context)
             : nil
         do {
             try store.perform(writes + [.recordLogin(userID: user.id, at: nowMillis), .audit(auditEvent(kind, user: user.id, client: client.id, context: context))]

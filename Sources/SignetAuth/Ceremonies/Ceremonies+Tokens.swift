@@ -81,13 +81,15 @@ extension Ceremonies {
 
     /// A new sign-in's refresh token (``RefreshToken``: a time-ordered name and the 32-byte
     /// `secret`, handed out once) and the row that stores its key, in a new family that remembers
-    /// the `credential` that signed in.
-    func refreshToken(_ secret: [UInt8], userID: String, clientID: String, scope: String, amr: [String], authTime: Int64, session: SessionRef, jkt: String? = nil) -> (token: String, row: RefreshTokenRow) {
+    /// the `credential` that signed in and where the request came from.
+    func refreshToken(_ secret: [UInt8], userID: String, clientID: String, scope: String, amr: [String], authTime: Int64, session: SessionRef, jkt: String? = nil,
+                      context: RequestContext) -> (token: String, row: RefreshTokenRow) {
         let now = nowMillis
         let (token, key) = RefreshToken.make(name: timeOrderedID(), secret: secret)
         return (Base64URL.encode(token), RefreshTokenRow(
             hash: key, family: session.sid, userID: userID, clientID: clientID, scope: scope,
-            authTime: authTime, amr: amr, expiresAt: refreshExpiry(now: now, authTime: authTime), createdAt: now, credential: session.credential, jkt: jkt))
+            authTime: authTime, amr: amr, expiresAt: refreshExpiry(now: now, authTime: authTime), createdAt: now, credential: session.credential, jkt: jkt,
+            remote: context.remoteAddress.isEmpty ? nil : context.remoteAddress, userAgent: Self.clippedUserAgent(context.userAgent)))
     }
 
     /// A refresh token's end: the sliding lifetime from now, but never past the family's
@@ -176,7 +178,8 @@ extension Ceremonies {
         let outcome = try store.rotateRefreshToken(hash: presented, proof: sessionKey ?? binding?.jkt, next: { current in
             RefreshTokenRow(hash: newKey, family: current.family, userID: current.userID, clientID: current.clientID,
                             scope: current.scope, authTime: current.authTime, amr: current.amr,
-                            expiresAt: min(now + sliding, current.authTime * 1000 + absolute), createdAt: now, credential: current.credential, jkt: current.jkt)
+                            expiresAt: min(now + sliding, current.authTime * 1000 + absolute), createdAt: now, credential: current.credential, jkt: current.jkt,
+                            remote: context.remoteAddress.isEmpty ? nil : context.remoteAddress, userAgent: Self.clippedUserAgent(context.userAgent))
         }, now: now, writes: proofMark(binding))
         switch outcome {
         case .rotated(let row):

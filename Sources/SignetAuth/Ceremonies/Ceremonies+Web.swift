@@ -100,7 +100,7 @@ extension Ceremonies {
         let row = WebSessionRow(
             hash: Digest.sha256.hash(secret), id: Base64URL.encode(timeOrderedID()), userID: userID, authTime: now / 1000, amr: amr, credential: credential,
             createdAt: now, lastSeenAt: now, expiresAt: now + Int64(configuration.webSessionLifetime) * 1000,
-            userAgent: userAgent.map { String($0.prefix(300)) }, remote: context.remoteAddress)
+            userAgent: Self.clippedUserAgent(userAgent), remote: context.remoteAddress)
         return (Base64URL.encode(secret), row)
     }
 
@@ -185,8 +185,15 @@ extension Ceremonies {
                         last_seen_at: w.lastSeenAt / 1000, current: w.id == current, address: w.remote.isEmpty ? nil : w.remote)
         } + sessions.apps.map { a in
             SessionInfo(id: a.id, kind: "app", name: clientName(a.clientID), client_id: a.clientID, created_at: a.createdAt / 1000,
-                        last_seen_at: a.updatedAt / 1000, current: a.id == current)
+                        last_seen_at: a.updatedAt / 1000, current: a.id == current, address: a.initial.remote)
         }
+    }
+
+    /// A `User-Agent` as a session keeps it: its first 300 characters (the count of bytes, known
+    /// without a walk, tells first whether there is anything to cut).
+    static func clippedUserAgent(_ userAgent: String?) -> String? {
+        guard let userAgent, userAgent.utf8.count > 300 else { return userAgent }
+        return String(userAgent.prefix(300))
     }
 
     /// A short name for a User-Agent: the browser and the system, as far as they can be told.

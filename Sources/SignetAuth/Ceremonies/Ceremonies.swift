@@ -12,6 +12,9 @@ public struct RequestContext: Sendable {
     public var acceptLanguage: String?
     /// The request's `DPoP` header (RFC 9449 §4.1), for a token grant.
     public var dpop: String?
+    /// The request's `User-Agent` (RFC 9110 §10.1.5), kept with an app's session (its
+    /// refresh tokens) to show where it is.
+    public var userAgent: String?
     /// The client ID and secret of `Authorization: Basic` (RFC 6749 §2.3.1), on the routes where a
     /// client may authenticate that way (the token endpoint and its kin); `nil` elsewhere.
     public var basic: (id: String, secret: String)?
@@ -20,14 +23,16 @@ public struct RequestContext: Sendable {
     public var assertion: ClientAssertion?
     /// The client the assertion names (its `iss`, not yet verified), for a request without `client_id`.
     public var assertionIssuer: String? { assertion?.jwt.flatMap(ClientAssertion.issuer) }
-    public init(remoteAddress: String, requestID: String, acceptLanguage: String? = nil, dpop: String? = nil, basic: (id: String, secret: String)? = nil) {
+    public init(remoteAddress: String, requestID: String, acceptLanguage: String? = nil, dpop: String? = nil, basic: (id: String, secret: String)? = nil,
+                userAgent: String? = nil) {
+        self.userAgent = userAgent
         self.remoteAddress = remoteAddress
         self.requestID = requestID
         self.acceptLanguage = acceptLanguage
         self.dpop = dpop
         self.basic = basic
     }
-    /// `en` or `es`: the first of the request's languages Signet writes in.
+    /// The first of the request's languages Signet writes in (``Notice/languages``), or `en`.
     public var language: String { Notice.language(acceptLanguage: acceptLanguage) }
 }
 
