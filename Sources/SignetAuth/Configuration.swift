@@ -267,6 +267,9 @@ public struct ServerConfiguration: Sendable {
         return signUpDomains.contains(String(email[email.index(after: at)...]))
     }
     public var accessTokenLifetime = 900
+    /// Claims copied from each account's `app_metadata` into its access and ID tokens
+    /// (`tokens.app_metadata_claims`): none by default, and then no sign-in reads the metadata.
+    public var appMetadataClaims: [MetadataClaim] = []
     public var idTokenLifetime = 3600
     /// The longest lifetime any configuration gives a signed token (access, ID and action
     /// tokens; `tokens.access_token_ttl` and `id_token_ttl` at most): a retired signing key is

@@ -14,7 +14,7 @@ public enum ConfigurationLoader {
         ["web", "session_idle_ttl"], ["web", "session_ttl"], ["web", "code_ttl"], ["web", "require_pushed_authorization_requests"],
         ["clients"], ["audiences"],
         ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"], ["tokens", "refresh_token_absolute_ttl"],
-        ["tokens", "signing_key_rotation_days"], ["step_up", "max_age"], ["audit", "retention_days"], ["database_durability"], ["trusted_proxies"],
+        ["tokens", "signing_key_rotation_days"], ["tokens", "app_metadata_claims"], ["step_up", "max_age"], ["audit", "retention_days"], ["database_durability"], ["trusted_proxies"],
         ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
         ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
@@ -128,7 +128,21 @@ public enum ConfigurationLoader {
         return list.compactMap(\.string)
     }
 
-    /// `HOST:PORT`.
+    /// `tokens.app_metadata_claims`: `{"https://example.com/roles": "roles", ...}`, each claim a
+    /// URI of the operator's own and each value the `app_metadata` member it copies.
+    static func metadataClaims(_ value: JSONValue) throws -> [MetadataClaim] {
+        let setting = "tokens.app_metadata_claims"
+        guard let object = value.object, object.allSatisfy({ $0.value.string != nil }) else {
+            throw ConfigurationError("\(setting) must be an object of claim names and app_metadata keys, such as {\"https://example.com/roles\": \"roles\"}")
+        }
+        guard object.count <= MetadataClaim.maximum else { throw ConfigurationError("\(setting) names at most \(MetadataClaim.maximum) claims") }
+        return try object.keys.sorted().map { claim in
+            let key = object[claim]?.string ?? ""
+            if let problem = MetadataClaim.problem(claim: claim, key: key) { throw ConfigurationError("\(setting): \(problem)") }
+            return MetadataClaim(claim: claim, key: key)
+        }
+    }
+
     /// A secret's hash as the settings hold it (`client_secret_hash`, `scim.token_hash`):
     /// `sha256:` and the base64url of 32 bytes, as `signet client-secret` prints it.
     static func sha256Setting(_ text: String) -> [UInt8]? {
@@ -136,6 +150,7 @@ public enum ConfigurationLoader {
         return bytes
     }
 
+    /// `HOST:PORT`.
     static func hostAndPort(_ text: String, _ setting: String) throws -> (String, UInt16) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, let port = UInt16(parts[1]), !parts[0].isEmpty else {
@@ -171,6 +186,7 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["tokens", "refresh_token_ttl"], range: 60...(400 * 86400)) { c.refreshTokenLifetime = v }
         if let v = try int(tree, ["tokens", "refresh_token_absolute_ttl"], range: 60...(3650 * 86400)) { c.refreshTokenAbsoluteLifetime = v }
         if let v = try int(tree, ["tokens", "signing_key_rotation_days"], range: 0...3650) { c.signingKeyRotationDays = v }
+        if let v = value(tree, ["tokens", "app_metadata_claims"]) { c.appMetadataClaims = try metadataClaims(v) }
         if let v = try int(tree, ["step_up", "max_age"], range: 1...86400) { c.stepUpMaxAge = v }
         if let v = try int(tree, ["audit", "retention_days"], range: 1...36500) { c.auditRetentionDays = v }
         if let v = try string(tree, ["database_durability"]) {

@@ -72,7 +72,14 @@ extension SignetService {
         // OIDC Core §5.3.1: the UserInfo endpoint takes GET and POST alike (the token in the
         // Authorization header either way).
         for method in ["GET", "POST"] {
-            r.add(method, "/userinfo", needs: Needs(token: .required(.anyWithScope("openid")))) { s, call in try Wire.encode(s.ceremonies.userInfo(call.account)) }
+            r.add(method, "/userinfo", needs: Needs(token: .required(.anyWithScope("openid")))) { s, call in
+                let info = s.ceremonies.userInfo(call.account)
+                // The operators' claims from app_metadata, as the tokens carry them (OIDC Core §5.3.2: other claims may follow).
+                let extra = try s.ceremonies.metadataClaims(userID: info.sub)
+                guard !extra.isEmpty, var object = try Wire.value(info).object else { return try Wire.encode(info) }
+                for (name, value) in extra { object[name] = value }
+                return .json(200, Array(JSONValue.object(object).serialized.utf8))
+            }
         }
         // The signed-in account.
         r.add("GET", "/me/export", needs: .recentSignIn) { s, call in try s.exportAnswer(s.ceremonies.accountExport(call.account, context: call.context)) }

@@ -201,6 +201,10 @@ extension SQLStore {
         }
     }
 
+    public func appMetadata(userID: String) throws(StoreError) -> String? {
+        try reading { db throws(StoreError) in try db.query("SELECT app_metadata FROM users WHERE id = ?", [.text(userID)]).first?[0].text }
+    }
+
     public func sessionOwner(id: String) throws(StoreError) -> String? {
         try reading { db throws(StoreError) in
             try db.query(

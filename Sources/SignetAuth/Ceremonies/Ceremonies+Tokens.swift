@@ -102,6 +102,15 @@ extension Ceremonies {
     /// key ends every session it started.
     func isLive(credential: String) throws -> Bool { try origin(of: credential)?.live ?? false }
 
+    /// The claims ``ServerConfiguration/appMetadataClaims`` copy from the account's current
+    /// `app_metadata`, in the setting's order, for the tokens and `/userinfo`; with none set,
+    /// nothing is read.
+    public func metadataClaims(userID: String) throws -> [(String, JSONValue)] {
+        guard !configuration.appMetadataClaims.isEmpty, let text = try store.appMetadata(userID: userID),
+              let metadata = (try? StrictJSON().parse(Array(text.utf8)))?.object else { return [] }
+        return configuration.appMetadataClaims.compactMap { c in metadata[c.key].map { (c.claim, $0) } }
+    }
+
     /// Access token (RFC 9068) and, with `openid`, id token (OIDC Core §2); the caller adds the
     /// refresh token.
     func issueTokens(user: UserRecord, client: ClientConfiguration, grant: TokenGrant, amr: [String], authTime: Int64, jti: [UInt8], session: SessionRef) throws -> TokenResponse {
@@ -122,6 +131,8 @@ extension Ceremonies {
         access.add("sid", session.sid)
         if let credential = session.credential { access.add("cred", credential) }
         if let jkt = grant.cnf { access.add("cnf", .object(["jkt": .string(jkt)])) }
+        let operatorClaims = try metadataClaims(userID: user.id)
+        for (name, value) in operatorClaims { access.add(name, value) }
         let accessToken = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
         var idToken: String?
         if grant.scopes.contains("openid") {
@@ -141,6 +152,7 @@ extension Ceremonies {
                 claims.add("email_verified", user.emailVerified)
             }
             if grant.scopes.contains("profile"), let name = user.name { claims.add("name", name) }
+            for (name, value) in operatorClaims { claims.add(name, value) }
             idToken = try JWT.sign(payload: claims, type: "JWT", keys: keys)
         }
         return TokenResponse(access_token: accessToken, refresh_token: nil, id_token: idToken, token_type: grant.cnf == nil ? "Bearer" : "DPoP",

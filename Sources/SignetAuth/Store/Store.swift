@@ -372,6 +372,9 @@ public protocol Store: Sendable {
     /// no such account.
     func setEmailSignIn(userID: String, off: Bool, writes: [StoreWrite]) throws(StoreError) -> Bool
     func managedUser(id: String) throws(StoreError) -> ManagedUser?
+    /// The account's `app_metadata` as stored (a JSON object's text), `nil` for none or no such
+    /// account: what ``ServerConfiguration/appMetadataClaims`` copy into tokens.
+    func appMetadata(userID: String) throws(StoreError) -> String?
     /// Applies `change` with `writes` in one transaction. Blocking also ends every session that
     /// started before it (``UserRecord/sessionsRevokedAt``). `nil` when there is no such account;
     /// ``StoreError/Code/emailTaken`` when the new address is another account's.

@@ -1,0 +1,86 @@
+import Foundation
+import SignetAuth
+import SignetHTTP
+import SignetServer
+import SignetWebAuthn
+import Testing
+
+/// `tokens.app_metadata_claims`: members of an account's `app_metadata` (the operators') copied
+/// into its access and ID tokens and `/userinfo` under claim names that are URIs; never the
+/// owner's `user_metadata`, and nothing read when none are set.
+@Suite struct MetadataClaimsTests {
+    static let roles = "https://bank.example/roles"
+    static let plan = "https://bank.example/plan"
+
+    @Test("the setting: an object of URI claims and keys, from the file or the environment; a claim that is no URI, a key out of bounds, too many or not strings are refused")
+    func setting() throws {
+        let file = try ConfigurationTests.write("""
+            {"issuer": "https://auth.example.com", "relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "clients": [{"client_id": "app"}],
+             "tokens": {"app_metadata_claims": {"https://example.com/roles": "roles", "http://example.com/tier": "tier"}}}
+            """)
+        let loaded = try ConfigurationLoader.load(file: file, environment: [:])
+        #expect(loaded.appMetadataClaims == [MetadataClaim(claim: "http://example.com/tier", key: "tier"), MetadataClaim(claim: "https://example.com/roles", key: "roles")])
+        let environment = try ConfigurationLoader.load(file: file, environment: ["SIGNET_TOKENS_APP_METADATA_CLAIMS": #"{"https://example.com/groups": "groups"}"#])
+        #expect(environment.appMetadataClaims == [MetadataClaim(claim: "https://example.com/groups", key: "groups")])
+        let many = "{" + (0...MetadataClaim.maximum).map { #""https://example.com/c\#($0)": "k\#($0)""# }.joined(separator: ",") + "}"
+        for bad in [#"{"roles": "roles"}"#, #"{"urn:example:roles": "roles"}"#, #"{"https:///roles": "roles"}"#, #"{"https://example.com/a b": "roles"}"#,
+                    #"{"https://example.com/roles": ""}"#, #"{"https://example.com/roles": 1}"#, #"["roles"]"#, many,
+                    "{\"https://example.com/\(String(repeating: "r", count: 200))\": \"roles\"}"] {
+            #expect(throws: ConfigurationError.self, "\(bad.prefix(60))") {
+                try ConfigurationLoader.load(file: file, environment: ["SIGNET_TOKENS_APP_METADATA_CLAIMS": bad])
+            }
+        }
+        #expect(ServerConfiguration.development(port: 8080, database: "sqlite:x.db").appMetadataClaims.isEmpty)
+    }
+
+    @Test("the operators' app_metadata members go into the access token, the ID token and /userinfo, as they are at each sign-in or refresh; the owner's user_metadata never")
+    func claims() throws {
+        let server = try TestServer.withOperators { c in
+            c.appMetadataClaims = [MetadataClaim(claim: Self.roles, key: "roles"), MetadataClaim(claim: Self.plan, key: "plan")]
+        }
+        let phone = Phone(server)
+        let first = try phone.signUp(email: "ada@bank.example")
+        let id = try #require(jwtClaims(first["access_token"]?.string)["sub"]?.string)
+        // No metadata yet: no such claims.
+        #expect(jwtClaims(first["access_token"]?.string)[Self.roles] == nil && jwtClaims(first["id_token"]?.string)[Self.roles] == nil)
+
+        let ops = try server.managementToken()
+        let set = try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["app_metadata": .object([
+            "roles": .array([.string("teller"), .string("auditor")]), "plan": .object(["name": .string("gold"), "seats": .number("5")]), "internal": .string("not copied"),
+        ])]))
+        #expect(set.status == 200, "\(set.json.serialized)")
+        // The owner sets the same key in user_metadata: it goes nowhere near a token.
+        let account = SignedIn(server, phone: phone, access: first["access_token"]?.string ?? "")
+        #expect(try account.call("PATCH", "/me/metadata", .object(["user_metadata": .object(["roles": .array([.string("admin")])])])).status == 200)
+
+        let signedIn = try phone.signIn()
+        for token in [signedIn["access_token"], signedIn["id_token"]] {
+            let claims = jwtClaims(token?.string)
+            #expect(claims[Self.roles] == .array([.string("teller"), .string("auditor")]), "\(claims.serialized)")
+            #expect(claims[Self.plan] == .object(["name": .string("gold"), "seats": .number("5")]) && claims["internal"] == nil && claims["roles"] == nil)
+        }
+        let info = try server.send("GET", "/userinfo", headers: [("Authorization", "Bearer " + (signedIn["access_token"]?.string ?? ""))])
+        let userInfo = try StrictJSON().parse(info.body)
+        #expect(info.status == 200 && userInfo["sub"] == .string(id) && userInfo[Self.roles] == .array([.string("teller"), .string("auditor")]), "\(userInfo.serialized)")
+
+        // A change shows at the next refresh; a member taken away takes its claim with it.
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["app_metadata": .object(["roles": .array([.string("teller")]), "plan": .null])])).status == 200)
+        let refreshed = try server.post("/oauth/token", .object([
+            "grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(signedIn["refresh_token"]),
+        ]))
+        try #require(refreshed.status == 200, "\(refreshed.json.serialized)")
+        let after = jwtClaims(refreshed.json["access_token"]?.string)
+        #expect(after[Self.roles] == .array([.string("teller")]) && after[Self.plan] == nil, "\(after.serialized)")
+    }
+
+    @Test("with the setting off, no token carries metadata, whatever the account holds")
+    func off() throws {
+        let server = try TestServer.withOperators()
+        let phone = Phone(server)
+        let first = try phone.signUp(email: "grace@bank.example")
+        let id = try #require(jwtClaims(first["access_token"]?.string)["sub"]?.string)
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: try server.managementToken(), .object(["app_metadata": .object(["roles": .array([.string("teller")])])])).status == 200)
+        let claims = jwtClaims(try phone.signIn()["access_token"]?.string)
+        #expect(claims.object?.keys.sorted() == ["acr", "amr", "aud", "auth_time", "client_id", "cred", "exp", "iat", "iss", "jti", "scope", "sid", "sub"], "\(claims.serialized)")
+    }
+}
