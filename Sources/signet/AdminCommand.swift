@@ -286,9 +286,9 @@ struct Admin {
             [$0.id, $0.type + ($0.hardware_bound == true ? " (hardware-bound)" : ""), $0.name ?? "-", $0.created_at ?? "-", $0.last_auth_at ?? "-"]
         }))
         print("")
-        print(Self.table(["SESSION", "KIND", "CLIENT OR BROWSER", "SIGNED IN", "LAST SEEN", "EXPIRES"], detail.sessions.map {
-            [$0.id, $0.kind, $0.clients.first?.client_id ?? Ceremonies.browserName($0.device?.initial_user_agent), $0.authenticated_at,
-             $0.last_interacted_at, $0.idle_expires_at ?? $0.expires_at]
+        print(Self.table(["SESSION", "KIND", "CLIENT OR BROWSER", "FROM", "SIGNED IN", "LAST SEEN", "EXPIRES"], detail.sessions.map {
+            [$0.id, $0.kind, $0.clients.first?.client_id ?? Ceremonies.browserName($0.device?.initial_user_agent), Self.printable($0.device?.initial_ip ?? "-"),
+             $0.authenticated_at, $0.last_interacted_at, $0.idle_expires_at ?? $0.expires_at]
         }))
         if let r = detail.recovery {
             print("\nRECOVERY OPEN  \(r.id): opened \(Ceremonies.iso(r.opened_at * 1000)), holds until \(Ceremonies.iso(r.hold_until * 1000)); "
