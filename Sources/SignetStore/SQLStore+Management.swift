@@ -196,7 +196,7 @@ extension SQLStore {
             ).map { r in
                 SessionRow(id: r[0].text ?? "", clientID: r[1].text ?? "", createdAt: r[2].int ?? 0, updatedAt: r[3].int ?? 0, expiresAt: r[4].int ?? 0,
                            authTime: r[5].int ?? 0, amr: (r[6].text ?? "").split(separator: " ").map(String.init), credential: r[7].text,
-                           initial: SessionRow.Origin(remote: r[8].text, userAgent: r[9].text), last: SessionRow.Origin(remote: r[10].text, userAgent: r[11].text))
+                           initial: RequestOrigin(remote: r[8].text, userAgent: r[9].text), last: RequestOrigin(remote: r[10].text, userAgent: r[11].text))
             }
         }
     }

@@ -192,7 +192,7 @@ public final class SQLStore: Store, @unchecked Sendable {
     static let refreshTokenColumns = "hash, family, user_id, client_id, scope, auth_time, amr, expires_at, created_at, credential_id, jkt, remote, user_agent"
     static func refreshTokenValues(_ t: RefreshTokenRow) -> [SQLValue] {
         [.blob(t.hash), .text(t.family), .text(t.userID), .text(t.clientID), .text(t.scope), .int(t.authTime), .text(t.amr.joined(separator: " ")),
-         .int(t.expiresAt), .int(t.createdAt), text(t.credential), text(t.jkt), text(t.remote), text(t.userAgent)]
+         .int(t.expiresAt), .int(t.createdAt), text(t.credential), text(t.jkt), text(t.origin.remote), text(t.origin.userAgent)]
     }
 
     public func createUser(_ user: UserRecord, credential c: CredentialRow) throws(StoreError) {

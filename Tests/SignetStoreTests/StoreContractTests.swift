@@ -621,7 +621,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         try store.createUser(u, credential: credential(u.id))
         @Sendable func row(_ n: UInt8, family: String, at: Int64, remote: String?, userAgent: String?) -> RefreshTokenRow {
             RefreshTokenRow(hash: Array(repeating: n, count: 32), family: family, userID: u.id, clientID: "app", scope: "openid", authTime: 1, amr: ["pop"],
-                            expiresAt: now() + 60_000, createdAt: at, remote: remote, userAgent: userAgent)
+                            expiresAt: now() + 60_000, createdAt: at, origin: RequestOrigin(remote: remote, userAgent: userAgent))
         }
         let start = now()
         try store.insertRefreshToken(row(1, family: "kept", at: start, remote: "203.0.113.7", userAgent: "Bank/1"))
@@ -631,8 +631,8 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         try store.insertRefreshToken(row(3, family: "older", at: start - 10, remote: nil, userAgent: nil))
         let sessions = try store.sessions(userID: u.id, now: now())
         let kept = try #require(sessions.first { $0.id == "kept" }), older = try #require(sessions.first { $0.id == "older" })
-        #expect(kept.initial == SessionRow.Origin(remote: "203.0.113.7", userAgent: "Bank/1") && kept.last == SessionRow.Origin(remote: "198.51.100.9", userAgent: "Bank/2"))
-        #expect(older.initial == SessionRow.Origin() && older.last == SessionRow.Origin())
+        #expect(kept.initial == RequestOrigin(remote: "203.0.113.7", userAgent: "Bank/1") && kept.last == RequestOrigin(remote: "198.51.100.9", userAgent: "Bank/2"))
+        #expect(older.initial == RequestOrigin() && older.last == RequestOrigin())
     }
 
     @Test("refresh tokens rotate; reuse revokes the family; of concurrent rotations one wins", arguments: Backend.available)

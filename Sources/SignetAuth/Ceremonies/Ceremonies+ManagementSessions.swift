@@ -52,7 +52,7 @@ extension Ceremonies {
             ManagementSession(
                 id: s.id, user_id: userID, kind: "app", created_at: Self.iso(s.createdAt), updated_at: Self.iso(s.updatedAt),
                 authenticated_at: Self.iso(s.authTime * 1000), last_interacted_at: Self.iso(s.updatedAt), expires_at: Self.iso(s.expiresAt),
-                device: s.initial == SessionRow.Origin() && s.last == SessionRow.Origin() ? nil
+                device: s.initial == RequestOrigin() && s.last == RequestOrigin() ? nil
                     : .init(initial_user_agent: s.initial.userAgent, initial_ip: s.initial.remote, last_user_agent: s.last.userAgent, last_ip: s.last.remote),
                 clients: [.init(client_id: s.clientID)],
                 authentication: .init(methods: s.amr.map { .init(name: $0, timestamp: Self.iso(s.authTime * 1000)) }))

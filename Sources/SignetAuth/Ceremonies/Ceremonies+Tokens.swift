@@ -89,7 +89,7 @@ extension Ceremonies {
         return (Base64URL.encode(token), RefreshTokenRow(
             hash: key, family: session.sid, userID: userID, clientID: clientID, scope: scope,
             authTime: authTime, amr: amr, expiresAt: refreshExpiry(now: now, authTime: authTime), createdAt: now, credential: session.credential, jkt: jkt,
-            remote: context.remoteAddress.isEmpty ? nil : context.remoteAddress, userAgent: Self.clippedUserAgent(context.userAgent)))
+            origin: context.origin))
     }
 
     /// A refresh token's end: the sliding lifetime from now, but never past the family's
@@ -191,7 +191,7 @@ extension Ceremonies {
             RefreshTokenRow(hash: newKey, family: current.family, userID: current.userID, clientID: current.clientID,
                             scope: current.scope, authTime: current.authTime, amr: current.amr,
                             expiresAt: min(now + sliding, current.authTime * 1000 + absolute), createdAt: now, credential: current.credential, jkt: current.jkt,
-                            remote: context.remoteAddress.isEmpty ? nil : context.remoteAddress, userAgent: Self.clippedUserAgent(context.userAgent))
+                            origin: context.origin)
         }, now: now, writes: proofMark(binding))
         switch outcome {
         case .rotated(let row):

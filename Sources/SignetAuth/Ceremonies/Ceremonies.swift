@@ -32,6 +32,10 @@ public struct RequestContext: Sendable {
         self.dpop = dpop
         self.basic = basic
     }
+    /// Where the request came from, as a session keeps it.
+    public var origin: RequestOrigin {
+        RequestOrigin(remote: remoteAddress.isEmpty ? nil : remoteAddress, userAgent: Ceremonies.clippedUserAgent(userAgent))
+    }
     /// The first of the request's languages Signet writes in (``Notice/languages``), or `en`.
     public var language: String { Notice.language(acceptLanguage: acceptLanguage) }
 }

@@ -117,21 +117,11 @@ public struct SessionRow: Sendable, Equatable {
     public var credential: String?
     /// Where the family's first token (the sign-in) and its newest (the last refresh) were
     /// asked for; a family from before Signet kept them has neither.
-    public var initial: Origin
-    public var last: Origin
-
-    /// A request's address and `User-Agent`.
-    public struct Origin: Sendable, Equatable {
-        public var remote: String?
-        public var userAgent: String?
-        public init(remote: String? = nil, userAgent: String? = nil) {
-            self.remote = remote
-            self.userAgent = userAgent
-        }
-    }
+    public var initial: RequestOrigin
+    public var last: RequestOrigin
 
     public init(id: String, clientID: String, createdAt: Int64, updatedAt: Int64, expiresAt: Int64, authTime: Int64, amr: [String], credential: String?,
-                initial: Origin = Origin(), last: Origin = Origin()) {
+                initial: RequestOrigin = RequestOrigin(), last: RequestOrigin = RequestOrigin()) {
         self.initial = initial
         self.last = last
         self.id = id

@@ -101,16 +101,14 @@ public struct RefreshTokenRow: Sendable, Equatable {
     /// The DPoP key the token is bound to (RFC 9449 §5: its JWK thumbprint): it refreshes only
     /// with a proof by that key.
     public var jkt: String?
-    /// The address and `User-Agent` of the request that made the token (the sign-in, or the
-    /// refresh that rotated to it), at most 300 characters of the latter: where the app's session is.
-    public var remote: String?
-    public var userAgent: String?
+    /// Where the request that made the token (the sign-in, or the refresh that rotated to it)
+    /// came from: where the app's session is.
+    public var origin: RequestOrigin
 
     public init(hash: [UInt8], family: String, userID: String, clientID: String, scope: String, authTime: Int64, amr: [String], expiresAt: Int64, createdAt: Int64,
-                credential: String? = nil, jkt: String? = nil, remote: String? = nil, userAgent: String? = nil) {
+                credential: String? = nil, jkt: String? = nil, origin: RequestOrigin = RequestOrigin()) {
         self.jkt = jkt
-        self.remote = remote
-        self.userAgent = userAgent
+        self.origin = origin
         self.hash = hash
         self.family = family
         self.userID = userID
@@ -121,6 +119,16 @@ public struct RefreshTokenRow: Sendable, Equatable {
         self.expiresAt = expiresAt
         self.createdAt = createdAt
         self.credential = credential
+    }
+}
+
+/// A request's address and `User-Agent` (its first 300 characters), as a session keeps them.
+public struct RequestOrigin: Sendable, Equatable {
+    public var remote: String?
+    public var userAgent: String?
+    public init(remote: String? = nil, userAgent: String? = nil) {
+        self.remote = remote
+        self.userAgent = userAgent
     }
 }
 
