@@ -12,6 +12,8 @@ public struct MetadataClaim: Sendable, Equatable {
 
     /// At most this many claims: each is copied into every token.
     public static let maximum = 20
+    /// A member larger than this, as JSON, goes into no token (``Ceremonies/metadataClaims(userID:)``).
+    public static let maxValueBytes = 1024
 
     /// Why `claim` and `key` cannot be one (`nil`: they can): the claim an `https` or `http` URI
     /// with a host, up to 200 bytes; the key 1 to 100 bytes.

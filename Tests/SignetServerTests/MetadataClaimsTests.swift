@@ -71,6 +71,14 @@ import Testing
         try #require(refreshed.status == 200, "\(refreshed.json.serialized)")
         let after = jwtClaims(refreshed.json["access_token"]?.string)
         #expect(after[Self.roles] == .array([.string("teller")]) && after[Self.plan] == nil, "\(after.serialized)")
+
+        // A member too large for a token is left out of it (the others stay); at the limit it goes in.
+        let atLimit = String(repeating: "a", count: MetadataClaim.maxValueBytes - 2)  // with its quotes, 1024 bytes of JSON
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["app_metadata": .object(["plan": .string(atLimit)])])).status == 200)
+        #expect(jwtClaims(try phone.signIn()["access_token"]?.string)[Self.plan] == .string(atLimit))
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["app_metadata": .object(["plan": .string(atLimit + "a")])])).status == 200)
+        let big = jwtClaims(try phone.signIn()["access_token"]?.string)
+        #expect(big[Self.plan] == nil && big[Self.roles] == .array([.string("teller")]), "\(big.serialized.prefix(300))")
     }
 
     @Test("with the setting off, no token carries metadata, whatever the account holds")
