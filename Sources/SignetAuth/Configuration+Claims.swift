@@ -14,6 +14,9 @@ public struct MetadataClaim: Sendable, Equatable {
     public static let maximum = 20
     /// A member larger than this, as JSON, goes into no token (``Ceremonies/metadataClaims(userID:)``).
     public static let maxValueBytes = 1024
+    /// The claims' names and values together, as JSON, at most this: members after that go
+    /// into no token.
+    public static let maxTotalBytes = 4096
 
     /// Why `claim` and `key` cannot be one (`nil`: they can): the claim an `https` or `http` URI
     /// with a host, up to 200 bytes; the key 1 to 100 bytes.

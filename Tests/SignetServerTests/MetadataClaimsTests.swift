@@ -81,6 +81,23 @@ import Testing
         #expect(big[Self.plan] == nil && big[Self.roles] == .array([.string("teller")]), "\(big.serialized.prefix(300))")
     }
 
+    @Test("the claims together stay within 4 KiB: in the setting's order, a member that would pass it is left out, a smaller one after it still goes in")
+    func totalBound() throws {
+        let claims = (0..<6).map { MetadataClaim(claim: "https://bank.example/c\($0)", key: "c\($0)") }
+        let server = try TestServer.withOperators { c in c.appMetadataClaims = claims }
+        let phone = Phone(server)
+        let id = try #require(jwtClaims(try phone.signUp(email: "lin@bank.example")["access_token"]?.string)["sub"]?.string)
+        // Four members of 1,002 bytes of JSON: with their names (23 bytes each), the fourth would pass 4,096.
+        let value = String(repeating: "x", count: 1000)
+        var metadata: JSONObject = [:]
+        for i in 0..<4 { metadata["c\(i)"] = .string(value) }
+        metadata["c4"] = .string(String(repeating: "y", count: 10))
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: try server.managementToken(), .object(["app_metadata": .object(metadata)])).status == 200)
+        let token = jwtClaims(try phone.signIn()["access_token"]?.string)
+        #expect((0..<3).allSatisfy { token["https://bank.example/c\($0)"] == .string(value) } && token["https://bank.example/c3"] == nil)
+        #expect(token["https://bank.example/c4"] == .string(String(repeating: "y", count: 10)) && token["https://bank.example/c5"] == nil)
+    }
+
     @Test("with the setting off, no token carries metadata, whatever the account holds")
     func off() throws {
         let server = try TestServer.withOperators()

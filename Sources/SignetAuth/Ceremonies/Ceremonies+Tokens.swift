@@ -105,13 +105,19 @@ extension Ceremonies {
     /// The claims ``ServerConfiguration/appMetadataClaims`` copy from the account's current
     /// `app_metadata`, in the setting's order, for the tokens and `/userinfo`; with none set,
     /// nothing is read. A member of more than ``MetadataClaim/maxValueBytes`` of JSON is left
-    /// out: every request an app makes carries its access token, and a token past the 8 KiB
-    /// of headers that common proxies take would break the app, not the sign-in.
+    /// out, and so is one that would take the claims past ``MetadataClaim/maxTotalBytes``:
+    /// every request an app makes carries its access token, and a token past the 8 KiB of
+    /// headers that common proxies take would break the app, not the sign-in.
     public func metadataClaims(userID: String) throws -> [(String, JSONValue)] {
         guard !configuration.appMetadataClaims.isEmpty, let text = try store.appMetadata(userID: userID),
               let metadata = (try? StrictJSON().parse(Array(text.utf8)))?.object else { return [] }
+        var total = 0
         return configuration.appMetadataClaims.compactMap { c in
-            metadata[c.key].flatMap { $0.serializedBytes.count <= MetadataClaim.maxValueBytes ? (c.claim, $0) : nil }
+            guard let value = metadata[c.key] else { return nil }
+            let size = value.serializedBytes.count + c.claim.utf8.count
+            guard value.serializedBytes.count <= MetadataClaim.maxValueBytes, total + size <= MetadataClaim.maxTotalBytes else { return nil }
+            total += size
+            return (c.claim, value)
         }
     }
 
