@@ -94,6 +94,14 @@ import SignetTestSupport
         #expect(try StrictJSON().parse(Array(("{\"ts\":\"x\"" + lines[2]).utf8))["path"] == .string(cases[1].2))
     }
 
+    @Test("a header is found by its name in any case (the parser keeps names in lower case)")
+    func headerLookup() {
+        let request = HTTPRequest(method: "GET", path: "/", headers: ["user-agent": "Bank/1", "x-forwarded-for": "203.0.113.7"], body: [], remoteAddress: "", requestID: "")
+        #expect(request.header("user-agent") == "Bank/1" && request.header("User-Agent") == "Bank/1" && request.header("USER-AGENT") == "Bank/1")
+        #expect(request.header("X-Forwarded-For") == "203.0.113.7" && request.header("x-forwarded-for") == "203.0.113.7")
+        #expect(request.header("dpop") == nil && request.header("DPoP") == nil && request.header("") == nil)
+    }
+
     @Test("the media type: lower-cased, without parameters or surrounding blanks")
     func mediaTypes() {
         func type(_ value: String?) -> String? {
