@@ -81,6 +81,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
     case backchannelLogoutDropped = "backchannel_logout_dropped"
     case signingKeyRotated = "signing_key_rotated"
     case signingKeyDestroyed = "signing_key_destroyed"
+    case logStreamDelivery = "log_stream_delivery"
 
     /// What an event of this kind records; its `outcome` is `success` unless this says otherwise.
     public var meaning: String {
@@ -154,6 +155,8 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .backchannelLogoutDropped: "A client's logout token given up after its retries (OIDC Back-Channel Logout); failures only."
         case .signingKeyRotated: "A new token-signing key added by the scheduled rotation."
         case .signingKeyDestroyed: "A retired token-signing key deleted once no instance can publish it."
+        case .logStreamDelivery:
+            "A log stream's endpoint stopped taking events (a failure, at the first POST that failed, naming the stream and what went wrong) or takes them again (a success, at the first POST taken after failures); not each retry."
         }
     }
 
@@ -186,7 +189,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
              .adminUserDeleted, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted, .adminRecoveryCancelled,
              .adminSessionsRevoked, .adminSessionRevoked, .adminAttemptLimitsCleared, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated,
              .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved: group = "management"
-        case .mailDropped, .backchannelLogoutDropped, .signingKeyRotated, .signingKeyDestroyed: return "system.notification"
+        case .mailDropped, .backchannelLogoutDropped, .signingKeyRotated, .signingKeyDestroyed, .logStreamDelivery: return "system.notification"
         }
         return group + (outcome == "success" ? ".success" : ".fail")
     }

@@ -20,7 +20,7 @@ extension SignetService {
         .clientAuthentication, .clientCredentials, .refresh, .addPasskey, .actionChallenge, .actionVerified, .accountDeleted,
         .adminUserDeleted, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated,
         .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved, .mailDropped,
-        .signingKeyRotated, .signingKeyDestroyed, .backchannelLogoutDropped,
+        .signingKeyRotated, .signingKeyDestroyed, .backchannelLogoutDropped, .logStreamDelivery,
     ]
 
     static func addAccountRoutes(_ r: inout Router<SignetService>) {

@@ -139,11 +139,24 @@ final class StreamReceiver: HTTPHandler {
         server.clock.advance(1.5)
         #expect(server.app.sendLogStreamsNow() == 0 && receiver.posts.count == 2)
         server.clock.advance(1)
-        #expect(server.app.sendLogStreamsNow() == pending)
+        // What was pending, then, in the same pass, the event of the endpoint's return.
+        #expect(server.app.sendLogStreamsNow() == pending + 1)
         let posts = receiver.posts
-        #expect(posts.count == 3 && posts[0].body == posts[2].body && posts[1].body == posts[2].body)
+        // The same events each time, and after the first POST the event of its failure.
+        #expect(posts.count == 4 && posts[1].body == posts[2].body)
+        let first = try #require(try StrictJSON().parse(posts[0].body).array), again = try #require(try StrictJSON().parse(posts[2].body).array)
+        #expect(Array(again.prefix(first.count)) == first && again.count == first.count + 1)
+        #expect(again.last?["data"]?["type"] == .string("log_stream_delivery") && again.last?["data"]?.serialized.contains("503") == true, "\(again.last?.serialized ?? "")")
         read = try server.api("GET", "/api/v2/log-streams/\(id)", token: token).json
-        #expect(read["signet_delivery"]?["failures"] == .number("0") && read["signet_delivery"]?["last_error"] == nil && read["signet_delivery"]?["pending"] == .number("0"))
+        #expect(read["signet_delivery"]?["failures"] == .number("0") && read["signet_delivery"]?["last_error"] == nil)
+        // One event when it stopped (not one a retry), one when it took events again, sent once.
+        let told = try server.store.auditEvents(limit: 50).filter { $0.kind == "log_stream_delivery" }
+        #expect(told.map(\.outcome) == ["success", "failure"], "\(told)")
+        #expect(told.first?.detail == "stream \(id) takes events again after 2 failed POST(s)" && told.last?.detail == "stream \(id): the endpoint answered 503")
+        let back = try #require(try StrictJSON().parse(posts[3].body).array)
+        #expect(back.count == 1 && back.first?["data"]?["type"] == .string("log_stream_delivery"), "\(back)")
+        #expect(server.app.sendLogStreamsNow() == 0 && receiver.posts.count == 4)
+        #expect(try server.api("GET", "/api/v2/log-streams/\(id)", token: token).json["signet_delivery"]?["pending"] == .number("0"))
     }
 
     @Test("JSONLINES: a line an event; JSONOBJECT: a POST an event; a content type of the operator's")

@@ -230,7 +230,10 @@ extension Ceremonies {
             }
             headers.append("Authorization: " + String(decoding: header, as: UTF8.self))
         }
-        return LogStreamPost(stream: stream, headers: headers, body: body, lastLogID: through, count: items.count)
+        // The stream as claimed: its failures as they are now (a pass's own copy keeps those it
+        // started with, and the event of a return after failures would be written again and
+        // again, each one another POST).
+        return LogStreamPost(stream: claimed, headers: headers, body: body, lastLogID: through, count: items.count)
     }
 
     /// An event's log stream category; a kind this version does not know (a newer
@@ -259,13 +262,20 @@ extension Ceremonies {
     /// `posted` false: nothing of the stream's categories was among the events, and no POST went.
     public func logStreamOutcome(_ stream: LogStreamRow, owner: String, lastLogID: Int64, failure: String?, posted: Bool = true) {
         let now = nowMillis
+        let system = RequestContext(remoteAddress: "", requestID: "")
         guard let failure else {
-            _ = try? store.logStreamDelivered(id: stream.id, owner: owner, lastLogID: lastLogID, at: now)
+            let taken = (try? store.logStreamDelivered(id: stream.id, owner: owner, lastLogID: lastLogID, at: now)) ?? false
             if posted { metrics.ceremony("log_stream", reason: nil) }
+            // Back after failures: said once, as the failure was.
+            if taken, posted, stream.failures > 0 {
+                audit(.logStreamDelivery, detail: "stream \(stream.id) takes events again after \(stream.failures) failed POST(s)", context: system)
+            }
             return
         }
         let delay = Int64(min(300, 1 << min(16, stream.failures))) * 1000
         try? store.logStreamFailed(id: stream.id, owner: owner, error: failure, retryAt: now + delay)
         metrics.ceremony("log_stream", reason: "retry")
+        // The first failure in a row is an event for the other streams and the log; the retries are not.
+        if stream.failures == 0 { audit(.logStreamDelivery, "failure", detail: "stream \(stream.id): \(failure.prefix(200))", context: system) }
     }
 }
