@@ -11,8 +11,7 @@ import Testing
 /// The languages the pages and the messages speak (English, Spanish, French): every text in
 /// each, chosen by `ui_locales` then `Accept-Language`, and the messages' headers as a mail
 /// reader (Python's `email` package) decodes them.
-@Suite(.enabled(if: SMTPServer.available, "needs python3-aiosmtpd (scripts/bootstrap.sh installs it)"))
-struct LanguageTests {
+@Suite struct LanguageTests {
     @Test("every language has every text, the same refusals worded, and is chosen by ui_locales, then Accept-Language, by primary tag")
     func tables() {
         #expect(Strings.languages == ["en", "es", "fr"] && Notice.languages == Strings.languages)
@@ -63,7 +62,8 @@ struct LanguageTests {
         #expect(discovery["ui_locales_supported"] == .array([.string("en"), .string("es"), .string("fr")]))
     }
 
-    @Test("a French sign-in code: in French, the account's language kept, the subject and the sender's name whole as a mail reader decodes them")
+    @Test("a French sign-in code: in French, the account's language kept, the subject and the sender's name whole as a mail reader decodes them",
+          .enabled(if: SMTPServer.available, "needs python3-aiosmtpd (scripts/bootstrap.sh installs it)"))
     func frenchMessage() throws {
         let smtp = try SMTPServer()
         // Under 42 bytes, so the sender's name is one encoded word (Python's parser puts a space
