@@ -257,6 +257,10 @@ public struct ServerConfiguration: Sendable {
     /// SHA-256 of the static bearer token an identity provider provisions accounts with over
     /// SCIM (`scim.token_hash`); `nil`: only Management API tokens are taken there.
     public var scimTokenHash: [UInt8]?
+    /// Whether an address the identity provider sets over SCIM counts as verified
+    /// (`scim.email_verified`): its directory owns the company's mailboxes. Off, the first email
+    /// code verifies it, as for an operator's account.
+    public var scimEmailVerified = false
     /// The hosted pages' logo and colours (`branding`).
     public var branding = Branding()
     /// Whether `email` (normalized, ``Ceremonies/emailAddress(_:member:)``) is at a domain of

@@ -28,7 +28,7 @@ public enum ConfigurationLoader {
         ["email", "smtp_url"], ["email", "from"], ["email", "username"], ["email", "password_file"], ["email", "ca_file"], ["email", "outbox_dir"],
         ["email", "retry_delay"], ["email", "max_retry_delay"], ["email", "max_deliveries"],
         ["recovery", "hold"], ["metrics", "listen"], ["dpop", "nonce"], ["dpop", "proofs_per_minute"],
-        ["branding", "logo_file"], ["branding", "primary_color"], ["branding", "page_background"], ["scim", "token_hash"],
+        ["branding", "logo_file"], ["branding", "primary_color"], ["branding", "page_background"], ["scim", "token_hash"], ["scim", "email_verified"],
     ]
 
     static func environmentName(_ path: [String]) -> String { "SIGNET_" + path.joined(separator: "_").uppercased() }
@@ -218,6 +218,7 @@ public enum ConfigurationLoader {
             }
             c.scimTokenHash = bytes
         }
+        if let v = try flag(tree, ["scim", "email_verified"]) { c.scimEmailVerified = v }
         if let v = try flag(tree, ["rate_limits", "enabled"]) { c.rateLimits.enabled = v }
         for (key, path) in [("sign_up_per_identifier", \RateLimits.signUpPerIdentifier), ("sign_up_per_ip", \RateLimits.signUpPerIP),
                             ("failures_per_ip", \RateLimits.failuresPerIP), ("audit_failures_per_ip", \RateLimits.auditFailuresPerIP),

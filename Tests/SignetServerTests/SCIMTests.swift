@@ -37,6 +37,40 @@ import Testing
         }
     }
 
+    @Test("scim.email_verified: off, a provider's address waits for its first code, and a PUT that sends the address the account has leaves it verified; on, the provider's addresses count as verified")
+    func emailVerified() throws {
+        let base = #""relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}]"#
+        #expect(try ConfigurationLoader.load(file: try ConfigurationTests.write("{\(base), \"scim\": {\"email_verified\": true}}"), environment: [:]).scimEmailVerified)
+        #expect(try ConfigurationLoader.load(file: try ConfigurationTests.write("{\(base)}"), environment: ["SIGNET_SCIM_EMAIL_VERIFIED": "true"]).scimEmailVerified)
+        #expect(try !ConfigurationLoader.load(file: try ConfigurationTests.write("{\(base)}"), environment: [:]).scimEmailVerified)
+
+        for trusted in [false, true] {
+            let server = try TestServer.withOperators { c in
+                c.scimTokenHash = Digest.sha256.hash(Array(Self.token.utf8))
+                c.scimEmailVerified = trusted
+            }
+            func scim(_ method: String, _ path: String, _ body: String) throws -> (status: Int, json: JSONValue) {
+                let response = try server.send(method, "/scim/v2" + path, headers: [("Authorization", "Bearer " + Self.token), ("Content-Type", "application/scim+json")],
+                                               body: Array(body.utf8))
+                return (response.status, (try? StrictJSON().parse(response.body)) ?? .null)
+            }
+            let user = #""schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "name": {"formatted": "Ada Lovelace"}"#
+            let created = try scim("POST", "/Users", "{\(user), \"userName\": \"ada@example.com\"}")
+            let id = try #require(created.json["id"]?.string, "\(created.json.serialized)")
+            func verified() throws -> Bool? { try server.store.user(id: id)?.emailVerified }
+            #expect(try verified() == trusted, "trusted: \(trusted)")
+            // The owner shows the address is theirs (as their first email code would).
+            #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: try server.managementToken(), .object(["email_verified": .bool(true)])).status == 200)
+            // The provider's next sync sends the whole user again, the address in another case: nothing about it changes.
+            #expect(try scim("PUT", "/Users/\(id)", "{\(user), \"userName\": \"ADA@example.com\", \"active\": true}").status == 200)
+            #expect(try verified() == true, "trusted: \(trusted)")
+            // A new address: unverified until its first code, unless the provider is trusted.
+            let moved = try scim("PUT", "/Users/\(id)", "{\(user), \"userName\": \"ada.lovelace@example.com\"}")
+            #expect(moved.status == 200 && moved.json["userName"] == .string("ada.lovelace@example.com"), "\(moved.json.serialized)")
+            #expect(try verified() == trusted, "trusted: \(trusted)")
+        }
+    }
+
     @Test("filters: ATTRIBUTE eq \"VALUE\" for userName (and emails), externalId and id, in any case; anything else is invalidFilter")
     func filters() throws {
         #expect(try SCIM.filter(#"userName eq "ada@example.com""#) == .userName("ada@example.com"))

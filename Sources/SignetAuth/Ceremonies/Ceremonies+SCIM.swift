@@ -53,12 +53,12 @@ extension Ceremonies {
     }
 
     /// `POST /scim/v2/Users`: an account as `POST /api/v2/users` makes one (its address told,
-    /// where mail goes), made blocked when `active` is false. An address with an account is
-    /// 409 `user_exists`.
+    /// where mail goes, and verified with `scim.email_verified`), made blocked when `active` is
+    /// false. An address with an account is 409 `user_exists`.
     public func scimCreate(_ body: JSONValue, by caller: ManagementCaller, context: RequestContext) throws -> JSONValue {
         let input = try SCIM.user(body)
         guard let email = input.email else { throw SCIM.Failure(AuthError.malformed("userName is required"), scimType: "invalidValue") }
-        var new = ManagementNewUser(email: email, name: input.name)
+        var new = ManagementNewUser(email: email, name: input.name, email_verified: configuration.scimEmailVerified ? true : nil)
         if case .some(.some(let external)) = input.externalID { new.app_metadata = .object([SCIM.externalIDKey: .string(external)]) }
         return scimResource(try makeAccount(new, createdAt: nil, blocked: input.active == false, by: caller, context: context))
     }
@@ -67,7 +67,13 @@ extension Ceremonies {
     /// changes it (an attribute it leaves out stays as it is).
     public func scimUpdate(id: String, _ body: JSONValue, patch: Bool, by caller: ManagementCaller, context: RequestContext) throws -> JSONValue {
         let input = patch ? try SCIM.patch(body) : try SCIM.user(body)
-        var change = ManagementUserPatch(blocked: input.active.map { !$0 }, name: input.name, email: input.email)
+        // The address the account has already is no change: a provider's PUT sends it every sync,
+        // and as a change it would make the address unverified each time.
+        let current = try existingUser(id).user.email
+        let email = input.email.flatMap { (try? Self.emailAddress($0, member: "userName")) == current ? nil : $0 }
+        var change = ManagementUserPatch(blocked: input.active.map { !$0 }, name: input.name, email: email)
+        // A new address: verified where the setting trusts the provider, else unverified again.
+        if email != nil, configuration.scimEmailVerified { change.email_verified = true }
         if let external = input.externalID { change.app_metadata = .object([SCIM.externalIDKey: external.map(JSONDocument.string) ?? .null]) }
         guard change != ManagementUserPatch() else { return try scimUser(id: id) }
         return scimResource(try updateUser(id: id, change, by: caller, context: context))
