@@ -205,7 +205,8 @@ extension Ceremonies {
 
     /// `PATCH /api/v2/users/{id}`: `blocked`, `name`, `email`, `email_verified`. Blocking ends the
     /// user's refresh families in the same transaction; a new address is unverified unless the
-    /// call says otherwise. The change is audited as the calling client's.
+    /// call says otherwise (the address it has already, in any case, is no new address). The
+    /// change is audited as the calling client's.
     public func updateUser(id: String, _ patch: ManagementUserPatch, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
         var change = UserChange(blocked: patch.blocked, emailVerified: patch.email_verified, emailSignInOff: patch.email_sign_in.map { !$0 })
         if let name = patch.name {
@@ -219,6 +220,9 @@ extension Ceremonies {
             throw AuthError.malformed("nothing to change: send blocked, name, email, email_verified, email_sign_in, app_metadata or user_metadata")
         }
         let before = try existingUser(id)
+        // The address the account has already is no new address: it stays as verified as it
+        // was (a script or a provider that sends the whole user each time unverified it).
+        if change.email == before.user.email, patch.email_verified == nil { change.emailVerified = nil }
         // Merged into what was read, and written only over it.
         if let app = patch.app_metadata { change.appMetadata = MetadataChange(from: before.appMetadata, to: try Self.mergedMetadata(before.appMetadata, app, member: "app_metadata")) }
         if let user = patch.user_metadata { change.userMetadata = MetadataChange(from: before.userMetadata, to: try Self.mergedMetadata(before.userMetadata, user, member: "user_metadata")) }

@@ -67,13 +67,10 @@ extension Ceremonies {
     /// changes it (an attribute it leaves out stays as it is).
     public func scimUpdate(id: String, _ body: JSONValue, patch: Bool, by caller: ManagementCaller, context: RequestContext) throws -> JSONValue {
         let input = patch ? try SCIM.patch(body) : try SCIM.user(body)
-        // The address the account has already is no change: a provider's PUT sends it every sync,
-        // and as a change it would make the address unverified each time.
-        let current = try existingUser(id).user.email
-        let email = input.email.flatMap { (try? Self.emailAddress($0, member: "userName")) == current ? nil : $0 }
-        var change = ManagementUserPatch(blocked: input.active.map { !$0 }, name: input.name, email: email)
-        // A new address: verified where the setting trusts the provider, else unverified again.
-        if email != nil, configuration.scimEmailVerified { change.email_verified = true }
+        // A provider's PUT sends the address at every sync: the account's own is no new address
+        // (``updateUser``), and one the setting trusts is verified.
+        var change = ManagementUserPatch(blocked: input.active.map { !$0 }, name: input.name, email: input.email)
+        if input.email != nil, configuration.scimEmailVerified { change.email_verified = true }
         if let external = input.externalID { change.app_metadata = .object([SCIM.externalIDKey: external.map(JSONDocument.string) ?? .null]) }
         guard change != ManagementUserPatch() else { return try scimUser(id: id) }
         return scimResource(try updateUser(id: id, change, by: caller, context: context))
