@@ -9,7 +9,7 @@ extension SignetService {
     func admit(_ request: HTTPRequest, needs: Needs, parameters: [String: String]) throws -> Call {
         let context = RequestContext(remoteAddress: clientAddress(request), requestID: request.requestID, acceptLanguage: request.header("accept-language"),
                                      dpop: request.header("dpop"), basic: needs.clientCredentials ? request.header("authorization").flatMap(Self.basicCredentials) : nil,
-                                     userAgent: request.header("user-agent"))
+                                     userAgent: needs.clientCredentials ? request.header("user-agent") : nil)
         if let bucket = needs.rateLimit { try ceremonies.limit(bucket, context: context) }
         var principal: Principal?
         switch needs.token {

@@ -104,9 +104,10 @@ extension SignetService {
         let base = url.split(separator: "?").first.map(String.init) ?? url
         var query = url.contains("?") ? String(url[url.index(after: url.firstIndex(of: "?")!)...]) : ""
         query = query.split(separator: "&").filter { !$0.hasPrefix("ui_locales=") }.joined(separator: "&")
-        layout["languages"] = .list(Strings.languages.enumerated().map { index, code in
-            ["code": .text(code), "name": .text(Strings.names[code] ?? code), "url": .text(base + "?" + (query.isEmpty ? "" : query + "&") + "ui_locales=" + code),
-             "separator": .bool(index > 0), "current": .bool(code == browser.language)]
+        let same = base + "?" + (query.isEmpty ? "" : query + "&") + "ui_locales="
+        layout["languages"] = .list(Languages.spoken.enumerated().map { index, language in
+            ["code": .text(language.code), "name": .text(language.name), "url": .text(same + language.code),
+             "separator": .bool(index > 0), "current": .bool(language.code == browser.language)]
         })
         var response = HTTPResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8")] + Self.pageHeaders,
                                     body: Array(Pages.layout.render(layout, strings: strings).html.utf8))

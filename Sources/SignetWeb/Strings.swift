@@ -3,11 +3,11 @@ public import SignetAPI
 /// The hosted pages' text in each language they speak (DESIGN.md, "The web": English and
 /// Spanish; French since). Every key exists in each; a test checks it.
 public enum Strings {
-    /// The languages the pages speak, as BCP 47 primary tags, English first (the default).
-    public static let languages = ["en", "es", "fr"]
+    /// The languages the pages speak (``Languages``), English first (the default).
+    public static let languages = Languages.codes
 
     /// Each language's own name for itself, for the pages' language links.
-    public static let names = ["en": "English", "es": "Español", "fr": "Français"]
+    public static let names = Dictionary(uniqueKeysWithValues: Languages.spoken.map { ($0.code, $0.name) })
 
     /// The first of `uiLocales` (OIDC Core §3.1.2.1, space-separated BCP 47 tags), then of
     /// `Accept-Language` (RFC 9110 §12.5.4, in order of weight), that the pages speak; else English.

@@ -227,7 +227,7 @@ extension Ceremonies {
         // A recovery's end, its audit row and its notice commit together.
         var events: [AuditEvent] = []
         _ = try store.finishRecoveries(now: now) { recovery, user in
-            let event = pendingAuditEvent(.recoveryFinished, user: recovery.userID, context: RequestContext(remoteAddress: "", requestID: ""))
+            let event = pendingAuditEvent(.recoveryFinished, user: recovery.userID, context: .server)
             events.append(event)
             let mail = configuration.email.canSend ? [StoreWrite.mail(outbox(.recoveryFinished, to: user.email, language: user.locale ?? "en"))] : []
             return [.audit(event)] + mail
@@ -238,7 +238,7 @@ extension Ceremonies {
         claim.claimed = claim.claimed.compactMap { row in
             guard let message = try? AESGCM.open(row.message, key: mailKey, aad: Array(row.id.utf8)) else {
                 try? store.mailFailed(id: row.id, retryAt: nil, error: "the message does not open under this server's key")
-                audit(.mailDropped, "failure", detail: "\(row.kind): sealed under another key", context: RequestContext(remoteAddress: "", requestID: ""))
+                audit(.mailDropped, "failure", detail: "\(row.kind): sealed under another key", context: .server)
                 return nil
             }
             var opened = row
@@ -259,7 +259,7 @@ extension Ceremonies {
             return
         }
         let settings = configuration.email
-        let context = RequestContext(remoteAddress: "", requestID: "")
+        let context = RequestContext.server
         if failure.permanent || row.attempts >= settings.maxDeliveries {
             try? store.mailFailed(id: row.id, retryAt: nil, error: failure.message)
             metrics.ceremony("mail_" + row.kind, reason: "dropped")

@@ -262,13 +262,12 @@ extension Ceremonies {
     /// `posted` false: nothing of the stream's categories was among the events, and no POST went.
     public func logStreamOutcome(_ stream: LogStreamRow, owner: String, lastLogID: Int64, failure: String?, posted: Bool = true) {
         let now = nowMillis
-        let system = RequestContext(remoteAddress: "", requestID: "")
         guard let failure else {
             let taken = (try? store.logStreamDelivered(id: stream.id, owner: owner, lastLogID: lastLogID, at: now)) ?? false
             if posted { metrics.ceremony("log_stream", reason: nil) }
             // Back after failures: said once, as the failure was.
             if taken, posted, stream.failures > 0 {
-                audit(.logStreamDelivery, detail: "stream \(stream.id) takes events again after \(stream.failures) failed POST(s)", context: system)
+                audit(.logStreamDelivery, detail: "stream \(stream.id) takes events again after \(stream.failures) failed POST(s)", context: .server)
             }
             return
         }
@@ -276,6 +275,6 @@ extension Ceremonies {
         try? store.logStreamFailed(id: stream.id, owner: owner, error: failure, retryAt: now + delay)
         metrics.ceremony("log_stream", reason: "retry")
         // The first failure in a row is an event for the other streams and the log; the retries are not.
-        if stream.failures == 0 { audit(.logStreamDelivery, "failure", detail: "stream \(stream.id): \(failure.prefix(200))", context: system) }
+        if stream.failures == 0 { audit(.logStreamDelivery, "failure", detail: "stream \(stream.id): \(failure.prefix(200))", context: .server) }
     }
 }

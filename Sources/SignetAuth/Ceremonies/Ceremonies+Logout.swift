@@ -101,7 +101,7 @@ extension Ceremonies {
             try? store.mailFailed(id: row.id, retryAt: nil, error: failure)
             metrics.ceremony("backchannel_logout", reason: "dropped")
             audit(.backchannelLogoutDropped, "failure", client: row.recipient, detail: "after \(row.attempts) tries: \(failure)",
-                  context: RequestContext(remoteAddress: "", requestID: ""))
+                  context: .server)
             return
         }
         let delay = min(600, 5 << min(20, max(0, row.attempts - 1)))

@@ -15,7 +15,7 @@ extension Ceremonies {
         // The new key and its audit row commit together.
         guard days > 0, let kid = try? keys.rotateIfOlder(than: Int64(days) * 86_400, writes: { kid in
             let rotated = pendingAuditEvent(.signingKeyRotated, detail: "kid \(kid), after \(days) days; signs from \(nowMillis / 1000 + KeyRing.signingDelay)",
-                                            context: RequestContext(remoteAddress: "", requestID: ""))
+                                            context: .server)
             event = rotated
             return [.audit(rotated)]
         }) else { return nil }
@@ -33,7 +33,7 @@ extension Ceremonies {
         var events: [AuditEvent] = []
         let kids = (try? keys.destroyRetired { kids in
             events = kids.map { pendingAuditEvent(.signingKeyDestroyed, detail: "kid \($0): out of every JWKS, every token it signed has expired",
-                                                  context: RequestContext(remoteAddress: "", requestID: "")) }
+                                                  context: .server) }
             return events.map(StoreWrite.audit)
         }) ?? []
         events.forEach(counted)

@@ -13,7 +13,8 @@ public struct RequestContext: Sendable {
     /// The request's `DPoP` header (RFC 9449 §4.1), for a token grant.
     public var dpop: String?
     /// The request's `User-Agent` (RFC 9110 §10.1.5), kept with an app's session (its
-    /// refresh tokens) to show where it is.
+    /// refresh tokens) to show where it is: on the token endpoint's kind of route, where refresh
+    /// tokens are made (as ``basic``); `nil` elsewhere (the hosted pages pass a browser's their own way).
     public var userAgent: String?
     /// The client ID and secret of `Authorization: Basic` (RFC 6749 §2.3.1), on the routes where a
     /// client may authenticate that way (the token endpoint and its kin); `nil` elsewhere.
@@ -32,6 +33,8 @@ public struct RequestContext: Sendable {
         self.dpop = dpop
         self.basic = basic
     }
+    /// The server on its own (a background job: mail, log streams, rotations): no address, no request.
+    public static let server = RequestContext(remoteAddress: "", requestID: "")
     /// Where the request came from, as a session keeps it.
     public var origin: RequestOrigin {
         RequestOrigin(remote: remoteAddress.isEmpty ? nil : remoteAddress, userAgent: Ceremonies.clippedUserAgent(userAgent))

@@ -2,7 +2,8 @@ import Foundation
 import SignetAPI
 
 /// The messages Signet sends, in English, Spanish and French (DESIGN.md, "Email codes",
-/// "Security notices"; one file of text a language). Plain text, short, and never a link to click: a notice says what happened and
+/// "Security notices"; one file of text a language). Plain text, short, and never a link to
+/// click: a notice says what happened and
 /// what to do if it was not the reader.
 public enum Notice: Sendable, Equatable {
     /// A sign-in code.
@@ -54,7 +55,7 @@ public enum Notice: Sendable, Equatable {
     }
 
     /// The languages messages exist in; anything else gets English.
-    public static let languages = ["en", "es", "fr"]
+    public static let languages = Languages.codes
 
     /// The first of `header`'s languages (an `Accept-Language` value, RFC 9110 §12.5.4) that
     /// Signet writes in, by weight; `en` when none.
