@@ -30,7 +30,10 @@ extension SQLStore {
                 }
                 var streams: [String: [UInt8]] = [:]
                 for row in try db.query("SELECT id, authorization_sealed FROM log_streams WHERE authorization_sealed IS NOT NULL") { streams[row[0].text ?? ""] = row[1].blob ?? [] }
-                return SealedMaterial(signingKeys: signingKeys, messages: messages, keys: keys, codeKeyIDs: try Self.codeKeyIDs(db), logStreamAuthorizations: streams)
+                var signing: [String: [UInt8]] = [:]
+                for row in try db.query("SELECT id, signing_sealed FROM log_streams WHERE signing_sealed IS NOT NULL") { signing[row[0].text ?? ""] = row[1].blob ?? [] }
+                return SealedMaterial(signingKeys: signingKeys, messages: messages, keys: keys, codeKeyIDs: try Self.codeKeyIDs(db), logStreamAuthorizations: streams,
+                                      logStreamSigning: signing)
             }
         }
     }
@@ -41,7 +44,7 @@ extension SQLStore {
     }
 
     public func rekey(_ change: SealedMaterial, from read: SealedMaterial) throws(StoreError) {
-        let moved = StoreError(.conflict, "a signing key, a message or a log stream's header was written under the old key-encryption key during the re-key: stop every server first")
+        let moved = StoreError(.conflict, "a signing key, a message, or a log stream's header or signing secret was written under the old key-encryption key during the re-key: stop every server first")
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
                 for (kid, sealed) in change.signingKeys {
@@ -65,6 +68,12 @@ extension SQLStore {
                 }
                 // A stream given a header since the read would keep one sealed under the old key.
                 guard try db.query("SELECT COUNT(*) FROM log_streams WHERE authorization_sealed IS NOT NULL").first?[0].int == Int64(change.logStreamAuthorizations.count) else { throw moved }
+                for (id, sealed) in change.logStreamSigning {
+                    guard let before = read.logStreamSigning[id] else { throw moved }
+                    try db.query("UPDATE log_streams SET signing_sealed = ? WHERE id = ? AND signing_sealed = ?", [.blob(sealed), .text(id), .blob(before)])
+                    guard db.changes == 1 else { throw moved }
+                }
+                guard try db.query("SELECT COUNT(*) FROM log_streams WHERE signing_sealed IS NOT NULL").first?[0].int == Int64(change.logStreamSigning.count) else { throw moved }
                 if let id = change.unlabelledCodeKeyID {
                     try db.query("UPDATE recovery_codes SET key_id = ? WHERE key_id IS NULL", [.text(id)])
                 }

@@ -3,11 +3,12 @@ public import SignetAuth
 /// Log streams (``LogStreamRow``): their settings, and each one's delivery under a lease.
 extension SQLStore {
     static let logStreamColumns =
-        "id, name, status, endpoint, content_type, content_format, authorization_sealed, created_at, last_log_id, failures, next_attempt_at, last_error, last_delivered_at, filters"
+        "id, name, status, endpoint, content_type, content_format, authorization_sealed, created_at, last_log_id, failures, next_attempt_at, last_error, last_delivered_at, filters, signing_sealed, signing_previous_until"
 
     static func logStreamRow(_ r: [SQLValue]) -> LogStreamRow {
         LogStreamRow(id: r[0].text ?? "", name: r[1].text ?? "", status: r[2].text ?? "", endpoint: r[3].text ?? "", contentType: r[4].text ?? "",
                      contentFormat: r[5].text ?? "", filters: (r[13].text ?? "").split(separator: " ").map(String.init), authorization: r[6].blob,
+                     signing: r[14].blob, signingPreviousUntil: r[15].int ?? 0,
                      createdAt: r[7].int ?? 0, lastLogID: r[8].int ?? 0, failures: Int(r[9].int ?? 0), nextAttemptAt: r[10].int ?? 0, lastError: r[11].text,
                      lastDeliveredAt: r[12].int)
     }
@@ -18,9 +19,10 @@ extension SQLStore {
                 // It starts after the newest event, read in the same transaction as the insert.
                 let newest = try db.query("SELECT COALESCE(MAX(id), 0) FROM audit_events").first?[0].int ?? 0
                 try db.query(
-                    "INSERT INTO log_streams (\(Self.logStreamColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, NULL, NULL, ?) ON CONFLICT (id) DO NOTHING",
+                    "INSERT INTO log_streams (\(Self.logStreamColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, NULL, NULL, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
                     [.text(s.id), .text(s.name), .text(s.status), .text(s.endpoint), .text(s.contentType), .text(s.contentFormat),
-                     s.authorization.map(SQLValue.blob) ?? .null, .int(s.createdAt), .int(newest), Self.text(s.filters.isEmpty ? nil : s.filters.joined(separator: " "))])
+                     s.authorization.map(SQLValue.blob) ?? .null, .int(s.createdAt), .int(newest), Self.text(s.filters.isEmpty ? nil : s.filters.joined(separator: " ")),
+                     s.signing.map(SQLValue.blob) ?? .null, .int(s.signingPreviousUntil)])
                 guard db.changes == 1 else { throw StoreError(.conflict, "a log stream with this ID exists") }
                 for write in writes { try Self.apply(write, db) }
                 var written = s
@@ -42,15 +44,17 @@ extension SQLStore {
             try db.transaction { () throws(StoreError) -> Bool? in
                 guard let row = try db.query("SELECT \(Self.logStreamColumns) FROM log_streams WHERE id = ?\(lock)", [.text(s.id)]).first else { return nil }
                 guard Self.logStreamRow(row).sameSettings(as: expected) else { return false }
-                // A stream turned on (again), or sent elsewhere, is tried at once.
+                // A stream turned on (again), sent elsewhere, or with a new header or secret, is tried at once.
                 let retryNow = s.status != expected.status || s.endpoint != expected.endpoint || s.authorization != expected.authorization
+                    || s.signing != expected.signing
                 try db.query(
                     """
                     UPDATE log_streams SET name = ?, status = ?, endpoint = ?, content_type = ?, content_format = ?, authorization_sealed = ?, filters = ?,
-                    next_attempt_at = CASE WHEN ? = 1 THEN 0 ELSE next_attempt_at END WHERE id = ?
+                    signing_sealed = ?, signing_previous_until = ?, next_attempt_at = CASE WHEN ? = 1 THEN 0 ELSE next_attempt_at END WHERE id = ?
                     """,
                     [.text(s.name), .text(s.status), .text(s.endpoint), .text(s.contentType), .text(s.contentFormat), s.authorization.map(SQLValue.blob) ?? .null,
-                     Self.text(s.filters.isEmpty ? nil : s.filters.joined(separator: " ")), .int(retryNow ? 1 : 0), .text(s.id)])
+                     Self.text(s.filters.isEmpty ? nil : s.filters.joined(separator: " ")), s.signing.map(SQLValue.blob) ?? .null, .int(s.signingPreviousUntil),
+                     .int(retryNow ? 1 : 0), .text(s.id)])
                 for write in writes { try Self.apply(write, db) }
                 return true
             }

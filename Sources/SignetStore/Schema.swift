@@ -379,6 +379,14 @@ enum Schema {
             ALTER TABLE refresh_tokens ADD COLUMN remote TEXT;
             ALTER TABLE refresh_tokens ADD COLUMN user_agent TEXT
             """),
+            // Each log stream's signing secrets (Standard Webhooks' HMAC-SHA256), sealed under the
+            // key-encryption key: the current one, then the one it replaced while that still signs
+            // beside it (until `signing_previous_until`). Streams from before have none until
+            // their secret is rotated.
+            (27, """
+            ALTER TABLE log_streams ADD COLUMN signing_sealed \(blob);
+            ALTER TABLE log_streams ADD COLUMN signing_previous_until BIGINT NOT NULL DEFAULT 0
+            """),
         ]
     }
 

@@ -97,6 +97,34 @@ struct LogStreamStoreContractTests {
         #expect(try store.logStreams().isEmpty)
     }
 
+    @Test("signing secrets and the previous one's end read back as written, are part of the settings a change must have read, and make a failing stream try at once", arguments: Backend.available)
+    func signing(_ backend: Backend) throws {
+        let store = try backend.open()
+        var signed = stream("lst_s")
+        (signed.signing, signed.signingPreviousUntil) = ([7, 7, 7], 0)
+        let written = try store.insertLogStream(signed, writes: [])
+        #expect(try store.logStreams().first == written && written.signing == [7, 7, 7])
+        let t = now()
+        _ = try store.claimLogStream(id: written.id, owner: "one", now: t, until: t + 60_000)
+        try store.logStreamFailed(id: written.id, owner: "one", error: "the endpoint answered 401", retryAt: t + 60_000)
+        let failed = try #require(try store.logStreams().first)
+        var rotated = failed
+        (rotated.signing, rotated.signingPreviousUntil) = ([8, 8, 8, 7, 7, 7], t + 86_400_000)
+        #expect(try store.updateLogStream(rotated, expected: failed, writes: []) == true)
+        let read = try #require(try store.logStreams().first)
+        #expect(read.signing == [8, 8, 8, 7, 7, 7] && read.signingPreviousUntil == t + 86_400_000 && read.nextAttemptAt == 0)
+        // A change made over the secrets as they were before the rotation: refused.
+        var stale = failed
+        stale.name = "renamed"
+        #expect(try store.updateLogStream(stale, expected: failed, writes: []) == false)
+        #expect(try store.logStreams().first?.signing == [8, 8, 8, 7, 7, 7])
+        // And taken away: NULL again.
+        var bare = read
+        (bare.signing, bare.signingPreviousUntil) = (nil, 0)
+        #expect(try store.updateLogStream(bare, expected: read, writes: []) == true)
+        #expect(try store.logStreams().first == bare)
+    }
+
     @Test("the purge keeps every event an active stream has not delivered, and a paused stream keeps none", arguments: Backend.available)
     func purgeWaits(_ backend: Backend) throws {
         let store = try backend.open()

@@ -28,6 +28,33 @@ import Testing
         change.messages = try store.sealedMaterial().messages
         try store.rekey(change, from: try store.sealedMaterial())
     }
+
+    @Test("log streams' headers and signing secrets are sealed again; a stream given either during the re-key: a conflict, and nothing changes", arguments: Backend.available)
+    func logStreams(_ backend: Backend) throws {
+        let store = try backend.open()
+        _ = try KeyRing(store: store, kek: SecureRandom.bytes(32), retentionSeconds: 60)
+        let first = LogStreamRow(id: "lst_a", name: "a", status: "active", endpoint: "https://siem.example/a", contentType: "application/json",
+                                 contentFormat: "JSONARRAY", authorization: [1], signing: [2], createdAt: now())
+        _ = try store.insertLogStream(first, writes: [])
+        var second = first
+        (second.id, second.authorization) = ("lst_b", nil)
+        _ = try store.insertLogStream(second, writes: [])
+        let read = try store.sealedMaterial()
+        #expect(read.logStreamAuthorizations == ["lst_a": [1]] && read.logStreamSigning == ["lst_a": [2], "lst_b": [2]])
+        var change = read
+        change.keys = [SealedKeyRow(name: "kek-check", sealed: [9], createdAt: 0)]
+        (change.logStreamAuthorizations, change.logStreamSigning) = (["lst_a": [11]], ["lst_a": [12], "lst_b": [22]])
+        // A third stream, with a secret sealed under the old key, written after the read.
+        var third = first
+        (third.id, third.authorization) = ("lst_c", nil)
+        _ = try store.insertLogStream(third, writes: [])
+        #expect { try store.rekey(change, from: read) } throws: { ($0 as? StoreError)?.code == .conflict }
+        #expect(try store.sealedMaterial().logStreamSigning == ["lst_a": [2], "lst_b": [2], "lst_c": [2]])
+        #expect(try store.deleteLogStream(id: "lst_c", writes: []))
+        try store.rekey(change, from: try store.sealedMaterial())
+        let after = try store.sealedMaterial()
+        #expect(after.logStreamAuthorizations == ["lst_a": [11]] && after.logStreamSigning == ["lst_a": [12], "lst_b": [22]])
+    }
 }
 
 /// The code keys that unused recovery codes need, as the store reads them and guards them in a

@@ -8,6 +8,9 @@ public struct SealedMaterial: Sendable, Equatable {
     /// Each log stream's sealed `Authorization` value, by the stream's ID (streams without one
     /// are not here).
     public var logStreamAuthorizations: [String: [UInt8]]
+    /// Each log stream's sealed signing secrets, by the stream's ID (streams without any are
+    /// not here).
+    public var logStreamSigning: [String: [UInt8]]
     public var keys: [SealedKeyRow]
     /// Read: the IDs of the code keys that unused recovery codes were hashed under, with `""`
     /// for codes made before the ID was recorded (schema 14). Written: the IDs the change keeps
@@ -19,8 +22,9 @@ public struct SealedMaterial: Sendable, Equatable {
     public var unlabelledCodeKeyID: String?
 
     public init(signingKeys: [String: [UInt8]], messages: [String: [UInt8]], keys: [SealedKeyRow], codeKeyIDs: Set<String> = [], unlabelledCodeKeyID: String? = nil,
-                logStreamAuthorizations: [String: [UInt8]] = [:]) {
+                logStreamAuthorizations: [String: [UInt8]] = [:], logStreamSigning: [String: [UInt8]] = [:]) {
         self.logStreamAuthorizations = logStreamAuthorizations
+        self.logStreamSigning = logStreamSigning
         self.signingKeys = signingKeys
         self.messages = messages
         self.keys = keys

@@ -18,6 +18,13 @@ public struct LogStreamRow: Sendable, Equatable {
     /// The `Authorization` header's value, sealed under the key-encryption key (AES-256-GCM,
     /// the stream's ID as associated data); `nil`: no header.
     public var authorization: [UInt8]?
+    /// The signing secrets (``LogStreamSigning``), sealed under the key-encryption key
+    /// (AES-256-GCM, ``LogStreamSigning/associatedData(streamID:)``): the current one's 32 bytes,
+    /// then the previous one's while it still signs; `nil`: POSTs go unsigned (a stream made
+    /// before schema 27, until its secret is rotated).
+    public var signing: [UInt8]?
+    /// Until when the previous secret signs beside the current one (milliseconds); 0: it does not.
+    public var signingPreviousUntil: Int64
     public var createdAt: Int64
     /// The ID of the last audit event the endpoint took; the next POST starts after it.
     public var lastLogID: Int64
@@ -30,7 +37,7 @@ public struct LogStreamRow: Sendable, Equatable {
     public var lastDeliveredAt: Int64?
 
     public init(id: String, name: String, status: String, endpoint: String, contentType: String, contentFormat: String, filters: [String] = [],
-                authorization: [UInt8]?, createdAt: Int64, lastLogID: Int64 = 0, failures: Int = 0, nextAttemptAt: Int64 = 0, lastError: String? = nil,
+                authorization: [UInt8]?, signing: [UInt8]? = nil, signingPreviousUntil: Int64 = 0, createdAt: Int64, lastLogID: Int64 = 0, failures: Int = 0, nextAttemptAt: Int64 = 0, lastError: String? = nil,
                 lastDeliveredAt: Int64? = nil) {
         self.filters = filters
         self.id = id
@@ -40,6 +47,8 @@ public struct LogStreamRow: Sendable, Equatable {
         self.contentType = contentType
         self.contentFormat = contentFormat
         self.authorization = authorization
+        self.signing = signing
+        self.signingPreviousUntil = signingPreviousUntil
         self.createdAt = createdAt
         self.lastLogID = lastLogID
         self.failures = failures
@@ -52,5 +61,6 @@ public struct LogStreamRow: Sendable, Equatable {
     public func sameSettings(as other: LogStreamRow) -> Bool {
         (id, name, status, endpoint, contentType, contentFormat) == (other.id, other.name, other.status, other.endpoint, other.contentType, other.contentFormat)
             && filters == other.filters && authorization == other.authorization
+            && signing == other.signing && signingPreviousUntil == other.signingPreviousUntil
     }
 }
