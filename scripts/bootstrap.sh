@@ -3,7 +3,8 @@
 #   bootstrap.sh        what building and running need
 #   bootstrap.sh test   and what the tests need besides: headless Chromium and its driver
 #                       (the hosted pages' tests), and a venv in .build/pyenv with Selenium,
-#                       Authlib and requests from PyPI (the browser and OIDC-client tests)
+#                       Authlib, requests and standardwebhooks from PyPI (the browser, OIDC-client
+#                       and signed log stream tests)
 #   bootstrap.sh profile  and valgrind (scripts/bench-callgrind.sh)
 # Idempotent; needs root or sudo only when something must be installed.
 set -euo pipefail
@@ -23,9 +24,9 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 command -v swift >/dev/null || { echo "bootstrap: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
-if [ "${1:-}" = test ] && ! .build/pyenv/bin/python -c "import selenium, authlib, requests" 2>/dev/null; then
-    echo "bootstrap: making .build/pyenv (selenium, authlib, requests from PyPI)" >&2
+if [ "${1:-}" = test ] && ! .build/pyenv/bin/python -c "import selenium, authlib, requests, standardwebhooks" 2>/dev/null; then
+    echo "bootstrap: making .build/pyenv (selenium, authlib, requests, standardwebhooks from PyPI)" >&2
     mkdir -p .build
     /usr/bin/python3 -m venv .build/pyenv
-    .build/pyenv/bin/pip install -q selenium authlib requests
+    .build/pyenv/bin/pip install -q selenium authlib requests standardwebhooks
 fi

@@ -149,7 +149,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .adminClientKeysSet: "A private_key_jwt client's public keys replaced."
         case .adminClientUpdated: "A client's name, grants, scopes, audiences or addresses changed."
         case .adminLogStreamAdded: "A log stream added: the audit log is POSTed to its endpoint from this event on."
-        case .adminLogStreamUpdated: "A log stream's name, status, endpoint, format or header changed; `detail` names what."
+        case .adminLogStreamUpdated: "A log stream's name, status, endpoint, format or header changed, or its signing secret rotated; `detail` names what."
         case .adminLogStreamRemoved: "A log stream removed: nothing more is sent to it, and the purge no longer waits for it."
         case .mailDropped: "A message given up after its retries, or sealed under another key; failures only."
         case .backchannelLogoutDropped: "A client's logout token given up after its retries (OIDC Back-Channel Logout); failures only."

@@ -1,7 +1,7 @@
 /// A log stream (`/api/v2/log-streams`, Auth0's shape for its `http` type): where Signet POSTs
 /// its audit log as it grows, with Signet's own `signet_` members for what Auth0 does not show.
 /// The `Authorization` header's value is never in an answer: `signet_authorization` says only
-/// whether one is set.
+/// whether one is set. The signing secret is in the one answer that made it.
 public struct ManagementLogStream: Codable, Sendable, Equatable {
     /// Where and how events go.
     public struct Sink: Codable, Sendable, Equatable {
@@ -56,11 +56,23 @@ public struct ManagementLogStream: Codable, Sendable, Equatable {
     public var filters: [Filter]
     /// Whether an `Authorization` header goes with each POST.
     public var signet_authorization: Bool
+    /// Whether each POST is signed (Standard Webhooks' `webhook-id`, `webhook-timestamp` and
+    /// `webhook-signature`); a stream made before Signet signed them is not until its secret is
+    /// rotated.
+    public var signet_signed: Bool
+    /// Until when the secret a rotation replaced still signs beside the new one.
+    public var signet_previous_secret_until: String?
+    /// The signing secret (`whsec_…`): only in the answer that made it (the stream's creation,
+    /// or `rotate-secret`), never again.
+    public var signet_signing_secret: String?
     public var created_at: String
     public var signet_delivery: Delivery
 
-    public init(id: String, name: String, type: String, status: String, sink: Sink, filters: [Filter] = [], signet_authorization: Bool, created_at: String,
-                signet_delivery: Delivery) {
+    public init(id: String, name: String, type: String, status: String, sink: Sink, filters: [Filter] = [], signet_authorization: Bool, signet_signed: Bool = false,
+                signet_previous_secret_until: String? = nil, signet_signing_secret: String? = nil, created_at: String, signet_delivery: Delivery) {
+        self.signet_signed = signet_signed
+        self.signet_previous_secret_until = signet_previous_secret_until
+        self.signet_signing_secret = signet_signing_secret
         self.filters = filters
         self.id = id
         self.name = name

@@ -8,26 +8,42 @@ package import SignetWebAuthn
 extension SignetService {
     static func addManagementLogStreamRoutes(_ r: inout Router<SignetService>) {
         r.add("GET", "/api/v2/log-streams", needs: .management(.readLogStreams)) { s, call in
-            try Wire.encode(try s.ceremonies.logStreams().map { try ManagementLogStream($0, pending: s.ceremonies.logStreamPending($0)) })
+            try Wire.encode(try s.ceremonies.logStreams().map { try ManagementLogStream($0, pending: s.ceremonies.logStreamPending($0), now: s.ceremonies.nowMillis) })
         }
         r.add("GET", "/api/v2/log-streams/{id}", needs: .management(.readLogStreams)) { s, call in
             let stream = try s.ceremonies.logStream(id: call.parameter("id"))
-            return try Wire.encode(ManagementLogStream(stream, pending: s.ceremonies.logStreamPending(stream)))
+            return try Wire.encode(ManagementLogStream(stream, pending: s.ceremonies.logStreamPending(stream), now: s.ceremonies.nowMillis))
         }
         r.add("POST", "/api/v2/log-streams", needs: .management(.createLogStreams)) { s, call in
             let added = try s.ceremonies.addLogStream(LogStreamSettings(wire: s.body(call), new: true), by: call.administrator, context: call.context)
-            return try Wire.encode(ManagementLogStream(added, pending: 0), status: 201)
+            return try Wire.encode(ManagementLogStream(added.stream, pending: 0, now: s.ceremonies.nowMillis, secret: added.secret), status: 201)
+        }
+        r.add("POST", "/api/v2/log-streams/{id}/rotate-secret", needs: .management(.updateLogStreams)) { s, call in
+            let body = call.request.body.isEmpty ? JSONValue.object([:]) : try s.body(call)
+            guard let object = body.object, object.keys.allSatisfy({ $0 == "previous_secret_seconds" }) else {
+                throw AuthError.malformed("send {} or {\"previous_secret_seconds\": SECONDS}")
+            }
+            let overlap: Int64
+            switch body["previous_secret_seconds"] {
+            case nil: overlap = LogStreamSigning.defaultOverlap
+            case .number(let text)?:
+                guard let seconds = Int64(text) else { throw AuthError.malformed("previous_secret_seconds must be a whole number of seconds") }
+                overlap = seconds
+            default: throw AuthError.malformed("previous_secret_seconds must be a whole number of seconds")
+            }
+            let rotated = try s.ceremonies.rotateLogStreamSecret(id: call.parameter("id"), overlap: overlap, by: call.administrator, context: call.context)
+            return try Wire.encode(ManagementLogStream(rotated.stream, pending: s.ceremonies.logStreamPending(rotated.stream), now: s.ceremonies.nowMillis, secret: rotated.secret))
         }
         r.add("PATCH", "/api/v2/log-streams/{id}", needs: .management(.updateLogStreams)) { s, call in
             let changed = try s.ceremonies.updateLogStream(id: call.parameter("id"), LogStreamSettings(wire: s.body(call), new: false),
                                                            by: call.administrator, context: call.context)
-            return try Wire.encode(ManagementLogStream(changed, pending: s.ceremonies.logStreamPending(changed)))
+            return try Wire.encode(ManagementLogStream(changed, pending: s.ceremonies.logStreamPending(changed), now: s.ceremonies.nowMillis))
         }
         r.add("POST", "/api/v2/log-streams/{id}/resend", needs: .management(.updateLogStreams)) { s, call in
             let body = try s.body(call)
             guard let object = body.object, object.keys.allSatisfy({ $0 == "after" }) else { throw AuthError.malformed("send {\"after\": \"LOG_ID\"}") }
             let stream = try s.ceremonies.resendLogStream(id: call.parameter("id"), after: try body.member("after"), by: call.administrator, context: call.context)
-            return try Wire.encode(ManagementLogStream(stream, pending: s.ceremonies.logStreamPending(stream)))
+            return try Wire.encode(ManagementLogStream(stream, pending: s.ceremonies.logStreamPending(stream), now: s.ceremonies.nowMillis))
         }
         r.add("DELETE", "/api/v2/log-streams/{id}", needs: .management(.deleteLogStreams)) { s, call in
             try s.ceremonies.removeLogStream(id: call.parameter("id"), by: call.administrator, context: call.context)
@@ -37,13 +53,17 @@ extension SignetService {
 }
 
 extension ManagementLogStream {
-    /// A stream as the API shows it: never its `Authorization` value.
-    package init(_ row: LogStreamRow, pending: Int) {
+    /// A stream as the API shows it: never its `Authorization` value; its signing secret only
+    /// when `secret` is given (the answer that made it); the previous secret's end while it is
+    /// after `now`.
+    package init(_ row: LogStreamRow, pending: Int, now: Int64, secret: String? = nil) {
         let iso = Ceremonies.iso
         self.init(id: row.id, name: row.name, type: "http", status: row.status,
                   sink: Sink(httpEndpoint: row.endpoint, httpContentType: row.contentType, httpContentFormat: row.contentFormat),
                   filters: row.filters.map { Filter(name: $0) },
-                  signet_authorization: row.authorization != nil, created_at: iso(row.createdAt),
+                  signet_authorization: row.authorization != nil, signet_signed: row.signing != nil,
+                  signet_previous_secret_until: row.signingPreviousUntil > now ? iso(row.signingPreviousUntil) : nil,
+                  signet_signing_secret: secret, created_at: iso(row.createdAt),
                   signet_delivery: Delivery(last_log_id: String(row.lastLogID), pending: pending, failures: row.failures, last_error: row.lastError,
                                             last_delivered_at: row.lastDeliveredAt.map(iso), next_attempt_at: row.failures > 0 ? iso(row.nextAttemptAt) : nil))
     }

@@ -37,6 +37,8 @@ enum AdminCommand {
                signet admin log-streams update ID [--name NAME] [--url URL] [--format F] [--content-type TYPE] [--status active|paused]
                                         [--authorization-file FILE | --no-authorization] [--filter CATEGORY... | --all-events]
                signet admin log-streams resend ID --after LOG_ID   (every event after it sent again)
+               signet admin log-streams rotate-secret ID [--previous-secret-seconds N]   (a new signing secret, shown once;
+                                        the previous one signs beside it for N seconds, 86400 unless given, at most 604800)
                signet admin log-streams list | remove ID
                signet admin stats [--from YYYYMMDD] [--to YYYYMMDD]   (accounts active in 30 days; sign-ins and sign-ups a day)
                signet admin logs [--user ID] [--event NAME] [--type CODE] [--take N] [--follow]
@@ -66,7 +68,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -136,6 +138,7 @@ enum AdminCommand {
             case ("log-streams", "add") where options.positional.count == 2: try admin.addLogStream()
             case ("log-streams", "update"): try admin.updateLogStream(try admin.id())
             case ("log-streams", "remove"): try admin.removeLogStream(try admin.id())
+            case ("log-streams", "rotate-secret"): try admin.rotateLogStreamSecret(try admin.id())
             case ("log-streams", "resend"):
                 guard let after = options.one("--after") else { throw AuthError.malformed("log-streams resend needs --after LOG_ID") }
                 try admin.show(try admin.ceremonies.resendLogStream(id: try admin.id(), after: after, by: .commandLine, context: admin.context), "rewound")

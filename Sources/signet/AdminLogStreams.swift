@@ -5,10 +5,10 @@ import SignetServer
 
 /// `signet admin log-streams`: what `/api/v2/log-streams` does. The `Authorization` header's
 /// value is read from a file, never taken as an argument (which `ps` and shell histories show),
-/// and never printed.
+/// and never printed. The signing secret is printed once, by the command that makes it.
 extension Admin {
     func listLogStreams() throws {
-        let streams = try ceremonies.logStreams().map { ManagementLogStream($0, pending: try ceremonies.logStreamPending($0)) }
+        let streams = try ceremonies.logStreams().map { ManagementLogStream($0, pending: try ceremonies.logStreamPending($0), now: ceremonies.nowMillis) }
         if options.json { return try emit(streams) }
         let rows = streams.map { s in
             [s.id, s.name, s.status, s.sink.httpEndpoint, s.sink.httpContentFormat, s.filters.isEmpty ? "all" : s.filters.map(\.name).joined(separator: ","),
@@ -20,7 +20,19 @@ extension Admin {
 
     func addLogStream() throws {
         let added = try ceremonies.addLogStream(try logStreamSettings(), by: .commandLine, context: context)
-        try show(added, "added")
+        try show(added.stream, "added", secret: added.secret)
+    }
+
+    /// A new signing secret, printed once; the previous one signs beside it for
+    /// `--previous-secret-seconds` (a day unless given; 0 for a secret that leaked).
+    func rotateLogStreamSecret(_ id: String) throws {
+        var overlap = LogStreamSigning.defaultOverlap
+        if let given = options.one("--previous-secret-seconds") {
+            guard let seconds = Int64(given) else { throw AuthError.malformed("--previous-secret-seconds must be a whole number of seconds") }
+            overlap = seconds
+        }
+        let rotated = try ceremonies.rotateLogStreamSecret(id: id, overlap: overlap, by: .commandLine, context: context)
+        try show(rotated.stream, "rotated the signing secret of", secret: rotated.secret)
     }
 
     func updateLogStream(_ id: String) throws {
@@ -32,12 +44,15 @@ extension Admin {
         if !options.json { print("removed log stream \(id)") }
     }
 
-    func show(_ row: LogStreamRow, _ done: String) throws {
-        let stream = ManagementLogStream(row, pending: try ceremonies.logStreamPending(row))
+    func show(_ row: LogStreamRow, _ done: String, secret: String? = nil) throws {
+        let stream = ManagementLogStream(row, pending: try ceremonies.logStreamPending(row), now: ceremonies.nowMillis, secret: secret)
         if options.json { return try emit(stream) }
         print("\(done) log stream \(stream.id): \(Self.printable(stream.name)), \(stream.status), \(stream.sink.httpContentFormat) to \(Self.printable(stream.sink.httpEndpoint))"
               + (stream.filters.isEmpty ? "" : ", only " + stream.filters.map(\.name).joined(separator: ", "))
-              + (stream.signet_authorization ? ", with an Authorization header" : ""))
+              + (stream.signet_authorization ? ", with an Authorization header" : "")
+              + (stream.signet_signed ? ", signed" : ", unsigned (rotate-secret gives it a signing secret)"))
+        if let until = stream.signet_previous_secret_until { print("the previous signing secret signs too until \(until)") }
+        if let secret { print("signing secret  \(secret)   (shown once: give it to the endpoint now; it checks each POST's webhook-signature with it)") }
     }
 
     /// The options as settings; the header's value is the file's first line.

@@ -19,12 +19,18 @@ final class StreamReceiver: HTTPHandler {
         let contentType: String?
         let authorization: String?
         let body: [UInt8]
+        /// `webhook-id`, `webhook-timestamp` and `webhook-signature`, when sent.
+        var webhook: (id: String, timestamp: String, signature: String)?
     }
     let received = Mutex<[Received]>([])
     let answers = Mutex<[Int]>([])
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        received.withLock { $0.append(Received(path: request.path, contentType: request.header("content-type"), authorization: request.header("authorization"), body: request.body)) }
+        var post = Received(path: request.path, contentType: request.header("content-type"), authorization: request.header("authorization"), body: request.body)
+        if let id = request.header("webhook-id"), let timestamp = request.header("webhook-timestamp"), let signature = request.header("webhook-signature") {
+            post.webhook = (id, timestamp, signature)
+        }
+        received.withLock { $0.append(post) }
         let status = answers.withLock { $0.isEmpty ? 200 : $0.removeFirst() }
         return HTTPResponse(status: status, headers: status == 302 ? [("Location", "/followed")] : [], body: [])
     }
@@ -280,18 +286,26 @@ final class StreamReceiver: HTTPHandler {
         #expect(Set(all).count == all.count)
     }
 
-    @Test("a re-key seals each stream's header again: a server with the new key sends the same header, and none is left under the old key")
+    @Test("a re-key seals each stream's header and signing secret again: a server with the new key sends the same header, signed under the same secret, and none is left under the old key")
     func rekey() throws {
         let (listener, receiver, base) = try Self.receiver()
         defer { listener.stop() }
         let (first, token) = try Self.operators()
-        let id = try #require(try Self.add(first, token, endpoint: base + "/in")["id"]?.string)
+        let added = try Self.add(first, token, endpoint: base + "/in")
+        let (id, secret) = (try #require(added["id"]?.string), try #require(added["signet_signing_secret"]?.string))
         _ = try Self.add(first, token, endpoint: base + "/bare", authorization: nil)
         let old = try RekeyTests.kek(first), new = SecureRandom.bytes(32)
         let done = try KeyEncryptionKey.rekey(store: first.store, from: old, to: new)
-        #expect(done.logStreams == 1)
-        let sealed = try #require(try first.store.sealedMaterial().logStreamAuthorizations[id])
+        #expect(done.logStreams == 2)
+        let material = try first.store.sealedMaterial()
+        let sealed = try #require(material.logStreamAuthorizations[id])
         #expect(throws: (any Error).self) { try AESGCM.open(sealed, key: KeyEncryptionKey.logStreamKey(old), aad: Array(id.utf8)) }
+        #expect(material.logStreamSigning.count == 2)
+        for (stream, secrets) in material.logStreamSigning {
+            let aad = LogStreamSigning.associatedData(streamID: stream)
+            #expect(throws: (any Error).self) { try AESGCM.open(secrets, key: KeyEncryptionKey.logStreamKey(old), aad: aad) }
+            #expect(try AESGCM.open(secrets, key: KeyEncryptionKey.logStreamKey(new), aad: aad).count == LogStreamSigning.secretBytes)
+        }
         try RekeyTests.install(new, in: first)
         // Its own beat may send before the test does: either way, what arrives is what counts.
         let second = try TestServer(sharing: first.directory)
@@ -301,6 +315,7 @@ final class StreamReceiver: HTTPHandler {
         let posts = receiver.posts
         #expect(posts.filter { $0.path == "/in" }.allSatisfy { $0.authorization == Self.header } && posts.contains { $0.path == "/in" })
         #expect(posts.filter { $0.path == "/bare" }.allSatisfy { $0.authorization == nil })
+        #expect(try posts.filter { $0.path == "/in" }.allSatisfy { try LogStreamSigningTests.verifies($0, secret) })
     }
 
     @Test("signet admin log-streams: add with the header from a file, list, pause, remove; the header is never printed, a running server sends it")
@@ -323,6 +338,22 @@ final class StreamReceiver: HTTPHandler {
         _ = try Phone(server).signUp(email: "ada@example.com")
         #expect(server.app.sendLogStreamsNow() > 0)
         #expect(receiver.posts.first?.authorization == Self.header && receiver.posts.first?.contentType == "application/json")
+        // The signing secret: in the answer that made it, and in no other output.
+        let secret = try #require(try OperationsTests.json(added.output)["signet_signing_secret"]?.string)
+        #expect(try receiver.posts.allSatisfy { try LogStreamSigningTests.verifies($0, secret) })
+        #expect(try !listed.output.contains("whsec_") && !admin(["list", "--json"]).output.contains("whsec_"))
+        let rotated = try admin(["rotate-secret", id, "--previous-secret-seconds", "60"])
+        #expect(rotated.status == 0 && rotated.output.contains("rotated the signing secret of log stream \(id)") && rotated.output.contains("signed"), "\(rotated.output)")
+        #expect(rotated.output.contains("the previous signing secret signs too until "))
+        let line = try #require(rotated.output.split(separator: "\n").first { $0.hasPrefix("signing secret  whsec_") })
+        let next = String(line.dropFirst("signing secret  ".count).prefix { $0 != " " })
+        #expect(try next != secret && LogStreamSigningTests.bytes(next).count == 32)
+        // The rotation's own event goes signed under both.
+        #expect(server.app.sendLogStreamsNow() > 0)
+        #expect(try receiver.posts.last.map { try LogStreamSigningTests.verifies($0, next) && LogStreamSigningTests.verifies($0, secret) } == true)
+        #expect(try admin(["rotate-secret", id, "--previous-secret-seconds", "a day"]).status == 2)
+        #expect(try admin(["rotate-secret", id, "--previous-secret-seconds", "604801"]).status == 2)
+        #expect(try admin(["rotate-secret", "lst_none"]).status == 1)
         // Refusals exit 2 and change nothing.
         #expect(try admin(["update", id, "--authorization-file", file.path, "--no-authorization"]).status == 2)
         #expect(try admin(["update", id, "--status", "stopped"]).status == 2)

@@ -80,20 +80,38 @@ extension Ceremonies {
     public func logStreamPending(_ stream: LogStreamRow) throws -> Int { try store.auditEventsPending(after: stream.lastLogID, limit: 10_000) }
 
     /// `POST /api/v2/log-streams`: a stream that sends every event from its own creation on (its
-    /// `admin_log_stream_added` event is the first it sends). Needs a name and an endpoint.
-    public func addLogStream(_ settings: LogStreamSettings, by caller: ManagementCaller, context: RequestContext) throws -> LogStreamRow {
+    /// `admin_log_stream_added` event is the first it sends). Needs a name and an endpoint. Its
+    /// POSTs are signed (``LogStreamSigning``) under a secret made here, returned this once
+    /// (`whsec_…`) and never shown again.
+    public func addLogStream(_ settings: LogStreamSettings, by caller: ManagementCaller, context: RequestContext) throws -> (stream: LogStreamRow, secret: String) {
         guard let name = settings.name, let endpoint = settings.endpoint else { throw AuthError.malformed("a log stream needs a name and sink.httpEndpoint") }
         guard try store.logStreams().count < Self.logStreamLimit else { throw AuthError(.conflict, "there are \(Self.logStreamLimit) log streams already; remove one first") }
         let id = "lst_" + Base64URL.encode(random(12))
         var row = LogStreamRow(id: id, name: name, status: settings.status ?? "active", endpoint: endpoint, contentType: settings.contentType ?? "application/json",
                                contentFormat: settings.contentFormat ?? "JSONARRAY", filters: settings.filters ?? [], authorization: nil, createdAt: nowMillis)
         row.authorization = try sealedAuthorization(settings.authorization ?? nil, streamID: id)
+        let secret = random(LogStreamSigning.secretBytes)
+        row.signing = try AESGCM.seal(secret, key: logStreamKey, aad: LogStreamSigning.associatedData(streamID: id))
         try Self.validate(row, authorization: settings.authorization ?? nil)
         let event = pendingAuditEvent(.adminLogStreamAdded, client: caller.clientID, detail: "log stream \(id) (\(name.prefix(100))) to \(Self.origin(endpoint))", context: context)
         let written = try store.insertLogStream(row, writes: [.audit(event)])
         counted(event)
         logStreamsChanged.signal()
-        return written
+        return (written, LogStreamSigning.encoded(secret))
+    }
+
+    /// Writes an operator's change to a stream, with its audit event, unless another change
+    /// came between the read of `before` and now.
+    func write(_ after: LogStreamRow, over before: LogStreamRow, detail: String, by caller: ManagementCaller, context: RequestContext) throws -> LogStreamRow {
+        let event = pendingAuditEvent(.adminLogStreamUpdated, client: caller.clientID, detail: detail, context: context)
+        switch try store.updateLogStream(after, expected: before, writes: [.audit(event)]) {
+        case nil: throw AuthError(.logStreamNotFound, "no log stream \(after.id.prefix(64))")
+        case false?: throw AuthError(.conflict, "log stream \(after.id.prefix(64)) changed meanwhile: read it again and repeat the change")
+        case true?: break
+        }
+        counted(event)
+        logStreamsChanged.signal()
+        return try logStream(id: after.id)
     }
 
     /// `PATCH /api/v2/log-streams/{id}`: the settings given, changed together. A stream made
@@ -111,15 +129,7 @@ extension Ceremonies {
         after.filters = settings.filters ?? after.filters
         if let authorization = settings.authorization { after.authorization = try sealedAuthorization(authorization, streamID: id) }
         try Self.validate(after, authorization: settings.authorization ?? nil)
-        let event = pendingAuditEvent(.adminLogStreamUpdated, client: caller.clientID, detail: "log stream \(id): \(settings.names.joined(separator: ", "))", context: context)
-        switch try store.updateLogStream(after, expected: before, writes: [.audit(event)]) {
-        case nil: throw AuthError(.logStreamNotFound, "no log stream \(id.prefix(64))")
-        case false?: throw AuthError(.conflict, "log stream \(id.prefix(64)) changed meanwhile: read it again and repeat the change")
-        case true?: break
-        }
-        counted(event)
-        logStreamsChanged.signal()
-        return try logStream(id: id)
+        return try write(after, over: before, detail: "log stream \(id): \(settings.names.joined(separator: ", "))", by: caller, context: context)
     }
 
     /// `POST /api/v2/log-streams/{id}/resend {"after": LOG_ID}` (Signet's own): every event after
@@ -229,6 +239,16 @@ extension Ceremonies {
                 return nil
             }
             headers.append("Authorization: " + String(decoding: header, as: UTF8.self))
+        }
+        if let sealed = stream.signing {
+            guard let opened = try? AESGCM.open(sealed, key: logStreamKey, aad: LogStreamSigning.associatedData(streamID: stream.id)),
+                  let secrets = LogStreamSigning.signing(opened, previousUntil: stream.signingPreviousUntil, now: now) else {
+                logStreamOutcome(stream, owner: owner, lastLogID: 0, failure: "its signing secret does not open under this key-encryption key")
+                return nil
+            }
+            // The range of the log this POST accounts for: the same ID when the same events go again.
+            let id = "\(stream.id)-\(stream.lastLogID + 1)-\(through)"
+            headers += LogStreamSigning.headers(secrets: secrets, id: id, timestamp: now / 1000, body: body)
         }
         // The stream as claimed: its failures as they are now (a pass's own copy keeps those it
         // started with, and the event of a return after failures would be written again and

@@ -3,8 +3,9 @@ public import SignetCrypto
 public import SignetWebAuthn
 
 /// Replacing the key-encryption key (`signet keys rekey`). What the database holds sealed under
-/// it is sealed again under the new one: the signing keys, the queued mail and the log streams'
-/// `Authorization` headers. What is keyed by
+/// it is sealed again under the new one: the signing keys, the queued mail, and the log streams'
+/// `Authorization` headers and signing secrets (the secrets themselves stay: endpoints keep
+/// checking). What is keyed by
 /// it and cannot be computed again is kept: the HMACs of recovery codes need the code key they
 /// were made under, so the old code key is kept in the database, sealed under the new
 /// key-encryption key, and a recovery code is checked under the key it was made under (each kept
@@ -92,7 +93,7 @@ extension KeyEncryptionKey {
     public struct Rekeyed: Sendable, Equatable {
         public var signingKeys: Int
         public var messages: Int
-        /// Log streams whose `Authorization` header was sealed again.
+        /// Log streams whose `Authorization` header or signing secrets were sealed again.
         public var logStreams: Int = 0
         /// The earlier code keys now kept: the old key-encryption key's, and each earlier one
         /// that an unused recovery code still needs.
@@ -144,6 +145,13 @@ extension KeyEncryptionKey {
             }
             change.logStreamAuthorizations[streamID] = try AESGCM.seal(header, key: newStreams, aad: Array(streamID.utf8))
         }
+        for (streamID, sealed) in read.logStreamSigning {
+            let aad = LogStreamSigning.associatedData(streamID: streamID)
+            guard let secrets = try? AESGCM.open(sealed, key: oldStreams, aad: aad) else {
+                throw ConfigurationError("log stream \(streamID)'s signing secret does not open under the key-encryption key \(id(old)): it is not this database's")
+            }
+            change.logStreamSigning[streamID] = try AESGCM.seal(secrets, key: newStreams, aad: aad)
+        }
         let at = Int64(now.timeIntervalSince1970 * 1000)
         // Named by the key's own ID, so a key that comes back is one row.
         let codeKeys = keptCodeKeys(old: old, kept: kept.codeKeys, inUse: read.codeKeyIDs)
@@ -157,7 +165,7 @@ extension KeyEncryptionKey {
         change.keys.append(SealedKeyRow(name: checkName, sealed: try seal(Array(id(new).utf8), name: checkName, under: new), createdAt: at))
         try store.rekey(change, from: read)
         let dropped = Set(kept.codeKeys.map(id)).subtracting(codeKeys.keys.keys)
-        return Rekeyed(signingKeys: change.signingKeys.count, messages: change.messages.count, logStreams: change.logStreamAuthorizations.count,
+        return Rekeyed(signingKeys: change.signingKeys.count, messages: change.messages.count, logStreams: Set(change.logStreamAuthorizations.keys).union(change.logStreamSigning.keys).count,
                        retiredCodeKeys: codeKeys.keys.count, droppedCodeKeys: dropped.count)
     }
 }
