@@ -156,7 +156,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .signingKeyRotated: "A new token-signing key added by the scheduled rotation."
         case .signingKeyDestroyed: "A retired token-signing key deleted once no instance can publish it."
         case .logStreamDelivery:
-            "A log stream's endpoint stopped taking events (a failure, at the first POST that failed, naming the stream and what went wrong) or takes them again (a success, at the first POST taken after failures); not each retry."
+            "A log stream's endpoint stopped taking events (a failure, at the first POST that failed, naming the stream and what went wrong) or takes them again (a success, at the first POST taken after failures); not each retry. Also a failure when the purge took events a failing stream held past `audit.log_stream_hold_days`, naming their range."
         }
     }
 

@@ -292,6 +292,10 @@ public struct ServerConfiguration: Sendable {
     public var rateLimits = RateLimits()
     /// Days audit rows are kept.
     public var auditRetentionDays = 90
+    /// Days at most that an active log stream keeps events its endpoint has not taken from the
+    /// purge (when that is longer than ``auditRetentionDays``): an endpoint down longer loses
+    /// the older ones, so that a stream nobody mends cannot fill the disk.
+    public var logStreamHoldDays = 30
     /// SQLite: `full` syncs the WAL inside every commit, before the answer; `normal` leaves it to
     /// checkpoints (a power cut may lose the last commits). PostgreSQL keeps its own settings.
     public var durability = "full"

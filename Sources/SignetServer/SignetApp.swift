@@ -100,12 +100,17 @@ public final class SignetApp: @unchecked Sendable {
     /// (`signet_purge_failures_total`) and logged with its error's code, and the others still run.
     public func purgeExpired(now: Int64) {
         let retention = Int64(configuration.auditRetentionDays) * 86_400_000
+        let held = max(configuration.auditRetentionDays, configuration.logStreamHoldDays)
         // Used marks (and the other rows kept until they expire) are needed only until then.
         step("used_marks") { try store.purgeUsedSessions(now: now) }
         // Refresh tokens of sessions dead for a day.
         step("refresh_tokens") { try service.ceremonies.purgeRefreshTokens() }
-        // Rate-limit windows that ended, and audit rows past audit.retention_days.
-        step("audit_events") { try store.purge(now: now, auditBefore: now - retention, batch: 5_000) }
+        // Rate-limit windows that ended, and audit rows past audit.retention_days; an active log
+        // stream holds what its endpoint has not taken for audit.log_stream_hold_days at most.
+        step("audit_events") {
+            service.ceremonies.releaseLogStreamHolds(before: now - Int64(held) * 86_400_000, days: held)
+            return try store.purge(now: now, auditBefore: now - retention, batch: 5_000)
+        }
     }
 
     private func step(_ what: String, _ body: () throws -> Int) {

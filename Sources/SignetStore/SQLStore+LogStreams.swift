@@ -117,6 +117,25 @@ extension SQLStore {
         }
     }
 
+    public func firstAuditID(atOrAfter at: Int64) throws(StoreError) -> Int64? {
+        try reading { db throws(StoreError) in
+            // IDs follow time: the rows before it are read, the ones the purge is about to take.
+            try db.query("SELECT id FROM audit_events WHERE at >= ? ORDER BY id LIMIT 1", [.int(at)]).first?[0].int
+        }
+    }
+
+    public func skipLogStream(id: String, from: Int64, to: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                try db.query("UPDATE log_streams SET last_log_id = ? WHERE id = ? AND status = 'active' AND last_log_id = ? AND ? > last_log_id",
+                             [.int(to), .text(id), .int(from), .int(to)])
+                guard db.changes == 1 else { return false }
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
+        }
+    }
+
     public func auditEventsPending(after id: Int64, limit: Int) throws(StoreError) -> Int {
         try reading { db throws(StoreError) in
             // A range of the primary key, bounded: never a count of the whole trail.

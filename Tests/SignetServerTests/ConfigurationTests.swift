@@ -126,12 +126,13 @@ import SignetTestSupport
         let file = try ConfigurationTests.write("""
             {"issuer": "https://auth.example.com", "relying_party": {"id": "example.com", "origins": ["https://example.com"]},
              "clients": [{"client_id": "bank", "client_secret_hash": "sha256:\(Base64URL.encode(secret))", "audiences": ["https://bank.example.com"], "grants": []}],
-             "step_up": {"max_age": 120}, "tokens": {"refresh_token_absolute_ttl": 86400, "signing_key_rotation_days": 30}, "audit": {"retention_days": 30},
+             "step_up": {"max_age": 120}, "tokens": {"refresh_token_absolute_ttl": 86400, "signing_key_rotation_days": 30}, "audit": {"retention_days": 30, "log_stream_hold_days": 45},
              "database_durability": "normal", "trusted_proxies": ["10.0.0.0/8", "::1"], "allowed_aaguids": ["CB69481E-8FF7-4039-93EC-0A2729A154A8"],
              "rate_limits": {"enabled": true, "sign_up_per_ip": {"limit": 7, "window": 60}}}
             """)
         let c = try ConfigurationLoader.load(file: file, environment: ["SIGNET_RATE_LIMITS_ENABLED": "false", "SIGNET_STEP_UP_MAX_AGE": "90"])
         #expect(c.stepUpMaxAge == 90 && c.refreshTokenAbsoluteLifetime == 86400 && c.auditRetentionDays == 30 && c.durability == "normal")
+        #expect(c.logStreamHoldDays == 45 && ServerConfiguration.development(port: 8080).logStreamHoldDays == 30)
         #expect(c.allowedAAGUIDs == ["cb69481e-8ff7-4039-93ec-0a2729a154a8"] && c.deniedAAGUIDs.isEmpty)
         #expect(c.signingKeyRotationDays == 30 && ServerConfiguration.development(port: 8080).signingKeyRotationDays == 90)
         #expect(c.trustedProxies.map(\.description) == ["10.0.0.0/8", "0:0:0:0:0:0:0:1/128"])
@@ -213,6 +214,7 @@ import SignetTestSupport
         (#""trusted_proxies": ["10.0.0.0/40"]"#, "trusted_proxies"),
         (#""rate_limits": {"failures_per_ip": {"limit": 0, "window": 60}}"#, "rate_limits.failures_per_ip"),
         (#""step_up": {"max_age": 0}"#, "step_up.max_age"),
+        (#""audit": {"log_stream_hold_days": 0}"#, "audit.log_stream_hold_days must be a whole number from 1 to 36500"),
         (#""clients": [{"client_id": "x", "client_secret_hash": "plain"}]"#, "client_secret_hash"),
         (#""email": {"smtp_url": "http://mail.example.com"}"#, "email.smtp_url must be smtp://"),
         (#""email": {"smtp_url": "smtp://user:pw@mail.example.com:587"}"#, "without credentials"),

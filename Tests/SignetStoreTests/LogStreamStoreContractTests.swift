@@ -125,6 +125,29 @@ struct LogStreamStoreContractTests {
         #expect(try store.logStreams().first == bare)
     }
 
+    @Test("a stream moved past events the purge is to take: only forward, only active, only from where it was read; with its event", arguments: Backend.available)
+    func skip(_ backend: Backend) throws {
+        let store = try backend.open()
+        let s = try store.insertLogStream(stream("lst_k"), writes: [])
+        for at in 10...14 as ClosedRange<Int64> { try store.appendAudit(event(at)) }
+        let ids = try store.auditEntries(AuditQuery(after: s.lastLogID, limit: 10)).map(\.id)
+        #expect(try store.firstAuditID(atOrAfter: 12) == ids[2] && store.firstAuditID(atOrAfter: 15) == nil && store.firstAuditID(atOrAfter: 0) == ids[0])
+        // Not from where it is now, not backwards: refused, nothing written.
+        #expect(try store.skipLogStream(id: s.id, from: s.lastLogID + 1, to: ids[2] - 1, writes: [.audit(event(20))]) == false)
+        #expect(try store.skipLogStream(id: s.id, from: s.lastLogID, to: s.lastLogID, writes: []) == false)
+        #expect(try store.auditEntries(AuditQuery(after: ids[4], limit: 10)).isEmpty)
+        #expect(try store.skipLogStream(id: s.id, from: s.lastLogID, to: ids[2] - 1, writes: [.audit(event(20))]))
+        #expect(try store.logStreams().first?.lastLogID == ids[2] - 1)
+        #expect(try store.auditEntries(AuditQuery(after: ids[4], limit: 10)).map(\.event.at) == [20])
+        // A paused stream holds nothing, and is not moved.
+        var paused = try #require(try store.logStreams().first)
+        let before = paused
+        paused.status = "paused"
+        #expect(try store.updateLogStream(paused, expected: before, writes: []) == true)
+        #expect(try store.skipLogStream(id: s.id, from: ids[2] - 1, to: ids[3], writes: []) == false)
+        #expect(try store.skipLogStream(id: "lst_none", from: 0, to: 5, writes: []) == false)
+    }
+
     @Test("the purge keeps every event an active stream has not delivered, and a paused stream keeps none", arguments: Backend.available)
     func purgeWaits(_ backend: Backend) throws {
         let store = try backend.open()

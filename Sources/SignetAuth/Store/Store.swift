@@ -472,6 +472,12 @@ public protocol Store: Sendable {
     func logStreamFailed(id: String, owner: String, error: String, retryAt: Int64) throws(StoreError)
     /// How many audit events there are after `id`, counting at most `limit`.
     func auditEventsPending(after id: Int64, limit: Int) throws(StoreError) -> Int
+    /// The ID of the first audit event written at or after `at` (milliseconds), or `nil`.
+    func firstAuditID(atOrAfter at: Int64) throws(StoreError) -> Int64?
+    /// Moves an active stream forward from `from` to `to` (its endpoint will not get the events
+    /// between: the purge takes them), with `writes`: `false` when the stream is not active at
+    /// `from` any more (delivered, rewound, paused or removed meanwhile).
+    func skipLogStream(id: String, from: Int64, to: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
 
     // MARK: the key-encryption key
 
