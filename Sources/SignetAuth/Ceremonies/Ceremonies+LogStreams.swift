@@ -260,7 +260,7 @@ extension Ceremonies {
     /// have not delivered: each such stream moves past them, and an event
     /// (`log_stream_delivery`, a failure), the first its endpoint gets once it takes events
     /// again, names the range it lost. Called with the later of the retention's and
-    /// ``Configuration/logStreamHoldDays``'s cut, so a stream loses only what the purge then
+    /// ``ServerConfiguration/logStreamHoldDays``'s cut, so a stream loses only what the purge then
     /// takes, and only after its endpoint failed that long. Returns how many streams moved.
     @discardableResult
     public func releaseLogStreamHolds(before: Int64, days: Int) -> Int {
