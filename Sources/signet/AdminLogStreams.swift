@@ -12,9 +12,10 @@ extension Admin {
         if options.json { return try emit(streams) }
         let rows = streams.map { s in
             [s.id, s.name, s.status, s.sink.httpEndpoint, s.sink.httpContentFormat, s.filters.isEmpty ? "all" : s.filters.map(\.name).joined(separator: ","),
+             !s.signet_signed ? "no" : s.signet_previous_secret_until.map { "yes, both until " + $0 } ?? "yes",
              s.signet_delivery.last_log_id, String(s.signet_delivery.pending), String(s.signet_delivery.failures), s.signet_delivery.last_error ?? "-"]
         }
-        print(Self.table(["ID", "NAME", "STATUS", "ENDPOINT", "FORMAT", "EVENTS", "LAST LOG ID", "PENDING", "FAILURES", "LAST ERROR"], rows))
+        print(Self.table(["ID", "NAME", "STATUS", "ENDPOINT", "FORMAT", "EVENTS", "SIGNED", "LAST LOG ID", "PENDING", "FAILURES", "LAST ERROR"], rows))
         print("\(streams.count) log stream(s)")
     }
 

@@ -345,6 +345,8 @@ final class StreamReceiver: HTTPHandler {
         let rotated = try admin(["rotate-secret", id, "--previous-secret-seconds", "60"])
         #expect(rotated.status == 0 && rotated.output.contains("rotated the signing secret of log stream \(id)") && rotated.output.contains("signed"), "\(rotated.output)")
         #expect(rotated.output.contains("the previous signing secret signs too until "))
+        let signedColumn = try admin(["list"]).output
+        #expect(signedColumn.contains("SIGNED") && signedColumn.contains("yes, both until "), "\(signedColumn)")
         let line = try #require(rotated.output.split(separator: "\n").first { $0.hasPrefix("signing secret  whsec_") })
         let next = String(line.dropFirst("signing secret  ".count).prefix { $0 != " " })
         #expect(try next != secret && LogStreamSigningTests.bytes(next).count == 32)
