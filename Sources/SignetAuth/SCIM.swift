@@ -11,6 +11,9 @@ public enum SCIM {
     public static let patchSchema = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
     /// The `app_metadata` key an identity provider's own ID for the account (`externalId`) is kept under.
     public static let externalIDKey = "scim_external_id"
+    /// Attributes an account always has, or holds as part of one (its name is one string), which
+    /// a PATCH cannot remove.
+    static let unremovable: Set<String> = ["username", "active", "emails", "id", "password", "name.givenname", "name.familyname"]
     /// Operations a PATCH may carry.
     static let maxOperations = 100
 
@@ -96,7 +99,11 @@ public enum SCIM {
     /// A `PATCH` body (RFC 7644 §3.5.2): up to 100 operations, `add` and `replace` of `active`,
     /// `userName`, `displayName`, `name.formatted`, `name.givenName`, `name.familyName`,
     /// `emails[type eq "work"].value` and `externalId`, or of an object of them without a
-    /// path; `remove` of `externalId`. Later operations win.
+    /// path; `remove` of `externalId`, and of `displayName`, `name.formatted` or `name` (the
+    /// name cleared, as `name` is `""`). Later operations win. Another attribute of the User
+    /// schema or an extension's (`title`, `phoneNumbers[type eq "work"].value`, the enterprise
+    /// extension's `department`, …), which an identity provider's default mapping sends, is
+    /// passed over as a body's is; `password` is refused (Signet has none to set).
     public static func patch(_ body: JSONValue) throws(Failure) -> UserInput {
         guard let object = body.object, member(object, "schemas")?.array?.contains(.string(patchSchema)) == true else {
             throw .malformed("a PATCH body is {\"schemas\": [\"\(patchSchema)\"], \"Operations\": [...]}", "invalidSyntax")
@@ -121,9 +128,17 @@ public enum SCIM {
                 continue
             }
             let target = path.lowercased()
+            guard path.utf8.count <= 200, path.utf8.allSatisfy({ (0x21...0x7E).contains($0) || $0 == 0x20 }) else {
+                throw .malformed("a path is at most 200 visible ASCII characters", "invalidPath")
+            }
             if kind == "remove" {
-                guard target == "externalid" else { throw .malformed("only externalId can be removed", "mutability") }
-                input.externalID = .some(nil)
+                switch target {
+                case "externalid": input.externalID = .some(nil)
+                case "displayname", "name.formatted", "name": input.name = ""
+                case _ where Self.unremovable.contains(target) || target.hasPrefix("emails["):
+                    throw .malformed("\(path.prefix(60)) cannot be removed: an account has an address and a state, and its name is one piece", "mutability")
+                default: break
+                }
                 continue
             }
             guard let value else { throw .malformed("\(kind) of \(path.prefix(60)) needs a value", "invalidValue") }
@@ -136,7 +151,10 @@ public enum SCIM {
             case "name.familyname": family = try string(value, path)
             case "name": input.name = try value.object.map { (o: JSONObject) throws(Failure) in try displayName(["name": .object(o)]) } ?? nil
             case "externalid": input.externalID = .some(value == .null ? nil : try string(value, "externalId"))
-            default: throw .malformed("\(path.prefix(60)) is not an attribute Signet keeps", "invalidPath")
+            case "password": throw .malformed("Signet keeps no passwords: accounts sign in with passkeys and email codes", "invalidPath")
+            // An attribute Signet does not keep (a title, a telephone number, the enterprise
+            // extension's department): passed over, as in a body.
+            default: break
             }
         }
         if input.name == nil, given != nil || family != nil { input.name = [given, family].compactMap { $0 }.joined(separator: " ") }

@@ -116,7 +116,7 @@ import Testing
         }
     }
 
-    @Test("PATCH: add and replace by path or by an object, in any case; remove of externalId only; later operations win; at most 100")
+    @Test("PATCH: add and replace by path or by an object, in any case; remove of externalId and of the name; attributes Signet does not keep passed over; later operations win; at most 100")
     func patches() throws {
         func patch(_ operations: String) throws(SCIM.Failure) -> SCIM.UserInput {
             try SCIM.patch((try? Self.json(#"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": \#(operations)}"#)) ?? .null)
@@ -128,10 +128,24 @@ import Testing
         #expect(try patch(#"[{"op": "replace", "path": "emails[type eq \"work\"].value", "value": "new@example.com"}, {"op": "remove", "path": "externalId"}]"#)
                 == SCIM.UserInput(email: "new@example.com", externalID: .some(nil)))
         #expect(try patch(#"[{"op": "replace", "path": "active", "value": false}, {"op": "replace", "path": "active", "value": true}]"#).active == true)
+        // What an identity provider's default mapping sends beside them, which Signet does not keep: passed over.
+        #expect(try patch(#"""
+            [{"op": "Replace", "path": "title", "value": "Engineer"}, {"op": "Add", "path": "phoneNumbers[type eq \"work\"].value", "value": "+1 555 0100"},
+             {"op": "Replace", "path": "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department", "value": "R&D"},
+             {"op": "Remove", "path": "addresses[type eq \"work\"].locality"}, {"op": "Replace", "path": "preferredLanguage", "value": "fr-FR"},
+             {"op": "Replace", "path": "active", "value": false}]
+            """#) == SCIM.UserInput(active: false))
+        #expect(try patch(#"[{"op": "Replace", "path": "title", "value": "Engineer"}]"#) == SCIM.UserInput())
+        // A name removed: cleared.
+        for path in ["displayName", "name.formatted", "name"] { #expect(try patch(#"[{"op": "Remove", "path": "\#(path)"}]"#) == SCIM.UserInput(name: "")) }
         let many = "[" + Array(repeating: #"{"op": "replace", "path": "active", "value": true}"#, count: 101).joined(separator: ",") + "]"
         for (bad, scimType) in [(#"[{"op": "remove", "path": "userName"}]"#, "mutability"), (#"[{"op": "replace", "path": "password", "value": "x"}]"#, "invalidPath"),
                                 (#"[{"op": "move", "path": "active", "value": true}]"#, "invalidSyntax"), (#"[{"op": "replace", "value": "x"}]"#, "noTarget"),
-                                (#"[{"op": "replace", "path": "active"}]"#, "invalidValue"), ("[]", "invalidSyntax"), (many, "invalidSyntax")] {
+                                (#"[{"op": "replace", "path": "active"}]"#, "invalidValue"), ("[]", "invalidSyntax"), (many, "invalidSyntax"),
+                                (#"[{"op": "remove", "path": "name.givenName"}]"#, "mutability"), (#"[{"op": "remove", "path": "emails[type eq \"work\"].value"}]"#, "mutability"),
+                                (#"[{"op": "remove", "path": "active"}]"#, "mutability"), (#"[{"op": "remove", "path": "password"}]"#, "mutability"),
+                                (#"[{"op": "replace", "path": "title\u0007", "value": "x"}]"#, "invalidPath"),
+                                ("[{\"op\": \"replace\", \"path\": \"" + String(repeating: "a", count: 201) + "\", \"value\": \"x\"}]", "invalidPath")] {
             do {
                 _ = try patch(bad)
                 Issue.record("accepted: \(bad.prefix(60))")
@@ -204,6 +218,15 @@ import Testing
         #expect(put.status == 200 && put.json["userName"] == .string("ada.king@example.com") && put.json["displayName"] == .string("Ada King") && put.json["externalId"] == .string("00u1"))
         let removed = try scim("PATCH", "/Users/\(id)", #"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "remove", "path": "externalId"}]}"#)
         #expect(removed.status == 200 && removed.json["externalId"] == nil)
+        // Entra's update of a title Signet does not keep: 200, the account as it was, nothing audited.
+        let before = try server.store.auditEvents(limit: 100).count
+        let title = try scim("PATCH", "/Users/\(id)", #"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "Replace", "path": "title", "value": "Engineer"}]}"#)
+        #expect(title.status == 200 && title.json["displayName"] == .string("Ada King") && title.json["title"] == nil, "\(title.json.serialized)")
+        #expect(try server.store.auditEvents(limit: 100).count == before)
+        // The name removed in the directory: cleared here.
+        let unnamed = try scim("PATCH", "/Users/\(id)", #"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "Remove", "path": "displayName"}]}"#)
+        #expect(unnamed.status == 200 && unnamed.json["displayName"] == nil && unnamed.json["name"] == nil, "\(unnamed.json.serialized)")
+        #expect(try server.store.managedUser(id: id)?.user.name == nil)
         // Deleted: gone, and then not found.
         #expect(try scim("DELETE", "/Users/\(id)").status == 204)
         let gone = try scim("GET", "/Users/\(id)")
