@@ -60,7 +60,11 @@ public enum SCIM {
         public var name: String?
         public var active: Bool?
         public var externalID: String??
-        public init(email: String? = nil, name: String? = nil, active: Bool? = nil, externalID: String?? = nil) {
+        /// `preferredLanguage` (else `locale`), when it is a language tag: the language of the
+        /// messages of an account made from it.
+        public var language: String?
+        public init(email: String? = nil, name: String? = nil, active: Bool? = nil, externalID: String?? = nil, language: String? = nil) {
+            self.language = language
             self.email = email
             self.name = name
             self.active = active
@@ -93,6 +97,11 @@ public enum SCIM {
         input.name = try displayName(object)
         if let active = member(object, "active") { input.active = try boolean(active, "active") }
         if let external = member(object, "externalId") { input.externalID = .some(external == .null ? nil : try string(external, "externalId")) }
+        // A directory's language is a preference: one that is no tag is passed over, never a
+        // reason to refuse the person.
+        input.language = [member(object, "preferredLanguage"), member(object, "locale")].lazy.compactMap { $0?.string }.first { tag in
+            (2...35).contains(tag.utf8.count) && tag.utf8.allSatisfy(Ceremonies.isLanguageTagByte)
+        }
         return input
     }
 

@@ -96,9 +96,17 @@ import Testing
              "name": {"givenName": "Ada", "familyName": "Lovelace"}, "emails": [{"primary": true, "value": "ada@example.com", "type": "work"}],
              "active": true, "locale": "en-US", "password": "ignored"}
             """#))
-        #expect(okta == SCIM.UserInput(email: "Ada@Example.com", name: "Ada Lovelace", active: true, externalID: .some("00u1")))
+        #expect(okta == SCIM.UserInput(email: "Ada@Example.com", name: "Ada Lovelace", active: true, externalID: .some("00u1"), language: "en-US"))
         let entra = try SCIM.user(Self.json(#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "USERNAME": "grace@example.com", "displayName": "Grace H", "active": "False"}"#))
         #expect(entra == SCIM.UserInput(email: "grace@example.com", name: "Grace H", active: false))
+        // preferredLanguage before locale; one that is no language tag is passed over, never refused.
+        func language(_ members: String) throws -> String? {
+            try SCIM.user(Self.json(#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "a@example.com", \#(members)}"#)).language
+        }
+        #expect(try language(#""preferredLanguage": "fr-CA", "locale": "en-US""#) == "fr-CA" && language(#""locale": "es_MX""#) == "es_MX")
+        for bad in [#""preferredLanguage": "f""#, #""preferredLanguage": "fr;q=1""#, #""preferredLanguage": 7"#, #""locale": "fr FR""#] {
+            #expect(try language(bad) == nil, "\(bad)")
+        }
         for (bad, scimType) in [
             (#"{"userName": "a@example.com"}"#, "invalidSyntax"),
             (#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "a@example.com", "emails": [{"primary": true, "value": "b@example.com"}]}"#, "invalidValue"),
@@ -168,11 +176,13 @@ import Testing
         }
         let staff = try SignedIn(server, email: "grace@example.com")
         let created = try scim("POST", "/Users", #"""
-            {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "ada@example.com", "externalId": "00u1",
+            {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "ada@example.com", "externalId": "00u1", "preferredLanguage": "fr-CA",
              "name": {"formatted": "Ada Lovelace"}, "emails": [{"primary": true, "value": "ada@example.com", "type": "work"}], "active": true}
             """#)
         #expect(created.status == 201 && created.response.headers["content-type"] == "application/scim+json", "\(created.json.serialized)")
         let id = try #require(created.json["id"]?.string)
+        // Its messages go in the directory's language.
+        #expect(try server.store.managedUser(id: id)?.user.locale == "fr")
         #expect(created.json["userName"] == .string("ada@example.com") && created.json["externalId"] == .string("00u1") && created.json["active"] == .bool(true))
         #expect(created.json["displayName"] == .string("Ada Lovelace") && created.json["emails"]?.array?.first?["value"] == .string("ada@example.com"))
         #expect(created.json["meta"]?["location"] == .string("https://signet.test/scim/v2/Users/\(id)") && created.response.headers["location"] == "https://signet.test/scim/v2/Users/\(id)")

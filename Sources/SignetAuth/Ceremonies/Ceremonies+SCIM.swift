@@ -58,7 +58,7 @@ extension Ceremonies {
     public func scimCreate(_ body: JSONValue, by caller: ManagementCaller, context: RequestContext) throws -> JSONValue {
         let input = try SCIM.user(body)
         guard let email = input.email else { throw SCIM.Failure(AuthError.malformed("userName is required"), scimType: "invalidValue") }
-        var new = ManagementNewUser(email: email, name: input.name, email_verified: configuration.scimEmailVerified ? true : nil)
+        var new = ManagementNewUser(email: email, name: input.name, email_verified: configuration.scimEmailVerified ? true : nil, locale: input.language)
         if case .some(.some(let external)) = input.externalID { new.app_metadata = .object([SCIM.externalIDKey: .string(external)]) }
         return scimResource(try makeAccount(new, createdAt: nil, blocked: input.active == false, by: caller, context: context))
     }
