@@ -143,7 +143,7 @@ public enum SCIM {
             if kind == "remove" {
                 switch target {
                 case "externalid": input.externalID = .some(nil)
-                case "displayname", "name.formatted", "name": input.name = ""
+                case "displayname", "name.formatted", "name": (input.name, given, family) = ("", nil, nil)
                 case _ where Self.unremovable.contains(target) || target.hasPrefix("emails["):
                     throw .malformed("\(path.prefix(60)) cannot be removed: an account has an address and a state, and its name is one piece", "mutability")
                 default: break
@@ -166,7 +166,8 @@ public enum SCIM {
             default: break
             }
         }
-        if input.name == nil, given != nil || family != nil { input.name = [given, family].compactMap { $0 }.joined(separator: " ") }
+        // Parts given after a removal name the account again.
+        if (input.name ?? "").isEmpty, given != nil || family != nil { input.name = [given, family].compactMap { $0 }.joined(separator: " ") }
         return input
     }
 

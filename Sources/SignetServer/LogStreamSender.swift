@@ -45,7 +45,7 @@ final class LogStreamSender: @unchecked Sendable {
     func start() {
         thread.start(name: "signet.logstream") { [self] in
             while !thread.isStopped {
-                if runOnce().active { Thread.sleep(forTimeInterval: interval) } else { ceremonies.logStreamsChanged.wait(timeout: Self.idleCheck) }
+                if beat().active { Thread.sleep(forTimeInterval: interval) } else { ceremonies.logStreamsChanged.wait(timeout: Self.idleCheck) }
             }
         }
     }
@@ -53,6 +53,20 @@ final class LogStreamSender: @unchecked Sendable {
     func stop() {
         thread.stop()
         ceremonies.logStreamsChanged.signal()
+    }
+
+    /// Stops the beat, and returns once no pass of its is under way: after it, only
+    /// ``runOnce()`` sends (tests). A pass the beat began just before would otherwise read
+    /// the streams after the caller's changes and send on its own.
+    func pause() {
+        stop()
+        passing.withLock { _ in }
+    }
+
+    /// The beat's pass: none once stopped, which is checked under the pass lock, so that a
+    /// ``pause()`` that returned is never followed by one.
+    private func beat() -> (delivered: Int, active: Bool) {
+        passing.withLock { _ in thread.isStopped ? (0, false) : pass() }
     }
 
     /// One pass over every stream; returns how many events endpoints took, and whether any

@@ -170,9 +170,9 @@ public final class SignetApp: @unchecked Sendable {
     /// server without the sender's own beat).
     package func sendLogStreamsNow() -> Int { logStreamSender?.runOnce().delivered ?? 0 }
 
-    /// Stops this instance's log stream sender's own beat (tests then send with
-    /// ``sendLogStreamsNow()``).
-    package func pauseLogStreams() { logStreamSender?.stop() }
+    /// Stops this instance's log stream sender's own beat, and returns once a pass of its under
+    /// way has ended (tests then send with ``sendLogStreamsNow()``).
+    package func pauseLogStreams() { logStreamSender?.pause() }
 
     /// The idle logout sender's look for work in the database, now rather than within the minute.
     package func lookForLogoutWork() { logoutSender?.lookForWork() }

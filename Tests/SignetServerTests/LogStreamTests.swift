@@ -149,7 +149,8 @@ final class StreamReceiver: HTTPHandler {
         #expect(server.app.sendLogStreamsNow() == pending + 1)
         let posts = receiver.posts
         // The same events each time, and after the first POST the event of its failure.
-        #expect(posts.count == 4 && posts[1].body == posts[2].body)
+        try #require(posts.count == 4, "\(posts.count) POSTs")
+        #expect(posts[1].body == posts[2].body)
         let first = try #require(try StrictJSON().parse(posts[0].body).array), again = try #require(try StrictJSON().parse(posts[2].body).array)
         #expect(Array(again.prefix(first.count)) == first && again.count == first.count + 1)
         #expect(again.last?["data"]?["type"] == .string("log_stream_delivery") && again.last?["data"]?.serialized.contains("503") == true, "\(again.last?.serialized ?? "")")

@@ -146,6 +146,9 @@ import Testing
         #expect(try patch(#"[{"op": "Replace", "path": "title", "value": "Engineer"}]"#) == SCIM.UserInput())
         // A name removed: cleared.
         for path in ["displayName", "name.formatted", "name"] { #expect(try patch(#"[{"op": "Remove", "path": "\#(path)"}]"#) == SCIM.UserInput(name: "")) }
+        // Later operations win: parts given after the removal name it again; a removal after them clears it.
+        #expect(try patch(#"[{"op": "Remove", "path": "displayName"}, {"op": "Add", "path": "name.givenName", "value": "Ada"}]"#) == SCIM.UserInput(name: "Ada"))
+        #expect(try patch(#"[{"op": "Add", "path": "name.givenName", "value": "Ada"}, {"op": "Remove", "path": "name"}]"#) == SCIM.UserInput(name: ""))
         let many = "[" + Array(repeating: #"{"op": "replace", "path": "active", "value": true}"#, count: 101).joined(separator: ",") + "]"
         for (bad, scimType) in [(#"[{"op": "remove", "path": "userName"}]"#, "mutability"), (#"[{"op": "replace", "path": "password", "value": "x"}]"#, "invalidPath"),
                                 (#"[{"op": "move", "path": "active", "value": true}]"#, "invalidSyntax"), (#"[{"op": "replace", "value": "x"}]"#, "noTarget"),
