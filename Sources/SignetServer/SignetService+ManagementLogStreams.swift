@@ -23,13 +23,9 @@ extension SignetService {
             guard let object = body.object, object.keys.allSatisfy({ $0 == "previous_secret_seconds" }) else {
                 throw AuthError.malformed("send {} or {\"previous_secret_seconds\": SECONDS}")
             }
-            let overlap: Int64
-            switch body["previous_secret_seconds"] {
-            case nil: overlap = LogStreamSigning.defaultOverlap
-            case .number(let text)?:
-                guard let seconds = Int64(text) else { throw AuthError.malformed("previous_secret_seconds must be a whole number of seconds") }
-                overlap = seconds
-            default: throw AuthError.malformed("previous_secret_seconds must be a whole number of seconds")
+            let given = body["previous_secret_seconds"]
+            guard let overlap = given == nil ? LogStreamSigning.defaultOverlap : given?.int64 else {
+                throw AuthError.malformed("previous_secret_seconds must be a whole number of seconds")
             }
             let rotated = try s.ceremonies.rotateLogStreamSecret(id: call.parameter("id"), overlap: overlap, by: call.administrator, context: call.context)
             return try Wire.encode(ManagementLogStream(rotated.stream, pending: s.ceremonies.logStreamPending(rotated.stream), now: s.ceremonies.nowMillis, secret: rotated.secret))

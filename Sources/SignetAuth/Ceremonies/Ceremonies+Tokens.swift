@@ -114,8 +114,9 @@ extension Ceremonies {
         var total = 0
         return configuration.appMetadataClaims.compactMap { c in
             guard let value = metadata[c.key] else { return nil }
-            let size = value.serializedBytes.count + c.claim.utf8.count
-            guard value.serializedBytes.count <= MetadataClaim.maxValueBytes, total + size <= MetadataClaim.maxTotalBytes else { return nil }
+            let bytes = value.serializedBytes.count
+            let size = bytes + c.claim.utf8.count
+            guard bytes <= MetadataClaim.maxValueBytes, total + size <= MetadataClaim.maxTotalBytes else { return nil }
             total += size
             return (c.claim, value)
         }
