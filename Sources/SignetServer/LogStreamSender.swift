@@ -29,8 +29,6 @@ final class LogStreamSender: @unchecked Sendable {
     private let thread = SenderThread()
     /// When each stream's missing next event was first seen (``Ceremonies/logStreamGapWait``).
     private var gaps: [String: (after: Int64, since: Int64)] = [:]
-    /// One pass at a time (the beat's, or a test's).
-    private let passing = Mutex(())
 
     init(ceremonies: Ceremonies, log: AccessLog, interval: Double = 1) {
         self.ceremonies = ceremonies
@@ -45,7 +43,7 @@ final class LogStreamSender: @unchecked Sendable {
     func start() {
         thread.start(name: "signet.logstream") { [self] in
             while !thread.isStopped {
-                if beat().active { Thread.sleep(forTimeInterval: interval) } else { ceremonies.logStreamsChanged.wait(timeout: Self.idleCheck) }
+                if thread.beat(otherwise: (0, false), pass).active { Thread.sleep(forTimeInterval: interval) } else { ceremonies.logStreamsChanged.wait(timeout: Self.idleCheck) }
             }
         }
     }
@@ -59,20 +57,14 @@ final class LogStreamSender: @unchecked Sendable {
     /// ``runOnce()`` sends (tests). A pass the beat began just before would otherwise read
     /// the streams after the caller's changes and send on its own.
     func pause() {
-        stop()
-        passing.withLock { _ in }
-    }
-
-    /// The beat's pass: none once stopped, which is checked under the pass lock, so that a
-    /// ``pause()`` that returned is never followed by one.
-    private func beat() -> (delivered: Int, active: Bool) {
-        passing.withLock { _ in thread.isStopped ? (0, false) : pass() }
+        thread.pause()
+        ceremonies.logStreamsChanged.signal()
     }
 
     /// One pass over every stream; returns how many events endpoints took, and whether any
     /// stream is active.
     @discardableResult
-    func runOnce() -> (delivered: Int, active: Bool) { passing.withLock { _ in pass() } }
+    func runOnce() -> (delivered: Int, active: Bool) { thread.pass(pass) }
 
     private func pass() -> (delivered: Int, active: Bool) {
         guard let streams = try? ceremonies.logStreams() else { return (0, true) }

@@ -48,7 +48,7 @@ final class LogoutSender: @unchecked Sendable {
                 while !isStopped, !ceremonies.logoutSubscribed.wait(timeout: Self.idleCheck), !hasWork() {}
             }
             while !isStopped {
-                _ = runOnce()
+                _ = thread.beat(otherwise: 0) { pass(sweep: false) }
                 Thread.sleep(forTimeInterval: interval)
             }
         }
@@ -66,13 +66,22 @@ final class LogoutSender: @unchecked Sendable {
         ceremonies.logoutSubscribed.signal()
     }
 
+    /// Stops the beat, and returns once a pass of its under way has ended (tests then send
+    /// with ``runOnce(sweep:)``).
+    func pause() {
+        thread.pause()
+        ceremonies.logoutSubscribed.signal()
+    }
+
     /// One pass: every due notice claimed and sent (and, every ten minutes or when `sweep`, the
     /// sweep first). Returns how many the clients took. A client that fails once in a pass is
     /// not tried again in it: its other notices wait for their next try as if they had failed
     /// too, so a client that is down costs one timeout a pass, not one a notice, and the others'
     /// notices are not held up behind it.
     @discardableResult
-    func runOnce(sweep: Bool = false) -> Int {
+    func runOnce(sweep: Bool = false) -> Int { thread.pass { pass(sweep: sweep) } }
+
+    private func pass(sweep: Bool) -> Int {
         var delivered = 0
         var sweepNow = sweep || Date().timeIntervalSince(lastSweep) >= Self.sweepInterval
         if sweepNow { lastSweep = Date() }

@@ -71,7 +71,7 @@ final class MailSender: @unchecked Sendable {
     func start() {
         thread.start(name: "signet.mail") { [self] in
             while !isStopped {
-                _ = runOnce()
+                _ = thread.beat(otherwise: 0, pass)
                 ceremonies.mailQueued.wait(timeout: interval)
             }
         }
@@ -86,7 +86,9 @@ final class MailSender: @unchecked Sendable {
 
     /// One pass: every due message claimed and tried. Returns how many were delivered.
     @discardableResult
-    func runOnce() -> Int {
+    func runOnce() -> Int { thread.pass(pass) }
+
+    private func pass() -> Int {
         var delivered = 0
         while !isStopped {
             guard let claim = try? ceremonies.claimMail(), !claim.claimed.isEmpty else { break }

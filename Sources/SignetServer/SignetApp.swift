@@ -179,8 +179,9 @@ public final class SignetApp: @unchecked Sendable {
     /// Seconds between an idle logout sender's own looks for work.
     package static var logoutIdleCheck: Double { LogoutSender.idleCheck }
 
-    /// Stops this instance's logout sender's own beat (tests then send with ``sendLogoutsNow()``).
-    package func pauseLogouts() { logoutSender?.stop() }
+    /// Stops this instance's logout sender's own beat, and returns once a pass of its under way
+    /// has ended (tests then send with ``sendLogoutsNow()``).
+    package func pauseLogouts() { logoutSender?.pause() }
 
     /// Stops this instance's mail sender (tests of an instance that stops sending).
     package func stopMail() { mailSender?.stop() }
