@@ -66,6 +66,12 @@ extension SQLStore {
         return (" WHERE json_type(\(column), ?) = 'text' AND json_extract(\(column), ?) = ?", [.text(path), .text(path), .text(match.value)])
     }
 
+    /// Accounts whose `app_metadata.scim_user_name` is the argument in any case: migration 28's
+    /// expression word for word, so that its index answers.
+    static func directoryNameFilter(postgres: Bool) -> String {
+        " WHERE " + (postgres ? Schema.directoryNamePostgres : Schema.directoryNameSQLite).replacingOccurrences(of: "app_metadata", with: "u.app_metadata") + " = lower(?)"
+    }
+
     /// `LIKE` with `\` as the escape, so an address with `%` or `_` matches only itself.
     static func likePrefix(_ prefix: String) -> String {
         prefix.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
@@ -75,6 +81,7 @@ extension SQLStore {
         let filter: String
         let arguments: [SQLValue]
         switch (query.email, query.metadata) {
+        case _ where query.directoryName != nil: (filter, arguments) = (Self.directoryNameFilter(postgres: backend == "postgres"), [.text(query.directoryName ?? "")])
         case (_, let match?): (filter, arguments) = metadataFilter(match)
         case (.any, nil): (filter, arguments) = ("", [])
         case (.exactly(let email), nil): (filter, arguments) = (" WHERE u.email = ?", [.text(email)])

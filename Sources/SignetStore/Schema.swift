@@ -387,14 +387,24 @@ enum Schema {
             ALTER TABLE log_streams ADD COLUMN signing_sealed \(blob);
             ALTER TABLE log_streams ADD COLUMN signing_previous_until BIGINT NOT NULL DEFAULT 0
             """),
+            // An identity provider's own name for an account (SCIM's `userName`, kept in
+            // `app_metadata` when the provider sends it apart from the address): one account
+            // each, in any case, and found without reading every account's JSON.
+            (28, sqlite ? "CREATE UNIQUE INDEX users_scim_user_name ON users (\(directoryNameSQLite))"
+                        : "CREATE UNIQUE INDEX CONCURRENTLY users_scim_user_name ON users ((\(directoryNamePostgres)))"),
         ]
     }
+
+    /// The indexed expression of migration 28, which a query must repeat word for word for the
+    /// index to answer it.
+    static let directoryNameSQLite = "lower(json_extract(app_metadata, '$.scim_user_name'))"
+    static let directoryNamePostgres = "lower(app_metadata::jsonb ->> 'scim_user_name')"
 
     /// PostgreSQL: the versions that build one index on a table that may already be large and
     /// in use (an upgrade while other instances serve), and the index's name. They run outside a
     /// transaction, so that rows are written while the index builds
     /// (``SQLStore/buildConcurrently(_:_:sql:)``).
-    static let builtConcurrently: [Int: String] = [15: "audit_events_user", 16: "refresh_tokens_user"]
+    static let builtConcurrently: [Int: String] = [15: "audit_events_user", 16: "refresh_tokens_user", 28: "users_scim_user_name"]
 
     /// Credential ID lists as stored: each ID as a 2-byte big-endian length and its bytes.
     static func pack(_ ids: [[UInt8]]) -> [UInt8] {

@@ -53,12 +53,18 @@ public struct UserQuery: Sendable, Equatable {
     }
     public var email: Email
     public var metadata: MetadataMatch?
+    /// The account an identity provider names so (`app_metadata.scim_user_name`, in any case;
+    /// SCIM's `userName` kept apart from the address); with it, `email` and `metadata` are
+    /// not read.
+    public var directoryName: String?
     public var offset: Int
     public var limit: Int
     public var order: Order
     public var descending: Bool
-    public init(email: Email = .any, metadata: MetadataMatch? = nil, offset: Int = 0, limit: Int = 50, order: Order = .createdAt, descending: Bool = false) {
+    public init(email: Email = .any, metadata: MetadataMatch? = nil, directoryName: String? = nil, offset: Int = 0, limit: Int = 50,
+                order: Order = .createdAt, descending: Bool = false) {
         self.metadata = metadata
+        self.directoryName = directoryName
         self.email = email
         self.offset = offset
         self.limit = limit
