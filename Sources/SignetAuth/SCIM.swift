@@ -11,6 +11,12 @@ public enum SCIM {
     public static let patchSchema = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
     /// The `app_metadata` key an identity provider's own ID for the account (`externalId`) is kept under.
     public static let externalIDKey = "scim_external_id"
+    /// The `app_metadata` key the provider's `userName` is kept under when it sends the address
+    /// apart (`emails`): Microsoft Entra ID's default is the user principal name, which need not
+    /// be where the person's mail goes. Unique in any case (schema 28).
+    public static let userNameKey = "scim_user_name"
+    /// The longest `userName` kept (UTF-8 bytes): Entra's principal names are at most 113.
+    static let maxUserName = 256
     /// Attributes an account always has, or holds as part of one (its name is one string), which
     /// a PATCH cannot remove.
     static let unremovable: Set<String> = ["username", "active", "emails", "id", "password", "name.givenname", "name.familyname"]
@@ -29,10 +35,11 @@ public enum SCIM {
     }
 
     /// `filter` (RFC 7644 §3.4.2.2) in the form provisioning clients send to find an account:
-    /// `ATTRIBUTE eq "VALUE"`, the attribute `userName` (or `emails.value`, `emails`),
+    /// `ATTRIBUTE eq "VALUE"`, the attribute `userName`, `emails.value` (or `emails`),
     /// `externalId` or `id`, names and the operator in any case.
     public enum Filter: Equatable, Sendable {
         case userName(String)
+        case email(String)
         case externalID(String)
         case id(String)
     }
@@ -46,7 +53,8 @@ public enum SCIM {
         guard String(decoding: bytes[(space + 1)..<(space + 4)], as: UTF8.self).lowercased() == "eq ", bytes[space + 4] == UInt8(ascii: "\"") else { throw usage }
         guard let value = try? StrictJSON(maxDepth: 1, maxLength: 512).parse(bytes[(space + 4)...]).string, !value.isEmpty else { throw usage }
         switch attribute {
-        case "username", "emails.value", "emails": return .userName(value)
+        case "username": return .userName(value)
+        case "emails.value", "emails": return .email(value)
         case "externalid": return .externalID(value)
         case "id": return .id(value)
         default: throw usage
@@ -56,6 +64,10 @@ public enum SCIM {
     /// What a request sets on an account. `nil`: left as it is; for `externalID`, `.some(nil)`
     /// removes it.
     public struct UserInput: Equatable, Sendable {
+        /// `userName`: the account's address, or its provider's own name for it when the
+        /// address comes apart (``SCIM/userNameKey``).
+        public var userName: String?
+        /// The primary email's address (or the only one's).
         public var email: String?
         public var name: String?
         public var active: Bool?
@@ -63,7 +75,8 @@ public enum SCIM {
         /// `preferredLanguage` (else `locale`), when it is a language tag: the language of the
         /// messages of an account made from it.
         public var language: String?
-        public init(email: String? = nil, name: String? = nil, active: Bool? = nil, externalID: String?? = nil, language: String? = nil) {
+        public init(userName: String? = nil, email: String? = nil, name: String? = nil, active: Bool? = nil, externalID: String?? = nil, language: String? = nil) {
+            self.userName = userName
             self.language = language
             self.email = email
             self.name = name
@@ -72,9 +85,9 @@ public enum SCIM {
         }
     }
 
-    /// A `POST` or `PUT` body (RFC 7643 §4.1): its `schemas` must name the User schema. The
-    /// account's address is `userName`, which a primary email (or the only one) must match:
-    /// Signet's accounts are named by their address. The name is `displayName`, else
+    /// A `POST` or `PUT` body (RFC 7643 §4.1): its `schemas` must name the User schema.
+    /// `userName` and the primary email (or the only one) are read apart; what each names is
+    /// the ceremony's to say (``Ceremonies/scimCreate(_:by:context:)``). The name is `displayName`, else
     /// `name.formatted`, else `name.givenName` and `name.familyName`. Other attributes are
     /// not kept and are passed over.
     public static func user(_ body: JSONValue) throws(Failure) -> UserInput {
@@ -88,12 +101,8 @@ public enum SCIM {
     /// The attributes of a User object, however they came (a body, or a PATCH value without a path).
     static func attributes(_ object: JSONObject) throws(Failure) -> UserInput {
         var input = UserInput()
-        let userName = try string(member(object, "userName"), "userName")
-        let primary = try primaryEmail(member(object, "emails"))
-        if let userName, let primary, userName.lowercased() != primary.lowercased() {
-            throw .malformed("userName and the primary email must be the same address: Signet names an account by its address", "invalidValue")
-        }
-        input.email = userName ?? primary
+        input.userName = try userName(member(object, "userName"))
+        input.email = try primaryEmail(member(object, "emails"))
         input.name = try displayName(object)
         if let active = member(object, "active") { input.active = try boolean(active, "active") }
         if let external = member(object, "externalId") { input.externalID = .some(external == .null ? nil : try string(external, "externalId")) }
@@ -130,6 +139,7 @@ public enum SCIM {
             guard let path = try string(member(op, "path"), "path") else {
                 guard kind != "remove", let value = value?.object else { throw .malformed("an operation without a path needs an object value", "noTarget") }
                 let more = try attributes(value)
+                input.userName = more.userName ?? input.userName
                 input.email = more.email ?? input.email
                 input.name = more.name ?? input.name
                 input.active = more.active ?? input.active
@@ -153,7 +163,8 @@ public enum SCIM {
             guard let value else { throw .malformed("\(kind) of \(path.prefix(60)) needs a value", "invalidValue") }
             switch target {
             case "active": input.active = try boolean(value, "active")
-            case "username", #"emails[type eq "work"].value"#, "emails[primary eq true].value": input.email = try string(value, path)
+            case "username": input.userName = try userName(value)
+            case #"emails[type eq "work"].value"#, "emails[primary eq true].value": input.email = try string(value, path)
             case "emails": input.email = try primaryEmail(value) ?? input.email
             case "displayname", "name.formatted": input.name = try string(value, path)
             case "name.givenname": given = try string(value, path)
@@ -181,6 +192,15 @@ public enum SCIM {
     static func string(_ value: JSONValue?, _ name: String) throws(Failure) -> String? {
         guard let value, value != .null else { return nil }
         guard let text = value.string else { throw .malformed("\(name.prefix(60)) must be a string", "invalidValue") }
+        return text
+    }
+
+    /// `userName`: 1 to ``maxUserName`` bytes, no control character.
+    static func userName(_ value: JSONValue?) throws(Failure) -> String? {
+        guard let text = try string(value, "userName") else { return nil }
+        guard (1...maxUserName).contains(text.utf8.count), !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .malformed("userName must be 1 to \(maxUserName) bytes with no control character", "invalidValue")
+        }
         return text
     }
 

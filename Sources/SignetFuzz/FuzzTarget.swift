@@ -394,14 +394,20 @@ enum FuzzTarget {
                 // A filter read is one attribute and a value that is not empty.
                 if let filter = try? SCIM.filter(String(decoding: rest, as: UTF8.self)) {
                     switch filter {
-                    case .userName(let v), .externalID(let v), .id(let v): precondition(!v.isEmpty && v.utf8.count <= 512, "an empty or unbounded filter value")
+                    case .userName(let v), .email(let v), .externalID(let v), .id(let v): precondition(!v.isEmpty && v.utf8.count <= 512, "an empty or unbounded filter value")
                     }
                 }
             default:
                 guard let json = try? StrictJSON(maxDepth: 16).parse(rest) else { break }
-                // What a body sets reads back from it alone: an address is the one both members name.
-                if let input = try? (mode % 3 == 1 ? SCIM.user(json) : SCIM.patch(json)), let email = input.email {
-                    precondition(json.serialized.contains(JSONValue.string(email).serialized), "an address from nowhere")
+                // What a body sets reads back from it alone; a userName kept is bounded and has no
+                // control character.
+                if let input = try? (mode % 3 == 1 ? SCIM.user(json) : SCIM.patch(json)) {
+                    for value in [input.email, input.userName].compactMap({ $0 }) {
+                        precondition(json.serialized.contains(JSONValue.string(value).serialized), "a value from nowhere")
+                    }
+                    if let name = input.userName {
+                        precondition((1...256).contains(name.utf8.count) && !name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "an unbounded userName")
+                    }
                 }
             }
         case .sealedSession:

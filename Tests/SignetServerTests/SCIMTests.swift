@@ -71,11 +71,12 @@ import Testing
         }
     }
 
-    @Test("filters: ATTRIBUTE eq \"VALUE\" for userName (and emails), externalId and id, in any case; anything else is invalidFilter")
+    @Test("filters: ATTRIBUTE eq \"VALUE\" for userName, emails, externalId and id, in any case; anything else is invalidFilter")
     func filters() throws {
         #expect(try SCIM.filter(#"userName eq "ada@example.com""#) == .userName("ada@example.com"))
         #expect(try SCIM.filter(#"USERNAME EQ "ada@example.com""#) == .userName("ada@example.com"))
-        #expect(try SCIM.filter(#"emails.value eq "a\"b@example.com""#) == .userName(#"a"b@example.com"#))
+        #expect(try SCIM.filter(#"emails.value eq "a\"b@example.com""#) == .email(#"a"b@example.com"#))
+        #expect(try SCIM.filter(#"Emails eq "a@example.com""#) == .email("a@example.com"))
         #expect(try SCIM.filter(#"externalId eq "00u1""#) == .externalID("00u1"))
         #expect(try SCIM.filter(#"id eq "u-1""#) == .id("u-1"))
         for bad in [#"userName co "ada""#, #"userName eq ada"#, #"userName eq """#, #"name eq "x""#, #"userName eq "a" and id eq "b""#, "userName",
@@ -89,16 +90,21 @@ import Testing
         }
     }
 
-    @Test("bodies: the User schema named; userName and the primary email one address; the name from displayName, formatted or its parts; active as Entra sends it too")
+    @Test("bodies: the User schema named; userName and the primary email read apart, userName bounded; the name from displayName, formatted or its parts; active as Entra sends it too")
     func bodies() throws {
         let okta = try SCIM.user(Self.json(#"""
             {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "Ada@Example.com", "externalId": "00u1",
              "name": {"givenName": "Ada", "familyName": "Lovelace"}, "emails": [{"primary": true, "value": "ada@example.com", "type": "work"}],
              "active": true, "locale": "en-US", "password": "ignored"}
             """#))
-        #expect(okta == SCIM.UserInput(email: "Ada@Example.com", name: "Ada Lovelace", active: true, externalID: .some("00u1"), language: "en-US"))
+        #expect(okta == SCIM.UserInput(userName: "Ada@Example.com", email: "ada@example.com", name: "Ada Lovelace", active: true, externalID: .some("00u1"), language: "en-US"))
         let entra = try SCIM.user(Self.json(#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "USERNAME": "grace@example.com", "displayName": "Grace H", "active": "False"}"#))
-        #expect(entra == SCIM.UserInput(email: "grace@example.com", name: "Grace H", active: false))
+        #expect(entra == SCIM.UserInput(userName: "grace@example.com", name: "Grace H", active: false))
+        // Entra's default: the user principal name, and the mailbox apart; only emails: the address alone.
+        let upn = try SCIM.user(Self.json(#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "jdoe@corp.onmicrosoft.com", "emails": [{"type": "work", "value": "jane.doe@corp.example"}]}"#))
+        #expect(upn == SCIM.UserInput(userName: "jdoe@corp.onmicrosoft.com", email: "jane.doe@corp.example"))
+        #expect(try SCIM.user(Self.json(#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "emails": [{"value": "a@example.com"}]}"#)) == SCIM.UserInput(email: "a@example.com"))
+        #expect(try SCIM.user(Self.json(#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "\#(String(repeating: "é", count: 128))"}"#)).userName?.utf8.count == 256)
         // preferredLanguage before locale; one that is no language tag is passed over, never refused.
         func language(_ members: String) throws -> String? {
             try SCIM.user(Self.json(#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "a@example.com", \#(members)}"#)).language
@@ -109,7 +115,10 @@ import Testing
         }
         for (bad, scimType) in [
             (#"{"userName": "a@example.com"}"#, "invalidSyntax"),
-            (#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "a@example.com", "emails": [{"primary": true, "value": "b@example.com"}]}"#, "invalidValue"),
+            (#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": ""}"#, "invalidValue"),
+            (#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "\#(String(repeating: "é", count: 128))x"}"#, "invalidValue"),
+            (#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "jdoe\u0007"}"#, "invalidValue"),
+            (#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "jdoe\u0085"}"#, "invalidValue"),
             (#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": 7}"#, "invalidValue"),
             (#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "a@example.com", "active": "maybe"}"#, "invalidValue"),
             (#"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "emails": "a@example.com"}"#, "invalidValue"),
@@ -135,6 +144,10 @@ import Testing
                 == SCIM.UserInput(name: "Ada King"))
         #expect(try patch(#"[{"op": "replace", "path": "emails[type eq \"work\"].value", "value": "new@example.com"}, {"op": "remove", "path": "externalId"}]"#)
                 == SCIM.UserInput(email: "new@example.com", externalID: .some(nil)))
+        // userName and the address apart, by path and in an object.
+        #expect(try patch(#"[{"op": "Replace", "path": "userName", "value": "jd@corp.onmicrosoft.com"}]"#) == SCIM.UserInput(userName: "jd@corp.onmicrosoft.com"))
+        #expect(try patch(#"[{"op": "replace", "value": {"userName": "jd", "emails": [{"value": "j@corp.example"}]}}, {"op": "replace", "path": "emails[primary eq true].value", "value": "k@corp.example"}]"#)
+                == SCIM.UserInput(userName: "jd", email: "k@corp.example"))
         #expect(try patch(#"[{"op": "replace", "path": "active", "value": false}, {"op": "replace", "path": "active", "value": true}]"#).active == true)
         // What an identity provider's default mapping sends beside them, which Signet does not keep: passed over.
         #expect(try patch(#"""
@@ -156,6 +169,7 @@ import Testing
                                 (#"[{"op": "remove", "path": "name.givenName"}]"#, "mutability"), (#"[{"op": "remove", "path": "emails[type eq \"work\"].value"}]"#, "mutability"),
                                 (#"[{"op": "remove", "path": "active"}]"#, "mutability"), (#"[{"op": "remove", "path": "password"}]"#, "mutability"),
                                 (#"[{"op": "replace", "path": "title\u0007", "value": "x"}]"#, "invalidPath"),
+                                (#"[{"op": "replace", "path": "userName", "value": "a\u0000b"}]"#, "invalidValue"), (#"[{"op": "replace", "path": "userName", "value": 7}]"#, "invalidValue"),
                                 ("[{\"op\": \"replace\", \"path\": \"" + String(repeating: "a", count: 201) + "\", \"value\": \"x\"}]", "invalidPath")] {
             do {
                 _ = try patch(bad)
@@ -227,8 +241,11 @@ import Testing
         #expect(on.json["active"] == .bool(true))
         #expect(try staff.phone.signIn()["access_token"] != nil)
         // Renamed and readdressed with PUT; the provider's ID removed with PATCH.
-        let put = try scim("PUT", "/Users/\(id)", #"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "ada.king@example.com", "displayName": "Ada King"}"#)
+        let put = try scim("PUT", "/Users/\(id)", #"""
+            {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "ada.king@example.com", "emails": [{"value": "ada.king@example.com"}], "displayName": "Ada King"}
+            """#)
         #expect(put.status == 200 && put.json["userName"] == .string("ada.king@example.com") && put.json["displayName"] == .string("Ada King") && put.json["externalId"] == .string("00u1"))
+        #expect(try server.store.managedUser(id: id)?.user.email == "ada.king@example.com")
         let removed = try scim("PATCH", "/Users/\(id)", #"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "remove", "path": "externalId"}]}"#)
         #expect(removed.status == 200 && removed.json["externalId"] == nil)
         // Entra's update of a title Signet does not keep: 200, the account as it was, nothing audited.
@@ -247,6 +264,89 @@ import Testing
         #expect(try scim("DELETE", "/Users/\(id)").status == 404)
         let audited = try server.store.auditEvents(limit: 100).filter { $0.clientID == "scim" }.map(\.kind)
         #expect(Set(audited) == ["admin_user_created", "admin_user_blocked", "admin_user_unblocked", "admin_user_updated", "admin_user_deleted"], "\(audited)")
+    }
+
+    @Test("Entra's user principal name: kept as userName apart from the address, found by either in any case, renamed without moving the address and back; one account's only")
+    func userPrincipalName() throws {
+        let server = try Self.server()
+        func scim(_ method: String, _ path: String, _ body: String? = nil) throws -> (status: Int, json: JSONValue) {
+            let response = try server.send(method, "/scim/v2" + path, headers: [("Authorization", "Bearer " + Self.token), ("Content-Type", "application/scim+json")],
+                                           body: Array((body ?? "").utf8))
+            return (response.status, (try? StrictJSON().parse(response.body)) ?? .null)
+        }
+        func user(_ userName: String, _ email: String? = nil) -> String {
+            #"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "\#(userName)""# + (email.map { #", "emails": [{"type": "work", "value": "\#($0)"}]"# } ?? "") + "}"
+        }
+        func patch(_ path: String, _ value: String) -> String {
+            #"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "Replace", "path": "\#(path)", "value": "\#(value)"}]}"#
+        }
+        func found(_ filter: String) throws -> [String] {
+            try scim("GET", "/Users?filter=" + Ceremonies.formEncoded(filter)).json["Resources"]?.array?.compactMap { $0["id"]?.string } ?? []
+        }
+        func account(_ id: String) throws -> (email: String?, kept: String?) {
+            let managed = try server.store.managedUser(id: id)
+            let app = try managed?.appMetadata.map { try StrictJSON().parse(Array($0.utf8)) }
+            return (managed?.user.email, app?["scim_user_name"]?.string)
+        }
+
+        let created = try scim("POST", "/Users", user("JDoe@corp.onmicrosoft.com", "Jane.Doe@corp.example"))
+        #expect(created.status == 201, "\(created.json.serialized)")
+        let id = try #require(created.json["id"]?.string)
+        #expect(created.json["userName"] == .string("JDoe@corp.onmicrosoft.com") && created.json["emails"]?.array?.first?["value"] == .string("jane.doe@corp.example"))
+        #expect(try account(id) == ("jane.doe@corp.example", "JDoe@corp.onmicrosoft.com"), "mail goes to the mailbox; the name is kept as sent")
+        #expect(try server.api("GET", "/api/v2/users/\(id)", token: try server.managementToken(), nil).json["app_metadata"]?["scim_user_name"] == .string("JDoe@corp.onmicrosoft.com"))
+        // Found by its name in any case, and by its address; its address is not its userName.
+        #expect(try found(#"userName eq "jdoe@CORP.onmicrosoft.com""#) == [id] && found(#"emails.value eq "JANE.DOE@corp.example""#) == [id])
+        #expect(try found(#"userName eq "jane.doe@corp.example""#).isEmpty)
+        // The name, or the address, of another: refused as SCIM's uniqueness, nothing made.
+        let count = try scim("GET", "/Users").json["totalResults"]
+        for body in [user("jdoe@corp.ONMICROSOFT.com", "someone@corp.example"), user("jane.doe@corp.example"), user("x@corp.onmicrosoft.com", "jane.doe@corp.example")] {
+            let refused = try scim("POST", "/Users", body)
+            #expect(refused.status == 409 && refused.json["scimType"] == .string("uniqueness") && refused.json["reason"] == .string("user_exists"), "\(body): \(refused.json.serialized)")
+        }
+        #expect(try scim("GET", "/Users").json["totalResults"] == count)
+
+        // A name that is no address (Okta's usernames may be), with the address apart.
+        let okta = try scim("POST", "/Users", user("kmaier", "k.maier@corp.example"))
+        let other = try #require(okta.json["id"]?.string)
+        #expect(try okta.status == 201 && okta.json["userName"] == .string("kmaier") && found(#"userName eq "KMAIER""#) == [other])
+        // Without the address apart, userName must be one.
+        let noAddress = try scim("POST", "/Users", user("lpark"))
+        #expect(noAddress.status == 400 && noAddress.json["scimType"] == .string("invalidValue") && noAddress.json["reason"] == .string("malformed"))
+
+        // The principal renamed (a PATCH of userName alone): the name moves, the address stays, audited as scim.
+        let renamed = try scim("PATCH", "/Users/\(id)", patch("userName", "jane.doe@corp.onmicrosoft.com"))
+        #expect(renamed.status == 200 && renamed.json["userName"] == .string("jane.doe@corp.onmicrosoft.com"), "\(renamed.json.serialized)")
+        #expect(try account(id) == ("jane.doe@corp.example", "jane.doe@corp.onmicrosoft.com") && found(#"userName eq "JDoe@corp.onmicrosoft.com""#).isEmpty)
+        #expect(try server.store.auditEvents(limit: 5).contains { $0.kind == "admin_user_updated" && $0.clientID == "scim" && $0.userID == id })
+        // The mailbox moved: the address moves, the name stays.
+        let moved = try scim("PATCH", "/Users/\(id)", patch(#"emails[type eq \"work\"].value"#, "jdoe@corp.example"))
+        #expect(moved.status == 200 && moved.json["userName"] == .string("jane.doe@corp.onmicrosoft.com"))
+        #expect(try account(id) == ("jdoe@corp.example", "jane.doe@corp.onmicrosoft.com"))
+        // Another account's name, in another case: 409, nothing changed; the same name again: 200, nothing written.
+        let taken = try scim("PATCH", "/Users/\(other)", patch("userName", "Jane.Doe@corp.onmicrosoft.com"))
+        #expect(taken.status == 409 && taken.json["scimType"] == .string("uniqueness"), "\(taken.json.serialized)")
+        #expect(try account(other) == ("k.maier@corp.example", "kmaier"))
+        let events = try server.store.auditEvents(limit: 100).count
+        #expect(try scim("PUT", "/Users/\(id)", user("jane.doe@corp.onmicrosoft.com", "jdoe@corp.example")).status == 200)
+        #expect(try server.store.auditEvents(limit: 100).count == events)
+
+        // An account named by its address (made from userName alone) keeps the old way: userName alone moves the address.
+        let plain = try #require(try scim("POST", "/Users", user("plain@corp.example")).json["id"]?.string)
+        #expect(try account(plain) == ("plain@corp.example", nil))
+        #expect(try scim("PATCH", "/Users/\(plain)", patch("userName", "Plain2@corp.example")).json["userName"] == .string("plain2@corp.example"))
+        #expect(try account(plain) == ("plain2@corp.example", nil))
+        let notAddress = try scim("PATCH", "/Users/\(plain)", patch("userName", "plain3"))
+        #expect(notAddress.status == 400 && notAddress.json["scimType"] == .string("invalidValue"))
+        // ... and taking another's name as its address is refused too.
+        let clash = try scim("PATCH", "/Users/\(plain)", patch("userName", "kmaier@corp.example"))
+        #expect(clash.status == 200, "kmaier is a name; kmaier@corp.example is free")
+        #expect(try scim("PATCH", "/Users/\(plain)", patch("userName", "jane.doe@corp.onmicrosoft.com")).status == 409)
+        #expect(try account(plain) == ("kmaier@corp.example", nil))
+        // An operator's app_metadata cannot give two accounts one name either (the database refuses it).
+        let operatorChange = try server.api("PATCH", "/api/v2/users/\(plain)", token: try server.managementToken(), .object(["app_metadata": .object(["scim_user_name": .string("KMAIER")])]))
+        #expect(operatorChange.status == 409 && operatorChange.json["reason"] == .string("conflict"), "\(operatorChange.json.serialized)")
+        #expect(try account(plain) == ("kmaier@corp.example", nil))
     }
 
     @Test("refused: no token, another token, a user's token, a token without the scope, another content type, a body that is no object; a Management API token with the scope works; the documents describe it")

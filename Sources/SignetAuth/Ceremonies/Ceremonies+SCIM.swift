@@ -4,8 +4,11 @@ public import SignetWebAuthn
 
 /// SCIM 2.0 provisioning (RFC 7644 §3): a company's identity provider keeps its people's
 /// accounts, through the same operations, checks and audit rows as the Management API's users.
-/// An account is a SCIM User named by its address (`userName`); `active: false` blocks it (its
-/// sessions end); its provider's own ID (`externalId`) is kept in `app_metadata`.
+/// An account is a SCIM User named by its address (`userName`), or, when the provider sends the
+/// address apart (`emails`), by the provider's own name for it, kept in `app_metadata`
+/// (``SCIM/userNameKey``): Microsoft Entra ID's default `userName` is the user principal name,
+/// which need not be the person's mail. `active: false` blocks it (its sessions end); its
+/// provider's own ID (`externalId`) is kept in `app_metadata` too.
 extension Ceremonies {
     /// The scopes a provisioning token (`scim.token_hash`) carries.
     static let provisioningScopes: [ManagementScope] = [.readUsers, .createUsers, .updateUsers, .deleteUsers]
@@ -30,8 +33,10 @@ extension Ceremonies {
         if let filter, !filter.isEmpty {
             switch try SCIM.filter(filter) {
             case .userName(let text):
+                found = try scimNamed(text).map { [$0] } ?? []
+            case .email(let text):
                 // A value that is no address names no account.
-                guard let email = try? Self.emailAddress(text, member: "userName") else { found = []; break }
+                guard let email = try? Self.emailAddress(text, member: "emails.value") else { found = []; break }
                 found = try store.users(UserQuery(email: .exactly(email), limit: 1)).users.map(Self.wire)
             case .externalID(let value):
                 let match = UserQuery.MetadataMatch(column: "app_metadata", path: [SCIM.externalIDKey], value: value)
@@ -54,25 +59,58 @@ extension Ceremonies {
 
     /// `POST /scim/v2/Users`: an account as `POST /api/v2/users` makes one (its address told,
     /// where mail goes, and verified with `scim.email_verified`), made blocked when `active` is
-    /// false. An address with an account is 409 `user_exists`.
+    /// false. Its address is the primary email, else `userName`; with both, `userName` is kept
+    /// as the provider's name for it, and a later `userName` alone changes that name, not the
+    /// address. An address or a `userName` another account has is 409 `user_exists`.
     public func scimCreate(_ body: JSONValue, by caller: ManagementCaller, context: RequestContext) throws -> JSONValue {
         let input = try SCIM.user(body)
-        guard let email = input.email else { throw SCIM.Failure(AuthError.malformed("userName is required"), scimType: "invalidValue") }
+        guard let address = input.email ?? input.userName else { throw SCIM.Failure(AuthError.malformed("userName is required"), scimType: "invalidValue") }
+        let email = try Self.emailAddress(address, member: input.email == nil ? "userName" : "emails.value")
+        let kept = input.email == nil ? nil : input.userName
+        try scimUserNameFree(kept ?? email, for: nil)
         var new = ManagementNewUser(email: email, name: input.name, email_verified: configuration.scimEmailVerified ? true : nil, locale: input.language)
-        if case .some(.some(let external)) = input.externalID { new.app_metadata = .object([SCIM.externalIDKey: .string(external)]) }
+        var app: [String: JSONDocument] = [:]
+        if case .some(.some(let external)) = input.externalID { app[SCIM.externalIDKey] = .string(external) }
+        if let kept { app[SCIM.userNameKey] = .string(kept) }
+        if !app.isEmpty { new.app_metadata = .object(app) }
         return scimResource(try makeAccount(new, createdAt: nil, blocked: input.active == false, by: caller, context: context))
     }
 
     /// `PUT /scim/v2/Users/{id}` and `PATCH`: what the body sets, as `PATCH /api/v2/users/{id}`
-    /// changes it (an attribute it leaves out stays as it is).
+    /// changes it (an attribute it leaves out stays as it is). What is already so is no change:
+    /// a provider's sync that sends the whole user again writes nothing, and is not audited.
+    /// `userName` is the provider's own name for the account when the request sends the
+    /// address apart or the account keeps one already; else it is the address.
     public func scimUpdate(id: String, _ body: JSONValue, patch: Bool, by caller: ManagementCaller, context: RequestContext) throws -> JSONValue {
         let input = patch ? try SCIM.patch(body) : try SCIM.user(body)
-        // A provider's PUT sends the address at every sync: the account's own is no new address
-        // (``updateUser``), and one the setting trusts is verified.
-        var change = ManagementUserPatch(blocked: input.active.map { !$0 }, name: input.name, email: input.email)
-        if input.email != nil, configuration.scimEmailVerified { change.email_verified = true }
-        if let external = input.externalID { change.app_metadata = .object([SCIM.externalIDKey: external.map(JSONDocument.string) ?? .null]) }
-        guard change != ManagementUserPatch() else { return try scimUser(id: id) }
+        let current = try managedUser(id: id)
+        let kept = Self.keptUserName(current)
+        var change = ManagementUserPatch()
+        if let active = input.active, active == current.blocked { change.blocked = !active }
+        if let name = input.name, try Self.displayName(name, member: "name", limit: 256) != current.name { change.name = name }
+        var app: [String: JSONDocument] = [:]
+        var address = try input.email.map { try Self.emailAddress($0, member: "emails.value") }
+        if let userName = input.userName {
+            if input.email != nil || kept != nil {
+                if userName != kept {
+                    try scimUserNameFree(userName, for: id)
+                    app[SCIM.userNameKey] = .string(userName)
+                }
+            } else {
+                address = try Self.emailAddress(userName, member: "userName")
+            }
+        }
+        if let address, address != current.email {
+            // An account that keeps no name of its provider's is named by its address.
+            if kept == nil, app[SCIM.userNameKey] == nil { try scimUserNameFree(address, for: id) }
+            change.email = address
+            if configuration.scimEmailVerified { change.email_verified = true }
+        }
+        if let external = input.externalID, external != current.app_metadata?[SCIM.externalIDKey].flatMap(Self.string) {
+            app[SCIM.externalIDKey] = external.map(JSONDocument.string) ?? .null
+        }
+        if !app.isEmpty { change.app_metadata = .object(app) }
+        guard change != ManagementUserPatch() else { return scimResource(current) }
         return scimResource(try updateUser(id: id, change, by: caller, context: context))
     }
 
@@ -80,7 +118,7 @@ extension Ceremonies {
     func scimResource(_ user: ManagementUser) -> JSONValue {
         var members: [(String, JSONValue)] = [("schemas", .array([.string(SCIM.userSchema)])), ("id", .string(user.user_id))]
         if case .string(let external)? = user.app_metadata?[SCIM.externalIDKey] { members.append(("externalId", .string(external))) }
-        members.append(("userName", .string(user.email)))
+        members.append(("userName", .string(Self.keptUserName(user) ?? user.email)))
         if let name = user.name { members += [("displayName", .string(name)), ("name", .object(["formatted": .string(name)]))] }
         members += [
             ("emails", .array([.object(["value": .string(user.email), "primary": .bool(true), "type": .string("work")])])),
@@ -89,5 +127,28 @@ extension Ceremonies {
                               "location": .string(configuration.issuer + "/scim/v2/Users/" + user.user_id)])),
         ]
         return .object(JSONObject(uniqueKeysWithValues: members))
+    }
+
+    /// The provider's own name for an account, when it keeps one apart from the address.
+    static func keptUserName(_ user: ManagementUser) -> String? { user.app_metadata?[SCIM.userNameKey].flatMap(string) }
+
+    static func string(_ value: JSONDocument) -> String? { if case .string(let text) = value { text } else { nil } }
+
+    /// The account `userName` names: the one keeping it as the provider's name (in any case),
+    /// else the one with it as its address that keeps no other name.
+    func scimNamed(_ userName: String) throws -> ManagementUser? {
+        // The index reads a number there as its text; only a string is a name.
+        if let kept = try store.users(UserQuery(directoryName: userName, limit: 1)).users.first.map(Self.wire), Self.keptUserName(kept) != nil { return kept }
+        guard let email = try? Self.emailAddress(userName, member: "userName"),
+              let user = try store.users(UserQuery(email: .exactly(email), limit: 1)).users.first.map(Self.wire),
+              Self.keptUserName(user) == nil else { return nil }
+        return user
+    }
+
+    /// Refuses a `userName` another account than `id` has (409 `user_exists`, SCIM's `uniqueness`).
+    func scimUserNameFree(_ userName: String, for id: String?) throws {
+        if let other = try scimNamed(userName), other.user_id != id {
+            throw AuthError(.userExists, "another account has this userName")
+        }
     }
 }
