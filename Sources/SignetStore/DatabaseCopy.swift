@@ -203,7 +203,9 @@ struct DatabaseCopier {
             }
             shapes.append(CopiedTableShape(name: name, columns: columns.sorted(), key: key))
         }
-        return shapes.sorted { ($0.name == "users" ? 0 : 1, $0.name) < ($1.name == "users" ? 0 : 1, $1.name) }
+        // Tables others refer to first, so that each row's foreign keys find theirs.
+        let parents = ["users": 0, "roles": 1]
+        return shapes.sorted { (parents[$0.name] ?? 2, $0.name) < (parents[$1.name] ?? 2, $1.name) }
     }
 
     /// Each table of `tables` that holds rows, with their number.

@@ -392,6 +392,31 @@ enum Schema {
             // each, in any case, and found without reading every account's JSON.
             (28, sqlite ? "CREATE UNIQUE INDEX users_scim_user_name ON users (\(directoryNameSQLite))"
                         : "CREATE UNIQUE INDEX CONCURRENTLY users_scim_user_name ON users ((\(directoryNamePostgres)))"),
+            // Roles (Auth0's role-based access control): an API's permissions, by its audience,
+            // given to accounts. An account's tokens for the API read its permissions through
+            // user_roles' key, and a role's members through user_roles_role.
+            (29, """
+            CREATE TABLE roles (
+                id TEXT PRIMARY KEY,
+                name TEXT NOT NULL UNIQUE,
+                description TEXT,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL
+            );
+            CREATE TABLE role_permissions (
+                role_id TEXT NOT NULL REFERENCES roles(id) ON DELETE CASCADE,
+                audience TEXT NOT NULL,
+                permission TEXT NOT NULL,
+                PRIMARY KEY (role_id, audience, permission)
+            )\(clustered);
+            CREATE TABLE user_roles (
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                role_id TEXT NOT NULL REFERENCES roles(id) ON DELETE CASCADE,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (user_id, role_id)
+            )\(clustered);
+            CREATE INDEX user_roles_role ON user_roles(role_id, created_at)
+            """),
         ]
     }
 

@@ -53,7 +53,7 @@ import Testing
     /// Three rows in every table, each value at an edge of its kind: the widest integers the
     /// column holds, negative ones, text with combining marks, an emoji, quotes and a newline,
     /// every byte value, empty text and bytes, and NULL in the third row where allowed.
-    /// `user_id` columns name the three accounts (the foreign keys).
+    /// `user_id` and `role_id` columns name the three accounts and roles (the foreign keys).
     static func fill(_ store: SQLStore) throws -> [String] {
         let tables = try store.locked { db throws(StoreError) in try DatabaseCopier.shapes(db, backend: store.backend) }.map(\.name)
         for table in tables {
@@ -62,6 +62,7 @@ import Testing
                 let values: [SQLValue] = columns.map { c in
                     if c.name == "user_id" { return .text("user-\(n)") }
                     if c.name == "id" && table == "users" { return .text("user-\(n)") }
+                    if c.name == "role_id" || (c.name == "id" && table == "roles") { return .text("role-\(n)") }
                     if n == 2 && c.nullable { return .null }
                     // A JSON column that schema 28 indexes a member of: JSON, that member at its edges too.
                     if c.name == "app_metadata" { return .text(n == 0 ? #"{"scim_user_name":"e\u0301\ud83d\ude80 'q' \"d\" \\ \n","x":[1]}"# : "{}") }

@@ -442,6 +442,39 @@ public protocol Store: Sendable {
     /// written, when the session was marked ended before.
     func endSession(_ sid: String, at: Int64, until: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
 
+    // MARK: roles
+
+    /// Adds a role, with `writes`: a conflict when its name (or ID) is taken.
+    func insertRole(_ role: RoleRow, writes: [StoreWrite]) throws(StoreError)
+    /// The roles whose name contains `nameFilter` (any case; every role without it), by name,
+    /// a page at a time, and how many there are.
+    func roles(nameFilter: String?, offset: Int, limit: Int) throws(StoreError) -> (roles: [RoleRow], total: Int)
+    func role(id: String) throws(StoreError) -> RoleRow?
+    /// Renames and redescribes a role, with `writes`: the row as written, `nil` when there is
+    /// none; a conflict when the name is another role's.
+    func updateRole(id: String, name: String, description: String?, at: Int64, writes: [StoreWrite]) throws(StoreError) -> RoleRow?
+    /// Deletes a role, its permissions and every account's membership, with `writes`: `false`
+    /// when there is none.
+    func deleteRole(id: String, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// A role's permissions, by API and name.
+    func rolePermissions(roleID: String) throws(StoreError) -> [Permission]
+    /// Adds and removes a role's permissions (one already there, or not there, is passed over),
+    /// with `writes`: `false`, with nothing written, when there is no such role.
+    func changeRolePermissions(roleID: String, adding: [Permission], removing: [Permission], at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// Gives an account roles, or takes them (one it has, or has not, is passed over), with
+    /// `writes`: `false`, with nothing written, when there is no such account; a conflict when a
+    /// role to give is gone.
+    func changeUserRoles(userID: String, roleIDs: [String], give: Bool, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// An account's roles, by name.
+    func userRoles(userID: String) throws(StoreError) -> [RoleRow]
+    /// The accounts that have a role, in the order they were given it, a page at a time, and how many.
+    func roleMembers(roleID: String, offset: Int, limit: Int) throws(StoreError) -> (users: [UserRecord], total: Int)
+    /// Every permission an account's roles grant, with the role each comes from.
+    func userPermissions(userID: String) throws(StoreError) -> [GrantedPermission]
+    /// The names of the permissions an account's roles grant for one API, each once, sorted: what
+    /// its access tokens for that API list.
+    func permissionNames(userID: String, audience: String) throws(StoreError) -> [String]
+
     // MARK: log streams
 
     /// Adds a stream that starts after the newest audit event (its `lastLogID` is set to that

@@ -1,0 +1,45 @@
+/// A role (`/api/v2/roles`, after Auth0's role-based access control): a named set of an API's
+/// permissions, given to accounts; an access token for that API lists the permissions its
+/// account's roles grant (``Ceremonies/permissions(userID:audience:)``).
+public struct RoleRow: Sendable, Equatable {
+    /// `rol_` and 16 characters.
+    public var id: String
+    /// One role's only.
+    public var name: String
+    public var description: String?
+    public var createdAt: Int64
+    public var updatedAt: Int64
+    public init(id: String, name: String, description: String?, createdAt: Int64, updatedAt: Int64) {
+        self.id = id
+        self.name = name
+        self.description = description
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// One permission of an API (a resource server, named by its audience).
+public struct Permission: Sendable, Hashable, Comparable {
+    /// The API's identifier: the `aud` of its access tokens.
+    public var audience: String
+    /// The permission's name, as a token lists it (`read:reports`).
+    public var name: String
+    public init(audience: String, name: String) {
+        self.audience = audience
+        self.name = name
+    }
+    public static func < (a: Permission, b: Permission) -> Bool { (a.audience, a.name) < (b.audience, b.name) }
+}
+
+/// A permission an account has, and the role it has it from (an account with two roles that
+/// grant it has two of these).
+public struct GrantedPermission: Sendable, Equatable {
+    public var permission: Permission
+    public var roleID: String
+    public var roleName: String
+    public init(permission: Permission, roleID: String, roleName: String) {
+        self.permission = permission
+        self.roleID = roleID
+        self.roleName = roleName
+    }
+}

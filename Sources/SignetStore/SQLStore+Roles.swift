@@ -1,0 +1,145 @@
+public import SignetAuth
+
+/// Roles (``RoleRow``), their permissions and their members.
+extension SQLStore {
+    static let roleColumns = "id, name, description, created_at, updated_at"
+
+    static func roleRow(_ r: [SQLValue]) -> RoleRow {
+        RoleRow(id: r[0].text ?? "", name: r[1].text ?? "", description: r[2].text, createdAt: r[3].int ?? 0, updatedAt: r[4].int ?? 0)
+    }
+
+    public func insertRole(_ role: RoleRow, writes: [StoreWrite]) throws(StoreError) {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                try db.query("INSERT INTO roles (\(Self.roleColumns)) VALUES (?, ?, ?, ?, ?)",
+                             [.text(role.id), .text(role.name), Self.text(role.description), .int(role.createdAt), .int(role.updatedAt)])
+                for write in writes { try Self.apply(write, db) }
+            }
+        }
+    }
+
+    public func roles(nameFilter: String?, offset: Int, limit: Int) throws(StoreError) -> (roles: [RoleRow], total: Int) {
+        // A name holds the filter in any case: as text with `LIKE`'s wildcards escaped.
+        let (filter, arguments): (String, [SQLValue]) = nameFilter.map {
+            (#" WHERE lower(name) LIKE lower(?) ESCAPE '\'"#, [.text("%" + Self.likePrefix($0))])
+        } ?? ("", [])
+        return try reading { db throws(StoreError) in
+            let total = try db.query("SELECT COUNT(*) FROM roles" + filter, arguments).first?[0].int ?? 0
+            let rows = try db.query("SELECT \(Self.roleColumns) FROM roles\(filter) ORDER BY name, id LIMIT ? OFFSET ?", arguments + [.int(Int64(limit)), .int(Int64(offset))])
+            return (rows.map(Self.roleRow), Int(total))
+        }
+    }
+
+    public func role(id: String) throws(StoreError) -> RoleRow? {
+        try reading { db throws(StoreError) in try db.query("SELECT \(Self.roleColumns) FROM roles WHERE id = ?", [.text(id)]).first.map(Self.roleRow) }
+    }
+
+    public func updateRole(id: String, name: String, description: String?, at: Int64, writes: [StoreWrite]) throws(StoreError) -> RoleRow? {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> RoleRow? in
+                guard let row = try db.query("UPDATE roles SET name = ?, description = ?, updated_at = ? WHERE id = ? RETURNING \(Self.roleColumns)",
+                                             [.text(name), Self.text(description), .int(at), .text(id)]).first else { return nil }
+                for write in writes { try Self.apply(write, db) }
+                return Self.roleRow(row)
+            }
+        }
+    }
+
+    public func deleteRole(id: String, writes: [StoreWrite]) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                // Its permissions and memberships first: the same on both databases, whatever
+                // their foreign-key settings.
+                try db.query("DELETE FROM role_permissions WHERE role_id = ?", [.text(id)])
+                try db.query("DELETE FROM user_roles WHERE role_id = ?", [.text(id)])
+                try db.query("DELETE FROM roles WHERE id = ?", [.text(id)])
+                guard db.changes == 1 else { return false }
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
+        }
+    }
+
+    public func rolePermissions(roleID: String) throws(StoreError) -> [Permission] {
+        try reading { db throws(StoreError) in
+            try db.query("SELECT audience, permission FROM role_permissions WHERE role_id = ? ORDER BY audience, permission", [.text(roleID)])
+                .map { Permission(audience: $0[0].text ?? "", name: $0[1].text ?? "") }
+        }
+    }
+
+    public func changeRolePermissions(roleID: String, adding: [Permission], removing: [Permission], at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                // The role's row first: it is there, and a change beside this one waits for it.
+                try db.query("UPDATE roles SET updated_at = ? WHERE id = ?", [.int(at), .text(roleID)])
+                guard db.changes == 1 else { return false }
+                for p in adding {
+                    try db.query("INSERT INTO role_permissions (role_id, audience, permission) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                                 [.text(roleID), .text(p.audience), .text(p.name)])
+                }
+                for p in removing {
+                    try db.query("DELETE FROM role_permissions WHERE role_id = ? AND audience = ? AND permission = ?", [.text(roleID), .text(p.audience), .text(p.name)])
+                }
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
+        }
+    }
+
+    public func changeUserRoles(userID: String, roleIDs: [String], give: Bool, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                try db.query("UPDATE users SET updated_at = ? WHERE id = ?", [.int(at), .text(userID)])
+                guard db.changes == 1 else { return false }
+                for role in roleIDs {
+                    if give {
+                        // A role gone meanwhile fails its foreign key: a conflict, nothing written.
+                        try db.query("INSERT INTO user_roles (user_id, role_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [.text(userID), .text(role), .int(at)])
+                    } else {
+                        try db.query("DELETE FROM user_roles WHERE user_id = ? AND role_id = ?", [.text(userID), .text(role)])
+                    }
+                }
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
+        }
+    }
+
+    public func userRoles(userID: String) throws(StoreError) -> [RoleRow] {
+        try reading { db throws(StoreError) in
+            try db.query("SELECT \(Self.prefixed(Self.roleColumns, "r")) FROM user_roles m JOIN roles r ON r.id = m.role_id WHERE m.user_id = ? ORDER BY r.name, r.id",
+                         [.text(userID)]).map(Self.roleRow)
+        }
+    }
+
+    public func roleMembers(roleID: String, offset: Int, limit: Int) throws(StoreError) -> (users: [UserRecord], total: Int) {
+        try reading { db throws(StoreError) in
+            let total = try db.query("SELECT COUNT(*) FROM user_roles WHERE role_id = ?", [.text(roleID)]).first?[0].int ?? 0
+            let rows = try db.query("""
+                SELECT \(Self.prefixed(Self.userSelect, "u")) FROM user_roles m JOIN users u ON u.id = m.user_id
+                WHERE m.role_id = ? ORDER BY m.created_at, u.id LIMIT ? OFFSET ?
+                """, [.text(roleID), .int(Int64(limit)), .int(Int64(offset))])
+            return (rows.map(Self.user), Int(total))
+        }
+    }
+
+    public func userPermissions(userID: String) throws(StoreError) -> [GrantedPermission] {
+        try reading { db throws(StoreError) in
+            try db.query("""
+                SELECT p.audience, p.permission, r.id, r.name FROM user_roles m JOIN roles r ON r.id = m.role_id JOIN role_permissions p ON p.role_id = m.role_id
+                WHERE m.user_id = ? ORDER BY p.audience, p.permission, r.name, r.id
+                """, [.text(userID)]).map {
+                GrantedPermission(permission: Permission(audience: $0[0].text ?? "", name: $0[1].text ?? ""), roleID: $0[2].text ?? "", roleName: $0[3].text ?? "")
+            }
+        }
+    }
+
+    public func permissionNames(userID: String, audience: String) throws(StoreError) -> [String] {
+        try reading { db throws(StoreError) in
+            try db.query("""
+                SELECT DISTINCT p.permission FROM user_roles m JOIN role_permissions p ON p.role_id = m.role_id
+                WHERE m.user_id = ? AND p.audience = ? ORDER BY p.permission
+                """, [.text(userID), .text(audience)]).compactMap { $0[0].text }
+        }
+    }
+}
