@@ -76,6 +76,10 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
     case adminLogStreamAdded = "admin_log_stream_added"
     case adminLogStreamUpdated = "admin_log_stream_updated"
     case adminLogStreamRemoved = "admin_log_stream_removed"
+    case adminRoleCreated = "admin_role_created"
+    case adminRoleUpdated = "admin_role_updated"
+    case adminRoleDeleted = "admin_role_deleted"
+    case adminUserRolesChanged = "admin_user_roles_changed"
     // The server on its own.
     case mailDropped = "mail_dropped"
     case backchannelLogoutDropped = "backchannel_logout_dropped"
@@ -151,6 +155,10 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .adminLogStreamAdded: "A log stream added: the audit log is POSTed to its endpoint from this event on."
         case .adminLogStreamUpdated: "A log stream's name, status, endpoint, format or header changed, or its signing secret rotated; `detail` names what."
         case .adminLogStreamRemoved: "A log stream removed: nothing more is sent to it, and the purge no longer waits for it."
+        case .adminRoleCreated: "A role added (its ID and name in the detail)."
+        case .adminRoleUpdated: "A role renamed or described again, or permissions added to it or removed from it; `detail` names what."
+        case .adminRoleDeleted: "A role deleted: its members' tokens no longer list what it granted from their next sign-in or refresh."
+        case .adminUserRolesChanged: "An operator gave a user roles or took them (which, in the detail); the user's tokens list the change from their next sign-in or refresh."
         case .mailDropped: "A message given up after its retries, or sealed under another key; failures only."
         case .backchannelLogoutDropped: "A client's logout token given up after its retries (OIDC Back-Channel Logout); failures only."
         case .signingKeyRotated: "A new token-signing key added by the scheduled rotation."
@@ -188,7 +196,8 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .adminUserCreated, .adminEnrollmentLink, .adminUserExported, .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked,
              .adminUserDeleted, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted, .adminRecoveryCancelled,
              .adminSessionsRevoked, .adminSessionRevoked, .adminAttemptLimitsCleared, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated,
-             .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved: group = "management"
+             .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved, .adminRoleCreated, .adminRoleUpdated, .adminRoleDeleted,
+             .adminUserRolesChanged: group = "management"
         case .mailDropped, .backchannelLogoutDropped, .signingKeyRotated, .signingKeyDestroyed, .logStreamDelivery: return "system.notification"
         }
         return group + (outcome == "success" ? ".success" : ".fail")
@@ -212,7 +221,8 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .adminUserDeleted: ("sdu", "sdu")
         case .adminUserCreated, .adminEnrollmentLink, .adminUserExported, .adminUserUpdated, .adminUserBlocked, .adminUserUnblocked, .adminPasskeyRevoked, .adminDeviceKeyRevoked, .adminRecoveryCodesDeleted, .adminRecoveryCancelled,
              .adminSessionsRevoked, .adminSessionRevoked, .adminAttemptLimitsCleared, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet,
-             .adminClientUpdated, .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved: ("sapi", "fapi")
+             .adminClientUpdated, .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved, .adminRoleCreated, .adminRoleUpdated, .adminRoleDeleted,
+             .adminUserRolesChanged: ("sapi", "fapi")
         default: nil
         }
     }

@@ -137,6 +137,7 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case clientConfigured = "client_configured"
     /// `/api/v2/log-streams/{id}`: no log stream with this ID.
     case logStreamNotFound = "log_stream_not_found"
+    case roleNotFound = "role_not_found"
     /// `/api/v2/sessions/{id}`: no live session with this ID (ended, expired, or never one).
     case sessionNotFound = "session_not_found"
     /// `/api/v2/logs/{id}`: no audit event with this `log_id` (never one, or purged).
@@ -200,7 +201,7 @@ extension Reason {
         case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .userHasPasskey, .backupMethodRequired: 409
         case .rateLimited: 429
-        case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound, .sessionNotFound, .logNotFound, .signingKeyNotFound: 404
+        case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound, .roleNotFound, .sessionNotFound, .logNotFound, .signingKeyNotFound: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .signupDisabled, .signupDomainNotAllowed, .signupCodeRequired, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull, .signingKeyUnavailable: 503
         case .internalError, .serverError: 500
@@ -355,6 +356,7 @@ extension Reason {
         case .clientNotFound: "There is no such client in the database."
         case .clientConfigured: "This client is set in the configuration file; change it there."
         case .logStreamNotFound: "There is no such log stream."
+        case .roleNotFound: "There is no such role."
         case .sessionNotFound: "There is no such session: it has ended, or never was."
         case .logNotFound: "There is no such log event: it was purged, or never was."
         case .signingKeyNotFound: "There is no such signing key: it was destroyed, or never was."

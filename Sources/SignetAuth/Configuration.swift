@@ -274,6 +274,10 @@ public struct ServerConfiguration: Sendable {
     /// Claims copied from each account's `app_metadata` into its access and ID tokens
     /// (`tokens.app_metadata_claims`): none by default, and then no sign-in reads the metadata.
     public var appMetadataClaims: [MetadataClaim] = []
+    /// Each API's permissions, by its audience, with their descriptions (`tokens.permissions`):
+    /// what roles may grant, and the APIs whose access tokens carry a `permissions` claim. None
+    /// by default, and then no sign-in reads roles.
+    public var apiPermissions: [String: [String: String]] = [:]
     public var idTokenLifetime = 3600
     /// The longest lifetime any configuration gives a signed token (access, ID and action
     /// tokens; `tokens.access_token_ttl` and `id_token_ttl` at most): a retired signing key is

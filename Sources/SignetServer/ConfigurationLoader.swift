@@ -14,7 +14,7 @@ public enum ConfigurationLoader {
         ["web", "session_idle_ttl"], ["web", "session_ttl"], ["web", "code_ttl"], ["web", "require_pushed_authorization_requests"],
         ["clients"], ["audiences"],
         ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"], ["tokens", "refresh_token_absolute_ttl"],
-        ["tokens", "signing_key_rotation_days"], ["tokens", "app_metadata_claims"], ["step_up", "max_age"], ["audit", "retention_days"], ["audit", "log_stream_hold_days"], ["database_durability"], ["trusted_proxies"],
+        ["tokens", "signing_key_rotation_days"], ["tokens", "app_metadata_claims"], ["tokens", "permissions"], ["step_up", "max_age"], ["audit", "retention_days"], ["audit", "log_stream_hold_days"], ["database_durability"], ["trusted_proxies"],
         ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
         ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
@@ -143,6 +143,38 @@ public enum ConfigurationLoader {
         }
     }
 
+    /// `tokens.permissions`: `{"https://api.example.com": {"read:reports": "Read the reports"}}`,
+    /// each API by its audience (1 to 500 bytes, no space) and each permission's name (1 to 280
+    /// visible ASCII characters, no space: it may be a scope too) with its description (at most
+    /// 500 characters, may be empty).
+    static func apiPermissions(_ value: JSONValue) throws -> [String: [String: String]] {
+        let setting = "tokens.permissions"
+        guard let apis = value.object, apis.count <= 100 else {
+            throw ConfigurationError("\(setting) must be an object of at most 100 APIs, each its permissions and their descriptions, such as {\"https://api.example.com\": {\"read:reports\": \"Read the reports\"}}")
+        }
+        var result: [String: [String: String]] = [:]
+        for (audience, list) in apis {
+            guard (1...500).contains(audience.utf8.count), !audience.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw ConfigurationError("\(setting): the API \"\(audience.prefix(100))\" must be its audience, 1 to 500 bytes without spaces or control characters")
+            }
+            guard let permissions = list.object, (1...1_000).contains(permissions.count) else {
+                throw ConfigurationError("\(setting): \(audience.prefix(100)) must be an object of 1 to 1000 permissions and their descriptions")
+            }
+            var named: [String: String] = [:]
+            for (name, description) in permissions {
+                guard (1...280).contains(name.utf8.count), name.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                    throw ConfigurationError("\(setting): the permission \"\(name.prefix(100))\" must be 1 to 280 visible ASCII characters without spaces, such as read:reports")
+                }
+                guard let text = description.string, text.count <= 500, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                    throw ConfigurationError("\(setting): the description of \(name) must be text of at most 500 characters on one line")
+                }
+                named[name] = text
+            }
+            result[audience] = named
+        }
+        return result
+    }
+
     /// A secret's hash as the settings hold it (`client_secret_hash`, `scim.token_hash`):
     /// `sha256:` and the base64url of 32 bytes, as `signet client-secret` prints it.
     static func sha256Setting(_ text: String) -> [UInt8]? {
@@ -187,6 +219,7 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["tokens", "refresh_token_absolute_ttl"], range: 60...(3650 * 86400)) { c.refreshTokenAbsoluteLifetime = v }
         if let v = try int(tree, ["tokens", "signing_key_rotation_days"], range: 0...3650) { c.signingKeyRotationDays = v }
         if let v = value(tree, ["tokens", "app_metadata_claims"]) { c.appMetadataClaims = try metadataClaims(v) }
+        if let v = value(tree, ["tokens", "permissions"]) { c.apiPermissions = try apiPermissions(v) }
         if let v = try int(tree, ["step_up", "max_age"], range: 1...86400) { c.stepUpMaxAge = v }
         if let v = try int(tree, ["audit", "retention_days"], range: 1...36500) { c.auditRetentionDays = v }
         if let v = try int(tree, ["audit", "log_stream_hold_days"], range: 1...36500) { c.logStreamHoldDays = v }
@@ -439,6 +472,10 @@ public enum ConfigurationLoader {
         let ids = c.clients.map(\.id)
         guard Set(ids).count == ids.count else { throw ConfigurationError("client_id values must be unique") }
         if c.audiences.isEmpty { c.audiences = [c.issuer] }
+        // Signet's own APIs' tokens are Signet's to shape.
+        if let own = c.apiPermissions.keys.first(where: { $0 == c.accountAudience || $0 == c.managementAudience }) {
+            throw ConfigurationError("tokens.permissions: \(own) is Signet's own API; name your APIs' audiences")
+        }
         guard c.database.hasPrefix("sqlite:") || c.database.hasPrefix("postgres://") || c.database.hasPrefix("postgresql://") else {
             throw ConfigurationError("database must be sqlite:PATH or postgres://... (got \"\(c.database)\")")
         }

@@ -19,7 +19,7 @@ extension SignetService {
         .signUpChallenge, .deviceCode, .otpSent, .authorizationCodeIssued, .authorizationCode, .authorizationCodeExchanged,
         .clientAuthentication, .clientCredentials, .refresh, .addPasskey, .actionChallenge, .actionVerified, .accountDeleted,
         .adminUserDeleted, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated,
-        .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved, .mailDropped,
+        .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved, .adminRoleCreated, .adminRoleUpdated, .adminRoleDeleted, .mailDropped,
         .signingKeyRotated, .signingKeyDestroyed, .backchannelLogoutDropped, .logStreamDelivery,
     ]
 

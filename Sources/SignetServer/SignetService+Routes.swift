@@ -175,6 +175,7 @@ extension SignetService {
         addManagementRoutes(&r)
         addManagementClientRoutes(&r)
         addManagementLogStreamRoutes(&r)
+        addManagementRoleRoutes(&r)
         addSCIMRoutes(&r)
         // The web: the authorization code flow and the hosted pages.
         addAuthorizeRoutes(&r)

@@ -90,6 +90,7 @@ extension Strings {
         "event_admin_user_created": "An administrator made your account",
         "event_admin_enrollment_link": "An administrator made a link to add your first passkey", "event_admin_user_exported": "An administrator took a copy of your data",
         "event_admin_user_updated": "An administrator changed your account",
+        "event_admin_user_roles_changed": "An administrator changed your roles",
         "event_admin_user_blocked": "An administrator blocked your account",
         "event_admin_user_unblocked": "An administrator unblocked your account",
         "event_admin_device_key_revoked": "An administrator removed a device key",

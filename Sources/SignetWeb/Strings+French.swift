@@ -93,6 +93,7 @@ extension Strings {
         "event_admin_user_created": "Un administrateur a créé votre compte",
         "event_admin_enrollment_link": "Un administrateur a créé un lien pour ajouter votre première clé d’accès", "event_admin_user_exported": "Un administrateur a pris une copie de vos données",
         "event_admin_user_updated": "Un administrateur a modifié votre compte",
+        "event_admin_user_roles_changed": "Un administrateur a modifié vos rôles",
         "event_admin_user_blocked": "Un administrateur a bloqué votre compte",
         "event_admin_user_unblocked": "Un administrateur a débloqué votre compte",
         "event_admin_device_key_revoked": "Un administrateur a retiré une clé d’appareil",

@@ -93,6 +93,7 @@ extension Strings {
         "event_admin_user_created": "Un administrador creó tu cuenta",
         "event_admin_enrollment_link": "Un administrador creó un enlace para añadir tu primera llave de acceso", "event_admin_user_exported": "Un administrador sacó una copia de tus datos",
         "event_admin_user_updated": "Un administrador cambió tu cuenta",
+        "event_admin_user_roles_changed": "Un administrador cambió tus roles",
         "event_admin_user_blocked": "Un administrador bloqueó tu cuenta",
         "event_admin_user_unblocked": "Un administrador desbloqueó tu cuenta",
         "event_admin_device_key_revoked": "Un administrador quitó una clave de dispositivo",

@@ -49,6 +49,15 @@ public enum ManagementScope: String, CaseIterable, Sendable {
     /// `/api/v2/keys/signing`: the token-signing keys, and a rotation.
     case readSigningKeys = "read:signing_keys"
     case createSigningKeys = "create:signing_keys"
+    /// `/api/v2/roles`: roles and their permissions (``Ceremonies/createRole(name:description:by:context:)``).
+    case readRoles = "read:roles"
+    case createRoles = "create:roles"
+    case updateRoles = "update:roles"
+    case deleteRoles = "delete:roles"
+    /// Who has a role, and giving it or taking it (Auth0's scopes for role members).
+    case readRoleMembers = "read:role_members"
+    case createRoleMembers = "create:role_members"
+    case deleteRoleMembers = "delete:role_members"
 }
 
 extension Ceremonies {

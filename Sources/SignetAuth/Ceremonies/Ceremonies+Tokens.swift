@@ -144,6 +144,8 @@ extension Ceremonies {
         if let jkt = grant.cnf { access.add("cnf", .object(["jkt": .string(jkt)])) }
         let operatorClaims = try metadataClaims(userID: user.id)
         for (name, value) in operatorClaims { access.add(name, value) }
+        // Auth0's claim for an API with role-based access control: what the account's roles grant there.
+        if let permissions = try permissionsClaim(userID: user.id, audience: grant.audience) { access.add("permissions", strings: permissions) }
         let accessToken = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
         var idToken: String?
         if grant.scopes.contains("openid") {

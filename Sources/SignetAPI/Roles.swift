@@ -1,0 +1,66 @@
+/// A role (`/api/v2/roles`, Auth0's shape).
+public struct ManagementRole: Codable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var description: String?
+    public init(id: String, name: String, description: String?) {
+        self.id = id
+        self.name = name
+        self.description = description
+    }
+}
+
+/// One of an API's permissions, as a role holds it (`/api/v2/roles/{id}/permissions`). An API
+/// has no name of its own here: `resource_server_name` is its identifier.
+public struct ManagementPermission: Codable, Sendable, Equatable {
+    public var permission_name: String
+    /// From `tokens.permissions`; `nil` for one the setting no longer names (tokens leave it out).
+    public var description: String?
+    public var resource_server_identifier: String
+    public var resource_server_name: String
+    public init(permission_name: String, description: String?, resource_server_identifier: String) {
+        self.permission_name = permission_name
+        self.description = description
+        self.resource_server_identifier = resource_server_identifier
+        resource_server_name = resource_server_identifier
+    }
+}
+
+/// A permission a user has (`/api/v2/users/{id}/permissions`), with the roles it comes from.
+public struct ManagementUserPermission: Codable, Sendable, Equatable {
+    public struct Source: Codable, Sendable, Equatable {
+        public var source_id: String
+        public var source_name: String
+        /// `ROLE`: the only source here.
+        public var source_type: String
+        public init(source_id: String, source_name: String) {
+            self.source_id = source_id
+            self.source_name = source_name
+            source_type = "ROLE"
+        }
+    }
+    public var permission_name: String
+    public var description: String?
+    public var resource_server_identifier: String
+    public var resource_server_name: String
+    public var sources: [Source]
+    public init(_ permission: ManagementPermission, sources: [Source]) {
+        permission_name = permission.permission_name
+        description = permission.description
+        resource_server_identifier = permission.resource_server_identifier
+        resource_server_name = permission.resource_server_name
+        self.sources = sources
+    }
+}
+
+/// A member of a role (`/api/v2/roles/{id}/users`).
+public struct ManagementRoleMember: Codable, Sendable, Equatable {
+    public var user_id: String
+    public var email: String
+    public var name: String?
+    public init(user_id: String, email: String, name: String?) {
+        self.user_id = user_id
+        self.email = email
+        self.name = name
+    }
+}

@@ -1,0 +1,160 @@
+import SignetAPI
+import SignetWebAuthn
+
+/// Role-based access control, after Auth0's: roles hold permissions of the APIs
+/// `tokens.permissions` names, accounts are given roles, and an access token for such an API
+/// lists, in its `permissions` claim, what the account's roles grant there. Each change is
+/// audited as the calling client's; a change to what an account may do is on its own history.
+extension Ceremonies {
+    /// Roles, permissions, users or roles named in one call, at most.
+    public static let maxRoleBatch = 100
+
+    /// `POST /api/v2/roles`: a role named `name` (one role's only: 409 `conflict` else).
+    public func createRole(name: String?, description: String?, by caller: ManagementCaller, context: RequestContext) throws -> RoleRow {
+        guard let name = try Self.displayName(name, member: "name", limit: 100) else { throw AuthError.malformed("name is required") }
+        let now = nowMillis
+        let role = RoleRow(id: "rol_" + Base64URL.encode(random(12)), name: name, description: try Self.displayName(description, member: "description", limit: 500),
+                           createdAt: now, updatedAt: now)
+        guard try store.roles(nameFilter: nil, offset: 0, limit: 1).total < 1_000 else { throw AuthError(.conflict, "a deployment has at most 1000 roles") }
+        let event = pendingAuditEvent(.adminRoleCreated, client: caller.clientID, detail: "role \(role.id) (\(name.prefix(100)))", context: context)
+        do throws(StoreError) {
+            try store.insertRole(role, writes: [.audit(event)])
+        } catch {
+            throw error.code == .conflict ? AuthError(.conflict, "a role named \(name.prefix(100)) exists") : AuthError(error)
+        }
+        counted(event)
+        return role
+    }
+
+    /// `GET /api/v2/roles`: by name, `perPage` (at most 100) a page from `page` 0.
+    public func roles(nameFilter: String?, page: Int, perPage: Int) throws -> (roles: [RoleRow], total: Int) {
+        let (offset, limit) = try Self.page(page, perPage)
+        return try store.roles(nameFilter: nameFilter.flatMap { $0.isEmpty ? nil : String($0.prefix(100)) }, offset: offset, limit: limit)
+    }
+
+    /// `GET /api/v2/roles/{id}`.
+    public func role(id: String) throws -> RoleRow {
+        guard id.utf8.count <= 64, let role = try store.role(id: id) else { throw AuthError(.roleNotFound, "no role \(id.prefix(64))") }
+        return role
+    }
+
+    /// `PATCH /api/v2/roles/{id}`: its name, its description (`.some(nil)` or `""` clears it).
+    public func updateRole(id: String, name: String?, description: String??, by caller: ManagementCaller, context: RequestContext) throws -> RoleRow {
+        guard name != nil || description != nil else { throw AuthError.malformed("nothing to change: send name or description") }
+        let before = try role(id: id)
+        var newName = before.name
+        if let name {
+            guard let given = try Self.displayName(name, member: "name", limit: 100) else { throw AuthError.malformed("name cannot be empty") }
+            newName = given
+        }
+        let newDescription = try description.map { try Self.displayName($0, member: "description", limit: 500) } ?? before.description
+        let fields = [name.map { _ in "name" }, description.map { _ in "description" }].compactMap { $0 }
+        let event = pendingAuditEvent(.adminRoleUpdated, client: caller.clientID, detail: "role \(id) (\(newName.prefix(100))): changed \(fields.joined(separator: ", "))",
+                                      context: context)
+        let updated: RoleRow?
+        do throws(StoreError) {
+            updated = try store.updateRole(id: id, name: newName, description: newDescription, at: nowMillis, writes: [.audit(event)])
+        } catch {
+            throw error.code == .conflict ? AuthError(.conflict, "a role named \(newName.prefix(100)) exists") : AuthError(error)
+        }
+        guard let updated else { throw AuthError(.roleNotFound, "no role \(id.prefix(64))") }
+        counted(event)
+        return updated
+    }
+
+    /// `DELETE /api/v2/roles/{id}`: the role goes, and with it what it granted each member.
+    public func deleteRole(id: String, by caller: ManagementCaller, context: RequestContext) throws {
+        let role = try role(id: id)
+        let event = pendingAuditEvent(.adminRoleDeleted, client: caller.clientID, detail: "role \(id) (\(role.name.prefix(100)))", context: context)
+        guard try store.deleteRole(id: id, writes: [.audit(event)]) else { throw AuthError(.roleNotFound, "no role \(id.prefix(64))") }
+        counted(event)
+    }
+
+    /// `GET /api/v2/roles/{id}/permissions`.
+    public func rolePermissions(id: String) throws -> [Permission] {
+        _ = try role(id: id)
+        return try store.rolePermissions(roleID: id)
+    }
+
+    /// `POST` and `DELETE /api/v2/roles/{id}/permissions`: permissions added must be ones
+    /// `tokens.permissions` names for their API; any the role has may be removed.
+    public func changeRolePermissions(id: String, _ permissions: [Permission], add: Bool, by caller: ManagementCaller, context: RequestContext) throws {
+        guard (1...Self.maxRoleBatch).contains(permissions.count) else { throw AuthError.malformed("permissions must list 1 to \(Self.maxRoleBatch) permissions") }
+        if add {
+            for p in permissions where configuration.apiPermissions[p.audience]?[p.name] == nil {
+                let known = configuration.apiPermissions[p.audience] == nil ? "names no permissions for the API \(p.audience.prefix(200))"
+                    : "names no permission \(p.name.prefix(100)) for \(p.audience.prefix(200))"
+                throw AuthError.malformed("tokens.permissions \(known)")
+            }
+        }
+        let role = try role(id: id)
+        let names = Set(permissions).sorted().map { "\($0.name) (\($0.audience))" }
+        let event = pendingAuditEvent(.adminRoleUpdated, client: caller.clientID,
+                                      detail: "role \(id) (\(role.name.prefix(100))): permissions \(add ? "added" : "removed"): \(names.joined(separator: ", "))", context: context)
+        guard try store.changeRolePermissions(roleID: id, adding: add ? permissions : [], removing: add ? [] : permissions, at: nowMillis, writes: [.audit(event)]) else {
+            throw AuthError(.roleNotFound, "no role \(id.prefix(64))")
+        }
+        counted(event)
+    }
+
+    /// `GET /api/v2/roles/{id}/users`: the accounts given the role, in the order they were.
+    public func roleMembers(id: String, page: Int, perPage: Int) throws -> (users: [UserRecord], total: Int) {
+        _ = try role(id: id)
+        let (offset, limit) = try Self.page(page, perPage)
+        return try store.roleMembers(roleID: id, offset: offset, limit: limit)
+    }
+
+    /// `POST` and `DELETE /api/v2/users/{id}/roles`, and `POST /api/v2/roles/{id}/users` (one
+    /// role to each account): the account's roles change in one transaction with its audit row.
+    /// Its tokens list the new permissions from its next sign-in or refresh.
+    public func changeUserRoles(userID: String, roleIDs: [String], give: Bool, by caller: ManagementCaller, context: RequestContext) throws {
+        guard (1...Self.maxRoleBatch).contains(roleIDs.count) else { throw AuthError.malformed("roles must list 1 to \(Self.maxRoleBatch) role IDs") }
+        _ = try existingUser(userID)
+        let roles = try Set(roleIDs).map { try role(id: $0) }.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
+        let event = pendingAuditEvent(.adminUserRolesChanged, user: userID, client: caller.clientID,
+                                      detail: "roles \(give ? "given" : "taken"): " + roles.map { "\($0.name.prefix(100)) (\($0.id))" }.joined(separator: ", "), context: context)
+        let changed: Bool
+        do throws(StoreError) {
+            changed = try store.changeUserRoles(userID: userID, roleIDs: roles.map(\.id), give: give, at: nowMillis, writes: [.audit(event)])
+        } catch {
+            throw error.code == .conflict ? AuthError(.roleNotFound, "a role was deleted meanwhile") : AuthError(error)
+        }
+        guard changed else { throw AuthError(.userUnknown, "no user \(userID.prefix(64))") }
+        counted(event)
+    }
+
+    /// `GET /api/v2/users/{id}/roles`.
+    public func userRoles(userID: String) throws -> [RoleRow] {
+        _ = try existingUser(userID)
+        return try store.userRoles(userID: userID)
+    }
+
+    /// `GET /api/v2/users/{id}/permissions`: each permission the account's roles grant, with
+    /// the roles it comes from.
+    public func userPermissions(userID: String) throws -> [(permission: Permission, roles: [(id: String, name: String)])] {
+        _ = try existingUser(userID)
+        var result: [(permission: Permission, roles: [(id: String, name: String)])] = []
+        for granted in try store.userPermissions(userID: userID) {
+            if result.last?.permission == granted.permission {
+                result[result.count - 1].roles.append((granted.roleID, granted.roleName))
+            } else {
+                result.append((granted.permission, [(granted.roleID, granted.roleName)]))
+            }
+        }
+        return result
+    }
+
+    /// The `permissions` claim of an access token for `audience`: the names the account's roles
+    /// grant there that `tokens.permissions` still names, sorted; `nil` (no claim, nothing read)
+    /// for an API it names none for.
+    func permissionsClaim(userID: String, audience: String) throws -> [String]? {
+        guard !configuration.apiPermissions.isEmpty, let known = configuration.apiPermissions[audience] else { return nil }
+        return try store.permissionNames(userID: userID, audience: audience).filter { known[$0] != nil }
+    }
+
+    /// Auth0's `page` (from 0) and `per_page` (1 to 100) as an offset and a limit.
+    static func page(_ page: Int, _ perPage: Int) throws -> (offset: Int, limit: Int) {
+        guard page >= 0, page <= 100_000, (1...100).contains(perPage) else { throw AuthError.malformed("page must be 0 or more and per_page 1 to 100") }
+        return (page * perPage, perPage)
+    }
+}

@@ -1,0 +1,286 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetHTTP
+import SignetServer
+import SignetWebAuthn
+import Testing
+
+/// Role-based access control: roles of an API's permissions (`tokens.permissions`), given to
+/// accounts, listed in the `permissions` claim of their access tokens for that API.
+@Suite struct RoleTests {
+    static let api = "https://api.signet.test"
+    static let permissions = ["read:reports": "Read the reports", "transfer:funds": "Move money", "admin:users": ""]
+
+    static let other = "urn:signet:ledger"
+
+    static func server() throws -> TestServer {
+        try TestServer.withOperators { c in
+            c.audiences.append(other)
+            c.apiPermissions = [api: permissions, other: ["post:entries": "Post ledger entries"]]
+        }
+    }
+
+    /// A passkey sign-in's tokens for `audience` (none: Signet's own), and a refresh of them.
+    static func signIn(_ server: TestServer, _ phone: Phone, audience: String? = api) throws -> JSONValue {
+        let (session, credential, _) = try phone.startSignIn()
+        var body: JSONObject = ["grant_type": .string(GrantType.webauthn), "client_id": .string("app"), "auth_session": .string(session), "authn_response": credential]
+        if let audience { body["audience"] = .string(audience) }
+        let (status, json) = try server.post("/oauth/token", .object(body))
+        try #require(status == 200, "\(json.serialized)")
+        return json
+    }
+
+    static func refresh(_ server: TestServer, _ tokens: JSONValue) throws -> JSONValue {
+        let (status, json) = try server.post("/oauth/token", .object([
+            "grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(tokens["refresh_token"]), "audience": .string(api),
+        ]))
+        try #require(status == 200, "\(json.serialized)")
+        return json
+    }
+
+    @Test("tokens.permissions: from the file or the environment; an API's audience, names and descriptions bounded; Signet's own APIs refused")
+    func configuration() throws {
+        let base = #""relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}]"#
+        let file = try ConfigurationLoader.load(file: try ConfigurationTests.write(#"{\#(base), "tokens": {"permissions": {"https://api.example.com": {"read:reports": "Read the reports", "x": ""}}}}"#),
+                                                environment: [:])
+        #expect(file.apiPermissions == ["https://api.example.com": ["read:reports": "Read the reports", "x": ""]])
+        let environment = try ConfigurationLoader.load(file: try ConfigurationTests.write("{\(base)}"),
+                                                       environment: ["SIGNET_TOKENS_PERMISSIONS": #"{"urn:bank": {"transfer:funds": "Move money"}}"#])
+        #expect(environment.apiPermissions == ["urn:bank": ["transfer:funds": "Move money"]])
+        #expect(try ConfigurationLoader.load(file: try ConfigurationTests.write("{\(base)}"), environment: [:]).apiPermissions.isEmpty)
+        for (bad, says) in [(#"["read"]"#, "must be an object"), (#"{"https://api.example.com": {}}"#, "1 to 1000 permissions"),
+                            (#"{"https://api.example.com": ["read"]}"#, "1 to 1000 permissions"), (#"{"api example": {"read": ""}}"#, "without spaces"),
+                            (#"{"https://api.example.com": {"read reports": ""}}"#, "visible ASCII"), (#"{"https://api.example.com": {"read": 7}}"#, "the description of read"),
+                            (#"{"https://api.example.com": {"read": "two\nlines"}}"#, "on one line"), (#"{"https://api.example.com": {"\#(String(repeating: "r", count: 281))": ""}}"#, "1 to 280"),
+                            (#"{"https://a.example.com/me": {"read": ""}}"#, "Signet's own API"), (#"{"https://a.example.com/api/v2/": {"read": ""}}"#, "Signet's own API")] {
+            do {
+                _ = try ConfigurationLoader.load(file: try ConfigurationTests.write(#"{\#(base), "tokens": {"permissions": \#(bad)}}"#), environment: [:])
+                Issue.record("accepted: \(bad.prefix(60))")
+            } catch let error as ConfigurationError {
+                #expect(error.message.contains("tokens.permissions") && error.message.contains(says), "\(bad.prefix(60)): \(error.message)")
+            }
+        }
+    }
+
+    @Test("a role's round: made, listed, renamed, given permissions of the API, given to accounts; their tokens for the API list what it grants, from the next sign-in or refresh; audited")
+    func round() throws {
+        let server = try Self.server()
+        let ops = try server.managementToken()
+        let phone = Phone(server)
+        let first = try phone.signUp(email: "ada@bank.example")
+        let ada = try #require(jwtClaims(first["access_token"]?.string)["sub"]?.string)
+        // No role yet: the API's tokens carry the claim, empty; Signet's own carry none.
+        #expect(jwtClaims(try Self.signIn(server, phone)["access_token"]?.string)["permissions"] == .array([]))
+        #expect(jwtClaims(try Self.signIn(server, phone, audience: nil)["access_token"]?.string)["permissions"] == nil)
+
+        let made = try server.api("POST", "/api/v2/roles", token: ops, .object(["name": .string("Teller"), "description": .string("Front desk")]))
+        #expect(made.status == 201 && made.json["name"] == .string("Teller") && made.json["description"] == .string("Front desk"), "\(made.json.serialized)")
+        let teller = try #require(made.json["id"]?.string)
+        #expect(teller.hasPrefix("rol_") && teller.count == 20)
+        let auditor = try #require(try server.api("POST", "/api/v2/roles", token: ops, .object(["name": .string("Auditor")])).json["id"]?.string)
+        // Listed by name, filtered in any case, paged with totals.
+        #expect(try server.api("GET", "/api/v2/roles", token: ops).json.array?.compactMap { $0["name"]?.string } == ["Auditor", "Teller"])
+        #expect(try server.api("GET", "/api/v2/roles?name_filter=TELL", token: ops).json.array?.compactMap { $0["id"]?.string } == [teller])
+        #expect(try server.api("GET", "/api/v2/roles?name_filter=%25", token: ops).json == .array([]), "a % in the filter is a character, not a wildcard")
+        let page = try server.api("GET", "/api/v2/roles?per_page=1&page=1&include_totals=true", token: ops).json
+        #expect(page["total"] == .int(2) && page["start"] == .int(1) && page["limit"] == .int(1) && page["roles"]?.array?.first?["id"] == .string(teller), "\(page.serialized)")
+        let renamed = try server.api("PATCH", "/api/v2/roles/\(teller)", token: ops, .object(["name": .string("Teller (branch)"), "description": .null]))
+        #expect(renamed.status == 200 && renamed.json["name"] == .string("Teller (branch)") && renamed.json["description"] == nil, "\(renamed.json.serialized)")
+        #expect(try server.api("GET", "/api/v2/roles/\(teller)", token: ops).json == renamed.json)
+
+        // Permissions of the API, with their descriptions from the setting.
+        func permission(_ name: String) -> JSONValue { .object(["resource_server_identifier": .string(Self.api), "permission_name": .string(name)]) }
+        #expect(try server.api("POST", "/api/v2/roles/\(teller)/permissions", token: ops, .object(["permissions": .array([permission("read:reports"), permission("transfer:funds")])])).status == 201)
+        #expect(try server.api("POST", "/api/v2/roles/\(auditor)/permissions", token: ops, .object(["permissions": .array([permission("read:reports"), permission("admin:users"),
+            .object(["resource_server_identifier": .string(Self.other), "permission_name": .string("post:entries")])])])).status == 201)
+        let held = try server.api("GET", "/api/v2/roles/\(teller)/permissions", token: ops).json
+        #expect(held == .array([
+            .object(["permission_name": .string("read:reports"), "description": .string("Read the reports"), "resource_server_identifier": .string(Self.api), "resource_server_name": .string(Self.api)]),
+            .object(["permission_name": .string("transfer:funds"), "description": .string("Move money"), "resource_server_identifier": .string(Self.api), "resource_server_name": .string(Self.api)]),
+        ]), "\(held.serialized)")
+
+        // Given to Ada (both roles, one twice: once each).
+        #expect(try server.api("POST", "/api/v2/users/\(ada)/roles", token: ops, .object(["roles": .array([.string(teller), .string(auditor), .string(teller)])])).status == 204)
+        #expect(try server.api("GET", "/api/v2/users/\(ada)/roles", token: ops).json.array?.compactMap { $0["id"]?.string } == [auditor, teller])
+        let granted = try server.api("GET", "/api/v2/users/\(ada)/permissions", token: ops).json
+        #expect(granted.array?.compactMap { $0["permission_name"]?.string } == ["admin:users", "read:reports", "transfer:funds", "post:entries"], "\(granted.serialized)")
+        #expect(granted.array?[1]["sources"]?.array?.compactMap { $0["source_id"]?.string } == [auditor, teller])
+        #expect(granted.array?[1]["sources"]?.array?.first?["source_type"] == .string("ROLE"))
+        let members = try server.api("GET", "/api/v2/roles/\(teller)/users?include_totals=true", token: ops).json
+        #expect(members["total"] == .int(1) && members["users"]?.array?.first?["user_id"] == .string(ada), "\(members.serialized)")
+        #expect(members["users"]?.array?.first?["email"] == .string("ada@bank.example"))
+
+        // Her next sign-in's token for the API lists them, each once, sorted; an ID token does not.
+        let tokens = try Self.signIn(server, phone)
+        #expect(jwtClaims(tokens["access_token"]?.string)["permissions"] == .array([.string("admin:users"), .string("read:reports"), .string("transfer:funds")]))
+        #expect(jwtClaims(tokens["id_token"]?.string)["permissions"] == nil)
+        // Each API's token lists its own permissions only.
+        #expect(jwtClaims(try Self.signIn(server, phone, audience: Self.other)["access_token"]?.string)["permissions"] == .array([.string("post:entries")]))
+        // A permission taken from a role and a role taken from her: the next refresh lists what is left.
+        #expect(try server.api("DELETE", "/api/v2/roles/\(teller)/permissions", token: ops, .object(["permissions": .array([permission("transfer:funds")])])).status == 204)
+        #expect(try server.api("DELETE", "/api/v2/users/\(ada)/roles", token: ops, .object(["roles": .array([.string(auditor)])])).status == 204)
+        let refreshed = try Self.refresh(server, tokens)
+        #expect(jwtClaims(refreshed["access_token"]?.string)["permissions"] == .array([.string("read:reports")]))
+        // Another account given the role through the role.
+        let grace = Phone(server)
+        _ = try grace.signUp(email: "grace@bank.example")
+        let graceID = try #require(jwtClaims(try Self.signIn(server, grace)["access_token"]?.string)["sub"]?.string)
+        #expect(try server.api("POST", "/api/v2/roles/\(teller)/users", token: ops, .object(["users": .array([.string(graceID)])])).status == 200)
+        #expect(jwtClaims(try Self.signIn(server, grace)["access_token"]?.string)["permissions"] == .array([.string("read:reports")]))
+        #expect(try server.api("GET", "/api/v2/roles/\(teller)/users", token: ops).json.array?.compactMap { $0["user_id"]?.string } == [ada, graceID])
+
+        // The role deleted: what it granted goes from the next refresh; its members keep their accounts.
+        #expect(try server.api("DELETE", "/api/v2/roles/\(teller)", token: ops).status == 204)
+        #expect(jwtClaims(try Self.refresh(server, refreshed)["access_token"]?.string)["permissions"] == .array([]))
+        #expect(try server.api("GET", "/api/v2/users/\(ada)/roles", token: ops).json == .array([]))
+        #expect(try server.api("GET", "/api/v2/roles/\(teller)", token: ops).json["reason"] == .string("role_not_found"))
+
+        // Each change audited as the client's, the accounts' on their own history, never a token.
+        let events = try server.store.auditEvents(limit: 100).filter { $0.clientID == "ops" }
+        let kinds = events.map(\.kind)
+        #expect(kinds.filter { $0 == "admin_role_created" }.count == 2 && kinds.filter { $0 == "admin_role_deleted" }.count == 1)
+        #expect(kinds.filter { $0 == "admin_role_updated" }.count == 4 && kinds.filter { $0 == "admin_user_roles_changed" }.count == 3, "\(kinds)")
+        let given = try #require(events.first { $0.kind == "admin_user_roles_changed" && $0.userID == ada && ($0.detail ?? "").hasPrefix("roles given") })
+        #expect(given.detail == "roles given: Auditor (\(auditor)), Teller (branch) (\(teller))", "\(given.detail ?? "")")
+        #expect(events.contains { $0.kind == "admin_role_updated" && $0.detail == "role \(teller) (Teller (branch)): permissions removed: transfer:funds (\(Self.api))" })
+    }
+
+    @Test("refused, changing nothing: no scope, no such role or account, a permission the API does not have, a taken name, bodies of the wrong shape, too many at once")
+    func refusals() throws {
+        let server = try Self.server()
+        let ops = try server.managementToken()
+        let phone = Phone(server)
+        let ada = try #require(jwtClaims(try phone.signUp(email: "ada@bank.example")["access_token"]?.string)["sub"]?.string)
+        let role = try #require(try server.api("POST", "/api/v2/roles", token: ops, .object(["name": .string("Teller")])).json["id"]?.string)
+        let before = try server.store.auditEvents(limit: 1000).count
+        func permission(_ api: String, _ name: String) -> JSONValue { .object(["resource_server_identifier": .string(api), "permission_name": .string(name)]) }
+        let many = JSONValue.array((0...Ceremonies.maxRoleBatch).map { _ in .string(role) })
+
+        for (method, path, body, status, reason) in [
+            ("POST", "/api/v2/roles", JSONValue.object(["name": .string("teller")]), 201, nil),  // names differ by case: a role of its own
+            ("POST", "/api/v2/roles", .object(["name": .string("Teller")]), 409, "conflict"),
+            ("POST", "/api/v2/roles", .object([:]), 400, "malformed"),
+            ("POST", "/api/v2/roles", .object(["name": .string("  ")]), 400, "malformed"),
+            ("POST", "/api/v2/roles", .object(["name": .string(String(repeating: "n", count: 101))]), 400, "malformed"),
+            ("POST", "/api/v2/roles", .object(["name": .string("Bad\u{202E}name")]), 400, "malformed"),
+            ("POST", "/api/v2/roles", .object(["name": .string("X"), "permissions": .array([])]), 400, "malformed"),
+            ("POST", "/api/v2/roles", .object(["name": .number("7")]), 400, "malformed"),
+            ("PATCH", "/api/v2/roles/\(role)", .object([:]), 400, "malformed"),
+            ("PATCH", "/api/v2/roles/\(role)", .object(["name": .string("")]), 400, "malformed"),
+            ("PATCH", "/api/v2/roles/rol_nope", .object(["name": .string("Y")]), 404, "role_not_found"),
+            ("DELETE", "/api/v2/roles/rol_nope", nil, 404, "role_not_found"),
+            ("GET", "/api/v2/roles/" + String(repeating: "r", count: 65), nil, 404, "role_not_found"),
+            ("GET", "/api/v2/roles?per_page=101", nil, 400, "malformed"),
+            ("GET", "/api/v2/roles?page=-1", nil, 400, "malformed"),
+            ("POST", "/api/v2/roles/\(role)/permissions", .object(["permissions": .array([permission(Self.api, "delete:everything")])]), 400, "malformed"),
+            ("POST", "/api/v2/roles/\(role)/permissions", .object(["permissions": .array([permission("https://other.example", "read:reports")])]), 400, "malformed"),
+            ("POST", "/api/v2/roles/\(role)/permissions", .object(["permissions": .array([])]), 400, "malformed"),
+            ("POST", "/api/v2/roles/\(role)/permissions", .object(["permissions": .array([.string("read:reports")])]), 400, "malformed"),
+            ("POST", "/api/v2/roles/rol_nope/permissions", .object(["permissions": .array([permission(Self.api, "read:reports")])]), 404, "role_not_found"),
+            ("POST", "/api/v2/users/\(ada)/roles", .object(["roles": .array([.string("rol_nope")])]), 404, "role_not_found"),
+            ("POST", "/api/v2/users/\(ada)/roles", .object(["roles": .array([.string(role), .string("rol_nope")])]), 404, "role_not_found"),
+            ("POST", "/api/v2/users/nobody/roles", .object(["roles": .array([.string(role)])]), 404, "user_unknown"),
+            ("POST", "/api/v2/users/\(ada)/roles", .object(["roles": .array([])]), 400, "malformed"),
+            ("POST", "/api/v2/users/\(ada)/roles", .object(["roles": many]), 400, "malformed"),
+            ("POST", "/api/v2/users/\(ada)/roles", .object(["roles": .string(role)]), 400, "malformed"),
+            ("POST", "/api/v2/roles/\(role)/users", .object(["users": .array([.string(ada), .string("nobody")])]), 404, "user_unknown"),
+            ("GET", "/api/v2/users/nobody/roles", nil, 404, "user_unknown"),
+            ("GET", "/api/v2/users/nobody/permissions", nil, 404, "user_unknown"),
+            ("GET", "/api/v2/roles/rol_nope/users", nil, 404, "role_not_found"),
+        ] as [(String, String, JSONValue?, Int, String?)] {
+            let answer = try server.api(method, path, token: ops, body)
+            #expect(answer.status == status && answer.json["reason"] == reason.map(JSONValue.string), "\(method) \(path) \(body?.serialized.prefix(80) ?? ""): \(answer.json.serialized)")
+        }
+        // Nothing changed but the one role made; Ada has no role, the role no permission.
+        #expect(try server.api("GET", "/api/v2/users/\(ada)/roles", token: ops).json == .array([]))
+        #expect(try server.api("GET", "/api/v2/roles/\(role)/permissions", token: ops).json == .array([]))
+        #expect(try server.store.auditEvents(limit: 1000).count == before + 1)
+
+        // Each route's scope: a token without it is refused.
+        let reader = try server.managementToken("reader", secret: TestServer.readerSecret)
+        for (method, path) in [("GET", "/api/v2/roles"), ("POST", "/api/v2/roles"), ("GET", "/api/v2/roles/\(role)"), ("PATCH", "/api/v2/roles/\(role)"),
+                               ("DELETE", "/api/v2/roles/\(role)"), ("GET", "/api/v2/roles/\(role)/permissions"), ("POST", "/api/v2/roles/\(role)/permissions"),
+                               ("DELETE", "/api/v2/roles/\(role)/permissions"), ("GET", "/api/v2/roles/\(role)/users"), ("POST", "/api/v2/roles/\(role)/users"),
+                               ("GET", "/api/v2/users/\(ada)/roles"), ("POST", "/api/v2/users/\(ada)/roles"), ("DELETE", "/api/v2/users/\(ada)/roles"),
+                               ("GET", "/api/v2/users/\(ada)/permissions")] {
+            let answer = try server.api(method, path, token: reader, .object(["name": .string("X")]))
+            #expect(answer.status == 403 && answer.json["reason"] == .string("insufficient_scope"), "\(method) \(path): \(answer.json.serialized)")
+        }
+        let narrow = try server.managementToken(scope: "read:roles create:role_members")
+        #expect(try server.api("GET", "/api/v2/roles", token: narrow).status == 200)
+        #expect(try server.api("DELETE", "/api/v2/users/\(ada)/roles", token: narrow, .object(["roles": .array([.string(role)])])).status == 403)
+        #expect(try server.api("GET", "/api/v2/roles", token: nil).status == 401)
+        // A user's own token is no operator's.
+        #expect(try server.api("GET", "/api/v2/roles", token: try Self.signIn(server, phone)["access_token"]?.string).status == 401)
+    }
+
+    @Test("without tokens.permissions, no token carries the claim and no role can be given a permission; a permission the setting drops leaves the tokens")
+    func setting() throws {
+        let off = try TestServer.withOperators()
+        let phone = Phone(off)
+        _ = try phone.signUp(email: "lin@bank.example")
+        #expect(jwtClaims(try Self.signIn(off, phone)["access_token"]?.string)["permissions"] == nil)
+        let ops = try off.managementToken()
+        let role = try #require(try off.api("POST", "/api/v2/roles", token: ops, .object(["name": .string("R")])).json["id"]?.string)
+        let refused = try off.api("POST", "/api/v2/roles/\(role)/permissions", token: ops,
+                                  .object(["permissions": .array([.object(["resource_server_identifier": .string(Self.api), "permission_name": .string("read:reports")])])]))
+        #expect(refused.status == 400 && (refused.json["error_description"]?.string ?? "").contains("names no permissions for the API"), "\(refused.json.serialized)")
+
+        // Granted while the setting named it, then dropped from the setting: listed without a description, in no token.
+        let before = try TestServer.withOperators { c in c.apiPermissions = [Self.api: Self.permissions] }
+        let ada = Phone(before)
+        let id = try #require(jwtClaims(try ada.signUp(email: "ada@bank.example")["access_token"]?.string)["sub"]?.string)
+        let opsBefore = try before.managementToken()
+        let teller = try #require(try before.api("POST", "/api/v2/roles", token: opsBefore, .object(["name": .string("Teller")])).json["id"]?.string)
+        #expect(try before.api("POST", "/api/v2/roles/\(teller)/permissions", token: opsBefore, .object(["permissions": .array(["read:reports", "transfer:funds"].map {
+            .object(["resource_server_identifier": .string(Self.api), "permission_name": .string($0)])
+        })])).status == 201)
+        #expect(try before.api("POST", "/api/v2/users/\(id)/roles", token: opsBefore, .object(["roles": .array([.string(teller)])])).status == 204)
+        let after = try TestServer.withOperators(sharing: before.directory) { c in c.apiPermissions = [Self.api: ["read:reports": "Read the reports"]] }
+        let listed = try after.api("GET", "/api/v2/roles/\(teller)/permissions", token: try after.managementToken()).json
+        #expect(listed.array?.count == 2 && listed.array?.last?["permission_name"] == .string("transfer:funds") && listed.array?.last?["description"] == nil, "\(listed.serialized)")
+        let phoneAfter = Phone(after, authenticator: ada.authenticator)
+        #expect(jwtClaims(try Self.signIn(after, phoneAfter)["access_token"]?.string)["permissions"] == .array([.string("read:reports")]))
+    }
+
+    @Test("signet admin roles: add, grant (names from tokens.permissions), assign, show, list, revoke, unassign, remove; the running server's tokens follow; refusals exit non-zero")
+    func commandLine() throws {
+        let server = try Self.server()
+        let database = ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path]
+        let setting = ["SIGNET_TOKENS_PERMISSIONS": #"{"\#(Self.api)": {"read:reports": "Read the reports", "transfer:funds": "Move money"}}"#]
+        func admin(_ arguments: [String], environment: [String: String] = setting) throws -> (status: Int32, output: String, errors: String) {
+            try runProcess(ProcessTests.binary.path, ["admin", "roles"] + arguments + database, environment: environment, in: server.directory)
+        }
+        let phone = Phone(server)
+        let ada = try #require(jwtClaims(try phone.signUp(email: "ada@bank.example")["access_token"]?.string)["sub"]?.string)
+
+        let added = try OperationsTests.json(try admin(["add", "--name", "Teller", "--description", "Front desk", "--json"]).output)
+        let id = try #require(added["id"]?.string)
+        #expect(added["name"] == .string("Teller"))
+        let granted = try admin(["grant", id, "--api", Self.api, "--permission", "read:reports", "--permission", "transfer:funds"])
+        #expect(granted.status == 0 && granted.output.contains("granted read:reports, transfer:funds"), "\(granted.errors)")
+        #expect(try admin(["assign", id, ada]).output.contains("gave role \(id) to 1 user(s)"))
+        let shown = try admin(["show", id])
+        #expect(shown.output.contains("Move money") && shown.output.contains("ada@bank.example") && shown.output.contains("2 permission(s), 1 member(s)"), "\(shown.output)")
+        let listed = try admin(["list", "--query", "tell"])
+        #expect(listed.output.contains(id) && listed.output.contains("1 of 1 role(s)"))
+        #expect(jwtClaims(try Self.signIn(server, phone)["access_token"]?.string)["permissions"] == .array([.string("read:reports"), .string("transfer:funds")]))
+
+        // Refused: a permission the setting does not name, or any without the setting; an account or a role that is not there.
+        let unknown = try admin(["grant", id, "--api", Self.api, "--permission", "delete:everything"])
+        #expect(unknown.status == 2 && unknown.errors.contains("names no permission delete:everything"), "\(unknown.errors)")
+        #expect(try admin(["grant", id, "--api", Self.api, "--permission", "read:reports"], environment: [:]).errors.contains("names no permissions for the API"))
+        let nobody = try admin(["assign", id, ada, "nobody"])
+        #expect(nobody.status == 1 && nobody.errors.contains("user_unknown"))
+        #expect(try admin(["show", "rol_nope"]).errors.contains("role_not_found") && admin(["add"]).status == 2 && admin(["grant", id]).status == 2)
+
+        #expect(try admin(["revoke", id, "--api", Self.api, "--permission", "transfer:funds"]).status == 0)
+        #expect(jwtClaims(try Self.signIn(server, phone)["access_token"]?.string)["permissions"] == .array([.string("read:reports")]))
+        #expect(try admin(["unassign", id, ada]).status == 0)
+        #expect(jwtClaims(try Self.signIn(server, phone)["access_token"]?.string)["permissions"] == .array([]))
+        #expect(try admin(["remove", id]).output.contains("removed role \(id)"))
+        #expect(try admin(["list", "--json"]).output.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]" || admin(["list", "--json"]).output.contains("[]"))
+        #expect(try server.store.auditEvents(limit: 100).filter { $0.clientID == "signet-admin" }.map(\.kind).contains("admin_role_deleted"))
+    }
+}
