@@ -40,6 +40,12 @@ enum AdminCommand {
                signet admin log-streams rotate-secret ID [--previous-secret-seconds N]   (a new signing secret, shown once;
                                         the previous one signs beside it for N seconds, 86400 unless given, at most 604800)
                signet admin log-streams list | remove ID
+               signet admin roles list [--query TEXT] [--page N] | show ID | remove ID
+               signet admin roles add --name NAME [--description TEXT]
+               signet admin roles grant ID --api AUDIENCE --permission NAME [--permission NAME]...   (names from tokens.permissions:
+                                        give --config)
+               signet admin roles revoke ID --api AUDIENCE --permission NAME [--permission NAME]...
+               signet admin roles assign ID USER_ID [USER_ID]... | unassign ID USER_ID [USER_ID]...
                signet admin stats [--from YYYYMMDD] [--to YYYYMMDD]   (accounts active in 30 days; sign-ins and sign-ups a day)
                signet admin logs [--user ID] [--event NAME] [--type CODE] [--take N] [--follow]
         every command takes --database URL or --config FILE, and --json
@@ -68,7 +74,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds", "--description", "--api", "--permission"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -142,6 +148,14 @@ enum AdminCommand {
             case ("log-streams", "resend"):
                 guard let after = options.one("--after") else { throw AuthError.malformed("log-streams resend needs --after LOG_ID") }
                 try admin.show(try admin.ceremonies.resendLogStream(id: try admin.id(), after: after, by: .commandLine, context: admin.context), "rewound")
+            case ("roles", "list"): try admin.listRoles()
+            case ("roles", "add"): try admin.addRole()
+            case ("roles", "show"): try admin.showRole(try admin.id())
+            case ("roles", "grant"): try admin.changeRolePermissions(try admin.id(), add: true)
+            case ("roles", "revoke"): try admin.changeRolePermissions(try admin.id(), add: false)
+            case ("roles", "assign"): try admin.changeRoleMembers(give: true)
+            case ("roles", "unassign"): try admin.changeRoleMembers(give: false)
+            case ("roles", "remove"): try admin.removeRole(try admin.id())
             case ("logs", _) where options.positional.count == 1: try admin.logs()
             case ("stats", _) where options.positional.count == 1: try admin.stats()
             default: return usageError(usage)
