@@ -283,4 +283,42 @@ import Testing
         #expect(try admin(["list", "--json"]).output.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]" || admin(["list", "--json"]).output.contains("[]"))
         #expect(try server.store.auditEvents(limit: 100).filter { $0.clientID == "signet-admin" }.map(\.kind).contains("admin_role_deleted"))
     }
+
+    @Test("an API written with PyJWT alone checks the claim: signature against the JWKS, typ, iss, aud, then the permission; a token changed to grant more, or for another API, is refused",
+          .enabled(if: DPoPTests.pythonAvailable, "needs python3-jwt and python3-cryptography"))
+    func resourceServer() throws {
+        let server = try TestServer.withOperators(.socket) { c in c.apiPermissions = [Self.api: Self.permissions] }
+        let ops = try server.managementToken()
+        let teller = Phone(server), visitor = Phone(server)
+        let tellerID = try #require(jwtClaims(try teller.signUp(email: "teller@bank.example")["access_token"]?.string)["sub"]?.string)
+        _ = try visitor.signUp(email: "visitor@bank.example")
+        let role = try #require(try server.api("POST", "/api/v2/roles", token: ops, .object(["name": .string("Teller")])).json["id"]?.string)
+        #expect(try server.api("POST", "/api/v2/roles/\(role)/permissions", token: ops, .object(["permissions": .array([
+            .object(["resource_server_identifier": .string(Self.api), "permission_name": .string("transfer:funds")]),
+        ])])).status == 201)
+        #expect(try server.api("POST", "/api/v2/users/\(tellerID)/roles", token: ops, .object(["roles": .array([.string(role)])])).status == 204)
+
+        let granted = try #require(try Self.signIn(server, teller)["access_token"]?.string)
+        let withNone = try #require(try Self.signIn(server, visitor)["access_token"]?.string)
+        let ownAPI = try #require(try Self.signIn(server, teller, audience: nil)["access_token"]?.string)
+        let idToken = try #require(try Self.signIn(server, teller)["id_token"]?.string)
+        // The visitor's token with its claim rewritten to grant the permission, signature kept.
+        var parts = withNone.split(separator: ".").map(String.init)
+        var payload = try #require(jwtClaims(withNone).object)
+        payload["permissions"] = .array([.string("transfer:funds")])
+        parts[1] = Base64URL.encode(Array(JSONValue.object(payload).serialized.utf8))
+        let forged = parts.joined(separator: ".")
+
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts/resource-server-check.py").standardized.path
+        let run = try runProcess("/usr/bin/python3", [script, "http://127.0.0.1:\(server.port)/.well-known/jwks.json", "https://signet.test", Self.api, "transfer:funds",
+                                                      granted, withNone, ownAPI, idToken, forged])
+        #expect(run.status == 0, "\(run.errors)")
+        let reports = try run.output.split(separator: "\n").map { try StrictJSON().parse(Array($0.utf8)) }
+        try #require(reports.count == 5, "\(run.output) \(run.errors)")
+        #expect(reports[0]["valid"] == .bool(true) && reports[0]["allowed"] == .bool(true) && reports[0]["permissions"] == .array([.string("transfer:funds")]))
+        #expect(reports[1]["valid"] == .bool(true) && reports[1]["allowed"] == .bool(false) && reports[1]["permissions"] == .array([]))
+        #expect(reports[2]["valid"] == .bool(false) && reports[2]["error"] == .string("InvalidAudienceError"), "\(reports[2].serialized)")
+        #expect(reports[3]["valid"] == .bool(false) && reports[3]["error"] == .string("InvalidTokenError"), "\(reports[3].serialized)")
+        #expect(reports[4]["valid"] == .bool(false) && reports[4]["error"] == .string("InvalidSignatureError"), "\(reports[4].serialized)")
+    }
 }
