@@ -20,6 +20,8 @@ public struct AccountExport: Codable, Sendable, Equatable {
     public var sessions: [SessionInfo]
     public var recovery_codes: RecoveryCodesStatus
     public var recovery: RecoveryInfo?
+    /// The roles operators gave the account (`/api/v2/roles`); absent in a file from before them.
+    public var roles: [ManagementRole]?
     /// The account's audit events, newest first, at most ``AccountExport/maxEvents``.
     public var events: [LogEvent]
     /// Whether older events than those listed exist.
@@ -29,7 +31,8 @@ public struct AccountExport: Codable, Sendable, Equatable {
     public static let maxEvents = 10_000
 
     public init(issuer: String, exported_at: Int64, account: ExportedAccount, passkeys: [ExportedPasskey], device_keys: [ExportedDeviceKey],
-                sessions: [SessionInfo], recovery_codes: RecoveryCodesStatus, recovery: RecoveryInfo?, events: [LogEvent], events_truncated: Bool) {
+                sessions: [SessionInfo], recovery_codes: RecoveryCodesStatus, recovery: RecoveryInfo?, roles: [ManagementRole]? = nil, events: [LogEvent], events_truncated: Bool) {
+        self.roles = roles
         self.format = Self.formatName
         self.issuer = issuer
         self.exported_at = exported_at

@@ -111,6 +111,9 @@ import Testing
         #expect(members["total"] == .int(1) && members["users"]?.array?.first?["user_id"] == .string(ada), "\(members.serialized)")
         #expect(members["users"]?.array?.first?["email"] == .string("ada@bank.example"))
 
+        // Her copy of her data names them.
+        let copy = try server.api("GET", "/api/v2/users/\(ada)/export", token: ops).json
+        #expect(copy["roles"]?.array?.compactMap { $0["name"]?.string } == ["Auditor", "Teller (branch)"], "\(copy["roles"]?.serialized ?? "none")")
         // Her next sign-in's token for the API lists them, each once, sorted; an ID token does not.
         let tokens = try Self.signIn(server, phone)
         #expect(jwtClaims(tokens["access_token"]?.string)["permissions"] == .array([.string("admin:users"), .string("read:reports"), .string("transfer:funds")]))
