@@ -281,12 +281,13 @@ struct Admin {
         let sessions: [ManagementSession]
         let recovery: RecoveryInfo?
         let blocked_for: [UserBlocks.Block]
+        let roles: [ManagementRole]
     }
 
     func showUser(_ id: String) throws {
         let detail = UserDetail(user: try ceremonies.managedUser(id: id), authentication_methods: try ceremonies.authenticationMethods(userID: id),
                                 sessions: try ceremonies.sessions(userID: id).sessions, recovery: try ceremonies.recovery(userID: id).recovery,
-                                blocked_for: try ceremonies.userBlocks(userID: id).blocked_for)
+                                blocked_for: try ceremonies.userBlocks(userID: id).blocked_for, roles: try ceremonies.userRoles(userID: id).map(ManagementRole.init))
         if options.json { return try emit(detail) }
         let u = detail.user
         print("""
@@ -296,6 +297,7 @@ struct Admin {
             blocked    \(u.blocked ? "YES" : "no")
             created    \(u.created_at)
             last login \(u.last_login ?? "never") (\(u.logins_count) in all)
+            roles      \(detail.roles.isEmpty ? "-" : detail.roles.map { Self.printable($0.name) + " (\($0.id))" }.joined(separator: ", "))
             """)
         printMetadata(u)
         print("")

@@ -266,6 +266,8 @@ import Testing
         #expect(try admin(["assign", id, ada]).output.contains("gave role \(id) to 1 user(s)"))
         let shown = try admin(["show", id])
         #expect(shown.output.contains("Move money") && shown.output.contains("ada@bank.example") && shown.output.contains("2 permission(s), 1 member(s)"), "\(shown.output)")
+        let user = try runProcess(ProcessTests.binary.path, ["admin", "users", "show", ada] + database, environment: setting, in: server.directory)
+        #expect(user.output.contains("roles      Teller (\(id))"), "\(user.output)")
         let listed = try admin(["list", "--query", "tell"])
         #expect(listed.output.contains(id) && listed.output.contains("1 of 1 role(s)"))
         #expect(jwtClaims(try Self.signIn(server, phone)["access_token"]?.string)["permissions"] == .array([.string("read:reports"), .string("transfer:funds")]))
