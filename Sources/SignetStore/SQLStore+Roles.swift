@@ -2,17 +2,17 @@ public import SignetAuth
 
 /// Roles (``RoleRow``), their permissions and their members.
 extension SQLStore {
-    static let roleColumns = "id, name, description, created_at, updated_at"
+    static let roleColumns = "id, name, description, external_id, created_at, updated_at"
 
     static func roleRow(_ r: [SQLValue]) -> RoleRow {
-        RoleRow(id: r[0].text ?? "", name: r[1].text ?? "", description: r[2].text, createdAt: r[3].int ?? 0, updatedAt: r[4].int ?? 0)
+        RoleRow(id: r[0].text ?? "", name: r[1].text ?? "", description: r[2].text, externalID: r[3].text, createdAt: r[4].int ?? 0, updatedAt: r[5].int ?? 0)
     }
 
     public func insertRole(_ role: RoleRow, writes: [StoreWrite]) throws(StoreError) {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
-                try db.query("INSERT INTO roles (\(Self.roleColumns)) VALUES (?, ?, ?, ?, ?)",
-                             [.text(role.id), .text(role.name), Self.text(role.description), .int(role.createdAt), .int(role.updatedAt)])
+                try db.query("INSERT INTO roles (\(Self.roleColumns)) VALUES (?, ?, ?, ?, ?, ?)",
+                             [.text(role.id), .text(role.name), Self.text(role.description), Self.text(role.externalID), .int(role.createdAt), .int(role.updatedAt)])
                 for write in writes { try Self.apply(write, db) }
             }
         }
@@ -34,11 +34,11 @@ extension SQLStore {
         try reading { db throws(StoreError) in try db.query("SELECT \(Self.roleColumns) FROM roles WHERE id = ?", [.text(id)]).first.map(Self.roleRow) }
     }
 
-    public func updateRole(id: String, name: String, description: String?, at: Int64, writes: [StoreWrite]) throws(StoreError) -> RoleRow? {
+    public func updateRole(id: String, name: String, description: String?, externalID: String?, at: Int64, writes: [StoreWrite]) throws(StoreError) -> RoleRow? {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> RoleRow? in
-                guard let row = try db.query("UPDATE roles SET name = ?, description = ?, updated_at = ? WHERE id = ? RETURNING \(Self.roleColumns)",
-                                             [.text(name), Self.text(description), .int(at), .text(id)]).first else { return nil }
+                guard let row = try db.query("UPDATE roles SET name = ?, description = ?, external_id = ?, updated_at = ? WHERE id = ? RETURNING \(Self.roleColumns)",
+                                             [.text(name), Self.text(description), Self.text(externalID), .int(at), .text(id)]).first else { return nil }
                 for write in writes { try Self.apply(write, db) }
                 return Self.roleRow(row)
             }
@@ -99,6 +99,22 @@ extension SQLStore {
                         try db.query("DELETE FROM user_roles WHERE user_id = ? AND role_id = ?", [.text(userID), .text(role)])
                     }
                 }
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
+        }
+    }
+
+    public func changeRoleMembers(roleID: String, adding: [String], removing: [String], at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                try db.query("UPDATE roles SET updated_at = ? WHERE id = ?", [.int(at), .text(roleID)])
+                guard db.changes == 1 else { return false }
+                for user in adding {
+                    // An account gone meanwhile fails its foreign key: a conflict, nothing written.
+                    try db.query("INSERT INTO user_roles (user_id, role_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [.text(user), .text(roleID), .int(at)])
+                }
+                for user in removing { try db.query("DELETE FROM user_roles WHERE user_id = ? AND role_id = ?", [.text(user), .text(roleID)]) }
                 for write in writes { try Self.apply(write, db) }
                 return true
             }

@@ -400,6 +400,7 @@ enum Schema {
                 id TEXT PRIMARY KEY,
                 name TEXT NOT NULL UNIQUE,
                 description TEXT,
+                external_id TEXT,
                 created_at BIGINT NOT NULL,
                 updated_at BIGINT NOT NULL
             );

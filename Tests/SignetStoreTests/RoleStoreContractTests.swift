@@ -19,10 +19,11 @@ import Testing
         #expect(try names("TELLER") == ["Branch teller", "Teller"] && names("%") == ["100%_Admin"] && names("_A") == ["100%_Admin"] && names("x").isEmpty)
         #expect(try names(nil, offset: 1, limit: 2) == ["Auditor", "Branch teller"] && store.roles(nameFilter: "e", offset: 0, limit: 1).total == 2)
         let teller = try #require(try store.roles(nameFilter: "Teller", offset: 0, limit: 10).roles.last)
-        #expect(throws: StoreError.self) { _ = try store.updateRole(id: teller.id, name: "Auditor", description: nil, at: 1, writes: []) }
-        #expect(try store.updateRole(id: teller.id, name: "Cashier", description: "Front desk", at: 5, writes: [])
-                == RoleRow(id: teller.id, name: "Cashier", description: "Front desk", createdAt: teller.createdAt, updatedAt: 5))
-        #expect(try store.updateRole(id: "rol_none", name: "X", description: nil, at: 1, writes: []) == nil)
+        #expect(throws: StoreError.self) { _ = try store.updateRole(id: teller.id, name: "Auditor", description: nil, externalID: nil, at: 1, writes: []) }
+        #expect(try store.updateRole(id: teller.id, name: "Cashier", description: "Front desk", externalID: "grp-1", at: 5, writes: [])
+                == RoleRow(id: teller.id, name: "Cashier", description: "Front desk", externalID: "grp-1", createdAt: teller.createdAt, updatedAt: 5))
+        #expect(try store.role(id: teller.id)?.externalID == "grp-1")
+        #expect(try store.updateRole(id: "rol_none", name: "X", description: nil, externalID: nil, at: 1, writes: []) == nil)
     }
 
     @Test("permissions and members: added once, removed, read through every role an account has; a role gone takes them; an account erased takes its memberships", arguments: Backend.available)
@@ -68,6 +69,17 @@ import Testing
         #expect(try store.deleteRole(id: teller.id, writes: []))
         #expect(try !store.deleteRole(id: teller.id, writes: []))
         #expect(try store.userRoles(userID: ada.id).isEmpty && store.permissionNames(userID: ada.id, audience: api).isEmpty && store.rolePermissions(roleID: teller.id).isEmpty)
+        // Members in one change: given and taken together; an account that is not there fails all of it.
+        let cashier = Self.role("Cashier")
+        try store.insertRole(cashier, writes: [])
+        #expect(try store.changeRoleMembers(roleID: cashier.id, adding: [ada.id], removing: [], at: 8, writes: []))
+        let lin = user(3)
+        try store.createUser(lin, credential: credential(lin.id))
+        #expect(throws: StoreError.self) { _ = try store.changeRoleMembers(roleID: cashier.id, adding: [lin.id, "nobody"], removing: [ada.id], at: 9, writes: []) }
+        #expect(try store.roleMembers(roleID: cashier.id, offset: 0, limit: 10).users.map(\.id) == [ada.id])
+        #expect(try store.changeRoleMembers(roleID: cashier.id, adding: [lin.id, ada.id], removing: [ada.id], at: 9, writes: []))
+        #expect(try store.roleMembers(roleID: cashier.id, offset: 0, limit: 10).users.map(\.id) == [lin.id])
+        #expect(try !store.changeRoleMembers(roleID: "rol_none", adding: [lin.id], removing: [], at: 9, writes: []))
         // The name is free again.
         try store.insertRole(Self.role("Teller"), writes: [])
     }

@@ -7,10 +7,13 @@ public struct RoleRow: Sendable, Equatable {
     /// One role's only.
     public var name: String
     public var description: String?
+    /// An identity provider's own ID for the role, when it pushed it as a SCIM Group.
+    public var externalID: String?
     public var createdAt: Int64
     public var updatedAt: Int64
-    public init(id: String, name: String, description: String?, createdAt: Int64, updatedAt: Int64) {
+    public init(id: String, name: String, description: String?, externalID: String? = nil, createdAt: Int64, updatedAt: Int64) {
         self.id = id
+        self.externalID = externalID
         self.name = name
         self.description = description
         self.createdAt = createdAt

@@ -450,9 +450,9 @@ public protocol Store: Sendable {
     /// a page at a time, and how many there are.
     func roles(nameFilter: String?, offset: Int, limit: Int) throws(StoreError) -> (roles: [RoleRow], total: Int)
     func role(id: String) throws(StoreError) -> RoleRow?
-    /// Renames and redescribes a role, with `writes`: the row as written, `nil` when there is
-    /// none; a conflict when the name is another role's.
-    func updateRole(id: String, name: String, description: String?, at: Int64, writes: [StoreWrite]) throws(StoreError) -> RoleRow?
+    /// Renames and redescribes a role (and sets its provider's ID), with `writes`: the row as
+    /// written, `nil` when there is none; a conflict when the name is another role's.
+    func updateRole(id: String, name: String, description: String?, externalID: String?, at: Int64, writes: [StoreWrite]) throws(StoreError) -> RoleRow?
     /// Deletes a role, its permissions and every account's membership, with `writes`: `false`
     /// when there is none.
     func deleteRole(id: String, writes: [StoreWrite]) throws(StoreError) -> Bool
@@ -465,6 +465,10 @@ public protocol Store: Sendable {
     /// `writes`: `false`, with nothing written, when there is no such account; a conflict when a
     /// role to give is gone.
     func changeUserRoles(userID: String, roleIDs: [String], give: Bool, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// Gives a role to accounts and takes it from others in one transaction, with `writes`
+    /// (one already so is passed over): `false`, with nothing written, when there is no such
+    /// role; a conflict when an account to give it is not there.
+    func changeRoleMembers(roleID: String, adding: [String], removing: [String], at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
     /// An account's roles, by name.
     func userRoles(userID: String) throws(StoreError) -> [RoleRow]
     /// The accounts that have a role, in the order they were given it, a page at a time, and how many.
