@@ -36,17 +36,18 @@ public enum SCIM {
 
     /// `filter` (RFC 7644 §3.4.2.2) in the form provisioning clients send to find an account:
     /// `ATTRIBUTE eq "VALUE"`, the attribute `userName`, `emails.value` (or `emails`),
-    /// `externalId` or `id`, names and the operator in any case.
+    /// `displayName` (a Group's), `externalId` or `id`, names and the operator in any case.
     public enum Filter: Equatable, Sendable {
         case userName(String)
         case email(String)
+        case displayName(String)
         case externalID(String)
         case id(String)
     }
 
     /// Parses `filter`; anything else is 400 `invalidFilter`.
     public static func filter(_ text: String) throws(Failure) -> Filter {
-        let usage = Failure.malformed(#"filter supports ATTRIBUTE eq "VALUE" for userName, emails.value, externalId and id"#, "invalidFilter")
+        let usage = Failure.malformed(#"filter supports ATTRIBUTE eq "VALUE" for userName, emails.value, displayName, externalId and id"#, "invalidFilter")
         let bytes = Array(text.utf8)
         guard bytes.count <= 512, let space = bytes.firstIndex(of: 0x20), bytes.count > space + 4 else { throw usage }
         let attribute = String(decoding: bytes[..<space], as: UTF8.self).lowercased()
@@ -55,6 +56,7 @@ public enum SCIM {
         switch attribute {
         case "username": return .userName(value)
         case "emails.value", "emails": return .email(value)
+        case "displayname": return .displayName(value)
         case "externalid": return .externalID(value)
         case "id": return .id(value)
         default: throw usage

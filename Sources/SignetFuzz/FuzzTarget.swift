@@ -389,19 +389,25 @@ enum FuzzTarget {
         case .scim:
             guard let mode = body.first else { break }
             let rest = body.dropFirst()
-            switch mode % 3 {
+            switch mode % 5 {
             case 0:
                 // A filter read is one attribute and a value that is not empty.
                 if let filter = try? SCIM.filter(String(decoding: rest, as: UTF8.self)) {
                     switch filter {
-                    case .userName(let v), .email(let v), .externalID(let v), .id(let v): precondition(!v.isEmpty && v.utf8.count <= 512, "an empty or unbounded filter value")
+                    case .userName(let v), .email(let v), .displayName(let v), .externalID(let v), .id(let v): precondition(!v.isEmpty && v.utf8.count <= 512, "an empty or unbounded filter value")
                     }
                 }
+            case 3, 4:
+                // A Group's members are bounded, each an ID of 1 to 128 bytes, never both added and removed.
+                guard let json = try? StrictJSON(maxDepth: 16).parse(rest), let input = try? (mode % 5 == 3 ? SCIM.group(json) : SCIM.groupPatch(json)) else { break }
+                let named = (input.members ?? []) + input.adding + input.removing
+                precondition(named.count <= SCIM.maxMembers && named.allSatisfy { (1...128).contains($0.utf8.count) }, "unbounded members")
+                precondition(Set(input.adding).isDisjoint(with: input.removing) && Set(input.adding).count == input.adding.count, "a member both added and removed")
             default:
                 guard let json = try? StrictJSON(maxDepth: 16).parse(rest) else { break }
                 // What a body sets reads back from it alone; a userName kept is bounded and has no
                 // control character.
-                if let input = try? (mode % 3 == 1 ? SCIM.user(json) : SCIM.patch(json)) {
+                if let input = try? (mode % 5 == 1 ? SCIM.user(json) : SCIM.patch(json)) {
                     for value in [input.email, input.userName].compactMap({ $0 }) {
                         precondition(json.serialized.contains(JSONValue.string(value).serialized), "a value from nowhere")
                     }

@@ -33,12 +33,13 @@ extension SignetService {
             try s.ceremonies.deleteUser(id: call.parameter("id"), by: call.administrator, context: call.context)
             return HTTPResponse(status: 204)
         }
+        addSCIMGroupRoutes(&r)
         r.add("GET", scimBase + "/ServiceProviderConfig", needs: .scim(.readUsers)) { _, _ in scim(200, serviceProviderConfig) }
         r.add("GET", scimBase + "/ResourceTypes", needs: .scim(.readUsers)) { s, _ in
-            scim(200, .object(["schemas": .array([.string(SCIM.listSchema)]), "totalResults": .int(1), "Resources": .array([s.userResourceType])]))
+            scim(200, .object(["schemas": .array([.string(SCIM.listSchema)]), "totalResults": .int(2), "Resources": .array([s.userResourceType, s.groupResourceType])]))
         }
         r.add("GET", scimBase + "/Schemas", needs: .scim(.readUsers)) { _, _ in
-            scim(200, .object(["schemas": .array([.string(SCIM.listSchema)]), "totalResults": .int(1), "Resources": .array([userSchema])]))
+            scim(200, .object(["schemas": .array([.string(SCIM.listSchema)]), "totalResults": .int(2), "Resources": .array([userSchema, groupSchema])]))
         }
     }
 
@@ -83,7 +84,7 @@ extension SignetService {
         "etag": .object(["supported": .bool(false)]),
         "authenticationSchemes": .array([.object([
             "type": .string("oauthbearertoken"), "name": .string("Bearer token"), "primary": .bool(true),
-            "description": .string("The provisioning token (scim.token_hash), or a Management API token with read:users, create:users, update:users or delete:users"),
+            "description": .string("The provisioning token (scim.token_hash), or a Management API token with read:users, create:users, update:users or delete:users (for Groups, read:roles, create:roles, update:roles or delete:roles)"),
         ])]),
     ])
 

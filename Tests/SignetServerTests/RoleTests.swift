@@ -165,7 +165,7 @@ import Testing
             ("POST", "/api/v2/roles", .object(["name": .string("Teller")]), 409, "conflict"),
             ("POST", "/api/v2/roles", .object([:]), 400, "malformed"),
             ("POST", "/api/v2/roles", .object(["name": .string("  ")]), 400, "malformed"),
-            ("POST", "/api/v2/roles", .object(["name": .string(String(repeating: "n", count: 101))]), 400, "malformed"),
+            ("POST", "/api/v2/roles", .object(["name": .string(String(repeating: "n", count: 257))]), 400, "malformed"),
             ("POST", "/api/v2/roles", .object(["name": .string("Bad\u{202E}name")]), 400, "malformed"),
             ("POST", "/api/v2/roles", .object(["name": .string("X"), "permissions": .array([])]), 400, "malformed"),
             ("POST", "/api/v2/roles", .object(["name": .number("7")]), 400, "malformed"),

@@ -10,11 +10,11 @@ extension Ceremonies {
     public static let maxRoleBatch = 100
 
     /// `POST /api/v2/roles`: a role named `name` (one role's only: 409 `conflict` else).
-    public func createRole(name: String?, description: String?, by caller: ManagementCaller, context: RequestContext) throws -> RoleRow {
-        guard let name = try Self.displayName(name, member: "name", limit: 100) else { throw AuthError.malformed("name is required") }
+    public func createRole(name: String?, description: String?, externalID: String? = nil, by caller: ManagementCaller, context: RequestContext) throws -> RoleRow {
+        guard let name = try Self.displayName(name, member: "name", limit: 256) else { throw AuthError.malformed("name is required") }
         let now = nowMillis
         let role = RoleRow(id: "rol_" + Base64URL.encode(random(12)), name: name, description: try Self.displayName(description, member: "description", limit: 500),
-                           createdAt: now, updatedAt: now)
+                           externalID: try Self.displayName(externalID, member: "externalId", limit: 256), createdAt: now, updatedAt: now)
         guard try store.roles(nameFilter: nil, offset: 0, limit: 1).total < 1_000 else { throw AuthError(.conflict, "a deployment has at most 1000 roles") }
         let event = pendingAuditEvent(.adminRoleCreated, client: caller.clientID, detail: "role \(role.id) (\(name.prefix(100)))", context: context)
         do throws(StoreError) {
@@ -38,22 +38,24 @@ extension Ceremonies {
         return role
     }
 
-    /// `PATCH /api/v2/roles/{id}`: its name, its description (`.some(nil)` or `""` clears it).
-    public func updateRole(id: String, name: String?, description: String??, by caller: ManagementCaller, context: RequestContext) throws -> RoleRow {
-        guard name != nil || description != nil else { throw AuthError.malformed("nothing to change: send name or description") }
+    /// `PATCH /api/v2/roles/{id}`: its name, its description (`.some(nil)` or `""` clears it),
+    /// and (SCIM) its provider's ID.
+    public func updateRole(id: String, name: String?, description: String??, externalID: String?? = nil, by caller: ManagementCaller, context: RequestContext) throws -> RoleRow {
+        guard name != nil || description != nil || externalID != nil else { throw AuthError.malformed("nothing to change: send name or description") }
         let before = try role(id: id)
         var newName = before.name
         if let name {
-            guard let given = try Self.displayName(name, member: "name", limit: 100) else { throw AuthError.malformed("name cannot be empty") }
+            guard let given = try Self.displayName(name, member: "name", limit: 256) else { throw AuthError.malformed("name cannot be empty") }
             newName = given
         }
         let newDescription = try description.map { try Self.displayName($0, member: "description", limit: 500) } ?? before.description
-        let fields = [name.map { _ in "name" }, description.map { _ in "description" }].compactMap { $0 }
+        let newExternalID = try externalID.map { try Self.displayName($0, member: "externalId", limit: 256) } ?? before.externalID
+        let fields = [name.map { _ in "name" }, description.map { _ in "description" }, externalID.map { _ in "external ID" }].compactMap { $0 }
         let event = pendingAuditEvent(.adminRoleUpdated, client: caller.clientID, detail: "role \(id) (\(newName.prefix(100))): changed \(fields.joined(separator: ", "))",
                                       context: context)
         let updated: RoleRow?
         do throws(StoreError) {
-            updated = try store.updateRole(id: id, name: newName, description: newDescription, at: nowMillis, writes: [.audit(event)])
+            updated = try store.updateRole(id: id, name: newName, description: newDescription, externalID: newExternalID, at: nowMillis, writes: [.audit(event)])
         } catch {
             throw error.code == .conflict ? AuthError(.conflict, "a role named \(newName.prefix(100)) exists") : AuthError(error)
         }

@@ -11,7 +11,8 @@ public import SignetWebAuthn
 /// provider's own ID (`externalId`) is kept in `app_metadata` too.
 extension Ceremonies {
     /// The scopes a provisioning token (`scim.token_hash`) carries.
-    static let provisioningScopes: [ManagementScope] = [.readUsers, .createUsers, .updateUsers, .deleteUsers]
+    static let provisioningScopes: [ManagementScope] = [.readUsers, .createUsers, .updateUsers, .deleteUsers, .readRoles, .createRoles, .updateRoles, .deleteRoles,
+                                                        .readRoleMembers, .createRoleMembers, .deleteRoleMembers]
 
     /// The caller a provisioning token names, audited as the client `scim`; `nil` for another
     /// token (a Management API token is then tried). Compared as SHA-256 in constant time.
@@ -43,6 +44,8 @@ extension Ceremonies {
                 found = value.contains("\"") ? [] : try store.users(UserQuery(metadata: match, limit: 100)).users.map(Self.wire)
             case .id(let id):
                 found = id.utf8.count <= 128 ? try store.managedUser(id: id).map { [Self.wire($0)] } ?? [] : []
+            case .displayName:
+                throw SCIM.Failure(AuthError.malformed(#"a User filter is userName, emails.value, externalId or id eq "VALUE""#), scimType: "invalidFilter")
             }
             total = found.count
             found = Array(found.dropFirst(start - 1).prefix(take))
