@@ -1,6 +1,7 @@
 import Foundation
 import SignetAPI
 import SignetAuth
+import SignetCrypto
 import SignetHTTP
 import SignetServer
 import SignetWebAuthn
@@ -325,5 +326,41 @@ import Testing
         #expect(reports[2]["valid"] == .bool(false) && reports[2]["error"] == .string("InvalidAudienceError"), "\(reports[2].serialized)")
         #expect(reports[3]["valid"] == .bool(false) && reports[3]["error"] == .string("InvalidTokenError"), "\(reports[3].serialized)")
         #expect(reports[4]["valid"] == .bool(false) && reports[4]["error"] == .string("InvalidSignatureError"), "\(reports[4].serialized)")
+    }
+
+    @Test("a machine client's token for an API of tokens.permissions carries the permissions among its scopes, as a user's does; its Management API token only the Management API's scopes")
+    func machineClient() throws {
+        let secret = "backoffice-secret-0123456789abcdef"
+        let server = try TestServer.withOperators { c in
+            c.apiPermissions = [Self.api: Self.permissions]
+            var backoffice = ClientConfiguration(id: "backoffice", grants: [GrantNames.clientCredentials], secretHash: Digest.sha256.hash(Array(secret.utf8)))
+            backoffice.scopes = ["read:reports", "transfer:funds", "read:users"]
+            c.clients.append(backoffice)
+        }
+        func token(audience: String?, scope: String? = nil) throws -> JSONValue {
+            let body = "grant_type=client_credentials" + (audience.map { "&audience=" + Ceremonies.formEncoded($0) } ?? "") + (scope.map { "&scope=" + Ceremonies.formEncoded($0) } ?? "")
+            let response = try server.send("POST", "/oauth/token", headers: [("Content-Type", "application/x-www-form-urlencoded"),
+                                                                              ("Authorization", "Basic " + Data("backoffice:\(secret)".utf8).base64EncodedString())], body: Array(body.utf8))
+            let json = try StrictJSON().parse(response.body)
+            try #require(response.status == 200, "\(json.serialized)")
+            return jwtClaims(json["access_token"]?.string)
+        }
+        let forAPI = try token(audience: Self.api)
+        #expect(forAPI["scope"] == .string("read:reports transfer:funds") && forAPI["permissions"] == .array([.string("read:reports"), .string("transfer:funds")]), "\(forAPI.serialized)")
+        let narrowed = try token(audience: Self.api, scope: "transfer:funds read:users")
+        #expect(narrowed["permissions"] == .array([.string("transfer:funds")]) && narrowed["scope"] == .string("transfer:funds"))
+        let management = try token(audience: nil)
+        #expect(management["scope"] == .string("read:users") && management["permissions"] == nil, "\(management.serialized)")
+
+        // A client kept in the database may hold the APIs' permissions too, given by an operator who need not hold them itself; a name no API has is refused.
+        let ops = try server.managementToken()
+        let made = try server.api("POST", "/api/v2/clients", token: ops, .object([
+            "name": .string("teller-bot"), "grant_types": .array([.string("client_credentials")]), "scopes": .array([.string("read:reports")]),
+        ]))
+        #expect(made.status == 201 && made.json["scopes"] == .array([.string("read:reports")]), "\(made.json.serialized)")
+        let unknown = try server.api("POST", "/api/v2/clients", token: ops, .object([
+            "name": .string("bad"), "grant_types": .array([.string("client_credentials")]), "scopes": .array([.string("delete:everything")]),
+        ]))
+        #expect(unknown.status == 400 && (unknown.json["error_description"]?.string ?? "").contains("unknown scope"), "\(unknown.json.serialized)")
     }
 }

@@ -26,7 +26,7 @@ extension Ceremonies {
                             grants: grants, scopes: scopes, redirectURIs: redirectURIs, audiences: audiences, createdAt: nowMillis,
                             postLogoutRedirectURIs: postLogoutRedirectURIs, backchannelLogoutURI: backchannelLogoutURI, jwks: keys,
                             requirePushedRequests: requirePushedRequests, jwksURI: jwksURI)
-        try Self.validate(row)
+        try Self.validate(row, permissions: apiPermissionNames)
         try Self.requireHeld(scopes, by: caller)
         // Each change to the clients commits with its audit row.
         let method = keys != nil ? ", private_key_jwt" : jwksURI != nil ? ", private_key_jwt by jwks_uri" : ""
@@ -38,8 +38,10 @@ extension Ceremonies {
     }
 
     /// What a client kept in the database may hold, whoever sets it: checked when it is added and
-    /// after every change. Lists are stored as words, so no element may hold a space.
-    package static func validate(_ row: ClientRow) throws {
+    /// after every change. Lists are stored as words, so no element may hold a space. Its scopes
+    /// are the Management API's, or `permissions` (the names `tokens.permissions` gives your APIs:
+    /// a machine client's, in its tokens for them).
+    package static func validate(_ row: ClientRow, permissions: Set<String> = []) throws {
         if row.jwks != nil || row.jwksURI != nil, row.type != "confidential" { throw AuthError.malformed("keys (private_key_jwt) are for a confidential client") }
         if row.jwks != nil, row.jwksURI != nil { throw AuthError.malformed("give the keys (jwks) or where they are published (jwks_uri), not both") }
         if let uri = row.jwksURI, !Self.isClientEndpointURI(uri) {
@@ -53,8 +55,8 @@ extension Ceremonies {
         if row.grants.contains(GrantNames.clientCredentials), row.type != "confidential" {
             throw AuthError.malformed("client_credentials is for a confidential client")
         }
-        if let unknown = row.scopes.first(where: { ManagementScope(rawValue: $0) == nil }) {
-            throw AuthError.malformed("unknown scope \"\(unknown.prefix(100))\" (known: \(ManagementScope.allCases.map(\.rawValue).joined(separator: " ")))")
+        if let unknown = row.scopes.first(where: { ManagementScope(rawValue: $0) == nil && !permissions.contains($0) }) {
+            throw AuthError.malformed("unknown scope \"\(unknown.prefix(100))\" (known: \(ManagementScope.allCases.map(\.rawValue).joined(separator: " ")), and the permissions of tokens.permissions)")
         }
         for (list, what) in [(row.redirectURIs, "redirect URIs"), (row.postLogoutRedirectURIs, "post-logout redirect URIs"), (row.audiences ?? [], "audiences")]
         where list.count > 100 {
@@ -81,7 +83,7 @@ extension Ceremonies {
     /// A caller that gives or touches a client's Management API scopes must hold each of them
     /// itself: a token for clients cannot make a client, or a credential, worth more than it.
     static func requireHeld(_ scopes: [String], by caller: ManagementCaller) throws {
-        if let missing = scopes.first(where: { !caller.scopes.contains($0) }) {
+        if let missing = scopes.first(where: { ManagementScope(rawValue: $0) != nil && !caller.scopes.contains($0) }) {
             throw AuthError(.insufficientScope, "the caller does not hold \(missing), which the client has or would have")
         }
     }
@@ -147,7 +149,7 @@ extension Ceremonies {
         after.id = before.id
         after.type = before.type
         after.createdAt = before.createdAt
-        try Self.validate(after)
+        try Self.validate(after, permissions: apiPermissionNames)
         try Self.requireHeld(before.scopes + after.scopes, by: caller)
         let event = pendingAuditEvent(kind, client: caller.clientID, detail: "client \(id): \(detail)", context: context)
         switch try store.updateClient(after, expected: before, writes: [.audit(event)]) {

@@ -86,8 +86,16 @@ extension Ceremonies {
                 throw AuthError(.audienceNotAllowed, "audience \"\(aud.prefix(200))\" is not one of client \(client.id)'s")
             }
             // Scopes outside the client's own are dropped (RFC 6749 §3.3); none asked: all of them.
+            // The Management API's token carries only its scopes, an API of tokens.permissions's
+            // only its permissions, which its `permissions` claim lists as a user's token does.
             let asked = scope.map { $0.split(separator: " ").map(String.init) } ?? client.scopes
-            let granted = client.scopes.filter(asked.contains)
+            let known = configuration.apiPermissions[aud]
+            let management = aud.isExactly(configuration.managementAudience)
+            let granted = client.scopes.filter { name in
+                guard asked.contains(name) else { return false }
+                if let known { return known[name] != nil }
+                return !management || ManagementScope(rawValue: name) != nil
+            }
             let now = nowMillis / 1000
             var access = JSONObjectWriter(capacity: 400)
             access.add("iss", configuration.issuer)
@@ -99,6 +107,7 @@ extension Ceremonies {
             access.add("iat", now)
             access.add("exp", now + Int64(configuration.accessTokenLifetime))
             access.add("jti", Base64URL.encode(random(16)))
+            if known != nil { access.add("permissions", strings: granted.sorted()) }
             let token = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
             try recordAudit(.clientCredentials, client: client.id, context: context)
             return ClientCredentialsResponse(access_token: token, expires_in: configuration.accessTokenLifetime, scope: granted.joined(separator: " "))

@@ -154,6 +154,10 @@ extension Ceremonies {
         return try store.permissionNames(userID: userID, audience: audience).filter { known[$0] != nil }
     }
 
+    /// Every permission name `tokens.permissions` gives an API: what a machine client's scopes may
+    /// name besides the Management API's.
+    var apiPermissionNames: Set<String> { Set(configuration.apiPermissions.values.flatMap(\.keys)) }
+
     /// Auth0's `page` (from 0) and `per_page` (1 to 100) as an offset and a limit.
     static func page(_ page: Int, _ perPage: Int) throws -> (offset: Int, limit: Int) {
         guard page >= 0, page <= 100_000, (1...100).contains(perPage) else { throw AuthError.malformed("page must be 0 or more and per_page 1 to 100") }
