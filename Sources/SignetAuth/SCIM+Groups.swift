@@ -27,13 +27,7 @@ extension SCIM {
 
     /// A `POST` or `PUT` body: `schemas` naming the Group schema, `displayName`, `externalId`,
     /// `members` (`[{"value": USER_ID}, …]`); other attributes are passed over.
-    public static func group(_ body: JSONValue) throws(Failure) -> GroupInput {
-        guard let object = body.object else { throw .malformed("the body must be a JSON object", "invalidSyntax") }
-        guard member(object, "schemas")?.array?.contains(.string(groupSchema)) == true else {
-            throw .malformed("schemas must name \(groupSchema)", "invalidSyntax")
-        }
-        return try groupAttributes(object)
-    }
+    public static func group(_ body: JSONValue) throws(Failure) -> GroupInput { try groupAttributes(try resource(body, schema: groupSchema)) }
 
     static func groupAttributes(_ object: JSONObject) throws(Failure) -> GroupInput {
         var input = GroupInput()
@@ -48,28 +42,15 @@ extension SCIM {
     /// `replace` of `displayName`, `externalId` or `members`, by path or as one object. At most
     /// ``maxOperations`` operations and ``maxMembers`` members.
     public static func groupPatch(_ body: JSONValue) throws(Failure) -> GroupInput {
-        guard let object = body.object, member(object, "schemas")?.array?.contains(.string(patchSchema)) == true else {
-            throw .malformed("a PATCH body is {\"schemas\": [\"\(patchSchema)\"], \"Operations\": [...]}", "invalidSyntax")
-        }
-        guard let operations = member(object, "Operations")?.array, (1...maxOperations).contains(operations.count) else {
-            throw .malformed("Operations must list 1 to \(maxOperations) operations", "invalidSyntax")
-        }
         var input = GroupInput()
-        for operation in operations {
-            guard let op = operation.object, let kind = member(op, "op")?.string?.lowercased(), ["add", "replace", "remove"].contains(kind) else {
-                throw .malformed("each operation needs an op: add, replace or remove", "invalidSyntax")
-            }
-            let value = member(op, "value")
-            guard let path = try string(member(op, "path"), "path") else {
-                guard kind != "remove", let value = value?.object else { throw .malformed("an operation without a path needs an object value", "noTarget") }
-                let more = try groupAttributes(value)
+        for operation in try operations(body) {
+            let (kind, value) = (operation.kind, operation.value)
+            guard let path = operation.path else {
+                let more = try groupAttributes(operation.attributes ?? [:])
                 input.displayName = more.displayName ?? input.displayName
                 input.externalID = more.externalID ?? input.externalID
                 if let members = more.members { kind == "add" ? input.add(members) : input.replace(members) }
                 continue
-            }
-            guard path.utf8.count <= 200, path.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
-                throw .malformed("a path is at most 200 visible ASCII characters", "invalidPath")
             }
             let target = path.lowercased()
             switch (kind, target) {

@@ -92,12 +92,52 @@ public enum SCIM {
     /// the ceremony's to say (``Ceremonies/scimCreate(_:by:context:)``). The name is `displayName`, else
     /// `name.formatted`, else `name.givenName` and `name.familyName`. Other attributes are
     /// not kept and are passed over.
-    public static func user(_ body: JSONValue) throws(Failure) -> UserInput {
+    public static func user(_ body: JSONValue) throws(Failure) -> UserInput { try attributes(try resource(body, schema: userSchema)) }
+
+    /// A `POST` or `PUT` body's members: a JSON object whose `schemas` name `schema`.
+    static func resource(_ body: JSONValue, schema: String) throws(Failure) -> JSONObject {
         guard let object = body.object else { throw .malformed("the body must be a JSON object", "invalidSyntax") }
-        guard member(object, "schemas")?.array?.contains(.string(userSchema)) == true else {
-            throw .malformed("schemas must name \(userSchema)", "invalidSyntax")
+        guard member(object, "schemas")?.array?.contains(.string(schema)) == true else { throw .malformed("schemas must name \(schema)", "invalidSyntax") }
+        return object
+    }
+
+    /// One operation of a `PATCH` (RFC 7644 §3.5.2): its `op` in lower case, and either its
+    /// `path` (at most 200 visible ASCII characters) and `value`, or, without a path, the
+    /// object of attributes it sets.
+    struct Operation {
+        let kind: String
+        let path: String?
+        let value: JSONValue?
+        var attributes: JSONObject? { path == nil ? value?.object : nil }
+    }
+
+    /// A `PATCH` body's operations: `schemas` naming the PatchOp message, 1 to
+    /// ``maxOperations`` of them, each `add`, `replace` or `remove` (one without a path an
+    /// `add` or `replace` of an object).
+    static func operations(_ body: JSONValue) throws(Failure) -> [Operation] {
+        guard let object = body.object, member(object, "schemas")?.array?.contains(.string(patchSchema)) == true else {
+            throw .malformed("a PATCH body is {\"schemas\": [\"\(patchSchema)\"], \"Operations\": [...]}", "invalidSyntax")
         }
-        return try attributes(object)
+        guard let operations = member(object, "Operations")?.array, (1...maxOperations).contains(operations.count) else {
+            throw .malformed("Operations must list 1 to \(maxOperations) operations", "invalidSyntax")
+        }
+        var result: [Operation] = []
+        for operation in operations {
+            guard let op = operation.object, let kind = member(op, "op")?.string?.lowercased(), ["add", "replace", "remove"].contains(kind) else {
+                throw .malformed("each operation needs an op: add, replace or remove", "invalidSyntax")
+            }
+            let value = member(op, "value")
+            let path = try string(member(op, "path"), "path")
+            if let path {
+                guard path.utf8.count <= 200, path.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+                    throw .malformed("a path is at most 200 visible ASCII characters", "invalidPath")
+                }
+            } else {
+                guard kind != "remove", value?.object != nil else { throw .malformed("an operation without a path needs an object value", "noTarget") }
+            }
+            result.append(Operation(kind: kind, path: path, value: value))
+        }
+        return result
     }
 
     /// The attributes of a User object, however they came (a body, or a PATCH value without a path).
@@ -125,22 +165,12 @@ public enum SCIM {
     /// extension's `department`, …), which an identity provider's default mapping sends, is
     /// passed over as a body's is; `password` is refused (Signet has none to set).
     public static func patch(_ body: JSONValue) throws(Failure) -> UserInput {
-        guard let object = body.object, member(object, "schemas")?.array?.contains(.string(patchSchema)) == true else {
-            throw .malformed("a PATCH body is {\"schemas\": [\"\(patchSchema)\"], \"Operations\": [...]}", "invalidSyntax")
-        }
-        guard let operations = member(object, "Operations")?.array, (1...maxOperations).contains(operations.count) else {
-            throw .malformed("Operations must list 1 to \(maxOperations) operations", "invalidSyntax")
-        }
         var input = UserInput()
         var given: String?, family: String?
-        for operation in operations {
-            guard let op = operation.object, let kind = member(op, "op")?.string?.lowercased(), ["add", "replace", "remove"].contains(kind) else {
-                throw .malformed("each operation needs an op: add, replace or remove", "invalidSyntax")
-            }
-            let value = member(op, "value")
-            guard let path = try string(member(op, "path"), "path") else {
-                guard kind != "remove", let value = value?.object else { throw .malformed("an operation without a path needs an object value", "noTarget") }
-                let more = try attributes(value)
+        for operation in try operations(body) {
+            let (kind, value) = (operation.kind, operation.value)
+            guard let path = operation.path else {
+                let more = try attributes(operation.attributes ?? [:])
                 input.userName = more.userName ?? input.userName
                 input.email = more.email ?? input.email
                 input.name = more.name ?? input.name
@@ -149,9 +179,6 @@ public enum SCIM {
                 continue
             }
             let target = path.lowercased()
-            guard path.utf8.count <= 200, path.utf8.allSatisfy({ (0x21...0x7E).contains($0) || $0 == 0x20 }) else {
-                throw .malformed("a path is at most 200 visible ASCII characters", "invalidPath")
-            }
             if kind == "remove" {
                 switch target {
                 case "externalid": input.externalID = .some(nil)
