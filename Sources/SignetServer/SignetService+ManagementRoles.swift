@@ -60,12 +60,7 @@ extension SignetService {
         }
         r.add("POST", "/api/v2/roles/{id}/users", needs: .management(.createRoleMembers)) { s, call in
             let users = try Self.identifiers(try s.body(call), "users")
-            let role = call.parameter("id")
-            _ = try s.ceremonies.role(id: role)
-            guard (1...Ceremonies.maxRoleBatch).contains(users.count) else { throw AuthError.malformed("users must list 1 to \(Ceremonies.maxRoleBatch) user IDs") }
-            // Every account is there before any is given the role.
-            for user in users { _ = try s.ceremonies.managedUser(id: user) }
-            for user in users { try s.ceremonies.changeUserRoles(userID: user, roleIDs: [role], give: true, by: call.administrator, context: call.context) }
+            try s.ceremonies.changeRoleMembers(id: call.parameter("id"), users: users, give: true, by: call.administrator, context: call.context)
             return HTTPResponse(status: 200)
         }
         r.add("GET", "/api/v2/users/{id}/roles", needs: .management(.readRoleMembers)) { s, call in

@@ -54,13 +54,11 @@ extension Admin {
         if !options.json { print("\(add ? "granted" : "revoked") \(names.joined(separator: ", ")) of \(api) \(add ? "to" : "from") role \(id)") }
     }
 
-    /// `assign` and `unassign`: `ID USER_ID [USER_ID]...`, each account checked before any changes.
+    /// `assign` and `unassign`: `ID USER_ID [USER_ID]...`, in one transaction, each account checked before.
     func changeRoleMembers(give: Bool) throws {
         let users = Array(options.positional.dropFirst(3))
         guard let id = options.positional.dropFirst(2).first, !users.isEmpty else { throw AuthError.malformed("roles \(give ? "assign" : "unassign") takes ID USER_ID [USER_ID]...") }
-        _ = try ceremonies.role(id: id)
-        for user in users { _ = try ceremonies.managedUser(id: user) }
-        for user in users { try ceremonies.changeUserRoles(userID: user, roleIDs: [id], give: give, by: .commandLine, context: context) }
+        try ceremonies.changeRoleMembers(id: id, users: users, give: give, by: .commandLine, context: context)
         if !options.json { print("\(give ? "gave" : "took") role \(id) \(give ? "to" : "from") \(users.count) user(s)") }
     }
 

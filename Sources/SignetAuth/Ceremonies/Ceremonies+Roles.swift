@@ -125,6 +125,36 @@ extension Ceremonies {
         counted(event)
     }
 
+    /// `POST /api/v2/roles/{id}/users` (and `signet admin roles assign`, `unassign`): the role
+    /// given to each account, or taken, in one transaction; every account is checked first, and
+    /// one that has it already (or not) is passed over.
+    public func changeRoleMembers(id: String, users: [String], give: Bool, by caller: ManagementCaller, context: RequestContext) throws {
+        guard (1...Self.maxRoleBatch).contains(users.count) else { throw AuthError.malformed("users must list 1 to \(Self.maxRoleBatch) user IDs") }
+        let role = try role(id: id)
+        for user in users { _ = try existingUser(user) }
+        var seen = Set(try store.roleMembers(roleID: id, offset: 0, limit: Int(Int32.max)).users.map(\.id))
+        let held = seen
+        let changing = give ? users.filter { seen.insert($0).inserted } : Array(Set(users).intersection(held))
+        try changeMembers(of: role, adding: give ? changing : [], removing: give ? [] : changing, by: caller, context: context)
+    }
+
+    /// Gives `role` to `adding` and takes it from `removing` in one transaction, with an audit
+    /// row on each account's history.
+    func changeMembers(of role: RoleRow, adding: [String], removing: [String], by caller: ManagementCaller, context: RequestContext) throws {
+        guard !adding.isEmpty || !removing.isEmpty else { return }
+        let label = "\(role.name.prefix(100)) (\(role.id))"
+        let events = adding.map { pendingAuditEvent(.adminUserRolesChanged, user: $0, client: caller.clientID, detail: "roles given: " + label, context: context) }
+            + removing.map { pendingAuditEvent(.adminUserRolesChanged, user: $0, client: caller.clientID, detail: "roles taken: " + label, context: context) }
+        let changed: Bool
+        do throws(StoreError) {
+            changed = try store.changeRoleMembers(roleID: role.id, adding: adding, removing: removing, at: nowMillis, writes: events.map(StoreWrite.audit))
+        } catch {
+            throw error.code == .conflict ? SCIM.Failure(AuthError(.userUnknown, "a member was deleted meanwhile"), scimType: "invalidValue") : AuthError(error)
+        }
+        guard changed else { throw AuthError(.roleNotFound, "no role \(role.id)") }
+        events.forEach(counted)
+    }
+
     /// `GET /api/v2/users/{id}/roles`.
     public func userRoles(userID: String) throws -> [RoleRow] {
         _ = try existingUser(userID)

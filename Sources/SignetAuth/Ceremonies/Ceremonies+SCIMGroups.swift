@@ -99,23 +99,6 @@ extension Ceremonies {
         return ids
     }
 
-    /// Gives `role` to `adding` and takes it from `removing` in one transaction, with an audit
-    /// row on each account's history.
-    func changeMembers(of role: RoleRow, adding: [String], removing: [String], by caller: ManagementCaller, context: RequestContext) throws {
-        guard !adding.isEmpty || !removing.isEmpty else { return }
-        let label = "\(role.name.prefix(100)) (\(role.id))"
-        let events = adding.map { pendingAuditEvent(.adminUserRolesChanged, user: $0, client: caller.clientID, detail: "roles given: " + label, context: context) }
-            + removing.map { pendingAuditEvent(.adminUserRolesChanged, user: $0, client: caller.clientID, detail: "roles taken: " + label, context: context) }
-        let changed: Bool
-        do throws(StoreError) {
-            changed = try store.changeRoleMembers(roleID: role.id, adding: adding, removing: removing, at: nowMillis, writes: events.map(StoreWrite.audit))
-        } catch {
-            throw error.code == .conflict ? SCIM.Failure(AuthError(.userUnknown, "a member was deleted meanwhile"), scimType: "invalidValue") : AuthError(error)
-        }
-        guard changed else { throw AuthError(.roleNotFound, "no role \(role.id)") }
-        events.forEach(counted)
-    }
-
     /// A role's name taken by another is SCIM's `uniqueness`.
     static func unique(_ body: () throws -> RoleRow) throws -> RoleRow {
         do {
