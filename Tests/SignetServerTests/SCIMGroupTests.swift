@@ -117,6 +117,9 @@ import Testing
         let unknown = try scim("PATCH", "/Groups/\(id)", #"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "Add", "path": "members", "value": [{"value": "\#(ada)"}, {"value": "nobody"}]}]}"#)
         #expect(unknown.status == 404 && unknown.json["scimType"] == .string("invalidValue") && unknown.json["reason"] == .string("user_unknown"), "\(unknown.json.serialized)")
         #expect(try members(id) == [lin])
+        // ... with a rename in the same request: neither happens.
+        let both = try scim("PATCH", "/Groups/\(id)", #"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "Replace", "path": "displayName", "value": "Renamed"}, {"op": "Add", "path": "members", "value": [{"value": "nobody"}]}]}"#)
+        #expect(try both.status == 404 && scim("GET", "/Groups/\(id)").json["displayName"] == .string("Tellers"))
 
         // Renamed; replaced whole by PUT; the same PUT again changes nothing and writes nothing.
         #expect(try patch(id, #"[{"op": "Replace", "path": "displayName", "value": "Branch tellers"}]"#) == 200)

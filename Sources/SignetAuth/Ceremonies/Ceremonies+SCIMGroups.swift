@@ -45,7 +45,8 @@ extension Ceremonies {
     public func scimCreateGroup(_ body: JSONValue, by caller: ManagementCaller, context: RequestContext) throws -> JSONValue {
         let input = try SCIM.group(body)
         guard let name = input.displayName else { throw SCIM.Failure(AuthError.malformed("displayName is required"), scimType: "invalidValue") }
-        let members = try knownMembers(input.members ?? [])
+        var seen = Set<String>()
+        let members = try knownMembers((input.members ?? []).filter { seen.insert($0).inserted })
         let role = try Self.unique { try createRole(name: name, description: nil, externalID: input.externalID ?? nil, by: caller, context: context) }
         try changeMembers(of: role, adding: members, removing: [], by: caller, context: context)
         return try scimGroupResource(role, members: true)
@@ -57,21 +58,23 @@ extension Ceremonies {
     public func scimUpdateGroup(id: String, _ body: JSONValue, patch: Bool, by caller: ManagementCaller, context: RequestContext) throws -> JSONValue {
         let input = patch ? try SCIM.groupPatch(body) : try SCIM.group(body)
         var role = try role(id: id)
-        let renamed = input.displayName.flatMap { $0 == role.name ? nil : $0 }
-        let external = input.externalID.flatMap { $0 == role.externalID ? nil : .some($0) }
-        if renamed != nil || external != nil {
-            role = try Self.unique { try updateRole(id: id, name: renamed, description: nil, externalID: external, by: caller, context: context) }
-        }
+        // The members first, every account checked, so that a request refused for one changes nothing.
+        var adding: [String] = [], removing: [String] = []
         if input.members != nil || !input.adding.isEmpty || !input.removing.isEmpty {
             let current = try store.roleMembers(roleID: id, offset: 0, limit: Int(Int32.max)).users.map(\.id)
             var target = Set(input.members ?? current)
             target.formUnion(input.adding)
             target.subtract(input.removing)
-            let held = Set(current)
-            var seen = held
-            let adding = ((input.members ?? []) + input.adding).filter { target.contains($0) && seen.insert($0).inserted }
-            try changeMembers(of: role, adding: try knownMembers(adding), removing: current.filter { !target.contains($0) }, by: caller, context: context)
+            var seen = Set(current)
+            adding = try knownMembers(((input.members ?? []) + input.adding).filter { target.contains($0) && seen.insert($0).inserted })
+            removing = current.filter { !target.contains($0) }
         }
+        let renamed = input.displayName.flatMap { $0 == role.name ? nil : $0 }
+        let external = input.externalID.flatMap { $0 == role.externalID ? nil : .some($0) }
+        if renamed != nil || external != nil {
+            role = try Self.unique { try updateRole(id: id, name: renamed, description: nil, externalID: external, by: caller, context: context) }
+        }
+        try changeMembers(of: role, adding: adding, removing: removing, by: caller, context: context)
         return try scimGroupResource(try self.role(id: id), members: !patch)
     }
 
