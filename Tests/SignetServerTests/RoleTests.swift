@@ -104,6 +104,11 @@ import Testing
         // Given to Ada (both roles, one twice: once each).
         #expect(try server.api("POST", "/api/v2/users/\(ada)/roles", token: ops, .object(["roles": .array([.string(teller), .string(auditor), .string(teller)])])).status == 204)
         #expect(try server.api("GET", "/api/v2/users/\(ada)/roles", token: ops).json.array?.compactMap { $0["id"]?.string } == [auditor, teller])
+        // Given again: nothing to change, nothing written.
+        let written = try server.store.auditEvents(limit: 1000).count
+        #expect(try server.api("POST", "/api/v2/users/\(ada)/roles", token: ops, .object(["roles": .array([.string(teller)])])).status == 204)
+        #expect(try server.api("DELETE", "/api/v2/users/\(ada)/roles", token: ops, .object(["roles": .array([.string("rol_nope")])])).status == 404)
+        #expect(try server.store.auditEvents(limit: 1000).count == written)
         let granted = try server.api("GET", "/api/v2/users/\(ada)/permissions", token: ops).json
         #expect(granted.array?.compactMap { $0["permission_name"]?.string } == ["admin:users", "read:reports", "transfer:funds", "post:entries"], "\(granted.serialized)")
         #expect(granted.array?[1]["sources"]?.array?.compactMap { $0["source_id"]?.string } == [auditor, teller])

@@ -106,13 +106,16 @@ extension Ceremonies {
         return try store.roleMembers(roleID: id, offset: offset, limit: limit)
     }
 
-    /// `POST` and `DELETE /api/v2/users/{id}/roles`, and `POST /api/v2/roles/{id}/users` (one
-    /// role to each account): the account's roles change in one transaction with its audit row.
+    /// `POST` and `DELETE /api/v2/users/{id}/roles`: the account's roles change in one
+    /// transaction with its audit row.
     /// Its tokens list the new permissions from its next sign-in or refresh.
     public func changeUserRoles(userID: String, roleIDs: [String], give: Bool, by caller: ManagementCaller, context: RequestContext) throws {
         guard (1...Self.maxRoleBatch).contains(roleIDs.count) else { throw AuthError.malformed("roles must list 1 to \(Self.maxRoleBatch) role IDs") }
         _ = try existingUser(userID)
-        let roles = try Set(roleIDs).map { try role(id: $0) }.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
+        // A role it has already (or has not) is passed over; nothing to change writes nothing.
+        let held = Set(try store.userRoles(userID: userID).map(\.id))
+        let roles = try Set(roleIDs).map { try role(id: $0) }.filter { held.contains($0.id) != give }.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
+        guard !roles.isEmpty else { return }
         let event = pendingAuditEvent(.adminUserRolesChanged, user: userID, client: caller.clientID,
                                       detail: "roles \(give ? "given" : "taken"): " + roles.map { "\($0.name.prefix(100)) (\($0.id))" }.joined(separator: ", "), context: context)
         let changed: Bool
