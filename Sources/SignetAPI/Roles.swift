@@ -28,6 +28,7 @@ public struct ManagementPermission: Codable, Sendable, Equatable {
 
 /// A permission a user has (`/api/v2/users/{id}/permissions`), with the roles it comes from.
 public struct ManagementUserPermission: Codable, Sendable, Equatable {
+    /// Where the account has the permission from: a role.
     public struct Source: Codable, Sendable, Equatable {
         public var source_id: String
         public var source_name: String

@@ -3,6 +3,7 @@ public import SignetWebAuthn
 /// SCIM Groups (RFC 7643 §4.2): an identity provider's groups, pushed as Signet's roles, their
 /// members its accounts. Pure, as the rest of ``SCIM``.
 extension SCIM {
+    /// The Group resource's schema (RFC 7643 §4.2, §8.7.1).
     public static let groupSchema = "urn:ietf:params:scim:schemas:core:2.0:Group"
     /// Members one request may name (a provider sends a large group's in batches).
     public static let maxMembers = 1_000

@@ -31,6 +31,7 @@ public struct Permission: Sendable, Hashable, Comparable {
         self.audience = audience
         self.name = name
     }
+    /// By API, then by name: the order lists and tokens give them in.
     public static func < (a: Permission, b: Permission) -> Bool { (a.audience, a.name) < (b.audience, b.name) }
 }
 
