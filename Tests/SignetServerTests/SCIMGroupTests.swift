@@ -146,8 +146,19 @@ import Testing
         let gone = try scim("GET", "/Groups/\(id)")
         #expect(gone.status == 404 && gone.json["reason"] == .string("role_not_found") && gone.json["schemas"] == .array([.string(SCIM.errorSchema)]))
         #expect(try server.api("GET", "/api/v2/users/\(ada)/roles", token: ops).json == .array([]))
-        // A token without the roles scopes cannot reach Groups.
+        // A token without the roles scopes cannot reach Groups; one with update:roles alone may rename a Group, not change its members.
         let reader = try server.managementToken("reader", secret: TestServer.readerSecret)
         #expect(try server.send("GET", "/scim/v2/Groups", headers: [("Authorization", "Bearer " + reader)]).status == 403)
+        let other = try #require(try scim("POST", "/Groups", #"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "displayName": "Auditors"}"#).json["id"]?.string)
+        let renamer = try server.managementToken(scope: "update:roles")
+        func patchWith(_ token: String, _ operations: String) throws -> (status: Int, json: JSONValue) {
+            let response = try server.send("PATCH", "/scim/v2/Groups/\(other)", headers: [("Authorization", "Bearer " + token), ("Content-Type", "application/scim+json")],
+                                           body: Array(#"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": \#(operations)}"#.utf8))
+            return (response.status, (try? StrictJSON().parse(response.body)) ?? .null)
+        }
+        #expect(try patchWith(renamer, #"[{"op": "Replace", "path": "displayName", "value": "Audit"}]"#).status == 200)
+        let refused = try patchWith(renamer, #"[{"op": "Add", "path": "members", "value": [{"value": "\#(ada)"}]}]"#)
+        #expect(refused.status == 403 && refused.json["reason"] == .string("insufficient_scope"), "\(refused.json.serialized)")
+        #expect(try members(other).isEmpty)
     }
 }

@@ -145,6 +145,10 @@ extension Ceremonies {
     /// row on each account's history.
     func changeMembers(of role: RoleRow, adding: [String], removing: [String], by caller: ManagementCaller, context: RequestContext) throws {
         guard !adding.isEmpty || !removing.isEmpty else { return }
+        // Giving and taking a role need the role members' scopes, whichever route asks (a SCIM
+        // Group's members changed with a Management API token too).
+        try Self.requireHeld((adding.isEmpty ? [] : [ManagementScope.createRoleMembers.rawValue]) + (removing.isEmpty ? [] : [ManagementScope.deleteRoleMembers.rawValue]),
+                             by: caller)
         let label = "\(role.name.prefix(100)) (\(role.id))"
         let events = adding.map { pendingAuditEvent(.adminUserRolesChanged, user: $0, client: caller.clientID, detail: "roles given: " + label, context: context) }
             + removing.map { pendingAuditEvent(.adminUserRolesChanged, user: $0, client: caller.clientID, detail: "roles taken: " + label, context: context) }
