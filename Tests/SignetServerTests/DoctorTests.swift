@@ -198,6 +198,18 @@ struct DoctorTests {
         #expect(check.detail.contains("https://signet-test.example") && check.detail.contains("http://signet.test") && !check.detail.contains("login.signet.test"))
     }
 
+    @Test("tokens.permissions: an API no client may ask a token for is noted (a misspelt audience); one in audiences passes")
+    func permissions() throws {
+        var configuration = TestServer.configuration()
+        configuration.apiPermissions = ["https://api.signet.test": ["read:reports": ""], "https://api.signet.tset": ["read:reports": ""]]
+        let checks = Doctor(configuration: configuration, options: HTTPSOptions()).configurationChecks()
+        #expect(Self.failed(checks).isEmpty)
+        #expect(checks.first { $0.name == "permissions.https://api.signet.test" }?.status == .pass)
+        let typo = try #require(checks.first { $0.name == "permissions.https://api.signet.tset" })
+        #expect(typo.status == .note && typo.detail.contains("misspelt"))
+        #expect(!Doctor(configuration: TestServer.configuration(), options: HTTPSOptions()).configurationChecks().contains { $0.name.hasPrefix("permissions") })
+    }
+
     @Test("closed sign-up: the offline signup check passes with mail, and without it notes that only enrollment links let owners in")
     func closedSignUp() throws {
         var configuration = TestServer.configuration()

@@ -162,12 +162,27 @@ extension Doctor {
                         fix: "turn passwordless.signup on, or remove signup_domains")
                 : .pass("signup", "people at \(domains) make their own accounts, each starting with an email code"))
         }
+        checks += permissionChecks()
         for app in androidApps {
             checks.append(.note("android.\(app.packageName)", app.fingerprints.count == 1
                 ? "one fingerprint configured: with Play App Signing, Play re-signs the app; configure the app-signing key's SHA-256 from Play Console → Test and release → App integrity (and keep the upload key's only for debug builds)"
                 : "\(app.fingerprints.count) fingerprints configured: check one is Play's app-signing key (Play Console → App integrity)"))
         }
         return checks
+    }
+
+    /// Each API of `tokens.permissions` must be an audience a client may ask a token for, or no
+    /// token ever carries its `permissions` claim, and an API that checks the claim refuses
+    /// everyone: a misspelt audience is silent otherwise. A client kept in the database may name
+    /// it, which the configuration cannot show: a note, not a failure.
+    func permissionChecks() -> [DoctorCheck] {
+        let askable = Set(configuration.audiences + configuration.clients.flatMap { $0.audiences ?? [] })
+        return configuration.apiPermissions.keys.sorted().map { api in
+            let count = configuration.apiPermissions[api]?.count ?? 0
+            return askable.contains(api)
+                ? .pass("permissions.\(api)", "\(count) permission(s); tokens for \(api) carry the account's")
+                : .note("permissions.\(api)", "\(api) is not in audiences or a configured client's audiences: unless a client kept in the database names it, no token carries its permissions (a misspelt audience?)")
+        }
     }
 
     // MARK: the platforms' own caches (internet)
