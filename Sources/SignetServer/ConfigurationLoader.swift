@@ -170,6 +170,13 @@ public enum ConfigurationLoader {
                 }
                 named[name] = text
             }
+            // An account with every permission of the API carries all of them: as the claim
+            // lists them (quoted, comma-separated), within the bound the app_metadata claims keep,
+            // so a token still fits the 8 KiB of headers that common proxies take.
+            let claimBytes = named.keys.reduce(2) { $0 + $1.utf8.count + 3 }
+            guard claimBytes <= MetadataClaim.maxTotalBytes else {
+                throw ConfigurationError("\(setting): \(audience.prefix(100))'s permissions take \(claimBytes) bytes as a token's permissions claim, over \(MetadataClaim.maxTotalBytes): an account with all of them would get a token too large for common proxies; use fewer or shorter names")
+            }
             result[audience] = named
         }
         return result

@@ -50,10 +50,14 @@ import Testing
                                                        environment: ["SIGNET_TOKENS_PERMISSIONS": #"{"urn:bank": {"transfer:funds": "Move money"}}"#])
         #expect(environment.apiPermissions == ["urn:bank": ["transfer:funds": "Move money"]])
         #expect(try ConfigurationLoader.load(file: try ConfigurationTests.write("{\(base)}"), environment: [:]).apiPermissions.isEmpty)
+        // 200 names of up to 15 bytes fit the claim's 4 KiB; 300 do not (below).
+        let many = #"{"urn:big": {\#((0..<200).map { #""permission:\#($0)": """# }.joined(separator: ", "))}}"#
+        #expect(try ConfigurationLoader.load(file: try ConfigurationTests.write("{\(base)}"), environment: ["SIGNET_TOKENS_PERMISSIONS": many]).apiPermissions["urn:big"]?.count == 200)
         for (bad, says) in [(#"["read"]"#, "must be an object"), (#"{"https://api.example.com": {}}"#, "1 to 1000 permissions"),
                             (#"{"https://api.example.com": ["read"]}"#, "1 to 1000 permissions"), (#"{"api example": {"read": ""}}"#, "without spaces"),
                             (#"{"https://api.example.com": {"read reports": ""}}"#, "visible ASCII"), (#"{"https://api.example.com": {"read": 7}}"#, "the description of read"),
                             (#"{"https://api.example.com": {"read": "two\nlines"}}"#, "on one line"), (#"{"https://api.example.com": {"\#(String(repeating: "r", count: 281))": ""}}"#, "1 to 280"),
+                            (#"{"https://api.example.com": {\#((0..<300).map { #""permission:\#($0)": """# }.joined(separator: ", "))}}"#, "too large for common proxies"),
                             (#"{"https://a.example.com/me": {"read": ""}}"#, "Signet's own API"), (#"{"https://a.example.com/api/v2/": {"read": ""}}"#, "Signet's own API")] {
             do {
                 _ = try ConfigurationLoader.load(file: try ConfigurationTests.write(#"{\#(base), "tokens": {"permissions": \#(bad)}}"#), environment: [:])
