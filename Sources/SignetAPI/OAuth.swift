@@ -100,13 +100,17 @@ public struct TokenIntrospection: Codable, Sendable, Equatable {
     public var amr: [String]?
     public var sid: String?
     public var cnf: Confirmation?
+    /// An access token's `permissions` claim (for an API of `tokens.permissions`): what the
+    /// account's roles granted there when it was issued.
+    public var permissions: [String]?
 
     /// What every token that is not active gets: nothing but `active: false`.
     public static let inactive = TokenIntrospection(active: false)
 
     public init(active: Bool, scope: String? = nil, client_id: String? = nil, token_type: String? = nil, exp: Int64? = nil, iat: Int64? = nil,
                 sub: String? = nil, aud: [String]? = nil, iss: String? = nil, jti: String? = nil, auth_time: Int64? = nil, acr: String? = nil,
-                amr: [String]? = nil, sid: String? = nil, cnf: Confirmation? = nil) {
+                amr: [String]? = nil, sid: String? = nil, cnf: Confirmation? = nil, permissions: [String]? = nil) {
+        self.permissions = permissions
         self.active = active
         self.scope = scope
         self.client_id = client_id

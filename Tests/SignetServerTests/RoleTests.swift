@@ -128,6 +128,9 @@ import Testing
         let tokens = try Self.signIn(server, phone)
         #expect(jwtClaims(tokens["access_token"]?.string)["permissions"] == .array([.string("admin:users"), .string("read:reports"), .string("transfer:funds")]))
         #expect(jwtClaims(tokens["id_token"]?.string)["permissions"] == nil)
+        // An API that asks instead (RFC 7662) learns the same.
+        let asked = try IntrospectionTests.introspect(server, try #require(tokens["access_token"]?.string))
+        #expect(asked.json["active"] == .bool(true) && asked.json["permissions"] == .array([.string("admin:users"), .string("read:reports"), .string("transfer:funds")]), "\(asked.json.serialized)")
         // Each API's token lists its own permissions only.
         #expect(jwtClaims(try Self.signIn(server, phone, audience: Self.other)["access_token"]?.string)["permissions"] == .array([.string("post:entries")]))
         // A permission taken from a role and a role taken from her: the next refresh lists what is left.

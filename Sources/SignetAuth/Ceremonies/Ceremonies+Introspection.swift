@@ -58,7 +58,8 @@ extension Ceremonies {
             exp: claims["exp"]?.int64, iat: claims["iat"]?.int64, sub: claims["sub"]?.string, aud: audiences, iss: configuration.issuer,
             jti: claims["jti"]?.string, auth_time: claims["auth_time"]?.int64, acr: claims["acr"]?.string,
             amr: claims["amr"]?.array?.compactMap(\.string),
-            sid: claims["sid"]?.string, cnf: jkt.map(TokenIntrospection.Confirmation.init))
+            sid: claims["sid"]?.string, cnf: jkt.map(TokenIntrospection.Confirmation.init),
+            permissions: claims["permissions"]?.array?.compactMap(\.string))
     }
 
     /// A refresh token's state while it is live and was issued to `caller`; `nil` otherwise.
