@@ -111,7 +111,7 @@ extension Ceremonies {
     /// Its tokens list the new permissions from its next sign-in or refresh.
     public func changeUserRoles(userID: String, roleIDs: [String], give: Bool, by caller: ManagementCaller, context: RequestContext) throws {
         guard (1...Self.maxRoleBatch).contains(roleIDs.count) else { throw AuthError.malformed("roles must list 1 to \(Self.maxRoleBatch) role IDs") }
-        _ = try existingUser(userID)
+        try requireAccount(userID)
         // A role it has already (or has not) is passed over; nothing to change writes nothing.
         let held = Set(try store.userRoles(userID: userID).map(\.id))
         let roles = try Set(roleIDs).map { try role(id: $0) }.filter { held.contains($0.id) != give }.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
@@ -134,7 +134,7 @@ extension Ceremonies {
     public func changeRoleMembers(id: String, users: [String], give: Bool, by caller: ManagementCaller, context: RequestContext) throws {
         guard (1...Self.maxRoleBatch).contains(users.count) else { throw AuthError.malformed("users must list 1 to \(Self.maxRoleBatch) user IDs") }
         let role = try role(id: id)
-        for user in users { _ = try existingUser(user) }
+        for user in users { try requireAccount(user) }
         var seen = Set(try store.roleMembers(roleID: id, offset: 0, limit: Int(Int32.max)).users.map(\.id))
         let held = seen
         let changing = give ? users.filter { seen.insert($0).inserted } : Array(Set(users).intersection(held))
@@ -164,14 +164,14 @@ extension Ceremonies {
 
     /// `GET /api/v2/users/{id}/roles`.
     public func userRoles(userID: String) throws -> [RoleRow] {
-        _ = try existingUser(userID)
+        try requireAccount(userID)
         return try store.userRoles(userID: userID)
     }
 
     /// `GET /api/v2/users/{id}/permissions`: each permission the account's roles grant, with
     /// the roles it comes from.
     public func userPermissions(userID: String) throws -> [(permission: Permission, roles: [(id: String, name: String)])] {
-        _ = try existingUser(userID)
+        try requireAccount(userID)
         var result: [(permission: Permission, roles: [(id: String, name: String)])] = []
         for granted in try store.userPermissions(userID: userID) {
             if result.last?.permission == granted.permission {
@@ -194,6 +194,12 @@ extension Ceremonies {
     /// Every permission name `tokens.permissions` gives an API: what a machine client's scopes may
     /// name besides the Management API's.
     var apiPermissionNames: Set<String> { Set(configuration.apiPermissions.values.flatMap(\.keys)) }
+
+    /// 404 `user_unknown` unless the account is there: its record alone is read, not the
+    /// Management API's view of it (``existingUser(_:)``, with its passkeys' counts).
+    func requireAccount(_ id: String) throws {
+        guard id.utf8.count <= 128, try store.user(id: id) != nil else { throw AuthError(.userUnknown, "no user \(id.prefix(64))") }
+    }
 
     /// Auth0's `page` (from 0) and `per_page` (1 to 100) as an offset and a limit.
     static func page(_ page: Int, _ perPage: Int) throws -> (offset: Int, limit: Int) {
