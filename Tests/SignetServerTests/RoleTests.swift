@@ -23,19 +23,20 @@ import Testing
     }
 
     /// A passkey sign-in's tokens for `audience` (none: Signet's own), and a refresh of them.
-    static func signIn(_ server: TestServer, _ phone: Phone, audience: String? = api) throws -> JSONValue {
+    static func signIn(_ server: TestServer, _ phone: Phone, audience: String? = api, scope: String? = nil) throws -> JSONValue {
         let (session, credential, _) = try phone.startSignIn()
         var body: JSONObject = ["grant_type": .string(GrantType.webauthn), "client_id": .string("app"), "auth_session": .string(session), "authn_response": credential]
         if let audience { body["audience"] = .string(audience) }
+        if let scope { body["scope"] = .string(scope) }
         let (status, json) = try server.post("/oauth/token", .object(body))
         try #require(status == 200, "\(json.serialized)")
         return json
     }
 
-    static func refresh(_ server: TestServer, _ tokens: JSONValue) throws -> JSONValue {
-        let (status, json) = try server.post("/oauth/token", .object([
-            "grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(tokens["refresh_token"]), "audience": .string(api),
-        ]))
+    static func refresh(_ server: TestServer, _ tokens: JSONValue, audience: String = api, scope: String? = nil) throws -> JSONValue {
+        var body: JSONObject = ["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(tokens["refresh_token"]), "audience": .string(audience)]
+        if let scope { body["scope"] = .string(scope) }
+        let (status, json) = try server.post("/oauth/token", .object(body))
         try #require(status == 200, "\(json.serialized)")
         return json
     }
@@ -160,6 +161,73 @@ import Testing
         let given = try #require(events.first { $0.kind == "admin_user_roles_changed" && $0.userID == ada && ($0.detail ?? "").hasPrefix("roles given") })
         #expect(given.detail == "roles given: Auditor (\(auditor)), Teller (branch) (\(teller))", "\(given.detail ?? "")")
         #expect(events.contains { $0.kind == "admin_role_updated" && $0.detail == "role \(teller) (Teller (branch)): permissions removed: transfer:funds (\(Self.api))" })
+    }
+
+    @Test("a scope may ask for an API's permissions: a token's scope carries those its roles grant for its audience, from the next refresh as roles change; a refresh narrows but never widens; the code flow keeps them")
+    func scopes() throws {
+        let server = try TestServer.withOperators { c in
+            TestServer.webClients(&c)
+            c.audiences.append(Self.other)
+            c.apiPermissions = [Self.api: Self.permissions, Self.other: ["post:entries": "Post ledger entries"]]
+        }
+        let ops = try server.managementToken()
+        let phone = Phone(server)
+        let ada = try #require(jwtClaims(try phone.signUp(email: "ada@bank.example")["access_token"]?.string)["sub"]?.string)
+        func permission(_ api: String, _ name: String) -> JSONValue { .object(["resource_server_identifier": .string(api), "permission_name": .string(name)]) }
+        let teller = try #require(try server.api("POST", "/api/v2/roles", token: ops, .object(["name": .string("Teller")])).json["id"]?.string)
+        #expect(try server.api("POST", "/api/v2/roles/\(teller)/permissions", token: ops,
+                               .object(["permissions": .array([permission(Self.api, "read:reports"), permission(Self.api, "transfer:funds")])])).status == 201)
+        func scope(_ tokens: JSONValue) -> String? {
+            let claim = jwtClaims(tokens["access_token"]?.string)["scope"]?.string
+            #expect(tokens["scope"]?.string == claim, "the answer's scope is the token's (RFC 6749 §5.1)")
+            return claim
+        }
+
+        // Asked for before any role: none granted, and no error (RFC 6749 §3.3). Unknown words,
+        // and a name no API of tokens.permissions has, are dropped.
+        let asked = "transfer:funds openid bogus read:reports offline_access post:entries read:reports"
+        let first = try Self.signIn(server, phone, scope: asked)
+        #expect(scope(first) == "openid offline_access")
+        // The role given: the next refresh grants what the sign-in asked for and the role grants,
+        // in Signet's order; the permission of the other API not, since the token is not for it.
+        #expect(try server.api("POST", "/api/v2/users/\(ada)/roles", token: ops, .object(["roles": .array([.string(teller)])])).status == 204)
+        let second = try Self.refresh(server, first)
+        #expect(scope(second) == "openid offline_access read:reports transfer:funds")
+        #expect(jwtClaims(second["access_token"]?.string)["permissions"] == .array([.string("read:reports"), .string("transfer:funds")]))
+        // The other API's permission, once a role grants it, in a refresh for that API only.
+        let clerk = try #require(try server.api("POST", "/api/v2/roles", token: ops, .object(["name": .string("Clerk")])).json["id"]?.string)
+        #expect(try server.api("POST", "/api/v2/roles/\(clerk)/permissions", token: ops, .object(["permissions": .array([permission(Self.other, "post:entries")])])).status == 201)
+        #expect(try server.api("POST", "/api/v2/users/\(ada)/roles", token: ops, .object(["roles": .array([.string(clerk)])])).status == 204)
+        let ledger = try Self.refresh(server, second, audience: Self.other)
+        #expect(scope(ledger) == "openid offline_access post:entries")
+        // A refresh may ask for less; what the sign-in did not ask for is refused, though a role grants it.
+        let less = try Self.refresh(server, ledger, scope: "openid read:reports")
+        #expect(scope(less) == "openid read:reports")
+        let narrowed = try Self.refresh(server, try Self.signIn(server, phone, scope: "openid offline_access read:reports"))
+        #expect(scope(narrowed) == "openid offline_access read:reports")
+        let widened = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("app"),
+                                                               "refresh_token": try #require(narrowed["refresh_token"]), "scope": .string("openid transfer:funds")]))
+        #expect(widened.status == 400 && widened.json["reason"] == .string("scope_invalid"), "\(widened.json.serialized)")
+        // A permission taken from the role leaves the scope at the next refresh, which asks for
+        // the sign-in's scope again (the refresh token keeps it).
+        #expect(try server.api("DELETE", "/api/v2/roles/\(teller)/permissions", token: ops, .object(["permissions": .array([permission(Self.api, "transfer:funds")])])).status == 204)
+        #expect(scope(try Self.refresh(server, less)) == "openid offline_access read:reports")
+        // Signet's own API grants no API's permission; without a scope, the OIDC scopes alone.
+        #expect(scope(try Self.signIn(server, phone, audience: nil, scope: asked)) == "openid offline_access")
+        #expect(scope(try Self.signIn(server, phone)) == "openid profile email offline_access")
+
+        // The code flow keeps what /authorize asked for until the code is exchanged.
+        let pkce = PKCE()
+        let (code, browser) = try AuthorizeTests.code(server, pkce: pkce, scope: "openid offline_access read:reports bogus", extra: [("audience", Self.api)])
+        let exchanged = try server.exchange(code: code, verifier: pkce.verifier)
+        #expect(exchanged.status == 200 && scope(exchanged.json) == "openid offline_access", "no role yet: \(exchanged.json.serialized)")
+        let browserUser = try #require(jwtClaims(exchanged.json["access_token"]?.string)["sub"]?.string)
+        #expect(try server.api("POST", "/api/v2/users/\(browserUser)/roles", token: ops, .object(["roles": .array([.string(teller)])])).status == 204)
+        let again = try AuthorizeTests.code(server, browser: browser, pkce: pkce, scope: "openid read:reports", extra: [("audience", Self.api)])
+        #expect(scope(try server.exchange(code: again.code, verifier: pkce.verifier).json) == "openid read:reports")
+        let refreshed = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("spa"),
+                                                                 "refresh_token": try #require(exchanged.json["refresh_token"]), "audience": .string(Self.api)]))
+        #expect(refreshed.status == 200 && scope(refreshed.json) == "openid offline_access read:reports", "\(refreshed.json.serialized)")
     }
 
     @Test("refused, changing nothing: no scope, no such role or account, a permission the API does not have, a taken name, bodies of the wrong shape, too many at once")

@@ -120,9 +120,9 @@ extension Ceremonies {
         guard client.grants.contains(GrantNames.authorizationCode) else {
             throw refuse(.grantNotAllowed, "client \(client.id) may not use the authorization code flow")
         }
-        let requested = (query["scope"] ?? "").split(separator: " ").map(String.init)
-        guard requested.contains("openid") else { throw refuse(.malformed, "scope must include openid") }
-        let scope = Self.knownScopes.filter(requested.contains).joined(separator: " ")
+        let requested = understoodScope(query["scope"] ?? "")
+        guard requested.scopes.contains("openid") else { throw refuse(.malformed, "scope must include openid") }
+        let scope = (requested.scopes + requested.permissions).joined(separator: " ")
         var challenge: String?
         if let value = query["code_challenge"] {
             guard (query["code_challenge_method"] ?? "plain") == "S256" else { throw refuse(.pkceInvalid, "code_challenge_method must be S256") }

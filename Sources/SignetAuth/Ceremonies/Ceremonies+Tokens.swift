@@ -48,8 +48,13 @@ extension Ceremonies {
 
     /// The scopes and audience a token request asks for, checked before anything is written.
     struct TokenGrant {
+        /// The OIDC scopes asked for (of ``knownScopes``).
         let scopes: [String]
-        /// The granted scopes, space-separated, in Signet's order.
+        /// The permission names of `tokens.permissions` asked for, sorted: granted as far as the
+        /// account's roles grant them for the token's audience (``scope(granted:)``).
+        var permissions: [String] = []
+        /// The scopes asked for and understood, space-separated, in Signet's order: what a
+        /// refresh token or a code keeps, so that a role given or taken shows at the next refresh.
         let scope: String
         let audience: String
         /// The DPoP proof the tokens are bound to (RFC 9449 §5), if the request had one.
@@ -61,22 +66,43 @@ extension Ceremonies {
         var nonce: String?
         var cnf: String? { sessionKey ?? binding?.jkt }
         var offline: Bool { scopes.contains("offline_access") }
+        /// The `scope` a token carries: the OIDC scopes, and the permissions asked for that
+        /// `granted` (the token's `permissions` claim) holds, as Auth0 grants an API's scopes
+        /// with role-based access control on.
+        func scope(granted: [String]?) -> String {
+            guard !permissions.isEmpty else { return scope }
+            return (scopes + permissions.filter { granted?.contains($0) == true }).joined(separator: " ")
+        }
         /// A public client's refresh token is bound to the proof's key too (§5); a confidential
         /// client's is bound to its secret already.
         func refreshBinding(_ client: ClientConfiguration) -> String? { client.isConfidential ? nil : binding?.jkt }
     }
 
-    /// Scopes outside ``knownScopes`` are dropped. The audience is the one asked for, which must be
-    /// one of the client's, or Signet's own account audience when none is asked.
-    /// With `context`, the request's DPoP proof is checked (and used up) too.
+    /// Scopes outside ``knownScopes`` and the permission names of `tokens.permissions` are
+    /// dropped (``understoodScope(_:)``); without a scope, every OIDC scope. The audience is the
+    /// one asked for, which must be one of the client's, or Signet's own account audience when
+    /// none is asked. With `context`, the request's DPoP proof is checked (and used up) too.
     func tokenGrant(scope requested: String?, audience: String?, client: ClientConfiguration, context: RequestContext? = nil) throws -> TokenGrant {
-        let scopes = requested.map { $0.split(separator: " ").map(String.init).filter(Self.knownScopes.contains) } ?? Self.knownScopes
+        let understood = requested.map(understoodScope) ?? (scopes: Self.knownScopes, permissions: [])
         let aud = audience ?? configuration.accountAudience
         guard aud != configuration.managementAudience, configuration.audiences(of: client).containsExactly(aud) else {
             throw AuthError(.audienceNotAllowed, "audience \"\(aud.prefix(200))\" is not one of client \(client.id)'s")
         }
-        return TokenGrant(scopes: scopes, scope: Self.knownScopes.filter(scopes.contains).joined(separator: " "), audience: aud,
-                          binding: try context.flatMap { try tokenBinding(client, context: $0) })
+        return TokenGrant(scopes: understood.scopes, permissions: understood.permissions, scope: (understood.scopes + understood.permissions).joined(separator: " "),
+                          audience: aud, binding: try context.flatMap { try tokenBinding(client, context: $0) })
+    }
+
+    /// The words of a `scope` (RFC 6749 §3.3) Signet understands, the rest dropped: the OIDC
+    /// scopes of ``knownScopes`` in that order, then, sorted and once each, the names
+    /// `tokens.permissions` gives any API. A permission is only asked for here: a token carries
+    /// it for its own API while the account's roles grant it (``TokenGrant/scope(granted:)``).
+    func understoodScope(_ requested: String) -> (scopes: [String], permissions: [String]) {
+        let words = requested.split(separator: " ")
+        let scopes = Self.knownScopes.filter { words.contains(Substring($0)) }
+        guard !configuration.apiPermissions.isEmpty else { return (scopes, []) }
+        let apis = configuration.apiPermissions.values
+        let permissions = Set(words.lazy.map(String.init).filter { word in apis.contains { $0[word] != nil } })
+        return (scopes, permissions.sorted())
     }
 
     /// A new sign-in's refresh token (``RefreshToken``: a time-ordered name and the 32-byte
@@ -131,7 +157,10 @@ extension Ceremonies {
         access.add("sub", user.id)
         access.add("aud", grant.audience)
         access.add("client_id", client.id)
-        access.add("scope", grant.scope)
+        // Auth0's claim for an API with role-based access control: what the account's roles grant there.
+        let permissions = try permissionsClaim(userID: user.id, audience: grant.audience)
+        let scope = grant.scope(granted: permissions)
+        access.add("scope", scope)
         access.add("iat", now)
         access.add("exp", now + Int64(configuration.accessTokenLifetime))
         access.add("jti", Base64URL.encode(jti))
@@ -144,8 +173,7 @@ extension Ceremonies {
         if let jkt = grant.cnf { access.add("cnf", .object(["jkt": .string(jkt)])) }
         let operatorClaims = try metadataClaims(userID: user.id)
         for (name, value) in operatorClaims { access.add(name, value) }
-        // Auth0's claim for an API with role-based access control: what the account's roles grant there.
-        if let permissions = try permissionsClaim(userID: user.id, audience: grant.audience) { access.add("permissions", strings: permissions) }
+        if let permissions { access.add("permissions", strings: permissions) }
         let accessToken = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
         var idToken: String?
         if grant.scopes.contains("openid") {
@@ -169,7 +197,7 @@ extension Ceremonies {
             idToken = try JWT.sign(payload: claims, type: "JWT", keys: keys)
         }
         return TokenResponse(access_token: accessToken, refresh_token: nil, id_token: idToken, token_type: grant.cnf == nil ? "Bearer" : "DPoP",
-                             expires_in: configuration.accessTokenLifetime, scope: grant.scope)
+                             expires_in: configuration.accessTokenLifetime, scope: scope)
     }
 
     /// The refresh grant (RFC 6749 §6): rotate (the presented token dies, a new one is born in its
