@@ -93,6 +93,12 @@ jwks = JsonWebKey.import_key_set(requests.get(discovery["jwks_uri"], timeout=10)
 clock_offset = 0
 
 
+def give_role(address):
+    """Asks the Swift test to give the account a role, as an operator would."""
+    print(f"role {address}", flush=True)
+    sys.stdin.readline()
+
+
 def advance(seconds):
     """Asks the Swift test to move Signet's clock (and remembers it, to check token times)."""
     global clock_offset
@@ -403,6 +409,12 @@ try:
     report["signals"] = sorted({name for name, _ in signals})
     accepted = [options for name, options in signals if name == "signalAllAcceptedCredentials"]
     report["signal_accepted_ids"] = len(accepted[-1]["allAcceptedCredentialIds"]) if accepted else None
+    # No role, no section; an operator's role shows, with what it grants in the setting's words.
+    report["roles_before"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="roles-section"]'))
+    give_role(signed_in_as(driver))
+    driver.get(BASE + "/account")
+    report["roles"] = [[e.find_element(By.CSS_SELECTOR, ".row-title").text, by_test_id(e, "role-grants").text]
+                       for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="role-row"]')]
     shoot(driver, "account")
     # Delete account: folded away; opened, a wrong address is refused and nothing changes.
     driver.find_element(By.CSS_SELECTOR, '[data-testid="delete-section"] summary').click()

@@ -225,8 +225,8 @@ extension SignetService {
         return response
     }
 
-    /// The account page: passkeys, device keys, sessions (this one marked), recovery codes, the
-    /// open recovery, recent security events.
+    /// The account page: passkeys, device keys, sessions (this one marked), roles (when it has
+    /// some), recovery codes, the open recovery, recent security events.
     func accountPage(_ call: Call, browser: Browser? = nil, session: WebSession? = nil, error: AuthError? = nil, status: Int = 200,
                      stepUp: (action: String, fields: [(String, String)])? = nil, extra: [String: TemplateValue] = [:]) throws -> HTTPResponse {
         let browser = try browser ?? self.browser(call.request)
@@ -264,12 +264,16 @@ extension SignetService {
             return ["kind": .text(text), "at": .text(when(e.event.at)), "outcome": .text(e.event.outcome == "success" ? "" : strings["failed"] ?? ""),
                     "address": .text(byOperator ? "" : e.event.remote ?? "")]
         }.prefix(15).map { $0 }
+        let roles = try ceremonies.accountRoles(principal).map { r -> [String: TemplateValue] in
+            ["name": .text(r.role.name), "description": .text(r.role.description ?? ""), "grants": .text(r.grants.joined(separator: " · "))]
+        }
         let codes = try ceremonies.recoveryCodesStatus(principal)
         let emailSignIn = try ceremonies.emailSignIn(principal).enabled
         let recovery = try ceremonies.recovery(principal).recovery
         var values: [String: TemplateValue] = [
             "email": .text(session.user.email), "displayName": .text(session.user.name ?? session.user.email), "accountName": .text(session.user.name ?? ""),
             "userHandle": .text(Base64URL.encode(session.user.handle)), "passkeys": .list(passkeys), "deviceKeys": .list(deviceKeys), "sessions": .list(rows), "otherSessions": .bool(rows.count > 1),
+            "roles": .list(roles), "hasRoles": .bool(!roles.isEmpty),
             // The switch needs a passkey to confirm it: an account without one is not offered it.
             "emailSignIn": .bool(emailSignIn), "emailCodes": .bool(configuration.email.canSend && (!listed.isEmpty || !emailSignIn)),
             "events": .list(events), "codesLeft": .text(codes.remaining > 0 ? String(codes.remaining) : ""),

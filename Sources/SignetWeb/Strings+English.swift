@@ -25,6 +25,7 @@ extension Strings {
         "synced": "synced", "device_bound": "this device only", "hardware_bound": "hardware key, verified", "unknown_provider": "Passkey",
         "device_keys": "Device keys", "no_device_keys": "No device keys.", "sessions": "Where you're signed in", "this_device": "this browser",
         "browser": "Browser", "app": "App", "last_seen": "last seen", "events": "Recent security events", "no_events": "No events yet.",
+        "roles_title": "Your roles", "roles_hint": "Your organization's administrators give these. They decide what you may do in its apps.",
         "recovery_codes": "Recovery codes", "recovery_none": "You have no recovery codes.", "recovery_left": "unused recovery codes left.",
         "recovery_generate": "Create new recovery codes", "recovery_shown_once": "Keep these codes somewhere safe. They are shown only this once.",
         "recovery_open": "A recovery of this account is on hold until", "recovery_cancel": "Cancel the recovery", "signout": "Sign out",

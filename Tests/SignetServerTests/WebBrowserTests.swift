@@ -25,6 +25,16 @@ struct WebBrowserTests {
         return (try? runProcess(python, ["-c", "import selenium, authlib, requests"]).status) == 0
     }
 
+    /// A role of two of the API's permissions, given to the account at `email` by an operator.
+    static func giveRole(_ server: TestServer, email: String) throws {
+        let ceremonies = server.app.service.ceremonies, context = RequestContext(remoteAddress: "local", requestID: "test")
+        let user = try #require(try server.store.users(UserQuery(email: .exactly(email), limit: 1)).users.first).user
+        let role = try ceremonies.createRole(name: "Teller", description: "Front desk of the branch", by: .commandLine, context: context)
+        try ceremonies.changeRolePermissions(id: role.id, [Permission(audience: "https://api.signet.test", name: "transfer:funds"),
+                                                           Permission(audience: "https://api.signet.test", name: "admin:users")], add: true, by: .commandLine, context: context)
+        try ceremonies.changeUserRoles(userID: user.id, roleIDs: [role.id], give: true, by: .commandLine, context: context)
+    }
+
     @Test("sign-up, sign-in, email code, passkey offer, account changes, step-up and refusals, through Authlib and Chromium",
           .enabled(if: available, "needs chromium, chromium-driver and the venv with selenium and authlib that scripts/test.sh makes"))
     func browserFlows() throws {
@@ -42,6 +52,7 @@ struct WebBrowserTests {
             web.name = "Example web app"
             web.backchannelLogoutURI = "http://127.0.0.1:\(callbackPort)/backchannel"
             c.clients.append(web)
+            c.apiPermissions = ["https://api.signet.test": ["read:reports": "Read the reports", "transfer:funds": "Move money", "admin:users": ""]]
         }
         // An account an operator made, and the link that adds its first passkey (step 11).
         let operatorMade = try server.app.service.ceremonies.createUser(ManagementNewUser(email: "lin@example.test", name: "Lin", verify_email: false),
@@ -79,7 +90,8 @@ struct WebBrowserTests {
         try process.run()
         var report: JSONValue?
         var buffer = Data()
-        // The script asks for the clock to move (`advance N`) and ends with `report {...}`.
+        // The script asks for the clock to move (`advance N`) or for an account to be given a
+        // role (`role EMAIL`), and ends with `report {...}`.
         while report == nil {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { break }
@@ -89,6 +101,9 @@ struct WebBrowserTests {
                 buffer.removeSubrange(buffer.startIndex...newline)
                 if line.hasPrefix("advance "), let seconds = Double(line.dropFirst(8)) {
                     server.clock.advance(seconds)
+                    input.fileHandleForWriting.write(Data("ok\n".utf8))
+                } else if line.hasPrefix("role ") {
+                    try Self.giveRole(server, email: String(line.dropFirst(5)))
                     input.fileHandleForWriting.write(Data("ok\n".utf8))
                 } else if line.hasPrefix("report ") {
                     report = try StrictJSON(maxDepth: 8, maxLength: 1 << 20).parse(Array(line.dropFirst(7).utf8))
@@ -129,6 +144,10 @@ struct WebBrowserTests {
         #expect(r["phr_id_token_acr"] == .string("phr"))
         // The account page.
         #expect(r["account_passkeys_before"] == .number("1") && r["account_passkeys_after_add"] == .number("2"))
+        // Roles: no section before an operator gives one; then the role, with what it grants
+        // described as tokens.permissions describes it (a name where the description is empty).
+        #expect(r["roles_before"] == .number("0"))
+        #expect(r["roles"] == .array([.array([.string("Teller"), .string("admin:users · Move money")])]), "\(r["roles"] ?? .null)")
         #expect(r["renamed"]?.array?.first == .string("Work laptop"))
         #expect(r["account_passkeys_after_revoke"] == .number("1"))
         #expect(r["delete_refused"] == .bool(true))

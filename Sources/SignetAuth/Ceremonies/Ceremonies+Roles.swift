@@ -168,6 +168,21 @@ extension Ceremonies {
         return try store.userRoles(userID: userID)
     }
 
+    /// The account page's roles: each role the signed-in account has, with what it grants as
+    /// `tokens.permissions` describes it (its name where the description is empty), a permission
+    /// the setting no longer names left out as the tokens leave it out. Only to read: operators
+    /// give and take roles.
+    public func accountRoles(_ principal: Principal) throws -> [(role: RoleRow, grants: [String])] {
+        let roles = try store.userRoles(userID: principal.user.id)
+        guard !roles.isEmpty else { return [] }
+        let granted = try store.userPermissions(userID: principal.user.id)
+        return roles.map { role in
+            (role, granted.filter { $0.roleID == role.id }.compactMap { g in
+                configuration.apiPermissions[g.permission.audience]?[g.permission.name].map { $0.isEmpty ? g.permission.name : $0 }
+            })
+        }
+    }
+
     /// `GET /api/v2/users/{id}/permissions`: each permission the account's roles grant, with
     /// the roles it comes from.
     public func userPermissions(userID: String) throws -> [(permission: Permission, roles: [(id: String, name: String)])] {
