@@ -135,6 +135,11 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     /// `/api/v2/clients/{id}`: the client is set in the configuration file, which the API reads
     /// but does not change.
     case clientConfigured = "client_configured"
+    /// `/api/v2/resource-servers`: the APIs are set in the configuration file (`audiences`,
+    /// `tokens.permissions`) and the clients, which the API reads but does not change.
+    case resourceServerConfigured = "resource_server_configured"
+    /// `/api/v2/resource-servers/{id}`: no API with this ID.
+    case resourceServerNotFound = "resource_server_not_found"
     /// `/api/v2/log-streams/{id}`: no log stream with this ID.
     case logStreamNotFound = "log_stream_not_found"
     case roleNotFound = "role_not_found"
@@ -199,9 +204,9 @@ extension Reason {
         case .headersTooLarge: 431
         case .unsupportedMediaType: 415
         case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
-        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .userHasPasskey, .backupMethodRequired: 409
+        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .resourceServerConfigured, .userHasPasskey, .backupMethodRequired: 409
         case .rateLimited: 429
-        case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound, .roleNotFound, .sessionNotFound, .logNotFound, .signingKeyNotFound: 404
+        case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound, .roleNotFound, .resourceServerNotFound, .sessionNotFound, .logNotFound, .signingKeyNotFound: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .signupDisabled, .signupDomainNotAllowed, .signupCodeRequired, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull, .signingKeyUnavailable: 503
         case .internalError, .serverError: 500
@@ -355,6 +360,8 @@ extension Reason {
         case .authenticationMethodUnknown: "The user has no such authentication method."
         case .clientNotFound: "There is no such client in the database."
         case .clientConfigured: "This client is set in the configuration file; change it there."
+        case .resourceServerConfigured: "APIs are set in the configuration file (audiences, tokens.permissions); change them there."
+        case .resourceServerNotFound: "There is no such API."
         case .logStreamNotFound: "There is no such log stream."
         case .roleNotFound: "There is no such role."
         case .sessionNotFound: "There is no such session: it has ended, or never was."

@@ -65,3 +65,51 @@ public struct ManagementRoleMember: Codable, Sendable, Equatable {
         self.name = name
     }
 }
+
+/// An API tokens may be for (`/api/v2/resource-servers`, Auth0's shape): read from the
+/// configuration and the clients, never changed through the API.
+public struct ManagementResourceServer: Codable, Sendable, Equatable {
+    /// A permission of the API, as Auth0 calls them: a scope.
+    public struct Scope: Codable, Sendable, Equatable {
+        public var value: String
+        public var description: String
+        public init(value: String, description: String) {
+            self.value = value
+            self.description = description
+        }
+    }
+    /// `rs_` and 16 characters, the same on every instance: derived from the identifier.
+    public var id: String
+    /// The identifier: an API has no name of its own here.
+    public var name: String
+    /// The audience its tokens carry (`aud`).
+    public var identifier: String
+    /// Signet's own APIs: its account API (`{issuer}/me`) and the Management API.
+    public var is_system: Bool
+    public var scopes: [Scope]
+    /// `ES256`: every token Signet signs.
+    public var signing_alg: String
+    public var allow_offline_access: Bool
+    /// Seconds (`tokens.access_token_ttl`).
+    public var token_lifetime: Int
+    public var token_lifetime_for_web: Int
+    public var skip_consent_for_verifiable_first_party_clients: Bool
+    /// Role-based access control: on for an API of `tokens.permissions`.
+    public var enforce_policies: Bool
+    /// `access_token_authz` when its tokens carry `permissions`, else `access_token`.
+    public var token_dialect: String
+    public init(id: String, identifier: String, system: Bool, scopes: [Scope], offline: Bool, lifetime: Int, permissions: Bool) {
+        self.id = id
+        name = identifier
+        self.identifier = identifier
+        is_system = system
+        self.scopes = scopes
+        signing_alg = "ES256"
+        allow_offline_access = offline
+        token_lifetime = lifetime
+        token_lifetime_for_web = lifetime
+        skip_consent_for_verifiable_first_party_clients = true
+        enforce_policies = permissions
+        token_dialect = permissions ? "access_token_authz" : "access_token"
+    }
+}

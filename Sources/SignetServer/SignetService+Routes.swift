@@ -176,6 +176,7 @@ extension SignetService {
         addManagementClientRoutes(&r)
         addManagementLogStreamRoutes(&r)
         addManagementRoleRoutes(&r)
+        addManagementResourceServerRoutes(&r)
         addSCIMRoutes(&r)
         // The web: the authorization code flow and the hosted pages.
         addAuthorizeRoutes(&r)

@@ -230,6 +230,61 @@ import Testing
         #expect(refreshed.status == 200 && scope(refreshed.json) == "openid offline_access read:reports", "\(refreshed.json.serialized)")
     }
 
+    @Test("/api/v2/resource-servers lists Signet's own APIs, then every audience of the configuration and the clients, with an API's permissions as its scopes; read-only")
+    func resourceServers() throws {
+        let server = try Self.server()
+        let ops = try server.managementToken()
+        // A client kept in the database that names an API of its own.
+        let made = try server.api("POST", "/api/v2/clients", token: ops, .object([
+            "name": .string("Ledger sync"), "grant_types": .array([.string("client_credentials")]), "audiences": .array([.string("urn:db:ledger")]),
+        ]))
+        #expect(made.status == 201, "\(made.json.serialized)")
+        let listed = try #require(try server.api("GET", "/api/v2/resource-servers", token: ops).json.array)
+        let issuer = server.app.configuration.issuer
+        #expect(listed.compactMap { $0["identifier"]?.string } == [issuer + "/me", issuer + "/api/v2/", Self.api, "urn:db:ledger", Self.other], "\(listed)")
+        #expect(listed.map { $0["is_system"] } == [.bool(true), .bool(true), .bool(false), .bool(false), .bool(false)])
+        let api = listed[2]
+        #expect(api["scopes"] == .array([
+            .object(["value": .string("admin:users"), "description": .string("")]),
+            .object(["value": .string("read:reports"), "description": .string("Read the reports")]),
+            .object(["value": .string("transfer:funds"), "description": .string("Move money")]),
+        ]), "\(api.serialized)")
+        #expect(api["enforce_policies"] == .bool(true) && api["token_dialect"] == .string("access_token_authz") && api["signing_alg"] == .string("ES256"))
+        #expect(api["name"] == .string(Self.api) && api["token_lifetime"] == .int(Int64(server.app.configuration.accessTokenLifetime)))
+        #expect(listed[3]["scopes"] == .array([]) && listed[3]["enforce_policies"] == .bool(false) && listed[3]["token_dialect"] == .string("access_token"))
+        let management = try #require(listed[1]["scopes"]?.array)
+        #expect(management.count == ManagementScope.allCases.count && management.contains(.object(["value": .string("read:role_members"), "description": .string("Read role members")])))
+        #expect(listed[1]["allow_offline_access"] == .bool(false) && listed[0]["allow_offline_access"] == .bool(true))
+        // One by its id (the same for the same identifier anywhere) or by an identifier that fits a path.
+        let id = try #require(api["id"]?.string)
+        #expect(id.hasPrefix("rs_") && id.count == 19 && Set(listed.compactMap { $0["id"]?.string }).count == 5)
+        #expect(try server.api("GET", "/api/v2/resource-servers/\(id)", token: ops).json == api)
+        #expect(try server.api("GET", "/api/v2/resource-servers/\(Self.other)", token: ops).json == listed[4])
+        let again = try TestServer.withOperators { c in
+            c.audiences.append(Self.other)
+            c.apiPermissions = [Self.api: Self.permissions]
+        }
+        #expect(try again.api("GET", "/api/v2/resource-servers/\(id)", token: try again.managementToken()).json["identifier"] == .string(Self.api))
+        // Paged with totals.
+        let page = try server.api("GET", "/api/v2/resource-servers?page=1&per_page=2&include_totals=true", token: ops).json
+        #expect(page["total"] == .int(5) && page["start"] == .int(2) && page["resource_servers"]?.array?.compactMap { $0["identifier"]?.string } == [Self.api, "urn:db:ledger"],
+                "\(page.serialized)")
+        // Refused: no such API, a change, a token without the scope, a page out of bounds.
+        let reader = try server.managementToken(scope: "read:users")
+        for (method, path, body, status, reason) in [
+            ("GET", "/api/v2/resource-servers/rs_nope", nil, 404, "resource_server_not_found"),
+            ("POST", "/api/v2/resource-servers", .object(["identifier": .string("urn:new")]), 409, "resource_server_configured"),
+            ("PATCH", "/api/v2/resource-servers/\(id)", .object(["name": .string("Bank")]), 409, "resource_server_configured"),
+            ("DELETE", "/api/v2/resource-servers/\(id)", nil, 409, "resource_server_configured"),
+            ("GET", "/api/v2/resource-servers?per_page=101", nil, 400, "malformed"),
+        ] as [(String, String, JSONValue?, Int, String)] {
+            let answer = try server.api(method, path, token: ops, body)
+            #expect(answer.status == status && answer.json["reason"] == .string(reason), "\(method) \(path): \(answer.status) \(answer.json.serialized)")
+        }
+        let unscoped = try server.api("GET", "/api/v2/resource-servers", token: reader)
+        #expect(unscoped.status == 403 && unscoped.json["reason"] == .string("insufficient_scope"))
+    }
+
     @Test("refused, changing nothing: no scope, no such role or account, a permission the API does not have, a taken name, bodies of the wrong shape, too many at once")
     func refusals() throws {
         let server = try Self.server()

@@ -58,6 +58,8 @@ public enum ManagementScope: String, CaseIterable, Sendable {
     case readRoleMembers = "read:role_members"
     case createRoleMembers = "create:role_members"
     case deleteRoleMembers = "delete:role_members"
+    /// `/api/v2/resource-servers`: the APIs tokens may be for, with their permissions.
+    case readResourceServers = "read:resource_servers"
 }
 
 extension Ceremonies {
