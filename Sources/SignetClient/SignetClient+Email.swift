@@ -20,14 +20,14 @@ extension SignetClient {
     @discardableResult
     public func signIn(email: String, code: String) async throws -> TokenResponse {
         try begin(try decode(TokenResponse.self, try await send("POST", "oauth/token", body: TokenRequest(
-            grant_type: GrantType.passwordlessOTP, client_id: clientID, username: email, otp: code, realm: "email"))))
+            grant_type: GrantType.passwordlessOTP, client_id: clientID, scope: signInScope, username: email, otp: code, realm: "email"))))
     }
 
     /// Signs in with one of the account's recovery codes (each works once).
     @discardableResult
     public func signIn(email: String, recoveryCode: String) async throws -> TokenResponse {
         try begin(try decode(TokenResponse.self, try await send("POST", "oauth/token", body: TokenRequest(
-            grant_type: GrantType.recoveryCode, client_id: clientID, username: email, recovery_code: recoveryCode))))
+            grant_type: GrantType.recoveryCode, client_id: clientID, scope: signInScope, username: email, recovery_code: recoveryCode))))
     }
 
     /// A new set of 10 recovery codes, to show the user once; the earlier set stops working.

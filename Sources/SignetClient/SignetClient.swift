@@ -20,8 +20,11 @@ public actor SignetClient {
     /// Whether refresh proofs are signed by the biometric device key (a client with
     /// `refresh_proof: "device_key"`): each refresh is a fresh approval on this phone.
     let refreshWithDeviceKey: Bool
-    /// Access tokens for resource servers, minted from the refresh token (``accessToken(audience:)``).
-    var audienceTokens: [String: (token: String, expiresAt: Date)] = [:]
+    /// The API permissions each sign-in asks for in its `scope` (``init(baseURL:clientID:passkeys:deviceKeys:tokens:session:dpop:refreshWithDeviceKey:permissions:)``).
+    let permissions: [String]
+    /// Access tokens for resource servers, minted from the refresh token (``accessToken(audience:)``),
+    /// with the scope each was granted.
+    var audienceTokens: [String: (token: String, expiresAt: Date, scope: String?)] = [:]
     /// The issuer of the discovery document and whether it always sends `iss`, for the browser
     /// flow's check (RFC 9207 §2.4).
     var discoveredIssuer: (issuer: String, alwaysSendsIss: Bool)?
@@ -32,9 +35,15 @@ public actor SignetClient {
 
     /// - Parameter dpop: with a key, every token request carries a DPoP proof by it, so the
     ///   tokens are bound to the device, and every call with them carries a proof too.
+    /// - Parameter permissions: API permissions (of the server's `tokens.permissions`) each
+    ///   sign-in asks for besides the OIDC scopes, for an API that checks a token's `scope`: a
+    ///   token for an API carries those the account's roles grant there
+    ///   (``grantedPermissions(audience:)``; RFC 6749 §3.3, Auth0's role-based access control).
     public init(baseURL: URL, clientID: String, passkeys: any PasskeyProvider, deviceKeys: (any DeviceKeyStore)? = nil,
-                tokens: any TokenStore, session: URLSession = .shared, dpop: (any DPoPKeyStore)? = nil, refreshWithDeviceKey: Bool = false) {
+                tokens: any TokenStore, session: URLSession = .shared, dpop: (any DPoPKeyStore)? = nil, refreshWithDeviceKey: Bool = false,
+                permissions: [String] = []) {
         self.refreshWithDeviceKey = refreshWithDeviceKey
+        self.permissions = permissions
         self.baseURL = baseURL
         self.clientID = clientID
         self.passkeys = passkeys
@@ -185,10 +194,24 @@ public actor SignetClient {
     /// refresh token and kept until shortly before it expires: one token per audience, so a token
     /// for one API never opens another, nor Signet's account API.
     public func accessToken(audience: String) async throws -> String {
-        if let cached = audienceTokens[audience], cached.expiresAt > Date().addingTimeInterval(30) { return cached.token }
+        try await audienceToken(audience).token
+    }
+
+    /// Which of the ``permissions`` asked for the account has at the API `audience`, as the
+    /// server said in granting its token (RFC 6749 §5.1 `scope`): for an app to offer only what
+    /// its user may do. The API still checks each call; roles changed meanwhile show from the
+    /// next token.
+    public func grantedPermissions(audience: String) async throws -> [String] {
+        let words = (try await audienceToken(audience).scope ?? "").split(separator: " ").map(String.init)
+        return permissions.filter(words.contains)
+    }
+
+    /// The kept token for `audience`, or a new one.
+    func audienceToken(_ audience: String) async throws -> (token: String, expiresAt: Date, scope: String?) {
+        if let cached = audienceTokens[audience], cached.expiresAt > Date().addingTimeInterval(30) { return cached }
         await exclusiveRotation()
         defer { endRotation() }
-        if let cached = audienceTokens[audience], cached.expiresAt > Date().addingTimeInterval(30) { return cached.token }
+        if let cached = audienceTokens[audience], cached.expiresAt > Date().addingTimeInterval(30) { return cached }
         guard let stored = try tokens.load(), let refreshToken = stored.refreshToken else { throw SignetError(.notSignedIn, "no refresh token") }
         let answer = try await send("POST", "oauth/token", body: TokenRequest(
             grant_type: GrantType.refreshToken, client_id: clientID, refresh_token: refreshToken, audience: audience))
@@ -199,8 +222,9 @@ public actor SignetClient {
         var renewed = stored
         renewed.refreshToken = response.refresh_token ?? refreshToken
         try tokens.save(renewed)
-        audienceTokens[audience] = (response.access_token, Date().addingTimeInterval(TimeInterval(response.expires_in)))
-        return response.access_token
+        let minted = (response.access_token, Date().addingTimeInterval(TimeInterval(response.expires_in)), response.scope)
+        audienceTokens[audience] = minted
+        return minted
     }
 
     // MARK: sign-up, sign-in, session
@@ -243,9 +267,12 @@ public actor SignetClient {
 
     func exchange(session: String, credential: CredentialJSON) async throws -> TokenResponse {
         let answer = try await send("POST", "oauth/token", body: TokenRequest(
-            grant_type: GrantType.webauthn, client_id: clientID, auth_session: session, authn_response: credential))
+            grant_type: GrantType.webauthn, client_id: clientID, auth_session: session, authn_response: credential, scope: signInScope))
         return try begin(try decode(TokenResponse.self, answer))
     }
+
+    /// What a sign-in asks for: `nil` (every OIDC scope) unless ``permissions`` are asked for too.
+    var signInScope: String? { permissions.isEmpty ? nil : (["openid", "profile", "email", "offline_access"] + permissions).joined(separator: " ") }
 
     /// Stores a sign-in's tokens as the session (keeping this device's key ID).
     func begin(_ response: TokenResponse) throws -> TokenResponse {

@@ -96,6 +96,47 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         await #expect(throws: SignetError(.audienceNotAllowed, "")) { try await app.client.accessToken(audience: "https://evil.example") }
     }
 
+    @Test("permissions asked for at sign-in: grantedPermissions(audience:) says which the account's roles grant at the API, none before an operator gives a role")
+    func permissions() async throws {
+        let setting = #"{"urn:bank": {"transfer:funds": "Move money", "read:reports": "Read the reports", "admin:users": ""}}"#
+        let environment = ["SIGNET_AUDIENCES": #"["urn:bank"]"#, "SIGNET_TOKENS_PERMISSIONS": setting]
+        let server = try ServerProcess(environment: environment)
+        let passkeys = SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: server.origin)
+        let tokens = FileTokenStore(url: server.directory.appendingPathComponent("tokens.json"))
+        let client = SignetClient(baseURL: server.url, clientID: "dev", passkeys: passkeys, tokens: tokens, permissions: ["transfer:funds", "read:reports"])
+        try await client.signUp(email: "teller@signet.test")
+        #expect(try await client.grantedPermissions(audience: "urn:bank") == [])
+        let user = try await client.userInfo().sub
+        func admin(_ arguments: String) throws -> String {
+            let ran = try ReadmeQuickstartTests.shell("SIGNET_TOKENS_PERMISSIONS='\(setting)' scripts/run.sh admin roles \(arguments) --database sqlite:signet.db", server: server)
+            #expect(ran.status == 0, "\(arguments): \(ran.output)")
+            return ran.output
+        }
+        struct Made: Decodable { let id: String }
+        let role = try JSONDecoder().decode(Made.self, from: Data(try admin("add --name Teller --json").utf8)).id
+        _ = try admin("grant \(role) --api urn:bank --permission transfer:funds --permission admin:users")
+        _ = try admin("assign \(role) \(user)")
+        // The kept token still says what it was granted; the next sign-in's tokens say the new.
+        #expect(try await client.grantedPermissions(audience: "urn:bank") == [])
+        try await client.signIn()
+        #expect(try await client.grantedPermissions(audience: "urn:bank") == ["transfer:funds"], "admin:users was not asked for")
+        let token = try await client.accessToken(audience: "urn:bank")
+        let payload = try #require(Data(base64Encoded: Self.padded(String(token.split(separator: ".")[1]))))
+        let claims = try #require(try JSONSerialization.jsonObject(with: payload) as? [String: Any])
+        #expect(claims["scope"] as? String == "openid profile email offline_access transfer:funds")
+        #expect(claims["permissions"] as? [String] == ["admin:users", "transfer:funds"])
+        // Without permissions asked for, the SDK asks for the OIDC scopes alone, as before.
+        let plain = SignetClient(baseURL: server.url, clientID: "dev", passkeys: passkeys, tokens: FileTokenStore(url: server.directory.appendingPathComponent("plain.json")))
+        try await plain.signIn()
+        #expect(try await plain.grantedPermissions(audience: "urn:bank") == [])
+    }
+
+    /// Base64URL as Foundation's Base64.
+    static func padded(_ text: String) -> String {
+        let base = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        return base + String(repeating: "=", count: (4 - base.count % 4) % 4)
+    }
+
     @Test("every flow end to end against signet serve")
     func flows() async throws {
         let server = try ServerProcess()
