@@ -3,8 +3,10 @@
 
 usage: resource-server-check.py JWKS_URL ISSUER AUDIENCE PERMISSION TOKEN...
 For each token: its signature against the JWKS, its typ (at+jwt, RFC 9068), iss, aud and exp,
-then whether its permissions claim holds PERMISSION. Prints one JSON object per token, a line
-each: {"valid": bool, "error": str|null, "permissions": [...]|null, "allowed": bool}.
+then whether its permissions claim holds PERMISSION ("allowed"), and whether its scope does
+("scope_allowed", as an API that checks scope does). Prints one JSON object per token, a line
+each: {"valid": bool, "error": str|null, "permissions": [...]|null, "allowed": bool,
+"scope_allowed": bool}.
 """
 import json
 import sys
@@ -20,10 +22,12 @@ def check(client, issuer, audience, permission, token):
         claims = jwt.decode(token, key, algorithms=["ES256", "EdDSA", "RS256"], audience=audience, issuer=issuer,
                             options={"require": ["exp", "iat", "iss", "aud", "sub"]})
     except jwt.PyJWTError as error:
-        return {"valid": False, "error": type(error).__name__, "permissions": None, "allowed": False}
+        return {"valid": False, "error": type(error).__name__, "permissions": None, "allowed": False, "scope_allowed": False}
     permissions = claims.get("permissions")
     allowed = isinstance(permissions, list) and permission in permissions
-    return {"valid": True, "error": None, "permissions": permissions, "allowed": allowed}
+    scope = claims.get("scope")
+    scope_allowed = isinstance(scope, str) and permission in scope.split(" ")
+    return {"valid": True, "error": None, "permissions": permissions, "allowed": allowed, "scope_allowed": scope_allowed}
 
 
 def main():

@@ -425,7 +425,7 @@ import Testing
         #expect(try server.store.auditEvents(limit: 100).filter { $0.clientID == "signet-admin" }.map(\.kind).contains("admin_role_deleted"))
     }
 
-    @Test("an API written with PyJWT alone checks the claim: signature against the JWKS, typ, iss, aud, then the permission; a token changed to grant more, or for another API, is refused",
+    @Test("an API written with PyJWT alone checks the claim: signature against the JWKS, typ, iss, aud, then the permission in permissions or scope; a token changed to grant more, or for another API, is refused",
           .enabled(if: DPoPTests.pythonAvailable, "needs python3-jwt and python3-cryptography"))
     func resourceServer() throws {
         let server = try TestServer.withOperators(.socket) { c in c.apiPermissions = [Self.api: Self.permissions] }
@@ -439,8 +439,8 @@ import Testing
         ])])).status == 201)
         #expect(try server.api("POST", "/api/v2/users/\(tellerID)/roles", token: ops, .object(["roles": .array([.string(role)])])).status == 204)
 
-        let granted = try #require(try Self.signIn(server, teller)["access_token"]?.string)
-        let withNone = try #require(try Self.signIn(server, visitor)["access_token"]?.string)
+        let granted = try #require(try Self.signIn(server, teller, scope: "openid transfer:funds")["access_token"]?.string)
+        let withNone = try #require(try Self.signIn(server, visitor, scope: "openid transfer:funds")["access_token"]?.string)
         let ownAPI = try #require(try Self.signIn(server, teller, audience: nil)["access_token"]?.string)
         let idToken = try #require(try Self.signIn(server, teller)["id_token"]?.string)
         // The visitor's token with its claim rewritten to grant the permission, signature kept.
@@ -456,8 +456,11 @@ import Testing
         #expect(run.status == 0, "\(run.errors)")
         let reports = try run.output.split(separator: "\n").map { try StrictJSON().parse(Array($0.utf8)) }
         try #require(reports.count == 5, "\(run.output) \(run.errors)")
+        // Both claims say so for the teller, who asked for the permission in scope and has it; neither for the visitor, who asked too.
         #expect(reports[0]["valid"] == .bool(true) && reports[0]["allowed"] == .bool(true) && reports[0]["permissions"] == .array([.string("transfer:funds")]))
+        #expect(reports[0]["scope_allowed"] == .bool(true))
         #expect(reports[1]["valid"] == .bool(true) && reports[1]["allowed"] == .bool(false) && reports[1]["permissions"] == .array([]))
+        #expect(reports[1]["scope_allowed"] == .bool(false))
         #expect(reports[2]["valid"] == .bool(false) && reports[2]["error"] == .string("InvalidAudienceError"), "\(reports[2].serialized)")
         #expect(reports[3]["valid"] == .bool(false) && reports[3]["error"] == .string("InvalidTokenError"), "\(reports[3].serialized)")
         #expect(reports[4]["valid"] == .bool(false) && reports[4]["error"] == .string("InvalidSignatureError"), "\(reports[4].serialized)")
