@@ -274,6 +274,10 @@ public struct ServerConfiguration: Sendable {
     /// Claims copied from each account's `app_metadata` into its access and ID tokens
     /// (`tokens.app_metadata_claims`): none by default, and then no sign-in reads the metadata.
     public var appMetadataClaims: [MetadataClaim] = []
+    /// The claim that lists an account's roles by name in its access and ID tokens and at
+    /// `/userinfo` (`tokens.roles_claim`, a URI); none by default, and then no sign-in reads roles
+    /// for it.
+    public var rolesClaim: String?
     /// Each API's permissions, by its audience, with their descriptions (`tokens.permissions`):
     /// what roles may grant, and the APIs whose access tokens carry a `permissions` claim. None
     /// by default, and then no sign-in reads roles.

@@ -14,7 +14,7 @@ public enum ConfigurationLoader {
         ["web", "session_idle_ttl"], ["web", "session_ttl"], ["web", "code_ttl"], ["web", "require_pushed_authorization_requests"],
         ["clients"], ["audiences"],
         ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"], ["tokens", "refresh_token_absolute_ttl"],
-        ["tokens", "signing_key_rotation_days"], ["tokens", "app_metadata_claims"], ["tokens", "permissions"], ["step_up", "max_age"], ["audit", "retention_days"], ["audit", "log_stream_hold_days"], ["database_durability"], ["trusted_proxies"],
+        ["tokens", "signing_key_rotation_days"], ["tokens", "app_metadata_claims"], ["tokens", "roles_claim"], ["tokens", "permissions"], ["step_up", "max_age"], ["audit", "retention_days"], ["audit", "log_stream_hold_days"], ["database_durability"], ["trusted_proxies"],
         ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
         ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
@@ -143,6 +143,16 @@ public enum ConfigurationLoader {
         }
     }
 
+    /// `tokens.roles_claim`: the claim, a URI of the operator's own, that lists an account's roles
+    /// by name in its tokens and at `/userinfo`; not one of `tokens.app_metadata_claims`.
+    static func rolesClaim(_ value: JSONValue, besides metadata: [MetadataClaim]) throws -> String {
+        let setting = "tokens.roles_claim"
+        guard let claim = value.string else { throw ConfigurationError("\(setting) must be a claim name, such as \"https://example.com/roles\"") }
+        if let problem = MetadataClaim.problem(claim: claim) { throw ConfigurationError("\(setting): \(problem)") }
+        if metadata.contains(where: { $0.claim == claim }) { throw ConfigurationError("\(setting): \(claim) is one of tokens.app_metadata_claims already") }
+        return claim
+    }
+
     /// `tokens.permissions`: `{"https://api.example.com": {"read:reports": "Read the reports"}}`,
     /// each API by its audience (1 to 500 bytes, no space) and each permission's name (1 to 280
     /// visible ASCII characters, no space: it may be a scope too) with its description (at most
@@ -226,6 +236,7 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["tokens", "refresh_token_absolute_ttl"], range: 60...(3650 * 86400)) { c.refreshTokenAbsoluteLifetime = v }
         if let v = try int(tree, ["tokens", "signing_key_rotation_days"], range: 0...3650) { c.signingKeyRotationDays = v }
         if let v = value(tree, ["tokens", "app_metadata_claims"]) { c.appMetadataClaims = try metadataClaims(v) }
+        if let v = value(tree, ["tokens", "roles_claim"]) { c.rolesClaim = try rolesClaim(v, besides: c.appMetadataClaims) }
         if let v = value(tree, ["tokens", "permissions"]) { c.apiPermissions = try apiPermissions(v) }
         if let v = try int(tree, ["step_up", "max_age"], range: 1...86400) { c.stepUpMaxAge = v }
         if let v = try int(tree, ["audit", "retention_days"], range: 1...36500) { c.auditRetentionDays = v }

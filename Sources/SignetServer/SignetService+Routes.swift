@@ -74,8 +74,8 @@ extension SignetService {
         for method in ["GET", "POST"] {
             r.add(method, "/userinfo", needs: Needs(token: .required(.anyWithScope("openid")))) { s, call in
                 let info = s.ceremonies.userInfo(call.account)
-                // The operators' claims from app_metadata, as the tokens carry them (OIDC Core §5.3.2: other claims may follow).
-                let extra = try s.ceremonies.metadataClaims(userID: info.sub)
+                // The operators' claims (roles, app_metadata), as the tokens carry them (OIDC Core §5.3.2: other claims may follow).
+                let extra = try s.ceremonies.operatorClaims(userID: info.sub)
                 guard !extra.isEmpty, var object = try Wire.value(info).object else { return try Wire.encode(info) }
                 for (name, value) in extra { object[name] = value }
                 return .json(200, Array(JSONValue.object(object).serialized.utf8))

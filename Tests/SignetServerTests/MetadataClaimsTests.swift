@@ -81,6 +81,68 @@ import Testing
         #expect(big[Self.plan] == nil && big[Self.roles] == .array([.string("teller")]), "\(big.serialized.prefix(300))")
     }
 
+    @Test("tokens.roles_claim: the account's roles by name, sorted, in its access tokens for every API, its ID token and /userinfo, from the next sign-in or refresh; bounded with the app_metadata claims; refused unless a URI of its own")
+    func rolesClaim() throws {
+        let file = try ConfigurationTests.write("""
+            {"issuer": "https://auth.example.com", "relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "clients": [{"client_id": "app"}],
+             "tokens": {"roles_claim": "https://example.com/roles"}}
+            """)
+        #expect(try ConfigurationLoader.load(file: file, environment: [:]).rolesClaim == "https://example.com/roles")
+        #expect(try ConfigurationLoader.load(file: file, environment: ["SIGNET_TOKENS_ROLES_CLAIM": "https://example.com/groups"]).rolesClaim == "https://example.com/groups")
+        for (bad, says) in [("roles", "must be a URI"), ("7", "must be a claim name"), ("https:///roles", "must be a URI")] {
+            do {
+                _ = try ConfigurationLoader.load(file: file, environment: ["SIGNET_TOKENS_ROLES_CLAIM": bad])
+                Issue.record("accepted \(bad)")
+            } catch let error as ConfigurationError {
+                #expect(error.message.contains("tokens.roles_claim") && error.message.contains(says), "\(error.message)")
+            }
+        }
+        let clash = ["SIGNET_TOKENS_ROLES_CLAIM": Self.roles, "SIGNET_TOKENS_APP_METADATA_CLAIMS": #"{"\#(Self.roles)": "roles"}"#]
+        #expect(throws: ConfigurationError.self) { try ConfigurationLoader.load(file: file, environment: clash) }
+
+        let server = try TestServer.withOperators { c in
+            c.rolesClaim = Self.roles
+            c.appMetadataClaims = [MetadataClaim(claim: Self.plan, key: "plan")]
+            c.audiences.append("https://api.bank.example")
+        }
+        let ops = try server.managementToken()
+        let phone = Phone(server)
+        let first = try phone.signUp(email: "ada@bank.example")
+        let id = try #require(jwtClaims(first["access_token"]?.string)["sub"]?.string)
+        // No role yet: the claim is there, empty, so an app tells "no roles" from "not configured".
+        #expect(jwtClaims(first["access_token"]?.string)[Self.roles] == .array([]) && jwtClaims(first["id_token"]?.string)[Self.roles] == .array([]))
+        var made: [String] = []
+        for name in ["Teller", "Auditor", "Branch manager"] {
+            made.append(try #require(try server.api("POST", "/api/v2/roles", token: ops, .object(["name": .string(name)])).json["id"]?.string))
+        }
+        #expect(try server.api("POST", "/api/v2/users/\(id)/roles", token: ops, .object(["roles": .array(made.prefix(2).map(JSONValue.string))])).status == 204)
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["app_metadata": .object(["plan": .string("gold")])])).status == 200)
+        let signedIn = try phone.signIn()
+        for token in [signedIn["access_token"], signedIn["id_token"]] {
+            let claims = jwtClaims(token?.string)
+            #expect(claims[Self.roles] == .array([.string("Auditor"), .string("Teller")]) && claims[Self.plan] == .string("gold"), "\(claims.serialized)")
+        }
+        let info = try StrictJSON().parse(try server.send("GET", "/userinfo", headers: [("Authorization", "Bearer " + (signedIn["access_token"]?.string ?? ""))]).body)
+        #expect(info[Self.roles] == .array([.string("Auditor"), .string("Teller")]), "\(info.serialized)")
+        // A token for another API carries it too; a refresh shows a role given meanwhile.
+        #expect(try server.api("POST", "/api/v2/users/\(id)/roles", token: ops, .object(["roles": .array([.string(made[2])])])).status == 204)
+        let refreshed = try server.post("/oauth/token", .object([
+            "grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(signedIn["refresh_token"]), "audience": .string("https://api.bank.example"),
+        ]))
+        #expect(jwtClaims(refreshed.json["access_token"]?.string)[Self.roles] == .array([.string("Auditor"), .string("Branch manager"), .string("Teller")]),
+                "\(refreshed.json.serialized)")
+        // Names too many for 4 KiB: the claim is left out whole (never a part of the list), the app_metadata claim still goes in.
+        for i in 0..<20 {
+            let long = try #require(try server.api("POST", "/api/v2/roles", token: ops, .object(["name": .string("Role \(i) " + String(repeating: "r", count: 240))])).json["id"]?.string)
+            #expect(try server.api("POST", "/api/v2/users/\(id)/roles", token: ops, .object(["roles": .array([.string(long)])])).status == 204)
+        }
+        let crowded = jwtClaims(try phone.signIn()["access_token"]?.string)
+        #expect(crowded[Self.roles] == nil && crowded[Self.plan] == .string("gold"), "\(crowded.serialized.prefix(200))")
+        // Unset: no claim, whatever roles the account has.
+        let off = try TestServer.withOperators(sharing: server.directory)
+        #expect(jwtClaims(try Phone(off, authenticator: phone.authenticator).signIn()["access_token"]?.string)[Self.roles] == nil)
+    }
+
     @Test("the claims together stay within 4 KiB: in the setting's order, a member that would pass it is left out, a smaller one after it still goes in")
     func totalBound() throws {
         let claims = (0..<6).map { MetadataClaim(claim: "https://bank.example/c\($0)", key: "c\($0)") }

@@ -128,17 +128,24 @@ extension Ceremonies {
     /// key ends every session it started.
     func isLive(credential: String) throws -> Bool { try origin(of: credential)?.live ?? false }
 
-    /// The claims ``ServerConfiguration/appMetadataClaims`` copy from the account's current
-    /// `app_metadata`, in the setting's order, for the tokens and `/userinfo`; with none set,
-    /// nothing is read. A member of more than ``MetadataClaim/maxValueBytes`` of JSON is left
-    /// out, and so is one that would take the claims past ``MetadataClaim/maxTotalBytes``:
-    /// every request an app makes carries its access token, and a token past the 8 KiB of
-    /// headers that common proxies take would break the app, not the sign-in.
-    public func metadataClaims(userID: String) throws -> [(String, JSONValue)] {
-        guard !configuration.appMetadataClaims.isEmpty, let text = try store.appMetadata(userID: userID),
-              let metadata = (try? StrictJSON().parse(Array(text.utf8)))?.object else { return [] }
+    /// The operators' claims, for the tokens and `/userinfo`: first the account's roles by name
+    /// (``ServerConfiguration/rolesClaim``, sorted), then what ``ServerConfiguration/appMetadataClaims``
+    /// copy from its current `app_metadata`, in the setting's order; with neither set, nothing is
+    /// read. A member of more than ``MetadataClaim/maxValueBytes`` of JSON is left out, and so is
+    /// a claim that would take them past ``MetadataClaim/maxTotalBytes`` together (the roles
+    /// whole or not at all): every request an app makes carries its access token, and a token
+    /// past the 8 KiB of headers that common proxies take would break the app, not the sign-in.
+    public func operatorClaims(userID: String) throws -> [(String, JSONValue)] {
+        var claims: [(String, JSONValue)] = []
         var total = 0
-        return configuration.appMetadataClaims.compactMap { c in
+        if let name = configuration.rolesClaim {
+            let roles = JSONValue.array(try store.userRoles(userID: userID).map { .string($0.name) })
+            let size = roles.serializedBytes.count + name.utf8.count
+            if size <= MetadataClaim.maxTotalBytes { (claims, total) = ([(name, roles)], size) }
+        }
+        guard !configuration.appMetadataClaims.isEmpty, let text = try store.appMetadata(userID: userID),
+              let metadata = (try? StrictJSON().parse(Array(text.utf8)))?.object else { return claims }
+        return claims + configuration.appMetadataClaims.compactMap { c in
             guard let value = metadata[c.key] else { return nil }
             let bytes = value.serializedBytes.count
             let size = bytes + c.claim.utf8.count
@@ -171,7 +178,7 @@ extension Ceremonies {
         access.add("sid", session.sid)
         if let credential = session.credential { access.add("cred", credential) }
         if let jkt = grant.cnf { access.add("cnf", .object(["jkt": .string(jkt)])) }
-        let operatorClaims = try metadataClaims(userID: user.id)
+        let operatorClaims = try operatorClaims(userID: user.id)
         for (name, value) in operatorClaims { access.add(name, value) }
         if let permissions { access.add("permissions", strings: permissions) }
         let accessToken = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
