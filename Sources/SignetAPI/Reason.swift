@@ -226,6 +226,7 @@ extension Reason {
         case .rateLimited: "slow_down"
         case .insufficientScope: "insufficient_scope"
         case .scopeInvalid: "invalid_scope"
+        case .audienceNotAllowed: "invalid_target"
         case .recoveryHold, .userBlocked, .authenticatorNotAllowed: "access_denied"
         case .dpopInvalid, .dpopReplayed, .dpopKeyMismatch: "invalid_dpop_proof"
         case .useDPoPNonce: "use_dpop_nonce"

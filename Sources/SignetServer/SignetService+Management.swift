@@ -165,7 +165,7 @@ extension SignetService {
                 throw AuthError(.clientAssertionInvalid, "client_assertion names no client (no client_id, and no iss it can be read from)")
             }
             return try Wire.encode(ceremonies.clientCredentialsGrant(
-                clientID: id, secret: nil, scope: try body.optionalMember("scope"), audience: try body.optionalMember("audience"), context: context))
+                clientID: id, secret: nil, scope: try body.optionalMember("scope"), audience: try body.requestedAudience(), context: context))
         }
         guard let id = basic?.id ?? posted.id, let secret = basic?.secret ?? posted.secret, basic == nil || posted.secret == nil else {
             var error = AuthError(.clientSecretInvalid, "no client credentials, or both kinds",
@@ -174,7 +174,7 @@ extension SignetService {
             throw error
         }
         return try Wire.encode(ceremonies.clientCredentialsGrant(
-            clientID: id, secret: secret, scope: try body.optionalMember("scope"), audience: try body.optionalMember("audience"), context: context))
+            clientID: id, secret: secret, scope: try body.optionalMember("scope"), audience: try body.requestedAudience(), context: context))
     }
 }
 

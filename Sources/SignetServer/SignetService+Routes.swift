@@ -28,7 +28,8 @@ extension SignetService {
             if body["grant_type"]?.string == GrantNames.authorizationCode {
                 return .json(200, try s.ceremonies.authorizationCodeGrant(
                     clientID: body.optionalMember("client_id"), secret: body.optionalMember("client_secret"), code: body.optionalMember("code"),
-                    redirectURI: body.optionalMember("redirect_uri"), verifier: body.optionalMember("code_verifier"), context: context).wireBytes)
+                    redirectURI: body.optionalMember("redirect_uri"), verifier: body.optionalMember("code_verifier"), audience: body.requestedAudience(),
+                    context: context).wireBytes)
             }
             let request = try TokenRequest(wire: body, clientID: context.basic?.id ?? context.assertionIssuer)
             let tokens: TokenResponse

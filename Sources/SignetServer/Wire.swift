@@ -107,6 +107,16 @@ package enum Wire {
 }
 
 extension JSONValue {
+    /// The API a token request names: Auth0's `audience`, or `resource` (RFC 8707 §2, one
+    /// value: a repeated one is refused with the form). Both, naming different APIs, are refused.
+    func requestedAudience() throws -> String? {
+        let audience: String? = try optionalMember("audience"), resource: String? = try optionalMember("resource")
+        if let audience, let resource, audience != resource {
+            throw AuthError(.audienceNotAllowed, "audience and resource name different APIs", publicDetail: "send audience or resource (RFC 8707), one API")
+        }
+        return audience ?? resource
+    }
+
     func member(_ name: String) throws -> String {
         guard let value = self[name] else { throw AuthError.malformed("missing member \"\(name)\"") }
         guard let text = value.string else { throw AuthError.malformed("member \"\(name)\" must be a string") }
@@ -188,7 +198,7 @@ extension TokenRequest {
         self.init(
             grant_type: try json.member("grant_type"), client_id: id, auth_session: try json.optionalMember("auth_session"),
             authn_response: try json.optionalCredential(), refresh_token: try json.optionalMember("refresh_token"), scope: try json.optionalMember("scope"),
-            audience: try json.optionalMember("audience"), username: try json.optionalMember("username"), otp: try json.optionalMember("otp"),
+            audience: try json.requestedAudience(), username: try json.optionalMember("username"), otp: try json.optionalMember("otp"),
             realm: try json.optionalMember("realm"), recovery_code: try json.optionalMember("recovery_code"),
             client_secret: try json.optionalMember("client_secret"))
     }

@@ -2,6 +2,7 @@ import Foundation
 import SignetAuth
 import SignetCrypto
 import SignetHTTP
+import SignetServer
 import SignetSoftware
 import SignetWebAuthn
 import SignetTestSupport
@@ -29,6 +30,56 @@ import Testing
         try #require(answer.status == 303, "authorize: \(answer.status) \(String(decoding: answer.body, as: UTF8.self).prefix(300))")
         let query = WebBrowser.query(answer.headers["location"])
         return (try #require(query["code"], "no code in \(answer.headers["location"] ?? "")"), browser)
+    }
+
+    @Test("resource (RFC 8707) names the API at the token endpoint as audience does: the code's own, a refresh's or a machine client's; another, two different, or a repeated one refused with invalid_target")
+    func resourceIndicators() throws {
+        let api = "https://api.signet.test"
+        let server = try TestServer.withOperators { c in
+            TestServer.webClients(&c)
+            c.audiences = [api, "https://other.signet.test"]
+        }
+        func form(_ fields: [(String, String)]) throws -> (status: Int, json: JSONValue) {
+            let body = fields.map { "\($0.0)=\(Ceremonies.formEncoded($0.1))" }.joined(separator: "&")
+            let response = try server.send("POST", "/oauth/token", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(body.utf8))
+            return (response.status, (try? StrictJSON().parse(response.body)) ?? .null)
+        }
+        func refused(_ answer: (status: Int, json: JSONValue), _ reason: String, _ error: String) -> Bool {
+            answer.status == 400 && answer.json["reason"] == .string(reason) && answer.json["error"] == .string(error)
+        }
+        // The code's own API named again: its token.
+        let pkce = PKCE()
+        let (code, browser) = try Self.code(server, pkce: pkce, extra: [("resource", api)])
+        let exchanged = try server.exchange(code: code, verifier: pkce.verifier, extra: [("resource", api)])
+        #expect(exchanged.status == 200 && jwtClaims(exchanged.json["access_token"]?.string)["aud"] == .string(api), "\(exchanged.json.serialized)")
+        // Another API than the code's: refused, the code kept for the right one.
+        let second = try Self.code(server, browser: browser, pkce: pkce, extra: [("resource", api)])
+        #expect(refused(try server.exchange(code: second.code, verifier: pkce.verifier, extra: [("resource", "https://other.signet.test")]), "audience_not_allowed", "invalid_target"))
+        #expect(try server.exchange(code: second.code, verifier: pkce.verifier, extra: [("resource", api)]).status == 200)
+        // A code for Signet's own API is not one for the API.
+        let third = try Self.code(server, browser: browser, pkce: pkce)
+        #expect(refused(try server.exchange(code: third.code, verifier: pkce.verifier, extra: [("resource", api)]), "audience_not_allowed", "invalid_target"))
+        #expect(try server.exchange(code: third.code, verifier: pkce.verifier, extra: [("resource", server.app.configuration.accountAudience)]).status == 200)
+
+        // A refresh names its API by resource.
+        let refresh = try #require(exchanged.json["refresh_token"]?.string)
+        let other = try form([("grant_type", "refresh_token"), ("client_id", "spa"), ("refresh_token", refresh), ("resource", "https://other.signet.test")])
+        #expect(other.status == 200 && jwtClaims(other.json["access_token"]?.string)["aud"] == .string("https://other.signet.test"), "\(other.json.serialized)")
+        let next = try #require(other.json["refresh_token"]?.string)
+        // Refused before the token is used: two different APIs, one repeated, one not the client's.
+        #expect(refused(try form([("grant_type", "refresh_token"), ("client_id", "spa"), ("refresh_token", next), ("resource", api), ("audience", "https://other.signet.test")]),
+                        "audience_not_allowed", "invalid_target"))
+        #expect(refused(try form([("grant_type", "refresh_token"), ("client_id", "spa"), ("refresh_token", next), ("resource", api), ("resource", api)]), "malformed", "invalid_request"))
+        #expect(refused(try form([("grant_type", "refresh_token"), ("client_id", "spa"), ("refresh_token", next), ("resource", "https://elsewhere.example")]),
+                        "audience_not_allowed", "invalid_target"))
+        #expect(try form([("grant_type", "refresh_token"), ("client_id", "spa"), ("refresh_token", next), ("resource", api), ("audience", api)]).status == 200,
+                "the same API both ways is one API")
+
+        // A machine client's token for the Management API, named by resource.
+        let basic = "Basic " + Data("ops:\(TestServer.opsSecret)".utf8).base64EncodedString()
+        let machine = try server.send("POST", "/oauth/token", headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", basic)],
+                                      body: Array("grant_type=client_credentials&resource=\(Ceremonies.formEncoded(server.app.configuration.managementAudience))".utf8))
+        #expect(machine.status == 200 && jwtClaims((try? StrictJSON().parse(machine.body))?["access_token"]?.string)["aud"] == .string(server.app.configuration.managementAudience))
     }
 
     @Test("a bad or repeated client_id or redirect_uri gets an error page and never a redirect")

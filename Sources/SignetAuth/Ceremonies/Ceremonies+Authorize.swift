@@ -323,10 +323,10 @@ extension Ceremonies {
     /// the verifier must hash to its challenge. The code's use is part of the transaction that
     /// stores the refresh token; a second use revokes what the first issued.
     public func authorizationCodeGrant(
-        clientID: String?, secret: String?, code: String?, redirectURI: String?, verifier: String?, context: RequestContext
+        clientID: String?, secret: String?, code: String?, redirectURI: String?, verifier: String?, audience: String? = nil, context: RequestContext
     ) throws -> TokenResponse {
         do {
-            return try exchange(clientID: clientID, secret: secret, code: code, redirectURI: redirectURI, verifier: verifier, context: context)
+            return try exchange(clientID: clientID, secret: secret, code: code, redirectURI: redirectURI, verifier: verifier, audience: audience, context: context)
         } catch {
             let failure = failed(AuthError(error), context: context)
             metrics.ceremony("authorization_code", reason: failure.reason.rawValue)
@@ -378,7 +378,7 @@ extension Ceremonies {
         }
     }
 
-    func exchange(clientID: String?, secret: String?, code: String?, redirectURI: String?, verifier: String?, context: RequestContext) throws -> TokenResponse {
+    func exchange(clientID: String?, secret: String?, code: String?, redirectURI: String?, verifier: String?, audience: String?, context: RequestContext) throws -> TokenResponse {
         let client = try tokenEndpointClient(clientID: clientID, secret: secret, grant: GrantNames.authorizationCode, context: context)
         guard let code, let raw = Base64URL.decode(code), raw.count == 32 else { throw AuthError(.codeInvalid, "the code is not one Signet issued") }
         let hash = Digest.sha256.hash(raw)
@@ -410,6 +410,11 @@ extension Ceremonies {
         }
         guard let user = try store.user(id: row.userID) else { throw burn(AuthError(.codeInvalid, "the account no longer exists")) }
         guard !user.blocked else { throw burn(AuthError(.userBlocked, "the account is blocked")) }
+        // RFC 8707 §2.2: an API named again here is the one the user authorized; another is
+        // refused, the code kept for a request that names the right one.
+        if let audience, audience != row.audience ?? configuration.accountAudience {
+            throw AuthError(.audienceNotAllowed, "the code was issued for another audience than \"\(audience.prefix(200))\"")
+        }
         var grant = try tokenGrant(scope: row.scope, audience: row.audience, client: client, context: context)
         grant.nonce = row.nonce
         // RFC 9449 §10: a code bound to a DPoP key is only for a proof by that key.
