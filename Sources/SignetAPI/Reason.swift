@@ -127,6 +127,8 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case requestURIInvalid = "request_uri_invalid"
     // Administration (the Management API).
     case userBlocked = "user_blocked"
+    /// The client is for accounts with one of its `required_roles`, and this one has none.
+    case roleRequired = "role_required"
     case userUnknown = "user_unknown"
     case authenticationMethodUnknown = "authentication_method_unknown"
     /// `/api/v2/clients/{id}`: no client with this ID is kept in the database (a client from the
@@ -207,7 +209,7 @@ extension Reason {
         case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .resourceServerConfigured, .userHasPasskey, .backupMethodRequired: 409
         case .rateLimited: 429
         case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound, .roleNotFound, .resourceServerNotFound, .sessionNotFound, .logNotFound, .signingKeyNotFound: 404
-        case .csrfInvalid, .insufficientScope, .userBlocked, .signupDisabled, .signupDomainNotAllowed, .signupCodeRequired, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
+        case .csrfInvalid, .insufficientScope, .userBlocked, .roleRequired, .signupDisabled, .signupDomainNotAllowed, .signupCodeRequired, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
         case .databaseUnavailable, .storageFull, .signingKeyUnavailable: 503
         case .internalError, .serverError: 500
         default: 400
@@ -227,7 +229,7 @@ extension Reason {
         case .insufficientScope: "insufficient_scope"
         case .scopeInvalid: "invalid_scope"
         case .audienceNotAllowed: "invalid_target"
-        case .recoveryHold, .userBlocked, .authenticatorNotAllowed: "access_denied"
+        case .recoveryHold, .userBlocked, .roleRequired, .authenticatorNotAllowed: "access_denied"
         case .dpopInvalid, .dpopReplayed, .dpopKeyMismatch: "invalid_dpop_proof"
         case .useDPoPNonce: "use_dpop_nonce"
         case .authorizationPending: "authorization_pending"
@@ -357,6 +359,7 @@ extension Reason {
         case .requestNotSupported: "Request objects (the request parameter) are not supported."
         case .requestURIInvalid: "This sign-in link is no longer valid. Go back to the app and start again."
         case .userBlocked: "This account is blocked; contact the service's administrator."
+        case .roleRequired: "This account may not use this app; ask its administrator for access."
         case .userUnknown: "There is no such user."
         case .authenticationMethodUnknown: "The user has no such authentication method."
         case .clientNotFound: "There is no such client in the database."

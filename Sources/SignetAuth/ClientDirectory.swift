@@ -106,5 +106,6 @@ extension ClientConfiguration {
         // assertion of it verifies.
         if let text = row.jwks { jwks = (try? JWKSet.keys(text: text)) ?? [[:]] }
         jwksURI = row.jwksURI
+        requiredRoles = row.requiredRoles
     }
 }

@@ -70,6 +70,10 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// Whether the client's authorization requests must come through the pushed authorization
     /// request endpoint (RFC 9126 §6, `require_pushed_authorization_requests`).
     public var requirePushedRequests = false
+    /// The roles, by name, an account needs one of for any token of this client
+    /// (``Ceremonies/requireRole(userID:client:)``): an admin console for administrators only.
+    /// `nil`: any account.
+    public var requiredRoles: [String]?
 
     /// Whether the client authenticates (RFC 6749 §2.1), with a secret or with its keys.
     public var isConfidential: Bool { secretHash != nil || usesKeys }

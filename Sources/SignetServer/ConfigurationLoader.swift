@@ -345,7 +345,7 @@ public enum ConfigurationLoader {
             guard let object = item.object else { throw ConfigurationError("clients[\(index)] must be an object") }
             let known: Set<String> = ["client_id", "name", "type", "grants", "scopes", "redirect_uris", "post_logout_redirect_uris", "allowed_origins", "ios", "android",
                                       "audiences", "client_secret_hash", "jwks", "jwks_uri", "require_pushed_authorization_requests", "dpop", "refresh_proof",
-                                      "backchannel_logout_uri", "backchannel_logout_session_required"]
+                                      "backchannel_logout_uri", "backchannel_logout_session_required", "required_roles"]
             if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
             // RFC 6749 Appendix A.1: client-id = *VSCHAR (visible ASCII and space).
@@ -427,6 +427,13 @@ public enum ConfigurationLoader {
                     throw ConfigurationError("client \(id): jwks_uri must be an https URI without a fragment (http only to a loopback address)")
                 }
                 client.jwksURI = text
+            }
+            if let roles = object["required_roles"] {
+                guard let names = roles.array?.compactMap(\.string), names.count == roles.array?.count else {
+                    throw ConfigurationError("client \(id): required_roles must be a list of role names")
+                }
+                if let problem = Ceremonies.requiredRolesProblem(names) { throw ConfigurationError("client \(id): required_roles: \(problem)") }
+                client.requiredRoles = names
             }
             if let audiences = object["audiences"] {
                 guard let list = audiences.array, list.allSatisfy({ $0.string != nil }) else { throw ConfigurationError("client \(id): audiences must be a list of strings") }

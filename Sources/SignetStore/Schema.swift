@@ -418,6 +418,8 @@ enum Schema {
             )\(clustered);
             CREATE INDEX user_roles_role ON user_roles(role_id, created_at)
             """),
+            // The roles a client's users must have one of (`required_roles`), as a JSON list of names.
+            (30, "ALTER TABLE clients ADD COLUMN required_roles TEXT"),
         ]
     }
 

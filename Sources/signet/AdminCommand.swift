@@ -26,10 +26,11 @@ enum AdminCommand {
                                         [--jwks FILE | --jwks-uri URL]   (private_key_jwt: the client's public keys, or where
                                                          it publishes them; no secret)
                                         [--require-par] (authorization requests through POST /oauth/par only)
+                                        [--require-role NAME]... (only accounts with one of these roles get its tokens)
                signet admin clients update ID [--name NAME] [--grant GRANT]... [--scope "S1 S2"] [--redirect-uri URI]...
                                         [--post-logout-redirect-uri URI]... [--backchannel-logout-uri URI|""] [--audience AUD]...
                                         [--default-audiences] [--require-par|--no-require-par] [--jwks-uri URL]
-                                        (each given setting replaced whole)
+                                        [--require-role NAME]... [--any-role]   (each given setting replaced whole)
                signet admin clients list | remove ID | rotate-secret ID | set-keys ID --jwks FILE
                signet admin log-streams add --name NAME --url URL [--format JSONARRAY|JSONLINES|JSONOBJECT] [--content-type TYPE]
                                         [--authorization-file FILE]   (the Authorization header's value, read from FILE)
@@ -61,6 +62,7 @@ enum AdminCommand {
         var requirePAR = false
         var noRequirePAR = false
         var defaultAudiences = false
+        var anyRole = false
         var verified = false
         var noMail = false
         var mail = false
@@ -74,7 +76,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds", "--description", "--api", "--permission"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds", "--description", "--api", "--permission", "--require-role"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -84,6 +86,7 @@ enum AdminCommand {
             case "--require-par": options.requirePAR = true
             case "--no-require-par": options.noRequirePAR = true
             case "--default-audiences": options.defaultAudiences = true
+            case "--any-role": options.anyRole = true
             case "--verified": options.verified = true
             case "--no-mail": options.noMail = true
             case "--mail": options.mail = true
@@ -387,6 +390,8 @@ struct Admin {
         /// Where a `private_key_jwt` client publishes its keys instead.
         let jwks_uri: String?
         let audiences: [String]?
+        /// The roles an account needs one of for its tokens; absent: any account.
+        let required_roles: [String]?
         let created_at: String
         var client_secret: String?
         init(_ row: ClientRow, secret: String? = nil) {
@@ -403,6 +408,7 @@ struct Admin {
             keys = ManagementClient.Key.keys(of: ClientConfiguration(row))
             jwks_uri = row.jwksURI
             audiences = row.audiences
+            required_roles = row.requiredRoles
             created_at = Ceremonies.iso(row.createdAt)
             client_secret = secret
         }
@@ -416,7 +422,7 @@ struct Admin {
             redirectURIs: options.values["--redirect-uri"] ?? [], audiences: options.values["--audience"],
             postLogoutRedirectURIs: options.values["--post-logout-redirect-uri"] ?? [], backchannelLogoutURI: options.one("--backchannel-logout-uri"),
             jwks: try options.one("--jwks").map(Self.readKeys), jwksURI: options.one("--jwks-uri"), requirePushedRequests: options.requirePAR,
-            by: .commandLine, context: context)
+            requiredRoles: options.values["--require-role"], by: .commandLine, context: context)
         let output = ClientOutput(added.client, secret: added.secret)
         if options.json { return try emit(output) }
         print("client_id      \(output.client_id)")
@@ -427,6 +433,7 @@ struct Admin {
         for uri in output.post_logout_redirect_uris { print("post_logout    \(uri)") }
         if let uri = output.backchannel_logout_uri { print("backchannel    \(uri)") }
         if let uri = output.jwks_uri { print("jwks_uri       \(uri)   (its keys, fetched when it first authenticates)") }
+        if let roles = output.required_roles { print("required roles \(roles.joined(separator: ", "))   (only accounts with one of them)") }
     }
 
     func listClients() throws {
@@ -456,6 +463,8 @@ struct Admin {
         if options.defaultAudiences { patch.audiences = .some(nil) } else if let audiences = options.values["--audience"] { patch.audiences = .some(audiences) }
         if options.requirePAR || options.noRequirePAR { patch.requirePushedRequests = options.requirePAR }
         patch.jwksURI = options.one("--jwks-uri")
+        guard !(options.anyRole && options.values["--require-role"] != nil) else { throw AuthError.malformed("give --require-role or --any-role, not both") }
+        if options.anyRole { patch.requiredRoles = .some(nil) } else if let roles = options.values["--require-role"] { patch.requiredRoles = .some(roles) }
         guard patch != ClientPatch() else { throw AuthError.malformed("give at least one setting to change") }
         let output = ClientOutput(try ceremonies.updateClient(id: id, patch, by: .commandLine, context: context))
         if options.json { return try emit(output) }
@@ -463,6 +472,7 @@ struct Admin {
         for uri in output.redirect_uris { print("redirect_uri   \(uri)") }
         for uri in output.post_logout_redirect_uris { print("post_logout    \(uri)") }
         if let uri = output.backchannel_logout_uri { print("backchannel    \(uri)") }
+        if let roles = output.required_roles { print("required roles \(roles.joined(separator: ", "))") }
     }
 
     func removeClient(_ id: String) throws {

@@ -302,8 +302,16 @@ extension Ceremonies {
 
     /// The code for `request`, issued to the signed-in browser (RFC 6749 §4.1.2): stored as its
     /// hash with everything the token request must match, and the URL that takes it back to the
-    /// client.
+    /// client. An account the client is not for (``requireRole(userID:client:)``) gets none: the
+    /// refusal, audited, goes back to the client as `access_denied`.
     public func issueCode(_ request: AuthorizationRequest, session: WebSession, context: RequestContext) throws -> String {
+        do {
+            try requireRole(userID: session.user.id, client: try client(request.clientID))
+        } catch {
+            let refusal = AuthError(error)
+            audit(.authorizationCodeIssued, refused: refusal, user: session.user.id, client: request.clientID, context: context)
+            throw refusal
+        }
         let code = random(32)
         let now = nowMillis
         let row = AuthorizationCodeRow(
@@ -410,6 +418,7 @@ extension Ceremonies {
         }
         guard let user = try store.user(id: row.userID) else { throw burn(AuthError(.codeInvalid, "the account no longer exists")) }
         guard !user.blocked else { throw burn(AuthError(.userBlocked, "the account is blocked")) }
+        do { try requireRole(userID: user.id, client: client) } catch { throw burn(AuthError(error)) }
         // RFC 8707 §2.2: an API named again here is the one the user authorized; another is
         // refused, the code kept for a request that names the right one.
         if let audience, audience != row.audience ?? configuration.accountAudience {

@@ -124,6 +124,7 @@ extension Ceremonies {
         case .approved(let row):
             guard let userID = row.userID, let user = try store.user(id: userID) else { throw AuthError(.expiredToken, "the approving account is gone") }
             guard !user.blocked else { throw AuthError(.userBlocked, "the account is blocked") }
+            try requireRole(userID: user.id, client: client)
             var granted = try tokenGrant(scope: row.scope, audience: request.audience, client: client)
             granted.binding = grant.binding
             // Approved over another channel (`mca`) by a device key (`hwk`) or, on the /device

@@ -209,11 +209,14 @@ public struct ClientRow: Sendable, Equatable {
     public var requirePushedRequests: Bool
     /// Where a `private_key_jwt` client publishes its keys instead of ``jwks``.
     public var jwksURI: String?
+    /// The roles, by name, an account needs one of for this client's tokens; `nil`: any account.
+    public var requiredRoles: [String]?
     /// Whether it authenticates with `private_key_jwt`.
     public var usesKeys: Bool { jwks != nil || jwksURI != nil }
     public init(id: String, name: String, type: String, secretHash: [UInt8]?, grants: [String], scopes: [String], redirectURIs: [String],
                 audiences: [String]?, createdAt: Int64, postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil,
-                requirePushedRequests: Bool = false, jwksURI: String? = nil) {
+                requirePushedRequests: Bool = false, jwksURI: String? = nil, requiredRoles: [String]? = nil) {
+        self.requiredRoles = requiredRoles
         self.jwks = jwks
         self.jwksURI = jwksURI
         self.requirePushedRequests = requirePushedRequests
