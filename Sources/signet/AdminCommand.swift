@@ -434,6 +434,15 @@ struct Admin {
         if let uri = output.backchannel_logout_uri { print("backchannel    \(uri)") }
         if let uri = output.jwks_uri { print("jwks_uri       \(uri)   (its keys, fetched when it first authenticates)") }
         if let roles = output.required_roles { print("required roles \(roles.joined(separator: ", "))   (only accounts with one of them)") }
+        try noteMissingRoles(output.required_roles)
+    }
+
+    /// A required role no role is named yet refuses everyone until one is: said at once, since
+    /// a misspelt name would otherwise show only as every sign-in refused.
+    func noteMissingRoles(_ names: [String]?) throws {
+        for name in names ?? [] where try !ceremonies.roles(nameFilter: name, page: 0, perPage: 100).roles.contains(where: { $0.name == name }) {
+            FileHandle.standardError.write(Data("note: no role is named \"\(name)\" yet: the client refuses every account until one is (signet admin roles add --name …)\n".utf8))
+        }
     }
 
     func listClients() throws {
@@ -473,6 +482,7 @@ struct Admin {
         for uri in output.post_logout_redirect_uris { print("post_logout    \(uri)") }
         if let uri = output.backchannel_logout_uri { print("backchannel    \(uri)") }
         if let roles = output.required_roles { print("required roles \(roles.joined(separator: ", "))") }
+        try noteMissingRoles(output.required_roles)
     }
 
     func removeClient(_ id: String) throws {

@@ -190,6 +190,8 @@ struct RequiredRoleTests {
         let added = try runProcess(ProcessTests.binary.path, ["admin", "clients", "add", "--name", "Console", "--type", "public", "--grant", GrantType.webauthn,
                                                               "--require-role", "Admin", "--require-role", "Branch manager"] + database, in: server.directory)
         #expect(added.status == 0 && added.output.contains("required roles Admin, Branch manager"), "\(added.output) \(added.errors)")
+        // No role is named Admin here: said at once, as a misspelt name would be.
+        #expect(added.errors.contains(#"no role is named "Admin" yet"#) && !added.errors.contains("Branch manager"), "\(added.errors)")
         let cli = try #require(added.output.split(separator: "\n").first { $0.hasPrefix("client_id") }?.split(separator: " ").last.map(String.init))
         let opened = try runProcess(ProcessTests.binary.path, ["admin", "clients", "update", cli, "--any-role", "--json"] + database, in: server.directory)
         #expect(opened.status == 0 && !opened.output.contains("required_roles"), "\(opened.output) \(opened.errors)")
