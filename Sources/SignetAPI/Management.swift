@@ -346,6 +346,9 @@ public struct ManagementClient: Codable, Sendable, Equatable {
     /// Signet's own: the roles, by name, an account needs one of for the client's tokens
     /// (an admin console for administrators); absent: any account.
     public var required_roles: [String]?
+    /// Signet's own: the least class of sign-in (`phr`, `phrh`; RFC 9470) the client's tokens are
+    /// given for; absent: any.
+    public var minimum_acr: String?
     /// When it was added to the database; a client of the configuration file has none.
     public var created_at: String?
     /// Signet's own: `database` (made by the API or `signet admin clients`, changed the same
@@ -353,7 +356,8 @@ public struct ManagementClient: Codable, Sendable, Equatable {
     public var source: String
     public init(client_id: String, name: String, client_secret: String?, token_endpoint_auth_method: String, grant_types: [String], callbacks: [String],
                 allowed_logout_urls: [String], oidc_logout: OIDCLogout?, require_pushed_authorization_requests: Bool, scopes: [String], audiences: [String]?,
-                keys: [Key]?, jwks_uri: String? = nil, required_roles: [String]? = nil, created_at: String?, source: String) {
+                keys: [Key]?, jwks_uri: String? = nil, required_roles: [String]? = nil, minimum_acr: String? = nil, created_at: String?, source: String) {
+        self.minimum_acr = minimum_acr
         self.jwks_uri = jwks_uri
         self.required_roles = required_roles
         self.client_id = client_id

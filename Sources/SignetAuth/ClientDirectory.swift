@@ -107,5 +107,6 @@ extension ClientConfiguration {
         if let text = row.jwks { jwks = (try? JWKSet.keys(text: text)) ?? [[:]] }
         jwksURI = row.jwksURI
         requiredRoles = row.requiredRoles
+        minimumACR = row.minimumACR
     }
 }

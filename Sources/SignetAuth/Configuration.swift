@@ -74,6 +74,9 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// (``Ceremonies/requireRole(userID:client:)``): an admin console for administrators only.
     /// `nil`: any account.
     public var requiredRoles: [String]?
+    /// The least a sign-in must reach for this client's tokens: `phr` (a passkey) or `phrh` (a
+    /// hardware-bound passkey), RFC 9470's classes; `nil`: any sign-in (codes too).
+    public var minimumACR: String?
 
     /// Whether the client authenticates (RFC 6749 §2.1), with a secret or with its keys.
     public var isConfidential: Bool { secretHash != nil || usesKeys }

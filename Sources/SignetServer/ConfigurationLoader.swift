@@ -345,7 +345,7 @@ public enum ConfigurationLoader {
             guard let object = item.object else { throw ConfigurationError("clients[\(index)] must be an object") }
             let known: Set<String> = ["client_id", "name", "type", "grants", "scopes", "redirect_uris", "post_logout_redirect_uris", "allowed_origins", "ios", "android",
                                       "audiences", "client_secret_hash", "jwks", "jwks_uri", "require_pushed_authorization_requests", "dpop", "refresh_proof",
-                                      "backchannel_logout_uri", "backchannel_logout_session_required", "required_roles"]
+                                      "backchannel_logout_uri", "backchannel_logout_session_required", "required_roles", "minimum_acr"]
             if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
             // RFC 6749 Appendix A.1: client-id = *VSCHAR (visible ASCII and space).
@@ -434,6 +434,12 @@ public enum ConfigurationLoader {
                 }
                 if let problem = Ceremonies.requiredRolesProblem(names) { throw ConfigurationError("client \(id): required_roles: \(problem)") }
                 client.requiredRoles = names
+            }
+            if let acr = object["minimum_acr"] {
+                guard let value = acr.string, Ceremonies.minimumACRProblem(value) == nil else {
+                    throw ConfigurationError("client \(id): \(Ceremonies.minimumACRProblem(acr.string ?? "") ?? "")")
+                }
+                client.minimumACR = value
             }
             if let audiences = object["audiences"] {
                 guard let list = audiences.array, list.allSatisfy({ $0.string != nil }) else { throw ConfigurationError("client \(id): audiences must be a list of strings") }

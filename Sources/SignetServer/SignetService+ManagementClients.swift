@@ -32,7 +32,7 @@ extension SignetService {
                 name: new.name, type: new.type, grants: new.patch.grants ?? [], scopes: new.patch.scopes ?? [], redirectURIs: new.patch.redirectURIs ?? [],
                 audiences: new.patch.audiences ?? nil, postLogoutRedirectURIs: new.patch.postLogoutRedirectURIs ?? [],
                 backchannelLogoutURI: new.patch.backchannelLogoutURI ?? nil, jwks: new.patch.jwks, jwksURI: new.patch.jwksURI,
-                requirePushedRequests: new.patch.requirePushedRequests ?? false, requiredRoles: new.patch.requiredRoles ?? nil,
+                requirePushedRequests: new.patch.requirePushedRequests ?? false, requiredRoles: new.patch.requiredRoles ?? nil, minimumACR: new.patch.minimumACR ?? nil,
                 by: call.administrator, context: call.context)
             return try Wire.encode(ManagementClient(added.client, secret: added.secret), status: 201)
         }
@@ -67,7 +67,7 @@ extension ManagementClient {
                   grant_types: client.grants, callbacks: client.redirectURIs, allowed_logout_urls: client.postLogoutRedirectURIs,
                   oidc_logout: client.backchannelLogoutURI.map { OIDCLogout(backchannel_logout_urls: [$0]) },
                   require_pushed_authorization_requests: client.requirePushedRequests, scopes: client.scopes, audiences: client.audiences,
-                  keys: Key.keys(of: client), jwks_uri: client.jwksURI, required_roles: client.requiredRoles, created_at: nil, source: "configuration")
+                  keys: Key.keys(of: client), jwks_uri: client.jwksURI, required_roles: client.requiredRoles, minimum_acr: client.minimumACR, created_at: nil, source: "configuration")
     }
 }
 
@@ -108,7 +108,7 @@ extension ClientPatch {
     /// The members a client's body may hold, by Auth0's names.
     static let wireMembers: Set<String> = [
         "name", "grant_types", "scopes", "callbacks", "allowed_logout_urls", "oidc_logout", "audiences", "require_pushed_authorization_requests", "jwks", "jwks_uri",
-        "required_roles",
+        "required_roles", "minimum_acr",
     ]
 
     /// The body of `PATCH /api/v2/clients/{id}`: any other member is refused, so a setting Signet
@@ -140,6 +140,12 @@ extension ClientPatch {
         case nil: break
         case .null?: requiredRoles = .some(nil)
         case let value?: requiredRoles = .some(try strings("required_roles", value))
+        }
+        switch json["minimum_acr"] {
+        case nil: break
+        case .null?: minimumACR = .some(nil)
+        case .string(let value)?: minimumACR = .some(value)
+        default: throw AuthError.malformed("minimum_acr must be \(AuthenticationContext.supported.joined(separator: " or ")), or null")
         }
         switch json["oidc_logout"] {
         case nil: break

@@ -420,6 +420,8 @@ enum Schema {
             """),
             // The roles a client's users must have one of (`required_roles`), as a JSON list of names.
             (30, "ALTER TABLE clients ADD COLUMN required_roles TEXT"),
+            // The least class of sign-in a client's tokens are given for (`minimum_acr`: phr, phrh).
+            (31, "ALTER TABLE clients ADD COLUMN minimum_acr TEXT"),
         ]
     }
 

@@ -27,10 +27,12 @@ enum AdminCommand {
                                                          it publishes them; no secret)
                                         [--require-par] (authorization requests through POST /oauth/par only)
                                         [--require-role NAME]... (only accounts with one of these roles get its tokens)
+                                        [--minimum-acr phr|phrh] (only passkey sign-ins, or hardware-bound ones, get them)
                signet admin clients update ID [--name NAME] [--grant GRANT]... [--scope "S1 S2"] [--redirect-uri URI]...
                                         [--post-logout-redirect-uri URI]... [--backchannel-logout-uri URI|""] [--audience AUD]...
                                         [--default-audiences] [--require-par|--no-require-par] [--jwks-uri URL]
-                                        [--require-role NAME]... [--any-role]   (each given setting replaced whole)
+                                        [--require-role NAME]... [--any-role] [--minimum-acr phr|phrh] [--any-acr]
+                                        (each given setting replaced whole)
                signet admin clients list | remove ID | rotate-secret ID | set-keys ID --jwks FILE
                signet admin log-streams add --name NAME --url URL [--format JSONARRAY|JSONLINES|JSONOBJECT] [--content-type TYPE]
                                         [--authorization-file FILE]   (the Authorization header's value, read from FILE)
@@ -63,6 +65,7 @@ enum AdminCommand {
         var noRequirePAR = false
         var defaultAudiences = false
         var anyRole = false
+        var anyACR = false
         var verified = false
         var noMail = false
         var mail = false
@@ -76,7 +79,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds", "--description", "--api", "--permission", "--require-role"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds", "--description", "--api", "--permission", "--require-role", "--minimum-acr"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -87,6 +90,7 @@ enum AdminCommand {
             case "--no-require-par": options.noRequirePAR = true
             case "--default-audiences": options.defaultAudiences = true
             case "--any-role": options.anyRole = true
+            case "--any-acr": options.anyACR = true
             case "--verified": options.verified = true
             case "--no-mail": options.noMail = true
             case "--mail": options.mail = true
@@ -392,6 +396,8 @@ struct Admin {
         let audiences: [String]?
         /// The roles an account needs one of for its tokens; absent: any account.
         let required_roles: [String]?
+        /// The least class of sign-in its tokens are given for; absent: any.
+        let minimum_acr: String?
         let created_at: String
         var client_secret: String?
         init(_ row: ClientRow, secret: String? = nil) {
@@ -409,6 +415,7 @@ struct Admin {
             jwks_uri = row.jwksURI
             audiences = row.audiences
             required_roles = row.requiredRoles
+            minimum_acr = row.minimumACR
             created_at = Ceremonies.iso(row.createdAt)
             client_secret = secret
         }
@@ -422,7 +429,7 @@ struct Admin {
             redirectURIs: options.values["--redirect-uri"] ?? [], audiences: options.values["--audience"],
             postLogoutRedirectURIs: options.values["--post-logout-redirect-uri"] ?? [], backchannelLogoutURI: options.one("--backchannel-logout-uri"),
             jwks: try options.one("--jwks").map(Self.readKeys), jwksURI: options.one("--jwks-uri"), requirePushedRequests: options.requirePAR,
-            requiredRoles: options.values["--require-role"], by: .commandLine, context: context)
+            requiredRoles: options.values["--require-role"], minimumACR: options.one("--minimum-acr"), by: .commandLine, context: context)
         let output = ClientOutput(added.client, secret: added.secret)
         if options.json { return try emit(output) }
         print("client_id      \(output.client_id)")
@@ -434,6 +441,7 @@ struct Admin {
         if let uri = output.backchannel_logout_uri { print("backchannel    \(uri)") }
         if let uri = output.jwks_uri { print("jwks_uri       \(uri)   (its keys, fetched when it first authenticates)") }
         if let roles = output.required_roles { print("required roles \(roles.joined(separator: ", "))   (only accounts with one of them)") }
+        if let acr = output.minimum_acr { print("minimum acr    \(acr)   (only sign-ins that reach it)") }
         try noteMissingRoles(output.required_roles)
     }
 
@@ -474,6 +482,8 @@ struct Admin {
         patch.jwksURI = options.one("--jwks-uri")
         guard !(options.anyRole && options.values["--require-role"] != nil) else { throw AuthError.malformed("give --require-role or --any-role, not both") }
         if options.anyRole { patch.requiredRoles = .some(nil) } else if let roles = options.values["--require-role"] { patch.requiredRoles = .some(roles) }
+        guard !(options.anyACR && options.one("--minimum-acr") != nil) else { throw AuthError.malformed("give --minimum-acr or --any-acr, not both") }
+        if options.anyACR { patch.minimumACR = .some(nil) } else if let acr = options.one("--minimum-acr") { patch.minimumACR = .some(acr) }
         guard patch != ClientPatch() else { throw AuthError.malformed("give at least one setting to change") }
         let output = ClientOutput(try ceremonies.updateClient(id: id, patch, by: .commandLine, context: context))
         if options.json { return try emit(output) }

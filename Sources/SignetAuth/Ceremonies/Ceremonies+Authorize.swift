@@ -161,7 +161,7 @@ extension Ceremonies {
         }
         return AuthorizationRequest(
             clientID: client.id, redirectURI: redirectURI, scope: scope, state: state, nonce: query["nonce"], codeChallenge: challenge, prompt: prompt,
-            maxAge: maxAge, acrValues: AuthenticationContext.requested(query["acr_values"]), loginHint: query["login_hint"].map { String($0.prefix(254)) },
+            maxAge: maxAge, acrValues: Self.effectiveACR(AuthenticationContext.requested(query["acr_values"]), client: client), loginHint: query["login_hint"].map { String($0.prefix(254)) },
             hintSubject: hintSubject, uiLocales: query["ui_locales"], audience: audience, dpopJKT: query["dpop_jkt"],
             issuedAt: nowMillis, expiresAt: nowMillis + Int64(configuration.sessionTimeout) * 2000)
     }
@@ -306,7 +306,7 @@ extension Ceremonies {
     /// refusal, audited, goes back to the client as `access_denied`.
     public func issueCode(_ request: AuthorizationRequest, session: WebSession, context: RequestContext) throws -> String {
         do {
-            try requireRole(userID: session.user.id, client: try client(request.clientID))
+            try requireClientPolicy(userID: session.user.id, amr: session.row.amr, client: try client(request.clientID))
         } catch {
             let refusal = AuthError(error)
             audit(.authorizationCodeIssued, refused: refusal, user: session.user.id, client: request.clientID, context: context)
@@ -418,7 +418,7 @@ extension Ceremonies {
         }
         guard let user = try store.user(id: row.userID) else { throw burn(AuthError(.codeInvalid, "the account no longer exists")) }
         guard !user.blocked else { throw burn(AuthError(.userBlocked, "the account is blocked")) }
-        do { try requireRole(userID: user.id, client: client) } catch { throw burn(AuthError(error)) }
+        do { try requireClientPolicy(userID: user.id, amr: row.amr, client: client) } catch { throw burn(AuthError(error)) }
         // RFC 8707 §2.2: an API named again here is the one the user authorized; another is
         // refused, the code kept for a request that names the right one.
         if let audience, audience != row.audience ?? configuration.accountAudience {

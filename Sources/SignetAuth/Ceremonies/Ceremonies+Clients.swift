@@ -17,7 +17,8 @@ extension Ceremonies {
     /// The caller grants no Management API scope it lacks itself.
     public func addClient(name: String, type: String, grants: [String], scopes: [String], redirectURIs: [String], audiences: [String]?,
                           postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil, jwksURI: String? = nil,
-                          requirePushedRequests: Bool = false, requiredRoles: [String]? = nil, by caller: ManagementCaller, context: RequestContext) throws -> AddedClient {
+                          requirePushedRequests: Bool = false, requiredRoles: [String]? = nil, minimumACR: String? = nil,
+                          by caller: ManagementCaller, context: RequestContext) throws -> AddedClient {
         guard type == "confidential" || type == "public" else { throw AuthError.malformed("the type must be confidential or public") }
         let keys = try jwks.map(Self.keySet)?.text
         // A client with keys authenticates with them alone: it has no secret to leak.
@@ -25,7 +26,7 @@ extension Ceremonies {
         let row = ClientRow(id: "c_" + Base64URL.encode(random(12)), name: name, type: type, secretHash: secret.map { Digest.sha256.hash(Array($0.utf8)) },
                             grants: grants, scopes: scopes, redirectURIs: redirectURIs, audiences: audiences, createdAt: nowMillis,
                             postLogoutRedirectURIs: postLogoutRedirectURIs, backchannelLogoutURI: backchannelLogoutURI, jwks: keys,
-                            requirePushedRequests: requirePushedRequests, jwksURI: jwksURI, requiredRoles: requiredRoles)
+                            requirePushedRequests: requirePushedRequests, jwksURI: jwksURI, requiredRoles: requiredRoles, minimumACR: minimumACR)
         try Self.validate(row, permissions: apiPermissionNames)
         try Self.requireHeld(scopes, by: caller)
         // Each change to the clients commits with its audit row.
@@ -75,6 +76,7 @@ extension Ceremonies {
             throw AuthError.malformed("the back-channel logout URI (--backchannel-logout-uri, oidc_logout) must be an https URI without a fragment (http only to a loopback address)")
         }
         if let roles = row.requiredRoles, let problem = requiredRolesProblem(roles) { throw AuthError.malformed("required_roles (--require-role): \(problem)") }
+        if let acr = row.minimumACR, let problem = minimumACRProblem(acr) { throw AuthError.malformed("\(problem) (--minimum-acr)") }
     }
 
     /// A space, a control character or DEL: never part of a URI (RFC 3986 §2), nor of a word of
@@ -238,6 +240,8 @@ public struct ClientPatch: Sendable, Equatable {
     public var jwksURI: String?
     /// `.some(nil)`: any account again.
     public var requiredRoles: [String]??
+    /// `.some(nil)`: any sign-in again.
+    public var minimumACR: String??
     public init() {}
 
     /// The settings named, for the audit row.
@@ -245,7 +249,7 @@ public struct ClientPatch: Sendable, Equatable {
         [("name", name != nil), ("grant_types", grants != nil), ("scopes", scopes != nil), ("callbacks", redirectURIs != nil),
          ("allowed_logout_urls", postLogoutRedirectURIs != nil), ("oidc_logout", backchannelLogoutURI != nil), ("audiences", audiences != nil),
          ("require_pushed_authorization_requests", requirePushedRequests != nil), ("jwks", jwks != nil), ("jwks_uri", jwksURI != nil),
-         ("required_roles", requiredRoles != nil)].filter(\.1).map(\.0)
+         ("required_roles", requiredRoles != nil), ("minimum_acr", minimumACR != nil)].filter(\.1).map(\.0)
     }
 
     func apply(to row: inout ClientRow) {
@@ -258,5 +262,6 @@ public struct ClientPatch: Sendable, Equatable {
         if let audiences { row.audiences = audiences }
         if let requirePushedRequests { row.requirePushedRequests = requirePushedRequests }
         if let requiredRoles { row.requiredRoles = requiredRoles }
+        if let minimumACR { row.minimumACR = minimumACR }
     }
 }

@@ -124,12 +124,12 @@ extension Ceremonies {
         case .approved(let row):
             guard let userID = row.userID, let user = try store.user(id: userID) else { throw AuthError(.expiredToken, "the approving account is gone") }
             guard !user.blocked else { throw AuthError(.userBlocked, "the account is blocked") }
-            try requireRole(userID: user.id, client: client)
             var granted = try tokenGrant(scope: row.scope, audience: request.audience, client: client)
             granted.binding = grant.binding
             // Approved over another channel (`mca`) by a device key (`hwk`) or, on the /device
             // page, by a passkey (`pop`).
             let amr = [row.approvedBy?.hasPrefix("dk_") == false ? "pop" : "hwk", "mca"]
+            try requireClientPolicy(userID: user.id, amr: amr, client: client)
             let authTime = nowMillis / 1000
             let fresh = random(48)
             let session = SessionRef(sid: Base64URL.encode(timeOrderedID()), credential: row.approvedBy)

@@ -175,9 +175,9 @@ extension Ceremonies {
     /// code's use and the account changes in the same transaction as the refresh token. A code
     /// used meanwhile by a parallel request fails the whole transaction.
     func codeTokens(user: UserRecord, client: ClientConfiguration, grant: TokenGrant, kind: AuditKind, writes: [StoreWrite], context: RequestContext) throws -> TokenResponse {
-        // Before the code is used: a refused account keeps it.
-        try requireRole(userID: user.id, client: client)
         let amr = ["otp"]
+        // Before the code is used: a refused account keeps it.
+        try requireClientPolicy(userID: user.id, amr: amr, client: client)
         let authTime = nowMillis / 1000
         let fresh = random(48)
         let session = SessionRef(sid: Base64URL.encode(timeOrderedID()), credential: nil)

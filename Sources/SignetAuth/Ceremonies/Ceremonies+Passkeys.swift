@@ -148,7 +148,7 @@ extension Ceremonies {
             let proof = signUp
                 ? try signUpProof(session, credential, client: client, context: context)
                 : try signInProof(session, credential, client: client, context: context)
-            try requireRole(userID: proof.userID, client: client)
+            try requireClientPolicy(userID: proof.userID, amr: proof.amr, client: client)
             var grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client)
             grant.binding = binding
             let authTime = nowMillis / 1000

@@ -162,29 +162,6 @@ extension Ceremonies {
         events.forEach(counted)
     }
 
-    /// A client with `required_roles` (an admin console) is for the accounts that have one of
-    /// them, by name: any other is refused `role_required` before anything is written, at every
-    /// grant that gives the client tokens (a sign-in, a code, a refresh) and at `/authorize`.
-    /// One read of the account's roles, only for such a client.
-    func requireRole(userID: String, client: ClientConfiguration) throws {
-        guard let required = client.requiredRoles else { return }
-        guard try store.userRoles(userID: userID).contains(where: { required.contains($0.name) }) else {
-            throw AuthError(.roleRequired, "client \(client.id) is for accounts with the role \(required.joined(separator: " or ").prefix(300))")
-        }
-    }
-
-    /// Why `names` cannot be a client's `required_roles` (`nil`: they can): 1 to 20 names of
-    /// roles, each as a role's name may be (1 to 256 characters), once each. A name no role has
-    /// yet is allowed: the client then waits for the role, refusing everyone meanwhile.
-    public static func requiredRolesProblem(_ names: [String]) -> String? {
-        guard (1...20).contains(names.count) else { return "name 1 to 20 roles" }
-        if let bad = names.first(where: { !(1...256).contains($0.count) || $0.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) }) {
-            return "\"\(bad.prefix(40))\" is not a role's name (1 to 256 characters, no control characters)"
-        }
-        guard Set(names).count == names.count else { return "a role is named twice" }
-        return nil
-    }
-
     /// `GET /api/v2/users/{id}/roles`.
     public func userRoles(userID: String) throws -> [RoleRow] {
         try requireAccount(userID)

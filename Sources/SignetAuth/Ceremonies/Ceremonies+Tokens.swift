@@ -229,7 +229,7 @@ extension Ceremonies {
         // session's own key (so the app's calls need no biometric check).
         let sessionKey = client.refreshProof == "device_key" ? try requireDeviceKeyProof(binding, refreshKey: presented) : nil
         let narrowed = try narrowedScope(request.scope, refreshKey: presented)
-        try requireRole(refreshKey: presented, client: client)
+        try requireClientPolicy(refreshKey: presented, client: client)
         // One draw for the new refresh token and the access token's ID.
         let fresh = random(48)
         let (newToken, newKey) = RefreshToken.make(name: timeOrderedID(), secret: Array(fresh[16..<48]))
@@ -305,20 +305,6 @@ extension Ceremonies {
                             publicDetail: "scope \(extra.prefix(40)) was not granted to this sign-in")
         }
         return asked.joined(separator: " ")
-    }
-
-    /// A refresh for a client with `required_roles` by an account that no longer has one of them:
-    /// refused before the token is used, and the session it belongs to ends, as blocking ends
-    /// it (a retry is `refresh_token_revoked`, not a reuse). A token that is not live is left to
-    /// the rotation to answer for.
-    func requireRole(refreshKey: [UInt8], client: ClientConfiguration) throws {
-        guard client.requiredRoles != nil, let live = try store.liveRefreshToken(hash: refreshKey, now: nowMillis), live.clientID == client.id else { return }
-        do {
-            try requireRole(userID: live.userID, client: client)
-        } catch {
-            _ = try store.revokeRefreshFamily(hash: refreshKey, now: nowMillis)
-            throw error
-        }
     }
 
     /// `refresh_proof: "device_key"`: the refresh's DPoP proof must be signed by one of the

@@ -211,12 +211,15 @@ public struct ClientRow: Sendable, Equatable {
     public var jwksURI: String?
     /// The roles, by name, an account needs one of for this client's tokens; `nil`: any account.
     public var requiredRoles: [String]?
+    /// The least class of sign-in (`phr`, `phrh`) its tokens are given for; `nil`: any.
+    public var minimumACR: String?
     /// Whether it authenticates with `private_key_jwt`.
     public var usesKeys: Bool { jwks != nil || jwksURI != nil }
     public init(id: String, name: String, type: String, secretHash: [UInt8]?, grants: [String], scopes: [String], redirectURIs: [String],
                 audiences: [String]?, createdAt: Int64, postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil,
-                requirePushedRequests: Bool = false, jwksURI: String? = nil, requiredRoles: [String]? = nil) {
+                requirePushedRequests: Bool = false, jwksURI: String? = nil, requiredRoles: [String]? = nil, minimumACR: String? = nil) {
         self.requiredRoles = requiredRoles
+        self.minimumACR = minimumACR
         self.jwks = jwks
         self.jwksURI = jwksURI
         self.requirePushedRequests = requirePushedRequests
