@@ -492,6 +492,7 @@ struct Admin {
         for uri in output.post_logout_redirect_uris { print("post_logout    \(uri)") }
         if let uri = output.backchannel_logout_uri { print("backchannel    \(uri)") }
         if let roles = output.required_roles { print("required roles \(roles.joined(separator: ", "))") }
+        if let acr = output.minimum_acr { print("minimum acr    \(acr)") }
         try noteMissingRoles(output.required_roles)
     }
 
