@@ -210,6 +210,25 @@ struct DoctorTests {
         #expect(!Doctor(configuration: TestServer.configuration(), options: HTTPSOptions()).configurationChecks().contains { $0.name.hasPrefix("permissions") })
     }
 
+    @Test("a client's minimum_acr with a grant that reaches no class is noted, and so is required_roles; a client with neither says nothing")
+    func clientPolicy() throws {
+        var configuration = TestServer.configuration()
+        var vault = ClientConfiguration(id: "vault", grants: [GrantType.webauthn, GrantNames.passwordlessOTP, GrantNames.refreshToken])
+        vault.minimumACR = "phrh"
+        var passkeysOnly = ClientConfiguration(id: "strict", grants: [GrantType.webauthn, GrantNames.refreshToken])
+        passkeysOnly.minimumACR = "phr"
+        var console = ClientConfiguration(id: "console", grants: GrantNames.all)
+        console.requiredRoles = ["Admin"]
+        configuration.clients += [vault, passkeysOnly, console]
+        let checks = Doctor(configuration: configuration, options: HTTPSOptions()).configurationChecks()
+        #expect(Self.failed(checks).isEmpty)
+        let noted = try #require(checks.first { $0.name == "client.vault.minimum_acr" })
+        #expect(noted.status == .note && noted.detail.contains(GrantNames.passwordlessOTP) && !noted.detail.contains(GrantNames.refreshToken), "\(noted.detail)")
+        #expect(!checks.contains { $0.name.hasPrefix("client.strict") }, "passkey grants and refreshes reach phr")
+        #expect(checks.first { $0.name == "client.console.required_roles" }?.detail.contains("Admin") == true)
+        #expect(!Doctor(configuration: TestServer.configuration(), options: HTTPSOptions()).configurationChecks().contains { $0.name.hasPrefix("client.") })
+    }
+
     @Test("closed sign-up: the offline signup check passes with mail, and without it notes that only enrollment links let owners in")
     func closedSignUp() throws {
         var configuration = TestServer.configuration()

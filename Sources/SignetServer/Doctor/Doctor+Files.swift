@@ -163,6 +163,7 @@ extension Doctor {
                 : .pass("signup", "people at \(domains) make their own accounts, each starting with an email code"))
         }
         checks += permissionChecks()
+        checks += clientPolicyChecks()
         for app in androidApps {
             checks.append(.note("android.\(app.packageName)", app.fingerprints.count == 1
                 ? "one fingerprint configured: with Play App Signing, Play re-signs the app; configure the app-signing key's SHA-256 from Play Console → Test and release → App integrity (and keep the upload key's only for debug builds)"
@@ -182,6 +183,23 @@ extension Doctor {
             return askable.contains(api)
                 ? .pass("permissions.\(api)", "\(count) permission(s); tokens for \(api) carry the account's")
                 : .note("permissions.\(api)", "\(api) is not in audiences or a configured client's audiences: unless a client kept in the database names it, no token carries its permissions (a misspelt audience?)")
+        }
+    }
+
+    /// A client's `minimum_acr` that one of its grants can never reach: an email or recovery
+    /// code, or another device's approval (the device grant), reaches no class, so the grant is
+    /// refused every time. A note, since the client's other grants work; and `required_roles`,
+    /// said once, since the roles live in the database this check does not read.
+    func clientPolicyChecks() -> [DoctorCheck] {
+        configuration.clients.compactMap { client in
+            let never = [GrantNames.passwordlessOTP, GrantNames.recoveryCode, GrantNames.deviceCode].filter(client.grants.contains)
+            if let acr = client.minimumACR, !never.isEmpty {
+                return .note("client.\(client.id).minimum_acr", "minimum_acr \(acr) refuses every token of \(never.joined(separator: ", ")), which reach no class: take them out of grants, or the app will meet only refusals there")
+            }
+            if let roles = client.requiredRoles {
+                return .note("client.\(client.id).required_roles", "only accounts with the role \(roles.joined(separator: " or ")) get its tokens; check the roles exist (signet admin roles list): a name no role has refuses everyone")
+            }
+            return nil
         }
     }
 
