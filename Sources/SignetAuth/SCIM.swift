@@ -179,6 +179,10 @@ public enum SCIM {
                 continue
             }
             let target = path.lowercased()
+            // RFC 7643 §4.1.2: a User's groups are read-only; RFC 7644 §3.5.2 refuses a change.
+            if target == "groups" || target.hasPrefix("groups[") || target.hasPrefix("groups.") {
+                throw .malformed("a User's groups are read-only: change the Group's members (PATCH /scim/v2/Groups/{id})", "mutability")
+            }
             if kind == "remove" {
                 switch target {
                 case "externalid": input.externalID = .some(nil)

@@ -127,6 +127,15 @@ import Testing
         let replaced = try scim("PUT", "/Groups/\(id)", put)
         #expect(replaced.status == 200 && replaced.json["displayName"] == .string("Branch tellers") && replaced.json["members"]?.array?.count == 2, "\(replaced.json.serialized)")
         #expect(try Set(members(id)) == [ada, grace])
+        // Each member's User lists the Group (RFC 7643 §4.1.2), read-only; one in none lists none.
+        let shown = try scim("GET", "/Users/\(grace)").json
+        #expect(shown["groups"] == .array([.object(["value": .string(id), "display": .string("Branch tellers"), "$ref": .string("https://signet.test/scim/v2/Groups/\(id)"),
+                                                    "type": .string("direct")])]), "\(shown.serialized)")
+        #expect(try scim("GET", "/Users/\(lin)").json["groups"] == nil)
+        #expect(try scim("GET", "/Users?filter=" + Ceremonies.formEncoded(#"userName eq "grace@bank.example""#)).json["Resources"]?.array?.first?["groups"] == shown["groups"])
+        let readOnly = try scim("PATCH", "/Users/\(lin)", #"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "add", "path": "groups", "value": [{"value": "\#(id)"}]}]}"#)
+        #expect(readOnly.status == 400 && readOnly.json["scimType"] == .string("mutability"), "\(readOnly.json.serialized)")
+        #expect(try members(id).contains(lin) == false)
         let events = try server.store.auditEvents(limit: 1000).count
         #expect(try scim("PUT", "/Groups/\(id)", put).status == 200)
         #expect(try server.store.auditEvents(limit: 1000).count == events)

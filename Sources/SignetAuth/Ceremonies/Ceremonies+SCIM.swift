@@ -23,7 +23,7 @@ extension Ceremonies {
     }
 
     /// `GET /scim/v2/Users/{id}`.
-    public func scimUser(id: String) throws -> JSONValue { scimResource(try managedUser(id: id)) }
+    public func scimUser(id: String) throws -> JSONValue { try scimResource(try managedUser(id: id)) }
 
     /// `GET /scim/v2/Users` (RFC 7644 §3.4.2): with `filter`, the accounts it names; without,
     /// every account, oldest first. `startIndex` counts from 1; `count` is at most 100.
@@ -56,7 +56,7 @@ extension Ceremonies {
         }
         return .object([
             "schemas": .array([.string(SCIM.listSchema)]), "totalResults": .int(Int64(total)), "startIndex": .int(Int64(start)),
-            "itemsPerPage": .int(Int64(found.count)), "Resources": .array(found.map(scimResource)),
+            "itemsPerPage": .int(Int64(found.count)), "Resources": .array(try found.map(scimResource)),
         ])
     }
 
@@ -76,7 +76,7 @@ extension Ceremonies {
         if case .some(.some(let external)) = input.externalID { app[SCIM.externalIDKey] = .string(external) }
         if let kept { app[SCIM.userNameKey] = .string(kept) }
         if !app.isEmpty { new.app_metadata = .object(app) }
-        return scimResource(try makeAccount(new, createdAt: nil, blocked: input.active == false, by: caller, context: context))
+        return try scimResource(try makeAccount(new, createdAt: nil, blocked: input.active == false, by: caller, context: context))
     }
 
     /// `PUT /scim/v2/Users/{id}` and `PATCH`: what the body sets, as `PATCH /api/v2/users/{id}`
@@ -113,12 +113,14 @@ extension Ceremonies {
             app[SCIM.externalIDKey] = external.map(JSONDocument.string) ?? .null
         }
         if !app.isEmpty { change.app_metadata = .object(app) }
-        guard change != ManagementUserPatch() else { return scimResource(current) }
-        return scimResource(try updateUser(id: id, change, by: caller, context: context))
+        guard change != ManagementUserPatch() else { return try scimResource(current) }
+        return try scimResource(try updateUser(id: id, change, by: caller, context: context))
     }
 
-    /// An account as a SCIM User (RFC 7643 §4.1), its `meta.location` under the issuer.
-    func scimResource(_ user: ManagementUser) -> JSONValue {
+    /// An account as a SCIM User (RFC 7643 §4.1), its `meta.location` under the issuer, with the
+    /// Groups (roles) it is in (§4.1.2 `groups`, read-only: membership changes through the Group),
+    /// when it is in any.
+    func scimResource(_ user: ManagementUser) throws -> JSONValue {
         var members: [(String, JSONValue)] = [("schemas", .array([.string(SCIM.userSchema)])), ("id", .string(user.user_id))]
         if case .string(let external)? = user.app_metadata?[SCIM.externalIDKey] { members.append(("externalId", .string(external))) }
         members.append(("userName", .string(Self.keptUserName(user) ?? user.email)))
@@ -126,9 +128,16 @@ extension Ceremonies {
         members += [
             ("emails", .array([.object(["value": .string(user.email), "primary": .bool(true), "type": .string("work")])])),
             ("active", .bool(!user.blocked)),
-            ("meta", .object(["resourceType": .string("User"), "created": .string(user.created_at), "lastModified": .string(user.updated_at),
-                              "location": .string(configuration.issuer + "/scim/v2/Users/" + user.user_id)])),
         ]
+        let roles = try store.userRoles(userID: user.user_id)
+        if !roles.isEmpty {
+            members.append(("groups", .array(roles.map { role in
+                .object(["value": .string(role.id), "display": .string(role.name), "$ref": .string(configuration.issuer + "/scim/v2/Groups/" + role.id),
+                         "type": .string("direct")])
+            })))
+        }
+        members.append(("meta", .object(["resourceType": .string("User"), "created": .string(user.created_at), "lastModified": .string(user.updated_at),
+                                         "location": .string(configuration.issuer + "/scim/v2/Users/" + user.user_id)])))
         return .object(JSONObject(uniqueKeysWithValues: members))
     }
 
