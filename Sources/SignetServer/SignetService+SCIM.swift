@@ -112,6 +112,9 @@ extension SignetService {
                 attribute("name", "complex", sub: [attribute("formatted"), attribute("givenName"), attribute("familyName")]),
                 attribute("emails", "complex", sub: [attribute("value"), attribute("type"), attribute("primary", "boolean")], multiValued: true),
                 attribute("active", "boolean"),
+                attribute("groups", "complex", mutability: "readOnly", sub: [attribute("value", mutability: "readOnly"), attribute("$ref", "reference", mutability: "readOnly"),
+                                                                             attribute("display", mutability: "readOnly"), attribute("type", mutability: "readOnly")],
+                          multiValued: true),
             ]),
         ])
     }()

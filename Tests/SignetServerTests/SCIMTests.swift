@@ -385,6 +385,8 @@ import Testing
         #expect(config["patch"]?["supported"] == .bool(true) && config["bulk"]?["supported"] == .bool(false) && config["filter"]?["maxResults"] == .int(100))
         #expect(try call("GET", "/ResourceTypes", token: Self.token).1["Resources"]?.array?.first?["schema"] == .string(SCIM.userSchema))
         #expect(try call("GET", "/Schemas", token: Self.token).1["Resources"]?.array?.first?["id"] == .string(SCIM.userSchema))
+        let groups = try call("GET", "/Schemas", token: Self.token).1["Resources"]?.array?.first?["attributes"]?.array?.first { $0["name"] == .string("groups") }
+        #expect(groups?["mutability"] == .string("readOnly") && groups?["multiValued"] == .bool(true), "a User's groups are listed read-only")
         #expect(try call("GET", "/ResourceTypes", token: Self.token).1["Resources"]?.array?.last?["schema"] == .string(SCIM.groupSchema))
         #expect(try call("GET", "/Schemas", token: Self.token).1["Resources"]?.array?.last?["id"] == .string(SCIM.groupSchema))
         #expect(try call("GET", "/Bulk", token: Self.token).0 == 404)
