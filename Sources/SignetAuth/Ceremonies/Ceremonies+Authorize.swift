@@ -302,8 +302,9 @@ extension Ceremonies {
 
     /// The code for `request`, issued to the signed-in browser (RFC 6749 §4.1.2): stored as its
     /// hash with everything the token request must match, and the URL that takes it back to the
-    /// client. An account the client is not for (``requireRole(userID:client:)``) gets none: the
-    /// refusal, audited, goes back to the client as `access_denied`.
+    /// client. An account or a sign-in the client is not for (its `required_roles` and
+    /// `minimum_acr`, ``requireClientPolicy(userID:amr:client:)``) gets none: the refusal,
+    /// audited, goes back to the client (`access_denied`, `unmet_authentication_requirements`).
     public func issueCode(_ request: AuthorizationRequest, session: WebSession, context: RequestContext) throws -> String {
         do {
             try requireClientPolicy(userID: session.user.id, amr: session.row.amr, client: try client(request.clientID))
