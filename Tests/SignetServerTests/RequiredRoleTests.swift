@@ -1,6 +1,7 @@
 import Foundation
 import SignetAPI
 import SignetAuth
+import SignetCrypto
 import SignetHTTP
 import SignetServer
 import SignetSoftware
@@ -132,6 +133,37 @@ struct RequiredRoleTests {
         #expect(Self.refused(try server.exchange(code: late, client: "console", redirect: Self.console, verifier: pkce.verifier)))
         try Self.role(server, "Admin", user)
         #expect(try server.exchange(code: late, client: "console", redirect: Self.console, verifier: pkce.verifier).json["reason"] == .string("code_invalid"))
+    }
+
+    @Test("the directory decides who may use the console: a SCIM Group the console requires, a member's session ending at its next refresh once the directory takes them out")
+    func directoryGroup() throws {
+        let server = try TestServer.withOperators { c in
+            c.scimTokenHash = Digest.sha256.hash(Array(SCIMTests.token.utf8))
+            var client = ClientConfiguration(id: "console", grants: GrantNames.all)
+            client.requiredRoles = ["Console users"]
+            c.clients.append(client)
+        }
+        func scim(_ method: String, _ path: String, _ body: String) throws -> (status: Int, json: JSONValue) {
+            let response = try server.send(method, "/scim/v2" + path, headers: [("Authorization", "Bearer " + SCIMTests.token), ("Content-Type", "application/scim+json")],
+                                           body: Array(body.utf8))
+            return (response.status, (try? StrictJSON().parse(response.body)) ?? .null)
+        }
+        var phone = Phone(server)
+        let ada = try #require(jwtClaims(try phone.signUp(email: "ada@corp.example")["access_token"]?.string)["sub"]?.string)
+        phone.clientID = "console"
+        let (first, firstCredential, _) = try phone.startSignIn()
+        #expect(Self.refused(try phone.exchange(session: first, credential: firstCredential)), "not in the group yet")
+        // The directory pushes the group with Ada in it: the console lets her in.
+        let group = try scim("POST", "/Groups", #"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "displayName": "Console users", "members": [{"value": "\#(ada)"}]}"#)
+        let id = try #require(group.json["id"]?.string, "\(group.json.serialized)")
+        let (second, secondCredential, _) = try phone.startSignIn()
+        let tokens = try phone.exchange(session: second, credential: secondCredential)
+        #expect(tokens.status == 200, "\(tokens.json.serialized)")
+        // Taken out of the group in the directory: her console session ends at its next refresh.
+        #expect(try scim("PATCH", "/Groups/\(id)", #"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "Remove", "path": "members", "value": [{"value": "\#(ada)"}]}]}"#).status == 200)
+        let refreshed = try server.post("/oauth/token", .object(["grant_type": .string("refresh_token"), "client_id": .string("console"),
+                                                                 "refresh_token": try #require(tokens.json["refresh_token"])]))
+        #expect(Self.refused(refreshed), "\(refreshed.json.serialized)")
     }
 
     @Test("the device grant: approved by the phone, refused to a new device of a client the account has no role for")
