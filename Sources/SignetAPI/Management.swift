@@ -349,6 +349,8 @@ public struct ManagementClient: Codable, Sendable, Equatable {
     /// Signet's own: the least class of sign-in (`phr`, `phrh`; RFC 9470) the client's tokens are
     /// given for; absent: any.
     public var minimum_acr: String?
+    /// Its own session lifetimes, where shorter than the deployment's; absent: the deployment's.
+    public var refresh_token: RefreshTokenLifetimes?
     /// When it was added to the database; a client of the configuration file has none.
     public var created_at: String?
     /// Signet's own: `database` (made by the API or `signet admin clients`, changed the same
@@ -356,7 +358,8 @@ public struct ManagementClient: Codable, Sendable, Equatable {
     public var source: String
     public init(client_id: String, name: String, client_secret: String?, token_endpoint_auth_method: String, grant_types: [String], callbacks: [String],
                 allowed_logout_urls: [String], oidc_logout: OIDCLogout?, require_pushed_authorization_requests: Bool, scopes: [String], audiences: [String]?,
-                keys: [Key]?, jwks_uri: String? = nil, required_roles: [String]? = nil, minimum_acr: String? = nil, created_at: String?, source: String) {
+                keys: [Key]?, jwks_uri: String? = nil, required_roles: [String]? = nil, minimum_acr: String? = nil, refresh_token: RefreshTokenLifetimes? = nil, created_at: String?, source: String) {
+        self.refresh_token = refresh_token
         self.minimum_acr = minimum_acr
         self.jwks_uri = jwks_uri
         self.required_roles = required_roles
@@ -374,6 +377,18 @@ public struct ManagementClient: Codable, Sendable, Equatable {
         self.keys = keys
         self.created_at = created_at
         self.source = source
+    }
+}
+
+/// A client's own session lifetimes in seconds (Auth0's `refresh_token` of a client): idle (a
+/// refresh token unused that long expires) and absolute (from the sign-in). Each takes effect
+/// only where shorter than the deployment's; absent: the deployment's.
+public struct RefreshTokenLifetimes: Codable, Sendable, Equatable {
+    public var idle_token_lifetime: Int?
+    public var token_lifetime: Int?
+    public init(idle_token_lifetime: Int?, token_lifetime: Int?) {
+        self.idle_token_lifetime = idle_token_lifetime
+        self.token_lifetime = token_lifetime
     }
 }
 

@@ -108,5 +108,7 @@ extension ClientConfiguration {
         jwksURI = row.jwksURI
         requiredRoles = row.requiredRoles
         minimumACR = row.minimumACR
+        refreshTokenLifetime = row.refreshTokenLifetime
+        refreshTokenAbsoluteLifetime = row.refreshTokenAbsoluteLifetime
     }
 }

@@ -77,6 +77,10 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// The least a sign-in must reach for this client's tokens: `phr` (a passkey) or `phrh` (a
     /// hardware-bound passkey), RFC 9470's classes; `nil`: any sign-in (codes too).
     public var minimumACR: String?
+    /// Its sessions' lifetimes in seconds, idle (`refresh_token_ttl`) and absolute
+    /// (`refresh_token_absolute_ttl`), where shorter than the deployment's; `nil`: the deployment's.
+    public var refreshTokenLifetime: Int?
+    public var refreshTokenAbsoluteLifetime: Int?
 
     /// Whether the client authenticates (RFC 6749 §2.1), with a secret or with its keys.
     public var isConfidential: Bool { secretHash != nil || usesKeys }

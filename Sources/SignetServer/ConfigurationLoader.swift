@@ -345,7 +345,8 @@ public enum ConfigurationLoader {
             guard let object = item.object else { throw ConfigurationError("clients[\(index)] must be an object") }
             let known: Set<String> = ["client_id", "name", "type", "grants", "scopes", "redirect_uris", "post_logout_redirect_uris", "allowed_origins", "ios", "android",
                                       "audiences", "client_secret_hash", "jwks", "jwks_uri", "require_pushed_authorization_requests", "dpop", "refresh_proof",
-                                      "backchannel_logout_uri", "backchannel_logout_session_required", "required_roles", "minimum_acr"]
+                                      "backchannel_logout_uri", "backchannel_logout_session_required", "required_roles", "minimum_acr",
+                                      "refresh_token_ttl", "refresh_token_absolute_ttl"]
             if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
             // RFC 6749 Appendix A.1: client-id = *VSCHAR (visible ASCII and space).
@@ -434,6 +435,13 @@ public enum ConfigurationLoader {
                 }
                 if let problem = Ceremonies.requiredRolesProblem(names) { throw ConfigurationError("client \(id): required_roles: \(problem)") }
                 client.requiredRoles = names
+            }
+            for (member, range) in [("refresh_token_ttl", Ceremonies.refreshLifetimeRange), ("refresh_token_absolute_ttl", Ceremonies.refreshLifetimeRange)] {
+                guard let value = object[member] else { continue }
+                guard let seconds = value.int64.map(Int.init), range.contains(seconds) else {
+                    throw ConfigurationError("client \(id): \(member) must be \(range.lowerBound) to \(range.upperBound) seconds")
+                }
+                if member == "refresh_token_ttl" { client.refreshTokenLifetime = seconds } else { client.refreshTokenAbsoluteLifetime = seconds }
             }
             if let acr = object["minimum_acr"] {
                 guard let value = acr.string, Ceremonies.minimumACRProblem(value) == nil else {

@@ -33,6 +33,7 @@ extension SignetService {
                 audiences: new.patch.audiences ?? nil, postLogoutRedirectURIs: new.patch.postLogoutRedirectURIs ?? [],
                 backchannelLogoutURI: new.patch.backchannelLogoutURI ?? nil, jwks: new.patch.jwks, jwksURI: new.patch.jwksURI,
                 requirePushedRequests: new.patch.requirePushedRequests ?? false, requiredRoles: new.patch.requiredRoles ?? nil, minimumACR: new.patch.minimumACR ?? nil,
+                refreshLifetimes: new.patch.refreshLifetimes,
                 by: call.administrator, context: call.context)
             return try Wire.encode(ManagementClient(added.client, secret: added.secret), status: 201)
         }
@@ -67,7 +68,10 @@ extension ManagementClient {
                   grant_types: client.grants, callbacks: client.redirectURIs, allowed_logout_urls: client.postLogoutRedirectURIs,
                   oidc_logout: client.backchannelLogoutURI.map { OIDCLogout(backchannel_logout_urls: [$0]) },
                   require_pushed_authorization_requests: client.requirePushedRequests, scopes: client.scopes, audiences: client.audiences,
-                  keys: Key.keys(of: client), jwks_uri: client.jwksURI, required_roles: client.requiredRoles, minimum_acr: client.minimumACR, created_at: nil, source: "configuration")
+                  keys: Key.keys(of: client), jwks_uri: client.jwksURI, required_roles: client.requiredRoles, minimum_acr: client.minimumACR,
+                  refresh_token: client.refreshTokenLifetime == nil && client.refreshTokenAbsoluteLifetime == nil ? nil
+                      : RefreshTokenLifetimes(idle_token_lifetime: client.refreshTokenLifetime, token_lifetime: client.refreshTokenAbsoluteLifetime),
+                  created_at: nil, source: "configuration")
     }
 }
 
@@ -108,7 +112,7 @@ extension ClientPatch {
     /// The members a client's body may hold, by Auth0's names.
     static let wireMembers: Set<String> = [
         "name", "grant_types", "scopes", "callbacks", "allowed_logout_urls", "oidc_logout", "audiences", "require_pushed_authorization_requests", "jwks", "jwks_uri",
-        "required_roles", "minimum_acr",
+        "required_roles", "minimum_acr", "refresh_token",
     ]
 
     /// The body of `PATCH /api/v2/clients/{id}`: any other member is refused, so a setting Signet
@@ -140,6 +144,21 @@ extension ClientPatch {
         case nil: break
         case .null?: requiredRoles = .some(nil)
         case let value?: requiredRoles = .some(try strings("required_roles", value))
+        }
+        switch json["refresh_token"] {
+        case nil: break
+        case .null?: refreshLifetimes = RefreshLifetimes(idle: nil, absolute: nil)
+        case let value?:
+            // Auth0's member names; its rotation and expiration types are Signet's always (rotating, expiring).
+            guard let object = value.object, object.keys.allSatisfy({ ["idle_token_lifetime", "token_lifetime"].contains($0) }) else {
+                throw AuthError.malformed("refresh_token takes idle_token_lifetime and token_lifetime (seconds), or null for the deployment's")
+            }
+            func seconds(_ name: String) throws -> Int? {
+                guard let member = object[name], member != .null else { return nil }
+                guard let number = member.int64 else { throw AuthError.malformed("refresh_token.\(name) must be a whole number of seconds") }
+                return Int(clamping: number)
+            }
+            refreshLifetimes = RefreshLifetimes(idle: try seconds("idle_token_lifetime"), absolute: try seconds("token_lifetime"))
         }
         switch json["minimum_acr"] {
         case nil: break

@@ -302,17 +302,18 @@ extension SQLStore {
         return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
     }
 
-    static let clientColumns = "id, name, type, secret_hash, grants, scopes, redirect_uris, audiences, created_at, post_logout_redirect_uris, backchannel_logout_uri, jwks, require_par, jwks_uri, required_roles, minimum_acr"
+    static let clientColumns = "id, name, type, secret_hash, grants, scopes, redirect_uris, audiences, created_at, post_logout_redirect_uris, backchannel_logout_uri, jwks, require_par, jwks_uri, required_roles, minimum_acr, refresh_ttl, refresh_absolute_ttl"
 
     public func insertClient(_ c: ClientRow, writes: [StoreWrite]) throws(StoreError) {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
                 try db.query(
-                    "INSERT INTO clients (\(Self.clientColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                    "INSERT INTO clients (\(Self.clientColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
                     [.text(c.id), .text(c.name), .text(c.type), c.secretHash.map(SQLValue.blob) ?? .null, .text(c.grants.joined(separator: " ")),
                      .text(c.scopes.joined(separator: " ")), .text(c.redirectURIs.joined(separator: " ")), Self.text(c.audiences?.joined(separator: " ")),
                      .int(c.createdAt), .text(c.postLogoutRedirectURIs.joined(separator: " ")), Self.text(c.backchannelLogoutURI), Self.text(c.jwks),
-                     .int(c.requirePushedRequests ? 1 : 0), Self.text(c.jwksURI), Self.text(Self.namesJSON(c.requiredRoles)), Self.text(c.minimumACR)])
+                     .int(c.requirePushedRequests ? 1 : 0), Self.text(c.jwksURI), Self.text(Self.namesJSON(c.requiredRoles)), Self.text(c.minimumACR),
+                     Self.integer(c.refreshTokenLifetime), Self.integer(c.refreshTokenAbsoluteLifetime)])
                 guard db.changes == 1 else { throw StoreError(.conflict, "a client with this ID exists") }
                 for write in writes { try Self.apply(write, db) }
             }
@@ -326,11 +327,14 @@ extension SQLStore {
         return ClientRow(id: r[0].text ?? "", name: r[1].text ?? "", type: r[2].text ?? "", secretHash: r[3].blob, grants: words(r[4]), scopes: words(r[5]),
                          redirectURIs: words(r[6]), audiences: r[7].text.map { $0.split(separator: " ").map(String.init) }, createdAt: r[8].int ?? 0,
                          postLogoutRedirectURIs: words(r[9]), backchannelLogoutURI: r[10].text, jwks: r[11].text, requirePushedRequests: r[12].int == 1, jwksURI: r[13].text,
-                         requiredRoles: r[14].text.flatMap(names), minimumACR: r[15].text)
+                         requiredRoles: r[14].text.flatMap(names), minimumACR: r[15].text,
+                         refreshTokenLifetime: r[16].int.map(Int.init), refreshTokenAbsoluteLifetime: r[17].int.map(Int.init))
     }
 
     /// Names that may hold spaces (role names), kept as a JSON list of strings.
     static func namesJSON(_ names: [String]?) -> String? { names.map { JSONValue.array($0.map(JSONValue.string)).serialized } }
+
+    static func integer(_ value: Int?) -> SQLValue { value.map { .int(Int64($0)) } ?? .null }
 
     static func names(_ text: String) -> [String]? {
         (try? StrictJSON().parse(Array(text.utf8)))?.array.map { $0.compactMap(\.string) }
@@ -362,11 +366,12 @@ extension SQLStore {
                 try db.query(
                     """
                     UPDATE clients SET name = ?, secret_hash = ?, grants = ?, scopes = ?, redirect_uris = ?, audiences = ?, post_logout_redirect_uris = ?,
-                    backchannel_logout_uri = ?, jwks = ?, require_par = ?, jwks_uri = ?, required_roles = ?, minimum_acr = ? WHERE id = ?
+                    backchannel_logout_uri = ?, jwks = ?, require_par = ?, jwks_uri = ?, required_roles = ?, minimum_acr = ?, refresh_ttl = ?, refresh_absolute_ttl = ? WHERE id = ?
                     """,
                     [.text(c.name), c.secretHash.map(SQLValue.blob) ?? .null, .text(c.grants.joined(separator: " ")), .text(c.scopes.joined(separator: " ")),
                      .text(c.redirectURIs.joined(separator: " ")), Self.text(c.audiences?.joined(separator: " ")), .text(c.postLogoutRedirectURIs.joined(separator: " ")), Self.text(c.backchannelLogoutURI),
-                     Self.text(c.jwks), .int(c.requirePushedRequests ? 1 : 0), Self.text(c.jwksURI), Self.text(Self.namesJSON(c.requiredRoles)), Self.text(c.minimumACR), .text(c.id)])
+                     Self.text(c.jwks), .int(c.requirePushedRequests ? 1 : 0), Self.text(c.jwksURI), Self.text(Self.namesJSON(c.requiredRoles)), Self.text(c.minimumACR),
+                     Self.integer(c.refreshTokenLifetime), Self.integer(c.refreshTokenAbsoluteLifetime), .text(c.id)])
                 for write in writes { try Self.apply(write, db) }
                 return true
             }

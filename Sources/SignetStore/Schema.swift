@@ -422,6 +422,8 @@ enum Schema {
             (30, "ALTER TABLE clients ADD COLUMN required_roles TEXT"),
             // The least class of sign-in a client's tokens are given for (`minimum_acr`: phr, phrh).
             (31, "ALTER TABLE clients ADD COLUMN minimum_acr TEXT"),
+            // A client's own session lifetimes, in seconds (idle and absolute), where shorter than the deployment's.
+            (32, "ALTER TABLE clients ADD COLUMN refresh_ttl BIGINT; ALTER TABLE clients ADD COLUMN refresh_absolute_ttl BIGINT"),
         ]
     }
 

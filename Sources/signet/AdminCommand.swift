@@ -28,10 +28,12 @@ enum AdminCommand {
                                         [--require-par] (authorization requests through POST /oauth/par only)
                                         [--require-role NAME]... (only accounts with one of these roles get its tokens)
                                         [--minimum-acr phr|phrh] (only passkey sign-ins, or hardware-bound ones, get them)
+                                        [--refresh-ttl SECONDS] [--refresh-absolute-ttl SECONDS] (its sessions, if shorter)
                signet admin clients update ID [--name NAME] [--grant GRANT]... [--scope "S1 S2"] [--redirect-uri URI]...
                                         [--post-logout-redirect-uri URI]... [--backchannel-logout-uri URI|""] [--audience AUD]...
                                         [--default-audiences] [--require-par|--no-require-par] [--jwks-uri URL]
                                         [--require-role NAME]... [--any-role] [--minimum-acr phr|phrh] [--any-acr]
+                                        [--refresh-ttl SECONDS] [--refresh-absolute-ttl SECONDS] [--default-refresh]
                                         (each given setting replaced whole)
                signet admin clients list | remove ID | rotate-secret ID | set-keys ID --jwks FILE
                signet admin log-streams add --name NAME --url URL [--format JSONARRAY|JSONLINES|JSONOBJECT] [--content-type TYPE]
@@ -66,6 +68,7 @@ enum AdminCommand {
         var defaultAudiences = false
         var anyRole = false
         var anyACR = false
+        var defaultRefresh = false
         var verified = false
         var noMail = false
         var mail = false
@@ -79,7 +82,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds", "--description", "--api", "--permission", "--require-role", "--minimum-acr"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds", "--description", "--api", "--permission", "--require-role", "--minimum-acr", "--refresh-ttl", "--refresh-absolute-ttl"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -91,6 +94,7 @@ enum AdminCommand {
             case "--default-audiences": options.defaultAudiences = true
             case "--any-role": options.anyRole = true
             case "--any-acr": options.anyACR = true
+            case "--default-refresh": options.defaultRefresh = true
             case "--verified": options.verified = true
             case "--no-mail": options.noMail = true
             case "--mail": options.mail = true
@@ -398,6 +402,8 @@ struct Admin {
         let required_roles: [String]?
         /// The least class of sign-in its tokens are given for; absent: any.
         let minimum_acr: String?
+        /// Its own session lifetimes; absent: the deployment's.
+        let refresh_token: RefreshTokenLifetimes?
         let created_at: String
         var client_secret: String?
         init(_ row: ClientRow, secret: String? = nil) {
@@ -416,6 +422,8 @@ struct Admin {
             audiences = row.audiences
             required_roles = row.requiredRoles
             minimum_acr = row.minimumACR
+            refresh_token = row.refreshTokenLifetime == nil && row.refreshTokenAbsoluteLifetime == nil ? nil
+                : RefreshTokenLifetimes(idle_token_lifetime: row.refreshTokenLifetime, token_lifetime: row.refreshTokenAbsoluteLifetime)
             created_at = Ceremonies.iso(row.createdAt)
             client_secret = secret
         }
@@ -429,7 +437,8 @@ struct Admin {
             redirectURIs: options.values["--redirect-uri"] ?? [], audiences: options.values["--audience"],
             postLogoutRedirectURIs: options.values["--post-logout-redirect-uri"] ?? [], backchannelLogoutURI: options.one("--backchannel-logout-uri"),
             jwks: try options.one("--jwks").map(Self.readKeys), jwksURI: options.one("--jwks-uri"), requirePushedRequests: options.requirePAR,
-            requiredRoles: options.values["--require-role"], minimumACR: options.one("--minimum-acr"), by: .commandLine, context: context)
+            requiredRoles: options.values["--require-role"], minimumACR: options.one("--minimum-acr"), refreshLifetimes: try refreshLifetimes(),
+            by: .commandLine, context: context)
         let output = ClientOutput(added.client, secret: added.secret)
         if options.json { return try emit(output) }
         print("client_id      \(output.client_id)")
@@ -442,7 +451,23 @@ struct Admin {
         if let uri = output.jwks_uri { print("jwks_uri       \(uri)   (its keys, fetched when it first authenticates)") }
         if let roles = output.required_roles { print("required roles \(roles.joined(separator: ", "))   (only accounts with one of them)") }
         if let acr = output.minimum_acr { print("minimum acr    \(acr)   (only sign-ins that reach it)") }
+        if let sessions = output.refresh_token { print("sessions       \(Self.lifetimes(sessions))") }
         try noteMissingRoles(output.required_roles)
+    }
+
+    /// `idle 28800 s, absolute 86400 s` (`deployment's` for one not set).
+    static func lifetimes(_ sessions: RefreshTokenLifetimes) -> String {
+        "idle \(sessions.idle_token_lifetime.map { "\($0) s" } ?? "the deployment's"), absolute \(sessions.token_lifetime.map { "\($0) s" } ?? "the deployment's")"
+    }
+
+    /// `--refresh-ttl` and `--refresh-absolute-ttl`, together (`nil` when neither is given).
+    func refreshLifetimes() throws -> RefreshLifetimes? {
+        let given = try ["--refresh-ttl", "--refresh-absolute-ttl"].map { flag -> Int? in
+            guard let text = options.one(flag) else { return nil }
+            guard let seconds = Int(text) else { throw AuthError.malformed("\(flag) takes a number of seconds") }
+            return seconds
+        }
+        return given.allSatisfy { $0 == nil } ? nil : RefreshLifetimes(idle: given[0], absolute: given[1])
     }
 
     /// A required role no role is named yet refuses everyone until one is: said at once, since
@@ -484,6 +509,9 @@ struct Admin {
         if options.anyRole { patch.requiredRoles = .some(nil) } else if let roles = options.values["--require-role"] { patch.requiredRoles = .some(roles) }
         guard !(options.anyACR && options.one("--minimum-acr") != nil) else { throw AuthError.malformed("give --minimum-acr or --any-acr, not both") }
         if options.anyACR { patch.minimumACR = .some(nil) } else if let acr = options.one("--minimum-acr") { patch.minimumACR = .some(acr) }
+        let lifetimes = try refreshLifetimes()
+        guard !(options.defaultRefresh && lifetimes != nil) else { throw AuthError.malformed("give --refresh-ttl and --refresh-absolute-ttl, or --default-refresh, not both") }
+        patch.refreshLifetimes = options.defaultRefresh ? RefreshLifetimes(idle: nil, absolute: nil) : lifetimes
         guard patch != ClientPatch() else { throw AuthError.malformed("give at least one setting to change") }
         let output = ClientOutput(try ceremonies.updateClient(id: id, patch, by: .commandLine, context: context))
         if options.json { return try emit(output) }
@@ -493,6 +521,7 @@ struct Admin {
         if let uri = output.backchannel_logout_uri { print("backchannel    \(uri)") }
         if let roles = output.required_roles { print("required roles \(roles.joined(separator: ", "))") }
         if let acr = output.minimum_acr { print("minimum acr    \(acr)") }
+        if let sessions = output.refresh_token { print("sessions       \(Self.lifetimes(sessions))") }
         try noteMissingRoles(output.required_roles)
     }
 

@@ -437,7 +437,7 @@ extension Ceremonies {
         let fresh = random(48)
         let session = SessionRef(sid: row.family, credential: row.credential)
         let refresh = grant.offline
-            ? refreshToken(Array(fresh[16..<48]), userID: user.id, clientID: client.id, scope: grant.scope, amr: row.amr, authTime: row.authTime, session: session,
+            ? refreshToken(Array(fresh[16..<48]), userID: user.id, client: client, scope: grant.scope, amr: row.amr, authTime: row.authTime, session: session,
                            jkt: grant.refreshBinding(client), context: context)
             : nil
         let subscription = logoutSubscription(row, client: client, offline: refresh != nil)

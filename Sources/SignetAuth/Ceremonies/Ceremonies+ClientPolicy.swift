@@ -64,6 +64,10 @@ extension Ceremonies {
         return nil
     }
 
+    /// The seconds a client's own session lifetime may be: a minute to ten years. It takes effect
+    /// only where shorter than the deployment's (``refreshLifetimes(_:)``).
+    public static let refreshLifetimeRange = 60...(3650 * 86_400)
+
     /// Why `value` cannot be a client's `minimum_acr` (`nil`: it can): one of
     /// ``AuthenticationContext/supported``.
     public static func minimumACRProblem(_ value: String) -> String? {

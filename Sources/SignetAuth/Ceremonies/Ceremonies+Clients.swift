@@ -18,7 +18,7 @@ extension Ceremonies {
     public func addClient(name: String, type: String, grants: [String], scopes: [String], redirectURIs: [String], audiences: [String]?,
                           postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil, jwksURI: String? = nil,
                           requirePushedRequests: Bool = false, requiredRoles: [String]? = nil, minimumACR: String? = nil,
-                          by caller: ManagementCaller, context: RequestContext) throws -> AddedClient {
+                          refreshLifetimes: RefreshLifetimes? = nil, by caller: ManagementCaller, context: RequestContext) throws -> AddedClient {
         guard type == "confidential" || type == "public" else { throw AuthError.malformed("the type must be confidential or public") }
         let keys = try jwks.map(Self.keySet)?.text
         // A client with keys authenticates with them alone: it has no secret to leak.
@@ -26,7 +26,8 @@ extension Ceremonies {
         let row = ClientRow(id: "c_" + Base64URL.encode(random(12)), name: name, type: type, secretHash: secret.map { Digest.sha256.hash(Array($0.utf8)) },
                             grants: grants, scopes: scopes, redirectURIs: redirectURIs, audiences: audiences, createdAt: nowMillis,
                             postLogoutRedirectURIs: postLogoutRedirectURIs, backchannelLogoutURI: backchannelLogoutURI, jwks: keys,
-                            requirePushedRequests: requirePushedRequests, jwksURI: jwksURI, requiredRoles: requiredRoles, minimumACR: minimumACR)
+                            requirePushedRequests: requirePushedRequests, jwksURI: jwksURI, requiredRoles: requiredRoles, minimumACR: minimumACR,
+                            refreshTokenLifetime: refreshLifetimes?.idle, refreshTokenAbsoluteLifetime: refreshLifetimes?.absolute)
         try Self.validate(row, permissions: apiPermissionNames)
         try Self.requireHeld(scopes, by: caller)
         // Each change to the clients commits with its audit row.
@@ -77,6 +78,11 @@ extension Ceremonies {
         }
         if let roles = row.requiredRoles, let problem = requiredRolesProblem(roles) { throw AuthError.malformed("required_roles (--require-role): \(problem)") }
         if let acr = row.minimumACR, let problem = minimumACRProblem(acr) { throw AuthError.malformed("\(problem) (--minimum-acr)") }
+        for (seconds, what) in [(row.refreshTokenLifetime, "idle_token_lifetime (--refresh-ttl)"), (row.refreshTokenAbsoluteLifetime, "token_lifetime (--refresh-absolute-ttl)")] {
+            if let seconds, !refreshLifetimeRange.contains(seconds) {
+                throw AuthError.malformed("refresh_token.\(what) must be \(refreshLifetimeRange.lowerBound) to \(refreshLifetimeRange.upperBound) seconds")
+            }
+        }
     }
 
     /// A space, a control character or DEL: never part of a URI (RFC 3986 §2), nor of a word of
@@ -242,6 +248,9 @@ public struct ClientPatch: Sendable, Equatable {
     public var requiredRoles: [String]??
     /// `.some(nil)`: any sign-in again.
     public var minimumACR: String??
+    /// Its sessions' idle and absolute lifetimes (Auth0's `refresh_token`), replaced together;
+    /// `.some((nil, nil))`: the deployment's again.
+    public var refreshLifetimes: RefreshLifetimes?
     public init() {}
 
     /// The settings named, for the audit row.
@@ -249,7 +258,7 @@ public struct ClientPatch: Sendable, Equatable {
         [("name", name != nil), ("grant_types", grants != nil), ("scopes", scopes != nil), ("callbacks", redirectURIs != nil),
          ("allowed_logout_urls", postLogoutRedirectURIs != nil), ("oidc_logout", backchannelLogoutURI != nil), ("audiences", audiences != nil),
          ("require_pushed_authorization_requests", requirePushedRequests != nil), ("jwks", jwks != nil), ("jwks_uri", jwksURI != nil),
-         ("required_roles", requiredRoles != nil), ("minimum_acr", minimumACR != nil)].filter(\.1).map(\.0)
+         ("required_roles", requiredRoles != nil), ("minimum_acr", minimumACR != nil), ("refresh_token", refreshLifetimes != nil)].filter(\.1).map(\.0)
     }
 
     func apply(to row: inout ClientRow) {
@@ -263,5 +272,17 @@ public struct ClientPatch: Sendable, Equatable {
         if let requirePushedRequests { row.requirePushedRequests = requirePushedRequests }
         if let requiredRoles { row.requiredRoles = requiredRoles }
         if let minimumACR { row.minimumACR = minimumACR }
+        if let refreshLifetimes { (row.refreshTokenLifetime, row.refreshTokenAbsoluteLifetime) = (refreshLifetimes.idle, refreshLifetimes.absolute) }
+    }
+}
+
+/// A client's own session lifetimes in seconds (Auth0's `refresh_token.idle_token_lifetime` and
+/// `token_lifetime`); `nil` for the deployment's.
+public struct RefreshLifetimes: Sendable, Equatable {
+    public var idle: Int?
+    public var absolute: Int?
+    public init(idle: Int?, absolute: Int?) {
+        self.idle = idle
+        self.absolute = absolute
     }
 }

@@ -134,7 +134,7 @@ extension Ceremonies {
             let fresh = random(48)
             let session = SessionRef(sid: Base64URL.encode(timeOrderedID()), credential: row.approvedBy)
             let refresh = granted.offline
-                ? refreshToken(Array(fresh[16..<48]), userID: user.id, clientID: client.id, scope: granted.scope, amr: amr, authTime: authTime, session: session,
+                ? refreshToken(Array(fresh[16..<48]), userID: user.id, client: client, scope: granted.scope, amr: amr, authTime: authTime, session: session,
                                jkt: granted.refreshBinding(client), context: context)
                 : nil
             do {

@@ -182,7 +182,7 @@ extension Ceremonies {
         let fresh = random(48)
         let session = SessionRef(sid: Base64URL.encode(timeOrderedID()), credential: nil)
         let refresh = grant.offline
-            ? refreshToken(Array(fresh[16..<48]), userID: user.id, clientID: client.id, scope: grant.scope, amr: amr, authTime: authTime, session: session,
+            ? refreshToken(Array(fresh[16..<48]), userID: user.id, client: client, scope: grant.scope, amr: amr, authTime: authTime, session: session,
                            jkt: grant.refreshBinding(client), context: context)
             : nil
         do {

@@ -156,7 +156,7 @@ extension Ceremonies {
             let fresh = random(48)
             let started = SessionRef(sid: Base64URL.encode(timeOrderedID()), credential: proof.credential)
             let refresh = grant.offline
-                ? refreshToken(Array(fresh[16..<48]), userID: proof.userID, clientID: client.id, scope: grant.scope, amr: proof.amr, authTime: authTime,
+                ? refreshToken(Array(fresh[16..<48]), userID: proof.userID, client: client, scope: grant.scope, amr: proof.amr, authTime: authTime,
                                session: started, jkt: grant.refreshBinding(client), context: context)
                 : nil
             // Using the session, the account or counter change, the audit event and the refresh

@@ -108,20 +108,30 @@ extension Ceremonies {
     /// A new sign-in's refresh token (``RefreshToken``: a time-ordered name and the 32-byte
     /// `secret`, handed out once) and the row that stores its key, in a new family that remembers
     /// the `credential` that signed in and where the request came from.
-    func refreshToken(_ secret: [UInt8], userID: String, clientID: String, scope: String, amr: [String], authTime: Int64, session: SessionRef, jkt: String? = nil,
+    func refreshToken(_ secret: [UInt8], userID: String, client: ClientConfiguration, scope: String, amr: [String], authTime: Int64, session: SessionRef, jkt: String? = nil,
                       context: RequestContext) -> (token: String, row: RefreshTokenRow) {
         let now = nowMillis
         let (token, key) = RefreshToken.make(name: timeOrderedID(), secret: secret)
         return (Base64URL.encode(token), RefreshTokenRow(
-            hash: key, family: session.sid, userID: userID, clientID: clientID, scope: scope,
-            authTime: authTime, amr: amr, expiresAt: refreshExpiry(now: now, authTime: authTime), createdAt: now, credential: session.credential, jkt: jkt,
+            hash: key, family: session.sid, userID: userID, clientID: client.id, scope: scope,
+            authTime: authTime, amr: amr, expiresAt: refreshExpiry(now: now, authTime: authTime, client: client), createdAt: now, credential: session.credential, jkt: jkt,
             origin: context.origin))
     }
 
     /// A refresh token's end: the sliding lifetime from now, but never past the family's
-    /// absolute lifetime from its sign-in.
-    func refreshExpiry(now: Int64, authTime: Int64) -> Int64 {
-        min(now + Int64(configuration.refreshTokenLifetime) * 1000, authTime * 1000 + Int64(configuration.refreshTokenAbsoluteLifetime) * 1000)
+    /// absolute lifetime from its sign-in (``refreshLifetimes(_:)``).
+    func refreshExpiry(now: Int64, authTime: Int64, client: ClientConfiguration) -> Int64 {
+        let lifetimes = refreshLifetimes(client)
+        return min(now + lifetimes.sliding, authTime * 1000 + lifetimes.absolute)
+    }
+
+    /// A client's sessions' lifetimes, in milliseconds: its own (`refresh_token_ttl`,
+    /// `refresh_token_absolute_ttl`: an admin console's sessions shorter than a phone app's),
+    /// never longer than the deployment's, which the purge of old refresh tokens counts on.
+    func refreshLifetimes(_ client: ClientConfiguration) -> (sliding: Int64, absolute: Int64) {
+        let sliding = min(client.refreshTokenLifetime ?? configuration.refreshTokenLifetime, configuration.refreshTokenLifetime)
+        let absolute = min(client.refreshTokenAbsoluteLifetime ?? configuration.refreshTokenAbsoluteLifetime, configuration.refreshTokenAbsoluteLifetime)
+        return (Int64(sliding) * 1000, Int64(absolute) * 1000)
     }
 
     /// Whether the credential that started a family is still live: a revoked passkey or device
@@ -234,8 +244,7 @@ extension Ceremonies {
         let fresh = random(48)
         let (newToken, newKey) = RefreshToken.make(name: timeOrderedID(), secret: Array(fresh[16..<48]))
         let now = nowMillis
-        let sliding = Int64(configuration.refreshTokenLifetime) * 1000
-        let absolute = Int64(configuration.refreshTokenAbsoluteLifetime) * 1000
+        let (sliding, absolute) = refreshLifetimes(client)
         let outcome = try store.rotateRefreshToken(hash: presented, proof: sessionKey ?? binding?.jkt, next: { current in
             RefreshTokenRow(hash: newKey, family: current.family, userID: current.userID, clientID: current.clientID,
                             scope: current.scope, authTime: current.authTime, amr: current.amr,

@@ -213,11 +213,17 @@ public struct ClientRow: Sendable, Equatable {
     public var requiredRoles: [String]?
     /// The least class of sign-in (`phr`, `phrh`) its tokens are given for; `nil`: any.
     public var minimumACR: String?
+    /// Its sessions' lifetimes in seconds, idle and absolute; `nil`: the deployment's.
+    public var refreshTokenLifetime: Int?
+    public var refreshTokenAbsoluteLifetime: Int?
     /// Whether it authenticates with `private_key_jwt`.
     public var usesKeys: Bool { jwks != nil || jwksURI != nil }
     public init(id: String, name: String, type: String, secretHash: [UInt8]?, grants: [String], scopes: [String], redirectURIs: [String],
                 audiences: [String]?, createdAt: Int64, postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil,
-                requirePushedRequests: Bool = false, jwksURI: String? = nil, requiredRoles: [String]? = nil, minimumACR: String? = nil) {
+                requirePushedRequests: Bool = false, jwksURI: String? = nil, requiredRoles: [String]? = nil, minimumACR: String? = nil,
+                refreshTokenLifetime: Int? = nil, refreshTokenAbsoluteLifetime: Int? = nil) {
+        self.refreshTokenLifetime = refreshTokenLifetime
+        self.refreshTokenAbsoluteLifetime = refreshTokenAbsoluteLifetime
         self.requiredRoles = requiredRoles
         self.minimumACR = minimumACR
         self.jwks = jwks
