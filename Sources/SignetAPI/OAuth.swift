@@ -166,3 +166,11 @@ public struct PushedAuthorizationResponse: Codable, Sendable, Equatable {
         self.expires_in = expires_in
     }
 }
+
+/// The OIDC scopes Signet understands (OIDC Core §5.4, §11), in its order: what a request
+/// without `scope` is granted, and what the SDK asks for.
+public enum OIDCScopes {
+    public static let all = ["openid", "profile", "email", "offline_access"]
+    /// ``all``, space-separated, as a `scope` parameter.
+    public static let text = all.joined(separator: " ")
+}

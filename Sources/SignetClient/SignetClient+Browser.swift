@@ -52,7 +52,7 @@ extension SignetClient {
     ///
     /// With a DPoP key the code is bound to it (RFC 9449 §10 `dpop_jkt`): a code taken from the
     /// redirect is worth nothing to another app, which cannot sign the token request's proof.
-    public func authorizationURL(redirectURI: String, scope: String = "openid profile email offline_access", prompt: String? = nil,
+    public func authorizationURL(redirectURI: String, scope: String = OIDCScopes.text, prompt: String? = nil,
                                  loginHint: String? = nil, uiLocales: String? = nil, acrValues: String? = nil, pushed: Bool = false) async throws -> BrowserSignIn {
         let verifier = Self.randomToken(), state = Self.randomToken(), nonce = Self.randomToken()
         let challenge = SHA256.base64url(Data(verifier.utf8))

@@ -39,7 +39,7 @@ struct DeviceCodeRequest: Encodable {
 extension SignetClient {
     /// On the new device: asks for a device sign-in; show ``DeviceSignIn/userCode`` (and a QR
     /// code of ``DeviceSignIn/verificationURIComplete``), then call ``completeDeviceSignIn(_:wait:)``.
-    public func startDeviceSignIn(scope: String = "openid profile email offline_access") async throws -> DeviceSignIn {
+    public func startDeviceSignIn(scope: String = OIDCScopes.text) async throws -> DeviceSignIn {
         let answer = try decode(DeviceAuthorizationResponse.self, try await send("POST", "oauth/device/code", body: DeviceCodeRequest(client_id: clientID, scope: scope)))
         guard let uri = URL(string: answer.verification_uri), let complete = URL(string: answer.verification_uri_complete) else {
             throw SignetError(.invalidResponse, "the verification URIs are not URLs")

@@ -272,7 +272,7 @@ public actor SignetClient {
     }
 
     /// What a sign-in asks for: `nil` (every OIDC scope) unless ``permissions`` are asked for too.
-    var signInScope: String? { permissions.isEmpty ? nil : (["openid", "profile", "email", "offline_access"] + permissions).joined(separator: " ") }
+    var signInScope: String? { permissions.isEmpty ? nil : (OIDCScopes.all + permissions).joined(separator: " ") }
 
     /// Stores a sign-in's tokens as the session (keeping this device's key ID).
     func begin(_ response: TokenResponse) throws -> TokenResponse {

@@ -436,7 +436,8 @@ public enum ConfigurationLoader {
                 if let problem = Ceremonies.requiredRolesProblem(names) { throw ConfigurationError("client \(id): required_roles: \(problem)") }
                 client.requiredRoles = names
             }
-            for (member, range) in [("refresh_token_ttl", Ceremonies.refreshLifetimeRange), ("refresh_token_absolute_ttl", Ceremonies.refreshLifetimeRange)] {
+            let range = Ceremonies.refreshLifetimeRange
+            for member in ["refresh_token_ttl", "refresh_token_absolute_ttl"] {
                 guard let value = object[member] else { continue }
                 guard let seconds = value.int64.map(Int.init), range.contains(seconds) else {
                     throw ConfigurationError("client \(id): \(member) must be \(range.lowerBound) to \(range.upperBound) seconds")

@@ -12,7 +12,7 @@ extension AuthenticatorCommand {
     static func runDevice(_ command: String, _ options: [String: String], _ positional: [String], _ client: SignetClient) async throws -> JSONValue? {
         switch command {
         case "device-signin":
-            let signIn = try await client.startDeviceSignIn(scope: options["scope"] ?? "openid profile email offline_access")
+            let signIn = try await client.startDeviceSignIn(scope: options["scope"] ?? OIDCScopes.text)
             // The code first, on a line of its own, so a script (or the other phone) can read it
             // while this one waits; the QR code of the link is for a person, on standard error.
             let started = JSONValue.object([

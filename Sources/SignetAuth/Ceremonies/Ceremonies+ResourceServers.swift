@@ -23,7 +23,6 @@ extension Ceremonies {
         for client in configuration.clients { audiences.formUnion(client.audiences ?? []) }
         for row in try storedClients() { audiences.formUnion(row.audiences ?? []) }
         audiences.subtract([configuration.accountAudience, configuration.managementAudience])
-        let lifetime = configuration.accessTokenLifetime
         let management = ManagementScope.allCases.map { ManagementResourceServer.Scope(value: $0.rawValue, description: Self.describe($0.rawValue)) }
         return [
             resourceServer(configuration.accountAudience, system: true, scopes: [], offline: true),
@@ -31,8 +30,7 @@ extension Ceremonies {
         ] + audiences.sorted().map { audience in
             let permissions = configuration.apiPermissions[audience]
             let scopes = (permissions ?? [:]).sorted { $0.key < $1.key }.map { ManagementResourceServer.Scope(value: $0.key, description: $0.value) }
-            return ManagementResourceServer(id: Self.resourceServerID(audience), identifier: audience, system: false, scopes: scopes, offline: true,
-                                            lifetime: lifetime, permissions: permissions != nil)
+            return resourceServer(audience, system: false, scopes: scopes, offline: true, permissions: permissions != nil)
         }
     }
 
@@ -45,9 +43,9 @@ extension Ceremonies {
         return found
     }
 
-    private func resourceServer(_ audience: String, system: Bool, scopes: [ManagementResourceServer.Scope], offline: Bool) -> ManagementResourceServer {
+    private func resourceServer(_ audience: String, system: Bool, scopes: [ManagementResourceServer.Scope], offline: Bool, permissions: Bool = false) -> ManagementResourceServer {
         ManagementResourceServer(id: Self.resourceServerID(audience), identifier: audience, system: system, scopes: scopes, offline: offline,
-                                 lifetime: configuration.accessTokenLifetime, permissions: false)
+                                 lifetime: configuration.accessTokenLifetime, permissions: permissions)
     }
 
     /// `rs_` and the first 16 characters of the identifier's SHA-256 in base64url: the same on

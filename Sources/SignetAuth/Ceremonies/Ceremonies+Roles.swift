@@ -134,10 +134,12 @@ extension Ceremonies {
     public func changeRoleMembers(id: String, users: [String], give: Bool, by caller: ManagementCaller, context: RequestContext) throws {
         guard (1...Self.maxRoleBatch).contains(users.count) else { throw AuthError.malformed("users must list 1 to \(Self.maxRoleBatch) user IDs") }
         let role = try role(id: id)
-        for user in users { try requireAccount(user) }
-        var seen = Set(try store.roleMembers(roleID: id, offset: 0, limit: Int(Int32.max)).users.map(\.id))
-        let held = seen
-        let changing = give ? users.filter { seen.insert($0).inserted } : Array(Set(users).intersection(held))
+        // Each named account's own roles, not the role's every member: a role may have thousands.
+        var changing: [String] = []
+        for user in users where !changing.contains(user) {
+            try requireAccount(user)
+            if try store.userRoles(userID: user).contains(where: { $0.id == id }) != give { changing.append(user) }
+        }
         try changeMembers(of: role, adding: give ? changing : [], removing: give ? [] : changing, by: caller, context: context)
     }
 

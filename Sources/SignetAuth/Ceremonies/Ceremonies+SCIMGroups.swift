@@ -96,8 +96,8 @@ extension Ceremonies {
 
     /// The members named, each an account that is there (404 `user_unknown`, SCIM's `invalidValue`, else).
     func knownMembers(_ ids: [String]) throws -> [String] {
-        for id in ids where try id.utf8.count > 128 || store.user(id: id) == nil {
-            throw SCIM.Failure(AuthError(.userUnknown, "no user \(id.prefix(64)) to be a member"), scimType: "invalidValue")
+        for id in ids {
+            do { try requireAccount(id) } catch let error as AuthError { throw SCIM.Failure(error, scimType: "invalidValue") }
         }
         return ids
     }

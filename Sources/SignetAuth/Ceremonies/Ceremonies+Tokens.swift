@@ -44,7 +44,7 @@ public enum TokenAudience: Sendable {
 
 extension Ceremonies {
     /// Scopes Signet understands; others in a request are dropped (RFC 6749 §3.3).
-    public static let knownScopes = ["openid", "profile", "email", "offline_access"]
+    public static let knownScopes = OIDCScopes.all
 
     /// The scopes and audience a token request asks for, checked before anything is written.
     struct TokenGrant {
