@@ -335,7 +335,8 @@ enum FuzzTarget {
             let row = ClientRow(id: "c_fuzz", name: new.name, type: new.type, secretHash: nil, grants: p.grants ?? [], scopes: p.scopes ?? [],
                                 redirectURIs: p.redirectURIs ?? [], audiences: p.audiences ?? nil, createdAt: 0, postLogoutRedirectURIs: p.postLogoutRedirectURIs ?? [],
                                 backchannelLogoutURI: p.backchannelLogoutURI ?? nil, jwks: p.jwks, requirePushedRequests: p.requirePushedRequests ?? false,
-                                jwksURI: p.jwksURI)
+                                jwksURI: p.jwksURI, requiredRoles: p.requiredRoles ?? nil, minimumACR: p.minimumACR ?? nil,
+                                refreshTokenLifetime: p.refreshLifetimes?.idle, refreshTokenAbsoluteLifetime: p.refreshLifetimes?.absolute)
             guard (try? Ceremonies.validate(row)) != nil else { break }
             // Lists are stored as space-separated words: what is accepted reads back as itself.
             for list in [row.grants, row.scopes, row.redirectURIs, row.postLogoutRedirectURIs, row.audiences ?? []] {
@@ -345,6 +346,11 @@ enum FuzzTarget {
             precondition(row.name.count <= 100 && !(row.usesKeys && row.type == "public"), "a name too long, or keys on a public client")
             // One place for a client's keys, and a published set's address is one curl may call.
             precondition(!(row.jwks != nil && row.jwksURI != nil) && row.jwksURI.map(Ceremonies.isClientEndpointURI) != false, "two places for keys, or a bad jwks_uri")
+            // The client's policy: 1 to 20 roles, once each; a class Signet reaches; lifetimes in bounds.
+            precondition(row.requiredRoles.map { (1...20).contains($0.count) && Set($0).count == $0.count } != false, "required_roles out of bounds")
+            precondition(row.minimumACR.map(AuthenticationContext.supported.contains) != false, "a minimum_acr Signet never reaches")
+            precondition([row.refreshTokenLifetime, row.refreshTokenAbsoluteLifetime].allSatisfy { $0.map(Ceremonies.refreshLifetimeRange.contains) != false },
+                         "a session lifetime out of bounds")
         case .newUser:
             guard let json = try? StrictJSON().parse(body), let new = try? ManagementNewUser(wire: json),
                   let (email, name, language) = try? Ceremonies.checked(new) else { break }
