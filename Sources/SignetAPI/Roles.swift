@@ -90,7 +90,7 @@ public struct ManagementResourceServer: Codable, Sendable, Equatable {
     /// `ES256`: every token Signet signs.
     public var signing_alg: String
     public var allow_offline_access: Bool
-    /// Seconds (`tokens.access_token_ttl`).
+    /// Seconds its access tokens live (`tokens.api_token_ttl`, else `tokens.access_token_ttl`).
     public var token_lifetime: Int
     public var token_lifetime_for_web: Int
     public var skip_consent_for_verifiable_first_party_clients: Bool

@@ -282,6 +282,16 @@ public struct ServerConfiguration: Sendable {
         return signUpDomains.contains(String(email[email.index(after: at)...]))
     }
     public var accessTokenLifetime = 900
+    /// Seconds an access token for one API lives, by its audience, where shorter than
+    /// ``accessTokenLifetime`` (`tokens.api_token_ttl`; Auth0's `token_lifetime` of a resource
+    /// server): a payments API's five minutes beside a profile API's hour. None by default.
+    public var apiTokenLifetimes: [String: Int] = [:]
+    /// Seconds an access token for `audience` lives (RFC 9068 `exp`, RFC 6749 §5.1 `expires_in`):
+    /// its API's own lifetime, else the deployment's. Never longer than ``accessTokenLifetime``,
+    /// which bounds how long an ended session's tokens are remembered.
+    public func accessTokenLifetime(for audience: String) -> Int {
+        apiTokenLifetimes.isEmpty ? accessTokenLifetime : min(apiTokenLifetimes[audience] ?? accessTokenLifetime, accessTokenLifetime)
+    }
     /// Claims copied from each account's `app_metadata` into its access and ID tokens
     /// (`tokens.app_metadata_claims`): none by default, and then no sign-in reads the metadata.
     public var appMetadataClaims: [MetadataClaim] = []

@@ -14,7 +14,7 @@ public enum ConfigurationLoader {
         ["web", "session_idle_ttl"], ["web", "session_ttl"], ["web", "code_ttl"], ["web", "require_pushed_authorization_requests"],
         ["clients"], ["audiences"],
         ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"], ["tokens", "refresh_token_absolute_ttl"],
-        ["tokens", "signing_key_rotation_days"], ["tokens", "app_metadata_claims"], ["tokens", "roles_claim"], ["tokens", "permissions"], ["step_up", "max_age"], ["audit", "retention_days"], ["audit", "log_stream_hold_days"], ["database_durability"], ["trusted_proxies"],
+        ["tokens", "signing_key_rotation_days"], ["tokens", "app_metadata_claims"], ["tokens", "roles_claim"], ["tokens", "permissions"], ["tokens", "api_token_ttl"], ["step_up", "max_age"], ["audit", "retention_days"], ["audit", "log_stream_hold_days"], ["database_durability"], ["trusted_proxies"],
         ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
         ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
@@ -164,9 +164,7 @@ public enum ConfigurationLoader {
         }
         var result: [String: [String: String]] = [:]
         for (audience, list) in apis {
-            guard (1...500).contains(audience.utf8.count), !audience.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) else {
-                throw ConfigurationError("\(setting): the API \"\(audience.prefix(100))\" must be its audience, 1 to 500 bytes without spaces or control characters")
-            }
+            try checkAPI(audience, setting: setting)
             guard let permissions = list.object, (1...1_000).contains(permissions.count) else {
                 throw ConfigurationError("\(setting): \(audience.prefix(100)) must be an object of 1 to 1000 permissions and their descriptions")
             }
@@ -188,6 +186,34 @@ public enum ConfigurationLoader {
                 throw ConfigurationError("\(setting): \(audience.prefix(100))'s permissions take \(claimBytes) bytes as a token's permissions claim, over \(MetadataClaim.maxTotalBytes): an account with all of them would get a token too large for common proxies; use fewer or shorter names")
             }
             result[audience] = named
+        }
+        return result
+    }
+
+    /// An API named by its audience in `setting`: 1 to 500 bytes without spaces or control
+    /// characters.
+    static func checkAPI(_ audience: String, setting: String) throws {
+        guard (1...500).contains(audience.utf8.count), !audience.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw ConfigurationError("\(setting): the API \"\(audience.prefix(100))\" must be its audience, 1 to 500 bytes without spaces or control characters")
+        }
+    }
+
+    /// `tokens.api_token_ttl`: `{"https://payments.example.com": 300}`, at most 100 APIs by
+    /// audience, each its access tokens' seconds: 30 to `tokens.access_token_ttl`, since the
+    /// deployment's lifetime bounds how long an ended session's tokens are remembered and a
+    /// retired signing key is published.
+    static func apiTokenLifetimes(_ value: JSONValue, longest: Int) throws -> [String: Int] {
+        let setting = "tokens.api_token_ttl"
+        guard let apis = value.object, apis.count <= 100 else {
+            throw ConfigurationError("\(setting) must be an object of at most 100 APIs, each its access tokens' seconds, such as {\"https://payments.example.com\": 300}")
+        }
+        var result: [String: Int] = [:]
+        for (audience, seconds) in apis {
+            try checkAPI(audience, setting: setting)
+            guard let whole = seconds.int64.map(Int.init), (30...longest).contains(whole) else {
+                throw ConfigurationError("\(setting): \(audience.prefix(100)) must be whole seconds from 30 to tokens.access_token_ttl (\(longest)); an API's tokens may live shorter than the deployment's, never longer")
+            }
+            result[audience] = whole
         }
         return result
     }
@@ -238,6 +264,7 @@ public enum ConfigurationLoader {
         if let v = value(tree, ["tokens", "app_metadata_claims"]) { c.appMetadataClaims = try metadataClaims(v) }
         if let v = value(tree, ["tokens", "roles_claim"]) { c.rolesClaim = try rolesClaim(v, besides: c.appMetadataClaims) }
         if let v = value(tree, ["tokens", "permissions"]) { c.apiPermissions = try apiPermissions(v) }
+        if let v = value(tree, ["tokens", "api_token_ttl"]) { c.apiTokenLifetimes = try apiTokenLifetimes(v, longest: c.accessTokenLifetime) }
         if let v = try int(tree, ["step_up", "max_age"], range: 1...86400) { c.stepUpMaxAge = v }
         if let v = try int(tree, ["audit", "retention_days"], range: 1...36500) { c.auditRetentionDays = v }
         if let v = try int(tree, ["audit", "log_stream_hold_days"], range: 1...36500) { c.logStreamHoldDays = v }

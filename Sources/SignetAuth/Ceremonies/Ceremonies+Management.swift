@@ -107,12 +107,13 @@ extension Ceremonies {
             access.add("scope", granted.joined(separator: " "))
             access.add("gty", "client-credentials")
             access.add("iat", now)
-            access.add("exp", now + Int64(configuration.accessTokenLifetime))
+            let lifetime = configuration.accessTokenLifetime(for: aud)
+            access.add("exp", now + Int64(lifetime))
             access.add("jti", Base64URL.encode(random(16)))
             if known != nil { access.add("permissions", strings: granted.sorted()) }
             let token = try JWT.sign(payload: access, type: "at+jwt", keys: keys)
             try recordAudit(.clientCredentials, client: client.id, context: context)
-            return ClientCredentialsResponse(access_token: token, expires_in: configuration.accessTokenLifetime, scope: granted.joined(separator: " "))
+            return ClientCredentialsResponse(access_token: token, expires_in: lifetime, scope: granted.joined(separator: " "))
         } catch {
             let failure = failed(AuthError(error), context: context)
             audit(.clientCredentials, refused: failure, client: String(clientID.prefix(64)), context: context)

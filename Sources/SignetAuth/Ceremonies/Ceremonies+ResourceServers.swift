@@ -19,7 +19,7 @@ extension Ceremonies {
     /// Every API, Signet's own first (the account API, then the Management API), then the others
     /// by identifier.
     func allResourceServers() throws -> [ManagementResourceServer] {
-        var audiences = Set(configuration.audiences).union(configuration.apiPermissions.keys)
+        var audiences = Set(configuration.audiences).union(configuration.apiPermissions.keys).union(configuration.apiTokenLifetimes.keys)
         for client in configuration.clients { audiences.formUnion(client.audiences ?? []) }
         for row in try storedClients() { audiences.formUnion(row.audiences ?? []) }
         audiences.subtract([configuration.accountAudience, configuration.managementAudience])
@@ -45,7 +45,7 @@ extension Ceremonies {
 
     private func resourceServer(_ audience: String, system: Bool, scopes: [ManagementResourceServer.Scope], offline: Bool, permissions: Bool = false) -> ManagementResourceServer {
         ManagementResourceServer(id: Self.resourceServerID(audience), identifier: audience, system: system, scopes: scopes, offline: offline,
-                                 lifetime: configuration.accessTokenLifetime, permissions: permissions)
+                                 lifetime: configuration.accessTokenLifetime(for: audience), permissions: permissions)
     }
 
     /// `rs_` and the first 16 characters of the identifier's SHA-256 in base64url: the same on

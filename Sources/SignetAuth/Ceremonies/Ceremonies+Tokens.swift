@@ -179,7 +179,8 @@ extension Ceremonies {
         let scope = grant.scope(granted: permissions)
         access.add("scope", scope)
         access.add("iat", now)
-        access.add("exp", now + Int64(configuration.accessTokenLifetime))
+        let lifetime = configuration.accessTokenLifetime(for: grant.audience)
+        access.add("exp", now + Int64(lifetime))
         access.add("jti", Base64URL.encode(jti))
         access.add("auth_time", authTime)
         let acr = AuthenticationContext.reached(amr: amr)
@@ -214,7 +215,7 @@ extension Ceremonies {
             idToken = try JWT.sign(payload: claims, type: "JWT", keys: keys)
         }
         return TokenResponse(access_token: accessToken, refresh_token: nil, id_token: idToken, token_type: grant.cnf == nil ? "Bearer" : "DPoP",
-                             expires_in: configuration.accessTokenLifetime, scope: scope)
+                             expires_in: lifetime, scope: scope)
     }
 
     /// The refresh grant (RFC 6749 §6): rotate (the presented token dies, a new one is born in its

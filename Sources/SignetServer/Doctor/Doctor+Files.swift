@@ -172,18 +172,24 @@ extension Doctor {
         return checks
     }
 
-    /// Each API of `tokens.permissions` must be an audience a client may ask a token for, or no
-    /// token ever carries its `permissions` claim, and an API that checks the claim refuses
-    /// everyone: a misspelt audience is silent otherwise. A client kept in the database may name
-    /// it, which the configuration cannot show: a note, not a failure.
+    /// Each API of `tokens.permissions` and `tokens.api_token_ttl` must be an audience a client
+    /// may ask a token for, or the setting never applies: no token carries the API's
+    /// `permissions` claim (and an API that checks the claim refuses everyone), or its tokens
+    /// live the deployment's lifetime. A misspelt audience is silent otherwise. A client kept in
+    /// the database may name it, which the configuration cannot show: a note, not a failure.
     func permissionChecks() -> [DoctorCheck] {
-        let askable = Set(configuration.audiences + configuration.clients.flatMap { $0.audiences ?? [] })
-        return configuration.apiPermissions.keys.sorted().map { api in
-            let count = configuration.apiPermissions[api]?.count ?? 0
-            return askable.contains(api)
-                ? .pass("permissions.\(api)", "\(count) permission(s); tokens for \(api) carry the account's")
+        let askable = Set(configuration.audiences + configuration.clients.flatMap { $0.audiences ?? [] } + [configuration.accountAudience, configuration.managementAudience])
+        let permissions = configuration.apiPermissions.keys.sorted().map { api in
+            askable.contains(api)
+                ? DoctorCheck.pass("permissions.\(api)", "\(configuration.apiPermissions[api]?.count ?? 0) permission(s); tokens for \(api) carry the account's")
                 : .note("permissions.\(api)", "\(api) is not in audiences or a configured client's audiences: unless a client kept in the database names it, no token carries its permissions (a misspelt audience?)")
         }
+        let lifetimes = configuration.apiTokenLifetimes.keys.sorted().map { api in
+            askable.contains(api)
+                ? DoctorCheck.pass("api_token_ttl.\(api)", "access tokens for \(api) live \(configuration.accessTokenLifetime(for: api)) s")
+                : .note("api_token_ttl.\(api)", "\(api) is not in audiences or a configured client's audiences: unless a client kept in the database names it, no token has this lifetime (a misspelt audience?)")
+        }
+        return permissions + lifetimes
     }
 
     /// A client's `minimum_acr` that one of its grants can never reach: an email or recovery
