@@ -54,6 +54,18 @@ extension TestServer {
 }
 
 @Suite struct ManagementAPITests {
+    @Test("times are written to the millisecond they hold: each of 10,000 in a row reads back as itself")
+    func timesExact() throws {
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        for ms in Int64(1_796_509_545_000)..<1_796_509_555_000 {
+            let text = Ceremonies.iso(ms)
+            #expect(text.count == 24 && text.hasSuffix("Z"), "\(text)")
+            let back = Int64((try style.parse(text).timeIntervalSince1970 * 1000).rounded())
+            if back != ms { Issue.record("\(ms) written \(text), read back \(back)"); break }
+        }
+        #expect(Ceremonies.iso(0) == "1970-01-01T00:00:00.000Z" && Ceremonies.iso(1_796_509_545_405) == "2026-12-05T22:25:45.405Z" && Ceremonies.iso(-1) == "1969-12-31T23:59:59.999Z")
+    }
+
     @Test("client_credentials: secret by Basic or in the body, a Management API token with the client's scopes, no refresh token")
     func clientCredentials() throws {
         let server = try TestServer.withOperators()

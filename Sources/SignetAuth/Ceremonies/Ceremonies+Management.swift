@@ -358,7 +358,14 @@ extension Ceremonies {
     }
 
     /// Milliseconds since 1970 as ISO 8601 in UTC with milliseconds, as Auth0 writes times.
+    /// The milliseconds are written from the integer: the format style's own fraction, from a
+    /// `Double`, truncates `.405` to `.404` for some times, so a time given back would not be the
+    /// one kept.
     public static func iso(_ millis: Int64) -> String {
-        Date(timeIntervalSince1970: Double(millis) / 1000).formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        let seconds = millis >= 0 ? millis / 1000 : (millis - 999) / 1000
+        let fraction = Int(millis - seconds * 1000)
+        let whole = Date(timeIntervalSince1970: Double(seconds)).formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false).timeZone(separator: .omitted))
+        let digits = String(fraction)
+        return whole.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
 }
