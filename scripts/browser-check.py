@@ -413,7 +413,8 @@ try:
     report["roles_before"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="roles-section"]'))
     give_role(signed_in_as(driver))
     driver.get(BASE + "/account")
-    report["roles"] = [[e.find_element(By.CSS_SELECTOR, ".row-title").text, by_test_id(e, "role-grants").text]
+    report["roles"] = [[e.find_element(By.CSS_SELECTOR, ".row-title").text] +
+                       [" ".join(x.text for x in e.find_elements(By.CSS_SELECTOR, f'[data-testid="{t}"]')) for t in ("role-grants", "role-until")]
                        for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="role-row"]')]
     shoot(driver, "account")
     # Delete account: folded away; opened, a wrong address is refused and nothing changes.

@@ -86,6 +86,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
     case signingKeyRotated = "signing_key_rotated"
     case signingKeyDestroyed = "signing_key_destroyed"
     case logStreamDelivery = "log_stream_delivery"
+    case roleExpired = "role_expired"
 
     /// What an event of this kind records; its `outcome` is `success` unless this says otherwise.
     public var meaning: String {
@@ -158,13 +159,14 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .adminRoleCreated: "A role added (its ID and name in the detail)."
         case .adminRoleUpdated: "A role renamed or described again, or permissions added to it or removed from it; `detail` names what."
         case .adminRoleDeleted: "A role deleted: its members' tokens no longer list what it granted from their next sign-in or refresh."
-        case .adminUserRolesChanged: "An operator gave a user roles or took them (which, in the detail); the user's tokens list the change from their next sign-in or refresh."
+        case .adminUserRolesChanged: "An operator gave a user roles or took them (which, and until when for a role given for a time, in the detail); the user's tokens list the change from their next sign-in or refresh."
         case .mailDropped: "A message given up after its retries, or sealed under another key; failures only."
         case .backchannelLogoutDropped: "A client's logout token given up after its retries (OIDC Back-Channel Logout); failures only."
         case .signingKeyRotated: "A new token-signing key added by the scheduled rotation."
         case .signingKeyDestroyed: "A retired token-signing key deleted once no instance can publish it."
         case .logStreamDelivery:
             "A log stream's endpoint stopped taking events (a failure, at the first POST that failed, naming the stream and what went wrong) or takes them again (a success, at the first POST taken after failures); not each retry. Also a failure when the purge took events a failing stream held past `audit.log_stream_hold_days`, naming their range."
+        case .roleExpired: "A role given for a time ended: the purge took it from the user (which, and when it ended, in the detail); it stopped counting at its end, before this event."
         }
     }
 
@@ -198,7 +200,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
              .adminSessionsRevoked, .adminSessionRevoked, .adminAttemptLimitsCleared, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated,
              .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved, .adminRoleCreated, .adminRoleUpdated, .adminRoleDeleted,
              .adminUserRolesChanged: group = "management"
-        case .mailDropped, .backchannelLogoutDropped, .signingKeyRotated, .signingKeyDestroyed, .logStreamDelivery: return "system.notification"
+        case .mailDropped, .backchannelLogoutDropped, .signingKeyRotated, .signingKeyDestroyed, .logStreamDelivery, .roleExpired: return "system.notification"
         }
         return group + (outcome == "success" ? ".success" : ".fail")
     }

@@ -3,10 +3,14 @@ public struct ManagementRole: Codable, Sendable, Equatable {
     public var id: String
     public var name: String
     public var description: String?
-    public init(id: String, name: String, description: String?) {
+    /// As one account's role, given for a time: when it ends (ISO 8601). Absent for a role given
+    /// for good, and for the role alone. Signet's own member: Auth0 has no role that ends.
+    public var expires_at: String?
+    public init(id: String, name: String, description: String?, expires_at: String? = nil) {
         self.id = id
         self.name = name
         self.description = description
+        self.expires_at = expires_at
     }
 }
 
@@ -59,10 +63,13 @@ public struct ManagementRoleMember: Codable, Sendable, Equatable {
     public var user_id: String
     public var email: String
     public var name: String?
-    public init(user_id: String, email: String, name: String?) {
+    /// When the account's membership ends (ISO 8601), for one given for a time; absent for good.
+    public var expires_at: String?
+    public init(user_id: String, email: String, name: String?, expires_at: String? = nil) {
         self.user_id = user_id
         self.email = email
         self.name = name
+        self.expires_at = expires_at
     }
 }
 

@@ -105,6 +105,8 @@ public final class SignetApp: @unchecked Sendable {
         step("used_marks") { try store.purgeUsedSessions(now: now) }
         // Refresh tokens of sessions dead for a day.
         step("refresh_tokens") { try service.ceremonies.purgeRefreshTokens() }
+        // Roles given for a time that ended, each said on its account's history.
+        step("ended_roles") { try service.ceremonies.purgeEndedRoles() }
         // Rate-limit windows that ended, and audit rows past audit.retention_days; an active log
         // stream holds what its endpoint has not taken for audit.log_stream_hold_days at most.
         step("audit_events") {

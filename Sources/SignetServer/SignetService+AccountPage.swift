@@ -265,7 +265,8 @@ extension SignetService {
                     "address": .text(byOperator ? "" : e.event.remote ?? "")]
         }.prefix(15).map { $0 }
         let roles = try ceremonies.accountRoles(principal).map { r -> [String: TemplateValue] in
-            ["name": .text(r.role.name), "description": .text(r.role.description ?? ""), "grants": .text(r.grants.joined(separator: " · "))]
+            ["name": .text(r.role.name), "description": .text(r.role.description ?? ""), "grants": .text(r.grants.joined(separator: " · ")),
+             "until": .text(r.role.expiresAt.map(Self.timeText) ?? "")]
         }
         let codes = try ceremonies.recoveryCodesStatus(principal)
         let emailSignIn = try ceremonies.emailSignIn(principal).enabled

@@ -55,12 +55,12 @@ extension SignetService {
             let q = call.request.query
             let (page, perPage) = (try Self.integer(q["page"], "page", default: 0), try Self.integer(q["per_page"], "per_page", default: 50))
             let found = try s.ceremonies.roleMembers(id: call.parameter("id"), page: page, perPage: perPage)
-            let users = try found.users.map { try Wire.value(ManagementRoleMember(user_id: $0.id, email: $0.email, name: $0.name)) }
+            let users = try found.members.map { try Wire.value(ManagementRoleMember($0)) }
             return try Self.listed("users", users, page: page, perPage: perPage, total: found.total, totals: q["include_totals"] == "true")
         }
         r.add("POST", "/api/v2/roles/{id}/users", needs: .management(.createRoleMembers)) { s, call in
-            let users = try Self.identifiers(try s.body(call), "users")
-            try s.ceremonies.changeRoleMembers(id: call.parameter("id"), users: users, give: true, by: call.administrator, context: call.context)
+            let (users, end) = try Self.given(try s.body(call), "users", now: s.ceremonies.nowMillis)
+            try s.ceremonies.changeRoleMembers(id: call.parameter("id"), users: users, give: true, until: end, by: call.administrator, context: call.context)
             return HTTPResponse(status: 200)
         }
         r.add("GET", "/api/v2/users/{id}/roles", needs: .management(.readRoleMembers)) { s, call in
@@ -69,8 +69,8 @@ extension SignetService {
         }
         for (method, give) in [("POST", true), ("DELETE", false)] {
             r.add(method, "/api/v2/users/{id}/roles", needs: .management(give ? .createRoleMembers : .deleteRoleMembers)) { s, call in
-                let roles = try Self.identifiers(try s.body(call), "roles")
-                try s.ceremonies.changeUserRoles(userID: call.parameter("id"), roleIDs: roles, give: give, by: call.administrator, context: call.context)
+                let (roles, end) = give ? try Self.given(try s.body(call), "roles", now: s.ceremonies.nowMillis) : (try Self.identifiers(try s.body(call), "roles"), nil)
+                try s.ceremonies.changeUserRoles(userID: call.parameter("id"), roleIDs: roles, give: give, until: end, by: call.administrator, context: call.context)
                 return HTTPResponse(status: 204)
             }
         }
@@ -112,14 +112,30 @@ extension SignetService {
 
     /// `{"KEY": ["ID", …]}`: the IDs, each a string.
     static func identifiers(_ body: JSONValue, _ key: String) throws -> [String] {
-        let object = try members(body, [key])
+        try identifiers(members(body, [key]), key)
+    }
+
+    static func identifiers(_ object: JSONObject, _ key: String) throws -> [String] {
         guard let list = object[key]?.array, list.allSatisfy({ $0.string != nil }) else { throw AuthError.malformed("send {\"\(key)\": [ID, …]}") }
         return list.compactMap(\.string)
+    }
+
+    /// `{"KEY": ["ID", …], "expires_at": TIME}`: roles given, and with `expires_at` (ISO 8601,
+    /// Signet's own member) until when, for just-in-time access.
+    static func given(_ body: JSONValue, _ key: String, now: Int64) throws -> (ids: [String], end: Int64?) {
+        let object = try members(body, [key, "expires_at"])
+        return (try identifiers(object, key), try text(object["expires_at"], "expires_at").map { try Ceremonies.roleEnd($0, now: now) })
     }
 }
 
 extension ManagementRole {
-    package init(_ row: RoleRow) { self.init(id: row.id, name: row.name, description: row.description) }
+    package init(_ row: RoleRow) { self.init(id: row.id, name: row.name, description: row.description, expires_at: row.expiresAt.map(Ceremonies.iso)) }
+}
+
+extension ManagementRoleMember {
+    package init(_ member: RoleMember) {
+        self.init(user_id: member.user.id, email: member.user.email, name: member.user.name, expires_at: member.expiresAt.map(Ceremonies.iso))
+    }
 }
 
 extension ManagementPermission {

@@ -86,7 +86,17 @@ extension SQLStore {
         }
     }
 
-    public func changeUserRoles(userID: String, roleIDs: [String], give: Bool, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
+    /// A membership that has not ended at the query's time (the argument after the others').
+    static let current = "(m.expires_at IS NULL OR m.expires_at > ?)"
+
+    /// Gives the role, or sets the end of a membership there already: an ended one not purged
+    /// yet lives again until the new end.
+    static let giveRole = """
+        INSERT INTO user_roles (user_id, role_id, created_at, expires_at) VALUES (?, ?, ?, ?)
+        ON CONFLICT (user_id, role_id) DO UPDATE SET expires_at = excluded.expires_at
+        """
+
+    public func changeUserRoles(userID: String, roleIDs: [String], give: Bool, expiresAt: Int64?, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in
                 try db.query("UPDATE users SET updated_at = ? WHERE id = ?", [.int(at), .text(userID)])
@@ -94,7 +104,7 @@ extension SQLStore {
                 for role in roleIDs {
                     if give {
                         // A role gone meanwhile fails its foreign key: a conflict, nothing written.
-                        try db.query("INSERT INTO user_roles (user_id, role_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [.text(userID), .text(role), .int(at)])
+                        try db.query(Self.giveRole, [.text(userID), .text(role), .int(at), expiresAt.map(SQLValue.int) ?? .null])
                     } else {
                         try db.query("DELETE FROM user_roles WHERE user_id = ? AND role_id = ?", [.text(userID), .text(role)])
                     }
@@ -105,14 +115,14 @@ extension SQLStore {
         }
     }
 
-    public func changeRoleMembers(roleID: String, adding: [String], removing: [String], at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
+    public func changeRoleMembers(roleID: String, adding: [String], removing: [String], expiresAt: Int64?, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in
                 try db.query("UPDATE roles SET updated_at = ? WHERE id = ?", [.int(at), .text(roleID)])
                 guard db.changes == 1 else { return false }
                 for user in adding {
                     // An account gone meanwhile fails its foreign key: a conflict, nothing written.
-                    try db.query("INSERT INTO user_roles (user_id, role_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [.text(user), .text(roleID), .int(at)])
+                    try db.query(Self.giveRole, [.text(user), .text(roleID), .int(at), expiresAt.map(SQLValue.int) ?? .null])
                 }
                 for user in removing { try db.query("DELETE FROM user_roles WHERE user_id = ? AND role_id = ?", [.text(user), .text(roleID)]) }
                 for write in writes { try Self.apply(write, db) }
@@ -121,41 +131,74 @@ extension SQLStore {
         }
     }
 
-    public func userRoles(userID: String) throws(StoreError) -> [RoleRow] {
+    public func userRoles(userID: String, at: Int64) throws(StoreError) -> [RoleRow] {
         try reading { db throws(StoreError) in
-            try db.query("SELECT \(Self.prefixed(Self.roleColumns, "r")) FROM user_roles m JOIN roles r ON r.id = m.role_id WHERE m.user_id = ? ORDER BY r.name, r.id",
-                         [.text(userID)]).map(Self.roleRow)
+            try db.query("""
+                SELECT \(Self.prefixed(Self.roleColumns, "r")), m.expires_at FROM user_roles m JOIN roles r ON r.id = m.role_id
+                WHERE m.user_id = ? AND \(Self.current) ORDER BY r.name, r.id
+                """, [.text(userID), .int(at)]).map { row in
+                var role = Self.roleRow(row)
+                role.expiresAt = row[6].int
+                return role
+            }
         }
     }
 
-    public func roleMembers(roleID: String, offset: Int, limit: Int) throws(StoreError) -> (users: [UserRecord], total: Int) {
+    public func roleMembers(roleID: String, at: Int64, offset: Int, limit: Int) throws(StoreError) -> (members: [RoleMember], total: Int) {
         try reading { db throws(StoreError) in
-            let total = try db.query("SELECT COUNT(*) FROM user_roles WHERE role_id = ?", [.text(roleID)]).first?[0].int ?? 0
+            let total = try db.query("SELECT COUNT(*) FROM user_roles m WHERE m.role_id = ? AND \(Self.current)", [.text(roleID), .int(at)]).first?[0].int ?? 0
             let rows = try db.query("""
-                SELECT \(Self.prefixed(Self.userSelect, "u")) FROM user_roles m JOIN users u ON u.id = m.user_id
-                WHERE m.role_id = ? ORDER BY m.created_at, u.id LIMIT ? OFFSET ?
-                """, [.text(roleID), .int(Int64(limit)), .int(Int64(offset))])
-            return (rows.map(Self.user), Int(total))
+                SELECT \(Self.prefixed(Self.userSelect, "u")), m.expires_at FROM user_roles m JOIN users u ON u.id = m.user_id
+                WHERE m.role_id = ? AND \(Self.current) ORDER BY m.created_at, u.id LIMIT ? OFFSET ?
+                """, [.text(roleID), .int(at), .int(Int64(limit)), .int(Int64(offset))])
+            return (rows.map { RoleMember(user: Self.user($0), expiresAt: $0.last?.int) }, Int(total))
         }
     }
 
-    public func userPermissions(userID: String) throws(StoreError) -> [GrantedPermission] {
+    public func userPermissions(userID: String, at: Int64) throws(StoreError) -> [GrantedPermission] {
         try reading { db throws(StoreError) in
             try db.query("""
                 SELECT p.audience, p.permission, r.id, r.name FROM user_roles m JOIN roles r ON r.id = m.role_id JOIN role_permissions p ON p.role_id = m.role_id
-                WHERE m.user_id = ? ORDER BY p.audience, p.permission, r.name, r.id
-                """, [.text(userID)]).map {
+                WHERE m.user_id = ? AND \(Self.current) ORDER BY p.audience, p.permission, r.name, r.id
+                """, [.text(userID), .int(at)]).map {
                 GrantedPermission(permission: Permission(audience: $0[0].text ?? "", name: $0[1].text ?? ""), roleID: $0[2].text ?? "", roleName: $0[3].text ?? "")
             }
         }
     }
 
-    public func permissionNames(userID: String, audience: String) throws(StoreError) -> [String] {
+    public func permissionNames(userID: String, audience: String, at: Int64) throws(StoreError) -> [String] {
         try reading { db throws(StoreError) in
             try db.query("""
                 SELECT DISTINCT p.permission FROM user_roles m JOIN role_permissions p ON p.role_id = m.role_id
-                WHERE m.user_id = ? AND p.audience = ? ORDER BY p.permission
-                """, [.text(userID), .text(audience)]).compactMap { $0[0].text }
+                WHERE m.user_id = ? AND p.audience = ? AND \(Self.current) ORDER BY p.permission
+                """, [.text(userID), .text(audience), .int(at)]).compactMap { $0[0].text }
+        }
+    }
+
+    public func endedRoles(before: Int64, limit: Int) throws(StoreError) -> [EndedRole] {
+        try reading { db throws(StoreError) in
+            try db.query("""
+                SELECT m.user_id, m.role_id, r.name, m.expires_at FROM user_roles m JOIN roles r ON r.id = m.role_id
+                WHERE m.expires_at IS NOT NULL AND m.expires_at <= ? ORDER BY m.expires_at LIMIT ?
+                """, [.int(before), .int(Int64(limit))]).map {
+                EndedRole(userID: $0[0].text ?? "", roleID: $0[1].text ?? "", roleName: $0[2].text ?? "", expiresAt: $0[3].int ?? 0)
+            }
+        }
+    }
+
+    public func deleteEndedRoles(_ ended: [(role: EndedRole, writes: [StoreWrite])]) throws(StoreError) -> [EndedRole] {
+        guard !ended.isEmpty else { return [] }
+        return try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> [EndedRole] in
+                var deleted: [EndedRole] = []
+                for (role, writes) in ended {
+                    try db.query("DELETE FROM user_roles WHERE user_id = ? AND role_id = ? AND expires_at = ?", [.text(role.userID), .text(role.roleID), .int(role.expiresAt)])
+                    guard db.changes == 1 else { continue }
+                    deleted.append(role)
+                    for write in writes { try Self.apply(write, db) }
+                }
+                return deleted
+            }
         }
     }
 }

@@ -424,6 +424,12 @@ enum Schema {
             (31, "ALTER TABLE clients ADD COLUMN minimum_acr TEXT"),
             // A client's own session lifetimes, in seconds (idle and absolute), where shorter than the deployment's.
             (32, "ALTER TABLE clients ADD COLUMN refresh_ttl BIGINT; ALTER TABLE clients ADD COLUMN refresh_absolute_ttl BIGINT"),
+            // When an account's role ends (just-in-time access); NULL: never. The purge finds the
+            // ended ones through user_roles_expiry, which holds only the temporary ones.
+            (33, """
+            ALTER TABLE user_roles ADD COLUMN expires_at BIGINT;
+            CREATE INDEX user_roles_expiry ON user_roles(expires_at) WHERE expires_at IS NOT NULL
+            """),
         ]
     }
 

@@ -203,7 +203,7 @@ public enum Pages {
         </section>
         {{#hasRoles}}<section aria-labelledby="h-roles" data-testid="roles-section"><h2 id="h-roles">{{t.roles_title}}</h2><p class="meta">{{t.roles_hint}}</p>
         <ul class="rows">{{#roles}}<li class="row" data-testid="role-row"><div class="row-main"><strong class="row-title">{{name}}</strong>
-        {{#description}}<span class="meta">{{description}}</span>{{/description}}{{#grants}}<span class="meta" data-testid="role-grants">{{grants}}</span>{{/grants}}</div></li>{{/roles}}</ul>
+        {{#until}}<span class="meta" data-testid="role-until">{{t.role_until}} {{until}}</span>{{/until}}{{#description}}<span class="meta">{{description}}</span>{{/description}}{{#grants}}<span class="meta" data-testid="role-grants">{{grants}}</span>{{/grants}}</div></li>{{/roles}}</ul>
         </section>{{/hasRoles}}
         <section aria-labelledby="h-name"><h2 id="h-name">{{t.name_title}}</h2>
         <form method="post" action="/account/name" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">

@@ -50,7 +50,7 @@ enum AdminCommand {
                signet admin roles grant ID --api AUDIENCE --permission NAME [--permission NAME]...   (names from tokens.permissions:
                                         give --config)
                signet admin roles revoke ID --api AUDIENCE --permission NAME [--permission NAME]...
-               signet admin roles assign ID USER_ID [USER_ID]... | unassign ID USER_ID [USER_ID]...
+               signet admin roles assign ID USER_ID [USER_ID]... [--for DURATION | --until TIME] | unassign ID USER_ID [USER_ID]...
                signet admin stats [--from YYYYMMDD] [--to YYYYMMDD]   (accounts active in 30 days; sign-ins and sign-ups a day)
                signet admin logs [--user ID] [--event NAME] [--type CODE] [--take N] [--follow]
         every command takes --database URL or --config FILE, and --json
@@ -82,7 +82,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds", "--description", "--api", "--permission", "--require-role", "--minimum-acr", "--refresh-ttl", "--refresh-absolute-ttl"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds", "--description", "--api", "--permission", "--require-role", "--minimum-acr", "--refresh-ttl", "--refresh-absolute-ttl", "--for", "--until"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -308,7 +308,7 @@ struct Admin {
             blocked    \(u.blocked ? "YES" : "no")
             created    \(u.created_at)
             last login \(u.last_login ?? "never") (\(u.logins_count) in all)
-            roles      \(detail.roles.isEmpty ? "-" : detail.roles.map { Self.printable($0.name) + " (\($0.id))" }.joined(separator: ", "))
+            roles      \(detail.roles.isEmpty ? "-" : detail.roles.map { Self.printable($0.name) + " (\($0.id))" + ($0.expires_at.map { " until \($0)" } ?? "") }.joined(separator: ", "))
             """)
         printMetadata(u)
         print("")
@@ -462,7 +462,7 @@ struct Admin {
 
     /// `--refresh-ttl` and `--refresh-absolute-ttl`, together (`nil` when neither is given).
     func refreshLifetimes() throws -> RefreshLifetimes? {
-        let given = try ["--refresh-ttl", "--refresh-absolute-ttl"].map { flag -> Int? in
+        let given = try ["--refresh-ttl", "--refresh-absolute-ttl", "--for", "--until"].map { flag -> Int? in
             guard let text = options.one(flag) else { return nil }
             guard let seconds = Int(text) else { throw AuthError.malformed("\(flag) takes a number of seconds") }
             return seconds

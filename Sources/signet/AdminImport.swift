@@ -77,10 +77,8 @@ extension Admin {
         let blocked = record["blocked"] == .bool(true)
         var createdAt: Int64?
         if let text = record["created_at"]?.string {
-            guard let date = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text)) else {
-                return outcome("refused", "created_at is not an ISO 8601 time")
-            }
-            createdAt = Int64(date.timeIntervalSince1970 * 1000)
+            guard let millis = Ceremonies.millis(iso: text) else { return outcome("refused", "created_at is not an ISO 8601 time") }
+            createdAt = millis
         }
         let app: JSONDocument?, own: JSONDocument?
         do {

@@ -25,7 +25,8 @@ struct WebBrowserTests {
         return (try? runProcess(python, ["-c", "import selenium, authlib, requests"]).status) == 0
     }
 
-    /// A role of two of the API's permissions, given to the account at `email` by an operator.
+    /// A role of two of the API's permissions, given to the account at `email` by an operator,
+    /// and one given for four hours (an on-call rota's).
     static func giveRole(_ server: TestServer, email: String) throws {
         let ceremonies = server.app.service.ceremonies, context = RequestContext(remoteAddress: "local", requestID: "test")
         let user = try #require(try server.store.users(UserQuery(email: .exactly(email), limit: 1)).users.first).user
@@ -33,6 +34,8 @@ struct WebBrowserTests {
         try ceremonies.changeRolePermissions(id: role.id, [Permission(audience: "https://api.signet.test", name: "transfer:funds"),
                                                            Permission(audience: "https://api.signet.test", name: "admin:users")], add: true, by: .commandLine, context: context)
         try ceremonies.changeUserRoles(userID: user.id, roleIDs: [role.id], give: true, by: .commandLine, context: context)
+        let onCall = try ceremonies.createRole(name: "On call", description: nil, by: .commandLine, context: context)
+        try ceremonies.changeUserRoles(userID: user.id, roleIDs: [onCall.id], give: true, until: ceremonies.nowMillis + 4 * 3_600_000, by: .commandLine, context: context)
     }
 
     @Test("sign-up, sign-in, email code, passkey offer, account changes, step-up and refusals, through Authlib and Chromium",
@@ -145,9 +148,13 @@ struct WebBrowserTests {
         // The account page.
         #expect(r["account_passkeys_before"] == .number("1") && r["account_passkeys_after_add"] == .number("2"))
         // Roles: no section before an operator gives one; then the role, with what it grants
-        // described as tokens.permissions describes it (a name where the description is empty).
+        // described as tokens.permissions describes it (a name where the description is empty);
+        // one given for a time says when it ends, one given for good does not.
         #expect(r["roles_before"] == .number("0"))
-        #expect(r["roles"] == .array([.array([.string("Teller"), .string("admin:users · Move money")])]), "\(r["roles"] ?? .null)")
+        let roles = r["roles"]?.array?.compactMap { $0.array?.compactMap(\.string) } ?? []
+        #expect(roles.count == 2 && roles.last == ["Teller", "admin:users · Move money", ""], "\(roles)")
+        let onCall = roles.first ?? []
+        #expect(onCall.count == 3 && onCall[0] == "On call" && onCall[1].isEmpty && onCall[2].hasPrefix("Ends 20") && onCall[2].hasSuffix(" UTC"), "\(roles)")
         #expect(r["renamed"]?.array?.first == .string("Work laptop"))
         #expect(r["account_passkeys_after_revoke"] == .number("1"))
         #expect(r["delete_refused"] == .bool(true))

@@ -42,45 +42,93 @@ import Testing
         let ada = user(1), grace = user(2)
         try store.createUser(ada, credential: credential(ada.id))
         try store.createUser(grace, credential: credential(grace.id))
-        #expect(try store.changeUserRoles(userID: ada.id, roleIDs: [teller.id, auditor.id, teller.id], give: true, at: 3, writes: []))
-        #expect(try store.changeUserRoles(userID: grace.id, roleIDs: [teller.id], give: true, at: 4, writes: []))
-        #expect(try !store.changeUserRoles(userID: "nobody", roleIDs: [teller.id], give: true, at: 4, writes: []))
+        #expect(try store.changeUserRoles(userID: ada.id, roleIDs: [teller.id, auditor.id, teller.id], give: true, expiresAt: nil, at: 3, writes: []))
+        #expect(try store.changeUserRoles(userID: grace.id, roleIDs: [teller.id], give: true, expiresAt: nil, at: 4, writes: []))
+        #expect(try !store.changeUserRoles(userID: "nobody", roleIDs: [teller.id], give: true, expiresAt: nil, at: 4, writes: []))
         // A role that is not there: refused, and the batch's audit row with it.
         let event = AuditEvent(at: 5, kind: "admin_user_roles_changed", outcome: "success", userID: grace.id)
-        #expect(throws: StoreError.self) { _ = try store.changeUserRoles(userID: grace.id, roleIDs: [auditor.id, "rol_gone"], give: true, at: 5, writes: [.audit(event)]) }
-        #expect(try store.userRoles(userID: grace.id).map(\.id) == [teller.id] && store.auditEvents(limit: 10).isEmpty)
+        #expect(throws: StoreError.self) { _ = try store.changeUserRoles(userID: grace.id, roleIDs: [auditor.id, "rol_gone"], give: true, expiresAt: nil, at: 5, writes: [.audit(event)]) }
+        #expect(try store.userRoles(userID: grace.id, at: 0).map(\.id) == [teller.id] && store.auditEvents(limit: 10).isEmpty)
 
-        #expect(try store.userRoles(userID: ada.id).map(\.name) == ["Auditor", "Teller"])
-        #expect(try store.permissionNames(userID: ada.id, audience: api) == ["move", "read"] && store.permissionNames(userID: ada.id, audience: other) == ["read"])
-        #expect(try store.userPermissions(userID: ada.id).map { "\($0.permission.name)@\($0.permission.audience) \($0.roleName)" }
+        #expect(try store.userRoles(userID: ada.id, at: 0).map(\.name) == ["Auditor", "Teller"])
+        #expect(try store.permissionNames(userID: ada.id, audience: api, at: 0) == ["move", "read"] && store.permissionNames(userID: ada.id, audience: other, at: 0) == ["read"])
+        #expect(try store.userPermissions(userID: ada.id, at: 0).map { "\($0.permission.name)@\($0.permission.audience) \($0.roleName)" }
                 == ["move@\(api) Teller", "read@\(api) Auditor", "read@\(api) Teller", "read@\(other) Auditor"])
-        let members = try store.roleMembers(roleID: teller.id, offset: 0, limit: 10)
-        #expect(members.users.map(\.id) == [ada.id, grace.id] && members.total == 2)
-        #expect(try store.roleMembers(roleID: teller.id, offset: 1, limit: 1).users.map(\.id) == [grace.id])
+        let members = try store.roleMembers(roleID: teller.id, at: 0, offset: 0, limit: 10)
+        #expect(members.members.map(\.user.id) == [ada.id, grace.id] && members.total == 2)
+        #expect(try store.roleMembers(roleID: teller.id, at: 0, offset: 1, limit: 1).members.map(\.user.id) == [grace.id])
 
         // Taken away; removing what is not there changes nothing.
         #expect(try store.changeRolePermissions(roleID: teller.id, adding: [], removing: [move, elsewhere], at: 6, writes: []))
-        #expect(try store.changeUserRoles(userID: ada.id, roleIDs: [auditor.id, "rol_never"], give: false, at: 6, writes: []))
-        #expect(try store.permissionNames(userID: ada.id, audience: api) == ["read"] && store.permissionNames(userID: ada.id, audience: other).isEmpty)
+        #expect(try store.changeUserRoles(userID: ada.id, roleIDs: [auditor.id, "rol_never"], give: false, expiresAt: nil, at: 6, writes: []))
+        #expect(try store.permissionNames(userID: ada.id, audience: api, at: 0) == ["read"] && store.permissionNames(userID: ada.id, audience: other, at: 0).isEmpty)
 
         // An account erased: its memberships go; a role deleted: its permissions and members go.
         #expect(try store.deleteUser(id: grace.id, pseudonym: "deleted:x", at: 7, writes: []))
-        #expect(try store.roleMembers(roleID: teller.id, offset: 0, limit: 10).users.map(\.id) == [ada.id])
+        #expect(try store.roleMembers(roleID: teller.id, at: 0, offset: 0, limit: 10).members.map(\.user.id) == [ada.id])
         #expect(try store.deleteRole(id: teller.id, writes: []))
         #expect(try !store.deleteRole(id: teller.id, writes: []))
-        #expect(try store.userRoles(userID: ada.id).isEmpty && store.permissionNames(userID: ada.id, audience: api).isEmpty && store.rolePermissions(roleID: teller.id).isEmpty)
+        #expect(try store.userRoles(userID: ada.id, at: 0).isEmpty && store.permissionNames(userID: ada.id, audience: api, at: 0).isEmpty && store.rolePermissions(roleID: teller.id).isEmpty)
         // Members in one change: given and taken together; an account that is not there fails all of it.
         let cashier = Self.role("Cashier")
         try store.insertRole(cashier, writes: [])
-        #expect(try store.changeRoleMembers(roleID: cashier.id, adding: [ada.id], removing: [], at: 8, writes: []))
+        #expect(try store.changeRoleMembers(roleID: cashier.id, adding: [ada.id], removing: [], expiresAt: nil, at: 8, writes: []))
         let lin = user(3)
         try store.createUser(lin, credential: credential(lin.id))
-        #expect(throws: StoreError.self) { _ = try store.changeRoleMembers(roleID: cashier.id, adding: [lin.id, "nobody"], removing: [ada.id], at: 9, writes: []) }
-        #expect(try store.roleMembers(roleID: cashier.id, offset: 0, limit: 10).users.map(\.id) == [ada.id])
-        #expect(try store.changeRoleMembers(roleID: cashier.id, adding: [lin.id, ada.id], removing: [ada.id], at: 9, writes: []))
-        #expect(try store.roleMembers(roleID: cashier.id, offset: 0, limit: 10).users.map(\.id) == [lin.id])
-        #expect(try !store.changeRoleMembers(roleID: "rol_none", adding: [lin.id], removing: [], at: 9, writes: []))
+        #expect(throws: StoreError.self) { _ = try store.changeRoleMembers(roleID: cashier.id, adding: [lin.id, "nobody"], removing: [ada.id], expiresAt: nil, at: 9, writes: []) }
+        #expect(try store.roleMembers(roleID: cashier.id, at: 0, offset: 0, limit: 10).members.map(\.user.id) == [ada.id])
+        #expect(try store.changeRoleMembers(roleID: cashier.id, adding: [lin.id, ada.id], removing: [ada.id], expiresAt: nil, at: 9, writes: []))
+        #expect(try store.roleMembers(roleID: cashier.id, at: 0, offset: 0, limit: 10).members.map(\.user.id) == [lin.id])
+        #expect(try !store.changeRoleMembers(roleID: "rol_none", adding: [lin.id], removing: [], expiresAt: nil, at: 9, writes: []))
         // The name is free again.
         try store.insertRole(Self.role("Teller"), writes: [])
+    }
+
+    @Test("a role given for a time counts until its end on every read, and is given a new end by giving it again; the ended are found oldest first and deleted once with their rows, never one given a new end meanwhile", arguments: Backend.available)
+    func temporary(_ backend: Backend) throws {
+        let store = try backend.open()
+        let api = "https://api.example"
+        let admin = Self.role("Admin"), teller = Self.role("Teller")
+        try store.insertRole(admin, writes: [])
+        try store.insertRole(teller, writes: [])
+        #expect(try store.changeRolePermissions(roleID: admin.id, adding: [Permission(audience: api, name: "admin")], removing: [], at: 1, writes: []))
+        let ada = user(1), grace = user(2)
+        try store.createUser(ada, credential: credential(ada.id))
+        try store.createUser(grace, credential: credential(grace.id))
+        #expect(try store.changeUserRoles(userID: ada.id, roleIDs: [admin.id], give: true, expiresAt: 1_000, at: 2, writes: []))
+        #expect(try store.changeUserRoles(userID: ada.id, roleIDs: [teller.id], give: true, expiresAt: nil, at: 2, writes: []))
+        #expect(try store.changeRoleMembers(roleID: admin.id, adding: [grace.id], removing: [], expiresAt: 2_000, at: 3, writes: []))
+
+        // Until its end (exclusive), every read counts it; from then, none.
+        #expect(try store.userRoles(userID: ada.id, at: 999).map { "\($0.name) \($0.expiresAt.map(String.init) ?? "-")" } == ["Admin 1000", "Teller -"])
+        #expect(try store.userRoles(userID: ada.id, at: 1_000).map(\.name) == ["Teller"])
+        #expect(try store.permissionNames(userID: ada.id, audience: api, at: 999) == ["admin"] && store.permissionNames(userID: ada.id, audience: api, at: 1_000).isEmpty)
+        #expect(try store.userPermissions(userID: ada.id, at: 999).count == 1 && store.userPermissions(userID: ada.id, at: 1_000).isEmpty)
+        let before = try store.roleMembers(roleID: admin.id, at: 999, offset: 0, limit: 10)
+        #expect(before.members.map { "\($0.user.id) \($0.expiresAt ?? 0)" } == ["\(ada.id) 1000", "\(grace.id) 2000"] && before.total == 2)
+        let after = try store.roleMembers(roleID: admin.id, at: 1_000, offset: 0, limit: 10)
+        #expect(after.members.map(\.user.id) == [grace.id] && after.total == 1)
+
+        // The ended, oldest first, to a limit; the role given for good never.
+        #expect(try store.endedRoles(before: 999, limit: 10).isEmpty)
+        let ended = try store.endedRoles(before: 5_000, limit: 10)
+        #expect(ended == [EndedRole(userID: ada.id, roleID: admin.id, roleName: "Admin", expiresAt: 1_000), EndedRole(userID: grace.id, roleID: admin.id, roleName: "Admin", expiresAt: 2_000)])
+        #expect(try store.endedRoles(before: 5_000, limit: 1) == [ended[0]])
+
+        // Grace is given it again, for good, after the purge read it: hers stays, and its row is not written.
+        #expect(try store.changeUserRoles(userID: grace.id, roleIDs: [admin.id], give: true, expiresAt: nil, at: 4, writes: []))
+        let rows = ended.map { (role: $0, writes: [StoreWrite.audit(AuditEvent(at: 5_000, kind: "role_expired", outcome: "success", userID: $0.userID))]) }
+        #expect(try store.deleteEndedRoles(rows) == [ended[0]])
+        #expect(try store.auditEvents(limit: 10).map(\.userID) == [ada.id])
+        #expect(try store.deleteEndedRoles(rows).isEmpty && store.auditEvents(limit: 10).count == 1)
+        #expect(try store.userRoles(userID: grace.id, at: 10_000).map { "\($0.name) \($0.expiresAt.map(String.init) ?? "-")" } == ["Admin -"])
+        #expect(try store.userRoles(userID: ada.id, at: 0).map(\.name) == ["Teller"])
+
+        // An ended membership not purged yet lives again when given anew; one for good becomes one for a time.
+        #expect(try store.changeUserRoles(userID: ada.id, roleIDs: [admin.id], give: true, expiresAt: 3_000, at: 5, writes: []))
+        #expect(try store.userRoles(userID: ada.id, at: 4_000).map(\.name) == ["Teller"])
+        #expect(try store.changeUserRoles(userID: ada.id, roleIDs: [admin.id, teller.id], give: true, expiresAt: 8_000, at: 4_000, writes: []))
+        #expect(try store.userRoles(userID: ada.id, at: 4_000).map { "\($0.name) \($0.expiresAt ?? 0)" } == ["Admin 8000", "Teller 8000"])
+        #expect(try store.endedRoles(before: 10_000, limit: 10).map(\.expiresAt) == [8_000, 8_000])
     }
 }

@@ -47,7 +47,7 @@ extension Ceremonies {
     /// other is refused `role_required`. One read of the account's roles, only for such a client.
     func requireRole(userID: String, client: ClientConfiguration) throws {
         guard let required = client.requiredRoles else { return }
-        guard try store.userRoles(userID: userID).contains(where: { required.contains($0.name) }) else {
+        guard try currentRoles(userID).contains(where: { required.contains($0.name) }) else {
             throw AuthError(.roleRequired, "client \(client.id) is for accounts with the role \(required.joined(separator: " or ").prefix(300))")
         }
     }

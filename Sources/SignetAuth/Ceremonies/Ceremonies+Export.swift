@@ -77,7 +77,7 @@ extension Ceremonies {
             issuer: configuration.issuer, exported_at: nowMillis / 1000, account: account, passkeys: passkeys, device_keys: deviceKeys, sessions: sessions,
             recovery_codes: try recoveryCodesStatus(userID: id),
             recovery: try recoveryState(userID: id).recovery,
-            roles: try store.userRoles(userID: id).map { ManagementRole(id: $0.id, name: $0.name, description: $0.description) },
+            roles: try currentRoles(id).map { ManagementRole(id: $0.id, name: $0.name, description: $0.description, expires_at: $0.expiresAt.map(Self.iso)) },
             events: events.prefix(AccountExport.maxEvents).map(Self.exported), events_truncated: events.count > AccountExport.maxEvents)
     }
 

@@ -368,4 +368,12 @@ extension Ceremonies {
         let digits = String(fraction)
         return whole.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
+
+    /// ISO 8601 with its zone, with or without a fraction, as milliseconds since 1970 (to the
+    /// nearest: the inverse of ``iso(_:)``); `nil` for other text, or more than 40 bytes of it.
+    public static func millis(iso text: String) -> Int64? {
+        guard text.utf8.count <= 40,
+              let date = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text)) else { return nil }
+        return Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
 }

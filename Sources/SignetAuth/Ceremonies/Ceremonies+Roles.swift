@@ -99,28 +99,62 @@ extension Ceremonies {
         counted(event)
     }
 
-    /// `GET /api/v2/roles/{id}/users`: the accounts given the role, in the order they were.
-    public func roleMembers(id: String, page: Int, perPage: Int) throws -> (users: [UserRecord], total: Int) {
+    /// `GET /api/v2/roles/{id}/users`: the accounts that have the role now, in the order they
+    /// were given it.
+    public func roleMembers(id: String, page: Int, perPage: Int) throws -> (members: [RoleMember], total: Int) {
         _ = try role(id: id)
         let (offset, limit) = try Self.page(page, perPage)
-        return try store.roleMembers(roleID: id, offset: offset, limit: limit)
+        return try store.roleMembers(roleID: id, at: nowMillis, offset: offset, limit: limit)
     }
 
+    /// The longest a role may be given for: a year and a day. Access for longer is given for good,
+    /// and reviewed as such.
+    public static let longestRoleGrant: Int64 = 366 * 86_400_000
+
+    /// A role's end as the Management API takes it (`expires_at`, ISO 8601 with a time zone):
+    /// after `now` and within ``longestRoleGrant``; 400 `malformed` otherwise.
+    public static func roleEnd(_ text: String, now: Int64) throws -> Int64 {
+        guard let end = millis(iso: text) else {
+            throw AuthError.malformed("expires_at must be a time in ISO 8601 with its zone, such as 2026-12-05T18:00:00Z")
+        }
+        try checkRoleEnd(end, now: now)
+        return end
+    }
+
+    /// A role given for a time ends after `now` and within ``longestRoleGrant``.
+    static func checkRoleEnd(_ end: Int64?, now: Int64) throws {
+        guard let end else { return }
+        guard end > now else { throw AuthError.malformed("expires_at is past: a role given for a time must end later than now") }
+        guard end - now <= longestRoleGrant else { throw AuthError.malformed("expires_at is more than 366 days away: give the role for good instead, and review it as such") }
+    }
+
+    /// What an audit row says of roles given until `end`.
+    static func given(until end: Int64?) -> String { "roles given" + (end.map { " until \(iso($0))" } ?? "") }
+
     /// `POST` and `DELETE /api/v2/users/{id}/roles`: the account's roles change in one
-    /// transaction with its audit row.
+    /// transaction with its audit row. Given `until` a time (milliseconds), each ends then, and a
+    /// role it has already takes the new end; given for good, each is kept for good.
     /// Its tokens list the new permissions from its next sign-in or refresh.
-    public func changeUserRoles(userID: String, roleIDs: [String], give: Bool, by caller: ManagementCaller, context: RequestContext) throws {
+    public func changeUserRoles(userID: String, roleIDs: [String], give: Bool, until end: Int64? = nil, by caller: ManagementCaller, context: RequestContext) throws {
         guard (1...Self.maxRoleBatch).contains(roleIDs.count) else { throw AuthError.malformed("roles must list 1 to \(Self.maxRoleBatch) role IDs") }
+        guard give || end == nil else { throw AuthError.malformed("expires_at is for giving roles, not taking them") }
+        let now = nowMillis
+        try Self.checkRoleEnd(end, now: now)
         try requireAccount(userID)
-        // A role it has already (or has not) is passed over; nothing to change writes nothing.
-        let held = Set(try store.userRoles(userID: userID).map(\.id))
-        let roles = try Set(roleIDs).map { try role(id: $0) }.filter { held.contains($0.id) != give }.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
+        // A role it has already with the same end (or has not) is passed over; nothing to
+        // change writes nothing.
+        let held = Dictionary(try store.userRoles(userID: userID, at: now).map { ($0.id, $0.expiresAt) }) { first, _ in first }
+        let roles = try Set(roleIDs).map { try role(id: $0) }.filter { role in
+            guard let ends = held[role.id] else { return give }
+            return give ? ends != end : true
+        }.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
         guard !roles.isEmpty else { return }
         let event = pendingAuditEvent(.adminUserRolesChanged, user: userID, client: caller.clientID,
-                                      detail: "roles \(give ? "given" : "taken"): " + roles.map { "\($0.name.prefix(100)) (\($0.id))" }.joined(separator: ", "), context: context)
+                                      detail: (give ? Self.given(until: end) : "roles taken") + ": " + roles.map { "\($0.name.prefix(100)) (\($0.id))" }.joined(separator: ", "),
+                                      context: context)
         let changed: Bool
         do throws(StoreError) {
-            changed = try store.changeUserRoles(userID: userID, roleIDs: roles.map(\.id), give: give, at: nowMillis, writes: [.audit(event)])
+            changed = try store.changeUserRoles(userID: userID, roleIDs: roles.map(\.id), give: give, expiresAt: end, at: now, writes: [.audit(event)])
         } catch {
             throw error.code == .conflict ? AuthError(.roleNotFound, "a role was deleted meanwhile") : AuthError(error)
         }
@@ -129,34 +163,40 @@ extension Ceremonies {
     }
 
     /// `POST /api/v2/roles/{id}/users` (and `signet admin roles assign`, `unassign`): the role
-    /// given to each account, or taken, in one transaction; every account is checked first, and
-    /// one that has it already (or not) is passed over.
-    public func changeRoleMembers(id: String, users: [String], give: Bool, by caller: ManagementCaller, context: RequestContext) throws {
+    /// given to each account (`until` a time, or for good), or taken, in one transaction; every
+    /// account is checked first, and one that has it already with the same end (or not) is
+    /// passed over.
+    public func changeRoleMembers(id: String, users: [String], give: Bool, until end: Int64? = nil, by caller: ManagementCaller, context: RequestContext) throws {
         guard (1...Self.maxRoleBatch).contains(users.count) else { throw AuthError.malformed("users must list 1 to \(Self.maxRoleBatch) user IDs") }
+        guard give || end == nil else { throw AuthError.malformed("expires_at is for giving a role, not taking it") }
+        let now = nowMillis
+        try Self.checkRoleEnd(end, now: now)
         let role = try role(id: id)
         // Each named account's own roles, not the role's every member: a role may have thousands.
         var changing: [String] = []
         for user in users where !changing.contains(user) {
             try requireAccount(user)
-            if try store.userRoles(userID: user).contains(where: { $0.id == id }) != give { changing.append(user) }
+            let mine = try store.userRoles(userID: user, at: now).first { $0.id == id }
+            let changes = give ? mine.map({ $0.expiresAt != end }) ?? true : mine != nil
+            if changes { changing.append(user) }
         }
-        try changeMembers(of: role, adding: give ? changing : [], removing: give ? [] : changing, by: caller, context: context)
+        try changeMembers(of: role, adding: give ? changing : [], removing: give ? [] : changing, until: end, by: caller, context: context)
     }
 
-    /// Gives `role` to `adding` and takes it from `removing` in one transaction, with an audit
-    /// row on each account's history.
-    func changeMembers(of role: RoleRow, adding: [String], removing: [String], by caller: ManagementCaller, context: RequestContext) throws {
+    /// Gives `role` to `adding` (until `end`, or for good) and takes it from `removing` in one
+    /// transaction, with an audit row on each account's history.
+    func changeMembers(of role: RoleRow, adding: [String], removing: [String], until end: Int64? = nil, by caller: ManagementCaller, context: RequestContext) throws {
         guard !adding.isEmpty || !removing.isEmpty else { return }
         // Giving and taking a role need the role members' scopes, whichever route asks (a SCIM
         // Group's members changed with a Management API token too).
         try Self.requireHeld((adding.isEmpty ? [] : [ManagementScope.createRoleMembers.rawValue]) + (removing.isEmpty ? [] : [ManagementScope.deleteRoleMembers.rawValue]),
                              by: caller)
         let label = "\(role.name.prefix(100)) (\(role.id))"
-        let events = adding.map { pendingAuditEvent(.adminUserRolesChanged, user: $0, client: caller.clientID, detail: "roles given: " + label, context: context) }
+        let events = adding.map { pendingAuditEvent(.adminUserRolesChanged, user: $0, client: caller.clientID, detail: Self.given(until: end) + ": " + label, context: context) }
             + removing.map { pendingAuditEvent(.adminUserRolesChanged, user: $0, client: caller.clientID, detail: "roles taken: " + label, context: context) }
         let changed: Bool
         do throws(StoreError) {
-            changed = try store.changeRoleMembers(roleID: role.id, adding: adding, removing: removing, at: nowMillis, writes: events.map(StoreWrite.audit))
+            changed = try store.changeRoleMembers(roleID: role.id, adding: adding, removing: removing, expiresAt: end, at: nowMillis, writes: events.map(StoreWrite.audit))
         } catch {
             throw error.code == .conflict ? SCIM.Failure(AuthError(.userUnknown, "a member was deleted meanwhile"), scimType: "invalidValue") : AuthError(error)
         }
@@ -164,10 +204,34 @@ extension Ceremonies {
         events.forEach(counted)
     }
 
-    /// `GET /api/v2/users/{id}/roles`.
+    /// `GET /api/v2/users/{id}/roles`: the account's roles now, each with its end.
     public func userRoles(userID: String) throws -> [RoleRow] {
         try requireAccount(userID)
-        return try store.userRoles(userID: userID)
+        return try currentRoles(userID)
+    }
+
+    /// The roles an account has now: one given for a time counts until its end, whether or not
+    /// the purge has taken it yet.
+    func currentRoles(_ userID: String) throws -> [RoleRow] { try store.userRoles(userID: userID, at: nowMillis) }
+
+    /// The purge's step for roles given for a time: each membership that ended goes, with a
+    /// `role_expired` row on the account's history, `batch` at a time. It stopped counting at its
+    /// end already; this keeps the table small and says when. Returns how many went.
+    public func purgeEndedRoles(batch: Int = 500) throws -> Int {
+        let now = nowMillis
+        var purged = 0
+        while true {
+            let ended = try store.endedRoles(before: now, limit: batch)
+            let events = ended.map { role in
+                (role, pendingAuditEvent(.roleExpired, user: role.userID, detail: "role \(role.roleName.prefix(100)) (\(role.roleID)) ended at \(Self.iso(role.expiresAt))",
+                                         context: .server))
+            }
+            // One given a new end meanwhile stays, and its row is not written.
+            let deleted = try store.deleteEndedRoles(events.map { ($0.0, [StoreWrite.audit($0.1)]) })
+            for (role, event) in events where deleted.contains(role) { counted(event) }
+            purged += deleted.count
+            if ended.count < batch || deleted.isEmpty { return purged }
+        }
     }
 
     /// The account page's roles: each role the signed-in account has, with what it grants as
@@ -175,9 +239,9 @@ extension Ceremonies {
     /// the setting no longer names left out as the tokens leave it out. Only to read: operators
     /// give and take roles.
     public func accountRoles(_ principal: Principal) throws -> [(role: RoleRow, grants: [String])] {
-        let roles = try store.userRoles(userID: principal.user.id)
+        let roles = try currentRoles(principal.user.id)
         guard !roles.isEmpty else { return [] }
-        let granted = try store.userPermissions(userID: principal.user.id)
+        let granted = try store.userPermissions(userID: principal.user.id, at: nowMillis)
         return roles.map { role in
             (role, granted.filter { $0.roleID == role.id }.compactMap { g in
                 configuration.apiPermissions[g.permission.audience]?[g.permission.name].map { $0.isEmpty ? g.permission.name : $0 }
@@ -190,7 +254,7 @@ extension Ceremonies {
     public func userPermissions(userID: String) throws -> [(permission: Permission, roles: [(id: String, name: String)])] {
         try requireAccount(userID)
         var result: [(permission: Permission, roles: [(id: String, name: String)])] = []
-        for granted in try store.userPermissions(userID: userID) {
+        for granted in try store.userPermissions(userID: userID, at: nowMillis) {
             if result.last?.permission == granted.permission {
                 result[result.count - 1].roles.append((granted.roleID, granted.roleName))
             } else {
@@ -205,7 +269,7 @@ extension Ceremonies {
     /// for an API it names none for.
     func permissionsClaim(userID: String, audience: String) throws -> [String]? {
         guard !configuration.apiPermissions.isEmpty, let known = configuration.apiPermissions[audience] else { return nil }
-        return try store.permissionNames(userID: userID, audience: audience).filter { known[$0] != nil }
+        return try store.permissionNames(userID: userID, audience: audience, at: nowMillis).filter { known[$0] != nil }
     }
 
     /// Every permission name `tokens.permissions` gives an API: what a machine client's scopes may

@@ -129,7 +129,7 @@ extension Ceremonies {
             ("emails", .array([.object(["value": .string(user.email), "primary": .bool(true), "type": .string("work")])])),
             ("active", .bool(!user.blocked)),
         ]
-        let roles = try store.userRoles(userID: user.user_id)
+        let roles = try currentRoles(user.user_id)
         if !roles.isEmpty {
             members.append(("groups", .array(roles.map { role in
                 .object(["value": .string(role.id), "display": .string(role.name), "$ref": .string(configuration.issuer + "/scim/v2/Groups/" + role.id),

@@ -61,7 +61,7 @@ extension Ceremonies {
         // The members first, every account checked, so that a request refused for one changes nothing.
         var adding: [String] = [], removing: [String] = []
         if input.members != nil || !input.adding.isEmpty || !input.removing.isEmpty {
-            let current = try store.roleMembers(roleID: id, offset: 0, limit: Int(Int32.max)).users.map(\.id)
+            let current = try store.roleMembers(roleID: id, at: nowMillis, offset: 0, limit: Int(Int32.max)).members.map(\.user.id)
             var target = Set(input.members ?? current)
             target.formUnion(input.adding)
             target.subtract(input.removing)
@@ -84,7 +84,7 @@ extension Ceremonies {
         var object: [(String, JSONValue)] = [("schemas", .array([.string(SCIM.groupSchema)])), ("id", .string(role.id)), ("displayName", .string(role.name))]
         if let external = role.externalID { object.append(("externalId", .string(external))) }
         if members {
-            let users = try store.roleMembers(roleID: role.id, offset: 0, limit: Self.maxListedMembers).users
+            let users = try store.roleMembers(roleID: role.id, at: nowMillis, offset: 0, limit: Self.maxListedMembers).members.map(\.user)
             object.append(("members", .array(users.map { u in
                 .object(["value": .string(u.id), "display": .string(u.email), "$ref": .string(configuration.issuer + "/scim/v2/Users/" + u.id)])
             })))

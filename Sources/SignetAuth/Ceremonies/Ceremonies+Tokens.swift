@@ -149,7 +149,7 @@ extension Ceremonies {
         var claims: [(String, JSONValue)] = []
         var total = 0
         if let name = configuration.rolesClaim {
-            let roles = JSONValue.array(try store.userRoles(userID: userID).map { .string($0.name) })
+            let roles = JSONValue.array(try currentRoles(userID).map { .string($0.name) })
             let size = roles.serializedBytes.count + name.utf8.count
             if size <= MetadataClaim.maxTotalBytes { (claims, total) = ([(name, roles)], size) }
         }

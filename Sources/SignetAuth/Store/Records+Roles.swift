@@ -11,13 +11,43 @@ public struct RoleRow: Sendable, Equatable {
     public var externalID: String?
     public var createdAt: Int64
     public var updatedAt: Int64
-    public init(id: String, name: String, description: String?, externalID: String? = nil, createdAt: Int64, updatedAt: Int64) {
+    /// Read as one account's role (``Store/userRoles(userID:at:)``): when the account's
+    /// membership ends, in milliseconds; `nil` for one that does not end, and for the role alone.
+    public var expiresAt: Int64?
+    public init(id: String, name: String, description: String?, externalID: String? = nil, createdAt: Int64, updatedAt: Int64, expiresAt: Int64? = nil) {
         self.id = id
+        self.expiresAt = expiresAt
         self.externalID = externalID
         self.name = name
         self.description = description
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+    }
+}
+
+/// An account that has a role, as the role's members are listed, and when its membership ends
+/// (milliseconds; `nil`: never).
+public struct RoleMember: Sendable {
+    public var user: UserRecord
+    public var expiresAt: Int64?
+    public init(user: UserRecord, expiresAt: Int64?) {
+        self.user = user
+        self.expiresAt = expiresAt
+    }
+}
+
+/// A membership that ended (its `expiresAt` passed), as the purge finds it: the account, the
+/// role and its name for the account's history, and the end it had.
+public struct EndedRole: Sendable, Equatable {
+    public var userID: String
+    public var roleID: String
+    public var roleName: String
+    public var expiresAt: Int64
+    public init(userID: String, roleID: String, roleName: String, expiresAt: Int64) {
+        self.userID = userID
+        self.roleID = roleID
+        self.roleName = roleName
+        self.expiresAt = expiresAt
     }
 }
 

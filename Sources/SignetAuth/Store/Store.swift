@@ -461,23 +461,32 @@ public protocol Store: Sendable {
     /// Adds and removes a role's permissions (one already there, or not there, is passed over),
     /// with `writes`: `false`, with nothing written, when there is no such role.
     func changeRolePermissions(roleID: String, adding: [Permission], removing: [Permission], at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
-    /// Gives an account roles, or takes them (one it has, or has not, is passed over), with
-    /// `writes`: `false`, with nothing written, when there is no such account; a conflict when a
-    /// role to give is gone.
-    func changeUserRoles(userID: String, roleIDs: [String], give: Bool, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
-    /// Gives a role to accounts and takes it from others in one transaction, with `writes`
-    /// (one already so is passed over): `false`, with nothing written, when there is no such
-    /// role; a conflict when an account to give it is not there.
-    func changeRoleMembers(roleID: String, adding: [String], removing: [String], at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
-    /// An account's roles, by name.
-    func userRoles(userID: String) throws(StoreError) -> [RoleRow]
-    /// The accounts that have a role, in the order they were given it, a page at a time, and how many.
-    func roleMembers(roleID: String, offset: Int, limit: Int) throws(StoreError) -> (users: [UserRecord], total: Int)
-    /// Every permission an account's roles grant, with the role each comes from.
-    func userPermissions(userID: String) throws(StoreError) -> [GrantedPermission]
-    /// The names of the permissions an account's roles grant for one API, each once, sorted: what
-    /// its access tokens for that API list.
-    func permissionNames(userID: String, audience: String) throws(StoreError) -> [String]
+    /// Gives an account roles until `expiresAt` (milliseconds; `nil`: for good), or takes them,
+    /// with `writes`: a role it has already is given the new end. `false`, with nothing
+    /// written, when there is no such account; a conflict when a role to give is gone.
+    func changeUserRoles(userID: String, roleIDs: [String], give: Bool, expiresAt: Int64?, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// Gives a role to accounts until `expiresAt` (`nil`: for good) and takes it from others in
+    /// one transaction, with `writes` (an account that has it already is given the new end):
+    /// `false`, with nothing written, when there is no such role; a conflict when an account to
+    /// give it is not there.
+    func changeRoleMembers(roleID: String, adding: [String], removing: [String], expiresAt: Int64?, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// An account's roles at `at` (milliseconds: one that ended by then is not), by name, each
+    /// with when the account's membership ends.
+    func userRoles(userID: String, at: Int64) throws(StoreError) -> [RoleRow]
+    /// The accounts that have a role at `at`, in the order they were given it, a page at a time,
+    /// and how many.
+    func roleMembers(roleID: String, at: Int64, offset: Int, limit: Int) throws(StoreError) -> (members: [RoleMember], total: Int)
+    /// Every permission an account's roles grant at `at`, with the role each comes from.
+    func userPermissions(userID: String, at: Int64) throws(StoreError) -> [GrantedPermission]
+    /// The names of the permissions an account's roles grant at `at` for one API, each once,
+    /// sorted: what its access tokens for that API list.
+    func permissionNames(userID: String, audience: String, at: Int64) throws(StoreError) -> [String]
+    /// At most `limit` memberships that ended before `before`, the earliest first.
+    func endedRoles(before: Int64, limit: Int) throws(StoreError) -> [EndedRole]
+    /// Deletes each of `ended` still as it was read (a membership given a new end meanwhile
+    /// stays), with `writes` for those deleted: the `writes` of one not deleted are left out,
+    /// so an account's history says only what happened. Returns those deleted.
+    func deleteEndedRoles(_ ended: [(role: EndedRole, writes: [StoreWrite])]) throws(StoreError) -> [EndedRole]
 
     // MARK: log streams
 
