@@ -135,6 +135,8 @@ enum FuzzReplay {
         try write(.scim, [0] + Array(#"userName eq "ada@example.com""#.utf8))
         try write(.scim, [1] + Array(#"{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"ada@example.com","name":{"givenName":"Ada","familyName":"L"},"emails":[{"primary":true,"value":"ada@example.com"}],"active":true,"externalId":"00u1"}"#.utf8))
         try write(.scim, [2] + Array(#"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"Replace","path":"active","value":"False"},{"op":"remove","path":"externalId"}]}"#.utf8))
+        // Times: a role's end with a zone, an offset and a fraction.
+        for time in ["2026-12-05T22:25:45.405Z", "2026-12-06T01:00:00+01:00", "2027-01-01T00:00:00Z"] { try write(.isoTime, Array(time.utf8)) }
         print("wrote \(n) seeds to \(out.path)")
     }
 }

@@ -52,6 +52,8 @@ enum FuzzTarget {
         case branding
         // SCIM provisioning: a filter, a User body or a PATCH body, by the first byte.
         case scim
+        // A role's end (`expires_at`) and the ISO 8601 times `signet admin users import` reads.
+        case isoTime
     }
 
     /// A browser-flow client: an exact, a loopback (any port) and two private-use redirect URIs,
@@ -421,6 +423,17 @@ enum FuzzTarget {
                         precondition((1...256).contains(name.utf8.count) && !name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "an unbounded userName")
                     }
                 }
+            }
+        case .isoTime:
+            // A time read is written back as itself, to the millisecond; a role's end is within
+            // a year from now, never past.
+            let text = String(decoding: body, as: UTF8.self)
+            if let millis = Ceremonies.millis(iso: text) {
+                precondition(Ceremonies.millis(iso: Ceremonies.iso(millis)) == millis, "a time that does not read back as itself")
+            }
+            let now: Int64 = 1_796_509_545_405
+            if let end = try? Ceremonies.roleEnd(text, now: now) {
+                precondition(end > now && end - now <= Ceremonies.longestRoleGrant, "a role's end outside its bounds")
             }
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
