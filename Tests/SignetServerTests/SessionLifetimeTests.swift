@@ -128,4 +128,22 @@ import Testing
         let reverted = try runProcess(ProcessTests.binary.path, ["admin", "clients", "update", cli, "--default-refresh", "--json"] + database, in: server.directory)
         #expect(reverted.status == 0 && !reverted.output.contains("refresh_token"), "\(reverted.output) \(reverted.errors)")
     }
+
+    @Test("a back-channel logout subscription lasts as long as its session can: the client's absolute lifetime where shorter, not the deployment's")
+    func logoutSubscription() throws {
+        let (listener, _, uri) = try BackchannelLogoutTests.receiver()
+        defer { listener.stop() }
+        let server = try TestServer { c in
+            TestServer.webClients(&c)
+            c.webSessionLifetime = 600
+            if let i = c.clients.firstIndex(where: { $0.id == "spa" }) {
+                c.clients[i].backchannelLogoutURI = uri
+                c.clients[i].refreshTokenAbsoluteLifetime = 1_200
+            }
+        }
+        server.app.pauseLogouts()
+        let offline = try BackchannelLogoutTests.session(server)
+        let subscription = try #require(try server.store.logoutSubscriptions(userID: offline.user).first)
+        #expect(subscription.offline && subscription.expiresAt == subscription.createdAt + 1_200_000, "\(subscription.expiresAt - subscription.createdAt) ms")
+    }
 }

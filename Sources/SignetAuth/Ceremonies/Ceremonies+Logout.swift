@@ -37,7 +37,7 @@ extension Ceremonies {
         guard client.backchannelLogoutURI != nil else { return nil }
         let start = Self.sessionStart(code.family) ?? code.createdAt
         let browser = start + Int64(configuration.webSessionLifetime) * 1000
-        let refresh = start + Int64(configuration.refreshTokenAbsoluteLifetime) * 1000
+        let refresh = start + refreshLifetimes(client).absolute
         return LogoutSubscriptionRow(sid: code.family, clientID: client.id, userID: code.userID, credential: code.credential.flatMap { Base64URL.decode($0) },
                                      webSession: code.webSession, offline: offline, createdAt: start, expiresAt: offline ? max(browser, refresh) : browser)
     }
