@@ -63,18 +63,27 @@ final class ClientKeyCache: ClientKeySource, @unchecked Sendable {
         }
     }
 
+    func prefetch(clientID: String, uri: String) {
+        guard lock.withLock({ entries[clientID]?.uri != uri && refreshing.insert(clientID).inserted }) else { return }
+        DispatchQueue.global(qos: .utility).async { [self] in
+            defer { _ = lock.withLock { refreshing.remove(clientID) } }
+            _ = try? fetchOnce(clientID, uri, refresh: false, remembering: false)
+        }
+    }
+
     /// Replaces the client's set off the request's thread, unless a fetch already does.
     private func refreshInBackground(_ clientID: String, _ uri: String) {
         guard lock.withLock({ refreshing.insert(clientID).inserted }) else { return }
         DispatchQueue.global(qos: .utility).async { [self] in
             defer { _ = lock.withLock { refreshing.remove(clientID) } }
-            _ = try? fetchOnce(clientID, uri, refresh: false)
+            _ = try? fetchOnce(clientID, uri, refresh: false, remembering: false)
         }
     }
 
     /// A fetch of the client's set, one at a time per client; what the one before it fetched
-    /// when that was moments ago, and the last set (while young enough) when it fails.
-    private func fetchOnce(_ clientID: String, _ uri: String, refresh: Bool) throws(ClientKeyFailure) -> [JSONObject] {
+    /// when that was moments ago, and the last set (while young enough) when it fails. Not
+    /// `remembering` (a prefetch), a failure is not kept to hold off the next fetch.
+    private func fetchOnce(_ clientID: String, _ uri: String, refresh: Bool, remembering: Bool = true) throws(ClientKeyFailure) -> [JSONObject] {
         let flight = lock.withLock {
             if let existing = fetches[clientID] { return existing }
             let made = NSLock()
@@ -95,6 +104,7 @@ final class ClientKeyCache: ClientKeySource, @unchecked Sendable {
             lock.withLock { entries[clientID] = Entry(uri: uri, keys: keys, fetchedAt: now) }
             return keys
         } catch {
+            guard remembering else { throw error }
             lock.withLock {
                 var entry = previous ?? Entry(uri: uri, keys: nil, fetchedAt: .distantPast)
                 entry.failure = (now, error.detail)

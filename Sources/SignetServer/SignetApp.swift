@@ -64,6 +64,7 @@ public final class SignetApp: @unchecked Sendable {
         let logouts = LogoutSender(ceremonies: service.ceremonies, log: log) { [store] in (try? store.hasLogoutWork()) == true }
         logouts.start(active: configuration.clients.contains { $0.backchannelLogoutURI != nil } || (try? store.hasLogoutWork()) == true)
         logoutSender = logouts
+        service.ceremonies.prefetchClientKeys()
         let streams = LogStreamSender(ceremonies: service.ceremonies, log: log)
         streams.start()
         logStreamSender = streams

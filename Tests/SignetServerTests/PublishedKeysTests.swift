@@ -35,8 +35,8 @@ final class KeyServer: HTTPHandler {
     static let tokenEndpoint = PrivateKeyJWTTests.tokenEndpoint
 
     /// A server whose client `svc-uri` publishes its keys at `uri`.
-    static func server(_ uri: String) throws -> TestServer {
-        try TestServer.withOperators { c in
+    static func server(_ uri: String, sharing: URL? = nil) throws -> TestServer {
+        try TestServer.withOperators(sharing: sharing) { c in
             var client = ClientConfiguration(id: "svc-uri", grants: [GrantNames.clientCredentials])
             client.scopes = ["read:users"]
             client.jwksURI = uri
@@ -95,6 +95,38 @@ final class KeyServer: HTTPHandler {
         #expect(keys.count == 4)
     }
 
+    @Test("fetched at start, before any assertion, for the file's clients and the database's, and when the API adds or moves a client's jwks_uri: the first assertion waits for no fetch")
+    func prefetched() throws {
+        let keys = KeyServer()
+        let (listener, base) = try startLoopbackServer(keys)
+        defer { listener.stop() }
+        let key = try SoftwareClientKey(kid: "k1")
+        keys.publish([key])
+        let server = try Self.server(base + "/jwks.json")
+        #expect(eventually { keys.count == 1 })
+        #expect(try Self.grant(server, by: key).status == 200)
+        #expect(keys.count == 1)
+
+        // A client the API adds, and one it moves to another address: each fetched at once.
+        let token = try server.managementToken()
+        let made = try server.api("POST", "/api/v2/clients", token: token, .object([
+            "name": .string("Published"), "token_endpoint_auth_method": .string("private_key_jwt"), "jwks_uri": .string(base + "/jwks.json"),
+            "grant_types": .array([.string("client_credentials")]), "scopes": .array([.string("read:users")]),
+        ]))
+        let id = try #require(made.json["client_id"]?.string, "\(made.json.serialized)")
+        #expect(eventually { keys.count == 2 })
+        #expect(try server.api("PATCH", "/api/v2/clients/\(id)", token: token, .object(["jwks_uri": .string(base + "/jwks.json?v=2")])).status == 200)
+        #expect(eventually { keys.count == 3 })
+        #expect(try Self.grant(server, by: key, client: id).status == 200)
+        #expect(keys.count == 3)
+
+        // A restart fetches the database's client too, and the file's.
+        let again = try Self.server(base + "/jwks.json", sharing: server.directory)
+        #expect(eventually { keys.count == 5 })
+        #expect(try Self.grant(again, by: key, client: id).status == 200 && Self.grant(again, by: key).status == 200)
+        #expect(keys.count == 5)
+    }
+
     @Test("sixteen assertions at once, nothing kept yet: one fetch, and all sixteen accepted")
     func oneFetchAtOnce() throws {
         let keys = KeyServer()
@@ -108,7 +140,7 @@ final class KeyServer: HTTPHandler {
         #expect(keys.count == 1)
     }
 
-    @Test("the key server down: the last set is used for a day; without one, refused, with why in the audit; junk, oversize and private keys refused as at registration")
+    @Test("the key server down: the last set is used for a day; without one, refused, with why in the audit; a failed fetch at start holds off no assertion's; junk, oversize and private keys refused as at registration")
     func failures() throws {
         let keys = KeyServer()
         let (listener, base) = try startLoopbackServer(keys)
@@ -117,26 +149,28 @@ final class KeyServer: HTTPHandler {
         keys.publish([key])
         keys.status.withLock { $0 = 503 }
         let server = try Self.server(base + "/jwks.json")
+        // The start's fetch fails; the first assertion fetches for itself all the same.
+        #expect(eventually { keys.count == 1 })
 
         #expect(try Self.grant(server, by: key).json["reason"] == .string("client_assertion_invalid"))
         let down = try Self.lastRefusal(server)?.detail ?? ""
-        #expect(down.contains("answered 503"), "\(down)")
+        #expect(down.contains("answered 503") && keys.count == 2, "\(down)")
         // A failed fetch is not tried again for 30 s, however many assertions come.
         #expect(try Self.grant(server, by: key).status == 401)
-        #expect(keys.count == 1)
+        #expect(keys.count == 2)
         keys.status.withLock { $0 = 200 }
         server.clock.advance(31)
         #expect(try Self.grant(server, by: key).status == 200)
-        #expect(keys.count == 2)
+        #expect(keys.count == 3)
 
         // Down again: the set fetched is used, stale, for a day after it was fetched.
         keys.status.withLock { $0 = 500 }
         server.clock.advance(3_600)
         #expect(try Self.grant(server, by: key).status == 200)
-        #expect(eventually { keys.count == 3 })
+        #expect(eventually { keys.count == 4 })
         server.clock.advance(86_400)
         #expect(try Self.grant(server, by: key).status == 401)
-        #expect(keys.count == 4)
+        #expect(keys.count == 5)
 
         // What the key server sends is checked as a registration is.
         keys.status.withLock { $0 = 200 }

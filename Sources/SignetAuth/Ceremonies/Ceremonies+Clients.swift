@@ -36,6 +36,7 @@ extension Ceremonies {
         try store.insertClient(row, writes: [.audit(event)])
         counted(event)
         clients.invalidate()
+        if let uri = row.jwksURI { clientKeys.prefetch(clientID: row.id, uri: uri) }
         return AddedClient(client: row, secret: secret)
     }
 
@@ -168,7 +169,18 @@ extension Ceremonies {
         }
         counted(event)
         clients.invalidate()
+        if let uri = after.jwksURI { clientKeys.prefetch(clientID: id, uri: uri) }
         return after
+    }
+
+    /// At start: the published keys of every client with a `jwks_uri` (the file's and the
+    /// database's) fetched in the background, so that no client's first assertion after a
+    /// restart waits for its key server.
+    public func prefetchClientKeys() {
+        let stored = ((try? storedClients()) ?? []).compactMap { row in row.jwksURI.map { (row.id, $0) } }
+        for (id, uri) in configuration.clients.compactMap({ client in client.jwksURI.map { (client.id, $0) } }) + stored {
+            clientKeys.prefetch(clientID: id, uri: uri)
+        }
     }
 
     /// `PATCH /api/v2/clients/{id}`: the settings `patch` names, changed together.
