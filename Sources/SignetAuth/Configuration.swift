@@ -8,9 +8,14 @@ public struct ClientConfiguration: Sendable, Equatable {
     public struct IOSApp: Sendable, Equatable {
         public var teamID: String
         public var bundleID: String
-        public init(teamID: String, bundleID: String) {
+        /// Whether the app opens Signet's enrollment links (`{issuer}/enroll#…`) as universal
+        /// links (`enrollment_links`): apple-app-site-association lists `/enroll` for it under
+        /// `applinks`, so the link opens the app's onboarding rather than the page.
+        public var enrollmentLinks: Bool
+        public init(teamID: String, bundleID: String, enrollmentLinks: Bool = false) {
             self.teamID = teamID
             self.bundleID = bundleID
+            self.enrollmentLinks = enrollmentLinks
         }
         /// `TEAMID.bundle.id`, as apple-app-site-association lists it.
         public var appID: String { "\(teamID).\(bundleID)" }

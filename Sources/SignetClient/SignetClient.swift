@@ -256,6 +256,19 @@ public actor SignetClient {
         return try await exchange(session: start.auth_session, credential: credential)
     }
 
+    /// The ticket of an enrollment link of this server (`{baseURL}/enroll#…`), as a universal link
+    /// or an App Link brings it to the app (the iOS app's `enrollment_links`), for
+    /// ``enroll(ticket:)``; `nil` for any other URL, another server's included, which is not this
+    /// call's to open.
+    public func enrollmentTicket(in url: URL) -> String? {
+        guard let link = URLComponents(url: url, resolvingAgainstBaseURL: false), let own = URLComponents(url: baseURL, resolvingAgainstBaseURL: false),
+              link.scheme?.lowercased() == own.scheme?.lowercased(), link.host?.lowercased() == own.host?.lowercased(), link.port == own.port,
+              link.user == nil, link.password == nil, link.query == nil,
+              link.path == (own.path.hasSuffix("/") ? String(own.path.dropLast()) : own.path) + "/enroll",
+              let ticket = link.fragment, !ticket.isEmpty else { return nil }
+        return ticket
+    }
+
     /// Signs in with a passkey: discoverable when `username` is nil, else offering that account's passkeys.
     @discardableResult
     public func signIn(username: String? = nil) async throws -> TokenResponse {

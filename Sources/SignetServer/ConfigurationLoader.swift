@@ -497,7 +497,9 @@ public enum ConfigurationLoader {
                 guard !bundle.isEmpty, bundle.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }) else {
                     throw ConfigurationError("client \(id): bundle_id \"\(bundle)\" is not a bundle identifier")
                 }
-                client.iosApps.append(.init(teamID: team, bundleID: bundle))
+                let links = app["enrollment_links"] ?? .bool(false)
+                guard let enrollmentLinks = links.bool else { throw ConfigurationError("client \(id): ios[\(n)].enrollment_links must be true or false") }
+                client.iosApps.append(.init(teamID: team, bundleID: bundle, enrollmentLinks: enrollmentLinks))
             }
             for (n, app) in (object["android"]?.array ?? []).enumerated() {
                 guard let package = app["package_name"]?.string, let prints = app["sha256_cert_fingerprints"]?.array, !prints.isEmpty else {

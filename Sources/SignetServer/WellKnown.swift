@@ -1,3 +1,4 @@
+import Foundation
 import SignetAuth
 import SignetWebAuthn
 import SignetWeb
@@ -5,10 +6,29 @@ import SignetWeb
 /// Documents served under `/.well-known/`, made once from the configuration.
 enum WellKnown {
     /// `apple-app-site-association` with the `webcredentials` service (Apple: "Supporting
-    /// associated domains"): every iOS app as `TEAMID.bundle.id`.
+    /// associated domains"): every iOS app as `TEAMID.bundle.id`; and, for the apps that open
+    /// enrollment links (`enrollment_links`), the `applinks` service with the one path `/enroll`
+    /// (Apple: `applinks.Details`, its `appIDs` and `components`), so nothing else of Signet's
+    /// opens an app.
     static func appleAppSiteAssociation(_ c: ServerConfiguration) -> JSONValue {
-        let apps = c.clients.flatMap(\.iosApps).map { JSONValue.string($0.appID) }
-        return .object(["webcredentials": .object(["apps": .array(apps)])])
+        let apps = c.clients.flatMap(\.iosApps)
+        var file: JSONObject = ["webcredentials": .object(["apps": .array(apps.map { .string($0.appID) })])]
+        let linking = apps.filter(\.enrollmentLinks).map { JSONValue.string($0.appID) }
+        if !linking.isEmpty {
+            file["applinks"] = .object(["details": .array([.object([
+                "appIDs": .array(linking),
+                "components": .array([.object(["/": .string(enrollmentPath(c)), "comment": .string("an operator's enrollment link: the app adds the account's first passkey")])]),
+            ])])])
+        }
+        return .object(file)
+    }
+
+    /// The path an enrollment link leads to (``Ceremonies/createEnrollmentLink(userID:lifetime:by:context:)``):
+    /// `/enroll` under the issuer's own path, if it has one.
+    static func enrollmentPath(_ c: ServerConfiguration) -> String {
+        var path = URLComponents(string: c.issuer)?.path ?? ""
+        while path.hasSuffix("/") { path.removeLast() }
+        return path + "/enroll"
     }
 
     /// Digital Asset Links `assetlinks.json`: one statement per Android app, with both relations

@@ -65,7 +65,25 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         struct Made: Decodable { let enrollment: EnrollmentLink }
         let ticket = try JSONDecoder().decode(Made.self, from: Data(made.output.utf8)).enrollment.ticket
         let app = try App(server)
-        let tokens = try await app.client.enroll(ticket: ticket)
+        // As a universal link brings it: the link is this server's, so its ticket is taken.
+        let link = try #require(URL(string: ticket))
+        let taken = try #require(app.client.enrollmentTicket(in: link))
+        #expect(ticket.hasSuffix("#" + taken))
+        // Another server's, another path, a query, a link without its ticket: not this call's.
+        var other = try #require(URLComponents(url: link, resolvingAgainstBaseURL: false))
+        other.host = "evil.example"
+        var path = try #require(URLComponents(url: link, resolvingAgainstBaseURL: false))
+        path.path = "/enrol"
+        var query = try #require(URLComponents(url: link, resolvingAgainstBaseURL: false))
+        query.query = "x=1"
+        var bare = try #require(URLComponents(url: link, resolvingAgainstBaseURL: false))
+        bare.fragment = nil
+        var scheme = try #require(URLComponents(url: link, resolvingAgainstBaseURL: false))
+        scheme.scheme = "https"
+        for refused in [other, path, query, bare, scheme] {
+            #expect(app.client.enrollmentTicket(in: try #require(refused.url)) == nil, "\(refused)")
+        }
+        let tokens = try await app.client.enroll(ticket: taken)
         #expect(tokens.refresh_token != nil && app.passkeys.authenticator.credentials.count == 1)
         #expect(try await app.client.passkeys().count == 1)
         try await app.client.signOut()

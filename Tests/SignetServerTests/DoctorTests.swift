@@ -91,8 +91,8 @@ struct DoctorTests {
         let ca: TestCA
         var routes: [String: HTTPSFixture.Answer] = [:]
 
-        init() throws {
-            server = try TestServer()
+        init(_ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
+            server = try TestServer(.inProcess, edit)
             ca = try TestCA()
             for path in ["/.well-known/apple-app-site-association", "/.well-known/assetlinks.json", "/.well-known/openid-configuration", "/.well-known/jwks.json",
                          "/.well-known/passkey-endpoints"] {
@@ -122,6 +122,24 @@ struct DoctorTests {
                                        "assetlinks.status", "assetlinks.content_type", "assetlinks.json", "assetlinks.relations", "assetlinks.fingerprints",
                                        "discovery", "jwks", "origins", "issuer", "passkey_endpoints"]))
         #expect(checks.contains { $0.status == .note && $0.name == "android.test.signet.app" && $0.detail.contains("Play App Signing") })
+    }
+
+    @Test("enrollment_links: applinks giving /enroll to those apps passes; a file without it fails aasa.enrollment_links only; links on another host than the domain's are a note")
+    func enrollmentLinks() throws {
+        let deployment = try Deployment { EnrollmentAppLinkTests.linking(&$0) }
+        let checks = try deployment.doctor()
+        #expect(Self.failed(checks) == [] && checks.first { $0.name == "aasa.enrollment_links" }?.status == .pass, "\(checks.map(\.line))")
+        let webcredentials = #"{"webcredentials": {"apps": ["ABCDE12345.test.signet.app", "ABCDE12345.test.signet.other"]}}"#
+        let plain = try deployment.doctor { $0["signet.test /.well-known/apple-app-site-association"] = .init(body: Array(webcredentials.utf8)) }
+        #expect(Self.failed(plain) == ["aasa.enrollment_links"], "\(plain.map(\.line))")
+        #expect(plain.first { $0.name == "aasa.enrollment_links" }?.detail.contains("ABCDE12345.test.signet.app") == true)
+        let elsewhere = try Deployment { c in
+            EnrollmentAppLinkTests.linking(&c)
+            c.issuer = "https://auth.signet.test"
+        }
+        let note = try elsewhere.doctor().first { $0.name == "aasa.enrollment_links" }
+        #expect(note?.status == .note && note?.detail.contains("applinks:auth.signet.test") == true, "\(note?.detail ?? "")")
+        #expect(try Deployment().doctor().contains { $0.name == "aasa.enrollment_links" } == false)
     }
 
     @Test("passkey-endpoints: not served is a note; a redirect, another type or an http URL fails passkey_endpoints only")

@@ -57,7 +57,31 @@ extension Doctor {
             ? .pass("aasa.apps", "webcredentials lists \(iosApps.joined(separator: ", "))")
             : .fail("aasa.apps", "webcredentials.apps lacks \(missing.joined(separator: ", "))",
                     fix: "add \(missing.map { "\"\($0)\"" }.joined(separator: ", ")) to webcredentials.apps (Signet's own file lists every configured app)"))
+        if let links = enrollmentLinkCheck(value) { checks.append(links) }
         return checks
+    }
+
+    /// The apps that open enrollment links (`enrollment_links`) need `/enroll` under `applinks`
+    /// in the file of the issuer's host, where the links lead. Checked in the file served at the
+    /// relying party's domain when that is the issuer's host; otherwise noted, since the links
+    /// then lead to another host's file.
+    func enrollmentLinkCheck(_ value: JSONValue) -> DoctorCheck? {
+        let linking = configuration.clients.flatMap(\.iosApps).filter(\.enrollmentLinks).map(\.appID)
+        guard !linking.isEmpty else { return nil }
+        let host = URLComponents(string: configuration.issuer)?.host ?? ""
+        guard host == rpID else {
+            return .note("aasa.enrollment_links", "enrollment links lead to \(host), not \(rpID): each app's Associated Domains needs applinks:\(host), where Signet serves /enroll under applinks for \(linking.joined(separator: ", "))")
+        }
+        let details = value["applinks"]?["details"]?.array ?? []
+        let path = WellKnown.enrollmentPath(configuration)
+        let served = Set(details.filter { detail in
+            detail["components"]?.array?.contains { $0["/"]?.string == path && $0["exclude"] != .bool(true) } == true
+        }.flatMap { ($0["appIDs"]?.array ?? []).compactMap(\.string) })
+        let missing = linking.filter { !served.contains($0) }
+        return missing.isEmpty
+            ? .pass("aasa.enrollment_links", "applinks opens \(path) in \(linking.joined(separator: ", "))")
+            : .fail("aasa.enrollment_links", "applinks does not give \(path) to \(missing.joined(separator: ", ")): enrollment links open the page, not the app",
+                    fix: "serve Signet's own apple-app-site-association (it lists them), or add {\"appIDs\": [...], \"components\": [{\"/\": \"/enroll\"}]} under applinks.details")
     }
 
     /// assetlinks.json: for every configured package a statement with `get_login_creds` and every
