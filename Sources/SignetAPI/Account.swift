@@ -162,6 +162,30 @@ public struct SessionInfo: Codable, Sendable, Equatable {
     }
 }
 
+/// `GET /me/roles` answer: the signed-in account's roles, for an app that shows what its user
+/// may do and until when.
+public struct AccountRoles: Codable, Sendable, Equatable {
+    /// One role: as the Management API writes it, with what it grants.
+    public struct Role: Codable, Sendable, Equatable {
+        public var id: String
+        public var name: String
+        public var description: String?
+        /// When it ends (ISO 8601), for a role given for a time; absent for one given for good.
+        public var expires_at: String?
+        /// What it grants that the deployment's `tokens.permissions` names, by API.
+        public var permissions: [ManagementPermission]
+        public init(id: String, name: String, description: String?, expires_at: String?, permissions: [ManagementPermission]) {
+            self.id = id
+            self.name = name
+            self.description = description
+            self.expires_at = expires_at
+            self.permissions = permissions
+        }
+    }
+    public var roles: [Role]
+    public init(roles: [Role]) { self.roles = roles }
+}
+
 /// `GET /me/sessions` answer.
 public struct SessionList: Codable, Sendable, Equatable {
     public var sessions: [SessionInfo]

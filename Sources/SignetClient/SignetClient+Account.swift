@@ -32,6 +32,11 @@ extension SignetClient {
     /// Where the account is signed in (`GET /me/sessions`): browsers and apps, this one marked `current`.
     public func sessions() async throws -> [SessionInfo] { try decode(SessionList.self, try await authorized("GET", "me/sessions")).sessions }
 
+    /// The signed-in account's roles (`GET /me/roles`): each with what it grants at each API and,
+    /// for one given for a time, when it ends, for an app that shows what its user may do.
+    /// Operators give and take roles; the tokens list a change from the next refresh.
+    public func roles() async throws -> [AccountRoles.Role] { try decode(AccountRoles.self, try await authorized("GET", "me/roles")).roles }
+
     /// A copy of everything the server holds about the account (`GET /me/export`, after a fresh
     /// sign-in: steps up if asked): its record,
     /// every passkey and device key it has had with their public keys, its sessions, recovery

@@ -264,8 +264,10 @@ extension SignetService {
             return ["kind": .text(text), "at": .text(when(e.event.at)), "outcome": .text(e.event.outcome == "success" ? "" : strings["failed"] ?? ""),
                     "address": .text(byOperator ? "" : e.event.remote ?? "")]
         }.prefix(15).map { $0 }
+        // What each grants, in the setting's descriptions (a name where one is empty).
         let roles = try ceremonies.accountRoles(principal).map { r -> [String: TemplateValue] in
-            ["name": .text(r.role.name), "description": .text(r.role.description ?? ""), "grants": .text(r.grants.joined(separator: " · ")),
+            let grants = r.permissions.map { p in configuration.apiPermissions[p.audience]?[p.name].flatMap { $0.isEmpty ? nil : $0 } ?? p.name }
+            return ["name": .text(r.role.name), "description": .text(r.role.description ?? ""), "grants": .text(grants.joined(separator: " · ")),
              "until": .text(r.role.expiresAt.map(Self.timeText) ?? "")]
         }
         let codes = try ceremonies.recoveryCodesStatus(principal)

@@ -111,6 +111,12 @@ extension SignetService {
         }
         // Where the account is signed in; ending one is a sensitive change.
         r.add("GET", "/me/sessions", needs: .account) { s, call in try Wire.encode(s.ceremonies.sessionList(call.account)) }
+        r.add("GET", "/me/roles", needs: .account) { s, call in
+            try Wire.encode(AccountRoles(roles: s.ceremonies.accountRoles(call.account).map { r in
+                AccountRoles.Role(id: r.role.id, name: r.role.name, description: r.role.description, expires_at: r.role.expiresAt.map(Ceremonies.iso),
+                                  permissions: r.permissions.map { ManagementPermission($0, s.configuration) })
+            }))
+        }
         // Sign-in by email code, on or off (turning it either way is a fresh passkey check's).
         r.add("GET", "/me/email-sign-in", needs: .account) { s, call in try Wire.encode(s.ceremonies.emailSignIn(call.account)) }
         r.add("PUT", "/me/email-sign-in", needs: .sensitive) { s, call in

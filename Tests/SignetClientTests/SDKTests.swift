@@ -124,6 +124,7 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         let client = SignetClient(baseURL: server.url, clientID: "dev", passkeys: passkeys, tokens: tokens, permissions: ["transfer:funds", "read:reports"])
         try await client.signUp(email: "teller@signet.test")
         #expect(try await client.grantedPermissions(audience: "urn:bank") == [])
+        #expect(try await client.roles().isEmpty)
         let user = try await client.userInfo().sub
         func admin(_ arguments: String) throws -> String {
             let ran = try ReadmeQuickstartTests.shell("SIGNET_TOKENS_PERMISSIONS='\(setting)' scripts/run.sh admin roles \(arguments) --database sqlite:signet.db", server: server)
@@ -134,6 +135,14 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         let role = try JSONDecoder().decode(Made.self, from: Data(try admin("add --name Teller --json").utf8)).id
         _ = try admin("grant \(role) --api urn:bank --permission transfer:funds --permission admin:users")
         _ = try admin("assign \(role) \(user)")
+        // The account's roles say so at once, with what each grants; one given for a time says until when.
+        let listed = try await client.roles()
+        #expect(listed.map(\.name) == ["Teller"] && listed.first?.expires_at == nil)
+        #expect(listed.first?.permissions.map { "\($0.resource_server_identifier) \($0.permission_name) \($0.description ?? "-")" } == ["urn:bank admin:users ", "urn:bank transfer:funds Move money"])
+        let onCall = try JSONDecoder().decode(Made.self, from: Data(try admin("add --name On-call --json").utf8)).id
+        _ = try admin("assign \(onCall) \(user) --for 4h")
+        let both = try await client.roles()
+        #expect(both.map(\.name) == ["On-call", "Teller"] && both.first?.expires_at?.hasSuffix("Z") == true && both.first?.permissions == [])
         // The kept token still says what it was granted; the next sign-in's tokens say the new.
         #expect(try await client.grantedPermissions(audience: "urn:bank") == [])
         try await client.signIn()

@@ -67,6 +67,13 @@ import Testing
         let events = try server.store.auditEvents(limit: 5)
         #expect(events.contains { $0.kind == "admin_user_roles_changed" && $0.detail == "roles given until \(Ceremonies.iso(end)): Admin (\(admin))" }, "\(events.map(\.detail))")
 
+        // The account's own view: the role, its end, what it grants.
+        let own = try RoleTests.signIn(server, phone, audience: nil)["access_token"]?.string
+        let mine = try server.api("GET", "/me/roles", token: own)
+        #expect(mine.json == .object(["roles": .array([.object(["id": .string(admin), "name": .string("Admin"), "expires_at": .string(Ceremonies.iso(end)), "permissions": .array([
+            .object(["permission_name": .string("admin:users"), "description": .string(""), "resource_server_identifier": .string(Self.api), "resource_server_name": .string(Self.api)]),
+        ])])])]), "\(mine.json.serialized)")
+
         let console = try Self.signIn(phone, client: "console")
         #expect(console.status == 200, "\(console.json.serialized)")
         let claims = jwtClaims(console.json["access_token"]?.string)
@@ -84,6 +91,8 @@ import Testing
         #expect(try Self.signIn(phone, client: "console").json["reason"] == .string("role_required"))
         let app = jwtClaims(try Self.signIn(phone, client: "app").json["access_token"]?.string)
         #expect(app["permissions"] == .array([]) && app["https://signet.test/roles"] == .array([]))
+        let after = try RoleTests.signIn(server, phone, audience: nil)["access_token"]?.string
+        #expect(try server.api("GET", "/me/roles", token: after).json == .object(["roles": .array([])]))
     }
 
     @Test("the purge takes an ended role with role_expired on the account's history, once; a role given again before it ran stays; one given for good never goes")

@@ -234,18 +234,16 @@ extension Ceremonies {
         }
     }
 
-    /// The account page's roles: each role the signed-in account has, with what it grants as
-    /// `tokens.permissions` describes it (its name where the description is empty), a permission
-    /// the setting no longer names left out as the tokens leave it out. Only to read: operators
-    /// give and take roles.
-    public func accountRoles(_ principal: Principal) throws -> [(role: RoleRow, grants: [String])] {
+    /// The signed-in account's roles (`GET /me/roles`, the account page's "Your roles"): each
+    /// role it has now, with its end, and what it grants, a permission `tokens.permissions` no
+    /// longer names left out as the tokens leave it out. Only to read: operators give and take
+    /// roles.
+    public func accountRoles(_ principal: Principal) throws -> [(role: RoleRow, permissions: [Permission])] {
         let roles = try currentRoles(principal.user.id)
         guard !roles.isEmpty else { return [] }
         let granted = try store.userPermissions(userID: principal.user.id, at: nowMillis)
         return roles.map { role in
-            (role, granted.filter { $0.roleID == role.id }.compactMap { g in
-                configuration.apiPermissions[g.permission.audience]?[g.permission.name].map { $0.isEmpty ? g.permission.name : $0 }
-            })
+            (role, granted.filter { $0.roleID == role.id && configuration.apiPermissions[$0.permission.audience]?[$0.permission.name] != nil }.map(\.permission))
         }
     }
 
