@@ -49,6 +49,15 @@ final class KeyServer: HTTPHandler {
         return try PrivateKeyJWTTests.grant(server, PrivateKeyJWTTests.jwtBearer.merging(["client_assertion": .string(jwt)]))
     }
 
+    /// A key server publishing one new key, listening on loopback, and its set's address.
+    static func keyServer(kid: String = "k1") throws -> (keys: KeyServer, listener: HTTPServer, uri: String, key: SoftwareClientKey) {
+        let keys = KeyServer()
+        let (listener, base) = try startLoopbackServer(keys)
+        let key = try SoftwareClientKey(kid: kid)
+        keys.publish([key])
+        return (keys, listener, base + "/jwks.json", key)
+    }
+
     static func lastRefusal(_ server: TestServer) throws -> AuditEvent? {
         try server.store.auditEvents(limit: 20).first { $0.kind == "client_authentication" && $0.outcome == "failure" }
     }
@@ -97,12 +106,9 @@ final class KeyServer: HTTPHandler {
 
     @Test("fetched at start, before any assertion, for the file's clients and the database's, and when the API adds or moves a client's jwks_uri: the first assertion waits for no fetch")
     func prefetched() throws {
-        let keys = KeyServer()
-        let (listener, base) = try startLoopbackServer(keys)
+        let (keys, listener, uri, key) = try Self.keyServer()
         defer { listener.stop() }
-        let key = try SoftwareClientKey(kid: "k1")
-        keys.publish([key])
-        let server = try Self.server(base + "/jwks.json")
+        let server = try Self.server(uri)
         #expect(eventually { keys.count == 1 })
         #expect(try Self.grant(server, by: key).status == 200)
         #expect(keys.count == 1)
@@ -110,18 +116,18 @@ final class KeyServer: HTTPHandler {
         // A client the API adds, and one it moves to another address: each fetched at once.
         let token = try server.managementToken()
         let made = try server.api("POST", "/api/v2/clients", token: token, .object([
-            "name": .string("Published"), "token_endpoint_auth_method": .string("private_key_jwt"), "jwks_uri": .string(base + "/jwks.json"),
+            "name": .string("Published"), "token_endpoint_auth_method": .string("private_key_jwt"), "jwks_uri": .string(uri),
             "grant_types": .array([.string("client_credentials")]), "scopes": .array([.string("read:users")]),
         ]))
         let id = try #require(made.json["client_id"]?.string, "\(made.json.serialized)")
         #expect(eventually { keys.count == 2 })
-        #expect(try server.api("PATCH", "/api/v2/clients/\(id)", token: token, .object(["jwks_uri": .string(base + "/jwks.json?v=2")])).status == 200)
+        #expect(try server.api("PATCH", "/api/v2/clients/\(id)", token: token, .object(["jwks_uri": .string(uri + "?v=2")])).status == 200)
         #expect(eventually { keys.count == 3 })
         #expect(try Self.grant(server, by: key, client: id).status == 200)
         #expect(keys.count == 3)
 
         // A restart fetches the database's client too, and the file's.
-        let again = try Self.server(base + "/jwks.json", sharing: server.directory)
+        let again = try Self.server(uri, sharing: server.directory)
         #expect(eventually { keys.count == 5 })
         #expect(try Self.grant(again, by: key, client: id).status == 200 && Self.grant(again, by: key).status == 200)
         #expect(keys.count == 5)
@@ -129,12 +135,9 @@ final class KeyServer: HTTPHandler {
 
     @Test("sixteen assertions at once, nothing kept yet: one fetch, and all sixteen accepted")
     func oneFetchAtOnce() throws {
-        let keys = KeyServer()
-        let (listener, base) = try startLoopbackServer(keys)
+        let (keys, listener, uri, key) = try Self.keyServer()
         defer { listener.stop() }
-        let key = try SoftwareClientKey(kid: "k1")
-        keys.publish([key])
-        let server = try Self.server(base + "/jwks.json")
+        let server = try Self.server(uri)
         let results = simultaneously(16) { _ in try Self.grant(server, by: key).status }
         #expect(results.map { try? $0.get() } == Array(repeating: 200, count: 16))
         #expect(keys.count == 1)
@@ -142,13 +145,10 @@ final class KeyServer: HTTPHandler {
 
     @Test("the key server down: the last set is used for a day; without one, refused, with why in the audit; a failed fetch at start holds off no assertion's; junk, oversize and private keys refused as at registration")
     func failures() throws {
-        let keys = KeyServer()
-        let (listener, base) = try startLoopbackServer(keys)
+        let (keys, listener, uri, key) = try Self.keyServer()
         defer { listener.stop() }
-        let key = try SoftwareClientKey(kid: "k1")
-        keys.publish([key])
         keys.status.withLock { $0 = 503 }
-        let server = try Self.server(base + "/jwks.json")
+        let server = try Self.server(uri)
         // The start's fetch fails; the first assertion fetches for itself all the same.
         #expect(eventually { keys.count == 1 })
 
@@ -192,12 +192,8 @@ final class KeyServer: HTTPHandler {
 
     @Test("registration: the configuration file, the API and the command; https or loopback http, one method per client; a patch moves between jwks and jwks_uri")
     func registration() throws {
-        let keys = KeyServer()
-        let (listener, base) = try startLoopbackServer(keys)
+        let (_, listener, uri, key) = try Self.keyServer(kid: "db-1")
         defer { listener.stop() }
-        let key = try SoftwareClientKey(kid: "db-1")
-        keys.publish([key])
-        let uri = base + "/jwks.json"
 
         func loaded(_ client: String) throws -> ClientConfiguration? {
             let json = #"{"issuer": "https://auth.example.com", "relying_party": {"id": "example.com", "name": "E", "origins": ["https://example.com"]}, "clients": [\#(client)]}"#

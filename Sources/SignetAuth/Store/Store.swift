@@ -481,7 +481,8 @@ public protocol Store: Sendable {
     /// The names of the permissions an account's roles grant at `at` for one API, each once,
     /// sorted: what its access tokens for that API list.
     func permissionNames(userID: String, audience: String, at: Int64) throws(StoreError) -> [String]
-    /// At most `limit` memberships that ended before `before`, the earliest first.
+    /// At most `limit` memberships that ended by `before` (their end at or before it: a role
+    /// counts until its end, not at it), the earliest first.
     func endedRoles(before: Int64, limit: Int) throws(StoreError) -> [EndedRole]
     /// Deletes each of `ended` still as it was read (a membership given a new end meanwhile
     /// stays), with `writes` for those deleted: the `writes` of one not deleted are left out,
