@@ -260,7 +260,7 @@ public actor SignetClient {
     /// or an App Link brings it to the app (the iOS app's `enrollment_links`), for
     /// ``enroll(ticket:)``; `nil` for any other URL, another server's included, which is not this
     /// call's to open.
-    public func enrollmentTicket(in url: URL) -> String? {
+    public nonisolated func enrollmentTicket(in url: URL) -> String? {
         guard let link = URLComponents(url: url, resolvingAgainstBaseURL: false), let own = URLComponents(url: baseURL, resolvingAgainstBaseURL: false),
               link.scheme?.lowercased() == own.scheme?.lowercased(), link.host?.lowercased() == own.host?.lowercased(), link.port == own.port,
               link.user == nil, link.password == nil, link.query == nil,
