@@ -2,6 +2,7 @@ import Foundation
 import SignetAuth
 import SignetCurl
 import SignetHTTP
+import Synchronization
 
 /// Where a message goes: an SMTP relay, or a folder of `.eml` files in development.
 protocol MailTransport: Sendable {
@@ -60,6 +61,8 @@ final class MailSender: @unchecked Sendable {
     let log: AccessLog
     let interval: Double
     private let thread = SenderThread()
+    /// Set by ``pause()``: the beat passes no more, while ``runOnce()`` still does.
+    private let paused = Mutex(false)
 
     init(ceremonies: Ceremonies, transport: any MailTransport, log: AccessLog, interval: Double = 1) {
         self.ceremonies = ceremonies
@@ -71,7 +74,7 @@ final class MailSender: @unchecked Sendable {
     func start() {
         thread.start(name: "signet.mail") { [self] in
             while !isStopped {
-                _ = thread.beat(otherwise: 0, pass)
+                _ = thread.beat(otherwise: 0) { paused.withLock { $0 } ? 0 : pass() }
                 ceremonies.mailQueued.wait(timeout: interval)
             }
         }
@@ -82,6 +85,13 @@ final class MailSender: @unchecked Sendable {
     func stop() {
         thread.stop()
         ceremonies.mailQueued.signal()
+    }
+
+    /// Stops the beat's passes, and returns once one under way has ended: after it, only
+    /// ``runOnce()`` delivers (tests that move the clock and must say when a pass runs).
+    func pause() {
+        paused.withLock { $0 = true }
+        _ = thread.pass { 0 }
     }
 
     /// One pass: every due message claimed and tried. Returns how many were delivered.

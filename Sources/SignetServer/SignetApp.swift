@@ -186,6 +186,10 @@ public final class SignetApp: @unchecked Sendable {
     /// has ended (tests then send with ``sendLogoutsNow()``).
     package func pauseLogouts() { logoutSender?.pause() }
 
+    /// Stops this instance's mail sender's own beat, and returns once a pass of its under way has
+    /// ended (tests then deliver, and finish recoveries, with ``sendMailNow()``).
+    package func pauseMail() { mailSender?.pause() }
+
     /// Stops this instance's mail sender (tests of an instance that stops sending).
     package func stopMail() { mailSender?.stop() }
 
