@@ -144,6 +144,23 @@ extension SQLStore {
         }
     }
 
+    public func userRoles(userIDs: [String], at: Int64) throws(StoreError) -> [String: [RoleRow]] {
+        guard !userIDs.isEmpty else { return [:] }
+        let marks = Array(repeating: "?", count: userIDs.count).joined(separator: ", ")
+        return try reading { db throws(StoreError) in
+            var roles: [String: [RoleRow]] = [:]
+            for row in try db.query("""
+                SELECT \(Self.prefixed(Self.roleColumns, "r")), m.expires_at, m.user_id FROM user_roles m JOIN roles r ON r.id = m.role_id
+                WHERE m.user_id IN (\(marks)) AND \(Self.current) ORDER BY m.user_id, r.name, r.id
+                """, userIDs.map(SQLValue.text) + [.int(at)]) {
+                var role = Self.roleRow(row)
+                role.expiresAt = row[6].int
+                roles[row[7].text ?? "", default: []].append(role)
+            }
+            return roles
+        }
+    }
+
     public func roleMembers(roleID: String, at: Int64, offset: Int, limit: Int) throws(StoreError) -> (members: [RoleMember], total: Int) {
         try reading { db throws(StoreError) in
             let total = try db.query("SELECT COUNT(*) FROM user_roles m WHERE m.role_id = ? AND \(Self.current)", [.text(roleID), .int(at)]).first?[0].int ?? 0

@@ -130,5 +130,15 @@ import Testing
         #expect(try store.changeUserRoles(userID: ada.id, roleIDs: [admin.id, teller.id], give: true, expiresAt: 8_000, at: 4_000, writes: []))
         #expect(try store.userRoles(userID: ada.id, at: 4_000).map { "\($0.name) \($0.expiresAt ?? 0)" } == ["Admin 8000", "Teller 8000"])
         #expect(try store.endedRoles(before: 10_000, limit: 10).map(\.expiresAt) == [8_000, 8_000])
+
+        // A page's accounts at once: what each account's own read gives, at any time; none for an account without.
+        let lin = user(3)
+        try store.createUser(lin, credential: credential(lin.id))
+        for at: Int64 in [4_000, 8_000] {
+            let batch = try store.userRoles(userIDs: [ada.id, grace.id, lin.id], at: at)
+            for id in [ada.id, grace.id] { #expect((batch[id] ?? []) == (try store.userRoles(userID: id, at: at)), "\(at)") }
+            #expect(batch[lin.id] == nil && batch.count == (at == 4_000 ? 2 : 1), "\(at)")
+        }
+        #expect(try store.userRoles(userIDs: [], at: 0).isEmpty)
     }
 }

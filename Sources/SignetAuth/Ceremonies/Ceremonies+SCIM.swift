@@ -56,7 +56,7 @@ extension Ceremonies {
         }
         return .object([
             "schemas": .array([.string(SCIM.listSchema)]), "totalResults": .int(Int64(total)), "startIndex": .int(Int64(start)),
-            "itemsPerPage": .int(Int64(found.count)), "Resources": .array(try found.map(scimResource)),
+            "itemsPerPage": .int(Int64(found.count)), "Resources": .array(try scimResources(found)),
         ])
     }
 
@@ -117,10 +117,16 @@ extension Ceremonies {
         return try scimResource(try updateUser(id: id, change, by: caller, context: context))
     }
 
+    /// A page of accounts as SCIM Users, their Groups read for the whole page at once.
+    func scimResources(_ users: [ManagementUser]) throws -> [JSONValue] {
+        let roles = try store.userRoles(userIDs: users.map(\.user_id), at: nowMillis)
+        return try users.map { try scimResource($0, roles: roles[$0.user_id] ?? []) }
+    }
+
     /// An account as a SCIM User (RFC 7643 §4.1), its `meta.location` under the issuer, with the
     /// Groups (roles) it is in (§4.1.2 `groups`, read-only: membership changes through the Group),
-    /// when it is in any.
-    func scimResource(_ user: ManagementUser) throws -> JSONValue {
+    /// when it is in any: `roles` when the caller read them, else its own read.
+    func scimResource(_ user: ManagementUser, roles given: [RoleRow]? = nil) throws -> JSONValue {
         var members: [(String, JSONValue)] = [("schemas", .array([.string(SCIM.userSchema)])), ("id", .string(user.user_id))]
         if case .string(let external)? = user.app_metadata?[SCIM.externalIDKey] { members.append(("externalId", .string(external))) }
         members.append(("userName", .string(Self.keptUserName(user) ?? user.email)))
@@ -129,7 +135,7 @@ extension Ceremonies {
             ("emails", .array([.object(["value": .string(user.email), "primary": .bool(true), "type": .string("work")])])),
             ("active", .bool(!user.blocked)),
         ]
-        let roles = try currentRoles(user.user_id)
+        let roles = try given ?? currentRoles(user.user_id)
         if !roles.isEmpty {
             members.append(("groups", .array(roles.map { role in
                 .object(["value": .string(role.id), "display": .string(role.name), "$ref": .string(configuration.issuer + "/scim/v2/Groups/" + role.id),

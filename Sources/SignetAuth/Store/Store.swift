@@ -473,6 +473,9 @@ public protocol Store: Sendable {
     /// An account's roles at `at` (milliseconds: one that ended by then is not), by name, each
     /// with when the account's membership ends.
     func userRoles(userID: String, at: Int64) throws(StoreError) -> [RoleRow]
+    /// The roles at `at` of each of `userIDs` (at most 100), by account, each account's by name:
+    /// one read for a page of accounts. An account with none is absent.
+    func userRoles(userIDs: [String], at: Int64) throws(StoreError) -> [String: [RoleRow]]
     /// The accounts that have a role at `at`, in the order they were given it, a page at a time,
     /// and how many.
     func roleMembers(roleID: String, at: Int64, offset: Int, limit: Int) throws(StoreError) -> (members: [RoleMember], total: Int)
