@@ -63,11 +63,16 @@ final class ClientKeyCache: ClientKeySource, @unchecked Sendable {
         }
     }
 
-    func prefetch(clientID: String, uri: String) {
-        guard lock.withLock({ entries[clientID]?.uri != uri && refreshing.insert(clientID).inserted }) else { return }
+    /// One task fetches the sets in turn, however many clients there are (a deployment's every
+    /// `jwks_uri` client at start), so a start never makes a thread a client.
+    func prefetch(_ clients: [(clientID: String, uri: String)]) {
+        let wanted = lock.withLock { clients.filter { entries[$0.clientID]?.uri != $0.uri && refreshing.insert($0.clientID).inserted } }
+        guard !wanted.isEmpty else { return }
         DispatchQueue.global(qos: .utility).async { [self] in
-            defer { _ = lock.withLock { refreshing.remove(clientID) } }
-            _ = try? fetchOnce(clientID, uri, refresh: false, remembering: false)
+            for (clientID, uri) in wanted {
+                _ = try? fetchOnce(clientID, uri, refresh: false, remembering: false)
+                _ = lock.withLock { refreshing.remove(clientID) }
+            }
         }
     }
 
@@ -76,7 +81,7 @@ final class ClientKeyCache: ClientKeySource, @unchecked Sendable {
         guard lock.withLock({ refreshing.insert(clientID).inserted }) else { return }
         DispatchQueue.global(qos: .utility).async { [self] in
             defer { _ = lock.withLock { refreshing.remove(clientID) } }
-            _ = try? fetchOnce(clientID, uri, refresh: false, remembering: false)
+            _ = try? fetchOnce(clientID, uri, refresh: false)
         }
     }
 

@@ -36,7 +36,7 @@ extension Ceremonies {
         try store.insertClient(row, writes: [.audit(event)])
         counted(event)
         clients.invalidate()
-        if let uri = row.jwksURI { clientKeys.prefetch(clientID: row.id, uri: uri) }
+        if let uri = row.jwksURI { clientKeys.prefetch([(row.id, uri)]) }
         return AddedClient(client: row, secret: secret)
     }
 
@@ -169,7 +169,7 @@ extension Ceremonies {
         }
         counted(event)
         clients.invalidate()
-        if let uri = after.jwksURI { clientKeys.prefetch(clientID: id, uri: uri) }
+        if let uri = after.jwksURI { clientKeys.prefetch([(id, uri)]) }
         return after
     }
 
@@ -177,10 +177,8 @@ extension Ceremonies {
     /// database's) fetched in the background, so that no client's first assertion after a
     /// restart waits for its key server.
     public func prefetchClientKeys() {
-        let stored = ((try? storedClients()) ?? []).compactMap { row in row.jwksURI.map { (row.id, $0) } }
-        for (id, uri) in configuration.clients.compactMap({ client in client.jwksURI.map { (client.id, $0) } }) + stored {
-            clientKeys.prefetch(clientID: id, uri: uri)
-        }
+        let stored = ((try? storedClients()) ?? []).compactMap { row in row.jwksURI.map { (clientID: row.id, uri: $0) } }
+        clientKeys.prefetch(configuration.clients.compactMap { client in client.jwksURI.map { (clientID: client.id, uri: $0) } } + stored)
     }
 
     /// `PATCH /api/v2/clients/{id}`: the settings `patch` names, changed together.

@@ -10,14 +10,14 @@ public protocol ClientKeySource: Sendable {
     /// (``JWKSet/keys(_:)``). With `refresh`, a set fetched anew, unless one was fetched
     /// moments ago (so that assertions naming unknown keys cannot make every request a fetch).
     func keys(clientID: String, uri: String, refresh: Bool) throws(ClientKeyFailure) -> [JSONObject]
-    /// Fetches the set at `uri` ahead of the client's first assertion, off the caller's thread,
-    /// unless one from there is kept; a failure leaves nothing behind, so the first assertion
-    /// fetches for itself as it would have.
-    func prefetch(clientID: String, uri: String)
+    /// Fetches each client's set at its `uri` ahead of its first assertion, off the caller's
+    /// thread, unless one from there is kept; a failure leaves nothing behind, so the first
+    /// assertion fetches for itself as it would have.
+    func prefetch(_ clients: [(clientID: String, uri: String)])
 }
 
 extension ClientKeySource {
-    public func prefetch(clientID: String, uri: String) {}
+    public func prefetch(_ clients: [(clientID: String, uri: String)]) {}
 }
 
 /// Why a client's published keys could not be had: the fetch failed and no set fetched before
