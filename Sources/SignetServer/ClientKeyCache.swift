@@ -67,21 +67,24 @@ final class ClientKeyCache: ClientKeySource, @unchecked Sendable {
     /// `jwks_uri` client at start), so a start never makes a thread a client.
     func prefetch(_ clients: [(clientID: String, uri: String)]) {
         let wanted = lock.withLock { clients.filter { entries[$0.clientID]?.uri != $0.uri && refreshing.insert($0.clientID).inserted } }
-        guard !wanted.isEmpty else { return }
-        DispatchQueue.global(qos: .utility).async { [self] in
-            for (clientID, uri) in wanted {
-                _ = try? fetchOnce(clientID, uri, refresh: false, remembering: false)
-                _ = lock.withLock { refreshing.remove(clientID) }
-            }
-        }
+        fetchInBackground(wanted, remembering: false)
     }
 
     /// Replaces the client's set off the request's thread, unless a fetch already does.
     private func refreshInBackground(_ clientID: String, _ uri: String) {
         guard lock.withLock({ refreshing.insert(clientID).inserted }) else { return }
+        fetchInBackground([(clientID, uri)], remembering: true)
+    }
+
+    /// One task that fetches each client's set in turn, each client marked ``refreshing`` by the
+    /// caller and unmarked once its fetch is done.
+    private func fetchInBackground(_ clients: [(clientID: String, uri: String)], remembering: Bool) {
+        guard !clients.isEmpty else { return }
         DispatchQueue.global(qos: .utility).async { [self] in
-            defer { _ = lock.withLock { refreshing.remove(clientID) } }
-            _ = try? fetchOnce(clientID, uri, refresh: false)
+            for (clientID, uri) in clients {
+                _ = try? fetchOnce(clientID, uri, refresh: false, remembering: remembering)
+                _ = lock.withLock { refreshing.remove(clientID) }
+            }
         }
     }
 

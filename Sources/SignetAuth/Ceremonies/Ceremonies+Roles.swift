@@ -128,6 +128,23 @@ extension Ceremonies {
         guard end - now <= longestRoleGrant else { throw AuthError.malformed("expires_at is more than 366 days away: give the role for good instead, and review it as such") }
     }
 
+    /// The time a change of roles is made at, once its `end` is checked: only a role given may
+    /// end, and after now within ``longestRoleGrant``.
+    func roleChangeTime(give: Bool, until end: Int64?) throws -> Int64 {
+        guard give || end == nil else { throw AuthError.malformed("expires_at is for giving roles, not taking them") }
+        let now = nowMillis
+        try Self.checkRoleEnd(end, now: now)
+        return now
+    }
+
+    /// Whether giving a role (until `end`) or taking it changes a membership that ends at `held`
+    /// (`nil`: the account has not the role; `.some(nil)`: it has it for good). A role given with
+    /// the end it has, or taken from an account without it, writes nothing.
+    static func changes(_ held: Int64??, give: Bool, until end: Int64?) -> Bool {
+        guard let ends = held else { return give }
+        return !give || ends != end
+    }
+
     /// What an audit row says of roles given until `end`.
     static func given(until end: Int64?) -> String { "roles given" + (end.map { " until \(iso($0))" } ?? "") }
 
@@ -137,17 +154,12 @@ extension Ceremonies {
     /// Its tokens list the new permissions from its next sign-in or refresh.
     public func changeUserRoles(userID: String, roleIDs: [String], give: Bool, until end: Int64? = nil, by caller: ManagementCaller, context: RequestContext) throws {
         guard (1...Self.maxRoleBatch).contains(roleIDs.count) else { throw AuthError.malformed("roles must list 1 to \(Self.maxRoleBatch) role IDs") }
-        guard give || end == nil else { throw AuthError.malformed("expires_at is for giving roles, not taking them") }
-        let now = nowMillis
-        try Self.checkRoleEnd(end, now: now)
+        let now = try roleChangeTime(give: give, until: end)
         try requireAccount(userID)
         // A role it has already with the same end (or has not) is passed over; nothing to
         // change writes nothing.
         let held = Dictionary(try store.userRoles(userID: userID, at: now).map { ($0.id, $0.expiresAt) }) { first, _ in first }
-        let roles = try Set(roleIDs).map { try role(id: $0) }.filter { role in
-            guard let ends = held[role.id] else { return give }
-            return give ? ends != end : true
-        }.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
+        let roles = try Set(roleIDs).map { try role(id: $0) }.filter { Self.changes(held[$0.id], give: give, until: end) }.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
         guard !roles.isEmpty else { return }
         let event = pendingAuditEvent(.adminUserRolesChanged, user: userID, client: caller.clientID,
                                       detail: (give ? Self.given(until: end) : "roles taken") + ": " + roles.map { "\($0.name.prefix(100)) (\($0.id))" }.joined(separator: ", "),
@@ -168,17 +180,14 @@ extension Ceremonies {
     /// passed over.
     public func changeRoleMembers(id: String, users: [String], give: Bool, until end: Int64? = nil, by caller: ManagementCaller, context: RequestContext) throws {
         guard (1...Self.maxRoleBatch).contains(users.count) else { throw AuthError.malformed("users must list 1 to \(Self.maxRoleBatch) user IDs") }
-        guard give || end == nil else { throw AuthError.malformed("expires_at is for giving a role, not taking it") }
-        let now = nowMillis
-        try Self.checkRoleEnd(end, now: now)
+        let now = try roleChangeTime(give: give, until: end)
         let role = try role(id: id)
         // Each named account's own roles, not the role's every member: a role may have thousands.
         var changing: [String] = []
         for user in users where !changing.contains(user) {
             try requireAccount(user)
             let mine = try store.userRoles(userID: user, at: now).first { $0.id == id }
-            let changes = give ? mine.map({ $0.expiresAt != end }) ?? true : mine != nil
-            if changes { changing.append(user) }
+            if Self.changes(mine.map(\.expiresAt), give: give, until: end) { changing.append(user) }
         }
         try changeMembers(of: role, adding: give ? changing : [], removing: give ? [] : changing, until: end, by: caller, context: context)
     }

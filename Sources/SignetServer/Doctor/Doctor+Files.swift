@@ -68,7 +68,7 @@ extension Doctor {
     func enrollmentLinkCheck(_ value: JSONValue) -> DoctorCheck? {
         let linking = configuration.clients.flatMap(\.iosApps).filter(\.enrollmentLinks).map(\.appID)
         guard !linking.isEmpty else { return nil }
-        let host = URLComponents(string: configuration.issuer)?.host ?? ""
+        let host = issuerHost
         guard host == rpID else {
             return .note("aasa.enrollment_links", "enrollment links lead to \(host), not \(rpID): each app's Associated Domains needs applinks:\(host), where Signet serves /enroll under applinks for \(linking.joined(separator: ", "))")
         }

@@ -24,6 +24,8 @@ public struct Doctor: Sendable {
     static let aasaLimit = 128 * 1024
 
     var rpID: String { configuration.rpID }
+    /// The issuer's host, in lower case: where Signet's own pages and links are.
+    var issuerHost: String { URLComponents(string: configuration.issuer)?.host?.lowercased() ?? "" }
     var iosApps: [String] { configuration.clients.flatMap(\.iosApps).map(\.appID) }
     var androidApps: [ClientConfiguration.AndroidApp] { configuration.clients.flatMap(\.androidApps) }
 
@@ -41,7 +43,7 @@ public struct Doctor: Sendable {
         if !iosApps.isEmpty { checks += reachable ? appleAssociation(apex) : Self.skipped(Self.aasaChecks, reason) }
         if !androidApps.isEmpty { checks += reachable ? assetLinks(links) : Self.skipped(Self.assetLinksChecks, reason) }
         // The issuer on the RP ID's host shares its certificate: one TLS failure, reported once.
-        if tlsFailed, URLComponents(string: configuration.issuer)?.host?.lowercased() == rpID {
+        if tlsFailed, issuerHost == rpID {
             checks += Self.skipped(["discovery", "jwks"], "TLS failed")
         } else {
             checks += discovery()
