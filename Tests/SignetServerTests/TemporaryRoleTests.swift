@@ -211,4 +211,27 @@ import Testing
         #expect(try admin(["roles", "unassign", role, ada, "--for", "1h"]).status != 0)
         #expect(try admin(["roles", "show", role, "--json"]).output.contains(ada))
     }
+
+    @Test("/me/roles answers only the account's own token: none, a token for another API, an operator's token or a forged one is 401 with its reason, and nothing else is taken there")
+    func ownRolesRefusals() throws {
+        let server = try Self.server()
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "ada@bank.example")
+        let own = try RoleTests.signIn(server, phone, audience: nil)["access_token"]?.string
+        #expect(try server.api("GET", "/me/roles", token: own).status == 200)
+        let refusals: [(String?, String)] = [
+            (nil, "token_missing"),
+            (try RoleTests.signIn(server, phone)["access_token"]?.string, "token_audience_invalid"),
+            (try server.managementToken(), "token_invalid"),
+            ((own ?? "") + "x", "token_invalid"),
+        ]
+        for (token, reason) in refusals {
+            let refused = try server.api("GET", "/me/roles", token: token)
+            #expect(refused.status == 401 && refused.json["reason"] == .string(reason), "\(reason): \(refused.status) \(refused.json.serialized)")
+        }
+        for method in ["POST", "PUT", "DELETE"] {
+            let refused = try server.api(method, "/me/roles", token: own, .object(["roles": .array([])]))
+            #expect((400..<500).contains(refused.status) && refused.json["reason"]?.string != nil, "\(method): \(refused.status) \(refused.json.serialized)")
+        }
+    }
 }
