@@ -16,6 +16,7 @@ extension SQLStore {
             try db.transaction { () throws(StoreError) in
                 try db.lockForTransaction("signet-migrations")
                 try db.query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)")
+                try Self.refuseNewer(db, known: schema.last?.version ?? 0)
             }
             for migration in schema {
                 if let postgres = db as? PostgresConnection, let index = Schema.builtConcurrently[migration.version] {
@@ -36,6 +37,19 @@ extension SQLStore {
                     try Self.record(migration.version, db)
                 }
             }
+        }
+    }
+
+    /// Refuses a database that a newer Signet migrated: this build would not know its newer
+    /// columns and rules (a role given for a time, schema 33, would never end under a build
+    /// before it). The operator runs the release that wrote it, or a newer one, or restores a
+    /// copy made before the upgrade. Checked at every start, before any migration of this
+    /// build's is applied.
+    static func refuseNewer(_ db: any SQLSession, known: Int) throws(StoreError) {
+        let newest = try db.query("SELECT MAX(version) FROM schema_migrations").first?[0].int.map(Int.init) ?? 0
+        guard newest <= known else {
+            throw StoreError(.schemaNewer, "the database is at schema \(newest), and this signet knows schemas up to \(known): "
+                + "run the release that upgraded it (or a newer one), or restore a backup made before that upgrade")
         }
     }
 

@@ -23,9 +23,17 @@ public final class SQLStore: Store, @unchecked Sendable {
 
     /// With the background checkpoint every `checkpointInterval` seconds (tests set it long).
     package convenience init(path: String, durable: Bool, checkpointInterval: Double) throws(StoreError) {
-        try self.init(pool: try SQLitePool(path: path, interval: checkpointInterval, durable: durable), backend: "sqlite",
-                      schema: Schema.migrations(blob: "BLOB", clustered: " WITHOUT ROWID", serial: "INTEGER PRIMARY KEY AUTOINCREMENT", sqlite: true))
+        try self.init(pool: try SQLitePool(path: path, interval: checkpointInterval, durable: durable), backend: "sqlite", schema: Self.sqliteSchema)
     }
+
+    /// SQLite's migrations, in order.
+    static var sqliteSchema: [(version: Int, sql: String)] {
+        Schema.migrations(blob: "BLOB", clustered: " WITHOUT ROWID", serial: "INTEGER PRIMARY KEY AUTOINCREMENT", sqlite: true)
+    }
+
+    /// The newest schema version this build knows (the same number on both databases): a
+    /// database at a later one was upgraded by a newer Signet, and is refused.
+    public static var knownSchemaVersion: Int { sqliteSchema.last?.version ?? 0 }
 
     /// Connects to PostgreSQL at `url` (`postgres://user@host:port/db?sslmode=...`, passed to libpq
     /// as is) with `connections` pooled connections and applies pending migrations; instances

@@ -308,4 +308,9 @@ public enum PostgresAdmin {
         let suffix = adminURL[slash.upperBound...].split(separator: "?", maxSplits: 1)
         return String(adminURL[..<slash.upperBound]) + name + (suffix.count > 1 ? "?" + suffix[1] : "")
     }
+
+    /// Runs one statement on the database at `url`, outside any store.
+    public static func execute(url: String, _ sql: String) throws {
+        try PostgresConnection(url: url).query(sql)
+    }
 }

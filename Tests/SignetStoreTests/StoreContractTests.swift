@@ -69,6 +69,35 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         if let sql = store as? SQLStore { #expect(try sql.schemaVersions() == Array(1...33)) }
     }
 
+    @Test("a database that a newer Signet upgraded is refused at open (schema_newer)", arguments: Backend.available)
+    func newerSchema(_ backend: Backend) throws {
+        let next = SQLStore.knownSchemaVersion + 1
+        let reopen: () throws -> SQLStore
+        var sqlitePath: String?
+        switch backend {
+        case .sqlite:
+            let path = TemporaryDatabase.path("newer")
+            _ = try SQLStore(path: path)
+            _ = try rawSQLite(path, "INSERT INTO schema_migrations VALUES (\(next), 0)")
+            sqlitePath = path
+            reopen = { try SQLStore(path: path) }
+        case .postgres:
+            let admin = try #require(ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"])
+            let url = try PostgresAdmin.createDatabase(adminURL: admin, name: "n_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))
+            _ = try SQLStore(postgres: url, connections: 1)
+            try PostgresAdmin.execute(url: url, "INSERT INTO schema_migrations VALUES (\(next), 0)")
+            reopen = { try SQLStore(postgres: url, connections: 1) }
+        }
+        #expect {
+            try reopen()
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .schemaNewer && error.detail.contains("schema \(next), and this signet knows schemas up to \(next - 1)")
+        }
+        // Nothing of this build's was applied to it.
+        if let sqlitePath { #expect(try rawSQLite(sqlitePath, "SELECT version FROM schema_migrations ORDER BY version") == (1...next).map(String.init)) }
+    }
+
     @Test("a user is created with its passkey or not at all", arguments: Backend.available)
     func createUser(_ backend: Backend) throws {
         let store = try backend.open()

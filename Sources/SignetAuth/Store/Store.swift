@@ -23,6 +23,9 @@ public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
         public static let unavailable = Code(rawValue: "database_unavailable")
         /// The disk (or the database's size limit) is full; the transaction was rolled back.
         public static let storageFull = Code(rawValue: "storage_full")
+        /// The database was migrated by a newer Signet than this one (its schema has versions
+        /// this build does not know); nothing was written.
+        public static let schemaNewer = Code(rawValue: "schema_newer")
         /// Anything else: a bug or a corrupt database.
         public static let internalError = Code(rawValue: "internal")
     }
