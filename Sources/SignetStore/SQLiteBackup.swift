@@ -24,31 +24,36 @@ public enum SQLiteBackup {
         guard FileManager.default.fileExists(atPath: source) else { throw StoreError(.unavailable, "no SQLite database at \(source)") }
         let partial = target + ".part"
         try? FileManager.default.removeItem(atPath: partial)
-        let from = try open(source, flags: SQLITE_OPEN_READWRITE)
-        defer { sqlite3_close(from) }
-        do {
-            let to = try open(partial, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-            defer { sqlite3_close(to) }
-            guard let backup = sqlite3_backup_init(to, "main", from, "main") else {
-                throw StoreError(.internalError, "backup: \(String(cString: sqlite3_errmsg(to)))")
-            }
-            var rc: Int32
-            repeat {
-                rc = sqlite3_backup_step(backup, -1)
-                if rc == SQLITE_BUSY || rc == SQLITE_LOCKED { usleep(20_000) }
-            } while rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED
-            let finished = sqlite3_backup_finish(backup)
-            guard rc == SQLITE_DONE, finished == SQLITE_OK else {
-                throw StoreError(rc == SQLITE_FULL ? .storageFull : .internalError, "backup: \(String(cString: sqlite3_errmsg(to)))")
-            }
-            // A copy that stands alone: no WAL beside it.
-            try exec(to, "PRAGMA journal_mode = DELETE")
-        }
+        try snapshot(source, into: partial, sourceFlags: SQLITE_OPEN_READWRITE)
         let report = try check(partial, start: start, target: target)
         try sync(partial)
         guard rename(partial, target) == 0 else { throw StoreError(.internalError, "cannot rename \(partial) to \(target): \(String(cString: strerror(errno)))") }
         sync(directoryOf: target)
         return report
+    }
+
+    /// Every page of one snapshot of `source` into a new file `path`, left without a WAL: the
+    /// online backup API in a single step, which commits made to the source meanwhile neither
+    /// restart nor tear.
+    static func snapshot(_ source: String, into path: String, sourceFlags: Int32) throws(StoreError) {
+        let from = try open(source, flags: sourceFlags)
+        defer { sqlite3_close(from) }
+        let to = try open(path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        defer { sqlite3_close(to) }
+        guard let backup = sqlite3_backup_init(to, "main", from, "main") else {
+            throw StoreError(.internalError, "backup: \(String(cString: sqlite3_errmsg(to)))")
+        }
+        var rc: Int32
+        repeat {
+            rc = sqlite3_backup_step(backup, -1)
+            if rc == SQLITE_BUSY || rc == SQLITE_LOCKED { usleep(20_000) }
+        } while rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED
+        let finished = sqlite3_backup_finish(backup)
+        guard rc == SQLITE_DONE, finished == SQLITE_OK else {
+            throw StoreError(rc == SQLITE_FULL ? .storageFull : .internalError, "backup: \(String(cString: sqlite3_errmsg(to)))")
+        }
+        // A copy that stands alone: no WAL beside it.
+        try exec(to, "PRAGMA journal_mode = DELETE")
     }
 
     /// Opens the copy anew and checks it as a restore would read it.
@@ -57,7 +62,8 @@ public enum SQLiteBackup {
         defer { sqlite3_close(db) }
         let integrity = try scalarText(db, "PRAGMA integrity_check")
         guard integrity == "ok" else { throw StoreError(.internalError, "the copy failed its integrity check: \(integrity)") }
-        let version = Int(try scalarText(db, "SELECT MAX(version) FROM schema_migrations")) ?? 0
+        let signet = try scalarText(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'") == "1"
+        let version = signet ? Int(try scalarText(db, "SELECT MAX(version) FROM schema_migrations")) ?? 0 : 0
         guard version > 0 else { throw StoreError(.internalError, "the copy has no Signet schema") }
         let users = Int(try scalarText(db, "SELECT COUNT(*) FROM users")) ?? 0
         let pages = Int(try scalarText(db, "PRAGMA page_count")) ?? 0

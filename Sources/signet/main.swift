@@ -25,6 +25,8 @@ let usage = """
                      find, block and delete users, add and remove clients, read the audit log (signet admin for details)
       backup --to FILE [--config signet.json] [--database sqlite:PATH]
                      a checked copy of a running SQLite database (PostgreSQL: pg_dump)
+      restore --from FILE [--config signet.json] [--database sqlite:PATH]
+                     put a backup back in the SQLite database's place, servers stopped; the one replaced is kept
       copy --to sqlite:PATH|postgres://... [--config signet.json] [--database URL]
                      every row into a new, empty database of either kind (SQLite to PostgreSQL), read back and checked
       doctor --config signet.json [--resolve HOST:PORT:ADDR] [--ca-file PEM] [--json] [--offline]
@@ -54,6 +56,8 @@ case "doctor":
     exit(DoctorCommand.run(Array(arguments.dropFirst())))
 case "backup":
     exit(BackupCommand.run(Array(arguments.dropFirst())))
+case "restore":
+    exit(RestoreCommand.run(Array(arguments.dropFirst())))
 case "copy":
     exit(CopyCommand.run(Array(arguments.dropFirst())))
 case "client-secret":

@@ -1,0 +1,100 @@
+import Foundation
+import SignetAuth
+import SignetServer
+import SignetStore
+
+/// `signet restore --from FILE`: a copy `signet backup` made put back in the configured SQLite
+/// database's place (``SignetStore/SQLiteRestore``), with the servers stopped. Before anything
+/// is replaced the copy is checked whole, at a schema this build knows, and opened as a server
+/// would open it: upgraded to this build's schema, its signing keys opened with the configured
+/// key-encryption key. The database it replaces is kept beside it, whole.
+///
+/// Exit codes: 0 restored; 1 a failure while putting it in place; 2 refused, nothing changed
+/// (usage, PostgreSQL, a server still running, a copy that is not whole, not Signet's, from a
+/// newer release, or sealed under another key).
+enum RestoreCommand {
+    static let usage = "usage: signet restore --from FILE [--config signet.json | --database sqlite:PATH] [--json]"
+
+    static func run(_ args: [String]) -> Int32 {
+        var rest = args.makeIterator()
+        var (config, database, copy, json): (String?, String?, String?, Bool) = (nil, nil, nil, false)
+        while let flag = rest.next() {
+            switch flag {
+            case "--config": config = rest.next()
+            case "--database": database = rest.next()
+            case "--from": copy = rest.next()
+            case "--json": json = true
+            default: return usageError(usage)
+            }
+        }
+        guard let copy else { return usageError(usage) }
+        let environment = ProcessInfo.processInfo.environment
+        let configuration: ServerConfiguration
+        do {
+            configuration = try ConfigurationLoader.load(file: config, environment: environment, database: database)
+        } catch {
+            return failed("\(error)", status: 2)
+        }
+        guard configuration.database.hasPrefix("sqlite:") else {
+            return failed("""
+                the database is PostgreSQL; restore a pg_dump with PostgreSQL's own tool, e.g.
+                  pg_restore --clean --if-exists --dbname="$DATABASE_URL" signet.dump
+                with every server stopped, then start them with the key-encryption key the dump was made under.
+                """, status: 2)
+        }
+        let target = String(configuration.database.dropFirst("sqlite:".count))
+        let start = Date()
+        let read: BackupReport
+        let staged = SQLiteRestore.staging(target)
+        let key: String?
+        do {
+            read = try SQLiteRestore.stage(copy: copy, target: target)
+            key = try openedAsAServerWould(staged, configuration: configuration, environment: environment)
+        } catch {
+            try? FileManager.default.removeItem(atPath: staged)
+            return failed("\(error)", status: 2)
+        }
+        let stamp = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withYear, .withMonth, .withDay, .withTime, .withTimeZone])
+        let kept: String?
+        do {
+            kept = try SQLiteRestore.swap(staged: staged, target: target, stamp: stamp)
+        } catch {
+            try? FileManager.default.removeItem(atPath: staged)
+            return failed("\(error)", status: error.code == .unavailable ? 2 : 1)
+        }
+        let seconds = Date().timeIntervalSince(start)
+        if json {
+            struct Output: Encodable {
+                let from: String, path: String, users: Int, copy_schema_version: Int, schema_version: Int, integrity: String
+                let replaced: String?, key_encryption_key: String?, seconds: Double
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let output = Output(from: copy, path: target, users: read.users, copy_schema_version: read.schemaVersion, schema_version: SQLStore.knownSchemaVersion,
+                                integrity: "ok", replaced: kept, key_encryption_key: key, seconds: seconds)
+            print(String(decoding: (try? encoder.encode(output)) ?? Data(), as: UTF8.self))
+        } else {
+            let upgraded = read.schemaVersion < SQLStore.knownSchemaVersion ? " (upgraded from \(read.schemaVersion))" : ""
+            print("restored \(copy) to \(target): \(read.users) user(s), schema \(SQLStore.knownSchemaVersion)\(upgraded), integrity ok, in \(String(format: "%.2f", seconds)) s")
+            if let kept { print("the database it replaced is kept whole at \(kept): remove it once the restore is confirmed") }
+            if let key { print("its signing keys open with key-encryption key \(key), the one configured") }
+        }
+        return 0
+    }
+
+    /// Opens the staged copy as `signet serve` would (which upgrades it to this build's schema)
+    /// and, when it holds signing keys, opens them with the configured key-encryption key; that
+    /// key's ID, or `nil` when the copy holds none. Throws what a start would fail with.
+    static func openedAsAServerWould(_ staged: String, configuration: ServerConfiguration, environment: [String: String]) throws -> String? {
+        let store = try SQLStore(path: staged)
+        guard try !store.signingKeys().isEmpty else { return nil }
+        let (kek, _) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
+        _ = try KeyRing(store: store, kek: kek, retentionSeconds: 0)
+        return KeyEncryptionKey.id(kek)
+    }
+
+    static func failed(_ message: String, status: Int32) -> Int32 {
+        FileHandle.standardError.write(Data("signet restore: \(message)\n".utf8))
+        return status
+    }
+}

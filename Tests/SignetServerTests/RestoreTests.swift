@@ -1,0 +1,178 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetCrypto
+import SignetSoftware
+import SignetStore
+import SignetTestSupport
+import SignetWebAuthn
+import Testing
+
+/// `signet restore` puts a backup back in a SQLite database's place, and `signet serve` refuses a
+/// database that a newer Signet upgraded: each from the command line, against real processes.
+@Suite struct RestoreTests {
+    static func signet(_ arguments: [String], kek: String, in directory: URL) throws -> (status: Int32, output: String, errors: String) {
+        try runProcess(ProcessTests.binary.path, arguments, environment: ["SIGNET_KEK": kek], in: directory)
+    }
+
+    /// The bytes of `path` and of its WAL, to show a refused restore changed neither.
+    static func state(_ path: String) -> [Data?] {
+        [path, path + "-wal"].map { FileManager.default.contents(atPath: $0) }
+    }
+
+    static func users(_ path: String) throws -> Set<String> {
+        Set(try rawSQLite(path, "SELECT email FROM users"))
+    }
+
+    @Test("restore: refused while a server runs; after a kill -9, the copy is in place, the replaced database kept whole with what was in its WAL, and a server on it signs in the copy's accounts only")
+    func restoreAfterCrash() throws {
+        let directory = Scratch.directory.appendingPathComponent("restore-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("signet.db").path
+        let cluster = try Cluster(instances: 1, database: "sqlite:" + path)
+        let early = SoftwareAuthenticator(), late = SoftwareAuthenticator()
+        _ = try cluster.signUp(early, email: "early@signet.test", on: 0)
+        let copy = directory.appendingPathComponent("backup.db").path
+        let backup = try Self.signet(["backup", "--to", copy, "--database", "sqlite:" + path], kek: cluster.kek, in: directory)
+        #expect(backup.status == 0, "\(backup.errors)")
+        _ = try cluster.signUp(late, email: "late@signet.test", on: 0)
+        let restore = ["restore", "--from", copy, "--database", "sqlite:" + path, "--json"]
+
+        // A server has the database open: refused, and nothing changed.
+        let before = Self.state(path)
+        let running = try Self.signet(restore, kek: cluster.kek, in: directory)
+        #expect(running.status == 2 && running.errors.contains("is open in another process"), "\(running.errors)")
+        #expect(Self.state(path) == before && !FileManager.default.fileExists(atPath: SQLiteRestore.staging(path)))
+        #expect(try cluster.signUp(SoftwareAuthenticator(), email: "still@signet.test", on: 0)["access_token"] != nil)
+
+        // Killed: its last commits may be in the WAL alone.
+        cluster.kill9(0)
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        let killed = Self.state(path)
+        // Under another key-encryption key the copy's signing keys do not open: refused.
+        let stranger = try Self.signet(restore, kek: Base64URL.encode(SecureRandom.bytes(32)), in: directory)
+        #expect(stranger.status == 2 && stranger.errors.contains("key-encryption key"), "\(stranger.errors)")
+        #expect(Self.state(path) == killed && !FileManager.default.fileExists(atPath: SQLiteRestore.staging(path)))
+        #expect(try Self.users(path) == ["early@signet.test", "late@signet.test", "still@signet.test"])
+
+        let done = try Self.signet(restore, kek: cluster.kek, in: directory)
+        #expect(done.status == 0, "\(done.errors)")
+        let report = try OperationsTests.json(done.output)
+        #expect(report["users"] == .number("1") && report["integrity"] == .string("ok"))
+        #expect(report["schema_version"] == .number(String(SQLStore.knownSchemaVersion)) && report["copy_schema_version"] == .number(String(SQLStore.knownSchemaVersion)))
+        #expect(report["key_encryption_key"] == .string(KeyEncryptionKey.id(Base64URL.decode(cluster.kek) ?? [])))
+        let kept = try #require(report["replaced"]?.string)
+        #expect(kept.hasPrefix(path + ".replaced-"))
+        // The replaced database stands alone, whole, with every account it held (its WAL folded in).
+        #expect(try rawSQLite(kept, "PRAGMA integrity_check") == ["ok"])
+        #expect(try Self.users(kept) == ["early@signet.test", "late@signet.test", "still@signet.test"])
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal") && !FileManager.default.fileExists(atPath: SQLiteRestore.staging(path)))
+        // The copy itself was only read.
+        #expect(try Self.users(copy) == ["early@signet.test"])
+
+        try cluster.restart(0)
+        #expect(try cluster.post(0, "/oauth/token", Self.grant(cluster, early)).status == 200)
+        let gone = try cluster.post(0, "/oauth/token", Self.grant(cluster, late))
+        #expect(gone.status == 400 && gone.json["reason"] == .string(Reason.credentialUnknown.rawValue), "\(gone.json.serialized)")
+        // The restored file is the copy: a second restore keeps this one aside in turn.
+        cluster.kill9(0)
+        Thread.sleep(forTimeInterval: 1.1)
+        let again = try Self.signet(restore, kek: cluster.kek, in: directory)
+        #expect(again.status == 0, "\(again.errors)")
+        let second = try #require(try OperationsTests.json(again.output)["replaced"]?.string)
+        let (secondUsers, keptUsers) = (try Self.users(second), try Self.users(kept))
+        #expect(second != kept && secondUsers == ["early@signet.test"] && keptUsers.count == 3)
+    }
+
+    /// A sign-in's token request for `authenticator`'s passkey.
+    static func grant(_ cluster: Cluster, _ authenticator: SoftwareAuthenticator) throws -> JSONValue {
+        let (session, credential) = try cluster.signInStart(authenticator, on: 0)
+        return .object(["grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": .string(session), "authn_response": credential])
+    }
+
+    @Test("restore refuses, changing nothing: no --from, PostgreSQL, a missing copy, one that is not a database, one torn, one without Signet's schema, one from a newer release")
+    func refusals() throws {
+        let directory = Scratch.directory.appendingPathComponent("restore-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("signet.db").path
+        let kek = try {
+            let cluster = try Cluster(instances: 1, database: "sqlite:" + path)
+            _ = try cluster.signUp(SoftwareAuthenticator(), email: "kept@signet.test", on: 0)
+            return cluster.kek
+        }()
+        let good = directory.appendingPathComponent("good.db").path
+        #expect(try Self.signet(["backup", "--to", good, "--database", "sqlite:" + path], kek: kek, in: directory).status == 0)
+        func file(_ name: String, _ make: (String) throws -> Void) rethrows -> String {
+            let at = directory.appendingPathComponent(name).path
+            try make(at)
+            return at
+        }
+        let garbage = try file("garbage.db") { try Data(SecureRandom.bytes(8192)).write(to: URL(fileURLWithPath: $0)) }
+        let torn = try file("torn.db") { at in
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: good))
+            // Past the first pages (the schema), into the tables' own.
+            for i in stride(from: bytes.count / 2, to: bytes.count / 2 + 3000, by: 7) { bytes[i] ^= 0x5A }
+            try bytes.write(to: URL(fileURLWithPath: at))
+        }
+        let foreign = try file("foreign.db") { _ = try rawSQLite($0, "CREATE TABLE notes (body TEXT)") }
+        let newer = try file("newer.db") { at in
+            try FileManager.default.copyItem(atPath: good, toPath: at)
+            _ = try rawSQLite(at, "INSERT INTO schema_migrations VALUES (\(SQLStore.knownSchemaVersion + 1), 0)")
+        }
+        let cases: [(args: [String], says: String)] = [
+            (["restore", "--database", "sqlite:" + path], "usage"),
+            (["restore", "--from", good, "--database", "postgres://localhost/none"], "pg_restore"),
+            (["restore", "--from", directory.appendingPathComponent("none.db").path, "--database", "sqlite:" + path], "no SQLite database"),
+            (["restore", "--from", garbage, "--database", "sqlite:" + path], "not a database"),
+            (["restore", "--from", torn, "--database", "sqlite:" + path], "integrity"),
+            (["restore", "--from", foreign, "--database", "sqlite:" + path], "no Signet schema"),
+            (["restore", "--from", newer, "--database", "sqlite:" + path], "schema_newer: the copy is at schema \(SQLStore.knownSchemaVersion + 1)"),
+            (["restore", "--from", good, "--database", "sqlite:" + path, "--verbose"], "usage"),
+        ]
+        let before = Self.state(path)
+        for (args, says) in cases {
+            let result = try Self.signet(args, kek: kek, in: directory)
+            #expect(result.status == 2 && result.errors.contains(says), "\(args): \(result.status) \(result.errors)")
+            #expect(Self.state(path) == before && !FileManager.default.fileExists(atPath: SQLiteRestore.staging(path)), "\(args)")
+        }
+        #expect(try Self.users(path) == ["kept@signet.test"])
+        // Into a place where no database is yet: nothing is kept aside.
+        let fresh = directory.appendingPathComponent("fresh.db").path
+        let placed = try Self.signet(["restore", "--from", good, "--database", "sqlite:" + fresh, "--json"], kek: kek, in: directory)
+        #expect(placed.status == 0, "\(placed.errors)")
+        #expect(try OperationsTests.json(placed.output)["replaced"] == nil)
+        #expect(try Self.users(fresh) == ["kept@signet.test"])
+    }
+
+    @Test("a database a newer Signet upgraded: signet serve refuses to start, saying so, and leaves it as it was")
+    func serveRefusesNewerSchema() throws {
+        let directory = Scratch.directory.appendingPathComponent("newer-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("signet.db").path
+        do { _ = try SQLStore(path: path) }
+        let next = SQLStore.knownSchemaVersion + 1
+        _ = try rawSQLite(path, "INSERT INTO schema_migrations VALUES (\(next), 0)")
+        let before = try rawSQLite(path, "SELECT version FROM schema_migrations ORDER BY version")
+        // A server that starts anyway is stopped after a while, and fails the test.
+        let process = Process()
+        process.executableURL = ProcessTests.binary
+        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--database", "sqlite:" + path]
+        process.environment = [:]
+        process.currentDirectoryURL = directory
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let exited = eventually(timeout: 30) { !process.isRunning }
+        if !exited { kill(process.processIdentifier, SIGKILL) }
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let serve = (status: exited ? process.terminationStatus : -1, errors: said)
+        #expect(serve.status == 1, "\(serve.errors)")
+        #expect(serve.errors.contains("schema_newer: the database is at schema \(next), and this signet knows schemas up to \(SQLStore.knownSchemaVersion)"), "\(serve.errors)")
+        #expect(try rawSQLite(path, "SELECT version FROM schema_migrations ORDER BY version") == before)
+    }
+}
