@@ -85,6 +85,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
     case backchannelLogoutDropped = "backchannel_logout_dropped"
     case signingKeyRotated = "signing_key_rotated"
     case signingKeyDestroyed = "signing_key_destroyed"
+    case signingKeyRevoked = "signing_key_revoked"
     case logStreamDelivery = "log_stream_delivery"
     case roleExpired = "role_expired"
 
@@ -164,6 +165,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .backchannelLogoutDropped: "A client's logout token given up after its retries (OIDC Back-Channel Logout); failures only."
         case .signingKeyRotated: "A new token-signing key added by the scheduled rotation."
         case .signingKeyDestroyed: "A retired token-signing key deleted once no instance can publish it."
+        case .signingKeyRevoked: "A token-signing key revoked by an operator: deleted at once, its tokens no longer verify."
         case .logStreamDelivery:
             "A log stream's endpoint stopped taking events (a failure, at the first POST that failed, naming the stream and what went wrong) or takes them again (a success, at the first POST taken after failures); not each retry. Also a failure when the purge took events a failing stream held past `audit.log_stream_hold_days`, naming their range."
         case .roleExpired: "A role given for a time ended: the purge took it from the user (which, and when it ended, in the detail); it stopped counting at its end, before this event."
@@ -200,7 +202,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
              .adminSessionsRevoked, .adminSessionRevoked, .adminAttemptLimitsCleared, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated,
              .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved, .adminRoleCreated, .adminRoleUpdated, .adminRoleDeleted,
              .adminUserRolesChanged: group = "management"
-        case .mailDropped, .backchannelLogoutDropped, .signingKeyRotated, .signingKeyDestroyed, .logStreamDelivery, .roleExpired: return "system.notification"
+        case .mailDropped, .backchannelLogoutDropped, .signingKeyRotated, .signingKeyDestroyed, .signingKeyRevoked, .logStreamDelivery, .roleExpired: return "system.notification"
         }
         return group + (outcome == "success" ? ".success" : ".fail")
     }

@@ -414,6 +414,19 @@ public struct DailyStats: Codable, Sendable, Equatable {
     }
 }
 
+/// `PUT /api/v2/keys/signing/{kid}/revoke`'s answer: the key revoked, when, and the key that
+/// signs from now on.
+public struct ManagementRevokedSigningKey: Codable, Sendable, Equatable {
+    public var kid: String
+    public var revoked_at: String
+    public var current: String?
+    public init(kid: String, revoked_at: String, current: String?) {
+        self.kid = kid
+        self.revoked_at = revoked_at
+        self.current = current
+    }
+}
+
 /// A token-signing key (`GET /api/v2/keys/signing`, Auth0's flags): `current` signs new tokens,
 /// `next` is published and signs from `current_since`, `previous` stopped signing at
 /// `current_until` and stays published while tokens it signed can be valid. Times are ISO 8601.

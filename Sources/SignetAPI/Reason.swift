@@ -151,6 +151,9 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case logNotFound = "log_not_found"
     /// `/api/v2/keys/signing/{kid}`: no signing key with this `kid` (never one, or destroyed).
     case signingKeyNotFound = "signing_key_not_found"
+    /// `PUT /api/v2/keys/signing/{kid}/revoke`: no other key that was never retired would sign
+    /// after it; rotate first.
+    case signingKeyInUse = "signing_key_in_use"
     // The server.
     case conflict
     case databaseUnavailable = "database_unavailable"
@@ -206,7 +209,7 @@ extension Reason {
         case .headersTooLarge: 431
         case .unsupportedMediaType: 415
         case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
-        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .resourceServerConfigured, .userHasPasskey, .backupMethodRequired: 409
+        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .resourceServerConfigured, .userHasPasskey, .backupMethodRequired, .signingKeyInUse: 409
         case .rateLimited: 429
         case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound, .roleNotFound, .resourceServerNotFound, .sessionNotFound, .logNotFound, .signingKeyNotFound: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .roleRequired, .signupDisabled, .signupDomainNotAllowed, .signupCodeRequired, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
@@ -371,6 +374,7 @@ extension Reason {
         case .sessionNotFound: "There is no such session: it has ended, or never was."
         case .logNotFound: "There is no such log event: it was purged, or never was."
         case .signingKeyNotFound: "There is no such signing key: it was destroyed, or never was."
+        case .signingKeyInUse: "No other key would sign after this one: rotate first, then revoke it."
         case .conflict: "The request conflicts with existing data."
         case .databaseUnavailable: "The database is unavailable; try again shortly."
         case .storageFull: "The server's storage is full; try again later."

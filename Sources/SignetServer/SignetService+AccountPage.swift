@@ -20,7 +20,7 @@ extension SignetService {
         .clientAuthentication, .clientCredentials, .refresh, .addPasskey, .actionChallenge, .actionVerified, .accountDeleted,
         .adminUserDeleted, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated,
         .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved, .adminRoleCreated, .adminRoleUpdated, .adminRoleDeleted, .mailDropped,
-        .signingKeyRotated, .signingKeyDestroyed, .backchannelLogoutDropped, .logStreamDelivery,
+        .signingKeyRotated, .signingKeyDestroyed, .signingKeyRevoked, .backchannelLogoutDropped, .logStreamDelivery,
     ]
 
     static func addAccountRoutes(_ r: inout Router<SignetService>) {

@@ -120,6 +120,9 @@ extension SignetService {
         r.add("POST", "/api/v2/keys/signing/rotate", needs: .management(.createSigningKeys)) { s, call in
             try Wire.encode(s.ceremonies.rotateSigningKey(by: call.administrator, context: call.context), status: 201)
         }
+        r.add("PUT", "/api/v2/keys/signing/{kid}/revoke", needs: .management(.updateSigningKeys)) { s, call in
+            try Wire.encode(s.ceremonies.revokeSigningKey(kid: call.parameter("kid"), by: call.administrator, context: call.context))
+        }
         r.add("GET", "/api/v2/logs/{id}", needs: .management(.readLogs)) { s, call in
             try Wire.encode(s.ceremonies.log(id: call.parameter("id")))
         }

@@ -729,6 +729,22 @@ public final class SQLStore: Store, @unchecked Sendable {
         }
     }
 
+    public func revokeSigningKey(kid: String, writes: [StoreWrite]) throws(StoreError) -> Bool {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                // Rotations take the same lock: the key that signs after this one is there.
+                try db.lockForTransaction("signing-keys")
+                guard try !db.query("SELECT 1 FROM signing_keys WHERE kid = ?", [.text(kid)]).isEmpty else { return false }
+                guard try !db.query("SELECT 1 FROM signing_keys WHERE kid <> ? AND retired_at IS NULL LIMIT 1", [.text(kid)]).isEmpty else {
+                    throw StoreError(.conflict, "no other key that was never retired would sign")
+                }
+                try db.query("DELETE FROM signing_keys WHERE kid = ?", [.text(kid)])
+                for write in writes { try Self.apply(write, db) }
+                return true
+            }
+        }
+    }
+
     // MARK: audit
 
     public func appendAudit(_ e: AuditEvent) throws(StoreError) {

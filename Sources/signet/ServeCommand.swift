@@ -73,14 +73,15 @@ enum OriginCommand {
 }
 
 /// `signet keys rotate`: adds a signing key, published at once and signing ``KeyRing/signingDelay``
-/// seconds later; the old one stays published until its tokens expire.
+/// seconds later; the old one stays published until its tokens expire. Also `kek`, `rekey`,
+/// `status` and `revoke`.
 enum KeysCommand {
     static func run(_ args: [String]) -> Int32 {
-        guard ["rotate", "kek", "rekey", "status"].contains(args.first) else {
-            return usageError("usage: signet keys rotate [--config signet.json] [--database sqlite:PATH] | signet keys kek"
-                + " | signet keys rekey --new-kek-file PATH [--config signet.json] [--database sqlite:PATH]"
-                + " | signet keys status [--config signet.json] [--database sqlite:PATH]")
-        }
+        let usage = "usage: signet keys rotate [--config signet.json] [--database sqlite:PATH] | signet keys kek"
+            + " | signet keys rekey --new-kek-file PATH [--config signet.json] [--database sqlite:PATH]"
+            + " | signet keys status [--config signet.json] [--database sqlite:PATH]"
+            + " | signet keys revoke KID [--config signet.json] [--database sqlite:PATH]"
+        guard ["rotate", "kek", "rekey", "status", "revoke"].contains(args.first) else { return usageError(usage) }
         if args.first == "kek" {
             print(Base64URL.encode(SecureRandomBytes.make(32)))
             return 0
@@ -88,7 +89,12 @@ enum KeysCommand {
         var config: String?
         var database: String?
         var newKEKFile: String?
-        var rest = args.dropFirst().makeIterator()
+        var kid: String?
+        if args.first == "revoke" {
+            guard args.count > 1, !args[1].hasPrefix("-") else { return usageError(usage) }
+            kid = args[1]
+        }
+        var rest = args.dropFirst(kid == nil ? 1 : 2).makeIterator()
         while let flag = rest.next() {
             switch flag {
             case "--config": config = rest.next()
@@ -102,6 +108,7 @@ enum KeysCommand {
             let configuration = try ConfigurationLoader.load(file: config, environment: environment, database: database)
             if args.first == "rekey" { return try rekey(configuration, newKEKFile: newKEKFile, environment: environment) }
             if args.first == "status" { return try status(configuration, environment: environment) }
+            if let kid { return try revoke(kid, configuration) }
             let store = try SignetApp.openStore(configuration.database)
             let kek = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile).kek
             // The key must open the one that signs now: a key sealed under another would sign
@@ -148,6 +155,33 @@ extension KeysCommand {
             "signing_keys": .int(Int64(done.signingKeys)), "messages": .int(Int64(done.messages)), "log_streams": .int(Int64(done.logStreams)), "retired_code_keys": .int(Int64(done.retiredCodeKeys)),
             "dropped_code_keys": .int(Int64(done.droppedCodeKeys)),
         ]).serialized)
+        return 0
+    }
+
+    /// `signet keys revoke KID`: the key deleted now, sealed private key and all, with its
+    /// `signing_key_revoked` row (``Store/revokeSigningKey(kid:writes:)``): out of every
+    /// instance's JWKS at its next reload, and no token it signed verifies. Needs no
+    /// key-encryption key, so it also works on a database whose key is lost. Exit 2 for a
+    /// `kid` the database does not hold or the last key never retired (rotate first).
+    static func revoke(_ kid: String, _ configuration: ServerConfiguration) throws -> Int32 {
+        let store = try SignetApp.openStore(configuration.database)
+        let at = Int64(Date().timeIntervalSince1970 * 1000)
+        let event = AuditEvent(at: at, kind: AuditKind.signingKeyRevoked.rawValue, outcome: "success", clientID: ManagementCaller.commandLine.clientID,
+                               remote: "local", detail: "kid \(kid.prefix(40)), by signet keys revoke")
+        let revoked: Bool
+        do throws(StoreError) {
+            revoked = try store.revokeSigningKey(kid: kid, writes: [.audit(event)])
+        } catch {
+            guard error.code == .conflict else { throw error }
+            FileHandle.standardError.write(Data("signet: \(kid.prefix(40)) is the last key never retired: run signet keys rotate first, then revoke it\n".utf8))
+            return 2
+        }
+        guard revoked else {
+            FileHandle.standardError.write(Data("signet: no signing key \(kid.prefix(40)) (signet keys status lists them)\n".utf8))
+            return 2
+        }
+        let signer = KeyRing.schedule(try store.signingKeys(), now: at, rotationDays: 0).signer
+        print(JSONValue.object(["revoked": .bool(true), "kid": .string(kid), "signing": signer.map(JSONValue.string) ?? .null]).serialized)
         return 0
     }
 

@@ -18,6 +18,8 @@ let usage = """
                      seal the database's keys and mail under a new key-encryption key (servers stopped)
       keys status [--config signet.json] [--database sqlite:PATH]
                      the key-encryption key's ID, and the unused recovery codes each code key still serves
+      keys revoke KID [--config signet.json] [--database sqlite:PATH]
+                     delete a token-signing key now (one that may be in other hands): its tokens stop verifying
       client-secret  print a new confidential client's secret, and the client_secret_hash line for signet.json
       client-key new|assertion ...
                      a machine client's key pair for private_key_jwt, and the assertions it sends instead of a secret

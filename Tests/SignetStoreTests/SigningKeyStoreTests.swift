@@ -57,4 +57,27 @@ import Testing
         #expect(deleted.sorted() == ["d"] + (0..<7).map { "e\($0)" }, "\(deleted)")
         #expect(try store.signingKeys().map(\.kid) == ["e7"])
     }
+
+    @Test("revoking a key: gone with its audit row in one transaction, never the last key not retired; of 8 revocations of one key at once, one deletes it", arguments: Backend.available)
+    func revoke(_ backend: Backend) throws {
+        let store = try backend.open()
+        @Sendable func audit(_ kid: String) -> StoreWrite {
+            .audit(AuditEvent(at: 1, kind: "signing_key_revoked", outcome: "success", detail: "kid \(kid)"))
+        }
+        func audited() throws -> [String] { try store.auditEvents(limit: 50).filter { $0.kind == "signing_key_revoked" }.compactMap(\.detail) }
+        try store.insertSigningKey(key("a", at: 1_000))
+        // The only key: refused, kept, nothing audited.
+        #expect { try store.revokeSigningKey(kid: "a", writes: [audit("a")]) } throws: { ($0 as? StoreError)?.code == .conflict }
+        #expect(try store.signingKeys().map(\.kid) == ["a"] && audited().isEmpty)
+        #expect(try !store.revokeSigningKey(kid: "none", writes: [audit("none")]) && audited().isEmpty)
+        #expect(try store.rotateSigningKey(key("b", at: 2_000), unlessCreatedAfter: 1_999))
+        #expect(try store.rotateSigningKey(key("c", at: 3_000), unlessCreatedAfter: 2_999))
+        // b signs (retired at c's making), c is not retired: b may go, then a; c may not.
+        let results = simultaneously(8) { _ in try store.revokeSigningKey(kid: "b", writes: [audit("b")]) }
+        #expect(results.filter { (try? $0.get()) == true }.count == 1 && results.allSatisfy { (try? $0.get()) != nil }, "\(results)")
+        #expect(try audited() == ["kid b"])
+        #expect(try store.revokeSigningKey(kid: "a", writes: [audit("a")]))
+        #expect { try store.revokeSigningKey(kid: "c", writes: [audit("c")]) } throws: { ($0 as? StoreError)?.code == .conflict }
+        #expect(try store.signingKeys().map(\.kid) == ["c"] && audited().sorted() == ["kid a", "kid b"])
+    }
 }

@@ -49,6 +49,8 @@ public enum ManagementScope: String, CaseIterable, Sendable {
     /// `/api/v2/keys/signing`: the token-signing keys, and a rotation.
     case readSigningKeys = "read:signing_keys"
     case createSigningKeys = "create:signing_keys"
+    /// A revocation (Auth0's scope for it).
+    case updateSigningKeys = "update:signing_keys"
     /// `/api/v2/roles`: roles and their permissions (``Ceremonies/createRole(name:description:by:context:)``).
     case readRoles = "read:roles"
     case createRoles = "create:roles"

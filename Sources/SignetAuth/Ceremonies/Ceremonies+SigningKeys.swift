@@ -84,4 +84,24 @@ extension Ceremonies {
         event.map(counted)
         return try signingKey(kid: kid)
     }
+
+    /// `PUT /api/v2/keys/signing/{kid}/revoke` (Auth0's; and `signet keys revoke`): for a key
+    /// that may be in other hands, the key deleted now with its sealed private key
+    /// (``KeyRing/revoke(kid:writes:)``), in one transaction with its `signing_key_revoked`
+    /// row, so that no token it signed verifies at any instance once it has reloaded (within
+    /// ``KeyRing/reloadInterval``). The key that signs may be revoked when a newer key (a
+    /// rotation's) is there, which signs at once; the last key never retired is refused with
+    /// `signing_key_in_use`.
+    public func revokeSigningKey(kid: String, by caller: ManagementCaller, context: RequestContext) throws -> ManagementRevokedSigningKey {
+        let event = pendingAuditEvent(.signingKeyRevoked, client: caller.clientID, detail: "kid \(kid.prefix(40)), by \(caller.clientID)", context: context)
+        let revoked: Bool
+        do {
+            revoked = try keys.revoke(kid: kid, writes: [.audit(event)])
+        } catch let error as StoreError where error.code == .conflict {
+            throw AuthError(.signingKeyInUse, "\(kid.prefix(40)): \(error.detail)")
+        }
+        guard revoked else { throw AuthError(.signingKeyNotFound, "no signing key \(kid.prefix(40))") }
+        counted(event)
+        return ManagementRevokedSigningKey(kid: kid, revoked_at: Self.iso(event.at), current: try signingKeys().first(where: \.current)?.kid)
+    }
 }

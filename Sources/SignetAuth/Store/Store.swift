@@ -279,6 +279,11 @@ public protocol Store: Sendable {
     /// at once report each key once. `writes(kids)` (their audit rows) go in the same
     /// transaction (the closure must not call the store).
     func deleteSigningKeys(retiredBefore: Int64, writes: (_ kids: [String]) -> [StoreWrite]) throws(StoreError) -> [String]
+    /// Deletes the key `kid` now, sealed private key and all (a revocation), when another key
+    /// that was never retired remains to sign, with `writes` (its audit row) in the same
+    /// transaction. Refused with ``StoreError/Code/conflict`` when it is the last such key, and
+    /// `false` when there is no such key.
+    func revokeSigningKey(kid: String, writes: [StoreWrite]) throws(StoreError) -> Bool
 
     // Audit.
     func appendAudit(_ event: AuditEvent) throws(StoreError)

@@ -204,10 +204,26 @@ public final class KeyRing: @unchecked Sendable {
 
     /// The key that signs at `now` (milliseconds): the newest key published for at least
     /// ``signingDelay``; while none has been (a first start, or rotations in quick succession),
-    /// the one published longest.
+    /// the one published longest. A key retired longer ago than it may sign
+    /// (``signsAfterRetirement``) never signs again, even when the key after it was revoked:
+    /// the key never retired does, at once.
     static func signer(among rows: [SigningKeyRow], now: Int64) -> SigningKeyRow? {
-        let order = rows.sorted { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }
+        let mayStillSign = rows.filter { row in row.retiredAt.map { now - $0 < signsAfterRetirement } ?? true }
+        let order = (mayStillSign.isEmpty ? rows : mayStillSign).sorted { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }
         return order.last { $0.createdAt + signingDelay * 1000 <= now } ?? order.first
+    }
+
+    /// Revokes the key `kid` (`PUT /api/v2/keys/signing/{kid}/revoke`, `signet keys revoke`):
+    /// deleted now with its sealed private key, out of this ring's JWKS at once and out of every
+    /// other instance's at its next reload (``reloadInterval``); a token it signed no longer
+    /// verifies. The key that signs may go when a key never retired remains, which then signs
+    /// at once (``signer(among:now:)``). `false` for no such key; throws
+    /// ``StoreError/Code/conflict`` for the last key never retired. `writes` (its audit row) go
+    /// in the deletion's transaction.
+    public func revoke(kid: String, writes: [StoreWrite]) throws -> Bool {
+        guard try store.revokeSigningKey(kid: kid, writes: writes) else { return false }
+        try reload()
+        return true
     }
 
     /// For `signet keys status`: the `kid` that signs at `now` (milliseconds) among `rows`, and
