@@ -330,6 +330,11 @@ public struct ServerConfiguration: Sendable {
     /// purge (when that is longer than ``auditRetentionDays``): an endpoint down longer loses
     /// the older ones, so that a stream nobody mends cannot fill the disk.
     public var logStreamHoldDays = 30
+    /// SQLite: the folder the database is copied to on its own (`backup.directory`; `nil`: no
+    /// scheduled copies), every ``backupIntervalHours``, the newest ``backupKeep`` kept.
+    public var backupDirectory: String?
+    public var backupIntervalHours = 24
+    public var backupKeep = 7
     /// SQLite: `full` syncs the WAL inside every commit, before the answer; `normal` leaves it to
     /// checkpoints (a power cut may lose the last commits). PostgreSQL keeps its own settings.
     public var durability = "full"

@@ -8,6 +8,9 @@ public final class Metrics: @unchecked Sendable {
     private var audited: [String: Int] = [:]  // "event\u{0}outcome"
     private var purged: [String: Int] = [:]  // what
     private var purgeFailures: [String: Int] = [:]  // what
+    /// Scheduled backups (`backup.directory`): made, failed, and the last one made.
+    private var backups = (made: 0, failed: 0, lastAt: Int64(0), lastBytes: 0, lastSeconds: 0.0)
+    private var backupsScheduled = false
     private let durations = DurationHistogram(buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
 
     /// One answered request: its route, status and duration.
@@ -37,6 +40,26 @@ public final class Metrics: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let rows { purged[what, default: 0] += rows } else { purgeFailures[what, default: 0] += 1 }
+    }
+
+    /// One scheduled backup: made at `at` (milliseconds) with its size and duration, or (`at`
+    /// nil) failed. Until the first, the backup series are shown when `scheduled`.
+    public func backup(at: Int64?, bytes: Int = 0, seconds: Double = 0) {
+        lock.lock()
+        defer { lock.unlock() }
+        backupsScheduled = true
+        guard let at else { backups.failed += 1; return }
+        backups.made += 1
+        (backups.lastAt, backups.lastBytes, backups.lastSeconds) = (at, bytes, seconds)
+    }
+
+    /// Shows the backup series from the start, when backups are scheduled, with the time of the
+    /// newest copy already in the folder (milliseconds), if any.
+    public func backupsScheduled(newest: Int64?) {
+        lock.lock()
+        backupsScheduled = true
+        if let newest, backups.lastAt == 0 { backups.lastAt = newest }
+        lock.unlock()
     }
 
     /// Resident set size from /proc/self/statm (pages × page size).
@@ -70,6 +93,14 @@ public final class Metrics: @unchecked Sendable {
         for (what, count) in purged.sorted(by: { $0.key < $1.key }) { out += "signet_purged_rows_total{what=\"\(what)\"} \(count)\n" }
         out += "# HELP signet_purge_failures_total Steps of the minute's purge that failed (each logged), by what they purge.\n# TYPE signet_purge_failures_total counter\n"
         for (what, count) in purgeFailures.sorted(by: { $0.key < $1.key }) { out += "signet_purge_failures_total{what=\"\(what)\"} \(count)\n" }
+        if backupsScheduled {
+            out += "# HELP signet_backups_total Scheduled backups (backup.directory) by outcome; each failure is logged.\n# TYPE signet_backups_total counter\n"
+            out += "signet_backups_total{outcome=\"success\"} \(backups.made)\nsignet_backups_total{outcome=\"failure\"} \(backups.failed)\n"
+            out += "# HELP signet_backup_last_success_timestamp_seconds When the newest scheduled backup in the folder was made (0: none yet).\n# TYPE signet_backup_last_success_timestamp_seconds gauge\n"
+            out += "signet_backup_last_success_timestamp_seconds \(backups.lastAt / 1000)\n"
+            out += "# HELP signet_backup_last_bytes The last scheduled backup's size.\n# TYPE signet_backup_last_bytes gauge\nsignet_backup_last_bytes \(backups.lastBytes)\n"
+            out += "# HELP signet_backup_last_seconds How long the last scheduled backup took, checks included.\n# TYPE signet_backup_last_seconds gauge\nsignet_backup_last_seconds \(backups.lastSeconds)\n"
+        }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6

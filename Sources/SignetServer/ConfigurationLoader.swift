@@ -14,7 +14,8 @@ public enum ConfigurationLoader {
         ["web", "session_idle_ttl"], ["web", "session_ttl"], ["web", "code_ttl"], ["web", "require_pushed_authorization_requests"],
         ["clients"], ["audiences"],
         ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"], ["tokens", "refresh_token_absolute_ttl"],
-        ["tokens", "signing_key_rotation_days"], ["tokens", "app_metadata_claims"], ["tokens", "roles_claim"], ["tokens", "permissions"], ["tokens", "api_token_ttl"], ["step_up", "max_age"], ["audit", "retention_days"], ["audit", "log_stream_hold_days"], ["database_durability"], ["trusted_proxies"],
+        ["tokens", "signing_key_rotation_days"], ["tokens", "app_metadata_claims"], ["tokens", "roles_claim"], ["tokens", "permissions"], ["tokens", "api_token_ttl"], ["step_up", "max_age"], ["audit", "retention_days"], ["audit", "log_stream_hold_days"],
+        ["backup", "directory"], ["backup", "interval_hours"], ["backup", "keep"], ["database_durability"], ["trusted_proxies"],
         ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
         ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
@@ -268,6 +269,12 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["step_up", "max_age"], range: 1...86400) { c.stepUpMaxAge = v }
         if let v = try int(tree, ["audit", "retention_days"], range: 1...36500) { c.auditRetentionDays = v }
         if let v = try int(tree, ["audit", "log_stream_hold_days"], range: 1...36500) { c.logStreamHoldDays = v }
+        if let v = try string(tree, ["backup", "directory"]) {
+            guard !v.isEmpty else { throw ConfigurationError("backup.directory must name a folder") }
+            c.backupDirectory = v
+        }
+        if let v = try int(tree, ["backup", "interval_hours"], range: 1...8760) { c.backupIntervalHours = v }
+        if let v = try int(tree, ["backup", "keep"], range: 1...1000) { c.backupKeep = v }
         if let v = try string(tree, ["database_durability"]) {
             guard ["full", "normal"].contains(v) else { throw ConfigurationError("database_durability must be full or normal") }
             c.durability = v
@@ -547,6 +554,9 @@ public enum ConfigurationLoader {
         }
         guard c.database.hasPrefix("sqlite:") || c.database.hasPrefix("postgres://") || c.database.hasPrefix("postgresql://") else {
             throw ConfigurationError("database must be sqlite:PATH or postgres://... (got \"\(c.database)\")")
+        }
+        if c.backupDirectory != nil, !c.database.hasPrefix("sqlite:") {
+            throw ConfigurationError("backup.directory copies a SQLite database; back PostgreSQL up with pg_dump --format=custom or continuous archiving")
         }
     }
 

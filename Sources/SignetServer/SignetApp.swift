@@ -94,7 +94,18 @@ public final class SignetApp: @unchecked Sendable {
         }
         purge.resume()
         purger = purge
+        if let directory = configuration.backupDirectory, configuration.database.hasPrefix("sqlite:") {
+            let backup = ScheduledBackup(database: String(configuration.database.dropFirst("sqlite:".count)), configuration: configuration, directory: directory,
+                                         clock: clock, metrics: service.ceremonies.metrics, log: log)
+            if listen { backup.start() }
+            scheduledBackup = backup
+        }
     }
+
+    /// The scheduled backup (`backup.directory`), made now when one is due, on the calling thread
+    /// (tests; a server listening also looks once a minute); its path.
+    @discardableResult
+    package func backUpIfDue() -> String? { scheduledBackup?.runIfDue() }
 
     /// The minute's purge of what no request can need any more. Each step's rows are counted in
     /// `/metrics` (`signet_purged_rows_total`); a step that fails is counted
@@ -129,6 +140,7 @@ public final class SignetApp: @unchecked Sendable {
     private let log: AccessLog
 
     private var purger: (any DispatchSourceTimer)?
+    private var scheduledBackup: ScheduledBackup?
     /// The listener of `metrics.listen`, when set.
     public private(set) var metricsServer: HTTPServer?
     private var mailSender: MailSender?
@@ -137,6 +149,7 @@ public final class SignetApp: @unchecked Sendable {
 
     deinit {
         purger?.cancel()
+        scheduledBackup?.stop()
         mailSender?.stop()
         logoutSender?.stop()
         logStreamSender?.stop()
@@ -196,6 +209,7 @@ public final class SignetApp: @unchecked Sendable {
     /// Stops accepting, finishes requests in flight, stops.
     public func shutdown(grace: TimeInterval = 10) {
         purger?.cancel()
+        scheduledBackup?.stop()
         mailSender?.stop()
         logoutSender?.stop()
         logStreamSender?.stop()

@@ -15,8 +15,8 @@ public struct BackupReport: Sendable {
 /// A consistent copy of a SQLite database while servers keep writing to it (SQLite's online
 /// backup API, sqlite.org/backup.html): every page of one snapshot, taken in a single step so
 /// that commits made meanwhile neither restart nor tear it. The copy is written beside the
-/// target as `FILE.part`, opened and checked (`PRAGMA integrity_check`, its schema, its
-/// accounts), synced, and only then renamed to `FILE`.
+/// target as `FILE.part` (mode 0600), opened and checked (`PRAGMA integrity_check`, its schema,
+/// its accounts), synced, and only then renamed to `FILE`.
 public enum SQLiteBackup {
     public static func copy(from source: String, to target: String) throws(StoreError) -> BackupReport {
         let start = Date()
@@ -25,6 +25,8 @@ public enum SQLiteBackup {
         let partial = target + ".part"
         try? FileManager.default.removeItem(atPath: partial)
         try snapshot(source, into: partial, sourceFlags: SQLITE_OPEN_READWRITE)
+        // It holds every account: its owner's alone, as the database should be.
+        chmod(partial, 0o600)
         let report = try check(partial, start: start, target: target)
         try sync(partial)
         guard rename(partial, target) == 0 else { throw StoreError(.internalError, "cannot rename \(partial) to \(target): \(String(cString: strerror(errno)))") }

@@ -1,0 +1,131 @@
+import Foundation
+import SignetAuth
+import SignetHTTP
+import SignetServer
+import SignetStore
+import SignetTestSupport
+import SignetWebAuthn
+import Testing
+
+/// `backup.directory`: the SQLite database copied on its own, checked, named by its time, the
+/// newest `backup.keep` kept.
+@Suite struct ScheduledBackupTests {
+    static func metric(_ server: TestServer, _ line: String) throws -> Bool {
+        String(decoding: try server.get("/metrics").body, as: UTF8.self).contains(line + "\n")
+    }
+
+    static func mode(_ path: String) throws -> Int {
+        try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+    }
+
+    @Test("due when the folder has no copy or its newest is interval_hours old, also after a restart; each checked, 0600 in a 0700 folder, holding the accounts; the newest keep kept, nothing else in the folder touched")
+    func schedule() throws {
+        let folder = Scratch.directory.appendingPathComponent("backups-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let server = try TestServer { c in
+            c.backupDirectory = folder
+            c.backupIntervalHours = 6
+            c.backupKeep = 3
+        }
+        #expect(try Self.metric(server, #"signet_backups_total{outcome="success"} 0"#))
+        #expect(try Self.metric(server, "signet_backup_last_success_timestamp_seconds 0"))
+        _ = try Phone(server).signUp(email: "first@signet.test")
+        let first = try #require(server.app.backUpIfDue())
+        #expect((first as NSString).lastPathComponent == "signet-" + Self.stamp(server.clock.now) + ".db")
+        #expect(try Self.mode(first) == 0o600 && Self.mode(folder) == 0o700)
+        #expect(try rawSQLite(first, "PRAGMA integrity_check") == ["ok"] && rawSQLite(first, "SELECT email FROM users") == ["first@signet.test"])
+        #expect(!FileManager.default.fileExists(atPath: first + "-wal"))
+        // Not due again until six hours have passed.
+        #expect(server.app.backUpIfDue() == nil)
+        server.clock.advance(6 * 3600 - 2)
+        #expect(server.app.backUpIfDue() == nil)
+        // Files of other names stay, whatever they hold; a copy's part left by a stop goes.
+        let others = ["signet-notes.db", "signet-20261301T000000Z.db", "signet.db", "signet-20260101T000000Z.db.bak"]
+        for name in others { _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: Data("keep".utf8)) }
+        _ = FileManager.default.createFile(atPath: folder + "/signet-20260101T000000Z.db.part", contents: Data("torn".utf8))
+        var made = [first]
+        for n in 0..<4 {
+            server.clock.advance(6 * 3600 + 1)
+            _ = try Phone(server).signUp(email: "later\(n)@signet.test")
+            made.append(try #require(server.app.backUpIfDue(), "copy \(n)"))
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        #expect(names == (others + made.suffix(3).map { ($0 as NSString).lastPathComponent }).sorted(), "\(names)")
+        #expect(try rawSQLite(made[4], "SELECT count(*) FROM users") == ["5"])
+        let last = Int64(server.clock.now.timeIntervalSince1970)
+        #expect(try Self.metric(server, #"signet_backups_total{outcome="success"} 5"#) && Self.metric(server, #"signet_backups_total{outcome="failure"} 0"#))
+        #expect(try Self.metric(server, "signet_backup_last_success_timestamp_seconds \(last)"))
+
+        // A restart on the same folder: the newest copy is known, nothing is due yet.
+        let again = try TestServer(opening: (server.app.configuration.database, server.directory.appendingPathComponent("signet.kek"))) { c in
+            c.backupDirectory = folder
+            c.backupIntervalHours = 6
+            c.backupKeep = 3
+        }
+        again.clock.advance(server.clock.now.timeIntervalSince(again.clock.now) + 60)
+        #expect(again.app.backUpIfDue() == nil)
+        #expect(try Self.metric(again, "signet_backup_last_success_timestamp_seconds \(last)"))
+        again.clock.advance(6 * 3600)
+        #expect(again.app.backUpIfDue() != nil)
+    }
+
+    @Test("a copy that cannot be made is logged and counted, tried again five minutes later, and made once the folder can take it")
+    func failure() throws {
+        let parent = Scratch.directory.appendingPathComponent("backups-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        // A file where the folder should be.
+        let folder = parent + "/copies"
+        _ = FileManager.default.createFile(atPath: folder, contents: Data("in the way".utf8))
+        let server = try TestServer { c in c.backupDirectory = folder }
+        func logged(_ message: String) throws -> String? {
+            server.app.server.log.flush()
+            return try String(contentsOf: server.logFile, encoding: .utf8).split(separator: "\n").first { $0.contains(#""msg":"\#(message)""#) }.map(String.init)
+        }
+        #expect(server.app.backUpIfDue() == nil)
+        #expect(try Self.metric(server, #"signet_backups_total{outcome="failure"} 1"#))
+        let failed = try #require(try logged("backup failed"))
+        #expect(failed.contains(#""path":"\#(folder)/signet-"#) && failed.contains(#""error":""#), "\(failed)")
+        try FileManager.default.removeItem(atPath: folder)
+        server.clock.advance(299)
+        #expect(server.app.backUpIfDue() == nil, "not before five minutes")
+        server.clock.advance(1)
+        let made = try #require(server.app.backUpIfDue())
+        #expect(FileManager.default.fileExists(atPath: made))
+        #expect(try Self.metric(server, #"signet_backups_total{outcome="success"} 1"#) && Self.metric(server, #"signet_backups_total{outcome="failure"} 1"#))
+        let line = try #require(try logged("backup made"))
+        #expect(line.contains(#""users":0"#) && line.contains(#""removed":0"#), "\(line)")
+    }
+
+    @Test("backup settings: from the file and the environment, bounded, and refused for PostgreSQL; unset, nothing is scheduled")
+    func settings() throws {
+        let c = try ConfigurationLoader.load(file: nil, environment: [
+            "SIGNET_BACKUP_DIRECTORY": "/var/backups/signet", "SIGNET_BACKUP_INTERVAL_HOURS": "12", "SIGNET_BACKUP_KEEP": "14",
+        ])
+        #expect(c.backupDirectory == "/var/backups/signet" && c.backupIntervalHours == 12 && c.backupKeep == 14)
+        let defaults = try ConfigurationLoader.load(file: nil, environment: [:])
+        #expect(defaults.backupDirectory == nil && defaults.backupIntervalHours == 24 && defaults.backupKeep == 7)
+        for (key, value, says) in [("SIGNET_BACKUP_INTERVAL_HOURS", "0", "interval_hours"), ("SIGNET_BACKUP_KEEP", "0", "keep"),
+                                   ("SIGNET_BACKUP_KEEP", "1001", "keep"), ("SIGNET_BACKUP_DIRECTORY", "", "backup.directory")] {
+            var environment = ["SIGNET_BACKUP_DIRECTORY": "/b"]
+            environment[key] = value
+            #expect { try ConfigurationLoader.load(file: nil, environment: environment) } throws: {
+                "\($0)".contains(says)
+            }
+        }
+        #expect {
+            try ConfigurationLoader.load(file: nil, environment: ["SIGNET_BACKUP_DIRECTORY": "/b"], database: "postgres://localhost/signet")
+        } throws: { "\($0)".contains("pg_dump") }
+        let server = try TestServer()
+        #expect(server.app.backUpIfDue() == nil)
+        #expect(try !String(decoding: server.get("/metrics").body, as: UTF8.self).contains("signet_backups_total"))
+    }
+
+    static func stamp(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        return formatter.string(from: date)
+    }
+}
