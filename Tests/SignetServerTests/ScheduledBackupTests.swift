@@ -1,5 +1,6 @@
 import Foundation
 import SignetAuth
+import SignetCurl
 import SignetHTTP
 import SignetServer
 import SignetStore
@@ -119,6 +120,32 @@ import Testing
         let server = try TestServer()
         #expect(server.app.backUpIfDue() == nil)
         #expect(try !String(decoding: server.get("/metrics").body, as: UTF8.self).contains("signet_backups_total"))
+    }
+
+    @Test("signet doctor: no scheduled copies noted; a folder this user cannot make fails; one on the database's own file system is noted, one elsewhere passes")
+    func doctor() throws {
+        func check(_ edit: (inout ServerConfiguration) -> Void) -> DoctorCheck? {
+            var configuration = TestServer.configuration()
+            configuration.database = "sqlite:" + Scratch.directory.appendingPathComponent("doctor.db").path
+            edit(&configuration)
+            return Doctor(configuration: configuration, options: HTTPSOptions()).configurationChecks().first { $0.name == "backup" }
+        }
+        let unset = check { _ in }
+        #expect(unset?.status == .note && unset?.detail.contains("set backup.directory") == true, "\(String(describing: unset))")
+        let blocker = Scratch.directory.appendingPathComponent("blocker-\(UUID().uuidString)").path
+        _ = FileManager.default.createFile(atPath: blocker, contents: Data("a file".utf8))
+        defer { try? FileManager.default.removeItem(atPath: blocker) }
+        let under = check { $0.backupDirectory = blocker + "/copies" }
+        #expect(under?.status == .fail && under?.fix?.contains("mode 0700") == true, "\(String(describing: under))")
+        let beside = check { $0.backupDirectory = Scratch.directory.appendingPathComponent("copies-\(UUID().uuidString)").path }
+        #expect(beside?.status == .note && beside?.detail.contains("own file system") == true, "\(String(describing: beside))")
+        // Another file system: the machine's shared memory, where Linux has one apart.
+        var scratch = stat(), shared = stat()
+        try #require(stat(Scratch.directory.path, &scratch) == 0 && stat("/dev/shm", &shared) == 0 && scratch.st_dev != shared.st_dev,
+                     "/dev/shm is on the scratch folder's file system here")
+        let apart = check { $0.backupDirectory = "/dev/shm/signet-copies-\(UUID().uuidString)" }
+        #expect(apart?.status == .pass && apart?.detail.contains("a checked copy every 24 h") == true, "\(String(describing: apart))")
+        #expect(check { $0.database = "postgres://localhost/signet" } == nil)
     }
 
     static func stamp(_ date: Date) -> String {

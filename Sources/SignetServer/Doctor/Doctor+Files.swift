@@ -188,12 +188,41 @@ extension Doctor {
         }
         checks += permissionChecks()
         checks += clientPolicyChecks()
+        checks += backupChecks()
         for app in androidApps {
             checks.append(.note("android.\(app.packageName)", app.fingerprints.count == 1
                 ? "one fingerprint configured: with Play App Signing, Play re-signs the app; configure the app-signing key's SHA-256 from Play Console → Test and release → App integrity (and keep the upload key's only for debug builds)"
                 : "\(app.fingerprints.count) fingerprints configured: check one is Play's app-signing key (Play Console → App integrity)"))
         }
         return checks
+    }
+
+    /// A SQLite deployment's copies: none scheduled is noted; `backup.directory` must be a
+    /// folder this machine's user can write (or make), and one on the database's own file system
+    /// is noted, since it does not survive the disk. PostgreSQL's are its own tools' business.
+    func backupChecks() -> [DoctorCheck] {
+        guard configuration.database.hasPrefix("sqlite:") else { return [] }
+        guard let folder = configuration.backupDirectory else {
+            return [.note("backup", "no scheduled copies of the database: set backup.directory (a checked copy every day, the newest 7 kept), or run signet backup from a timer")]
+        }
+        var existing = folder
+        while !FileManager.default.fileExists(atPath: existing), existing != "/", !existing.isEmpty {
+            existing = (existing as NSString).deletingLastPathComponent
+        }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: existing.isEmpty ? "." : existing, isDirectory: &isFolder), isFolder.boolValue,
+              access(existing.isEmpty ? "." : existing, W_OK | X_OK) == 0
+        else {
+            return [.fail("backup", "backup.directory \(folder) cannot be \(existing == folder ? "written" : "made") by this user (\(existing.isEmpty ? "." : existing) is not a folder it may write)",
+                          fix: "make \(folder) for the user signet runs as (mode 0700), or point backup.directory elsewhere")]
+        }
+        let every = "a checked copy every \(configuration.backupIntervalHours) h into \(folder), the newest \(configuration.backupKeep) kept"
+        var database = stat(), copies = stat()
+        let databaseFolder = (String(configuration.database.dropFirst("sqlite:".count)) as NSString).deletingLastPathComponent
+        if stat(databaseFolder.isEmpty ? "." : databaseFolder, &database) == 0, stat(existing.isEmpty ? "." : existing, &copies) == 0, database.st_dev == copies.st_dev {
+            return [.note("backup", every + ", on the database's own file system: copy the folder off this machine too, or a lost disk takes both")]
+        }
+        return [.pass("backup", every)]
     }
 
     /// Each API of `tokens.permissions` and `tokens.api_token_ttl` must be an audience a client
