@@ -47,9 +47,11 @@ public enum SQLiteRestore {
     /// path is returned. The staged file leaves without a WAL, so no stale one is ever read
     /// with it.
     public static func swap(staged: String, target: String, stamp: String) throws(StoreError) -> String? {
+        // Closed before it is renamed into place.
         let alone = try SQLiteBackup.open(staged, flags: SQLITE_OPEN_READWRITE)
-        defer { sqlite3_close(alone) }
-        try SQLiteBackup.exec(alone, "PRAGMA journal_mode = DELETE")
+        let standalone = Result { () throws(StoreError) in try SQLiteBackup.exec(alone, "PRAGMA journal_mode = DELETE") }
+        sqlite3_close(alone)
+        try standalone.get()
         try SQLiteBackup.sync(staged)
         var aside: String?
         var held: OpaquePointer?
