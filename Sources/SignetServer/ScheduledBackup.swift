@@ -13,7 +13,7 @@ import SignetStore
 /// only files of exactly that form are ever removed. It runs on a queue of its own, looking
 /// once a minute, so that a long copy holds up no purge and no request; a failure is logged and
 /// counted, and tried again five minutes later.
-final class ScheduledBackup: @unchecked Sendable {
+package final class ScheduledBackup: @unchecked Sendable {
     let database: String
     let directory: String
     let interval: Int64
@@ -97,7 +97,12 @@ final class ScheduledBackup: @unchecked Sendable {
     private func listing() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] }
 
     /// The copies in the folder, oldest first (their names sort by time).
-    func copies() -> [String] { listing().filter { Self.time(of: $0) != nil }.sorted() }
+    func copies() -> [String] { Self.copies(in: directory) }
+
+    /// The scheduled copies in `directory`, oldest first: `signet restore --from DIR` takes the last.
+    package static func copies(in directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { time(of: $0) != nil }.sorted()
+    }
 
     static let prefix = "signet-"
 

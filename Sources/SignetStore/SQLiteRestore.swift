@@ -17,23 +17,23 @@ public enum SQLiteRestore {
     /// The file the copy is staged in, beside `target`.
     public static func staging(_ target: String) -> String { target + ".restoring" }
 
-    /// Checks `copy` and writes it to ``staging(_:)``; refuses a copy that is not whole, holds
-    /// no Signet schema or one newer than this build's (``StoreError/Code/schemaNewer``), and a
+    /// Checks `copy` and writes it to `staged` (``staging(_:)`` for a restore); refuses a copy
+    /// that is not whole, holds no Signet schema or one newer than this build's
+    /// (``StoreError/Code/schemaNewer``), and (unless `target` is `nil`: a check alone) a
     /// `target` that another process has open. What it returns describes the copy as read.
-    public static func stage(copy: String, target: String) throws(StoreError) -> BackupReport {
+    public static func stage(copy: String, target: String?, into staged: String) throws(StoreError) -> BackupReport {
         let start = Date()
         guard FileManager.default.fileExists(atPath: copy) else { throw StoreError(.unavailable, "no SQLite database at \(copy)") }
-        let staged = staging(target)
         try? FileManager.default.removeItem(atPath: staged)
-        let read = try SQLiteBackup.check(copy, start: start, target: target)
+        let read = try SQLiteBackup.check(copy, start: start, target: target ?? copy)
         guard read.schemaVersion <= SQLStore.knownSchemaVersion else {
             throw StoreError(.schemaNewer, "the copy is at schema \(read.schemaVersion), and this signet knows schemas up to "
                 + "\(SQLStore.knownSchemaVersion): restore it with the release that made it (or a newer one)")
         }
-        try refuseIfOpen(target)
+        if let target { try refuseIfOpen(target) }
         do throws(StoreError) {
             try SQLiteBackup.snapshot(copy, into: staged, sourceFlags: SQLITE_OPEN_READONLY)
-            _ = try SQLiteBackup.check(staged, start: start, target: target)
+            _ = try SQLiteBackup.check(staged, start: start, target: staged)
         } catch {
             try? FileManager.default.removeItem(atPath: staged)
             throw error

@@ -7,27 +7,37 @@ import SignetStore
 /// database's place (``SignetStore/SQLiteRestore``), with the servers stopped. Before anything
 /// is replaced the copy is checked whole, at a schema this build knows, and opened as a server
 /// would open it: upgraded to this build's schema, its signing keys opened with the configured
-/// key-encryption key. The database it replaces is kept beside it, whole.
+/// key-encryption key. The database it replaces is kept beside it, whole. `--from` a folder
+/// takes its newest scheduled copy (`backup.directory`); `--check` does every check on a
+/// copy of its own, also while servers run, and changes nothing.
 ///
 /// Exit codes: 0 restored; 1 a failure while putting it in place; 2 refused, nothing changed
 /// (usage, PostgreSQL, a server still running, a copy that is not whole, not Signet's, from a
 /// newer release, or sealed under another key).
 enum RestoreCommand {
-    static let usage = "usage: signet restore --from FILE [--config signet.json | --database sqlite:PATH] [--json]"
+    static let usage = "usage: signet restore --from FILE|DIR [--check] [--config signet.json | --database sqlite:PATH] [--json]"
 
     static func run(_ args: [String]) -> Int32 {
         var rest = args.makeIterator()
-        var (config, database, copy, json): (String?, String?, String?, Bool) = (nil, nil, nil, false)
+        var (config, database, from, json, checkOnly): (String?, String?, String?, Bool, Bool) = (nil, nil, nil, false, false)
         while let flag = rest.next() {
             switch flag {
             case "--config": config = rest.next()
             case "--database": database = rest.next()
-            case "--from": copy = rest.next()
+            case "--from": from = rest.next()
             case "--json": json = true
+            case "--check": checkOnly = true
             default: return usageError(usage)
             }
         }
-        guard let copy else { return usageError(usage) }
+        guard let from else { return usageError(usage) }
+        // A folder of scheduled copies (backup.directory): its newest.
+        var isFolder: ObjCBool = false
+        var copy = from
+        if FileManager.default.fileExists(atPath: from, isDirectory: &isFolder), isFolder.boolValue {
+            guard let newest = ScheduledBackup.copies(in: from).last else { return failed("no scheduled copy (signet-YYYYMMDDTHHMMSSZ.db) in \(from)", status: 2) }
+            copy = (from as NSString).appendingPathComponent(newest)
+        }
         let environment = ProcessInfo.processInfo.environment
         let configuration: ServerConfiguration
         do {
@@ -45,14 +55,19 @@ enum RestoreCommand {
         let target = String(configuration.database.dropFirst("sqlite:".count))
         let start = Date()
         let read: BackupReport
-        let staged = SQLiteRestore.staging(target)
+        // A check alone works on a copy of its own, beside nothing a server uses.
+        let staged = checkOnly ? NSTemporaryDirectory() + "/signet-check-\(UUID().uuidString).db" : SQLiteRestore.staging(target)
         let key: String?
         do {
-            read = try SQLiteRestore.stage(copy: copy, target: target)
+            read = try SQLiteRestore.stage(copy: copy, target: checkOnly ? nil : target, into: staged)
             key = try openedAsAServerWould(staged, configuration: configuration, environment: environment)
         } catch {
-            try? FileManager.default.removeItem(atPath: staged)
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: staged + suffix) }
             return failed("\(error)", status: 2)
+        }
+        if checkOnly {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: staged + suffix) }
+            return report(json: json, checked: true, copy: copy, target: target, read: read, kept: nil, key: key, seconds: Date().timeIntervalSince(start))
         }
         let stamp = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withYear, .withMonth, .withDay, .withTime, .withTimeZone])
         let kept: String?
@@ -62,23 +77,29 @@ enum RestoreCommand {
             try? FileManager.default.removeItem(atPath: staged)
             return failed("\(error)", status: error.code == .unavailable ? 2 : 1)
         }
-        let seconds = Date().timeIntervalSince(start)
+        return report(json: json, checked: false, copy: copy, target: target, read: read, kept: kept, key: key, seconds: Date().timeIntervalSince(start))
+    }
+
+    /// What was restored (or, `checked`, would be), as a line or as JSON.
+    static func report(json: Bool, checked: Bool, copy: String, target: String, read: BackupReport, kept: String?, key: String?, seconds: Double) -> Int32 {
         if json {
             struct Output: Encodable {
                 let from: String, path: String, users: Int, copy_schema_version: Int, schema_version: Int, integrity: String
-                let replaced: String?, key_encryption_key: String?, seconds: Double
+                let replaced: String?, key_encryption_key: String?, seconds: Double, restored: Bool
             }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let output = Output(from: copy, path: target, users: read.users, copy_schema_version: read.schemaVersion, schema_version: SQLStore.knownSchemaVersion,
-                                integrity: "ok", replaced: kept, key_encryption_key: key, seconds: seconds)
+                                integrity: "ok", replaced: kept, key_encryption_key: key, seconds: seconds, restored: !checked)
             print(String(decoding: (try? encoder.encode(output)) ?? Data(), as: UTF8.self))
-        } else {
-            let upgraded = read.schemaVersion < SQLStore.knownSchemaVersion ? " (upgraded from \(read.schemaVersion))" : ""
-            print("restored \(copy) to \(target): \(read.users) user(s), schema \(SQLStore.knownSchemaVersion)\(upgraded), integrity ok, in \(String(format: "%.2f", seconds)) s")
-            if let kept { print("the database it replaced is kept whole at \(kept): remove it once the restore is confirmed") }
-            if let key { print("its signing keys open with key-encryption key \(key), the one configured") }
+            return 0
         }
+        let upgraded = read.schemaVersion < SQLStore.knownSchemaVersion ? " (upgraded from \(read.schemaVersion))" : ""
+        let done = checked ? "checked \(copy): it would restore to \(target) with" : "restored \(copy) to \(target):"
+        print("\(done) \(read.users) user(s), schema \(SQLStore.knownSchemaVersion)\(upgraded), integrity ok, in \(String(format: "%.2f", seconds)) s")
+        if let kept { print("the database it replaced is kept whole at \(kept): remove it once the restore is confirmed") }
+        if let key { print("its signing keys open with key-encryption key \(key), the one configured") }
+        if checked { print("nothing was changed") }
         return 0
     }
 

@@ -27,8 +27,9 @@ let usage = """
                      find, block and delete users, add and remove clients, read the audit log (signet admin for details)
       backup --to FILE [--config signet.json] [--database sqlite:PATH]
                      a checked copy of a running SQLite database (PostgreSQL: pg_dump)
-      restore --from FILE [--config signet.json] [--database sqlite:PATH]
+      restore --from FILE|DIR [--check] [--config signet.json] [--database sqlite:PATH]
                      put a backup back in the SQLite database's place, servers stopped; the one replaced is kept
+                     (--check: every check, nothing changed)
       copy --to sqlite:PATH|postgres://... [--config signet.json] [--database URL]
                      every row into a new, empty database of either kind (SQLite to PostgreSQL), read back and checked
       doctor --config signet.json [--resolve HOST:PORT:ADDR] [--ca-file PEM] [--json] [--offline]

@@ -45,6 +45,18 @@ import Testing
         #expect(running.status == 2 && running.errors.contains("is open in another process"), "\(running.errors)")
         #expect(try Self.users(path) == ["early@signet.test", "late@signet.test"] && !FileManager.default.fileExists(atPath: SQLiteRestore.staging(path)))
         #expect(!(try FileManager.default.contentsOfDirectory(atPath: directory.path)).contains { $0.contains(".replaced-") })
+        // A check alone is what a running server allows: every check, on a copy of its own, and nothing changed.
+        let scratch = Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("signet-check-") })
+        let checked = try Self.signet(restore + ["--check"], kek: cluster.kek, in: directory)
+        #expect(checked.status == 0, "\(checked.errors)")
+        let said = try OperationsTests.json(checked.output)
+        #expect(said["restored"] == .bool(false) && said["users"] == .number("1") && said["replaced"] == nil && said["key_encryption_key"] != nil)
+        let human = try Self.signet(["restore", "--from", copy, "--check", "--database", "sqlite:" + path], kek: cluster.kek, in: directory)
+        #expect(human.status == 0 && human.output.contains("checked \(copy): it would restore to \(path) with 1 user(s)") && human.output.contains("nothing was changed"), "\(human.output)")
+        let strangerCheck = try Self.signet(restore + ["--check"], kek: Base64URL.encode(SecureRandom.bytes(32)), in: directory)
+        #expect(strangerCheck.status == 2 && strangerCheck.errors.contains("key-encryption key"), "\(strangerCheck.errors)")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("signet-check-") }) == scratch)
+        #expect(try Self.users(path) == ["early@signet.test", "late@signet.test"] && !FileManager.default.fileExists(atPath: SQLiteRestore.staging(path)))
         #expect(try cluster.signUp(SoftwareAuthenticator(), email: "still@signet.test", on: 0)["access_token"] != nil)
 
         // Killed: its last commits may be in the WAL alone.
@@ -139,6 +151,18 @@ import Testing
             #expect(Self.state(path) == before && !FileManager.default.fileExists(atPath: SQLiteRestore.staging(path)), "\(args)")
         }
         #expect(try Self.users(path) == ["kept@signet.test"])
+        // A folder of scheduled copies: its newest; one without any is refused.
+        let folder = directory.appendingPathComponent("copies").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let empty = try Self.signet(["restore", "--from", folder, "--check", "--database", "sqlite:" + path], kek: kek, in: directory)
+        #expect(empty.status == 2 && empty.errors.contains("no scheduled copy"), "\(empty.errors)")
+        for name in ["signet-20261201T000000Z.db", "signet-20261203T000000Z.db", "signet-20261202T000000Z.db"] {
+            try FileManager.default.copyItem(atPath: good, toPath: folder + "/" + name)
+        }
+        try FileManager.default.copyItem(atPath: garbage, toPath: folder + "/signet-newest.db")
+        let newest = try Self.signet(["restore", "--from", folder, "--check", "--json", "--database", "sqlite:" + path], kek: kek, in: directory)
+        #expect(newest.status == 0, "\(newest.errors)")
+        #expect(try OperationsTests.json(newest.output)["from"] == .string(folder + "/signet-20261203T000000Z.db"))
         // Into a place where no database is yet: nothing is kept aside.
         let fresh = directory.appendingPathComponent("fresh.db").path
         let placed = try Self.signet(["restore", "--from", good, "--database", "sqlite:" + fresh, "--json"], kek: kek, in: directory)
