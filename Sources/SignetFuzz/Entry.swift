@@ -137,6 +137,7 @@ enum FuzzReplay {
         try write(.scim, [2] + Array(#"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"Replace","path":"active","value":"False"},{"op":"remove","path":"externalId"}]}"#.utf8))
         // Times: a role's end with a zone, an offset and a fraction.
         for time in ["2026-12-05T22:25:45.405Z", "2026-12-06T01:00:00+01:00", "2027-01-01T00:00:00Z"] { try write(.isoTime, Array(time.utf8)) }
+        for name in ["signet-20261206T010000Z.db", "signet-20261231T235959Z.db.part", "signet-20260230T000000Z.db"] { try write(.backupName, Array(name.utf8)) }
         print("wrote \(n) seeds to \(out.path)")
     }
 }

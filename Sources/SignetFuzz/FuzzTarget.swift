@@ -54,6 +54,8 @@ enum FuzzTarget {
         case scim
         // A role's end (`expires_at`) and the ISO 8601 times `signet admin users import` reads.
         case isoTime
+        // The names of scheduled backups (`backup.directory`), which decide what is removed.
+        case backupName
     }
 
     /// A browser-flow client: an exact, a loopback (any port) and two private-use redirect URIs,
@@ -434,6 +436,15 @@ enum FuzzTarget {
             let now: Int64 = 1_796_509_545_405
             if let end = try? Ceremonies.roleEnd(text, now: now) {
                 precondition(end > now && end - now <= Ceremonies.longestRoleGrant, "a role's end outside its bounds")
+            }
+        case .backupName:
+            // A name taken for a copy is exactly the name of its time: no other file is ever
+            // counted, or removed, as one.
+            let name = String(decoding: body, as: UTF8.self)
+            for suffix in [".db", ".db.part"] {
+                if let at = ScheduledBackup.time(of: name, suffix: suffix) {
+                    precondition(at >= 0 && at % 1000 == 0 && ScheduledBackup.name(at: at).dropLast(3) + suffix == name, "a name that is not its time's")
+                }
             }
         case .sealedSession:
             if let session = SessionSealer.decode(body) {

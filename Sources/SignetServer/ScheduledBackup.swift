@@ -107,7 +107,7 @@ package final class ScheduledBackup: @unchecked Sendable {
     static let prefix = "signet-"
 
     /// A copy's name for the time `at` (milliseconds, UTC, to the second).
-    static func name(at: Int64) -> String {
+    package static func name(at: Int64) -> String {
         var seconds = time_t(at / 1000)
         var t = tm()
         gmtime_r(&seconds, &t)
@@ -116,7 +116,7 @@ package final class ScheduledBackup: @unchecked Sendable {
 
     /// The time (milliseconds) a copy's name says, or `nil` for a name not of exactly that form
     /// (`signet-YYYYMMDDTHHMMSSZ` and `suffix`, a real date and time).
-    static func time(of name: String, suffix: String = ".db") -> Int64? {
+    package static func time(of name: String, suffix: String = ".db") -> Int64? {
         guard name.hasPrefix(prefix), name.hasSuffix(suffix) else { return nil }
         let text = Array(name.utf8.dropFirst(prefix.utf8.count).dropLast(suffix.utf8.count))
         guard text.count == 16, text[8] == UInt8(ascii: "T"), text[15] == UInt8(ascii: "Z") else { return nil }
