@@ -20,14 +20,20 @@ import Testing
         [path, path + "-wal"].map { FileManager.default.contents(atPath: $0) }
     }
 
+    /// A new folder of the scratch directory's, which the test removes.
+    static func folder(_ name: String) throws -> URL {
+        let directory = Scratch.directory.appendingPathComponent("\(name)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
     static func users(_ path: String) throws -> Set<String> {
         Set(try rawSQLite(path, "SELECT email FROM users"))
     }
 
     @Test("restore: refused while a server runs; after a kill -9, the copy is in place, the replaced database kept whole with what was in its WAL, and a server on it signs in the copy's accounts only")
     func restoreAfterCrash() throws {
-        let directory = Scratch.directory.appendingPathComponent("restore-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.folder("restore")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("signet.db").path
         let cluster = try Cluster(instances: 1, database: "sqlite:" + path)
@@ -106,8 +112,7 @@ import Testing
 
     @Test("restore refuses, changing nothing: no --from, PostgreSQL, a missing copy, one that is not a database, one torn, one without Signet's schema, one from a newer release")
     func refusals() throws {
-        let directory = Scratch.directory.appendingPathComponent("restore-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.folder("restore")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("signet.db").path
         let kek = try {
@@ -173,8 +178,7 @@ import Testing
 
     @Test("a database a newer Signet upgraded: signet serve refuses to start, saying so, and leaves it as it was")
     func serveRefusesNewerSchema() throws {
-        let directory = Scratch.directory.appendingPathComponent("newer-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.folder("newer")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("signet.db").path
         do { _ = try SQLStore(path: path) }
