@@ -71,6 +71,26 @@ public enum SQLiteRestore {
         return aside
     }
 
+    /// The `kid`s of the signing keys the database at `path` holds now, its WAL read but not
+    /// folded in; `nil` when there is no database there or it cannot be read (a restore's
+    /// reason, often). A restore keeps out of the copy every key that is gone from here: one
+    /// revoked after the copy was made must not come back with it.
+    public static func signingKeyIDs(_ path: String) -> Set<String>? {
+        guard FileManager.default.fileExists(atPath: path), let db = try? SQLiteBackup.open(path, flags: SQLITE_OPEN_READWRITE) else { return nil }
+        if FileManager.default.fileExists(atPath: path + "-wal") { signet_sqlite_no_checkpoint_on_close(db) }
+        defer { sqlite3_close(db) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, "SELECT kid FROM signing_keys", -1, &statement, nil) == SQLITE_OK, let statement else { return nil }
+        defer { sqlite3_finalize(statement) }
+        var kids: Set<String> = []
+        var rc = sqlite3_step(statement)
+        while rc == SQLITE_ROW {
+            if let text = sqlite3_column_text(statement, 0) { kids.insert(String(cString: text)) }
+            rc = sqlite3_step(statement)
+        }
+        return rc == SQLITE_DONE ? kids : nil
+    }
+
     /// Refuses a database that another process (a running `signet serve`) has open: in WAL
     /// mode each connection holds a shared lock on the file for as long as it is open, so an
     /// exclusive one is refused at once. Nothing is changed (not even the WAL folded in) or held afterwards.

@@ -1,4 +1,5 @@
 import Foundation
+import SignetAPI
 import SignetAuth
 import SignetServer
 import SignetStore
@@ -57,17 +58,19 @@ enum RestoreCommand {
         let read: BackupReport
         // A check alone works on a copy of its own, beside nothing a server uses.
         let staged = checkOnly ? NSTemporaryDirectory() + "/signet-check-\(UUID().uuidString).db" : SQLiteRestore.staging(target)
-        let key: String?
+        let keys: Keys
         do {
+            // Read first: the database the copy replaces says which signing keys are gone.
+            let current = SQLiteRestore.signingKeyIDs(target)
             read = try SQLiteRestore.stage(copy: copy, target: checkOnly ? nil : target, into: staged)
-            key = try openedAsAServerWould(staged, configuration: configuration, environment: environment)
+            keys = try openedAsAServerWould(staged, configuration: configuration, environment: environment, current: current)
         } catch {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: staged + suffix) }
             return failed("\(error)", status: 2)
         }
         if checkOnly {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: staged + suffix) }
-            return report(json: json, checked: true, copy: copy, target: target, read: read, kept: nil, key: key, seconds: Date().timeIntervalSince(start))
+            return report(json: json, checked: true, copy: copy, target: target, read: read, kept: nil, keys: keys, seconds: Date().timeIntervalSince(start))
         }
         let stamp = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withYear, .withMonth, .withDay, .withTime, .withTimeZone])
         let kept: String?
@@ -77,20 +80,22 @@ enum RestoreCommand {
             try? FileManager.default.removeItem(atPath: staged)
             return failed("\(error)", status: error.code == .unavailable ? 2 : 1)
         }
-        return report(json: json, checked: false, copy: copy, target: target, read: read, kept: kept, key: key, seconds: Date().timeIntervalSince(start))
+        return report(json: json, checked: false, copy: copy, target: target, read: read, kept: kept, keys: keys, seconds: Date().timeIntervalSince(start))
     }
 
     /// What was restored (or, `checked`, would be), as a line or as JSON.
-    static func report(json: Bool, checked: Bool, copy: String, target: String, read: BackupReport, kept: String?, key: String?, seconds: Double) -> Int32 {
+    static func report(json: Bool, checked: Bool, copy: String, target: String, read: BackupReport, kept: String?, keys: Keys, seconds: Double) -> Int32 {
         if json {
             struct Output: Encodable {
                 let from: String, path: String, users: Int, copy_schema_version: Int, schema_version: Int, integrity: String
                 let replaced: String?, key_encryption_key: String?, seconds: Double, restored: Bool
+                let signing_keys_dropped: [String], signing_key_added: String?
             }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let output = Output(from: copy, path: target, users: read.users, copy_schema_version: read.schemaVersion, schema_version: SQLStore.knownSchemaVersion,
-                                integrity: "ok", replaced: kept, key_encryption_key: key, seconds: seconds, restored: !checked)
+                                integrity: "ok", replaced: kept, key_encryption_key: keys.kek, seconds: seconds, restored: !checked,
+                                signing_keys_dropped: keys.dropped, signing_key_added: keys.added)
             print(String(decoding: (try? encoder.encode(output)) ?? Data(), as: UTF8.self))
             return 0
         }
@@ -98,20 +103,56 @@ enum RestoreCommand {
         let done = checked ? "checked \(copy): it would restore to \(target) with" : "restored \(copy) to \(target):"
         print("\(done) \(read.users) user(s), schema \(SQLStore.knownSchemaVersion)\(upgraded), integrity ok, in \(String(format: "%.2f", seconds)) s")
         if let kept { print("the database it replaced is kept whole at \(kept): remove it once the restore is confirmed") }
-        if let key { print("its signing keys open with key-encryption key \(key), the one configured") }
+        if let key = keys.kek { print("its signing keys open with key-encryption key \(key), the one configured") }
+        if !keys.dropped.isEmpty {
+            print("signing keys gone from the database it replaces (revoked or destroyed since the copy), \(checked ? "to be " : "")left out: \(keys.dropped.joined(separator: ", "))")
+        }
+        if let added = keys.added { print("no key of the copy's that signs is left, so a new one \(checked ? "would sign" : "signs"): \(added)") }
         if checked { print("nothing was changed") }
         return 0
     }
 
+    /// What a restore did with the copy's signing keys: the key-encryption key that opens them
+    /// (`nil` when the copy holds none), the keys left out, and a key added.
+    struct Keys {
+        var kek: String?
+        var dropped: [String] = []
+        var added: String?
+    }
+
     /// Opens the staged copy as `signet serve` would (which upgrades it to this build's schema)
-    /// and, when it holds signing keys, opens them with the configured key-encryption key; that
-    /// key's ID, or `nil` when the copy holds none. Throws what a start would fail with.
-    static func openedAsAServerWould(_ staged: String, configuration: ServerConfiguration, environment: [String: String]) throws -> String? {
+    /// and, when it holds signing keys, opens them with the configured key-encryption key.
+    /// Throws what a start would fail with.
+    ///
+    /// Then, with `current` (the `kid`s the replaced database holds), every key of the copy's
+    /// that is gone from it is deleted from the copy, each with a `signing_key_revoked` row: a
+    /// key revoked after the copy was made (one that may be in other hands) must not sign
+    /// again. When none of the copy's keys never retired is left, a new one is added first
+    /// (`signing_key_rotated`) and signs at once.
+    static func openedAsAServerWould(_ staged: String, configuration: ServerConfiguration, environment: [String: String], current: Set<String>?) throws -> Keys {
         let store = try SQLStore(path: staged)
-        guard try !store.signingKeys().isEmpty else { return nil }
+        let rows = try store.signingKeys()
+        guard !rows.isEmpty else { return Keys() }
         let (kek, _) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
         _ = try KeyRing(store: store, kek: kek, retentionSeconds: 0)
-        return KeyEncryptionKey.id(kek)
+        var keys = Keys(kek: KeyEncryptionKey.id(kek))
+        guard let current else { return keys }
+        let gone = rows.filter { !current.contains($0.kid) }.map(\.kid).sorted()
+        guard !gone.isEmpty else { return keys }
+        let now = Date()
+        let at = Int64(now.timeIntervalSince1970 * 1000)
+        func event(_ kind: AuditKind, _ detail: String) -> StoreWrite {
+            .audit(AuditEvent(at: at, kind: kind.rawValue, outcome: "success", clientID: ManagementCaller.commandLine.clientID, remote: "local", detail: detail))
+        }
+        if !rows.contains(where: { $0.retiredAt == nil && current.contains($0.kid) }) {
+            keys.added = try KeyRing.create(store: store, kek: kek, retireOthers: true, now: now, writes: { kid in
+                [event(.signingKeyRotated, "kid \(kid), by signet restore: no key of the copy's that signs is in the database it replaces; signs at once")]
+            })
+        }
+        for kid in gone where try store.revokeSigningKey(kid: kid, writes: [event(.signingKeyRevoked, "kid \(kid), by signet restore: gone from the database the copy replaces (revoked or destroyed since the copy)")]) {
+            keys.dropped.append(kid)
+        }
+        return keys
     }
 
     static func failed(_ message: String, status: Int32) -> Int32 {

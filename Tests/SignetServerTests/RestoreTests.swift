@@ -4,6 +4,7 @@ import SignetAuth
 import SignetCrypto
 import SignetSoftware
 import SignetStore
+import SignetHTTP
 import SignetTestSupport
 import SignetWebAuthn
 import Testing
@@ -102,6 +103,47 @@ import Testing
         let second = try #require(try OperationsTests.json(again.output)["replaced"]?.string)
         let (secondUsers, keptUsers) = (try Self.users(second), try Self.users(kept))
         #expect(second != kept && secondUsers == ["early@signet.test"] && keptUsers.count == 3)
+    }
+
+    @Test("a signing key revoked after the copy was made stays out: the restore leaves it out of the copy, audited, and a new key signs at once")
+    func revokedKeyStaysOut() throws {
+        let directory = try Self.folder("restore-keys")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("signet.db").path
+        let database = ["--database", "sqlite:" + path]
+        let cluster = try Cluster(instances: 1, database: "sqlite:" + path)
+        let phone = SoftwareAuthenticator()
+        _ = try cluster.signUp(phone, email: "keys@signet.test", on: 0)
+        let first = try #require(try rawSQLite(path, "SELECT kid FROM signing_keys").first)
+        let copy = directory.appendingPathComponent("backup.db").path
+        #expect(try Self.signet(["backup", "--to", copy] + database, kek: cluster.kek, in: directory).status == 0)
+        // After the copy: the key is replaced and revoked, as for a key in other hands.
+        #expect(try Self.signet(["keys", "rotate"] + database, kek: cluster.kek, in: directory).status == 0)
+        let revoked = try Self.signet(["keys", "revoke", first] + database, kek: cluster.kek, in: directory)
+        #expect(revoked.status == 0, "\(revoked.errors)")
+        let second = try #require(try rawSQLite(path, "SELECT kid FROM signing_keys").first)
+        cluster.kill9(0)
+
+        let restore = ["restore", "--from", copy, "--json"] + database
+        let checked = try OperationsTests.json(try Self.signet(restore + ["--check"], kek: cluster.kek, in: directory).output)
+        #expect(checked["signing_keys_dropped"] == .array([.string(first)]) && checked["signing_key_added"]?.string != nil, "\(checked.serialized)")
+        #expect(try rawSQLite(path, "SELECT kid FROM signing_keys") == [second])
+        let done = try Self.signet(restore, kek: cluster.kek, in: directory)
+        #expect(done.status == 0, "\(done.errors)")
+        let report = try OperationsTests.json(done.output)
+        let added = try #require(report["signing_key_added"]?.string)
+        #expect(report["signing_keys_dropped"] == .array([.string(first)]) && added != first && added != second)
+        // The restored database: the copy's account, and only the new key.
+        #expect(try rawSQLite(path, "SELECT kid FROM signing_keys") == [added])
+        #expect(try Self.users(path) == ["keys@signet.test"])
+        let audit = try rawSQLite(path, "SELECT kind || ' ' || detail FROM audit_events WHERE kind LIKE 'signing_key_%' ORDER BY id")
+        #expect(audit.contains { $0.hasPrefix("signing_key_revoked kid \(first), by signet restore") } && audit.contains { $0.hasPrefix("signing_key_rotated kid \(added), by signet restore") },
+                "\(audit)")
+        try cluster.restart(0)
+        let (status, tokens) = try cluster.post(0, "/oauth/token", Self.grant(cluster, phone))
+        #expect(status == 200 && SigningKeyRotationTests().kid(tokens["access_token"]) == added, "\(tokens.serialized)")
+        let jwks = try StrictJSON().parse(try HTTPClient(port: cluster.port(0)).send("GET", "/.well-known/jwks.json").body)
+        #expect(jwks["keys"]?.array?.compactMap { $0["kid"]?.string } == [added])
     }
 
     /// A sign-in's token request for `authenticator`'s passkey.
