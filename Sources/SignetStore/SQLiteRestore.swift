@@ -75,20 +75,28 @@ public enum SQLiteRestore {
     /// folded in; `nil` when there is no database there or it cannot be read (a restore's
     /// reason, often). A restore keeps out of the copy every key that is gone from here: one
     /// revoked after the copy was made must not come back with it.
-    public static func signingKeyIDs(_ path: String) -> Set<String>? {
+    public static func signingKeyIDs(_ path: String) -> Set<String>? { texts(path, "SELECT kid FROM signing_keys") }
+
+    /// The account IDs the database at `path` holds, read as ``signingKeyIDs(_:)`` reads: a
+    /// restore names how many of the database it replaces the copy lacks.
+    public static func userIDs(_ path: String) -> Set<String>? { texts(path, "SELECT id FROM users") }
+
+    /// The first column of `sql`'s rows in the database at `path`, its WAL read but not folded
+    /// in; `nil` when there is none there or it cannot be read.
+    static func texts(_ path: String, _ sql: String) -> Set<String>? {
         guard FileManager.default.fileExists(atPath: path), let db = try? SQLiteBackup.open(path, flags: SQLITE_OPEN_READWRITE) else { return nil }
         if FileManager.default.fileExists(atPath: path + "-wal") { signet_sqlite_no_checkpoint_on_close(db) }
         defer { sqlite3_close(db) }
         var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, "SELECT kid FROM signing_keys", -1, &statement, nil) == SQLITE_OK, let statement else { return nil }
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else { return nil }
         defer { sqlite3_finalize(statement) }
-        var kids: Set<String> = []
+        var values: Set<String> = []
         var rc = sqlite3_step(statement)
         while rc == SQLITE_ROW {
-            if let text = sqlite3_column_text(statement, 0) { kids.insert(String(cString: text)) }
+            if let text = sqlite3_column_text(statement, 0) { values.insert(String(cString: text)) }
             rc = sqlite3_step(statement)
         }
-        return rc == SQLITE_DONE ? kids : nil
+        return rc == SQLITE_DONE ? values : nil
     }
 
     /// Refuses a database that another process (a running `signet serve`) has open: in WAL

@@ -58,12 +58,15 @@ enum RestoreCommand {
         let read: BackupReport
         // A check alone works on a copy of its own, beside nothing a server uses.
         let staged = checkOnly ? NSTemporaryDirectory() + "/signet-check-\(UUID().uuidString).db" : SQLiteRestore.staging(target)
-        let keys: Keys
+        var keys: Keys
         do {
             // Read first: the database the copy replaces says which signing keys are gone.
             let current = SQLiteRestore.signingKeyIDs(target)
+            let accounts = SQLiteRestore.userIDs(target)
             read = try SQLiteRestore.stage(copy: copy, target: checkOnly ? nil : target, into: staged)
             keys = try openedAsAServerWould(staged, configuration: configuration, environment: environment, current: current)
+            // Accounts of the database it replaces that the copy lacks (made since it).
+            if let accounts, let copied = SQLiteRestore.userIDs(staged) { keys.accountsOnlyReplaced = accounts.subtracting(copied).count }
         } catch {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: staged + suffix) }
             return failed("\(error)", status: 2)
@@ -89,13 +92,13 @@ enum RestoreCommand {
             struct Output: Encodable {
                 let from: String, path: String, users: Int, copy_schema_version: Int, schema_version: Int, integrity: String
                 let replaced: String?, key_encryption_key: String?, seconds: Double, restored: Bool
-                let signing_keys_dropped: [String], signing_key_added: String?
+                let signing_keys_dropped: [String], signing_key_added: String?, accounts_not_in_copy: Int?
             }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let output = Output(from: copy, path: target, users: read.users, copy_schema_version: read.schemaVersion, schema_version: SQLStore.knownSchemaVersion,
                                 integrity: "ok", replaced: kept, key_encryption_key: keys.kek, seconds: seconds, restored: !checked,
-                                signing_keys_dropped: keys.dropped, signing_key_added: keys.added)
+                                signing_keys_dropped: keys.dropped, signing_key_added: keys.added, accounts_not_in_copy: keys.accountsOnlyReplaced)
             print(String(decoding: (try? encoder.encode(output)) ?? Data(), as: UTF8.self))
             return 0
         }
@@ -108,6 +111,10 @@ enum RestoreCommand {
             print("signing keys gone from the database it replaces (revoked or destroyed since the copy), \(checked ? "to be " : "")left out: \(keys.dropped.joined(separator: ", "))")
         }
         if let added = keys.added { print("no key of the copy's that signs is left, so a new one \(checked ? "would sign" : "signs"): \(added)") }
+        if let missing = keys.accountsOnlyReplaced, missing > 0 {
+            print("\(missing) account(s) of the database it replaces \(checked ? "are" : "were") not in the copy (made since): signet admin users export --all from "
+                  + "\(kept ?? "it") and users import bring them back (README, Backups)")
+        }
         if checked { print("nothing was changed") }
         return 0
     }
@@ -118,6 +125,8 @@ enum RestoreCommand {
         var kek: String?
         var dropped: [String] = []
         var added: String?
+        /// Accounts of the database replaced that the copy lacks; `nil` when none was read.
+        var accountsOnlyReplaced: Int?
     }
 
     /// Opens the staged copy as `signet serve` would (which upgrades it to this build's schema)
