@@ -47,9 +47,18 @@ public enum SQLiteRestore {
     /// path is returned. The staged file leaves without a WAL, so no stale one is ever read
     /// with it.
     public static func swap(staged: String, target: String, stamp: String) throws(StoreError) -> String? {
-        // Closed before it is renamed into place.
+        // Closed before it is renamed into place. The store that staged it may still be closing
+        // its last connection on a queue of its own (its checkpoint timer's handler holds one
+        // until the timer's cancellation is delivered), and leaving WAL mode needs the file
+        // alone, a lock SQLite does not wait for: so a few tries, a moment apart.
         let alone = try SQLiteBackup.open(staged, flags: SQLITE_OPEN_READWRITE)
-        let standalone = Result { () throws(StoreError) in try SQLiteBackup.exec(alone, "PRAGMA journal_mode = DELETE") }
+        let deadline = Date().addingTimeInterval(10)
+        var standalone: Result<Void, StoreError>
+        repeat {
+            standalone = Result { () throws(StoreError) in try SQLiteBackup.exec(alone, "PRAGMA journal_mode = DELETE") }
+            guard case .failure = standalone, [SQLITE_BUSY, SQLITE_LOCKED].contains(sqlite3_errcode(alone) & 0xFF), Date() < deadline else { break }
+            usleep(10_000)
+        } while true
         sqlite3_close(alone)
         try standalone.get()
         try SQLiteBackup.sync(staged)
