@@ -43,11 +43,10 @@ public final class Metrics: @unchecked Sendable {
     }
 
     /// One scheduled backup: made at `at` (milliseconds) with its size and duration, or (`at`
-    /// nil) failed. Until the first, the backup series are shown when `scheduled`.
+    /// nil) failed.
     public func backup(at: Int64?, bytes: Int = 0, seconds: Double = 0) {
         lock.lock()
         defer { lock.unlock() }
-        backupsScheduled = true
         guard let at else { backups.failed += 1; return }
         backups.made += 1
         (backups.lastAt, backups.lastBytes, backups.lastSeconds) = (at, bytes, seconds)

@@ -28,8 +28,10 @@ package final class ScheduledBackup: @unchecked Sendable {
     /// Milliseconds after a failure before the next try.
     static let retryAfterFailure: Int64 = 300_000
 
-    init(database: String, configuration c: ServerConfiguration, directory: String, clock: @escaping @Sendable () -> Date, metrics: Metrics, log: AccessLog) {
-        self.database = database
+    /// `nil` unless `backup.directory` is set on a SQLite deployment.
+    init?(configuration c: ServerConfiguration, clock: @escaping @Sendable () -> Date, metrics: Metrics, log: AccessLog) {
+        guard let directory = c.backupDirectory, c.database.hasPrefix("sqlite:") else { return nil }
+        database = String(c.database.dropFirst("sqlite:".count))
         self.directory = directory
         interval = Int64(c.backupIntervalHours) * 3_600_000
         keep = c.backupKeep
@@ -107,11 +109,15 @@ package final class ScheduledBackup: @unchecked Sendable {
     static let prefix = "signet-"
 
     /// A copy's name for the time `at` (milliseconds, UTC, to the second).
-    package static func name(at: Int64) -> String {
+    package static func name(at: Int64) -> String { prefix + stamp(at: at) + ".db" }
+
+    /// The time `at` (milliseconds) in UTC to the second as file names carry it:
+    /// `20261206T010000Z` (also `signet restore`'s `.replaced-` files).
+    package static func stamp(at: Int64) -> String {
         var seconds = time_t(at / 1000)
         var t = tm()
         gmtime_r(&seconds, &t)
-        return prefix + String(format: "%04d%02d%02dT%02d%02d%02dZ", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec) + ".db"
+        return String(format: "%04d%02d%02dT%02d%02d%02dZ", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec)
     }
 
     /// The time (milliseconds) a copy's name says, or `nil` for a name not of exactly that form

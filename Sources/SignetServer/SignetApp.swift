@@ -94,12 +94,8 @@ public final class SignetApp: @unchecked Sendable {
         }
         purge.resume()
         purger = purge
-        if let directory = configuration.backupDirectory, configuration.database.hasPrefix("sqlite:") {
-            let backup = ScheduledBackup(database: String(configuration.database.dropFirst("sqlite:".count)), configuration: configuration, directory: directory,
-                                         clock: clock, metrics: service.ceremonies.metrics, log: log)
-            if listen { backup.start() }
-            scheduledBackup = backup
-        }
+        scheduledBackup = ScheduledBackup(configuration: configuration, clock: clock, metrics: service.ceremonies.metrics, log: log)
+        if listen { scheduledBackup?.start() }
     }
 
     /// The scheduled backup (`backup.directory`), made now when one is due, on the calling thread

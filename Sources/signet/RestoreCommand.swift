@@ -58,36 +58,36 @@ enum RestoreCommand {
         let read: BackupReport
         // A check alone works on a copy of its own, beside nothing a server uses.
         let staged = checkOnly ? NSTemporaryDirectory() + "/signet-check-\(UUID().uuidString).db" : SQLiteRestore.staging(target)
-        var keys: Keys
+        var found: Findings
         do {
             // Read first: the database the copy replaces says which signing keys are gone.
             let current = SQLiteRestore.signingKeyIDs(target)
             let accounts = SQLiteRestore.userIDs(target)
             read = try SQLiteRestore.stage(copy: copy, target: checkOnly ? nil : target, into: staged)
-            keys = try openedAsAServerWould(staged, configuration: configuration, environment: environment, current: current)
+            found = try openedAsAServerWould(staged, configuration: configuration, environment: environment, current: current)
             // Accounts of the database it replaces that the copy lacks (made since it).
-            if let accounts, let copied = SQLiteRestore.userIDs(staged) { keys.accountsOnlyReplaced = accounts.subtracting(copied).count }
+            if let accounts, let copied = SQLiteRestore.userIDs(staged) { found.accountsOnlyReplaced = accounts.subtracting(copied).count }
         } catch {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: staged + suffix) }
+            CopyCommand.removeNewFile(staged)
             return failed("\(error)", status: 2)
         }
         if checkOnly {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: staged + suffix) }
-            return report(json: json, checked: true, copy: copy, target: target, read: read, kept: nil, keys: keys, seconds: Date().timeIntervalSince(start))
+            CopyCommand.removeNewFile(staged)
+            return report(json: json, checked: true, copy: copy, target: target, read: read, kept: nil, found: found, seconds: Date().timeIntervalSince(start))
         }
-        let stamp = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withYear, .withMonth, .withDay, .withTime, .withTimeZone])
+        let stamp = ScheduledBackup.stamp(at: Int64(Date().timeIntervalSince1970 * 1000))
         let kept: String?
         do {
             kept = try SQLiteRestore.swap(staged: staged, target: target, stamp: stamp)
         } catch {
-            try? FileManager.default.removeItem(atPath: staged)
+            CopyCommand.removeNewFile(staged)
             return failed("\(error)", status: error.code == .unavailable ? 2 : 1)
         }
-        return report(json: json, checked: false, copy: copy, target: target, read: read, kept: kept, keys: keys, seconds: Date().timeIntervalSince(start))
+        return report(json: json, checked: false, copy: copy, target: target, read: read, kept: kept, found: found, seconds: Date().timeIntervalSince(start))
     }
 
     /// What was restored (or, `checked`, would be), as a line or as JSON.
-    static func report(json: Bool, checked: Bool, copy: String, target: String, read: BackupReport, kept: String?, keys: Keys, seconds: Double) -> Int32 {
+    static func report(json: Bool, checked: Bool, copy: String, target: String, read: BackupReport, kept: String?, found: Findings, seconds: Double) -> Int32 {
         if json {
             struct Output: Encodable {
                 let from: String, path: String, users: Int, copy_schema_version: Int, schema_version: Int, integrity: String
@@ -97,8 +97,8 @@ enum RestoreCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let output = Output(from: copy, path: target, users: read.users, copy_schema_version: read.schemaVersion, schema_version: SQLStore.knownSchemaVersion,
-                                integrity: "ok", replaced: kept, key_encryption_key: keys.kek, seconds: seconds, restored: !checked,
-                                signing_keys_dropped: keys.dropped, signing_key_added: keys.added, accounts_not_in_copy: keys.accountsOnlyReplaced)
+                                integrity: "ok", replaced: kept, key_encryption_key: found.kek, seconds: seconds, restored: !checked,
+                                signing_keys_dropped: found.dropped, signing_key_added: found.added, accounts_not_in_copy: found.accountsOnlyReplaced)
             print(String(decoding: (try? encoder.encode(output)) ?? Data(), as: UTF8.self))
             return 0
         }
@@ -106,12 +106,12 @@ enum RestoreCommand {
         let done = checked ? "checked \(copy): it would restore to \(target) with" : "restored \(copy) to \(target):"
         print("\(done) \(read.users) user(s), schema \(SQLStore.knownSchemaVersion)\(upgraded), integrity ok, in \(String(format: "%.2f", seconds)) s")
         if let kept { print("the database it replaced is kept whole at \(kept): remove it once the restore is confirmed") }
-        if let key = keys.kek { print("its signing keys open with key-encryption key \(key), the one configured") }
-        if !keys.dropped.isEmpty {
-            print("signing keys gone from the database it replaces (revoked or destroyed since the copy), \(checked ? "to be " : "")left out: \(keys.dropped.joined(separator: ", "))")
+        if let key = found.kek { print("its signing keys open with key-encryption key \(key), the one configured") }
+        if !found.dropped.isEmpty {
+            print("signing keys gone from the database it replaces (revoked or destroyed since the copy), \(checked ? "to be " : "")left out: \(found.dropped.joined(separator: ", "))")
         }
-        if let added = keys.added { print("no key of the copy's that signs is left, so a new one \(checked ? "would sign" : "signs"): \(added)") }
-        if let missing = keys.accountsOnlyReplaced, missing > 0 {
+        if let added = found.added { print("no key of the copy's that signs is left, so a new one \(checked ? "would sign" : "signs"): \(added)") }
+        if let missing = found.accountsOnlyReplaced, missing > 0 {
             print("\(missing) account(s) of the database it replaces \(checked ? "are" : "were") not in the copy (made since): signet admin users export --all from "
                   + "\(kept ?? "it") and users import bring them back (README, Backups)")
         }
@@ -119,9 +119,10 @@ enum RestoreCommand {
         return 0
     }
 
-    /// What a restore did with the copy's signing keys: the key-encryption key that opens them
-    /// (`nil` when the copy holds none), the keys left out, and a key added.
-    struct Keys {
+    /// What a restore found and did: the key-encryption key that opens the copy's signing keys
+    /// (`nil` when it holds none), the keys left out, a key added, and the accounts of the
+    /// replaced database the copy lacks.
+    struct Findings {
         var kek: String?
         var dropped: [String] = []
         var added: String?
@@ -138,21 +139,19 @@ enum RestoreCommand {
     /// key revoked after the copy was made (one that may be in other hands) must not sign
     /// again. When none of the copy's keys never retired is left, a new one is added first
     /// (`signing_key_rotated`) and signs at once.
-    static func openedAsAServerWould(_ staged: String, configuration: ServerConfiguration, environment: [String: String], current: Set<String>?) throws -> Keys {
+    static func openedAsAServerWould(_ staged: String, configuration: ServerConfiguration, environment: [String: String], current: Set<String>?) throws -> Findings {
         let store = try SQLStore(path: staged)
         let rows = try store.signingKeys()
-        guard !rows.isEmpty else { return Keys() }
+        guard !rows.isEmpty else { return Findings() }
         let (kek, _) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
         _ = try KeyRing(store: store, kek: kek, retentionSeconds: 0)
-        var keys = Keys(kek: KeyEncryptionKey.id(kek))
+        var keys = Findings(kek: KeyEncryptionKey.id(kek))
         guard let current else { return keys }
         let gone = rows.filter { !current.contains($0.kid) }.map(\.kid).sorted()
         guard !gone.isEmpty else { return keys }
         let now = Date()
         let at = Int64(now.timeIntervalSince1970 * 1000)
-        func event(_ kind: AuditKind, _ detail: String) -> StoreWrite {
-            .audit(AuditEvent(at: at, kind: kind.rawValue, outcome: "success", clientID: ManagementCaller.commandLine.clientID, remote: "local", detail: detail))
-        }
+        func event(_ kind: AuditKind, _ detail: String) -> StoreWrite { .audit(.byCommand(kind, at: at, detail: detail)) }
         if !rows.contains(where: { $0.retiredAt == nil && current.contains($0.kid) }) {
             keys.added = try KeyRing.create(store: store, kek: kek, retireOthers: true, now: now, writes: { kid in
                 [event(.signingKeyRotated, "kid \(kid), by signet restore: no key of the copy's that signs is in the database it replaces; signs at once")]

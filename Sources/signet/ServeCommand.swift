@@ -117,8 +117,7 @@ enum KeysCommand {
             let now = Date()
             let at = Int64(now.timeIntervalSince1970 * 1000)
             let kid = try KeyRing.create(store: store, kek: kek, retireOthers: true, now: now, writes: { kid in
-                [.audit(AuditEvent(at: at, kind: AuditKind.signingKeyRotated.rawValue, outcome: "success", clientID: ManagementCaller.commandLine.clientID,
-                                   remote: "local", detail: "kid \(kid), by signet keys rotate; signs from \(at / 1000 + KeyRing.signingDelay)"))]
+                [.audit(.byCommand(.signingKeyRotated, at: at, detail: "kid \(kid), by signet keys rotate; signs from \(at / 1000 + KeyRing.signingDelay)"))]
             })
             // Published at once; it signs once every cached JWKS can hold it.
             print(JSONValue.object([
@@ -166,8 +165,7 @@ extension KeysCommand {
     static func revoke(_ kid: String, _ configuration: ServerConfiguration) throws -> Int32 {
         let store = try SignetApp.openStore(configuration.database)
         let at = Int64(Date().timeIntervalSince1970 * 1000)
-        let event = AuditEvent(at: at, kind: AuditKind.signingKeyRevoked.rawValue, outcome: "success", clientID: ManagementCaller.commandLine.clientID,
-                               remote: "local", detail: "kid \(kid.prefix(40)), by signet keys revoke")
+        let event = AuditEvent.byCommand(.signingKeyRevoked, at: at, detail: "kid \(kid.prefix(40)), by signet keys revoke")
         let revoked: Bool
         do throws(StoreError) {
             revoked = try store.revokeSigningKey(kid: kid, writes: [.audit(event)])
@@ -219,6 +217,14 @@ extension KeysCommand {
             "codes_without_key_id": count(status.unlabelled), "codes_under_missing_keys": count(status.lost),
         ]).serialized)
         return 0
+    }
+}
+
+extension AuditEvent {
+    /// A change a command made to the database directly, as the operator (`signet-admin`, from
+    /// `local`): its audit row, a success.
+    static func byCommand(_ kind: AuditKind, at: Int64, detail: String) -> AuditEvent {
+        AuditEvent(at: at, kind: kind.rawValue, outcome: "success", clientID: ManagementCaller.commandLine.clientID, remote: "local", detail: detail)
     }
 }
 

@@ -205,21 +205,21 @@ extension Doctor {
         guard let folder = configuration.backupDirectory else {
             return [.note("backup", "no scheduled copies of the database: set backup.directory (a checked copy every day, the newest 7 kept), or run signet backup from a timer")]
         }
+        // The folder, or the nearest one above it that exists, where it would be made.
         var existing = folder
         while !FileManager.default.fileExists(atPath: existing), existing != "/", !existing.isEmpty {
             existing = (existing as NSString).deletingLastPathComponent
         }
+        if existing.isEmpty { existing = "." }
         var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: existing.isEmpty ? "." : existing, isDirectory: &isFolder), isFolder.boolValue,
-              access(existing.isEmpty ? "." : existing, W_OK | X_OK) == 0
-        else {
-            return [.fail("backup", "backup.directory \(folder) cannot be \(existing == folder ? "written" : "made") by this user (\(existing.isEmpty ? "." : existing) is not a folder it may write)",
+        guard FileManager.default.fileExists(atPath: existing, isDirectory: &isFolder), isFolder.boolValue, access(existing, W_OK | X_OK) == 0 else {
+            return [.fail("backup", "backup.directory \(folder) cannot be \(existing == folder ? "written" : "made") by this user (\(existing) is not a folder it may write)",
                           fix: "make \(folder) for the user signet runs as (mode 0700), or point backup.directory elsewhere")]
         }
         let every = "a checked copy every \(configuration.backupIntervalHours) h into \(folder), the newest \(configuration.backupKeep) kept"
         var database = stat(), copies = stat()
         let databaseFolder = (String(configuration.database.dropFirst("sqlite:".count)) as NSString).deletingLastPathComponent
-        if stat(databaseFolder.isEmpty ? "." : databaseFolder, &database) == 0, stat(existing.isEmpty ? "." : existing, &copies) == 0, database.st_dev == copies.st_dev {
+        if stat(databaseFolder.isEmpty ? "." : databaseFolder, &database) == 0, stat(existing, &copies) == 0, database.st_dev == copies.st_dev {
             return [.note("backup", every + ", on the database's own file system: copy the folder off this machine too, or a lost disk takes both")]
         }
         return [.pass("backup", every)]
