@@ -164,9 +164,20 @@ public struct UserExportLine: Codable, Sendable, Equatable {
     public var blocked: Bool
     public var app_metadata: JSONDocument?
     public var user_metadata: JSONDocument?
+    /// Signet's own, absent from other services' exports: the WebAuthn user handle (base64url),
+    /// the RP ID the passkeys are scoped to, and every passkey the account has had, revoked ones
+    /// with when. With them another Signet for the same RP ID takes the account whole: its ID,
+    /// and passkeys that sign in as before.
+    public var user_handle: String?
+    public var rp_id: String?
+    public var passkeys: [ExportedPasskey]?
 
     public init(user_id: String, email: String, email_verified: Bool, name: String?, locale: String?, created_at: String, updated_at: String,
-                last_login: String?, logins_count: Int64, blocked: Bool, app_metadata: JSONDocument? = nil, user_metadata: JSONDocument? = nil) {
+                last_login: String?, logins_count: Int64, blocked: Bool, app_metadata: JSONDocument? = nil, user_metadata: JSONDocument? = nil,
+                user_handle: String? = nil, rp_id: String? = nil, passkeys: [ExportedPasskey]? = nil) {
+        self.user_handle = user_handle
+        self.rp_id = rp_id
+        self.passkeys = passkeys
         self.app_metadata = app_metadata
         self.user_metadata = user_metadata
         self.user_id = user_id

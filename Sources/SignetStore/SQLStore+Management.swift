@@ -106,6 +106,13 @@ extension SQLStore {
         }
     }
 
+    public func credentials(usersAfter id: String?, through last: String) throws(StoreError) -> [CredentialRow] {
+        try reading { db throws(StoreError) in
+            try db.query("SELECT \(Self.credentialColumns) FROM credentials WHERE user_id > ? AND user_id <= ? ORDER BY user_id, created_at",
+                         [.text(id ?? ""), .text(last)]).map(Self.credential)
+        }
+    }
+
     public func emailSignInOff(email: String) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in try db.query("SELECT email_sign_in_off FROM users WHERE email = ?", [.text(email)]).first?[0].bool ?? false }
     }

@@ -493,7 +493,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.clientRows(offset: 5, limit: 2).isEmpty && store.clientRows().map(\.id) == ["c_a", "c_b", "c_c", "c_d", "c_e"])
     }
 
-    @Test("every account, a page at a time in ID order: no page overlaps another, none is left out", arguments: Backend.available)
+    @Test("every account, a page at a time in ID order: no page overlaps another, none is left out; each page's passkeys in one read", arguments: Backend.available)
     func userPagesByID(_ backend: Backend) throws {
         let store = try backend.open()
         #expect(try store.users(after: nil, limit: 10).isEmpty)
@@ -509,6 +509,15 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         }
         #expect(seen == made.sorted())
         #expect(try store.users(after: made.sorted()[4], limit: 10).map(\.user.id) == Array(made.sorted()[5...]))
+        // A page's passkeys, one range of accounts: a second passkey of one, none of any other.
+        let sorted = made.sorted()
+        var second = credential(sorted[3])
+        second.createdAt += 5
+        try store.perform([.addCredential(second)])
+        #expect(try store.credentials(usersAfter: nil, through: sorted[2]).map(\.userID) == Array(sorted[0...2]))
+        let page = try store.credentials(usersAfter: sorted[2], through: sorted[4])
+        #expect(page.map(\.userID) == [sorted[3], sorted[3], sorted[4]] && page[1].id == second.id)
+        #expect(try store.credentials(usersAfter: sorted[6], through: sorted[6]).isEmpty)
     }
 
     @Test("a client's keys kept, or where it publishes them, and never both written back otherwise", arguments: Backend.available)

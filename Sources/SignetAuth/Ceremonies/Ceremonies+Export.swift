@@ -26,23 +26,26 @@ extension Ceremonies {
         return try exportDocument(user, sessions: sessionInfos(accountSessions(user.user), current: nil))
     }
 
-    /// `signet admin users export --all`: every account's record (not its passkeys or history),
-    /// in ID order, a thousand at a time, handed to `each` as Auth0's bulk export writes a user;
-    /// the file `users import` reads, here or on another deployment. Audited once, as
-    /// `admin_user_exported` without an account, with how many went; returns that count.
+    /// `signet admin users export --all`: every account's record, with its user handle and
+    /// passkeys (not its history), in ID order, a thousand at a time, handed to `each` as
+    /// Auth0's bulk export writes a user; the file `users import` reads, here or on another
+    /// deployment. Audited once, as `admin_user_exported` without an account, with how many
+    /// went; returns that count.
     public func exportAllUsers(by caller: ManagementCaller, context: RequestContext, _ each: (UserExportLine) throws -> Void) throws -> Int {
-        try Self.requireHeld([ManagementScope.readUsers.rawValue], by: caller)
+        try Self.requireHeld([ManagementScope.readUsers, .readAuthenticationMethods].map(\.rawValue), by: caller)
         var after: String?
         var count = 0
         while true {
             let page = try store.users(after: after, limit: 1_000)
             guard let last = page.last else { break }
+            let passkeys = Dictionary(grouping: try store.credentials(usersAfter: after, through: last.user.id), by: \.userID)
             for m in page {
                 let u = m.user
                 try each(UserExportLine(user_id: u.id, email: u.email, email_verified: u.emailVerified, name: u.name, locale: u.locale,
                                         created_at: Self.iso(u.createdAt), updated_at: Self.iso(m.updatedAt ?? u.createdAt), last_login: m.lastLogin.map(Self.iso),
                                         logins_count: m.loginsCount, blocked: u.blocked, app_metadata: Self.metadataDocument(m.appMetadata),
-                                        user_metadata: Self.metadataDocument(m.userMetadata)))
+                                        user_metadata: Self.metadataDocument(m.userMetadata), user_handle: Base64URL.encode(u.handle),
+                                        rp_id: configuration.rpID, passkeys: (passkeys[u.id] ?? []).map(Self.exported)))
                 count += 1
             }
             after = last.user.id
@@ -51,6 +54,14 @@ extension Ceremonies {
         try store.appendAudit(event)
         counted(event)
         return count
+    }
+
+    /// A passkey as both exports write it.
+    package static func exported(_ c: CredentialRow) -> ExportedPasskey {
+        ExportedPasskey(id: Base64URL.encode(c.id), name: c.name, public_key: Base64URL.encode(c.publicKey), algorithm: c.algorithm, sign_count: c.signCount,
+                        aaguid: c.aaguid, authenticator: KnownAuthenticators.names[c.aaguid], attestation_format: c.format,
+                        backup_eligible: c.backupEligible, backup_state: c.backupState, transports: c.transports, created_at: c.createdAt / 1000,
+                        last_used_at: c.lastUsedAt.map { $0 / 1000 }, revoked_at: c.revokedAt.map { $0 / 1000 })
     }
 
     /// The document itself, for either caller.
@@ -62,12 +73,7 @@ extension Ceremonies {
             locale: user.locale, created_at: user.createdAt / 1000, updated_at: managed.updatedAt.map { $0 / 1000 },
             last_login: managed.lastLogin.map { $0 / 1000 }, logins_count: managed.loginsCount, blocked: user.blocked,
             app_metadata: Self.metadataDocument(managed.appMetadata), user_metadata: Self.metadataDocument(managed.userMetadata))
-        let passkeys = try store.credentials(userID: id).map { c in
-            ExportedPasskey(id: Base64URL.encode(c.id), name: c.name, public_key: Base64URL.encode(c.publicKey), algorithm: c.algorithm, sign_count: c.signCount,
-                            aaguid: c.aaguid, authenticator: KnownAuthenticators.names[c.aaguid], attestation_format: c.format,
-                            backup_eligible: c.backupEligible, backup_state: c.backupState, transports: c.transports, created_at: c.createdAt / 1000,
-                            last_used_at: c.lastUsedAt.map { $0 / 1000 }, revoked_at: c.revokedAt.map { $0 / 1000 })
-        }
+        let passkeys = try store.credentials(userID: id).map(Self.exported)
         let deviceKeys = try store.deviceKeys(userID: id).map { k in
             ExportedDeviceKey(id: k.id, device_id: k.deviceID, platform: k.platform, name: k.name, public_key: Base64URL.encode(k.publicKey),
                               created_at: k.createdAt / 1000, last_used_at: k.lastUsedAt.map { $0 / 1000 }, revoked_at: k.revokedAt.map { $0 / 1000 })

@@ -371,6 +371,10 @@ public protocol Store: Sendable {
     /// export of every account, each one range of the primary key, with no count or offset, so
     /// the millionth page costs what the first does.
     func users(after id: String?, limit: Int) throws(StoreError) -> [ManagedUser]
+    /// Every passkey of the accounts whose IDs are after `id` (from the first without it) and up
+    /// to `last`, in ID order: one page of that export's passkeys, one range of the index by
+    /// account.
+    func credentials(usersAfter id: String?, through last: String) throws(StoreError) -> [CredentialRow]
     /// Whether the account of `email` (or with ID `userID`) turned sign-in by email code off;
     /// `false` without such an account. Read apart from ``UserRecord``, so that no other read of
     /// an account pays for it.
