@@ -7,8 +7,10 @@ import SignetWebAuthn
 /// `signet admin users import FILE`: the accounts of another service's user export (Auth0's bulk
 /// export: one JSON object a line, or one JSON array), each made as `users add` makes one, in a
 /// transaction of its own, so a run stopped half-way is simply run again: addresses already here
-/// are passed over. `app_metadata` and `user_metadata` come along. Passkeys do not move (an export holds no passkey public keys); each owner
-/// signs in with an email code and adds one.
+/// are passed over. `app_metadata` and `user_metadata` come along. From another Signet's export
+/// (`users export --all`) the account keeps its ID and user handle, and its passkeys come too where
+/// the RP ID is this deployment's; from another service's, passkeys cannot move (they hold no
+/// passkey public keys), and each owner signs in with an email code and adds one.
 extension Admin {
     /// What became of one record of the file.
     struct ImportOutcome: Encodable {
@@ -21,6 +23,8 @@ extension Admin {
         let email: String?
         /// The account's ID here, for `made`.
         let user_id: String?
+        /// How many passkeys came with it, for `made`.
+        let passkeys: Int?
         let detail: String?
     }
 
@@ -46,7 +50,9 @@ extension Admin {
                 print(Self.table(["LINE", "OUTCOME", "EMAIL", "DETAIL"], notable.map { [String($0.line), $0.outcome, $0.email ?? "-", $0.detail ?? "-"] }))
             }
             let counts = ["made", "exists", "refused"].map { kind in "\(outcomes.count(where: { $0.outcome == kind })) \(kind)" }
-            print("\(outcomes.count) record(s): " + counts.joined(separator: ", ") + (options.mail ? "; each made account's address told" : "; nothing mailed"))
+            let (kept, passkeys) = (outcomes.count(where: { $0.user_id != nil && $0.user_id == $0.source_user_id }), outcomes.reduce(0) { $0 + ($1.passkeys ?? 0) })
+            let carried = kept + passkeys == 0 ? "" : "; \(kept) kept their ID, \(passkeys) passkey(s) came with them"
+            print("\(outcomes.count) record(s): " + counts.joined(separator: ", ") + carried + (options.mail ? "; each made account's address told" : "; nothing mailed"))
         }
         let refused = outcomes.count(where: { $0.outcome == "refused" })
         if refused > 0 { throw AuthError.malformed("\(refused) record(s) refused; the others were imported") }
@@ -69,8 +75,9 @@ extension Admin {
     }
 
     func importRecord(line: Int, _ record: JSONValue?) -> ImportOutcome {
-        func outcome(_ kind: String, user: String? = nil, _ detail: String? = nil) -> ImportOutcome {
-            ImportOutcome(line: line, outcome: kind, source_user_id: record?["user_id"]?.string, email: record?["email"]?.string, user_id: user, detail: detail)
+        func outcome(_ kind: String, user: String? = nil, passkeys: Int? = nil, _ detail: String? = nil) -> ImportOutcome {
+            ImportOutcome(line: line, outcome: kind, source_user_id: record?["user_id"]?.string, email: record?["email"]?.string, user_id: user,
+                          passkeys: passkeys, detail: detail)
         }
         guard let record, record.object != nil else { return outcome("refused", "not a JSON object") }
         guard let email = record["email"]?.string else { return outcome("refused", "no email") }
@@ -80,17 +87,19 @@ extension Admin {
             guard let millis = Ceremonies.millis(iso: text) else { return outcome("refused", "created_at is not an ISO 8601 time") }
             createdAt = millis
         }
-        let app: JSONDocument?, own: JSONDocument?
+        let app: JSONDocument?, own: JSONDocument?, identity: ExportedIdentity
         do {
             (app, own) = (try JSONDocument.metadata(record, "app_metadata"), try JSONDocument.metadata(record, "user_metadata"))
+            identity = try ExportedIdentity(record: record)
         } catch {
             return outcome("refused", AuthError(error).detail)
         }
         let new = ManagementNewUser(email: email, name: record["name"]?.string, email_verified: record["email_verified"]?.bool,
                                     verify_email: options.mail, locale: record["locale"]?.string, app_metadata: app, user_metadata: own)
         do {
-            let user = try ceremonies.importUser(new, createdAt: createdAt, blocked: blocked, by: .commandLine, context: context)
-            return outcome("made", user: user.user_id, blocked ? "blocked, as in the export" : nil)
+            let made = try ceremonies.importUser(new, createdAt: createdAt, blocked: blocked, carrying: identity, by: .commandLine, context: context)
+            let notes = (blocked ? ["blocked, as in the export"] : []) + made.notes
+            return outcome("made", user: made.user.user_id, passkeys: made.passkeys, notes.isEmpty ? nil : notes.joined(separator: "; "))
         } catch {
             let failure = AuthError(error)
             if failure.reason == .userExists { return outcome("exists", "an account with this address is here already") }

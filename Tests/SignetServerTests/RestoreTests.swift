@@ -106,7 +106,7 @@ import Testing
         let (secondUsers, keptUsers) = (try Self.users(second), try Self.users(kept))
         #expect(second != kept && secondUsers == ["early@signet.test"] && keptUsers.count == 3)
         // Accounts made after the copy come back from the kept database, as the README says:
-        // exported from it, imported into the restored one (their owners add a passkey again).
+        // exported from it, imported into the restored one, with their IDs and passkeys.
         let exported = directory.appendingPathComponent("later.jsonl").path
         let export = try Self.signet(["admin", "users", "export", "--all", "--out", exported, "--database", "sqlite:" + kept], kek: cluster.kek, in: directory)
         #expect(export.status == 0, "\(export.errors)")
@@ -115,6 +115,11 @@ import Testing
         let outcomes = try OperationsTests.json(imported.output).array?.compactMap { row in row["email"]?.string.map { ($0, row["outcome"]?.string ?? "") } } ?? []
         #expect(Dictionary(uniqueKeysWithValues: outcomes) == ["early@signet.test": "exists", "late@signet.test": "made", "still@signet.test": "made"], "\(imported.output)")
         #expect(try Self.users(path) == ["early@signet.test", "late@signet.test", "still@signet.test"])
+        let lateRow = try #require(try OperationsTests.json(imported.output).array?.first { $0["email"] == .string("late@signet.test") })
+        #expect(lateRow["user_id"] != nil && lateRow["user_id"] == lateRow["source_user_id"] && lateRow["passkeys"] == .number("1"), "\(lateRow.serialized)")
+        try cluster.restart(0)
+        let back = try cluster.post(0, "/oauth/token", Self.grant(cluster, late))
+        #expect(back.status == 200 && BackchannelLogoutTests.claims(back.json["access_token"]?.string)?["sub"] == lateRow["user_id"], "\(back.json.serialized)")
     }
 
     @Test("a signing key revoked after the copy was made stays out: the restore leaves it out of the copy, audited, and a new key signs at once")

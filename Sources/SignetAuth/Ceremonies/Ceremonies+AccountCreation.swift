@@ -33,26 +33,23 @@ extension Ceremonies {
         try makeAccount(new, createdAt: nil, by: caller, context: context)
     }
 
-    /// `signet admin users import`: one account of another service's export, made as
-    /// ``createUser(_:by:context:)`` makes one, keeping when it was made there (`createdAt`, in
-    /// milliseconds; a time in the future is taken as now) and whether it was blocked there (a
-    /// blocked account is made blocked, in the same insert, and never mailed).
-    public func importUser(_ new: ManagementNewUser, createdAt: Int64?, blocked: Bool, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
-        try makeAccount(new, createdAt: createdAt.map { min($0, nowMillis) } ?? nowMillis, blocked: blocked, by: caller, context: context)
-    }
-
     /// The account of `new`, made now, or with `createdAt` one imported from an export that was
     /// made then (its audit row says so).
-    func makeAccount(_ new: ManagementNewUser, createdAt: Int64?, blocked: Bool = false, by caller: ManagementCaller, context: RequestContext) throws -> ManagementUser {
+    /// An import's `carried` identity sets the account's ID and user handle and adds its
+    /// passkeys in the same transaction (``importUser(_:createdAt:blocked:carrying:by:context:)``).
+    func makeAccount(_ new: ManagementNewUser, createdAt: Int64?, blocked: Bool = false, carried: CarriedIdentity? = nil, by caller: ManagementCaller,
+                     context: RequestContext) throws -> ManagementUser {
         let (email, name, language) = try Self.checked(new)
         let app = try new.app_metadata.map { try Self.mergedMetadata(nil, $0, member: "app_metadata") } ?? nil
         let own = try new.user_metadata.map { try Self.mergedMetadata(nil, $0, member: "user_metadata") } ?? nil
-        let user = UserRecord(id: newUserID(), handle: random(32), email: email, name: name, emailVerified: new.email_verified ?? false,
+        let id = carried?.userID ?? newUserID()
+        let user = UserRecord(id: id, handle: carried?.handle ?? random(32), email: email, name: name, emailVerified: new.email_verified ?? false,
                               createdAt: createdAt ?? nowMillis, locale: language, blocked: blocked)
         let told = (new.verify_email ?? true) && !blocked && configuration.email.canSend
-        let detail = (createdAt == nil ? "" : blocked ? "imported blocked; " : "imported; ") + (told ? "the address told" : "nothing mailed")
+        let detail = (createdAt == nil ? "" : blocked ? "imported blocked; " : "imported; ") + (carried?.auditNote ?? "") + (told ? "the address told" : "nothing mailed")
         let event = pendingAuditEvent(.adminUserCreated, user: user.id, client: caller.clientID, detail: detail, context: context)
-        try store.perform([.createAccount(user), .audit(event)] + (app != nil || own != nil ? [.userMetadata(userID: user.id, app: app, user: own)] : [])
+        let passkeys = (carried?.passkeys ?? []).map { row in var row = row; row.userID = id; return StoreWrite.addCredential(row) }
+        try store.perform([.createAccount(user), .audit(event)] + passkeys + (app != nil || own != nil ? [.userMetadata(userID: user.id, app: app, user: own)] : [])
                           + (told ? notice(.accountCreated, to: user) : []))
         counted(event)
         return try managedUser(id: user.id)

@@ -67,7 +67,7 @@ extension Ceremonies {
             id: result.credentialID, userID: owner, publicKey: result.publicKey, algorithm: result.algorithm.rawValue,
             signCount: Int64(result.signCount), aaguid: aaguid, format: result.format,
             backupEligible: result.backupEligible, backupState: result.backupState,
-            transports: (credential.response.transports ?? []).filter { $0.count <= 32 }.prefix(8).map { $0 }, name: name, createdAt: now,
+            transports: Self.storedTransports(credential.response.transports ?? []), name: name, createdAt: now,
             attested: attested, attestationRoot: root)
         return (row, result.userVerified)
     }

@@ -1,0 +1,183 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetCrypto
+import SignetSoftware
+import SignetWebAuthn
+import Testing
+
+/// `signet admin users export --all` into another Signet for the same RP ID with `users import`:
+/// the accounts keep their IDs and their passkeys, which sign in there as before.
+@Suite("Accounts moved whole between Signets")
+struct AccountMoveTests {
+    static func database(_ server: TestServer) -> [String] { ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path] }
+
+    /// The command with the test servers' RP ID, as an operator runs it with the deployment's configuration.
+    static func signet(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String, errors: String) {
+        try runProcess(ProcessTests.binary.path, arguments, environment: ["SIGNET_RELYING_PARTY_ID": TestServer.rpID, "SIGNET_RELYING_PARTY_ORIGINS": "[\"\(TestServer.origin)\"]"],
+                   in: directory)
+    }
+
+    static func export(_ server: TestServer) throws -> [JSONValue] {
+        let file = server.directory.appendingPathComponent("accounts-\(UUID().uuidString).jsonl").path
+        let written = try Self.signet(["admin", "users", "export", "--all", "--out", file] + database(server), in: server.directory)
+        try #require(written.status == 0, "\(written.errors)")
+        return try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map { try StrictJSON().parse(Array($0.utf8)) }
+    }
+
+    /// Imports `lines` into `server`; the outcomes by line.
+    static func importing(_ lines: [JSONValue], into server: TestServer) throws -> (status: Int32, outcomes: [JSONValue]) {
+        let file = server.directory.appendingPathComponent("import-\(UUID().uuidString).jsonl").path
+        try Data(lines.map(\.serialized).joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let run = try Self.signet(["admin", "users", "import", file, "--json"] + database(server), in: server.directory)
+        return (run.status, try OperationsTests.json(run.output).array ?? [])
+    }
+
+    static func changed(_ line: JSONValue, _ change: (inout JSONObject) -> Void) -> JSONValue {
+        var object = line.object ?? [:]
+        change(&object)
+        return .object(object)
+    }
+
+    static func changedPasskey(_ line: JSONValue, _ member: String, _ value: JSONValue?) -> JSONValue {
+        changed(line) { object in
+            var first = object["passkeys"]?.array?.first?.object ?? [:]
+            first[member] = value
+            object["passkeys"] = .array([.object(first)])
+        }
+    }
+
+    static func subject(_ tokens: JSONValue) -> String? { BackchannelLogoutTests.claims(tokens["access_token"]?.string)?["sub"]?.string }
+
+    @Test("another Signet for the same RP ID takes the accounts whole: the same IDs, and their passkeys sign in there, counters and revocations kept; a second run makes nothing twice")
+    func wholeAccounts() throws {
+        let server = try TestServer()
+        let ada = try SignedIn(server, email: "ada@signet.test")
+        let laptop = SoftwareAuthenticator(), old = SoftwareAuthenticator()
+        let added = try ada.addPasskey(laptop, name: "Laptop")
+        #expect(added.status == 201, "\(added.json.serialized)")
+        #expect(try ada.addPasskey(old).status == 201)
+        let oldID = try #require(try ada.passkeys().last?["id"]?.string)
+        #expect(try ada.call("DELETE", "/me/passkeys/\(oldID)").status == 204)
+        let grace = try SignedIn(server, email: "grace@signet.test")
+        // Signed in a few times here: the counters the other Signet must go on from.
+        for _ in 0..<3 { _ = try ada.phone.signIn() }
+        let adaID = try #require(Self.subject(try ada.phone.signIn()))
+        let graceID = try #require(Self.subject(try grace.phone.signIn()))
+        let lines = try Self.export(server)
+        #expect(lines.count == 2 && lines.allSatisfy { $0["rp_id"] == .string(TestServer.rpID) && $0["user_handle"]?.string != nil }, "\(lines.map(\.serialized))")
+        #expect(lines.first { $0["user_id"] == .string(adaID) }?["passkeys"]?.array?.count == 3)
+
+        let other = try TestServer()
+        let (status, outcomes) = try Self.importing(lines, into: other)
+        #expect(status == 0, "\(outcomes)")
+        #expect(Set(outcomes.compactMap { $0["user_id"]?.string }) == [adaID, graceID])
+        #expect(outcomes.first { $0["user_id"] == .string(adaID) }?["passkeys"] == .number("3"))
+        let audit = try other.store.auditEvents(limit: 10).first { $0.kind == "admin_user_created" && $0.userID == adaID }
+        #expect(audit?.detail == "imported; ID kept; 3 passkey(s); nothing mailed", "\(String(describing: audit?.detail))")
+        let before = try #require(try server.store.credentials(userID: adaID).first { $0.name == nil && $0.revokedAt == nil })
+        let moved = try other.store.credentials(userID: adaID)
+        #expect(moved.count == 3 && moved.first { $0.id == before.id }?.signCount == before.signCount)
+        #expect(moved.first { Base64URL.encode($0.id) == oldID }?.revokedAt != nil && moved.first { $0.name == "Laptop" } != nil)
+        #expect(moved.allSatisfy { !$0.attested })
+
+        // Each signs in there with the passkeys they had, as the same subject.
+        #expect(Self.subject(try Phone(other, authenticator: ada.phone.authenticator).signIn()) == adaID)
+        #expect(Self.subject(try Phone(other, authenticator: laptop).signIn()) == adaID)
+        #expect(Self.subject(try Phone(other, authenticator: grace.phone.authenticator).signIn()) == graceID)
+        // The passkey revoked before the export stays revoked.
+        let (session, credential, _) = try Phone(other, authenticator: old).startSignIn()
+        let refused = try Phone(other, authenticator: old).exchange(session: session, credential: credential)
+        #expect(refused.status == 400 && refused.json["reason"] == .string(Reason.credentialRevoked.rawValue), "\(refused.json.serialized)")
+
+        let again = try Self.importing(lines, into: other)
+        #expect(again.status == 0 && again.outcomes.allSatisfy { $0["outcome"] == .string("exists") })
+        #expect(try other.store.users(UserQuery()).total == 2)
+    }
+
+    @Test("what cannot be kept is left out with a note: passkeys of another RP ID or without the user handle, an ID another account has; a user handle or passkey here already refuses the record whole")
+    func leftOut() throws {
+        let server = try TestServer()
+        _ = try SignedIn(server, email: "ada@signet.test")
+        let line = try #require(try Self.export(server).first)
+        let id = try #require(line["user_id"]?.string)
+        let other = try TestServer()
+        func outcome(_ line: JSONValue) throws -> JSONValue {
+            let (_, outcomes) = try Self.importing([line], into: other)
+            return try #require(outcomes.first)
+        }
+        func address(_ n: Int) -> JSONValue { .string("moved\(n)@signet.test") }
+
+        let foreign = try outcome(Self.changed(line) { $0["rp_id"] = .string("elsewhere.test"); $0["email"] = address(1) })
+        #expect(foreign["outcome"] == .string("made") && foreign["passkeys"] == .number("0") && foreign["user_id"] == .string(id))
+        #expect(foreign["detail"]?.string?.contains("1 passkey(s) left out: they are for RP ID elsewhere.test, not \(TestServer.rpID)") == true, "\(foreign.serialized)")
+        // Now the ID is taken here: a new one, said so; without the handle the passkeys stay out.
+        let renamed = try outcome(Self.changed(line) { $0["user_handle"] = nil; $0["email"] = address(2) })
+        #expect(renamed["outcome"] == .string("made") && renamed["user_id"] != .string(id) && renamed["passkeys"] == .number("0"))
+        #expect(renamed["detail"] == .string("its user_id is another account's here: given a new one; 1 passkey(s) left out: without its user_handle they would not sign in"),
+                "\(renamed.serialized)")
+        // The same handle as an account here: refused, nothing made.
+        let handle = try outcome(Self.changed(line) { $0["user_id"] = .string(UUID().uuidString.lowercased()); $0["rp_id"] = nil; $0["email"] = address(3) })
+        #expect(handle["outcome"] == .string("refused") && handle["detail"]?.string?.contains("user_handle") == true, "\(handle.serialized)")
+        // The line whole under a new ID and handle: its passkey comes. A second copy of that
+        // passkey is refused, and the account is not made without it.
+        let whole = try outcome(Self.changed(line) { $0["user_id"] = nil; $0["user_handle"] = .string(Base64URL.encode(SecureRandom.bytes(32))); $0["email"] = address(4) })
+        #expect(whole["outcome"] == .string("made") && whole["passkeys"] == .number("1"), "\(whole.serialized)")
+        let taken = try outcome(Self.changed(line) { $0["user_id"] = nil; $0["user_handle"] = .string(Base64URL.encode(SecureRandom.bytes(32))); $0["email"] = address(5) })
+        #expect(taken["outcome"] == .string("refused") && taken["detail"]?.string?.contains("already registered") == true, "\(taken.serialized)")
+        #expect(try other.store.user(email: "moved5@signet.test") == nil && other.store.user(email: "moved3@signet.test") == nil)
+        // Other services' IDs are not Signet's: a new one, as before, with no note.
+        let auth0 = try outcome(.object(["user_id": .string("auth0|5f7c8ec7c33c6c004bbafe82"), "email": address(6)]))
+        #expect(auth0["outcome"] == .string("made") && auth0["detail"] == nil && auth0["user_id"]?.string?.count == 36)
+    }
+
+    @Test("every value a carried passkey or identity holds is checked as registration checks it: each broken value refuses its record, and nothing of it is written")
+    func refusals() throws {
+        let server = try TestServer()
+        _ = try SignedIn(server, email: "ada@signet.test")
+        let line = Self.changed(try #require(try Self.export(server).first)) { $0["user_id"] = nil }
+        var ec = try #require(line["passkeys"]?.array?.first?["public_key"]?.string.flatMap { Base64URL.decode($0) })
+        ec[ec.count - 1] ^= 1  // y no longer on the curve
+        let rsa = CBOREncoder.encode(.map(CBORMap([(.int(1), .int(3)), (.int(3), .int(-257)), (.int(-1), .bytes([0x01])), (.int(-2), .bytes([0x01, 0x00, 0x01]))])))
+        let future = String(Int64(Date().timeIntervalSince1970) + 86_400)
+        let cases: [(String, JSONValue, String)] = [
+            ("handle not base64url", Self.changed(line) { $0["user_handle"] = .string("not base64url!") }, "user_handle must be base64url"),
+            ("handle of 65 bytes", Self.changed(line) { $0["user_handle"] = .string(Base64URL.encode([UInt8](repeating: 7, count: 65))) }, "user_handle must be base64url"),
+            ("user_id a number", Self.changed(line) { $0["user_id"] = .number("7") }, "user_id must be a string"),
+            ("passkeys not a list", Self.changed(line) { $0["passkeys"] = .string("none") }, "passkeys must be a list"),
+            ("a passkey missing its key", Self.changedPasskey(line, "public_key", nil), "passkeys must be a list"),
+            ("101 passkeys", Self.changed(line) { $0["passkeys"] = .array(Array(repeating: line["passkeys"]!.array![0], count: 101)) }, "at most 100 passkeys"),
+            ("empty id", Self.changedPasskey(line, "id", .string("")), "id must be base64url of 1 to 1023 bytes"),
+            ("id of 1,024 bytes", Self.changedPasskey(line, "id", .string(Base64URL.encode([UInt8](repeating: 1, count: 1024)))), "id must be base64url"),
+            ("key off the curve", Self.changedPasskey(line, "public_key", .string(Base64URL.encode(ec))), "public_key is not a COSE key"),
+            ("key not COSE", Self.changedPasskey(line, "public_key", .string(Base64URL.encode([0x01, 0x02]))), "public_key is not a COSE key"),
+            ("RSA key too small", Self.changedPasskey(line, "public_key", .string(Base64URL.encode(rsa))), "public_key is not a COSE key"),
+            ("algorithm not the key's", Self.changedPasskey(line, "algorithm", .number("-257")), "algorithm -257 is not its public key's"),
+            ("negative counter", Self.changedPasskey(line, "sign_count", .number("-1")), "sign_count must be 0 to"),
+            ("counter past 32 bits", Self.changedPasskey(line, "sign_count", .number("4294967296")), "sign_count must be 0 to"),
+            ("aaguid not a UUID", Self.changedPasskey(line, "aaguid", .string("yubikey")), "aaguid is not a UUID"),
+            ("format with capitals", Self.changedPasskey(line, "attestation_format", .string("Packed")), "attestation_format must be"),
+            ("format of 33 bytes", Self.changedPasskey(line, "attestation_format", .string(String(repeating: "a", count: 33))), "attestation_format must be"),
+            ("backed up, not eligible", Self.changed(Self.changedPasskey(line, "backup_eligible", .bool(false))) { object in
+                var first = object["passkeys"]!.array![0].object!
+                first["backup_state"] = .bool(true)
+                object["passkeys"] = .array([.object(first)])
+            }, "backup_state without backup_eligible"),
+            ("made in the future", Self.changedPasskey(line, "created_at", .number(future)), "created_at must be a time in seconds"),
+            ("used before 1970", Self.changedPasskey(line, "last_used_at", .number("-5")), "last_used_at must be a time"),
+            ("a name with a control character", Self.changedPasskey(line, "name", .string("Lap\u{7}top")), "name"),
+        ]
+        let other = try TestServer()
+        for (n, (what, record, expected)) in cases.enumerated() {
+            let email = "refused\(n)@signet.test"
+            let (status, outcomes) = try Self.importing([Self.changed(record) { $0["email"] = .string(email) }], into: other)
+            #expect(status == 2 && outcomes.first?["outcome"] == .string("refused"), "\(what): \(outcomes)")
+            #expect(outcomes.first?["detail"]?.string?.contains(expected) == true, "\(what): \(outcomes)")
+            #expect(try other.store.user(email: email) == nil, "\(what)")
+        }
+        #expect(try other.store.users(UserQuery()).total == 0)
+        // The line as exported, under another address: made, its passkey with it.
+        let made = try Self.importing([Self.changed(line) { $0["email"] = .string("whole@signet.test") }], into: other)
+        #expect(made.status == 0 && made.outcomes.first?["passkeys"] == .number("1"), "\(made.outcomes)")
+    }
+}
