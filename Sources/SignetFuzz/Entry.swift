@@ -2,6 +2,7 @@ import Foundation
 import SignetAuth
 import SignetWebAuthn
 import SignetSoftware
+import SignetCrypto
 
 #if SIGNET_LIBFUZZER
 /// libFuzzer's per-input callback (scripts/fuzz.sh builds with -sanitize=fuzzer,address).
@@ -138,6 +139,13 @@ enum FuzzReplay {
         // Times: a role's end with a zone, an offset and a fraction.
         for time in ["2026-12-05T22:25:45.405Z", "2026-12-06T01:00:00+01:00", "2027-01-01T00:00:00Z"] { try write(.isoTime, Array(time.utf8)) }
         for name in ["signet-20261206T010000Z.db", "signet-20261231T235959Z.db.part", "signet-20260230T000000Z.db"] { try write(.backupName, Array(name.utf8)) }
+        // An export's record with a passkey of each key type.
+        var passkeys: [String] = []
+        for (kind, algorithm) in [(PrivateKey.Kind.ec(.p256), COSEAlgorithm.es256), (.edwards(.ed25519), .eddsa), (.rsa(bits: 2048), .rs256)] {
+            let key = Base64URL.encode(try PrivateKey.generate(kind).publicKey.coseKey(algorithm: algorithm))
+            passkeys.append(#"{"id":"\#(Base64URL.encode(Array(repeating: UInt8(passkeys.count), count: 16)))","public_key":"\#(key)","algorithm":\#(algorithm.rawValue),"sign_count":7,"aaguid":"fbfc3007-154e-4ecc-8c0b-6e020557d7bd","attestation_format":"none","backup_eligible":true,"backup_state":true,"transports":["internal","hybrid"],"name":"Laptop","created_at":1790000000,"last_used_at":1790000100}"#)
+        }
+        try write(.importRecord, Array(#"{"user_id":"0002e7a6-9ad8-45b0-9988-7617ba8a5766","email":"ada@example.com","user_handle":"xWapA9L1Ntoux7-iAY5V1lwC9O-NqIB7Fgu_ckfdLF4","rp_id":"example.com","passkeys":[\#(passkeys.joined(separator: ","))]}"#.utf8))
         print("wrote \(n) seeds to \(out.path)")
     }
 }

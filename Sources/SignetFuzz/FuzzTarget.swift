@@ -56,6 +56,9 @@ enum FuzzTarget {
         case isoTime
         // The names of scheduled backups (`backup.directory`), which decide what is removed.
         case backupName
+        // A record of `signet admin users export --all` as `users import` reads it: its ID,
+        // user handle, RP ID and passkeys.
+        case importRecord
     }
 
     /// A browser-flow client: an exact, a loopback (any port) and two private-use redirect URIs,
@@ -445,6 +448,20 @@ enum FuzzTarget {
                 if let at = ScheduledBackup.time(of: name, suffix: suffix) {
                     precondition(at >= 0 && at % 1000 == 0 && ScheduledBackup.name(at: at).dropLast(3) + suffix == name, "a name that is not its time's")
                 }
+            }
+        case .importRecord:
+            // A passkey taken is one a registration could have written, and reads back as
+            // itself through the export.
+            guard let record = try? StrictJSON(maxDepth: 32, maxLength: 1 << 20).parse(body), let identity = try? ExportedIdentity(record: record) else { return }
+            let now: Int64 = 1_796_509_545_405
+            for passkey in identity.passkeys {
+                guard let row = try? Ceremonies.importedPasskey(passkey, now: now) else { continue }
+                precondition((1...AuthenticatorData.maxCredentialIDLength).contains(row.id.count), "a credential ID out of bounds")
+                precondition((try? COSEKey(row.publicKey))?.algorithm.rawValue == row.algorithm, "a key that does not parse as its algorithm")
+                precondition((0...Int64(UInt32.max)).contains(row.signCount) && (row.backupEligible || !row.backupState), "a counter or backup flags out of bounds")
+                precondition([row.createdAt, row.lastUsedAt ?? 0, row.revokedAt ?? 0].allSatisfy { (0...now).contains($0) }, "a time out of bounds")
+                precondition(row.transports.count <= 8 && row.transports.allSatisfy { $0.utf8.count <= 32 } && !row.attested, "transports out of bounds, or attested")
+                precondition((try? Ceremonies.importedPasskey(Ceremonies.exported(row), now: now)) == row, "a passkey that does not read back as itself")
             }
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
