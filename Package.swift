@@ -50,7 +50,7 @@ let package = Package(
         // Ceremonies and policy: no HTTP, no database, no C library of its own. It declares the
         // Store protocol that the SQL stores below implement.
         .target(name: "SignetAuth", dependencies: ["SignetCrypto", "SignetWebAuthn", "SignetAPI"], swiftSettings: strict),
-        .target(name: "SignetStore", dependencies: ["SignetAuth", "CSQLite", "CPostgres", "CSystem"], swiftSettings: strict),
+        .target(name: "SignetStore", dependencies: ["SignetAuth", "SignetCrypto", "SignetWebAuthn", "CSQLite", "CPostgres", "CSystem"], swiftSettings: strict),
         // The SDK core: Foundation only, on Linux and Apple platforms.
         .target(name: "SignetClient", dependencies: ["SignetAPI"], swiftSettings: strict),
         .target(

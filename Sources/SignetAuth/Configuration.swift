@@ -335,6 +335,9 @@ public struct ServerConfiguration: Sendable {
     public var backupDirectory: String?
     public var backupIntervalHours = 24
     public var backupKeep = 7
+    /// Whether each scheduled copy is sealed under the key-encryption key (`backup.seal`,
+    /// AES-256-GCM: ``SealedBackup``), as it holds every account: on unless turned off.
+    public var backupSeal = true
     /// SQLite: `full` syncs the WAL inside every commit, before the answer; `normal` leaves it to
     /// checkpoints (a power cut may lose the last commits). PostgreSQL keeps its own settings.
     public var durability = "full"

@@ -15,7 +15,7 @@ public enum ConfigurationLoader {
         ["clients"], ["audiences"],
         ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"], ["tokens", "refresh_token_absolute_ttl"],
         ["tokens", "signing_key_rotation_days"], ["tokens", "app_metadata_claims"], ["tokens", "roles_claim"], ["tokens", "permissions"], ["tokens", "api_token_ttl"], ["step_up", "max_age"], ["audit", "retention_days"], ["audit", "log_stream_hold_days"],
-        ["backup", "directory"], ["backup", "interval_hours"], ["backup", "keep"], ["database_durability"], ["trusted_proxies"],
+        ["backup", "directory"], ["backup", "interval_hours"], ["backup", "keep"], ["backup", "seal"], ["database_durability"], ["trusted_proxies"],
         ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
         ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
@@ -275,6 +275,7 @@ public enum ConfigurationLoader {
         }
         if let v = try int(tree, ["backup", "interval_hours"], range: 1...8760) { c.backupIntervalHours = v }
         if let v = try int(tree, ["backup", "keep"], range: 1...1000) { c.backupKeep = v }
+        if let v = try flag(tree, ["backup", "seal"]) { c.backupSeal = v }
         if let v = try string(tree, ["database_durability"]) {
             guard ["full", "normal"].contains(v) else { throw ConfigurationError("database_durability must be full or normal") }
             c.durability = v

@@ -94,7 +94,7 @@ public final class SignetApp: @unchecked Sendable {
         }
         purge.resume()
         purger = purge
-        scheduledBackup = ScheduledBackup(configuration: configuration, clock: clock, metrics: service.ceremonies.metrics, log: log)
+        scheduledBackup = ScheduledBackup(configuration: configuration, kek: kek, clock: clock, metrics: service.ceremonies.metrics, log: log)
         if listen { scheduledBackup?.start() }
     }
 

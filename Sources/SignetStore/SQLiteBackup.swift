@@ -16,9 +16,11 @@ public struct BackupReport: Sendable {
 /// backup API, sqlite.org/backup.html): every page of one snapshot, taken in a single step so
 /// that commits made meanwhile neither restart nor tear it. The copy is written beside the
 /// target as `FILE.part` (mode 0600), opened and checked (`PRAGMA integrity_check`, its schema,
-/// its accounts), synced, and only then renamed to `FILE`.
+/// its accounts), synced, and only then renamed to `FILE`. With `sealing` (the key-encryption
+/// key) the checked copy is sealed (``SealedBackup``) into `FILE.sealing`, which is renamed to
+/// `FILE`, and the unsealed one removed; its report gives the sealed file's size.
 public enum SQLiteBackup {
-    public static func copy(from source: String, to target: String) throws(StoreError) -> BackupReport {
+    public static func copy(from source: String, to target: String, sealing kek: [UInt8]? = nil) throws(StoreError) -> BackupReport {
         let start = Date()
         guard !FileManager.default.fileExists(atPath: target) else { throw StoreError(.conflict, "\(target) exists; give a new file name") }
         guard FileManager.default.fileExists(atPath: source) else { throw StoreError(.unavailable, "no SQLite database at \(source)") }
@@ -27,9 +29,20 @@ public enum SQLiteBackup {
         try snapshot(source, into: partial, sourceFlags: SQLITE_OPEN_READWRITE)
         // It holds every account: its owner's alone, as the database should be.
         chmod(partial, 0o600)
-        let report = try check(partial, start: start, target: target)
-        try sync(partial)
-        guard rename(partial, target) == 0 else { throw StoreError(.internalError, "cannot rename \(partial) to \(target): \(String(cString: strerror(errno)))") }
+        var report = try check(partial, start: start, target: target)
+        var finished = partial
+        if let kek {
+            finished = target + ".sealing"
+            try? FileManager.default.removeItem(atPath: finished)
+            defer { try? FileManager.default.removeItem(atPath: partial) }
+            try SealedBackup.seal(partial, to: finished, kek: kek)
+            let size = (try? FileManager.default.attributesOfItem(atPath: finished)[.size] as? Int) ?? report.bytes
+            report = BackupReport(path: target, bytes: size, pages: report.pages, users: report.users, schemaVersion: report.schemaVersion,
+                                  seconds: Date().timeIntervalSince(start))
+        } else {
+            try sync(partial)
+        }
+        guard rename(finished, target) == 0 else { throw StoreError(.internalError, "cannot rename \(finished) to \(target): \(String(cString: strerror(errno)))") }
         sync(directoryOf: target)
         return report
     }

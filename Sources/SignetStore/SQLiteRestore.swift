@@ -20,10 +20,26 @@ public enum SQLiteRestore {
     /// Checks `copy` and writes it to `staged` (``staging(_:)`` for a restore); refuses a copy
     /// that is not whole, holds no Signet schema or one newer than this build's
     /// (``StoreError/Code/schemaNewer``), and (unless `target` is `nil`: a check alone) a
-    /// `target` that another process has open. What it returns describes the copy as read.
-    public static func stage(copy: String, target: String?, into staged: String) throws(StoreError) -> BackupReport {
-        let start = Date()
+    /// `target` that another process has open. A sealed copy (``SealedBackup``) is opened with
+    /// `kek` into `STAGED.unsealed` first, and refused whole when it does not open. What it
+    /// returns describes the copy as read.
+    public static func stage(copy: String, target: String?, into staged: String, kek: [UInt8]? = nil) throws(StoreError) -> BackupReport {
         guard FileManager.default.fileExists(atPath: copy) else { throw StoreError(.unavailable, "no SQLite database at \(copy)") }
+        guard SealedBackup.isSealed(copy) else { return try stagePlain(copy: copy, target: target, into: staged) }
+        guard let kek else {
+            throw StoreError(.conflict, "\(copy) is sealed under key-encryption key \(try SealedBackup.keyID(copy)); give that key (SIGNET_KEK or key_encryption_key_file)")
+        }
+        let unsealed = staged + ".unsealed"
+        try? FileManager.default.removeItem(atPath: unsealed)
+        defer { try? FileManager.default.removeItem(atPath: unsealed) }
+        try SealedBackup.open(copy, to: unsealed, kek: kek)
+        let read = try stagePlain(copy: unsealed, target: target, into: staged)
+        return BackupReport(path: read.path == unsealed ? copy : read.path, bytes: read.bytes, pages: read.pages, users: read.users, schemaVersion: read.schemaVersion,
+                            seconds: read.seconds)
+    }
+
+    static func stagePlain(copy: String, target: String?, into staged: String) throws(StoreError) -> BackupReport {
+        let start = Date()
         try? FileManager.default.removeItem(atPath: staged)
         let read = try SQLiteBackup.check(copy, start: start, target: target ?? copy)
         guard read.schemaVersion <= SQLStore.knownSchemaVersion else {

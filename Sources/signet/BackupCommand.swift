@@ -13,6 +13,7 @@ enum BackupCommand {
         var database: String?
         var target = ""
         var json = false
+        var seal = false
 
         init?(_ args: [String]) {
             var rest = args.makeIterator()
@@ -23,6 +24,7 @@ enum BackupCommand {
                 case "--database": database = rest.next()
                 case "--to": target = rest.next()
                 case "--json": json = true
+                case "--seal": seal = true
                 default: return nil
                 }
             }
@@ -32,7 +34,7 @@ enum BackupCommand {
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let options = Options(args) else { return usageError("usage: signet backup --to FILE [--config signet.json | --database sqlite:PATH] [--json]") }
+        guard let options = Options(args) else { return usageError("usage: signet backup --to FILE [--seal] [--config signet.json | --database sqlite:PATH] [--json]") }
         let (config, database, target, json) = (options.config, options.database, options.target, options.json)
         do {
             let configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment, database: database)
@@ -45,19 +47,30 @@ enum BackupCommand {
                     """.utf8))
                 return 2
             }
-            let report = try SQLiteBackup.copy(from: String(configuration.database.dropFirst("sqlite:".count)), to: target)
             let key = keyID(configuration)
+            // Sealed under the key a restore of the copy needs anyway: the one that opens its signing keys.
+            var kek: [UInt8]?
+            if options.seal {
+                guard key != nil, let configured = try configuredKEK(configuration) else {
+                    FileHandle.standardError.write(Data("signet backup: --seal seals under the key-encryption key that opens the database's signing keys, and none configured does (SIGNET_KEK or \(configuration.keyEncryptionKeyFile))\n".utf8))
+                    return 2
+                }
+                kek = configured
+            }
+            let report = try SQLiteBackup.copy(from: String(configuration.database.dropFirst("sqlite:".count)), to: target, sealing: kek)
             if json {
                 struct Output: Encodable {
                     let path: String, bytes: Int, pages: Int, users: Int, schema_version: Int, integrity: String, seconds: Double, key_encryption_key: String?
+                    let sealed: Bool
                 }
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(Output(path: report.path, bytes: report.bytes, pages: report.pages, users: report.users,
                                                                  schema_version: report.schemaVersion, integrity: "ok", seconds: report.seconds,
-                                                                 key_encryption_key: key)), as: UTF8.self))
+                                                                 key_encryption_key: key, sealed: kek != nil)), as: UTF8.self))
             } else {
-                print("backed up to \(report.path): \(report.bytes) bytes, \(report.users) user(s), schema \(report.schemaVersion), integrity ok, in \(String(format: "%.2f", report.seconds)) s")
+                print("backed up to \(report.path): \(report.bytes) bytes, \(report.users) user(s), schema \(report.schemaVersion), integrity ok, in \(String(format: "%.2f", report.seconds)) s"
+                      + (kek == nil ? "" : "; sealed (AES-256-GCM) under key-encryption key \(key ?? "")"))
                 let under = key.map { "; its keys are sealed under key-encryption key \($0), which a restore needs" } ?? ""
                 print("the key-encryption key is not in the copy: keep \(configuration.keyEncryptionKeyFile) (or SIGNET_KEK) safe, apart from it\(under)")
             }
@@ -73,14 +86,20 @@ enum BackupCommand {
     /// rekey`, an older copy needs an older key). `nil` when there is none or it does not open
     /// them; nothing is made or written.
     static func keyID(_ configuration: ServerConfiguration) -> String? {
-        let environment = ProcessInfo.processInfo.environment
-        guard environment["SIGNET_KEK"] != nil || FileManager.default.fileExists(atPath: configuration.keyEncryptionKeyFile),
-              let kek = try? KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile),
+        guard let kek = try? configuredKEK(configuration),
               let store = try? SignetApp.openStore(configuration.database, connections: 1),
               (try? store.signingKeys().isEmpty) == false,
               (try? KeyEncryptionKey.keptKeys(store: store, kek: kek)) != nil,
               (try? KeyRing(store: store, kek: kek, retentionSeconds: 0)) != nil
         else { return nil }
         return KeyEncryptionKey.id(kek)
+    }
+
+    /// The configured key-encryption key (`SIGNET_KEK`, else its file), or `nil` when neither
+    /// is there: nothing is made.
+    static func configuredKEK(_ configuration: ServerConfiguration) throws -> [UInt8]? {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["SIGNET_KEK"] != nil || FileManager.default.fileExists(atPath: configuration.keyEncryptionKeyFile) else { return nil }
+        return try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
     }
 }

@@ -16,7 +16,7 @@ enum CopyCommand {
     static let usage = "usage: signet copy --to sqlite:PATH|postgres://... [--config signet.json | --database URL] [--json]"
 
     static func run(_ args: [String]) -> Int32 {
-        guard let options = BackupCommand.Options(args) else { return usageError(usage) }
+        guard let options = BackupCommand.Options(args), !options.seal else { return usageError(usage) }
         let (config, database, target, json) = (options.config, options.database, options.target, options.json)
         guard target.hasPrefix("sqlite:") || target.hasPrefix("postgres://") || target.hasPrefix("postgresql://") else { return usageError(usage) }
         let configuration: ServerConfiguration

@@ -36,7 +36,9 @@ enum RestoreCommand {
         var isFolder: ObjCBool = false
         var copy = from
         if FileManager.default.fileExists(atPath: from, isDirectory: &isFolder), isFolder.boolValue {
-            guard let newest = ScheduledBackup.copies(in: from).last else { return failed("no scheduled copy (signet-YYYYMMDDTHHMMSSZ.db) in \(from)", status: 2) }
+            guard let newest = ScheduledBackup.copies(in: from).last else {
+                return failed("no scheduled copy (signet-YYYYMMDDTHHMMSSZ.db or .db.sealed) in \(from)", status: 2)
+            }
             copy = (from as NSString).appendingPathComponent(newest)
         }
         let environment = ProcessInfo.processInfo.environment
@@ -63,8 +65,11 @@ enum RestoreCommand {
             // Read first: the database the copy replaces says which signing keys are gone.
             let current = SQLiteRestore.signingKeyIDs(target)
             let accounts = SQLiteRestore.userIDs(target)
-            read = try SQLiteRestore.stage(copy: copy, target: checkOnly ? nil : target, into: staged)
+            // A sealed copy opens with the configured key-encryption key, or is refused naming its own.
+            let kek = SealedBackup.isSealed(copy) ? try BackupCommand.configuredKEK(configuration) : nil
+            read = try SQLiteRestore.stage(copy: copy, target: checkOnly ? nil : target, into: staged, kek: kek)
             found = try openedAsAServerWould(staged, configuration: configuration, environment: environment, current: current)
+            found.sealed = kek != nil
             // Accounts of the database it replaces that the copy lacks (made since it).
             if let accounts, let copied = SQLiteRestore.userIDs(staged) { found.accountsOnlyReplaced = accounts.subtracting(copied).count }
         } catch {
@@ -92,13 +97,14 @@ enum RestoreCommand {
             struct Output: Encodable {
                 let from: String, path: String, users: Int, copy_schema_version: Int, schema_version: Int, integrity: String
                 let replaced: String?, key_encryption_key: String?, seconds: Double, restored: Bool
-                let signing_keys_dropped: [String], signing_key_added: String?, accounts_not_in_copy: Int?
+                let signing_keys_dropped: [String], signing_key_added: String?, accounts_not_in_copy: Int?, sealed: Bool
             }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let output = Output(from: copy, path: target, users: read.users, copy_schema_version: read.schemaVersion, schema_version: SQLStore.knownSchemaVersion,
                                 integrity: "ok", replaced: kept, key_encryption_key: found.kek, seconds: seconds, restored: !checked,
-                                signing_keys_dropped: found.dropped, signing_key_added: found.added, accounts_not_in_copy: found.accountsOnlyReplaced)
+                                signing_keys_dropped: found.dropped, signing_key_added: found.added, accounts_not_in_copy: found.accountsOnlyReplaced,
+                                sealed: found.sealed)
             print(String(decoding: (try? encoder.encode(output)) ?? Data(), as: UTF8.self))
             return 0
         }
@@ -106,6 +112,7 @@ enum RestoreCommand {
         let done = checked ? "checked \(copy): it would restore to \(target) with" : "restored \(copy) to \(target):"
         print("\(done) \(read.users) user(s), schema \(SQLStore.knownSchemaVersion)\(upgraded), integrity ok, in \(String(format: "%.2f", seconds)) s")
         if let kept { print("the database it replaced is kept whole at \(kept): remove it once the restore is confirmed") }
+        if found.sealed { print("the copy was sealed, and opened with the key-encryption key configured") }
         if let key = found.kek { print("its signing keys open with key-encryption key \(key), the one configured") }
         if !found.dropped.isEmpty {
             print("signing keys gone from the database it replaces (revoked or destroyed since the copy), \(checked ? "to be " : "")left out: \(found.dropped.joined(separator: ", "))")
@@ -123,6 +130,8 @@ enum RestoreCommand {
     /// (`nil` when it holds none), the keys left out, a key added, and the accounts of the
     /// replaced database the copy lacks.
     struct Findings {
+        /// Whether the copy was sealed (``SealedBackup``).
+        var sealed = false
         var kek: String?
         var dropped: [String] = []
         var added: String?

@@ -1,5 +1,6 @@
 import Foundation
 import SignetAuth
+import SignetCrypto
 import SignetCurl
 import SignetHTTP
 import SignetServer
@@ -23,10 +24,12 @@ import Testing
     func schedule() throws {
         let folder = Scratch.directory.appendingPathComponent("backups-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
+        // Unsealed (backup.seal: false), so that the copies read as SQLite files; sealed ones below.
         let server = try TestServer { c in
             c.backupDirectory = folder
             c.backupIntervalHours = 6
             c.backupKeep = 3
+            c.backupSeal = false
         }
         #expect(try Self.metric(server, #"signet_backups_total{outcome="success"} 0"#))
         #expect(try Self.metric(server, "signet_backup_last_success_timestamp_seconds 0"))
@@ -62,12 +65,60 @@ import Testing
             c.backupDirectory = folder
             c.backupIntervalHours = 6
             c.backupKeep = 3
+            c.backupSeal = false
         }
         again.clock.advance(server.clock.now.timeIntervalSince(again.clock.now) + 60)
         #expect(again.app.backUpIfDue() == nil)
         #expect(try Self.metric(again, "signet_backup_last_success_timestamp_seconds \(last)"))
         again.clock.advance(6 * 3600)
         #expect(again.app.backUpIfDue() != nil)
+    }
+
+    @Test("sealed by default: no account readable in the copy, which names its key; signet restore --from the folder opens it with that key alone, and backup --seal makes the same")
+    func sealed() throws {
+        let folder = Scratch.directory.appendingPathComponent("sealed-\(UUID().uuidString)").path
+        let scratch = Scratch.directory.appendingPathComponent("sealed-restore-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { [folder, scratch.path].forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        let server = try TestServer { c in c.backupDirectory = folder }
+        _ = try Phone(server).signUp(email: "sealed@signet.test")
+        let kek = try KeyEncryptionKey.load(environment: [:], file: server.directory.appendingPathComponent("signet.kek").path)
+        let copy = try #require(server.app.backUpIfDue())
+        #expect((copy as NSString).lastPathComponent == "signet-" + Self.stamp(server.clock.now) + ".db.sealed")
+        #expect(try Self.mode(copy) == 0o600 && SealedBackup.isSealed(copy) && SealedBackup.keyID(copy) == KeyEncryptionKey.id(kek))
+        let bytes = String(decoding: try #require(FileManager.default.contents(atPath: copy)), as: UTF8.self)
+        #expect(!bytes.contains("sealed@signet.test") && !bytes.contains("SQLite format 3"))
+        // An older unsealed copy beside it: the newest, sealed, is the one restored.
+        _ = FileManager.default.createFile(atPath: folder + "/signet-20200101T000000Z.db", contents: Data("older".utf8))
+        #expect(ScheduledBackup.copies(in: folder) == ["signet-20200101T000000Z.db", (copy as NSString).lastPathComponent])
+
+        func signet(_ arguments: [String], kek: [UInt8]?) throws -> (status: Int32, output: String, errors: String) {
+            try runProcess(ProcessTests.binary.path, arguments, environment: kek.map { ["SIGNET_KEK": Base64URL.encode($0)] } ?? [:], in: scratch)
+        }
+        let target = ["--database", "sqlite:" + scratch.appendingPathComponent("restored.db").path]
+        let stranger = SecureRandom.bytes(32)
+        let refused = try signet(["restore", "--from", folder, "--check"] + target, kek: stranger)
+        #expect(refused.status == 2 && refused.errors.contains("is sealed under key-encryption key \(KeyEncryptionKey.id(kek)); the one configured is \(KeyEncryptionKey.id(stranger))"),
+                "\(refused.errors)")
+        let keyless = try signet(["restore", "--from", folder, "--check"] + target, kek: nil)
+        #expect(keyless.status == 2 && keyless.errors.contains("give that key"), "\(keyless.errors)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("signet.kek").path), "no key made by a restore")
+        let restored = try signet(["restore", "--from", folder, "--json"] + target, kek: kek)
+        #expect(restored.status == 0, "\(restored.errors)")
+        let report = try OperationsTests.json(restored.output)
+        #expect(report["sealed"] == .bool(true) && report["users"] == .number("1") && report["from"] == .string(copy), "\(restored.output)")
+        #expect(try rawSQLite(scratch.appendingPathComponent("restored.db").path, "SELECT email FROM users") == ["sealed@signet.test"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).allSatisfy { !$0.contains("unsealed") && !$0.contains("restoring") })
+
+        // By hand: --seal, under the key that opens the database's signing keys, or refused.
+        let database = ["--database", server.app.configuration.database]
+        let by = scratch.appendingPathComponent("by-hand.db.sealed").path
+        #expect(try signet(["backup", "--to", by, "--seal"] + database, kek: stranger).status == 2 && !FileManager.default.fileExists(atPath: by))
+        let made = try signet(["backup", "--to", by, "--seal", "--json"] + database, kek: kek)
+        #expect(try made.status == 0 && OperationsTests.json(made.output)["sealed"] == .bool(true) && SealedBackup.isSealed(by), "\(made.errors)")
+        let checked = try signet(["restore", "--from", by, "--check"] + target, kek: kek)
+        #expect(checked.status == 0 && checked.output.contains("the copy was sealed"), "\(checked.output) \(checked.errors)")
+        #expect(try signet(["copy", "--to", "sqlite:" + scratch.appendingPathComponent("x.db").path, "--seal"] + database, kek: kek).status == 2)
     }
 
     @Test("a copy that cannot be made is logged and counted, tried again five minutes later, and made once the folder can take it")
@@ -103,9 +154,11 @@ import Testing
         let c = try ConfigurationLoader.load(file: nil, environment: [
             "SIGNET_BACKUP_DIRECTORY": "/var/backups/signet", "SIGNET_BACKUP_INTERVAL_HOURS": "12", "SIGNET_BACKUP_KEEP": "14",
         ])
-        #expect(c.backupDirectory == "/var/backups/signet" && c.backupIntervalHours == 12 && c.backupKeep == 14)
+        #expect(c.backupDirectory == "/var/backups/signet" && c.backupIntervalHours == 12 && c.backupKeep == 14 && c.backupSeal)
         let defaults = try ConfigurationLoader.load(file: nil, environment: [:])
-        #expect(defaults.backupDirectory == nil && defaults.backupIntervalHours == 24 && defaults.backupKeep == 7)
+        #expect(defaults.backupDirectory == nil && defaults.backupIntervalHours == 24 && defaults.backupKeep == 7 && defaults.backupSeal)
+        #expect(try !ConfigurationLoader.load(file: nil, environment: ["SIGNET_BACKUP_SEAL": "false"]).backupSeal)
+        #expect { try ConfigurationLoader.load(file: nil, environment: ["SIGNET_BACKUP_SEAL": "maybe"]) } throws: { "\($0)".contains("backup.seal") }
         for (key, value, says) in [("SIGNET_BACKUP_INTERVAL_HOURS", "0", "interval_hours"), ("SIGNET_BACKUP_KEEP", "0", "keep"),
                                    ("SIGNET_BACKUP_KEEP", "1001", "keep"), ("SIGNET_BACKUP_DIRECTORY", "", "backup.directory")] {
             var environment = ["SIGNET_BACKUP_DIRECTORY": "/b"]
@@ -144,7 +197,9 @@ import Testing
         try #require(stat(Scratch.directory.path, &scratch) == 0 && stat("/dev/shm", &shared) == 0 && scratch.st_dev != shared.st_dev,
                      "/dev/shm is on the scratch folder's file system here")
         let apart = check { $0.backupDirectory = "/dev/shm/signet-copies-\(UUID().uuidString)" }
-        #expect(apart?.status == .pass && apart?.detail.contains("a checked copy every 24 h") == true, "\(String(describing: apart))")
+        #expect(apart?.status == .pass && apart?.detail.contains("a checked, sealed copy every 24 h") == true, "\(String(describing: apart))")
+        let open = check { $0.backupDirectory = "/dev/shm/signet-copies-\(UUID().uuidString)"; $0.backupSeal = false }
+        #expect(open?.detail.contains("a checked copy every 24 h") == true && open?.detail.contains("backup.seal is off") == true, "\(String(describing: open))")
         #expect(check { $0.database = "postgres://localhost/signet" } == nil)
     }
 

@@ -216,7 +216,8 @@ extension Doctor {
             return [.fail("backup", "backup.directory \(folder) cannot be \(existing == folder ? "written" : "made") by this user (\(existing) is not a folder it may write)",
                           fix: "make \(folder) for the user signet runs as (mode 0700), or point backup.directory elsewhere")]
         }
-        let every = "a checked copy every \(configuration.backupIntervalHours) h into \(folder), the newest \(configuration.backupKeep) kept"
+        let every = "a checked\(configuration.backupSeal ? ", sealed" : "") copy every \(configuration.backupIntervalHours) h into \(folder), the newest \(configuration.backupKeep) kept"
+            + (configuration.backupSeal ? "" : " (backup.seal is off: each copy is readable by whoever reads the folder)")
         var database = stat(), copies = stat()
         let databaseFolder = (String(configuration.database.dropFirst("sqlite:".count)) as NSString).deletingLastPathComponent
         if stat(databaseFolder.isEmpty ? "." : databaseFolder, &database) == 0, stat(existing, &copies) == 0, database.st_dev == copies.st_dev {
