@@ -68,7 +68,7 @@ let package = Package(
         // libFuzzer harness: scripts/fuzz.sh builds it with -sanitize=fuzzer; a plain build
         // makes a corpus replayer out of the same code.
         .executableTarget(
-            name: "SignetFuzz", dependencies: ["SignetWebAuthn", "SignetCrypto", "SignetAuth", "SignetServer", "SignetAPI", "SignetHTTP", "SignetCurl", "SignetWeb", "SignetSoftware"], swiftSettings: strict),
+            name: "SignetFuzz", dependencies: ["SignetWebAuthn", "SignetCrypto", "SignetAuth", "SignetServer", "SignetStore", "SignetAPI", "SignetHTTP", "SignetCurl", "SignetWeb", "SignetSoftware"], swiftSettings: strict),
 
         .testTarget(
             name: "SignetClientTests", dependencies: ["SignetClient", "SignetSoftware", "SignetAPI", "SignetHTTP", "SignetWebAuthn", "SignetQR", "SignetCrypto", "SignetTestSupport"],

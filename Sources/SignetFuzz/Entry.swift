@@ -3,6 +3,7 @@ import SignetAuth
 import SignetWebAuthn
 import SignetSoftware
 import SignetCrypto
+import SignetStore
 
 #if SIGNET_LIBFUZZER
 /// libFuzzer's per-input callback (scripts/fuzz.sh builds with -sanitize=fuzzer,address).
@@ -146,6 +147,13 @@ enum FuzzReplay {
             passkeys.append(#"{"id":"\#(Base64URL.encode(Array(repeating: UInt8(passkeys.count), count: 16)))","public_key":"\#(key)","algorithm":\#(algorithm.rawValue),"sign_count":7,"aaguid":"fbfc3007-154e-4ecc-8c0b-6e020557d7bd","attestation_format":"none","backup_eligible":true,"backup_state":true,"transports":["internal","hybrid"],"name":"Laptop","created_at":1790000000,"last_used_at":1790000100}"#)
         }
         try write(.importRecord, Array(#"{"user_id":"0002e7a6-9ad8-45b0-9988-7617ba8a5766","email":"ada@example.com","user_handle":"xWapA9L1Ntoux7-iAY5V1lwC9O-NqIB7Fgu_ckfdLF4","rp_id":"example.com","passkeys":[\#(passkeys.joined(separator: ","))]}"#.utf8))
+        // A sealed backup of three chunks under the fuzzer's key.
+        let folder = NSTemporaryDirectory() + "signet-seed-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        _ = FileManager.default.createFile(atPath: folder + "/plain", contents: Data(FuzzTarget.sealedBackupContent))
+        try SealedBackup.seal(folder + "/plain", to: folder + "/sealed", kek: FuzzTarget.sealedBackupKEK, chunkSize: 200)
+        try write(.sealedBackup, Array(FileManager.default.contents(atPath: folder + "/sealed") ?? Data()))
         print("wrote \(n) seeds to \(out.path)")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import SignetAuth
 import SignetServer
+import SignetStore
 import SignetWebAuthn
 import SignetAPI
 import SignetCurl
@@ -59,7 +60,13 @@ enum FuzzTarget {
         // A record of `signet admin users export --all` as `users import` reads it: its ID,
         // user handle, RP ID and passkeys.
         case importRecord
+        // A sealed backup (`backup.seal`, `signet backup --seal`) as `signet restore` opens it.
+        case sealedBackup
     }
+
+    /// The key the fuzzer's sealed backups are sealed under, and what they hold.
+    static let sealedBackupKEK = [UInt8](repeating: 0x5A, count: 32)
+    static let sealedBackupContent = Array(String(repeating: "every account of the copy; ", count: 20).utf8)
 
     /// A browser-flow client: an exact, a loopback (any port) and two private-use redirect URIs,
     /// one with characters that have canonical twins (U+212A for "K", U+037E for ";").
@@ -444,10 +451,13 @@ enum FuzzTarget {
             // A name taken for a copy is exactly the name of its time: no other file is ever
             // counted, or removed, as one.
             let name = String(decoding: body, as: UTF8.self)
-            for suffix in [".db", ".db.part"] {
+            for suffix in ScheduledBackup.suffixes + ScheduledBackup.leftovers {
                 if let at = ScheduledBackup.time(of: name, suffix: suffix) {
-                    precondition(at >= 0 && at % 1000 == 0 && ScheduledBackup.name(at: at).dropLast(3) + suffix == name, "a name that is not its time's")
+                    precondition(at >= 0 && at % 1000 == 0 && ScheduledBackup.prefix + ScheduledBackup.stamp(at: at) + suffix == name, "a name that is not its time's")
                 }
+            }
+            if let at = ScheduledBackup.time(of: name) {
+                precondition([true, false].contains { ScheduledBackup.name(at: at, sealed: $0) == name }, "a copy's name that is not its time's")
             }
         case .importRecord:
             // A passkey taken is one a registration could have written, and reads back as
@@ -462,6 +472,19 @@ enum FuzzTarget {
                 precondition([row.createdAt, row.lastUsedAt ?? 0, row.revokedAt ?? 0].allSatisfy { (0...now).contains($0) }, "a time out of bounds")
                 precondition(row.transports.count <= 8 && row.transports.allSatisfy { $0.utf8.count <= 32 } && !row.attested, "transports out of bounds, or attested")
                 precondition((try? Ceremonies.importedPasskey(Ceremonies.exported(row), now: now)) == row, "a passkey that does not read back as itself")
+            }
+        case .sealedBackup:
+            // What opens under the key is exactly what was sealed: no altered, cut, moved or
+            // spliced file opens, and none crashes the reader.
+            let folder = NSTemporaryDirectory() + "signet-fuzz-\(getpid())"
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let (sealed, plain) = (folder + "/sealed", folder + "/plain")
+            try? FileManager.default.removeItem(atPath: plain)
+            guard FileManager.default.createFile(atPath: sealed, contents: Data(body)) else { return }
+            if (try? SealedBackup.open(sealed, to: plain, kek: Self.sealedBackupKEK)) != nil {
+                precondition(FileManager.default.contents(atPath: plain).map(Array.init) == Self.sealedBackupContent, "an altered sealed file opened")
+            } else {
+                precondition(!FileManager.default.fileExists(atPath: plain), "a refused sealed file left its output")
             }
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
