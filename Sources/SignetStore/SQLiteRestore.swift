@@ -63,9 +63,9 @@ public enum SQLiteRestore {
     /// path is returned. The staged file leaves without a WAL, so no stale one is ever read
     /// with it.
     public static func swap(staged: String, target: String, stamp: String) throws(StoreError) -> String? {
-        // Closed before it is renamed into place. The store that staged it may still be closing
-        // its last connection on a queue of its own (its checkpoint timer's handler holds one
-        // until the timer's cancellation is delivered), and leaving WAL mode needs the file
+        // Closed before it is renamed into place. A store that staged it closes its
+        // connections when it ends, at once, unless its checkpoint was running then (it ends
+        // with that checkpoint, on its timer's queue), and leaving WAL mode needs the file
         // alone, a lock SQLite does not wait for: so a few tries, a moment apart.
         let alone = try SQLiteBackup.open(staged, flags: SQLITE_OPEN_READWRITE)
         let deadline = Date().addingTimeInterval(10)

@@ -40,8 +40,6 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
     private let reader: SQLiteConnection
     private let readerLock = NSLock()
     private let queue = DispatchQueue(label: "signet.sqlite.checkpoint", qos: .utility)
-    /// Set on ``queue``, to tell whether code runs on it.
-    private static let onQueue = DispatchSpecificKey<Bool>()
     private let timer: any DispatchSourceTimer
     /// With durability: every write is on disk before ``withSession(_:)`` returns (group commit).
     let groupSync: GroupSync?
@@ -75,20 +73,21 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
     init(path: String, interval: TimeInterval = 0.25, durable: Bool = true) throws(StoreError) {
         // Commits append to the WAL without a sync; ``GroupSync`` makes them durable outside the lock.
         connection = try SQLiteConnection(path: path, autoCheckpoint: false, synchronous: "NORMAL")
-        let checkpointer = try SQLiteConnection(path: path, synchronous: "NORMAL")
+        checkpointer = try SQLiteConnection(path: path, synchronous: "NORMAL")
         reader = try SQLiteConnection(path: path, synchronous: "NORMAL")
         try reader.exec("PRAGMA query_only = ON")
         groupSync = durable ? GroupSync(databasePath: path) : nil
-        self.checkpointer = checkpointer
-        queue.setSpecific(key: Self.onQueue, value: true)
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
-        timer.setEventHandler { [weak self, checkpointer] in
+        // The handler holds nothing of the pool's but weakly: a dispatch source lets go of its
+        // handler only once its cancellation is delivered, on the queue, a moment after the
+        // pool's end; a connection it held would keep the file open that long.
+        timer.setEventHandler { [weak self] in
             // Most of the copying happens while requests go on. The WAL can start over only
             // once it is copied back whole, which needs a moment without commits: the few
             // frames written meanwhile are copied with the lock held. An idle store (the WAL copied
             // whole, nothing written since the lock was last taken for it) is left alone.
-            guard let wal = checkpointer.checkpoint(), wal.frames > 0, let self else { return }
+            guard let self, let wal = self.checkpointer.checkpoint(), wal.frames > 0 else { return }
             let written = writes.load(ordering: .relaxed)
             if wal.copied == wal.frames, written == writesAtLockedCheckpoint { return }
             writesAtLockedCheckpoint = written
@@ -109,16 +108,12 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
         lock.lock()
         _ = commitBatchLocked()
         lock.unlock()
-        // On the timer's queue, so it never overlaps a tick: the last commits go back into the
-        // database file before it is closed. The pool may end on that queue itself, when a tick
-        // held the last reference (a store dropped while its timer fired): a sync onto the queue
-        // it runs on would never return, so the tick's own thread does it.
-        if DispatchQueue.getSpecific(key: Self.onQueue) == true {
-            _ = checkpointer.checkpoint()
-        } else {
-            let checkpointer = checkpointer
-            queue.sync { _ = checkpointer.checkpoint() }
-        }
+        // The last commits go back into the database file before it is closed, on this
+        // thread: a block sent to the queue is let go when dispatch gets round to it, which
+        // kept the connection (and the file) open a moment after the pool's end. No tick
+        // overlaps this: a tick holds the pool from its start, so the pool ends either here
+        // with no tick running, or on the timer's queue at the end of the tick that held it.
+        _ = checkpointer.checkpoint()
     }
 
     /// The checkpoint's last part, with the lock held and no batch open.
