@@ -12,8 +12,12 @@ import Testing
 /// `signet restore` puts a backup back in a SQLite database's place, and `signet serve` refuses a
 /// database that a newer Signet upgraded: each from the command line, against real processes.
 @Suite struct RestoreTests {
+    /// The command, with a temporary folder of the test's own (`TMPDIR`), where `--check` stages
+    /// its copy: another test's checks never show in it.
     static func signet(_ arguments: [String], kek: String, in directory: URL) throws -> (status: Int32, output: String, errors: String) {
-        try runProcess(ProcessTests.binary.path, arguments, environment: ["SIGNET_KEK": kek], in: directory)
+        let temporary = directory.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        return try runProcess(ProcessTests.binary.path, arguments, environment: ["SIGNET_KEK": kek, "TMPDIR": temporary.path + "/"], in: directory)
     }
 
     /// The bytes of `path` and of its WAL, to show a refused restore changed neither.
@@ -53,7 +57,8 @@ import Testing
         #expect(try Self.users(path) == ["early@signet.test", "late@signet.test"] && !FileManager.default.fileExists(atPath: SQLiteRestore.staging(path)))
         #expect(!(try FileManager.default.contentsOfDirectory(atPath: directory.path)).contains { $0.contains(".replaced-") })
         // A check alone is what a running server allows: every check, on a copy of its own, and nothing changed.
-        let scratch = Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("signet-check-") })
+        let temporary = directory.appendingPathComponent("tmp").path
+        let scratch = Set((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [])
         let checked = try Self.signet(restore + ["--check"], kek: cluster.kek, in: directory)
         #expect(checked.status == 0, "\(checked.errors)")
         let said = try OperationsTests.json(checked.output)
@@ -64,7 +69,7 @@ import Testing
         #expect(human.output.contains("1 account(s) of the database it replaces are not in the copy"), "\(human.output)")
         let strangerCheck = try Self.signet(restore + ["--check"], kek: Base64URL.encode(SecureRandom.bytes(32)), in: directory)
         #expect(strangerCheck.status == 2 && strangerCheck.errors.contains("key-encryption key"), "\(strangerCheck.errors)")
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("signet-check-") }) == scratch)
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: temporary)) == scratch)
         #expect(try Self.users(path) == ["early@signet.test", "late@signet.test"] && !FileManager.default.fileExists(atPath: SQLiteRestore.staging(path)))
         #expect(try cluster.signUp(SoftwareAuthenticator(), email: "still@signet.test", on: 0)["access_token"] != nil)
 
