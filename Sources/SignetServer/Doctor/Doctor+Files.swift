@@ -203,7 +203,7 @@ extension Doctor {
     func backupChecks() -> [DoctorCheck] {
         guard configuration.database.hasPrefix("sqlite:") else { return [] }
         guard let folder = configuration.backupDirectory else {
-            return [.note("backup", "no scheduled copies of the database: set backup.directory (a checked copy every day, the newest 7 kept), or run signet backup from a timer")]
+            return [.note("backup", "no scheduled copies of the database: set backup.directory (a checked, sealed copy every day, the newest 7 kept), or run signet backup --seal from a timer")]
         }
         // The folder, or the nearest one above it that exists, where it would be made.
         var existing = folder
