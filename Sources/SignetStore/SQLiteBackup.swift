@@ -71,6 +71,12 @@ public enum SQLiteBackup {
         try exec(to, "PRAGMA journal_mode = DELETE")
     }
 
+    /// Checks the SQLite file at `path` as a restore checks a copy (`integrity_check`, Signet's
+    /// schema, its accounts), changing nothing.
+    public static func inspect(_ path: String) throws(StoreError) -> BackupReport {
+        try check(path, start: Date(), target: path)
+    }
+
     /// Opens the copy anew and checks it as a restore would read it.
     static func check(_ path: String, start: Date, target: String) throws(StoreError) -> BackupReport {
         let db = try open(path, flags: SQLITE_OPEN_READONLY)

@@ -25,8 +25,10 @@ let usage = """
                      a machine client's key pair for private_key_jwt, and the assertions it sends instead of a secret
       admin users|clients|logs ...
                      find, block and delete users, add and remove clients, read the audit log (signet admin for details)
-      backup --to FILE [--config signet.json] [--database sqlite:PATH]
-                     a checked copy of a running SQLite database (PostgreSQL: pg_dump)
+      backup --to FILE [--seal] [--config signet.json] [--database sqlite:PATH]
+                     a checked copy of a running SQLite database, sealed under the key-encryption key with --seal (PostgreSQL: pg_dump)
+      unseal COPY --to FILE [--config signet.json]
+                     a sealed copy opened into a plain SQLite file, with the configured key-encryption key
       restore --from FILE|DIR [--check] [--config signet.json] [--database sqlite:PATH]
                      put a backup back in the SQLite database's place, servers stopped; the one replaced is kept
                      (--check: every check, nothing changed)
@@ -61,6 +63,8 @@ case "backup":
     exit(BackupCommand.run(Array(arguments.dropFirst())))
 case "restore":
     exit(RestoreCommand.run(Array(arguments.dropFirst())))
+case "unseal":
+    exit(UnsealCommand.run(Array(arguments.dropFirst())))
 case "copy":
     exit(CopyCommand.run(Array(arguments.dropFirst())))
 case "client-secret":

@@ -74,7 +74,7 @@ import Testing
         #expect(again.app.backUpIfDue() != nil)
     }
 
-    @Test("sealed by default: no account readable in the copy, which names its key; signet restore --from the folder opens it with that key alone, and backup --seal makes the same")
+    @Test("sealed by default: no account readable in the copy, which names its key; signet restore --from the folder opens it with that key alone, backup --seal makes the same, and unseal opens one into a plain file")
     func sealed() throws {
         let folder = Scratch.directory.appendingPathComponent("sealed-\(UUID().uuidString)").path
         let scratch = Scratch.directory.appendingPathComponent("sealed-restore-\(UUID().uuidString)")
@@ -119,6 +119,23 @@ import Testing
         let checked = try signet(["restore", "--from", by, "--check"] + target, kek: kek)
         #expect(checked.status == 0 && checked.output.contains("the copy was sealed"), "\(checked.output) \(checked.errors)")
         #expect(try signet(["copy", "--to", "sqlite:" + scratch.appendingPathComponent("x.db").path, "--seal"] + database, kek: kek).status == 2)
+
+        // Opened by hand into a plain file: only with its key, never over a file, only a sealed copy.
+        let plain = scratch.appendingPathComponent("plain.db").path
+        let foreign = try signet(["unseal", copy, "--to", plain], kek: stranger)
+        #expect(foreign.status == 2 && foreign.errors.contains(KeyEncryptionKey.id(kek)) && !FileManager.default.fileExists(atPath: plain), "\(foreign.errors)")
+        #expect(try signet(["unseal", copy, "--to", plain], kek: nil).status == 2 && !FileManager.default.fileExists(atPath: plain))
+        let unsealed = try signet(["unseal", copy, "--to", plain, "--json"], kek: kek)
+        #expect(try unsealed.status == 0 && OperationsTests.json(unsealed.output)["users"] == .number("1"), "\(unsealed.errors)")
+        #expect(try Self.mode(plain) == 0o600 && rawSQLite(plain, "SELECT email FROM users") == ["sealed@signet.test"])
+        #expect(try signet(["unseal", copy, "--to", plain], kek: kek).status == 2)
+        #expect(try signet(["unseal", plain, "--to", plain + ".2"], kek: kek).status == 2 && !FileManager.default.fileExists(atPath: plain + ".2"))
+        var altered = Array(try #require(FileManager.default.contents(atPath: copy)))
+        altered[altered.count / 2] ^= 0x10
+        _ = FileManager.default.createFile(atPath: plain + ".altered", contents: Data(altered))
+        let broken = try signet(["unseal", plain + ".altered", "--to", plain + ".3"], kek: kek)
+        #expect(broken.status == 2 && broken.errors.contains("fails authentication") && !FileManager.default.fileExists(atPath: plain + ".3"), "\(broken.errors)")
+        #expect(try signet(["unseal", copy], kek: kek).status == 2)
     }
 
     @Test("a copy that cannot be made is logged and counted, tried again five minutes later, and made once the folder can take it")
