@@ -134,9 +134,13 @@ public struct ExportedDeviceKey: Codable, Sendable, Equatable {
     public var created_at: Int64
     public var last_used_at: Int64?
     public var revoked_at: Int64?
+    /// The passkey (its ID) or device key that approved the sign-in of the device that enrolled
+    /// it, when another device approved it (RFC 8628): the key goes when that one does.
+    public var approved_by: String?
 
     public init(id: String, device_id: String, platform: String, name: String?, public_key: String, created_at: Int64, last_used_at: Int64?,
-                revoked_at: Int64?) {
+                revoked_at: Int64?, approved_by: String? = nil) {
+        self.approved_by = approved_by
         self.id = id
         self.device_id = device_id
         self.platform = platform
@@ -171,10 +175,13 @@ public struct UserExportLine: Codable, Sendable, Equatable {
     public var user_handle: String?
     public var rp_id: String?
     public var passkeys: [ExportedPasskey]?
+    /// Every device-bound key the account has had, revoked ones with when.
+    public var device_keys: [ExportedDeviceKey]?
 
     public init(user_id: String, email: String, email_verified: Bool, name: String?, locale: String?, created_at: String, updated_at: String,
                 last_login: String?, logins_count: Int64, blocked: Bool, app_metadata: JSONDocument? = nil, user_metadata: JSONDocument? = nil,
-                user_handle: String? = nil, rp_id: String? = nil, passkeys: [ExportedPasskey]? = nil) {
+                user_handle: String? = nil, rp_id: String? = nil, passkeys: [ExportedPasskey]? = nil, device_keys: [ExportedDeviceKey]? = nil) {
+        self.device_keys = device_keys
         self.user_handle = user_handle
         self.rp_id = rp_id
         self.passkeys = passkeys

@@ -113,6 +113,13 @@ extension SQLStore {
         }
     }
 
+    public func deviceKeys(usersAfter id: String?, through last: String) throws(StoreError) -> [DeviceKeyRow] {
+        try reading { db throws(StoreError) in
+            try db.query("SELECT \(Self.deviceKeyColumns) FROM device_keys WHERE user_id > ? AND user_id <= ? ORDER BY user_id, created_at",
+                         [.text(id ?? ""), .text(last)]).map(Self.deviceKey)
+        }
+    }
+
     public func emailSignInOff(email: String) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in try db.query("SELECT email_sign_in_off FROM users WHERE email = ?", [.text(email)]).first?[0].bool ?? false }
     }

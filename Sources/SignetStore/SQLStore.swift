@@ -180,6 +180,11 @@ public final class SQLStore: Store, @unchecked Sendable {
             try insert(c, db, uses: 1)
         case .addCredential(let c):
             try insert(c, db)
+        case .importDeviceKey(let k):
+            try db.query("INSERT INTO device_keys (\(deviceKeyColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                         [.text(k.id), .text(k.userID), .text(k.deviceID), .text(k.platform), text(k.name), .blob(k.publicKey), .int(k.createdAt),
+                          k.lastUsedAt.map(SQLValue.int) ?? .null, k.revokedAt.map(SQLValue.int) ?? .null, text(k.recoveryID), text(k.approvedBy)])
+            guard db.changes == 1 else { throw StoreError(.conflict, "a device key with this ID exists") }
         case .refreshToken(let token):
             try insert(token, db)
         case .createAccount, .verifyEmail, .useEmailCode, .discardEmailCodes, .useRecoveryCode, .openRecovery, .mail, .recordLogin, .userMetadata, .useDeviceCode, .useProof, .webSession,

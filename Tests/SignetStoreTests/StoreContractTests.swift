@@ -518,6 +518,14 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         let page = try store.credentials(usersAfter: sorted[2], through: sorted[4])
         #expect(page.map(\.userID) == [sorted[3], sorted[3], sorted[4]] && page[1].id == second.id)
         #expect(try store.credentials(usersAfter: sorted[6], through: sorted[6]).isEmpty)
+        // And their device keys, the same way.
+        for (n, owner) in [sorted[1], sorted[4], sorted[4]].enumerated() {
+            _ = try store.enrollDeviceKey(DeviceKeyRow(id: "dk_\(n)", userID: owner, deviceID: "d\(n)", platform: "ios", name: nil, publicKey: [1], createdAt: now() + Int64(n)),
+                                          limit: 10) { _ in [] }
+        }
+        #expect(try store.deviceKeys(usersAfter: nil, through: sorted[3]).map(\.id) == ["dk_0"])
+        #expect(try store.deviceKeys(usersAfter: sorted[1], through: sorted[6]).map(\.id) == ["dk_1", "dk_2"])
+        #expect(try store.deviceKeys(usersAfter: sorted[4], through: sorted[6]).isEmpty)
     }
 
     @Test("a client's keys kept, or where it publishes them, and never both written back otherwise", arguments: Backend.available)

@@ -26,8 +26,8 @@ extension Ceremonies {
         return try exportDocument(user, sessions: sessionInfos(accountSessions(user.user), current: nil))
     }
 
-    /// `signet admin users export --all`: every account's record, with its user handle and
-    /// passkeys (not its history), in ID order, a thousand at a time, handed to `each` as
+    /// `signet admin users export --all`: every account's record, with its user handle, passkeys
+    /// and device keys (not its history), in ID order, a thousand at a time, handed to `each` as
     /// Auth0's bulk export writes a user; the file `users import` reads, here or on another
     /// deployment. Audited once, as `admin_user_exported` without an account, with how many
     /// went; returns that count.
@@ -39,13 +39,15 @@ extension Ceremonies {
             let page = try store.users(after: after, limit: 1_000)
             guard let last = page.last else { break }
             let passkeys = Dictionary(grouping: try store.credentials(usersAfter: after, through: last.user.id), by: \.userID)
+            let deviceKeys = Dictionary(grouping: try store.deviceKeys(usersAfter: after, through: last.user.id), by: \.userID)
             for m in page {
                 let u = m.user
                 try each(UserExportLine(user_id: u.id, email: u.email, email_verified: u.emailVerified, name: u.name, locale: u.locale,
                                         created_at: Self.iso(u.createdAt), updated_at: Self.iso(m.updatedAt ?? u.createdAt), last_login: m.lastLogin.map(Self.iso),
                                         logins_count: m.loginsCount, blocked: u.blocked, app_metadata: Self.metadataDocument(m.appMetadata),
                                         user_metadata: Self.metadataDocument(m.userMetadata), user_handle: Base64URL.encode(u.handle),
-                                        rp_id: configuration.rpID, passkeys: (passkeys[u.id] ?? []).map(Self.exported)))
+                                        rp_id: configuration.rpID, passkeys: (passkeys[u.id] ?? []).map(Self.exported),
+                                        device_keys: (deviceKeys[u.id] ?? []).map(Self.exported)))
                 count += 1
             }
             after = last.user.id
@@ -64,6 +66,13 @@ extension Ceremonies {
                         last_used_at: c.lastUsedAt.map { $0 / 1000 }, revoked_at: c.revokedAt.map { $0 / 1000 })
     }
 
+    /// A device key as both exports write it.
+    package static func exported(_ k: DeviceKeyRow) -> ExportedDeviceKey {
+        ExportedDeviceKey(id: k.id, device_id: k.deviceID, platform: k.platform, name: k.name, public_key: Base64URL.encode(k.publicKey),
+                          created_at: k.createdAt / 1000, last_used_at: k.lastUsedAt.map { $0 / 1000 }, revoked_at: k.revokedAt.map { $0 / 1000 },
+                          approved_by: k.approvedBy)
+    }
+
     /// The document itself, for either caller.
     func exportDocument(_ managed: ManagedUser, sessions: [SessionInfo]) throws -> AccountExport {
         let user = managed.user
@@ -74,10 +83,7 @@ extension Ceremonies {
             last_login: managed.lastLogin.map { $0 / 1000 }, logins_count: managed.loginsCount, blocked: user.blocked,
             app_metadata: Self.metadataDocument(managed.appMetadata), user_metadata: Self.metadataDocument(managed.userMetadata))
         let passkeys = try store.credentials(userID: id).map(Self.exported)
-        let deviceKeys = try store.deviceKeys(userID: id).map { k in
-            ExportedDeviceKey(id: k.id, device_id: k.deviceID, platform: k.platform, name: k.name, public_key: Base64URL.encode(k.publicKey),
-                              created_at: k.createdAt / 1000, last_used_at: k.lastUsedAt.map { $0 / 1000 }, revoked_at: k.revokedAt.map { $0 / 1000 })
-        }
+        let deviceKeys = try store.deviceKeys(userID: id).map(Self.exported)
         let events = try store.auditEntries(AuditQuery(userID: id, limit: AccountExport.maxEvents + 1))
         return AccountExport(
             issuer: configuration.issuer, exported_at: nowMillis / 1000, account: account, passkeys: passkeys, device_keys: deviceKeys, sessions: sessions,

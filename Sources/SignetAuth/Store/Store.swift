@@ -94,6 +94,9 @@ public enum StoreWrite: Sendable {
     /// Remembers that a client wants a logout token when this session ends (Back-Channel Logout
     /// §2.3).
     case logoutSubscription(LogoutSubscriptionRow)
+    /// Adds a device key as it was elsewhere (an imported account's), revoked or not;
+    /// ``StoreError/Code/conflict`` when a key with its ID exists.
+    case importDeviceKey(DeviceKeyRow)
 }
 
 /// What a verified assertion records about its passkey (WebAuthn §7.2 steps 22–24), in the one
@@ -375,6 +378,8 @@ public protocol Store: Sendable {
     /// to `last`, in ID order: one page of that export's passkeys, one range of the index by
     /// account.
     func credentials(usersAfter id: String?, through last: String) throws(StoreError) -> [CredentialRow]
+    /// Every device key of the same range of accounts, in ID order.
+    func deviceKeys(usersAfter id: String?, through last: String) throws(StoreError) -> [DeviceKeyRow]
     /// Whether the account of `email` (or with ID `userID`) turned sign-in by email code off;
     /// `false` without such an account. Read apart from ``UserRecord``, so that no other read of
     /// an account pays for it.
