@@ -146,7 +146,7 @@ enum FuzzReplay {
             let key = Base64URL.encode(try PrivateKey.generate(kind).publicKey.coseKey(algorithm: algorithm))
             passkeys.append(#"{"id":"\#(Base64URL.encode(Array(repeating: UInt8(passkeys.count), count: 16)))","public_key":"\#(key)","algorithm":\#(algorithm.rawValue),"sign_count":7,"aaguid":"fbfc3007-154e-4ecc-8c0b-6e020557d7bd","attestation_format":"none","backup_eligible":true,"backup_state":true,"transports":["internal","hybrid"],"name":"Laptop","created_at":1790000000,"last_used_at":1790000100}"#)
         }
-        try write(.importRecord, Array(#"{"user_id":"0002e7a6-9ad8-45b0-9988-7617ba8a5766","email":"ada@example.com","user_handle":"xWapA9L1Ntoux7-iAY5V1lwC9O-NqIB7Fgu_ckfdLF4","rp_id":"example.com","passkeys":[\#(passkeys.joined(separator: ","))]}"#.utf8))
+        try write(.importRecord, Array(#"{"user_id":"0002e7a6-9ad8-45b0-9988-7617ba8a5766","email":"ada@example.com","user_handle":"xWapA9L1Ntoux7-iAY5V1lwC9O-NqIB7Fgu_ckfdLF4","rp_id":"example.com","passkeys":[\#(passkeys.joined(separator: ","))],"device_keys":[{"id":"dk_AAAAAAAAAAAAAAAAAAAA","device_id":"iPhone","platform":"ios","name":"Phone","public_key":"\#(Base64URL.encode(try PrivateKey.generate(.ec(.p256)).publicKey.spki))","created_at":1790000000,"approved_by":"AAAAAAAAAAAAAAAAAAAAAA"}]}"#.utf8))
         // A sealed backup of three chunks under the fuzzer's key.
         let folder = NSTemporaryDirectory() + "signet-seed-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

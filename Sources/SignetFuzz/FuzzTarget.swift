@@ -1,5 +1,6 @@
 import Foundation
 import SignetAuth
+import SignetCrypto
 import SignetServer
 import SignetStore
 import SignetWebAuthn
@@ -58,7 +59,7 @@ enum FuzzTarget {
         // The names of scheduled backups (`backup.directory`), which decide what is removed.
         case backupName
         // A record of `signet admin users export --all` as `users import` reads it: its ID,
-        // user handle, RP ID and passkeys.
+        // user handle, RP ID, passkeys and device keys.
         case importRecord
         // A sealed backup (`backup.seal`, `signet backup --seal`) as `signet restore` opens it.
         case sealedBackup
@@ -472,6 +473,13 @@ enum FuzzTarget {
                 precondition([row.createdAt, row.lastUsedAt ?? 0, row.revokedAt ?? 0].allSatisfy { (0...now).contains($0) }, "a time out of bounds")
                 precondition(row.transports.count <= 8 && row.transports.allSatisfy { $0.utf8.count <= 32 } && !row.attested, "transports out of bounds, or attested")
                 precondition((try? Ceremonies.importedPasskey(Ceremonies.exported(row), now: now)) == row, "a passkey that does not read back as itself")
+            }
+            for key in identity.deviceKeys {
+                guard let row = try? Ceremonies.importedDeviceKey(key, now: now) else { continue }
+                precondition((1...64).contains(row.id.utf8.count) && (try? PublicKey(spki: row.publicKey))?.kind == .ec(.p256), "a device key ID or key out of bounds")
+                precondition(["ios", "android"].contains(row.platform) && (1...128).contains(row.deviceID.count), "a platform or device out of bounds")
+                precondition([row.createdAt, row.lastUsedAt ?? 0, row.revokedAt ?? 0].allSatisfy { (0...now).contains($0) } && row.recoveryID == nil, "a time out of bounds")
+                precondition((try? Ceremonies.importedDeviceKey(Ceremonies.exported(row), now: now)) == row, "a device key that does not read back as itself")
             }
         case .sealedBackup:
             // What opens under the key is exactly what was sealed: no altered, cut, moved or

@@ -8,9 +8,9 @@ import SignetWebAuthn
 /// export: one JSON object a line, or one JSON array), each made as `users add` makes one, in a
 /// transaction of its own, so a run stopped half-way is simply run again: addresses already here
 /// are passed over. `app_metadata` and `user_metadata` come along. From another Signet's export
-/// (`users export --all`) the account keeps its ID and user handle, and its passkeys come too where
-/// the RP ID is this deployment's; from another service's, passkeys cannot move (they hold no
-/// passkey public keys), and each owner signs in with an email code and adds one.
+/// (`users export --all`) the account keeps its ID, user handle and device keys, and its passkeys
+/// come too where the RP ID is this deployment's; from another service's, passkeys cannot move
+/// (they hold no passkey public keys), and each owner signs in with an email code and adds one.
 extension Admin {
     /// What became of one record of the file.
     struct ImportOutcome: Encodable {
@@ -23,8 +23,9 @@ extension Admin {
         let email: String?
         /// The account's ID here, for `made`.
         let user_id: String?
-        /// How many passkeys came with it, for `made`.
+        /// How many passkeys and device keys came with it, for `made`.
         let passkeys: Int?
+        let device_keys: Int?
         let detail: String?
     }
 
@@ -50,8 +51,9 @@ extension Admin {
                 print(Self.table(["LINE", "OUTCOME", "EMAIL", "DETAIL"], notable.map { [String($0.line), $0.outcome, $0.email ?? "-", $0.detail ?? "-"] }))
             }
             let counts = ["made", "exists", "refused"].map { kind in "\(outcomes.count(where: { $0.outcome == kind })) \(kind)" }
-            let (kept, passkeys) = (outcomes.count(where: { $0.user_id != nil && $0.user_id == $0.source_user_id }), outcomes.reduce(0) { $0 + ($1.passkeys ?? 0) })
-            let carried = kept + passkeys == 0 ? "" : "; \(kept) kept their ID, \(passkeys) passkey(s) came with them"
+            let kept = outcomes.count(where: { $0.user_id != nil && $0.user_id == $0.source_user_id })
+            let (passkeys, deviceKeys) = (outcomes.reduce(0) { $0 + ($1.passkeys ?? 0) }, outcomes.reduce(0) { $0 + ($1.device_keys ?? 0) })
+            let carried = kept + passkeys + deviceKeys == 0 ? "" : "; \(kept) kept their ID, \(passkeys) passkey(s) and \(deviceKeys) device key(s) came with them"
             print("\(outcomes.count) record(s): " + counts.joined(separator: ", ") + carried + (options.mail ? "; each made account's address told" : "; nothing mailed"))
         }
         let refused = outcomes.count(where: { $0.outcome == "refused" })
@@ -75,9 +77,9 @@ extension Admin {
     }
 
     func importRecord(line: Int, _ record: JSONValue?) -> ImportOutcome {
-        func outcome(_ kind: String, user: String? = nil, passkeys: Int? = nil, _ detail: String? = nil) -> ImportOutcome {
-            ImportOutcome(line: line, outcome: kind, source_user_id: record?["user_id"]?.string, email: record?["email"]?.string, user_id: user,
-                          passkeys: passkeys, detail: detail)
+        func outcome(_ kind: String, made: ImportedAccount? = nil, _ detail: String? = nil) -> ImportOutcome {
+            ImportOutcome(line: line, outcome: kind, source_user_id: record?["user_id"]?.string, email: record?["email"]?.string, user_id: made?.user.user_id,
+                          passkeys: made?.passkeys, device_keys: made?.deviceKeys, detail: detail)
         }
         guard let record, record.object != nil else { return outcome("refused", "not a JSON object") }
         guard let email = record["email"]?.string else { return outcome("refused", "no email") }
@@ -99,7 +101,7 @@ extension Admin {
         do {
             let made = try ceremonies.importUser(new, createdAt: createdAt, blocked: blocked, carrying: identity, by: .commandLine, context: context)
             let notes = (blocked ? ["blocked, as in the export"] : []) + made.notes
-            return outcome("made", user: made.user.user_id, passkeys: made.passkeys, notes.isEmpty ? nil : notes.joined(separator: "; "))
+            return outcome("made", made: made, notes.isEmpty ? nil : notes.joined(separator: "; "))
         } catch {
             let failure = AuthError(error)
             if failure.reason == .userExists { return outcome("exists", "an account with this address is here already") }

@@ -39,6 +39,10 @@ struct AccountMoveTests {
         return .object(object)
     }
 
+    static func changedMember(_ object: JSONValue, _ member: String, _ value: JSONValue?) -> JSONValue {
+        changed(object) { $0[member] = value }
+    }
+
     static func changedPasskey(_ line: JSONValue, _ member: String, _ value: JSONValue?) -> JSONValue {
         changed(line) { object in
             var first = object["passkeys"]?.array?.first?.object ?? [:]
@@ -49,7 +53,19 @@ struct AccountMoveTests {
 
     static func subject(_ tokens: JSONValue) -> String? { BackchannelLogoutTests.claims(tokens["access_token"]?.string)?["sub"]?.string }
 
-    @Test("another Signet for the same RP ID takes the accounts whole: the same IDs, and their passkeys sign in there, counters and revocations kept; a second run makes nothing twice")
+    /// A device key as `export --all` writes one.
+    static func deviceKey(_ id: String, device: String, key: SoftwareDeviceKey? = nil, approvedBy: String? = nil, revoked: Bool = false) throws -> JSONValue {
+        let spki = try (key ?? SoftwareDeviceKey(deviceID: device)).publicKeySPKI
+        var object: JSONObject = [
+            "id": .string(id), "device_id": .string(device), "platform": .string("ios"), "name": .string("Phone"),
+            "public_key": .string(Base64URL.encode(spki)), "created_at": .number("1790000000"),
+        ]
+        if let approvedBy { object["approved_by"] = .string(approvedBy) }
+        if revoked { object["revoked_at"] = .number("1790000100") }
+        return .object(object)
+    }
+
+    @Test("another Signet for the same RP ID takes the accounts whole: the same IDs, their passkeys sign in there and their device keys approve actions, counters and revocations kept; a second run makes nothing twice")
     func wholeAccounts() throws {
         let server = try TestServer()
         let ada = try SignedIn(server, email: "ada@signet.test")
@@ -59,6 +75,8 @@ struct AccountMoveTests {
         #expect(try ada.addPasskey(old).status == 201)
         let oldID = try #require(try ada.passkeys().last?["id"]?.string)
         #expect(try ada.call("DELETE", "/me/passkeys/\(oldID)").status == 204)
+        let phoneKey = try SoftwareDeviceKey(deviceID: "ada-iphone")
+        let phoneKeyID = try ada.enroll(phoneKey)
         let grace = try SignedIn(server, email: "grace@signet.test")
         // Signed in a few times here: the counters the other Signet must go on from.
         for _ in 0..<3 { _ = try ada.phone.signIn() }
@@ -74,15 +92,24 @@ struct AccountMoveTests {
         #expect(Set(outcomes.compactMap { $0["user_id"]?.string }) == [adaID, graceID])
         #expect(outcomes.first { $0["user_id"] == .string(adaID) }?["passkeys"] == .number("3"))
         let audit = try other.store.auditEvents(limit: 10).first { $0.kind == "admin_user_created" && $0.userID == adaID }
-        #expect(audit?.detail == "imported; ID kept; 3 passkey(s); nothing mailed", "\(String(describing: audit?.detail))")
+        #expect(audit?.detail == "imported; ID kept; 3 passkey(s); 1 device key(s); nothing mailed", "\(String(describing: audit?.detail))")
+        #expect(outcomes.first { $0["user_id"] == .string(adaID) }?["device_keys"] == .number("1"))
+        let (keyHere, keyThere) = (try #require(try server.store.deviceKeys(userID: adaID).first), try #require(try other.store.deviceKeys(userID: adaID).first))
+        #expect(try other.store.deviceKeys(userID: adaID).count == 1 && keyThere.id == phoneKeyID && keyThere.publicKey == keyHere.publicKey)
+        #expect(keyThere.deviceID == keyHere.deviceID && keyThere.createdAt == keyHere.createdAt / 1000 * 1000 && keyThere.revokedAt == nil)
         let before = try #require(try server.store.credentials(userID: adaID).first { $0.name == nil && $0.revokedAt == nil })
         let moved = try other.store.credentials(userID: adaID)
         #expect(moved.count == 3 && moved.first { $0.id == before.id }?.signCount == before.signCount)
         #expect(moved.first { Base64URL.encode($0.id) == oldID }?.revokedAt != nil && moved.first { $0.name == "Laptop" } != nil)
         #expect(moved.allSatisfy { !$0.attested })
 
-        // Each signs in there with the passkeys they had, as the same subject.
-        #expect(Self.subject(try Phone(other, authenticator: ada.phone.authenticator).signIn()) == adaID)
+        // Each signs in there with the passkeys they had, as the same subject, and approves an
+        // action with the device key their phone enrolled here.
+        let there = try Phone(other, authenticator: ada.phone.authenticator).signIn()
+        #expect(Self.subject(there) == adaID)
+        let adaThere = SignedIn(other, phone: Phone(other, authenticator: ada.phone.authenticator), access: try #require(there["access_token"]?.string))
+        let approved = try adaThere.approveAction(phoneKeyID, key: phoneKey)
+        #expect(approved.status == 200 && approved.json["action_token"] != nil, "\(approved.json.serialized)")
         #expect(Self.subject(try Phone(other, authenticator: laptop).signIn()) == adaID)
         #expect(Self.subject(try Phone(other, authenticator: grace.phone.authenticator).signIn()) == graceID)
         // The passkey revoked before the export stays revoked.
@@ -126,6 +153,32 @@ struct AccountMoveTests {
         let taken = try outcome(Self.changed(line) { $0["user_id"] = nil; $0["user_handle"] = .string(Base64URL.encode(SecureRandom.bytes(32))); $0["email"] = address(5) })
         #expect(taken["outcome"] == .string("refused") && taken["detail"]?.string?.contains("already registered") == true, "\(taken.serialized)")
         #expect(try other.store.user(email: "moved5@signet.test") == nil && other.store.user(email: "moved3@signet.test") == nil)
+        // Device keys come whatever the RP ID; one approved from a credential that did not come
+        // stays out (revoking that one could no longer take it), and so does one it approved.
+        let passkeyID = try #require(line["passkeys"]?.array?.first?["id"]?.string)
+        let keys: [JSONValue] = [
+            try Self.deviceKey("dk_plain000000000000000", device: "a"), try Self.deviceKey("dk_bypasskey0000000000000", device: "b", approvedBy: passkeyID),
+            try Self.deviceKey("dk_orphan00000000000000", device: "c", approvedBy: "a-passkey-that-is-not-here"),
+            try Self.deviceKey("dk_orphanchild000000000", device: "d", approvedBy: "dk_orphan00000000000000"),
+        ]
+        func fresh() -> JSONValue { .string(Base64URL.encode(SecureRandom.bytes(32))) }
+        let devices = try outcome(Self.changed(line) {
+            $0["user_id"] = nil; $0["user_handle"] = fresh(); $0["rp_id"] = .string("elsewhere.test"); $0["device_keys"] = .array(keys); $0["email"] = address(7)
+        })
+        #expect(devices["outcome"] == .string("made") && devices["device_keys"] == .number("1"), "\(devices.serialized)")
+        #expect(devices["detail"]?.string?.contains("3 device key(s) left out: the passkey or device key that approved their device did not come") == true, "\(devices.serialized)")
+        let devicesID = try #require(devices["user_id"]?.string)
+        #expect(try other.store.deviceKeys(userID: devicesID).map(\.id) == ["dk_plain000000000000000"])
+        // Without the passkey that approved it, that key stays out too; a key ID here already refuses the record.
+        let approvedToo = try outcome(Self.changed(line) {
+            $0["user_id"] = nil; $0["user_handle"] = fresh(); $0["email"] = address(8)
+            $0["passkeys"] = .array([]); $0["device_keys"] = .array([keys[1]])
+        })
+        #expect(approvedToo["device_keys"] == .number("0") && approvedToo["detail"]?.string?.contains("1 device key(s) left out") == true, "\(approvedToo.serialized)")
+        let reused = try outcome(Self.changed(line) {
+            $0["user_id"] = nil; $0["user_handle"] = fresh(); $0["rp_id"] = nil; $0["device_keys"] = .array([keys[0]]); $0["email"] = address(9)
+        })
+        #expect(reused["outcome"] == .string("refused") && reused["detail"]?.string?.contains("a device key's ID") == true, "\(reused.serialized)")
         // Other services' IDs are not Signet's: a new one, as before, with no note.
         let auth0 = try outcome(.object(["user_id": .string("auth0|5f7c8ec7c33c6c004bbafe82"), "email": address(6)]))
         #expect(auth0["outcome"] == .string("made") && auth0["detail"] == nil && auth0["user_id"]?.string?.count == 36)
@@ -140,6 +193,9 @@ struct AccountMoveTests {
         ec[ec.count - 1] ^= 1  // y no longer on the curve
         let rsa = CBOREncoder.encode(.map(CBORMap([(.int(1), .int(3)), (.int(3), .int(-257)), (.int(-1), .bytes([0x01])), (.int(-2), .bytes([0x01, 0x00, 0x01]))])))
         let future = String(Int64(Date().timeIntervalSince1970) + 86_400)
+        let good = try Self.deviceKey("dk_good", device: "phone")
+        let p384 = try PrivateKey.generate(.ec(.p384)).publicKey.spki
+        let p384Key = Self.changedMember(good, "public_key", .string(Base64URL.encode(p384)))
         let cases: [(String, JSONValue, String)] = [
             ("handle not base64url", Self.changed(line) { $0["user_handle"] = .string("not base64url!") }, "user_handle must be base64url"),
             ("handle of 65 bytes", Self.changed(line) { $0["user_handle"] = .string(Base64URL.encode([UInt8](repeating: 7, count: 65))) }, "user_handle must be base64url"),
@@ -166,6 +222,16 @@ struct AccountMoveTests {
             ("made in the future", Self.changedPasskey(line, "created_at", .number(future)), "created_at must be a time in seconds"),
             ("used before 1970", Self.changedPasskey(line, "last_used_at", .number("-5")), "last_used_at must be a time"),
             ("a name with a control character", Self.changedPasskey(line, "name", .string("Lap\u{7}top")), "name"),
+            ("device keys not a list", Self.changed(line) { $0["device_keys"] = .object([:]) }, "device_keys must be a list"),
+            ("a device key on P-384", Self.changed(line) { $0["device_keys"] = .array([Self.changedMember(p384Key, "id", .string("dk_p384"))]) }, "not P-256"),
+            ("a device key not a key", Self.changed(line) { $0["device_keys"] = .array([Self.changedMember(good, "public_key", .string("AAAA"))]) }, "public_key"),
+            ("a device key's empty ID", Self.changed(line) { $0["device_keys"] = .array([Self.changedMember(good, "id", .string("dk_"))]) }, "id must be"),
+            ("a device key's platform", Self.changed(line) { $0["device_keys"] = .array([Self.changedMember(good, "platform", .string("windows"))]) }, "platform must be ios or android"),
+            ("a device key's empty device", Self.changed(line) { $0["device_keys"] = .array([Self.changedMember(good, "device_id", .string(""))]) }, "device_id must be"),
+            ("a device key from the future", Self.changed(line) { $0["device_keys"] = .array([Self.changedMember(good, "created_at", .number(future))]) }, "created_at must be"),
+            ("two live keys for one device", Self.changed(line) { $0["device_keys"] = .array([good, Self.changedMember(good, "id", .string("dk_others"))]) }, "two live device keys"),
+            ("more live keys than allowed", Self.changed(line) { $0["device_keys"] = .array(try! (0..<11).map { try Self.deviceKey("dk_n\($0)", device: "d\($0)") }) },
+             "more than device_keys.max (10)"),
         ]
         let other = try TestServer()
         for (n, (what, record, expected)) in cases.enumerated() {
@@ -176,8 +242,15 @@ struct AccountMoveTests {
             #expect(try other.store.user(email: email) == nil, "\(what)")
         }
         #expect(try other.store.users(UserQuery()).total == 0)
-        // The line as exported, under another address: made, its passkey with it.
-        let made = try Self.importing([Self.changed(line) { $0["email"] = .string("whole@signet.test") }], into: other)
-        #expect(made.status == 0 && made.outcomes.first?["passkeys"] == .number("1"), "\(made.outcomes)")
+        // The line as exported, under another address: made, its passkey with it, and a device
+        // key (revoked) and one its passkey approved, with it.
+        let passkeyID = try #require(line["passkeys"]?.array?.first?["id"]?.string)
+        let made = try Self.importing([Self.changed(line) {
+            $0["email"] = .string("whole@signet.test")
+            $0["device_keys"] = .array([Self.changedMember(good, "revoked_at", .number("1790000100")), try! Self.deviceKey("dk_approved", device: "phone", approvedBy: passkeyID)])
+        }], into: other)
+        #expect(made.status == 0 && made.outcomes.first?["passkeys"] == .number("1") && made.outcomes.first?["device_keys"] == .number("2"), "\(made.outcomes)")
+        let madeID = try #require(made.outcomes.first?["user_id"]?.string)
+        #expect(try other.store.deviceKeys(userID: madeID).map { "\($0.id) \($0.revokedAt != nil) \($0.approvedBy ?? "-")" }.sorted() == ["dk_approved false \(passkeyID)", "dk_good true -"])
     }
 }

@@ -119,14 +119,20 @@ extension Ceremonies {
         return key
     }
 
+    /// A device key's `device_id` (1 to 128 characters, no control characters) and `platform`
+    /// (`ios` or `android`), or 400 `malformed`.
+    static func checkedDevice(id: String, platform: String) throws(AuthError) {
+        guard (1...128).contains(id.count), !id.unicodeScalars.contains(where: isUnsafeInText) else {
+            throw AuthError.malformed("device_id must be 1 to 128 characters, without control characters")
+        }
+        guard platform == "ios" || platform == "android" else { throw AuthError.malformed("platform must be ios or android") }
+    }
+
     /// `POST /me/device-keys`: enrols a device key; a new key for the same device replaces the old.
     public func enrollDeviceKey(_ request: EnrollDeviceKeyRequest, principal: Principal, context: RequestContext) throws -> DeviceKeyInfo {
         let user = principal.user
         let key = try Self.deviceKey(request.public_key)
-        guard (1...128).contains(request.device_id.count), !request.device_id.unicodeScalars.contains(where: Self.isUnsafeInText) else {
-            throw AuthError.malformed("device_id must be 1 to 128 characters, without control characters")
-        }
-        guard request.platform == "ios" || request.platform == "android" else { throw AuthError.malformed("platform must be ios or android") }
+        try Self.checkedDevice(id: request.device_id, platform: request.platform)
         let name = try Self.displayName(request.name, member: "name", limit: 100)
         let recovery = try recoveryForAddition(principal, context: context)
         // A device approved from another (RFC 8628, `mca`) holds its keys from that approval.

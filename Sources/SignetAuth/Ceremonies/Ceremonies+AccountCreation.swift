@@ -49,6 +49,7 @@ extension Ceremonies {
         let detail = (createdAt == nil ? "" : blocked ? "imported blocked; " : "imported; ") + (carried?.auditNote ?? "") + (told ? "the address told" : "nothing mailed")
         let event = pendingAuditEvent(.adminUserCreated, user: user.id, client: caller.clientID, detail: detail, context: context)
         let passkeys = (carried?.passkeys ?? []).map { row in var row = row; row.userID = id; return StoreWrite.addCredential(row) }
+            + (carried?.deviceKeys ?? []).map { row in var row = row; row.userID = id; return StoreWrite.importDeviceKey(row) }
         try store.perform([.createAccount(user), .audit(event)] + passkeys + (app != nil || own != nil ? [.userMetadata(userID: user.id, app: app, user: own)] : [])
                           + (told ? notice(.accountCreated, to: user) : []))
         counted(event)

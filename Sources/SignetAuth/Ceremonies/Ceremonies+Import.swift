@@ -1,21 +1,24 @@
 public import SignetAPI
 import Foundation
+import SignetCrypto
 public import SignetWebAuthn
 
 /// What another Signet's export (`signet admin users export --all`) says of an account beyond
-/// Auth0's record: its ID, its WebAuthn user handle, the RP ID its passkeys are scoped to, and
-/// the passkeys themselves. Records from other services hold none of it.
+/// Auth0's record: its ID, its WebAuthn user handle, the RP ID its passkeys are scoped to, the
+/// passkeys themselves and its device keys. Records from other services hold none of it.
 public struct ExportedIdentity: Sendable {
     public var userID: String?
     public var userHandle: String?
     public var rpID: String?
     public var passkeys: [ExportedPasskey]
+    public var deviceKeys: [ExportedDeviceKey]
 
-    public init(userID: String?, userHandle: String?, rpID: String?, passkeys: [ExportedPasskey]) {
+    public init(userID: String?, userHandle: String?, rpID: String?, passkeys: [ExportedPasskey], deviceKeys: [ExportedDeviceKey] = []) {
         self.userID = userID
         self.userHandle = userHandle
         self.rpID = rpID
         self.passkeys = passkeys
+        self.deviceKeys = deviceKeys
     }
 
     /// The members of an export's record (one line of `users export --all`), each of the type
@@ -26,14 +29,15 @@ public struct ExportedIdentity: Sendable {
             guard let text = value.string else { throw AuthError.malformed("\(member) must be a string") }
             return text
         }
-        var passkeys: [ExportedPasskey] = []
-        if let list = record["passkeys"], list != .null {
-            guard list.array != nil, let decoded = try? JSONDecoder().decode([ExportedPasskey].self, from: Data(list.serialized.utf8)) else {
-                throw AuthError.malformed("passkeys must be a list of passkeys as signet admin users export --all writes them")
+        func list<T: Decodable>(_ member: String, _ what: String) throws -> [T] {
+            guard let list = record[member], list != .null else { return [] }
+            guard list.array != nil, let decoded = try? JSONDecoder().decode([T].self, from: Data(list.serialized.utf8)) else {
+                throw AuthError.malformed("\(member) must be a list of \(what) as signet admin users export --all writes them")
             }
-            passkeys = decoded
+            return decoded
         }
-        self.init(userID: try text("user_id"), userHandle: try text("user_handle"), rpID: try text("rp_id"), passkeys: passkeys)
+        self.init(userID: try text("user_id"), userHandle: try text("user_handle"), rpID: try text("rp_id"), passkeys: try list("passkeys", "passkeys"),
+                  deviceKeys: try list("device_keys", "device keys"))
     }
 }
 
@@ -42,13 +46,15 @@ struct CarriedIdentity: Sendable {
     /// The account's ID, when the export's can be kept.
     var userID: String?
     var handle: [UInt8]?
-    /// The passkeys, their owner filled in when the account is made.
+    /// The passkeys and device keys, their owner filled in when the account is made.
     var passkeys: [CredentialRow]
+    var deviceKeys: [DeviceKeyRow] = []
     /// What was kept and left out, in words, for the report and the audit row.
     var notes: [String]
 
     var auditNote: String {
         (userID == nil ? "" : "ID kept; ") + (passkeys.isEmpty ? "" : "\(passkeys.count) passkey(s); ")
+            + (deviceKeys.isEmpty ? "" : "\(deviceKeys.count) device key(s); ")
     }
 }
 
@@ -59,12 +65,14 @@ public struct ImportedAccount: Sendable {
     public let idKept: Bool
     /// How many passkeys came with it: its owner signs in with them as before.
     public let passkeys: Int
+    /// How many device keys came with it: its apps approve actions with them as before.
+    public let deviceKeys: Int
     /// What was left out, and why.
     public let notes: [String]
 }
 
 extension Ceremonies {
-    /// The most passkeys one imported record may carry.
+    /// The most passkeys, and device keys, one imported record may carry.
     public static let maxImportedPasskeys = 100
 
     /// `signet admin users import`: one account of an export, made as
@@ -81,9 +89,10 @@ extension Ceremonies {
         let carried = try given.map(carriedIdentity)
         do {
             let user = try makeAccount(new, createdAt: createdAt.map { min($0, nowMillis) } ?? nowMillis, blocked: blocked, carried: carried, by: caller, context: context)
-            return ImportedAccount(user: user, idKept: carried?.userID != nil, passkeys: carried?.passkeys.count ?? 0, notes: carried?.notes ?? [])
+            return ImportedAccount(user: user, idKept: carried?.userID != nil, passkeys: carried?.passkeys.count ?? 0, deviceKeys: carried?.deviceKeys.count ?? 0,
+                                   notes: carried?.notes ?? [])
         } catch let error as StoreError where error.code == .conflict {
-            throw AuthError(.conflict, "its user_handle (or, made meanwhile, its user_id) is another account's here")
+            throw AuthError(.conflict, "its user_handle, a device key's ID, or (made meanwhile) its user_id is another account's here")
         }
     }
 
@@ -105,17 +114,46 @@ extension Ceremonies {
             carried.handle = bytes
         }
         let count = given.passkeys.count
-        guard count > 0 else { return carried }
-        guard count <= Self.maxImportedPasskeys else { throw AuthError.malformed("at most \(Self.maxImportedPasskeys) passkeys an account") }
-        if carried.handle == nil {
+        if count > Self.maxImportedPasskeys { throw AuthError.malformed("at most \(Self.maxImportedPasskeys) passkeys an account") }
+        if count > 0, carried.handle == nil {
             carried.notes.append("\(count) passkey(s) left out: without its user_handle they would not sign in")
-        } else if given.rpID != configuration.rpID {
+        } else if count > 0, given.rpID != configuration.rpID {
             carried.notes.append("\(count) passkey(s) left out: they are for RP ID \(given.rpID ?? "(none given)"), not \(configuration.rpID)")
         } else {
             let now = nowMillis
             carried.passkeys = try given.passkeys.map { try Self.importedPasskey($0, now: now) }
         }
+        carried.deviceKeys = try carriedDeviceKeys(given.deviceKeys, passkeys: carried.passkeys, notes: &carried.notes)
         return carried
+    }
+
+    /// The export's device keys, each checked as an enrolment checks one. A key enrolled by a
+    /// device that another approved (``DeviceKeyRow/approvedBy``) comes only with the passkey or
+    /// device key that approved it, so that revoking that one still takes it; the others are
+    /// left out with a note. The live ones must fit `device_keys.max`, one a device.
+    func carriedDeviceKeys(_ given: [ExportedDeviceKey], passkeys: [CredentialRow], notes: inout [String]) throws -> [DeviceKeyRow] {
+        guard !given.isEmpty else { return [] }
+        guard given.count <= Self.maxImportedPasskeys else { throw AuthError.malformed("at most \(Self.maxImportedPasskeys) device keys an account") }
+        let now = nowMillis
+        var keys = try given.map { try Self.importedDeviceKey($0, now: now) }
+        let approvers = Set(passkeys.map { Base64URL.encode($0.id) })
+        // Until none is left to drop: a key whose approver is neither a passkey that came nor a
+        // key still here.
+        while let orphan = keys.firstIndex(where: { key in
+            guard let approver = key.approvedBy else { return false }
+            return !approvers.contains(approver) && !keys.contains { $0.id == approver }
+        }) {
+            keys.remove(at: orphan)
+        }
+        if keys.count < given.count {
+            notes.append("\(given.count - keys.count) device key(s) left out: the passkey or device key that approved their device did not come")
+        }
+        let live = keys.filter { $0.revokedAt == nil }
+        guard live.count <= configuration.maxDeviceKeys else {
+            throw AuthError.malformed("\(live.count) live device keys, more than device_keys.max (\(configuration.maxDeviceKeys)) allows here")
+        }
+        guard Set(live.map(\.deviceID)).count == live.count else { throw AuthError.malformed("two live device keys for one device_id") }
+        return keys
     }
 
     /// Whether `id` has the form of the IDs Signet gives (a UUID, lower case).
@@ -151,6 +189,27 @@ extension Ceremonies {
             format: p.attestation_format, backupEligible: p.backup_eligible, backupState: p.backup_state, transports: storedTransports(p.transports),
             name: try displayName(p.name, member: "name", limit: 100), createdAt: try millis(p.created_at, "created_at") ?? now,
             lastUsedAt: try millis(p.last_used_at, "last_used_at"), revokedAt: try millis(p.revoked_at, "revoked_at"))
+    }
+
+    /// An exported device key as the row an enrolment would have written, each value checked
+    /// as enrolment checks it (the key P-256, ``deviceKey(_:)``). Its recovery is not carried.
+    package static func importedDeviceKey(_ k: ExportedDeviceKey, now: Int64) throws -> DeviceKeyRow {
+        func refused(_ why: String) -> AuthError { .malformed("device key \(k.id.prefix(24)): \(why)") }
+        guard (1...64).contains(k.id.utf8.count), Base64URL.decode(k.id.hasPrefix("dk_") ? String(k.id.dropFirst(3)) : k.id)?.isEmpty == false else {
+            throw refused("id must be 1 to 64 bytes of base64url, after dk_")
+        }
+        let key: PublicKey
+        do { key = try deviceKey(k.public_key) } catch { throw refused("public_key: \(AuthError(error).detail)") }
+        try checkedDevice(id: k.device_id, platform: k.platform)
+        if let approver = k.approved_by, !(1...1400).contains(approver.utf8.count) { throw refused("approved_by must be 1 to 1400 bytes") }
+        func millis(_ seconds: Int64?, _ member: String) throws -> Int64? {
+            guard let seconds else { return nil }
+            guard (0...now / 1000).contains(seconds) else { throw refused("\(member) must be a time in seconds, not after now") }
+            return seconds * 1000
+        }
+        return DeviceKeyRow(id: k.id, userID: "", deviceID: k.device_id, platform: k.platform, name: try displayName(k.name, member: "name", limit: 100),
+                            publicKey: key.spki, createdAt: try millis(k.created_at, "created_at") ?? now, lastUsedAt: try millis(k.last_used_at, "last_used_at"),
+                            revokedAt: try millis(k.revoked_at, "revoked_at"), approvedBy: k.approved_by)
     }
 
     /// The transports kept of what a client says of a credential (WebAuthn L3 §5.2.1.3): hints
