@@ -38,5 +38,10 @@ extension Admin {
         } else {
             FileHandle.standardError.write(Data("exported \(count) account(s)\n".utf8))
         }
+        // The import takes the passkeys only for this RP ID: a run without the deployment's
+        // configuration records the development one.
+        let rpID = ceremonies.configuration.rpID
+        FileHandle.standardError.write(Data(("their passkeys are recorded for RP ID \(rpID) (relying_party.id): an import takes them only where the RP ID is the same"
+            + (rpID == "localhost" ? "; for a deployment's own, run this with its --config" : "") + "\n").utf8))
     }
 }

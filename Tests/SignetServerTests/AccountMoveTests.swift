@@ -22,6 +22,7 @@ struct AccountMoveTests {
         let file = server.directory.appendingPathComponent("accounts-\(UUID().uuidString).jsonl").path
         let written = try Self.signet(["admin", "users", "export", "--all", "--out", file] + database(server), in: server.directory)
         try #require(written.status == 0, "\(written.errors)")
+        #expect(written.errors.contains("recorded for RP ID \(TestServer.rpID) (relying_party.id): an import takes them only where the RP ID is the same\n"), "\(written.errors)")
         return try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map { try StrictJSON().parse(Array($0.utf8)) }
     }
 
