@@ -103,10 +103,14 @@ public struct ExportedPasskey: Codable, Sendable, Equatable {
     public var created_at: Int64
     public var last_used_at: Int64?
     public var revoked_at: Int64?
+    /// When its attestation chained to one of the operator's trust anchors at registration
+    /// (WebAuthn L3 §7.1 step 25): that anchor certificate's SHA-256 (base64url).
+    public var attestation_root: String?
 
     public init(id: String, name: String?, public_key: String, algorithm: Int, sign_count: Int64, aaguid: String, authenticator: String?,
                 attestation_format: String, backup_eligible: Bool, backup_state: Bool, transports: [String], created_at: Int64,
-                last_used_at: Int64?, revoked_at: Int64?) {
+                last_used_at: Int64?, revoked_at: Int64?, attestation_root: String? = nil) {
+        self.attestation_root = attestation_root
         self.id = id
         self.name = name
         self.public_key = public_key

@@ -65,6 +65,9 @@ enum FuzzTarget {
         case sealedBackup
     }
 
+    /// The one trust anchor (its SHA-256) an imported passkey may be attested by.
+    static let fuzzAnchors: Set<[UInt8]> = [[UInt8](repeating: 0x11, count: 32)]
+
     /// The key the fuzzer's sealed backups are sealed under, and what they hold.
     static let sealedBackupKEK = [UInt8](repeating: 0x5A, count: 32)
     static let sealedBackupContent = Array(String(repeating: "every account of the copy; ", count: 20).utf8)
@@ -466,13 +469,14 @@ enum FuzzTarget {
             guard let record = try? StrictJSON(maxDepth: 32, maxLength: 1 << 20).parse(body), let identity = try? ExportedIdentity(record: record) else { return }
             let now: Int64 = 1_796_509_545_405
             for passkey in identity.passkeys {
-                guard let row = try? Ceremonies.importedPasskey(passkey, now: now) else { continue }
+                guard let row = try? Ceremonies.importedPasskey(passkey, now: now, trusted: Self.fuzzAnchors) else { continue }
                 precondition((1...AuthenticatorData.maxCredentialIDLength).contains(row.id.count), "a credential ID out of bounds")
                 precondition((try? COSEKey(row.publicKey))?.algorithm.rawValue == row.algorithm, "a key that does not parse as its algorithm")
                 precondition((0...Int64(UInt32.max)).contains(row.signCount) && (row.backupEligible || !row.backupState), "a counter or backup flags out of bounds")
                 precondition([row.createdAt, row.lastUsedAt ?? 0, row.revokedAt ?? 0].allSatisfy { (0...now).contains($0) }, "a time out of bounds")
-                precondition(row.transports.count <= 8 && row.transports.allSatisfy { $0.utf8.count <= 32 } && !row.attested, "transports out of bounds, or attested")
-                precondition((try? Ceremonies.importedPasskey(Ceremonies.exported(row), now: now)) == row, "a passkey that does not read back as itself")
+                precondition(row.transports.count <= 8 && row.transports.allSatisfy { $0.utf8.count <= 32 }, "transports out of bounds")
+                precondition(row.attested == (row.attestationRoot.map(Self.fuzzAnchors.contains) ?? false), "attested without a trusted anchor")
+                precondition((try? Ceremonies.importedPasskey(Ceremonies.exported(row), now: now, trusted: Self.fuzzAnchors)) == row, "a passkey that does not read back as itself")
             }
             for key in identity.deviceKeys {
                 guard let row = try? Ceremonies.importedDeviceKey(key, now: now) else { continue }

@@ -3,6 +3,7 @@ import SignetAPI
 import SignetAuth
 import SignetCrypto
 import SignetSoftware
+import SignetTestSupport
 import SignetWebAuthn
 import Testing
 
@@ -13,9 +14,10 @@ struct AccountMoveTests {
     static func database(_ server: TestServer) -> [String] { ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path] }
 
     /// The command with the test servers' RP ID, as an operator runs it with the deployment's configuration.
-    static func signet(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String, errors: String) {
-        try runProcess(ProcessTests.binary.path, arguments, environment: ["SIGNET_RELYING_PARTY_ID": TestServer.rpID, "SIGNET_RELYING_PARTY_ORIGINS": "[\"\(TestServer.origin)\"]"],
-                   in: directory)
+    static func signet(_ arguments: [String], in directory: URL, anchors: [String] = []) throws -> (status: Int32, output: String, errors: String) {
+        var environment = ["SIGNET_RELYING_PARTY_ID": TestServer.rpID, "SIGNET_RELYING_PARTY_ORIGINS": "[\"\(TestServer.origin)\"]"]
+        if !anchors.isEmpty { environment["SIGNET_TRUST_ANCHORS"] = JSONValue.array(anchors.map(JSONValue.string)).serialized }
+        return try runProcess(ProcessTests.binary.path, arguments, environment: environment, in: directory)
     }
 
     static func export(_ server: TestServer) throws -> [JSONValue] {
@@ -27,10 +29,10 @@ struct AccountMoveTests {
     }
 
     /// Imports `lines` into `server`; the outcomes by line.
-    static func importing(_ lines: [JSONValue], into server: TestServer) throws -> (status: Int32, outcomes: [JSONValue]) {
+    static func importing(_ lines: [JSONValue], into server: TestServer, anchors: [String] = []) throws -> (status: Int32, outcomes: [JSONValue]) {
         let file = server.directory.appendingPathComponent("import-\(UUID().uuidString).jsonl").path
         try Data(lines.map(\.serialized).joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
-        let run = try Self.signet(["admin", "users", "import", file, "--json"] + database(server), in: server.directory)
+        let run = try Self.signet(["admin", "users", "import", file, "--json"] + database(server), in: server.directory, anchors: anchors)
         return (run.status, try OperationsTests.json(run.output).array ?? [])
     }
 
@@ -121,6 +123,37 @@ struct AccountMoveTests {
         let again = try Self.importing(lines, into: other)
         #expect(again.status == 0 && again.outcomes.allSatisfy { $0["outcome"] == .string("exists") })
         #expect(try other.store.users(UserQuery()).total == 2)
+    }
+
+    @Test("a hardware-bound passkey stays so where the anchor its attestation chained to is trusted too (a client's minimum_acr phrh still met); elsewhere it comes unmarked, with a note")
+    func attestedPasskeys() throws {
+        let anchor = try TestAttestationRoot(name: "Signet Test Security Keys")
+        let anchorFile = try anchor.pemFile(in: Scratch.directory)
+        let server = try MinimumACRTests.server(anchor: anchorFile)
+        let hardware = Phone(server, settings: HardwareBoundTests.deviceBound(true))
+        let (session, credential) = try hardware.startSignUp(email: "hw@signet.test", tamper: anchor.packed)
+        #expect(try hardware.exchange(session: session, credential: credential).status == 200)
+        let line = try #require(try Self.export(server).first)
+        let root = Base64URL.encode(Digest.sha256.hash(anchor.certificate.der))
+        #expect(line["passkeys"]?.array?.first?["attestation_root"] == .string(root), "\(line.serialized)")
+
+        // The same anchor there: hardware-bound still, and the vault's phrh is met.
+        let same = try MinimumACRTests.server(anchor: anchorFile)
+        let moved = try Self.importing([line], into: same, anchors: [anchorFile])
+        #expect(moved.status == 0 && moved.outcomes.first?["detail"] == nil, "\(moved.outcomes)")
+        let vault = try MinimumACRTests.signIn(Phone(same, authenticator: hardware.authenticator), client: "vault")
+        #expect(vault.status == 200 && jwtClaims(vault.json["access_token"]?.string)["acr"] == .string("phrh"), "\(vault.json.serialized)")
+        // Another anchor there: the passkey signs in, unmarked, and the vault refuses it.
+        let otherFile = try TestAttestationRoot(name: "Other Security Keys").pemFile(in: Scratch.directory)
+        let elsewhere = try MinimumACRTests.server(anchor: otherFile)
+        let unmarked = try Self.importing([line], into: elsewhere, anchors: [otherFile])
+        #expect(unmarked.outcomes.first?["detail"]?.string?.contains("1 passkey(s) not marked attested") == true, "\(unmarked.outcomes)")
+        #expect(MinimumACRTests.unmet(try MinimumACRTests.signIn(Phone(elsewhere, authenticator: hardware.authenticator), client: "vault")))
+        #expect(try MinimumACRTests.signIn(Phone(elsewhere, authenticator: hardware.authenticator), client: "desk").status == 200)
+        // A root that is not a SHA-256: refused.
+        let bad = Self.changed(Self.changedPasskey(line, "attestation_root", .string("AAAA"))) { $0["email"] = .string("bad-root@signet.test") }
+        let refused = try Self.importing([bad], into: elsewhere, anchors: [otherFile])
+        #expect(refused.status == 2 && refused.outcomes.first?["detail"]?.string?.contains("attestation_root must be base64url of a SHA-256") == true, "\(refused.outcomes)")
     }
 
     @Test("what cannot be kept is left out with a note: passkeys of another RP ID or without the user handle, an ID another account has; a user handle or passkey here already refuses the record whole")

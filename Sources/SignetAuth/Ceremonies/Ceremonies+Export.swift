@@ -63,7 +63,8 @@ extension Ceremonies {
         ExportedPasskey(id: Base64URL.encode(c.id), name: c.name, public_key: Base64URL.encode(c.publicKey), algorithm: c.algorithm, sign_count: c.signCount,
                         aaguid: c.aaguid, authenticator: KnownAuthenticators.names[c.aaguid], attestation_format: c.format,
                         backup_eligible: c.backupEligible, backup_state: c.backupState, transports: c.transports, created_at: c.createdAt / 1000,
-                        last_used_at: c.lastUsedAt.map { $0 / 1000 }, revoked_at: c.revokedAt.map { $0 / 1000 })
+                        last_used_at: c.lastUsedAt.map { $0 / 1000 }, revoked_at: c.revokedAt.map { $0 / 1000 },
+                        attestation_root: c.attested ? c.attestationRoot.map(Base64URL.encode) : nil)
     }
 
     /// A device key as both exports write it.

@@ -121,7 +121,11 @@ extension Ceremonies {
             carried.notes.append("\(count) passkey(s) left out: they are for RP ID \(given.rpID ?? "(none given)"), not \(configuration.rpID)")
         } else {
             let now = nowMillis
-            carried.passkeys = try given.passkeys.map { try Self.importedPasskey($0, now: now) }
+            carried.passkeys = try given.passkeys.map { try Self.importedPasskey($0, now: now, trusted: trustedRoots) }
+            let unmarked = zip(given.passkeys, carried.passkeys).count { $0.attestation_root != nil && !$1.attested }
+            if unmarked > 0 {
+                carried.notes.append("\(unmarked) passkey(s) not marked attested: the trust anchor their attestation chained to is not one of this deployment's")
+            }
         }
         carried.deviceKeys = try carriedDeviceKeys(given.deviceKeys, passkeys: carried.passkeys, notes: &carried.notes)
         return carried
@@ -163,8 +167,9 @@ extension Ceremonies {
 
     /// An exported passkey as the row a registration would have written, each value checked as
     /// registration checks it (WebAuthn L3 §7.1 steps 25 and 27; §5.8.5 for the key). Its
-    /// attestation is not in the export, so it is not marked attested.
-    package static func importedPasskey(_ p: ExportedPasskey, now: Int64) throws -> CredentialRow {
+    /// attestation statement is not in the export: it is marked attested only when the anchor
+    /// it chained to there (`attestation_root`) is one of `trusted`, this deployment's.
+    package static func importedPasskey(_ p: ExportedPasskey, now: Int64, trusted: Set<[UInt8]>) throws -> CredentialRow {
         func refused(_ why: String) -> AuthError { .malformed("passkey \(p.id.prefix(22)): \(why)") }
         guard let id = Base64URL.decode(p.id), (1...AuthenticatorData.maxCredentialIDLength).contains(id.count) else {
             throw refused("id must be base64url of 1 to \(AuthenticatorData.maxCredentialIDLength) bytes")
@@ -184,11 +189,16 @@ extension Ceremonies {
             guard (0...now / 1000).contains(seconds) else { throw refused("\(member) must be a time in seconds, not after now") }
             return seconds * 1000
         }
+        var root: [UInt8]?
+        if let text = p.attestation_root {
+            guard let bytes = Base64URL.decode(text), bytes.count == 32 else { throw refused("attestation_root must be base64url of a SHA-256") }
+            root = trusted.contains(bytes) ? bytes : nil
+        }
         return CredentialRow(
             id: id, userID: "", publicKey: raw, algorithm: p.algorithm, signCount: p.sign_count, aaguid: aaguid.uuidString.lowercased(),
             format: p.attestation_format, backupEligible: p.backup_eligible, backupState: p.backup_state, transports: storedTransports(p.transports),
             name: try displayName(p.name, member: "name", limit: 100), createdAt: try millis(p.created_at, "created_at") ?? now,
-            lastUsedAt: try millis(p.last_used_at, "last_used_at"), revokedAt: try millis(p.revoked_at, "revoked_at"))
+            lastUsedAt: try millis(p.last_used_at, "last_used_at"), revokedAt: try millis(p.revoked_at, "revoked_at"), attested: root != nil, attestationRoot: root)
     }
 
     /// An exported device key as the row an enrolment would have written, each value checked
