@@ -25,7 +25,7 @@ public enum SQLiteRestore {
     /// returns describes the copy as read.
     public static func stage(copy: String, target: String?, into staged: String, kek: [UInt8]? = nil) throws(StoreError) -> BackupReport {
         guard FileManager.default.fileExists(atPath: copy) else { throw StoreError(.unavailable, "no SQLite database at \(copy)") }
-        guard SealedBackup.isSealed(copy) else { return try stagePlain(copy: copy, target: target, into: staged) }
+        guard SealedBackup.isSealed(copy) else { return try stagePlain(copy: copy, named: copy, target: target, into: staged) }
         guard let kek else {
             throw StoreError(.conflict, "\(copy) is sealed under key-encryption key \(try SealedBackup.keyID(copy)); give that key (SIGNET_KEK or key_encryption_key_file)")
         }
@@ -33,15 +33,15 @@ public enum SQLiteRestore {
         try? FileManager.default.removeItem(atPath: unsealed)
         defer { try? FileManager.default.removeItem(atPath: unsealed) }
         try SealedBackup.open(copy, to: unsealed, kek: kek)
-        let read = try stagePlain(copy: unsealed, target: target, into: staged)
-        return BackupReport(path: read.path == unsealed ? copy : read.path, bytes: read.bytes, pages: read.pages, users: read.users, schemaVersion: read.schemaVersion,
-                            seconds: read.seconds)
+        return try stagePlain(copy: unsealed, named: copy, target: target, into: staged)
     }
 
-    static func stagePlain(copy: String, target: String?, into staged: String) throws(StoreError) -> BackupReport {
+    /// ``stage(copy:target:into:kek:)`` of a SQLite file; its report names the copy `named`
+    /// (the sealed file an unsealed one came from).
+    static func stagePlain(copy: String, named: String, target: String?, into staged: String) throws(StoreError) -> BackupReport {
         let start = Date()
         try? FileManager.default.removeItem(atPath: staged)
-        let read = try SQLiteBackup.check(copy, start: start, target: target ?? copy)
+        let read = try SQLiteBackup.check(copy, start: start, target: target ?? named)
         guard read.schemaVersion <= SQLStore.knownSchemaVersion else {
             throw StoreError(.schemaNewer, "the copy is at schema \(read.schemaVersion), and this signet knows schemas up to "
                 + "\(SQLStore.knownSchemaVersion): restore it with the release that made it (or a newer one)")

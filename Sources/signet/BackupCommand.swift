@@ -47,16 +47,14 @@ enum BackupCommand {
                     """.utf8))
                 return 2
             }
-            let key = keyID(configuration)
             // Sealed under the key a restore of the copy needs anyway: the one that opens its signing keys.
-            var kek: [UInt8]?
-            if options.seal {
-                guard key != nil, let configured = try configuredKEK(configuration) else {
-                    FileHandle.standardError.write(Data("signet backup: --seal seals under the key-encryption key that opens the database's signing keys, and none configured does (SIGNET_KEK or \(configuration.keyEncryptionKeyFile))\n".utf8))
-                    return 2
-                }
-                kek = configured
+            let opening = openingKEK(configuration)
+            let key = opening.map(KeyEncryptionKey.id)
+            if options.seal, opening == nil {
+                FileHandle.standardError.write(Data("signet backup: --seal seals under the key-encryption key that opens the database's signing keys, and none configured does (SIGNET_KEK or \(configuration.keyEncryptionKeyFile))\n".utf8))
+                return 2
             }
+            let kek = options.seal ? opening : nil
             let report = try SQLiteBackup.copy(from: String(configuration.database.dropFirst("sqlite:".count)), to: target, sealing: kek)
             if json {
                 struct Output: Encodable {
@@ -86,13 +84,19 @@ enum BackupCommand {
     /// rekey`, an older copy needs an older key). `nil` when there is none or it does not open
     /// them; nothing is made or written.
     static func keyID(_ configuration: ServerConfiguration) -> String? {
+        openingKEK(configuration).map(KeyEncryptionKey.id)
+    }
+
+    /// The configured key-encryption key when it opens the database's signing keys (what
+    /// ``keyID(_:)`` names); `nil` otherwise.
+    static func openingKEK(_ configuration: ServerConfiguration) -> [UInt8]? {
         guard let kek = try? configuredKEK(configuration),
               let store = try? SignetApp.openStore(configuration.database, connections: 1),
               (try? store.signingKeys().isEmpty) == false,
               (try? KeyEncryptionKey.keptKeys(store: store, kek: kek)) != nil,
               (try? KeyRing(store: store, kek: kek, retentionSeconds: 0)) != nil
         else { return nil }
-        return KeyEncryptionKey.id(kek)
+        return kek
     }
 
     /// The configured key-encryption key (`SIGNET_KEK`, else its file), or `nil` when neither

@@ -72,8 +72,8 @@ public struct ImportedAccount: Sendable {
 }
 
 extension Ceremonies {
-    /// The most passkeys, and device keys, one imported record may carry.
-    public static let maxImportedPasskeys = 100
+    /// The most passkeys, and the most device keys, one imported record may carry.
+    public static let maxImportedKeys = 100
 
     /// `signet admin users import`: one account of an export, made as
     /// ``createUser(_:by:context:)`` makes one, keeping when it was made there (`createdAt`, in
@@ -114,7 +114,7 @@ extension Ceremonies {
             carried.handle = bytes
         }
         let count = given.passkeys.count
-        if count > Self.maxImportedPasskeys { throw AuthError.malformed("at most \(Self.maxImportedPasskeys) passkeys an account") }
+        if count > Self.maxImportedKeys { throw AuthError.malformed("at most \(Self.maxImportedKeys) passkeys an account") }
         if count > 0, carried.handle == nil {
             carried.notes.append("\(count) passkey(s) left out: without its user_handle they would not sign in")
         } else if count > 0, given.rpID != configuration.rpID {
@@ -137,7 +137,7 @@ extension Ceremonies {
     /// left out with a note. The live ones must fit `device_keys.max`, one a device.
     func carriedDeviceKeys(_ given: [ExportedDeviceKey], passkeys: [CredentialRow], notes: inout [String]) throws -> [DeviceKeyRow] {
         guard !given.isEmpty else { return [] }
-        guard given.count <= Self.maxImportedPasskeys else { throw AuthError.malformed("at most \(Self.maxImportedPasskeys) device keys an account") }
+        guard given.count <= Self.maxImportedKeys else { throw AuthError.malformed("at most \(Self.maxImportedKeys) device keys an account") }
         let now = nowMillis
         var keys = try given.map { try Self.importedDeviceKey($0, now: now) }
         let approvers = Set(passkeys.map { Base64URL.encode($0.id) })
