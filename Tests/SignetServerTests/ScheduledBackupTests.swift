@@ -34,8 +34,9 @@ import Testing
         #expect(try Self.metric(server, #"signet_backups_total{outcome="success"} 0"#))
         #expect(try Self.metric(server, "signet_backup_last_success_timestamp_seconds 0"))
         _ = try Phone(server).signUp(email: "first@signet.test")
+        let before = server.clock.now
         let first = try #require(server.app.backUpIfDue())
-        #expect((first as NSString).lastPathComponent == "signet-" + Self.stamp(server.clock.now) + ".db")
+        #expect(Self.named(first, between: before, and: server.clock.now, suffix: ".db"))
         #expect(try Self.mode(first) == 0o600 && Self.mode(folder) == 0o700)
         #expect(try rawSQLite(first, "PRAGMA integrity_check") == ["ok"] && rawSQLite(first, "SELECT email FROM users") == ["first@signet.test"])
         #expect(!FileManager.default.fileExists(atPath: first + "-wal"))
@@ -56,7 +57,8 @@ import Testing
         let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
         #expect(names == (others + made.suffix(3).map { ($0 as NSString).lastPathComponent }).sorted(), "\(names)")
         #expect(try rawSQLite(made[4], "SELECT count(*) FROM users") == ["5"])
-        let last = Int64(server.clock.now.timeIntervalSince1970)
+        // The copy's time, read from its name: the clock may have passed a second's edge since.
+        let last = try #require(Self.seconds(named: made[4]))
         #expect(try Self.metric(server, #"signet_backups_total{outcome="success"} 5"#) && Self.metric(server, #"signet_backups_total{outcome="failure"} 0"#))
         #expect(try Self.metric(server, "signet_backup_last_success_timestamp_seconds \(last)"))
 
@@ -83,8 +85,9 @@ import Testing
         let server = try TestServer { c in c.backupDirectory = folder }
         _ = try Phone(server).signUp(email: "sealed@signet.test")
         let kek = try KeyEncryptionKey.load(environment: [:], file: server.directory.appendingPathComponent("signet.kek").path)
+        let before = server.clock.now
         let copy = try #require(server.app.backUpIfDue())
-        #expect((copy as NSString).lastPathComponent == "signet-" + Self.stamp(server.clock.now) + ".db.sealed")
+        #expect(Self.named(copy, between: before, and: server.clock.now, suffix: ".db.sealed"))
         #expect(try Self.mode(copy) == 0o600 && SealedBackup.isSealed(copy) && SealedBackup.keyID(copy) == KeyEncryptionKey.id(kek))
         let bytes = String(decoding: try #require(FileManager.default.contents(atPath: copy)), as: UTF8.self)
         #expect(!bytes.contains("sealed@signet.test") && !bytes.contains("SQLite format 3"))
@@ -220,11 +223,33 @@ import Testing
         #expect(check { $0.database = "postgres://localhost/signet" } == nil)
     }
 
-    static func stamp(_ date: Date) -> String {
+    /// Whether a copy is named for a second from `start` to `end`: the test clock follows the wall
+    /// clock, which may pass a second's edge while the copy is made.
+    static func named(_ path: String, between start: Date, and end: Date, suffix: String) -> Bool {
+        let name = (path as NSString).lastPathComponent
+        var second = start.timeIntervalSince1970.rounded(.down)
+        while second <= end.timeIntervalSince1970 {
+            if name == "signet-" + stamp(Date(timeIntervalSince1970: second)) + suffix { return true }
+            second += 1
+        }
+        return false
+    }
+
+    /// The time a copy's name gives, in whole seconds.
+    static func seconds(named path: String) -> Int64? {
+        let name = (path as NSString).lastPathComponent
+        guard name.hasPrefix("signet-"), name.count >= 23 else { return nil }
+        let stamp = String(name.dropFirst(7).prefix(16))
+        return formatter.date(from: stamp).map { Int64($0.timeIntervalSince1970) }
+    }
+
+    static func stamp(_ date: Date) -> String { formatter.string(from: date) }
+
+    static var formatter: DateFormatter {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        return formatter.string(from: date)
+        return formatter
     }
 }
