@@ -89,20 +89,21 @@ enum KeysCommand {
         var config: String?
         var database: String?
         var newKEKFile: String?
-        var kid: String?
-        if args.first == "revoke" {
-            guard args.count > 1, !args[1].hasPrefix("-") else { return usageError(usage) }
-            kid = args[1]
-        }
-        var rest = args.dropFirst(kid == nil ? 1 : 2).makeIterator()
+        var named: [String] = []
+        var rest = args.dropFirst().makeIterator()
         while let flag = rest.next() {
             switch flag {
             case "--config": config = rest.next()
             case "--database": database = rest.next()
             case "--new-kek-file" where args.first == "rekey": newKEKFile = rest.next()
+            // A key ID is 12 base64url characters, which may begin with "-": whatever is not an
+            // option is the ID, wherever it stands.
+            case _ where args.first == "revoke": named.append(flag)
             default: return usageError("unknown option \(flag)")
             }
         }
+        if args.first == "revoke" && named.count != 1 { return usageError(usage) }
+        let kid = named.first
         do {
             let environment = ProcessInfo.processInfo.environment
             let configuration = try ConfigurationLoader.load(file: config, environment: environment, database: database)

@@ -4,6 +4,7 @@ import SignetHTTP
 import SignetServer
 import SignetStore
 import SignetWebAuthn
+import SignetTestSupport
 import Testing
 
 /// `PUT /api/v2/keys/signing/{kid}/revoke` and `signet keys revoke`: a token-signing key that may
@@ -130,5 +131,25 @@ import Testing
         #expect(lastOne.status == 2 && lastOne.errors.contains("signet keys rotate first"), "\(lastOne.errors)")
         #expect(try OperationsTests.signet(["keys", "revoke"] + database, in: server.directory).status == 2)
         #expect(try OperationsTests.signet(["keys", "revoke", "--database", "x"], in: server.directory).status == 2)
+        #expect(try OperationsTests.signet(["keys", "revoke", first, second] + database, in: server.directory).status == 2)
+    }
+
+    @Test("signet keys revoke takes a key ID that begins with - or --, before or after the options, as one in 64 of them does")
+    func dashedKeyID() throws {
+        let server = try TestServer.withOperators()
+        let ops = try server.managementToken()
+        let path = server.directory.appendingPathComponent("signet.db").path
+        let database = ["--database", "sqlite:" + path]
+        for dashes in ["-", "--"] {
+            let retired = try #require(try rawSQLite(path, "SELECT kid FROM signing_keys ORDER BY created_at DESC").first)
+            _ = try #require(try server.api("POST", "/api/v2/keys/signing/rotate", token: ops).json["kid"]?.string)
+            // The key IDs Signet makes are random base64url; this one is given its first characters.
+            let dashed = dashes + String(retired.dropFirst(dashes.count))
+            _ = try rawSQLite(path, "UPDATE signing_keys SET kid = '\(dashed)' WHERE kid = '\(retired)'")
+            let args = dashes == "-" ? ["keys", "revoke", dashed] + database : ["keys", "revoke"] + database + [dashed]
+            let done = try OperationsTests.signet(args, in: server.directory)
+            #expect(done.status == 0 && (try? OperationsTests.json(done.output)["kid"]) == .string(dashed), "\(done.errors)")
+            #expect(try rawSQLite(path, "SELECT count(*) FROM signing_keys WHERE kid = '\(dashed)'") == ["0"])
+        }
     }
 }
