@@ -128,6 +128,19 @@ public struct ExportedPasskey: Codable, Sendable, Equatable {
     }
 }
 
+/// One of an account's roles in `users export --all`: its name (roles are matched by name
+/// between deployments, whose role IDs differ) and when the account's membership ends, ISO 8601
+/// in UTC (`null`: it does not).
+public struct ExportedRole: Codable, Sendable, Equatable {
+    public var name: String
+    public var expires_at: String?
+
+    public init(name: String, expires_at: String?) {
+        self.name = name
+        self.expires_at = expires_at
+    }
+}
+
 /// A device-bound key as stored, with its public key (SubjectPublicKeyInfo DER, base64url).
 public struct ExportedDeviceKey: Codable, Sendable, Equatable {
     public var id: String
@@ -181,10 +194,15 @@ public struct UserExportLine: Codable, Sendable, Equatable {
     public var passkeys: [ExportedPasskey]?
     /// Every device-bound key the account has had, revoked ones with when.
     public var device_keys: [ExportedDeviceKey]?
+    /// The roles the account has, by name, each with when its membership ends: an import gives
+    /// those that a role of the same name exists for there.
+    public var roles: [ExportedRole]?
 
     public init(user_id: String, email: String, email_verified: Bool, name: String?, locale: String?, created_at: String, updated_at: String,
                 last_login: String?, logins_count: Int64, blocked: Bool, app_metadata: JSONDocument? = nil, user_metadata: JSONDocument? = nil,
-                user_handle: String? = nil, rp_id: String? = nil, passkeys: [ExportedPasskey]? = nil, device_keys: [ExportedDeviceKey]? = nil) {
+                user_handle: String? = nil, rp_id: String? = nil, passkeys: [ExportedPasskey]? = nil, device_keys: [ExportedDeviceKey]? = nil,
+                roles: [ExportedRole]? = nil) {
+        self.roles = roles
         self.device_keys = device_keys
         self.user_handle = user_handle
         self.rp_id = rp_id

@@ -485,6 +485,12 @@ enum FuzzTarget {
                 precondition([row.createdAt, row.lastUsedAt ?? 0, row.revokedAt ?? 0].allSatisfy { (0...now).contains($0) } && row.recoveryID == nil, "a time out of bounds")
                 precondition((try? Ceremonies.importedDeviceKey(Ceremonies.exported(row), now: now)) == row, "a device key that does not read back as itself")
             }
+            for role in identity.roles {
+                guard let (name, _) = try? Ceremonies.importedRole(role) else { continue }
+                precondition((1...256).contains(name.count) && name == name.trimmingCharacters(in: .whitespacesAndNewlines), "a role's name out of bounds")
+                precondition(!name.unicodeScalars.contains(where: Ceremonies.isUnsafeInText), "a role's name with a control character")
+                precondition((try? Ceremonies.importedRole(ExportedRole(name: name, expires_at: nil)))?.name == name, "a role's name that does not read back as itself")
+            }
         case .sealedBackup:
             // What opens under the key is exactly what was sealed: no altered, cut, moved or
             // spliced file opens, and none crashes the reader.

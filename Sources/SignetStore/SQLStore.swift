@@ -185,6 +185,8 @@ public final class SQLStore: Store, @unchecked Sendable {
                          [.text(k.id), .text(k.userID), .text(k.deviceID), .text(k.platform), text(k.name), .blob(k.publicKey), .int(k.createdAt),
                           k.lastUsedAt.map(SQLValue.int) ?? .null, k.revokedAt.map(SQLValue.int) ?? .null, text(k.recoveryID), text(k.approvedBy)])
             guard db.changes == 1 else { throw StoreError(.conflict, "a device key with this ID exists") }
+        case .giveRole(let user, let role, let expiresAt, let at):
+            try db.query(giveRole, [.text(user), .text(role), .int(at), expiresAt.map(SQLValue.int) ?? .null])
         case .refreshToken(let token):
             try insert(token, db)
         case .createAccount, .verifyEmail, .useEmailCode, .discardEmailCodes, .useRecoveryCode, .openRecovery, .mail, .recordLogin, .userMetadata, .useDeviceCode, .useProof, .webSession,

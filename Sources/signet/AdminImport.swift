@@ -8,8 +8,8 @@ import SignetWebAuthn
 /// export: one JSON object a line, or one JSON array), each made as `users add` makes one, in a
 /// transaction of its own, so a run stopped half-way is simply run again: addresses already here
 /// are passed over. `app_metadata` and `user_metadata` come along. From another Signet's export
-/// (`users export --all`) the account keeps its ID, user handle and device keys, and its passkeys
-/// come too where the RP ID is this deployment's; from another service's, passkeys cannot move
+/// (`users export --all`) the account keeps its ID, user handle and device keys, its roles where
+/// one of the same name is here, and its passkeys come too where the RP ID is this deployment's; from another service's, passkeys cannot move
 /// (they hold no passkey public keys), and each owner signs in with an email code and adds one.
 extension Admin {
     /// What became of one record of the file.
@@ -26,6 +26,8 @@ extension Admin {
         /// How many passkeys and device keys came with it, for `made`.
         let passkeys: Int?
         let device_keys: Int?
+        /// The roles it was given, by name, for `made`.
+        let roles: [String]?
         let detail: String?
     }
 
@@ -53,7 +55,9 @@ extension Admin {
             let counts = ["made", "exists", "refused"].map { kind in "\(outcomes.count(where: { $0.outcome == kind })) \(kind)" }
             let kept = outcomes.count(where: { $0.user_id != nil && $0.user_id == $0.source_user_id })
             let (passkeys, deviceKeys) = (outcomes.reduce(0) { $0 + ($1.passkeys ?? 0) }, outcomes.reduce(0) { $0 + ($1.device_keys ?? 0) })
-            let carried = kept + passkeys + deviceKeys == 0 ? "" : "; \(kept) kept their ID, \(passkeys) passkey(s) and \(deviceKeys) device key(s) came with them"
+            let roles = outcomes.reduce(0) { $0 + ($1.roles?.count ?? 0) }
+            let carried = kept + passkeys + deviceKeys + roles == 0 ? ""
+                : "; \(kept) kept their ID, \(passkeys) passkey(s), \(deviceKeys) device key(s) and \(roles) role membership(s) came with them"
             print("\(outcomes.count) record(s): " + counts.joined(separator: ", ") + carried + (options.mail ? "; each made account's address told" : "; nothing mailed"))
         }
         let refused = outcomes.count(where: { $0.outcome == "refused" })
@@ -79,7 +83,7 @@ extension Admin {
     func importRecord(line: Int, _ record: JSONValue?) -> ImportOutcome {
         func outcome(_ kind: String, made: ImportedAccount? = nil, _ detail: String? = nil) -> ImportOutcome {
             ImportOutcome(line: line, outcome: kind, source_user_id: record?["user_id"]?.string, email: record?["email"]?.string, user_id: made?.user.user_id,
-                          passkeys: made?.passkeys, device_keys: made?.deviceKeys, detail: detail)
+                          passkeys: made?.passkeys, device_keys: made?.deviceKeys, roles: made?.roles, detail: detail)
         }
         guard let record, record.object != nil else { return outcome("refused", "not a JSON object") }
         guard let email = record["email"]?.string else { return outcome("refused", "no email") }

@@ -218,6 +218,55 @@ struct AccountMoveTests {
         #expect(auth0["outcome"] == .string("made") && auth0["detail"] == nil && auth0["user_id"]?.string?.count == 36)
     }
 
+    /// A role named `name` in `server`'s database.
+    static func role(_ name: String, in server: TestServer) throws -> String {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let id = "rol_" + Base64URL.encode(SecureRandom.bytes(12))
+        try server.store.insertRole(RoleRow(id: id, name: name, description: nil, createdAt: now, updatedAt: now), writes: [])
+        return id
+    }
+
+    @Test("roles move by name: each the account has is given where a role of that name exists, until the same time; one of no such name here, or ended, is left out with a note")
+    func roles() throws {
+        let server = try TestServer()
+        let ada = try SignedIn(server, email: "ada@signet.test")
+        let adaID = try #require(Self.subject(try ada.phone.signIn()))
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let until = (now / 1000 + 86_400) * 1000
+        let (support, auditor, ops) = (try Self.role("support", in: server), try Self.role("auditor", in: server), try Self.role("ops", in: server))
+        #expect(try server.store.changeUserRoles(userID: adaID, roleIDs: [support], give: true, expiresAt: nil, at: now, writes: []))
+        #expect(try server.store.changeUserRoles(userID: adaID, roleIDs: [auditor], give: true, expiresAt: until, at: now, writes: []))
+        _ = ops
+        let line = try #require(try Self.export(server).first)
+        #expect(line["roles"]?.array?.map { "\($0["name"]?.string ?? "?") \($0["expires_at"]?.string ?? "-")" } == ["auditor \(Ceremonies.iso(until))", "support -"],
+                "\(line.serialized)")
+
+        // There: support and ops exist, auditor does not.
+        let other = try TestServer()
+        let supportThere = try Self.role("support", in: other)
+        _ = try Self.role("ops", in: other)
+        let moved = try Self.importing([line], into: other)
+        let outcome = try #require(moved.outcomes.first)
+        #expect(moved.status == 0 && outcome["roles"] == .array([.string("support")]), "\(moved.outcomes)")
+        #expect(outcome["detail"] == .string("role(s) left out, none of that name here: auditor"), "\(outcome.serialized)")
+        let given = try other.store.userRoles(userID: adaID, at: Int64(Date().timeIntervalSince1970 * 1000))
+        #expect(given.map(\.id) == [supportThere] && given.first?.expiresAt == nil)
+        let audit = try other.store.auditEvents(limit: 10).first { $0.kind == "admin_user_created" && $0.userID == adaID }
+        #expect(audit?.detail?.contains("role(s) support; ") == true, "\(String(describing: audit?.detail))")
+        // With auditor there too, it comes until the same time; an ended membership does not.
+        let third = try TestServer()
+        _ = try Self.role("support", in: third)
+        _ = try Self.role("auditor", in: third)
+        let ended = Self.changed(line) { object in
+            object["roles"] = .array((object["roles"]?.array ?? []) + [.object(["name": .string("ops"), "expires_at": .string("2020-01-01T00:00:00.000Z")])])
+        }
+        let whole = try Self.importing([ended], into: third)
+        #expect(whole.outcomes.first?["roles"] == .array([.string("auditor"), .string("support")]), "\(whole.outcomes)")
+        #expect(whole.outcomes.first?["detail"] == .string("1 role(s) left out: the membership had ended"), "\(whole.outcomes)")
+        let there = try third.store.userRoles(userID: adaID, at: Int64(Date().timeIntervalSince1970 * 1000))
+        #expect(there.map { "\($0.name) \($0.expiresAt.map(String.init) ?? "-")" } == ["auditor \(until)", "support -"])
+    }
+
     @Test("every value a carried passkey or identity holds is checked as registration checks it: each broken value refuses its record, and nothing of it is written")
     func refusals() throws {
         let server = try TestServer()
@@ -264,6 +313,17 @@ struct AccountMoveTests {
             ("a device key's empty device", Self.changed(line) { $0["device_keys"] = .array([Self.changedMember(good, "device_id", .string(""))]) }, "device_id must be"),
             ("a device key from the future", Self.changed(line) { $0["device_keys"] = .array([Self.changedMember(good, "created_at", .number(future))]) }, "created_at must be"),
             ("two live keys for one device", Self.changed(line) { $0["device_keys"] = .array([good, Self.changedMember(good, "id", .string("dk_others"))]) }, "two live device keys"),
+            ("roles not a list", Self.changed(line) { $0["roles"] = .string("support") }, "roles must be a list"),
+            ("a role without a name", Self.changed(line) { $0["roles"] = .array([.object(["expires_at": .null])]) }, "roles must be a list"),
+            ("a role's empty name", Self.changed(line) { $0["roles"] = .array([.object(["name": .string(" ")])]) }, "a role's name is empty"),
+            ("a role's name with a control character", Self.changed(line) { $0["roles"] = .array([.object(["name": .string("sup\u{7}port")])]) }, "a role's name holds a control"),
+            ("a role's name of 257 characters", Self.changed(line) { $0["roles"] = .array([.object(["name": .string(String(repeating: "r", count: 257))])]) },
+             "a role's name is longer than 256"),
+            ("a role's end not a time", Self.changed(line) { $0["roles"] = .array([.object(["name": .string("support"), "expires_at": .string("tomorrow")])]) },
+             "expires_at is not an ISO 8601 time"),
+            ("a role given twice", Self.changed(line) { $0["roles"] = .array([.object(["name": .string("support")]), .object(["name": .string("support")])]) },
+             "role support is given twice"),
+            ("101 roles", Self.changed(line) { $0["roles"] = .array((0...100).map { .object(["name": .string("r\($0)")]) }) }, "at most 100 roles"),
             ("more live keys than allowed", Self.changed(line) { $0["device_keys"] = .array(try! (0..<11).map { try Self.deviceKey("dk_n\($0)", device: "d\($0)") }) },
              "more than device_keys.max (10)"),
         ]

@@ -141,4 +141,19 @@ import Testing
         }
         #expect(try store.userRoles(userIDs: [], at: 0).isEmpty)
     }
+
+    @Test("a role given in an account's own writes (an import's) commits with the account, until its end; a role gone refuses the account whole", arguments: Backend.available)
+    func givenWithAccount(_ backend: Backend) throws {
+        let store = try backend.open()
+        let teller = Self.role("Teller")
+        try store.insertRole(teller, writes: [])
+        let ada = user(1), grace = user(2)
+        try store.perform([.createAccount(ada), .giveRole(userID: ada.id, roleID: teller.id, expiresAt: 9_000, at: 3)])
+        #expect(try store.userRoles(userID: ada.id, at: 8_999).map { "\($0.name) \($0.expiresAt ?? -1)" } == ["Teller 9000"])
+        #expect(try store.userRoles(userID: ada.id, at: 9_000).isEmpty)
+        #expect(throws: StoreError.self) {
+            try store.perform([.createAccount(grace), .giveRole(userID: grace.id, roleID: teller.id, expiresAt: nil, at: 3), .giveRole(userID: grace.id, roleID: "rol_gone", expiresAt: nil, at: 3)])
+        }
+        #expect(try store.user(id: grace.id) == nil && store.roleMembers(roleID: teller.id, at: 0, offset: 0, limit: 10).members.map(\.user.id) == [ada.id])
+    }
 }

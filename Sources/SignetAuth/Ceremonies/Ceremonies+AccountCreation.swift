@@ -50,6 +50,7 @@ extension Ceremonies {
         let event = pendingAuditEvent(.adminUserCreated, user: user.id, client: caller.clientID, detail: detail, context: context)
         let passkeys = (carried?.passkeys ?? []).map { row in var row = row; row.userID = id; return StoreWrite.addCredential(row) }
             + (carried?.deviceKeys ?? []).map { row in var row = row; row.userID = id; return StoreWrite.importDeviceKey(row) }
+            + (carried?.roles ?? []).map { StoreWrite.giveRole(userID: id, roleID: $0.role.id, expiresAt: $0.expiresAt, at: nowMillis) }
         try store.perform([.createAccount(user), .audit(event)] + passkeys + (app != nil || own != nil ? [.userMetadata(userID: user.id, app: app, user: own)] : [])
                           + (told ? notice(.accountCreated, to: user) : []))
         counted(event)

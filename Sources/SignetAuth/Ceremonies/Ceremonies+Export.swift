@@ -26,13 +26,13 @@ extension Ceremonies {
         return try exportDocument(user, sessions: sessionInfos(accountSessions(user.user), current: nil))
     }
 
-    /// `signet admin users export --all`: every account's record, with its user handle, passkeys
-    /// and device keys (not its history), in ID order, a thousand at a time, handed to `each` as
+    /// `signet admin users export --all`: every account's record, with its user handle, passkeys,
+    /// device keys and roles (not its history), in ID order, a thousand at a time, handed to `each` as
     /// Auth0's bulk export writes a user; the file `users import` reads, here or on another
     /// deployment. Audited once, as `admin_user_exported` without an account, with how many
     /// went; returns that count.
     public func exportAllUsers(by caller: ManagementCaller, context: RequestContext, _ each: (UserExportLine) throws -> Void) throws -> Int {
-        try Self.requireHeld([ManagementScope.readUsers, .readAuthenticationMethods].map(\.rawValue), by: caller)
+        try Self.requireHeld([ManagementScope.readUsers, .readAuthenticationMethods, .readRoles].map(\.rawValue), by: caller)
         var after: String?
         var count = 0
         while true {
@@ -40,6 +40,11 @@ extension Ceremonies {
             guard let last = page.last else { break }
             let passkeys = Dictionary(grouping: try store.credentials(usersAfter: after, through: last.user.id), by: \.userID)
             let deviceKeys = Dictionary(grouping: try store.deviceKeys(usersAfter: after, through: last.user.id), by: \.userID)
+            var roles: [String: [RoleRow]] = [:]
+            for start in stride(from: 0, to: page.count, by: 100) {
+                let ids = page[start..<min(start + 100, page.count)].map(\.user.id)
+                roles.merge(try store.userRoles(userIDs: ids, at: nowMillis)) { $1 }
+            }
             for m in page {
                 let u = m.user
                 try each(UserExportLine(user_id: u.id, email: u.email, email_verified: u.emailVerified, name: u.name, locale: u.locale,
@@ -47,7 +52,8 @@ extension Ceremonies {
                                         logins_count: m.loginsCount, blocked: u.blocked, app_metadata: Self.metadataDocument(m.appMetadata),
                                         user_metadata: Self.metadataDocument(m.userMetadata), user_handle: Base64URL.encode(u.handle),
                                         rp_id: configuration.rpID, passkeys: (passkeys[u.id] ?? []).map(Self.exported),
-                                        device_keys: (deviceKeys[u.id] ?? []).map(Self.exported)))
+                                        device_keys: (deviceKeys[u.id] ?? []).map(Self.exported),
+                                        roles: (roles[u.id] ?? []).map { ExportedRole(name: $0.name, expires_at: $0.expiresAt.map(Self.iso)) }))
                 count += 1
             }
             after = last.user.id

@@ -5,20 +5,23 @@ public import SignetWebAuthn
 
 /// What another Signet's export (`signet admin users export --all`) says of an account beyond
 /// Auth0's record: its ID, its WebAuthn user handle, the RP ID its passkeys are scoped to, the
-/// passkeys themselves and its device keys. Records from other services hold none of it.
+/// passkeys themselves, its device keys and its roles. Records from other services hold none of it.
 public struct ExportedIdentity: Sendable {
     public var userID: String?
     public var userHandle: String?
     public var rpID: String?
     public var passkeys: [ExportedPasskey]
     public var deviceKeys: [ExportedDeviceKey]
+    public var roles: [ExportedRole]
 
-    public init(userID: String?, userHandle: String?, rpID: String?, passkeys: [ExportedPasskey], deviceKeys: [ExportedDeviceKey] = []) {
+    public init(userID: String?, userHandle: String?, rpID: String?, passkeys: [ExportedPasskey], deviceKeys: [ExportedDeviceKey] = [],
+                roles: [ExportedRole] = []) {
         self.userID = userID
         self.userHandle = userHandle
         self.rpID = rpID
         self.passkeys = passkeys
         self.deviceKeys = deviceKeys
+        self.roles = roles
     }
 
     /// The members of an export's record (one line of `users export --all`), each of the type
@@ -37,7 +40,7 @@ public struct ExportedIdentity: Sendable {
             return decoded
         }
         self.init(userID: try text("user_id"), userHandle: try text("user_handle"), rpID: try text("rp_id"), passkeys: try list("passkeys", "passkeys"),
-                  deviceKeys: try list("device_keys", "device keys"))
+                  deviceKeys: try list("device_keys", "device keys"), roles: try list("roles", "roles"))
     }
 }
 
@@ -49,12 +52,15 @@ struct CarriedIdentity: Sendable {
     /// The passkeys and device keys, their owner filled in when the account is made.
     var passkeys: [CredentialRow]
     var deviceKeys: [DeviceKeyRow] = []
+    /// The roles given, by their ID here, each with when the membership ends.
+    var roles: [(role: RoleRow, expiresAt: Int64?)] = []
     /// What was kept and left out, in words, for the report and the audit row.
     var notes: [String]
 
     var auditNote: String {
         (userID == nil ? "" : "ID kept; ") + (passkeys.isEmpty ? "" : "\(passkeys.count) passkey(s); ")
             + (deviceKeys.isEmpty ? "" : "\(deviceKeys.count) device key(s); ")
+            + (roles.isEmpty ? "" : "role(s) " + roles.map(\.role.name).joined(separator: ", ") + "; ")
     }
 }
 
@@ -67,12 +73,14 @@ public struct ImportedAccount: Sendable {
     public let passkeys: Int
     /// How many device keys came with it: its apps approve actions with them as before.
     public let deviceKeys: Int
+    /// The names of the roles it was given, as it had them there.
+    public let roles: [String]
     /// What was left out, and why.
     public let notes: [String]
 }
 
 extension Ceremonies {
-    /// The most passkeys, and the most device keys, one imported record may carry.
+    /// The most passkeys, the most device keys, and the most roles, one imported record may carry.
     public static let maxImportedKeys = 100
 
     /// `signet admin users import`: one account of an export, made as
@@ -90,9 +98,9 @@ extension Ceremonies {
         do {
             let user = try makeAccount(new, createdAt: createdAt.map { min($0, nowMillis) } ?? nowMillis, blocked: blocked, carried: carried, by: caller, context: context)
             return ImportedAccount(user: user, idKept: carried?.userID != nil, passkeys: carried?.passkeys.count ?? 0, deviceKeys: carried?.deviceKeys.count ?? 0,
-                                   notes: carried?.notes ?? [])
+                                   roles: carried?.roles.map(\.role.name) ?? [], notes: carried?.notes ?? [])
         } catch let error as StoreError where error.code == .conflict {
-            throw AuthError(.conflict, "its user_handle, a device key's ID, or (made meanwhile) its user_id is another account's here")
+            throw AuthError(.conflict, "its user_handle, a device key's ID, or (made meanwhile) its user_id is another account's here, or a role it is given was removed meanwhile")
         }
     }
 
@@ -128,6 +136,34 @@ extension Ceremonies {
             }
         }
         carried.deviceKeys = try carriedDeviceKeys(given.deviceKeys, passkeys: carried.passkeys, notes: &carried.notes)
+        carried.roles = try carriedRoles(given.roles, notes: &carried.notes)
+        return carried
+    }
+
+    /// The export's roles that this deployment has a role of the same name for (role IDs differ
+    /// between deployments; what a role grants is each deployment's own), with when each
+    /// membership ends. A membership that has ended, and a name with no role here, is left out
+    /// with a note; a bad name or time refuses the record.
+    func carriedRoles(_ given: [ExportedRole], notes: inout [String]) throws -> [(role: RoleRow, expiresAt: Int64?)] {
+        guard !given.isEmpty else { return [] }
+        guard given.count <= Self.maxImportedKeys else { throw AuthError.malformed("at most \(Self.maxImportedKeys) roles an account") }
+        let now = nowMillis
+        var carried: [(role: RoleRow, expiresAt: Int64?)] = [], ended = 0, missing: [String] = [], seen: Set<String> = []
+        for exported in given {
+            let (name, end) = try Self.importedRole(exported)
+            guard seen.insert(name).inserted else { throw AuthError.malformed("role \(name.prefix(40)) is given twice") }
+            if let end, end <= now {
+                ended += 1
+            } else if let role = try store.roles(nameFilter: name, offset: 0, limit: 1_000).roles.first(where: { $0.name == name }) {
+                carried.append((role, end))
+            } else {
+                missing.append(name)
+            }
+        }
+        if ended > 0 { notes.append("\(ended) role(s) left out: the membership had ended") }
+        if !missing.isEmpty {
+            notes.append("role(s) left out, none of that name here: " + missing.map { String($0.prefix(40)) }.joined(separator: ", "))
+        }
         return carried
     }
 
@@ -158,6 +194,16 @@ extension Ceremonies {
         }
         guard Set(live.map(\.deviceID)).count == live.count else { throw AuthError.malformed("two live device keys for one device_id") }
         return keys
+    }
+
+    /// An exported role's name, checked as a role's name is when it is made (trimmed, 1 to 256
+    /// characters, no control or bidirectional-override character), and the end of its
+    /// membership in milliseconds (`nil`: none).
+    package static func importedRole(_ r: ExportedRole) throws -> (name: String, expiresAt: Int64?) {
+        guard let name = try displayName(r.name, member: "a role's name", limit: 256) else { throw AuthError.malformed("a role's name is empty") }
+        guard let text = r.expires_at else { return (name, nil) }
+        guard let end = millis(iso: text) else { throw AuthError.malformed("role \(name.prefix(40)): expires_at is not an ISO 8601 time") }
+        return (name, end)
     }
 
     /// Whether `id` has the form of the IDs Signet gives (a UUID, lower case).

@@ -97,6 +97,10 @@ public enum StoreWrite: Sendable {
     /// Adds a device key as it was elsewhere (an imported account's), revoked or not;
     /// ``StoreError/Code/conflict`` when a key with its ID exists.
     case importDeviceKey(DeviceKeyRow)
+    /// Gives an account a role until `expiresAt` (milliseconds; `nil`: for good), as
+    /// ``Store/changeUserRoles(userID:roleIDs:give:expiresAt:at:writes:)`` does:
+    /// ``StoreError/Code/conflict`` when the role is gone.
+    case giveRole(userID: String, roleID: String, expiresAt: Int64?, at: Int64)
 }
 
 /// What a verified assertion records about its passkey (WebAuthn §7.2 steps 22–24), in the one
