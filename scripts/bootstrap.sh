@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 packages=(libssl-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev pkg-config libcurl4 python3 python3-aiosmtpd python3-jwt python3-cryptography openssl libqrencode-dev)
 [ "${1:-}" = test ] && packages+=(chromium chromium-driver python3-venv fonts-dejavu-core)
 [ "${1:-}" = profile ] && packages+=(valgrind binutils curl)
+. scripts/retry.sh
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,13 +21,13 @@ if ((${#missing[@]})); then
     echo "bootstrap: installing ${missing[*]}" >&2
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    retry $sudo apt-get update -qq
+    retry $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 command -v swift >/dev/null || { echo "bootstrap: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
 if [ "${1:-}" = test ] && ! .build/pyenv/bin/python -c "import selenium, authlib, requests, standardwebhooks" 2>/dev/null; then
     echo "bootstrap: making .build/pyenv (selenium, authlib, requests, standardwebhooks from PyPI)" >&2
     mkdir -p .build
     /usr/bin/python3 -m venv .build/pyenv
-    .build/pyenv/bin/pip install -q selenium authlib requests standardwebhooks
+    retry .build/pyenv/bin/pip install -q selenium authlib requests standardwebhooks
 fi

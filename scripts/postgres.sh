@@ -23,8 +23,9 @@ start)
         echo "postgres.sh: installing PostgreSQL" >&2
         sudo=""
         [ "$(id -u)" -eq 0 ] || sudo="sudo"
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+        . "$(dirname "$0")/retry.sh"
+        retry $sudo apt-get update -qq
+        retry $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
     fi
     bin=$(pgbin)
     mkdir -p "$dir"
