@@ -197,12 +197,16 @@ public struct UserExportLine: Codable, Sendable, Equatable {
     /// The roles the account has, by name, each with when its membership ends: an import gives
     /// those that a role of the same name exists for there.
     public var roles: [ExportedRole]?
+    /// How many recovery codes the account had not used (absent: none). The codes themselves do
+    /// not move: each is kept as an HMAC under the deployment's own code key.
+    public var unused_recovery_codes: Int?
 
     public init(user_id: String, email: String, email_verified: Bool, name: String?, locale: String?, created_at: String, updated_at: String,
                 last_login: String?, logins_count: Int64, blocked: Bool, app_metadata: JSONDocument? = nil, user_metadata: JSONDocument? = nil,
                 user_handle: String? = nil, rp_id: String? = nil, passkeys: [ExportedPasskey]? = nil, device_keys: [ExportedDeviceKey]? = nil,
-                roles: [ExportedRole]? = nil) {
+                roles: [ExportedRole]? = nil, unused_recovery_codes: Int? = nil) {
         self.roles = roles
+        self.unused_recovery_codes = unused_recovery_codes
         self.device_keys = device_keys
         self.user_handle = user_handle
         self.rp_id = rp_id

@@ -485,6 +485,7 @@ enum FuzzTarget {
                 precondition([row.createdAt, row.lastUsedAt ?? 0, row.revokedAt ?? 0].allSatisfy { (0...now).contains($0) } && row.recoveryID == nil, "a time out of bounds")
                 precondition((try? Ceremonies.importedDeviceKey(Ceremonies.exported(row), now: now)) == row, "a device key that does not read back as itself")
             }
+            precondition((0...1_000).contains(identity.unusedRecoveryCodes), "a count of recovery codes out of bounds")
             for role in identity.roles {
                 guard let (name, _) = try? Ceremonies.importedRole(role) else { continue }
                 precondition((1...256).contains(name.count) && name == name.trimmingCharacters(in: .whitespacesAndNewlines), "a role's name out of bounds")

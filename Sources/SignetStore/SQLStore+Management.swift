@@ -113,6 +113,14 @@ extension SQLStore {
         }
     }
 
+    public func unusedRecoveryCodes(usersAfter id: String?, through last: String) throws(StoreError) -> [String: Int] {
+        try reading { db throws(StoreError) in
+            let rows = try db.query("SELECT user_id, COUNT(*) FROM recovery_codes WHERE user_id > ? AND user_id <= ? AND used_at IS NULL GROUP BY user_id",
+                                    [.text(id ?? ""), .text(last)])
+            return Dictionary(uniqueKeysWithValues: rows.compactMap { r in r[0].text.map { ($0, Int(r[1].int ?? 0)) } })
+        }
+    }
+
     public func deviceKeys(usersAfter id: String?, through last: String) throws(StoreError) -> [DeviceKeyRow] {
         try reading { db throws(StoreError) in
             try db.query("SELECT \(Self.deviceKeyColumns) FROM device_keys WHERE user_id > ? AND user_id <= ? ORDER BY user_id, created_at",

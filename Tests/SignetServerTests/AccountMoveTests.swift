@@ -81,6 +81,7 @@ struct AccountMoveTests {
         let phoneKey = try SoftwareDeviceKey(deviceID: "ada-iphone")
         let phoneKeyID = try ada.enroll(phoneKey)
         let grace = try SignedIn(server, email: "grace@signet.test")
+        #expect(try grace.call("POST", "/me/recovery-codes").status == 201)
         // Signed in a few times here: the counters the other Signet must go on from.
         for _ in 0..<3 { _ = try ada.phone.signIn() }
         let adaID = try #require(Self.subject(try ada.phone.signIn()))
@@ -88,12 +89,18 @@ struct AccountMoveTests {
         let lines = try Self.export(server)
         #expect(lines.count == 2 && lines.allSatisfy { $0["rp_id"] == .string(TestServer.rpID) && $0["user_handle"]?.string != nil }, "\(lines.map(\.serialized))")
         #expect(lines.first { $0["user_id"] == .string(adaID) }?["passkeys"]?.array?.count == 3)
+        // Recovery codes are counted, never carried: each is an HMAC under this deployment's key.
+        #expect(lines.first { $0["user_id"] == .string(graceID) }?["unused_recovery_codes"] == .number("10"))
+        #expect(lines.first { $0["user_id"] == .string(adaID) }?["unused_recovery_codes"] == nil)
 
         let other = try TestServer()
         let (status, outcomes) = try Self.importing(lines, into: other)
         #expect(status == 0, "\(outcomes)")
         #expect(Set(outcomes.compactMap { $0["user_id"]?.string }) == [adaID, graceID])
         #expect(outcomes.first { $0["user_id"] == .string(adaID) }?["passkeys"] == .number("3"))
+        #expect(outcomes.first { $0["user_id"] == .string(graceID) }?["detail"] == .string("10 unused recovery code(s) did not move: the owner makes new ones on the account page"),
+                "\(outcomes)")
+        #expect(try other.store.recoveryCodes(userID: graceID).isEmpty)
         let audit = try other.store.auditEvents(limit: 10).first { $0.kind == "admin_user_created" && $0.userID == adaID }
         #expect(audit?.detail == "imported; ID kept; 3 passkey(s); 1 device key(s); nothing mailed", "\(String(describing: audit?.detail))")
         #expect(outcomes.first { $0["user_id"] == .string(adaID) }?["device_keys"] == .number("1"))
@@ -313,6 +320,9 @@ struct AccountMoveTests {
             ("a device key's empty device", Self.changed(line) { $0["device_keys"] = .array([Self.changedMember(good, "device_id", .string(""))]) }, "device_id must be"),
             ("a device key from the future", Self.changed(line) { $0["device_keys"] = .array([Self.changedMember(good, "created_at", .number(future))]) }, "created_at must be"),
             ("two live keys for one device", Self.changed(line) { $0["device_keys"] = .array([good, Self.changedMember(good, "id", .string("dk_others"))]) }, "two live device keys"),
+            ("unused recovery codes not a number", Self.changed(line) { $0["unused_recovery_codes"] = .string("ten") }, "unused_recovery_codes must be a whole number"),
+            ("unused recovery codes below 0", Self.changed(line) { $0["unused_recovery_codes"] = .number("-1") }, "unused_recovery_codes must be a whole number"),
+            ("unused recovery codes past 1000", Self.changed(line) { $0["unused_recovery_codes"] = .number("1001") }, "unused_recovery_codes must be a whole number"),
             ("roles not a list", Self.changed(line) { $0["roles"] = .string("support") }, "roles must be a list"),
             ("a role without a name", Self.changed(line) { $0["roles"] = .array([.object(["expires_at": .null])]) }, "roles must be a list"),
             ("a role's empty name", Self.changed(line) { $0["roles"] = .array([.object(["name": .string(" ")])]) }, "a role's name is empty"),

@@ -526,6 +526,14 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try store.deviceKeys(usersAfter: nil, through: sorted[3]).map(\.id) == ["dk_0"])
         #expect(try store.deviceKeys(usersAfter: sorted[1], through: sorted[6]).map(\.id) == ["dk_1", "dk_2"])
         #expect(try store.deviceKeys(usersAfter: sorted[4], through: sorted[6]).isEmpty)
+        // And how many recovery codes each has not used: a used one is not counted, nor an account with none.
+        try store.replaceRecoveryCodes(userID: sorted[2], hashes: [[1], [2], [3]], keyID: "k", at: now(), writes: [])
+        try store.replaceRecoveryCodes(userID: sorted[5], hashes: [[4]], keyID: "k", at: now(), writes: [])
+        try store.perform([.useRecoveryCode(userID: sorted[2], hash: [2], at: now())])
+        #expect(try store.unusedRecoveryCodes(usersAfter: nil, through: sorted[6]) == [sorted[2]: 2, sorted[5]: 1])
+        #expect(try store.unusedRecoveryCodes(usersAfter: sorted[2], through: sorted[4]).isEmpty)
+        try store.perform([.useRecoveryCode(userID: sorted[5], hash: [4], at: now())])
+        #expect(try store.unusedRecoveryCodes(usersAfter: sorted[2], through: sorted[6]).isEmpty)
     }
 
     @Test("a client's keys kept, or where it publishes them, and never both written back otherwise", arguments: Backend.available)

@@ -40,6 +40,7 @@ extension Ceremonies {
             guard let last = page.last else { break }
             let passkeys = Dictionary(grouping: try store.credentials(usersAfter: after, through: last.user.id), by: \.userID)
             let deviceKeys = Dictionary(grouping: try store.deviceKeys(usersAfter: after, through: last.user.id), by: \.userID)
+            let codes = try store.unusedRecoveryCodes(usersAfter: after, through: last.user.id)
             var roles: [String: [RoleRow]] = [:]
             for start in stride(from: 0, to: page.count, by: 100) {
                 let ids = page[start..<min(start + 100, page.count)].map(\.user.id)
@@ -53,7 +54,8 @@ extension Ceremonies {
                                         user_metadata: Self.metadataDocument(m.userMetadata), user_handle: Base64URL.encode(u.handle),
                                         rp_id: configuration.rpID, passkeys: (passkeys[u.id] ?? []).map(Self.exported),
                                         device_keys: (deviceKeys[u.id] ?? []).map(Self.exported),
-                                        roles: (roles[u.id] ?? []).map { ExportedRole(name: $0.name, expires_at: $0.expiresAt.map(Self.iso)) }))
+                                        roles: (roles[u.id] ?? []).map { ExportedRole(name: $0.name, expires_at: $0.expiresAt.map(Self.iso)) },
+                                        unused_recovery_codes: codes[u.id]))
                 count += 1
             }
             after = last.user.id

@@ -13,15 +13,19 @@ public struct ExportedIdentity: Sendable {
     public var passkeys: [ExportedPasskey]
     public var deviceKeys: [ExportedDeviceKey]
     public var roles: [ExportedRole]
+    /// How many recovery codes the account had not used there: they cannot move, and the
+    /// import says so.
+    public var unusedRecoveryCodes: Int
 
     public init(userID: String?, userHandle: String?, rpID: String?, passkeys: [ExportedPasskey], deviceKeys: [ExportedDeviceKey] = [],
-                roles: [ExportedRole] = []) {
+                roles: [ExportedRole] = [], unusedRecoveryCodes: Int = 0) {
         self.userID = userID
         self.userHandle = userHandle
         self.rpID = rpID
         self.passkeys = passkeys
         self.deviceKeys = deviceKeys
         self.roles = roles
+        self.unusedRecoveryCodes = unusedRecoveryCodes
     }
 
     /// The members of an export's record (one line of `users export --all`), each of the type
@@ -32,6 +36,11 @@ public struct ExportedIdentity: Sendable {
             guard let text = value.string else { throw AuthError.malformed("\(member) must be a string") }
             return text
         }
+        func count(_ member: String) throws -> Int {
+            guard let value = record[member], value != .null else { return 0 }
+            guard let count = value.int64, (0...1_000).contains(count) else { throw AuthError.malformed("\(member) must be a whole number from 0 to 1000") }
+            return Int(count)
+        }
         func list<T: Decodable>(_ member: String, _ what: String) throws -> [T] {
             guard let list = record[member], list != .null else { return [] }
             guard list.array != nil, let decoded = try? JSONDecoder().decode([T].self, from: Data(list.serialized.utf8)) else {
@@ -40,7 +49,7 @@ public struct ExportedIdentity: Sendable {
             return decoded
         }
         self.init(userID: try text("user_id"), userHandle: try text("user_handle"), rpID: try text("rp_id"), passkeys: try list("passkeys", "passkeys"),
-                  deviceKeys: try list("device_keys", "device keys"), roles: try list("roles", "roles"))
+                  deviceKeys: try list("device_keys", "device keys"), roles: try list("roles", "roles"), unusedRecoveryCodes: try count("unused_recovery_codes"))
     }
 }
 
@@ -137,6 +146,10 @@ extension Ceremonies {
         }
         carried.deviceKeys = try carriedDeviceKeys(given.deviceKeys, passkeys: carried.passkeys, notes: &carried.notes)
         carried.roles = try carriedRoles(given.roles, notes: &carried.notes)
+        if given.unusedRecoveryCodes > 0 {
+            // Each is an HMAC under the other deployment's code key, which no export carries.
+            carried.notes.append("\(given.unusedRecoveryCodes) unused recovery code(s) did not move: the owner makes new ones on the account page")
+        }
         return carried
     }
 

@@ -382,6 +382,9 @@ public protocol Store: Sendable {
     /// to `last`, in ID order: one page of that export's passkeys, one range of the index by
     /// account.
     func credentials(usersAfter id: String?, through last: String) throws(StoreError) -> [CredentialRow]
+    /// How many unused recovery codes each account after `id` and up to `last` has, those with
+    /// none left out: one range of the codes' primary key.
+    func unusedRecoveryCodes(usersAfter id: String?, through last: String) throws(StoreError) -> [String: Int]
     /// Every device key of the same range of accounts, in ID order.
     func deviceKeys(usersAfter id: String?, through last: String) throws(StoreError) -> [DeviceKeyRow]
     /// Whether the account of `email` (or with ID `userID`) turned sign-in by email code off;
