@@ -9,8 +9,9 @@ import SignetWebAuthn
 /// transaction of its own, so a run stopped half-way is simply run again: addresses already here
 /// are passed over. `app_metadata` and `user_metadata` come along. From another Signet's export
 /// (`users export --all`) the account keeps its ID, user handle and device keys, its roles where
-/// one of the same name is here, and its passkeys come too where the RP ID is this deployment's; from another service's, passkeys cannot move
-/// (they hold no passkey public keys), and each owner signs in with an email code and adds one.
+/// one of the same name is here, and its passkeys where the RP ID is this deployment's; from
+/// another service's, passkeys cannot move (they hold no passkey public keys), and each owner
+/// signs in with an email code and adds one. Recovery codes never move; the import counts them.
 extension Admin {
     /// What became of one record of the file.
     struct ImportOutcome: Encodable {

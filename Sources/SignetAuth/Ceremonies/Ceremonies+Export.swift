@@ -27,8 +27,8 @@ extension Ceremonies {
     }
 
     /// `signet admin users export --all`: every account's record, with its user handle, passkeys,
-    /// device keys and roles (not its history), in ID order, a thousand at a time, handed to `each` as
-    /// Auth0's bulk export writes a user; the file `users import` reads, here or on another
+    /// device keys, roles and how many recovery codes it has not used (not its history), in ID
+    /// order, a thousand at a time, handed to `each` as Auth0's bulk export writes a user; the file `users import` reads, here or on another
     /// deployment. Audited once, as `admin_user_exported` without an account, with how many
     /// went; returns that count.
     public func exportAllUsers(by caller: ManagementCaller, context: RequestContext, _ each: (UserExportLine) throws -> Void) throws -> Int {

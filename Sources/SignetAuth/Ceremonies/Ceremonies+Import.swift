@@ -90,7 +90,7 @@ public struct ImportedAccount: Sendable {
 
 extension Ceremonies {
     /// The most passkeys, the most device keys, and the most roles, one imported record may carry.
-    public static let maxImportedKeys = 100
+    public static let maxCarriedEach = 100
 
     /// `signet admin users import`: one account of an export, made as
     /// ``createUser(_:by:context:)`` makes one, keeping when it was made there (`createdAt`, in
@@ -131,7 +131,7 @@ extension Ceremonies {
             carried.handle = bytes
         }
         let count = given.passkeys.count
-        if count > Self.maxImportedKeys { throw AuthError.malformed("at most \(Self.maxImportedKeys) passkeys an account") }
+        if count > Self.maxCarriedEach { throw AuthError.malformed("at most \(Self.maxCarriedEach) passkeys an account") }
         if count > 0, carried.handle == nil {
             carried.notes.append("\(count) passkey(s) left out: without its user_handle they would not sign in")
         } else if count > 0, given.rpID != configuration.rpID {
@@ -159,7 +159,7 @@ extension Ceremonies {
     /// with a note; a bad name or time refuses the record.
     func carriedRoles(_ given: [ExportedRole], notes: inout [String]) throws -> [(role: RoleRow, expiresAt: Int64?)] {
         guard !given.isEmpty else { return [] }
-        guard given.count <= Self.maxImportedKeys else { throw AuthError.malformed("at most \(Self.maxImportedKeys) roles an account") }
+        guard given.count <= Self.maxCarriedEach else { throw AuthError.malformed("at most \(Self.maxCarriedEach) roles an account") }
         let now = nowMillis
         var carried: [(role: RoleRow, expiresAt: Int64?)] = [], ended = 0, missing: [String] = [], seen: Set<String> = []
         for exported in given {
@@ -186,7 +186,7 @@ extension Ceremonies {
     /// left out with a note. The live ones must fit `device_keys.max`, one a device.
     func carriedDeviceKeys(_ given: [ExportedDeviceKey], passkeys: [CredentialRow], notes: inout [String]) throws -> [DeviceKeyRow] {
         guard !given.isEmpty else { return [] }
-        guard given.count <= Self.maxImportedKeys else { throw AuthError.malformed("at most \(Self.maxImportedKeys) device keys an account") }
+        guard given.count <= Self.maxCarriedEach else { throw AuthError.malformed("at most \(Self.maxCarriedEach) device keys an account") }
         let now = nowMillis
         var keys = try given.map { try Self.importedDeviceKey($0, now: now) }
         let approvers = Set(passkeys.map { Base64URL.encode($0.id) })
