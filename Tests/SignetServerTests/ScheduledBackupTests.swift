@@ -154,14 +154,16 @@ import Testing
             server.app.server.log.flush()
             return try String(contentsOf: server.logFile, encoding: .utf8).split(separator: "\n").first { $0.contains(#""msg":"\#(message)""#) }.map(String.init)
         }
+        let before = server.clock.now
         #expect(server.app.backUpIfDue() == nil)
+        let after = server.clock.now
         #expect(try Self.metric(server, #"signet_backups_total{outcome="failure"} 1"#))
         let failed = try #require(try logged("backup failed"))
         #expect(failed.contains(#""path":"\#(folder)/signet-"#) && failed.contains(#""error":""#), "\(failed)")
         try FileManager.default.removeItem(atPath: folder)
-        server.clock.advance(299)
+        server.clock.advance(to: before.timeIntervalSince1970 + 290)
         #expect(server.app.backUpIfDue() == nil, "not before five minutes")
-        server.clock.advance(1)
+        server.clock.advance(to: after.timeIntervalSince1970 + 300)
         let made = try #require(server.app.backUpIfDue())
         #expect(FileManager.default.fileExists(atPath: made))
         #expect(try Self.metric(server, #"signet_backups_total{outcome="success"} 1"#) && Self.metric(server, #"signet_backups_total{outcome="failure"} 1"#))

@@ -19,6 +19,11 @@ final class TestClock: @unchecked Sendable {
         offset += seconds
         lock.unlock()
     }
+    /// Moves the clock on to `seconds` since 1970 (never back): for a check just before, or at, a
+    /// time the server fixed, however long the steps since then took on a loaded machine.
+    func advance(to seconds: TimeInterval) {
+        advance(max(0, seconds - now.timeIntervalSince1970))
+    }
     var now: Date {
         lock.lock()
         defer { lock.unlock() }

@@ -79,11 +79,11 @@ import Testing
         let claims = jwtClaims(console.json["access_token"]?.string)
         #expect(claims["permissions"] == .array([.string("admin:users")]) && claims["https://signet.test/roles"] == .array([.string("Admin")]))
 
-        // A second before its end, all of it holds; at its end, none of it does, purged or not.
-        server.clock.advance(3_599)
+        // Just before its end, all of it holds; at its end, none of it does, purged or not.
+        server.clock.advance(to: Double(end) / 1000 - 10)
         let late = try Self.refresh(server, console.json)
         #expect(late.status == 200, "\(late.json.serialized)")
-        server.clock.advance(1)
+        server.clock.advance(to: Double(end) / 1000)
         #expect(try server.api("GET", "/api/v2/users/\(ada)/roles", token: try server.managementToken()).json == .array([]))
         #expect(try server.api("GET", "/api/v2/roles/\(admin)/users", token: try server.managementToken()).json == .array([]))
         #expect(try server.api("GET", "/api/v2/users/\(ada)/permissions", token: try server.managementToken()).json == .array([]))
