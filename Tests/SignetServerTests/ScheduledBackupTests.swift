@@ -197,7 +197,7 @@ import Testing
         #expect(try !String(decoding: server.get("/metrics").body, as: UTF8.self).contains("signet_backups_total"))
     }
 
-    @Test("signet doctor: no scheduled copies noted; a folder this user cannot make fails; one on the database's own file system is noted, one elsewhere passes")
+    @Test("signet doctor: no scheduled copies noted; a folder this user cannot make fails; one on the database's own file system is noted, one elsewhere passes; a newest copy older than two intervals and an hour fails")
     func doctor() throws {
         func check(_ edit: (inout ServerConfiguration) -> Void) -> DoctorCheck? {
             var configuration = TestServer.configuration()
@@ -218,8 +218,35 @@ import Testing
         var scratch = stat(), shared = stat()
         try #require(stat(Scratch.directory.path, &scratch) == 0 && stat("/dev/shm", &shared) == 0 && scratch.st_dev != shared.st_dev,
                      "/dev/shm is on the scratch folder's file system here")
-        let apart = check { $0.backupDirectory = "/dev/shm/signet-copies-\(UUID().uuidString)" }
+        let copies = "/dev/shm/signet-copies-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: copies) }
+        let apart = check { $0.backupDirectory = copies }
         #expect(apart?.status == .pass && apart?.detail.contains("a checked, sealed copy every 24 h") == true, "\(String(describing: apart))")
+        #expect(apart?.detail.hasSuffix("; none made yet (a running server makes the first within a minute)") == true, "\(String(describing: apart))")
+        // The newest copy's age, from its name: up to two intervals and an hour it passes; older,
+        // the copies have stopped, whatever else the folder holds.
+        try FileManager.default.createDirectory(atPath: copies, withIntermediateDirectories: true)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        func copy(hoursAgo: Int64, sealed: Bool = true) {
+            _ = FileManager.default.createFile(atPath: copies + "/" + ScheduledBackup.name(at: now - hoursAgo * 3_600_000, sealed: sealed), contents: Data("copy".utf8))
+        }
+        copy(hoursAgo: 50)
+        _ = FileManager.default.createFile(atPath: copies + "/signet-notes.db", contents: Data("other".utf8))
+        let stopped = check { $0.backupDirectory = copies }
+        #expect(stopped?.status == .fail && stopped?.detail.contains("made 2 days ago, more than twice backup.interval_hours (24 h): the copies have stopped") == true,
+                "\(String(describing: stopped))")
+        #expect(stopped?.fix?.contains("backup failed") == true)
+        copy(hoursAgo: 47, sealed: false)
+        let late = check { $0.backupDirectory = copies }
+        #expect(late?.status == .pass && late?.detail.hasSuffix("; the newest made 47 h ago") == true, "\(String(describing: late))")
+        copy(hoursAgo: 1)
+        #expect(check { $0.backupDirectory = copies }?.detail.hasSuffix("; the newest made 60 min ago") == true)
+        // With copies every 6 hours, 14 hours is too old.
+        let often = check { $0.backupDirectory = copies; $0.backupIntervalHours = 6 }
+        #expect(often?.status == .pass)
+        try FileManager.default.removeItem(atPath: copies + "/" + ScheduledBackup.name(at: now - 3_600_000, sealed: true))
+        let sixHourly = check { $0.backupDirectory = copies; $0.backupIntervalHours = 6 }
+        #expect(sixHourly?.status == .fail && sixHourly?.detail.contains("made 47 h ago") == true, "\(String(describing: sixHourly))")
         let open = check { $0.backupDirectory = "/dev/shm/signet-copies-\(UUID().uuidString)"; $0.backupSeal = false }
         #expect(open?.detail.contains("a checked copy every 24 h") == true && open?.detail.contains("backup.seal is off") == true, "\(String(describing: open))")
         #expect(check { $0.database = "postgres://localhost/signet" } == nil)

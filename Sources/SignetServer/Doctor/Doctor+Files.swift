@@ -198,9 +198,11 @@ extension Doctor {
     }
 
     /// A SQLite deployment's copies: none scheduled is noted; `backup.directory` must be a
-    /// folder this machine's user can write (or make), and one on the database's own file system
-    /// is noted, since it does not survive the disk. PostgreSQL's are its own tools' business.
-    func backupChecks() -> [DoctorCheck] {
+    /// folder this machine's user can write (or make), its newest copy no older than two
+    /// intervals and an hour (older, the copies have stopped: a full disk, a folder taken away),
+    /// and one on the database's own file system is noted, since it does not survive the disk.
+    /// PostgreSQL's are its own tools' business.
+    func backupChecks(now: Date = Date()) -> [DoctorCheck] {
         guard configuration.database.hasPrefix("sqlite:") else { return [] }
         guard let folder = configuration.backupDirectory else {
             return [.note("backup", "no scheduled copies of the database: set backup.directory (a checked, sealed copy every day, the newest 7 kept), or run signet backup --seal from a timer")]
@@ -216,14 +218,27 @@ extension Doctor {
             return [.fail("backup", "backup.directory \(folder) cannot be \(existing == folder ? "written" : "made") by this user (\(existing) is not a folder it may write)",
                           fix: "make \(folder) for the user signet runs as (mode 0700), or point backup.directory elsewhere")]
         }
-        let every = "a checked\(configuration.backupSeal ? ", sealed" : "") copy every \(configuration.backupIntervalHours) h into \(folder), the newest \(configuration.backupKeep) kept"
+        let hours = configuration.backupIntervalHours
+        let newest = ScheduledBackup.copies(in: folder).last.flatMap(ScheduledBackup.time(of:))
+        let age = newest.map { max(0, Int64(now.timeIntervalSince1970 * 1000) - $0) / 60_000 }
+        if let age, age > Int64(2 * hours + 1) * 60 {
+            return [.fail("backup", "the newest copy in \(folder) was made \(Self.span(minutes: age)) ago, more than twice backup.interval_hours (\(hours) h): the copies have stopped",
+                          fix: "look for \"backup failed\" in the server's log (and signet_backups_total{outcome=\"failure\"} in /metrics): a full disk, or a folder the server may no longer write")]
+        }
+        let every = "a checked\(configuration.backupSeal ? ", sealed" : "") copy every \(hours) h into \(folder), the newest \(configuration.backupKeep) kept"
             + (configuration.backupSeal ? "" : " (backup.seal is off: each copy is readable by whoever reads the folder)")
+            + (age.map { "; the newest made \(Self.span(minutes: $0)) ago" } ?? "; none made yet (a running server makes the first within a minute)")
         var database = stat(), copies = stat()
         let databaseFolder = (String(configuration.database.dropFirst("sqlite:".count)) as NSString).deletingLastPathComponent
         if stat(databaseFolder.isEmpty ? "." : databaseFolder, &database) == 0, stat(existing, &copies) == 0, database.st_dev == copies.st_dev {
             return [.note("backup", every + ", on the database's own file system: copy the folder off this machine too, or a lost disk takes both")]
         }
         return [.pass("backup", every)]
+    }
+
+    /// `minutes` in words, to the minute under two hours and to the hour after.
+    static func span(minutes: Int64) -> String {
+        minutes < 120 ? "\(minutes) min" : minutes < 48 * 60 ? "\(minutes / 60) h" : "\(minutes / 1440) days"
     }
 
     /// Each API of `tokens.permissions` and `tokens.api_token_ttl` must be an audience a client
