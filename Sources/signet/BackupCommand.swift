@@ -101,8 +101,7 @@ enum BackupCommand {
 
     /// The configured key-encryption key (`SIGNET_KEK`, else its file), or `nil` when neither
     /// is there: nothing is made.
-    static func configuredKEK(_ configuration: ServerConfiguration) throws -> [UInt8]? {
-        let environment = ProcessInfo.processInfo.environment
+    static func configuredKEK(_ configuration: ServerConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> [UInt8]? {
         guard environment["SIGNET_KEK"] != nil || FileManager.default.fileExists(atPath: configuration.keyEncryptionKeyFile) else { return nil }
         return try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
     }

@@ -186,10 +186,10 @@ extension KeysCommand {
 
     /// The configured key-encryption key, which must exist: these commands never make one.
     static func existingKey(_ configuration: ServerConfiguration, environment: [String: String], _ otherwise: String) throws -> [UInt8] {
-        guard environment["SIGNET_KEK"] != nil || FileManager.default.fileExists(atPath: configuration.keyEncryptionKeyFile) else {
+        guard let kek = try BackupCommand.configuredKEK(configuration, environment: environment) else {
             throw ConfigurationError("no key-encryption key at \(configuration.keyEncryptionKeyFile) and no SIGNET_KEK: \(otherwise)")
         }
-        return try KeyEncryptionKey.load(environment: environment, file: configuration.keyEncryptionKeyFile)
+        return kek
     }
 
     /// `signet keys status`: the key-encryption key's ID and, for each code key the database
