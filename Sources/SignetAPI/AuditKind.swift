@@ -112,7 +112,7 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         case .authorizationCodeReused: "An authorization code presented again: what it issued is revoked; failures only."
         case .clientAuthentication: "A client's secret refused at the token, revocation or introspection endpoint; failures only."
         case .clientCredentials: "A machine client's token (`client_credentials`)."
-        case .refresh: "A refresh refused (another client's token, or a revoked one); failures only."
+        case .refresh: "A refresh refused (another client's token, or a revoked one); a success only for a retry after a lost answer (`tokens.refresh_token_retry_window`)."
         case .refreshTokenReused: "A rotated refresh token presented again: its family is revoked; failures only."
         case .refreshTokenRevoked: "A refresh token revoked by its client (RFC 7009); a failure is another client's token."
         case .sessionRevoked: "A session ended from the account, or by its access token."

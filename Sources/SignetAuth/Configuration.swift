@@ -317,6 +317,13 @@ public struct ServerConfiguration: Sendable {
     public var refreshTokenLifetime = 30 * 86400
     /// Seconds a refresh-token family lives at most from its sign-in, however often it rotates.
     public var refreshTokenAbsoluteLifetime = 90 * 86400
+    /// Seconds after a rotation in which the rotated refresh token may be shown again, when what
+    /// the rotation gave was never used, because its answer was lost (a phone that went out of
+    /// coverage mid-refresh): it rotates again and the lost token is withdrawn
+    /// (`tokens.refresh_token_retry_window`, up to 300), as the FAPI 2.0 Security Profile asks of a
+    /// server that rotates. 0, the default, is strict rotation (RFC 9700 §4.14): any second
+    /// showing of a rotated token revokes its family.
+    public var refreshTokenRetryWindow = 0
     /// Days after which the token-signing key is replaced by a new one on its own
     /// (`tokens.signing_key_rotation_days`; 0: only by `signet keys rotate`).
     public var signingKeyRotationDays = 90

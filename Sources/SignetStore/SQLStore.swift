@@ -542,7 +542,7 @@ public final class SQLStore: Store, @unchecked Sendable {
         try locked { db throws(StoreError) in try Self.insert(token, db) }
     }
 
-    public func rotateRefreshToken(hash: [UInt8], proof: String?, next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64,
+    public func rotateRefreshToken(hash: [UInt8], proof: String?, retryWindow: Int64, next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64,
                                    writes: [StoreWrite]) throws(StoreError) -> RefreshRotation {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> RefreshRotation in
@@ -551,6 +551,8 @@ public final class SQLStore: Store, @unchecked Sendable {
                     let current = Self.refreshToken(hash: hash, r)
                     let successor = next(current)
                     try Self.insert(successor, db)
+                    // The link a retry follows; without a window nothing retries, so none is kept.
+                    if retryWindow > 0 { try db.query("UPDATE refresh_tokens SET successor = ? WHERE hash = ?", [.blob(successor.hash), .blob(hash)]) }
                     for write in writes { try Self.apply(write, db) }
                     return .rotated(successor)
                 }
@@ -560,6 +562,18 @@ public final class SQLStore: Store, @unchecked Sendable {
                 // Live, but bound to another key: refused without using it, so a thief without
                 // the key can neither refresh nor burn the owner's token.
                 if r[2].int == nil, r[3].int == nil, (r[4].int ?? 0) > now, let bound = r[5].text, bound != proof { return .keyMismatch }
+                // A retry of a rotation whose answer was lost: the token it made was never shown.
+                // The claim locks the token's row, so that of concurrent retries each follows the
+                // link the one before it left (PostgreSQL reads the row again after the wait).
+                if retryWindow > 0, r[2].int != nil,
+                   let previous = try db.query(Self.claimRetrySQL, [.blob(hash), .int(now - retryWindow), .int(now), proof.map(SQLValue.text) ?? .null]).first?[0].blob,
+                   let withdrawn = try db.query(Self.withdrawSuccessorSQL, [.int(now), .blob(previous), .int(now)]).first {
+                    let successor = next(Self.refreshToken(hash: previous, withdrawn))
+                    try Self.insert(successor, db)
+                    try db.query("UPDATE refresh_tokens SET successor = ? WHERE hash = ?", [.blob(successor.hash), .blob(hash)])
+                    for write in writes { try Self.apply(write, db) }
+                    return .retried(successor)
+                }
                 if r[2].int != nil {
                     try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(now), r[0]])
                     try Self.queueLogout(sid: r[0].text ?? "", at: now, db)
@@ -583,6 +597,20 @@ public final class SQLStore: Store, @unchecked Sendable {
     // Kept as constants: the statement cache finds a constant text by identity (``SQLiteConnection``).
     static let rotateSQL = """
         UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? AND (jkt IS NULL OR jkt = ?)
+        RETURNING \(refreshTokenFields)
+        """
+    /// A rotated token that may be retried: rotated after the window's start, its family not
+    /// revoked, not expired, bound to no key or to the proof's, with the link its rotation kept.
+    /// The no-op write locks the row; returns the link.
+    static let claimRetrySQL = """
+        UPDATE refresh_tokens SET successor = successor
+        WHERE hash = ? AND used_at > ? AND revoked_at IS NULL AND expires_at > ? AND successor IS NOT NULL AND (jkt IS NULL OR jkt = ?)
+        RETURNING successor
+        """
+    /// Marks a retried rotation's successor used, while it is still live: whoever shows it later
+    /// is then a reuse, which revokes the family.
+    static let withdrawSuccessorSQL = """
+        UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?
         RETURNING \(refreshTokenFields)
         """
     static let liveRefreshTokenSQL =

@@ -430,6 +430,10 @@ enum Schema {
             ALTER TABLE user_roles ADD COLUMN expires_at BIGINT;
             CREATE INDEX user_roles_expiry ON user_roles(expires_at) WHERE expires_at IS NOT NULL
             """),
+            // The token a refresh token was rotated into, so that a retry of a refresh whose
+            // answer was lost can find it (`tokens.refresh_token_retry_window`); NULL for a live
+            // token and for those rotated before.
+            (34, "ALTER TABLE refresh_tokens ADD COLUMN successor \(blob)"),
         ]
     }
 

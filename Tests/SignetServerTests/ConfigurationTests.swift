@@ -126,7 +126,7 @@ import SignetTestSupport
         let file = try ConfigurationTests.write("""
             {"issuer": "https://auth.example.com", "relying_party": {"id": "example.com", "origins": ["https://example.com"]},
              "clients": [{"client_id": "bank", "client_secret_hash": "sha256:\(Base64URL.encode(secret))", "audiences": ["https://bank.example.com"], "grants": []}],
-             "step_up": {"max_age": 120}, "tokens": {"refresh_token_absolute_ttl": 86400, "signing_key_rotation_days": 30}, "audit": {"retention_days": 30, "log_stream_hold_days": 45},
+             "step_up": {"max_age": 120}, "tokens": {"refresh_token_absolute_ttl": 86400, "refresh_token_retry_window": 30, "signing_key_rotation_days": 30}, "audit": {"retention_days": 30, "log_stream_hold_days": 45},
              "database_durability": "normal", "trusted_proxies": ["10.0.0.0/8", "::1"], "allowed_aaguids": ["CB69481E-8FF7-4039-93EC-0A2729A154A8"],
              "rate_limits": {"enabled": true, "sign_up_per_ip": {"limit": 7, "window": 60}}}
             """)
@@ -135,6 +135,7 @@ import SignetTestSupport
         #expect(c.logStreamHoldDays == 45 && ServerConfiguration.development(port: 8080).logStreamHoldDays == 30)
         #expect(c.allowedAAGUIDs == ["cb69481e-8ff7-4039-93ec-0a2729a154a8"] && c.deniedAAGUIDs.isEmpty)
         #expect(c.signingKeyRotationDays == 30 && ServerConfiguration.development(port: 8080).signingKeyRotationDays == 90)
+        #expect(c.refreshTokenRetryWindow == 30 && ServerConfiguration.development(port: 8080).refreshTokenRetryWindow == 0)
         #expect(c.trustedProxies.map(\.description) == ["10.0.0.0/8", "0:0:0:0:0:0:0:1/128"])
         #expect(!c.rateLimits.enabled && c.rateLimits.signUpPerIP == RateLimit(limit: 7, window: 60))
         #expect(c.clients[0].secretHash == secret && c.clients[0].audiences == ["https://bank.example.com"] && c.clients[0].isConfidential)
@@ -243,6 +244,8 @@ import SignetTestSupport
         (#""web": {"session_idle_ttl": 1}"#, "web.session_idle_ttl"),
         (#""denied_aaguids": ["yubikey"]"#, #"denied_aaguids: "yubikey" is not an AAGUID"#),
         (#""tokens": {"signing_key_rotation_days": -1}"#, "tokens.signing_key_rotation_days must be a whole number from 0 to 3650"),
+        (#""tokens": {"refresh_token_retry_window": 301}"#, "tokens.refresh_token_retry_window must be a whole number from 0 to 300"),
+        (#""tokens": {"refresh_token_retry_window": "30s"}"#, "tokens.refresh_token_retry_window must be a whole number from 0 to 300"),
         (#""clients": [{"client_id": "\u212Aiosk"}]"#, "client_id may hold only visible ASCII"),
         (#""clients": [{"client_id": "app\n"}]"#, "client_id may hold only visible ASCII"),
         (#""clients": [{"client_id": "app"}, {"client_id": "app"}]"#, #"client_id "app" is configured more than once"#),

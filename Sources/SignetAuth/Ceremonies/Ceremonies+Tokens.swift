@@ -219,7 +219,8 @@ extension Ceremonies {
     }
 
     /// The refresh grant (RFC 6749 §6): rotate (the presented token dies, a new one is born in its
-    /// family); presenting a rotated token again revokes the whole family.
+    /// family); presenting a rotated token again revokes the whole family, except as a retry
+    /// within `tokens.refresh_token_retry_window` (``ServerConfiguration/refreshTokenRetryWindow``).
     public func refreshGrant(_ request: TokenRequest, context: RequestContext) throws -> TokenResponse {
         do {
             return try rotate(request, context: context)
@@ -246,14 +247,15 @@ extension Ceremonies {
         let (newToken, newKey) = RefreshToken.make(name: timeOrderedID(), secret: Array(fresh[16..<48]))
         let now = nowMillis
         let (sliding, absolute) = refreshLifetimes(client)
-        let outcome = try store.rotateRefreshToken(hash: presented, proof: sessionKey ?? binding?.jkt, next: { current in
+        let retryWindow = Int64(configuration.refreshTokenRetryWindow) * 1000
+        let outcome = try store.rotateRefreshToken(hash: presented, proof: sessionKey ?? binding?.jkt, retryWindow: retryWindow, next: { current in
             RefreshTokenRow(hash: newKey, family: current.family, userID: current.userID, clientID: current.clientID,
                             scope: current.scope, authTime: current.authTime, amr: current.amr,
                             expiresAt: min(now + sliding, current.authTime * 1000 + absolute), createdAt: now, credential: current.credential, jkt: current.jkt,
                             origin: context.origin)
         }, now: now, writes: proofMark(binding))
         switch outcome {
-        case .rotated(let row):
+        case .rotated(let row), .retried(let row):
             guard row.clientID == client.id else {
                 _ = try store.revokeRefreshFamily(hash: row.hash, now: now)
                 audit(.refresh, "failure", reason: Reason.refreshTokenClientMismatch.rawValue, user: row.userID, client: client.id, context: context)
@@ -283,6 +285,10 @@ extension Ceremonies {
             var tokens = try issueTokens(user: user, client: client, grant: grant, amr: row.amr, authTime: row.authTime, jti: Array(fresh[0..<16]),
                                          session: SessionRef(sid: row.family, credential: row.credential))
             tokens.refresh_token = Base64URL.encode(newToken)
+            if case .retried = outcome {
+                audit(.refresh, "success", user: row.userID, client: client.id, credential: row.credential,
+                      detail: "a retry of a refresh whose answer was lost: the token it gave is withdrawn", context: context)
+            }
             return tokens
         case .reused(_, let userID):
             if let user = try? store.user(id: userID) { try? store.perform(notice(.refreshTokenReused, to: user)) }

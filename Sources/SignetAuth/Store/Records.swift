@@ -136,6 +136,9 @@ public struct RequestOrigin: Sendable, Equatable {
 public enum RefreshRotation: Sendable, Equatable {
     /// The token was live; it is now used and `next` was stored in its place.
     case rotated(RefreshTokenRow)
+    /// The token had been rotated within the retry window, and the token that rotation made was
+    /// never used: that one is now used (withdrawn), and `next` was stored in its place.
+    case retried(RefreshTokenRow)
     /// The token had already been rotated: its whole family is now revoked.
     case reused(family: String, userID: String)
     /// The token's family was revoked (by a sign-out, a revoked credential or an administrator).

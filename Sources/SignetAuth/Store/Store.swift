@@ -240,7 +240,13 @@ public protocol Store: Sendable {
     /// key's thumbprint, decided in the same statement (else ``RefreshRotation/keyMismatch``,
     /// nothing written).
     /// `writes` go into the same transaction when the token rotates.
-    func rotateRefreshToken(hash: [UInt8], proof: String?, next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64,
+    ///
+    /// With a `retryWindow` (milliseconds, above 0), a rotation records the token it made, and a
+    /// token rotated less than `retryWindow` before `now` whose successor is still unused (its
+    /// holder never had it: the answer was lost) rotates again: the successor is marked used, so
+    /// that whoever shows it later revokes the family, and `next` takes its place
+    /// (``RefreshRotation/retried(_:)``). Only one successor is ever live.
+    func rotateRefreshToken(hash: [UInt8], proof: String?, retryWindow: Int64, next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64,
                             writes: [StoreWrite]) throws(StoreError) -> RefreshRotation
     /// The account a refresh token belongs to and the DPoP key it is bound to, whatever its
     /// state; `nil` when unknown.
@@ -579,7 +585,7 @@ public protocol Store: Sendable {
 
 extension Store {
     public func rotateRefreshToken(hash: [UInt8], proof: String?, next: @Sendable (RefreshTokenRow) -> RefreshTokenRow, now: Int64) throws(StoreError) -> RefreshRotation {
-        try rotateRefreshToken(hash: hash, proof: proof, next: next, now: now, writes: [])
+        try rotateRefreshToken(hash: hash, proof: proof, retryWindow: 0, next: next, now: now, writes: [])
     }
 
     public func enrollDeviceKey(_ key: DeviceKeyRow, limit: Int) throws(StoreError) -> [String] {
