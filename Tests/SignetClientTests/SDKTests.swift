@@ -414,6 +414,31 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(answer.status == 400 && answer.text.contains("refresh_token_revoked"), "\(answer.text)")
     }
 
+    @Test("a refresh whose answer was lost is sent again by the next call: a server with a retry window answers it, a strict one ends the session")
+    func lostRefreshAnswer() async throws {
+        for window in [30, 0] {
+            let server = try ServerProcess(environment: ["SIGNET_TOKENS_REFRESH_TOKEN_RETRY_WINDOW": String(window)])
+            let network = TestNetwork.session(port: server.port, TestNetwork.Behaviour(loseRefreshAnswers: 1))
+            let tokens = FileTokenStore(url: server.directory.appendingPathComponent("tokens-\(UUID().uuidString).json"))
+            let client = SignetClient(baseURL: server.url, clientID: "dev", passkeys: SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: server.origin),
+                                      tokens: tokens, session: network)
+            try await client.signUp(email: "train-\(window)@signet.test")
+            let before = try #require(try tokens.load())
+            // The server rotated the token; the phone never heard, and keeps the old one.
+            await #expect(throws: SignetError(.unreachable, "")) { try await client.refresh() }
+            #expect(try tokens.load() == before)
+            if window > 0 {
+                try await client.refresh()
+                let after = try #require(try tokens.load())
+                #expect(after.refreshToken != before.refreshToken && after.accessToken != before.accessToken)
+                #expect(try await client.passkeys().count == 1)
+            } else {
+                await #expect(throws: SignetError(.notSignedIn, "")) { try await client.refresh() }
+                #expect(try tokens.load() == nil)
+            }
+        }
+    }
+
     @Test("a reused rotated refresh token is refused and the session ends")
     func reuse() async throws {
         let server = try ServerProcess()
@@ -519,6 +544,8 @@ final class TestNetwork: URLProtocol {
         var failTokenRequests = 0
         /// The refresh token of the last refresh answer that was held.
         var lastRefreshToken: String?
+        /// So many refreshes reach the server and lose their answer on the way back.
+        var loseRefreshAnswers = 0
     }
     private static let lock = NSLock()
     nonisolated(unsafe) private static var behaviours: [Int: Behaviour] = [:]
@@ -563,6 +590,13 @@ final class TestNetwork: URLProtocol {
             do {
                 if failed { throw URLError(.networkConnectionLost) }
                 let answer = try HTTPClient(port: UInt16(port)).send(request.httpMethod ?? "GET", path, headers: headers, body: Array(payload))
+                let lost = Self.lock.withLock { () -> Bool in
+                    guard path.hasSuffix("/oauth/token"), String(decoding: payload, as: UTF8.self).contains("\"refresh_token\""),
+                          let n = Self.behaviours[port]?.loseRefreshAnswers, n > 0 else { return false }
+                    Self.behaviours[port]?.loseRefreshAnswers = n - 1
+                    return true
+                }
+                if lost { throw URLError(.networkConnectionLost) }
                 if Self.behaviour(port: UInt16(port)).holdRefreshAnswers, path.hasSuffix("/oauth/token"),
                    String(decoding: payload, as: UTF8.self).contains("\"refresh_token\"") {
                     let token = (try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["refresh_token"] as? String
