@@ -386,9 +386,12 @@ public struct ManagementClient: Codable, Sendable, Equatable {
 public struct RefreshTokenLifetimes: Codable, Sendable, Equatable {
     public var idle_token_lifetime: Int?
     public var token_lifetime: Int?
-    public init(idle_token_lifetime: Int?, token_lifetime: Int?) {
+    /// Seconds after a rotation in which a refresh whose answer was lost may be sent again.
+    public var leeway: Int?
+    public init(idle_token_lifetime: Int?, token_lifetime: Int?, leeway: Int? = nil) {
         self.idle_token_lifetime = idle_token_lifetime
         self.token_lifetime = token_lifetime
+        self.leeway = leeway
     }
 }
 

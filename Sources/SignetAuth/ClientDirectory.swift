@@ -110,5 +110,6 @@ extension ClientConfiguration {
         minimumACR = row.minimumACR
         refreshTokenLifetime = row.refreshTokenLifetime
         refreshTokenAbsoluteLifetime = row.refreshTokenAbsoluteLifetime
+        refreshTokenRetryWindow = row.refreshTokenRetryWindow
     }
 }

@@ -86,6 +86,9 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// (`refresh_token_absolute_ttl`), where shorter than the deployment's; `nil`: the deployment's.
     public var refreshTokenLifetime: Int?
     public var refreshTokenAbsoluteLifetime: Int?
+    /// Its own `refresh_token_retry_window` (seconds, 0 to 300); `nil`: the deployment's
+    /// ``ServerConfiguration/refreshTokenRetryWindow``.
+    public var refreshTokenRetryWindow: Int?
 
     /// Whether the client authenticates (RFC 6749 §2.1), with a secret or with its keys.
     public var isConfidential: Bool { secretHash != nil || usesKeys }

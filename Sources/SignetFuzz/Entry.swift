@@ -126,7 +126,7 @@ enum FuzzReplay {
         }
         // A new client's body: a public web client with its addresses.
         try write(.clientSettings, Array(#"{"name":"Published","grant_types":["client_credentials"],"jwks_uri":"https://keys.example/jwks.json"}"#.utf8))
-        try write(.clientSettings, Array(#"{"name":"Console","token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"],"required_roles":["Admin","Branch manager"],"minimum_acr":"phrh","refresh_token":{"idle_token_lifetime":28800,"token_lifetime":86400}}"#.utf8))
+        try write(.clientSettings, Array(#"{"name":"Console","token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"],"required_roles":["Admin","Branch manager"],"minimum_acr":"phrh","refresh_token":{"idle_token_lifetime":28800,"token_lifetime":86400,"leeway":30}}"#.utf8))
         try write(.clientSettings, Array(#"{"name":"Web","token_endpoint_auth_method":"none","grant_types":["authorization_code"],"callbacks":["https://a.example/cb"],"audiences":["https://api.example"],"oidc_logout":{"backchannel_logout_urls":["https://a.example/logout"]}}"#.utf8))
         // Branding: colours in each form, with a PNG's, a JPEG's, a WebP's and an SVG's first bytes.
         for (color, image) in [("#0a7d5a", [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), ("#FA0", [0xFF, 0xD8, 0xFF, 0xE0]),

@@ -354,7 +354,8 @@ enum FuzzTarget {
                                 redirectURIs: p.redirectURIs ?? [], audiences: p.audiences ?? nil, createdAt: 0, postLogoutRedirectURIs: p.postLogoutRedirectURIs ?? [],
                                 backchannelLogoutURI: p.backchannelLogoutURI ?? nil, jwks: p.jwks, requirePushedRequests: p.requirePushedRequests ?? false,
                                 jwksURI: p.jwksURI, requiredRoles: p.requiredRoles ?? nil, minimumACR: p.minimumACR ?? nil,
-                                refreshTokenLifetime: p.refreshLifetimes?.idle, refreshTokenAbsoluteLifetime: p.refreshLifetimes?.absolute)
+                                refreshTokenLifetime: p.refreshLifetimes?.idle, refreshTokenAbsoluteLifetime: p.refreshLifetimes?.absolute,
+                                refreshTokenRetryWindow: p.refreshLifetimes?.retryWindow)
             guard (try? Ceremonies.validate(row)) != nil else { break }
             // Lists are stored as space-separated words: what is accepted reads back as itself.
             for list in [row.grants, row.scopes, row.redirectURIs, row.postLogoutRedirectURIs, row.audiences ?? []] {
@@ -369,6 +370,7 @@ enum FuzzTarget {
             precondition(row.minimumACR.map(AuthenticationContext.supported.contains) != false, "a minimum_acr Signet never reaches")
             precondition([row.refreshTokenLifetime, row.refreshTokenAbsoluteLifetime].allSatisfy { $0.map(Ceremonies.refreshLifetimeRange.contains) != false },
                          "a session lifetime out of bounds")
+            precondition(row.refreshTokenRetryWindow.map(Ceremonies.refreshRetryWindowRange.contains) != false, "a retry window out of bounds")
         case .newUser:
             guard let json = try? StrictJSON().parse(body), let new = try? ManagementNewUser(wire: json),
                   let (email, name, language) = try? Ceremonies.checked(new) else { break }

@@ -261,7 +261,7 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["tokens", "id_token_ttl"], range: 30...ServerConfiguration.longestTokenLifetime) { c.idTokenLifetime = v }
         if let v = try int(tree, ["tokens", "refresh_token_ttl"], range: 60...(400 * 86400)) { c.refreshTokenLifetime = v }
         if let v = try int(tree, ["tokens", "refresh_token_absolute_ttl"], range: 60...(3650 * 86400)) { c.refreshTokenAbsoluteLifetime = v }
-        if let v = try int(tree, ["tokens", "refresh_token_retry_window"], range: 0...300) { c.refreshTokenRetryWindow = v }
+        if let v = try int(tree, ["tokens", "refresh_token_retry_window"], range: Ceremonies.refreshRetryWindowRange) { c.refreshTokenRetryWindow = v }
         if let v = try int(tree, ["tokens", "signing_key_rotation_days"], range: 0...3650) { c.signingKeyRotationDays = v }
         if let v = value(tree, ["tokens", "app_metadata_claims"]) { c.appMetadataClaims = try metadataClaims(v) }
         if let v = value(tree, ["tokens", "roles_claim"]) { c.rolesClaim = try rolesClaim(v, besides: c.appMetadataClaims) }
@@ -382,7 +382,7 @@ public enum ConfigurationLoader {
             let known: Set<String> = ["client_id", "name", "type", "grants", "scopes", "redirect_uris", "post_logout_redirect_uris", "allowed_origins", "ios", "android",
                                       "audiences", "client_secret_hash", "jwks", "jwks_uri", "require_pushed_authorization_requests", "dpop", "refresh_proof",
                                       "backchannel_logout_uri", "backchannel_logout_session_required", "required_roles", "minimum_acr",
-                                      "refresh_token_ttl", "refresh_token_absolute_ttl"]
+                                      "refresh_token_ttl", "refresh_token_absolute_ttl", "refresh_token_retry_window"]
             if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
             // RFC 6749 Appendix A.1: client-id = *VSCHAR (visible ASCII and space).
@@ -479,6 +479,13 @@ public enum ConfigurationLoader {
                     throw ConfigurationError("client \(id): \(member) must be \(range.lowerBound) to \(range.upperBound) seconds")
                 }
                 if member == "refresh_token_ttl" { client.refreshTokenLifetime = seconds } else { client.refreshTokenAbsoluteLifetime = seconds }
+            }
+            if let value = object["refresh_token_retry_window"] {
+                let window = Ceremonies.refreshRetryWindowRange
+                guard let seconds = value.int64.map(Int.init), window.contains(seconds) else {
+                    throw ConfigurationError("client \(id): refresh_token_retry_window must be \(window.lowerBound) to \(window.upperBound) seconds")
+                }
+                client.refreshTokenRetryWindow = seconds
             }
             if let acr = object["minimum_acr"] {
                 guard let value = acr.string, Ceremonies.minimumACRProblem(value) == nil else {

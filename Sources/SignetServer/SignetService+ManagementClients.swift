@@ -69,8 +69,9 @@ extension ManagementClient {
                   oidc_logout: client.backchannelLogoutURI.map { OIDCLogout(backchannel_logout_urls: [$0]) },
                   require_pushed_authorization_requests: client.requirePushedRequests, scopes: client.scopes, audiences: client.audiences,
                   keys: Key.keys(of: client), jwks_uri: client.jwksURI, required_roles: client.requiredRoles, minimum_acr: client.minimumACR,
-                  refresh_token: client.refreshTokenLifetime == nil && client.refreshTokenAbsoluteLifetime == nil ? nil
-                      : RefreshTokenLifetimes(idle_token_lifetime: client.refreshTokenLifetime, token_lifetime: client.refreshTokenAbsoluteLifetime),
+                  refresh_token: client.refreshTokenLifetime == nil && client.refreshTokenAbsoluteLifetime == nil && client.refreshTokenRetryWindow == nil ? nil
+                      : RefreshTokenLifetimes(idle_token_lifetime: client.refreshTokenLifetime, token_lifetime: client.refreshTokenAbsoluteLifetime,
+                                              leeway: client.refreshTokenRetryWindow),
                   created_at: nil, source: "configuration")
     }
 }
@@ -150,15 +151,15 @@ extension ClientPatch {
         case .null?: refreshLifetimes = RefreshLifetimes(idle: nil, absolute: nil)
         case let value?:
             // Auth0's member names; its rotation and expiration types are Signet's always (rotating, expiring).
-            guard let object = value.object, object.keys.allSatisfy({ ["idle_token_lifetime", "token_lifetime"].contains($0) }) else {
-                throw AuthError.malformed("refresh_token takes idle_token_lifetime and token_lifetime (seconds), or null for the deployment's")
+            guard let object = value.object, object.keys.allSatisfy({ ["idle_token_lifetime", "token_lifetime", "leeway"].contains($0) }) else {
+                throw AuthError.malformed("refresh_token takes idle_token_lifetime, token_lifetime and leeway (seconds), or null for the deployment's")
             }
             func seconds(_ name: String) throws -> Int? {
                 guard let member = object[name], member != .null else { return nil }
                 guard let number = member.int64 else { throw AuthError.malformed("refresh_token.\(name) must be a whole number of seconds") }
                 return Int(clamping: number)
             }
-            refreshLifetimes = RefreshLifetimes(idle: try seconds("idle_token_lifetime"), absolute: try seconds("token_lifetime"))
+            refreshLifetimes = RefreshLifetimes(idle: try seconds("idle_token_lifetime"), absolute: try seconds("token_lifetime"), retryWindow: try seconds("leeway"))
         }
         switch json["minimum_acr"] {
         case nil: break

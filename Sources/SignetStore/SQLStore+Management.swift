@@ -324,18 +324,18 @@ extension SQLStore {
         return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
     }
 
-    static let clientColumns = "id, name, type, secret_hash, grants, scopes, redirect_uris, audiences, created_at, post_logout_redirect_uris, backchannel_logout_uri, jwks, require_par, jwks_uri, required_roles, minimum_acr, refresh_ttl, refresh_absolute_ttl"
+    static let clientColumns = "id, name, type, secret_hash, grants, scopes, redirect_uris, audiences, created_at, post_logout_redirect_uris, backchannel_logout_uri, jwks, require_par, jwks_uri, required_roles, minimum_acr, refresh_ttl, refresh_absolute_ttl, refresh_retry_window"
 
     public func insertClient(_ c: ClientRow, writes: [StoreWrite]) throws(StoreError) {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
                 try db.query(
-                    "INSERT INTO clients (\(Self.clientColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                    "INSERT INTO clients (\(Self.clientColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
                     [.text(c.id), .text(c.name), .text(c.type), c.secretHash.map(SQLValue.blob) ?? .null, .text(c.grants.joined(separator: " ")),
                      .text(c.scopes.joined(separator: " ")), .text(c.redirectURIs.joined(separator: " ")), Self.text(c.audiences?.joined(separator: " ")),
                      .int(c.createdAt), .text(c.postLogoutRedirectURIs.joined(separator: " ")), Self.text(c.backchannelLogoutURI), Self.text(c.jwks),
                      .int(c.requirePushedRequests ? 1 : 0), Self.text(c.jwksURI), Self.text(Self.namesJSON(c.requiredRoles)), Self.text(c.minimumACR),
-                     Self.integer(c.refreshTokenLifetime), Self.integer(c.refreshTokenAbsoluteLifetime)])
+                     Self.integer(c.refreshTokenLifetime), Self.integer(c.refreshTokenAbsoluteLifetime), Self.integer(c.refreshTokenRetryWindow)])
                 guard db.changes == 1 else { throw StoreError(.conflict, "a client with this ID exists") }
                 for write in writes { try Self.apply(write, db) }
             }
@@ -350,7 +350,8 @@ extension SQLStore {
                          redirectURIs: words(r[6]), audiences: r[7].text.map { $0.split(separator: " ").map(String.init) }, createdAt: r[8].int ?? 0,
                          postLogoutRedirectURIs: words(r[9]), backchannelLogoutURI: r[10].text, jwks: r[11].text, requirePushedRequests: r[12].int == 1, jwksURI: r[13].text,
                          requiredRoles: r[14].text.flatMap(names), minimumACR: r[15].text,
-                         refreshTokenLifetime: r[16].int.map(Int.init), refreshTokenAbsoluteLifetime: r[17].int.map(Int.init))
+                         refreshTokenLifetime: r[16].int.map(Int.init), refreshTokenAbsoluteLifetime: r[17].int.map(Int.init),
+                         refreshTokenRetryWindow: r[18].int.map(Int.init))
     }
 
     /// Names that may hold spaces (role names), kept as a JSON list of strings.
@@ -388,12 +389,12 @@ extension SQLStore {
                 try db.query(
                     """
                     UPDATE clients SET name = ?, secret_hash = ?, grants = ?, scopes = ?, redirect_uris = ?, audiences = ?, post_logout_redirect_uris = ?,
-                    backchannel_logout_uri = ?, jwks = ?, require_par = ?, jwks_uri = ?, required_roles = ?, minimum_acr = ?, refresh_ttl = ?, refresh_absolute_ttl = ? WHERE id = ?
+                    backchannel_logout_uri = ?, jwks = ?, require_par = ?, jwks_uri = ?, required_roles = ?, minimum_acr = ?, refresh_ttl = ?, refresh_absolute_ttl = ?, refresh_retry_window = ? WHERE id = ?
                     """,
                     [.text(c.name), c.secretHash.map(SQLValue.blob) ?? .null, .text(c.grants.joined(separator: " ")), .text(c.scopes.joined(separator: " ")),
                      .text(c.redirectURIs.joined(separator: " ")), Self.text(c.audiences?.joined(separator: " ")), .text(c.postLogoutRedirectURIs.joined(separator: " ")), Self.text(c.backchannelLogoutURI),
                      Self.text(c.jwks), .int(c.requirePushedRequests ? 1 : 0), Self.text(c.jwksURI), Self.text(Self.namesJSON(c.requiredRoles)), Self.text(c.minimumACR),
-                     Self.integer(c.refreshTokenLifetime), Self.integer(c.refreshTokenAbsoluteLifetime), .text(c.id)])
+                     Self.integer(c.refreshTokenLifetime), Self.integer(c.refreshTokenAbsoluteLifetime), Self.integer(c.refreshTokenRetryWindow), .text(c.id)])
                 for write in writes { try Self.apply(write, db) }
                 return true
             }

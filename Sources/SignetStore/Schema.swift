@@ -432,8 +432,9 @@ enum Schema {
             """),
             // The token a refresh token was rotated into, so that a retry of a refresh whose
             // answer was lost can find it (`tokens.refresh_token_retry_window`); NULL for a live
-            // token and for those rotated before.
-            (34, "ALTER TABLE refresh_tokens ADD COLUMN successor \(blob)"),
+            // token and for those rotated without a window. And a client's own window, in
+            // seconds (NULL: the deployment's).
+            (34, "ALTER TABLE refresh_tokens ADD COLUMN successor \(blob); ALTER TABLE clients ADD COLUMN refresh_retry_window BIGINT"),
         ]
     }
 

@@ -29,11 +29,13 @@ enum AdminCommand {
                                         [--require-role NAME]... (only accounts with one of these roles get its tokens)
                                         [--minimum-acr phr|phrh] (only passkey sign-ins, or hardware-bound ones, get them)
                                         [--refresh-ttl SECONDS] [--refresh-absolute-ttl SECONDS] (its sessions, if shorter)
+                                        [--refresh-retry-window SECONDS] (a lost refresh answer may be retried, 0-300)
                signet admin clients update ID [--name NAME] [--grant GRANT]... [--scope "S1 S2"] [--redirect-uri URI]...
                                         [--post-logout-redirect-uri URI]... [--backchannel-logout-uri URI|""] [--audience AUD]...
                                         [--default-audiences] [--require-par|--no-require-par] [--jwks-uri URL]
                                         [--require-role NAME]... [--any-role] [--minimum-acr phr|phrh] [--any-acr]
-                                        [--refresh-ttl SECONDS] [--refresh-absolute-ttl SECONDS] [--default-refresh]
+                                        [--refresh-ttl SECONDS] [--refresh-absolute-ttl SECONDS] [--refresh-retry-window SECONDS]
+                                        [--default-refresh]
                                         (each given setting replaced whole)
                signet admin clients list | remove ID | rotate-secret ID | set-keys ID --jwks FILE
                signet admin log-streams add --name NAME --url URL [--format JSONARRAY|JSONLINES|JSONOBJECT] [--content-type TYPE]
@@ -82,7 +84,7 @@ enum AdminCommand {
     static func parse(_ args: [String]) -> Options? {
         var options = Options()
         var rest = args.makeIterator()
-        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds", "--description", "--api", "--permission", "--require-role", "--minimum-acr", "--refresh-ttl", "--refresh-absolute-ttl", "--for", "--until"]
+        let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--refresh-retry-window", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds", "--description", "--api", "--permission", "--require-role", "--minimum-acr", "--refresh-ttl", "--refresh-absolute-ttl", "--for", "--until"]
         while let arg = rest.next() {
             switch arg {
             case "--config": options.config = rest.next()
@@ -422,8 +424,8 @@ struct Admin {
             audiences = row.audiences
             required_roles = row.requiredRoles
             minimum_acr = row.minimumACR
-            refresh_token = row.refreshTokenLifetime == nil && row.refreshTokenAbsoluteLifetime == nil ? nil
-                : RefreshTokenLifetimes(idle_token_lifetime: row.refreshTokenLifetime, token_lifetime: row.refreshTokenAbsoluteLifetime)
+            refresh_token = row.refreshTokenLifetime == nil && row.refreshTokenAbsoluteLifetime == nil && row.refreshTokenRetryWindow == nil ? nil
+                : RefreshTokenLifetimes(idle_token_lifetime: row.refreshTokenLifetime, token_lifetime: row.refreshTokenAbsoluteLifetime, leeway: row.refreshTokenRetryWindow)
             created_at = Ceremonies.iso(row.createdAt)
             client_secret = secret
         }
@@ -455,19 +457,21 @@ struct Admin {
         try noteMissingRoles(output.required_roles)
     }
 
-    /// `idle 28800 s, absolute 86400 s` (`deployment's` for one not set).
+    /// `idle 28800 s, absolute 86400 s, retry window 30 s` (`the deployment's` for one not set).
     static func lifetimes(_ sessions: RefreshTokenLifetimes) -> String {
-        "idle \(sessions.idle_token_lifetime.map { "\($0) s" } ?? "the deployment's"), absolute \(sessions.token_lifetime.map { "\($0) s" } ?? "the deployment's")"
+        func seconds(_ value: Int?) -> String { value.map { "\($0) s" } ?? "the deployment's" }
+        return "idle \(seconds(sessions.idle_token_lifetime)), absolute \(seconds(sessions.token_lifetime)), retry window \(seconds(sessions.leeway))"
     }
 
-    /// `--refresh-ttl` and `--refresh-absolute-ttl`, together (`nil` when neither is given).
+    /// `--refresh-ttl`, `--refresh-absolute-ttl` and `--refresh-retry-window`, together (`nil`
+    /// when none is given).
     func refreshLifetimes() throws -> RefreshLifetimes? {
-        let given = try ["--refresh-ttl", "--refresh-absolute-ttl", "--for", "--until"].map { flag -> Int? in
+        let given = try ["--refresh-ttl", "--refresh-absolute-ttl", "--refresh-retry-window"].map { flag -> Int? in
             guard let text = options.one(flag) else { return nil }
             guard let seconds = Int(text) else { throw AuthError.malformed("\(flag) takes a number of seconds") }
             return seconds
         }
-        return given.allSatisfy { $0 == nil } ? nil : RefreshLifetimes(idle: given[0], absolute: given[1])
+        return given.allSatisfy { $0 == nil } ? nil : RefreshLifetimes(idle: given[0], absolute: given[1], retryWindow: given[2])
     }
 
     /// A required role no role is named yet refuses everyone until one is: said at once, since
@@ -510,7 +514,7 @@ struct Admin {
         guard !(options.anyACR && options.one("--minimum-acr") != nil) else { throw AuthError.malformed("give --minimum-acr or --any-acr, not both") }
         if options.anyACR { patch.minimumACR = .some(nil) } else if let acr = options.one("--minimum-acr") { patch.minimumACR = .some(acr) }
         let lifetimes = try refreshLifetimes()
-        guard !(options.defaultRefresh && lifetimes != nil) else { throw AuthError.malformed("give --refresh-ttl and --refresh-absolute-ttl, or --default-refresh, not both") }
+        guard !(options.defaultRefresh && lifetimes != nil) else { throw AuthError.malformed("give --refresh-ttl, --refresh-absolute-ttl and --refresh-retry-window, or --default-refresh, not both") }
         patch.refreshLifetimes = options.defaultRefresh ? RefreshLifetimes(idle: nil, absolute: nil) : lifetimes
         guard patch != ClientPatch() else { throw AuthError.malformed("give at least one setting to change") }
         let output = ClientOutput(try ceremonies.updateClient(id: id, patch, by: .commandLine, context: context))

@@ -1,6 +1,8 @@
 import Foundation
+import SignetAPI
 import SignetAuth
 import SignetHTTP
+import SignetServer
 import SignetWebAuthn
 import Testing
 
@@ -70,5 +72,62 @@ import Testing
         #expect(try Self.refresh(server, first).status == 200)
         let again = try Self.refresh(server, first)
         #expect(again.status == 400 && again.json["reason"] == .string("refresh_token_reused"))
+    }
+
+    @Test("a client's own window, in the file, the Management API (Auth0's refresh_token.leeway) and signet admin, in place of the deployment's; out of bounds refused")
+    func clientWindow() throws {
+        // The file: the console retries, the deployment (0) does not.
+        let server = try SessionLifetimeTests.server { c in
+            if let i = c.clients.firstIndex(where: { $0.id == "console" }) { c.clients[i].refreshTokenRetryWindow = 30 }
+        }
+        let phone = Phone(server)
+        _ = try phone.signUp(email: "window@bank.example")
+        for (client, retried) in [("console", true), ("app", false)] {
+            let token = try SessionLifetimeTests.signIn(phone, client: client)["refresh_token"]
+            #expect(try SessionLifetimeTests.refresh(server, token, client: client).status == 200)
+            let again = try SessionLifetimeTests.refresh(server, token, client: client)
+            #expect(again.status == (retried ? 200 : 400), "\(client): \(again.json.serialized)")
+        }
+        let configured = try server.api("GET", "/api/v2/clients/console", token: try server.managementToken())
+        #expect(configured.json["refresh_token"]?["leeway"] == .int(30), "\(configured.json.serialized)")
+        func load(_ member: String) throws -> ServerConfiguration {
+            try ConfigurationLoader.load(file: try ConfigurationTests.write(#"""
+                {"issuer": "https://a.example.com", "relying_party": {"id": "example.com", "origins": ["https://example.com"]},
+                 "clients": [{"client_id": "console", \#(member)}]}
+                """#), environment: [:])
+        }
+        #expect(try load(#""refresh_token_retry_window": 0"#).clients.first?.refreshTokenRetryWindow == 0)
+        for bad in [#""refresh_token_retry_window": 301"#, #""refresh_token_retry_window": -1"#, #""refresh_token_retry_window": "30""#] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try load(bad) }
+        }
+
+        // The Management API: set with the lifetimes, shown, taking effect, replaced whole.
+        let ops = try server.managementToken()
+        let made = try server.api("POST", "/api/v2/clients", token: ops, .object([
+            "name": .string("Teller app"), "token_endpoint_auth_method": .string("none"), "grant_types": .array([.string(GrantType.webauthn), .string("refresh_token")]),
+            "refresh_token": .object(["leeway": .number("45")]),
+        ]))
+        #expect(made.status == 201 && made.json["refresh_token"] == .object(["leeway": .int(45)]), "\(made.json.serialized)")
+        let id = try #require(made.json["client_id"]?.string)
+        let token = try SessionLifetimeTests.signIn(phone, client: id)["refresh_token"]
+        #expect(try SessionLifetimeTests.refresh(server, token, client: id).status == 200)
+        #expect(try SessionLifetimeTests.refresh(server, token, client: id).status == 200)
+        for bad in [JSONValue.object(["leeway": .number("301")]), .object(["leeway": .number("-1")]), .object(["leeway": .string("30s")])] {
+            let answer = try server.api("PATCH", "/api/v2/clients/\(id)", token: ops, .object(["refresh_token": bad]))
+            #expect(answer.status == 400 && answer.json["reason"] == .string("malformed"), "\(bad.serialized): \(answer.json.serialized)")
+        }
+        let idleOnly = try server.api("PATCH", "/api/v2/clients/\(id)", token: ops, .object(["refresh_token": .object(["idle_token_lifetime": .number("600")])]))
+        #expect(idleOnly.status == 200 && idleOnly.json["refresh_token"] == .object(["idle_token_lifetime": .int(600)]), "\(idleOnly.json.serialized)")
+
+        // signet admin.
+        let database = ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path]
+        let added = try runProcess(ProcessTests.binary.path, ["admin", "clients", "add", "--name", "Phone", "--type", "public", "--grant", GrantType.webauthn,
+                                                              "--refresh-retry-window", "60"] + database, in: server.directory)
+        #expect(added.status == 0 && added.output.contains("absolute the deployment's, retry window 60 s"), "\(added.output) \(added.errors)")
+        let cli = try #require(added.output.split(separator: "\n").first { $0.hasPrefix("client_id") }?.split(separator: " ").last.map(String.init))
+        let tooLong = try runProcess(ProcessTests.binary.path, ["admin", "clients", "update", cli, "--refresh-retry-window", "301"] + database, in: server.directory)
+        #expect(tooLong.status != 0 && tooLong.errors.contains("--refresh-retry-window"), "\(tooLong.errors)")
+        let both = try runProcess(ProcessTests.binary.path, ["admin", "clients", "update", cli, "--default-refresh", "--refresh-retry-window", "5"] + database, in: server.directory)
+        #expect(both.status != 0 && both.errors.contains("not both"))
     }
 }

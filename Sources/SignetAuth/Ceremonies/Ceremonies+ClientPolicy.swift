@@ -67,6 +67,9 @@ extension Ceremonies {
     /// The seconds a client's own session lifetime may be: a minute to ten years. It takes effect
     /// only where shorter than the deployment's (``refreshLifetimes(_:)``).
     public static let refreshLifetimeRange = 60...(3650 * 86_400)
+    /// The seconds a refresh whose answer was lost may be sent again in, the deployment's
+    /// (`tokens.refresh_token_retry_window`) or a client's (Auth0's `refresh_token.leeway`).
+    public static let refreshRetryWindowRange = 0...300
 
     /// Why `value` cannot be a client's `minimum_acr` (`nil`: it can): one of
     /// ``AuthenticationContext/supported``.

@@ -27,7 +27,8 @@ extension Ceremonies {
                             grants: grants, scopes: scopes, redirectURIs: redirectURIs, audiences: audiences, createdAt: nowMillis,
                             postLogoutRedirectURIs: postLogoutRedirectURIs, backchannelLogoutURI: backchannelLogoutURI, jwks: keys,
                             requirePushedRequests: requirePushedRequests, jwksURI: jwksURI, requiredRoles: requiredRoles, minimumACR: minimumACR,
-                            refreshTokenLifetime: refreshLifetimes?.idle, refreshTokenAbsoluteLifetime: refreshLifetimes?.absolute)
+                            refreshTokenLifetime: refreshLifetimes?.idle, refreshTokenAbsoluteLifetime: refreshLifetimes?.absolute,
+                            refreshTokenRetryWindow: refreshLifetimes?.retryWindow)
         try Self.validate(row, permissions: apiPermissionNames)
         try Self.requireHeld(scopes, by: caller)
         // Each change to the clients commits with its audit row.
@@ -83,6 +84,9 @@ extension Ceremonies {
             if let seconds, !refreshLifetimeRange.contains(seconds) {
                 throw AuthError.malformed("refresh_token.\(what) must be \(refreshLifetimeRange.lowerBound) to \(refreshLifetimeRange.upperBound) seconds")
             }
+        }
+        if let window = row.refreshTokenRetryWindow, !refreshRetryWindowRange.contains(window) {
+            throw AuthError.malformed("refresh_token.leeway (--refresh-retry-window) must be \(refreshRetryWindowRange.lowerBound) to \(refreshRetryWindowRange.upperBound) seconds")
         }
     }
 
@@ -258,8 +262,8 @@ public struct ClientPatch: Sendable, Equatable {
     public var requiredRoles: [String]??
     /// `.some(nil)`: any sign-in again.
     public var minimumACR: String??
-    /// Its sessions' idle and absolute lifetimes (Auth0's `refresh_token`), replaced together;
-    /// `.some((nil, nil))`: the deployment's again.
+    /// Its sessions' idle and absolute lifetimes and retry window (Auth0's `refresh_token`),
+    /// replaced together; all `nil`: the deployment's again.
     public var refreshLifetimes: RefreshLifetimes?
     public init() {}
 
@@ -282,17 +286,22 @@ public struct ClientPatch: Sendable, Equatable {
         if let requirePushedRequests { row.requirePushedRequests = requirePushedRequests }
         if let requiredRoles { row.requiredRoles = requiredRoles }
         if let minimumACR { row.minimumACR = minimumACR }
-        if let refreshLifetimes { (row.refreshTokenLifetime, row.refreshTokenAbsoluteLifetime) = (refreshLifetimes.idle, refreshLifetimes.absolute) }
+        if let refreshLifetimes {
+            (row.refreshTokenLifetime, row.refreshTokenAbsoluteLifetime, row.refreshTokenRetryWindow) = (refreshLifetimes.idle, refreshLifetimes.absolute, refreshLifetimes.retryWindow)
+        }
     }
 }
 
 /// A client's own session lifetimes in seconds (Auth0's `refresh_token.idle_token_lifetime` and
-/// `token_lifetime`); `nil` for the deployment's.
+/// `token_lifetime`), and the window in which a refresh whose answer was lost may be sent again
+/// (`leeway`); `nil` for the deployment's.
 public struct RefreshLifetimes: Sendable, Equatable {
     public var idle: Int?
     public var absolute: Int?
-    public init(idle: Int?, absolute: Int?) {
+    public var retryWindow: Int?
+    public init(idle: Int?, absolute: Int?, retryWindow: Int? = nil) {
         self.idle = idle
         self.absolute = absolute
+        self.retryWindow = retryWindow
     }
 }

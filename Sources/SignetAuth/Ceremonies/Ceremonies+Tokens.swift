@@ -247,7 +247,7 @@ extension Ceremonies {
         let (newToken, newKey) = RefreshToken.make(name: timeOrderedID(), secret: Array(fresh[16..<48]))
         let now = nowMillis
         let (sliding, absolute) = refreshLifetimes(client)
-        let retryWindow = Int64(configuration.refreshTokenRetryWindow) * 1000
+        let retryWindow = Int64(client.refreshTokenRetryWindow ?? configuration.refreshTokenRetryWindow) * 1000
         let outcome = try store.rotateRefreshToken(hash: presented, proof: sessionKey ?? binding?.jkt, retryWindow: retryWindow, next: { current in
             RefreshTokenRow(hash: newKey, family: current.family, userID: current.userID, clientID: current.clientID,
                             scope: current.scope, authTime: current.authTime, amr: current.amr,

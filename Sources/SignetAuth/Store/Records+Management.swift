@@ -216,12 +216,15 @@ public struct ClientRow: Sendable, Equatable {
     /// Its sessions' lifetimes in seconds, idle and absolute; `nil`: the deployment's.
     public var refreshTokenLifetime: Int?
     public var refreshTokenAbsoluteLifetime: Int?
+    /// Seconds in which a refresh whose answer was lost may be sent again; `nil`: the deployment's.
+    public var refreshTokenRetryWindow: Int?
     /// Whether it authenticates with `private_key_jwt`.
     public var usesKeys: Bool { jwks != nil || jwksURI != nil }
     public init(id: String, name: String, type: String, secretHash: [UInt8]?, grants: [String], scopes: [String], redirectURIs: [String],
                 audiences: [String]?, createdAt: Int64, postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil, jwks: String? = nil,
                 requirePushedRequests: Bool = false, jwksURI: String? = nil, requiredRoles: [String]? = nil, minimumACR: String? = nil,
-                refreshTokenLifetime: Int? = nil, refreshTokenAbsoluteLifetime: Int? = nil) {
+                refreshTokenLifetime: Int? = nil, refreshTokenAbsoluteLifetime: Int? = nil, refreshTokenRetryWindow: Int? = nil) {
+        self.refreshTokenRetryWindow = refreshTokenRetryWindow
         self.refreshTokenLifetime = refreshTokenLifetime
         self.refreshTokenAbsoluteLifetime = refreshTokenAbsoluteLifetime
         self.requiredRoles = requiredRoles
