@@ -47,6 +47,22 @@ import Testing
         }
     }
 
+    @Test("a DPoP-bound refresh whose answer was lost is retried with a fresh proof by the same key, within the server's retry window")
+    func lostBoundRefresh() async throws {
+        let server = try ServerProcess(environment: ["SIGNET_TOKENS_REFRESH_TOKEN_RETRY_WINDOW": "30"])
+        let key = try SoftwareDPoPKey()
+        let (client, tokens) = try Self.app(server, dpop: key, session: TestNetwork.session(port: server.port, TestNetwork.Behaviour(loseRefreshAnswers: 1)))
+        try await client.signUp(email: "tunnel@signet.test")
+        let before = try #require(try tokens.load())
+        await #expect(throws: SignetError(.unreachable, "")) { try await client.refresh() }
+        #expect(try tokens.load() == before)
+        try await client.refresh()
+        let after = try #require(try tokens.load())
+        #expect(after.refreshToken != before.refreshToken)
+        #expect((try Self.claims(after.accessToken)["cnf"] as? [String: String])?["jkt"] == key.thumbprint)
+        #expect(try await client.passkeys().count == 1)
+    }
+
     @Test("a call the server throttles is a rate_limited error that carries the server's Retry-After")
     func throttled() async throws {
         let server = try ServerProcess(environment: ["SIGNET_DPOP_PROOFS_PER_MINUTE": "2"])
