@@ -244,7 +244,29 @@ struct DoctorTests {
         #expect(noted.status == .note && noted.detail.contains(GrantNames.passwordlessOTP) && !noted.detail.contains(GrantNames.refreshToken), "\(noted.detail)")
         #expect(!checks.contains { $0.name.hasPrefix("client.strict") }, "passkey grants and refreshes reach phr")
         #expect(checks.first { $0.name == "client.console.required_roles" }?.detail.contains("Admin") == true)
-        #expect(!Doctor(configuration: TestServer.configuration(), options: HTTPSOptions()).configurationChecks().contains { $0.name.hasPrefix("client.") })
+        #expect(!Doctor(configuration: TestServer.configuration(), options: HTTPSOptions()).configurationChecks().contains {
+            $0.name.hasPrefix("client.") && !$0.name.hasSuffix(".refresh_token_retry_window")
+        })
+    }
+
+    @Test("a phone app's client that refreshes with no retry window is noted; its own window, the deployment's, or no refreshes say nothing")
+    func refreshRetry() throws {
+        func notes(_ edit: (inout ServerConfiguration) -> Void) -> [String] {
+            var configuration = TestServer.configuration()
+            edit(&configuration)
+            return Doctor(configuration: configuration, options: HTTPSOptions()).configurationChecks()
+                .filter { $0.name.hasSuffix(".refresh_token_retry_window") && $0.status == .note }.map(\.name)
+        }
+        // The test configuration's "app" has iOS and Android apps and every grant; "web" has none.
+        #expect(notes { $0.clients.append(ClientConfiguration(id: "web", grants: GrantNames.all)) } == ["client.app.refresh_token_retry_window"])
+        #expect(notes { $0.refreshTokenRetryWindow = 30 }.isEmpty)
+        #expect(notes { $0.clients[0].refreshTokenRetryWindow = 60 }.isEmpty)
+        #expect(notes { $0.clients[0].grants.removeAll { $0 == GrantNames.refreshToken } }.isEmpty)
+        // A client's 0 keeps it strict even where the deployment has a window.
+        #expect(notes { c in
+            c.refreshTokenRetryWindow = 30
+            c.clients[0].refreshTokenRetryWindow = 0
+        } == ["client.app.refresh_token_retry_window"])
     }
 
     @Test("closed sign-up: the offline signup check passes with mail, and without it notes that only enrollment links let owners in")

@@ -188,6 +188,7 @@ extension Doctor {
         }
         checks += permissionChecks()
         checks += clientPolicyChecks()
+        checks += refreshRetryChecks()
         checks += backupChecks()
         for app in androidApps {
             checks.append(.note("android.\(app.packageName)", app.fingerprints.count == 1
@@ -275,6 +276,19 @@ extension Doctor {
                 return .note("client.\(client.id).required_roles", "only accounts with the role \(roles.joined(separator: " or ")) get its tokens; check the roles exist (signet admin roles list): a name no role has refuses everyone")
             }
             return nil
+        }
+    }
+
+    /// A phone app's client (iOS or Android apps configured) that refreshes with no retry window:
+    /// noted, since a phone that loses a refresh's answer is then signed out, and its owner mailed
+    /// a reuse warning. Strict rotation stays the default; the note says what the window trades.
+    func refreshRetryChecks() -> [DoctorCheck] {
+        configuration.clients.compactMap { client in
+            guard !client.iosApps.isEmpty || !client.androidApps.isEmpty, client.grants.contains(GrantNames.refreshToken),
+                  (client.refreshTokenRetryWindow ?? configuration.refreshTokenRetryWindow) == 0 else { return nil }
+            return .note("client.\(client.id).refresh_token_retry_window", "strict rotation: a phone that loses a refresh's answer (out of coverage mid-request) "
+                + "is signed out, and its owner is mailed a reuse warning; refresh_token_retry_window 30 to 60 lets it send the refresh again, "
+                + "while the token the lost answer carried, if shown later, still ends the session")
         }
     }
 
