@@ -37,6 +37,8 @@ import Testing
         // Each retry is in the audit log, as a refresh that succeeded and says why.
         let retries = try server.store.auditEvents(limit: 20).filter { $0.kind == "refresh" && $0.outcome == "success" }
         #expect(retries.count == 2 && retries.allSatisfy { $0.detail?.contains("answer was lost") == true })
+        // And in the metrics, for an operator tuning the window.
+        #expect(try server.get("/metrics").text.contains(#"signet_audit_events_total{event="refresh",outcome="success"} 2"#))
         // The new token rotates as any does.
         let next = try Self.refresh(server, kept)
         #expect(next.status == 200)
