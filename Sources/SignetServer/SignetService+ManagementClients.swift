@@ -69,10 +69,16 @@ extension ManagementClient {
                   oidc_logout: client.backchannelLogoutURI.map { OIDCLogout(backchannel_logout_urls: [$0]) },
                   require_pushed_authorization_requests: client.requirePushedRequests, scopes: client.scopes, audiences: client.audiences,
                   keys: Key.keys(of: client), jwks_uri: client.jwksURI, required_roles: client.requiredRoles, minimum_acr: client.minimumACR,
-                  refresh_token: client.refreshTokenLifetime == nil && client.refreshTokenAbsoluteLifetime == nil && client.refreshTokenRetryWindow == nil ? nil
-                      : RefreshTokenLifetimes(idle_token_lifetime: client.refreshTokenLifetime, token_lifetime: client.refreshTokenAbsoluteLifetime,
-                                              leeway: client.refreshTokenRetryWindow),
-                  created_at: nil, source: "configuration")
+                  refresh_token: RefreshTokenLifetimes(of: client), created_at: nil, source: "configuration")
+    }
+}
+
+extension RefreshTokenLifetimes {
+    /// A client's own refresh-token settings in Auth0's shape (`refresh_token`); `nil` when it
+    /// has none, and the deployment's apply.
+    package init?(of client: ClientConfiguration) {
+        guard client.refreshTokenLifetime != nil || client.refreshTokenAbsoluteLifetime != nil || client.refreshTokenRetryWindow != nil else { return nil }
+        self.init(idle_token_lifetime: client.refreshTokenLifetime, token_lifetime: client.refreshTokenAbsoluteLifetime, leeway: client.refreshTokenRetryWindow)
     }
 }
 

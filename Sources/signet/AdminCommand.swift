@@ -409,6 +409,7 @@ struct Admin {
         let created_at: String
         var client_secret: String?
         init(_ row: ClientRow, secret: String? = nil) {
+            let configured = ClientConfiguration(row)
             client_id = row.id
             name = row.name
             type = row.type
@@ -417,15 +418,14 @@ struct Admin {
             redirect_uris = row.redirectURIs
             post_logout_redirect_uris = row.postLogoutRedirectURIs
             backchannel_logout_uri = row.backchannelLogoutURI
-            token_endpoint_auth_method = ClientConfiguration(row).authenticationMethod
+            token_endpoint_auth_method = configured.authenticationMethod
             require_pushed_authorization_requests = row.requirePushedRequests
-            keys = ManagementClient.Key.keys(of: ClientConfiguration(row))
+            keys = ManagementClient.Key.keys(of: configured)
             jwks_uri = row.jwksURI
             audiences = row.audiences
             required_roles = row.requiredRoles
             minimum_acr = row.minimumACR
-            refresh_token = row.refreshTokenLifetime == nil && row.refreshTokenAbsoluteLifetime == nil && row.refreshTokenRetryWindow == nil ? nil
-                : RefreshTokenLifetimes(idle_token_lifetime: row.refreshTokenLifetime, token_lifetime: row.refreshTokenAbsoluteLifetime, leeway: row.refreshTokenRetryWindow)
+            refresh_token = RefreshTokenLifetimes(of: configured)
             created_at = Ceremonies.iso(row.createdAt)
             client_secret = secret
         }
