@@ -77,7 +77,7 @@ let package = Package(
             name: "SignetAuthTests", dependencies: ["SignetAuth", "SignetStore", "SignetAPI", "SignetSoftware", "SignetWebAuthn", "SignetCrypto", "SignetTestSupport"],
             swiftSettings: strict),
         // What more than one test target needs, and nothing outside the tests.
-        .target(name: "SignetTestSupport", dependencies: ["CSQLite", "SignetHTTP"], path: "Tests/SignetTestSupport", swiftSettings: strict),
+        .target(name: "SignetTestSupport", dependencies: ["CSQLite", "SignetHTTP", "SignetCrypto", "SignetWebAuthn"], path: "Tests/SignetTestSupport", swiftSettings: strict),
         .testTarget(name: "SignetStoreTests", dependencies: ["SignetStore", "SignetAuth", "SignetCrypto", "CSQLite", "SignetTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "SignetCryptoTests", dependencies: ["SignetCrypto"], swiftSettings: strict),

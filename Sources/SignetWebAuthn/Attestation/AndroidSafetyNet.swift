@@ -9,39 +9,14 @@ extension AttestationContext {
         guard let response = statement[text: "response"]?.bytes, response.count <= 32 * 1024 else {
             throw invalid("safetynet response missing", section)
         }
-        let parts = response.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(bytes: parts[0]),
-              let payloadBytes = Base64URL.decode(bytes: parts[1]), let signature = Base64URL.decode(bytes: parts[2])
-        else { throw invalid("safetynet response is not a compact JWS", section) }
-        let json = StrictJSON(maxDepth: 8, maxLength: 32 * 1024)
-        guard let header = try? json.parse(headerBytes), let payload = try? json.parse(payloadBytes) else {
-            throw invalid("safetynet JWS header or payload is not JSON", section)
+        let jws: CertifiedJWS
+        do {
+            jws = try CertifiedJWS(response, json: StrictJSON(maxDepth: 8, maxLength: 32 * 1024), maxCertificates: 8,
+                                   algorithms: ["RS256", "RS384", "RS512", "ES256"])
+        } catch {
+            throw invalid("safetynet response: \(error.detail)", section)
         }
-        guard let x5c = header["x5c"]?.array, !x5c.isEmpty, x5c.count <= 8 else { throw invalid("safetynet JWS has no x5c", section) }
-        var chain: [Certificate] = []
-        for item in x5c {
-            guard let text = item.string, let data = Data(base64Encoded: text), let cert = try? Certificate(der: [UInt8](data)) else {
-                throw invalid("safetynet x5c entry is not a base64 DER certificate", section)
-            }
-            chain.append(cert)
-        }
-        // The JWS signature (RFC 7515 §5.2) verifies with the leaf's key.
-        let signingInput = Array(response[response.startIndex..<parts[1].endIndex])
-        let scheme: SignatureScheme
-        var sig = signature
-        switch header["alg"]?.string {
-        case "RS256": scheme = .rsaPKCS1(.sha256)
-        case "RS384": scheme = .rsaPKCS1(.sha384)
-        case "RS512": scheme = .rsaPKCS1(.sha512)
-        case "ES256":
-            scheme = .ecdsa(.sha256)
-            guard sig.count == 64, let der = ECDSASignature.der(fromRaw: sig) else { throw invalid("safetynet ES256 signature size", section) }
-            sig = der
-        default: throw invalid("safetynet JWS alg is not supported", section)
-        }
-        guard let leafKey = try? chain[0].publicKey(), leafKey.verify(signature: sig, message: signingInput, scheme: scheme) else {
-            throw invalid("safetynet JWS signature does not verify", section)
-        }
+        let chain = jws.chain, payload = jws.payload
         // The leaf is issued to attest.android.com.
         guard Self.names(of: chain[0]).contains("attest.android.com") else {
             throw invalid("safetynet certificate is not issued to attest.android.com", section)

@@ -1,0 +1,176 @@
+import Foundation
+import SignetCrypto
+import SignetWebAuthn
+import SignetTestSupport
+import Testing
+
+/// FIDO MDS 3.0 §3.2: a BLOB is used only once its signing chain reaches the configured root
+/// and its signature verifies; each check, and each part of the payload, broken alone.
+@Suite struct MetadataBLOBTests {
+    static let service = try! TestMetadataService()
+    static let yubico = "cb69481e-8ff7-4039-93ec-0a2729a154a8"
+    static let other = "2fc0579f-8113-47ea-b116-bb5a8db9202a"
+    static let attestationRoot = try! TestMetadataService().root
+
+    static var models: [TestMetadataService.Model] {
+        [.init(aaguid: yubico.uppercased(), description: "Test Key 5", roots: [attestationRoot]),
+         .init(aaguid: other, description: "Revoked Key", roots: [], statuses: [("FIDO_CERTIFIED", "2023-01-01"), ("REVOKED", "2024-06-01")])]
+    }
+
+    /// The JWS with `edit` applied to its text, signature unchanged.
+    static func edited(_ jws: [UInt8], _ edit: (inout [String]) -> Void) -> [UInt8] {
+        var parts = String(decoding: jws, as: UTF8.self).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        edit(&parts)
+        return Array(parts.joined(separator: ".").utf8)
+    }
+
+    static func part(_ jws: [UInt8], anchor: Certificate = service.root, now: Date = Date()) -> String? {
+        do {
+            _ = try MetadataBLOB(jws: jws, anchor: anchor, now: now)
+            return nil
+        } catch {
+            return error.part
+        }
+    }
+
+    @Test("a BLOB signed under the root is read: its FIDO2 models by AAGUID in lower case, each with its name, roots and status reports; U2F entries passed over")
+    func accepted() throws {
+        let jws = try Self.service.blob(TestMetadataService.payload(number: 77, nextUpdate: "2027-01-01", models: Self.models))
+        let blob = try MetadataBLOB(jws: jws + Array("\n".utf8), anchor: Self.service.root, now: Date())
+        #expect(blob.number == 77 && blob.nextUpdate == "2027-01-01")
+        #expect(blob.entries.count == 2)
+        let entry = try #require(blob.entries[Self.yubico])
+        #expect(entry.description == "Test Key 5" && entry.roots.map(\.der) == [Self.attestationRoot.der])
+        #expect(entry.statuses.map(\.status) == ["FIDO_CERTIFIED_L1"] && entry.statuses.map(\.effectiveDate) == ["2024-01-10"])
+    }
+
+    @Test("RS256, as the Metadata Service signs, is read as ES256 is")
+    func rs256() throws {
+        let service = try TestMetadataService(alg: "RS256")
+        let blob = try MetadataBLOB(jws: try service.blob(TestMetadataService.payload(models: Self.models)), anchor: service.root, now: Date())
+        #expect(blob.entries.count == 2)
+    }
+
+    @Test("with no x5c the root's own key signs (MDS 3.0 §3.2); another key does not verify")
+    func noX5C() throws {
+        let payload = TestMetadataService.payload(models: Self.models).serializedBytes
+        let byRoot = try TestMetadataService.sign(header: ["alg": .string("ES256")], payload: payload, key: Self.service.rootKey)
+        #expect(Self.part(byRoot) == nil)
+        let bySigner = try TestMetadataService.sign(header: ["alg": .string("ES256")], payload: payload, key: Self.service.signerKey)
+        #expect(Self.part(bySigner) == "signature")
+    }
+
+    @Test("the signing chain must reach the configured root, and the signing certificate be valid now")
+    func chain() throws {
+        let jws = try Self.service.blob(TestMetadataService.payload(models: Self.models))
+        #expect(Self.part(jws, anchor: try TestMetadataService().root) == "chain")
+        #expect(Self.part(jws, now: Date().addingTimeInterval(86400 * 400)) == "chain")
+        let lapsed = try TestMetadataService(signerValid: Date().addingTimeInterval(-86400 * 20)...Date().addingTimeInterval(-86400))
+        #expect(Self.part(try lapsed.blob(TestMetadataService.payload(models: Self.models)), anchor: lapsed.root) == "chain")
+    }
+
+    @Test("the signature covers the header and payload as sent: a changed payload, a changed signature or a short one is refused")
+    func signature() throws {
+        let jws = try Self.service.blob(TestMetadataService.payload(number: 7, models: Self.models))
+        let richer = Base64URL.encode(TestMetadataService.payload(number: 8, models: Self.models).serializedBytes)
+        #expect(Self.part(Self.edited(jws) { $0[1] = richer }) == "signature")
+        #expect(Self.part(Self.edited(jws) { parts in
+            var bytes = Base64URL.decode(parts[2])!
+            bytes[10] ^= 1
+            parts[2] = Base64URL.encode(bytes)
+        }) == "signature")
+        #expect(Self.part(Self.edited(jws) { $0[2] = Base64URL.encode(Base64URL.decode($0[2])!.dropLast()) }) == "signature")
+    }
+
+    @Test("alg must be a signature algorithm the service may use: none, HS256 and a missing alg are refused")
+    func alg() throws {
+        let payload = TestMetadataService.payload(models: Self.models)
+        let x5c = JSONValue.array([.string(Data(Self.service.signer.der).base64EncodedString())])
+        for header: JSONObject in [["alg": .string("none"), "x5c": x5c], ["alg": .string("HS256"), "x5c": x5c], ["x5c": x5c]] {
+            #expect(Self.part(try Self.service.blob(payload, header: header)) == "alg", "\(JSONValue.object(header).serialized)")
+        }
+    }
+
+    @Test("x5c must be a list of 1 to 8 base64 DER certificates")
+    func x5c() throws {
+        let payload = TestMetadataService.payload(models: Self.models)
+        let signer = JSONValue.string(Data(Self.service.signer.der).base64EncodedString())
+        let cases: [JSONValue] = [.string("MIIB"), .array([]), .array([.string("not base64!")]), .array([.string(Data([1, 2, 3]).base64EncodedString())]),
+                                  .array(Array(repeating: signer, count: 9))]
+        for x5c in cases {
+            #expect(Self.part(try Self.service.blob(payload, header: ["alg": .string("ES256"), "x5c": x5c])) == "x5c", "\(x5c.serialized.prefix(60))")
+        }
+    }
+
+    @Test("the JWS must have three base64url parts with a JSON object header and a JSON payload, and at most 64 MiB")
+    func form() throws {
+        let jws = try Self.service.blob(TestMetadataService.payload(models: Self.models))
+        #expect(Self.part(Self.edited(jws) { $0.removeLast() }) == "jws")
+        #expect(Self.part(Self.edited(jws) { $0.append("") }) == "jws")
+        #expect(Self.part(Self.edited(jws) { $0[0] = "e30*" }) == "jws")
+        #expect(Self.part(Self.edited(jws) { $0[0] = Base64URL.encode(Array("[]".utf8)) }) == "jws")
+        #expect(Self.part(Self.edited(jws) { $0[1] = Base64URL.encode(Array("{\"no\":".utf8)) }) == "jws")
+        #expect(Self.part([UInt8](repeating: UInt8(ascii: "A"), count: MetadataBLOB.maxLength + 1)) == "size")
+    }
+
+    @Test("the payload needs no (a serial number), nextUpdate (a date) and entries (a list); each entry an object whose aaguid, roots and status reports are well formed")
+    func payload() throws {
+        func refused(_ edit: (inout JSONObject) -> Void) throws -> String? {
+            guard case .object(var payload) = TestMetadataService.payload(models: Self.models) else { return "not an object" }
+            edit(&payload)
+            return Self.part(try Self.service.blob(.object(payload)))
+        }
+        func entry(_ edit: @escaping (inout JSONObject) -> Void) -> (inout JSONObject) -> Void {
+            { payload in
+                guard case .array(var entries)? = payload["entries"], case .object(var first) = entries[0] else { return }
+                edit(&first)
+                entries[0] = .object(first)
+                payload["entries"] = .array(entries)
+            }
+        }
+        func statement(_ member: String, _ value: JSONValue) -> (inout JSONObject) -> Void {
+            entry { first in
+                guard case .object(var statement)? = first["metadataStatement"] else { return }
+                statement[member] = value
+                first["metadataStatement"] = .object(statement)
+            }
+        }
+        #expect(try refused { $0["no"] = nil } == "payload")
+        #expect(try refused { $0["no"] = .int(-1) } == "payload")
+        #expect(try refused { $0["no"] = .string("42") } == "payload")
+        #expect(try refused { $0["nextUpdate"] = nil } == "payload")
+        #expect(try refused { $0["nextUpdate"] = .string("2027-1-01") } == "payload")
+        #expect(try refused { $0["nextUpdate"] = .string("2027-13-01") } == "payload")
+        #expect(try refused { $0["entries"] = .object([:]) } == "payload")
+        #expect(try refused { $0["entries"] = .array([.string("entry")]) } == "entry")
+        #expect(try refused(entry { $0["aaguid"] = .string("cb69481e") }) == "entry")
+        #expect(try refused(statement("attestationRootCertificates", .array([.string("not base64!")]))) == "entry")
+        #expect(try refused(statement("attestationRootCertificates", .array([.string(Data([0x30, 0x03, 1, 2, 3]).base64EncodedString())]))) == "entry")
+        #expect(try refused(entry { $0["statusReports"] = .array([.object(["effectiveDate": .string("2024-01-10")])]) }) == "entry")
+        #expect(try refused(entry { $0["statusReports"] = .array([.object(["status": .string("REVOKED"), "effectiveDate": .string("10/01/2024")])]) }) == "entry")
+        #expect(try refused { _ in } == nil)
+    }
+
+    @Test("a compromise refuses a model from its effective date on: REVOKED for registration and sign-in, ATTESTATION_KEY_COMPROMISE for registration only, a certification for neither")
+    func statuses() throws {
+        let future = TestMetadataService.day(Date().addingTimeInterval(86400 * 10))
+        let later = Date().addingTimeInterval(86400 * 11)
+        let models: [TestMetadataService.Model] = [
+            .init(aaguid: Self.yubico, description: "Certified", roots: []),
+            .init(aaguid: Self.other, description: "Revoked", roots: [], statuses: [("FIDO_CERTIFIED", "2023-01-01"), ("REVOKED", "2024-06-01")]),
+            .init(aaguid: "00000000-0000-0000-0000-00000000000a", description: "Attestation key", roots: [], statuses: [("ATTESTATION_KEY_COMPROMISE", nil)]),
+            .init(aaguid: "00000000-0000-0000-0000-00000000000b", description: "Soon", roots: [], statuses: [("USER_KEY_REMOTE_COMPROMISE", future)]),
+            .init(aaguid: "00000000-0000-0000-0000-00000000000c", description: "Bypass", roots: [], statuses: [("USER_VERIFICATION_BYPASS", "2020-02-02"), ("UPDATE_AVAILABLE", "2021-01-01")]),
+        ]
+        let blob = try MetadataBLOB(jws: try Self.service.blob(TestMetadataService.payload(models: models)), anchor: Self.service.root, now: Date())
+        func refusal(_ aaguid: String, _ use: MetadataBLOB.Use, _ now: Date = Date()) -> String? { blob.entries[aaguid]?.refusal(for: use, at: now) }
+        #expect(refusal(Self.yubico, .registration) == nil && refusal(Self.yubico, .signIn) == nil)
+        #expect(refusal(Self.other, .registration) == "REVOKED" && refusal(Self.other, .signIn) == "REVOKED")
+        #expect(refusal(Self.other, .signIn, MetadataBLOB.date("2024-05-31")!) == nil)
+        #expect(refusal("00000000-0000-0000-0000-00000000000a", .registration) == "ATTESTATION_KEY_COMPROMISE")
+        #expect(refusal("00000000-0000-0000-0000-00000000000a", .signIn) == nil)
+        #expect(refusal("00000000-0000-0000-0000-00000000000b", .signIn) == nil)
+        #expect(refusal("00000000-0000-0000-0000-00000000000b", .signIn, later) == "USER_KEY_REMOTE_COMPROMISE")
+        #expect(refusal("00000000-0000-0000-0000-00000000000c", .signIn) == "USER_VERIFICATION_BYPASS", "a later report does not lift a compromise")
+    }
+}
