@@ -360,6 +360,12 @@ public struct ServerConfiguration: Sendable {
     public var residentKey = "required"
     public var algorithms: [COSEAlgorithm] = [.es256, .eddsa, .rs256]
     public var trustAnchorFiles: [String] = []
+    /// The FIDO Metadata Service's BLOB (MDS 3.0 §3.1.7) and the PEM root it is signed under
+    /// (`attestation_metadata.blob_file`, `.root_file`): both or neither. With them, an
+    /// attestation chaining to a root the BLOB lists for its AAGUID is trusted, and a model the
+    /// BLOB reports compromised is refused.
+    public var attestationMetadataFile: String?
+    public var attestationMetadataRootFile: String?
     /// Authenticator models by AAGUID (lower-case UUID text): when `allowedAAGUIDs` is not
     /// empty only those may register or be used; `deniedAAGUIDs` never may. An authenticator
     /// that does not tell (attestation `none`, some platforms) reports the all-zero AAGUID.

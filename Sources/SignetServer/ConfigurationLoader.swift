@@ -19,6 +19,7 @@ public enum ConfigurationLoader {
         ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
         ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
+        ["attestation_metadata", "blob_file"], ["attestation_metadata", "root_file"],
         ["allowed_aaguids"], ["denied_aaguids"], ["signup"], ["signup_domains"],
         ["threads"], ["access_log"],
         ["actions", "challenge_ttl"], ["actions", "token_ttl"], ["actions", "audience"], ["actions", "rate_limit_per_minute"], ["actions", "max_device_keys"],
@@ -341,6 +342,11 @@ public enum ConfigurationLoader {
             guard !c.algorithms.isEmpty else { throw ConfigurationError("algorithms must name at least one algorithm") }
         }
         if let v = try strings(tree, ["trust_anchors"]) { c.trustAnchorFiles = v }
+        c.attestationMetadataFile = try string(tree, ["attestation_metadata", "blob_file"])
+        c.attestationMetadataRootFile = try string(tree, ["attestation_metadata", "root_file"])
+        guard (c.attestationMetadataFile == nil) == (c.attestationMetadataRootFile == nil) else {
+            throw ConfigurationError("attestation_metadata needs both blob_file (the FIDO Metadata Service's BLOB) and root_file (the root it is signed under)")
+        }
         for (path, keyPath) in [("allowed_aaguids", \ServerConfiguration.allowedAAGUIDs), ("denied_aaguids", \ServerConfiguration.deniedAAGUIDs)] {
             guard let v = try strings(tree, [path]) else { continue }
             c[keyPath: keyPath] = Set(try v.map { text in

@@ -2,6 +2,7 @@ public import Foundation
 public import SignetAuth
 public import SignetCrypto
 public import SignetHTTP
+public import SignetWebAuthn
 import SignetStore
 import SignetCurl
 
@@ -40,7 +41,7 @@ public final class SignetApp: @unchecked Sendable {
         let (kek, kept) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
         let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime, configuration.actionTokenLifetime), clock: clock)
         service = SignetService(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept,
-                                trustAnchors: try Self.trustAnchors(configuration), clock: clock)
+                                trustAnchors: try Self.trustAnchors(configuration), metadata: try Self.attestationMetadata(configuration, now: clock()), clock: clock)
         var http = HTTPServer.Configuration()
         http.host = configuration.listenHost
         http.port = configuration.listenPort
@@ -170,6 +171,27 @@ public final class SignetApp: @unchecked Sendable {
             anchors += try Certificate.parsePEM(pem)
         }
         return anchors
+    }
+
+    /// The FIDO Metadata Service's BLOB of `attestation_metadata`, verified under its root at
+    /// `now` (MDS 3.0 §3.2); `nil` when none is configured. A BLOB that does not verify stops
+    /// the start: registrations would otherwise be judged without it.
+    public static func attestationMetadata(_ configuration: ServerConfiguration, now: Date) throws -> MetadataBLOB? {
+        guard let file = configuration.attestationMetadataFile, let rootFile = configuration.attestationMetadataRootFile else { return nil }
+        guard let pem = try? String(contentsOfFile: rootFile, encoding: .utf8) else { throw ConfigurationError("cannot read attestation_metadata.root_file \(rootFile)") }
+        let roots = try Certificate.parsePEM(pem)
+        guard roots.count == 1, let root = roots.first else {
+            throw ConfigurationError("attestation_metadata.root_file \(rootFile) must hold one certificate, not \(roots.count)")
+        }
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int, size <= MetadataBLOB.maxLength,
+              let data = FileManager.default.contents(atPath: file) else {
+            throw ConfigurationError("cannot read attestation_metadata.blob_file \(file) (at most \(MetadataBLOB.maxLength >> 20) MiB)")
+        }
+        do {
+            return try MetadataBLOB(jws: [UInt8](data), anchor: root, now: now)
+        } catch {
+            throw ConfigurationError("attestation_metadata.blob_file \(file) is refused (\(error.part)): \(error.detail)")
+        }
     }
 
     /// Delivers every message due now, on the calling thread (tests, after moving the clock).

@@ -30,10 +30,10 @@ public final class SignetService: HTTPHandler, Sendable {
     ///   - clock: the time, injected so tests can move it.
     public init(
         configuration: ServerConfiguration, store: any Store, keys: KeyRing, kek: [UInt8], kept: KeyEncryptionKey.KeptKeys = .init(), trustAnchors: [Certificate] = [],
-        clock: @escaping @Sendable () -> Date = { Date() }, random: @escaping RandomBytes = { SecureRandom.bytes($0) }
+        metadata: MetadataBLOB? = nil, clock: @escaping @Sendable () -> Date = { Date() }, random: @escaping RandomBytes = { SecureRandom.bytes($0) }
     ) {
         ceremonies = Ceremonies(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept, trustAnchors: trustAnchors,
-                                clock: clock, random: random, clientKeys: ClientKeyCache(clock: clock))
+                                metadata: metadata, clock: clock, random: random, clientKeys: ClientKeyCache(clock: clock))
         appleAssociation = WellKnown.appleAppSiteAssociation(configuration).serializedBytes
         androidAssociation = WellKnown.assetLinks(configuration).serializedBytes
         passkeyEndpoints = WellKnown.passkeyEndpoints(configuration).serializedBytes

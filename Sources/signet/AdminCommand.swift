@@ -124,7 +124,8 @@ enum AdminCommand {
             let (kek, kept) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
             let keys = try KeyRing(store: store, kek: kek, retentionSeconds: configuration.accessTokenLifetime)
             // The trust anchors say which passkeys still count as hardware-bound.
-            ceremonies = Ceremonies(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept, trustAnchors: try SignetApp.trustAnchors(configuration))
+            ceremonies = Ceremonies(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept, trustAnchors: try SignetApp.trustAnchors(configuration),
+                                    metadata: try SignetApp.attestationMetadata(configuration, now: Date()))
         } catch {
             FileHandle.standardError.write(Data("signet admin: \(error)\n".utf8))
             return 1

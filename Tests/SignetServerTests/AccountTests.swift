@@ -37,7 +37,7 @@ struct SignedIn {
     func passkeys() throws -> [JSONValue] { try call("GET", "/me/passkeys").json["passkeys"]?.array ?? [] }
 
     /// Adds a passkey from `authenticator` through /me/passkeys/options and /me/passkeys.
-    func addPasskey(_ authenticator: SoftwareAuthenticator, name: String? = nil) throws -> (status: Int, json: JSONValue) {
+    func addPasskey(_ authenticator: SoftwareAuthenticator, name: String? = nil, tamper: Tamper = .none) throws -> (status: Int, json: JSONValue) {
         let (status, options) = try call("POST", "/me/passkeys/options", .object([:]))
         try #require(status == 200)
         let publicKey = try #require(options["authn_params_public_key"])
@@ -45,7 +45,7 @@ struct SignedIn {
         let handle = try #require(publicKey["user"]?["id"]?.string.flatMap { Base64URL.decode($0) })
         let excluded = (publicKey["excludeCredentials"]?.array ?? []).compactMap { $0["id"]?.string.flatMap { Base64URL.decode($0) } }
         let response = try authenticator.register(rpID: TestServer.rpID, origin: TestServer.origin, challenge: challenge, userHandle: handle,
-                                                  userName: "x", excludeCredentials: excluded)
+                                                  userName: "x", excludeCredentials: excluded, tamper: tamper)
         var body: JSONObject = ["auth_session": options["auth_session"]!, "authn_response": response.json]
         if let name { body["name"] = .string(name) }
         return try call("POST", "/me/passkeys", .object(body))

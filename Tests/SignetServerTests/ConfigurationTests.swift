@@ -78,6 +78,8 @@ import SignetTestSupport
         (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x", "type": "confidential", "jwks": {"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}}]}"#, "client x: jwks: keys[0]"),
         (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x", "type": "confidential"}]}"#, "a jwks or a jwks_uri"),
         (#"{"listen": "nowhere"}"#, "HOST:PORT"),
+        (#"{"attestation_metadata": {"blob_file": "/etc/signet/mds.jwt"}}"#, "needs both blob_file"),
+        (#"{"attestation_metadata": {"root_file": "/etc/signet/mds-root.pem"}}"#, "needs both blob_file"),
         (#"{"issuer": "#, "not valid JSON"),
     ])
     func refused(_ json: String, _ message: String) throws {

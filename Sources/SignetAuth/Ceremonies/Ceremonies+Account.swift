@@ -6,8 +6,8 @@ import SignetWebAuthn
 extension Ceremonies {
     func info(_ c: CredentialRow) -> PasskeyInfo {
         PasskeyInfo(id: Base64URL.encode(c.id), name: c.name, created_at: c.createdAt / 1000, last_used_at: c.lastUsedAt.map { $0 / 1000 },
-                    aaguid: c.aaguid, authenticator: KnownAuthenticators.names[c.aaguid], backup_eligible: c.backupEligible,
-                    backup_state: c.backupState, transports: c.transports, allowed: configuration.allowsAuthenticator(c.aaguid),
+                    aaguid: c.aaguid, authenticator: authenticatorName(c.aaguid), backup_eligible: c.backupEligible,
+                    backup_state: c.backupState, transports: c.transports, allowed: allowsAuthenticator(c.aaguid),
                     hardware_bound: isHardwareBound(c))
     }
 
@@ -54,7 +54,7 @@ extension Ceremonies {
             try store.perform([
                 .useSession(id: session.id, expiresAt: session.expiresAt), .addCredential(row),
                 .audit(auditEvent(.passkeyAdded, user: user.id, client: session.clientID, credential: Base64URL.encode(row.id), context: context)),
-            ] + recovery.writes + notice(.passkeyAdded(name: row.name ?? KnownAuthenticators.names[row.aaguid]), to: user))
+            ] + recovery.writes + notice(.passkeyAdded(name: row.name ?? authenticatorName(row.aaguid)), to: user))
             return info(row)
         }
     }
@@ -87,7 +87,7 @@ extension Ceremonies {
         if let target { try refuseHeldChange(principal, targetRecovery: target.recoveryID) }
         // The revocation, its audit row and the notice to the address commit together, or none does.
         let event = pendingAuditEvent(.passkeyRevoked, user: user.id, client: principal.clientID, credential: credential, context: context)
-        let told = target.map { notice(.passkeyRemoved(name: $0.name ?? KnownAuthenticators.names[$0.aaguid], byOperator: false), to: user) } ?? []
+        let told = target.map { notice(.passkeyRemoved(name: $0.name ?? authenticatorName($0.aaguid), byOperator: false), to: user) } ?? []
         switch try revoking(event, approver: credential, also: told, context: context, committed: { $0 == .revoked }, { writes in
             try store.revokeCredential(id: credentialID, userID: user.id, at: nowMillis, writes: writes)
         }) {

@@ -52,11 +52,10 @@ extension Ceremonies {
         if case .regression(let stored, let received) = result.signCount {
             throw counterRegression(stored: Int64(stored), received: Int64(received), user: entry.userID, client: client, credential: rawID, context: context)
         }
-        // A model the AAGUID policy no longer admits (checked once the signature shows the
-        // caller holds the key, so nobody else learns the passkey's model).
-        guard configuration.allowsAuthenticator(entry.aaguid) else {
-            throw AuthError(.authenticatorNotAllowed, "this passkey's AAGUID \(entry.aaguid) is not allowed by allowed_aaguids or denied_aaguids")
-        }
+        // A model the AAGUID policy no longer admits, or that the metadata reports compromised
+        // (checked once the signature shows the caller holds the key, so nobody else learns
+        // the passkey's model).
+        if let refusal = authenticatorRefusal(entry.aaguid, for: .signIn) { throw AuthError(.authenticatorNotAllowed, "this passkey: \(refusal)") }
         let use = CredentialUse(
             credentialID: rawID, userID: entry.userID, publicKey: entry.publicKey, signCount: Int64(result.newSignCount),
             backupState: result.backupState, at: nowMillis)

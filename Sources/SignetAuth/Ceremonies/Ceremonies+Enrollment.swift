@@ -92,7 +92,7 @@ extension Ceremonies {
                 try store.perform([
                     .useSession(id: link.id, expiresAt: link.expiresAt), .useSession(id: session.id, expiresAt: session.expiresAt), .addCredential(row),
                     .recordLogin(userID: user.id, at: nowMillis), .webSession(web), .audit(event),
-                ] + notice(.passkeyAdded(name: KnownAuthenticators.names[row.aaguid]), to: user))
+                ] + notice(.passkeyAdded(name: authenticatorName(row.aaguid)), to: user))
             } catch {
                 guard error.code == .sessionUsed else { throw error }
                 throw AuthError(.authSessionUnknown, "the enrollment link was used meanwhile")
@@ -131,6 +131,6 @@ extension Ceremonies {
             .useSession(id: link, expiresAt: nowMillis + Int64(Self.enrollmentLifetimes.upperBound) * 1000), .addCredential(row),
             .recordLogin(userID: userID, at: nowMillis),
             .audit(auditEvent(.passkeyAdded, user: userID, client: client.id, credential: id, detail: "by an enrollment link", context: context)),
-        ] + notice(.passkeyAdded(name: KnownAuthenticators.names[row.aaguid]), to: user), commit: .create(user), credential: id)
+        ] + notice(.passkeyAdded(name: authenticatorName(row.aaguid)), to: user), commit: .create(user), credential: id)
     }
 }

@@ -52,7 +52,7 @@ extension Ceremonies {
                                         created_at: Self.iso(u.createdAt), updated_at: Self.iso(m.updatedAt ?? u.createdAt), last_login: m.lastLogin.map(Self.iso),
                                         logins_count: m.loginsCount, blocked: u.blocked, app_metadata: Self.metadataDocument(m.appMetadata),
                                         user_metadata: Self.metadataDocument(m.userMetadata), user_handle: Base64URL.encode(u.handle),
-                                        rp_id: configuration.rpID, passkeys: (passkeys[u.id] ?? []).map(Self.exported),
+                                        rp_id: configuration.rpID, passkeys: (passkeys[u.id] ?? []).map { Self.exported($0, authenticator: authenticatorName($0.aaguid)) },
                                         device_keys: (deviceKeys[u.id] ?? []).map(Self.exported),
                                         roles: (roles[u.id] ?? []).map { ExportedRole(name: $0.name, expires_at: $0.expiresAt.map(Self.iso)) },
                                         unused_recovery_codes: codes[u.id]))
@@ -66,10 +66,10 @@ extension Ceremonies {
         return count
     }
 
-    /// A passkey as both exports write it.
-    package static func exported(_ c: CredentialRow) -> ExportedPasskey {
+    /// A passkey as both exports write it, with its model's name (``authenticatorName(_:)``).
+    package static func exported(_ c: CredentialRow, authenticator: String?) -> ExportedPasskey {
         ExportedPasskey(id: Base64URL.encode(c.id), name: c.name, public_key: Base64URL.encode(c.publicKey), algorithm: c.algorithm, sign_count: c.signCount,
-                        aaguid: c.aaguid, authenticator: KnownAuthenticators.names[c.aaguid], attestation_format: c.format,
+                        aaguid: c.aaguid, authenticator: authenticator, attestation_format: c.format,
                         backup_eligible: c.backupEligible, backup_state: c.backupState, transports: c.transports, created_at: c.createdAt / 1000,
                         last_used_at: c.lastUsedAt.map { $0 / 1000 }, revoked_at: c.revokedAt.map { $0 / 1000 },
                         attestation_root: c.attested ? c.attestationRoot.map(Base64URL.encode) : nil)
@@ -91,7 +91,7 @@ extension Ceremonies {
             locale: user.locale, created_at: user.createdAt / 1000, updated_at: managed.updatedAt.map { $0 / 1000 },
             last_login: managed.lastLogin.map { $0 / 1000 }, logins_count: managed.loginsCount, blocked: user.blocked,
             app_metadata: Self.metadataDocument(managed.appMetadata), user_metadata: Self.metadataDocument(managed.userMetadata))
-        let passkeys = try store.credentials(userID: id).map(Self.exported)
+        let passkeys = try store.credentials(userID: id).map { Self.exported($0, authenticator: authenticatorName($0.aaguid)) }
         let deviceKeys = try store.deviceKeys(userID: id).map(Self.exported)
         let events = try store.auditEntries(AuditQuery(userID: id, limit: AccountExport.maxEvents + 1))
         return AccountExport(

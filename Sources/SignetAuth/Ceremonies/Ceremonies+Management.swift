@@ -285,9 +285,9 @@ extension Ceremonies {
     public func authenticationMethods(userID: String) throws -> [AuthenticationMethod] {
         let managed = try existingUser(userID)
         var methods = try store.credentials(userID: userID).filter { $0.revokedAt == nil }.map { c in
-            AuthenticationMethod(id: "passkey|" + Base64URL.encode(c.id), type: "passkey", name: c.name ?? KnownAuthenticators.names[c.aaguid],
+            AuthenticationMethod(id: "passkey|" + Base64URL.encode(c.id), type: "passkey", name: c.name ?? authenticatorName(c.aaguid),
                                  created_at: Self.iso(c.createdAt), last_auth_at: c.lastUsedAt.map(Self.iso), aaguid: c.aaguid, confirmed: true,
-                                 allowed: configuration.allowsAuthenticator(c.aaguid), hardware_bound: isHardwareBound(c))
+                                 allowed: allowsAuthenticator(c.aaguid), hardware_bound: isHardwareBound(c))
         }
         methods += try store.deviceKeys(userID: userID).filter { $0.revokedAt == nil }.map { k in
             AuthenticationMethod(id: "device-key|" + k.id, type: "device-key", name: k.name, created_at: Self.iso(k.createdAt),
@@ -327,7 +327,7 @@ extension Ceremonies {
             let event = pendingAuditEvent(.adminPasskeyRevoked, user: userID, client: caller.clientID, credential: parts[1], context: context)
             // The owner is told, in the same transaction; a passkey already revoked tells nobody (it is unknown here).
             let target = try Base64URL.decode(parts[1]).flatMap { try store.credential(id: $0) }.flatMap { $0.userID == userID && $0.revokedAt == nil ? $0 : nil }
-            let told = target.map { notice(.passkeyRemoved(name: $0.name ?? KnownAuthenticators.names[$0.aaguid], byOperator: true), to: owner) } ?? []
+            let told = target.map { notice(.passkeyRemoved(name: $0.name ?? authenticatorName($0.aaguid), byOperator: true), to: owner) } ?? []
             guard let id = Base64URL.decode(parts[1]), try revoking(event, approver: parts[1], also: told, context: context, committed: { $0 }, { writes in
                 try store.adminRevokeCredential(id: id, userID: userID, at: now, writes: writes)
             }) else { throw unknown }

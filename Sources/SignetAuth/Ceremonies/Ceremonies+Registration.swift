@@ -26,11 +26,12 @@ extension Ceremonies {
     /// verifies `credential` against the session's challenge, applies the attestation trust
     /// policy and returns the passkey's row for `owner`, not yet stored.
     ///
-    /// Trust policy (DESIGN.md, "Security rules"): with trust anchors configured, a registration
-    /// is accepted only when its attestation chains to one of them; `none` and self attestation
-    /// (which chain to nothing) and a chain to any other root are refused with
-    /// `attestation_untrusted`. Without trust anchors every verified attestation is accepted.
-    /// Then the AAGUID policy (``ServerConfiguration/allowsAuthenticator(_:)``):
+    /// Trust policy (DESIGN.md, "Security rules"): with trust anchors or attestation metadata
+    /// configured, a registration is accepted only when its attestation chains to a trust anchor
+    /// or to a root the metadata lists for its AAGUID (FIDO MDS 3.0 §3.1.6); `none` and self
+    /// attestation (which chain to nothing) and a chain to any other root are refused with
+    /// `attestation_untrusted`. Without either, every verified attestation is accepted. Then the
+    /// AAGUID lists and the metadata's compromise reports (``authenticatorRefusal(_:for:)``):
     /// `authenticator_not_allowed`.
     func verifyRegistration(_ credential: CredentialJSON, session: AuthSession, owner: String, name: String?) throws -> (row: CredentialRow, userVerified: Bool) {
         let rawID = try credentialIdentity(credential)
@@ -46,21 +47,21 @@ extension Ceremonies {
         } catch {
             throw AuthError.webAuthn(error)
         }
+        let aaguid = result.aaguid.uuidString.lowercased()
         var attested = false
         var root: [UInt8]?
-        if !rp.trustAnchors.isEmpty {
-            switch result.trust {
-            case .trusted:
-                attested = true
-                root = attestationRoot(result.attestationChain)
-            case .untrusted(let why): throw AuthError(.attestationUntrusted, "the attestation does not chain to a configured root: \(why)")
-            case .notApplicable: throw AuthError(.attestationUntrusted, "\(result.format) attestation (\(result.attestationType)) chains to no configured root")
+        if requiresAttestation {
+            guard !result.attestationChain.isEmpty else {
+                throw AuthError(.attestationUntrusted, "\(result.format) attestation (\(result.attestationType)) chains to no configured root")
             }
+            guard let reached = attestationRoot(result.attestationChain, anchors: attestationAnchors(for: aaguid)) else {
+                let because = if case .untrusted(let why) = result.trust { ": \(why)" } else { "" }
+                throw AuthError(.attestationUntrusted, "the attestation does not chain to a configured root, nor to one the attestation metadata lists for AAGUID \(aaguid)\(because)")
+            }
+            attested = true
+            root = reached
         }
-        let aaguid = result.aaguid.uuidString.lowercased()
-        guard configuration.allowsAuthenticator(aaguid) else {
-            throw AuthError(.authenticatorNotAllowed, "AAGUID \(aaguid) (\(KnownAuthenticators.names[aaguid] ?? "unnamed")) is not allowed by allowed_aaguids or denied_aaguids")
-        }
+        if let refusal = authenticatorRefusal(aaguid, for: .registration) { throw AuthError(.authenticatorNotAllowed, refusal) }
         if try store.credential(id: result.credentialID) != nil { throw AuthError(.credentialExists, "this passkey is already registered") }
         let now = nowMillis
         let row = CredentialRow(
@@ -72,13 +73,13 @@ extension Ceremonies {
         return (row, result.userVerified)
     }
 
-    /// The configured anchor a trusted chain reaches, as the SHA-256 of its certificate: the
-    /// first that verifies the chain alone (a chain may reach more than one; any will do, as
-    /// long as it is one the operator still trusts).
-    func attestationRoot(_ chain: [Certificate]) -> [UInt8]? {
+    /// The anchor of `anchors` a chain reaches, as the SHA-256 of its certificate: the first
+    /// that verifies the chain alone (a chain may reach more than one; any will do, as long as
+    /// it is one the operator still trusts). `nil` when none does.
+    func attestationRoot(_ chain: [Certificate], anchors: [Certificate]) -> [UInt8]? {
         guard let leaf = chain.first else { return nil }
         let now = clock()
-        return rp.trustAnchors.first { Certificate.verifyChain(leaf: leaf, intermediates: Array(chain.dropFirst()), anchors: [$0], at: now) == nil }
+        return anchors.first { Certificate.verifyChain(leaf: leaf, intermediates: Array(chain.dropFirst()), anchors: [$0], at: now) == nil }
             .map { Digest.sha256.hash($0.der) }
     }
 

@@ -91,6 +91,9 @@ public final class Ceremonies: Sendable {
     public let logStreamsChanged = Wakeup()
     /// The SHA-256 of each configured trust anchor's certificate (``isHardwareBound(_:)``).
     let trustedRoots: Set<[UInt8]>
+    /// The FIDO Metadata Service's BLOB, when `attestation_metadata` is configured: roots by
+    /// AAGUID, names, and compromised models (``authenticatorRefusal(_:for:)``).
+    let metadata: MetadataBLOB?
     /// What sign-ins verify against, so a sign-in reads nothing before its one transaction.
     let credentialCache = CredentialCache()
     /// The configured clients and those in the database.
@@ -104,7 +107,7 @@ public final class Ceremonies: Sendable {
     ///   - kept: the keys earlier re-keys kept (``KeyEncryptionKey/keptKeys(store:kek:)``).
     public init(
         configuration: ServerConfiguration, store: any Store, keys: KeyRing, kek: [UInt8], kept: KeyEncryptionKey.KeptKeys = .init(), trustAnchors: [Certificate] = [],
-        clock: @escaping @Sendable () -> Date = { Date() }, random: @escaping RandomBytes = { SecureRandom.bytes($0) },
+        metadata: MetadataBLOB? = nil, clock: @escaping @Sendable () -> Date = { Date() }, random: @escaping RandomBytes = { SecureRandom.bytes($0) },
         clientKeys: (any ClientKeySource)? = nil
     ) {
         self.clientKeys = clientKeys ?? NoClientKeySource()
@@ -129,7 +132,8 @@ public final class Ceremonies: Sendable {
         rp.allowedAlgorithms = configuration.algorithms
         rp.trustAnchors = trustAnchors
         self.rp = rp
-        trustedRoots = Set(trustAnchors.map { Digest.sha256.hash($0.der) })
+        self.metadata = metadata
+        trustedRoots = Set((trustAnchors + (metadata?.entries.values.flatMap(\.roots) ?? [])).map { Digest.sha256.hash($0.der) })
     }
 
     package var nowMillis: Int64 { Int64(clock().timeIntervalSince1970 * 1000) }

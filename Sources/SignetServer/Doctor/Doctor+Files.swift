@@ -189,6 +189,7 @@ extension Doctor {
         checks += permissionChecks()
         checks += clientPolicyChecks()
         checks += refreshRetryChecks()
+        checks += attestationMetadataChecks()
         checks += backupChecks()
         for app in androidApps {
             checks.append(.note("android.\(app.packageName)", app.fingerprints.count == 1

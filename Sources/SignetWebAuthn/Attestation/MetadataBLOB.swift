@@ -97,8 +97,8 @@ public struct MetadataBLOB: Sendable {
         try self.init(payload: signed.payload)
     }
 
-    /// The payload (MDS 3.0 §3.1.6 `MetadataBLOBPayload`) alone, already verified.
-    init(payload: JSONValue) throws(Refusal) {
+    /// The payload (MDS 3.0 §3.1.6 `MetadataBLOBPayload`) alone, already verified (and fuzzed).
+    package init(payload: JSONValue) throws(Refusal) {
         guard let number = payload["no"]?.int64, number >= 0 else { throw Refusal(part: "payload", detail: "no is not a serial number") }
         guard let next = payload["nextUpdate"]?.string, Self.date(next) != nil else { throw Refusal(part: "payload", detail: "nextUpdate is not a YYYY-MM-DD date") }
         guard let list = payload["entries"]?.array else { throw Refusal(part: "payload", detail: "entries is not a list") }

@@ -1,0 +1,194 @@
+import Foundation
+import SignetAuth
+import SignetCrypto
+import SignetCurl
+import SignetHTTP
+import SignetServer
+import SignetSoftware
+import SignetTestSupport
+import SignetWebAuthn
+import Testing
+
+/// `attestation_metadata`: the FIDO Metadata Service's BLOB decides, per authenticator model,
+/// which attestation roots are trusted (FIDO MDS 3.0 §3.1.6) and which models a reported
+/// compromise refuses (§3.1.4), on every registration path and at sign-in.
+@Suite struct AttestationMetadataTests {
+    static let key = "cb69481e-8ff7-4039-93ec-0a2729a154a8"
+    static let revoked = "2fc0579f-8113-47ea-b116-bb5a8db9202a"
+    static let unlisted = "ee882879-721c-4913-9775-3dfcce97072a"
+
+    let service: TestMetadataService
+    let vendor: TestAttestationRoot
+    let other: TestAttestationRoot
+    let server: TestServer
+
+    init() throws {
+        service = try TestMetadataService()
+        vendor = try TestAttestationRoot(name: "Signet Test Key Vendor")
+        other = try TestAttestationRoot(name: "Another Vendor")
+        let files = try Self.files(service, models: [
+            .init(aaguid: Self.key, description: "Signet Test Key", roots: [vendor.certificate]),
+            .init(aaguid: Self.revoked, description: "Recalled Key", roots: [vendor.certificate], statuses: [("FIDO_CERTIFIED", "2023-01-01"), ("REVOKED", "2024-06-01")]),
+            .init(aaguid: AuthenticatorPolicyTests.iCloud, description: "Other Vendor's Key", roots: [other.certificate]),
+        ])
+        server = try TestServer.withOperators { c in
+            (c.attestationMetadataFile, c.attestationMetadataRootFile) = files
+        }
+    }
+
+    /// The BLOB listing `models` and its root, as files.
+    static func files(_ service: TestMetadataService, models: [TestMetadataService.Model]) throws -> (String, String) {
+        let blob = Scratch.directory.appendingPathComponent("mds-\(UUID().uuidString).jwt")
+        try Data(try service.blob(TestMetadataService.payload(models: models))).write(to: blob)
+        return (blob.path, try service.rootFile(in: Scratch.directory))
+    }
+
+    /// An authenticator of model `aaguid` that cannot be backed up (a security key).
+    static func securityKey(_ aaguid: String) -> SoftwareAuthenticator.Settings {
+        var settings = AuthenticatorPolicyTests.model(aaguid)
+        settings.backupEligible = false
+        settings.backupState = false
+        return settings
+    }
+
+    @Test("a model's attestation is trusted only through the roots the BLOB lists for that model: another model's root, an unlisted model, none and self attestation are refused with attestation_untrusted, creating nothing")
+    func roots() throws {
+        var packedSelf = Self.securityKey(Self.key)
+        packedSelf.attestation = "packed"
+        let refused: [(String, SoftwareAuthenticator.Settings, Tamper)] = [
+            ("the root of another model", Self.securityKey(Self.key), other.packed),
+            ("a model the BLOB does not list, chained to a listed root", Self.securityKey(Self.unlisted), vendor.packed),
+            ("none", Self.securityKey(Self.key), .none),
+            ("packed self", packedSelf, .none),
+        ]
+        for (index, (name, settings, tamper)) in refused.enumerated() {
+            let phone = Phone(server, settings: settings)
+            let (session, credential) = try phone.startSignUp(email: "refused\(index)@signet.test", tamper: tamper)
+            let answer = try phone.exchange(session: session, credential: credential)
+            #expect(answer.status == 400 && answer.json["reason"] == .string("attestation_untrusted"), "\(name): \(answer.json.serialized)")
+        }
+        #expect(server.counts["users"] == 0 && server.counts["credentials"] == 0)
+        let phone = Phone(server, settings: Self.securityKey(Self.key))
+        let (session, credential) = try phone.startSignUp(email: "listed@signet.test", tamper: vendor.packed)
+        let answer = try phone.exchange(session: session, credential: credential)
+        #expect(answer.status == 200, "\(answer.json.serialized)")
+        #expect(server.counts["credentials"] == 1)
+    }
+
+    @Test("a passkey attested through the BLOB that cannot be backed up is hardware-bound (acr phrh), named by the BLOB's description, and its row names the root")
+    func hardwareBound() throws {
+        let phone = Phone(server, settings: Self.securityKey(Self.key))
+        let (session, credential) = try phone.startSignUp(email: "bound@signet.test", tamper: vendor.packed)
+        let tokens = try phone.exchange(session: session, credential: credential).json
+        #expect(jwtClaims(tokens["access_token"]?.string)["acr"] == .string("phrh"), "\(tokens.serialized)")
+        let listed = try server.get("/me/passkeys", headers: [("Authorization", "Bearer " + (try #require(tokens["access_token"]?.string)))])
+        let passkey = try #require(try StrictJSON().parse(listed.body)["passkeys"]?.array?.first)
+        #expect(passkey["hardware_bound"] == .bool(true) && passkey["authenticator"] == .string("Signet Test Key") && passkey["allowed"] == .bool(true), "\(passkey.serialized)")
+        let user = try #require(try server.store.user(email: "bound@signet.test"))
+        #expect(try server.store.credentials(userID: user.id).first?.attestationRoot == Digest.sha256.hash(vendor.certificate.der))
+    }
+
+    @Test("a model the BLOB reports REVOKED is refused with authenticator_not_allowed, naming the status in the audit, on sign-up and when added to an account")
+    func revokedModel() throws {
+        let phone = Phone(server, settings: Self.securityKey(Self.revoked))
+        let (session, credential) = try phone.startSignUp(email: "recalled@signet.test", tamper: vendor.packed)
+        #expect(AuthenticatorPolicyTests.isRefusal(try phone.exchange(session: session, credential: credential)))
+        #expect(server.counts["users"] == 0 && server.counts["credentials"] == 0)
+        #expect(try server.store.auditEvents(limit: 20).contains { $0.kind == "sign_up" && $0.reason == "authenticator_not_allowed" && $0.detail?.contains("REVOKED") == true && $0.detail?.contains("Recalled Key") == true })
+        let owner = Phone(server, settings: Self.securityKey(Self.key))
+        let (ownSession, own) = try owner.startSignUp(email: "owner@signet.test", tamper: vendor.packed)
+        let access = try #require(try owner.exchange(session: ownSession, credential: own).json["access_token"]?.string)
+        let account = SignedIn(server, phone: owner, access: access)
+        let added = try account.addPasskey(SoftwareAuthenticator(settings: Self.securityKey(Self.revoked)), tamper: vendor.packed)
+        #expect(AuthenticatorPolicyTests.isRefusal(added), "\(added.json.serialized)")
+        #expect(try account.passkeys().count == 1)
+    }
+
+    @Test("a compromise reported after a passkey registered stops its sign-ins (USER_KEY_REMOTE_COMPROMISE), once its signature checks; ATTESTATION_KEY_COMPROMISE leaves it signing in")
+    func compromisedLater() throws {
+        let phone = Phone(server, settings: Self.securityKey(Self.key))
+        let (session, credential) = try phone.startSignUp(email: "later@signet.test", tamper: vendor.packed)
+        #expect(try phone.exchange(session: session, credential: credential).status == 200)
+        for (status, signsIn) in [("ATTESTATION_KEY_COMPROMISE", true), ("USER_KEY_REMOTE_COMPROMISE", false)] {
+            let files = try Self.files(service, models: [.init(aaguid: Self.key, description: "Signet Test Key", roots: [vendor.certificate],
+                                                               statuses: [("FIDO_CERTIFIED", "2023-01-01"), (status, "2025-01-01")])])
+            let after = try TestServer.withOperators(sharing: server.directory) { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = files }
+            var signingIn = phone
+            signingIn.server = after
+            let (start, signed, _) = try signingIn.startSignIn(username: "later@signet.test")
+            let answer = try signingIn.exchange(session: start, credential: signed)
+            if signsIn {
+                #expect(answer.status == 200, "\(status): \(answer.json.serialized)")
+            } else {
+                #expect(AuthenticatorPolicyTests.isRefusal(answer), "\(status): \(answer.json.serialized)")
+                var forge = Tamper()
+                forge.signature = { $0[$0.count - 1] ^= 1 }
+                let (forgedSession, forged, _) = try signingIn.startSignIn(username: "later@signet.test", tamper: forge)
+                #expect(try signingIn.exchange(session: forgedSession, credential: forged).json["reason"] == .string("signature_invalid"), "the status is told only to the key's holder")
+                let user = try #require(try after.store.user(email: "later@signet.test"))
+                let methods = try after.api("GET", "/api/v2/users/\(user.id)/authentication-methods", token: after.managementToken()).json.array ?? []
+                #expect(methods.first { $0["type"] == .string("passkey") }?["allowed"] == .bool(false), "\(methods)")
+            }
+        }
+    }
+
+    @Test("trust_anchors still trust any model chained to them, beside the BLOB")
+    func besideTrustAnchors() throws {
+        let anchor = try TestAttestationRoot(name: "The Operator's Own Root")
+        let anchorFile = try anchor.pemFile(in: Scratch.directory)
+        let files = try Self.files(service, models: [.init(aaguid: Self.key, description: "Signet Test Key", roots: [vendor.certificate])])
+        let both = try TestServer { c in
+            c.trustAnchorFiles = [anchorFile]
+            (c.attestationMetadataFile, c.attestationMetadataRootFile) = files
+        }
+        for (index, (aaguid, root)) in [(Self.unlisted, anchor), (Self.key, vendor)].enumerated() {
+            let phone = Phone(both, settings: Self.securityKey(aaguid))
+            let (session, credential) = try phone.startSignUp(email: "both\(index)@signet.test", tamper: root.packed)
+            #expect(try phone.exchange(session: session, credential: credential).status == 200, "\(aaguid)")
+        }
+    }
+
+    @Test("a BLOB that does not verify stops the start, naming the file and what failed; so does a root file without one certificate")
+    func startRefused() throws {
+        let stranger = try TestMetadataService()
+        let (blob, _) = try Self.files(stranger, models: [])
+        let (_, root) = try Self.files(service, models: [])
+        for (blobFile, rootFile, message) in [(blob, root, "(chain)"), (root, root, "(jws)"), (blob, "/nonexistent/root.pem", "cannot read")] {
+            do {
+                _ = try TestServer { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = (blobFile, rootFile) }
+                Issue.record("started with \(message)")
+            } catch let error as ConfigurationError {
+                #expect(error.message.contains(message), "\(error.message)")
+            }
+        }
+        let twoRoots = Scratch.directory.appendingPathComponent("two-\(UUID().uuidString).pem")
+        try (String(contentsOfFile: root, encoding: .utf8) + String(contentsOfFile: try stranger.rootFile(in: Scratch.directory), encoding: .utf8)).write(to: twoRoots, atomically: true, encoding: .utf8)
+        #expect(throws: ConfigurationError.self) { _ = try TestServer { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = (blob, twoRoots.path) } }
+    }
+
+    @Test("signet doctor: a BLOB that verifies passes with its number, models and due date; one past its nextUpdate fails; one that does not verify fails with the fix")
+    func doctor() throws {
+        func check(_ files: (String, String), name: String = "attestation_metadata", attestation: String = "direct") -> DoctorCheck? {
+            var configuration = TestServer.configuration()
+            configuration.attestation = attestation
+            (configuration.attestationMetadataFile, configuration.attestationMetadataRootFile) = files
+            return Doctor(configuration: configuration, options: HTTPSOptions()).configurationChecks().first { $0.name == name }
+        }
+        let models: [TestMetadataService.Model] = [.init(aaguid: Self.key, description: "Key", roots: []),
+                                                   .init(aaguid: Self.revoked, description: "Recalled", roots: [], statuses: [("REVOKED", nil)])]
+        let current = check(try Self.files(service, models: models))
+        #expect(current?.status == .pass && current?.detail.contains("BLOB no. 42: 2 FIDO2 models, 1 of them refused") == true, "\(current?.detail ?? "none")")
+        let stale = Scratch.directory.appendingPathComponent("stale-\(UUID().uuidString).jwt")
+        try Data(try service.blob(TestMetadataService.payload(nextUpdate: "2026-01-01", models: models))).write(to: stale)
+        let old = check((stale.path, try service.rootFile(in: Scratch.directory)))
+        #expect(old?.status == .fail && old?.detail.contains("2026-01-01") == true && old?.fix?.contains("mds3.fidoalliance.org") == true, "\(old?.detail ?? "none")")
+        let (blob, _) = try Self.files(try TestMetadataService(), models: models)
+        let refused = check((blob, try service.rootFile(in: Scratch.directory)))
+        #expect(refused?.status == .fail && refused?.detail.contains("(chain)") == true, "\(refused?.detail ?? "none")")
+        #expect(!Doctor(configuration: TestServer.configuration(), options: HTTPSOptions()).configurationChecks().contains { $0.name.hasPrefix("attestation") })
+        // Options that ask for no attestation get none from browsers: every registration refused.
+        let none = check(try Self.files(service, models: models), name: "attestation", attestation: "none")
+        #expect(none?.status == .fail && none?.fix == "set attestation to direct (or enterprise)", "\(none?.detail ?? "none")")
+        #expect(check(try Self.files(service, models: models), name: "attestation") == nil)
+    }
+}
