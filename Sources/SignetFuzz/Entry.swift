@@ -137,6 +137,15 @@ enum FuzzReplay {
         try write(.scim, [0] + Array(#"userName eq "ada@example.com""#.utf8))
         try write(.scim, [1] + Array(#"{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"ada@example.com","name":{"givenName":"Ada","familyName":"L"},"emails":[{"primary":true,"value":"ada@example.com"}],"active":true,"externalId":"00u1"}"#.utf8))
         try write(.scim, [2] + Array(#"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"Replace","path":"active","value":"False"},{"op":"remove","path":"externalId"}]}"#.utf8))
+        // A Metadata Service payload, and a BLOB signed by a key of its own x5c.
+        let statement = #"{"no":12,"nextUpdate":"2027-01-01","entries":[{"aaguid":"cb69481e-8ff7-4039-93ec-0a2729a154a8","metadataStatement":{"description":"Key","attestationRootCertificates":[]},"statusReports":[{"status":"FIDO_CERTIFIED","effectiveDate":"2024-01-01"},{"status":"REVOKED"}]},{"aaid":"4e4e#4005"}]}"#
+        try write(.metadataBLOB, [0] + Array(statement.utf8))
+        let signing = try PrivateKey.generate(.ec(.p256))
+        let leaf = try CertificateBuilder(subject: [("2.5.4.3", "Seed")], notBefore: Date(timeIntervalSince1970: 1_700_000_000), notAfter: Date(timeIntervalSince1970: 1_900_000_000))
+            .sign(publicKey: signing.publicKey, issuer: nil, issuerKey: signing)
+        let blobHeader = Base64URL.encode(JSONValue.object(["alg": .string("ES256"), "typ": .string("JWT"), "x5c": .array([.string(Data(leaf.der).base64EncodedString())])]).serializedBytes)
+        let signingInput = blobHeader + "." + Base64URL.encode(Array(statement.utf8))
+        try write(.metadataBLOB, [1] + Array((signingInput + "." + Base64URL.encode(try signing.signES256(Array(signingInput.utf8)))).utf8))
         // Times: a role's end with a zone, an offset and a fraction.
         for time in ["2026-12-05T22:25:45.405Z", "2026-12-06T01:00:00+01:00", "2027-01-01T00:00:00Z"] { try write(.isoTime, Array(time.utf8)) }
         for name in ["signet-20261206T010000Z.db", "signet-20261231T235959Z.db.part", "signet-20260230T000000Z.db"] { try write(.backupName, Array(name.utf8)) }

@@ -63,7 +63,18 @@ enum FuzzTarget {
         case importRecord
         // A sealed backup (`backup.seal`, `signet backup --seal`) as `signet restore` opens it.
         case sealedBackup
+        // The FIDO Metadata Service's BLOB (`attestation_metadata`): after a mode byte, 0 its
+        // payload alone, else the whole JWS under a throw-away root.
+        case metadataBLOB
     }
+
+    /// The root the fuzzed BLOBs are checked under (none of them is signed under it).
+    static let metadataRoot: Certificate = {
+        let key = try! PrivateKey.generate(.ec(.p256))
+        let builder = CertificateBuilder(subject: [("2.5.4.3", "Signet Fuzz Metadata Root")], notBefore: Date(timeIntervalSince1970: 1_700_000_000),
+                                         notAfter: Date(timeIntervalSince1970: 1_900_000_000))
+        return try! builder.sign(publicKey: key.publicKey, issuer: nil, issuerKey: key)
+    }()
 
     /// The one trust anchor (its SHA-256) an imported passkey may be attested by.
     static let fuzzAnchors: Set<[UInt8]> = [[UInt8](repeating: 0x11, count: 32)]
@@ -478,7 +489,7 @@ enum FuzzTarget {
                 precondition([row.createdAt, row.lastUsedAt ?? 0, row.revokedAt ?? 0].allSatisfy { (0...now).contains($0) }, "a time out of bounds")
                 precondition(row.transports.count <= 8 && row.transports.allSatisfy { $0.utf8.count <= 32 }, "transports out of bounds")
                 precondition(row.attested == (row.attestationRoot.map(Self.fuzzAnchors.contains) ?? false), "attested without a trusted anchor")
-                precondition((try? Ceremonies.importedPasskey(Ceremonies.exported(row), now: now, trusted: Self.fuzzAnchors)) == row, "a passkey that does not read back as itself")
+                precondition((try? Ceremonies.importedPasskey(Ceremonies.exported(row, authenticator: nil), now: now, trusted: Self.fuzzAnchors)) == row, "a passkey that does not read back as itself")
             }
             for key in identity.deviceKeys {
                 guard let row = try? Ceremonies.importedDeviceKey(key, now: now) else { continue }
@@ -506,6 +517,24 @@ enum FuzzTarget {
                 precondition(FileManager.default.contents(atPath: plain).map(Array.init) == Self.sealedBackupContent, "an altered sealed file opened")
             } else {
                 precondition(!FileManager.default.fileExists(atPath: plain), "a refused sealed file left its output")
+            }
+        case .metadataBLOB:
+            // A model refused at sign-in is refused at registration too (its statuses are a
+            // subset), and every model is keyed by its AAGUID in lower case.
+            guard let mode = body.first else { return }
+            let rest = Array(body.dropFirst())
+            let blob: MetadataBLOB?
+            if mode == 0 {
+                blob = (try? StrictJSON(maxLength: 1 << 20).parse(rest)).flatMap { try? MetadataBLOB(payload: $0) }
+            } else {
+                blob = try? MetadataBLOB(jws: rest, anchor: Self.metadataRoot, now: Date(timeIntervalSince1970: 1_800_000_000))
+                precondition(blob == nil, "a BLOB not signed under the root was read")
+            }
+            for (aaguid, entry) in blob?.entries ?? [:] {
+                precondition(UUID(uuidString: aaguid)?.uuidString.lowercased() == aaguid, "a model keyed by \(aaguid)")
+                for now in [Date.distantPast, Date(timeIntervalSince1970: 1_800_000_000), .distantFuture] where entry.refusal(for: .signIn, at: now) != nil {
+                    precondition(entry.refusal(for: .registration, at: now) != nil, "refused at sign-in, admitted at registration")
+                }
             }
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
