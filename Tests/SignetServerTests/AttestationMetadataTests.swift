@@ -178,6 +178,9 @@ import Testing
                                                    .init(aaguid: Self.revoked, description: "Recalled", roots: [], statuses: [("REVOKED", nil)])]
         let current = check(try Self.files(service, models: models))
         #expect(current?.status == .pass && current?.detail.contains("BLOB no. 42: 2 FIDO2 models, 1 of them refused") == true, "\(current?.detail ?? "none")")
+        #expect(check(try Self.files(service, models: models), name: "attestation_metadata.defects") == nil)
+        let flawed = check(try Self.files(service, models: models + [.init(aaguid: "not-a-uuid", description: "Typo", roots: [])]), name: "attestation_metadata.defects")
+        #expect(flawed?.status == .note && flawed?.detail.contains("entries[2].aaguid is not a UUID") == true, "\(flawed?.detail ?? "none")")
         let stale = Scratch.directory.appendingPathComponent("stale-\(UUID().uuidString).jwt")
         try Data(try service.blob(TestMetadataService.payload(nextUpdate: "2026-01-01", models: models))).write(to: stale)
         let old = check((stale.path, try service.rootFile(in: Scratch.directory)))

@@ -113,42 +113,78 @@ import Testing
         #expect(Self.part([UInt8](repeating: UInt8(ascii: "A"), count: MetadataBLOB.maxLength + 1)) == "size")
     }
 
-    @Test("the payload needs no (a serial number), nextUpdate (a date) and entries (a list); each entry an object whose aaguid, roots and status reports are well formed")
+    /// The payload with `edit` applied, as a signed BLOB, read.
+    static func read(_ edit: (inout JSONObject) -> Void) throws -> Result<MetadataBLOB, MetadataBLOB.Refusal> {
+        guard case .object(var payload) = TestMetadataService.payload(models: models) else { preconditionFailure("the payload is an object") }
+        edit(&payload)
+        let jws = try service.blob(.object(payload))
+        do {
+            return .success(try MetadataBLOB(jws: jws, anchor: service.root, now: Date()))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// An edit of the first entry.
+    static func entry(_ edit: @escaping (inout JSONObject) -> Void) -> (inout JSONObject) -> Void {
+        { payload in
+            guard case .array(var entries)? = payload["entries"], case .object(var first) = entries[0] else { return }
+            edit(&first)
+            entries[0] = .object(first)
+            payload["entries"] = .array(entries)
+        }
+    }
+
+    @Test("the payload needs no (a serial number), nextUpdate (a date) and entries (a list), or the BLOB is refused")
     func payload() throws {
-        func refused(_ edit: (inout JSONObject) -> Void) throws -> String? {
-            guard case .object(var payload) = TestMetadataService.payload(models: Self.models) else { return "not an object" }
-            edit(&payload)
-            return Self.part(try Self.service.blob(.object(payload)))
+        func part(_ edit: (inout JSONObject) -> Void) throws -> String? {
+            if case .failure(let refusal) = try Self.read(edit) { refusal.part } else { nil }
         }
-        func entry(_ edit: @escaping (inout JSONObject) -> Void) -> (inout JSONObject) -> Void {
-            { payload in
-                guard case .array(var entries)? = payload["entries"], case .object(var first) = entries[0] else { return }
-                edit(&first)
-                entries[0] = .object(first)
-                payload["entries"] = .array(entries)
-            }
-        }
+        #expect(try part { $0["no"] = nil } == "payload")
+        #expect(try part { $0["no"] = .int(-1) } == "payload")
+        #expect(try part { $0["no"] = .string("42") } == "payload")
+        #expect(try part { $0["nextUpdate"] = nil } == "payload")
+        #expect(try part { $0["nextUpdate"] = .string("2027-1-01") } == "payload")
+        #expect(try part { $0["nextUpdate"] = .string("2027-13-01") } == "payload")
+        #expect(try part { $0["entries"] = .object([:]) } == "payload")
+        #expect(try part { _ in } == nil)
+    }
+
+    @Test("a defect in one entry passes it over on the safe side and is listed: no AAGUID, no root and a compromise counted from always; the other entries stand")
+    func defects() throws {
+        func blob(_ edit: @escaping (inout JSONObject) -> Void) throws -> MetadataBLOB { try Self.read(edit).get() }
         func statement(_ member: String, _ value: JSONValue) -> (inout JSONObject) -> Void {
-            entry { first in
+            Self.entry { first in
                 guard case .object(var statement)? = first["metadataStatement"] else { return }
                 statement[member] = value
                 first["metadataStatement"] = .object(statement)
             }
         }
-        #expect(try refused { $0["no"] = nil } == "payload")
-        #expect(try refused { $0["no"] = .int(-1) } == "payload")
-        #expect(try refused { $0["no"] = .string("42") } == "payload")
-        #expect(try refused { $0["nextUpdate"] = nil } == "payload")
-        #expect(try refused { $0["nextUpdate"] = .string("2027-1-01") } == "payload")
-        #expect(try refused { $0["nextUpdate"] = .string("2027-13-01") } == "payload")
-        #expect(try refused { $0["entries"] = .object([:]) } == "payload")
-        #expect(try refused { $0["entries"] = .array([.string("entry")]) } == "entry")
-        #expect(try refused(entry { $0["aaguid"] = .string("cb69481e") }) == "entry")
-        #expect(try refused(statement("attestationRootCertificates", .array([.string("not base64!")]))) == "entry")
-        #expect(try refused(statement("attestationRootCertificates", .array([.string(Data([0x30, 0x03, 1, 2, 3]).base64EncodedString())]))) == "entry")
-        #expect(try refused(entry { $0["statusReports"] = .array([.object(["effectiveDate": .string("2024-01-10")])]) }) == "entry")
-        #expect(try refused(entry { $0["statusReports"] = .array([.object(["status": .string("REVOKED"), "effectiveDate": .string("10/01/2024")])]) }) == "entry")
-        #expect(try refused { _ in } == nil)
+        let notObject = try blob { $0["entries"] = .array([.string("entry")] + ($0["entries"]?.array ?? [])) }
+        #expect(notObject.entries.count == 2 && notObject.defects == ["entries[0] is not an object"])
+        let badAAGUID = try blob(Self.entry { $0["aaguid"] = .string("cb69481e") })
+        #expect(badAAGUID.entries[Self.yubico] == nil && badAAGUID.entries[Self.other] != nil && badAAGUID.defects == ["entries[0].aaguid is not a UUID"])
+        let valid = JSONValue.string(Data(Self.attestationRoot.der).base64EncodedString())
+        for root in [JSONValue.string("not base64!"), .string(Data([0x30, 0x03, 1, 2, 3]).base64EncodedString()), .int(7)] {
+            let badRoot = try blob(statement("attestationRootCertificates", .array([root, valid])))
+            #expect(badRoot.entries[Self.yubico]?.roots.map(\.der) == [Self.attestationRoot.der], "only the root that reads is trusted")
+            #expect(badRoot.defects.count == 1 && badRoot.defects[0].contains("attestationRootCertificates[0]"), "\(badRoot.defects)")
+        }
+        let noStatus = try blob(Self.entry { $0["statusReports"] = .array([.object(["effectiveDate": .string("2024-01-10")])]) })
+        #expect(noStatus.entries[Self.yubico]?.statuses.isEmpty == true && noStatus.defects.count == 1)
+        let badDate = try blob(Self.entry { $0["statusReports"] = .array([.object(["status": .string("REVOKED"), "effectiveDate": .string("10/01/2099")])]) })
+        #expect(badDate.entries[Self.yubico]?.refusal(for: .signIn, at: Date()) == "REVOKED", "a compromise whose date does not read counts now")
+        #expect(badDate.defects.count == 1 && badDate.defects[0].contains("REVOKED"))
+        let twice = try blob { payload in
+            guard case .array(var entries)? = payload["entries"] else { return }
+            entries.append(.object(["aaguid": .string(Self.yubico), "metadataStatement": .object(["attestationRootCertificates": .array([.string(Data(Self.service.root.der).base64EncodedString())])]),
+                                    "statusReports": .array([.object(["status": .string("USER_VERIFICATION_BYPASS")])])]))
+            payload["entries"] = .array(entries)
+        }
+        let entry = try #require(twice.entries[Self.yubico])
+        #expect(entry.roots.map(\.der) == [Self.attestationRoot.der] && entry.refusal(for: .signIn, at: Date()) == "USER_VERIFICATION_BYPASS", "listed twice: the first's roots, both's reports")
+        #expect(twice.defects.count == 1)
+        #expect(try blob { _ in }.defects.isEmpty)
     }
 
     @Test("a compromise refuses a model from its effective date on: REVOKED for registration and sign-in, ATTESTATION_KEY_COMPROMISE for registration only, a certification for neither")

@@ -31,6 +31,9 @@ extension Doctor {
         guard now < blob.nextUpdateDate else {
             return [.fail("attestation_metadata", "\(summary); it was due to be replaced by \(blob.nextUpdate), so newer compromise reports may be missing", fix: fetch)]
         }
-        return [.pass("attestation_metadata", "\(summary); next update due by \(blob.nextUpdate)")]
+        let passedOver = blob.defects.isEmpty ? [] : [DoctorCheck.note("attestation_metadata.defects",
+            "\(blob.defects.count) defect(s) in the BLOB's entries, each passed over on the safe side: " + blob.defects.prefix(5).joined(separator: "; ")
+                + (blob.defects.count > 5 ? "; …" : ""))]
+        return [.pass("attestation_metadata", "\(summary); next update due by \(blob.nextUpdate)")] + passedOver
     }
 }

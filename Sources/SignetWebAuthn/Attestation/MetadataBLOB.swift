@@ -8,7 +8,7 @@ public import Foundation
 /// is used; FIDO2 entries (those with an `aaguid`) are kept, U2F and UAF ones are passed over.
 public struct MetadataBLOB: Sendable {
     /// Why a BLOB was refused: ``part`` names what failed (`jws`, `x5c`, `alg`, `chain`,
-    /// `signature`, `payload`, `entry`, `size`), ``detail`` says how.
+    /// `signature`, `payload`, `size`), ``detail`` says how.
     public struct Refusal: Error, Sendable, CustomStringConvertible {
         public let part: String
         public let detail: String
@@ -71,6 +71,8 @@ public struct MetadataBLOB: Sendable {
     public var nextUpdateDate: Date { Self.date(nextUpdate) ?? .distantPast }
     /// The FIDO2 entries by AAGUID (lower-case UUID text).
     public let entries: [String: Entry]
+    /// What in the entries was passed over, and how (``init(payload:)``).
+    public let defects: [String]
 
     /// The largest BLOB read (the Metadata Service's is a few MiB).
     public static let maxLength = 64 << 20
@@ -98,38 +100,62 @@ public struct MetadataBLOB: Sendable {
     }
 
     /// The payload (MDS 3.0 §3.1.6 `MetadataBLOBPayload`) alone, already verified (and fuzzed).
+    /// A defect of one entry does not refuse the whole BLOB (its signature says the service
+    /// wrote it); it is passed over on the safe side and listed in ``defects``: an entry with no
+    /// readable AAGUID and a root that does not read trust nothing, a status report with a date
+    /// that does not read counts from always, and one without a status says nothing.
     package init(payload: JSONValue) throws(Refusal) {
         guard let number = payload["no"]?.int64, number >= 0 else { throw Refusal(part: "payload", detail: "no is not a serial number") }
         guard let next = payload["nextUpdate"]?.string, Self.date(next) != nil else { throw Refusal(part: "payload", detail: "nextUpdate is not a YYYY-MM-DD date") }
         guard let list = payload["entries"]?.array else { throw Refusal(part: "payload", detail: "entries is not a list") }
         var entries: [String: Entry] = [:]
+        var defects: [String] = []
         for (index, item) in list.enumerated() {
-            guard item.object != nil else { throw Refusal(part: "entry", detail: "entries[\(index)] is not an object") }
+            guard item.object != nil else {
+                defects.append("entries[\(index)] is not an object")
+                continue
+            }
             guard let text = item["aaguid"] else { continue }
             guard let aaguid = text.string.flatMap(UUID.init(uuidString:))?.uuidString.lowercased() else {
-                throw Refusal(part: "entry", detail: "entries[\(index)].aaguid is not a UUID")
+                defects.append("entries[\(index)].aaguid is not a UUID")
+                continue
             }
-            entries[aaguid] = try Self.entry(item, index: index)
+            let entry = Self.entry(item, name: aaguid, defects: &defects)
+            if let first = entries[aaguid] {
+                // Listed twice: the first's roots, and the reports of both.
+                defects.append("\(aaguid) is listed twice; the second entry's roots are not trusted")
+                entries[aaguid] = Entry(description: first.description, roots: first.roots, statuses: first.statuses + entry.statuses)
+            } else {
+                entries[aaguid] = entry
+            }
         }
         self.number = number
         nextUpdate = next
         self.entries = entries
+        self.defects = defects
     }
 
-    static func entry(_ item: JSONValue, index: Int) throws(Refusal) -> Entry {
+    static func entry(_ item: JSONValue, name: String, defects: inout [String]) -> Entry {
         let statement = item["metadataStatement"]
         var roots: [Certificate] = []
         for (n, root) in (statement?["attestationRootCertificates"]?.array ?? []).enumerated() {
             guard let text = root.string, let data = Data(base64Encoded: text), let certificate = try? Certificate(der: [UInt8](data)) else {
-                throw Refusal(part: "entry", detail: "entries[\(index)]: attestationRootCertificates[\(n)] is not a base64 DER certificate")
+                defects.append("\(name): attestationRootCertificates[\(n)] is not a base64 DER certificate, and is not trusted")
+                continue
             }
             roots.append(certificate)
         }
         var statuses: [(status: String, effectiveDate: String?)] = []
         for (n, report) in (item["statusReports"]?.array ?? []).enumerated() {
-            guard let status = report["status"]?.string else { throw Refusal(part: "entry", detail: "entries[\(index)]: statusReports[\(n)] has no status") }
-            let date = report["effectiveDate"]?.string
-            if let date, Self.date(date) == nil { throw Refusal(part: "entry", detail: "entries[\(index)]: statusReports[\(n)].effectiveDate is not a YYYY-MM-DD date") }
+            guard let status = report["status"]?.string else {
+                defects.append("\(name): statusReports[\(n)] has no status")
+                continue
+            }
+            var date = report["effectiveDate"]?.string
+            if let text = date, Self.date(text) == nil {
+                defects.append("\(name): statusReports[\(n)] (\(status.prefix(40))) has an effectiveDate that is not YYYY-MM-DD; it counts from always")
+                date = nil
+            }
             statuses.append((status, date))
         }
         return Entry(description: statement?["description"]?.string, roots: roots, statuses: statuses)
