@@ -178,6 +178,11 @@ public final class SignetApp: @unchecked Sendable {
     /// the start: registrations would otherwise be judged without it.
     public static func attestationMetadata(_ configuration: ServerConfiguration, now: Date) throws -> MetadataBLOB? {
         guard let file = configuration.attestationMetadataFile, let rootFile = configuration.attestationMetadataRootFile else { return nil }
+        return try attestationMetadata(blobFile: file, rootFile: rootFile, now: now)
+    }
+
+    /// The BLOB in `file`, verified under the one certificate of `rootFile` at `now`.
+    public static func attestationMetadata(blobFile file: String, rootFile: String, now: Date) throws -> MetadataBLOB {
         guard let pem = try? String(contentsOfFile: rootFile, encoding: .utf8) else { throw ConfigurationError("cannot read attestation_metadata.root_file \(rootFile)") }
         let roots = try Certificate.parsePEM(pem)
         guard roots.count == 1, let root = roots.first else {

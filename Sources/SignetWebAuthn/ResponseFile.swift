@@ -34,9 +34,12 @@ public struct ResponseFile: Sendable {
     /// Verifies the response. `anchors` are the certificates of ``trustAnchorFile``, loaded by the
     /// caller; `now` is used when the file has no `verify_at`. Returns the result as JSON:
     /// `{"ok": true, ...}` or `{"ok": false, "reason", "detail", "step"}`.
-    public func verify(anchors: [Certificate], now: Date) -> JSONValue {
+    /// With `metadata` (FIDO MDS 3.0 §3.1.6), a registration's attestation must also chain to
+    /// `anchors` or to a root the BLOB lists for its AAGUID, and a model the BLOB reports
+    /// compromised is refused with `authenticator_not_allowed`.
+    public func verify(anchors: [Certificate], metadata: MetadataBLOB? = nil, now: Date) -> JSONValue {
         do {
-            return try run(anchors: anchors, now: now)
+            return try run(anchors: anchors, metadata: metadata, now: now)
         } catch {
             return .object([
                 "ok": .bool(false), "reason": .string(error.reason.rawValue), "detail": .string(error.detail),
@@ -57,7 +60,7 @@ public struct ResponseFile: Sendable {
         return bytes
     }
 
-    private func run(anchors: [Certificate], now: Date) throws(WebAuthnError) -> JSONValue {
+    private func run(anchors: [Certificate], metadata: MetadataBLOB?, now: Date) throws(WebAuthnError) -> JSONValue {
         let rpID = try field("rp_id") { $0.string }
         let origins: Set<String>
         switch root["expected_origin"] {
@@ -96,24 +99,41 @@ public struct ResponseFile: Sendable {
                     clientDataJSON: clientData, attestationObject: try bytes(response["attestationObject"], "attestationObject"),
                     rawID: rawID, expectedChallenge: challenge, requireUserVerification: requireUV),
                 now: time)
-            let trusted: JSONValue
+            var trusted: JSONValue
             switch result.trust {
             case .notApplicable: trusted = .null
             case .trusted: trusted = .bool(true)
             case .untrusted(let why):
-                if trustAnchorFile != nil {
+                if trustAnchorFile != nil && metadata == nil {
                     throw WebAuthnError(.attestationUntrusted, "attestation chain does not reach the trust anchor: \(why)", step: "7.1 step 24")
                 }
                 trusted = .bool(false)
             }
-            return .object([
+            let aaguid = result.aaguid.uuidString.lowercased()
+            var listed: JSONValue?
+            if let metadata {
+                let entry = metadata.entries[aaguid]
+                guard let leaf = result.attestationChain.first, Certificate.verifyChain(
+                    leaf: leaf, intermediates: Array(result.attestationChain.dropFirst()), anchors: anchors + (entry?.roots ?? []), at: time) == nil
+                else {
+                    throw WebAuthnError(.attestationUntrusted, "the attestation chains neither to a trust anchor nor to a root the metadata lists for AAGUID \(aaguid)", step: "7.1 step 24")
+                }
+                trusted = .bool(true)
+                if let status = entry?.refusal(for: .registration, at: time) {
+                    throw WebAuthnError(.init(rawValue: "authenticator_not_allowed"), "the metadata reports AAGUID \(aaguid) as \(status)", step: "MDS 3.0 §3.1.4")
+                }
+                listed = entry.map { .object(["description": $0.description.map(JSONValue.string) ?? .null, "statuses": .array($0.statuses.map { .string($0.status) })]) } ?? .null
+            }
+            var answer: JSONObject = [
                 "ok": .bool(true), "ceremony": .string("registration"), "fmt": .string(result.format),
                 "alg": .int(result.algorithm.rawValue), "credential_id": .string(Base64URL.encode(result.credentialID)),
                 "sign_count": .int(result.signCount), "aaguid": .string(result.aaguid.uuidString.lowercased()),
                 "attestation_type": .string(result.attestationType.rawValue), "attestation_trusted": trusted,
                 "user_verified": .bool(result.userVerified), "backup_eligible": .bool(result.backupEligible),
                 "backup_state": .bool(result.backupState), "credential_public_key": .string(Base64URL.encode(result.publicKey)),
-            ])
+            ]
+            answer["metadata"] = listed
+            return .object(answer)
         case .authentication:
             let storedKey = try bytes(root["credential_public_key"], "credential_public_key")
             let storedCount = try field("credential_current_sign_count") { $0.int64 }

@@ -1,4 +1,5 @@
 import Foundation
+import SignetCrypto
 import SignetWebAuthn
 import Testing
 import SignetTestSupport
@@ -50,6 +51,36 @@ import SignetTestSupport
         let (status, output) = try Self.run(["verify", "registration", file.path])
         #expect(status == 1)
         #expect(output.contains("\"reason\":\"malformed\""))
+    }
+
+    /// A BLOB listing Apple's anonymous attestation (AAGUID f24a8e70-…) with `root` and
+    /// `statuses`, and its service's root, as files.
+    static func metadata(root: String, statuses: [(status: String, effectiveDate: String?)] = [("FIDO_CERTIFIED", "2022-01-01")], under service: TestMetadataService? = nil) throws -> [String] {
+        let pem = try String(contentsOf: Fixtures.folder.appendingPathComponent("trust_anchors/\(root)"), encoding: .utf8)
+        let signer = try TestMetadataService()
+        let blob = Scratch.directory.appendingPathComponent("mds-\(UUID()).jwt")
+        try Data(try signer.blob(TestMetadataService.payload(models: [
+            .init(aaguid: "f24a8e70-d0d3-f82c-2937-32523cc4de5a", description: "Apple devices", roots: try Certificate.parsePEM(pem), statuses: statuses),
+        ]))).write(to: blob)
+        return ["--metadata", blob.path, "--metadata-root", try (service ?? signer).rootFile(in: Scratch.directory)]
+    }
+
+    @Test("--metadata: a real Apple attestation is trusted through the root a BLOB lists for its AAGUID; another maker's root, a REVOKED report and a BLOB under another root are refused",
+          .enabled(if: Fixtures.available, Fixtures.skipNote))
+    func metadata() throws {
+        let path = Fixtures.folder.appendingPathComponent("registration/apple_passkey_2021.json").path
+        func verify(_ extra: [String]) throws -> (status: Int32, json: JSONValue) {
+            let (status, output) = try Self.run(["verify", "registration", path] + extra)
+            return (status, (try? StrictJSON().parse(Array(output.trimmingCharacters(in: .whitespacesAndNewlines).utf8))) ?? .null)
+        }
+        let listed = try verify(try Self.metadata(root: "apple_webauthn_root_ca.pem"))
+        #expect(listed.status == 0 && listed.json["attestation_trusted"] == .bool(true) && listed.json["metadata"]?["description"] == .string("Apple devices"), "\(listed.json.serialized)")
+        let otherRoot = try verify(try Self.metadata(root: "google_hardware_attestation_root_1.pem"))
+        #expect(otherRoot.status == 1 && otherRoot.json["reason"] == .string("attestation_untrusted"), "\(otherRoot.json.serialized)")
+        let revoked = try verify(try Self.metadata(root: "apple_webauthn_root_ca.pem", statuses: [("FIDO_CERTIFIED", "2019-01-01"), ("REVOKED", "2020-06-01")]))
+        #expect(revoked.status == 1 && revoked.json["reason"] == .string("authenticator_not_allowed"), "\(revoked.json.serialized)")
+        #expect(try verify(try Self.metadata(root: "apple_webauthn_root_ca.pem", under: try TestMetadataService())).status == 2)
+        #expect(try verify(["--metadata", path]).status == 2, "--metadata without --metadata-root")
     }
 
     @Test("usage errors exit 2", arguments: [["verify"], ["verify", "sideways", "x.json"], ["verify", "registration", "/nonexistent.json"], ["nonsense"]])
