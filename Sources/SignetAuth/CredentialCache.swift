@@ -64,6 +64,11 @@ package final class CredentialCache: Sendable {
         entries.withLock { $0[Key(id: id)]?.signCount = count }
     }
 
+    /// Forgets every entry: each is read again at its next sign-in.
+    package func removeAll() {
+        entries.withLock { $0.removeAll() }
+    }
+
     package var count: Int { entries.withLock { $0.count } }
 }
 

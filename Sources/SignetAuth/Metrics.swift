@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Counters and a latency histogram in the Prometheus text format (exposition format 0.0.4).
 public final class Metrics: @unchecked Sendable {
@@ -11,6 +11,9 @@ public final class Metrics: @unchecked Sendable {
     /// Scheduled backups (`backup.directory`): made, failed, and the last one made.
     private var backups = (made: 0, failed: 0, lastAt: Int64(0), lastBytes: 0, lastSeconds: 0.0)
     private var backupsScheduled = false
+    /// The attestation metadata BLOB in force (`attestation_metadata`): its number, its
+    /// `nextUpdate` (seconds), and the BLOBs read again and refused since the start.
+    private var metadata: (number: Int64, nextUpdate: Int64, loads: Int, refused: Int)?
     private let durations = DurationHistogram(buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
 
     /// One answered request: its route, status and duration.
@@ -61,6 +64,21 @@ public final class Metrics: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// A BLOB put in force: at the start, or read again (`loaded`).
+    public func attestationMetadata(number: Int64, nextUpdate: Date, loaded: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        let before = metadata
+        metadata = (number, Int64(nextUpdate.timeIntervalSince1970), (before?.loads ?? 0) + (loaded ? 1 : 0), before?.refused ?? 0)
+    }
+
+    /// A changed BLOB file that was refused (the one in force stays).
+    public func attestationMetadataRefused() {
+        lock.lock()
+        defer { lock.unlock() }
+        metadata?.refused += 1
+    }
+
     /// Resident set size from /proc/self/statm (pages × page size).
     public static func residentBytes() -> Int {
         guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
@@ -99,6 +117,14 @@ public final class Metrics: @unchecked Sendable {
             out += "signet_backup_last_success_timestamp_seconds \(backups.lastAt / 1000)\n"
             out += "# HELP signet_backup_last_bytes The last scheduled backup's size.\n# TYPE signet_backup_last_bytes gauge\nsignet_backup_last_bytes \(backups.lastBytes)\n"
             out += "# HELP signet_backup_last_seconds How long the last scheduled backup took, checks included.\n# TYPE signet_backup_last_seconds gauge\nsignet_backup_last_seconds \(backups.lastSeconds)\n"
+        }
+        if let metadata {
+            out += "# HELP signet_attestation_metadata_number The serial number of the attestation metadata BLOB in force.\n# TYPE signet_attestation_metadata_number gauge\n"
+            out += "signet_attestation_metadata_number \(metadata.number)\n"
+            out += "# HELP signet_attestation_metadata_next_update_timestamp_seconds When the BLOB in force is due to be replaced (alert once past).\n# TYPE signet_attestation_metadata_next_update_timestamp_seconds gauge\n"
+            out += "signet_attestation_metadata_next_update_timestamp_seconds \(metadata.nextUpdate)\n"
+            out += "# HELP signet_attestation_metadata_reloads_total Changed BLOB files read since the start, by outcome; each refusal is logged.\n# TYPE signet_attestation_metadata_reloads_total counter\n"
+            out += "signet_attestation_metadata_reloads_total{outcome=\"success\"} \(metadata.loads)\nsignet_attestation_metadata_reloads_total{outcome=\"refused\"} \(metadata.refused)\n"
         }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)

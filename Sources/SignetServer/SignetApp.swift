@@ -2,7 +2,7 @@ public import Foundation
 public import SignetAuth
 public import SignetCrypto
 public import SignetHTTP
-public import SignetWebAuthn
+import Synchronization
 import SignetStore
 import SignetCurl
 
@@ -39,6 +39,7 @@ public final class SignetApp: @unchecked Sendable {
         self.store = store
         // Before the signing keys: a missing key, or one the database was re-keyed away from, is named as such.
         let (kek, kept) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
+        metadataStamp.withLock { $0 = configuration.attestationMetadataFile.map(MetadataFileStamp.init(file:)) }
         let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime, configuration.actionTokenLifetime), clock: clock)
         service = SignetService(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept,
                                 trustAnchors: try Self.trustAnchors(configuration), metadata: try Self.attestationMetadata(configuration, now: clock()), clock: clock)
@@ -92,6 +93,8 @@ public final class SignetApp: @unchecked Sendable {
             service.ceremonies.rotateSigningKeyIfDue()
             // Retired keys out of every instance's JWKS: their private keys go.
             service.ceremonies.destroyRetiredSigningKeys()
+            // A Metadata Service BLOB fetched since into attestation_metadata.blob_file.
+            reloadAttestationMetadataIfChanged(now: clock())
         }
         purge.resume()
         purger = purge
@@ -134,9 +137,11 @@ public final class SignetApp: @unchecked Sendable {
         }
     }
 
-    private let log: AccessLog
+    let log: AccessLog
 
     private var purger: (any DispatchSourceTimer)?
+    /// The BLOB file as it was when last read (``reloadAttestationMetadataIfChanged(now:)``).
+    let metadataStamp = Mutex<MetadataFileStamp?>(nil)
     private var scheduledBackup: ScheduledBackup?
     /// The listener of `metrics.listen`, when set.
     public private(set) var metricsServer: HTTPServer?
@@ -171,32 +176,6 @@ public final class SignetApp: @unchecked Sendable {
             anchors += try Certificate.parsePEM(pem)
         }
         return anchors
-    }
-
-    /// The FIDO Metadata Service's BLOB of `attestation_metadata`, verified under its root at
-    /// `now` (MDS 3.0 §3.2); `nil` when none is configured. A BLOB that does not verify stops
-    /// the start: registrations would otherwise be judged without it.
-    public static func attestationMetadata(_ configuration: ServerConfiguration, now: Date) throws -> MetadataBLOB? {
-        guard let file = configuration.attestationMetadataFile, let rootFile = configuration.attestationMetadataRootFile else { return nil }
-        return try attestationMetadata(blobFile: file, rootFile: rootFile, now: now)
-    }
-
-    /// The BLOB in `file`, verified under the one certificate of `rootFile` at `now`.
-    public static func attestationMetadata(blobFile file: String, rootFile: String, now: Date) throws -> MetadataBLOB {
-        guard let pem = try? String(contentsOfFile: rootFile, encoding: .utf8) else { throw ConfigurationError("cannot read attestation_metadata.root_file \(rootFile)") }
-        let roots = try Certificate.parsePEM(pem)
-        guard roots.count == 1, let root = roots.first else {
-            throw ConfigurationError("attestation_metadata.root_file \(rootFile) must hold one certificate, not \(roots.count)")
-        }
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int, size <= MetadataBLOB.maxLength,
-              let data = FileManager.default.contents(atPath: file) else {
-            throw ConfigurationError("cannot read attestation_metadata.blob_file \(file) (at most \(MetadataBLOB.maxLength >> 20) MiB)")
-        }
-        do {
-            return try MetadataBLOB(jws: [UInt8](data), anchor: root, now: now)
-        } catch {
-            throw ConfigurationError("attestation_metadata.blob_file \(file) is refused (\(error.part)): \(error.detail)")
-        }
     }
 
     /// Delivers every message due now, on the calling thread (tests, after moving the clock).

@@ -132,6 +132,53 @@ import Testing
         }
     }
 
+    /// Moves a new BLOB listing `models` into the file the server reads, as a fetch would.
+    static func replace(_ file: String, _ service: TestMetadataService, number: Int, models: [TestMetadataService.Model]) throws {
+        let fetched = file + ".new"
+        try Data(try service.blob(TestMetadataService.payload(number: number, models: models))).write(to: URL(fileURLWithPath: fetched))
+        #expect(rename(fetched, file) == 0, "rename(2) into place")
+    }
+
+    @Test("a BLOB fetched into the file is read again without a restart: a new compromise stops sign-ins and a changed root the hardware mark; one that does not verify is logged, counted, and the one in force stays")
+    func reload() throws {
+        let files = try Self.files(service, models: [.init(aaguid: Self.key, description: "Signet Test Key", roots: [vendor.certificate])])
+        let live = try TestServer.withOperators { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = files }
+        let phone = Phone(live, settings: Self.securityKey(Self.key))
+        let (session, credential) = try phone.startSignUp(email: "reloaded@signet.test", tamper: vendor.packed)
+        #expect(jwtClaims(try phone.exchange(session: session, credential: credential).json["access_token"]?.string)["acr"] == .string("phrh"))
+        #expect(live.app.reloadAttestationMetadataIfChanged(now: Date()) == nil, "nothing changed")
+        // The maker's root moves to another model: the passkey signs in, no longer hardware-bound.
+        try Self.replace(files.0, service, number: 43, models: [.init(aaguid: Self.key, description: "Signet Test Key", roots: []),
+                                                                .init(aaguid: Self.unlisted, description: "Other", roots: [vendor.certificate])])
+        #expect(live.app.reloadAttestationMetadataIfChanged(now: Date()) == true)
+        #expect(jwtClaims(try phone.signIn(username: "reloaded@signet.test")["access_token"]?.string)["acr"] == .string("phr"))
+        // A compromise is reported: its sign-ins stop.
+        try Self.replace(files.0, service, number: 44, models: [.init(aaguid: Self.key, description: "Signet Test Key", roots: [vendor.certificate],
+                                                                      statuses: [("USER_VERIFICATION_BYPASS", "2025-03-01")])])
+        #expect(live.app.reloadAttestationMetadataIfChanged(now: Date()) == true)
+        let (start, signed, _) = try phone.startSignIn(username: "reloaded@signet.test")
+        #expect(AuthenticatorPolicyTests.isRefusal(try phone.exchange(session: start, credential: signed)))
+        // A file that does not verify (signed under another root) leaves BLOB no. 44 in force.
+        try Self.replace(files.0, try TestMetadataService(), number: 45, models: [.init(aaguid: Self.key, description: "Signet Test Key", roots: [vendor.certificate])])
+        #expect(live.app.reloadAttestationMetadataIfChanged(now: Date()) == false)
+        #expect(live.app.reloadAttestationMetadataIfChanged(now: Date()) == nil, "a refused file is not read again until it changes")
+        // An older BLOB, properly signed (a stale mirror, a rollback), is not newer: refused too.
+        try Self.replace(files.0, service, number: 44, models: [.init(aaguid: Self.key, description: "Signet Test Key", roots: [vendor.certificate])])
+        #expect(live.app.reloadAttestationMetadataIfChanged(now: Date()) == false)
+        let (again, resigned, _) = try phone.startSignIn(username: "reloaded@signet.test")
+        #expect(AuthenticatorPolicyTests.isRefusal(try phone.exchange(session: again, credential: resigned)))
+        live.app.server.log.flush()
+        let log = try String(contentsOf: live.logFile, encoding: .utf8)
+        #expect(log.contains("attestation metadata loaded") && log.contains("\"number\":44") && log.contains("attestation metadata refused") && log.contains("(chain)")
+                && log.contains("BLOB no. 44 is not newer than no. 44"), "\(log.suffix(800))")
+        let metrics = String(decoding: try live.get("/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("signet_attestation_metadata_number 44\n") && metrics.contains("signet_attestation_metadata_reloads_total{outcome=\"success\"} 2\n")
+                && metrics.contains("signet_attestation_metadata_reloads_total{outcome=\"refused\"} 2\n"), "\(metrics)")
+        #expect(metrics.contains("signet_attestation_metadata_next_update_timestamp_seconds "))
+        #expect(!String(decoding: try server.get("/metrics").body, as: UTF8.self).contains("signet_attestation_metadata_reloads_total{outcome=\"refused\"} 1"))
+        #expect(!String(decoding: try TestServer().get("/metrics").body, as: UTF8.self).contains("signet_attestation_metadata"), "no series without attestation_metadata")
+    }
+
     @Test("trust_anchors still trust any model chained to them, beside the BLOB")
     func besideTrustAnchors() throws {
         let anchor = try TestAttestationRoot(name: "The Operator's Own Root")

@@ -1,11 +1,42 @@
 import Foundation
+import Synchronization
 import SignetCrypto
-import SignetWebAuthn
+public import SignetWebAuthn
 
 /// Which authenticator models may register and sign in, and what they are called: the AAGUID
 /// lists of the configuration, and the FIDO Metadata Service's BLOB when one is configured
 /// (FIDO MDS 3.0 §3.1.4 statuses; WebAuthn L3 §7.1 steps 23–24 for the roots).
 extension Ceremonies {
+    /// The BLOB in force (`nil` without `attestation_metadata`).
+    package var metadata: MetadataBLOB? { metadataConfigured ? metadataState.withLock { $0.blob } : nil }
+
+    /// The SHA-256 of every root a passkey's attestation may have chained to for it to count
+    /// as hardware-bound: the trust anchors', and those the BLOB in force lists.
+    var trustedRoots: Set<[UInt8]> {
+        metadataConfigured ? anchorRoots.union(metadataState.withLock { $0.roots.values.joined() }) : anchorRoots
+    }
+
+    /// Whether the root a passkey of model `aaguid` chained to (its SHA-256) is still trusted
+    /// for it: a trust anchor, or a root the BLOB in force lists for that model.
+    func trustsRoot(_ root: [UInt8], of aaguid: String) -> Bool {
+        anchorRoots.contains(root) || (metadataConfigured && metadataState.withLock { $0.roots[aaguid]?.contains(root) == true })
+    }
+
+    static func rootHashes(_ blob: MetadataBLOB?) -> [String: Set<[UInt8]>] {
+        (blob?.entries ?? [:]).mapValues { Set($0.roots.map { Digest.sha256.hash($0.der) }) }
+    }
+
+    /// Puts a newer BLOB in force (a server reads the file again when it changes, FIDO MDS 3.0
+    /// §3.2): the next registration and sign-in are judged by it. The passkeys held for sign-in
+    /// are read again, so their hardware mark follows the roots it lists.
+    public func replaceMetadata(_ blob: MetadataBLOB) {
+        precondition(metadataConfigured, "a BLOB replaces only a BLOB the server started with")
+        let roots = Self.rootHashes(blob)
+        metadataState.withLock { $0 = (blob, roots) }
+        credentialCache.removeAll()
+        metrics.attestationMetadata(number: blob.number, nextUpdate: blob.nextUpdateDate, loaded: true)
+    }
+
     /// Whether registrations must carry an attestation that chains to a trusted root: with
     /// `trust_anchors` or with attestation metadata.
     var requiresAttestation: Bool { !rp.trustAnchors.isEmpty || metadata != nil }

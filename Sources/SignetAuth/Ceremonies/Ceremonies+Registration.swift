@@ -84,11 +84,12 @@ extension Ceremonies {
     }
 
     /// Whether a passkey signs in as hardware-bound (`amr` `hwk`, `acr` `phrh`): attested and
-    /// not backup eligible (``CredentialRow/isHardwareBound``), and the anchor its attestation
-    /// chained to is still configured. One registered before the anchor was recorded keeps the
-    /// mark while any anchor is configured.
+    /// not backup eligible (``CredentialRow/isHardwareBound``), and the root its attestation
+    /// chained to is still trusted for its model (``trustsRoot(_:of:)``). One registered before
+    /// the root was recorded keeps the mark while any root is trusted.
     public func isHardwareBound(_ row: CredentialRow) -> Bool {
-        guard row.isHardwareBound, !trustedRoots.isEmpty else { return false }
-        return row.attestationRoot.map(trustedRoots.contains) ?? true
+        guard row.isHardwareBound else { return false }
+        guard let root = row.attestationRoot else { return !trustedRoots.isEmpty }
+        return trustsRoot(root, of: row.aaguid)
     }
 }

@@ -1,4 +1,5 @@
 import SignetAPI
+import Synchronization
 public import Foundation
 public import SignetCrypto
 public import SignetWebAuthn
@@ -89,11 +90,14 @@ public final class Ceremonies: Sendable {
     /// Signalled when a log stream is added, made active again or rewound here, so that this
     /// instance's idle sender looks at once (``Ceremonies/addLogStream(_:by:context:)``).
     public let logStreamsChanged = Wakeup()
-    /// The SHA-256 of each configured trust anchor's certificate (``isHardwareBound(_:)``).
-    let trustedRoots: Set<[UInt8]>
-    /// The FIDO Metadata Service's BLOB, when `attestation_metadata` is configured: roots by
-    /// AAGUID, names, and compromised models (``authenticatorRefusal(_:for:)``).
-    let metadata: MetadataBLOB?
+    /// The SHA-256 of each configured trust anchor's certificate.
+    let anchorRoots: Set<[UInt8]>
+    /// The FIDO Metadata Service's BLOB, when `attestation_metadata` is configured (roots by
+    /// AAGUID, names, and compromised models: ``authenticatorRefusal(_:for:)``), with the
+    /// SHA-256 of the roots it lists for each model; replaced whole by ``replaceMetadata(_:)``.
+    let metadataState: Mutex<(blob: MetadataBLOB?, roots: [String: Set<[UInt8]>])>
+    /// Whether a BLOB is configured: without one, a sign-in takes no lock to learn there is none.
+    let metadataConfigured: Bool
     /// What sign-ins verify against, so a sign-in reads nothing before its one transaction.
     let credentialCache = CredentialCache()
     /// The configured clients and those in the database.
@@ -132,8 +136,10 @@ public final class Ceremonies: Sendable {
         rp.allowedAlgorithms = configuration.algorithms
         rp.trustAnchors = trustAnchors
         self.rp = rp
-        self.metadata = metadata
-        trustedRoots = Set((trustAnchors + (metadata?.entries.values.flatMap(\.roots) ?? [])).map { Digest.sha256.hash($0.der) })
+        metadataConfigured = metadata != nil
+        metadataState = Mutex((metadata, Self.rootHashes(metadata)))
+        anchorRoots = Set(trustAnchors.map { Digest.sha256.hash($0.der) })
+        if let metadata { metrics.attestationMetadata(number: metadata.number, nextUpdate: metadata.nextUpdateDate, loaded: false) }
     }
 
     package var nowMillis: Int64 { Int64(clock().timeIntervalSince1970 * 1000) }

@@ -18,7 +18,7 @@ extension Doctor {
     }
 
     func metadataBLOBCheck(now: Date) -> [DoctorCheck] {
-        let fetch = "fetch the BLOB again from https://mds3.fidoalliance.org/ (a monthly job), then restart the servers"
+        let fetch = "fetch the BLOB again from https://mds3.fidoalliance.org/ into the file (a monthly job): the servers read it within a minute"
         let blob: MetadataBLOB
         do {
             guard let loaded = try SignetApp.attestationMetadata(configuration, now: now) else { return [] }

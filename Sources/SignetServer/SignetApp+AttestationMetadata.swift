@@ -1,0 +1,81 @@
+public import Foundation
+public import SignetAuth
+import SignetHTTP
+import Synchronization
+import SignetCrypto
+public import SignetWebAuthn
+
+/// What tells a BLOB file's new version from the one read: a fetch that moves a new file into
+/// place changes its inode, one that rewrites it its size or time.
+struct MetadataFileStamp: Equatable, Sendable {
+    let inode: UInt64?
+    let size: UInt64?
+    let modified: Date?
+
+    init(file: String) {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: file)
+        inode = (attributes?[.systemFileNumber] as? NSNumber)?.uint64Value
+        size = (attributes?[.size] as? NSNumber)?.uint64Value
+        modified = attributes?[.modificationDate] as? Date
+    }
+}
+
+extension SignetApp {
+    /// The FIDO Metadata Service's BLOB of `attestation_metadata`, verified under its root at
+    /// `now` (MDS 3.0 §3.2); `nil` when none is configured. A BLOB that does not verify stops
+    /// the start: registrations would otherwise be judged without it.
+    public static func attestationMetadata(_ configuration: ServerConfiguration, now: Date) throws -> MetadataBLOB? {
+        guard let file = configuration.attestationMetadataFile, let rootFile = configuration.attestationMetadataRootFile else { return nil }
+        return try attestationMetadata(blobFile: file, rootFile: rootFile, now: now)
+    }
+
+    /// The BLOB in `file`, verified under the one certificate of `rootFile` at `now`.
+    public static func attestationMetadata(blobFile file: String, rootFile: String, now: Date) throws -> MetadataBLOB {
+        guard let pem = try? String(contentsOfFile: rootFile, encoding: .utf8) else { throw ConfigurationError("cannot read attestation_metadata.root_file \(rootFile)") }
+        let roots = try Certificate.parsePEM(pem)
+        guard roots.count == 1, let root = roots.first else {
+            throw ConfigurationError("attestation_metadata.root_file \(rootFile) must hold one certificate, not \(roots.count)")
+        }
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int, size <= MetadataBLOB.maxLength,
+              let data = FileManager.default.contents(atPath: file) else {
+            throw ConfigurationError("cannot read attestation_metadata.blob_file \(file) (at most \(MetadataBLOB.maxLength >> 20) MiB)")
+        }
+        do {
+            return try MetadataBLOB(jws: [UInt8](data), anchor: root, now: now)
+        } catch {
+            throw ConfigurationError("attestation_metadata.blob_file \(file) is refused (\(error.part)): \(error.detail)")
+        }
+    }
+
+    /// Reads `attestation_metadata.blob_file` again when it changed since it was last read (the
+    /// monthly fetch of MDS 3.0 §3.2): a BLOB that verifies, with a serial number above the one
+    /// in force, is put in force
+    /// (``Ceremonies/replaceMetadata(_:)``) and logged; one that does not is logged and counted,
+    /// and the one in force stays. `nil` when nothing changed or none is configured. A server
+    /// looks once a minute.
+    @discardableResult
+    package func reloadAttestationMetadataIfChanged(now: Date) -> Bool? {
+        guard let file = configuration.attestationMetadataFile, let root = configuration.attestationMetadataRootFile else { return nil }
+        let stamp = MetadataFileStamp(file: file)
+        let changed = metadataStamp.withLock { seen in
+            defer { seen = stamp }
+            return seen != stamp
+        }
+        guard changed else { return nil }
+        do {
+            let blob = try Self.attestationMetadata(blobFile: file, rootFile: root, now: now)
+            // MDS 3.0 §3.2: a BLOB whose serial number is not above the one in force is ignored.
+            if let current = service.ceremonies.metadata?.number, blob.number <= current {
+                throw ConfigurationError("BLOB no. \(blob.number) is not newer than no. \(current), in force")
+            }
+            service.ceremonies.replaceMetadata(blob)
+            log.write([("msg", .string("attestation metadata loaded")), ("file", .string(file)), ("number", .int(Int(blob.number))),
+                     ("models", .int(blob.entries.count)), ("next_update", .string(blob.nextUpdate))])
+            return true
+        } catch {
+            service.ceremonies.metrics.attestationMetadataRefused()
+            log.write([("msg", .string("attestation metadata refused; the BLOB in force stays")), ("file", .string(file)), ("error", .string("\(error)"))])
+            return false
+        }
+    }
+}
