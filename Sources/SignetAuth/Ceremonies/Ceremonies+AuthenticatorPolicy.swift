@@ -39,7 +39,7 @@ extension Ceremonies {
 
     /// Whether registrations must carry an attestation that chains to a trusted root: with
     /// `trust_anchors` or with attestation metadata.
-    var requiresAttestation: Bool { !rp.trustAnchors.isEmpty || metadata != nil }
+    var requiresAttestation: Bool { !rp.trustAnchors.isEmpty || metadataConfigured }
 
     /// The roots an attestation of model `aaguid` may chain to: every configured trust anchor,
     /// and the roots the metadata lists for that model alone.

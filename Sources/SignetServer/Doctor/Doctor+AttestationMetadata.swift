@@ -17,6 +17,8 @@ extension Doctor {
         return checks + metadataBLOBCheck(now: now)
     }
 
+    /// The BLOB as a start would read it now: its summary, or why it is refused or stale, and
+    /// the defects in its entries that were passed over.
     func metadataBLOBCheck(now: Date) -> [DoctorCheck] {
         let fetch = "fetch the BLOB again from https://mds3.fidoalliance.org/ into the file (a monthly job): the servers read it within a minute"
         let blob: MetadataBLOB
