@@ -44,6 +44,30 @@ import Testing
         #expect(entry.statuses.map(\.status) == ["FIDO_CERTIFIED_L1"] && entry.statuses.map(\.effectiveDate) == ["2024-01-10"])
     }
 
+    @Test("the shape of the service's chain since August 2026: signer, intermediate and a new root cross-signed by the old one in x5c; it reaches the new root and the old one, not another")
+    func crossSignedRoot() throws {
+        func ca(_ name: String, _ key: PrivateKey, issuer: Certificate?, issuerKey: PrivateKey, serial: Int) throws -> Certificate {
+            var builder = CertificateBuilder(subject: [("2.5.4.3", name)], serial: serial, notBefore: Date().addingTimeInterval(-86400), notAfter: Date().addingTimeInterval(86400 * 3650))
+            builder.extensions = [("2.5.29.19", true, DER.sequence([DER.boolean(true)]))]
+            return try builder.sign(publicKey: key.publicKey, issuer: issuer, issuerKey: issuerKey)
+        }
+        let (oldKey, newKey, caKey, signerKey) = (try PrivateKey.generate(.ec(.p256)), try PrivateKey.generate(.ec(.p256)), try PrivateKey.generate(.ec(.p256)),
+                                                  try PrivateKey.generate(.rsa(bits: 2048)))
+        let oldRoot = try ca("Test Root R3", oldKey, issuer: nil, issuerKey: oldKey, serial: 1)
+        let newRoot = try ca("Test Root R46", newKey, issuer: nil, issuerKey: newKey, serial: 2)
+        let cross = try ca("Test Root R46", newKey, issuer: oldRoot, issuerKey: oldKey, serial: 3)
+        let intermediate = try ca("Test EV TLS CA 2025", caKey, issuer: newRoot, issuerKey: newKey, serial: 4)
+        var leaf = CertificateBuilder(subject: [("2.5.4.3", "mds.signet.test")], serial: 5, notBefore: Date().addingTimeInterval(-86400), notAfter: Date().addingTimeInterval(86400 * 200))
+        leaf.extensions = [("2.5.29.19", true, DER.sequence([]))]
+        let signer = try leaf.sign(publicKey: signerKey.publicKey, issuer: intermediate, issuerKey: caKey)
+        let x5c = JSONValue.array([signer, intermediate, cross].map { .string(Data($0.der).base64EncodedString()) })
+        let jws = try TestMetadataService.sign(header: ["alg": .string("RS256"), "typ": .string("JWT"), "x5c": x5c],
+                                               payload: TestMetadataService.payload(models: Self.models).serializedBytes, key: signerKey)
+        #expect(Self.part(jws, anchor: newRoot) == nil)
+        #expect(Self.part(jws, anchor: oldRoot) == nil)
+        #expect(Self.part(jws, anchor: Self.service.root) == "chain")
+    }
+
     @Test("RS256, as the Metadata Service signs, is read as ES256 is")
     func rs256() throws {
         let service = try TestMetadataService(alg: "RS256")
