@@ -79,6 +79,12 @@ public final class Metrics: @unchecked Sendable {
         metadata?.refused += 1
     }
 
+    /// One metric family in the text format: its HELP and TYPE lines, then a line for each
+    /// sample (its labels, `{…}` or empty, and its value).
+    static func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) -> String {
+        "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n" + samples.map { "\(name)\($0.labels) \($0.value)\n" }.joined()
+    }
+
     /// Resident set size from /proc/self/statm (pages × page size).
     public static func residentBytes() -> Int {
         guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
@@ -111,20 +117,19 @@ public final class Metrics: @unchecked Sendable {
         out += "# HELP signet_purge_failures_total Steps of the minute's purge that failed (each logged), by what they purge.\n# TYPE signet_purge_failures_total counter\n"
         for (what, count) in purgeFailures.sorted(by: { $0.key < $1.key }) { out += "signet_purge_failures_total{what=\"\(what)\"} \(count)\n" }
         if backupsScheduled {
-            out += "# HELP signet_backups_total Scheduled backups (backup.directory) by outcome; each failure is logged.\n# TYPE signet_backups_total counter\n"
-            out += "signet_backups_total{outcome=\"success\"} \(backups.made)\nsignet_backups_total{outcome=\"failure\"} \(backups.failed)\n"
-            out += "# HELP signet_backup_last_success_timestamp_seconds When the newest scheduled backup in the folder was made (0: none yet).\n# TYPE signet_backup_last_success_timestamp_seconds gauge\n"
-            out += "signet_backup_last_success_timestamp_seconds \(backups.lastAt / 1000)\n"
-            out += "# HELP signet_backup_last_bytes The last scheduled backup's size.\n# TYPE signet_backup_last_bytes gauge\nsignet_backup_last_bytes \(backups.lastBytes)\n"
-            out += "# HELP signet_backup_last_seconds How long the last scheduled backup took, checks included.\n# TYPE signet_backup_last_seconds gauge\nsignet_backup_last_seconds \(backups.lastSeconds)\n"
+            out += Self.family("signet_backups_total", "counter", "Scheduled backups (backup.directory) by outcome; each failure is logged.",
+                               [("{outcome=\"success\"}", "\(backups.made)"), ("{outcome=\"failure\"}", "\(backups.failed)")])
+            out += Self.family("signet_backup_last_success_timestamp_seconds", "gauge", "When the newest scheduled backup in the folder was made (0: none yet).",
+                               [("", "\(backups.lastAt / 1000)")])
+            out += Self.family("signet_backup_last_bytes", "gauge", "The last scheduled backup's size.", [("", "\(backups.lastBytes)")])
+            out += Self.family("signet_backup_last_seconds", "gauge", "How long the last scheduled backup took, checks included.", [("", "\(backups.lastSeconds)")])
         }
         if let metadata {
-            out += "# HELP signet_attestation_metadata_number The serial number of the attestation metadata BLOB in force.\n# TYPE signet_attestation_metadata_number gauge\n"
-            out += "signet_attestation_metadata_number \(metadata.number)\n"
-            out += "# HELP signet_attestation_metadata_next_update_timestamp_seconds When the BLOB in force is due to be replaced (alert once past).\n# TYPE signet_attestation_metadata_next_update_timestamp_seconds gauge\n"
-            out += "signet_attestation_metadata_next_update_timestamp_seconds \(metadata.nextUpdate)\n"
-            out += "# HELP signet_attestation_metadata_reloads_total Changed BLOB files read since the start, by outcome; each refusal is logged.\n# TYPE signet_attestation_metadata_reloads_total counter\n"
-            out += "signet_attestation_metadata_reloads_total{outcome=\"success\"} \(metadata.loads)\nsignet_attestation_metadata_reloads_total{outcome=\"refused\"} \(metadata.refused)\n"
+            out += Self.family("signet_attestation_metadata_number", "gauge", "The serial number of the attestation metadata BLOB in force.", [("", "\(metadata.number)")])
+            out += Self.family("signet_attestation_metadata_next_update_timestamp_seconds", "gauge", "When the BLOB in force is due to be replaced (alert once past).",
+                               [("", "\(metadata.nextUpdate)")])
+            out += Self.family("signet_attestation_metadata_reloads_total", "counter", "Changed BLOB files read since the start, by outcome; each refusal is logged.",
+                               [("{outcome=\"success\"}", "\(metadata.loads)"), ("{outcome=\"refused\"}", "\(metadata.refused)")])
         }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
