@@ -37,7 +37,14 @@ package final class CredentialCache: Sendable {
         func hash(into hasher: inout Hasher) { id.withUnsafeBytes { hasher.combine(bytes: $0) } }
     }
 
-    private let entries = Mutex<[Key: Entry]>([:])
+    /// The entries, and how many times ``removeAll()`` has emptied them: an entry made from
+    /// what was read before the last emptying is not kept (``entry(_:orMake:)``).
+    private struct State {
+        var entries: [Key: Entry] = [:]
+        var generation: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
     /// Entries kept at most; past it an arbitrary one makes room (about 200 bytes each).
     package let capacity: Int
 
@@ -46,30 +53,47 @@ package final class CredentialCache: Sendable {
     }
 
     package func entry(_ id: [UInt8]) -> Entry? {
-        entries.withLock { $0[Key(id: id)] }
+        state.withLock { $0.entries[Key(id: id)] }
     }
 
-    package func store(_ id: [UInt8], _ entry: Entry) {
-        entries.withLock { entries in
-            if entries[Key(id: id)] == nil, entries.count >= capacity { entries.remove(at: entries.startIndex) }
-            entries[Key(id: id)] = entry
+    /// The entry for `id` from memory (`cached`), or else the one `make` reads and judges, kept
+    /// unless ``removeAll()`` ran while it was made: the entry may then have been judged by what
+    /// that emptying replaced (the attestation metadata in force, for its hardware mark), and it
+    /// is made again at its next sign-in instead.
+    package func entry(_ id: [UInt8], orMake make: () throws -> Entry) rethrows -> (entry: Entry, cached: Bool) {
+        if let entry = entry(id) { return (entry, true) }
+        let generation = state.withLock { $0.generation }
+        let entry = try make()
+        store(id, entry, ifGeneration: generation)
+        return (entry, false)
+    }
+
+    /// Keeps `entry` for `id`; with `generation`, only while the cache has not been emptied since.
+    package func store(_ id: [UInt8], _ entry: Entry, ifGeneration generation: UInt64? = nil) {
+        state.withLock { state in
+            if let generation, generation != state.generation { return }
+            if state.entries[Key(id: id)] == nil, state.entries.count >= capacity { state.entries.remove(at: state.entries.startIndex) }
+            state.entries[Key(id: id)] = entry
         }
     }
 
     package func remove(_ id: [UInt8]) {
-        _ = entries.withLock { $0.removeValue(forKey: Key(id: id)) }
+        _ = state.withLock { $0.entries.removeValue(forKey: Key(id: id)) }
     }
 
     package func setSignCount(_ id: [UInt8], _ count: Int64) {
-        entries.withLock { $0[Key(id: id)]?.signCount = count }
+        state.withLock { $0.entries[Key(id: id)]?.signCount = count }
     }
 
-    /// Forgets every entry: each is read again at its next sign-in.
+    /// Forgets every entry: each is read again at its next sign-in, also one being read now.
     package func removeAll() {
-        entries.withLock { $0.removeAll() }
+        state.withLock { state in
+            state.entries.removeAll()
+            state.generation &+= 1
+        }
     }
 
-    package var count: Int { entries.withLock { $0.count } }
+    package var count: Int { state.withLock { $0.entries.count } }
 }
 
 extension CredentialCache.Entry {

@@ -109,4 +109,28 @@ import SignetTestSupport
         cache.remove([249, 0])
         #expect(cache.entry([249, 0]) == nil && cache.count == 99)
     }
+
+    @Test("an entry made while the cache is emptied (a BLOB put in force) is returned but not kept")
+    func emptiedWhileMade() throws {
+        struct Refused: Error {}
+        let cache = CredentialCache(capacity: 10)
+        let one = CredentialCache.Entry(userID: "u1", userHandle: [1], publicKey: [1], backupEligible: false, signCount: 0, hardwareBound: true)
+        let two = CredentialCache.Entry(userID: "u1", userHandle: [1], publicKey: [1], backupEligible: false, signCount: 0, hardwareBound: false)
+        var made = 0
+        // Made while the cache is emptied: the caller gets it, the cache does not keep it.
+        let first = cache.entry([7]) { made += 1; cache.removeAll(); return one }
+        #expect(first.entry == one && !first.cached && cache.entry([7]) == nil && cache.count == 0)
+        // So the next sign-in makes it again, under what is in force now, and that one is kept.
+        let second = cache.entry([7]) { made += 1; return two }
+        #expect(second.entry == two && !second.cached && made == 2)
+        let third = cache.entry([7]) { made += 1; return one }
+        #expect(third.entry == two && third.cached && made == 2)
+        // An emptying before the entry is made does not stop it being kept.
+        cache.removeAll()
+        _ = cache.entry([8]) { one }
+        #expect(cache.entry([8]) == one)
+        // A refusal keeps nothing.
+        #expect(throws: Refused.self) { try cache.entry([9]) { throw Refused() } }
+        #expect(cache.entry([9]) == nil && cache.count == 1)
+    }
 }

@@ -94,13 +94,12 @@ extension Ceremonies {
     /// The passkey `id` as an assertion verifies it: from memory, or read from the store (and then
     /// kept); `cached` tells which.
     func credentialEntry(_ id: [UInt8]) throws -> (entry: CredentialCache.Entry, cached: Bool) {
-        if let entry = credentialCache.entry(id) { return (entry, true) }
-        guard let (row, user) = try store.credentialAndUser(credentialID: id) else {
-            throw AuthError(.credentialUnknown, "this passkey is not registered")
+        try credentialCache.entry(id) {
+            guard let (row, user) = try store.credentialAndUser(credentialID: id) else {
+                throw AuthError(.credentialUnknown, "this passkey is not registered")
+            }
+            guard row.revokedAt == nil else { throw AuthError(.credentialRevoked, "this passkey was revoked") }
+            return CredentialCache.Entry(row, handle: user.handle, hardwareBound: isHardwareBound(row))
         }
-        guard row.revokedAt == nil else { throw AuthError(.credentialRevoked, "this passkey was revoked") }
-        let entry = CredentialCache.Entry(row, handle: user.handle, hardwareBound: isHardwareBound(row))
-        credentialCache.store(id, entry)
-        return (entry, false)
     }
 }
