@@ -366,6 +366,10 @@ public struct ServerConfiguration: Sendable {
     /// BLOB reports compromised is refused.
     public var attestationMetadataFile: String?
     public var attestationMetadataRootFile: String?
+    /// Where each server fetches the BLOB itself into `attestationMetadataFile`
+    /// (`attestation_metadata.url`, MDS 3.0 §3.2): https, or http to a loopback address. At a
+    /// start without the file, and then daily.
+    public var attestationMetadataURL: String?
     /// Authenticator models by AAGUID (lower-case UUID text): when `allowedAAGUIDs` is not
     /// empty only those may register or be used; `deniedAAGUIDs` never may. An authenticator
     /// that does not tell (attestation `none`, some platforms) reports the all-zero AAGUID.

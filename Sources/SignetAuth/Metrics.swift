@@ -14,6 +14,8 @@ public final class Metrics: @unchecked Sendable {
     /// The attestation metadata BLOB in force (`attestation_metadata`): its number, its
     /// `nextUpdate` (seconds), and the BLOBs read again and refused since the start.
     private var metadata: (number: Int64, nextUpdate: Int64, loads: Int, refused: Int)?
+    /// Fetches of `attestation_metadata.url` by outcome; `nil` when none is set.
+    private var metadataFetches: [String: Int]?
     private let durations = DurationHistogram(buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
 
     /// One answered request: its route, status and duration.
@@ -70,6 +72,20 @@ public final class Metrics: @unchecked Sendable {
         defer { lock.unlock() }
         let before = metadata
         metadata = (number, Int64(nextUpdate.timeIntervalSince1970), (before?.loads ?? 0) + (loaded ? 1 : 0), before?.refused ?? 0)
+    }
+
+    /// That `attestation_metadata.url` is fetched: its series appear, at zero.
+    public func attestationMetadataFetching() {
+        lock.lock()
+        defer { lock.unlock() }
+        if metadataFetches == nil { metadataFetches = [:] }
+    }
+
+    /// One fetch of `attestation_metadata.url`: `loaded`, `unchanged`, `refused` or `failed`.
+    public func attestationMetadataFetch(_ outcome: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        metadataFetches?[outcome, default: 0] += 1
     }
 
     /// A changed BLOB file that was refused (the one in force stays).
@@ -130,6 +146,10 @@ public final class Metrics: @unchecked Sendable {
                                [("", "\(metadata.nextUpdate)")])
             out += Self.family("signet_attestation_metadata_reloads_total", "counter", "Changed BLOB files read since the start, by outcome; each refusal is logged.",
                                [("{outcome=\"success\"}", "\(metadata.loads)"), ("{outcome=\"refused\"}", "\(metadata.refused)")])
+        }
+        if let fetches = metadataFetches {
+            out += Self.family("signet_attestation_metadata_fetches_total", "counter", "Fetches of attestation_metadata.url by outcome; each refused or failed one is logged.",
+                               ["loaded", "unchanged", "refused", "failed"].map { ("{outcome=\"\($0)\"}", "\(fetches[$0] ?? 0)") })
         }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)

@@ -16,9 +16,13 @@ public struct HTTPSOptions: Sendable {
     public var maxBytes = 1 << 20
     /// The `User-Agent` sent.
     public var userAgent = "signet-doctor"
+    /// Redirects followed at most (0: none, the answer is the 3xx): only to https, or from a
+    /// loopback http URL also to http.
+    public var maxRedirects = 0
     public init(caFile: String? = nil, resolve: [String] = [], connectTo: [String] = [], timeout: Int = 15, maxBytes: Int = 1 << 20,
-                userAgent: String = "signet-doctor") {
+                userAgent: String = "signet-doctor", maxRedirects: Int = 0) {
         self.userAgent = userAgent
+        self.maxRedirects = maxRedirects
         self.caFile = caFile
         self.resolve = resolve
         self.connectTo = connectTo
@@ -27,7 +31,8 @@ public struct HTTPSOptions: Sendable {
     }
 }
 
-/// An answer, exactly as the server gave it: redirects are not followed.
+/// An answer, exactly as the server gave it: redirects are not followed unless
+/// ``HTTPSOptions/maxRedirects`` says so.
 public struct HTTPSResponse: Sendable {
     public let status: Int
     /// Header names lower-cased, in order.
@@ -86,7 +91,11 @@ public enum HTTPS {
             curl.set(CURLOPT_HTTPHEADER, list: headers ?? ["Content-Type: application/x-www-form-urlencoded", "Expect:"])
         }
         curl.set(CURLOPT_PROTOCOLS_STR, "https,http")
-        curl.set(CURLOPT_FOLLOWLOCATION, 0)
+        curl.set(CURLOPT_FOLLOWLOCATION, options.maxRedirects > 0 ? 1 : 0)
+        if options.maxRedirects > 0 {
+            curl.set(CURLOPT_MAXREDIRS, options.maxRedirects)
+            curl.set(CURLOPT_REDIR_PROTOCOLS_STR, url.hasPrefix("https:") ? "https" : "https,http")
+        }
         curl.set(CURLOPT_TIMEOUT, options.timeout)
         curl.set(CURLOPT_CONNECTTIMEOUT, min(10, options.timeout))
         curl.set(CURLOPT_USERAGENT, options.userAgent)

@@ -19,7 +19,7 @@ public enum ConfigurationLoader {
         ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
         ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
         ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
-        ["attestation_metadata", "blob_file"], ["attestation_metadata", "root_file"],
+        ["attestation_metadata", "blob_file"], ["attestation_metadata", "root_file"], ["attestation_metadata", "url"],
         ["allowed_aaguids"], ["denied_aaguids"], ["signup"], ["signup_domains"],
         ["threads"], ["access_log"],
         ["actions", "challenge_ttl"], ["actions", "token_ttl"], ["actions", "audience"], ["actions", "rate_limit_per_minute"], ["actions", "max_device_keys"],
@@ -346,6 +346,15 @@ public enum ConfigurationLoader {
         c.attestationMetadataRootFile = try string(tree, ["attestation_metadata", "root_file"])
         guard (c.attestationMetadataFile == nil) == (c.attestationMetadataRootFile == nil) else {
             throw ConfigurationError("attestation_metadata needs both blob_file (the FIDO Metadata Service's BLOB) and root_file (the root it is signed under)")
+        }
+        if let url = try string(tree, ["attestation_metadata", "url"]) {
+            guard Ceremonies.isClientEndpointURI(url) else {
+                throw ConfigurationError("attestation_metadata.url must be an https URI without a fragment (http only to a loopback address), such as https://mds3.fidoalliance.org/")
+            }
+            guard c.attestationMetadataFile != nil else {
+                throw ConfigurationError("attestation_metadata.url needs blob_file (where the fetched BLOB is kept) and root_file (the root it is signed under)")
+            }
+            c.attestationMetadataURL = url
         }
         for (path, keyPath) in [("allowed_aaguids", \ServerConfiguration.allowedAAGUIDs), ("denied_aaguids", \ServerConfiguration.deniedAAGUIDs)] {
             guard let v = try strings(tree, [path]) else { continue }

@@ -31,11 +31,7 @@ extension SignetApp {
 
     /// The BLOB in `file`, verified under the one certificate of `rootFile` at `now`.
     public static func attestationMetadata(blobFile file: String, rootFile: String, now: Date) throws -> MetadataBLOB {
-        guard let pem = try? String(contentsOfFile: rootFile, encoding: .utf8) else { throw ConfigurationError("cannot read attestation_metadata.root_file \(rootFile)") }
-        let roots = try Certificate.parsePEM(pem)
-        guard roots.count == 1, let root = roots.first else {
-            throw ConfigurationError("attestation_metadata.root_file \(rootFile) must hold one certificate, not \(roots.count)")
-        }
+        let root = try metadataRoot(rootFile)
         guard let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int, size <= MetadataBLOB.maxLength,
               let data = FileManager.default.contents(atPath: file) else {
             throw ConfigurationError("cannot read attestation_metadata.blob_file \(file) (at most \(MetadataBLOB.maxLength >> 20) MiB)")
@@ -45,6 +41,16 @@ extension SignetApp {
         } catch {
             throw ConfigurationError("attestation_metadata.blob_file \(file) is refused (\(error.part)): \(error.detail)")
         }
+    }
+
+    /// The one certificate of `attestation_metadata.root_file`.
+    static func metadataRoot(_ rootFile: String) throws -> Certificate {
+        guard let pem = try? String(contentsOfFile: rootFile, encoding: .utf8) else { throw ConfigurationError("cannot read attestation_metadata.root_file \(rootFile)") }
+        let roots = try Certificate.parsePEM(pem)
+        guard roots.count == 1, let root = roots.first else {
+            throw ConfigurationError("attestation_metadata.root_file \(rootFile) must hold one certificate, not \(roots.count)")
+        }
+        return root
     }
 
     /// Reads `attestation_metadata.blob_file` again when it changed since it was last read (the

@@ -39,10 +39,14 @@ public final class SignetApp: @unchecked Sendable {
         self.store = store
         // Before the signing keys: a missing key, or one the database was re-keyed away from, is named as such.
         let (kek, kept) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
+        // A first start with attestation_metadata.url fetches the BLOB before reading it.
+        let fetched = try Self.fetchMetadataForStart(configuration, now: clock())
+        metadataFetchSchedule.withLock { $0.due = clock().addingTimeInterval(fetched ? MetadataFetchSchedule.interval : 0) }
         metadataStamp.withLock { $0 = configuration.attestationMetadataFile.map(MetadataFileStamp.init(file:)) }
         let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime, configuration.actionTokenLifetime), clock: clock)
         service = SignetService(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept,
                                 trustAnchors: try Self.trustAnchors(configuration), metadata: try Self.attestationMetadata(configuration, now: clock()), clock: clock)
+        if configuration.attestationMetadataURL != nil { service.ceremonies.metrics.attestationMetadataFetching() }
         var http = HTTPServer.Configuration()
         http.host = configuration.listenHost
         http.port = configuration.listenPort
@@ -95,6 +99,8 @@ public final class SignetApp: @unchecked Sendable {
             service.ceremonies.destroyRetiredSigningKeys()
             // A Metadata Service BLOB fetched since into attestation_metadata.blob_file.
             reloadAttestationMetadataIfChanged(now: clock())
+            // attestation_metadata.url: a day after the last fetch, an hour after one that failed.
+            fetchAttestationMetadataIfDue(now: clock())
         }
         purge.resume()
         purger = purge
@@ -142,6 +148,8 @@ public final class SignetApp: @unchecked Sendable {
     private var purger: (any DispatchSourceTimer)?
     /// The BLOB file as it was when last read (``reloadAttestationMetadataIfChanged(now:)``).
     let metadataStamp = Mutex<MetadataFileStamp?>(nil)
+    /// When `attestation_metadata.url` is fetched next (``fetchAttestationMetadataIfDue(now:)``).
+    let metadataFetchSchedule = Mutex(MetadataFetchSchedule(due: .distantPast))
     private var scheduledBackup: ScheduledBackup?
     /// The listener of `metrics.listen`, when set.
     public private(set) var metricsServer: HTTPServer?

@@ -80,6 +80,9 @@ import SignetTestSupport
         (#"{"listen": "nowhere"}"#, "HOST:PORT"),
         (#"{"attestation_metadata": {"blob_file": "/etc/signet/mds.jwt"}}"#, "needs both blob_file"),
         (#"{"attestation_metadata": {"root_file": "/etc/signet/mds-root.pem"}}"#, "needs both blob_file"),
+        (#"{"attestation_metadata": {"url": "https://mds3.fidoalliance.org/"}}"#, "attestation_metadata.url needs blob_file"),
+        (#"{"attestation_metadata": {"blob_file": "/etc/signet/mds.jwt", "root_file": "/r.pem", "url": "http://mds3.fidoalliance.org/"}}"#, "attestation_metadata.url must be an https URI"),
+        (#"{"attestation_metadata": {"blob_file": "/etc/signet/mds.jwt", "root_file": "/r.pem", "url": "https://mds3.fidoalliance.org/#x"}}"#, "without a fragment"),
         (#"{"issuer": "#, "not valid JSON"),
     ])
     func refused(_ json: String, _ message: String) throws {
@@ -144,6 +147,14 @@ import SignetTestSupport
         // Behind trusted proxies every connection is a proxy's: the per-address cap is the pool's.
         #expect(c.maxConnectionsPerIP == c.maxConnections)
         #expect(try ConfigurationLoader.load(file: try ConfigurationTests.write(ConfigurationTests.valid), environment: [:]).maxConnectionsPerIP == 128)
+        // attestation_metadata.url, from the environment beside the file's blob_file and root_file.
+        let metadata = try ConfigurationTests.write("""
+            {"issuer": "https://auth.example.com", "relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "clients": [{"client_id": "m"}],
+             "attestation_metadata": {"blob_file": "/var/lib/signet/mds.jwt", "root_file": "/etc/ssl/certs/GlobalSign_Root_R46.pem"}}
+            """)
+        let fetching = try ConfigurationLoader.load(file: metadata, environment: ["SIGNET_ATTESTATION_METADATA_URL": "https://mds3.fidoalliance.org/"])
+        #expect(fetching.attestationMetadataURL == "https://mds3.fidoalliance.org/" && fetching.attestationMetadataFile == "/var/lib/signet/mds.jwt")
+        #expect(try ConfigurationLoader.load(file: metadata, environment: [:]).attestationMetadataURL == nil)
     }
 
     @Test("email, passwordless and recovery settings load from the file and the environment; the relay's password only from its file or the environment")

@@ -1,5 +1,6 @@
-import Foundation
+package import Foundation
 import SignetAuth
+import SignetCurl
 import SignetWebAuthn
 
 extension Doctor {
@@ -13,14 +14,40 @@ extension Doctor {
             checks.append(.fail("attestation", "registrations must chain to a trusted root, and their options ask for no attestation: browsers send none, so every one is refused",
                                 fix: "set attestation to direct (or enterprise)"))
         }
-        guard configuration.attestationMetadataFile != nil else { return checks }
+        guard let file = configuration.attestationMetadataFile else { return checks }
+        if configuration.attestationMetadataURL != nil {
+            let folder = (file as NSString).deletingLastPathComponent
+            if !FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder) {
+                checks.append(.fail("attestation_metadata.blob_file", "the servers fetch attestation_metadata.url into \(file), and cannot write in \(folder)",
+                                    fix: "let the server's user write that folder (the BLOB is moved into place whole)"))
+            }
+        }
         return checks + metadataBLOBCheck(now: now)
+    }
+
+    /// `attestation_metadata.url`, fetched as a server fetches it: it must serve a BLOB that
+    /// verifies under `root_file`, and one not older than the file's.
+    package func metadataURLCheck(now: Date = Date()) -> [DoctorCheck] {
+        guard let url = configuration.attestationMetadataURL, let rootFile = configuration.attestationMetadataRootFile else { return [] }
+        var fetching = SignetApp.metadataFetchOptions
+        (fetching.caFile, fetching.resolve, fetching.connectTo) = (options.caFile, options.resolve, options.connectTo)
+        let served: MetadataBLOB
+        do {
+            served = try SignetApp.fetchMetadata(url: url, rootFile: rootFile, now: now, options: fetching).blob
+        } catch {
+            return [.fail("attestation_metadata.url", error.outcome.detail,
+                          fix: "set attestation_metadata.url to the Metadata Service's address, https://mds3.fidoalliance.org/, and root_file to the root it names")]
+        }
+        let kept = (try? SignetApp.attestationMetadata(configuration, now: now))?.map { " (blob_file holds no. \($0.number))" } ?? ""
+        return [.pass("attestation_metadata.url", "serves BLOB no. \(served.number), due to be replaced by \(served.nextUpdate)\(kept)")]
     }
 
     /// The BLOB as a start would read it now: its summary, or why it is refused or stale, and
     /// the defects in its entries that were passed over.
     func metadataBLOBCheck(now: Date) -> [DoctorCheck] {
-        let fetch = "fetch the BLOB again from https://mds3.fidoalliance.org/ into the file (a monthly job): the servers read it within a minute"
+        let fetch = configuration.attestationMetadataURL == nil
+            ? "fetch the BLOB again from https://mds3.fidoalliance.org/ into the file (a monthly job): the servers read it within a minute"
+            : "the servers fetch attestation_metadata.url daily: see their log's attestation metadata fetch lines, and the attestation_metadata.url check"
         let blob: MetadataBLOB
         do {
             guard let loaded = try SignetApp.attestationMetadata(configuration, now: now) else { return [] }

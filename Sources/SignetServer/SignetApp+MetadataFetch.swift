@@ -1,0 +1,162 @@
+package import Foundation
+import SignetAuth
+import SignetCurl
+import SignetHTTP
+import Synchronization
+import SignetWebAuthn
+
+/// What one fetch of `attestation_metadata.url` came to.
+package enum MetadataFetchOutcome: Equatable, Sendable {
+    /// A newer BLOB that verifies, written to `blob_file` and put in force.
+    case loaded(Int64)
+    /// The BLOB in force again (the service publishes about once a month).
+    case unchanged(Int64)
+    /// An answer that is not a BLOB to put in force: it does not verify, or is older.
+    case refused(String)
+    /// No answer to judge: the network, the server's status, or the file could not be written.
+    case failed(String)
+
+    /// The label of `signet_attestation_metadata_fetches_total`.
+    var label: String {
+        switch self {
+        case .loaded: "loaded"
+        case .unchanged: "unchanged"
+        case .refused: "refused"
+        case .failed: "failed"
+        }
+    }
+}
+
+/// When the next fetch is due: a day after one that got an answer to judge, an hour after
+/// one that did not or was refused.
+struct MetadataFetchSchedule: Sendable {
+    static let interval: TimeInterval = 86_400
+    static let retry: TimeInterval = 3_600
+    var due: Date
+
+    mutating func record(_ outcome: MetadataFetchOutcome, at now: Date) {
+        switch outcome {
+        case .loaded, .unchanged: due = now.addingTimeInterval(Self.interval)
+        case .refused, .failed: due = now.addingTimeInterval(Self.retry)
+        }
+    }
+}
+
+extension SignetApp {
+    /// How the BLOB is fetched: TLS checked against the system's CAs, up to three redirects
+    /// to https (the BLOB proves itself by its signature, not by where it was found), at most
+    /// the size a BLOB may have, a minute at most.
+    static let metadataFetchOptions = HTTPSOptions(timeout: 60, maxBytes: MetadataBLOB.maxLength, userAgent: "signet", maxRedirects: 3)
+
+    /// The BLOB at `url`, verified under the root of `rootFile` at `now`, as the bytes served
+    /// and as read. Throws `.failed` when there is nothing to judge, `.refused` when what was
+    /// served is not a BLOB signed under the root.
+    static func fetchMetadata(url: String, rootFile: String, now: Date, options: HTTPSOptions = metadataFetchOptions) throws(MetadataFetchFailure) -> (bytes: [UInt8], blob: MetadataBLOB) {
+        let response: HTTPSResponse
+        do {
+            response = try HTTPS.get(url, options: options)
+        } catch {
+            throw MetadataFetchFailure(.failed("\(url): \(error)"))
+        }
+        guard response.status == 200 else { throw MetadataFetchFailure(.failed("\(url) answered \(response.status)")) }
+        guard !response.truncated else { throw MetadataFetchFailure(.refused("\(url) served more than \(MetadataBLOB.maxLength >> 20) MiB")) }
+        do {
+            let root = try metadataRoot(rootFile)
+            return (response.body, try MetadataBLOB(jws: response.body, anchor: root, now: now))
+        } catch let refusal as MetadataBLOB.Refusal {
+            throw MetadataFetchFailure(.refused("what \(url) served is refused (\(refusal.part)): \(refusal.detail)"))
+        } catch {
+            throw MetadataFetchFailure(.failed("\(error)"))
+        }
+    }
+
+    /// At the start, when `attestation_metadata.url` is set and `blob_file` does not exist yet
+    /// (a first start, a new machine): the BLOB fetched, verified and written there, or a
+    /// reason the start stops. Registrations are never judged without a BLOB.
+    /// Whether it fetched.
+    static func fetchMetadataForStart(_ configuration: ServerConfiguration, now: Date) throws -> Bool {
+        guard let url = configuration.attestationMetadataURL, let file = configuration.attestationMetadataFile,
+              let rootFile = configuration.attestationMetadataRootFile, !FileManager.default.fileExists(atPath: file) else { return false }
+        do throws(MetadataFetchFailure) {
+            let (bytes, _) = try fetchMetadata(url: url, rootFile: rootFile, now: now)
+            try writeMetadata(bytes, to: file)
+            return true
+        } catch {
+            throw ConfigurationError("attestation_metadata.blob_file \(file) does not exist yet, and fetching it failed: \(error.outcome.detail)")
+        }
+    }
+
+    /// `bytes` moved into `file` whole: a server reading the file meanwhile sees the old BLOB
+    /// or the new one, never part of one.
+    static func writeMetadata(_ bytes: [UInt8], to file: String) throws(MetadataFetchFailure) {
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: file), options: .atomic)
+        } catch {
+            throw MetadataFetchFailure(.failed("cannot write attestation_metadata.blob_file \(file): \(error.localizedDescription)"))
+        }
+    }
+
+    /// Fetches `attestation_metadata.url` now when a fetch is due (``MetadataFetchSchedule``);
+    /// `nil` when none is, or no URL is set. A server looks once a minute.
+    @discardableResult
+    package func fetchAttestationMetadataIfDue(now: Date) -> MetadataFetchOutcome? {
+        guard configuration.attestationMetadataURL != nil, metadataFetchSchedule.withLock({ now >= $0.due }) else { return nil }
+        return fetchAttestationMetadata(now: now)
+    }
+
+    /// Fetches `attestation_metadata.url` (MDS 3.0 §3.2): a BLOB that verifies, with a serial
+    /// number above the one in force, is written to `blob_file` and put in force from there
+    /// (``reloadAttestationMetadataIfChanged(now:)``), so a restart without the network still
+    /// has it; the same number again changes nothing; anything else leaves the file and the
+    /// BLOB in force as they are, and is logged. Each outcome is counted.
+    @discardableResult
+    package func fetchAttestationMetadata(now: Date) -> MetadataFetchOutcome? {
+        guard let url = configuration.attestationMetadataURL, let file = configuration.attestationMetadataFile,
+              let rootFile = configuration.attestationMetadataRootFile else { return nil }
+        let outcome: MetadataFetchOutcome
+        do throws(MetadataFetchFailure) {
+            let (bytes, blob) = try Self.fetchMetadata(url: url, rootFile: rootFile, now: now)
+            let current = service.ceremonies.metadata?.number ?? 0
+            if blob.number == current {
+                outcome = .unchanged(current)
+            } else if blob.number < current {
+                // MDS 3.0 §3.2: a BLOB whose serial number is not above the one in force is ignored.
+                outcome = .refused("\(url) served BLOB no. \(blob.number), older than no. \(current), in force")
+            } else {
+                try Self.writeMetadata(bytes, to: file)
+                outcome = reloadAttestationMetadataIfChanged(now: now) == true ? .loaded(blob.number)
+                    : .failed("BLOB no. \(blob.number) was written to \(file), but not put in force: see the log's attestation metadata refused")
+            }
+        } catch {
+            outcome = error.outcome
+        }
+        metadataFetchSchedule.withLock { $0.record(outcome, at: now) }
+        service.ceremonies.metrics.attestationMetadataFetch(outcome.label)
+        switch outcome {
+        case .loaded(let number):
+            log.write([("msg", .string("attestation metadata fetched")), ("url", .string(url)), ("number", .int(Int(number)))])
+        case .unchanged:
+            break
+        case .refused(let why), .failed(let why):
+            log.write([("msg", .string("attestation metadata fetch \(outcome.label); the BLOB in force stays")), ("url", .string(url)), ("error", .string(why))])
+        }
+        return outcome
+    }
+}
+
+/// A fetch that did not put a BLOB in force, as its outcome.
+package struct MetadataFetchFailure: Error {
+    let outcome: MetadataFetchOutcome
+    init(_ outcome: MetadataFetchOutcome) { self.outcome = outcome }
+}
+
+extension MetadataFetchOutcome {
+    /// What happened, for a log line or a start refused.
+    var detail: String {
+        switch self {
+        case .loaded(let number): "BLOB no. \(number) loaded"
+        case .unchanged(let number): "BLOB no. \(number) unchanged"
+        case .refused(let why), .failed(let why): why
+        }
+    }
+}
