@@ -51,10 +51,11 @@ extension SignetApp {
     /// The BLOB at `url`, verified under the root of `rootFile` at `now`, as the bytes served
     /// and as read. Throws `.failed` when there is nothing to judge, `.refused` when what was
     /// served is not a BLOB signed under the root.
-    static func fetchMetadata(url: String, rootFile: String, now: Date, options: HTTPSOptions = metadataFetchOptions) throws(MetadataFetchFailure) -> (bytes: [UInt8], blob: MetadataBLOB) {
+    static func fetchMetadata(url address: String, rootFile: String, now: Date, options: HTTPSOptions = metadataFetchOptions) throws(MetadataFetchFailure) -> (bytes: [UInt8], blob: MetadataBLOB) {
+        let url = shownURL(address)
         let response: HTTPSResponse
         do {
-            response = try HTTPS.get(url, options: options)
+            response = try HTTPS.get(address, options: options)
         } catch {
             throw MetadataFetchFailure(.failed("\(url): \(error)"))
         }
@@ -68,6 +69,14 @@ extension SignetApp {
         } catch {
             throw MetadataFetchFailure(.failed("\(error)"))
         }
+    }
+
+    /// `url` as logs show it: without a user, password or query, where a mirror's credentials
+    /// would be.
+    package static func shownURL(_ url: String) -> String {
+        guard var parts = URLComponents(string: url) else { return "attestation_metadata.url" }
+        (parts.user, parts.password, parts.query, parts.fragment) = (nil, nil, nil, nil)
+        return parts.string ?? "attestation_metadata.url"
     }
 
     /// At the start, when `attestation_metadata.url` is set and `blob_file` does not exist yet
@@ -121,7 +130,7 @@ extension SignetApp {
                 outcome = .unchanged(current)
             } else if blob.number < current {
                 // MDS 3.0 §3.2: a BLOB whose serial number is not above the one in force is ignored.
-                outcome = .refused("\(url) served BLOB no. \(blob.number), older than no. \(current), in force")
+                outcome = .refused("\(Self.shownURL(url)) served BLOB no. \(blob.number), older than no. \(current), in force")
             } else {
                 try Self.writeMetadata(bytes, to: file)
                 outcome = reloadAttestationMetadataIfChanged(now: now) == true ? .loaded(blob.number)
@@ -134,11 +143,11 @@ extension SignetApp {
         service.ceremonies.metrics.attestationMetadataFetch(outcome.label)
         switch outcome {
         case .loaded(let number):
-            log.write([("msg", .string("attestation metadata fetched")), ("url", .string(url)), ("number", .int(Int(number)))])
+            log.write([("msg", .string("attestation metadata fetched")), ("url", .string(Self.shownURL(url))), ("number", .int(Int(number)))])
         case .unchanged:
             break
         case .refused(let why), .failed(let why):
-            log.write([("msg", .string("attestation metadata fetch \(outcome.label); the BLOB in force stays")), ("url", .string(url)), ("error", .string(why))])
+            log.write([("msg", .string("attestation metadata fetch \(outcome.label); the BLOB in force stays")), ("url", .string(Self.shownURL(url))), ("error", .string(why))])
         }
         return outcome
     }

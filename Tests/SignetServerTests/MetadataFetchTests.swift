@@ -86,6 +86,8 @@ final class BLOBServer: HTTPHandler {
         #expect(jwtClaims(try phone.exchange(session: session, credential: credential).json["access_token"]?.string)["acr"] == .string("phrh"))
         let metrics = String(decoding: try live.get("/metrics").body, as: UTF8.self)
         #expect(metrics.contains("signet_attestation_metadata_number 42\n") && metrics.contains("signet_attestation_metadata_fetches_total{outcome=\"loaded\"} 0\n"), "\(metrics)")
+        // A mirror's credentials in the URL never reach the log.
+        #expect(SignetApp.shownURL("https://reader:s3cret@mds.example/blob?token=t0k3n#x") == "https://mds.example/blob")
         // Not due again until a day has passed; then the same BLOB changes nothing.
         #expect(live.app.fetchAttestationMetadataIfDue(now: Date().addingTimeInterval(86_000)) == nil && blobs.count == 1)
         #expect(live.app.fetchAttestationMetadataIfDue(now: Date().addingTimeInterval(86_500)) == .unchanged(42) && blobs.count == 2)
@@ -126,7 +128,7 @@ final class BLOBServer: HTTPHandler {
         defer { listener.stop() }
         let (_, file) = try Self.blobFile()
         try Data(try blob(42)).write(to: URL(fileURLWithPath: file))
-        let live = try server(blobFile: file)
+        let live = try server(blobFile: file, path: "/?token=t0k3n")
         #expect(blobs.count == 0, "a start with the file does not wait on the network")
         let phone = Phone(live, settings: AttestationMetadataTests.securityKey(Self.key))
         let (session, credential) = try phone.startSignUp(email: "running@signet.test", tamper: vendor.packed)
@@ -170,6 +172,7 @@ final class BLOBServer: HTTPHandler {
         let log = try String(contentsOf: live.logFile, encoding: .utf8)
         #expect(log.contains("attestation metadata fetched") && log.contains("attestation metadata fetch refused; the BLOB in force stays")
                 && log.contains("attestation metadata fetch failed; the BLOB in force stays") && log.contains("answered 503"), "\(log.suffix(1200))")
+        #expect(!log.contains("t0k3n"), "the URL's query is not logged")
         let metrics = String(decoding: try live.get("/metrics").body, as: UTF8.self)
         for (outcome, count) in [("loaded", 1), ("unchanged", 2), ("refused", 2), ("failed", 1)] {
             #expect(metrics.contains("signet_attestation_metadata_fetches_total{outcome=\"\(outcome)\"} \(count)\n"), "\(outcome): \(metrics)")
