@@ -80,18 +80,30 @@ extension SignetApp {
     }
 
     /// At the start, when `attestation_metadata.url` is set and `blob_file` does not exist yet
-    /// (a first start, a new machine): the BLOB fetched, verified and written there, or a
-    /// reason the start stops. Registrations are never judged without a BLOB.
-    /// Whether it fetched.
+    /// (a first start, a new machine) or holds no BLOB that verifies now (a damaged file, a
+    /// signing certificate expired while the server was down): a BLOB fetched, verified and
+    /// written there, or a reason the start stops. Registrations are never judged without a
+    /// BLOB. Whether it fetched.
     static func fetchMetadataForStart(_ configuration: ServerConfiguration, now: Date) throws -> Bool {
         guard let url = configuration.attestationMetadataURL, let file = configuration.attestationMetadataFile,
-              let rootFile = configuration.attestationMetadataRootFile, !FileManager.default.fileExists(atPath: file) else { return false }
+              let rootFile = configuration.attestationMetadataRootFile else { return false }
+        let kept: String
+        if !FileManager.default.fileExists(atPath: file) {
+            kept = "does not exist yet"
+        } else {
+            do {
+                _ = try attestationMetadata(configuration, now: now)
+                return false
+            } catch {
+                kept = "is refused (\(error))"
+            }
+        }
         do throws(MetadataFetchFailure) {
             let (bytes, _) = try fetchMetadata(url: url, rootFile: rootFile, now: now)
             try writeMetadata(bytes, to: file)
             return true
         } catch {
-            throw ConfigurationError("attestation_metadata.blob_file \(file) does not exist yet, and fetching it failed: \(error.outcome.detail)")
+            throw ConfigurationError("attestation_metadata.blob_file \(file) \(kept), and fetching a new one failed: \(error.outcome.detail)")
         }
     }
 

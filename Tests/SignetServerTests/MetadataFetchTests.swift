@@ -181,6 +181,29 @@ final class BLOBServer: HTTPHandler {
         #expect(!String(decoding: try TestServer().get("/metrics").body, as: UTF8.self).contains("fetches_total"), "no series without a url")
     }
 
+    @Test("a start whose blob_file holds no BLOB that verifies fetches a new one; when that fails too, the start stops naming both")
+    func damagedFile() throws {
+        defer { listener.stop() }
+        let (_, file) = try Self.blobFile()
+        try Data("damaged".utf8).write(to: URL(fileURLWithPath: file))
+        blobs.fail(503)
+        do {
+            _ = try server(blobFile: file)
+            Issue.record("started with a damaged file")
+        } catch let error as ConfigurationError {
+            #expect(error.message.contains("is refused") && error.message.contains("(jws)") && error.message.contains("answered 503"), "\(error.message)")
+        }
+        #expect(Self.holds(file, Array("damaged".utf8)), "a failed fetch leaves the file alone")
+        let served = try blob(42)
+        blobs.serve(served)
+        let live = try server(blobFile: file)
+        #expect(live.app.service.ceremonies.metadata?.number == 42 && Self.holds(file, served))
+        // A file that verifies is used as it is, without waiting on the network.
+        let before = blobs.count
+        _ = try server(blobFile: file)
+        #expect(blobs.count == before)
+    }
+
     @Test("a service that moved is followed, three redirects at most: the BLOB proves itself by its signature")
     func redirects() throws {
         defer { listener.stop() }
