@@ -208,6 +208,10 @@ enum FuzzTarget {
                 precondition(["app_metadata", "user_metadata"].contains(match.column) && (1...5).contains(match.path.count)
                              && match.path.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy(Ceremonies.isMetadataKeyByte) } && !match.value.contains("\""), "a metadata search Signet does not make")
             }
+            // The model form: a UUID in lower case, nothing else.
+            if let model = (try? Ceremonies.passkeyModelQuery(text)) ?? nil {
+                precondition(model.utf8.count == 36 && UUID(uuidString: model)?.uuidString.lowercased() == model, "a model that is not an AAGUID")
+            }
             // The same text as `sort` and as `fields`: the column named (by creation when none is),
             // field names without a comma.
             if let (order, _) = try? Ceremonies.userOrder(text) {

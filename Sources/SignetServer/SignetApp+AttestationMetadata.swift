@@ -43,6 +43,30 @@ extension SignetApp {
         }
     }
 
+    /// Logs each model whose sign-ins `blob` refuses (and `previous` did not) that passkeys in
+    /// use are of, with how many and on how many accounts, and how to find those accounts: they
+    /// are locked out of signing in with them, and need another way in. What this reads cannot
+    /// stop the BLOB: a failure is logged.
+    package func reportRefusedPasskeys(_ blob: MetadataBLOB, previous: MetadataBLOB?, now: Date) {
+        let refused = blob.entries.compactMap { model, entry -> (model: String, status: String)? in
+            guard let status = entry.refusal(for: .signIn, at: now), previous?.entries[model]?.refusal(for: .signIn, at: now) == nil else { return nil }
+            return (model, status)
+        }.sorted { $0.model < $1.model }
+        guard !refused.isEmpty else { return }
+        do {
+            let counts = try store.livePasskeys(models: refused.map(\.model))
+            for (model, status) in refused {
+                guard let count = counts[model] else { continue }
+                log.write([("msg", .string("attestation metadata refuses passkeys in use")), ("aaguid", .string(model)),
+                           ("model", .string(String((blob.entries[model]?.description ?? "").prefix(200)))), ("status", .string(status)),
+                           ("passkeys", .int(count.passkeys)), ("accounts", .int(count.accounts)),
+                           ("find", .string("GET /api/v2/users?q=passkey_model:\(model)"))])
+            }
+        } catch {
+            log.write([("msg", .string("attestation metadata: passkeys in use not counted")), ("error", .string(error.code.rawValue))])
+        }
+    }
+
     /// The one certificate of `attestation_metadata.root_file`.
     static func metadataRoot(_ rootFile: String) throws -> Certificate {
         guard let pem = try? String(contentsOfFile: rootFile, encoding: .utf8) else { throw ConfigurationError("cannot read attestation_metadata.root_file \(rootFile)") }
@@ -74,9 +98,11 @@ extension SignetApp {
             if let current = service.ceremonies.metadata?.number, blob.number <= current {
                 throw ConfigurationError("BLOB no. \(blob.number) is not newer than no. \(current), in force")
             }
+            let previous = service.ceremonies.metadata
             service.ceremonies.replaceMetadata(blob)
             log.write([("msg", .string("attestation metadata loaded")), ("file", .string(file)), ("number", .int(Int(blob.number))),
                      ("models", .int(blob.entries.count)), ("next_update", .string(blob.nextUpdate))])
+            reportRefusedPasskeys(blob, previous: previous, now: now)
             return true
         } catch {
             service.ceremonies.metrics.attestationMetadataRefused()

@@ -47,6 +47,8 @@ public final class SignetApp: @unchecked Sendable {
         service = SignetService(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept,
                                 trustAnchors: try Self.trustAnchors(configuration), metadata: try Self.attestationMetadata(configuration, now: clock()), clock: clock)
         if configuration.attestationMetadataURL != nil { service.ceremonies.metrics.attestationMetadataFetching() }
+        let log = log ?? AccessLog(enabled: configuration.accessLog)
+        self.log = log
         var http = HTTPServer.Configuration()
         http.host = configuration.listenHost
         http.port = configuration.listenPort
@@ -59,7 +61,6 @@ public final class SignetApp: @unchecked Sendable {
         http.requestDeadline = configuration.requestDeadline
         http.maxBodyBytes = configuration.maxBodyBytes
         http.connectionMemoryBytes = configuration.connectionMemoryBytes
-        let log = log ?? AccessLog(enabled: configuration.accessLog)
         server = HTTPServer(configuration: http, handler: service, log: log)
         if let transport = SignetApp.mailTransport(configuration, log: log) {
             let sender = MailSender(ceremonies: service.ceremonies, transport: transport, log: log)
@@ -87,7 +88,6 @@ public final class SignetApp: @unchecked Sendable {
             try server.start()
             try metricsServer?.start()
         }
-        self.log = log
         let purge = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.purge"))
         purge.schedule(deadline: .now() + 60, repeating: 60)
         purge.setEventHandler { [weak self] in
@@ -106,6 +106,8 @@ public final class SignetApp: @unchecked Sendable {
         purger = purge
         scheduledBackup = ScheduledBackup(configuration: configuration, kek: kek, clock: clock, metrics: service.ceremonies.metrics, log: log)
         if listen { scheduledBackup?.start() }
+        // The passkeys in use that the BLOB in force locks out, and how to find their accounts.
+        if let blob = service.ceremonies.metadata { reportRefusedPasskeys(blob, previous: nil, now: clock()) }
     }
 
     /// The scheduled backup (`backup.directory`), made now when one is due, on the calling thread

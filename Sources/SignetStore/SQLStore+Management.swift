@@ -82,13 +82,15 @@ extension SQLStore {
         let arguments: [SQLValue]
         switch (query.email, query.metadata) {
         case _ where query.directoryName != nil: (filter, arguments) = (Self.directoryNameFilter(postgres: backend == "postgres"), [.text(query.directoryName ?? "")])
+        case _ where query.passkeyModel != nil:
+            (filter, arguments) = (" WHERE EXISTS (SELECT 1 FROM credentials c WHERE c.user_id = u.id AND c.aaguid = ? AND c.revoked_at IS NULL)", [.text(query.passkeyModel ?? "")])
         case (_, let match?): (filter, arguments) = metadataFilter(match)
         case (.any, nil): (filter, arguments) = ("", [])
         case (.exactly(let email), nil): (filter, arguments) = (" WHERE u.email = ?", [.text(email)])
         case (.prefix(let prefix), nil): (filter, arguments) = (#" WHERE u.email LIKE ? ESCAPE '\'"#, [.text(Self.likePrefix(prefix))])
         }
-        // A metadata search reads every account's JSON: on SQLite's reading connection, where no
-        // writer waits for it.
+        // A metadata or model search reads every account's JSON or every passkey: on SQLite's
+        // reading connection, where no writer waits for it.
         let search = { (db: any SQLSession) throws(StoreError) -> (users: [ManagedUser], total: Int) in
             let total = try db.query("SELECT COUNT(*) FROM users u" + filter, arguments).first?[0].int ?? 0
             // The user ID breaks ties, so pages never overlap; the expressions are the enum's own.
@@ -97,7 +99,25 @@ extension SQLStore {
                                     arguments + [.int(Int64(query.limit)), .int(Int64(query.offset))])
             return (rows.map(Self.managedUser), Int(total))
         }
-        return query.metadata == nil ? try locked(search) : try reading(search)
+        return query.metadata == nil && query.passkeyModel == nil ? try locked(search) : try reading(search)
+    }
+
+    public func livePasskeys(models: [String]) throws(StoreError) -> [String: (passkeys: Int, accounts: Int)] {
+        guard !models.isEmpty else { return [:] }
+        var counts: [String: (passkeys: Int, accounts: Int)] = [:]
+        // Every passkey is read (no index by model): on the reading connection, a few hundred
+        // models at a time.
+        for batch in stride(from: 0, to: models.count, by: 200).map({ Array(models[$0..<min($0 + 200, models.count)]) }) {
+            let marks = Array(repeating: "?", count: batch.count).joined(separator: ", ")
+            let rows = try reading { db throws(StoreError) in
+                try db.query("SELECT aaguid, COUNT(*), COUNT(DISTINCT user_id) FROM credentials WHERE revoked_at IS NULL AND aaguid IN (\(marks)) GROUP BY aaguid",
+                             batch.map { .text($0) })
+            }
+            for row in rows {
+                if let model = row[0].text { counts[model] = (Int(row[1].int ?? 0), Int(row[2].int ?? 0)) }
+            }
+        }
+        return counts
     }
 
     public func users(after id: String?, limit: Int) throws(StoreError) -> [ManagedUser] {

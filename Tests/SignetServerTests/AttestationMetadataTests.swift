@@ -179,6 +179,51 @@ import Testing
         #expect(!String(decoding: try TestServer().get("/metrics").body, as: UTF8.self).contains("signet_attestation_metadata"), "no series without attestation_metadata")
     }
 
+    @Test("a BLOB that locks out passkeys in use says so in the log, per model newly refused, with how to find their accounts: GET /api/v2/users?q=passkey_model:AAGUID")
+    func lockedOut() throws {
+        let other = AuthenticatorPolicyTests.iCloud
+        let fine: [TestMetadataService.Model] = [.init(aaguid: Self.key, description: "Signet Test Key", roots: [vendor.certificate]),
+                                                 .init(aaguid: other, description: "Other Vendor's Key", roots: [self.other.certificate])]
+        let files = try Self.files(service, models: fine)
+        let live = try TestServer.withOperators { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = files }
+        for (email, model, root) in [("a", Self.key, vendor), ("b", Self.key, vendor), ("c", Self.key, vendor), ("d", other, self.other)] {
+            let phone = Phone(live, settings: Self.securityKey(model))
+            let (session, credential) = try phone.startSignUp(email: "\(email)@signet.test", tamper: root.packed)
+            #expect(try phone.exchange(session: session, credential: credential).status == 200, "\(email)")
+        }
+        // c's passkey is revoked: it locks nobody out.
+        _ = try rawSQLite(live.directory.appendingPathComponent("signet.db").path,
+                          "UPDATE credentials SET revoked_at = 1 WHERE user_id = (SELECT id FROM users WHERE email = 'c@signet.test')")
+        try Self.replace(files.0, service, number: 43, models: [
+            .init(aaguid: Self.key, description: "Signet Test Key", roots: [vendor.certificate], statuses: [("USER_KEY_REMOTE_COMPROMISE", "2025-03-01")]), fine[1]])
+        #expect(live.app.reloadAttestationMetadataIfChanged(now: Date()) == true)
+        func lines() throws -> [String] {
+            live.app.server.log.flush()
+            return try String(contentsOf: live.logFile, encoding: .utf8).split(separator: "\n").map(String.init).filter { $0.contains("refuses passkeys in use") }
+        }
+        let first = try lines()
+        #expect(first.count == 1 && first[0].contains("\"aaguid\":\"\(Self.key)\"") && first[0].contains("\"passkeys\":2,\"accounts\":2")
+                && first[0].contains("USER_KEY_REMOTE_COMPROMISE") && first[0].contains("Signet Test Key") && first[0].contains("q=passkey_model:\(Self.key)"), "\(first)")
+        // The accounts, by the Management API: a and b, not c (revoked) nor d (another model).
+        let token = try live.managementToken()
+        let found = try live.api("GET", "/api/v2/users?include_totals=true&q=passkey_model:%22\(Self.key.uppercased())%22", token: token)
+        let emails = Set(found.json["users"]?.array?.compactMap { $0["email"]?.string } ?? [])
+        #expect(found.status == 200 && emails == ["a@signet.test", "b@signet.test"] && found.json["total"] == .int(2), "\(found.json.serialized)")
+        #expect(try live.api("GET", "/api/v2/users?q=passkey_model:cb69481e", token: token).json["reason"] == .string("malformed"))
+        #expect(try Ceremonies.passkeyModelQuery(" passkey_model:\(Self.key.uppercased())") == Self.key && Ceremonies.passkeyModelQuery("email:a*") == nil)
+        #expect(throws: AuthError.self) { try Ceremonies.passkeyModelQuery("passkey_model:\"\(Self.key)") }
+        // The next BLOB also refuses the other model: only that one is newly said.
+        try Self.replace(files.0, service, number: 44, models: [
+            .init(aaguid: Self.key, description: "Signet Test Key", roots: [vendor.certificate], statuses: [("USER_KEY_REMOTE_COMPROMISE", "2025-03-01")]),
+            .init(aaguid: other, description: "Other Vendor's Key", roots: [self.other.certificate], statuses: [("REVOKED", "2025-04-01")])])
+        #expect(live.app.reloadAttestationMetadataIfChanged(now: Date()) == true)
+        let second = try lines()
+        #expect(second.count == 2 && second[1].contains("\"aaguid\":\"\(other)\"") && second[1].contains("\"passkeys\":1,\"accounts\":1"), "\(second)")
+        // At a start, every model the BLOB in force refuses is said.
+        live.app.reportRefusedPasskeys(try #require(live.app.service.ceremonies.metadata), previous: nil, now: Date())
+        #expect(try lines().count == 4)
+    }
+
     @Test("trust_anchors still trust any model chained to them, beside the BLOB")
     func besideTrustAnchors() throws {
         let anchor = try TestAttestationRoot(name: "The Operator's Own Root")

@@ -148,12 +148,19 @@ extension Ceremonies {
     // MARK: users
 
     /// `GET /api/v2/users`: `q` is empty, `email:"ada@example.com"` (exactly) or `email:ada*`
-    /// (a prefix), the only forms of Auth0's query syntax Signet answers; pages from 0.
+    /// (a prefix), the only forms of Auth0's query syntax Signet answers, or Signet's
+    /// `passkey_model:AAGUID` (accounts with a passkey of that model); pages from 0.
     public func searchUsers(q: String?, page: Int, perPage: Int, sort: String? = nil) throws -> ManagementUserPage {
         guard page >= 0, (1...100).contains(perPage) else { throw AuthError.malformed("page must be 0 or more and per_page 1 to 100") }
         let (order, descending) = try Self.userOrder(sort)
         var query = UserQuery(offset: page * perPage, limit: perPage, order: order, descending: descending)
-        if let match = try Self.metadataQuery(q) { query.metadata = match } else { query.email = try Self.emailQuery(q) }
+        if let model = try Self.passkeyModelQuery(q) {
+            query.passkeyModel = model
+        } else if let match = try Self.metadataQuery(q) {
+            query.metadata = match
+        } else {
+            query.email = try Self.emailQuery(q)
+        }
         let result = try store.users(query)
         return ManagementUserPage(start: page * perPage, limit: perPage, length: result.users.count, total: result.total, users: result.users.map(Self.wire))
     }
@@ -189,6 +196,19 @@ extension Ceremonies {
         guard (1...5).contains(path.count), path.allSatisfy({ key in (1...64).contains(key.utf8.count) && key.utf8.allSatisfy(Self.isMetadataKeyByte) }),
               value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\""), !value.dropFirst().dropLast().contains("\"") else { throw usage }
         return UserQuery.MetadataMatch(column: column, path: path, value: String(value.dropFirst().dropLast()))
+    }
+
+    /// `passkey_model:AAGUID` (the AAGUID quoted or not, in any case) as the model in lower
+    /// case; `nil` for another form of `q`.
+    package static func passkeyModelQuery(_ q: String?) throws -> String? {
+        let text = (q ?? "").trimmingCharacters(in: .whitespaces)
+        guard text.hasPrefix("passkey_model:") else { return nil }
+        var value = text.dropFirst("passkey_model:".count)
+        if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = value.dropFirst().dropLast() }
+        guard value.count == 36, let model = UUID(uuidString: String(value)) else {
+            throw AuthError.malformed("q's model form is passkey_model:AAGUID, such as passkey_model:cb69481e-8ff7-4039-93ec-0a2729a154a8")
+        }
+        return model.uuidString.lowercased()
     }
 
     /// A byte of a metadata key a search may name: an ASCII letter or digit, `_` or `-`.

@@ -57,12 +57,17 @@ public struct UserQuery: Sendable, Equatable {
     /// SCIM's `userName` kept apart from the address); with it, `email` and `metadata` are
     /// not read.
     public var directoryName: String?
+    /// Accounts with a passkey, not revoked, of this authenticator model (an AAGUID in lower
+    /// case): those a Metadata Service report of that model locks out. With it, `email` and
+    /// `metadata` are not read.
+    public var passkeyModel: String?
     public var offset: Int
     public var limit: Int
     public var order: Order
     public var descending: Bool
-    public init(email: Email = .any, metadata: MetadataMatch? = nil, directoryName: String? = nil, offset: Int = 0, limit: Int = 50,
-                order: Order = .createdAt, descending: Bool = false) {
+    public init(email: Email = .any, metadata: MetadataMatch? = nil, directoryName: String? = nil, passkeyModel: String? = nil, offset: Int = 0,
+                limit: Int = 50, order: Order = .createdAt, descending: Bool = false) {
+        self.passkeyModel = passkeyModel
         self.metadata = metadata
         self.directoryName = directoryName
         self.email = email

@@ -380,6 +380,10 @@ public protocol Store: Sendable {
 
     /// Accounts matching `query`, oldest first, and how many match in all.
     func users(_ query: UserQuery) throws(StoreError) -> (users: [ManagedUser], total: Int)
+
+    /// For each of `models` (AAGUIDs in lower case) with a passkey not revoked: how many such
+    /// passkeys there are, and on how many accounts.
+    func livePasskeys(models: [String]) throws(StoreError) -> [String: (passkeys: Int, accounts: Int)]
     /// Up to `limit` accounts in ID order after `id` (from the first without it): the pages of an
     /// export of every account, each one range of the primary key, with no count or offset, so
     /// the millionth page costs what the first does.

@@ -1,0 +1,34 @@
+import Foundation
+import SignetAuth
+import SignetTestSupport
+import Testing
+
+/// Passkeys by authenticator model: what a Metadata Service report of a model locks out, on
+/// both databases.
+@Suite struct PasskeyModelTests {
+    static let model = "cb69481e-8ff7-4039-93ec-0a2729a154a8"
+    static let other = "fbfc3007-154e-4ecc-8c0b-6e020557d7bd"
+
+    @Test("passkeys in use are counted per model with their accounts, revoked ones not; the accounts are found by model; a long list of models is read in batches", arguments: Backend.available)
+    func counted(_ backend: Backend) throws {
+        let store = try backend.open()
+        var ids: [String] = []
+        for (n, (model, revoked)) in [(Self.model, false), (Self.model, false), (Self.other, false), (Self.model, true)].enumerated() {
+            let account = user(n)
+            var passkey = credential(account.id)
+            passkey.aaguid = model
+            passkey.revokedAt = revoked ? now() : nil
+            try store.createUser(account, credential: passkey)
+            ids.append(account.id)
+        }
+        let counts = try store.livePasskeys(models: [Self.model, Self.other, "ee882879-721c-4913-9775-3dfcce97072a"])
+        #expect(counts.count == 2 && counts[Self.model]?.passkeys == 2 && counts[Self.model]?.accounts == 2 && counts[Self.other]?.passkeys == 1)
+        // A BLOB refuses many models at once: they are asked for in batches.
+        let many = (0..<450).map { String(format: "00000000-0000-0000-0000-%012d", $0) } + [Self.other]
+        #expect(try store.livePasskeys(models: many).mapValues(\.passkeys) == [Self.other: 1])
+        #expect(try store.livePasskeys(models: []).isEmpty)
+        let found = try store.users(UserQuery(passkeyModel: Self.model, limit: 10))
+        #expect(Set(found.users.map(\.user.id)) == Set(ids[0...1]) && found.total == 2)
+        #expect(try store.users(UserQuery(passkeyModel: Self.other, limit: 10)).users.map(\.user.id) == [ids[2]])
+    }
+}
