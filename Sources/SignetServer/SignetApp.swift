@@ -39,7 +39,7 @@ public final class SignetApp: @unchecked Sendable {
         self.store = store
         // Before the signing keys: a missing key, or one the database was re-keyed away from, is named as such.
         let (kek, kept) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
-        // A first start with attestation_metadata.url fetches the BLOB before reading it.
+        // With attestation_metadata.url, a start without a BLOB file that verifies fetches one first.
         let fetched = try Self.fetchMetadataForStart(configuration, now: clock())
         metadataFetchSchedule.withLock { $0.due = clock().addingTimeInterval(fetched ? MetadataFetchSchedule.interval : 0) }
         metadataStamp.withLock { $0 = configuration.attestationMetadataFile.map(MetadataFileStamp.init(file:)) }
