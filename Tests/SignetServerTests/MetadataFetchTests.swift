@@ -234,7 +234,7 @@ final class BLOBServer: HTTPHandler {
         #expect(live.app.service.ceremonies.metadata?.number == 42)
     }
 
-    @Test("signet doctor fetches the url as a server does: it passes with the number served and the file's, fails with the fix otherwise, and fails a folder the servers cannot write")
+    @Test("signet doctor fetches the url as a server does: it passes with the number served and the file's, fails an older one, fails with the fix otherwise, and fails a folder the servers cannot write")
     func doctor() throws {
         defer { listener.stop() }
         let (folder, file) = try Self.blobFile()
@@ -247,6 +247,9 @@ final class BLOBServer: HTTPHandler {
         let passed = doctor.metadataURLCheck().first
         #expect(passed?.status == .pass && passed?.detail.contains("serves BLOB no. 43") == true && passed?.detail.contains("blob_file holds no. 42") == true,
                 "\(passed?.detail ?? "none")")
+        blobs.serve(try blob(41))
+        let older = doctor.metadataURLCheck().first
+        #expect(older?.status == .fail && older?.detail.contains("older than no. 42 in blob_file") == true, "\(older?.detail ?? "none")")
         blobs.fail(404)
         let failed = doctor.metadataURLCheck().first
         #expect(failed?.status == .fail && failed?.detail.contains("answered 404") == true && failed?.fix?.contains("mds3.fidoalliance.org") == true)

@@ -38,8 +38,14 @@ extension Doctor {
             return [.fail("attestation_metadata.url", error.outcome.detail,
                           fix: "set attestation_metadata.url to the Metadata Service's address, https://mds3.fidoalliance.org/, and root_file to the root it names")]
         }
-        let kept = (try? SignetApp.attestationMetadata(configuration, now: now))?.map { " (blob_file holds no. \($0.number))" } ?? ""
-        return [.pass("attestation_metadata.url", "serves BLOB no. \(served.number), due to be replaced by \(served.nextUpdate)\(kept)")]
+        let kept = (try? SignetApp.attestationMetadata(configuration, now: now)) ?? nil
+        if let kept, served.number < kept.number {
+            // MDS 3.0 §3.2: the servers ignore it, so no newer compromise report would arrive.
+            return [.fail("attestation_metadata.url", "serves BLOB no. \(served.number), older than no. \(kept.number) in blob_file: a stale mirror, or one rolled back",
+                          fix: "set attestation_metadata.url to the Metadata Service's own address, https://mds3.fidoalliance.org/")]
+        }
+        let file = kept.map { " (blob_file holds no. \($0.number))" } ?? ""
+        return [.pass("attestation_metadata.url", "serves BLOB no. \(served.number), due to be replaced by \(served.nextUpdate)\(file)")]
     }
 
     /// The BLOB as a start would read it now: its summary, or why it is refused or stale, and
