@@ -210,6 +210,7 @@ import Testing
         let emails = Set(found.json["users"]?.array?.compactMap { $0["email"]?.string } ?? [])
         #expect(found.status == 200 && emails == ["a@signet.test", "b@signet.test"] && found.json["total"] == .int(2), "\(found.json.serialized)")
         #expect(try live.api("GET", "/api/v2/users?q=passkey_model:cb69481e", token: token).json["reason"] == .string("malformed"))
+        #expect(try live.api("GET", "/api/v2/users?q=name:ada", token: token).json["error_description"]?.string?.contains("passkey_model:AAGUID") == true, "a refusal names every form")
         #expect(try Ceremonies.passkeyModelQuery(" passkey_model:\(Self.key.uppercased())") == Self.key && Ceremonies.passkeyModelQuery("email:a*") == nil)
         #expect(throws: AuthError.self) { try Ceremonies.passkeyModelQuery("passkey_model:\"\(Self.key)") }
         // The next BLOB also refuses the other model: only that one is newly said.

@@ -216,13 +216,16 @@ extension Ceremonies {
         (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || b == UInt8(ascii: "_") || b == UInt8(ascii: "-")
     }
 
+    /// The forms of `q` Signet answers, as a refusal names them.
+    static let queryForms = #"q supports email:"ADDRESS", email:PREFIX*, app_metadata.KEY:"VALUE" (or user_metadata) and passkey_model:AAGUID"#
+
     /// The forms of `q` Signet answers.
     /// The address or prefix is compared as addresses are stored: lower case, in NFC.
     package static func emailQuery(_ q: String?) throws -> UserQuery.Email {
         let text = (q ?? "").trimmingCharacters(in: .whitespaces)
         if text.isEmpty { return .any }
         guard text.utf8.count <= 320, text.hasPrefix("email:") else {
-            throw AuthError.malformed(#"q supports email:"ADDRESS" and email:PREFIX* only"#)
+            throw AuthError.malformed(Self.queryForms)
         }
         var value = String(text.dropFirst(6))
         if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
@@ -231,7 +234,7 @@ extension Ceremonies {
             return .exactly(value.lowercased().precomposedStringWithCanonicalMapping)
         }
         guard value.count >= 2, value.hasSuffix("*"), !value.dropLast().contains("*"), !value.contains("\"") else {
-            throw AuthError.malformed(#"q supports email:"ADDRESS" and email:PREFIX* only"#)
+            throw AuthError.malformed(Self.queryForms)
         }
         return .prefix(String(value.dropLast()).lowercased().precomposedStringWithCanonicalMapping)
     }
