@@ -67,6 +67,20 @@ extension SignetApp {
         }
     }
 
+    /// Puts `blob`, read from `file`, in force (``Ceremonies/replaceMetadata(_:)``), logs it and
+    /// the passkeys in use it newly locks out; throws when its serial number is not above the
+    /// one in force (MDS 3.0 §3.2: such a BLOB is ignored).
+    func putInForce(_ blob: MetadataBLOB, from file: String, now: Date) throws {
+        let previous = service.ceremonies.metadata
+        if let current = previous?.number, blob.number <= current {
+            throw ConfigurationError("BLOB no. \(blob.number) is not newer than no. \(current), in force")
+        }
+        service.ceremonies.replaceMetadata(blob)
+        log.write([("msg", .string("attestation metadata loaded")), ("file", .string(file)), ("number", .int(Int(blob.number))),
+                   ("models", .int(blob.entries.count)), ("next_update", .string(blob.nextUpdate))])
+        reportRefusedPasskeys(blob, previous: previous, now: now)
+    }
+
     /// The one certificate of `attestation_metadata.root_file`.
     static func metadataRoot(_ rootFile: String) throws -> Certificate {
         guard let pem = try? String(contentsOfFile: rootFile, encoding: .utf8) else { throw ConfigurationError("cannot read attestation_metadata.root_file \(rootFile)") }
@@ -93,16 +107,7 @@ extension SignetApp {
         }
         guard changed else { return nil }
         do {
-            let blob = try Self.attestationMetadata(blobFile: file, rootFile: root, now: now)
-            // MDS 3.0 §3.2: a BLOB whose serial number is not above the one in force is ignored.
-            if let current = service.ceremonies.metadata?.number, blob.number <= current {
-                throw ConfigurationError("BLOB no. \(blob.number) is not newer than no. \(current), in force")
-            }
-            let previous = service.ceremonies.metadata
-            service.ceremonies.replaceMetadata(blob)
-            log.write([("msg", .string("attestation metadata loaded")), ("file", .string(file)), ("number", .int(Int(blob.number))),
-                     ("models", .int(blob.entries.count)), ("next_update", .string(blob.nextUpdate))])
-            reportRefusedPasskeys(blob, previous: previous, now: now)
+            try putInForce(try Self.attestationMetadata(blobFile: file, rootFile: root, now: now), from: file, now: now)
             return true
         } catch {
             service.ceremonies.metrics.attestationMetadataRefused()

@@ -79,29 +79,28 @@ extension SignetApp {
         return parts.string ?? "attestation_metadata.url"
     }
 
-    /// At the start, when `attestation_metadata.url` is set and `blob_file` does not exist yet
-    /// (a first start, a new machine) or holds no BLOB that verifies now (a damaged file, a
-    /// signing certificate expired while the server was down): a BLOB fetched, verified and
-    /// written there, or a reason the start stops. Registrations are never judged without a
-    /// BLOB. Whether it fetched.
-    static func fetchMetadataForStart(_ configuration: ServerConfiguration, now: Date) throws -> Bool {
+    /// The BLOB a start puts in force, read once: `attestation_metadata.blob_file`'s; or, with
+    /// `attestation_metadata.url`, when that file does not exist yet (a first start, a new
+    /// machine) or holds no BLOB that verifies now (a damaged file, a signing certificate expired
+    /// while the server was down), one fetched, verified and written there (`fetched`). A start
+    /// stops rather than judge registrations without a BLOB. `nil` when none is configured.
+    static func startMetadata(_ configuration: ServerConfiguration, now: Date) throws -> (blob: MetadataBLOB?, fetched: Bool) {
         guard let url = configuration.attestationMetadataURL, let file = configuration.attestationMetadataFile,
-              let rootFile = configuration.attestationMetadataRootFile else { return false }
+              let rootFile = configuration.attestationMetadataRootFile else { return (try attestationMetadata(configuration, now: now), false) }
         let kept: String
         if !FileManager.default.fileExists(atPath: file) {
             kept = "does not exist yet"
         } else {
             do {
-                _ = try attestationMetadata(configuration, now: now)
-                return false
+                return (try attestationMetadata(configuration, now: now), false)
             } catch {
                 kept = "is refused (\(error))"
             }
         }
         do throws(MetadataFetchFailure) {
-            let (bytes, _) = try fetchMetadata(url: url, rootFile: rootFile, now: now)
+            let (bytes, blob) = try fetchMetadata(url: url, rootFile: rootFile, now: now)
             try writeMetadata(bytes, to: file)
-            return true
+            return (blob, true)
         } catch {
             throw ConfigurationError("attestation_metadata.blob_file \(file) \(kept), and fetching a new one failed: \(error.outcome.detail)")
         }
@@ -126,9 +125,8 @@ extension SignetApp {
     }
 
     /// Fetches `attestation_metadata.url` (MDS 3.0 §3.2): a BLOB that verifies, with a serial
-    /// number above the one in force, is written to `blob_file` and put in force from there
-    /// (``reloadAttestationMetadataIfChanged(now:)``), so a restart without the network still
-    /// has it; the same number again changes nothing; anything else leaves the file and the
+    /// number above the one in force, is written to `blob_file` (so a restart without the
+    /// network still has it) and put in force (``putInForce(_:from:now:)``); the same number again changes nothing; anything else leaves the file and the
     /// BLOB in force as they are, and is logged. Each outcome is counted.
     @discardableResult
     package func fetchAttestationMetadata(now: Date) -> MetadataFetchOutcome? {
@@ -145,8 +143,14 @@ extension SignetApp {
                 outcome = .refused("\(Self.shownURL(url)) served BLOB no. \(blob.number), older than no. \(current), in force")
             } else {
                 try Self.writeMetadata(bytes, to: file)
-                outcome = reloadAttestationMetadataIfChanged(now: now) == true ? .loaded(blob.number)
-                    : .failed("BLOB no. \(blob.number) was written to \(file), but not put in force: see the log's attestation metadata refused")
+                // Put in force as read, not read again: the minute's look at the file sees it as seen.
+                metadataStamp.withLock { $0 = MetadataFileStamp(file: file) }
+                do {
+                    try putInForce(blob, from: file, now: now)
+                    outcome = .loaded(blob.number)
+                } catch {
+                    outcome = .failed("BLOB no. \(blob.number) was written to \(file), but not put in force: \(error)")
+                }
             }
         } catch {
             outcome = error.outcome

@@ -40,12 +40,12 @@ public final class SignetApp: @unchecked Sendable {
         // Before the signing keys: a missing key, or one the database was re-keyed away from, is named as such.
         let (kek, kept) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
         // With attestation_metadata.url, a start without a BLOB file that verifies fetches one first.
-        let fetched = try Self.fetchMetadataForStart(configuration, now: clock())
+        let (metadata, fetched) = try Self.startMetadata(configuration, now: clock())
         metadataFetchSchedule.withLock { $0.due = clock().addingTimeInterval(fetched ? MetadataFetchSchedule.interval : 0) }
         metadataStamp.withLock { $0 = configuration.attestationMetadataFile.map(MetadataFileStamp.init(file:)) }
         let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime, configuration.actionTokenLifetime), clock: clock)
         service = SignetService(configuration: configuration, store: store, keys: keys, kek: kek, kept: kept,
-                                trustAnchors: try Self.trustAnchors(configuration), metadata: try Self.attestationMetadata(configuration, now: clock()), clock: clock)
+                                trustAnchors: try Self.trustAnchors(configuration), metadata: metadata, clock: clock)
         if configuration.attestationMetadataURL != nil { service.ceremonies.metrics.attestationMetadataFetching() }
         let log = log ?? AccessLog(enabled: configuration.accessLog)
         self.log = log
@@ -106,8 +106,11 @@ public final class SignetApp: @unchecked Sendable {
         purger = purge
         scheduledBackup = ScheduledBackup(configuration: configuration, kek: kek, clock: clock, metrics: service.ceremonies.metrics, log: log)
         if listen { scheduledBackup?.start() }
-        // The passkeys in use that the BLOB in force locks out, and how to find their accounts.
-        if let blob = service.ceremonies.metadata { reportRefusedPasskeys(blob, previous: nil, now: clock()) }
+        // The passkeys in use that the BLOB in force locks out, and how to find their accounts:
+        // counted off the start, as the count reads every passkey.
+        if let metadata {
+            DispatchQueue.global(qos: .utility).async { [weak self] in self?.reportRefusedPasskeys(metadata, previous: nil, now: clock()) }
+        }
     }
 
     /// The scheduled backup (`backup.directory`), made now when one is due, on the calling thread
