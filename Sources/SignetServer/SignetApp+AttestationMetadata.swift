@@ -67,13 +67,33 @@ extension SignetApp {
         }
     }
 
+    /// The higher serial number than `blob`'s of a BLOB that verified under `rootFile`'s root
+    /// at any instance of this deployment, or at this one before a restart; `nil` when `blob`'s
+    /// is the highest, which is then kept as such (``Store/raiseMetadataNumber(root:number:at:)``).
+    /// FIDO MDS 3.0 §3.1.7: a BLOB numbered below the last one seen is ignored, so that a
+    /// rolled-back file or mirror cannot bring back a model whose compromise was reported since.
+    static func higherNumberSeen(than blob: MetadataBLOB, rootFile: String, store: any Store, now: Date) throws -> Int64? {
+        let root = Digest.sha256.hash(try metadataRoot(rootFile).der)
+        let highest = try store.raiseMetadataNumber(root: root, number: blob.number, at: Int64(now.timeIntervalSince1970 * 1000))
+        return highest > blob.number ? highest : nil
+    }
+
+    /// Why `blob` is ignored when ``higherNumberSeen(than:rootFile:store:now:)`` names `highest`.
+    static func olderThanSeen(_ blob: MetadataBLOB, _ highest: Int64) -> String {
+        "BLOB no. \(blob.number) is older than no. \(highest), which this deployment has seen already (MDS 3.0 §3.1.7: an older BLOB is ignored)"
+    }
+
     /// Puts `blob`, read from `file`, in force (``Ceremonies/replaceMetadata(_:)``), logs it and
     /// the passkeys in use it newly locks out; throws when its serial number is not above the
-    /// one in force (MDS 3.0 §3.2: such a BLOB is ignored).
+    /// one in force, or is below one this deployment has seen (MDS 3.0 §3.2, §3.1.7: such a
+    /// BLOB is ignored).
     func putInForce(_ blob: MetadataBLOB, from file: String, now: Date) throws {
         let previous = service.ceremonies.metadata
         if let current = previous?.number, blob.number <= current {
             throw ConfigurationError("BLOB no. \(blob.number) is not newer than no. \(current), in force")
+        }
+        if let rootFile = configuration.attestationMetadataRootFile, let highest = try Self.higherNumberSeen(than: blob, rootFile: rootFile, store: store, now: now) {
+            throw ConfigurationError(Self.olderThanSeen(blob, highest))
         }
         service.ceremonies.replaceMetadata(blob)
         log.write([("msg", .string("attestation metadata loaded")), ("file", .string(file)), ("number", .int(Int(blob.number))),

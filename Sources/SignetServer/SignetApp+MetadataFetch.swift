@@ -81,29 +81,52 @@ extension SignetApp {
 
     /// The BLOB a start puts in force, read once: `attestation_metadata.blob_file`'s; or, with
     /// `attestation_metadata.url`, when that file does not exist yet (a first start, a new
-    /// machine) or holds no BLOB that verifies now (a damaged file, a signing certificate expired
-    /// while the server was down), one fetched, verified and written there (`fetched`). A start
-    /// stops rather than judge registrations without a BLOB. `nil` when none is configured.
-    static func startMetadata(_ configuration: ServerConfiguration, now: Date) throws -> (blob: MetadataBLOB?, fetched: Bool) {
-        guard let url = configuration.attestationMetadataURL, let file = configuration.attestationMetadataFile,
-              let rootFile = configuration.attestationMetadataRootFile else { return (try attestationMetadata(configuration, now: now), false) }
+    /// machine), holds no BLOB that verifies now (a damaged file, a signing certificate expired
+    /// while the server was down) or one older than this deployment has seen (MDS 3.0 §3.1.7),
+    /// one fetched, verified and written there (`fetched`). A start stops rather than judge
+    /// registrations without a BLOB, or with one that predates a compromise report already
+    /// seen. `nil` when none is configured.
+    static func startMetadata(_ configuration: ServerConfiguration, store: any Store, now: Date) throws -> (blob: MetadataBLOB?, fetched: Bool) {
+        guard let file = configuration.attestationMetadataFile, let rootFile = configuration.attestationMetadataRootFile else { return (nil, false) }
+        let url = configuration.attestationMetadataURL
         let kept: String
-        if !FileManager.default.fileExists(atPath: file) {
+        if url != nil, !FileManager.default.fileExists(atPath: file) {
             kept = "does not exist yet"
         } else {
             do {
-                return (try attestationMetadata(configuration, now: now), false)
+                let blob = try attestationMetadata(blobFile: file, rootFile: rootFile, now: now)
+                guard let highest = try higherNumberSeen(than: blob, rootFile: rootFile, store: store, now: now) else { return (blob, false) }
+                guard url != nil else {
+                    throw ConfigurationError("attestation_metadata.blob_file \(file) is refused: \(olderThanSeen(blob, highest)); "
+                                             + "put the current BLOB there (from https://mds3.fidoalliance.org/), or set attestation_metadata.url")
+                }
+                kept = "is refused (\(olderThanSeen(blob, highest)))"
             } catch {
+                guard url != nil else { throw error }
                 kept = "is refused (\(error))"
             }
         }
         do throws(MetadataFetchFailure) {
-            let (bytes, blob) = try fetchMetadata(url: url, rootFile: rootFile, now: now)
+            let (bytes, blob) = try fetchMetadata(url: url ?? "", rootFile: rootFile, now: now)
+            try refuseIfOlderThanSeen(blob, url: url ?? "", rootFile: rootFile, store: store, now: now)
             try writeMetadata(bytes, to: file)
             return (blob, true)
         } catch {
             throw ConfigurationError("attestation_metadata.blob_file \(file) \(kept), and fetching a new one failed: \(error.outcome.detail)")
         }
+    }
+
+    /// Throws `.refused` when this deployment has seen a BLOB numbered above `blob`, served by
+    /// `url` (``higherNumberSeen(than:rootFile:store:now:)``), `.failed` when the database could
+    /// not say.
+    static func refuseIfOlderThanSeen(_ blob: MetadataBLOB, url: String, rootFile: String, store: any Store, now: Date) throws(MetadataFetchFailure) {
+        let highest: Int64?
+        do {
+            highest = try higherNumberSeen(than: blob, rootFile: rootFile, store: store, now: now)
+        } catch {
+            throw MetadataFetchFailure(.failed("BLOB no. \(blob.number) not compared with the numbers seen: \(error)"))
+        }
+        if let highest { throw MetadataFetchFailure(.refused("\(shownURL(url)) served \(olderThanSeen(blob, highest))")) }
     }
 
     /// `bytes` moved into `file` whole: a server reading the file meanwhile sees the old BLOB
@@ -142,6 +165,8 @@ extension SignetApp {
                 // MDS 3.0 §3.2: a BLOB whose serial number is not above the one in force is ignored.
                 outcome = .refused("\(Self.shownURL(url)) served BLOB no. \(blob.number), older than no. \(current), in force")
             } else {
+                // Before the file is written: an older BLOB must not replace a newer one there.
+                try Self.refuseIfOlderThanSeen(blob, url: url, rootFile: rootFile, store: store, now: now)
                 try Self.writeMetadata(bytes, to: file)
                 // Put in force as read, not read again: the minute's look at the file sees it as seen.
                 metadataStamp.withLock { $0 = MetadataFileStamp(file: file) }

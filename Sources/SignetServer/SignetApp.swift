@@ -40,7 +40,7 @@ public final class SignetApp: @unchecked Sendable {
         // Before the signing keys: a missing key, or one the database was re-keyed away from, is named as such.
         let (kek, kept) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
         // With attestation_metadata.url, a start without a BLOB file that verifies fetches one first.
-        let (metadata, fetched) = try Self.startMetadata(configuration, now: clock())
+        let (metadata, fetched) = try Self.startMetadata(configuration, store: store, now: clock())
         metadataFetchSchedule.withLock { $0.due = clock().addingTimeInterval(fetched ? MetadataFetchSchedule.interval : 0) }
         metadataStamp.withLock { $0 = configuration.attestationMetadataFile.map(MetadataFileStamp.init(file:)) }
         let keys = try KeyRing(store: store, kek: kek, retentionSeconds: max(configuration.accessTokenLifetime, configuration.idTokenLifetime, configuration.actionTokenLifetime), clock: clock)

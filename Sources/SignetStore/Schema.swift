@@ -435,6 +435,16 @@ enum Schema {
             // token and for those rotated without a window. And a client's own window, in
             // seconds (NULL: the deployment's).
             (34, "ALTER TABLE refresh_tokens ADD COLUMN successor \(blob); ALTER TABLE clients ADD COLUMN refresh_retry_window BIGINT"),
+            // The highest serial number of a Metadata Service BLOB that verified at any instance,
+            // by the SHA-256 of the root it verified under (MDS 3.0 §3.1.7: an older BLOB is
+            // ignored), so that neither a restart nor another instance puts an older one in force.
+            (35, """
+            CREATE TABLE metadata_numbers (
+                root \(blob) PRIMARY KEY,
+                number BIGINT NOT NULL,
+                seen_at BIGINT NOT NULL
+            )
+            """),
         ]
     }
 

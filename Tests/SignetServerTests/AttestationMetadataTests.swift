@@ -179,6 +179,53 @@ import Testing
         #expect(!String(decoding: try TestServer().get("/metrics").body, as: UTF8.self).contains("signet_attestation_metadata"), "no series without attestation_metadata")
     }
 
+    @Test("a BLOB older than one this deployment has seen is refused (MDS 3.0 §3.1.7): at another instance's start and reload, and at a restart; the database keeps the number per root, so another root's BLOBs count on their own")
+    func olderThanSeen() throws {
+        let models = [TestMetadataService.Model(aaguid: Self.key, description: "Signet Test Key", roots: [vendor.certificate])]
+        let files = try Self.files(service, models: models)
+        try Self.replace(files.0, service, number: 50, models: models)
+        let first = try TestServer.withOperators { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = files }
+        // A second instance whose own copy of the file is one BLOB behind does not start.
+        let behind = try Self.files(service, models: models)
+        try Self.replace(behind.0, service, number: 49, models: models)
+        func startSecond() throws -> TestServer {
+            try TestServer.withOperators(sharing: first.directory) { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = behind }
+        }
+        do {
+            _ = try startSecond()
+            Issue.record("started with BLOB no. 49 after no. 50 was seen")
+        } catch let error as ConfigurationError {
+            #expect(error.message.contains("\(behind.0) is refused: BLOB no. 49 is older than no. 50, which this deployment has seen already")
+                    && error.message.contains("set attestation_metadata.url"), "\(error.message)")
+        }
+        // Once its file catches up, it starts.
+        try Self.replace(behind.0, service, number: 50, models: models)
+        let second = try startSecond()
+        // The first moves on to no. 52; the second's file then gets no. 51, newer than its own but
+        // older than one seen: refused, logged, and no. 50 stays in force there.
+        try Self.replace(files.0, service, number: 52, models: models)
+        #expect(first.app.reloadAttestationMetadataIfChanged(now: Date()) == true)
+        try Self.replace(behind.0, service, number: 51, models: models)
+        #expect(second.app.reloadAttestationMetadataIfChanged(now: Date()) == false)
+        #expect(second.app.service.ceremonies.metadata?.number == 50)
+        second.app.server.log.flush()
+        let log = try String(contentsOf: second.logFile, encoding: .utf8)
+        #expect(log.contains("BLOB no. 51 is older than no. 52, which this deployment has seen already"), "\(log.suffix(800))")
+        // A newer one is taken there as anywhere.
+        try Self.replace(behind.0, service, number: 53, models: models)
+        #expect(second.app.reloadAttestationMetadataIfChanged(now: Date()) == true && second.app.service.ceremonies.metadata?.number == 53)
+        // A restart does not forget: the first's file rolled back to no. 52 no longer starts.
+        #expect(throws: ConfigurationError.self) {
+            _ = try TestServer.withOperators(sharing: first.directory) { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = files }
+        }
+        // Another root numbers its BLOBs on its own: its no. 1 starts.
+        let elsewhere = try TestMetadataService()
+        let foreign = try Self.files(elsewhere, models: models)
+        try Self.replace(foreign.0, elsewhere, number: 1, models: models)
+        let third = try TestServer.withOperators(sharing: first.directory) { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = foreign }
+        #expect(third.app.service.ceremonies.metadata?.number == 1)
+    }
+
     @Test("a BLOB that locks out passkeys in use says so in the log, per model newly refused, with how to find their accounts: GET /api/v2/users?q=passkey_model:AAGUID")
     func lockedOut() throws {
         let other = AuthenticatorPolicyTests.iCloud

@@ -66,8 +66,8 @@ final class BLOBServer: HTTPHandler {
         FileManager.default.contents(atPath: file).map { [UInt8]($0) } == bytes
     }
 
-    func server(blobFile: String, path: String = "/") throws -> TestServer {
-        try TestServer.withOperators { c in
+    func server(blobFile: String, path: String = "/", sharing: URL? = nil) throws -> TestServer {
+        try TestServer.withOperators(sharing: sharing) { c in
             (c.attestationMetadataFile, c.attestationMetadataRootFile, c.attestationMetadataURL) = (blobFile, root, url + path)
         }
     }
@@ -202,6 +202,42 @@ final class BLOBServer: HTTPHandler {
         let before = blobs.count
         _ = try server(blobFile: file)
         #expect(blobs.count == before)
+    }
+
+    @Test("a BLOB older than one this deployment has seen is not fetched into the file nor put in force (MDS 3.0 §3.1.7): a start whose file is behind fetches, and stops when the service is behind too; a running server refuses it, logs and counts it")
+    func olderThanSeen() throws {
+        defer { listener.stop() }
+        blobs.serve(try blob(42))
+        let (_, firstFile) = try Self.blobFile()
+        let first = try server(blobFile: firstFile)
+        // Another instance, its file and the service both one BLOB behind: it does not start, and
+        // its file is left as it was.
+        let (_, file) = try Self.blobFile()
+        let behind = try blob(41)
+        try Data(behind).write(to: URL(fileURLWithPath: file))
+        blobs.serve(behind)
+        do {
+            _ = try server(blobFile: file, sharing: first.directory)
+            Issue.record("started with BLOB no. 41 after no. 42 was seen")
+        } catch let error as ConfigurationError {
+            #expect(error.message.contains("is refused (BLOB no. 41 is older than no. 42") && error.message.contains("served BLOB no. 41 is older than no. 42"), "\(error.message)")
+        }
+        #expect(Self.holds(file, behind))
+        // The service catches up: the start fetches no. 42 over the file's no. 41.
+        let current = try blob(42)
+        blobs.serve(current)
+        let second = try server(blobFile: file, sharing: first.directory)
+        #expect(second.app.service.ceremonies.metadata?.number == 42 && Self.holds(file, current))
+        // The first fetches no. 44; the second is then served no. 43, newer than its own but older
+        // than one seen: refused, the file and no. 42 in force left alone.
+        blobs.serve(try blob(44))
+        #expect(first.app.fetchAttestationMetadata(now: Date()) == .loaded(44))
+        blobs.serve(try blob(43))
+        guard case .refused(let why) = second.app.fetchAttestationMetadata(now: Date()) else { Issue.record("not refused"); return }
+        #expect(why.contains("served BLOB no. 43 is older than no. 44, which this deployment has seen already"), "\(why)")
+        #expect(Self.holds(file, current) && second.app.service.ceremonies.metadata?.number == 42)
+        let metrics = String(decoding: try second.get("/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("signet_attestation_metadata_fetches_total{outcome=\"refused\"} 1\n"), "\(metrics)")
     }
 
     @Test("a service that moved is followed, three redirects at most: the BLOB proves itself by its signature")

@@ -73,7 +73,7 @@ import Testing
         try open.query("COMMIT", [])
         try upgrading.wait()
         #expect(try Self.indexes(admin) == ["audit_events_user valid", "refresh_tokens_user valid"])
-        #expect(try before.schemaVersions() == Array(1...34))
+        #expect(try before.schemaVersions() == Array(1...35))
         #expect(try admin.query("SELECT count(*) FROM audit_events WHERE user_id = ?", [.text(u.id)]).first?[0].int == 2)
     }
 
@@ -92,7 +92,7 @@ import Testing
         #expect(try Self.indexes(admin) == ["audit_events_user invalid", "refresh_tokens_user valid"])
         let oid = try admin.query("SELECT 'refresh_tokens_user'::regclass::oid::bigint", []).first?[0].int
         let store = try SQLStore(postgres: url, connections: 1)
-        #expect(try store.schemaVersions() == Array(1...34))
+        #expect(try store.schemaVersions() == Array(1...35))
         #expect(try Self.indexes(admin) == ["audit_events_user valid", "refresh_tokens_user valid"])
         let definition = try admin.query("SELECT pg_get_indexdef('audit_events_user'::regclass)", []).first?[0].text ?? ""
         #expect(definition.contains("(user_id, id)") && !definition.contains("UNIQUE"), "\(definition)")

@@ -29,7 +29,7 @@ import Testing
         }
         _ = try Self.sqlite(path, "DELETE FROM schema_migrations WHERE version = 11")
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == Array(1...34))
+        #expect(try store.schemaVersions() == Array(1...35))
         // Found by its composed form (which sign-in looks up), stored as those bytes.
         #expect(try store.user(email: "jürgen@signet.test")?.id == "u0")
         #expect(try Self.sqlite(path, "SELECT hex(email) FROM users WHERE id = 'u0'") == [Array("jürgen@signet.test".utf8).map { String(format: "%02X", $0) }.joined()])
@@ -50,7 +50,7 @@ import Testing
         }
         _ = try Self.sqlite(path, "ALTER TABLE recovery_codes DROP COLUMN key_id; DELETE FROM schema_migrations WHERE version = 14")
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == Array(1...34))
+        #expect(try store.schemaVersions() == Array(1...35))
         #expect(try store.recoveryCodes(userID: account.id).map(\.keyID) == [nil, nil])
         let read = try store.sealedMaterial()
         #expect(read.codeKeyIDs == [""])
@@ -81,7 +81,7 @@ import Testing
         #expect(try Self.sqlite(path, "SELECT name FROM sqlite_sequence") == ["audit_events"])
 
         let store = try SQLStore(path: path)
-        #expect(try store.schemaVersions() == Array(1...34))
+        #expect(try store.schemaVersions() == Array(1...35))
         try store.appendAudit(AuditEvent(at: 40, kind: "refresh", outcome: "failure", reason: "refresh_token_reused", detail: "family revoked"))
         #expect(try store.auditEvents(limit: 10).map(\.at) == [40, 30, 20, 10])
         // Schema 4: rows from before have no detail; new ones keep theirs.

@@ -31,4 +31,21 @@ import Testing
         #expect(Set(found.users.map(\.user.id)) == Set(ids[0...1]) && found.total == 2)
         #expect(try store.users(UserQuery(passkeyModel: Self.other, limit: 10)).users.map(\.user.id) == [ids[2]])
     }
+
+    @Test("a Metadata Service BLOB's number is kept per root as the highest seen: a lower one leaves it, a higher one raises it, and instances raising at once keep the highest", arguments: Backend.available)
+    func blobNumbers(_ backend: Backend) throws {
+        let store = try backend.open()
+        let (root, other) = ([UInt8](repeating: 1, count: 32), [UInt8](repeating: 2, count: 32))
+        #expect(try store.raiseMetadataNumber(root: root, number: 41, at: 1) == 41, "the first seen is kept")
+        #expect(try store.raiseMetadataNumber(root: root, number: 40, at: 2) == 41, "an older one does not lower it")
+        #expect(try store.raiseMetadataNumber(root: root, number: 41, at: 3) == 41)
+        #expect(try store.raiseMetadataNumber(root: other, number: 7, at: 4) == 7, "another root counts on its own")
+        #expect(try store.raiseMetadataNumber(root: root, number: 43, at: 5) == 43)
+        // Eight instances at once, each with its own number: every one is told a number at least
+        // its own, and the highest is what stays.
+        let told = try simultaneously(8) { i in try store.raiseMetadataNumber(root: other, number: Int64(100 + (i * 5) % 8), at: 6) }.map { try $0.get() }
+        #expect(told.enumerated().allSatisfy { i, number in number >= 100 + (i * 5) % 8 }, "\(told)")
+        #expect(try store.raiseMetadataNumber(root: other, number: 0, at: 7) == 107)
+        #expect(try store.raiseMetadataNumber(root: root, number: 0, at: 8) == 43)
+    }
 }

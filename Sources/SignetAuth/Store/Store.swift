@@ -384,6 +384,11 @@ public protocol Store: Sendable {
     /// For each of `models` (AAGUIDs in lower case) with a passkey not revoked: how many such
     /// passkeys there are, and on how many accounts.
     func livePasskeys(models: [String]) throws(StoreError) -> [String: (passkeys: Int, accounts: Int)]
+    /// Keeps `number` as the highest serial number of a Metadata Service BLOB that verified under
+    /// the root whose certificate's SHA-256 is `root`, when it is above the one kept, in one
+    /// statement; returns the highest kept after it, `number` or above (FIDO MDS 3.0 §3.1.7: a
+    /// BLOB numbered below the last one seen is ignored). Every instance shares it.
+    func raiseMetadataNumber(root: [UInt8], number: Int64, at: Int64) throws(StoreError) -> Int64
     /// Up to `limit` accounts in ID order after `id` (from the first without it): the pages of an
     /// export of every account, each one range of the primary key, with no count or offset, so
     /// the millionth page costs what the first does.
