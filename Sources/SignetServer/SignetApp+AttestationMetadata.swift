@@ -45,8 +45,10 @@ extension SignetApp {
 
     /// Logs each model whose sign-ins `blob` refuses (and `previous` did not) that passkeys in
     /// use are of, with how many and on how many accounts, and how to find those accounts: they
-    /// are locked out of signing in with them, and need another way in. What this reads cannot
-    /// stop the BLOB: a failure is logged.
+    /// are locked out of signing in with them, and need another way in. Their owners are told so
+    /// by mail, once each across every instance and restart
+    /// (``Ceremonies/tellRefusedPasskeyOwners(model:)``; `told`: how many accounts now). What this
+    /// reads and queues cannot stop the BLOB: a failure is logged.
     package func reportRefusedPasskeys(_ blob: MetadataBLOB, previous: MetadataBLOB?, now: Date) {
         let refused = blob.entries.compactMap { model, entry -> (model: String, status: String)? in
             guard let status = entry.refusal(for: .signIn, at: now), previous?.entries[model]?.refusal(for: .signIn, at: now) == nil else { return nil }
@@ -57,9 +59,16 @@ extension SignetApp {
             let counts = try store.livePasskeys(models: refused.map(\.model))
             for (model, status) in refused {
                 guard let count = counts[model] else { continue }
+                var told = 0
+                do {
+                    told = try service.ceremonies.tellRefusedPasskeyOwners(model: model)
+                } catch {
+                    log.write([("msg", .string("attestation metadata: owners of refused passkeys not told")), ("aaguid", .string(model)),
+                               ("error", .string(error.code.rawValue))])
+                }
                 log.write([("msg", .string("attestation metadata refuses passkeys in use")), ("aaguid", .string(model)),
                            ("model", .string(String((blob.entries[model]?.description ?? "").prefix(200)))), ("status", .string(status)),
-                           ("passkeys", .int(count.passkeys)), ("accounts", .int(count.accounts)),
+                           ("passkeys", .int(count.passkeys)), ("accounts", .int(count.accounts)), ("told", .int(told)),
                            ("find", .string("GET /api/v2/users?q=passkey_model:\(model)"))])
             }
         } catch {

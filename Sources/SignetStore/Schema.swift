@@ -438,11 +438,18 @@ enum Schema {
             // The highest serial number of a Metadata Service BLOB that verified at any instance,
             // by the SHA-256 of the root it verified under (MDS 3.0 §3.1.7: an older BLOB is
             // ignored), so that neither a restart nor another instance puts an older one in force.
+            // And the passkeys whose owners were told that a BLOB refuses their model, so that
+            // each is told once, by one instance.
             (35, """
             CREATE TABLE metadata_numbers (
                 root \(blob) PRIMARY KEY,
                 number BIGINT NOT NULL,
                 seen_at BIGINT NOT NULL
+            );
+            CREATE TABLE refusal_notices (
+                credential_id \(blob) PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                told_at BIGINT NOT NULL
             )
             """),
         ]

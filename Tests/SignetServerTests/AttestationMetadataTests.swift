@@ -272,6 +272,60 @@ import Testing
         #expect(try lines().count == 4)
     }
 
+    @Test("the owners of passkeys in use that a new BLOB refuses are told by mail, in their language, naming the passkey and the model; once, whichever instance or start says it again; without mail nobody is marked told")
+    func ownersTold() throws {
+        let smtp = try SMTPServer()
+        let other = AuthenticatorPolicyTests.iCloud
+        let fine: [TestMetadataService.Model] = [.init(aaguid: Self.key, description: "Signet Test Key", roots: [vendor.certificate]),
+                                                 .init(aaguid: other, description: "Other Vendor's Key", roots: [self.other.certificate])]
+        let files = try Self.files(service, models: fine)
+        let live = try TestServer.withOperators(smtp: smtp) { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = files }
+        for (email, model, root) in [("ada", Self.key, vendor), ("bea", Self.key, vendor), ("cy", Self.key, vendor), ("dan", other, self.other)] {
+            let phone = Phone(live, settings: Self.securityKey(model))
+            let (session, credential) = try phone.startSignUp(email: "\(email)@signet.test", tamper: root.packed)
+            #expect(try phone.exchange(session: session, credential: credential).status == 200, "\(email)")
+        }
+        // ada named her key; bea reads French; cy's passkey is revoked.
+        let database = live.directory.appendingPathComponent("signet.db").path
+        _ = try rawSQLite(database, "UPDATE credentials SET name = 'Desk key' WHERE user_id = (SELECT id FROM users WHERE email = 'ada@signet.test')")
+        _ = try rawSQLite(database, "UPDATE users SET locale = 'fr' WHERE email = 'bea@signet.test'")
+        _ = try rawSQLite(database, "UPDATE credentials SET revoked_at = 1 WHERE user_id = (SELECT id FROM users WHERE email = 'cy@signet.test')")
+        let refusing: [TestMetadataService.Model] = [
+            .init(aaguid: Self.key, description: "Signet Test Key", roots: [vendor.certificate], statuses: [("USER_VERIFICATION_BYPASS", "2025-03-01")]), fine[1]]
+        try Self.replace(files.0, service, number: 43, models: refusing)
+        #expect(live.app.reloadAttestationMetadataIfChanged(now: Date()) == true)
+        func told(_ address: String) -> [SMTPServer.Message] { smtp.messages(to: address).filter { $0.kind == "passkey_model_refused" } }
+        #expect(eventually { told("ada@signet.test").count == 1 && told("bea@signet.test").count == 1 })
+        let ada = try #require(told("ada@signet.test").first)
+        #expect(ada.subject == "A passkey stopped working on Signet Test" && ada.body.contains("Your passkey (Desk key) no longer signs in to Signet Test")
+                && ada.body.contains("its model, Signet Test Key, was reported compromised") && ada.body.contains("remove this one"), "\(ada.body)")
+        let bea = try #require(told("bea@signet.test").first)
+        #expect(bea.body.contains("Votre clé d’accès ne permet plus") && bea.body.contains("son modèle, Signet Test Key"), "\(bea.body)")
+        live.app.server.log.flush()
+        #expect(try String(contentsOf: live.logFile, encoding: .utf8).contains("\"accounts\":2,\"told\":2"))
+        // Said again, at this instance's next start or at another's: nobody is told twice.
+        let second = try TestServer.withOperators(smtp: smtp, sharing: live.directory) { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = files }
+        for instance in [live, second] {
+            instance.app.reportRefusedPasskeys(try #require(instance.app.service.ceremonies.metadata), previous: nil, now: Date())
+            instance.app.server.log.flush()
+            #expect(try String(contentsOf: instance.logFile, encoding: .utf8).contains("\"accounts\":2,\"told\":0"))
+        }
+        #expect(try rawSQLite(database, "SELECT COUNT(*) FROM refusal_notices") == ["2"])
+        #expect(eventually { try rawSQLite(database, "SELECT COUNT(*) FROM outbox") == ["0"] }, "every notice delivered")
+        #expect(told("ada@signet.test").count == 1 && told("bea@signet.test").count == 1 && told("cy@signet.test").isEmpty && told("dan@signet.test").isEmpty)
+        // Without mail, nobody is told, nor marked: once mail is set up, a start tells them.
+        let quiet = try Self.files(service, models: fine)
+        let silent = try TestServer.withOperators { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = quiet }
+        let phone = Phone(silent, settings: Self.securityKey(Self.key))
+        let (session, credential) = try phone.startSignUp(email: "eve@signet.test", tamper: vendor.packed)
+        #expect(try phone.exchange(session: session, credential: credential).status == 200)
+        try Self.replace(quiet.0, service, number: 43, models: refusing)
+        #expect(silent.app.reloadAttestationMetadataIfChanged(now: Date()) == true)
+        silent.app.server.log.flush()
+        #expect(try String(contentsOf: silent.logFile, encoding: .utf8).contains("\"accounts\":1,\"told\":0"))
+        #expect(try rawSQLite(silent.directory.appendingPathComponent("signet.db").path, "SELECT COUNT(*) FROM refusal_notices") == ["0"])
+    }
+
     @Test("trust_anchors still trust any model chained to them, beside the BLOB")
     func besideTrustAnchors() throws {
         let anchor = try TestAttestationRoot(name: "The Operator's Own Root")

@@ -48,4 +48,38 @@ import Testing
         #expect(try store.raiseMetadataNumber(root: other, number: 0, at: 7) == 107)
         #expect(try store.raiseMetadataNumber(root: root, number: 0, at: 8) == 43)
     }
+
+    @Test("the owners of a refused model's passkeys in use are marked told once, a batch a transaction with its writes; instances telling at once split them; revoked passkeys and other models are left", arguments: Backend.available)
+    func toldOnce(_ backend: Backend) throws {
+        let store = try backend.open()
+        var owners: [String] = []
+        for (n, (model, revoked)) in [(Self.model, false), (Self.model, false), (Self.model, false), (Self.model, false), (Self.model, false),
+                                      (Self.model, true), (Self.other, false)].enumerated() {
+            let account = user(n)
+            var passkey = credential(account.id)
+            passkey.aaguid = model
+            passkey.revokedAt = revoked ? now() : nil
+            try store.createUser(account, credential: passkey)
+            if model == Self.model && !revoked { owners.append(account.id) }
+        }
+        // Four instances at once, two passkeys a batch: each owner is marked by exactly one, and
+        // the writes of its batch (here: the address verified) commit with the mark.
+        let told = try simultaneously(4) { _ in
+            var seen: [String] = []
+            while try store.tellRefusedPasskeys(model: Self.model, at: now(), limit: 2, writes: { passkeys in
+                seen += passkeys.map(\.owner.id)
+                return passkeys.map { .verifyEmail(userID: $0.owner.id) }
+            }) == 2 {}
+            return seen
+        }.map { try $0.get() }
+        #expect(told.joined().sorted() == owners.sorted(), "\(told)")
+        for id in owners { #expect(try store.user(id: id)?.emailVerified == true) }
+        // Once told, never again; a write that fails takes its marks with it.
+        #expect(try store.tellRefusedPasskeys(model: Self.model, at: now(), limit: 2, writes: { _ in Issue.record("told again"); return [] }) == 0)
+        #expect(throws: StoreError.self) {
+            _ = try store.tellRefusedPasskeys(model: Self.other, at: now(), limit: 2, writes: { _ in [.addCredential(credential("nobody"))] })
+        }
+        var other: [String] = []
+        #expect(try store.tellRefusedPasskeys(model: Self.other, at: now(), limit: 2, writes: { other += $0.map(\.owner.id); return [] }) == 1 && other.count == 1)
+    }
 }

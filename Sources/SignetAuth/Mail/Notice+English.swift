@@ -52,6 +52,11 @@ extension Notice {
         case .emailSignIn(false):
             return ("Sign-in by email turned off for \(service)",
                     "Codes sent to this address no longer sign in to your \(service) account: only its passkeys and recovery codes do. Keep them safe.\n\n\(notYou)")
+        case .passkeyModelRefused(let count, let names, let model):
+            let label = names.isEmpty ? "" : " (\(names.joined(separator: ", ")))"
+            let (passkeys, their, them) = count == 1 ? ("passkey\(label) no longer signs", "its", "this one") : ("passkeys\(label) no longer sign", "their", "these")
+            return ("\(count == 1 ? "A passkey" : "Passkeys") stopped working on \(service)",
+                    "Your \(passkeys) in to \(service): \(their) model, \(model), was reported compromised to the FIDO Alliance.\n\nSign in another way (another passkey, a code sent to this address, or a recovery code), add a new passkey, and remove \(them) from your account.")
         }
     }
 }

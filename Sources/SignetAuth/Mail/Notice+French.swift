@@ -55,6 +55,11 @@ extension Notice {
         case .emailSignIn(false):
             return ("Connexion par e-mail désactivée sur \(service)",
                     "Les codes envoyés à cette adresse ne permettent plus de se connecter à votre compte \(service) : seules vos clés d’accès et vos codes de récupération le permettent. Conservez-les en lieu sûr.\n\n\(notYou)")
+        case .passkeyModelRefused(let count, let names, let model):
+            let label = names.isEmpty ? "" : " (\(names.joined(separator: ", ")))"
+            let (passkeys, their, them) = count == 1 ? ("Votre clé d’accès\(label) ne permet", "son", "celle-ci") : ("Vos clés d’accès\(label) ne permettent", "leur", "celles-ci")
+            return ("\(count == 1 ? "Une clé d’accès ne fonctionne" : "Des clés d’accès ne fonctionnent") plus sur \(service)",
+                    "\(passkeys) plus de vous connecter à \(service)\u{00A0}: \(their) modèle, \(model), a été signalé comme compromis auprès de la FIDO Alliance.\n\nConnectez-vous autrement (une autre clé d’accès, un code envoyé à cette adresse ou un code de récupération), ajoutez une nouvelle clé d’accès et retirez \(them) de votre compte.")
         }
     }
 }

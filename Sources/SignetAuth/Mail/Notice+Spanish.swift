@@ -52,6 +52,11 @@ extension Notice {
         case .emailSignIn(false):
             return ("Inicio de sesión por correo desactivado en \(service)",
                     "Los códigos enviados a esta dirección ya no inician sesión en su cuenta de \(service): solo lo hacen sus llaves de acceso y sus códigos de recuperación. Guárdelos bien.\n\n\(notYou)")
+        case .passkeyModelRefused(let count, let names, let model):
+            let label = names.isEmpty ? "" : " (\(names.joined(separator: ", ")))"
+            let (passkeys, them) = count == 1 ? ("Su llave de acceso\(label) ya no sirve", "esta") : ("Sus llaves de acceso\(label) ya no sirven", "estas")
+            return ("\(count == 1 ? "Una llave de acceso dejó" : "Unas llaves de acceso dejaron") de funcionar en \(service)",
+                    "\(passkeys) para iniciar sesión en \(service): su modelo, \(model), fue declarado comprometido ante la FIDO Alliance.\n\nInicie sesión de otra forma (otra llave de acceso, un código enviado a esta dirección o un código de recuperación), añada una llave de acceso nueva y quite \(them) de su cuenta.")
         }
     }
 }

@@ -31,6 +31,9 @@ public enum Notice: Sendable, Equatable {
     case accountCreated
     /// The owner turned sign-in by email code off (`enabled` false) or on.
     case emailSignIn(enabled: Bool)
+    /// The Metadata Service's BLOB reports the model of `count` of the account's passkeys (those
+    /// named `names`) compromised (FIDO MDS 3.0 §3.1.4): they no longer sign in.
+    case passkeyModelRefused(count: Int, names: [String], model: String)
 
     /// The `X-Signet-Kind` and outbox kind.
     public var kind: String {
@@ -51,6 +54,7 @@ public enum Notice: Sendable, Equatable {
         case .emailChanged: "email_changed"
         case .accountCreated: "account_created"
         case .emailSignIn(let enabled): enabled ? "email_sign_in_on" : "email_sign_in_off"
+        case .passkeyModelRefused: "passkey_model_refused"
         }
     }
 
