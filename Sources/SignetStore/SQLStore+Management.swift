@@ -214,7 +214,7 @@ extension SQLStore {
                 // Every table that names the account, children first: the same on both databases,
                 // whatever their foreign-key settings.
                 for table in ["credentials", "device_keys", "refresh_tokens", "action_challenges", "recovery_codes", "recoveries", "web_sessions", "authorization_codes",
-                              "device_codes", "user_roles"] {
+                              "device_codes", "user_roles", "refusal_notices"] {
                     try db.query("DELETE FROM \(table) WHERE user_id = ?", [.text(id)])
                 }
                 try db.query("DELETE FROM email_codes WHERE email = ?", [email])

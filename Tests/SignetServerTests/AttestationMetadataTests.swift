@@ -313,6 +313,10 @@ import Testing
         #expect(try rawSQLite(database, "SELECT COUNT(*) FROM refusal_notices") == ["2"])
         #expect(eventually { try rawSQLite(database, "SELECT COUNT(*) FROM outbox") == ["0"] }, "every notice delivered")
         #expect(told("ada@signet.test").count == 1 && told("bea@signet.test").count == 1 && told("cy@signet.test").isEmpty && told("dan@signet.test").isEmpty)
+        // An account erased takes its marks with it.
+        let erased = try #require(try live.store.user(email: "ada@signet.test"))
+        #expect(try live.api("DELETE", "/api/v2/users/\(erased.id)", token: live.managementToken()).status == 204)
+        #expect(try rawSQLite(database, "SELECT COUNT(*) FROM refusal_notices") == ["1"])
         // Without mail, nobody is told, nor marked: once mail is set up, a start tells them.
         let quiet = try Self.files(service, models: fine)
         let silent = try TestServer.withOperators { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = quiet }
