@@ -1,7 +1,7 @@
 public import SignetAuth
 
 /// The serial numbers of the Metadata Service BLOBs seen (``Store/raiseMetadataNumber(root:number:at:)``),
-/// and the owners told of a model the BLOBs refuse (``Store/tellRefusedPasskeys(model:at:limit:writes:)``).
+/// and the owners told of a model the BLOBs refuse (``Store/tellRefusedPasskeys(model:at:batch:writes:)``).
 extension SQLStore {
     public func raiseMetadataNumber(root: [UInt8], number: Int64, at: Int64) throws(StoreError) -> Int64 {
         try locked { db throws(StoreError) in
@@ -18,30 +18,38 @@ extension SQLStore {
         }
     }
 
-    public func tellRefusedPasskeys(model: String, at: Int64, limit: Int,
+    public func tellRefusedPasskeys(model: String, at: Int64, batch: Int,
                                     writes: (_ passkeys: [(passkey: CredentialRow, owner: UserRecord)]) -> [StoreWrite]) throws(StoreError) -> Int {
-        try locked { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) -> Int in
-                // Every passkey is read (no index by model), as for the count of them.
-                let rows = try db.query(
-                    """
-                    SELECT \(Self.prefixed(Self.credentialColumns, "c")), \(Self.prefixed(Self.userSelect, "u")) FROM credentials c JOIN users u ON u.id = c.user_id
-                    WHERE c.aaguid = ? AND c.revoked_at IS NULL AND NOT EXISTS (SELECT 1 FROM refusal_notices n WHERE n.credential_id = c.id)
-                    ORDER BY c.user_id, c.id LIMIT ?
-                    """, [.text(model), .int(Int64(limit))])
-                var marked: [(passkey: CredentialRow, owner: UserRecord)] = []
-                for row in rows {
-                    let passkey = Self.credential(Array(row[0..<Self.credentialColumnCount]))
-                    // Another instance telling the same model at once marks each passkey first or not at all.
-                    try db.query("INSERT INTO refusal_notices (credential_id, user_id, told_at) VALUES (?, ?, ?) ON CONFLICT (credential_id) DO NOTHING",
-                                 [.blob(passkey.id), .text(passkey.userID), .int(at)])
-                    if db.changes == 1 { marked.append((passkey, Self.user(Array(row[Self.credentialColumnCount...])))) }
+        // Every passkey is read (no index by model), once, on the reading connection.
+        let untold = try reading { db throws(StoreError) in
+            try db.query(
+                """
+                SELECT c.id FROM credentials c WHERE c.aaguid = ? AND c.revoked_at IS NULL
+                AND NOT EXISTS (SELECT 1 FROM refusal_notices n WHERE n.credential_id = c.id) ORDER BY c.user_id, c.id
+                """, [.text(model)]).compactMap { $0[0].blob }
+        }
+        var marked = 0
+        for start in stride(from: 0, to: untold.count, by: max(batch, 1)) {
+            marked += try locked { db throws(StoreError) in
+                try db.transaction { () throws(StoreError) -> Int in
+                    var told: [(passkey: CredentialRow, owner: UserRecord)] = []
+                    for id in untold[start..<min(start + max(batch, 1), untold.count)] {
+                        // Still in use, and not marked by another instance first: one statement decides.
+                        try db.query(
+                            """
+                            INSERT INTO refusal_notices (credential_id, user_id, told_at) SELECT id, user_id, ? FROM credentials
+                            WHERE id = ? AND revoked_at IS NULL ON CONFLICT (credential_id) DO NOTHING
+                            """, [.int(at), .blob(id)])
+                        guard db.changes == 1, let row = try db.query(Self.credentialAndUserSQL, [.blob(id)]).first else { continue }
+                        told.append((Self.credential(Array(row[0..<Self.credentialColumnCount])), Self.user(Array(row[Self.credentialColumnCount...]))))
+                    }
+                    if !told.isEmpty {
+                        for write in writes(told) { try Self.apply(write, db) }
+                    }
+                    return told.count
                 }
-                if !marked.isEmpty {
-                    for write in writes(marked) { try Self.apply(write, db) }
-                }
-                return rows.count
             }
         }
+        return marked
     }
 }

@@ -65,21 +65,24 @@ import Testing
         // Four instances at once, two passkeys a batch: each owner is marked by exactly one, and
         // the writes of its batch (here: the address verified) commit with the mark.
         let told = try simultaneously(4) { _ in
-            var seen: [String] = []
-            while try store.tellRefusedPasskeys(model: Self.model, at: now(), limit: 2, writes: { passkeys in
+            var seen: [String] = [], batches: [Int] = []
+            let marked = try store.tellRefusedPasskeys(model: Self.model, at: now(), batch: 2) { passkeys in
                 seen += passkeys.map(\.owner.id)
+                batches.append(passkeys.count)
                 return passkeys.map { .verifyEmail(userID: $0.owner.id) }
-            }) == 2 {}
+            }
+            #expect(marked == seen.count && batches.allSatisfy { (1...2).contains($0) }, "\(batches)")
             return seen
         }.map { try $0.get() }
         #expect(told.joined().sorted() == owners.sorted(), "\(told)")
         for id in owners { #expect(try store.user(id: id)?.emailVerified == true) }
-        // Once told, never again; a write that fails takes its marks with it.
-        #expect(try store.tellRefusedPasskeys(model: Self.model, at: now(), limit: 2, writes: { _ in Issue.record("told again"); return [] }) == 0)
+        // Once told, never again.
+        #expect(try store.tellRefusedPasskeys(model: Self.model, at: now(), batch: 2) { _ in Issue.record("told again"); return [] } == 0)
+        // A write that fails takes its batch's marks with it.
         #expect(throws: StoreError.self) {
-            _ = try store.tellRefusedPasskeys(model: Self.other, at: now(), limit: 2, writes: { _ in [.addCredential(credential("nobody"))] })
+            _ = try store.tellRefusedPasskeys(model: Self.other, at: now(), batch: 2) { _ in [.addCredential(credential("nobody"))] }
         }
         var other: [String] = []
-        #expect(try store.tellRefusedPasskeys(model: Self.other, at: now(), limit: 2, writes: { other += $0.map(\.owner.id); return [] }) == 1 && other.count == 1)
+        #expect(try store.tellRefusedPasskeys(model: Self.other, at: now(), batch: 2) { other += $0.map(\.owner.id); return [] } == 1 && other.count == 1)
     }
 }

@@ -71,14 +71,15 @@ extension Ceremonies {
 }
 
 extension Ceremonies {
-    /// How many passkeys one transaction of ``tellRefusedPasskeyOwners(model:)`` marks.
+    /// How many passkeys one transaction of ``tellRefusedPasskeyOwners(model:)`` marks: the
+    /// writes of sign-ins wait for it.
     static let refusalNoticeBatch = 200
 
     /// Tells the owners of the passkeys in use of model `model` (an AAGUID), whose sign-ins the
     /// BLOB in force refuses (FIDO MDS 3.0 §3.1.4), that they no longer sign in and what to do:
     /// one notice an account, naming its passkeys of the model and the model, queued with the
     /// marks that keep any instance from telling them again
-    /// (``Store/tellRefusedPasskeys(model:at:limit:writes:)``). Returns how many accounts were
+    /// (``Store/tellRefusedPasskeys(model:at:batch:writes:)``). Returns how many accounts were
     /// told now; none when mail cannot go anywhere, or the BLOB does not refuse the model.
     public func tellRefusedPasskeyOwners(model: String) throws(StoreError) -> Int {
         guard configuration.email.canSend, let entry = metadata?.entries[model], entry.refusal(for: .signIn, at: clock()) != nil else { return 0 }
@@ -87,13 +88,13 @@ extension Ceremonies {
         described.append(contentsOf: (entry.description ?? "").unicodeScalars.filter { $0.properties.generalCategory != .control }.prefix(200))
         let name = described.isEmpty ? model : String(described)
         var told = 0
-        while try store.tellRefusedPasskeys(model: model, at: nowMillis, limit: Self.refusalNoticeBatch, writes: { passkeys in
+        _ = try store.tellRefusedPasskeys(model: model, at: nowMillis, batch: Self.refusalNoticeBatch) { passkeys in
             let owners = Dictionary(grouping: passkeys, by: \.owner.id).values.sorted { $0[0].owner.id < $1[0].owner.id }
             told += owners.count
             return owners.flatMap { held in
                 notice(.passkeyModelRefused(count: held.count, names: held.compactMap(\.passkey.name), model: name), to: held[0].owner)
             }
-        }) == Self.refusalNoticeBatch {}
+        }
         return told
     }
 }

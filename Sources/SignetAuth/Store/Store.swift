@@ -389,12 +389,13 @@ public protocol Store: Sendable {
     /// statement; returns the highest kept after it, `number` or above (FIDO MDS 3.0 §3.1.7: a
     /// BLOB numbered below the last one seen is ignored). Every instance shares it.
     func raiseMetadataNumber(root: [UInt8], number: Int64, at: Int64) throws(StoreError) -> Int64
-    /// Up to `limit` passkeys in use of `model` (an AAGUID in lower case) whose owners were not
-    /// told yet that the Metadata Service's BLOB refuses it, with their accounts, in account order:
-    /// marked told, and `writes` (the notices) applied, in one transaction, so that each owner is
-    /// told once, by one instance, also across restarts. Returns how many untold passkeys were
-    /// found (another instance may mark some first); fewer than `limit` when none is left.
-    func tellRefusedPasskeys(model: String, at: Int64, limit: Int,
+    /// Marks the passkeys in use of `model` (an AAGUID in lower case) whose owners were not told
+    /// yet that the Metadata Service's BLOB refuses it as told, `batch` at a time in account
+    /// order, each batch in one transaction with `writes` for it (the notices), so that each
+    /// owner is told once, by one instance, also across restarts. They are found in one read
+    /// that holds no write back; a passkey revoked since, or marked by another instance first,
+    /// is passed over. Returns how many were marked.
+    func tellRefusedPasskeys(model: String, at: Int64, batch: Int,
                              writes: (_ passkeys: [(passkey: CredentialRow, owner: UserRecord)]) -> [StoreWrite]) throws(StoreError) -> Int
     /// Up to `limit` accounts in ID order after `id` (from the first without it): the pages of an
     /// export of every account, each one range of the primary key, with no count or offset, so
