@@ -139,6 +139,8 @@ extension SignetApp {
             try putInForce(try Self.attestationMetadata(blobFile: file, rootFile: root, now: now), from: file, now: now)
             return true
         } catch {
+            // The database did not say whether a newer BLOB was seen: look again in a minute.
+            if error is StoreError { metadataStamp.withLock { $0 = nil } }
             service.ceremonies.metrics.attestationMetadataRefused()
             log.write([("msg", .string("attestation metadata refused; the BLOB in force stays")), ("file", .string(file)), ("error", .string("\(error)"))])
             return false

@@ -88,27 +88,29 @@ extension SignetApp {
     /// seen. `nil` when none is configured.
     static func startMetadata(_ configuration: ServerConfiguration, store: any Store, now: Date) throws -> (blob: MetadataBLOB?, fetched: Bool) {
         guard let file = configuration.attestationMetadataFile, let rootFile = configuration.attestationMetadataRootFile else { return (nil, false) }
-        let url = configuration.attestationMetadataURL
+        guard let url = configuration.attestationMetadataURL else {
+            let blob = try attestationMetadata(blobFile: file, rootFile: rootFile, now: now)
+            if let highest = try higherNumberSeen(than: blob, rootFile: rootFile, store: store, now: now) {
+                throw ConfigurationError("attestation_metadata.blob_file \(file) is refused: \(olderThanSeen(blob, highest)); "
+                                         + "put the current BLOB there (from https://mds3.fidoalliance.org/), or set attestation_metadata.url")
+            }
+            return (blob, false)
+        }
         let kept: String
-        if url != nil, !FileManager.default.fileExists(atPath: file) {
+        if !FileManager.default.fileExists(atPath: file) {
             kept = "does not exist yet"
         } else {
             do {
                 let blob = try attestationMetadata(blobFile: file, rootFile: rootFile, now: now)
                 guard let highest = try higherNumberSeen(than: blob, rootFile: rootFile, store: store, now: now) else { return (blob, false) }
-                guard url != nil else {
-                    throw ConfigurationError("attestation_metadata.blob_file \(file) is refused: \(olderThanSeen(blob, highest)); "
-                                             + "put the current BLOB there (from https://mds3.fidoalliance.org/), or set attestation_metadata.url")
-                }
                 kept = "is refused (\(olderThanSeen(blob, highest)))"
             } catch {
-                guard url != nil else { throw error }
                 kept = "is refused (\(error))"
             }
         }
         do throws(MetadataFetchFailure) {
-            let (bytes, blob) = try fetchMetadata(url: url ?? "", rootFile: rootFile, now: now)
-            try refuseIfOlderThanSeen(blob, url: url ?? "", rootFile: rootFile, store: store, now: now)
+            let (bytes, blob) = try fetchMetadata(url: url, rootFile: rootFile, now: now)
+            try refuseIfOlderThanSeen(blob, url: url, rootFile: rootFile, store: store, now: now)
             try writeMetadata(bytes, to: file)
             return (blob, true)
         } catch {

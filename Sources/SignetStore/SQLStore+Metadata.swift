@@ -29,11 +29,12 @@ extension SQLStore {
                 """, [.text(model)]).compactMap { $0[0].blob }
         }
         var marked = 0
-        for start in stride(from: 0, to: untold.count, by: max(batch, 1)) {
+        let size = max(batch, 1)
+        for start in stride(from: 0, to: untold.count, by: size) {
             marked += try locked { db throws(StoreError) in
                 try db.transaction { () throws(StoreError) -> Int in
                     var told: [(passkey: CredentialRow, owner: UserRecord)] = []
-                    for id in untold[start..<min(start + max(batch, 1), untold.count)] {
+                    for id in untold[start..<min(start + size, untold.count)] {
                         // Still in use, and not marked by another instance first: one statement decides.
                         try db.query(
                             """
