@@ -24,7 +24,7 @@ extension SQLStore {
         let untold = try reading { db throws(StoreError) in
             try db.query(
                 """
-                SELECT c.id FROM credentials c WHERE c.aaguid = ? AND c.revoked_at IS NULL
+                SELECT c.id FROM credentials c JOIN users u ON u.id = c.user_id WHERE c.aaguid = ? AND c.revoked_at IS NULL AND u.blocked = 0
                 AND NOT EXISTS (SELECT 1 FROM refusal_notices n WHERE n.credential_id = c.id) ORDER BY c.user_id, c.id
                 """, [.text(model)]).compactMap { $0[0].blob }
         }

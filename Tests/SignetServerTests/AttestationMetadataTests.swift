@@ -272,7 +272,7 @@ import Testing
         #expect(try lines().count == 4)
     }
 
-    @Test("the owners of passkeys in use that a new BLOB refuses are told by mail, in their language, naming the passkey and the model; once, whichever instance or start says it again; without mail nobody is marked told")
+    @Test("the owners of passkeys in use that a new BLOB refuses are told by mail, in their language, naming the passkey and the model; once, whichever instance or start says it again; a blocked account once unblocked; without mail nobody is marked told")
     func ownersTold() throws {
         let smtp = try SMTPServer()
         let other = AuthenticatorPolicyTests.iCloud
@@ -280,13 +280,15 @@ import Testing
                                                  .init(aaguid: other, description: "Other Vendor's Key", roots: [self.other.certificate])]
         let files = try Self.files(service, models: fine)
         let live = try TestServer.withOperators(smtp: smtp) { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = files }
-        for (email, model, root) in [("ada", Self.key, vendor), ("bea", Self.key, vendor), ("cy", Self.key, vendor), ("dan", other, self.other)] {
+        for (email, model, root) in [("ada", Self.key, vendor), ("bea", Self.key, vendor), ("cy", Self.key, vendor), ("dan", other, self.other), ("flo", Self.key, vendor)] {
             let phone = Phone(live, settings: Self.securityKey(model))
             let (session, credential) = try phone.startSignUp(email: "\(email)@signet.test", tamper: root.packed)
             #expect(try phone.exchange(session: session, credential: credential).status == 200, "\(email)")
         }
-        // ada named her key; bea reads French; cy's passkey is revoked.
+        // ada named her key; bea reads French; cy's passkey is revoked; flo is blocked.
         let database = live.directory.appendingPathComponent("signet.db").path
+        let flo = try #require(try live.store.user(email: "flo@signet.test"))
+        #expect(try live.api("PATCH", "/api/v2/users/\(flo.id)", token: live.managementToken(), .object(["blocked": .bool(true)])).status == 200)
         _ = try rawSQLite(database, "UPDATE credentials SET name = 'Desk key' WHERE user_id = (SELECT id FROM users WHERE email = 'ada@signet.test')")
         _ = try rawSQLite(database, "UPDATE users SET locale = 'fr' WHERE email = 'bea@signet.test'")
         _ = try rawSQLite(database, "UPDATE credentials SET revoked_at = 1 WHERE user_id = (SELECT id FROM users WHERE email = 'cy@signet.test')")
@@ -302,21 +304,27 @@ import Testing
         let bea = try #require(told("bea@signet.test").first)
         #expect(bea.body.contains("Votre clé d’accès ne permet plus") && bea.body.contains("son modèle, Signet Test Key"), "\(bea.body)")
         live.app.server.log.flush()
-        #expect(try String(contentsOf: live.logFile, encoding: .utf8).contains("\"accounts\":2,\"told\":2"))
+        #expect(try String(contentsOf: live.logFile, encoding: .utf8).contains("\"accounts\":3,\"told\":2"))
         // Said again, at this instance's next start or at another's: nobody is told twice.
         let second = try TestServer.withOperators(smtp: smtp, sharing: live.directory) { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = files }
         for instance in [live, second] {
             instance.app.reportRefusedPasskeys(try #require(instance.app.service.ceremonies.metadata), previous: nil, now: Date())
             instance.app.server.log.flush()
-            #expect(try String(contentsOf: instance.logFile, encoding: .utf8).contains("\"accounts\":2,\"told\":0"))
+            #expect(try String(contentsOf: instance.logFile, encoding: .utf8).contains("\"accounts\":3,\"told\":0"))
         }
         #expect(try rawSQLite(database, "SELECT COUNT(*) FROM refusal_notices") == ["2"])
         #expect(eventually { try rawSQLite(database, "SELECT COUNT(*) FROM outbox") == ["0"] }, "every notice delivered")
-        #expect(told("ada@signet.test").count == 1 && told("bea@signet.test").count == 1 && told("cy@signet.test").isEmpty && told("dan@signet.test").isEmpty)
+        #expect(told("ada@signet.test").count == 1 && told("bea@signet.test").count == 1 && told("cy@signet.test").isEmpty && told("dan@signet.test").isEmpty
+                && told("flo@signet.test").isEmpty)
+        // A blocked account is passed over, not marked: once unblocked, the next report tells it.
+        #expect(try live.api("PATCH", "/api/v2/users/\(flo.id)", token: live.managementToken(), .object(["blocked": .bool(false)])).status == 200)
+        #expect(try live.app.service.ceremonies.tellRefusedPasskeyOwners(model: Self.key) == 1)
+        #expect(eventually { told("flo@signet.test").count == 1 })
+        #expect(try rawSQLite(database, "SELECT COUNT(*) FROM refusal_notices") == ["3"])
         // An account erased takes its marks with it.
         let erased = try #require(try live.store.user(email: "ada@signet.test"))
         #expect(try live.api("DELETE", "/api/v2/users/\(erased.id)", token: live.managementToken()).status == 204)
-        #expect(try rawSQLite(database, "SELECT COUNT(*) FROM refusal_notices") == ["1"])
+        #expect(try rawSQLite(database, "SELECT COUNT(*) FROM refusal_notices") == ["2"])
         // Without mail, nobody is told, nor marked: once mail is set up, a start tells them.
         let quiet = try Self.files(service, models: fine)
         let silent = try TestServer.withOperators { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = quiet }

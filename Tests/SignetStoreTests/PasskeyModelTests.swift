@@ -75,6 +75,16 @@ import Testing
             return seen
         }.map { try $0.get() }
         #expect(told.joined().sorted() == owners.sorted(), "\(told)")
+        // A blocked account is passed over, unmarked; once unblocked, it is told.
+        let blocked = user(9)
+        var held = credential(blocked.id)
+        held.aaguid = Self.model
+        try store.createUser(blocked, credential: held)
+        #expect(try store.updateUser(id: blocked.id, UserChange(blocked: true), at: now(), writes: []) != nil)
+        #expect(try store.tellRefusedPasskeys(model: Self.model, at: now(), batch: 2) { _ in Issue.record("a blocked account told"); return [] } == 0)
+        #expect(try store.updateUser(id: blocked.id, UserChange(blocked: false), at: now(), writes: []) != nil)
+        var unblocked: [String] = []
+        #expect(try store.tellRefusedPasskeys(model: Self.model, at: now(), batch: 2) { unblocked += $0.map(\.owner.id); return [] } == 1 && unblocked == [blocked.id])
         for id in owners { #expect(try store.user(id: id)?.emailVerified == true) }
         // Once told, never again.
         #expect(try store.tellRefusedPasskeys(model: Self.model, at: now(), batch: 2) { _ in Issue.record("told again"); return [] } == 0)

@@ -390,7 +390,8 @@ public protocol Store: Sendable {
     /// BLOB numbered below the last one seen is ignored). Every instance shares it.
     func raiseMetadataNumber(root: [UInt8], number: Int64, at: Int64) throws(StoreError) -> Int64
     /// Marks the passkeys in use of `model` (an AAGUID in lower case) whose owners were not told
-    /// yet that the Metadata Service's BLOB refuses it as told, `batch` at a time in account
+    /// yet that the Metadata Service's BLOB refuses it as told (an account blocked is passed over
+    /// unmarked, so that it is told once unblocked), `batch` at a time in account
     /// order, each batch in one transaction with `writes` for it (the notices), so that each
     /// owner is told once, by one instance, also across restarts. They are found in one read
     /// that holds no write back; a passkey revoked since, or marked by another instance first,
