@@ -92,18 +92,24 @@ extension SignetApp {
         "BLOB no. \(blob.number) is older than no. \(highest), which this deployment has seen already (MDS 3.0 §3.1.7: an older BLOB is ignored)"
     }
 
-    /// Puts `blob`, read from `file`, in force (``Ceremonies/replaceMetadata(_:)``), logs it and
-    /// the passkeys in use it newly locks out; throws when its serial number is not above the
-    /// one in force, or is below one this deployment has seen (MDS 3.0 §3.2, §3.1.7: such a
-    /// BLOB is ignored).
+    /// Puts `blob`, read from `file`, in force (``install(_:from:now:)``); throws when its serial
+    /// number is not above the one in force, or is below one this deployment has seen (MDS 3.0
+    /// §3.2, §3.1.7: such a BLOB is ignored).
     func putInForce(_ blob: MetadataBLOB, from file: String, now: Date) throws {
-        let previous = service.ceremonies.metadata
-        if let current = previous?.number, blob.number <= current {
+        if let current = service.ceremonies.metadata?.number, blob.number <= current {
             throw ConfigurationError("BLOB no. \(blob.number) is not newer than no. \(current), in force")
         }
         if let rootFile = configuration.attestationMetadataRootFile, let highest = try Self.higherNumberSeen(than: blob, rootFile: rootFile, store: store, now: now) {
             throw ConfigurationError(Self.olderThanSeen(blob, highest))
         }
+        install(blob, from: file, now: now)
+    }
+
+    /// Puts `blob`, from `file` and judged newer than the one in force and the numbers seen, in
+    /// force (``Ceremonies/replaceMetadata(_:)``), and logs it and the passkeys in use it newly
+    /// locks out.
+    func install(_ blob: MetadataBLOB, from file: String, now: Date) {
+        let previous = service.ceremonies.metadata
         service.ceremonies.replaceMetadata(blob)
         log.write([("msg", .string("attestation metadata loaded")), ("file", .string(file)), ("number", .int(Int(blob.number))),
                    ("models", .int(blob.entries.count)), ("next_update", .string(blob.nextUpdate))])

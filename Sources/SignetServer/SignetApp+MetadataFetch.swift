@@ -151,7 +151,7 @@ extension SignetApp {
 
     /// Fetches `attestation_metadata.url` (MDS 3.0 §3.2): a BLOB that verifies, with a serial
     /// number above the one in force, is written to `blob_file` (so a restart without the
-    /// network still has it) and put in force (``putInForce(_:from:now:)``); the same number again changes nothing; anything else leaves the file and the
+    /// network still has it) and put in force (``install(_:from:now:)``); the same number again changes nothing; anything else leaves the file and the
     /// BLOB in force as they are, and is logged. Each outcome is counted.
     @discardableResult
     package func fetchAttestationMetadata(now: Date) -> MetadataFetchOutcome? {
@@ -171,13 +171,10 @@ extension SignetApp {
                 try Self.refuseIfOlderThanSeen(blob, url: url, rootFile: rootFile, store: store, now: now)
                 try Self.writeMetadata(bytes, to: file)
                 // Put in force as read, not read again: the minute's look at the file sees it as seen.
+                // Judged above against the BLOB in force and the numbers seen, so not judged again.
                 metadataStamp.withLock { $0 = MetadataFileStamp(file: file) }
-                do {
-                    try putInForce(blob, from: file, now: now)
-                    outcome = .loaded(blob.number)
-                } catch {
-                    outcome = .failed("BLOB no. \(blob.number) was written to \(file), but not put in force: \(error)")
-                }
+                install(blob, from: file, now: now)
+                outcome = .loaded(blob.number)
             }
         } catch {
             outcome = error.outcome
