@@ -385,6 +385,7 @@ try:
     wait_for(driver, lambda d: "notice=added" in d.current_url)
     rows = driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]')
     report["account_passkeys_after_add"] = len(rows)
+    report["names_after_add"] = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-name"]')]
     field = rows[0].find_element(By.CSS_SELECTOR, '[data-testid="passkey-rename-input"]')
     field.clear()
     field.send_keys("Work laptop")

@@ -42,7 +42,8 @@ extension SignetService {
         r.add("POST", "/account/passkeys") { s, call in
             let session = try s.signedInCall(call)
             try s.ceremonies.requireFreshAuthentication(session.principal, allowCode: true)
-            return try Wire.encode(s.ceremonies.addPasskey(AddPasskeyRequest(wire: s.body(call)), principal: session.principal, context: call.context), status: 201)
+            return try Wire.encode(s.ceremonies.addPasskey(AddPasskeyRequest(wire: s.body(call)), principal: session.principal, context: call.context,
+                                                           browser: call.request.header("user-agent")), status: 201)
         }
         r.add("POST", "/account/step-up/options") { s, call in
             Wire.encode(try s.ceremonies.beginWebStepUp(try s.signedInCall(call), context: call.context))

@@ -175,7 +175,7 @@ public enum Pages {
         <div class="row-actions">
         <form method="post" action="/account/passkeys/{{id}}/rename" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <label class="visually-hidden" for="rename-{{id}}">{{t.rename_label}}</label>
-        <input id="rename-{{id}}" name="name" value="{{name}}" maxlength="100" required data-testid="passkey-rename-input">
+        <input id="rename-{{id}}" name="name" value="{{name}}" placeholder="{{provider}}" maxlength="100" required data-testid="passkey-rename-input">
         <button type="submit" data-testid="passkey-rename">{{t.rename}}</button></form>
         {{#removable}}<form method="post" action="/account/passkeys/{{id}}/revoke" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="danger" data-testid="passkey-revoke">{{t.revoke}}</button></form>{{/removable}}

@@ -74,6 +74,7 @@ import Testing
         #expect(account.status == 200 && account.html.contains("lin@signet.test"))
         let passkeys = try server.store.credentials(userID: id)
         #expect(passkeys.count == 1 && passkeys.allSatisfy { $0.revokedAt == nil })
+        #expect(passkeys.first?.name == "Chrome · Linux", "named after the browser that made it")
         #expect(try server.store.auditEvents(limit: 100).contains { $0.kind == AuditKind.passkeyAdded.rawValue && $0.userID == id && $0.detail == "by an enrollment link" })
         #expect(try server.api("GET", "/api/v2/users/\(id)", token: ops).json["logins_count"] == .number("1"))
 

@@ -83,7 +83,7 @@ extension Ceremonies {
         return try redeem(authSession, clientID: client.id, ceremony: .passkeyAdded, credentialID: credential.rawId, context: context) { session in
             guard session.kind == .addPasskey, session.userID == user.id else { throw AuthError(.ceremonyMismatch, "the auth_session is not for this link's account") }
             guard credential.response.attestationObject != nil else { throw AuthError.malformed("authn_response must be a registration") }
-            let (row, userVerified) = try verifyRegistration(credential, session: session, owner: user.id, name: nil)
+            let (row, userVerified) = try verifyRegistration(credential, session: session, owner: user.id, name: nil, browser: userAgent)
             let credentialText = Base64URL.encode(row.id)
             let amr = Self.passkeyMethods(userVerified: userVerified, hardwareBound: isHardwareBound(row))
             let (cookie, web) = newWebSession(userID: user.id, amr: amr, credential: credentialText, userAgent: userAgent, context: context)

@@ -231,7 +231,7 @@ extension Ceremonies {
         let credential: String
     }
 
-    func signUpProof(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, context: RequestContext) throws -> Proof {
+    func signUpProof(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, context: RequestContext, browser: String? = nil) throws -> Proof {
         // An app's registration for an operator's enrollment link is redeemed here too.
         if session.kind == .enrollmentRegistration { return try enrollmentProof(session, credential, client: client, context: context) }
         guard session.kind == .signUp, let userID = session.userID, let handle = session.userHandle, let email = session.email else {
@@ -241,7 +241,7 @@ extension Ceremonies {
         // makes no account either.
         try requireSignUpOpen()
         try requirePasskeySignUp(email: email)
-        let (row, userVerified) = try verifyRegistration(credential, session: session, owner: userID, name: nil)
+        let (row, userVerified) = try verifyRegistration(credential, session: session, owner: userID, name: nil, browser: browser)
         let user = UserRecord(id: userID, handle: handle, email: email, name: session.name, emailVerified: false, createdAt: nowMillis)
         let credential = Base64URL.encode(row.id)
         return Proof(userID: userID, amr: Self.passkeyMethods(userVerified: userVerified, hardwareBound: isHardwareBound(row)), writes: [

@@ -32,8 +32,11 @@ extension Ceremonies {
     /// attestation (which chain to nothing) and a chain to any other root are refused with
     /// `attestation_untrusted`. Without either, every verified attestation is accepted. Then the
     /// AAGUID lists and the metadata's compromise reports (``authenticatorRefusal(_:for:)``):
-    /// `authenticator_not_allowed`.
-    func verifyRegistration(_ credential: CredentialJSON, session: AuthSession, owner: String, name: String?) throws -> (row: CredentialRow, userVerified: Bool) {
+    /// `authenticator_not_allowed`. A passkey made without a name in a browser the pages can name
+    /// (`browser`, its `User-Agent`), of a model the metadata cannot name (iCloud Keychain's
+    /// AAGUID is all zeros), is named after that browser, so an account's passkeys can be told apart.
+    func verifyRegistration(_ credential: CredentialJSON, session: AuthSession, owner: String, name: String?,
+                            browser: String? = nil) throws -> (row: CredentialRow, userVerified: Bool) {
         let rawID = try credentialIdentity(credential)
         guard credential.response.attestationObject != nil else { throw AuthError(.ceremonyMismatch, "an assertion was sent for a registration") }
         let request = RegistrationRequest(
@@ -68,7 +71,8 @@ extension Ceremonies {
             id: result.credentialID, userID: owner, publicKey: result.publicKey, algorithm: result.algorithm.rawValue,
             signCount: Int64(result.signCount), aaguid: aaguid, format: result.format,
             backupEligible: result.backupEligible, backupState: result.backupState,
-            transports: Self.storedTransports(credential.response.transports ?? []), name: name, createdAt: now,
+            transports: Self.storedTransports(credential.response.transports ?? []),
+            name: name ?? (authenticatorName(aaguid) == nil ? Self.knownBrowserName(browser) : nil), createdAt: now,
             attested: attested, attestationRoot: root)
         return (row, result.userVerified)
     }

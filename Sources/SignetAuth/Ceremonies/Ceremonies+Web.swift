@@ -49,7 +49,7 @@ extension Ceremonies {
         let signUp = credential.response.attestationObject != nil
         return try redeem(authSession, clientID: client.id, ceremony: signUp ? .signUp : .signIn, credentialID: credential.rawId, context: context) { session in
             let proof = signUp
-                ? try signUpProof(session, credential, client: client, context: context)
+                ? try signUpProof(session, credential, client: client, context: context, browser: userAgent)
                 : try signInProof(session, credential, client: client, context: context)
             guard session.kind != .stepUp else { throw AuthError(.ceremonyMismatch, "a step-up session was sent to sign in") }
             let (cookie, row) = newWebSession(userID: proof.userID, amr: proof.amr, credential: proof.credential, userAgent: userAgent, context: context)
@@ -203,6 +203,12 @@ extension Ceremonies {
         let system = ua.contains("Android") ? "Android" : ua.contains("iPhone") || ua.contains("iPad") ? "iOS" : ua.contains("Mac OS X") ? "macOS"
             : ua.contains("Windows") ? "Windows" : ua.contains("Linux") ? "Linux" : nil
         return system.map { "\(browser) · \($0)" } ?? browser
+    }
+
+    /// ``browserName(_:)`` when the User-Agent names a browser; `nil` for an app's or a tool's.
+    static func knownBrowserName(_ userAgent: String?) -> String? {
+        let name = browserName(userAgent)
+        return name.hasPrefix("Browser") ? nil : name
     }
 
     /// `DELETE /me/sessions`, the account page's "Sign out everywhere else": ends every session
