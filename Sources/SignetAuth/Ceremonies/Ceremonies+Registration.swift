@@ -33,8 +33,9 @@ extension Ceremonies {
     /// `attestation_untrusted`. Without either, every verified attestation is accepted. Then the
     /// AAGUID lists and the metadata's compromise reports (``authenticatorRefusal(_:for:)``):
     /// `authenticator_not_allowed`. A passkey made without a name in a browser the pages can name
-    /// (`browser`, its `User-Agent`), of a model the metadata cannot name (iCloud Keychain's
-    /// AAGUID is all zeros), is named after that browser, so an account's passkeys can be told apart.
+    /// (`browser`, its `User-Agent`), of a model ``authenticatorName(_:)`` cannot name by its
+    /// AAGUID (iCloud Keychain's is all zeros), is named after that browser, so that an account's
+    /// passkeys can be told apart.
     func verifyRegistration(_ credential: CredentialJSON, session: AuthSession, owner: String, name: String?,
                             browser: String? = nil) throws -> (row: CredentialRow, userVerified: Bool) {
         let rawID = try credentialIdentity(credential)
