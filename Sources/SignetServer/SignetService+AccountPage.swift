@@ -258,12 +258,14 @@ extension SignetService {
              "created": .text(when(a.createdAt)), "lastSeen": .text(when(a.updatedAt)), "address": .text(a.initial.remote ?? "")]
         }
         // The events a person would call security events, in their words; bookkeeping
-        // (``accountPageOmits``) stays in the audit trail only.
+        // (``accountPageOmits``) stays in the audit trail only. An event about one of the
+        // account's passkeys or device keys names it as it is called now.
+        let keyNames = try ceremonies.keyNames(principal)
         let events = try ceremonies.securityEvents(principal, limit: 50).compactMap { e -> [String: TemplateValue]? in
             guard let text = strings["event_" + e.event.kind] else { return nil }
             let byOperator = AuditKind(rawValue: e.event.kind)?.byOperator ?? false
-            return ["kind": .text(text), "at": .text(when(e.event.at)), "outcome": .text(e.event.outcome == "success" ? "" : strings["failed"] ?? ""),
-                    "address": .text(byOperator ? "" : e.event.remote ?? "")]
+            return ["kind": .text(text), "what": .text(e.event.credentialID.flatMap { keyNames[$0] } ?? ""), "at": .text(when(e.event.at)),
+                    "outcome": .text(e.event.outcome == "success" ? "" : strings["failed"] ?? ""), "address": .text(byOperator ? "" : e.event.remote ?? "")]
         }.prefix(15).map { $0 }
         // What each grants, in the setting's descriptions (a name where one is empty).
         let roles = try ceremonies.accountRoles(principal).map { r -> [String: TemplateValue] in

@@ -240,7 +240,7 @@ public enum Pages {
         <button type="submit" class="secondary" data-testid="recovery-generate">{{t.recovery_generate}}</button></form>
         </section>
         <section aria-labelledby="h-events"><h2 id="h-events">{{t.events}}</h2>
-        <ul class="events">{{#events}}<li data-testid="event-row"><span class="event-kind">{{kind}}</span> <span class="meta">{{at}}{{#outcome}} · {{outcome}}{{/outcome}}{{#address}} · {{address}}{{/address}}</span></li>{{/events}}</ul>
+        <ul class="events">{{#events}}<li data-testid="event-row"><span class="event-kind">{{kind}}</span>{{#what}} <q class="event-what" data-testid="event-what">{{what}}</q>{{/what}} <span class="meta">{{at}}{{#outcome}} · {{outcome}}{{/outcome}}{{#address}} · {{address}}{{/address}}</span></li>{{/events}}</ul>
         {{^events}}<p class="empty">{{t.no_events}}</p>{{/events}}
         <form method="post" action="/account/export"><input type="hidden" name="csrf" value="{{csrf}}">
         <p class="meta">{{t.export_hint}}</p>

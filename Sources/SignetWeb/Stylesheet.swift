@@ -45,7 +45,7 @@ public enum Stylesheet {
     .inline { display: flex; gap: .5rem; align-items: center; margin: 0; }
     .inline input { width: 10rem; }
     .badge { font-size: .75rem; border: 1px solid var(--accent); color: var(--accent); border-radius: 1rem; padding: 0 .5rem; }
-    .events li { padding: .4rem 0; border-top: 1px solid var(--line); }
+    .events li { padding: .4rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
     .stepup { border: 1px solid var(--accent); border-radius: .5rem; padding: 1rem; margin: 0 0 1rem; }
     .codes code { font-size: 1.05rem; }
     .erase { margin-top: 1.75rem; border-top: 1px solid var(--line); padding-top: 1rem; }

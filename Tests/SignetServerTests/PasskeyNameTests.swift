@@ -51,6 +51,41 @@ import Testing
         let first = try #require(try server.store.credentials(userID: user.id).first { $0.name == "Safari · macOS" })
         #expect(try browser.form("/account/passkeys/\(Base64URL.encode(first.id))/rename", [("name", "Work Mac")]).status == 303)
         #expect(try Self.names(server, "named@signet.test") == ["Work Mac", "Firefox · Windows"])
+        // The history names the passkey each event was about, as it is called now, a removed one too.
+        let second = try #require(try server.store.credentials(userID: user.id).first { $0.name == "Firefox · Windows" })
+        #expect(try browser.form("/account/passkeys/\(Base64URL.encode(second.id))/revoke", []).status == 303)
+        let events = Self.events(try browser.page("/account").html)
+        #expect(events.contains { $0.kind == "Account created" && $0.what == "Work Mac" }, "\(events)")
+        #expect(events.contains { $0.kind == "Passkey added" && $0.what == "Firefox · Windows" }, "\(events)")
+        #expect(events.contains { $0.kind == "Passkey removed" && $0.what == "Firefox · Windows" }, "\(events)")
+    }
+
+    /// The history's rows on an account page: each event's words and, when it names one, the key.
+    static func events(_ html: String) -> [(kind: String, what: String?)] {
+        html.components(separatedBy: "<li data-testid=\"event-row\">").dropFirst().map { row in
+            func between(_ start: String, _ end: String) -> String? {
+                guard let from = row.range(of: start), let to = row[from.upperBound...].range(of: end) else { return nil }
+                return String(row[from.upperBound..<to.lowerBound])
+            }
+            return (between("<span class=\"event-kind\">", "</span>") ?? "", between("data-testid=\"event-what\">", "</q>"))
+        }
+    }
+
+    @Test("the history names a device key by its name, and leaves unnamed a passkey nothing names")
+    func deviceKeyEvents() throws {
+        let server = try WebPageTests.server()
+        // An app's account: its passkey of no known model, unnamed; a device key named by the app.
+        let phone = Phone(server)
+        let tokens = try phone.signUp(email: "keys@signet.test")
+        let account = SignedIn(server, phone: phone, access: try #require(tokens["access_token"]?.string))
+        try account.enroll(SoftwareDeviceKey(deviceID: "phone-1"))
+        let browser = WebBrowser(server, authenticator: phone.authenticator)
+        let signIn = try browser.signIn()
+        #expect(signIn.status == 200, "\(signIn.json.serialized)")
+        let events = Self.events(try browser.page("/account").html)
+        #expect(events.contains { $0.kind == "Device key added" && $0.what == "Test phone" }, "\(events)")
+        #expect(events.contains { $0.kind == "Signed in with a passkey" && $0.what == nil }, "\(events)")
+        #expect(events.contains { $0.kind == "Account created" && $0.what == nil }, "\(events)")
     }
 
     @Test("a tool's User-Agent, a model the server can name, and an app's sign-up through the API leave the name unset")

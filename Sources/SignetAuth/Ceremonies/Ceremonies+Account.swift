@@ -157,6 +157,19 @@ extension Ceremonies {
     }
 
     /// `GET /me/device-keys`.
+    /// What the account page calls each passkey and device key the account has had, revoked ones
+    /// too, by the ID its audit events carry (a passkey's in base64url, a device key's own): its
+    /// name, else its model's (a passkey) or its device's (a device key). A passkey of a model
+    /// nothing names has no entry.
+    public func keyNames(_ principal: Principal) throws -> [String: String] {
+        var names: [String: String] = [:]
+        for p in try store.credentials(userID: principal.user.id) {
+            if let name = p.name ?? authenticatorName(p.aaguid) { names[Base64URL.encode(p.id)] = name }
+        }
+        for k in try store.deviceKeys(userID: principal.user.id) { names[k.id] = k.name ?? k.deviceID }
+        return names
+    }
+
     public func deviceKeys(_ principal: Principal) throws -> DeviceKeyList {
         DeviceKeyList(device_keys: try store.deviceKeys(userID: principal.user.id).filter { $0.revokedAt == nil }.map { Self.info($0) })
     }
