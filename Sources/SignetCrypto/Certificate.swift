@@ -120,16 +120,48 @@ public final class Certificate: @unchecked Sendable {
         return from <= date && date <= to
     }
 
+    /// Where the issuer publishes the list that would revoke this certificate (RFC 5280
+    /// §4.2.1.13): each distribution point's `fullName` URIs, in order; empty without the
+    /// extension, or when it does not read as one.
+    public var crlDistributionPoints: [String] {
+        guard let ext = self.extension("2.5.29.31") else { return [] }
+        var reader = DERReader(ext.value)
+        guard let points = try? reader.read(DERTag.sequence), reader.isAtEnd else { return [] }
+        var uris: [String] = []
+        var list = points.children
+        while !list.isAtEnd {
+            guard let point = try? list.read(), point.is(.universal, DERTag.sequence) else { return [] }
+            // distributionPoint [0] { fullName [0] GeneralNames }; a name relative to the issuer,
+            // or a point named only by reasons or its CRL issuer, names no place to fetch.
+            var fields = point.children
+            guard !fields.isAtEnd, let name = try? fields.read(), name.is(.contextSpecific, 0, constructed: true) else { continue }
+            var choice = name.children
+            guard let full = try? choice.read(), full.is(.contextSpecific, 0, constructed: true) else { continue }
+            var names = full.children
+            while !names.isAtEnd, let general = try? names.read() {
+                // An IA5String; one with a space, a control character or a byte beyond ASCII is
+                // no URI to fetch.
+                if general.is(.contextSpecific, 6, constructed: false), !general.content.isEmpty, general.content.allSatisfy({ (0x21...0x7e).contains($0) }) {
+                    uris.append(String(decoding: general.content, as: UTF8.self))
+                }
+            }
+        }
+        return uris
+    }
+
     /// Verifies that `leaf` chains through `intermediates` to one of `anchors`, with signatures,
     /// validity at `time` and CA constraints checked by OpenSSL's RFC 5280 path validation.
-    /// An anchor need not be self-signed. Returns `nil` on success, else what failed.
+    /// An anchor need not be self-signed. With `crls`, `leaf` must also be covered by one of
+    /// them, issued and signed by its issuer and current at `time`, that does not list it (RFC
+    /// 5280 §6.3). Returns `nil` on success, else what failed.
     public static func verifyChain(
-        leaf: Certificate, intermediates: [Certificate], anchors: [Certificate], at time: Date
+        leaf: Certificate, intermediates: [Certificate], anchors: [Certificate], at time: Date, crls: [CertificateRevocationList]? = nil
     ) -> String? {
         guard !anchors.isEmpty else { return "no trust anchor" }
         guard let store = X509_STORE_new() else { return "X509_STORE_new" }
         defer { X509_STORE_free(store) }
         for anchor in anchors { X509_STORE_add_cert(store, anchor.x509) }
+        for list in crls ?? [] { X509_STORE_add_crl(store, list.crl) }
         guard let untrusted = signet_sk_x509_new() else { return "sk_X509_new" }
         defer { signet_sk_x509_free(untrusted) }
         for cert in intermediates { _ = signet_sk_x509_push(untrusted, cert.x509) }
@@ -138,7 +170,7 @@ public final class Certificate: @unchecked Sendable {
         guard X509_STORE_CTX_init(ctx, store, leaf.x509, untrusted) == 1 else { return openSSLError() }
         let param = X509_STORE_CTX_get0_param(ctx)
         X509_VERIFY_PARAM_set_time(param, time_t(time.timeIntervalSince1970.rounded(.down)))
-        X509_VERIFY_PARAM_set_flags(param, UInt(X509_V_FLAG_PARTIAL_CHAIN))
+        X509_VERIFY_PARAM_set_flags(param, UInt(X509_V_FLAG_PARTIAL_CHAIN) | (crls == nil ? 0 : UInt(X509_V_FLAG_CRL_CHECK)))
         let ok = X509_verify_cert(ctx) == 1
         defer { _ = signet_err_get_and_clear() }
         if ok { return nil }

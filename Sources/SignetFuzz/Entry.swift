@@ -146,6 +146,14 @@ enum FuzzReplay {
         let blobHeader = Base64URL.encode(JSONValue.object(["alg": .string("ES256"), "typ": .string("JWT"), "x5c": .array([.string(Data(leaf.der).base64EncodedString())])]).serializedBytes)
         let signingInput = blobHeader + "." + Base64URL.encode(Array(statement.utf8))
         try write(.metadataBLOB, [1] + Array((signingInput + "." + Base64URL.encode(try signing.signES256(Array(signingInput.utf8)))).utf8))
+        // A certificate naming two distribution points, and a list revoking two serial numbers.
+        var named = CertificateBuilder(subject: [("2.5.4.3", "Seed CA")], notBefore: Date(timeIntervalSince1970: 1_700_000_000), notAfter: Date(timeIntervalSince1970: 1_900_000_000))
+        let points = ["http://crl.example/ca.crl", "ldap://crl.example/cn=ca"].map { DER.tagged(6, constructed: false, Array($0.utf8)) }
+        named.extensions = [("2.5.29.31", false, DER.sequence([DER.sequence([DER.tagged(0, DER.tagged(0, points.flatMap { $0 }))])]))]
+        let ca = try named.sign(publicKey: signing.publicKey, issuer: nil, issuerKey: signing)
+        try write(.revocation, [0] + ca.der)
+        try write(.revocation, [1] + CertificateRevocationList.sign(issuer: ca, issuerKey: signing, revoked: [2, 70_000],
+                                                                    thisUpdate: Date(timeIntervalSince1970: 1_700_000_000), nextUpdate: Date(timeIntervalSince1970: 1_900_000_000)).der)
         // Times: a role's end with a zone, an offset and a fraction.
         for time in ["2026-12-05T22:25:45.405Z", "2026-12-06T01:00:00+01:00", "2027-01-01T00:00:00Z"] { try write(.isoTime, Array(time.utf8)) }
         for name in ["signet-20261206T010000Z.db", "signet-20261231T235959Z.db.part", "signet-20260230T000000Z.db"] { try write(.backupName, Array(name.utf8)) }

@@ -66,6 +66,9 @@ enum FuzzTarget {
         // The FIDO Metadata Service's BLOB (`attestation_metadata`): after a mode byte, 0 its
         // payload alone, else the whole JWS under a throw-away root.
         case metadataBLOB
+        // What the BLOB's signing chain is checked against: after a mode byte, 0 a certificate
+        // whose distribution points are read, else a revocation list.
+        case revocation
     }
 
     /// The root the fuzzed BLOBs are checked under (none of them is signed under it).
@@ -521,6 +524,16 @@ enum FuzzTarget {
                 precondition(FileManager.default.contents(atPath: plain).map(Array.init) == Self.sealedBackupContent, "an altered sealed file opened")
             } else {
                 precondition(!FileManager.default.fileExists(atPath: plain), "a refused sealed file left its output")
+            }
+        case .revocation:
+            guard let mode = body.first else { return }
+            let rest = Array(body.dropFirst())
+            if mode == 0 {
+                for point in (try? Certificate(der: rest))?.crlDistributionPoints ?? [] {
+                    precondition(!point.isEmpty && point.utf8.allSatisfy { (0x21...0x7e).contains($0) }, "a point that is not visible ASCII")
+                }
+            } else if let list = try? CertificateRevocationList(der: rest) {
+                precondition(list.der.count <= CertificateRevocationList.maxLength * 2, "a list that grew")
             }
         case .metadataBLOB:
             // A model refused at sign-in is refused at registration too (its statuses are a

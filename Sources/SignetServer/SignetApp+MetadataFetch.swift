@@ -1,5 +1,6 @@
 package import Foundation
 import SignetAuth
+import SignetCrypto
 import SignetCurl
 import SignetHTTP
 import Synchronization
@@ -61,14 +62,59 @@ extension SignetApp {
         }
         guard response.status == 200 else { throw MetadataFetchFailure(.failed("\(url) answered \(response.status)")) }
         guard !response.truncated else { throw MetadataFetchFailure(.refused("\(url) served more than \(MetadataBLOB.maxLength >> 20) MiB")) }
+        let root: Certificate
+        let blob: MetadataBLOB
         do {
-            let root = try metadataRoot(rootFile)
-            return (response.body, try MetadataBLOB(jws: response.body, anchor: root, now: now))
+            root = try metadataRoot(rootFile)
+            blob = try MetadataBLOB(jws: response.body, anchor: root, now: now)
         } catch let refusal as MetadataBLOB.Refusal {
             throw MetadataFetchFailure(.refused("what \(url) served is refused (\(refusal.part)): \(refusal.detail)"))
         } catch {
             throw MetadataFetchFailure(.failed("\(error)"))
         }
+        // MDS 3.0 §3.2: a BLOB whose signing chain is revoked is not taken; one whose lists
+        // cannot be had is not either, until they can (the BLOB in force stays meanwhile).
+        let lists = try revocationLists(blob.signingChain, options: options)
+        if let refusal = blob.revocationRefusal(anchor: root, now: now, crls: lists) {
+            throw MetadataFetchFailure(.refused("what \(url) served is refused (\(refusal.part)): \(refusal.detail)"))
+        }
+        return (response.body, blob)
+    }
+
+    /// The revocation lists the certificates of a BLOB's signing chain name (RFC 5280
+    /// §4.2.1.13), fetched as the BLOB is (with the fetch's CA file and address overrides): for
+    /// each certificate that names distribution points, the first of them that serves a list
+    /// that reads. Throws `.failed`, naming each point tried, when one cannot be had.
+    static func revocationLists(_ chain: [Certificate], options: HTTPSOptions) throws(MetadataFetchFailure) -> [CertificateRevocationList] {
+        var fetching = options
+        (fetching.maxBytes, fetching.timeout) = (CertificateRevocationList.maxLength, 30)
+        var lists: [CertificateRevocationList] = []
+        for (index, certificate) in chain.enumerated() {
+            let points = certificate.crlDistributionPoints
+            guard !points.isEmpty else { continue }
+            var tried: [String] = []
+            var found: CertificateRevocationList?
+            for point in points.prefix(4) where found == nil {
+                let shown = shownURL(point)
+                do {
+                    let answer = try HTTPS.get(point, options: fetching)
+                    if answer.status != 200 {
+                        tried.append("\(shown) answered \(answer.status)")
+                    } else if answer.truncated {
+                        tried.append("\(shown) served more than \(CertificateRevocationList.maxLength >> 20) MiB")
+                    } else {
+                        found = try CertificateRevocationList(der: answer.body)
+                    }
+                } catch {
+                    tried.append("\(shown): \(error)")
+                }
+            }
+            guard let found else {
+                throw MetadataFetchFailure(.failed("the revocation list of the BLOB's signing certificate x5c[\(index)] cannot be had: " + tried.joined(separator: "; ")))
+            }
+            lists.append(found)
+        }
+        return lists
     }
 
     /// `url` as logs show it: without a user, password or query, where a mirror's credentials

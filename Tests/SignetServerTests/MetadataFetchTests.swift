@@ -12,8 +12,11 @@ import Testing
 final class BLOBServer: HTTPHandler {
     let answer = Mutex<(status: Int, headers: [(String, String)], body: [UInt8])>((200, [], []))
     let requests = Mutex(0)
+    /// Other paths' answers (a revocation list, a 404), by path.
+    let files = Mutex<[String: (status: Int, body: [UInt8])]>([:])
 
     func serve(_ body: [UInt8]) { answer.withLock { $0 = (200, [("Content-Type", "application/jose")], body) } }
+    func serve(_ path: String, status: Int = 200, _ body: [UInt8]) { files.withLock { $0[path] = (status, body) } }
     func fail(_ status: Int) { answer.withLock { $0 = (status, [], []) } }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
@@ -21,6 +24,7 @@ final class BLOBServer: HTTPHandler {
         // A service that moved: `/old` sends to `/`, `/loop` to itself.
         if request.path == "/old" { return HTTPResponse(status: 302, headers: [("Location", "/")], body: []) }
         if request.path == "/loop" { return HTTPResponse(status: 302, headers: [("Location", "/loop")], body: []) }
+        if let file = files.withLock({ $0[request.path] }) { return HTTPResponse(status: file.status, headers: [("Content-Type", "application/pkix-crl")], body: file.body) }
         let (status, headers, body) = answer.withLock { $0 }
         return HTTPResponse(status: status, headers: headers, body: body)
     }

@@ -11,6 +11,9 @@ package struct TestMetadataService {
     package let signer: Certificate
     /// The JWS `alg` of the signer's key: `ES256` (P-256) or `RS256` (RSA 2048, as the service signs).
     package let alg: String
+    /// With `intermediate`, the CA between the root and the signer, as the service's chain has one.
+    package let intermediateKey: PrivateKey?
+    package let intermediate: Certificate?
 
     /// One authenticator model of a BLOB.
     package struct Model {
@@ -27,16 +30,43 @@ package struct TestMetadataService {
         }
     }
 
-    package init(alg: String = "ES256", signerValid: ClosedRange<Date> = Date().addingTimeInterval(-86400)...Date().addingTimeInterval(86400 * 365)) throws {
+    /// With `revocationLists` (a base URL), the signer names `{base}/signer.crl` as where its
+    /// issuer lists it if revoked, and the intermediate `{base}/intermediate.crl`. Serial
+    /// numbers: the root 1, the signer 2, the intermediate 3.
+    package init(alg: String = "ES256", signerValid: ClosedRange<Date> = Date().addingTimeInterval(-86400)...Date().addingTimeInterval(86400 * 365),
+                 intermediate withIntermediate: Bool = false, revocationLists base: String? = nil) throws {
         self.alg = alg
         rootKey = try PrivateKey.generate(.ec(.p256))
         var builder = CertificateBuilder(subject: [("2.5.4.3", "Signet Test Metadata Root")], notBefore: Date().addingTimeInterval(-86400 * 30), notAfter: Date().addingTimeInterval(86400 * 3650))
         builder.extensions = [("2.5.29.19", true, DER.sequence([DER.boolean(true)]))]
         root = try builder.sign(publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey)
+        if withIntermediate {
+            let key = try PrivateKey.generate(.ec(.p256))
+            var ca = CertificateBuilder(subject: [("2.5.4.3", "Signet Test Metadata CA")], serial: 3, notBefore: Date().addingTimeInterval(-86400 * 30), notAfter: Date().addingTimeInterval(86400 * 1000))
+            ca.extensions = [("2.5.29.19", true, DER.sequence([DER.boolean(true)]))] + (base.map { [Self.distributionPoint($0 + "/intermediate.crl")] } ?? [])
+            (intermediateKey, intermediate) = (key, try ca.sign(publicKey: key.publicKey, issuer: root, issuerKey: rootKey))
+        } else {
+            (intermediateKey, intermediate) = (nil, nil)
+        }
         signerKey = try PrivateKey.generate(alg == "RS256" ? .rsa(bits: 2048) : .ec(.p256))
         var leaf = CertificateBuilder(subject: [("2.5.4.3", "Signet Test Metadata Signer")], serial: 2, notBefore: signerValid.lowerBound, notAfter: signerValid.upperBound)
-        leaf.extensions = [("2.5.29.19", true, DER.sequence([]))]
-        signer = try leaf.sign(publicKey: signerKey.publicKey, issuer: root, issuerKey: rootKey)
+        leaf.extensions = [("2.5.29.19", true, DER.sequence([]))] + (base.map { [Self.distributionPoint($0 + "/signer.crl")] } ?? [])
+        signer = try leaf.sign(publicKey: signerKey.publicKey, issuer: intermediate ?? root, issuerKey: intermediateKey ?? rootKey)
+    }
+
+    /// A cRLDistributionPoints extension (RFC 5280 §4.2.1.13) naming `uri` as the one point's full name.
+    package static func distributionPoint(_ uri: String) -> (oid: String, critical: Bool, value: [UInt8]) {
+        ("2.5.29.31", false, DER.sequence([DER.sequence([DER.tagged(0, DER.tagged(0, DER.tagged(6, constructed: false, Array(uri.utf8))))])]))
+    }
+
+    /// A revocation list, as DER, of the root (or, with `ofIntermediate`, the intermediate)
+    /// revoking `serials`, made a day ago and current until `nextUpdate`; signed by `key`
+    /// instead of the issuer's own when given.
+    package func revocationList(ofIntermediate: Bool = false, revoking serials: [Int] = [], nextUpdate: Date = Date().addingTimeInterval(86400 * 7),
+                                key: PrivateKey? = nil) throws -> [UInt8] {
+        let (issuer, issuerKey) = ofIntermediate ? (intermediate!, intermediateKey!) : (root, rootKey)
+        return try CertificateRevocationList.sign(issuer: issuer, issuerKey: key ?? issuerKey, revoked: serials,
+                                                  thisUpdate: Date().addingTimeInterval(-86400), nextUpdate: nextUpdate).der
     }
 
     /// The root as a PEM file in `directory`, as `attestation_metadata.root_file` names it.
@@ -87,7 +117,8 @@ package struct TestMetadataService {
     /// The BLOB: a compact JWS of `payload` with `x5c` [signer] (or `header` as given), signed
     /// by the signer's key.
     package func blob(_ payload: JSONValue, header: JSONObject? = nil) throws -> [UInt8] {
-        let header = header ?? ["alg": .string(alg), "typ": .string("JWT"), "x5c": .array([.string(Data(signer.der).base64EncodedString())])]
+        let chain = [signer] + (intermediate.map { [$0] } ?? [])
+        let header = header ?? ["alg": .string(alg), "typ": .string("JWT"), "x5c": .array(chain.map { .string(Data($0.der).base64EncodedString()) })]
         return try Self.sign(header: header, payload: payload.serializedBytes, key: signerKey)
     }
 

@@ -73,6 +73,8 @@ public struct MetadataBLOB: Sendable {
     public let entries: [String: Entry]
     /// What in the entries was passed over, and how (``init(payload:)``).
     public let defects: [String]
+    /// The certificates of `x5c`, the signer's first; empty when the root's own key signed.
+    public private(set) var signingChain: [Certificate] = []
 
     /// The largest BLOB read (the Metadata Service's is a few MiB).
     public static let maxLength = 64 << 20
@@ -97,6 +99,20 @@ public struct MetadataBLOB: Sendable {
             throw Refusal(part: "chain", detail: "the signing chain does not reach the configured root: \(failure)")
         }
         try self.init(payload: signed.payload)
+        signingChain = signed.chain
+    }
+
+    /// Why the signing chain is revoked, or `nil` (MDS 3.0 §3.2: the chain is checked against
+    /// its certificates' revocation lists). Each certificate of ``signingChain`` that names a
+    /// distribution point must be covered by one of `crls`, issued and signed by its issuer,
+    /// current at `now`, and not list it.
+    public func revocationRefusal(anchor: Certificate, now: Date, crls: [CertificateRevocationList]) -> Refusal? {
+        for (index, certificate) in signingChain.enumerated() where !certificate.crlDistributionPoints.isEmpty {
+            if let failure = Certificate.verifyChain(leaf: certificate, intermediates: Array(signingChain.dropFirst(index + 1)), anchors: [anchor], at: now, crls: crls) {
+                return Refusal(part: "revocation", detail: "x5c[\(index)]: \(failure)")
+            }
+        }
+        return nil
     }
 
     /// The payload (MDS 3.0 §3.1.6 `MetadataBLOBPayload`) alone, already verified (and fuzzed).
