@@ -156,7 +156,6 @@ extension Ceremonies {
         return Self.info(row, replaced: replaced)
     }
 
-    /// `GET /me/device-keys`.
     /// What the account page calls each passkey and device key the account has had, revoked ones
     /// too, by the ID its audit events carry (a passkey's in base64url, a device key's own): its
     /// name, else its model's (a passkey) or its device's (a device key). A passkey of a model
@@ -170,6 +169,7 @@ extension Ceremonies {
         return names
     }
 
+    /// `GET /me/device-keys`.
     public func deviceKeys(_ principal: Principal) throws -> DeviceKeyList {
         DeviceKeyList(device_keys: try store.deviceKeys(userID: principal.user.id).filter { $0.revokedAt == nil }.map { Self.info($0) })
     }
