@@ -1,6 +1,7 @@
 import Foundation
 import SignetAuth
 import SignetCrypto
+import SignetCurl
 import SignetHTTP
 import SignetServer
 import SignetTestSupport
@@ -118,6 +119,28 @@ import Testing
         // Served again as they should be, the BLOB is taken.
         try serveCleanLists()
         #expect(fetched() == .loaded(43))
+    }
+
+    @Test("signet doctor checks the chain's lists as a server does: it says how many it checked, fails a revoked chain, and fails a list it cannot reach with the fix")
+    func doctor() throws {
+        defer { listener.stop() }
+        let (_, file) = try MetadataFetchTests.blobFile()
+        var configuration = TestServer.configuration()
+        configuration.attestation = "direct"
+        (configuration.attestationMetadataFile, configuration.attestationMetadataRootFile, configuration.attestationMetadataURL) = (file, root, url + "/")
+        let doctor = Doctor(configuration: configuration, options: HTTPSOptions())
+        try serveCleanLists()
+        blobs.serve(try blob(43))
+        let passed = doctor.metadataURLCheck().first
+        #expect(passed?.status == .pass && passed?.detail.hasSuffix("its signing chain is not revoked (2 revocation list(s) checked)") == true, "\(passed?.detail ?? "none")")
+        blobs.serve("/signer.crl", try service.revocationList(ofIntermediate: true, revoking: [2]))
+        let revoked = doctor.metadataURLCheck().first
+        #expect(revoked?.status == .fail && revoked?.detail.contains("certificate revoked") == true && revoked?.fix?.contains("signing certificate is revoked") == true,
+                "\(revoked?.detail ?? "none") \(revoked?.fix ?? "")")
+        blobs.serve("/signer.crl", status: 503, [])
+        let unreachable = doctor.metadataURLCheck().first
+        #expect(unreachable?.status == .fail && unreachable?.detail.contains("signer.crl answered 503") == true
+                && unreachable?.fix?.contains("reach the addresses the BLOB's signing chain names") == true, "\(unreachable?.detail ?? "none") \(unreachable?.fix ?? "")")
     }
 
     @Test("a first start whose chain is revoked does not start, and names why")

@@ -1,5 +1,6 @@
 package import Foundation
 import SignetAuth
+import SignetCrypto
 import SignetCurl
 import SignetWebAuthn
 
@@ -26,7 +27,8 @@ extension Doctor {
     }
 
     /// `attestation_metadata.url`, fetched as a server fetches it: it must serve a BLOB that
-    /// verifies under `root_file`, and one not older than the file's.
+    /// verifies under `root_file`, whose signing chain its revocation lists do not revoke, and
+    /// one not older than the file's. The line says whether the chain named lists to check.
     package func metadataURLCheck(now: Date = Date()) -> [DoctorCheck] {
         guard let url = configuration.attestationMetadataURL, let rootFile = configuration.attestationMetadataRootFile else { return [] }
         var fetching = SignetApp.metadataFetchOptions
@@ -35,7 +37,17 @@ extension Doctor {
         do {
             served = try SignetApp.fetchMetadata(url: url, rootFile: rootFile, now: now, options: fetching).blob
         } catch {
-            return [.fail("attestation_metadata.url", error.outcome.detail,
+            let detail = error.outcome.detail
+            // The BLOB verified, but a list its chain names could not be had, or revokes it.
+            if detail.contains("cannot be had") {
+                return [.fail("attestation_metadata.url", detail,
+                              fix: "let this machine and the servers reach the addresses the BLOB's signing chain names for its revocation lists (plain http, port 80, as a rule)")]
+            }
+            if detail.contains("(revocation)") {
+                return [.fail("attestation_metadata.url", detail,
+                              fix: "the Metadata Service's signing certificate is revoked: the servers keep the BLOB in force until the service signs with a new one; check root_file is the root it names")]
+            }
+            return [.fail("attestation_metadata.url", detail,
                           fix: "set attestation_metadata.url to the Metadata Service's address, https://mds3.fidoalliance.org/, and root_file to the root it names")]
         }
         let kept = (try? SignetApp.attestationMetadata(configuration, now: now)) ?? nil
@@ -45,7 +57,9 @@ extension Doctor {
                           fix: "set attestation_metadata.url to the Metadata Service's own address, https://mds3.fidoalliance.org/")]
         }
         let file = kept.map { " (blob_file holds no. \($0.number))" } ?? ""
-        return [.pass("attestation_metadata.url", "serves BLOB no. \(served.number), due to be replaced by \(served.nextUpdate)\(file)")]
+        let listed = served.signingChain.filter { !$0.crlDistributionPoints.isEmpty }.count
+        let revocation = listed == 0 ? "its signing chain names no revocation list to check" : "its signing chain is not revoked (\(listed) revocation list(s) checked)"
+        return [.pass("attestation_metadata.url", "serves BLOB no. \(served.number), due to be replaced by \(served.nextUpdate)\(file); \(revocation)")]
     }
 
     /// The BLOB as a start would read it now: its summary, or why it is refused or stale, and
