@@ -22,16 +22,7 @@ public final class Certificate: @unchecked Sendable {
         guard !der.isEmpty, der.count <= Certificate.maxLength else {
             throw CryptoError(.invalidEncoding, "certificate size out of range")
         }
-        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var p: UnsafePointer<UInt8>? = buffer.baseAddress
-            guard let x = d2i_X509(nil, &p, buffer.count) else { return nil }
-            if p != buffer.baseAddress.map({ $0 + buffer.count }) {
-                X509_free(x)
-                return nil
-            }
-            return x
-        }
-        guard let parsed else { throw CryptoError(.invalidEncoding, "not a DER certificate: \(openSSLError())") }
+        guard let parsed = parseWholeDER(der, { d2i_X509(nil, $0, $1) }, free: X509_free) else { throw CryptoError(.invalidEncoding, "not a DER certificate: \(openSSLError())") }
         x509 = parsed
         self.der = der
     }

@@ -13,16 +13,7 @@ public final class CertificateRevocationList: @unchecked Sendable {
     /// Parses one DER list; the whole input must be consumed.
     public init(der: [UInt8]) throws {
         guard !der.isEmpty, der.count <= Self.maxLength else { throw CryptoError(.invalidEncoding, "revocation list size out of range") }
-        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var p: UnsafePointer<UInt8>? = buffer.baseAddress
-            guard let list = d2i_X509_CRL(nil, &p, buffer.count) else { return nil }
-            if p != buffer.baseAddress.map({ $0 + buffer.count }) {
-                X509_CRL_free(list)
-                return nil
-            }
-            return list
-        }
-        guard let parsed else { throw CryptoError(.invalidEncoding, "not a DER revocation list: \(openSSLError())") }
+        guard let parsed = parseWholeDER(der, { d2i_X509_CRL(nil, $0, $1) }, free: X509_CRL_free) else { throw CryptoError(.invalidEncoding, "not a DER revocation list: \(openSSLError())") }
         crl = parsed
     }
 

@@ -107,16 +107,7 @@ public final class PublicKey: @unchecked Sendable {
 
     /// A key from a DER `SubjectPublicKeyInfo` (RFC 5280 §4.1.2.7). The whole input must be consumed.
     public convenience init(spki der: [UInt8]) throws {
-        let pkey: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var p: UnsafePointer<UInt8>? = buffer.baseAddress
-            guard let key = d2i_PUBKEY(nil, &p, buffer.count) else { return nil }
-            if p != buffer.baseAddress.map({ $0 + buffer.count }) {
-                EVP_PKEY_free(key)
-                return nil
-            }
-            return key
-        }
-        guard let pkey else { throw CryptoError(.invalidEncoding, "not a SubjectPublicKeyInfo: \(openSSLError())") }
+        guard let pkey = parseWholeDER(der, { d2i_PUBKEY(nil, $0, $1) }, free: EVP_PKEY_free) else { throw CryptoError(.invalidEncoding, "not a SubjectPublicKeyInfo: \(openSSLError())") }
         try self.init(owning: pkey)
     }
 

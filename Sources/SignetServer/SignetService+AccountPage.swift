@@ -235,7 +235,8 @@ extension SignetService {
         let principal = session.principal
         let strings = Strings.table(browser.language)
         let when = { (ms: Int64?) in ms.map { Self.timeText($0) } ?? (strings["never"] ?? "") }
-        let listed = try ceremonies.passkeys(principal).passkeys
+        let keys = try ceremonies.accountKeys(principal)
+        let listed = keys.passkeys
         // The last passkey cannot go (last_credential): no button that can only fail.
         let passkeys = listed.map { p -> [String: TemplateValue] in
             let provider = p.authenticator ?? strings["unknown_provider"] ?? ""
@@ -245,7 +246,7 @@ extension SignetService {
                     "created": .text(when(p.created_at * 1000)),
                     "lastUsed": .text(when(p.last_used_at.map { $0 * 1000 }))]
         }
-        let deviceKeys = try ceremonies.deviceKeys(principal).device_keys.map { k -> [String: TemplateValue] in
+        let deviceKeys = keys.deviceKeys.map { k -> [String: TemplateValue] in
             ["id": .text(k.id), "label": .text(k.name ?? k.device_id), "platform": .text(k.platform), "created": .text(when(k.created_at * 1000)),
              "lastUsed": .text(when(k.last_used_at.map { $0 * 1000 }))]
         }
@@ -260,11 +261,10 @@ extension SignetService {
         // The events a person would call security events, in their words; bookkeeping
         // (``accountPageOmits``) stays in the audit trail only. An event about one of the
         // account's passkeys or device keys names it as it is called now.
-        let keyNames = try ceremonies.keyNames(principal)
         let events = try ceremonies.securityEvents(principal, limit: 50).compactMap { e -> [String: TemplateValue]? in
             guard let text = strings["event_" + e.event.kind] else { return nil }
             let byOperator = AuditKind(rawValue: e.event.kind)?.byOperator ?? false
-            return ["kind": .text(text), "what": .text(e.event.credentialID.flatMap { keyNames[$0] } ?? ""), "at": .text(when(e.event.at)),
+            return ["kind": .text(text), "what": .text(e.event.credentialID.flatMap { keys.names[$0] } ?? ""), "at": .text(when(e.event.at)),
                     "outcome": .text(e.event.outcome == "success" ? "" : strings["failed"] ?? ""), "address": .text(byOperator ? "" : e.event.remote ?? "")]
         }.prefix(15).map { $0 }
         // What each grants, in the setting's descriptions (a name where one is empty).

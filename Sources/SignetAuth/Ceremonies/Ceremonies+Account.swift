@@ -156,17 +156,20 @@ extension Ceremonies {
         return Self.info(row, replaced: replaced)
     }
 
-    /// What the account page calls each passkey and device key the account has had, revoked ones
-    /// too, by the ID its audit events carry (a passkey's in base64url, a device key's own): its
-    /// name, else its model's (a passkey) or its device's (a device key). A passkey of a model
-    /// nothing names has no entry.
-    public func keyNames(_ principal: Principal) throws -> [String: String] {
+    /// The account page's keys, from one read of each table: the live passkeys and device keys,
+    /// as `GET /me/passkeys` and `GET /me/device-keys` list them, and what each key the account
+    /// has had, revoked ones too, is called, by the ID its audit events carry (a passkey's in
+    /// base64url, a device key's own): its name, else its model's (a passkey) or its device's (a
+    /// device key). A passkey of a model nothing names has no entry.
+    public func accountKeys(_ principal: Principal) throws -> (passkeys: [PasskeyInfo], deviceKeys: [DeviceKeyInfo], names: [String: String]) {
+        let passkeys = try store.credentials(userID: principal.user.id)
+        let deviceKeys = try store.deviceKeys(userID: principal.user.id)
         var names: [String: String] = [:]
-        for p in try store.credentials(userID: principal.user.id) {
+        for p in passkeys {
             if let name = p.name ?? authenticatorName(p.aaguid) { names[Base64URL.encode(p.id)] = name }
         }
-        for k in try store.deviceKeys(userID: principal.user.id) { names[k.id] = k.name ?? k.deviceID }
-        return names
+        for k in deviceKeys { names[k.id] = k.name ?? k.deviceID }
+        return (passkeys.filter { $0.revokedAt == nil }.map(info), deviceKeys.filter { $0.revokedAt == nil }.map { Self.info($0) }, names)
     }
 
     /// `GET /me/device-keys`.

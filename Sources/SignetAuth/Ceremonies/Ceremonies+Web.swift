@@ -196,19 +196,24 @@ extension Ceremonies {
         return String(userAgent.prefix(300))
     }
 
-    /// A short name for a User-Agent: the browser and the system, as far as they can be told.
-    public static func browserName(_ userAgent: String?) -> String {
-        guard let ua = userAgent else { return "Browser" }
-        let browser = ua.contains("Edg/") ? "Edge" : ua.contains("Firefox/") ? "Firefox" : ua.contains("Chrome/") ? "Chrome" : ua.contains("Safari/") ? "Safari" : "Browser"
+    /// The browser and the system a User-Agent names, each as far as it can be told.
+    static func browserParts(_ userAgent: String?) -> (browser: String?, system: String?) {
+        guard let ua = userAgent else { return (nil, nil) }
+        let browser = ua.contains("Edg/") ? "Edge" : ua.contains("Firefox/") ? "Firefox" : ua.contains("Chrome/") ? "Chrome" : ua.contains("Safari/") ? "Safari" : nil
         let system = ua.contains("Android") ? "Android" : ua.contains("iPhone") || ua.contains("iPad") ? "iOS" : ua.contains("Mac OS X") ? "macOS"
             : ua.contains("Windows") ? "Windows" : ua.contains("Linux") ? "Linux" : nil
-        return system.map { "\(browser) · \($0)" } ?? browser
+        return (browser, system)
+    }
+
+    /// A short name for a User-Agent: the browser and the system, as far as they can be told.
+    public static func browserName(_ userAgent: String?) -> String {
+        let (browser, system) = browserParts(userAgent)
+        return system.map { "\(browser ?? "Browser") · \($0)" } ?? browser ?? "Browser"
     }
 
     /// ``browserName(_:)`` when the User-Agent names a browser; `nil` for an app's or a tool's.
     static func knownBrowserName(_ userAgent: String?) -> String? {
-        let name = browserName(userAgent)
-        return name.hasPrefix("Browser") ? nil : name
+        browserParts(userAgent).browser == nil ? nil : browserName(userAgent)
     }
 
     /// `DELETE /me/sessions`, the account page's "Sign out everywhere else": ends every session
