@@ -19,6 +19,7 @@
 #                                                 keeps core 0 from idling (SCHED_IDLE, its time not
 #                                                 the server's): what halting costs, a diagnosis only
 #   SPIN=1 SWEEP="8 16 32 64" scripts/bench-peers.sh  the sweep with that process beside every run
+#   KEEP_RUN=1 scripts/bench-peers.sh             keeps the run's directory (servers' logs, Signet's database)
 #   DB_DIR=/dev/shm scripts/bench-peers.sh        Signet's database in that directory (memory: what
 #   PAIRS=4 B_DB_DIR=/dev/shm scripts/bench-peers.sh  this disk's syncs cost; a measurement, not a setting)
 # Prints the peers' table and Signet's server CPU per sign-in as a ratio to each peer's.
@@ -48,12 +49,14 @@ if [ -n "$mode" ]; then
     exec env PY="$work/venv/bin/python" PEERS="$peers" SIGNET_BIN="$PWD/.build/release/signet" GO_RP="$go_rp" \
         "$work/venv/bin/python" "scripts/$mode"
 fi
-if [ -n "${DB_DIR:-}" ]; then
-    # compare_signin.sh keeps Signet's database in its output directory; the peers keep theirs in memory.
-    out=$(mktemp -d "$DB_DIR/signet-peers.XXXXXX")
-    trap 'rm -rf "$out"' EXIT
+# compare_signin.sh keeps Signet's database and each server's log in its output directory
+# (about 280 MB a run); the peers keep their data in memory. KEEP_RUN=1 keeps the directory
+# for a look at the logs and says where it is; otherwise it goes when the script ends.
+out=$(mktemp -d "${DB_DIR:-$work}/run.XXXXXX")
+if [ "${KEEP_RUN:-0}" = 1 ]; then
+    trap 'echo "bench-peers.sh: the run is kept in $out" >&2' EXIT
 else
-    out=$(mktemp -d "$work/run.XXXXXX")
+    trap 'rm -rf "$out"' EXIT
 fi
 # compare_signin.sh alone runs 8 and 32 clients once; the target is stated at 16, medians of 3.
 CONCURRENCY=${CONCURRENCY:-16 64} ROUNDS=${ROUNDS:-3} \
