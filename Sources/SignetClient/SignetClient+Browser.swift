@@ -84,9 +84,8 @@ extension SignetClient {
     /// A `POST` of `items` as `application/x-www-form-urlencoded` (RFC 6749 Appendix B), as the
     /// pushed authorization request endpoint takes them.
     func sendForm(_ path: String, _ items: [URLQueryItem]) async throws -> Answer {
-        var request = URLRequest(url: baseURL.appendingPathComponent(path))
+        var request = signetRequest(baseURL.appendingPathComponent(path))
         request.httpMethod = "POST"
-        request.timeoutInterval = 30
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
         var form = URLComponents()
         form.queryItems = items

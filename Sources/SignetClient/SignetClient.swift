@@ -68,9 +68,8 @@ public actor SignetClient {
     /// `proofKey` signs this request's proof instead of the DPoP key (a device-key refresh).
     func send(_ method: String, _ path: String, body: (any Encodable)? = nil, bearer: String? = nil, proofKey: (any DPoPKeyStore)? = nil) async throws -> Answer {
         let url = baseURL.appendingPathComponent(path)
-        var request = URLRequest(url: url)
+        var request = signetRequest(url)
         request.httpMethod = method
-        request.timeoutInterval = 30
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = try JSONEncoder().encode(body)
@@ -94,6 +93,42 @@ public actor SignetClient {
             }
             return answer
         }
+    }
+
+    /// What the SDK says it is on its calls to Signet (RFC 9110 §10.1.5): its name and the system
+    /// it runs on, `SignetClient (iOS 18.1)`, so that the server can name what an app makes
+    /// through it (a passkey of a model without a name shows on the account page as the app and
+    /// its system, "Acme · iOS", not as "Passkey").
+    public static let userAgent: String = {
+        #if os(iOS)
+        let system = "iOS"
+        #elseif os(macOS)
+        let system = "macOS"
+        #elseif os(visionOS)
+        let system = "visionOS"
+        #elseif os(watchOS)
+        let system = "watchOS"
+        #elseif os(tvOS)
+        let system = "tvOS"
+        #elseif os(Android)
+        let system = "Android"
+        #elseif os(Windows)
+        let system = "Windows"
+        #else
+        let system = "Linux"
+        #endif
+        let version = ProcessInfo.processInfo.operatingSystemVersion
+        return "SignetClient (\(system) \(version.majorVersion).\(version.minorVersion))"
+    }()
+
+    /// A request to Signet, 30 seconds at most, with ``userAgent`` unless the session's
+    /// configuration sets a `User-Agent` of its own (the app's, then, on every call).
+    func signetRequest(_ url: URL) -> URLRequest {
+        var request = URLRequest(url: url)
+        request.timeoutInterval = 30
+        let own = session.configuration.httpAdditionalHeaders?.keys.contains { ($0 as? String)?.lowercased() == "user-agent" } ?? false
+        if !own { request.setValue(Self.userAgent, forHTTPHeaderField: "User-Agent") }
+        return request
     }
 
     /// One round trip over the session: a failure to connect is `unreachable` (naming `target`),

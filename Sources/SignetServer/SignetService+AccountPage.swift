@@ -43,7 +43,7 @@ extension SignetService {
             let session = try s.signedInCall(call)
             try s.ceremonies.requireFreshAuthentication(session.principal, allowCode: true)
             return try Wire.encode(s.ceremonies.addPasskey(AddPasskeyRequest(wire: s.body(call)), principal: session.principal, context: call.context,
-                                                           browser: call.request.header("user-agent")), status: 201)
+                                                           userAgent: call.request.header("user-agent")), status: 201)
         }
         r.add("POST", "/account/step-up/options") { s, call in
             Wire.encode(try s.ceremonies.beginWebStepUp(try s.signedInCall(call), context: call.context))

@@ -87,7 +87,8 @@ extension SignetService {
         r.add("GET", "/me/passkeys", needs: .account) { s, call in try Wire.encode(s.ceremonies.passkeys(call.account)) }
         r.add("POST", "/me/passkeys/options", needs: .addsCredential) { s, call in Wire.encode(try s.ceremonies.beginAddPasskey(call.account)) }
         r.add("POST", "/me/passkeys", needs: .addsCredential) { s, call in
-            try Wire.encode(s.ceremonies.addPasskey(AddPasskeyRequest(wire: s.body(call)), principal: call.account, context: call.context), status: 201)
+            try Wire.encode(s.ceremonies.addPasskey(AddPasskeyRequest(wire: s.body(call)), principal: call.account, context: call.context,
+                                                     userAgent: call.request.header("user-agent"), app: call.account.clientID), status: 201)
         }
         r.add("PATCH", "/me/passkeys/{id}", needs: .sensitive) { s, call in
             try Wire.encode(s.ceremonies.renamePasskey(id: call.parameter("id"), RenameRequest(wire: s.body(call)), principal: call.account))

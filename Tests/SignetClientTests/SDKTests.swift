@@ -37,11 +37,12 @@ struct App {
     let deviceKeys: SoftwareDeviceKeyStore?
     let tokens: FileTokenStore
 
-    init(_ server: ServerProcess, authenticator: SoftwareAuthenticator = SoftwareAuthenticator(), tokens: FileTokenStore? = nil, deviceKey: Bool = true) throws {
+    init(_ server: ServerProcess, authenticator: SoftwareAuthenticator = SoftwareAuthenticator(), tokens: FileTokenStore? = nil, deviceKey: Bool = true,
+         session: URLSession = .shared) throws {
         passkeys = SoftwarePasskeyProvider(authenticator: authenticator, origin: server.origin)
         deviceKeys = deviceKey ? try SoftwareDeviceKeyStore(deviceID: "device-\(UUID().uuidString.prefix(8))") : nil
         self.tokens = tokens ?? FileTokenStore(url: server.directory.appendingPathComponent("tokens-\(UUID().uuidString).json"))
-        client = SignetClient(baseURL: server.url, clientID: "dev", passkeys: passkeys, deviceKeys: deviceKeys, tokens: self.tokens)
+        client = SignetClient(baseURL: server.url, clientID: "dev", passkeys: passkeys, deviceKeys: deviceKeys, tokens: self.tokens, session: session)
     }
 }
 
@@ -203,6 +204,24 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         let refused = try HTTPClient(port: server.port).send("POST", "/oauth/token", body: Array(
             #"{"grant_type":"refresh_token","client_id":"dev","refresh_token":"\#(refreshToken)"}"#.utf8))
         #expect(refused.status == 400)
+    }
+
+    @Test("the SDK names its system in its User-Agent: the passkey it makes, of a model without a name, is named after the app and that system; an app's own User-Agent is kept")
+    func userAgent() async throws {
+        let server = try ServerProcess()
+        let prefix = "SignetClient ("
+        #expect(SignetClient.userAgent.hasPrefix(prefix) && SignetClient.userAgent.hasSuffix(")"))
+        let system = SignetClient.userAgent.dropFirst(prefix.count).prefix { $0 != " " }
+        let app = try App(server)
+        try await app.client.signUp(email: "sdk-named@signet.test")
+        // The development client has no name: "App".
+        #expect(try await app.client.passkeys().map(\.name) == ["App · \(system)"])
+        // A session whose configuration names the app its own way sends that, which names no system.
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpAdditionalHeaders = ["User-Agent": "Acme/2"]
+        let own = try App(server, session: URLSession(configuration: configuration))
+        try await own.client.signUp(email: "own-agent@signet.test")
+        #expect(try await own.client.passkeys().map(\.name) == [nil])
     }
 
     @Test("deleteAccount(): the account is erased on the server, the session and the device key are forgotten here")

@@ -14,6 +14,8 @@ struct SignedIn {
     let server: TestServer
     let phone: Phone
     let access: String
+    /// The `User-Agent` of its calls, when it sends one.
+    var userAgent: String?
     var bearer: [(String, String)] { [("Authorization", "Bearer \(access)")] }
 
     init(_ server: TestServer, phone: Phone, access: String) {
@@ -30,7 +32,7 @@ struct SignedIn {
     }
 
     func call(_ method: String, _ path: String, _ body: JSONValue? = nil) throws -> (status: Int, json: JSONValue) {
-        let response = try server.send(method, path, headers: bearer, body: body.map { Array($0.serialized.utf8) } ?? [])
+        let response = try server.send(method, path, headers: bearer + (userAgent.map { [("User-Agent", $0)] } ?? []), body: body.map { Array($0.serialized.utf8) } ?? [])
         return (response.status, (try? StrictJSON().parse(response.body)) ?? .null)
     }
 

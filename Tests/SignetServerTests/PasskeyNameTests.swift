@@ -5,9 +5,10 @@ import SignetSoftware
 import SignetWebAuthn
 import Testing
 
-/// A passkey made on the hosted pages without a name, of a model the server cannot name, is
-/// named after the browser that made it, so that an account's passkeys can be told apart on the
-/// account page; an app's passkey, a tool's, or a model the server can name is left unnamed.
+/// A passkey made without a name, of a model the server cannot name, is named after where it was
+/// made, so that an account's passkeys can be told apart on the account page: the browser on the
+/// hosted pages, the app and its system through the API; a tool's, or a model the server can
+/// name, is left unnamed.
 @Suite struct PasskeyNameTests {
     static let safari = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15"
     static let firefox = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0"
@@ -88,7 +89,7 @@ import Testing
         #expect(events.contains { $0.kind == "Account created" && $0.what == nil }, "\(events)")
     }
 
-    @Test("a tool's User-Agent, a model the server can name, and an app's sign-up through the API leave the name unset")
+    @Test("a tool's User-Agent, a model the server can name, and an app that names nothing leave the name unset")
     func unnamed() throws {
         let server = try WebPageTests.server()
         // Neither a browser nor a system the pages can tell: the placeholder says what it is.
@@ -106,14 +107,51 @@ import Testing
         try known.signUp(email: "known@signet.test")
         #expect(try Self.names(server, "known@signet.test") == [nil])
         #expect(try known.page("/account").html.contains("data-testid=\"passkey-name\">Chrome on Mac</strong>"))
-        // An app's sign-up: its User-Agent on the token call names nothing (an app names its
-        // passkeys itself, through the API's name).
-        let phone = Phone(server)
-        let (session, credential) = try phone.startSignUp(email: "app@signet.test")
-        let (status, json) = try server.post("/oauth/token", .object([
-            "grant_type": .string(GrantType.webauthn), "client_id": .string(phone.clientID), "auth_session": .string(session), "authn_response": credential,
-        ]), headers: [("User-Agent", Self.chrome)])
-        #expect(status == 200, "\(json.serialized)")
-        #expect(try Self.names(server, "app@signet.test") == [nil])
+        // An app without a name whose User-Agent names no system: URLSession's own on Apple's
+        // systems (Darwin is both iOS and macOS), OkHttp's, none at all.
+        for (index, agent) in ["Acme/3 CFNetwork/1494.0.7 Darwin/23.4.0", "okhttp/4.12.0", nil].enumerated() {
+            var phone = Phone(server)
+            phone.userAgent = agent
+            _ = try phone.signUp(email: "app\(index)@signet.test")
+            #expect(try Self.names(server, "app\(index)@signet.test") == [nil], "\(agent ?? "none")")
+        }
+    }
+
+    static let sdk = "SignetClient (iOS 18.1)"
+    static let dalvik = "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8 Build/AP2A.240905.003)"
+
+    @Test("an app's passkey is named after the app and the system its User-Agent names: at sign-up, through an enrollment link and through the API; a browser's User-Agent names the browser")
+    func apps() throws {
+        let (server, ops) = try EnrollmentLinkTests.server(signUp: true)
+        // The app's client without a name, then with one: "App", then its name.
+        var phone = Phone(server)
+        phone.userAgent = Self.sdk
+        _ = try phone.signUp(email: "nameless@signet.test")
+        #expect(try Self.names(server, "nameless@signet.test") == ["App · iOS"])
+        let named = try TestServer.withOperators(.socket) { c in
+            if let app = c.clients.firstIndex(where: { $0.id == "app" }) { c.clients[app].name = "Acme" }
+        }
+        for (agent, name) in [(Self.sdk, "Acme · iOS"), (Self.dalvik, "Acme · Android"), ("Acme/3 CFNetwork/1494.0.7 Darwin/23.4.0", "Acme"),
+                              (Self.chrome, "Chrome · Linux"), ("SignetClient (Plan9 4)", "Acme")] {
+            var phone = Phone(named)
+            phone.userAgent = agent
+            let email = "\(name.prefix(while: { $0.isLetter }))-\(UUID().uuidString.prefix(6))@signet.test".lowercased()
+            _ = try phone.signUp(email: email)
+            #expect(try Self.names(named, email) == [name], "\(agent)")
+        }
+        // Through an operator's enrollment link, in the app.
+        let id = try EnrollmentLinkTests.account(server, ops, "linked@signet.test")
+        var linked = Phone(server)
+        linked.userAgent = Self.dalvik
+        let enrolled = try EnrollmentLinkTests.appEnroll(linked, ticket: try EnrollmentLinkTests.link(server, ops, id))
+        #expect(enrolled.done?.status == 200, "\(enrolled.done?.json.serialized ?? "")")
+        #expect(try Self.names(server, "linked@signet.test") == ["App · Android"])
+        // Added through the API: named the same way; a name given is kept as given.
+        var account = try SignedIn(server, email: "added@signet.test")
+        account.userAgent = "SignetClient (macOS 15.2)"
+        #expect(try account.addPasskey(SoftwareAuthenticator()).status == 201)
+        #expect(try account.addPasskey(SoftwareAuthenticator(), name: "Office key").status == 201)
+        #expect(try Self.names(server, "added@signet.test") == [nil, "App · macOS", "Office key"])
+        #expect(try account.passkeys().compactMap { $0["name"]?.string }.sorted() == ["App · macOS", "Office key"])
     }
 }

@@ -156,6 +156,8 @@ struct Phone {
     let authenticator: SoftwareAuthenticator
     var origin = TestServer.origin
     var clientID = "app"
+    /// The `User-Agent` of its token calls, when it sends one.
+    var userAgent: String?
 
     init(_ server: TestServer, settings: SoftwareAuthenticator.Settings = SoftwareAuthenticator.Settings()) {
         self.server = server
@@ -199,7 +201,7 @@ struct Phone {
         try server.post("/oauth/token", .object([
             "grant_type": .string(GrantType.webauthn), "client_id": .string(clientID ?? self.clientID),
             "auth_session": .string(session), "authn_response": credential,
-        ]))
+        ]), headers: userAgent.map { [("User-Agent", $0)] } ?? [])
     }
 
     func signUp(email: String) throws -> JSONValue {

@@ -37,9 +37,10 @@ extension Ceremonies {
     }
 
     /// `POST /me/passkeys`: verifies the registration on the one registration path (the same
-    /// attestation policy as sign-up) and adds the passkey; `browser` is the account page's
-    /// `User-Agent`, for the name of a passkey made without one.
-    public func addPasskey(_ request: AddPasskeyRequest, principal: Principal, context: RequestContext, browser: String? = nil) throws -> PasskeyInfo {
+    /// attestation policy as sign-up) and adds the passkey; `userAgent` (the request's) and `app`
+    /// (the client, when an app adds it through the API) name a passkey made without a name
+    /// (``madeInName(userAgent:app:)``).
+    public func addPasskey(_ request: AddPasskeyRequest, principal: Principal, context: RequestContext, userAgent: String? = nil, app: String? = nil) throws -> PasskeyInfo {
         let user = principal.user
         let name = try Self.displayName(request.name.map { String($0.prefix(100)) }, member: "name", limit: 100)
         let clientID = principal.clientID ?? ""
@@ -48,7 +49,7 @@ extension Ceremonies {
                 throw AuthError(.ceremonyMismatch, "the auth_session is not for adding a passkey to this account")
             }
             guard request.authn_response.response.attestationObject != nil else { throw AuthError.malformed("authn_response must be a registration") }
-            var (row, _) = try verifyRegistration(request.authn_response, session: session, owner: user.id, name: name, browser: browser)
+            var (row, _) = try verifyRegistration(request.authn_response, session: session, owner: user.id, name: name, userAgent: userAgent, app: app)
             // Added by a code session to an account that has a credential: a recovery, held.
             let recovery = try recoveryForAddition(principal, context: context)
             row.recoveryID = recovery.id

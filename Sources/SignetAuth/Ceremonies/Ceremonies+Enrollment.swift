@@ -83,7 +83,7 @@ extension Ceremonies {
         return try redeem(authSession, clientID: client.id, ceremony: .passkeyAdded, credentialID: credential.rawId, context: context) { session in
             guard session.kind == .addPasskey, session.userID == user.id else { throw AuthError(.ceremonyMismatch, "the auth_session is not for this link's account") }
             guard credential.response.attestationObject != nil else { throw AuthError.malformed("authn_response must be a registration") }
-            let (row, userVerified) = try verifyRegistration(credential, session: session, owner: user.id, name: nil, browser: userAgent)
+            let (row, userVerified) = try verifyRegistration(credential, session: session, owner: user.id, name: nil, userAgent: userAgent)
             let credentialText = Base64URL.encode(row.id)
             let amr = Self.passkeyMethods(userVerified: userVerified, hardwareBound: isHardwareBound(row))
             let (cookie, web) = newWebSession(userID: user.id, amr: amr, credential: credentialText, userAgent: userAgent, context: context)
@@ -104,7 +104,7 @@ extension Ceremonies {
 
     /// `POST /passkey/enroll`: an app's way to an enrollment link, as `/passkey/register` is to
     /// a sign-up: creation options for the link's account and an auth session that the token
-    /// endpoint's passkey grant redeems with the registration (``enrollmentProof(_:_:client:context:)``).
+    /// endpoint's passkey grant redeems with the registration (``enrollmentProof(_:_:client:context:userAgent:app:)``).
     /// `ticket` is the whole link or the part after its `#`. A failed try spends the session,
     /// never the link.
     public func beginEnrollment(clientID: String, ticket: String) throws -> CeremonyStart {
@@ -119,13 +119,14 @@ extension Ceremonies {
     /// the link's mark, the passkey and the sign-in go in the grant's one transaction (the mark
     /// kept as long as any link may live), with the tokens' refresh token. Sign-up being closed
     /// does not matter: this is how an operator's account gets its passkey.
-    func enrollmentProof(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, context: RequestContext) throws -> Proof {
+    func enrollmentProof(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, context: RequestContext,
+                         userAgent: String?, app: String?) throws -> Proof {
         guard let userID = session.userID, let link = session.allowCredentials.first, session.allowCredentials.count == 1 else {
             throw AuthError(.ceremonyMismatch, "an enrollment auth_session without its link")
         }
         guard let user = try store.user(id: userID) else { throw AuthError(.userUnknown, "the link's account is gone") }
         try requireEnrollable(user)
-        let (row, userVerified) = try verifyRegistration(credential, session: session, owner: userID, name: nil)
+        let (row, userVerified) = try verifyRegistration(credential, session: session, owner: userID, name: nil, userAgent: userAgent, app: app)
         let id = Base64URL.encode(row.id)
         return Proof(userID: userID, amr: Self.passkeyMethods(userVerified: userVerified, hardwareBound: isHardwareBound(row)), writes: [
             .useSession(id: link, expiresAt: nowMillis + Int64(Self.enrollmentLifetimes.upperBound) * 1000), .addCredential(row),

@@ -146,7 +146,7 @@ extension Ceremonies {
         return try redeem(sessionText, clientID: client.id, ceremony: signUp ? .signUp : .signIn, credentialID: credential.rawId, context: context) { session in
             // Everything that can refuse the request is checked before anything is written.
             let proof = signUp
-                ? try signUpProof(session, credential, client: client, context: context)
+                ? try signUpProof(session, credential, client: client, context: context, userAgent: context.userAgent, app: client.id)
                 : try signInProof(session, credential, client: client, context: context)
             try requireClientPolicy(userID: proof.userID, amr: proof.amr, client: client)
             var grant = try tokenGrant(scope: request.scope, audience: request.audience, client: client)
@@ -231,9 +231,13 @@ extension Ceremonies {
         let credential: String
     }
 
-    func signUpProof(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, context: RequestContext, browser: String? = nil) throws -> Proof {
+    /// A registration's proof: the account it makes, and its passkey, named after where it was
+    /// made when it has no name (``madeInName(userAgent:app:)``): `userAgent` is the request's,
+    /// `app` the client when an app makes it through the API.
+    func signUpProof(_ session: AuthSession, _ credential: CredentialJSON, client: ClientConfiguration, context: RequestContext,
+                     userAgent: String?, app: String?) throws -> Proof {
         // An app's registration for an operator's enrollment link is redeemed here too.
-        if session.kind == .enrollmentRegistration { return try enrollmentProof(session, credential, client: client, context: context) }
+        if session.kind == .enrollmentRegistration { return try enrollmentProof(session, credential, client: client, context: context, userAgent: userAgent, app: app) }
         guard session.kind == .signUp, let userID = session.userID, let handle = session.userHandle, let email = session.email else {
             throw AuthError(.ceremonyMismatch, "a registration was sent for a \(session.kind.rawValue) auth_session")
         }
@@ -241,7 +245,7 @@ extension Ceremonies {
         // makes no account either.
         try requireSignUpOpen()
         try requirePasskeySignUp(email: email)
-        let (row, userVerified) = try verifyRegistration(credential, session: session, owner: userID, name: nil, browser: browser)
+        let (row, userVerified) = try verifyRegistration(credential, session: session, owner: userID, name: nil, userAgent: userAgent, app: app)
         let user = UserRecord(id: userID, handle: handle, email: email, name: session.name, emailVerified: false, createdAt: nowMillis)
         let credential = Base64URL.encode(row.id)
         return Proof(userID: userID, amr: Self.passkeyMethods(userVerified: userVerified, hardwareBound: isHardwareBound(row)), writes: [

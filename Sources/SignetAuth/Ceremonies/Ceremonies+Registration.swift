@@ -32,12 +32,13 @@ extension Ceremonies {
     /// attestation (which chain to nothing) and a chain to any other root are refused with
     /// `attestation_untrusted`. Without either, every verified attestation is accepted. Then the
     /// AAGUID lists and the metadata's compromise reports (``authenticatorRefusal(_:for:)``):
-    /// `authenticator_not_allowed`. A passkey made without a name in a browser the pages can name
-    /// (`browser`, its `User-Agent`), of a model ``authenticatorName(_:)`` cannot name by its
-    /// AAGUID (iCloud Keychain's is all zeros), is named after that browser, so that an account's
+    /// `authenticator_not_allowed`. A passkey made without a name, of a model
+    /// ``authenticatorName(_:)`` cannot name by its AAGUID (iCloud Keychain's is all zeros), is
+    /// named after where it was made (``madeInName(userAgent:app:)``: the request's `User-Agent`,
+    /// and `app`, the client, when an app makes it through the API), so that an account's
     /// passkeys can be told apart.
     func verifyRegistration(_ credential: CredentialJSON, session: AuthSession, owner: String, name: String?,
-                            browser: String? = nil) throws -> (row: CredentialRow, userVerified: Bool) {
+                            userAgent: String? = nil, app: String? = nil) throws -> (row: CredentialRow, userVerified: Bool) {
         let rawID = try credentialIdentity(credential)
         guard credential.response.attestationObject != nil else { throw AuthError(.ceremonyMismatch, "an assertion was sent for a registration") }
         let request = RegistrationRequest(
@@ -73,7 +74,7 @@ extension Ceremonies {
             signCount: Int64(result.signCount), aaguid: aaguid, format: result.format,
             backupEligible: result.backupEligible, backupState: result.backupState,
             transports: Self.storedTransports(credential.response.transports ?? []),
-            name: name ?? (authenticatorName(aaguid) == nil ? Self.knownBrowserName(browser) : nil), createdAt: now,
+            name: name ?? (authenticatorName(aaguid) == nil ? madeInName(userAgent: userAgent, app: app) : nil), createdAt: now,
             attested: attested, attestationRoot: root)
         return (row, result.userVerified)
     }

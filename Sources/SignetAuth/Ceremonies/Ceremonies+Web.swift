@@ -49,7 +49,7 @@ extension Ceremonies {
         let signUp = credential.response.attestationObject != nil
         return try redeem(authSession, clientID: client.id, ceremony: signUp ? .signUp : .signIn, credentialID: credential.rawId, context: context) { session in
             let proof = signUp
-                ? try signUpProof(session, credential, client: client, context: context, browser: userAgent)
+                ? try signUpProof(session, credential, client: client, context: context, userAgent: userAgent, app: nil)
                 : try signInProof(session, credential, client: client, context: context)
             guard session.kind != .stepUp else { throw AuthError(.ceremonyMismatch, "a step-up session was sent to sign in") }
             let (cookie, row) = newWebSession(userID: proof.userID, amr: proof.amr, credential: proof.credential, userAgent: userAgent, context: context)
@@ -196,9 +196,14 @@ extension Ceremonies {
         return String(userAgent.prefix(300))
     }
 
-    /// The browser and the system a User-Agent names, each as far as it can be told.
+    /// The browser and the system a User-Agent names, each as far as it can be told. Signet's
+    /// SDK names its system in a form of its own, `SignetClient (iOS 18.1)`, and no browser.
     static func browserParts(_ userAgent: String?) -> (browser: String?, system: String?) {
         guard let ua = userAgent else { return (nil, nil) }
+        if ua.hasPrefix(sdkAgent) {
+            let system = String(decoding: ua.utf8.dropFirst(sdkAgent.utf8.count).prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: ")") }, as: UTF8.self)
+            return (nil, sdkSystems.contains(system) ? system : nil)
+        }
         let browser = ua.contains("Edg/") ? "Edge" : ua.contains("Firefox/") ? "Firefox" : ua.contains("Chrome/") ? "Chrome" : ua.contains("Safari/") ? "Safari" : nil
         let system = ua.contains("Android") ? "Android" : ua.contains("iPhone") || ua.contains("iPad") ? "iOS" : ua.contains("Mac OS X") ? "macOS"
             : ua.contains("Windows") ? "Windows" : ua.contains("Linux") ? "Linux" : nil
@@ -214,6 +219,28 @@ extension Ceremonies {
     /// ``browserName(_:)`` when the User-Agent names a browser; `nil` for an app's or a tool's.
     static func knownBrowserName(_ userAgent: String?) -> String? {
         browserParts(userAgent).browser == nil ? nil : browserName(userAgent)
+    }
+
+    /// How Signet's SDK begins its `User-Agent`, and the systems it names there.
+    static let sdkAgent = "SignetClient ("
+    static let sdkSystems: Set<String> = ["iOS", "iPadOS", "macOS", "visionOS", "watchOS", "tvOS", "Linux", "Android", "Windows"]
+
+    /// The name of a passkey made without one, of a model nothing names, after where it was made:
+    /// the browser, when `userAgent` names one the pages can tell ("Safari · iOS"); else, made
+    /// by an app through the API (`app`, its client ID), the app's name and the system its
+    /// `User-Agent` names ("Acme · iOS", from the SDK's `SignetClient (iOS 18.1)` or Android's
+    /// `Dalvik/2.1.0 (Linux; U; Android 14; …)`), the app's name alone when it names none, and
+    /// "App" for a client without a name; else none (a tool's passkey stays "Passkey").
+    func madeInName(userAgent: String?, app: String?) -> String? {
+        if let browser = Self.knownBrowserName(userAgent) { return browser }
+        guard let app else { return nil }
+        let name = clients.client(app)?.name
+        switch (name, Self.browserParts(userAgent).system) {
+        case (let name?, let system?): return "\(name) · \(system)"
+        case (let name?, nil): return name
+        case (nil, let system?): return "App · \(system)"
+        case (nil, nil): return nil
+        }
     }
 
     /// `DELETE /me/sessions`, the account page's "Sign out everywhere else": ends every session
