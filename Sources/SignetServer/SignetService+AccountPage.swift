@@ -255,7 +255,7 @@ extension SignetService {
             ["id": .text(w.id), "label": .text(Ceremonies.browserName(w.userAgent)), "kind": .text(strings["browser"] ?? ""), "current": .bool(w.id == session.row.id),
              "created": .text(when(w.createdAt)), "lastSeen": .text(when(w.lastSeenAt)), "address": .text(w.remote)]
         } + sessions.apps.map { a in
-            ["id": .text(a.id), "label": .text(ceremonies.clientName(a.clientID)), "kind": .text(strings["app"] ?? ""), "current": .bool(false),
+            ["id": .text(a.id), "label": .text(ceremonies.appSessionName(a)), "kind": .text(strings["app"] ?? ""), "current": .bool(false),
              "created": .text(when(a.createdAt)), "lastSeen": .text(when(a.updatedAt)), "address": .text(a.initial.remote ?? "")]
         }
         // The events a person would call security events, in their words; bookkeeping

@@ -9,6 +9,27 @@ import Testing
 
 /// `GET /me/sessions` and `DELETE /me/sessions/{id}`: where the account is signed in, for apps.
 @Suite struct SessionListTests {
+    @Test("an app's session is named after the app and the system its sign-in's User-Agent names, in the list and on the account page, so two phones show as two")
+    func appSystems() throws {
+        let server = try TestServer { c in
+            if let app = c.clients.firstIndex(where: { $0.id == "app" }) { c.clients[app].name = "Acme" }
+        }
+        var phone = Phone(server)
+        phone.userAgent = "SignetClient (iOS 18.1)"
+        let iPhone = try phone.signUp(email: "two-phones@signet.test")
+        for agent in ["Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8 Build/AP2A.240905.003)", "Acme/3 CFNetwork/1494.0.7 Darwin/23.4.0"] {
+            phone.userAgent = agent
+            _ = try phone.signIn()
+        }
+        let account = SignedIn(server, phone: phone, access: try #require(iPhone["access_token"]?.string))
+        let names = (try account.call("GET", "/me/sessions").json["sessions"]?.array ?? []).compactMap { $0["name"]?.string }
+        #expect(names.sorted() == ["Acme", "Acme · Android", "Acme · iOS"], "\(names)")
+        let browser = WebBrowser(server, authenticator: phone.authenticator)
+        #expect(try browser.signIn().status == 200)
+        let page = try browser.page("/account").html
+        for name in ["Acme · iOS", "Acme · Android"] { #expect(page.contains("<strong class=\"row-title\">\(name)</strong>"), "\(name)") }
+    }
+
     @Test("the list names browsers and apps and marks the asking one; ending one (after a step-up) ends its tokens")
     func listAndEnd() throws {
         let server = try TestServer()

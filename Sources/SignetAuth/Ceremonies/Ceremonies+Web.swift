@@ -184,7 +184,7 @@ extension Ceremonies {
             SessionInfo(id: w.id, kind: "browser", name: Self.browserName(w.userAgent), client_id: nil, created_at: w.createdAt / 1000,
                         last_seen_at: w.lastSeenAt / 1000, current: w.id == current, address: w.remote.isEmpty ? nil : w.remote)
         } + sessions.apps.map { a in
-            SessionInfo(id: a.id, kind: "app", name: clientName(a.clientID), client_id: a.clientID, created_at: a.createdAt / 1000,
+            SessionInfo(id: a.id, kind: "app", name: appSessionName(a), client_id: a.clientID, created_at: a.createdAt / 1000,
                         last_seen_at: a.updatedAt / 1000, current: a.id == current, address: a.initial.remote)
         }
     }
@@ -277,6 +277,14 @@ extension Ceremonies {
 
     /// What the account page calls an app: the client's name, else its ID.
     public func clientName(_ id: String) -> String { clients.client(id)?.name ?? id }
+
+    /// An app's session as its owner sees it: the app (``clientName(_:)``) and the system the
+    /// `User-Agent` of its sign-in names, when it names one ("Acme · iOS"), so that the same app
+    /// on two phones shows as two.
+    public func appSessionName(_ session: SessionRow) -> String {
+        let app = clientName(session.clientID)
+        return Self.browserParts(session.initial.userAgent).system.map { "\(app) · \($0)" } ?? app
+    }
 
     /// `/device` (RFC 8628 §3.3): the signed-in browser approves or denies another device's
     /// sign-in after a fresh passkey check (step-up); the passkey that checked is the approval's
