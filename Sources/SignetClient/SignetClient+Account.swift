@@ -12,7 +12,7 @@ extension SignetClient {
         audienceTokens = [:]
         try tokens.clear()
         // The server has forgotten the key; the device's copy names nothing now.
-        try? await deviceKeys?.deleteKey()
+        try? await deviceKeyStore?.deleteKey()
     }
 
     /// Asks to move the account to `email` (`POST /me/email`, a sensitive change: steps up if

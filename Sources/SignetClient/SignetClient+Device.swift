@@ -98,7 +98,7 @@ extension SignetClient {
     }
 
     func decideDevice(userCode: String, deny: Bool, reason: String, confirm: @Sendable (DeviceRequest?) async -> Bool) async throws -> DeviceRequest? {
-        guard let deviceKeys, let keyID = try tokens.load()?.deviceKeyID, await deviceKeys.hasKey() else {
+        guard let deviceKeys = deviceKeyStore, let keyID = try tokens.load()?.deviceKeyID, await deviceKeys.hasKey() else {
             throw SignetError(.deviceKeyInvalidated, "approving a device needs this device's enrolled key")
         }
         let action = JSONDocument.object(["type": .string("signet.device_approval"), "user_code": .string(userCode)])

@@ -10,7 +10,7 @@ public actor SignetClient {
     public let baseURL: URL
     public let clientID: String
     let passkeys: any PasskeyProvider
-    let deviceKeys: (any DeviceKeyStore)?
+    let deviceKeyStore: (any DeviceKeyStore)?
     let tokens: any TokenStore
     let session: URLSession
     /// The key tokens are bound to (DPoP, RFC 9449); `nil`: bearer tokens.
@@ -47,7 +47,7 @@ public actor SignetClient {
         self.baseURL = baseURL
         self.clientID = clientID
         self.passkeys = passkeys
-        self.deviceKeys = deviceKeys
+        self.deviceKeyStore = deviceKeys
         self.tokens = tokens
         self.session = session
         self.dpop = dpop
@@ -350,7 +350,7 @@ public actor SignetClient {
         if let refused, stored.accessToken != refused { return }
         var proofKey: (any DPoPKeyStore)?
         if refreshWithDeviceKey {
-            guard let deviceKeys, let publicKey = stored.deviceKeyPublicKey, let key = DeviceKeyProofs(store: deviceKeys, publicKey: publicKey) else {
+            guard let deviceKeys = deviceKeyStore, let publicKey = stored.deviceKeyPublicKey, let key = DeviceKeyProofs(store: deviceKeys, publicKey: publicKey) else {
                 throw SignetError(.deviceKeyInvalidated, "this client refreshes with the device key; enrol it first")
             }
             proofKey = key
@@ -421,7 +421,7 @@ public actor SignetClient {
     /// device and on the server. This is the answer to `.deviceKeyInvalidated`.
     @discardableResult
     public func enrollDeviceKey(name: String? = nil) async throws -> DeviceKeyInfo {
-        guard let deviceKeys else { throw SignetError(.deviceKeyInvalidated, "this client has no device key store") }
+        guard let deviceKeys = deviceKeyStore else { throw SignetError(.deviceKeyInvalidated, "this client has no device key store") }
         let publicKey = try await deviceKeys.createKey()
         let request = EnrollDeviceKeyRequest(public_key: Self.base64url(publicKey), device_id: deviceKeys.deviceID, platform: deviceKeys.platform, name: name)
         let info = try decode(DeviceKeyInfo.self, try await authorized("POST", "me/device-keys", body: request))
@@ -433,11 +433,34 @@ public actor SignetClient {
         return info
     }
 
+    /// The account's live device keys (`GET /me/device-keys`): the phones whose secure hardware
+    /// approves its actions. This device's own has its ``DeviceKeyStore/deviceID``.
+    public func deviceKeys() async throws -> [DeviceKeyInfo] {
+        try decode(DeviceKeyList.self, try await authorized("GET", "me/device-keys")).device_keys
+    }
+
+    /// Revokes one of the account's device keys (`DELETE /me/device-keys/{id}`; a sensitive
+    /// change: steps up if asked), with the keys of the devices it approved: a lost phone's, from
+    /// another. When it is this device's own, the key is deleted here too and the session forgets
+    /// it, so ``approve(action:reason:)`` asks for a passkey until ``enrollDeviceKey(name:)``.
+    public func revokeDeviceKey(id: String) async throws {
+        let answer = try await authorized("DELETE", "me/device-keys/\(id)")
+        guard answer.status == 204 else { throw Self.error(answer) }
+        guard try tokens.load()?.deviceKeyID == id else { return }
+        try? await deviceKeyStore?.deleteKey()
+        // Read again after the wait: a refresh meanwhile stored new tokens.
+        if var stored = try tokens.load() {
+            stored.deviceKeyID = nil
+            stored.deviceKeyPublicKey = nil
+            try tokens.save(stored)
+        }
+    }
+
     /// Approves `action` with this device's key behind a biometric check, or with a passkey when
     /// the device has no enrolled key. Returns the action token for that one action.
     public func approve(action: JSONDocument, reason: String = "Approve this action") async throws -> ActionApproval {
         let keyID = try tokens.load()?.deviceKeyID
-        if let deviceKeys, let keyID, await deviceKeys.hasKey() {
+        if let deviceKeys = deviceKeyStore, let keyID, await deviceKeys.hasKey() {
             let answer = try await authorized("POST", "actions/challenge", body: ActionChallengeRequest(device_key_id: keyID, action: action))
             let start: ActionChallengeResponse
             do {

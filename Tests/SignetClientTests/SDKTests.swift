@@ -490,6 +490,35 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(keys.text.contains(second.id) && !keys.text.contains(first.id))
     }
 
+    @Test("deviceKeys() lists the phones that approve; revokeDeviceKey(id:) ends a lost one's (its approve() is then .deviceKeyInvalidated) and, for this device's own, forgets the key here too, so a passkey approves")
+    func manageDeviceKeys() async throws {
+        let server = try ServerProcess()
+        let phone = try App(server)
+        try await phone.client.signUp(email: "two-keys@signet.test")
+        let own = try await phone.client.enrollDeviceKey(name: "Phone")
+        let lost = try App(server, authenticator: phone.passkeys.authenticator)
+        try await lost.client.signIn()
+        let lostKey = try await lost.client.enrollDeviceKey(name: "Lost phone")
+        let listed = try await phone.client.deviceKeys()
+        #expect(Set(listed.map(\.id)) == [own.id, lostKey.id])
+        #expect(listed.first { $0.id == own.id }?.device_id == phone.deviceKeys?.deviceID)
+        // The lost phone's: refused there from now on; this one's stays.
+        try await phone.client.revokeDeviceKey(id: lostKey.id)
+        #expect(try await phone.client.deviceKeys().map(\.id) == [own.id])
+        await #expect(throws: SignetError(.deviceKeyInvalidated, "")) { try await lost.client.approve(action: payment) }
+        _ = try await phone.client.approve(action: payment)
+        // This device's own: gone on the server and here; a passkey approves from then on.
+        try await phone.client.revokeDeviceKey(id: own.id)
+        #expect(try await phone.client.deviceKeys().isEmpty)
+        #expect(await phone.deviceKeys?.hasKey() == false)
+        #expect(try phone.tokens.load()?.deviceKeyID == nil && phone.tokens.load()?.deviceKeyPublicKey == nil)
+        let approval = try await phone.client.approve(action: payment)
+        let claims = try JSONDecoder().decode([String: JSONDocument].self, from: Data(base64URLEncoded: approval.action_token.split(separator: ".")[1].description)!)
+        #expect(claims["amr"] == .array([.string("pop"), .string("user")]))
+        // A key the account does not have.
+        await #expect(throws: SignetError(.deviceKeyUnknown, "")) { try await phone.client.revokeDeviceKey(id: lostKey.id) }
+    }
+
     @Test("an unreachable server and a 5xx give clear errors")
     func transportErrors() async throws {
         let nowhere = SignetClient(baseURL: URL(string: "http://127.0.0.1:9")!, clientID: "dev",
