@@ -19,6 +19,8 @@ enum AuthenticatorCommand {
           signin [--username EMAIL]            sign in (discoverable without --username)
           passkeys                             list the account's passkeys
           enroll-device-key [--name NAME]      enrol this "phone"'s device key (steps up with the passkey when the sign-in is old)
+          device-keys                          list the account's device keys (the phones that approve)
+          remove-device-key ID                 revoke one (a lost phone's; this one's own is deleted here too)
           approve ACTION_JSON                  approve an action, e.g. '{"type":"payment","amount":200}'
           step-up                              a fresh passkey check: new tokens whose auth_time is now
           token --audience AUD                 an access token for a resource server, minted from the refresh token
@@ -101,7 +103,7 @@ enum AuthenticatorCommand {
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let command = args.first, (["signup", "enroll", "signin", "passkeys", "enroll-device-key", "approve", "step-up", "token", "delete-account", "sessions", "end-session", "end-other-sessions", "export", "email-sign-in"] + emailCommands + deviceCommands).contains(command) else {
+        guard let command = args.first, (["signup", "enroll", "signin", "passkeys", "enroll-device-key", "device-keys", "remove-device-key", "approve", "step-up", "token", "delete-account", "sessions", "end-session", "end-other-sessions", "export", "email-sign-in"] + emailCommands + deviceCommands).contains(command) else {
             return usageError(usage)
         }
         var parsed: [String: String] = [:]
@@ -182,6 +184,12 @@ enum AuthenticatorCommand {
             case "token":
                 guard let audience = options["audience"] else { throw SignetError(.invalidResponse, "token needs --audience") }
                 return .object(["ok": .bool(true), "access_token": .string(try await client.accessToken(audience: audience))])
+            case "device-keys":
+                return .object(["ok": .bool(true), "device_keys": try encode(try await client.deviceKeys())])
+            case "remove-device-key":
+                guard let id = positional.first else { throw SignetError(.invalidResponse, "remove-device-key needs the key's ID") }
+                try await client.revokeDeviceKey(id: id)
+                return .object(["ok": .bool(true)])
             case "enroll-device-key":
                 let key = try await client.enrollDeviceKey(name: options["name"] ?? "signet authenticator")
                 return .object(["ok": .bool(true), "device_key": try encode(key)])

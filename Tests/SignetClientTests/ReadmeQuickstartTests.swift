@@ -25,6 +25,27 @@ import Testing
         #expect((try FileManager.default.attributesOfItem(atPath: state)[.posixPermissions] as? Int) == 0o600)
     }
 
+    @Test("signet authenticator device-keys lists the phone's key, remove-device-key revokes it (and forgets it in the state file), an unknown ID is device_key_unknown")
+    func authenticatorDeviceKeys() throws {
+        let server = try Self.run([
+            "scripts/run.sh authenticator signup --url http://127.0.0.1:8080 --state phone.json --email keys@example.com",
+            "scripts/run.sh authenticator enroll-device-key --url http://127.0.0.1:8080 --state phone.json",
+        ])
+        func json(_ line: String) throws -> JSONValue {
+            try StrictJSON().parse(Array(try Self.shell("scripts/run.sh authenticator \(line) --url http://127.0.0.1:8080 --state phone.json", server: server).output.utf8).filter { $0 != 10 })
+        }
+        let keys = try json("device-keys")["device_keys"]?.array ?? []
+        let id = try #require(keys.first?["id"]?.string)
+        #expect(keys.count == 1 && keys[0]["name"] == .string("signet authenticator"))
+        #expect(try json("remove-device-key \(id)")["ok"] == .bool(true))
+        #expect(try json("device-keys")["device_keys"] == .array([]))
+        let again = try json("remove-device-key \(id)")
+        #expect(again["ok"] == .bool(false) && again["error"] == .string("device_key_unknown"), "\(again.serialized)")
+        #expect(try json("remove-device-key")["error"] == .string("invalid_response"))
+        // The phone approves with its passkey from then on.
+        #expect(try json("approve '{\"type\":\"payment\",\"amount\":1}'")["ok"] == .bool(true))
+    }
+
     @Test("the email-code quick start: a code from the development server's signet-mail/, a passkey, recovery codes, a new address")
     func emailQuickstart() throws {
         let lines = try Self.commands("quickstart-email")
