@@ -204,11 +204,19 @@ extension Ceremonies {
             let system = String(decoding: ua.utf8.dropFirst(sdkAgent.utf8.count).prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: ")") }, as: UTF8.self)
             return (nil, sdkSystems.contains(system) ? system : nil)
         }
-        let browser = ua.contains("Edg/") ? "Edge" : ua.contains("Firefox/") ? "Firefox" : ua.contains("Chrome/") ? "Chrome" : ua.contains("Safari/") ? "Safari" : nil
+        let browser = browserMarks.first { mark in mark.tokens.contains { ua.contains($0) } }?.name
         let system = ua.contains("Android") ? "Android" : ua.contains("iPhone") || ua.contains("iPad") ? "iOS" : ua.contains("Mac OS X") ? "macOS"
             : ua.contains("Windows") ? "Windows" : ua.contains("Linux") ? "Linux" : nil
         return (browser, system)
     }
+
+    /// How a User-Agent names its browser, in the order they are looked for: those built on
+    /// another's engine name it too (Edge, Opera and Samsung Internet say `Chrome/`; every
+    /// browser on iOS says `Safari/`, Chrome there `CriOS/` and Firefox `FxiOS/`).
+    static let browserMarks: [(name: String, tokens: [String])] = [
+        ("Edge", ["Edg/", "EdgA/", "EdgiOS/"]), ("Opera", ["OPR/", "OPT/"]), ("Samsung Internet", ["SamsungBrowser/"]),
+        ("Firefox", ["Firefox/", "FxiOS/"]), ("Chrome", ["Chrome/", "CriOS/"]), ("Safari", ["Safari/"]),
+    ]
 
     /// A short name for a User-Agent: the browser and the system, as far as they can be told.
     public static func browserName(_ userAgent: String?) -> String {
