@@ -8,6 +8,16 @@ public protocol PasskeyProvider: Sendable {
     func createPasskey(_ options: CreationOptionsJSON) async throws -> CredentialJSON
     /// Signs in with a passkey from the server's request options.
     func assertPasskey(_ options: RequestOptionsJSON) async throws -> CredentialJSON
+    /// Creates a passkey without a sheet, where the system allows it (a conditional registration,
+    /// WebAuthn L3 §5.1.3; iOS 18 and macOS 15 make one right after the user signed in another
+    /// way, and tell them so), which may come without user presence; `nil` when it makes none.
+    /// Providers that cannot have the default, which makes none.
+    func createPasskeyConditionally(_ options: CreationOptionsJSON) async throws -> CredentialJSON?
+}
+
+extension PasskeyProvider {
+    /// Makes none: the provider has no way to create a passkey without a sheet.
+    public func createPasskeyConditionally(_ options: CreationOptionsJSON) async throws -> CredentialJSON? { nil }
 }
 
 /// A device-bound P-256 key behind a biometric check: the Secure Enclave, Android Keystore, or a

@@ -168,7 +168,9 @@ public actor SignetClient {
     /// refused token meanwhile, the retry uses that one instead, so calls refused together
     /// share one refresh or one passkey sheet. A token that expires within 30 s is refreshed
     /// before the call, which saves the round trip that would be refused.
-    func authorized(_ method: String, _ path: String, body: (any Encodable)? = nil) async throws -> Answer {
+    /// With `stepsUp` false a `step_up_required` answer is returned as it is, for a call that
+    /// must not show the passkey sheet.
+    func authorized(_ method: String, _ path: String, body: (any Encodable)? = nil, stepsUp: Bool = true) async throws -> Answer {
         guard var stored = try tokens.load() else { throw SignetError(.notSignedIn, "no session") }
         if stored.refreshToken != nil, stored.accessTokenExpiresAt < Date().addingTimeInterval(30) {
             try await refresh(replacing: stored.accessToken)
@@ -183,7 +185,7 @@ public actor SignetClient {
         while answer.status == 401, turns < 4 {
             turns += 1
             if Self.error(answer).code == .stepUpRequired {
-                guard !steppedUp else { break }
+                guard stepsUp, !steppedUp else { break }
                 steppedUp = try await stepUp(replacing: used)
             } else {
                 guard !refreshed else { break }
@@ -401,6 +403,31 @@ public actor SignetClient {
         let credential = try await passkeys.createPasskey(start.authn_params_public_key)
         return try decode(PasskeyInfo.self, try await authorized("POST", "me/passkeys",
             body: AddPasskeyRequest(auth_session: start.auth_session, authn_response: credential, name: name)))
+    }
+
+    /// Adds a passkey without asking, where the system allows it: an automatic passkey upgrade,
+    /// for right after a sign-in of another kind (an email code, a recovery code), when iOS 18 or
+    /// macOS 15 make one silently with the user's password manager and tell them. The options
+    /// are for a conditional registration (`POST /me/passkeys/options` `{"conditional": true}`),
+    /// whose registration may come without user presence. `nil`, with nothing to show the user,
+    /// when none is made: the system's conditions are unmet, the device has one for the account
+    /// already, the provider cannot, or the sign-in is too old for adding a credential (this
+    /// never shows the passkey sheet, not even for a step-up).
+    public func upgradeToPasskey(name: String? = nil) async throws -> PasskeyInfo? {
+        let answer = try await authorized("POST", "me/passkeys/options", body: ["conditional": true], stepsUp: false)
+        if answer.status == 401, Self.error(answer).code == .stepUpRequired { return nil }
+        let start = try decode(PasskeyRegisterResponse.self, answer)
+        let credential: CredentialJSON
+        do {
+            guard let made = try await passkeys.createPasskeyConditionally(start.authn_params_public_key) else { return nil }
+            credential = made
+        } catch let error as SignetError where [.canceled, .credentialExcluded, .authorizationFailed].contains(error.code) {
+            return nil
+        }
+        let added = try await authorized("POST", "me/passkeys", body: AddPasskeyRequest(auth_session: start.auth_session, authn_response: credential, name: name),
+                                         stepsUp: false)
+        if added.status == 401, Self.error(added).code == .stepUpRequired { return nil }
+        return try decode(PasskeyInfo.self, added)
     }
 
     /// Renames a passkey (`PATCH /me/passkeys/{id}`; a sensitive change: steps up if asked).

@@ -22,6 +22,22 @@ public final class PlatformPasskeyProvider: NSObject, PasskeyProvider {
     }
 
     public nonisolated func createPasskey(_ options: CreationOptionsJSON) async throws -> CredentialJSON {
+        try await register(options, conditional: false)
+    }
+
+    /// A conditional registration (iOS 18, macOS 15: `requestStyle = .conditional`): no sheet;
+    /// the system makes the passkey only when the user just signed in with its password manager,
+    /// and fails otherwise, which is `nil` here, as on earlier systems.
+    public nonisolated func createPasskeyConditionally(_ options: CreationOptionsJSON) async throws -> CredentialJSON? {
+        guard #available(iOS 18.0, macOS 15.0, *) else { return nil }
+        do {
+            return try await register(options, conditional: true)
+        } catch let error as SignetError where error.code == .canceled || error.code == .authorizationFailed || error.code == .credentialExcluded {
+            return nil
+        }
+    }
+
+    private nonisolated func register(_ options: CreationOptionsJSON, conditional: Bool) async throws -> CredentialJSON {
         guard let challenge = Data(base64URLEncoded: options.challenge), let userID = Data(base64URLEncoded: options.user.id) else {
             throw SignetError(.invalidResponse, "creation options hold invalid base64url")
         }
@@ -31,6 +47,7 @@ public final class PlatformPasskeyProvider: NSObject, PasskeyProvider {
             if let preference = options.authenticatorSelection?.userVerification {
                 request.userVerificationPreference = ASAuthorizationPublicKeyCredentialUserVerificationPreference(rawValue: preference)
             }
+            if conditional, #available(iOS 18.0, macOS 15.0, *) { request.requestStyle = .conditional }
             return request
         }
         guard let registration = authorization.credential as? ASAuthorizationPlatformPublicKeyCredentialRegistration,

@@ -85,7 +85,12 @@ extension SignetService {
         // The signed-in account.
         r.add("GET", "/me/export", needs: .recentSignIn) { s, call in try s.exportAnswer(s.ceremonies.accountExport(call.account, context: call.context)) }
         r.add("GET", "/me/passkeys", needs: .account) { s, call in try Wire.encode(s.ceremonies.passkeys(call.account)) }
-        r.add("POST", "/me/passkeys/options", needs: .addsCredential) { s, call in Wire.encode(try s.ceremonies.beginAddPasskey(call.account)) }
+        r.add("POST", "/me/passkeys/options", needs: .addsCredential) { s, call in
+            // `{"conditional": true}`: for a registration made without a sheet (an app's automatic
+            // upgrade, as the account page's offer), which may come without user presence.
+            let conditional = call.request.body.isEmpty ? false : try s.body(call)["conditional"] == .bool(true)
+            return Wire.encode(try s.ceremonies.beginAddPasskey(call.account, conditional: conditional))
+        }
         r.add("POST", "/me/passkeys", needs: .addsCredential) { s, call in
             try Wire.encode(s.ceremonies.addPasskey(AddPasskeyRequest(wire: s.body(call)), principal: call.account, context: call.context,
                                                      userAgent: call.request.header("user-agent"), app: call.account.clientID), status: 201)

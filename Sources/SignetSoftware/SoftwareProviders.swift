@@ -38,12 +38,23 @@ public final class SoftwarePasskeyProvider: PasskeyProvider, @unchecked Sendable
 
     public func createPasskey(_ options: CreationOptionsJSON) async throws -> CredentialJSON {
         try checkCanceled()
+        return try register(options, tamper: .none)
+    }
+
+    /// As a system's conditional registration makes it: no sheet, no user presence (UP clear).
+    public func createPasskeyConditionally(_ options: CreationOptionsJSON) async throws -> CredentialJSON? {
+        var noGesture = Tamper()
+        noGesture.authenticatorData = { $0.flags.remove(.userPresent) }
+        return try register(options, tamper: noGesture)
+    }
+
+    private func register(_ options: CreationOptionsJSON, tamper: Tamper) throws -> CredentialJSON {
         let supported = options.pubKeyCredParams.map { COSEAlgorithm(rawValue: $0.alg) }.first { $0.keyKind != nil } ?? .es256
         do {
             let made = try authenticator.register(
                 rpID: options.rp.id, origin: origin, challenge: try Self.bytes(options.challenge), userHandle: try Self.bytes(options.user.id),
                 userName: options.user.name, algorithm: supported,
-                excludeCredentials: try (options.excludeCredentials ?? []).map { try Self.bytes($0.id) })
+                excludeCredentials: try (options.excludeCredentials ?? []).map { try Self.bytes($0.id) }, tamper: tamper)
             let id = Base64URL.encode(made.credentialID)
             return CredentialJSON(id: id, rawId: id, authenticatorAttachment: "platform", response: AuthenticatorResponseJSON(
                 clientDataJSON: Base64URL.encode(made.clientDataJSON), attestationObject: Base64URL.encode(made.attestationObject),

@@ -92,6 +92,30 @@ struct SignedIn {
         #expect(try laptopPhone.exchange(session: session, credential: credential).status == 200)
     }
 
+    @Test("an app's conditional add: options asked with conditional true take a registration without user presence; others refuse it; no body is a modal add, a body that is not JSON is malformed")
+    func conditionalAdd() throws {
+        let server = try TestServer()
+        let account = try SignedIn(server, email: "upgrade@signet.test")
+        var noGesture = Tamper()
+        noGesture.authenticatorData = { $0.flags.remove(.userPresent) }
+        func add(_ body: [UInt8]) throws -> (status: Int, json: JSONValue) {
+            let start = try server.send("POST", "/me/passkeys/options", headers: account.bearer, body: body)
+            let options = try StrictJSON().parse(start.body)
+            guard start.status == 200, let publicKey = options["authn_params_public_key"] else { return (start.status, options) }
+            let registration = try SoftwareAuthenticator().register(
+                rpID: TestServer.rpID, origin: TestServer.origin, challenge: try #require(publicKey["challenge"]?.string.flatMap { Base64URL.decode($0) }),
+                userHandle: try #require(publicKey["user"]?["id"]?.string.flatMap { Base64URL.decode($0) }), userName: "x", tamper: noGesture)
+            return try account.call("POST", "/me/passkeys", .object(["auth_session": options["auth_session"]!, "authn_response": registration.json]))
+        }
+        #expect(try add(Array(#"{"conditional":false}"#.utf8)).json["reason"] == .string("user_not_present"))
+        #expect(try add([]).json["reason"] == .string("user_not_present"))
+        #expect(try add(Array(#"{"conditional":"yes"}"#.utf8)).json["reason"] == .string("user_not_present"))
+        let upgraded = try add(Array(#"{"conditional":true}"#.utf8))
+        #expect(upgraded.status == 201, "\(upgraded.json.serialized)")
+        #expect(try add(Array("conditional=true".utf8)).json["reason"] == .string("malformed"))
+        #expect(try account.passkeys().count == 2)
+    }
+
     @Test("rename sticks; a revoked passkey no longer signs in; the last one cannot be revoked")
     func renameAndRevoke() throws {
         let server = try TestServer()
