@@ -23,6 +23,12 @@ import Testing
         throw SignetError(.invalidResponse, "no code mail for \(address)")
     }
 
+    /// A sign-in by email code: the code mailed, read from the server's folder, and sent back.
+    static func signIn(_ client: SignetClient, _ server: ServerProcess, email: String) async throws {
+        try await client.startEmailSignIn(email: email)
+        try await client.signIn(email: email, code: try await code(server, to: email))
+    }
+
     /// A provider with the system sheet only: no conditional registration (the protocol's default).
     struct SheetOnly: PasskeyProvider {
         let base: SoftwarePasskeyProvider
@@ -34,8 +40,7 @@ import Testing
     func passkeyUpgrade() async throws {
         let server = try ServerProcess()
         let app = try App(server)
-        try await app.client.startEmailSignIn(email: "upgrade@signet.test")
-        try await app.client.signIn(email: "upgrade@signet.test", code: try await Self.code(server, to: "upgrade@signet.test"))
+        try await Self.signIn(app.client, server, email: "upgrade@signet.test")
         let added = try #require(try await app.client.upgradeToPasskey())
         #expect(try await app.client.passkeys().map(\.id) == [added.id])
         // The device has one for the account: none again, and no error.
@@ -47,16 +52,14 @@ import Testing
         let store = FileTokenStore(url: server.directory.appendingPathComponent("sheet-only.json"))
         let sheetOnly = SignetClient(baseURL: server.url, clientID: "dev", passkeys: SheetOnly(base: SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: server.origin)),
                                      tokens: store)
-        try await sheetOnly.startEmailSignIn(email: "sheet@signet.test")
-        try await sheetOnly.signIn(email: "sheet@signet.test", code: try await Self.code(server, to: "sheet@signet.test"))
+        try await Self.signIn(sheetOnly, server, email: "sheet@signet.test")
         #expect(try await sheetOnly.upgradeToPasskey() == nil)
         #expect(try await sheetOnly.passkeys().isEmpty)
         // A sign-in older than step_up.max_age: none, without a passkey sheet for a step-up
         // (which this account, with no passkey, could not pass: it would throw).
         let strict = try ServerProcess(environment: ["SIGNET_STEP_UP_MAX_AGE": "1"])
         let late = try App(strict)
-        try await late.client.startEmailSignIn(email: "late@signet.test")
-        try await late.client.signIn(email: "late@signet.test", code: try await Self.code(strict, to: "late@signet.test"))
+        try await Self.signIn(late.client, strict, email: "late@signet.test")
         try await Task.sleep(nanoseconds: 2_100_000_000)
         #expect(try await late.client.upgradeToPasskey() == nil)
         #expect(try await late.client.passkeys().isEmpty && late.passkeys.authenticator.credentials.isEmpty)
