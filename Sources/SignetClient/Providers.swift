@@ -13,11 +13,19 @@ public protocol PasskeyProvider: Sendable {
     /// way, and tell them so), which may come without user presence; `nil` when it makes none.
     /// Providers that cannot have the default, which makes none.
     func createPasskeyConditionally(_ options: CreationOptionsJSON) async throws -> CredentialJSON?
+    /// Waits for the user to pick a passkey among the keyboard's suggestions (AutoFill-assisted
+    /// requests; conditional mediation, WebAuthn L3 §5.1.4) and returns its assertion; ends with
+    /// `CancellationError` when the calling task is cancelled. `nil` at once from a provider
+    /// that offers no AutoFill (the default).
+    func assertPasskeyWithAutoFill(_ options: RequestOptionsJSON) async throws -> CredentialJSON?
 }
 
 extension PasskeyProvider {
     /// Makes none: the provider has no way to create a passkey without a sheet.
     public func createPasskeyConditionally(_ options: CreationOptionsJSON) async throws -> CredentialJSON? { nil }
+
+    /// Offers none: the provider has no AutoFill.
+    public func assertPasskeyWithAutoFill(_ options: RequestOptionsJSON) async throws -> CredentialJSON? { nil }
 }
 
 /// A device-bound P-256 key behind a biometric check: the Secure Enclave, Android Keystore, or a

@@ -64,6 +64,18 @@ public final class SoftwarePasskeyProvider: PasskeyProvider, @unchecked Sendable
         }
     }
 
+    /// As a keyboard's suggestions behave: the newest passkey for the RP is picked as soon as the
+    /// authenticator has one (looked for every 50 ms), until the calling task is cancelled.
+    public func assertPasskeyWithAutoFill(_ options: RequestOptionsJSON) async throws -> CredentialJSON? {
+        while true {
+            do {
+                return try await assertPasskey(options)
+            } catch let error as SignetError where error.code == .noCredential {
+                try await Task.sleep(nanoseconds: 50_000_000)
+            }
+        }
+    }
+
     public func assertPasskey(_ options: RequestOptionsJSON) async throws -> CredentialJSON {
         try checkCanceled()
         let rpID = options.rpId ?? URL(string: origin)?.host ?? ""

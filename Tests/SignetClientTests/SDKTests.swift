@@ -224,6 +224,58 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(try await own.client.passkeys().map(\.name) == [nil])
     }
 
+    /// A keyboard whose suggestion the user picks only once `pick()` is called.
+    final class PickLater: PasskeyProvider, @unchecked Sendable {
+        let base: SoftwarePasskeyProvider
+        private let lock = NSLock()
+        private var picked = false
+        private(set) var offered = 0
+        init(_ base: SoftwarePasskeyProvider) { self.base = base }
+        func pick() { lock.withLock { picked = true } }
+        func createPasskey(_ options: CreationOptionsJSON) async throws -> CredentialJSON { try await base.createPasskey(options) }
+        func assertPasskey(_ options: RequestOptionsJSON) async throws -> CredentialJSON { try await base.assertPasskey(options) }
+        func assertPasskeyWithAutoFill(_ options: RequestOptionsJSON) async throws -> CredentialJSON? {
+            lock.withLock { offered += 1 }
+            while !lock.withLock({ picked }) { try await Task.sleep(nanoseconds: 20_000_000) }
+            return try await base.assertPasskeyWithAutoFill(options)
+        }
+    }
+
+    @Test("signInWithAutoFill(): a pick among the keyboard's suggestions signs in; the challenge is renewed before the auth session ends; a cancelled task or a provider without AutoFill gives nil")
+    func autoFill() async throws {
+        let server = try ServerProcess(environment: ["SIGNET_SESSION_TIMEOUT": "2"])
+        let phone = try App(server)
+        try await phone.client.signUp(email: "autofill@signet.test")
+        // Another app on the same device: the suggestion picked at once.
+        let other = try App(server, authenticator: phone.passkeys.authenticator, deviceKey: false)
+        let tokens = try #require(try await other.client.signInWithAutoFill())
+        let otherEmail = try await other.client.userInfo().email
+        #expect(tokens.refresh_token != nil && otherEmail == "autofill@signet.test")
+        // Picked after the first auth session ended (2 s): the request was renewed meanwhile.
+        let keyboard = PickLater(SoftwarePasskeyProvider(authenticator: phone.passkeys.authenticator, origin: server.origin))
+        let late = SignetClient(baseURL: server.url, clientID: "dev", passkeys: keyboard,
+                                tokens: FileTokenStore(url: server.directory.appendingPathComponent("late.json")))
+        let waiting = Task { try await late.signInWithAutoFill() }
+        try await Task.sleep(nanoseconds: 3_200_000_000)
+        keyboard.pick()
+        #expect(try await waiting.value != nil)
+        let lateEmail = try await late.userInfo().email
+        #expect(keyboard.offered >= 2 && lateEmail == "autofill@signet.test", "offered \(keyboard.offered) times")
+        // Cancelled (the screen went away) before any pick: nil, not signed in.
+        let idle = PickLater(SoftwarePasskeyProvider(authenticator: phone.passkeys.authenticator, origin: server.origin))
+        let gone = SignetClient(baseURL: server.url, clientID: "dev", passkeys: idle,
+                                tokens: FileTokenStore(url: server.directory.appendingPathComponent("gone.json")))
+        let cancelled = Task { try await gone.signInWithAutoFill() }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        cancelled.cancel()
+        #expect(try await cancelled.value == nil)
+        #expect(await gone.isSignedIn == false)
+        // A provider without AutoFill: nil at once.
+        let sheetOnly = SignetClient(baseURL: server.url, clientID: "dev", passkeys: SDKEmailTests.SheetOnly(base: phone.passkeys),
+                                     tokens: FileTokenStore(url: server.directory.appendingPathComponent("sheet.json")))
+        #expect(try await sheetOnly.signInWithAutoFill() == nil)
+    }
+
     @Test("deleteAccount(): the account is erased on the server, the session and the device key are forgotten here")
     func deleteAccount() async throws {
         let server = try ServerProcess()
