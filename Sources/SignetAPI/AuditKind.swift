@@ -207,6 +207,19 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         return group + (outcome == "success" ? ".success" : ".fail")
     }
 
+    /// The kinds an account's owner is not shown in its history (the account page's "Recent
+    /// security events", `GET /me/events`): those of no account (clients, mail, signing keys),
+    /// those of an account that no longer exists, and bookkeeping: codes issued and exchanged, a
+    /// code sent, a refused refresh, a refused start, an action token used by its resource server.
+    /// Every other kind has a line in each of the pages' languages (a test holds the two to the list).
+    public static let notInOwnHistory: Set<AuditKind> = [
+        .signUpChallenge, .deviceCode, .otpSent, .authorizationCodeIssued, .authorizationCode, .authorizationCodeExchanged,
+        .clientAuthentication, .clientCredentials, .refresh, .addPasskey, .actionChallenge, .actionVerified, .accountDeleted,
+        .adminUserDeleted, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated,
+        .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved, .adminRoleCreated, .adminRoleUpdated, .adminRoleDeleted, .mailDropped,
+        .signingKeyRotated, .signingKeyDestroyed, .signingKeyRevoked, .backchannelLogoutDropped, .logStreamDelivery,
+    ]
+
     /// An operator's change through the Management API or `signet admin`: the address it came
     /// from is the operator's, which the account's own page does not show.
     public var byOperator: Bool { rawValue.utf8.starts(with: "admin_".utf8) }

@@ -67,7 +67,7 @@ public actor SignetClient {
     /// answer is retried once with the nonce it gave (RFC 9449 §8).
     /// `proofKey` signs this request's proof instead of the DPoP key (a device-key refresh).
     func send(_ method: String, _ path: String, body: (any Encodable)? = nil, bearer: String? = nil, proofKey: (any DPoPKeyStore)? = nil) async throws -> Answer {
-        let url = baseURL.appendingPathComponent(path)
+        let url = Self.url(baseURL, path)
         var request = signetRequest(url)
         request.httpMethod = method
         if let body {
@@ -93,6 +93,15 @@ public actor SignetClient {
             }
             return answer
         }
+    }
+
+    /// `path` under `base`, with the query after its `?`, if it has one, kept as a query.
+    static func url(_ base: URL, _ path: String) -> URL {
+        let parts = path.split(separator: "?", maxSplits: 1)
+        let url = base.appendingPathComponent(String(parts.first ?? ""))
+        guard parts.count == 2, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        components.percentEncodedQuery = String(parts[1])
+        return components.url ?? url
     }
 
     /// What the SDK says it is on its calls to Signet (RFC 9110 §10.1.5): its name and the system

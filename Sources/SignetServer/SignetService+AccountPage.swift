@@ -1,5 +1,5 @@
 import Foundation
-package import SignetAPI
+import SignetAPI
 import SignetAuth
 import SignetHTTP
 import SignetWeb
@@ -10,19 +10,6 @@ import SignetWebAuthn
 /// recovery hold apply alike; a change that needs a fresh passkey check shows the step-up
 /// prompt and is made after it.
 extension SignetService {
-    /// The audit events the account page leaves out of "Recent security events": those of no
-    /// account (clients, mail, signing keys), those of an account that no longer exists, and
-    /// bookkeeping: codes issued and exchanged, a code sent, a refused refresh, a refused start,
-    /// an action token used by its resource server. Every other kind has a line in each of the
-    /// pages' languages (a test holds the two to ``AuditKind``'s list).
-    package static let accountPageOmits: Set<AuditKind> = [
-        .signUpChallenge, .deviceCode, .otpSent, .authorizationCodeIssued, .authorizationCode, .authorizationCodeExchanged,
-        .clientAuthentication, .clientCredentials, .refresh, .addPasskey, .actionChallenge, .actionVerified, .accountDeleted,
-        .adminUserDeleted, .adminClientAdded, .adminClientRemoved, .adminClientSecretRotated, .adminClientKeysSet, .adminClientUpdated,
-        .adminLogStreamAdded, .adminLogStreamUpdated, .adminLogStreamRemoved, .adminRoleCreated, .adminRoleUpdated, .adminRoleDeleted, .mailDropped,
-        .signingKeyRotated, .signingKeyDestroyed, .signingKeyRevoked, .backchannelLogoutDropped, .logStreamDelivery,
-    ]
-
     static func addAccountRoutes(_ r: inout Router<SignetService>) {
         r.add("GET", "/account") { s, call in s.pageOrError(call) { try s.accountPage(call) } }
         r.add("GET", "/account/passkey-offer") { s, call in s.pageOrError(call) { try s.offerPage(call) } }
@@ -258,15 +245,12 @@ extension SignetService {
             ["id": .text(a.id), "label": .text(ceremonies.appSessionName(a)), "kind": .text(strings["app"] ?? ""), "current": .bool(false),
              "created": .text(when(a.createdAt)), "lastSeen": .text(when(a.updatedAt)), "address": .text(a.initial.remote ?? "")]
         }
-        // The events a person would call security events, in their words; bookkeeping
-        // (``accountPageOmits``) stays in the audit trail only. An event about one of the
-        // account's passkeys or device keys names it as it is called now.
-        let events = try ceremonies.securityEvents(principal, limit: 50).compactMap { e -> [String: TemplateValue]? in
-            guard let text = strings["event_" + e.event.kind] else { return nil }
-            let byOperator = AuditKind(rawValue: e.event.kind)?.byOperator ?? false
-            return ["kind": .text(text), "what": .text(e.event.credentialID.flatMap { keys.names[$0] } ?? ""), "at": .text(when(e.event.at)),
-                    "outcome": .text(e.event.outcome == "success" ? "" : strings["failed"] ?? ""), "address": .text(byOperator ? "" : e.event.remote ?? "")]
-        }.prefix(15).map { $0 }
+        // The events a person would call security events (``Ceremonies/ownHistory(_:take:names:)``), in their words.
+        let events = try ceremonies.ownHistory(principal, take: 15, names: keys.names).compactMap { e -> [String: TemplateValue]? in
+            guard let text = strings["event_" + e.type] else { return nil }
+            return ["kind": .text(text), "what": .text(e.key_name ?? ""), "at": .text(when(e.at * 1000)),
+                    "outcome": .text(e.outcome == "success" ? "" : strings["failed"] ?? ""), "address": .text(e.address ?? "")]
+        }
         // What each grants, in the setting's descriptions (a name where one is empty).
         let roles = try ceremonies.accountRoles(principal).map { r -> [String: TemplateValue] in
             let grants = r.permissions.map { p in configuration.apiPermissions[p.audience]?[p.name].flatMap { $0.isEmpty ? nil : $0 } ?? p.name }

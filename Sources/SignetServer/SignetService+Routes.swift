@@ -163,6 +163,11 @@ extension SignetService {
             try s.ceremonies.deleteAccount(call.account, context: call.context)
             return HTTPResponse(status: 204)
         }
+        r.add("GET", "/me/events", needs: .account) { s, call in
+            let take = try Self.integer(call.request.query["take"], "take", default: 20)
+            guard (1...100).contains(take) else { throw AuthError.malformed("take must be 1 to 100") }
+            return try Wire.encode(AccountEventList(events: s.ceremonies.ownHistory(call.account, take: take)))
+        }
         r.add("GET", "/me/device-keys", needs: .account) { s, call in try Wire.encode(s.ceremonies.deviceKeys(call.account)) }
         r.add("DELETE", "/me/device-keys/{id}", needs: .sensitive) { s, call in
             try s.ceremonies.revokeDeviceKey(id: call.parameter("id"), principal: call.account, context: call.context)

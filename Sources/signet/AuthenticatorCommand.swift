@@ -25,6 +25,7 @@ enum AuthenticatorCommand {
           step-up                              a fresh passkey check: new tokens whose auth_time is now
           token --audience AUD                 an access token for a resource server, minted from the refresh token
           sessions                             where the account is signed in (this one marked current)
+          events [--take N]                    the account's security events, newest first (20 unless --take)
           end-session ID                       end one of them (steps up when the sign-in is old)
           end-other-sessions                   end every session but this one (steps up when the sign-in is old)
           export                               the account's own copy of everything the server holds about it
@@ -103,7 +104,7 @@ enum AuthenticatorCommand {
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let command = args.first, (["signup", "enroll", "signin", "passkeys", "enroll-device-key", "device-keys", "remove-device-key", "approve", "step-up", "token", "delete-account", "sessions", "end-session", "end-other-sessions", "export", "email-sign-in"] + emailCommands + deviceCommands).contains(command) else {
+        guard let command = args.first, (["signup", "enroll", "signin", "passkeys", "enroll-device-key", "device-keys", "remove-device-key", "approve", "events", "step-up", "token", "delete-account", "sessions", "end-session", "end-other-sessions", "export", "email-sign-in"] + emailCommands + deviceCommands).contains(command) else {
             return usageError(usage)
         }
         var parsed: [String: String] = [:]
@@ -160,6 +161,9 @@ enum AuthenticatorCommand {
             case "step-up":
                 try await client.stepUp()
                 return .object(["ok": .bool(true)])
+            case "events":
+                guard let take = Int(options["take"] ?? "20") else { throw SignetError(.invalidResponse, "--take needs a number") }
+                return .object(["ok": .bool(true), "events": try encode(try await client.securityEvents(take: take))])
             case "sessions":
                 return .object(["ok": .bool(true), "sessions": try encode(try await client.sessions())])
             case "end-other-sessions":

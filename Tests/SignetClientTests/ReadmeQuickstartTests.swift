@@ -38,6 +38,8 @@ import Testing
         let id = try #require(keys.first?["id"]?.string)
         #expect(keys.count == 1 && keys[0]["name"] == .string("signet authenticator"))
         #expect(try json("remove-device-key \(id)")["ok"] == .bool(true))
+        let events = try json("events --take 2")["events"]?.array ?? []
+        #expect(events.map { $0["type"] } == [.string("device_key_revoked"), .string("device_key_enrolled")], "\(events)")
         #expect(try json("device-keys")["device_keys"] == .array([]))
         let again = try json("remove-device-key \(id)")
         #expect(again["ok"] == .bool(false) && again["error"] == .string("device_key_unknown"), "\(again.serialized)")

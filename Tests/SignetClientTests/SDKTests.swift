@@ -315,6 +315,19 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(try await phone.client.sessions().count == 1)
     }
 
+    @Test("securityEvents(take:) lists the account's history newest first, the passkey named, at most take")
+    func securityEvents() async throws {
+        let server = try ServerProcess()
+        let app = try App(server)
+        try await app.client.signUp(email: "history@signet.test")
+        try await app.client.enrollDeviceKey(name: "Phone")
+        let events = try await app.client.securityEvents()
+        #expect(events.map(\.type) == ["device_key_enrolled", "sign_up"], "\(events.map(\.type))")
+        #expect(events[0].key_name == "Phone" && events.allSatisfy { $0.client_id == "dev" && $0.address == "127.0.0.1" })
+        #expect(try await app.client.securityEvents(take: 1).map(\.type) == ["device_key_enrolled"])
+        await #expect(throws: SignetError(.malformed, "")) { try await app.client.securityEvents(take: 0) }
+    }
+
     @Test("exportAccount() returns the account's own copy: its passkey with the public key the app's authenticator holds, its history")
     func exportAccount() async throws {
         let server = try ServerProcess()

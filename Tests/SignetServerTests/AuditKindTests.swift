@@ -38,7 +38,7 @@ import Testing
             let table = Strings.table(language)
             for kind in AuditKind.allCases {
                 let shown = table["event_" + kind.rawValue] != nil
-                #expect(shown != SignetService.accountPageOmits.contains(kind), "\(language): \(kind.rawValue) is \(shown ? "both shown and left out" : "neither shown nor left out")")
+                #expect(shown != AuditKind.notInOwnHistory.contains(kind), "\(language): \(kind.rawValue) is \(shown ? "both shown and left out" : "neither shown nor left out")")
             }
             // No line for a kind that is not in the list.
             let kinds = Set(AuditKind.allCases.map { "event_" + $0.rawValue })

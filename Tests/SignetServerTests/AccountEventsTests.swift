@@ -1,0 +1,57 @@
+import Foundation
+import SignetAPI
+import SignetAuth
+import SignetHTTP
+import SignetSoftware
+import SignetWebAuthn
+import Testing
+
+/// `GET /me/events`: the account's security events as its owner sees them, the account page's
+/// list for an app's own screen.
+@Suite struct AccountEventsTests {
+    @Test("the owner's events, newest first: keys named as they are now, a refusal marked, an operator's change without an address, bookkeeping left out; take bounds the list")
+    func list() throws {
+        let server = try TestServer.withOperators()
+        let account = try SignedIn(server, email: "history@signet.test")
+        let id = try #require(jwtClaims(account.access)["sub"]?.string)
+        // A passkey added and removed: the events name it as it was called.
+        let (added, passkey) = try account.addPasskey(SoftwareAuthenticator(), name: "Laptop")
+        #expect(added == 201)
+        let laptop = try #require(passkey["id"]?.string)
+        #expect(try account.call("DELETE", "/me/passkeys/\(laptop)").status == 204)
+        // A sign-in, a refresh, its rotated token shown again (refused).
+        let tokens = try account.phone.signIn()
+        let refresh = JSONValue.object(["grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(tokens["refresh_token"])])
+        #expect(try server.post("/oauth/token", refresh).status == 200)
+        #expect(try server.post("/oauth/token", refresh).json["reason"] == .string("refresh_token_reused"))
+        // Bookkeeping on the account's trail (a code mailed, an add started, an action token used):
+        // not in its history.
+        for kind in [AuditKind.otpSent, .addPasskey, .actionVerified] {
+            try server.store.appendAudit(AuditEvent(at: Int64(Date().timeIntervalSince1970 * 1000), kind: kind.rawValue, outcome: "success", userID: id, remote: "127.0.0.1"))
+        }
+        let ops = try server.managementToken()
+        #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["name": .string("Ada")])).status == 200)
+
+        let (status, json) = try account.call("GET", "/me/events")
+        #expect(status == 200, "\(json.serialized)")
+        let events = try JSONDecoder().decode(AccountEventList.self, from: Data(json.serialized.utf8)).events
+        #expect(events.map(\.type) == ["admin_user_updated", "refresh_token_reused", "sign_in", "passkey_revoked", "passkey_added", "sign_up"], "\(events.map(\.type))")
+        #expect(!events.contains { AuditKind(rawValue: $0.type).map(AuditKind.notInOwnHistory.contains) ?? true }, "bookkeeping or an unknown kind listed")
+        #expect(events[0].by_operator && events[0].address == nil)
+        #expect(events[1].outcome == "failure" && events.filter { $0.outcome == "failure" }.count == 1)
+        #expect(events.dropFirst().allSatisfy { !$0.by_operator && $0.address == "127.0.0.1" && $0.client_id == "app" && $0.client_name == "app" })
+        #expect(events[3].key_id == laptop && events[3].key_name == "Laptop" && events[4].key_name == "Laptop")
+        #expect(events.map(\.at) == events.map(\.at).sorted(by: >) && events.allSatisfy { $0.at > 1_700_000_000 })
+        #expect(Set(events.map(\.id)).count == events.count)
+        // take: at most that many, the newest; out of bounds or not a number is malformed.
+        let one = try account.call("GET", "/me/events?take=1").json["events"]?.array ?? []
+        #expect(one.count == 1 && one.first?["type"] == .string("admin_user_updated"))
+        for bad in ["0", "101", "x", "-1"] {
+            #expect(try account.call("GET", "/me/events?take=\(bad)").json["reason"] == .string("malformed"), "\(bad)")
+        }
+        // Another account's events are not in it; no token, no list.
+        let other = try SignedIn(server, email: "other-history@signet.test")
+        #expect(try other.call("GET", "/me/events").json["events"]?.array?.map { $0["type"] } == [.string("sign_up")])
+        #expect(try server.send("GET", "/me/events").status == 401)
+    }
+}
