@@ -327,8 +327,8 @@ public actor SignetClient {
     /// A sign-in from the keyboard's passkey suggestions (AutoFill-assisted requests, iOS 16 and
     /// macOS 13; conditional mediation, WebAuthn L3 §5.1.4): start it as the sign-in screen
     /// appears, which has a text field whose `textContentType` is `.username`; it returns, signed
-    /// in, when the user picks a passkey there. The challenge is renewed before the server's
-    /// auth session ends (the options' `timeout`), so the suggestions stay good while the screen
+    /// in, when the user picks a passkey there. The challenge is renewed at half the server's
+    /// auth session life (the options' `timeout`), so the suggestions stay good while the screen
     /// is up. `nil` when the provider offers no AutoFill, or when the request ends without a
     /// pick: the task was cancelled (as the screen goes away), or a modal ``signIn(username:)``
     /// took its place.
@@ -348,9 +348,10 @@ public actor SignetClient {
             let start = try decode(PasskeyChallengeResponse.self, try await send("POST", "passkey/challenge",
                 body: PasskeyChallengeRequest(client_id: clientID, username: nil)))
             let options = start.authn_params_public_key
-            // A tenth of the session's life (at least a second) left for the exchange.
+            // Renewed at half the session's life: a pick just before then still has the other
+            // half for its exchange, however slow the network.
             let lifetime = Double(options.timeout ?? 300_000) / 1000
-            let renewal = UInt64(max(lifetime - max(lifetime / 10, 1), 0.5) * 1_000_000_000)
+            let renewal = UInt64(max(lifetime / 2, 0.5) * 1_000_000_000)
             let turn: Turn
             do {
                 turn = try await withThrowingTaskGroup(of: Turn.self) { group in

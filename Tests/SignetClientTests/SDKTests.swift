@@ -243,7 +243,7 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
 
     @Test("signInWithAutoFill(): a pick among the keyboard's suggestions signs in; the challenge is renewed before the auth session ends; a cancelled task or a provider without AutoFill gives nil")
     func autoFill() async throws {
-        let server = try ServerProcess(environment: ["SIGNET_SESSION_TIMEOUT": "2"])
+        let server = try ServerProcess(environment: ["SIGNET_SESSION_TIMEOUT": "4"])
         let phone = try App(server)
         try await phone.client.signUp(email: "autofill@signet.test")
         // Another app on the same device: the suggestion picked at once.
@@ -251,12 +251,12 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         let tokens = try #require(try await other.client.signInWithAutoFill())
         let otherEmail = try await other.client.userInfo().email
         #expect(tokens.refresh_token != nil && otherEmail == "autofill@signet.test")
-        // Picked after the first auth session ended (2 s): the request was renewed meanwhile.
+        // Picked after the first auth session ended (4 s): the request was renewed meanwhile (at 2 and 4 s).
         let keyboard = PickLater(SoftwarePasskeyProvider(authenticator: phone.passkeys.authenticator, origin: server.origin))
         let late = SignetClient(baseURL: server.url, clientID: "dev", passkeys: keyboard,
                                 tokens: FileTokenStore(url: server.directory.appendingPathComponent("late.json")))
         let waiting = Task { try await late.signInWithAutoFill() }
-        try await Task.sleep(nanoseconds: 3_200_000_000)
+        try await Task.sleep(nanoseconds: 4_600_000_000)
         keyboard.pick()
         #expect(try await waiting.value != nil)
         let lateEmail = try await late.userInfo().email
