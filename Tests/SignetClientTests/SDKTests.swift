@@ -243,7 +243,9 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
 
     @Test("signInWithAutoFill(): a pick among the keyboard's suggestions signs in; the challenge is renewed before the auth session ends; a cancelled task or a provider without AutoFill gives nil")
     func autoFill() async throws {
-        let server = try ServerProcess(environment: ["SIGNET_SESSION_TIMEOUT": "4"])
+        // Auth sessions of 20 s: long enough that a suite running everything at once on two cores
+        // does not stall one past its end, short enough to see them renewed.
+        let server = try ServerProcess(environment: ["SIGNET_SESSION_TIMEOUT": "20"])
         let phone = try App(server)
         try await phone.client.signUp(email: "autofill@signet.test")
         // Another app on the same device: the suggestion picked at once.
@@ -251,12 +253,12 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         let tokens = try #require(try await other.client.signInWithAutoFill())
         let otherEmail = try await other.client.userInfo().email
         #expect(tokens.refresh_token != nil && otherEmail == "autofill@signet.test")
-        // Picked after the first auth session ended (4 s): the request was renewed meanwhile (at 2 and 4 s).
+        // Picked after the first auth session ended (20 s): the request was renewed meanwhile (at 10 and 20 s).
         let keyboard = PickLater(SoftwarePasskeyProvider(authenticator: phone.passkeys.authenticator, origin: server.origin))
         let late = SignetClient(baseURL: server.url, clientID: "dev", passkeys: keyboard,
                                 tokens: FileTokenStore(url: server.directory.appendingPathComponent("late.json")))
         let waiting = Task { try await late.signInWithAutoFill() }
-        try await Task.sleep(nanoseconds: 4_600_000_000)
+        try await Task.sleep(nanoseconds: 21_000_000_000)
         keyboard.pick()
         #expect(try await waiting.value != nil)
         let lateEmail = try await late.userInfo().email
