@@ -49,9 +49,7 @@ import Testing
         // It signs in.
         try await App(server, authenticator: app.passkeys.authenticator).client.signIn()
         // A provider that cannot register without a sheet makes none.
-        let store = FileTokenStore(url: server.directory.appendingPathComponent("sheet-only.json"))
-        let sheetOnly = SignetClient(baseURL: server.url, clientID: "dev", passkeys: SheetOnly(base: SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: server.origin)),
-                                     tokens: store)
+        let sheetOnly = server.client(SheetOnly(base: SoftwarePasskeyProvider(authenticator: SoftwareAuthenticator(), origin: server.origin)), tokens: "sheet-only")
         try await Self.signIn(sheetOnly, server, email: "sheet@signet.test")
         #expect(try await sheetOnly.upgradeToPasskey() == nil)
         #expect(try await sheetOnly.passkeys().isEmpty)

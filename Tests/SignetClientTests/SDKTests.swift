@@ -28,6 +28,12 @@ final class ServerProcess: @unchecked Sendable {
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
     var origin: String { "http://localhost:\(port)" }
+
+    /// An SDK client of the development client `dev` with `passkeys`, its session in a file of
+    /// the server's folder named `name`.
+    func client(_ passkeys: any PasskeyProvider, tokens name: String) -> SignetClient {
+        SignetClient(baseURL: url, clientID: "dev", passkeys: passkeys, tokens: FileTokenStore(url: directory.appendingPathComponent(name + ".json")))
+    }
 }
 
 /// One app installation: SDK, software passkeys, software device key, a token file.
@@ -261,16 +267,14 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(tokens.refresh_token != nil && otherEmail == "autofill@signet.test")
         // Cancelled (the screen went away) before any pick: nil, not signed in.
         let idle = PickLater(SoftwarePasskeyProvider(authenticator: phone.passkeys.authenticator, origin: server.origin), pickOn: nil)
-        let gone = SignetClient(baseURL: server.url, clientID: "dev", passkeys: idle,
-                                tokens: FileTokenStore(url: server.directory.appendingPathComponent("gone.json")))
+        let gone = server.client(idle, tokens: "gone")
         let cancelled = Task { try await gone.signInWithAutoFill() }
         try await Task.sleep(nanoseconds: 300_000_000)
         cancelled.cancel()
         #expect(try await cancelled.value == nil)
         #expect(await gone.isSignedIn == false)
         // A provider without AutoFill: nil at once.
-        let sheetOnly = SignetClient(baseURL: server.url, clientID: "dev", passkeys: SDKEmailTests.SheetOnly(base: phone.passkeys),
-                                     tokens: FileTokenStore(url: server.directory.appendingPathComponent("sheet.json")))
+        let sheetOnly = server.client(SDKEmailTests.SheetOnly(base: phone.passkeys), tokens: "sheet")
         #expect(try await sheetOnly.signInWithAutoFill() == nil)
     }
 
@@ -292,8 +296,7 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         // Picked on the fourth offer, about 45 s in: the first auth session ended at 30 s, and the
         // request was renewed at 15, 30 and 45 s; the exchange has the whole of the fourth session.
         let keyboard = PickLater(SoftwarePasskeyProvider(authenticator: phone.passkeys.authenticator, origin: server.origin), pickOn: 4)
-        let late = SignetClient(baseURL: server.url, clientID: "dev", passkeys: keyboard,
-                                tokens: FileTokenStore(url: server.directory.appendingPathComponent("late.json")))
+        let late = server.client(keyboard, tokens: "late")
         let started = Date()
         let waiting = Task { try await late.signInWithAutoFill() }
         // Without renewals there is no fourth offer: given up after 120 s, a failure, not a hang.
