@@ -29,10 +29,12 @@ extension SignetClient {
         try decode(EmailChangeStatus.self, try await authorized("POST", "me/email/verify", body: EmailChangeRequest(email: email, code: code)))
     }
 
-    /// The account's security events, newest first, at most `take` (1 to 100): what the account
-    /// page lists under "Recent security events" (`GET /me/events`), for an app's own screen.
-    public func securityEvents(take: Int = 20) async throws -> [AccountEvent] {
-        try decode(AccountEventList.self, try await authorized("GET", "me/events?take=\(take)")).events
+    /// The account's security events, newest first, at most `take` (1 to 100), older than the
+    /// event `before` (an event's `id`) when given, for the next page: what the account page
+    /// lists under "Recent security events" (`GET /me/events`), for an app's own screen.
+    public func securityEvents(take: Int = 20, before: String? = nil) async throws -> [AccountEvent] {
+        let query = "take=\(take)" + (before.flatMap { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) }.map { "&before=" + $0 } ?? "")
+        return try decode(AccountEventList.self, try await authorized("GET", "me/events?" + query)).events
     }
 
     /// Where the account is signed in (`GET /me/sessions`): browsers and apps, this one marked `current`.

@@ -359,6 +359,7 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(events.map(\.type) == ["device_key_enrolled", "sign_up"], "\(events.map(\.type))")
         #expect(events[0].key_name == "Phone" && events.allSatisfy { $0.client_id == "dev" && $0.address == "127.0.0.1" })
         #expect(try await app.client.securityEvents(take: 1).map(\.type) == ["device_key_enrolled"])
+        #expect(try await app.client.securityEvents(take: 1, before: events[0].id).map(\.type) == ["sign_up"])
         await #expect(throws: SignetError(.malformed, "")) { try await app.client.securityEvents(take: 0) }
     }
 

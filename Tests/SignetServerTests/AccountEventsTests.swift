@@ -49,6 +49,23 @@ import Testing
         for bad in ["0", "101", "x", "-1"] {
             #expect(try account.call("GET", "/me/events?take=\(bad)").json["reason"] == .string("malformed"), "\(bad)")
         }
+        // Pages back by `before`, two at a time, make the whole list; bookkeeping rows newer than
+        // a page's events never shorten it.
+        for kind in [AuditKind.otpSent, .actionVerified] {
+            try server.store.appendAudit(AuditEvent(at: Int64(Date().timeIntervalSince1970 * 1000), kind: kind.rawValue, outcome: "success", userID: id))
+        }
+        var paged: [String] = []
+        var before: String?
+        while true {
+            let page = try account.call("GET", "/me/events?take=2" + (before.map { "&before=" + $0 } ?? "")).json["events"]?.array ?? []
+            paged += page.compactMap { $0["id"]?.string }
+            guard page.count == 2 else { break }
+            before = page.last?["id"]?.string
+        }
+        #expect(paged == events.map(\.id))
+        for bad in ["0", "x", "-5", "99999999999999999999"] {
+            #expect(try account.call("GET", "/me/events?before=\(bad)").json["reason"] == .string("malformed"), "\(bad)")
+        }
         // Another account's events are not in it; no token, no list.
         let other = try SignedIn(server, email: "other-history@signet.test")
         #expect(try other.call("GET", "/me/events").json["events"]?.array?.map { $0["type"] } == [.string("sign_up")])

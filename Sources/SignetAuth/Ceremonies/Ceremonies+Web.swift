@@ -279,23 +279,26 @@ extension Ceremonies {
     }
 
     /// The account's security events as its owner sees them, newest first, at most `take` of
-    /// them: the account page's "Recent security events" and `GET /me/events`. Bookkeeping and
-    /// events of no account stay in the audit trail only (``AuditKind/notInOwnHistory``, looked
-    /// for among the newest `4 × take` rows); an event about a passkey or a device key names it
-    /// as it is called now (`names`, by key ID, as ``accountKeys(_:)`` gives them); an
-    /// operator's change comes without the operator's address.
-    public func ownHistory(_ principal: Principal, take: Int, names: [String: String]? = nil) throws -> [AccountEvent] {
+    /// them, older than the event `before` when given (the next page back): the account page's
+    /// "Recent security events" and `GET /me/events`. Bookkeeping and events of no account stay
+    /// in the audit trail only (``AuditKind/notInOwnHistory``, left out by the query); an event
+    /// about a passkey or a device key names it as it is called now (`names`, by key ID, as
+    /// ``accountKeys(_:)`` gives them); an operator's change comes without the operator's address.
+    public func ownHistory(_ principal: Principal, take: Int, before: Int64? = nil, names: [String: String]? = nil) throws -> [AccountEvent] {
         let names = try names ?? accountKeys(principal).names
-        let rows = try store.auditEntries(AuditQuery(userID: principal.user.id, limit: take * 4))
+        let rows = try store.auditEntries(AuditQuery(before: before, userID: principal.user.id, events: Self.ownHistoryKinds, limit: take))
         return rows.compactMap { entry -> AccountEvent? in
             let e = entry.event
-            guard let kind = AuditKind(rawValue: e.kind), !AuditKind.notInOwnHistory.contains(kind) else { return nil }
+            guard let kind = AuditKind(rawValue: e.kind) else { return nil }
             return AccountEvent(id: String(entry.id), type: e.kind, at: e.at / 1000, outcome: e.outcome == "success" ? "success" : "failure",
                                 by_operator: kind.byOperator, address: kind.byOperator ? nil : e.remote.flatMap { $0.isEmpty ? nil : $0 },
                                 client_id: e.clientID, client_name: e.clientID.map(clientName), key_id: e.credentialID,
                                 key_name: e.credentialID.flatMap { names[$0] })
-        }.prefix(take).map { $0 }
+        }
     }
+
+    /// The kinds an owner's history shows: every one but ``AuditKind/notInOwnHistory``.
+    static let ownHistoryKinds = AuditKind.allCases.filter { !AuditKind.notInOwnHistory.contains($0) }.map { AuditMatch(kind: $0.rawValue) }
 
     /// What the account page calls an app: the client's name, else its ID.
     public func clientName(_ id: String) -> String { clients.client(id)?.name ?? id }
