@@ -95,6 +95,11 @@ enum FuzzReplay {
         for header in [#"for=192.0.2.60;proto=https, for="[2001:db8::17]:4711""#, "198.51.100.1, 10.1.2.3", #"for=unknown;by="_hidden""#] {
             try write(.forwarded, Array(header.utf8))
         }
+        for agent in ["SignetClient (iOS 18.1)", "SignetClient (", "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8 Build/AP2A.240905.003)",
+                      "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/131.0 Mobile/15E148 Safari/604.1",
+                      "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0"] {
+            try write(.userAgent, Array(agent.utf8))
+        }
         for cidr in ["10.0.0.0/8", "2001:db8::/32", "::ffff:127.0.0.1", "::1", "0.0.0.0/0"] { try write(.cidr, Array(cidr.utf8)) }
         let session = AuthSession(
             id: Array(repeating: 1, count: 16), kind: .stepUp, clientID: "app", challenge: Array(repeating: 2, count: 32), userID: "u", userHandle: [3],

@@ -127,4 +127,20 @@ extension FuzzTarget {
             }
         }
     }
+
+    /// A name made from a `User-Agent` is made of Signet's own words only (a browser of its list,
+    /// "Browser", a system of its list), so nothing of the text reaches a page, a passkey's name
+    /// or a mail; what a session keeps of it is its first 300 characters.
+    static func checkUserAgent(_ body: [UInt8]) {
+        let text = String(decoding: body, as: UTF8.self)
+        let (browser, system) = Ceremonies.browserParts(text)
+        let browsers = Set(Ceremonies.browserMarks.map(\.name))
+        precondition(browser.map(browsers.contains) != false && system.map(Ceremonies.sdkSystems.contains) != false, "a browser or system not from the lists")
+        let words = browsers.union(Ceremonies.sdkSystems).union(["Browser"])
+        precondition(Ceremonies.browserName(text).components(separatedBy: " · ").allSatisfy(words.contains), "a name with words of the text")
+        precondition((Ceremonies.knownBrowserName(text) == nil) == (browser == nil), "a known browser without a browser")
+        if let kept = Ceremonies.clippedUserAgent(text) {
+            precondition(kept.count <= 300 && text.hasPrefix(kept), "a kept User-Agent that grew or is not the text's start")
+        }
+    }
 }

@@ -68,6 +68,8 @@ enum FuzzTarget {
         // What the BLOB's signing chain is checked against: after a mode byte, 0 a certificate
         // whose distribution points are read, else a revocation list.
         case revocation
+        // A `User-Agent`, as the names of sessions and passkeys are made from it.
+        case userAgent
     }
 
     /// The root the fuzzed BLOBs are checked under (none of them is signed under it).
@@ -241,6 +243,7 @@ enum FuzzTarget {
         case .importRecord: checkImportRecord(body)
         case .sealedBackup: checkSealedBackup(body)
         case .revocation: checkRevocation(body)
+        case .userAgent: checkUserAgent(body)
         case .metadataBLOB: checkMetadataBLOB(body)
         case .sealedSession:
             if let session = SessionSealer.decode(body) {

@@ -191,14 +191,14 @@ extension Ceremonies {
 
     /// A `User-Agent` as a session keeps it: its first 300 characters (the count of bytes, known
     /// without a walk, tells first whether there is anything to cut).
-    static func clippedUserAgent(_ userAgent: String?) -> String? {
+    package static func clippedUserAgent(_ userAgent: String?) -> String? {
         guard let userAgent, userAgent.utf8.count > 300 else { return userAgent }
         return String(userAgent.prefix(300))
     }
 
     /// The browser and the system a User-Agent names, each as far as it can be told. Signet's
     /// SDK names its system in a form of its own, `SignetClient (iOS 18.1)`, and no browser.
-    static func browserParts(_ userAgent: String?) -> (browser: String?, system: String?) {
+    package static func browserParts(_ userAgent: String?) -> (browser: String?, system: String?) {
         guard let ua = userAgent else { return (nil, nil) }
         if ua.hasPrefix(sdkAgent) {
             let system = String(decoding: ua.utf8.dropFirst(sdkAgent.utf8.count).prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: ")") }, as: UTF8.self)
@@ -213,7 +213,7 @@ extension Ceremonies {
     /// How a User-Agent names its browser, in the order they are looked for: those built on
     /// another's engine name it too (Edge, Opera and Samsung Internet say `Chrome/`; every
     /// browser on iOS says `Safari/`, Chrome there `CriOS/` and Firefox `FxiOS/`).
-    static let browserMarks: [(name: String, tokens: [String])] = [
+    package static let browserMarks: [(name: String, tokens: [String])] = [
         ("Edge", ["Edg/", "EdgA/", "EdgiOS/"]), ("Opera", ["OPR/", "OPT/"]), ("Samsung Internet", ["SamsungBrowser/"]),
         ("Firefox", ["Firefox/", "FxiOS/"]), ("Chrome", ["Chrome/", "CriOS/"]), ("Safari", ["Safari/"]),
     ]
@@ -225,13 +225,13 @@ extension Ceremonies {
     }
 
     /// ``browserName(_:)`` when the User-Agent names a browser; `nil` for an app's or a tool's.
-    static func knownBrowserName(_ userAgent: String?) -> String? {
+    package static func knownBrowserName(_ userAgent: String?) -> String? {
         browserParts(userAgent).browser == nil ? nil : browserName(userAgent)
     }
 
     /// How Signet's SDK begins its `User-Agent`, and the systems it names there.
     static let sdkAgent = "SignetClient ("
-    static let sdkSystems: Set<String> = ["iOS", "iPadOS", "macOS", "visionOS", "watchOS", "tvOS", "Linux", "Android", "Windows"]
+    package static let sdkSystems: Set<String> = ["iOS", "iPadOS", "macOS", "visionOS", "watchOS", "tvOS", "Linux", "Android", "Windows"]
 
     /// The name of a passkey made without one, of a model nothing names, after where it was made:
     /// the browser, when `userAgent` names one the pages can tell ("Safari · iOS"); else, made
