@@ -221,8 +221,11 @@ extension Ceremonies {
     /// A short name for a User-Agent: the browser and the system, as far as they can be told.
     public static func browserName(_ userAgent: String?) -> String {
         let (browser, system) = browserParts(userAgent)
-        return system.map { "\(browser ?? "Browser") · \($0)" } ?? browser ?? "Browser"
+        return label(browser ?? "Browser", on: system)
     }
+
+    /// What something is called with the system it runs on, when that is known: "Safari · iOS".
+    static func label(_ thing: String, on system: String?) -> String { system.map { "\(thing) · \($0)" } ?? thing }
 
     /// ``browserName(_:)`` when the User-Agent names a browser; `nil` for an app's or a tool's.
     package static func knownBrowserName(_ userAgent: String?) -> String? {
@@ -242,13 +245,8 @@ extension Ceremonies {
     func madeInName(userAgent: String?, app: String?) -> String? {
         if let browser = Self.knownBrowserName(userAgent) { return browser }
         guard let app else { return nil }
-        let name = clients.client(app)?.name
-        switch (name, Self.browserParts(userAgent).system) {
-        case (let name?, let system?): return "\(name) · \(system)"
-        case (let name?, nil): return name
-        case (nil, let system?): return "App · \(system)"
-        case (nil, nil): return nil
-        }
+        let name = clients.client(app)?.name, system = Self.browserParts(userAgent).system
+        return name == nil && system == nil ? nil : Self.label(name ?? "App", on: system)
     }
 
     /// `DELETE /me/sessions`, the account page's "Sign out everywhere else": ends every session
@@ -307,8 +305,7 @@ extension Ceremonies {
     /// `User-Agent` of its sign-in names, when it names one ("Acme · iOS"), so that the same app
     /// on two phones shows as two.
     public func appSessionName(_ session: SessionRow) -> String {
-        let app = clientName(session.clientID)
-        return Self.browserParts(session.initial.userAgent).system.map { "\(app) · \($0)" } ?? app
+        Self.label(clientName(session.clientID), on: Self.browserParts(session.initial.userAgent).system)
     }
 
     /// `/device` (RFC 8628 §3.3): the signed-in browser approves or denies another device's
