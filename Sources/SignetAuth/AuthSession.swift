@@ -44,6 +44,10 @@ package struct AuthSession: Sendable, Equatable {
     /// Milliseconds since 1970.
     package var expiresAt: Int64
 
+    /// When the ceremony began, in milliseconds since 1970: the first 6 bytes of its
+    /// time-ordered ``id``.
+    package var startedAt: Int64 { Ceremonies.madeAt(timeOrderedID: id) }
+
     /// At most this many credential IDs ride along (username-first sign-in lists the account's passkeys).
     package static let maxAllowCredentials = 32
 

@@ -38,6 +38,9 @@ struct Needs: Sendable {
     static let sensitive = Needs(token: .required(.account), stepUp: true)
     /// Adding a credential: sensitive, but a fresh code session may do it under a recovery hold.
     static let addsCredential = Needs(token: .required(.account), stepUp: true, codeSessionAllowed: true)
+    /// The second step of adding a passkey: the ceremony checks the step-up as of its first
+    /// step (``Ceremonies/addPasskey(_:principal:context:userAgent:app:)``).
+    static let finishesPasskey = Needs(token: .required(.account))
     /// A copy of the account's data: a fresh sign-in of any kind, a passkey's or a code's (an
     /// account without a passkey can have its copy too).
     static let recentSignIn = Needs(token: .required(.account), stepUp: true, codeSessionAllowed: true)

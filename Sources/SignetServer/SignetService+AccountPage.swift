@@ -27,8 +27,8 @@ extension SignetService {
             return Wire.encode(try s.ceremonies.beginAddPasskey(session.principal, conditional: conditional))
         }
         r.add("POST", "/account/passkeys") { s, call in
+            // The step-up is the ceremony's, as of the options' moment.
             let session = try s.signedInCall(call)
-            try s.ceremonies.requireFreshAuthentication(session.principal, allowCode: true)
             return try Wire.encode(s.ceremonies.addPasskey(AddPasskeyRequest(wire: s.body(call)), principal: session.principal, context: call.context,
                                                            userAgent: call.request.header("user-agent")), status: 201)
         }

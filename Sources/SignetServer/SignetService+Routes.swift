@@ -91,7 +91,7 @@ extension SignetService {
             let conditional = call.request.body.isEmpty ? false : try s.body(call)["conditional"] == .bool(true)
             return Wire.encode(try s.ceremonies.beginAddPasskey(call.account, conditional: conditional))
         }
-        r.add("POST", "/me/passkeys", needs: .addsCredential) { s, call in
+        r.add("POST", "/me/passkeys", needs: .finishesPasskey) { s, call in
             try Wire.encode(s.ceremonies.addPasskey(AddPasskeyRequest(wire: s.body(call)), principal: call.account, context: call.context,
                                                      userAgent: call.request.header("user-agent"), app: call.account.clientID), status: 201)
         }

@@ -40,17 +40,23 @@ struct SignedIn {
 
     /// Adds a passkey from `authenticator` through /me/passkeys/options and /me/passkeys.
     func addPasskey(_ authenticator: SoftwareAuthenticator, name: String? = nil, tamper: Tamper = .none) throws -> (status: Int, json: JSONValue) {
+        var body = try makePasskey(authenticator, tamper: tamper)
+        if let name { body["name"] = .string(name) }
+        return try call("POST", "/me/passkeys", .object(body))
+    }
+
+    /// The first step of adding a passkey (/me/passkeys/options) and `authenticator`'s
+    /// registration for it: the body of /me/passkeys.
+    func makePasskey(_ authenticator: SoftwareAuthenticator, tamper: Tamper = .none) throws -> JSONObject {
         let (status, options) = try call("POST", "/me/passkeys/options", .object([:]))
-        try #require(status == 200)
+        try #require(status == 200, "\(options.serialized)")
         let publicKey = try #require(options["authn_params_public_key"])
         let challenge = try #require(publicKey["challenge"]?.string.flatMap { Base64URL.decode($0) })
         let handle = try #require(publicKey["user"]?["id"]?.string.flatMap { Base64URL.decode($0) })
         let excluded = (publicKey["excludeCredentials"]?.array ?? []).compactMap { $0["id"]?.string.flatMap { Base64URL.decode($0) } }
         let response = try authenticator.register(rpID: TestServer.rpID, origin: TestServer.origin, challenge: challenge, userHandle: handle,
                                                   userName: "x", excludeCredentials: excluded, tamper: tamper)
-        var body: JSONObject = ["auth_session": options["auth_session"]!, "authn_response": response.json]
-        if let name { body["name"] = .string(name) }
-        return try call("POST", "/me/passkeys", .object(body))
+        return ["auth_session": options["auth_session"]!, "authn_response": response.json]
     }
 }
 

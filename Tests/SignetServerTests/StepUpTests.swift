@@ -28,7 +28,12 @@ extension Phone {
     static func sensitive(_ account: SignedIn, passkeyID: String, deviceKeyID: String) -> [(name: String, call: () throws -> (status: Int, json: JSONValue))] {
         [
             ("add passkey options", { try account.call("POST", "/me/passkeys/options", .object([:])) }),
-            ("add passkey", { try account.call("POST", "/me/passkeys", .object(["auth_session": .string("x"), "authn_response": .object([:])])) }),
+            ("add passkey", {
+                // A well-formed registration, with an auth_session that began nothing: checked as of now.
+                let made = try SoftwareAuthenticator().register(rpID: TestServer.rpID, origin: TestServer.origin, challenge: [UInt8](repeating: 7, count: 32),
+                                                                userHandle: [1], userName: "x")
+                return try account.call("POST", "/me/passkeys", .object(["auth_session": .string("x"), "authn_response": made.json]))
+            }),
             ("rename passkey", { try account.call("PATCH", "/me/passkeys/\(passkeyID)", .object(["name": .string("New")])) }),
             ("revoke passkey", { try account.call("DELETE", "/me/passkeys/\(passkeyID)") }),
             ("enrol device key", {
@@ -68,6 +73,37 @@ extension Phone {
             let (status, json) = try call()
             #expect(status != 401, "\(name) after a step-up: \(json.serialized)")
         }
+    }
+
+    @Test("adding a passkey is finished when its options were fresh, though the window passed since; a token that could not have begun it is refused, and the auth_session stays good for one that could")
+    func addingFinishesAsOfItsStart() throws {
+        let server = try TestServer()
+        let account = try SignedIn(server, email: "slow@signet.test")
+        // Options 200 s after the sign-in; the registration comes 200 s later, past the window.
+        server.clock.advance(200)
+        let made = try account.makePasskey(SoftwareAuthenticator())
+        server.clock.advance(200)
+        #expect(try account.call("POST", "/me/passkeys/options", .object([:])).json["reason"] == .string("step_up_required"), "the window has passed")
+        let (added, info) = try account.call("POST", "/me/passkeys", .object(made))
+        #expect(added == 201, "\(info.serialized)")
+        #expect(try account.passkeys().count == 2)
+
+        // A ceremony begun by a fresh token of the account (another sign-in) cannot be finished
+        // with the stale one: as of its start, that token was past the window.
+        let again = SignedIn(server, phone: account.phone, access: try #require(try account.phone.signIn()["access_token"]?.string))
+        let other = try again.makePasskey(SoftwareAuthenticator())
+        let raw = try server.send("POST", "/me/passkeys", headers: account.bearer, body: Array(JSONValue.object(other).serialized.utf8))
+        let refusal = try StrictJSON().parse(raw.body)
+        #expect(raw.status == 401 && refusal["reason"] == .string("step_up_required"), "\(refusal.serialized)")
+        #expect(raw.headers["www-authenticate"]?.contains(#"error="insufficient_user_authentication""#) == true)
+        // Refused before the ceremony: the auth_session is not spent, and the token that began it finishes it.
+        #expect(try again.call("POST", "/me/passkeys", .object(other)).status == 201)
+        #expect(try account.passkeys().count == 3)
+
+        // How late is bounded by the auth_session's own life.
+        let late = try again.makePasskey(SoftwareAuthenticator())
+        server.clock.advance(Double(server.app.configuration.sessionTimeout + 1))
+        #expect(try again.call("POST", "/me/passkeys", .object(late)).json["reason"] == .string("auth_session_expired"))
     }
 
     @Test("a refreshed token keeps its sign-in's auth_time, so a refresh is no step-up")

@@ -40,7 +40,16 @@ extension Ceremonies {
     /// attestation policy as sign-up) and adds the passkey; `userAgent` (the request's) and `app`
     /// (the client, when an app adds it through the API) name a passkey made without a name
     /// (``madeInName(userAgent:app:)``).
+    ///
+    /// The step-up (RFC 9470) is checked as of the moment the ceremony began, when
+    /// `POST /me/passkeys/options` checked it too: by the time the finish comes the authenticator
+    /// has made the passkey, and refusing it then for a window that passed in between would leave
+    /// the user a passkey the server does not know (a conditional creation, with no sheet, may
+    /// take a while). The token must still be one that could have begun it; the auth_session,
+    /// single-use and alive for `session_timeout`, bounds how late that is.
     public func addPasskey(_ request: AddPasskeyRequest, principal: Principal, context: RequestContext, userAgent: String? = nil, app: String? = nil) throws -> PasskeyInfo {
+        // An auth_session this server did not seal began nothing: checked as of now, it is then refused below.
+        try requireFreshAuthentication(principal, allowCode: true, asOf: sessions.open(request.auth_session)?.startedAt)
         let user = principal.user
         let name = try Self.displayName(request.name.map { String($0.prefix(100)) }, member: "name", limit: 100)
         let clientID = principal.clientID ?? ""

@@ -52,7 +52,7 @@ extension Ceremonies {
     /// A time-ordered ID's first 6 bytes: its making, in milliseconds.
     static func sessionStart(_ sid: String) -> Int64? {
         guard let bytes = Base64URL.decode(sid), bytes.count >= 6 else { return nil }
-        return bytes.prefix(6).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        return madeAt(timeOrderedID: bytes)
     }
 
     /// The logout token for `notice`, to `clientID` (Back-Channel Logout §2.4): `iss`, `aud`,

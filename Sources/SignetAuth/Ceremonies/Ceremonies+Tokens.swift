@@ -323,9 +323,11 @@ extension Ceremonies {
     /// otherwise 401 with the challenge that tells the client to step up.
     /// With `allowCode`, a fresh email- or recovery-code session passes too: the one exception,
     /// adding a credential, which then opens a recovery (DESIGN.md, "Recovery").
-    public func requireFreshAuthentication(_ principal: Principal, allowCode: Bool = false) throws {
+    /// `asOf` (milliseconds) is the moment the check must have held at, now by default; a
+    /// two-step change passes the moment its first step began (``addPasskey(_:principal:context:userAgent:app:)``).
+    public func requireFreshAuthentication(_ principal: Principal, allowCode: Bool = false, asOf moment: Int64? = nil) throws {
         let maxAge = configuration.stepUpMaxAge
-        let age = principal.authTime.map { nowMillis / 1000 - $0 }
+        let age = principal.authTime.map { (moment ?? nowMillis) / 1000 - $0 }
         let strong = principal.methods.contains("pop") || principal.methods.contains("hwk") || (allowCode && principal.isCodeSession)
         guard let age, age <= Int64(maxAge), strong else {
             var error = AuthError(.stepUpRequired, "auth_time \(age.map { "\($0) s ago" } ?? "absent"), amr \(principal.methods); max_age \(maxAge)")

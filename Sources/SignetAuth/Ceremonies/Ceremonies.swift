@@ -153,6 +153,9 @@ public final class Ceremonies: Sendable {
         return (0..<6).map { UInt8(truncatingIfNeeded: ms >> (8 * (5 - $0))) } + random(10)
     }
 
+    /// When a ``timeOrderedID()`` was made: its first 6 bytes, in milliseconds.
+    static func madeAt(timeOrderedID id: [UInt8]) -> Int64 { id.prefix(6).reduce(Int64(0)) { $0 << 8 | Int64($1) } }
+
     /// A new account's ID: a random (version 4) UUID from the injected random source.
     func newUserID() -> String {
         var bytes = random(16)
