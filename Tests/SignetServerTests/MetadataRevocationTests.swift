@@ -143,6 +143,32 @@ import Testing
                 && unreachable?.fix?.contains("reach the addresses the BLOB's signing chain names") == true, "\(unreachable?.detail ?? "none") \(unreachable?.fix ?? "")")
     }
 
+    @Test("with blob_file and no url, signet doctor checks the file's chain against its lists: passes a clean one, fails a revoked one, notes lists it cannot reach")
+    func doctorFileOnly() throws {
+        defer { listener.stop() }
+        let (_, file) = try MetadataFetchTests.blobFile()
+        try Data(try blob(44)).write(to: URL(fileURLWithPath: file))
+        var configuration = TestServer.configuration()
+        configuration.attestation = "direct"
+        (configuration.attestationMetadataFile, configuration.attestationMetadataRootFile) = (file, root)
+        let doctor = Doctor(configuration: configuration, options: HTTPSOptions())
+        try serveCleanLists()
+        let passed = doctor.metadataFileRevocationCheck().first
+        #expect(passed?.status == .pass && passed?.detail == "the signing chain of BLOB no. 44 in blob_file is not revoked (2 revocation list(s) checked)",
+                "\(passed?.detail ?? "none")")
+        #expect(blobs.count == 2, "the two lists, and no BLOB: there is no url to fetch")
+        blobs.serve("/intermediate.crl", try service.revocationList(revoking: [3]))
+        let revoked = doctor.metadataFileRevocationCheck().first
+        #expect(revoked?.status == .fail && revoked?.detail.contains("BLOB no. 44 in blob_file: x5c[1]: certificate revoked") == true
+                && revoked?.fix?.contains("fetch the BLOB again") == true, "\(revoked?.detail ?? "none")")
+        blobs.serve("/signer.crl", status: 503, [])
+        let unreachable = doctor.metadataFileRevocationCheck().first
+        #expect(unreachable?.status == .note && unreachable?.detail.contains("signer.crl answered 503") == true, "\(unreachable?.detail ?? "none")")
+        // With a url, the url check covers it (what the servers fetch), and this one says nothing.
+        configuration.attestationMetadataURL = url + "/"
+        #expect(Doctor(configuration: configuration, options: HTTPSOptions()).metadataFileRevocationCheck().isEmpty)
+    }
+
     @Test("a first start whose chain is revoked does not start, and names why")
     func firstStartRevoked() throws {
         defer { listener.stop() }

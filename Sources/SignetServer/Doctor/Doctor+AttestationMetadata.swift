@@ -62,6 +62,35 @@ extension Doctor {
         return [.pass("attestation_metadata.url", "serves BLOB no. \(served.number), due to be replaced by \(served.nextUpdate)\(file); \(revocation)")]
     }
 
+    /// `attestation_metadata.blob_file` without a `url` (a BLOB an operator's job puts in
+    /// place): the servers fetch nothing, so the revocation lists its signing chain names (MDS 3.0
+    /// §3.2, RFC 5280 §4.2.1.13) are checked here, fetched as a server fetches them for a BLOB
+    /// of its own. A revoked chain fails; lists this machine cannot reach are a note, as an
+    /// offline deployment may have none to reach.
+    package func metadataFileRevocationCheck(now: Date = Date()) -> [DoctorCheck] {
+        let name = "attestation_metadata.revocation"
+        // A file that does not read is the attestation_metadata check's finding.
+        guard configuration.attestationMetadataURL == nil, let rootFile = configuration.attestationMetadataRootFile,
+              let blob = (try? SignetApp.attestationMetadata(configuration, now: now)) ?? nil, let root = try? SignetApp.metadataRoot(rootFile)
+        else { return [] }
+        let listed = blob.signingChain.filter { !$0.crlDistributionPoints.isEmpty }.count
+        guard listed > 0 else { return [.pass(name, "the signing chain of BLOB no. \(blob.number) in blob_file names no revocation list to check")] }
+        var fetching = SignetApp.metadataFetchOptions
+        (fetching.caFile, fetching.resolve, fetching.connectTo) = (options.caFile, options.resolve, options.connectTo)
+        let lists: [CertificateRevocationList]
+        do {
+            lists = try SignetApp.revocationLists(blob.signingChain, options: fetching)
+        } catch {
+            return [.note(name, "not checked, and the servers do not check it either (no attestation_metadata.url): \(error.outcome.detail); "
+                          + "run signet doctor where those addresses can be reached after each new BLOB")]
+        }
+        if let refusal = blob.revocationRefusal(anchor: root, now: now, crls: lists) {
+            return [.fail(name, "BLOB no. \(blob.number) in blob_file: \(refusal.detail)",
+                          fix: "the Metadata Service's signing certificate is revoked: fetch the BLOB again from https://mds3.fidoalliance.org/ (signed with its new one) into the file")]
+        }
+        return [.pass(name, "the signing chain of BLOB no. \(blob.number) in blob_file is not revoked (\(listed) revocation list(s) checked)")]
+    }
+
     /// The BLOB as a start would read it now: its summary, or why it is refused or stale, and
     /// the defects in its entries that were passed over.
     func metadataBLOBCheck(now: Date) -> [DoctorCheck] {

@@ -51,7 +51,7 @@ public struct Doctor: Sendable {
         checks.append(reachable ? passkeyEndpointsCheck() : DoctorCheck.skip("passkey_endpoints", because: reason))
         if appleCDN, !iosApps.isEmpty { checks.append(appleCDNCheck()) }
         if google, !androidApps.isEmpty { checks.append(googleCheck()) }
-        return checks + backchannelChecks() + clientKeyChecks() + metadataURLCheck()
+        return checks + backchannelChecks() + clientKeyChecks() + metadataURLCheck() + metadataFileRevocationCheck()
     }
 
     static func skipped(_ names: [String], _ reason: String) -> [DoctorCheck] { names.map { DoctorCheck.skip($0, because: reason) } }
