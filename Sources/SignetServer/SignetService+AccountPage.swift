@@ -213,6 +213,9 @@ extension SignetService {
         return response
     }
 
+    /// How many security events an account page shows at a time.
+    static let eventsShown = 15
+
     /// The account page: passkeys, device keys, sessions (this one marked), roles (when it has
     /// some), recovery codes, the open recovery, recent security events.
     func accountPage(_ call: Call, browser: Browser? = nil, session: WebSession? = nil, error: AuthError? = nil, status: Int = 200,
@@ -245,8 +248,12 @@ extension SignetService {
             ["id": .text(a.id), "label": .text(ceremonies.appSessionName(a)), "kind": .text(strings["app"] ?? ""), "current": .bool(false),
              "created": .text(when(a.createdAt)), "lastSeen": .text(when(a.updatedAt)), "address": .text(a.initial.remote ?? "")]
         }
-        // The events a person would call security events (``Ceremonies/ownHistory(_:take:names:)``), in their words.
-        let events = try ceremonies.ownHistory(principal, take: 15, names: keys.names).compactMap { e -> [String: TemplateValue]? in
+        // The events a person would call security events (``Ceremonies/ownHistory(_:take:before:names:)``), in their words,
+        // 15 at a time: `events_before` (an event's ID) is the page of older ones, and one more read says whether there is one.
+        let before = try Self.eventID(call.request.query["events_before"], "events_before")
+        let history = try ceremonies.ownHistory(principal, take: Self.eventsShown + 1, before: before, names: keys.names)
+        let older = history.count > Self.eventsShown ? history[Self.eventsShown - 1].id : ""
+        let events = history.prefix(Self.eventsShown).compactMap { e -> [String: TemplateValue]? in
             guard let text = strings["event_" + e.type] else { return nil }
             return ["kind": .text(text), "what": .text(e.key_name ?? ""), "at": .text(when(e.at * 1000)),
                     "outcome": .text(e.outcome == "success" ? "" : strings["failed"] ?? ""), "address": .text(e.address ?? "")]
@@ -266,7 +273,7 @@ extension SignetService {
             "roles": .list(roles), "hasRoles": .bool(!roles.isEmpty),
             // The switch needs a passkey to confirm it: an account without one is not offered it.
             "emailSignIn": .bool(emailSignIn), "emailCodes": .bool(configuration.email.canSend && (!listed.isEmpty || !emailSignIn)),
-            "events": .list(events), "codesLeft": .text(codes.remaining > 0 ? String(codes.remaining) : ""),
+            "events": .list(events), "olderEvents": .text(older), "eventsPaged": .bool(before != nil), "codesLeft": .text(codes.remaining > 0 ? String(codes.remaining) : ""),
             "recoveryOpen": .bool(recovery != nil), "recoveryUntil": .text(recovery.map { when($0.hold_until * 1000) } ?? ""),
         ]
         if let notice = call.request.query["notice"], let text = strings["notice_" + notice] { values["notice"] = .text(text) }

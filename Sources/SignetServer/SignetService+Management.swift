@@ -149,6 +149,15 @@ extension SignetService {
     }
 
     /// A query argument that must be a whole number when present.
+    /// A page's `before` (`GET /me/events`, the account page's `events_before`): an event's
+    /// `id`, whose older events are the page; `nil` when absent.
+    static func eventID(_ text: String?, _ name: String) throws -> Int64? {
+        try text.map { text in
+            guard text.utf8.count <= 18, let id = Int64(text), id > 0 else { throw AuthError.malformed("\(name) must be an event's id") }
+            return id
+        }
+    }
+
     static func integer(_ text: String?, _ name: String, default value: Int) throws -> Int {
         guard let text, !text.isEmpty else { return value }
         guard text.utf8.count <= 9, let number = Int(text) else { throw AuthError.malformed("\(name) must be a number") }

@@ -167,10 +167,7 @@ extension SignetService {
             let take = try Self.integer(call.request.query["take"], "take", default: 20)
             guard (1...100).contains(take) else { throw AuthError.malformed("take must be 1 to 100") }
             // `before`: an event's `id`, for the page of older ones.
-            let before = try call.request.query["before"].map { text in
-                guard text.utf8.count <= 18, let id = Int64(text), id > 0 else { throw AuthError.malformed("before must be an event's id") }
-                return id
-            }
+            let before = try Self.eventID(call.request.query["before"], "before")
             return try Wire.encode(AccountEventList(events: s.ceremonies.ownHistory(call.account, take: take, before: before)))
         }
         r.add("GET", "/me/device-keys", needs: .account) { s, call in try Wire.encode(s.ceremonies.deviceKeys(call.account)) }

@@ -71,4 +71,50 @@ import Testing
         #expect(try other.call("GET", "/me/events").json["events"]?.array?.map { $0["type"] } == [.string("sign_up")])
         #expect(try server.send("GET", "/me/events").status == 401)
     }
+
+    @Test("the account page shows 15 events at a time, newest first, and pages back through all of them with Older events; a bad events_before is an error page")
+    func accountPagePages() throws {
+        let server = try TestServer.withOperators()
+        let browser = WebBrowser(server)
+        _ = try browser.signUp(email: "pages@signet.test")
+        let id = try #require(try server.store.user(email: "pages@signet.test")?.id)
+        let ops = try server.managementToken()
+        // 20 operator changes after the sign-up: 21 events, so two pages.
+        for n in 1...20 {
+            #expect(try server.api("PATCH", "/api/v2/users/\(id)", token: ops, .object(["name": .string("Name \(n)")])).status == 200)
+        }
+        let first = try browser.page("/account").html
+        let firstRows = PasskeyNameTests.events(first)
+        #expect(firstRows.count == 15 && firstRows.allSatisfy { $0.kind == "An administrator changed your account" }, "\(firstRows)")
+        #expect(!first.contains("data-testid=\"newest-events\""), "the first page is the newest")
+        let link = try #require(Self.href(first, "older-events"))
+        #expect(link.hasPrefix("/account?events_before=") && link.hasSuffix("#h-events"))
+        let second = try browser.page(String(link.prefix { $0 != "#" })).html
+        let secondRows = PasskeyNameTests.events(second)
+        #expect(secondRows.map(\.kind) == Array(repeating: "An administrator changed your account", count: 5) + ["Account created"], "\(secondRows)")
+        #expect(Self.href(second, "older-events") == nil, "the last page has no older one")
+        #expect(Self.href(second, "newest-events") == "/account#h-events")
+        // Exactly 15 events: no link to an empty page.
+        let exact = WebBrowser(server)
+        _ = try exact.signUp(email: "fifteen@signet.test")
+        let other = try #require(try server.store.user(email: "fifteen@signet.test")?.id)
+        for n in 1...14 {
+            #expect(try server.api("PATCH", "/api/v2/users/\(other)", token: ops, .object(["name": .string("N\(n)")])).status == 200)
+        }
+        let full = try exact.page("/account").html
+        #expect(PasskeyNameTests.events(full).count == 15 && Self.href(full, "older-events") == nil)
+        // Not an event's ID: the error page, with the reason.
+        for bad in ["0", "x", "-3", "99999999999999999999"] {
+            let (status, html, _) = try browser.page("/account?events_before=\(bad)")
+            #expect(status == 400 && html.contains("data-reason=\"malformed\""), "\(bad): \(status)")
+        }
+    }
+
+    /// The `href` of the link marked `testID` on a page, unescaped.
+    static func href(_ html: String, _ testID: String) -> String? {
+        guard let mark = html.range(of: "data-testid=\"\(testID)\"") else { return nil }
+        let before = html[..<mark.lowerBound]
+        guard let start = before.range(of: "href=\"", options: .backwards) else { return nil }
+        return String(before[start.upperBound...].prefix { $0 != "\"" }).replacingOccurrences(of: "&amp;", with: "&")
+    }
 }
