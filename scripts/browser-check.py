@@ -469,6 +469,27 @@ try:
     report["export"] = {"format": exported["format"], "email": exported["account"]["email"], "passkeys": len(exported["passkeys"]),
                         "events": len(exported["events"]), "url": driver.current_url}
 
+    # 4d. The history, 15 events at a time: names saved until there is an older page, then
+    #     "Older events" and back to the newest.
+    driver.get(BASE + "/account")
+    for n in range(16):
+        if driver.find_elements(By.CSS_SELECTOR, '[data-testid="older-events"]'):
+            break
+        field = by_test_id(driver, "account-name")
+        field.clear()
+        field.send_keys(f"Ada {n}")
+        by_test_id(driver, "account-rename").click()
+        wait_for(driver, lambda d: "notice=name_changed" in d.current_url)
+    report["newest_events_listed"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="event-row"]'))
+    by_test_id(driver, "older-events").click()
+    wait_for(driver, lambda d: "events_before=" in d.current_url and d.find_elements(By.CSS_SELECTOR, '[data-testid="newest-events"]'))
+    report["older_events_listed"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="event-row"]'))
+    report["older_events_scrolled"] = driver.execute_script("return window.scrollY > 0")
+    shoot(driver, "account-older")
+    by_test_id(driver, "newest-events").click()
+    wait_for(driver, lambda d: "events_before=" not in d.current_url)
+    report["back_to_newest"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="event-row"]'))
+
     # 5. Sign out: the sign-in page's passkey autofill (mediation "conditional") signs in again
     #    with the passkey this browser holds. Then sign out with no passkey in the authenticator
     #    (autofill finds none), put it back, and sign in with the passkey button.

@@ -214,9 +214,12 @@ struct WebBrowserTests {
                 "\(r["brand_button"] ?? .null) \(r["brand_page"] ?? .null)")
         #expect(r["code_first_refused"] == .string("signup_domain_not_allowed"), "\(r["code_first_refused"] ?? .null)")
         #expect(r["code_first_signed_in"] == .string("ada@acme.test") && r["code_first_passkeys"] == .number("1"), "\(r["code_first_signed_in"] ?? .null)")
+        // The history pages back: 15 events, then the older ones, then the newest again.
+        #expect(r["newest_events_listed"] == .number("15") && r["back_to_newest"] == .number("15"), "\(r["newest_events_listed"] ?? .null)")
+        #expect((r["older_events_listed"]?.int64 ?? 0) >= 1 && r["older_events_scrolled"] == .bool(true), "\(r["older_events_listed"] ?? .null)")
         #expect(r["horizontal_overflow"] == .array([]), "pages wider than the window: \(r["horizontal_overflow"]?.serialized ?? "")")
         #expect(r["console_errors"] == .array([]), "\(r["console_errors"]?.serialized ?? "")")
-        for page in ["login", "signup", "code", "offer", "account", "step-up", "login-passkey-only", "login-es", "error", "signout", "enroll", "signup-code-first", "signup-domain-refused"] {
+        for page in ["login", "signup", "code", "offer", "account", "account-older", "step-up", "login-passkey-only", "login-es", "error", "signout", "enroll", "signup-code-first", "signup-domain-refused"] {
             #expect(FileManager.default.fileExists(atPath: shots.appendingPathComponent("\(page)-phone.png").path), "no screenshot of \(page)")
         }
     }
