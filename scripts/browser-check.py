@@ -659,6 +659,23 @@ try:
     report["enroll_email"] = wait_for(driver, lambda d: by_test_id(d, "enroll-email").text)
     report["enroll_link_hidden"] = "#" not in driver.current_url and "/enroll" in driver.current_url
     shoot(driver, "enroll")
+    # The options fetched with the page expire at the server while the page still holds them
+    # (its own clock has not moved): the passkey is made, the server refuses it, and the page
+    # tells the provider to forget it (Signal API).
+    advance(301)
+    by_test_id(driver, "enroll").click()
+    wait_for(driver, lambda d: any(n == "signalUnknownCredential" for n, _ in d.execute_script("return window.__signals")))
+    # Chromium's authenticator acts on the signal: the passkey it made is gone from it.
+    wait_for(driver, lambda d: not d.get_credentials())
+    report["enroll_refused_forgotten"] = [o.get("credentialId") for n, o in driver.execute_script("return window.__signals") if n == "signalUnknownCredential"]
+    report["enroll_refused_status"] = driver.find_element(By.ID, "status").text
+    # The page is left open past half its options' life (its clock, and Signet's, move on):
+    # the click asks for new options, and the passkey is kept.
+    swap_authenticator(driver)
+    driver.refresh()
+    wait_for(driver, lambda d: by_test_id(d, "enroll-email").text)
+    driver.execute_script("const now = Date.now; Date.now = () => now() + 301000;")
+    advance(301)
     click(driver, lambda d: by_test_id(d, "enroll"))
     report["enroll_signed_in"] = signed_in_as(driver)
     report["enroll_passkeys"] = len(driver.find_elements(By.CSS_SELECTOR, "[data-credential-id]"))
@@ -728,7 +745,7 @@ try:
         report["code_first_passkeys"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="passkey-row"]'))
     report["console_errors"] = [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE" and "favicon" not in e["message"]
                                 and "/login/code/verify" not in e["message"] and "/login/passkey" not in e["message"] and "client_id=nobody" not in e["message"]
-                                and "request_uri=" not in e["message"] and "/enroll/options" not in e["message"]
+                                and "request_uri=" not in e["message"] and "/enroll/options" not in e["message"] and "/enroll/passkey" not in e["message"]
                                 and not (code_first and e["message"].startswith(code_first + "/signup"))]
 except TimeoutException as error:
     report["failed"] = f"timed out at {driver.current_url}: " + driver.find_element(By.TAG_NAME, "body").text[:500]

@@ -82,6 +82,19 @@ public enum Script {
         }
       }
 
+      // A passkey the authenticator has just made, sent to `path`. When the server refuses it,
+      // nothing of it was kept (the ceremony's writes are one transaction), and the provider
+      // would keep offering a passkey that cannot sign in: tell it to forget that one. Not for
+      // the passkey the server has already, nor when the database could not say.
+      async function finishRegistration(path, body, credential) {
+        try {
+          return await post(path, Object.assign({ authn_response: credentialJSON(credential) }, body));
+        } catch (error) {
+          if (error.reason && error.reason !== "credential_exists" && error.reason !== "database_unavailable") signalUnknown(credential.id);
+          throw error;
+        }
+      }
+
       async function signIn(mediation, signal) {
         const start = await post("/login/options", {});
         const options = { publicKey: requestOptions(start.authn_params_public_key) };
@@ -149,7 +162,7 @@ public enum Script {
           try {
             const start = await post("/signup/options", { email: form.email.value, name: form.name.value });
             const credential = await navigator.credentials.create({ publicKey: creationOptions(start.authn_params_public_key) });
-            const done = await post("/login/passkey", { auth_session: start.auth_session, authn_response: credentialJSON(credential), authorization: data.authorization, return_to: returnTo() });
+            const done = await finishRegistration("/login/passkey", { auth_session: start.auth_session, authorization: data.authorization, return_to: returnTo() }, credential);
             go(done.redirect);
           } catch (error) {
             if (error.reason && error.reason !== "signup_code_required") { say(error.message); return; }
@@ -175,15 +188,23 @@ public enum Script {
             document.getElementById("enroll-email").textContent = first.email;
             button.hidden = false;
             say("");
+            // The options fetched with the page serve the first click (no request between the
+            // click and the sheet) while they are less than half their life old; a page left
+            // open longer asks for new ones, so its passkey is not made for a challenge that
+            // has expired.
             let start = first;
+            let fetched = Date.now();
             button.addEventListener("click", async () => {
               say(data.msgWorking);
               try {
-                start = start || await post("/enroll/options", { ticket });
+                if (!start || Date.now() - fetched > (start.authn_params_public_key.timeout || 300000) / 2) {
+                  start = await post("/enroll/options", { ticket });
+                  fetched = Date.now();
+                }
                 const options = start;
                 start = null;
                 const credential = await navigator.credentials.create({ publicKey: creationOptions(options.authn_params_public_key) });
-                const done = await post("/enroll/passkey", { ticket, auth_session: options.auth_session, authn_response: credentialJSON(credential) });
+                const done = await finishRegistration("/enroll/passkey", { ticket, auth_session: options.auth_session }, credential);
                 sessionStorage.removeItem(kept);
                 go(done.redirect);
               } catch (error) { explain(error); }
@@ -198,7 +219,7 @@ public enum Script {
         if (conditional) options.mediation = "conditional";
         if (signal) options.signal = signal;
         const credential = await navigator.credentials.create(options);
-        return post("/account/passkeys", { auth_session: start.auth_session, authn_response: credentialJSON(credential) });
+        return finishRegistration("/account/passkeys", { auth_session: start.auth_session }, credential);
       }
 
       // After a code sign-in: offer a passkey; where the browser can, create one conditionally.

@@ -207,6 +207,11 @@ struct WebBrowserTests {
         #expect(r["recovery_signed_in"] == .string("lin@example.test") && r["recovery_open"] == .bool(true) && r["recovery_passkeys"] == .number("2"),
                 "\(r["recovery_signed_in"] ?? .null) \(r["recovery_open"] ?? .null) \(r["recovery_passkeys"] ?? .null)")
         #expect(r["enroll_again"]?.string?.contains("passkey already") == true, "\(r["enroll_again"] ?? .null)")
+        // A passkey the server refused (its options had expired): the provider is told to forget
+        // it (and Chromium's authenticator then holds none), and the server has no such passkey.
+        let forgotten = r["enroll_refused_forgotten"]?.array?.compactMap { $0.string.flatMap { Base64URL.decode($0) } } ?? []
+        #expect(forgotten.count == 1 && r["enroll_refused_status"]?.string?.contains("expired") == true, "\(r["enroll_refused_forgotten"] ?? .null) \(r["enroll_refused_status"] ?? .null)")
+        for id in forgotten { #expect(try server.store.credential(id: id) == nil) }
         // Sign-up for one domain: the code first, a stranger's address refused, then the passkey.
         #expect(r["code_first_hint"] == .bool(true) && r["code_first_button"] == .string("Create account with an email code"), "\(r["code_first_button"] ?? .null)")
         #expect(r["brand_logo_width"] == .number("160"), "\(r["brand_logo_width"] ?? .null)")
