@@ -148,7 +148,6 @@ extension SignetService {
         return .object(try JSONObject(members: object.filter { fields.names.contains($0.key) == fields.include }))
     }
 
-    /// A query argument that must be a whole number when present.
     /// A page's `before` (`GET /me/events`, the account page's `events_before`): an event's
     /// `id`, whose older events are the page; `nil` when absent.
     static func eventID(_ text: String?, _ name: String) throws -> Int64? {
@@ -158,6 +157,7 @@ extension SignetService {
         }
     }
 
+    /// A query argument that must be a whole number when present.
     static func integer(_ text: String?, _ name: String, default value: Int) throws -> Int {
         guard let text, !text.isEmpty else { return value }
         guard text.utf8.count <= 9, let number = Int(text) else { throw AuthError.malformed("\(name) must be a number") }
