@@ -90,20 +90,19 @@ public final class SignetApp: @unchecked Sendable {
         }
         let purge = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.purge"))
         purge.schedule(deadline: .now() + 60, repeating: 60)
-        purge.setEventHandler { [weak self] in
-            guard let self else { return }
-            purgeExpired(now: Int64(clock().timeIntervalSince1970 * 1000))
-            // A new signing key once the newest is tokens.signing_key_rotation_days old.
-            service.ceremonies.rotateSigningKeyIfDue()
-            // Retired keys out of every instance's JWKS: their private keys go.
-            service.ceremonies.destroyRetiredSigningKeys()
-            // A Metadata Service BLOB fetched since into attestation_metadata.blob_file.
-            reloadAttestationMetadataIfChanged(now: clock())
-            // attestation_metadata.url: a day after the last fetch, an hour after one that failed.
-            fetchAttestationMetadataIfDue(now: clock())
-        }
+        purge.setEventHandler { [weak self] in self?.minuteOfUpkeep(now: clock()) }
         purge.resume()
         purger = purge
+        // The Metadata Service on a queue of its own: a fetch may wait on the network for
+        // minutes (a minute for the BLOB, half a minute for each revocation list), and the
+        // minute's purge and key rotation do not wait for it.
+        if configuration.attestationMetadataFile != nil {
+            let look = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.metadata"))
+            look.schedule(deadline: .now() + 60, repeating: 60)
+            look.setEventHandler { [weak self] in self?.minuteOfMetadata(now: clock()) }
+            look.resume()
+            metadataTimer = look
+        }
         scheduledBackup = ScheduledBackup(configuration: configuration, kek: kek, clock: clock, metrics: service.ceremonies.metrics, log: log)
         if listen { scheduledBackup?.start() }
         // The passkeys in use that the BLOB in force locks out, and how to find their accounts:
@@ -117,6 +116,23 @@ public final class SignetApp: @unchecked Sendable {
     /// (tests; a server listening also looks once a minute); its path.
     @discardableResult
     package func backUpIfDue() -> String? { scheduledBackup?.runIfDue() }
+
+    /// What a server does once a minute on the purge queue: the purge, then the signing keys (a
+    /// new one once the newest is `tokens.signing_key_rotation_days` old; retired ones out of
+    /// every instance's JWKS, their private keys gone). Nothing here waits on the network.
+    package func minuteOfUpkeep(now: Date) {
+        purgeExpired(now: Int64(now.timeIntervalSince1970 * 1000))
+        service.ceremonies.rotateSigningKeyIfDue()
+        service.ceremonies.destroyRetiredSigningKeys()
+    }
+
+    /// What a server with `attestation_metadata` does once a minute on a queue of its own: a BLOB
+    /// moved into `blob_file` since is put in force; with `url`, a fetch when one is due (a day
+    /// after the last, an hour after one that failed).
+    package func minuteOfMetadata(now: Date) {
+        reloadAttestationMetadataIfChanged(now: now)
+        fetchAttestationMetadataIfDue(now: now)
+    }
 
     /// The minute's purge of what no request can need any more. Each step's rows are counted in
     /// `/metrics` (`signet_purged_rows_total`); a step that fails is counted
@@ -151,6 +167,7 @@ public final class SignetApp: @unchecked Sendable {
     let log: AccessLog
 
     private var purger: (any DispatchSourceTimer)?
+    private var metadataTimer: (any DispatchSourceTimer)?
     /// The BLOB file as it was when last read (``reloadAttestationMetadataIfChanged(now:)``).
     let metadataStamp = Mutex<MetadataFileStamp?>(nil)
     /// When `attestation_metadata.url` is fetched next (``fetchAttestationMetadataIfDue(now:)``).
@@ -164,6 +181,7 @@ public final class SignetApp: @unchecked Sendable {
 
     deinit {
         purger?.cancel()
+        metadataTimer?.cancel()
         scheduledBackup?.stop()
         mailSender?.stop()
         logoutSender?.stop()
@@ -224,6 +242,7 @@ public final class SignetApp: @unchecked Sendable {
     /// Stops accepting, finishes requests in flight, stops.
     public func shutdown(grace: TimeInterval = 10) {
         purger?.cancel()
+        metadataTimer?.cancel()
         scheduledBackup?.stop()
         mailSender?.stop()
         logoutSender?.stop()

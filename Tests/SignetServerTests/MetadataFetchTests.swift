@@ -97,6 +97,26 @@ final class BLOBServer: HTTPHandler {
         #expect(live.app.fetchAttestationMetadataIfDue(now: Date().addingTimeInterval(86_500)) == .unchanged(42) && blobs.count == 2)
     }
 
+    @Test("the minute's purge and key rotation never wait on the Metadata Service: the fetch and the file's reload are the metadata minute's, on a queue of its own")
+    func minuteQueues() throws {
+        defer { listener.stop() }
+        let (_, file) = try Self.blobFile()
+        try Data(try blob(42)).write(to: URL(fileURLWithPath: file))
+        let live = try server(blobFile: file)
+        blobs.serve(try blob(43))
+        // A fetch is due (none yet since the start); the upkeep does not make it.
+        live.app.minuteOfUpkeep(now: Date())
+        #expect(blobs.count == 0 && live.app.service.ceremonies.metadata?.number == 42)
+        live.app.minuteOfMetadata(now: Date())
+        #expect(blobs.count == 1 && live.app.service.ceremonies.metadata?.number == 43)
+        // A BLOB moved into the file: the metadata minute reads it, the upkeep does not.
+        try Data(try blob(44)).write(to: URL(fileURLWithPath: file), options: .atomic)
+        live.app.minuteOfUpkeep(now: Date())
+        #expect(live.app.service.ceremonies.metadata?.number == 43)
+        live.app.minuteOfMetadata(now: Date())
+        #expect(live.app.service.ceremonies.metadata?.number == 44 && blobs.count == 1, "read from the file; the next fetch is a day away")
+    }
+
     @Test("a first start stops when the BLOB cannot be fetched or does not verify, naming why, and writes no file")
     func firstStartRefused() throws {
         defer { listener.stop() }
