@@ -24,7 +24,7 @@ extension Strings {
         "passkey_not_allowed": "This kind of passkey is no longer allowed here and cannot sign in: add another.", "created": "created", "last_used": "last used", "never": "never",
         "synced": "synced", "device_bound": "this device only", "hardware_bound": "hardware key, verified", "unknown_provider": "Passkey",
         "device_keys": "Device keys", "no_device_keys": "No device keys.", "sessions": "Where you're signed in", "this_device": "this browser",
-        "browser": "Browser", "app": "App", "last_seen": "last seen", "events": "Recent security events", "no_events": "No events yet.", "older_events": "Older events", "newest_events": "Newest events",
+        "browser": "Browser", "app": "App", "last_seen": "last seen", "events": "Recent security events", "no_events": "No events yet.", "older_events": "Older events", "newest_events": "Newest events", "events_earlier": "Earlier security events",
         "roles_title": "Your roles", "role_until": "Ends", "roles_hint": "Your organization's administrators give these. They decide what you may do in its apps.",
         "recovery_codes": "Recovery codes", "recovery_none": "You have no recovery codes.", "recovery_left": "unused recovery codes left.",
         "recovery_generate": "Create new recovery codes", "recovery_shown_once": "Keep these codes somewhere safe. They are shown only this once.",

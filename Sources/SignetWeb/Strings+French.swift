@@ -27,7 +27,7 @@ extension Strings {
         "passkey_not_allowed": "Ce type de clé d’accès n’est plus autorisé ici et ne permet plus de se connecter : ajoutez-en une autre.", "created": "créée", "last_used": "dernière utilisation", "never": "jamais",
         "synced": "synchronisée", "device_bound": "cet appareil uniquement", "hardware_bound": "clé matérielle vérifiée", "unknown_provider": "Clé d’accès",
         "device_keys": "Clés des appareils", "no_device_keys": "Aucune clé d’appareil.", "sessions": "Où vous êtes connecté", "this_device": "ce navigateur",
-        "browser": "Navigateur", "app": "Application", "last_seen": "dernière activité", "events": "Événements de sécurité récents", "no_events": "Aucun événement pour l’instant.", "older_events": "Événements plus anciens", "newest_events": "Événements les plus récents",
+        "browser": "Navigateur", "app": "Application", "last_seen": "dernière activité", "events": "Événements de sécurité récents", "no_events": "Aucun événement pour l’instant.", "older_events": "Événements plus anciens", "newest_events": "Événements les plus récents", "events_earlier": "Événements de sécurité antérieurs",
         "roles_title": "Vos rôles", "role_until": "Prend fin le", "roles_hint": "Les administrateurs de votre organisation vous les attribuent. Ils décident de ce que vous pouvez faire dans ses applications.",
         "recovery_codes": "Codes de récupération", "recovery_none": "Vous n’avez aucun code de récupération.", "recovery_left": "codes de récupération inutilisés restants.",
         "recovery_generate": "Créer de nouveaux codes de récupération", "recovery_shown_once": "Conservez ces codes en lieu sûr. Ils ne sont affichés que cette fois.",

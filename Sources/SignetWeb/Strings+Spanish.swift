@@ -27,7 +27,7 @@ extension Strings {
         "passkey_not_allowed": "Este tipo de llave de acceso ya no está permitido aquí y no sirve para iniciar sesión: añade otra.", "created": "creada", "last_used": "último uso", "never": "nunca",
         "synced": "sincronizada", "device_bound": "solo este dispositivo", "hardware_bound": "llave de hardware verificada", "unknown_provider": "Llave de acceso",
         "device_keys": "Claves de dispositivo", "no_device_keys": "No hay claves de dispositivo.", "sessions": "Dónde has iniciado sesión", "this_device": "este navegador",
-        "browser": "Navegador", "app": "App", "last_seen": "visto por última vez", "events": "Eventos de seguridad recientes", "no_events": "Aún no hay eventos.", "older_events": "Eventos anteriores", "newest_events": "Eventos más recientes",
+        "browser": "Navegador", "app": "App", "last_seen": "visto por última vez", "events": "Eventos de seguridad recientes", "no_events": "Aún no hay eventos.", "older_events": "Eventos anteriores", "newest_events": "Eventos más recientes", "events_earlier": "Eventos de seguridad anteriores",
         "roles_title": "Tus roles", "role_until": "Termina el", "roles_hint": "Te los asignan los administradores de tu organización. Deciden lo que puedes hacer en sus aplicaciones.",
         "recovery_codes": "Códigos de recuperación", "recovery_none": "No tienes códigos de recuperación.", "recovery_left": "códigos de recuperación sin usar.",
         "recovery_generate": "Crear códigos de recuperación nuevos", "recovery_shown_once": "Guarda estos códigos en un lugar seguro. Solo se muestran esta vez.",

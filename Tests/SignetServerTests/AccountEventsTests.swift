@@ -94,6 +94,8 @@ import Testing
         #expect(secondRows.map(\.kind) == Array(repeating: "An administrator changed your account", count: 5) + ["Account created"], "\(secondRows)")
         #expect(Self.href(second, "older-events") == nil, "the last page has no older one")
         #expect(Self.href(second, "newest-events") == "/account#h-events")
+        #expect(first.contains(">Recent security events</h2>") && second.contains(">Earlier security events</h2>"))
+        #expect(try browser.page(String(link.prefix { $0 != "#" }) + "&ui_locales=fr").html.contains(">Événements de sécurité antérieurs</h2>"))
         // Exactly 15 events: no link to an empty page.
         let exact = WebBrowser(server)
         _ = try exact.signUp(email: "fifteen@signet.test")
