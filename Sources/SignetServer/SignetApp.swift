@@ -88,20 +88,12 @@ public final class SignetApp: @unchecked Sendable {
             try server.start()
             try metricsServer?.start()
         }
-        let purge = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.purge"))
-        purge.schedule(deadline: .now() + 60, repeating: 60)
-        purge.setEventHandler { [weak self] in self?.minuteOfUpkeep(now: clock()) }
-        purge.resume()
-        purger = purge
+        purger = Self.everyMinute("signet.purge") { [weak self] in self?.minuteOfUpkeep(now: clock()) }
         // The Metadata Service on a queue of its own: a fetch may wait on the network for
         // minutes (a minute for the BLOB, half a minute for each revocation list), and the
         // minute's purge and key rotation do not wait for it.
         if configuration.attestationMetadataFile != nil {
-            let look = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.metadata"))
-            look.schedule(deadline: .now() + 60, repeating: 60)
-            look.setEventHandler { [weak self] in self?.minuteOfMetadata(now: clock()) }
-            look.resume()
-            metadataTimer = look
+            metadataTimer = Self.everyMinute("signet.metadata") { [weak self] in self?.minuteOfMetadata(now: clock()) }
         }
         scheduledBackup = ScheduledBackup(configuration: configuration, kek: kek, clock: clock, metrics: service.ceremonies.metrics, log: log)
         if listen { scheduledBackup?.start() }
@@ -116,6 +108,16 @@ public final class SignetApp: @unchecked Sendable {
     /// (tests; a server listening also looks once a minute); its path.
     @discardableResult
     package func backUpIfDue() -> String? { scheduledBackup?.runIfDue() }
+
+    /// A timer that runs `work` once a minute, the first a minute from now, on a serial queue
+    /// of its own named `label` (a run that takes longer delays the next, never overlaps it).
+    static func everyMinute(_ label: String, _ work: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: label))
+        timer.schedule(deadline: .now() + 60, repeating: 60)
+        timer.setEventHandler(handler: work)
+        timer.resume()
+        return timer
+    }
 
     /// What a server does once a minute on the purge queue: the purge, then the signing keys (a
     /// new one once the newest is `tokens.signing_key_rotation_days` old; retired ones out of
