@@ -43,6 +43,9 @@ package struct AuthSession: Sendable, Equatable {
     package var requireUserVerification: Bool
     /// Milliseconds since 1970.
     package var expiresAt: Int64
+    /// Adding a passkey: the sign-in session (the token's `sid`, OIDC Front-Channel Logout §3)
+    /// that began the ceremony; only a token of that session may finish it.
+    package var beganBy: String?
 
     /// When the ceremony began, in milliseconds since 1970: the first 6 bytes of its
     /// time-ordered ``id``.
@@ -52,7 +55,7 @@ package struct AuthSession: Sendable, Equatable {
     package static let maxAllowCredentials = 32
 
     package init(id: [UInt8], kind: Kind, clientID: String, challenge: [UInt8], userID: String? = nil, userHandle: [UInt8]? = nil, email: String? = nil,
-                 name: String? = nil, allowCredentials: [[UInt8]] = [], requireUserVerification: Bool, expiresAt: Int64) {
+                 name: String? = nil, allowCredentials: [[UInt8]] = [], requireUserVerification: Bool, expiresAt: Int64, beganBy: String? = nil) {
         self.id = id
         self.kind = kind
         self.clientID = clientID
@@ -64,6 +67,7 @@ package struct AuthSession: Sendable, Equatable {
         self.allowCredentials = allowCredentials
         self.requireUserVerification = requireUserVerification
         self.expiresAt = expiresAt
+        self.beganBy = beganBy
     }
 }
 
@@ -97,8 +101,9 @@ package struct SessionSealer: Sendable {
     // MARK: format 2
 
     /// Format 2: the byte 2; the kind (0 sign-up, 1 sign-in, 2 add-passkey, 3 step-up, 4
-    /// conditional add-passkey, 5 enrollment link); flags (bit 0 user
-    /// verification required, bits 1–4 user ID, user handle, email, name present); the expiry,
+    /// conditional add-passkey, 5 enrollment link, 6 enrollment registration); flags (bit 0 user
+    /// verification required, bits 1–5 user ID, user handle, email, name, beginning session
+    /// present; bit 5 is newer than the rest, and versions before it refuse a session that sets it); the expiry,
     /// 8 bytes big-endian; then the ID, the challenge, the client ID and the optional fields
     /// present, each as a 2-byte big-endian length and its bytes; then the number of allowed
     /// credential IDs (1 byte) and each, length-prefixed the same way.
@@ -117,6 +122,7 @@ package struct SessionSealer: Sendable {
         if s.userHandle != nil { flags |= 4 }
         if s.email != nil { flags |= 8 }
         if s.name != nil { flags |= 16 }
+        if s.beganBy != nil { flags |= 32 }
         out.append(flags)
         for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: UInt64(bitPattern: s.expiresAt) >> UInt64(shift))) }
         var fits = true
@@ -133,6 +139,7 @@ package struct SessionSealer: Sendable {
         if let v = s.userHandle { field(v) }
         if let v = s.email { field(v.utf8) }
         if let v = s.name { field(v.utf8) }
+        if let v = s.beganBy { field(v.utf8) }
         out.append(UInt8(allowed.count))
         for id in allowed { field(id) }
         return fits ? out : nil
@@ -154,15 +161,16 @@ package struct SessionSealer: Sendable {
             return Array(plain[i..<(i + n)])
         }
         func text() -> String? { field().map { String(decoding: $0, as: UTF8.self) } }
-        guard byte() == format, let kindIndex = byte(), Int(kindIndex) < kinds.count, let flags = byte(), flags < 32, plain.count >= 11 else { return nil }
+        guard byte() == format, let kindIndex = byte(), Int(kindIndex) < kinds.count, let flags = byte(), flags < 64, plain.count >= 11 else { return nil }
         var expires: UInt64 = 0
         for _ in 0..<8 { expires = expires << 8 | UInt64(byte()!) }
         guard let id = field(), let challenge = field(), let client = text() else { return nil }
-        var userID: String?, handle: [UInt8]?, email: String?, name: String?
+        var userID: String?, handle: [UInt8]?, email: String?, name: String?, beganBy: String?
         if flags & 2 != 0 { guard let v = text() else { return nil }; userID = v }
         if flags & 4 != 0 { guard let v = field() else { return nil }; handle = v }
         if flags & 8 != 0 { guard let v = text() else { return nil }; email = v }
         if flags & 16 != 0 { guard let v = text() else { return nil }; name = v }
+        if flags & 32 != 0 { guard let v = text() else { return nil }; beganBy = v }
         guard let count = byte(), Int(count) <= AuthSession.maxAllowCredentials else { return nil }
         var allowed: [[UInt8]] = []
         for _ in 0..<count {
@@ -172,7 +180,7 @@ package struct SessionSealer: Sendable {
         guard i == plain.count else { return nil }
         return AuthSession(
             id: id, kind: kinds[Int(kindIndex)], clientID: client, challenge: challenge, userID: userID, userHandle: handle, email: email, name: name,
-            allowCredentials: allowed, requireUserVerification: flags & 1 != 0, expiresAt: Int64(bitPattern: expires))
+            allowCredentials: allowed, requireUserVerification: flags & 1 != 0, expiresAt: Int64(bitPattern: expires), beganBy: beganBy)
     }
 
     // MARK: format 1

@@ -13,12 +13,12 @@ import Testing
             challenge: (0..<32).map { UInt8(255 - $0) }, userID: mask & 1 != 0 ? "user-1" : nil, userHandle: mask & 2 != 0 ? [9, 8, 7] : nil,
             email: mask & 4 != 0 ? "zoë@signet.test" : nil, name: mask & 8 != 0 ? "" : nil,
             allowCredentials: (0..<allowed).map { Array(repeating: UInt8($0), count: 16 + $0) }, requireUserVerification: mask & 16 != 0,
-            expiresAt: mask & 32 != 0 ? Int64.max : 1_764_000_000_123)
+            expiresAt: mask & 32 != 0 ? Int64.max : 1_764_000_000_123, beganBy: mask & 64 != 0 ? "AZrC-sid_1" : nil)
     }
 
     @Test("every combination of optional fields round-trips; every cut or lengthened layout is refused")
     func roundTrip() throws {
-        for mask in 0..<64 {
+        for mask in 0..<128 {
             for allowed in [0, 1, AuthSession.maxAllowCredentials] {
                 let s = Self.session(mask, allowed: allowed)
                 let plain = try #require(SessionSealer.encode(s))
@@ -34,8 +34,11 @@ import Testing
         plain[1] = UInt8(SessionSealer.kinds.count)
         #expect(SessionSealer.decode(plain) == nil)
         plain[1] = 0
-        plain[2] = 32
+        plain[2] = 64
         #expect(SessionSealer.decode(plain) == nil)
+        // A session sealed before the beginning session was recorded (bit 5 clear) opens without it.
+        let before = try #require(SessionSealer.encode(Self.session(1 | 2)))
+        #expect(before[2] & 32 == 0 && SessionSealer.decode(before)?.beganBy == nil)
         // A field too long for its length prefix is not encoded.
         var huge = Self.session(0)
         huge.allowCredentials = [Array(repeating: 1, count: 70_000)]
@@ -53,7 +56,7 @@ import Testing
         ]))
         let legacy = Base64URL.encode(try AESGCM.seal(CBOREncoder.encode(map), key: sealer.key, aad: SessionSealer.aad))
         #expect(sealer.open(legacy) == s)
-        for mask in [0, 5, 31, 63] { #expect(sealer.open(try sealer.seal(Self.session(mask))) == Self.session(mask)) }
+        for mask in [0, 5, 31, 63, 64, 127] { #expect(sealer.open(try sealer.seal(Self.session(mask))) == Self.session(mask)) }
         // Another deployment's key, or one changed character: not a session.
         let other = SessionSealer(kek: Array(repeating: 8, count: 32))
         #expect(other.open(try sealer.seal(s)) == nil)

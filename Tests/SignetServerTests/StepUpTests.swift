@@ -106,6 +106,33 @@ extension Phone {
         #expect(try again.call("POST", "/me/passkeys", .object(late)).json["reason"] == .string("auth_session_expired"))
     }
 
+    @Test("only a token of the sign-in session that began adding a passkey finishes it; another session's is refused before the auth_session is spent")
+    func addingBoundToItsSession() throws {
+        let server = try TestServer()
+        let account = try SignedIn(server, email: "bound@signet.test")
+        // Another sign-in of the same account, as fresh: a token of another session.
+        let other = SignedIn(server, phone: account.phone, access: try #require(try account.phone.signIn()["access_token"]?.string))
+        let made = try other.makePasskey(SoftwareAuthenticator())
+        let (refused, refusal) = try account.call("POST", "/me/passkeys", .object(made))
+        #expect(refused == 400 && refusal["reason"] == .string("ceremony_mismatch"), "\(refusal.serialized)")
+        #expect(try account.passkeys().count == 1)
+        #expect(try server.store.auditEvents(limit: 50).contains { $0.kind == AuditKind.addPasskey.rawValue && $0.outcome == "failure" && $0.reason == "ceremony_mismatch" })
+        // Not spent: the session that began it finishes it.
+        #expect(try other.call("POST", "/me/passkeys", .object(made)).status == 201)
+        #expect(try account.passkeys().count == 2)
+
+        // A refreshed token is of the same session: it finishes what the token before it began.
+        let tokens = try Phone(server).signUp(email: "refreshing@signet.test")
+        let first = SignedIn(server, phone: account.phone, access: try #require(tokens["access_token"]?.string))
+        let begun = try first.makePasskey(SoftwareAuthenticator())
+        let (_, refreshed) = try server.post("/oauth/token", .object([
+            "grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": tokens["refresh_token"]!,
+        ]))
+        let next = SignedIn(server, phone: account.phone, access: try #require(refreshed["access_token"]?.string))
+        let (added, info) = try next.call("POST", "/me/passkeys", .object(begun))
+        #expect(added == 201, "\(info.serialized)")
+    }
+
     @Test("a refreshed token keeps its sign-in's auth_time, so a refresh is no step-up")
     func refreshIsNoStepUp() throws {
         let server = try TestServer()

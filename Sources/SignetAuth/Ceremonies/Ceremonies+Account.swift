@@ -32,7 +32,7 @@ extension Ceremonies {
             excludeCredentials: existing.map { CredentialDescriptor(id: $0.id, transports: $0.transports) }, settings: creationSettings, random: random)
         let session = AuthSession(
             id: timeOrderedID(), kind: conditional ? .addPasskeyConditional : .addPasskey, clientID: principal.clientID ?? "", challenge: options.challenge, userID: user.id,
-            userHandle: user.handle, requireUserVerification: requireUserVerification, expiresAt: sessionExpiry)
+            userHandle: user.handle, requireUserVerification: requireUserVerification, expiresAt: sessionExpiry, beganBy: principal.sessionID)
         return CeremonyStart(options: options.json, authSession: try sessions.seal(session))
     }
 
@@ -45,15 +45,24 @@ extension Ceremonies {
     /// `POST /me/passkeys/options` checked it too: by the time the finish comes the authenticator
     /// has made the passkey, and refusing it then for a window that passed in between would leave
     /// the user a passkey the server does not know (a conditional creation, with no sheet, may
-    /// take a while). The token must still be one that could have begun it; the auth_session,
-    /// single-use and alive for `session_timeout`, bounds how late that is.
+    /// take a while). Only a token of the sign-in session that began it (its `sid`) may finish
+    /// it, so a token of another session, stale or stolen, cannot finish a ceremony a fresh one
+    /// began; the auth_session, single-use and alive for `session_timeout`, bounds how late the
+    /// finish is. Both refusals come before the auth_session is spent.
     public func addPasskey(_ request: AddPasskeyRequest, principal: Principal, context: RequestContext, userAgent: String? = nil, app: String? = nil) throws -> PasskeyInfo {
+        let begun = sessions.open(request.auth_session)
         // An auth_session this server did not seal began nothing: checked as of now, it is then refused below.
-        try requireFreshAuthentication(principal, allowCode: true, asOf: sessions.open(request.auth_session)?.startedAt)
+        try requireFreshAuthentication(principal, allowCode: true, asOf: begun?.startedAt)
+        if let begun, let beganBy = begun.beganBy, beganBy != principal.sessionID {
+            // Counted as a failure from the address and audited, like a refusal inside the ceremony.
+            let failure = failed(AuthError(.ceremonyMismatch, "the auth_session was begun by another sign-in session of the account"), context: context)
+            audit(.addPasskey, refused: failure, user: principal.user.id, client: principal.clientID, context: context)
+            throw failure
+        }
         let user = principal.user
         let name = try Self.displayName(request.name.map { String($0.prefix(100)) }, member: "name", limit: 100)
         let clientID = principal.clientID ?? ""
-        return try redeem(request.auth_session, clientID: clientID, ceremony: .addPasskey, credentialID: request.authn_response.rawId, context: context) { session in
+        return try redeem(begun, clientID: clientID, ceremony: .addPasskey, credentialID: request.authn_response.rawId, context: context) { session in
             guard session.kind == .addPasskey || session.kind == .addPasskeyConditional, session.userID == user.id else {
                 throw AuthError(.ceremonyMismatch, "the auth_session is not for adding a passkey to this account")
             }

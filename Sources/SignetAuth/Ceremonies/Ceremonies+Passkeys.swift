@@ -194,10 +194,16 @@ extension Ceremonies {
     func redeem<T>(
         _ text: String, clientID: String, ceremony: AuditKind, credentialID: String?, context: RequestContext, _ body: (AuthSession) throws -> T
     ) throws -> T {
-        var opened: AuthSession?
+        try redeem(sessions.open(text), clientID: clientID, ceremony: ceremony, credentialID: credentialID, context: context, body)
+    }
+
+    /// ``redeem(_:clientID:ceremony:credentialID:context:_:)`` for a session already opened
+    /// (`nil`: the text was not one this server sealed).
+    func redeem<T>(
+        _ opened: AuthSession?, clientID: String, ceremony: AuditKind, credentialID: String?, context: RequestContext, _ body: (AuthSession) throws -> T
+    ) throws -> T {
         do {
-            guard let session = sessions.open(text) else { throw AuthError(.authSessionUnknown, "the auth_session is not one this server issued") }
-            opened = session
+            guard let session = opened else { throw AuthError(.authSessionUnknown, "the auth_session is not one this server issued") }
             guard session.clientID == clientID else { throw AuthError(.authSessionClientMismatch, "the auth_session belongs to another client") }
             guard session.expiresAt > nowMillis else { throw AuthError(.authSessionExpired, "the auth_session has expired") }
             let result = try body(session)
