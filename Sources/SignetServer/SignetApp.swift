@@ -29,10 +29,12 @@ public final class SignetApp: @unchecked Sendable {
 
     /// Starts Signet. `environment` supplies `SIGNET_KEK`; `clock` is injected for tests. With
     /// `listen` false nothing listens: requests go to ``service`` as values (the in-process mode
-    /// of the tests).
+    /// of the tests). `upkeepInterval` is how often the upkeep and the Metadata Service's
+    /// minute run: a minute (tests shorten it to see the timers work).
     public init(
         configuration: ServerConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
-        store: (any Store)? = nil, clock: @escaping @Sendable () -> Date = { Date() }, log: AccessLog? = nil, listen: Bool = true
+        store: (any Store)? = nil, clock: @escaping @Sendable () -> Date = { Date() }, log: AccessLog? = nil, listen: Bool = true,
+        upkeepInterval: TimeInterval = 60
     ) throws {
         self.configuration = configuration
         let store = try store ?? SignetApp.openStore(configuration.database, connections: configuration.workerThreads + 2, durable: configuration.durability == "full")
@@ -88,12 +90,12 @@ public final class SignetApp: @unchecked Sendable {
             try server.start()
             try metricsServer?.start()
         }
-        purger = Self.everyMinute("signet.purge") { [weak self] in self?.minuteOfUpkeep(now: clock()) }
+        purger = Self.every(upkeepInterval, "signet.purge") { [weak self] in self?.minuteOfUpkeep(now: clock()) }
         // The Metadata Service on a queue of its own: a fetch may wait on the network for
         // minutes (a minute for the BLOB, half a minute for each revocation list), and the
         // minute's purge and key rotation do not wait for it.
         if configuration.attestationMetadataFile != nil {
-            metadataTimer = Self.everyMinute("signet.metadata") { [weak self] in self?.minuteOfMetadata(now: clock()) }
+            metadataTimer = Self.every(upkeepInterval, "signet.metadata") { [weak self] in self?.minuteOfMetadata(now: clock()) }
         }
         scheduledBackup = ScheduledBackup(configuration: configuration, kek: kek, clock: clock, metrics: service.ceremonies.metrics, log: log)
         if listen { scheduledBackup?.start() }
@@ -109,11 +111,11 @@ public final class SignetApp: @unchecked Sendable {
     @discardableResult
     package func backUpIfDue() -> String? { scheduledBackup?.runIfDue() }
 
-    /// A timer that runs `work` once a minute, the first a minute from now, on a serial queue
+    /// A timer that runs `work` every `seconds`, the first `seconds` from now, on a serial queue
     /// of its own named `label` (a run that takes longer delays the next, never overlaps it).
-    static func everyMinute(_ label: String, _ work: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
+    static func every(_ seconds: TimeInterval, _ label: String, _ work: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: label))
-        timer.schedule(deadline: .now() + 60, repeating: 60)
+        timer.schedule(deadline: .now() + seconds, repeating: seconds)
         timer.setEventHandler(handler: work)
         timer.resume()
         return timer

@@ -17,9 +17,9 @@ extension TestServer {
 
     /// A server with two machine clients: `ops` with every management scope, `reader` with
     /// `read:users` only. `sharing`: another test server's directory (a second instance).
-    static func withOperators(_ transport: Transport = .inProcess, smtp: SMTPServer? = nil, sharing: URL? = nil,
+    static func withOperators(_ transport: Transport = .inProcess, smtp: SMTPServer? = nil, sharing: URL? = nil, upkeep: TimeInterval = 60,
                               _ edit: @escaping (inout ServerConfiguration) -> Void = { _ in }) throws -> TestServer {
-        try TestServer(transport, sharing: sharing) { c in
+        try TestServer(transport, sharing: sharing, upkeep: upkeep) { c in
             if let smtp {
                 c.email.smtpURL = smtp.url
                 c.email.retryDelay = 1

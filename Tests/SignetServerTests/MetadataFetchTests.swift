@@ -117,6 +117,22 @@ final class BLOBServer: HTTPHandler {
         #expect(live.app.service.ceremonies.metadata?.number == 44 && blobs.count == 1, "read from the file; the next fetch is a day away")
     }
 
+    @Test("the app's own metadata timer fetches a BLOB that is due and puts in force one moved into the file, with nobody calling it")
+    func minuteTimer() throws {
+        defer { listener.stop() }
+        let (_, file) = try Self.blobFile()
+        try Data(try blob(42)).write(to: URL(fileURLWithPath: file))
+        blobs.serve(try blob(43))
+        // The timer every 50 ms instead of every minute. A fetch is due: none since the start.
+        let live = try TestServer.withOperators(upkeep: 0.05) { c in
+            (c.attestationMetadataFile, c.attestationMetadataRootFile, c.attestationMetadataURL) = (file, root, url + "/")
+        }
+        #expect(eventually { live.app.service.ceremonies.metadata?.number == 43 })
+        try Data(try blob(44)).write(to: URL(fileURLWithPath: file), options: .atomic)
+        #expect(eventually { live.app.service.ceremonies.metadata?.number == 44 })
+        #expect(blobs.count == 1, "the next fetch is a day away")
+    }
+
     @Test("a first start stops when the BLOB cannot be fetched or does not verify, naming why, and writes no file")
     func firstStartRefused() throws {
         defer { listener.stop() }

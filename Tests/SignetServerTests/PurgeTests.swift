@@ -12,6 +12,25 @@ import Testing
         text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ").last ?? "") }
     }
 
+    @Test("the app's own timer runs the upkeep: used marks past their expiry are purged and a signing key that is due is rotated, with nobody calling it")
+    func timer() throws {
+        // The timer every 50 ms instead of every minute; the test's clock says what is due.
+        let server = try TestServer(upkeep: 0.05) { $0.signingKeyRotationDays = 30 }
+        let now = Int64(server.clock.now.timeIntervalSince1970 * 1000)
+        for n in 0..<5 as Range<Int64> {
+            #expect(try server.app.store.useSession(id: (0..<16).map { _ in UInt8.random(in: 0...255) }, expiresAt: now + 60_000 + n))
+        }
+        func purged() throws -> Int? {
+            Self.metric(String(decoding: try server.get("/metrics").body, as: UTF8.self), "signet_purged_rows_total{what=\"used_marks\"}")
+        }
+        #expect(eventually { (try? purged()) == 0 }, "the timer ran, and the marks are not past their expiry")
+        server.clock.advance(61)
+        #expect(eventually { (try? purged()) == 5 })
+        #expect(try server.store.signingKeys().count == 1)
+        server.clock.advance(30 * 86_400)
+        #expect(eventually { (try? server.store.signingKeys().count) == 2 }, "a new key at 30 days")
+    }
+
     @Test("rows deleted are counted by step; a failing step is counted and logged by its code, and the steps after it still run")
     func countsAndFailures() throws {
         let server = try TestServer()

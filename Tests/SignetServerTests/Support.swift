@@ -79,8 +79,10 @@ final class TestServer: @unchecked Sendable {
     ///   too (a second instance).
     /// - Parameter opening: a database URL (SQLite or PostgreSQL) to serve in place, with the KEK
     ///   file its keys are sealed under, copied in.
+    /// - Parameter upkeep: how often the app's upkeep and metadata timers run (a minute; a test
+    ///   of the timers themselves shortens it).
     init(_ transport: Transport = .inProcess, restoring: (database: URL, kek: URL)? = nil, sharing: URL? = nil,
-         opening: (database: String, kek: URL)? = nil, _ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
+         opening: (database: String, kek: URL)? = nil, upkeep: TimeInterval = 60, _ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
         self.transport = transport
         directory = Scratch.directory.appendingPathComponent("signet-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -96,7 +98,7 @@ final class TestServer: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let log = AccessLog(output: try FileHandle(forWritingTo: logFile))
         let clock = self.clock
-        app = try SignetApp(configuration: configuration, environment: [:], clock: { clock.now }, log: log, listen: transport == .socket)
+        app = try SignetApp(configuration: configuration, environment: [:], clock: { clock.now }, log: log, listen: transport == .socket, upkeepInterval: upkeep)
     }
 
     deinit {
