@@ -25,9 +25,12 @@ if ((${#missing[@]})); then
     retry $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 command -v swift >/dev/null || { echo "bootstrap: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
-if [ "${1:-}" = test ] && ! .build/pyenv/bin/python -c "import selenium, authlib, requests, standardwebhooks" 2>/dev/null; then
-    echo "bootstrap: making .build/pyenv (selenium, authlib, requests, standardwebhooks from PyPI)" >&2
+# axe-core's script (the page audit) comes in the axe-playwright-python wheel: only the script is
+# used, so the wheel is installed without Playwright.
+if [ "${1:-}" = test ] && ! .build/pyenv/bin/python -c "import importlib.util, selenium, authlib, requests, standardwebhooks; assert importlib.util.find_spec('axe_playwright_python')" 2>/dev/null; then
+    echo "bootstrap: making .build/pyenv (selenium, authlib, requests, standardwebhooks, axe-core's script from PyPI)" >&2
     mkdir -p .build
     /usr/bin/python3 -m venv .build/pyenv
     retry .build/pyenv/bin/pip install -q selenium authlib requests standardwebhooks
+    retry .build/pyenv/bin/pip install -q --no-deps axe-playwright-python==0.1.8
 fi

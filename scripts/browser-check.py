@@ -17,6 +17,7 @@ standard output and waits for a line on standard input. Its last line is
 """
 import base64
 import http.server
+import importlib.util
 import json
 import mailbox
 import os
@@ -215,8 +216,37 @@ def signed_in_as(driver):
     return wait_for(driver, lambda d: d.current_url.startswith(BASE + "/account") and d.find_element(By.CSS_SELECTOR, "p.who").text)
 
 
+AXE = []  # axe-core's script, read once
+
+
+def audit(driver, name):
+    """axe-core's WCAG 2.0-2.2 A and AA rules over the page as it is laid out now: each violation
+    as page, rule, impact and the first elements. axe-core comes from the axe-playwright-python
+    wheel, installed without its dependencies: only its script is used, injected here."""
+    if not AXE:
+        spec = importlib.util.find_spec("axe_playwright_python")
+        if spec is None:
+            raise RuntimeError("axe-core's script is missing: run scripts/bootstrap.sh test")
+        folder = spec.submodule_search_locations[0]
+        with open(os.path.join(folder, "axe.min.js"), encoding="utf-8") as f:
+            AXE.append(f.read())
+    driver.execute_script(AXE[0])
+    found = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa']}, resultTypes: ['violations']})
+            .then(r => done(r.violations.map(v => [v.id, v.impact, v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ')])))
+            .catch(e => done([['axe-failed', 'critical', String(e)]]));
+    """)
+    listed = report.setdefault("accessibility", [])
+    for rule, impact, where in found:
+        line = f"{name}: {rule} ({impact}) {where}"
+        if line not in listed:
+            listed.append(line)
+
+
 def shoot(driver, name):
-    """The page at desktop width and at a phone's (390 CSS px), whole."""
+    """The page at desktop width and at a phone's (390 CSS px), whole, each layout audited; and
+    audited in the dark scheme."""
     for label, width, mobile in (("desktop", 1280, False), ("phone", 390, True)):
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": 844, "deviceScaleFactor": 1, "mobile": mobile})
         height = driver.execute_script("return Math.max(document.body.scrollHeight, 600)")
@@ -224,9 +254,15 @@ def shoot(driver, name):
         # Two frames after the resize, so the whole new height is painted, text and all.
         driver.execute_async_script("const done = arguments[arguments.length - 1]; requestAnimationFrame(() => requestAnimationFrame(() => done()));")
         driver.save_screenshot(os.path.join(SHOTS, f"{name}-{label}.png"))
+        audit(driver, name)
         overflow = driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1")
         report.setdefault("horizontal_overflow", []).extend([f"{name}-{label}"] if overflow else [])
     driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    # The dark scheme's colours too (prefers-color-scheme), audited at the window's width.
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    driver.execute_async_script("const done = arguments[arguments.length - 1]; requestAnimationFrame(() => requestAnimationFrame(() => done()));")
+    audit(driver, f"{name} (dark)")
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
 
 def code_for(address, after=0, seconds=15, kind="otp"):
