@@ -220,7 +220,7 @@ AXE = []  # axe-core's script, read once
 
 
 def audit(driver, name):
-    """axe-core's WCAG 2.0-2.2 A and AA rules over the page as it is laid out now: each violation
+    """axe-core's WCAG 2.0-2.2 A and AA rules and its best practices over the page as it is laid out now: each violation
     as page, rule, impact and the first elements. axe-core comes from the axe-playwright-python
     wheel, installed without its dependencies: only its script is used, injected here."""
     if not AXE:
@@ -233,7 +233,7 @@ def audit(driver, name):
     driver.execute_script(AXE[0])
     found = driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
-        axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa']}, resultTypes: ['violations']})
+        axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa', 'best-practice']}, resultTypes: ['violations']})
             .then(r => done(r.violations.map(v => [v.id, v.impact, v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ')])))
             .catch(e => done([['axe-failed', 'critical', String(e)]]));
     """)

@@ -224,7 +224,7 @@ struct WebBrowserTests {
         #expect((r["older_events_listed"]?.int64 ?? 0) >= 1 && r["older_events_scrolled"] == .bool(true), "\(r["older_events_listed"] ?? .null)")
         #expect(r["horizontal_overflow"] == .array([]), "pages wider than the window: \(r["horizontal_overflow"]?.serialized ?? "")")
         #expect(r["console_errors"] == .array([]), "\(r["console_errors"]?.serialized ?? "")")
-        // axe-core's WCAG 2.x A and AA rules, over every page shot, at both widths.
+        // axe-core's WCAG 2.x A and AA rules and best practices, over every page shot, at both widths and dark.
         #expect(r["accessibility"] == .array([]), "\(r["accessibility"]?.array?.compactMap(\.string).joined(separator: "\n") ?? "not audited")")
         for page in ["login", "signup", "code", "offer", "account", "account-older", "step-up", "login-passkey-only", "login-es", "error", "signout", "enroll", "signup-code-first", "signup-domain-refused"] {
             #expect(FileManager.default.fileExists(atPath: shots.appendingPathComponent("\(page)-phone.png").path), "no screenshot of \(page)")
