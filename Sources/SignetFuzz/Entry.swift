@@ -105,6 +105,10 @@ enum FuzzReplay {
             id: Array(repeating: 1, count: 16), kind: .stepUp, clientID: "app", challenge: Array(repeating: 2, count: 32), userID: "u", userHandle: [3],
             email: "a@b.c", name: "A", allowCredentials: [[4, 5]], requireUserVerification: true, expiresAt: 1_800_000_000_000)
         if let plain = SessionSealer.encode(session) { try write(.sealedSession, plain) }
+        // Adding a passkey: the beginning session's sid rides along (flag bit 5).
+        let adding = AuthSession(id: Array(repeating: 6, count: 16), kind: .addPasskey, clientID: "app", challenge: Array(repeating: 7, count: 32), userID: "u",
+                                 userHandle: [8], requireUserVerification: false, expiresAt: 1_800_000_000_000, beganBy: "AZrC3sid")
+        if let plain = SessionSealer.encode(adding) { try write(.sealedSession, plain) }
         for cookie in ["__Host-signet_session=abc; signet_browser=def", "a=b;;c", "=x; y=", String(repeating: "k=v; ", count: 80)] {
             try write(.cookieHeader, Array(cookie.utf8))
         }
