@@ -54,6 +54,7 @@ import Testing
         // The history, newest first.
         let kinds = export.events.map(\.signet_event)
         #expect(kinds.contains("sign_up") && kinds.contains("passkey_revoked") && kinds.contains("device_key_enrolled"))
+        #expect(!kinds.contains("account_exported"), "the copy holds the history as it stood before the download")
         #expect(!export.events_truncated && export.events.allSatisfy { $0.user_id == user.id })
         let audited = try server.store.auditEvents(limit: 50).filter { $0.kind == "account_exported" }
         #expect(audited.count == 1 && audited.first?.userID == user.id)

@@ -204,6 +204,22 @@ import Testing
         #expect(smtp.messages(to: "codes@signet.test").filter { $0.kind == "otp" }.count == 1, "the refused request mailed nothing")
     }
 
+    @Test("an account's copy goes out only with its audit row, to its owner and to an operator")
+    func accountCopy() throws {
+        let server = try TestServer.withOperators()
+        let account = try SignedIn(server, email: "copied@signet.test")
+        let refused = try Self.refusing(.accountExported, in: server) { try server.send("GET", "/me/export", headers: account.bearer) }
+        #expect(refused.status == 500 && !String(decoding: refused.body, as: UTF8.self).contains("copied@signet.test"), "\(refused.status)")
+        #expect(try account.call("GET", "/me/export").status == 200 && Self.rows(.accountExported, in: server) == 1)
+        let id = try #require(try server.store.user(email: "copied@signet.test")?.id)
+        let token = try server.managementToken()
+        let byOperator = try Self.refusing(.adminUserExported, in: server) {
+            try server.send("GET", "/api/v2/users/\(id)/export", headers: [("Authorization", "Bearer " + token)])
+        }
+        #expect(byOperator.status == 500 && !String(decoding: byOperator.body, as: UTF8.self).contains("copied@signet.test"), "\(byOperator.status)")
+        #expect(try server.api("GET", "/api/v2/users/\(id)/export", token: token).status == 200 && Self.rows(.adminUserExported, in: server) == 1)
+    }
+
     @Test("a device code is issued only with its audit row")
     func deviceCode() throws {
         let server = try TestServer()

@@ -7,12 +7,15 @@ extension Ceremonies {
     /// for its owner (GDPR Art. 15(3) and Art. 20): the account, every passkey and device key it
     /// has had with their public keys, where it is signed in, its recovery codes' count and open
     /// recovery, and its audit events. No secret is in it. The download is audited
-    /// (`account_exported`: it hands over the account's history and addresses); the history read
-    /// here may not show that row yet, the next read does.
+    /// (`account_exported`: it hands over the account's history and addresses) once the copy is
+    /// made, and none is handed over without its row. The copy's history is as it stood before
+    /// the download (a row written in the request may not be readable yet in the same request,
+    /// as writes share a commit), and the next copy shows it.
     public func accountExport(_ principal: Principal, context: RequestContext) throws -> AccountExport {
         let user = try existingUser(principal.user.id)
+        let document = try exportDocument(user, sessions: sessionList(principal).sessions)
         try recordAudit(.accountExported, user: user.user.id, client: principal.clientID, context: context)
-        return try exportDocument(user, sessions: sessionList(principal).sessions)
+        return document
     }
 
     /// `GET /api/v2/users/{id}/export`, `signet admin users export ID`: the same document for an
@@ -22,8 +25,10 @@ extension Ceremonies {
     public func accountExport(userID: String, by caller: ManagementCaller, context: RequestContext) throws -> AccountExport {
         try Self.requireHeld([ManagementScope.readUsers, .readAuthenticationMethods, .readSessions, .readLogs].map(\.rawValue), by: caller)
         let user = try existingUser(userID)
+        // Made before its row, as the owner's copy is (``accountExport(_:context:)``).
+        let document = try exportDocument(user, sessions: sessionInfos(accountSessions(user.user), current: nil))
         try recordAudit(.adminUserExported, user: user.user.id, client: caller.clientID, context: context)
-        return try exportDocument(user, sessions: sessionInfos(accountSessions(user.user), current: nil))
+        return document
     }
 
     /// `signet admin users export --all`: every account's record, with its user handle, passkeys,
