@@ -28,6 +28,10 @@ package enum DeferredDurability {
     /// Whether this thread runs inside ``run(_:)``: its writes may wait in the open batch.
     static var active: Bool { pthread_getspecific(key) != nil }
 
+    /// Inside ``run(_:)``: the number of the last commit this thread's request made (0: none yet).
+    /// Outside it: 0.
+    static var lastRecorded: Int { max(0, Int(bitPattern: pthread_getspecific(key)) - 1) }
+
     /// Inside ``run(_:)``: records commit `number` and returns true. Outside it: false, and the
     /// caller waits for the sync itself.
     static func record(_ number: Int) -> Bool {

@@ -166,7 +166,12 @@ final class SQLitePool: SessionPool, @unchecked Sendable {
         return failure
     }
 
+    /// On the reader, unless this thread's request wrote into the batch still open: the reader
+    /// sees only what has committed, so such a request reads on the writer's connection, which
+    /// holds its writes (a request's answer shows what it wrote).
     func reading<T>(_ body: (any SQLSession) throws(StoreError) -> T) throws(StoreError) -> T {
+        let mine = DeferredDurability.lastRecorded
+        if mine > 0, lock.withLock({ batchFirst > 0 && mine >= batchFirst }) { return try withSession(body) }
         readerLock.lock()
         defer { readerLock.unlock() }
         return try body(reader)

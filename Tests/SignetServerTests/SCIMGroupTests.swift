@@ -58,6 +58,27 @@ import Testing
         #expect(try SCIM.filter(#"displayName eq "Tellers""#) == .displayName("Tellers"))
     }
 
+    @Test("over HTTP with durable SQLite (writes wait for their shared commit), a group's answer shows what the request just wrote: its members and its new name")
+    func answersReadTheirWrites() throws {
+        let server = try TestServer.withOperators(.socket) { c in c.scimTokenHash = Digest.sha256.hash(Array(SCIMTests.token.utf8)) }
+        func scim(_ method: String, _ path: String, _ body: String) throws -> JSONValue {
+            let response = try server.send(method, "/scim/v2" + path, headers: [("Authorization", "Bearer " + SCIMTests.token), ("Content-Type", "application/scim+json")],
+                                           body: Array(body.utf8))
+            return (try? StrictJSON().parse(response.body)) ?? .null
+        }
+        func user(_ email: String) throws -> String {
+            try #require(try scim("POST", "/Users", #"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "\#(email)"}"#)["id"]?.string)
+        }
+        let ada = try user("ada@bank.example"), grace = try user("grace@bank.example")
+        for round in 0..<10 {
+            let made = try scim("POST", "/Groups", #"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "displayName": "Tellers \#(round)", "members": [{"value": "\#(ada)"}]}"#)
+            #expect(made["members"]?.array?.compactMap { $0["value"]?.string } == [ada], "\(made.serialized)")
+            let id = try #require(made["id"]?.string)
+            let put = try scim("PUT", "/Groups/\(id)", #"{"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "displayName": "Clerks \#(round)", "members": [{"value": "\#(grace)"}]}"#)
+            #expect(put["displayName"] == .string("Clerks \(round)") && put["members"]?.array?.compactMap { $0["value"]?.string } == [grace], "\(put.serialized)")
+        }
+    }
+
     @Test("a provider's round: a group pushed with members becomes a role; found by name in any case and by externalId; members added and removed as Entra and Okta do; renamed; replaced by PUT; deleted; each account's change audited as scim")
     func round() throws {
         let server = try TestServer.withOperators { c in
