@@ -9,8 +9,7 @@ extension Ceremonies {
     /// recovery, and its audit events. No secret is in it. The download is audited
     /// (`account_exported`: it hands over the account's history and addresses) once the copy is
     /// made, and none is handed over without its row. The copy's history is as it stood before
-    /// the download (a row written in the request may not be readable yet in the same request,
-    /// as writes share a commit), and the next copy shows it.
+    /// the download; the next copy shows it.
     public func accountExport(_ principal: Principal, context: RequestContext) throws -> AccountExport {
         let user = try existingUser(principal.user.id)
         let document = try exportDocument(user, sessions: sessionList(principal).sessions)
