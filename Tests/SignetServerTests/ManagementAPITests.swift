@@ -208,10 +208,10 @@ extension TestServer {
         }
     }
 
-    @Test("PATCH: name, email (unverified again, the old address told; the same address no change), email_verified; a taken address, an unknown member and an empty change are refused")
-    func patch() throws {
+    @Test("PATCH: name, email (unverified again, the old address told; the same address no change), email_verified; a taken address, an unknown member and an empty change are refused", arguments: [TestServer.Transport.inProcess, .socket])
+    func patch(_ transport: TestServer.Transport) throws {
         let smtp = try SMTPServer()
-        let server = try TestServer.withOperators(smtp: smtp)
+        let server = try TestServer.withOperators(transport, smtp: smtp)
         let ada = try SignedIn(server, email: "ada@signet.test")
         _ = try SignedIn(server, email: "bob@signet.test")
         let ops = try server.managementToken()
@@ -423,9 +423,9 @@ extension TestServer {
         #expect(page.contains("signed in from 203.0.113.7"), "\(page)")
     }
 
-    @Test("one session: browsers' and apps' listed with their kind; read and ended by ID, the others going on; unknown, ended and expired IDs are session_not_found")
-    func oneSession() throws {
-        let server = try TestServer.withOperators()
+    @Test("one session: browsers' and apps' listed with their kind; read and ended by ID, the others going on; unknown, ended and expired IDs are session_not_found", arguments: [TestServer.Transport.inProcess, .socket])
+    func oneSession(_ transport: TestServer.Transport) throws {
+        let server = try TestServer.withOperators(transport)
         let phone = Phone(server)
         let first = try phone.signUp(email: "ada@signet.test")
         let second = try phone.signIn()
@@ -475,11 +475,13 @@ extension TestServer {
         #expect(audited.count == 2 && Set(audited.compactMap(\.detail)) == ["session \(firstSID)", "session \(webID)"])
         #expect(audited.allSatisfy { $0.userID == id && $0.clientID == "ops" })
 
-        // Never a session, or not one any more: the same 404, and nothing ended.
+        // Never a session, or not one any more: the same 404, and nothing ended. Over a socket the
+        // HTTP layer refuses a NUL in the path before any route (400 malformed).
         for unknown in ["nope", String(repeating: "a", count: 300), "%00", "%E2%80%AE"] {
+            let (status, reason) = unknown == "%00" && transport == .socket ? (400, "malformed") : (404, "session_not_found")
             for method in ["GET", "DELETE"] {
                 let answer = try server.api(method, "/api/v2/sessions/\(unknown)", token: ops)
-                #expect(answer.status == 404 && answer.json["reason"] == .string("session_not_found"), "\(method) \(unknown.prefix(20)): \(answer.json.serialized)")
+                #expect(answer.status == status && answer.json["reason"] == .string(reason), "\(method) \(unknown.prefix(20)): \(answer.json.serialized)")
             }
         }
         server.clock.advance(Double(server.app.configuration.refreshTokenLifetime + 1))
@@ -489,9 +491,9 @@ extension TestServer {
         #expect(try server.store.auditEvents(limit: 50).filter { $0.kind == "admin_session_revoked" }.count == 2)
     }
 
-    @Test("logs: newest first, then checkpoint paging after a log_id, oldest first; Auth0's type codes; take bounded; q by account, type and event; one by its log_id")
-    func logs() throws {
-        let server = try TestServer.withOperators()
+    @Test("logs: newest first, then checkpoint paging after a log_id, oldest first; Auth0's type codes; take bounded; q by account, type and event; one by its log_id", arguments: [TestServer.Transport.inProcess, .socket])
+    func logs(_ transport: TestServer.Transport) throws {
+        let server = try TestServer.withOperators(transport)
         let phone = Phone(server)
         _ = try phone.signUp(email: "ada@signet.test")
         _ = try phone.signIn()

@@ -15,8 +15,8 @@ import Testing
 
     static let other = "urn:signet:ledger"
 
-    static func server() throws -> TestServer {
-        try TestServer.withOperators { c in
+    static func server(_ transport: TestServer.Transport = .inProcess) throws -> TestServer {
+        try TestServer.withOperators(transport) { c in
             c.audiences.append(other)
             c.apiPermissions = [api: permissions, other: ["post:entries": "Post ledger entries"]]
         }
@@ -69,9 +69,9 @@ import Testing
         }
     }
 
-    @Test("a role's round: made, listed, renamed, given permissions of the API, given to accounts; their tokens for the API list what it grants, from the next sign-in or refresh; audited")
-    func round() throws {
-        let server = try Self.server()
+    @Test("a role's round: made, listed, renamed, given permissions of the API, given to accounts; their tokens for the API list what it grants, from the next sign-in or refresh; audited", arguments: [TestServer.Transport.inProcess, .socket])
+    func round(_ transport: TestServer.Transport) throws {
+        let server = try Self.server(transport)
         let ops = try server.managementToken()
         let phone = Phone(server)
         let first = try phone.signUp(email: "ada@bank.example")

@@ -79,9 +79,9 @@ import Testing
         }
     }
 
-    @Test("a provider's round: a group pushed with members becomes a role; found by name in any case and by externalId; members added and removed as Entra and Okta do; renamed; replaced by PUT; deleted; each account's change audited as scim")
-    func round() throws {
-        let server = try TestServer.withOperators { c in
+    @Test("a provider's round: a group pushed with members becomes a role; found by name in any case and by externalId; members added and removed as Entra and Okta do; renamed; replaced by PUT; deleted; each account's change audited as scim", arguments: [TestServer.Transport.inProcess, .socket])
+    func round(_ transport: TestServer.Transport) throws {
+        let server = try TestServer.withOperators(transport) { c in
             c.scimTokenHash = Digest.sha256.hash(Array(SCIMTests.token.utf8))
             c.apiPermissions = [RoleTests.api: RoleTests.permissions]
         }
