@@ -23,5 +23,8 @@ echo "== tests"
 export SIGNET_REQUIRE_BROWSER=1
 swift test --skip-build --parallel 2>&1 | tee .build/test.log
 grep -q "Test run with .* passed" .build/test.log || { echo "test.sh: Swift Testing did not report a passing run" >&2; exit 1; }
+echo "== the server tests again, each server on a real socket (answers wait for their writes' shared commit, as in production)"
+SIGNET_TEST_TRANSPORT=socket swift test --skip-build --parallel --filter SignetServerTests --skip WebBrowserTests 2>&1 | tee .build/test-socket.log
+grep -q "Test run with .* passed" .build/test-socket.log || { echo "test.sh: the socket pass did not report a passing run" >&2; exit 1; }
 echo "== soak, CI-sized: 60 s of mixed load; resident memory, descriptors and threads must stay flat"
 SIGNET_BIN=$PWD/.build/debug/signet scripts/soak.sh 60

@@ -143,7 +143,7 @@ final class SMTPServer: @unchecked Sendable {
 
 extension TestServer {
     /// A test server whose mail goes to `smtp`.
-    convenience init(_ transport: Transport = .inProcess, smtp: SMTPServer, _ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    convenience init(_ transport: Transport = TestServer.defaultTransport, smtp: SMTPServer, _ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
         try self.init(transport) { c in
             c.email.smtpURL = smtp.url
             c.email.retryDelay = 1

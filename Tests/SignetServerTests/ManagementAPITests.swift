@@ -17,7 +17,7 @@ extension TestServer {
 
     /// A server with two machine clients: `ops` with every management scope, `reader` with
     /// `read:users` only. `sharing`: another test server's directory (a second instance).
-    static func withOperators(_ transport: Transport = .inProcess, smtp: SMTPServer? = nil, sharing: URL? = nil, upkeep: TimeInterval = 60,
+    static func withOperators(_ transport: Transport = TestServer.defaultTransport, smtp: SMTPServer? = nil, sharing: URL? = nil, upkeep: TimeInterval = 60,
                               _ edit: @escaping (inout ServerConfiguration) -> Void = { _ in }) throws -> TestServer {
         try TestServer(transport, sharing: sharing, upkeep: upkeep) { c in
             if let smtp {
@@ -387,7 +387,8 @@ extension TestServer {
 
     @Test("an app's session keeps where it signed in and where it last refreshed: the Management API's device, /me/sessions and the account page")
     func appSessionOrigin() throws {
-        let server = try TestServer.withOperators()
+        // In process: the test says which address each request comes from (X-Test-Remote).
+        let server = try TestServer.withOperators(.inProcess)
         let phone = Phone(server)
         _ = try phone.signUp(email: "ada@signet.test")
         let (session, credential, _) = try phone.startSignIn()

@@ -55,7 +55,8 @@ import Testing
 @Suite struct RateLimitTests {
     @Test("sign-up starts are limited per address and per client IP, with Retry-After")
     func signUpStarts() throws {
-        let server = try TestServer {
+        // In process: the test says which address each request comes from (X-Test-Remote).
+        let server = try TestServer(.inProcess) {
             $0.rateLimits.signUpPerIdentifier = RateLimit(limit: 2, window: 600)
             $0.rateLimits.signUpPerIP = RateLimit(limit: 4, window: 600)
         }

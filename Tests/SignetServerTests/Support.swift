@@ -37,6 +37,10 @@ final class TestClock: @unchecked Sendable {
 /// `.socket`, a real loopback port.
 final class TestServer: @unchecked Sendable {
     enum Transport { case inProcess, socket }
+    /// The transport a test gets unless it names one: in process, or a real socket with
+    /// `SIGNET_TEST_TRANSPORT=socket` (the test script's second pass over the server tests, where
+    /// answers wait for their writes' shared commit, as in production).
+    static let defaultTransport: Transport = ProcessInfo.processInfo.environment["SIGNET_TEST_TRANSPORT"] == "socket" ? .socket : .inProcess
     static let rpID = "signet.test"
     static let origin = "https://signet.test"
     static let bankSecret = "bank-secret-0123456789abcdef"
@@ -81,7 +85,7 @@ final class TestServer: @unchecked Sendable {
     ///   file its keys are sealed under, copied in.
     /// - Parameter upkeep: how often the app's upkeep and metadata timers run (a minute; a test
     ///   of the timers themselves shortens it).
-    init(_ transport: Transport = .inProcess, restoring: (database: URL, kek: URL)? = nil, sharing: URL? = nil,
+    init(_ transport: Transport = TestServer.defaultTransport, restoring: (database: URL, kek: URL)? = nil, sharing: URL? = nil,
          opening: (database: String, kek: URL)? = nil, upkeep: TimeInterval = 60, _ edit: (inout ServerConfiguration) -> Void = { _ in }) throws {
         self.transport = transport
         directory = Scratch.directory.appendingPathComponent("signet-test-\(UUID().uuidString)")
