@@ -16,6 +16,7 @@ standard output and waits for a line on standard input. Its last line is
 `report {JSON}`: each check's outcome, which the Swift test asserts one by one.
 """
 import base64
+import functools
 import http.server
 import importlib.util
 import json
@@ -216,21 +217,21 @@ def signed_in_as(driver):
     return wait_for(driver, lambda d: d.current_url.startswith(BASE + "/account") and d.find_element(By.CSS_SELECTOR, "p.who").text)
 
 
-AXE = []  # axe-core's script, read once
+@functools.cache
+def axe_script():
+    """axe-core's script, from the axe-playwright-python wheel, installed without its
+    dependencies: only its script is used, injected into each page."""
+    spec = importlib.util.find_spec("axe_playwright_python")
+    if spec is None:
+        raise RuntimeError("axe-core's script is missing: run scripts/bootstrap.sh test")
+    with open(os.path.join(spec.submodule_search_locations[0], "axe.min.js"), encoding="utf-8") as f:
+        return f.read()
 
 
 def audit(driver, name):
-    """axe-core's WCAG 2.0-2.2 A and AA rules and its best practices over the page as it is laid out now: each violation
-    as page, rule, impact and the first elements. axe-core comes from the axe-playwright-python
-    wheel, installed without its dependencies: only its script is used, injected here."""
-    if not AXE:
-        spec = importlib.util.find_spec("axe_playwright_python")
-        if spec is None:
-            raise RuntimeError("axe-core's script is missing: run scripts/bootstrap.sh test")
-        folder = spec.submodule_search_locations[0]
-        with open(os.path.join(folder, "axe.min.js"), encoding="utf-8") as f:
-            AXE.append(f.read())
-    driver.execute_script(AXE[0])
+    """axe-core's WCAG 2.0-2.2 A and AA rules and its best practices over the page as it is laid
+    out now: each violation as page, rule, impact and the first elements."""
+    driver.execute_script(axe_script())
     found = driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
         axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa', 'best-practice']}, resultTypes: ['violations']})

@@ -70,8 +70,8 @@ final class BLOBServer: HTTPHandler {
         FileManager.default.contents(atPath: file).map { [UInt8]($0) } == bytes
     }
 
-    func server(blobFile: String, path: String = "/", sharing: URL? = nil) throws -> TestServer {
-        try TestServer.withOperators(sharing: sharing) { c in
+    func server(blobFile: String, path: String = "/", sharing: URL? = nil, upkeep: TimeInterval = 60) throws -> TestServer {
+        try TestServer.withOperators(sharing: sharing, upkeep: upkeep) { c in
             (c.attestationMetadataFile, c.attestationMetadataRootFile, c.attestationMetadataURL) = (blobFile, root, url + path)
         }
     }
@@ -124,9 +124,7 @@ final class BLOBServer: HTTPHandler {
         try Data(try blob(42)).write(to: URL(fileURLWithPath: file))
         blobs.serve(try blob(43))
         // The timer every 50 ms instead of every minute. A fetch is due: none since the start.
-        let live = try TestServer.withOperators(upkeep: 0.05) { c in
-            (c.attestationMetadataFile, c.attestationMetadataRootFile, c.attestationMetadataURL) = (file, root, url + "/")
-        }
+        let live = try server(blobFile: file, upkeep: 0.05)
         #expect(eventually { live.app.service.ceremonies.metadata?.number == 43 })
         try Data(try blob(44)).write(to: URL(fileURLWithPath: file), options: .atomic)
         #expect(eventually { live.app.service.ceremonies.metadata?.number == 44 })
