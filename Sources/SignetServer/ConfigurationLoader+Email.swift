@@ -1,6 +1,7 @@
 import Foundation
 import SignetWebAuthn
 import SignetAuth
+import SignetCrypto
 
 extension ConfigurationLoader {
     /// `passwordless.*`, `email.*` and `recovery.*` (DESIGN.md, "Email codes, recovery codes and recovery").
@@ -25,8 +26,7 @@ extension ConfigurationLoader {
         }
         if let v = try string(tree, ["email", "username"]) { c.email.username = v }
         if let v = try string(tree, ["email", "password_file"]) {
-            guard let text = try? String(contentsOfFile: v, encoding: .utf8) else { throw ConfigurationError("cannot read email.password_file \(v)") }
-            c.email.password = text.trimmingCharacters(in: .newlines)
+            c.email.password = try ConfigurationError.readText(v, for: "email.password_file", limit: maxSecretLength).trimmingCharacters(in: .newlines)
         }
         if let v = try string(tree, ["email", "ca_file"]) { c.email.caFile = v }
         if let v = try string(tree, ["email", "outbox_dir"]) { c.email.outboxDirectory = v }
@@ -50,11 +50,13 @@ extension ConfigurationLoader {
             c.branding.pageBackground = background
         }
         guard let path = try string(tree, ["branding", "logo_file"]) else { return }
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw ConfigurationError("cannot read branding.logo_file \(path)") }
-        defer { try? handle.close() }
-        let bytes = [UInt8]((try? handle.read(upToCount: Branding.logoLimit + 1)) ?? Data())
-        guard bytes.count <= Branding.logoLimit else {
-            throw ConfigurationError("branding.logo_file \(path) is larger than \(Branding.logoLimit / 1024) KiB; a logo shown 2.5 rem high needs far less")
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path, limit: Branding.logoLimit)
+        } catch .unreadable {
+            throw ConfigurationError("cannot read branding.logo_file \(path)")
+        } catch {
+            throw ConfigurationError("branding.logo_file \(path) is larger than \(BoundedFile.describe(Branding.logoLimit)); a logo shown 2.5 rem high needs far less")
         }
         guard let type = Branding.imageType(bytes) else {
             throw ConfigurationError("branding.logo_file \(path) is not a PNG, JPEG or WebP image (SVG is not taken: opened on its own, it would run scripts on the sign-in pages' origin)")

@@ -33,6 +33,11 @@ public enum ConfigurationLoader {
         ["branding", "logo_file"], ["branding", "primary_color"], ["branding", "page_background"], ["scim", "token_hash"], ["scim", "email_verified"],
     ]
 
+    /// The longest configuration file read (1 MiB), and the longest PEM file a setting names.
+    static let maxFileLength = 1 << 20
+    /// The longest secret file a setting names (the relay's password).
+    static let maxSecretLength = 64 << 10
+
     static func environmentName(_ path: [String]) -> String { "SIGNET_" + path.joined(separator: "_").uppercased() }
 
     /// Loads the configuration. Development mode (its defaults, the client `dev`, http on
@@ -44,9 +49,9 @@ public enum ConfigurationLoader {
     ) throws -> ServerConfiguration {
         var tree: JSONObject = [:]
         if let file {
-            guard let data = FileManager.default.contents(atPath: file) else { throw ConfigurationError("cannot read configuration file \(file)") }
+            let data = try ConfigurationError.read(file, for: "configuration file", limit: maxFileLength)
             do {
-                guard let object = try StrictJSON(maxDepth: 16, maxLength: 1 << 20).parse([UInt8](data)).object else {
+                guard let object = try StrictJSON(maxDepth: 16, maxLength: maxFileLength).parse(data).object else {
                     throw ConfigurationError("\(file): the configuration must be a JSON object")
                 }
                 tree = object

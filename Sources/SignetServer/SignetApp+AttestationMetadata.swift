@@ -32,12 +32,9 @@ extension SignetApp {
     /// The BLOB in `file`, verified under the one certificate of `rootFile` at `now`.
     public static func attestationMetadata(blobFile file: String, rootFile: String, now: Date) throws -> MetadataBLOB {
         let root = try metadataRoot(rootFile)
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int, size <= MetadataBLOB.maxLength,
-              let data = FileManager.default.contents(atPath: file) else {
-            throw ConfigurationError("cannot read attestation_metadata.blob_file \(file) (at most \(MetadataBLOB.maxLength >> 20) MiB)")
-        }
+        let data = try ConfigurationError.read(file, for: "attestation_metadata.blob_file", limit: MetadataBLOB.maxLength)
         do {
-            return try MetadataBLOB(jws: [UInt8](data), anchor: root, now: now)
+            return try MetadataBLOB(jws: data, anchor: root, now: now)
         } catch {
             throw ConfigurationError("attestation_metadata.blob_file \(file) is refused (\(error.part)): \(error.detail)")
         }
@@ -118,7 +115,7 @@ extension SignetApp {
 
     /// The one certificate of `attestation_metadata.root_file`.
     static func metadataRoot(_ rootFile: String) throws -> Certificate {
-        guard let pem = try? String(contentsOfFile: rootFile, encoding: .utf8) else { throw ConfigurationError("cannot read attestation_metadata.root_file \(rootFile)") }
+        let pem = try ConfigurationError.readText(rootFile, for: "attestation_metadata.root_file", limit: ConfigurationLoader.maxFileLength)
         let roots = try Certificate.parsePEM(pem)
         guard roots.count == 1, let root = roots.first else {
             throw ConfigurationError("attestation_metadata.root_file \(rootFile) must hold one certificate, not \(roots.count)")

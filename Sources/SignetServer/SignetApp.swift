@@ -207,7 +207,7 @@ public final class SignetApp: @unchecked Sendable {
     public static func trustAnchors(_ configuration: ServerConfiguration) throws -> [Certificate] {
         var anchors: [Certificate] = []
         for file in configuration.trustAnchorFiles {
-            guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigurationError("cannot read trust anchor file \(file)") }
+            let pem = try ConfigurationError.readText(file, for: "trust anchor file", limit: ConfigurationLoader.maxFileLength)
             anchors += try Certificate.parsePEM(pem)
         }
         return anchors

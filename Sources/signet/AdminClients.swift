@@ -1,6 +1,7 @@
 import Foundation
 import SignetAPI
 import SignetAuth
+import SignetCrypto
 import SignetServer
 
 /// `signet admin clients add|list|update|remove|rotate-secret|set-keys`: the clients kept in the
@@ -174,8 +175,9 @@ extension Admin {
 
     /// A JWK Set file's text (`-` for standard input).
     static func readKeys(_ path: String) throws -> String {
-        let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
-        guard let data, data.count <= 64 * 1024 else { throw AuthError.malformed("cannot read the JWK Set \(path) (at most 64 KiB)") }
+        guard let data = try? BoundedFile.read(path == "-" ? "/dev/stdin" : path, limit: 64 << 10) else {
+            throw AuthError.malformed("cannot read the JWK Set \(path) (at most 64 KiB)")
+        }
         return String(decoding: data, as: UTF8.self)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import SignetAPI
 import SignetAuth
+import SignetCrypto
 import SignetServer
 import SignetWebAuthn
 
@@ -38,9 +39,8 @@ extension Admin {
     func importUsers() throws {
         guard options.positional.count == 3 else { throw AuthError.malformed("give one FILE") }
         let path = options.positional[2]
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
-        guard let size, size <= Self.maxImportBytes, let data = FileManager.default.contents(atPath: path) else {
-            throw AuthError.malformed("cannot read \(path), or it is larger than \(Self.maxImportBytes >> 20) MiB")
+        guard let data = try? BoundedFile.read(path, limit: Self.maxImportBytes) else {
+            throw AuthError.malformed("cannot read \(path), or it is larger than \(BoundedFile.describe(Self.maxImportBytes))")
         }
         var outcomes: [ImportOutcome] = []
         for (line, record) in try Self.exportRecords(Array(data)) {

@@ -1,6 +1,7 @@
 import Foundation
 import SignetAPI
 import SignetAuth
+import SignetCrypto
 import SignetServer
 
 /// `signet admin log-streams`: what `/api/v2/log-streams` does. The `Authorization` header's
@@ -68,7 +69,9 @@ extension Admin {
         }
         if let file = options.one("--authorization-file") {
             guard !options.noAuthorization else { throw AuthError.malformed("give --authorization-file or --no-authorization, not both") }
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw AuthError.malformed("cannot read --authorization-file \(file)") }
+            guard let text = (try? BoundedFile.read(file, limit: 64 << 10)).flatMap({ String(validating: $0, as: UTF8.self) }) else {
+                throw AuthError.malformed("cannot read --authorization-file \(file), or it is larger than 64 KiB")
+            }
             settings.authorization = .some(String(text.split(whereSeparator: \.isNewline).first ?? ""))
         } else if options.noAuthorization {
             settings.authorization = .some(nil)

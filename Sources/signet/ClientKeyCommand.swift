@@ -53,7 +53,7 @@ enum ClientKeyCommand {
 
     static func assertion(_ values: [String: String]) throws -> Int32 {
         guard let path = values["--key"], let clientID = values["--client-id"], let audience = values["--audience"] else { return usageError(usage) }
-        guard let text = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }), let der = pemBody(text) else {
+        guard let text = (try? BoundedFile.read(path, limit: 64 << 10)).map({ String(decoding: $0, as: UTF8.self) }), let der = pemBody(text) else {
             throw Failure("\(path) is not a PEM private key")
         }
         let lifetime = Int64(values["--lifetime"] ?? "60") ?? 0

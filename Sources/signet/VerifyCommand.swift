@@ -33,10 +33,10 @@ enum VerifyCommand {
                 return usageError("unknown option \(flag)")
             }
         }
-        guard let data = FileManager.default.contents(atPath: path) else { return usageError("cannot read \(path)") }
+        guard let data = try? BoundedFile.read(path, limit: 1 << 20) else { return usageError("cannot read \(path), or it is larger than 1 MiB") }
         let file: ResponseFile
         do {
-            file = try ResponseFile(json: [UInt8](data), ceremony: ceremony)
+            file = try ResponseFile(json: data, ceremony: ceremony)
         } catch {
             return fail(error.reason.rawValue, error.detail)
         }
@@ -58,7 +58,9 @@ enum VerifyCommand {
         var anchors: [Certificate] = []
         let anchorFile = anchorsPath ?? (metadata == nil ? file.trustAnchorPath(responsePath: path) : nil)
         if let anchorFile {
-            guard let pem = try? String(contentsOfFile: anchorFile, encoding: .utf8) else { return usageError("cannot read trust anchors \(anchorFile)") }
+            guard let pem = (try? BoundedFile.read(anchorFile, limit: 1 << 20)).flatMap({ String(validating: $0, as: UTF8.self) }) else {
+                return usageError("cannot read trust anchors \(anchorFile), or it is larger than 1 MiB")
+            }
             do {
                 anchors = try Certificate.parsePEM(pem)
             } catch {

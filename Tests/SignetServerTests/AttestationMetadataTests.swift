@@ -359,7 +359,9 @@ import Testing
         let stranger = try TestMetadataService()
         let (blob, _) = try Self.files(stranger, models: [])
         let (_, root) = try Self.files(service, models: [])
-        for (blobFile, rootFile, message) in [(blob, root, "(chain)"), (root, root, "(jws)"), (blob, "/nonexistent/root.pem", "cannot read")] {
+        for (blobFile, rootFile, message) in [(blob, root, "(chain)"), (root, root, "(jws)"), (blob, "/nonexistent/root.pem", "cannot read"),
+                                                  ("/dev/zero", root, "attestation_metadata.blob_file /dev/zero is larger than 64 MiB"),
+                                                  (blob, "/dev/zero", "attestation_metadata.root_file /dev/zero is larger than 1 MiB")] {
             do {
                 _ = try TestServer { c in (c.attestationMetadataFile, c.attestationMetadataRootFile) = (blobFile, rootFile) }
                 Issue.record("started with \(message)")

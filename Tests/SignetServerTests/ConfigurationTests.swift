@@ -234,6 +234,9 @@ import SignetTestSupport
         (#""email": {"smtp_url": "smtp://user:pw@mail.example.com:587"}"#, "without credentials"),
         (#""email": {"from": "not an address"}"#, "email.from must be an email address"),
         (#""email": {"password_file": "/nonexistent/pw"}"#, "cannot read email.password_file"),
+        (#""email": {"password_file": "/dev/zero"}"#, "email.password_file /dev/zero is larger than 64 KiB"),
+        (#""branding": {"logo_file": "/dev/zero"}"#, "branding.logo_file /dev/zero is larger than 256 KiB"),
+        (#""branding": {"logo_file": "/tmp"}"#, "cannot read branding.logo_file /tmp"),
         (#""passwordless": {"code_length": 4}"#, "passwordless.code_length"),
         (#""recovery": {"hold": 1}"#, "recovery.hold"),
         (#""clients": [{"client_id": "x", "dpop": "sometimes"}]"#, "dpop must be"),
@@ -269,5 +272,24 @@ import SignetTestSupport
              "clients": [{"client_id": "mobile"}], \(setting)}
             """.replacingOccurrences(of: #""clients": [{"client_id": "mobile"}], "clients""#, with: #""clients""#))
         #expect { _ = try ConfigurationLoader.load(file: file, environment: [:]) } throws: { "\($0)".contains(message) }
+    }
+
+    @Test("every file the configuration names is read to a bound: a device that never ends, a file too large, a folder or text that is not UTF-8 is refused with its setting and path")
+    func filesBounded() throws {
+        #expect { _ = try ConfigurationLoader.load(file: "/dev/zero", environment: [:]) } throws: { "\($0)" == "configuration file /dev/zero is larger than 1 MiB" }
+        #expect { _ = try ConfigurationLoader.load(file: NSTemporaryDirectory(), environment: [:]) } throws: { "\($0)".hasPrefix("cannot read configuration file ") }
+        let password = Scratch.directory.appendingPathComponent("pw-\(UUID())").path
+        try Data([0x70, 0xFF, 0x0A]).write(to: URL(fileURLWithPath: password))
+        let file = try ConfigurationTests.write(ConfigurationTests.valid)
+        #expect { _ = try ConfigurationLoader.load(file: file, environment: ["SIGNET_EMAIL_PASSWORD_FILE": password]) } throws: {
+            "\($0)" == "email.password_file \(password) is not UTF-8 text"
+        }
+        var c = try ConfigurationLoader.load(file: file, environment: [:])
+        c.trustAnchorFiles = ["/dev/zero"]
+        #expect { _ = try SignetApp.trustAnchors(c) } throws: { "\($0)" == "trust anchor file /dev/zero is larger than 1 MiB" }
+        // The key-encryption key's file: owner-only, and no longer than a key needs.
+        let kek = Scratch.directory.appendingPathComponent("kek-\(UUID())").path
+        try SecretFile.save(Data(repeating: 0x41, count: 4097), to: kek)
+        #expect { _ = try KeyEncryptionKey.load(environment: [:], file: kek) } throws: { "\($0)" == "key-encryption key file \(kek) is larger than 4 KiB" }
     }
 }

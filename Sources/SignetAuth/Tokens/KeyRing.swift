@@ -20,8 +20,8 @@ public enum KeyEncryptionKey {
             if let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0 {
                 throw ConfigurationError("key-encryption key file \(file) is readable by others (mode \(String(mode, radix: 8))); run: chmod 600 \(file)")
             }
-            guard let data = manager.contents(atPath: file),
-                  let key = Base64URL.decode(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+            let data = try ConfigurationError.read(file, for: "key-encryption key file", limit: 4096)
+            guard let key = Base64URL.decode(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
                   key.count == 32
             else { throw ConfigurationError("key-encryption key file \(file) does not hold 32 bytes in base64url") }
             return key
