@@ -70,6 +70,8 @@ enum FuzzTarget {
         case revocation
         // A `User-Agent`, as the names of sessions and passkeys are made from it.
         case userAgent
+        // `signet.json` and its `SIGNET_` environment, as `signet serve` loads them.
+        case configuration
     }
 
     /// The root the fuzzed BLOBs are checked under (none of them is signed under it).
@@ -244,6 +246,7 @@ enum FuzzTarget {
         case .sealedBackup: checkSealedBackup(body)
         case .revocation: checkRevocation(body)
         case .userAgent: checkUserAgent(body)
+        case .configuration: checkConfiguration(body)
         case .metadataBLOB: checkMetadataBLOB(body)
         case .sealedSession:
             if let session = SessionSealer.decode(body) {

@@ -8,7 +8,7 @@ public import SignetAuth
 /// taken as JSON (numbers, lists, objects), anything else as a string.
 public enum ConfigurationLoader {
     /// Every setting's path in the file.
-    static let settings: [[String]] = [
+    package static let settings: [[String]] = [
         ["issuer"], ["listen"], ["database"], ["key_encryption_key_file"],
         ["relying_party", "id"], ["relying_party", "name"], ["relying_party", "origins"], ["relying_party", "related_origins"],
         ["web", "session_idle_ttl"], ["web", "session_ttl"], ["web", "code_ttl"], ["web", "require_pushed_authorization_requests"],
@@ -38,7 +38,7 @@ public enum ConfigurationLoader {
     /// The longest secret file a setting names (the relay's password).
     static let maxSecretLength = 64 << 10
 
-    static func environmentName(_ path: [String]) -> String { "SIGNET_" + path.joined(separator: "_").uppercased() }
+    package static func environmentName(_ path: [String]) -> String { "SIGNET_" + path.joined(separator: "_").uppercased() }
 
     /// Loads the configuration. Development mode (its defaults, the client `dev`, http on
     /// loopback) is on exactly when neither a file nor `SIGNET_ISSUER` is given: a deployment
@@ -47,11 +47,19 @@ public enum ConfigurationLoader {
     public static func load(
         file: String?, environment: [String: String], listen: String? = nil, database: String? = nil
     ) throws -> ServerConfiguration {
+        let contents = try file.map { try ConfigurationError.read($0, for: "configuration file", limit: maxFileLength) }
+        return try load(contents: contents, named: file ?? "", environment: environment, listen: listen, database: database)
+    }
+
+    /// ``load(file:environment:listen:database:)`` with the file's bytes already read (`nil`:
+    /// no file); `named` is the path its messages give.
+    package static func load(
+        contents: [UInt8]?, named file: String, environment: [String: String], listen: String? = nil, database: String? = nil
+    ) throws -> ServerConfiguration {
         var tree: JSONObject = [:]
-        if let file {
-            let data = try ConfigurationError.read(file, for: "configuration file", limit: maxFileLength)
+        if let contents {
             do {
-                guard let object = try StrictJSON(maxDepth: 16, maxLength: maxFileLength).parse(data).object else {
+                guard let object = try StrictJSON(maxDepth: 16, maxLength: maxFileLength).parse(contents).object else {
                     throw ConfigurationError("\(file): the configuration must be a JSON object")
                 }
                 tree = object
@@ -60,14 +68,16 @@ public enum ConfigurationLoader {
             }
             try checkKnownKeys(tree, prefix: [])
         }
+        // A value from the environment is read as JSON within the file's bounds, so that what a
+        // file may say the environment may say too.
         for path in settings {
             guard let raw = environment[environmentName(path)] else { continue }
-            let value = (try? StrictJSON().parse(Array(raw.utf8))) ?? .string(raw)
+            let value = (try? StrictJSON(maxDepth: 16, maxLength: maxFileLength).parse(Array(raw.utf8))) ?? .string(raw)
             set(&tree, path, value)
         }
         if let listen { tree["listen"] = .string(listen) }
         if let database { tree["database"] = .string(database) }
-        var c = try build(tree, development: file == nil && environment["SIGNET_ISSUER"] == nil)
+        var c = try build(tree, development: contents == nil && environment["SIGNET_ISSUER"] == nil)
         // The relay's password: from the environment, or the file email.password_file names.
         if let password = environment["SIGNET_EMAIL_PASSWORD"] { c.email.password = password }
         return c

@@ -54,6 +54,15 @@ import SignetTestSupport
         #expect(c.webOrigins == ["https://login.example.com"])
     }
 
+    @Test("an environment variable may say as much as the file: a list of clients over 64 KiB is read as JSON, not as a string")
+    func environmentAsLargeAsTheFile() throws {
+        let clients = (0..<400).map { #"{"client_id": "app\#($0)", "name": "\#(String(repeating: "n", count: 200))"}"# }
+        let text = "[" + clients.joined(separator: ",") + "]"
+        #expect(text.utf8.count > 64 * 1024)
+        let c = try ConfigurationLoader.load(file: try Self.write(Self.valid), environment: ["SIGNET_CLIENTS": text])
+        #expect(c.clients.count == 400 && c.clients.last?.id == "app399")
+    }
+
     @Test("development mode: localhost, client dev, origin follows the port")
     func development() throws {
         let c = try ConfigurationLoader.load(file: nil, environment: [:], listen: "127.0.0.1:9123")
