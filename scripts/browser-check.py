@@ -455,6 +455,11 @@ try:
                        [" ".join(x.text for x in e.find_elements(By.CSS_SELECTOR, f'[data-testid="{t}"]')) for t in ("role-grants", "role-until")]
                        for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="role-row"]')]
     shoot(driver, "account")
+    # The same page in German, whose long compound words must still fit a phone's width.
+    driver.get(BASE + "/account?ui_locales=de")
+    report["german_account_title"] = driver.find_element(By.TAG_NAME, "h1").text
+    shoot(driver, "account-de")
+    driver.get(BASE + "/account")
     # Delete account: folded away; opened, a wrong address is refused and nothing changes.
     driver.find_element(By.CSS_SELECTOR, '[data-testid="delete-section"] summary').click()
     by_test_id(driver, "delete-confirm").send_keys("someone-else@example.test")
@@ -676,6 +681,11 @@ try:
     report["french_title"] = driver.find_element(By.TAG_NAME, "h1").text
     report["french_current"] = driver.find_element(By.CSS_SELECTOR, 'footer a[aria-current="true"]').get_attribute("hreflang")
     shoot(driver, "login-fr")
+    # German from the French page's link.
+    driver.find_element(By.CSS_SELECTOR, 'footer a[hreflang="de"]').click()
+    wait_for(driver, lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "de")
+    report["german_title"] = driver.find_element(By.TAG_NAME, "h1").text
+    shoot(driver, "login-de")
     driver.get(discovery["authorization_endpoint"] + "?response_type=code&client_id=nobody&redirect_uri=" + urllib.parse.quote(CALLBACK))
     report["unknown_client_page"] = by_test_id(driver, "error").get_attribute("data-reason")
     report["unknown_client_stayed"] = driver.current_url.startswith(BASE)

@@ -1,7 +1,7 @@
 public import SignetAPI
 
 /// The hosted pages' text in each language they speak (DESIGN.md, "The web": English and
-/// Spanish; French since). Every key exists in each; a test checks it.
+/// Spanish; French and German since). Every key exists in each; a test checks it.
 public enum Strings {
     /// The languages the pages speak (``Languages``), English first (the default).
     public static let languages = Languages.codes
@@ -24,6 +24,7 @@ public enum Strings {
         switch language {
         case "es": es
         case "fr": fr
+        case "de": de
         default: en
         }
     }
@@ -34,6 +35,7 @@ public enum Strings {
         switch language {
         case "es": esRefusals[reason]
         case "fr": frRefusals[reason]
+        case "de": deRefusals[reason]
         default: nil
         }
     }

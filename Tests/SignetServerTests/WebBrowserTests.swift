@@ -197,6 +197,7 @@ struct WebBrowserTests {
         #expect(r["unknown_passkey_status"] == .string("This passkey is not registered."))
         #expect(r["spanish_title"] == .string("Iniciar sesión") && r["spanish_lang"] == .string("es"))
         #expect(r["french_title"] == .string("Connexion") && r["french_current"] == .string("fr"))
+        #expect(r["german_title"] == .string("Anmelden") && r["german_account_title"] == .string("Ihr Konto"))
         #expect(r["unknown_client_page"] == .string("client_unknown") && r["unknown_client_stayed"] == .bool(true))
         #expect(r["par_invalid_page"] == .string("request_uri_invalid") && r["par_invalid_text"]?.string?.contains("start again") == true, "\(r["par_invalid_text"]?.serialized ?? "")")
         // An operator's enrollment link: the address shown, the link out of the address bar, the
@@ -226,7 +227,7 @@ struct WebBrowserTests {
         #expect(r["console_errors"] == .array([]), "\(r["console_errors"]?.serialized ?? "")")
         // axe-core's WCAG 2.x A and AA rules and best practices, over every page shot, at both widths and dark.
         #expect(r["accessibility"] == .array([]), "\(r["accessibility"]?.array?.compactMap(\.string).joined(separator: "\n") ?? "not audited")")
-        for page in ["login", "signup", "code", "offer", "account", "account-older", "step-up", "login-passkey-only", "login-es", "error", "signout", "enroll", "signup-code-first", "signup-domain-refused"] {
+        for page in ["login", "signup", "code", "offer", "account", "account-older", "step-up", "login-passkey-only", "login-es", "login-fr", "login-de", "account-de", "error", "signout", "enroll", "signup-code-first", "signup-domain-refused"] {
             #expect(FileManager.default.fileExists(atPath: shots.appendingPathComponent("\(page)-phone.png").path), "no screenshot of \(page)")
         }
     }

@@ -72,6 +72,7 @@ public enum Notice: Sendable, Equatable {
         switch language {
         case "es": spanish(service: service)
         case "fr": french(service: service)
+        case "de": german(service: service)
         default: english(service: service)
         }
     }
