@@ -4,7 +4,8 @@
 #   bootstrap.sh test   and what the tests need besides: headless Chromium and its driver
 #                       (the hosted pages' tests), and a venv in .build/pyenv with Selenium,
 #                       Authlib, requests and standardwebhooks from PyPI (the browser, OIDC-client
-#                       and signed log stream tests)
+#                       and signed log stream tests), and promtool (Debian's prometheus package,
+#                       without its recommended node exporter) for the shipped alerting rules
 #   bootstrap.sh profile  and valgrind (scripts/bench-callgrind.sh)
 # Idempotent; needs root or sudo only when something must be installed.
 set -euo pipefail
@@ -12,17 +13,29 @@ cd "$(dirname "$0")/.."
 packages=(libssl-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev pkg-config libcurl4 python3 python3-aiosmtpd python3-jwt python3-cryptography openssl libqrencode-dev)
 [ "${1:-}" = test ] && packages+=(chromium chromium-driver python3-venv fonts-dejavu-core)
 [ "${1:-}" = profile ] && packages+=(valgrind binutils curl)
+# Installed without their recommended packages.
+lean=()
+[ "${1:-}" = test ] && lean+=(prometheus)
 . scripts/retry.sh
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if ((${#missing[@]})); then
-    echo "bootstrap: installing ${missing[*]}" >&2
+missing_lean=()
+for p in "${lean[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_lean+=("$p")
+done
+if ((${#missing[@]} + ${#missing_lean[@]})); then
+    echo "bootstrap: installing ${missing[*]} ${missing_lean[*]}" >&2
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     retry $sudo apt-get update -qq
-    retry $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    if ((${#missing[@]})); then
+        retry $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    if ((${#missing_lean[@]})); then
+        retry $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing_lean[@]}" >/dev/null
+    fi
 fi
 command -v swift >/dev/null || { echo "bootstrap: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
 # axe-core's script (the page audit) comes in the axe-playwright-python wheel: only the script is
