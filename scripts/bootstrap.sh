@@ -17,14 +17,14 @@ packages=(libssl-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev pkg-config li
 lean=()
 [ "${1:-}" = test ] && lean+=(prometheus)
 . scripts/retry.sh
-missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-missing_lean=()
-for p in "${lean[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_lean+=("$p")
-done
+# The packages of the arguments that are not installed, a line each.
+absent() {
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+    done
+}
+mapfile -t missing < <(absent "${packages[@]}")
+mapfile -t missing_lean < <(absent "${lean[@]}")
 if ((${#missing[@]} + ${#missing_lean[@]})); then
     echo "bootstrap: installing ${missing[*]} ${missing_lean[*]}" >&2
     sudo=""

@@ -11,6 +11,8 @@ public enum BoundedFile {
         case unreadable
         /// It holds more than the limit.
         case tooLarge
+        /// Read as text, it is not UTF-8.
+        case notText
     }
 
     /// The file's bytes, at most `limit` of them.
@@ -26,6 +28,12 @@ public enum BoundedFile {
         let bytes = data.map { [UInt8]($0) } ?? []
         guard bytes.count <= limit else { throw .tooLarge }
         return bytes
+    }
+
+    /// The file's text, at most `limit` bytes of UTF-8.
+    public static func readText(_ path: String, limit: Int) throws(Failure) -> String {
+        guard let text = String(validating: try read(path, limit: limit), as: UTF8.self) else { throw .notText }
+        return text
     }
 
     /// The limit as an operator reads it: `64 KiB`, `1 MiB`.

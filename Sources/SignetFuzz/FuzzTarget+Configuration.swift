@@ -11,18 +11,19 @@ extension FuzzTarget {
 
     static func checkConfiguration(_ body: [UInt8]) {
         var contents = body
-        if var tree = (try? StrictJSON(maxDepth: 16, maxLength: 1 << 20).parse(body))?.object {
-            for (group, key) in fileSettings {
-                guard var settings = tree[group]?.object, settings[key] != nil else { continue }
+        if var tree = (try? ConfigurationLoader.json.parse(body))?.object {
+            let named = fileSettings.filter { tree[$0.0]?.object?[$0.1] != nil }
+            for (group, key) in named {
+                var settings = tree[group]?.object ?? [:]
                 settings[key] = nil
                 tree[group] = .object(settings)
-                contents = JSONValue.object(tree).serializedBytes
             }
+            if !named.isEmpty { contents = JSONValue.object(tree).serializedBytes }
         }
         let first = outcome(contents: contents, environment: [:])
         // The same input loads the same way twice.
         precondition(outcome(contents: contents, environment: [:]) == first, "a configuration loaded two ways")
-        guard case .loaded = first, let tree = (try? StrictJSON(maxDepth: 16, maxLength: 1 << 20).parse(contents))?.object else { return }
+        guard case .loaded = first, let tree = (try? ConfigurationLoader.json.parse(contents))?.object else { return }
         // What the file says, the environment says too: each setting as its JSON text in its
         // SIGNET_ variable, over an empty file, loads to the same configuration.
         var environment: [String: String] = [:]

@@ -1,7 +1,6 @@
 import Foundation
 import SignetWebAuthn
 import SignetAuth
-import SignetCrypto
 
 extension ConfigurationLoader {
     /// `passwordless.*`, `email.*` and `recovery.*` (DESIGN.md, "Email codes, recovery codes and recovery").
@@ -50,14 +49,7 @@ extension ConfigurationLoader {
             c.branding.pageBackground = background
         }
         guard let path = try string(tree, ["branding", "logo_file"]) else { return }
-        let bytes: [UInt8]
-        do {
-            bytes = try BoundedFile.read(path, limit: Branding.logoLimit)
-        } catch .unreadable {
-            throw ConfigurationError("cannot read branding.logo_file \(path)")
-        } catch {
-            throw ConfigurationError("branding.logo_file \(path) is larger than \(BoundedFile.describe(Branding.logoLimit)); a logo shown 2.5 rem high needs far less")
-        }
+        let bytes = try ConfigurationError.read(path, for: "branding.logo_file", limit: Branding.logoLimit, hint: "; a logo shown 2.5 rem high needs far less")
         guard let type = Branding.imageType(bytes) else {
             throw ConfigurationError("branding.logo_file \(path) is not a PNG, JPEG or WebP image (SVG is not taken: opened on its own, it would run scripts on the sign-in pages' origin)")
         }

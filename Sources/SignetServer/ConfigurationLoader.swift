@@ -1,5 +1,5 @@
 import Foundation
-import SignetWebAuthn
+package import SignetWebAuthn
 public import SignetAuth
 
 /// Reads `signet.json`, applies `SIGNET_...` environment overrides and validates the result.
@@ -37,6 +37,9 @@ public enum ConfigurationLoader {
     static let maxFileLength = 1 << 20
     /// The longest secret file a setting names (the relay's password).
     static let maxSecretLength = 64 << 10
+    /// How the file and each variable's value are read as JSON: the same bounds for both, so
+    /// that what a file may say the environment may say too.
+    package static let json = StrictJSON(maxDepth: 16, maxLength: maxFileLength)
 
     package static func environmentName(_ path: [String]) -> String { "SIGNET_" + path.joined(separator: "_").uppercased() }
 
@@ -59,7 +62,7 @@ public enum ConfigurationLoader {
         var tree: JSONObject = [:]
         if let contents {
             do {
-                guard let object = try StrictJSON(maxDepth: 16, maxLength: maxFileLength).parse(contents).object else {
+                guard let object = try json.parse(contents).object else {
                     throw ConfigurationError("\(file): the configuration must be a JSON object")
                 }
                 tree = object
@@ -68,11 +71,9 @@ public enum ConfigurationLoader {
             }
             try checkKnownKeys(tree, prefix: [])
         }
-        // A value from the environment is read as JSON within the file's bounds, so that what a
-        // file may say the environment may say too.
         for path in settings {
             guard let raw = environment[environmentName(path)] else { continue }
-            let value = (try? StrictJSON(maxDepth: 16, maxLength: maxFileLength).parse(Array(raw.utf8))) ?? .string(raw)
+            let value = (try? json.parse(Array(raw.utf8))) ?? .string(raw)
             set(&tree, path, value)
         }
         if let listen { tree["listen"] = .string(listen) }

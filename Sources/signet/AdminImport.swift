@@ -43,7 +43,7 @@ extension Admin {
             throw AuthError.malformed("cannot read \(path), or it is larger than \(BoundedFile.describe(Self.maxImportBytes))")
         }
         var outcomes: [ImportOutcome] = []
-        for (line, record) in try Self.exportRecords(Array(data)) {
+        for (line, record) in try Self.exportRecords(data) {
             outcomes.append(importRecord(line: line, record))
         }
         if options.json {

@@ -69,7 +69,7 @@ extension Admin {
         }
         if let file = options.one("--authorization-file") {
             guard !options.noAuthorization else { throw AuthError.malformed("give --authorization-file or --no-authorization, not both") }
-            guard let text = (try? BoundedFile.read(file, limit: 64 << 10)).flatMap({ String(validating: $0, as: UTF8.self) }) else {
+            guard let text = try? BoundedFile.readText(file, limit: 64 << 10) else {
                 throw AuthError.malformed("cannot read --authorization-file \(file), or it is larger than 64 KiB")
             }
             settings.authorization = .some(String(text.split(whereSeparator: \.isNewline).first ?? ""))

@@ -58,7 +58,7 @@ enum VerifyCommand {
         var anchors: [Certificate] = []
         let anchorFile = anchorsPath ?? (metadata == nil ? file.trustAnchorPath(responsePath: path) : nil)
         if let anchorFile {
-            guard let pem = (try? BoundedFile.read(anchorFile, limit: 1 << 20)).flatMap({ String(validating: $0, as: UTF8.self) }) else {
+            guard let pem = try? BoundedFile.readText(anchorFile, limit: 1 << 20) else {
                 return usageError("cannot read trust anchors \(anchorFile), or it is larger than 1 MiB")
             }
             do {

@@ -21,6 +21,14 @@ import Testing
         #expect(try BoundedFile.read(empty, limit: 0) == [])
     }
 
+    @Test("as text: UTF-8 is read, anything else is not text")
+    func text() throws {
+        let good = try Self.file(Array("é\n".utf8)), bad = try Self.file([0x70, 0xFF])
+        defer { for path in [good, bad] { try? FileManager.default.removeItem(atPath: path) } }
+        #expect(try BoundedFile.readText(good, limit: 16) == "é\n")
+        #expect(throws: BoundedFile.Failure.notText) { _ = try BoundedFile.readText(bad, limit: 16) }
+    }
+
     @Test("a device that never ends is refused at the limit, not read until memory runs out")
     func endless() {
         #expect(throws: BoundedFile.Failure.tooLarge) { _ = try BoundedFile.read("/dev/zero", limit: 1 << 20) }
