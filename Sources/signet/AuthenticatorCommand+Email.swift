@@ -47,8 +47,21 @@ extension AuthenticatorCommand {
     }
 
     /// The code in the newest sign-in message to `address` among a development server's `.eml`
-    /// files (the file names start with the time they were queued).
-    static func newestCode(to address: String, in directory: String, kind: String = "otp") throws -> String {
+    /// files (the file names start with the time they were queued). The server's mail sender
+    /// writes a message after the request that queued it is answered, so a command run straight
+    /// after that request waits for it, up to `wait` seconds.
+    static func newestCode(to address: String, in directory: String, kind: String = "otp", wait: Double = 15) throws -> String {
+        let deadline = Date().addingTimeInterval(wait)
+        while true {
+            if let code = codeInFolder(to: address, in: directory, kind: kind) { return code }
+            guard Date() < deadline else { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw SignetError(.invalidResponse, "no code for \(address) in \(directory)/ (give it with --code)")
+    }
+
+    /// The code of the newest message of `kind` to `address` in `directory`, if one is there.
+    static func codeInFolder(to address: String, in directory: String, kind: String) -> String? {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".eml") }.sorted()
         for name in names.reversed() {
             guard let text = try? String(contentsOfFile: (directory as NSString).appendingPathComponent(name), encoding: .utf8) else { continue }
@@ -57,6 +70,6 @@ extension AuthenticatorCommand {
             let body = text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n").replacingOccurrences(of: "=\r\n", with: "")
             if let code = body.split(whereSeparator: { !$0.isNumber }).first(where: { (6...10).contains($0.count) }) { return String(code) }
         }
-        throw SignetError(.invalidResponse, "no code for \(address) in \(directory)/ (give it with --code)")
+        return nil
     }
 }
