@@ -11,8 +11,13 @@ import SignetStore
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data else { return 0 }
     let input = Array(UnsafeBufferPointer(start: data, count: size))
-    // With SIGNET_FUZZ_KIND=N every input goes to parser N (one target at a time).
-    if let kind = onlyKind { FuzzTarget.run([kind] + input.dropFirst()) } else { FuzzTarget.run(input) }
+    // With SIGNET_FUZZ_KIND=N every input goes to parser N (one target at a time). Without, the
+    // parsers share the run and the service is left to a run of its own (scripts/fuzz.sh).
+    if let kind = onlyKind {
+        FuzzTarget.run([kind] + input.dropFirst())
+    } else if FuzzTarget.kind(of: input) != .service {
+        FuzzTarget.run(input)
+    }
     return 0
 }
 
@@ -35,7 +40,8 @@ public func signetFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMuta
 }
 #else
 /// Without libFuzzer the same code replays a corpus (`replay DIR...`), makes the seed corpus
-/// from the WebAuthn fixtures (`seed FIXTURES OUT`), or prints how many parsers it has (`kinds`).
+/// from the WebAuthn fixtures (`seed FIXTURES OUT`), or prints how many parsers it has (`kinds`)
+/// or the number of one (`kind service`).
 @main
 enum FuzzReplay {
     static func main() throws {
@@ -53,8 +59,11 @@ enum FuzzReplay {
             }
             print("replayed \(count) inputs without a crash")
         case "kinds": print(FuzzTarget.Kind.allCases.count)
+        case "kind" where args.count == 2:
+            guard let kind = FuzzTarget.Kind.allCases.first(where: { "\($0)" == args[1] }) else { exit(2) }
+            print(kind.rawValue)
         default:
-            FileHandle.standardError.write(Data("usage: SignetFuzz seed FIXTURES OUT | replay DIR... | kinds\n".utf8))
+            FileHandle.standardError.write(Data("usage: SignetFuzz seed FIXTURES OUT | replay DIR... | kinds | kind NAME\n".utf8))
             exit(2)
         }
     }
@@ -178,6 +187,25 @@ enum FuzzReplay {
         try write(.configuration, Array(##"{"issuer":"https://auth.example.com","listen":"0.0.0.0:9000","database":"sqlite:/var/lib/signet/signet.db","relying_party":{"id":"example.com","name":"Example","origins":["https://example.com"],"related_origins":["https://example.co.uk"]},"clients":[{"client_id":"mobile","ios":[{"team_id":"ABCDE12345","bundle_id":"com.example.app"}],"android":[{"package_name":"com.example.app","sha256_cert_fingerprints":["B3:5D:8D:A5:8A:F0:E4:59:8A:B9:2C:40:05:BE:D4:06:CD:87:CE:65:E7:5C:2A:48:E9:7C:DA:98:6B:A9:1B:5E"]}],"dpop":"required"}],"tokens":{"access_token_ttl":600,"refresh_token_retry_window":30,"roles_claim":"https://example.com/roles"},"user_verification":"required","email":{"smtp_url":"smtps://mail.example.com:465","from":"login@example.com","username":"login"},"branding":{"primary_color":"#0a7d5a","page_background":"#f7f3ea"},"rate_limits":{"failures_per_ip":{"limit":20,"window":60},"ipv6_prefix":56},"trusted_proxies":["10.0.0.0/8"],"recovery":{"hold":86400}}"##.utf8))
         try write(.configuration, Array(#"{"issuer":"https://auth.example.com","relying_party":{"id":"example.com","origins":["https://example.com"]},"clients":[{"client_id":"web","type":"public","grants":["authorization_code","refresh_token"],"redirect_uris":["https://example.com/cb","http://127.0.0.1/cb"],"post_logout_redirect_uris":["https://example.com/"],"allowed_origins":["https://example.com"]},{"client_id":"svc","client_secret_hash":"sha256:n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg","grants":["client_credentials"],"scopes":["read:users"]}],"web":{"session_ttl":86400,"session_idle_ttl":3600,"code_ttl":30},"signup":false,"signup_domains":["example.com"],"audiences":["https://api.example.com"]}"#.utf8))
         try write(.configuration, Array(#"{"issuer":"https://auth.example.com","relying_party":{"id":"example.com","origins":"https://example.com, https://www.example.com"},"clients":[{"client_id":"mobile"}],"tokens":{"access_token_ttl":"900"},"dpop":{"nonce":"true"},"limits":{"max_body_bytes":"32768"},"denied_aaguids":["fbfc3007-154e-4ecc-8c0b-6e020557d7bd"],"algorithms":["ES256","EdDSA"]}"#.utf8))
+        // Requests to every route, as an account, as an operator, as an operator naming the
+        // account and as the signed-in browser's form; writes with an empty object, a few with
+        // the body a caller would send.
+        let bodies: [String: String] = [
+            "PATCH /me": #"{"name":"Ada Lovelace","user_metadata":{"theme":"dark"}}"#,
+            "POST /api/v2/users": #"{"email":"new@signet.test","name":"New","app_metadata":{"plan":"pro"}}"#,
+            "PATCH /api/v2/users/{id}": #"{"name":"Ada","blocked":false,"app_metadata":{"tier":2}}"#,
+            "POST /api/v2/clients": #"{"name":"Web","app_type":"spa","callbacks":["https://app.signet.test/cb"],"grant_types":["authorization_code"]}"#,
+            "POST /api/v2/roles": #"{"name":"Teller","description":"counter staff"}"#,
+            "POST /api/v2/log-streams": #"{"name":"siem","type":"http","sink":{"httpEndpoint":"https://siem.signet.test/in","httpContentFormat":"JSONLINES"}}"#,
+            "POST /scim/v2/Users": #"{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"scim@signet.test","active":true}"#,
+            "POST /passkey/challenge": #"{"client_id":"app"}"#,
+            "POST /passkey/register": #"{"client_id":"app","user_profile":{"email":"reg@signet.test"}}"#,
+            "POST /actions/challenge": #"{"client_id":"app","action":{"type":"transfer","amount":"10.00"}}"#,
+        ]
+        for (index, route) in FuzzTarget.Service.shared.routes.enumerated() {
+            let body = route.method == "GET" || route.method == "DELETE" ? "" : bodies["\(route.method) \(route.pattern)"] ?? "{}"
+            for choices: UInt8 in [0x01, 0x02, 0x22, 0x4C] { try write(.service, [UInt8(index), choices, 7, 0] + Array(body.utf8)) }
+        }
         // A sealed backup of three chunks under the fuzzer's key.
         let folder = NSTemporaryDirectory() + "signet-seed-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

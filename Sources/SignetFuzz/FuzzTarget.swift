@@ -72,6 +72,8 @@ enum FuzzTarget {
         case userAgent
         // `signet.json` and its `SIGNET_` environment, as `signet serve` loads them.
         case configuration
+        // Any request to any route of the service, as a nobody, an account or an operator.
+        case service
     }
 
     /// The root the fuzzed BLOBs are checked under (none of them is signed under it).
@@ -106,10 +108,14 @@ enum FuzzTarget {
         return c
     }(), options: HTTPSOptions())
 
+    /// The parser an input goes to: its first byte, modulo the number of parsers.
+    static func kind(of input: [UInt8]) -> Kind? {
+        input.first.map { Kind(rawValue: $0 % UInt8(Kind.allCases.count))! }
+    }
+
     static func run(_ input: [UInt8]) {
-        guard let first = input.first else { return }
+        guard let kind = kind(of: input) else { return }
         let body = Array(input.dropFirst())
-        let kind = Kind(rawValue: first % UInt8(Kind.allCases.count))!
         switch kind {
         case .cbor: _ = try? CBORDecoder().decode(body)
         case .authenticatorData: _ = try? AuthenticatorData(body)
@@ -247,6 +253,7 @@ enum FuzzTarget {
         case .revocation: checkRevocation(body)
         case .userAgent: checkUserAgent(body)
         case .configuration: checkConfiguration(body)
+        case .service: checkService(body)
         case .metadataBLOB: checkMetadataBLOB(body)
         case .sealedSession:
             if let session = SessionSealer.decode(body) {
