@@ -521,7 +521,10 @@ try:
         field.clear()
         field.send_keys(f"Ada {n}")
         by_test_id(driver, "account-rename").click()
-        wait_for(driver, lambda d: "notice=name_changed" in d.current_url)
+        # From the second rename on, the URL already has the notice: wait for the page to be
+        # replaced, or the next field may be looked for in the page being left.
+        WebDriverWait(driver, 15, poll_frequency=0.05).until(left(field))
+        wait_for(driver, lambda d: "notice=name_changed" in d.current_url and d.find_elements(By.CSS_SELECTOR, '[data-testid="account-name"]'))
     report["newest_events_listed"] = len(driver.find_elements(By.CSS_SELECTOR, '[data-testid="event-row"]'))
     by_test_id(driver, "older-events").click()
     wait_for(driver, lambda d: "events_before=" in d.current_url and d.find_elements(By.CSS_SELECTOR, '[data-testid="newest-events"]'))
