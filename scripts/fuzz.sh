@@ -22,11 +22,10 @@ mkdir -p .fuzz/seeds .fuzz/corpus .fuzz/artifacts
 
 swift build --product SignetFuzz >&2
 replay=.build/debug/SignetFuzz
-if [ -d "$fixtures" ]; then
-    "$replay" seed "$fixtures" .fuzz/seeds
-else
-    echo "fuzz.sh: fixtures not found at $fixtures; seeding skipped (set SIGNET_FIXTURES)" >&2
-fi
+# Without the fixtures, the seeds made by hand (every other parser's, and a request to every
+# route of the service) are still written.
+[ -d "$fixtures" ] || echo "fuzz.sh: fixtures not found at $fixtures; only the seeds made by hand (set SIGNET_FIXTURES)" >&2
+"$replay" seed "$fixtures" .fuzz/seeds
 
 case "$mode" in
 replay)
