@@ -95,9 +95,10 @@ extension FuzzTarget {
         private func browserSignUp() throws -> (cookie: String, csrf: String) {
             var jar: [String: String] = [:]
             var csrf = ""
+            func cookie() -> String { jar.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
             func step(_ method: String, _ path: String, _ body: JSONValue? = nil) -> HTTPResponse {
                 var headers = ["accept": body == nil ? "text/html" : "application/json", "x-csrf-token": csrf]
-                headers["cookie"] = jar.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+                headers["cookie"] = cookie()
                 if body != nil { headers["content-type"] = "application/json" }
                 let answer = send(method, path, headers: headers, body: body?.serializedBytes ?? [], from: "192.0.2.1")
                 for (name, value) in answer.headers where name.lowercased() == "set-cookie" {
@@ -112,13 +113,17 @@ extension FuzzTarget {
             _ = step("GET", "/signup")
             let email = "web-\(UUID().uuidString.prefix(8).lowercased())@signet.test"
             let options = try StrictJSON().parse(step("POST", "/signup/options", .object(["email": .string(email), "name": .string("Web")])).body)
-            let parameters = options["authn_params_public_key"]
-            let response = try SoftwareAuthenticator().register(
-                rpID: "signet.test", origin: "https://signet.test", challenge: Base64URL.decode(parameters?["challenge"]?.string ?? "")!,
-                userHandle: Base64URL.decode(parameters?["user"]?["id"]?.string ?? "")!, userName: email)
-            _ = step("POST", "/login/passkey", .object(["auth_session": options["auth_session"] ?? .null, "authn_response": response.json, "authorization": .string("")]))
+            _ = step("POST", "/login/passkey", .object(["auth_session": options["auth_session"] ?? .null, "authn_response": try passkey(options, email), "authorization": .string("")]))
             _ = step("GET", "/account")
-            return (jar.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; "), csrf)
+            return (cookie(), csrf)
+        }
+
+        /// A new software passkey's registration response to a sign-up's options.
+        private func passkey(_ options: JSONValue, _ email: String) throws -> JSONValue {
+            let parameters = options["authn_params_public_key"]
+            return try SoftwareAuthenticator().register(
+                rpID: "signet.test", origin: "https://signet.test", challenge: Base64URL.decode(parameters?["challenge"]?.string ?? "")!,
+                userHandle: Base64URL.decode(parameters?["user"]?["id"]?.string ?? "")!, userName: email).json
         }
 
         private func json(_ path: String, _ body: JSONValue) throws -> JSONValue {
@@ -131,13 +136,9 @@ extension FuzzTarget {
         private func signUp() throws -> (token: String, user: String) {
             let email = "fuzz-\(UUID().uuidString.prefix(8).lowercased())@signet.test"
             let options = try json("/passkey/register", .object(["client_id": .string("app"), "user_profile": .object(["email": .string(email)])]))
-            let parameters = options["authn_params_public_key"]
-            let response = try SoftwareAuthenticator().register(
-                rpID: "signet.test", origin: "https://signet.test", challenge: Base64URL.decode(parameters?["challenge"]?.string ?? "")!,
-                userHandle: Base64URL.decode(parameters?["user"]?["id"]?.string ?? "")!, userName: email)
             let tokens = try json("/oauth/token", .object([
                 "grant_type": .string(GrantNames.webauthn), "client_id": .string("app"),
-                "auth_session": options["auth_session"] ?? .null, "authn_response": response.json,
+                "auth_session": options["auth_session"] ?? .null, "authn_response": try passkey(options, email),
             ]))
             let token = tokens["access_token"]?.string ?? ""
             let claims = try StrictJSON().parse(Base64URL.decode(String(token.split(separator: ".")[1]))!)

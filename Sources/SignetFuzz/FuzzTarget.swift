@@ -72,7 +72,8 @@ enum FuzzTarget {
         case userAgent
         // `signet.json` and its `SIGNET_` environment, as `signet serve` loads them.
         case configuration
-        // Any request to any route of the service, as a nobody, an account or an operator.
+        // Any request to any route of the service, as a nobody, an account, an operator or a
+        // signed-in browser.
         case service
     }
 
