@@ -42,6 +42,14 @@ run|each)
     # AddressSanitizer without the leak check; every parser keeps it.
     service=$("$replay" kind service)
     leaks() { [ "$1" = "$service" ] && echo 0 || echo 1; }
+    # libFuzzer over KIND (empty: the parsers together), with the flags every run shares, then
+    # the arguments given.
+    fuzz() {
+        local kind=$1
+        shift
+        SIGNET_FUZZ_KIND=$kind ASAN_OPTIONS=detect_leaks=$(leaks "${kind:-x}") "$fuzzer" .fuzz/corpus .fuzz/seeds Tests/FuzzRegressions \
+            -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -detect_leaks="$(leaks "${kind:-x}")" "$@"
+    }
     if [ "$mode" = each ]; then
         runs=${2:-10000000}
         shift 2 || true
@@ -50,9 +58,7 @@ run|each)
         printf "%-6s %-12s %-10s %s\n" kind executions "exec/s" result
         for kind in $kinds; do
             log=.fuzz/each/kind-$kind.log
-            SIGNET_FUZZ_KIND=$kind ASAN_OPTIONS=detect_leaks=$(leaks "$kind") "$fuzzer" .fuzz/corpus .fuzz/seeds Tests/FuzzRegressions \
-                -runs="$runs" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -detect_leaks="$(leaks "$kind")" \
-                -artifact_prefix=.fuzz/artifacts/kind-$kind- >"$log" 2>&1 || true
+            fuzz "$kind" -runs="$runs" -artifact_prefix=.fuzz/artifacts/kind-$kind- >"$log" 2>&1 || true
             result=clean
             grep -qE "ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|SUMMARY: .*Sanitizer" "$log" && result="FOUND (see $log)"
             printf "%-6s %-12s %-10s %s\n" "$kind" "$(grep -oP 'stat::number_of_executed_units: *\K[0-9]+' "$log")" \
@@ -65,9 +71,7 @@ run|each)
     # One run over every parser together, then (a quarter of the time) one over the service;
     # or, with SIGNET_FUZZ_KIND, one run over that kind alone.
     one() { # LOG SECONDS KIND-OR-EMPTY
-        SIGNET_FUZZ_KIND=$3 ASAN_OPTIONS=detect_leaks=$(leaks "${3:-x}") "$fuzzer" .fuzz/corpus .fuzz/seeds Tests/FuzzRegressions \
-            -max_total_time="$2" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -detect_leaks="$(leaks "${3:-x}")" \
-            -artifact_prefix=.fuzz/artifacts/ 2>&1 | tee "$1" | grep -E "^#[0-9]+.*(pulse|DONE)|ERROR|SUMMARY|stat::" || true
+        fuzz "$3" -max_total_time="$2" -artifact_prefix=.fuzz/artifacts/ 2>&1 | tee "$1" | grep -E "^#[0-9]+.*(pulse|DONE)|ERROR|SUMMARY|stat::" || true
     }
     if [ -n "${SIGNET_FUZZ_KIND:-}" ]; then
         one .fuzz/last-run.log "$seconds" "$SIGNET_FUZZ_KIND"

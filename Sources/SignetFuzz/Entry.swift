@@ -202,7 +202,7 @@ enum FuzzReplay {
             "POST /passkey/register": #"{"client_id":"app","user_profile":{"email":"reg@signet.test"}}"#,
             "POST /actions/challenge": #"{"client_id":"app","action":{"type":"transfer","amount":"10.00"}}"#,
         ]
-        for (index, route) in FuzzTarget.Service.shared.routes.enumerated() {
+        for (index, route) in FuzzTarget.Service.routes.enumerated() {
             let body = route.method == "GET" || route.method == "DELETE" ? "" : bodies["\(route.method) \(route.pattern)"] ?? "{}"
             for choices: UInt8 in [0x01, 0x02, 0x22, 0x4C] { try write(.service, [UInt8(index), choices, 7, 0] + Array(body.utf8)) }
         }

@@ -28,7 +28,8 @@ extension FuzzTarget {
         static let renewal = 200
 
         let app: SignetApp
-        let routes: [(method: String, pattern: String)]
+        /// The router's list, which an input's first byte picks from.
+        static let routes = SignetService.routeList
         let caller = Mutex<(tokens: Tokens, count: Int)>((Tokens(), 0))
 
         /// What a request may carry: an account's access token and its ID, an operator's
@@ -63,7 +64,6 @@ extension FuzzTarget {
             // runs.
             app.pauseLogStreams()
             app.pauseLogouts()
-            routes = app.service.routeList
         }
 
         /// The service's answer to one request, the clock moved on a second first.
@@ -164,7 +164,7 @@ extension FuzzTarget {
     static func checkService(_ input: [UInt8]) {
         guard input.count >= 4 else { return }
         let service = Service.shared
-        let route = service.routes[Int(input[0]) % service.routes.count]
+        let route = Service.routes[Int(input[0]) % Service.routes.count]
         let choices = input[1]
         let address = "198.51.100.\(input[2])"
         let length = min(Int(input[3]), input.count - 4)

@@ -5,8 +5,8 @@ import SignetWebAuthn
 
 extension SignetService {
     /// Every route's method and pattern, in the order they are matched (the service fuzz
-    /// target sends requests to each).
-    package var routeList: [(method: String, pattern: String)] { router.routes.map { ($0.method, $0.pattern) } }
+    /// target sends requests to each, and its seeds name them).
+    package static var routeList: [(method: String, pattern: String)] { routes().routes.map { ($0.method, $0.pattern) } }
 
     /// Every route of the JSON API, with what it needs.
     static func routes() -> Router<SignetService> {
