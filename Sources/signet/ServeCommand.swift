@@ -21,13 +21,16 @@ enum ServeCommand {
             default: return usageError("usage: signet serve [--config signet.json] [--listen HOST:PORT] [--database sqlite:PATH]")
             }
         }
+        let environment = ProcessInfo.processInfo.environment
+        let manager = ServiceManager(environment: environment)
         let configuration: ServerConfiguration
         let app: SignetApp
         do {
-            configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment, listen: listen, database: database)
+            configuration = try ConfigurationLoader.load(file: config, environment: environment, listen: listen, database: database)
             app = try SignetApp(configuration: configuration)
         } catch {
             FileHandle.standardError.write(Data("signet: cannot start: \(error)\n".utf8))
+            manager?.send(["STATUS": "cannot start: \(error)"])
             return 1
         }
         let shownDatabase = redacted(configuration.database)
@@ -35,6 +38,8 @@ enum ServeCommand {
             ? "development mode: RP ID \(configuration.rpID), origin \(configuration.webOrigins.joined(separator: ", ")), client_id \"dev\", database \(shownDatabase)"
             : "RP ID \(configuration.rpID), \(configuration.clients.count) client(s), database \(shownDatabase)"
         FileHandle.standardError.write(Data("signet: listening on \(app.baseURL) (\(mode))\n".utf8))
+        // Bound, migrated and answering: a unit ordered after this one may start.
+        manager?.send(["READY": "1", "STATUS": "listening on \(app.baseURL)", "MAINPID": "\(getpid())"])
         // Signals arrive on a dispatch source, never in an async-signal handler.
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
@@ -46,6 +51,7 @@ enum ServeCommand {
             return source
         }
         done.wait()
+        manager?.send(["STOPPING": "1", "STATUS": "shutting down: finishing requests in flight"])
         FileHandle.standardError.write(Data("signet: shutting down: no new connections, finishing requests in flight\n".utf8))
         app.shutdown(grace: 10)
         sources.forEach { $0.cancel() }

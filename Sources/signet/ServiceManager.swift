@@ -1,0 +1,55 @@
+import Foundation
+import Glibc
+
+/// Tells a service manager how the server stands, over the datagram socket it names in
+/// `NOTIFY_SOCKET`: systemd's notification protocol (sd_notify(3); `Type=notify` in
+/// systemd.service(5)). `READY=1` once the listening socket is bound and the database migrated,
+/// `STOPPING=1` when a signal starts the drain, `STATUS=` lines for `systemctl status`. Without
+/// `NOTIFY_SOCKET` (any start not by a service manager) it sends nothing.
+struct ServiceManager {
+    private let address: sockaddr_un
+    private let length: socklen_t
+    private let fd: Int32
+
+    /// The socket `NOTIFY_SOCKET` names: a path (`/run/systemd/notify`) or, after `@`, a name in
+    /// the abstract namespace. Nil when unset, or when the name cannot be a socket address (too
+    /// long, or neither form), which is reported once on standard error. The variable is taken
+    /// out of the environment, so nothing the server starts inherits it.
+    init?(environment: [String: String]) {
+        guard let name = environment["NOTIFY_SOCKET"], !name.isEmpty else { return nil }
+        unsetenv("NOTIFY_SOCKET")
+        var bytes = Array(name.utf8)
+        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let room = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.first == 0 || bytes.first == UInt8(ascii: "/"), bytes.count < room else {
+            FileHandle.standardError.write(Data("signet: NOTIFY_SOCKET is neither a socket path nor an @name under \(room) bytes; the service manager is not told\n".utf8))
+            return nil
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        self.fd = fd
+        self.address = address
+        // A path's trailing NUL is part of its length; an abstract name is exactly its bytes.
+        self.length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count + (bytes.first == 0 ? 0 : 1))
+    }
+
+    /// Sends `fields` as one datagram of `NAME=value` lines; false when it could not be sent
+    /// (the service manager then times the start out, which is its to report).
+    @discardableResult
+    func send(_ fields: KeyValuePairs<String, String>) -> Bool {
+        // A value is one line: a newline would start a field of its own.
+        let message = fields.map { "\($0.key)=\($0.value.replacingOccurrences(of: "\n", with: " "))" }.joined(separator: "\n")
+        var to = address
+        let sent = message.utf8CString.withUnsafeBufferPointer { text in
+            withUnsafePointer(to: &to) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, text.baseAddress, text.count - 1, Int32(MSG_NOSIGNAL), $0, length)
+                }
+            }
+        }
+        return sent == message.utf8.count
+    }
+}
