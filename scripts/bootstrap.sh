@@ -5,7 +5,8 @@
 #                       (the hosted pages' tests), and a venv in .build/pyenv with Selenium,
 #                       Authlib, requests and standardwebhooks from PyPI (the browser, OIDC-client
 #                       and signed log stream tests), and promtool (Debian's prometheus package,
-#                       without its recommended node exporter) for the shipped alerting rules
+#                       without its recommended node exporter) for the shipped alerting rules,
+#                       and systemd-analyze (Debian's systemd) and strace for the shipped unit
 #   bootstrap.sh profile  and valgrind (scripts/bench-callgrind.sh)
 # Idempotent; needs root or sudo only when something must be installed.
 set -euo pipefail
@@ -15,7 +16,7 @@ packages=(libssl-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev pkg-config li
 [ "${1:-}" = profile ] && packages+=(valgrind binutils curl)
 # Installed without their recommended packages.
 lean=()
-[ "${1:-}" = test ] && lean+=(prometheus)
+[ "${1:-}" = test ] && lean+=(prometheus systemd strace)
 . scripts/retry.sh
 # The packages of the arguments that are not installed, a line each.
 absent() {

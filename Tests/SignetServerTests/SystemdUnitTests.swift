@@ -1,0 +1,66 @@
+import Foundation
+import SignetStore
+import SignetTestSupport
+import Testing
+
+/// systemd-analyze (Debian's systemd) and strace, both installed by `scripts/bootstrap.sh test`.
+private let systemdTools = ["/usr/bin/systemd-analyze", "/usr/bin/strace"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+
+/// `deploy/systemd/signet.service`, the unit shipped for operators, checked by
+/// `scripts/systemd-check.py`: systemd-analyze's verify and offline security review, and a real
+/// `signet serve` under strace, as an unprivileged user, whose notifications (sd_notify(3)),
+/// system calls, sockets, mappings and writes must all fit the unit.
+@Suite(.enabled(if: systemdTools, "needs systemd-analyze and strace (scripts/bootstrap.sh test installs them)"))
+struct SystemdUnitTests {
+    static let root = ReasonListTests.root
+    static let unit = root.appendingPathComponent("deploy/systemd/signet.service")
+
+    /// The check's exit status and what it printed, for `unit` (the shipped one by default).
+    static func check(database: String? = nil, unit: URL? = nil) throws -> (status: Int32, output: String, errors: String) {
+        var environment = ProcessInfo.processInfo.environment
+        environment["SIGNET_SYSTEMD_UNIT"] = unit?.path
+        return try runProcess("/usr/bin/python3", [root.appendingPathComponent("scripts/systemd-check.py").path, ProcessTests.binary.path] + (database.map { [$0] } ?? []),
+                              environment: environment)
+    }
+
+    @Test("the unit verifies, its exposure is at most 2.0, and signet serve on SQLite notifies and stays inside its sandbox")
+    func sqlite() throws {
+        let result = try Self.check()
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        for line in ["exposure 1.", "READY=1 ", "STOPPING=1 on SIGTERM, exit 0", "all allowed by SystemCallFilter=", "all in the working directory", "a failed start: exit 1, cannot start: "] {
+            #expect(result.output.contains(line), "\(line) in \(result.output)")
+        }
+    }
+
+    @Test("on PostgreSQL too (libpq's connection and the migrations) every system call and socket fits the unit",
+          .enabled(if: ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"] != nil, "needs PostgreSQL (SIGNET_TEST_POSTGRES); scripts/test.sh starts one"))
+    func postgres() throws {
+        let admin = try #require(ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"])
+        let name = "systemd_\(UUID().uuidString.prefix(8).lowercased())"
+        let url = try PostgresAdmin.createDatabase(adminURL: admin, name: name)
+        defer { try? PostgresAdmin.execute(url: admin, "DROP DATABASE \(name) WITH (FORCE)") }
+        let result = try Self.check(database: url)
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        #expect(result.output.contains("all allowed by SystemCallFilter=") && result.output.contains("STOPPING=1 on SIGTERM, exit 0"), "\(result.output)")
+    }
+
+    @Test("a unit whose sandbox the server does not fit fails, each break named: a system call group it uses, a socket family, write-and-execute mappings")
+    func brokenUnits() throws {
+        let shipped = try String(contentsOf: Self.unit, encoding: .utf8)
+        let breaks: [(from: String, to: String, named: String)] = [
+            ("SystemCallFilter=~@privileged\n", "SystemCallFilter=~@privileged @io-event\n", "system calls SystemCallFilter= refuses: ["),
+            ("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n", "RestrictAddressFamilies=AF_UNIX AF_INET6\n", "socket families outside RestrictAddressFamilies="),
+            ("MemoryDenyWriteExecute=yes\n", "", "does not set MemoryDenyWriteExecute=yes"),
+            ("ProtectSystem=strict\nProtectHome=yes\nPrivateTmp=yes\nPrivateDevices=yes\nPrivateUsers=yes\n", "", "systemd-analyze security: exit 1, over 2.0"),
+            ("Type=notify\n", "Type=notifx\n", "Failed to parse service type"),
+        ]
+        for (from, to, named) in breaks {
+            #expect(shipped.contains(from), "\(from) is in the shipped unit")
+            let copy = Scratch.directory.appendingPathComponent("broken-\(UUID().uuidString).service")
+            try shipped.replacingOccurrences(of: from, with: to).write(to: copy, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: copy) }
+            let result = try Self.check(unit: copy)
+            #expect(result.status == 1 && result.errors.contains(named), "\(named) for the break of \(from): \(result.output)\(result.errors)")
+        }
+    }
+}

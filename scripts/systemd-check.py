@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Checks deploy/systemd/signet.service against a real signet serve, for the tests.
+
+usage: systemd-check.py SIGNET [DATABASE_URL]
+1. systemd-analyze verify finds nothing to say about the unit (its ExecStart pointed at SIGNET),
+   and its offline security review rates its exposure at most MAX_EXPOSURE.
+2. signet serve starts under strace as the service manager would start it: NOTIFY_SOCKET set, as
+   an unprivileged user when run as root (the unit's User=), its working directory the one place
+   it may write (StateDirectory=), on SQLite or on DATABASE_URL (a PostgreSQL URL). It must send
+   READY=1 only once /healthz answers, then take a sign-up, a sign-in, a device key and an
+   approval from `signet authenticator`, and on SIGTERM send STOPPING=1 and exit 0.
+3. Every system call it made is one the unit's SystemCallFilter= allows, every socket it opened
+   is of a family RestrictAddressFamilies= allows, no mapping was writable and executable or made
+   executable later (MemoryDenyWriteExecute=), and it wrote nowhere but its working directory
+   (ProtectSystem=strict).
+4. A start that fails says why in STATUS= (without the database password) and never READY=1.
+Prints what it found, a line each; exits 1 with each problem on standard error.
+"""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+MAX_EXPOSURE = 2.0
+# SIGNET_SYSTEMD_UNIT: another unit to check (the tests' broken copies).
+UNIT = os.environ.get("SIGNET_SYSTEMD_UNIT") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "deploy", "systemd", "signet.service")
+NOBODY = 65534
+problems = []
+
+
+def problem(text):
+    problems.append(text)
+
+
+def directives(unit, name):
+    """Every value of `name=` in the unit, in order."""
+    return [line.split("=", 1)[1].strip() for line in unit.splitlines() if line.startswith(name + "=")]
+
+
+def syscall_set(names):
+    """The system calls the names stand for, groups (`@name`) expanded as systemd-analyze lists them."""
+    calls = set()
+    for name in names:
+        if not name.startswith("@"):
+            calls.add(name)
+            continue
+        listing = subprocess.run(["systemd-analyze", "syscall-filter", name], capture_output=True, text=True, check=True).stdout
+        members = [line.split("#")[0].strip() for line in listing.splitlines()[1:]]
+        calls |= syscall_set([m for m in members if m])
+    return calls
+
+
+def allowed_syscalls(unit):
+    """SystemCallFilter=: the first line not starting with ~ is the allow list; each ~ line takes from it."""
+    allowed = None
+    for value in directives(unit, "SystemCallFilter"):
+        deny = value.startswith("~")
+        names = syscall_set(value.lstrip("~").split())
+        if deny:
+            allowed = (allowed or set()) - names
+        else:
+            allowed = (allowed or set()) | names
+    if allowed is None:
+        problem("the unit has no SystemCallFilter=")
+        return set()
+    return allowed
+
+
+def check_unit(signet, directory):
+    """systemd-analyze's verify and offline security review; returns the unit's text."""
+    with open(UNIT) as f:
+        unit = f.read()
+    execs = directives(unit, "ExecStart")
+    if len(execs) != 1 or not execs[0].startswith("/usr/local/bin/signet serve "):
+        problem(f"ExecStart= is not one signet serve: {execs}")
+    copy = os.path.join(directory, "signet.service")
+    with open(copy, "w") as f:
+        f.write(unit.replace("/usr/local/bin/signet", signet))
+    verify = subprocess.run(["systemd-analyze", "verify", copy], capture_output=True, text=True)
+    said = (verify.stdout + verify.stderr).strip()
+    if verify.returncode != 0 or said:
+        problem(f"systemd-analyze verify: exit {verify.returncode}: {said}")
+    # --threshold counts tenths of the level it prints.
+    threshold = f"--threshold={round(MAX_EXPOSURE * 10)}"
+    security = subprocess.run(["systemd-analyze", "security", "--offline=true", threshold, copy], capture_output=True, text=True)
+    level = re.search(r"Overall exposure level for signet.service: ([0-9.]+) (\w+)", security.stdout)
+    if security.returncode != 0 or not level or float(level.group(1)) > MAX_EXPOSURE:
+        problem(f"systemd-analyze security: exit {security.returncode}, over {MAX_EXPOSURE}: {security.stdout[-400:]}{security.stderr}")
+    else:
+        print(f"exposure {level.group(1)} {level.group(2)} (at most {MAX_EXPOSURE})")
+    return unit
+
+
+def receive(listener, seconds):
+    """The next notification as a dict, or None after `seconds`."""
+    listener.settimeout(seconds)
+    try:
+        message = listener.recv(4096).decode()
+    except socket.timeout:
+        return None
+    return dict(line.split("=", 1) for line in message.split("\n") if "=" in line)
+
+
+def notify_socket(directory, name):
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    path = os.path.join(directory, name)
+    listener.bind(path)
+    os.chmod(path, 0o777)  # the unprivileged server must be able to send to it
+    return listener, path
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(signet, database, scratch):
+    """Runs signet serve under strace through a sign-in; returns the trace's text and the data directory."""
+    data = os.path.join(scratch, "data")
+    os.mkdir(data, 0o700)
+    root = os.geteuid() == 0
+    if root:
+        os.chmod(scratch, 0o755)
+        os.chown(data, NOBODY, NOBODY)
+    listener, path = notify_socket(scratch, "notify")
+    port = free_port()
+    trace = os.path.join(scratch, "trace")
+    command = ["strace", "-f", "-qq", "-o", trace] + (["-u", "nobody"] if root else [])
+    command += [signet, "serve", "--listen", f"127.0.0.1:{port}"] + (["--database", database] if database else [])
+    environment = dict(os.environ, NOTIFY_SOCKET=path, HOME=data)
+    errors = open(os.path.join(scratch, "stderr"), "w")
+    server = subprocess.Popen(command, cwd=data, env=environment, stdout=subprocess.DEVNULL, stderr=errors)
+    started = time.monotonic()
+    try:
+        ready = receive(listener, 120)
+        if not ready or ready.get("READY") != "1":
+            problem(f"no READY=1 from signet serve (got {ready}); its standard error: {tail(scratch)}")
+            return None, data
+        # Ready means answering: no retry here.
+        try:
+            health = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10).status
+        except OSError as error:
+            health = error
+        if health != 200:
+            problem(f"READY=1 came before /healthz answered 200 ({health})")
+        if not ready.get("STATUS", "").startswith(f"listening on http://127.0.0.1:{port}") or not ready.get("MAINPID", "").isdigit():
+            problem(f"READY=1 without its STATUS= and MAINPID=: {ready}")
+        print(f"READY=1 {time.monotonic() - started:.1f} s after the start under strace; {ready.get('STATUS')}")
+        state = os.path.join(scratch, "phone.json")
+        for step in (["signup", "--email", "ada@example.com", "--name", "Ada"], ["signin"], ["enroll-device-key"],
+                     ["approve", '{"type":"payment","amount":200,"currency":"EUR"}'], ["passkeys"]):
+            done = subprocess.run([signet, "authenticator", step[0], "--url", f"http://127.0.0.1:{port}", "--state", state] + step[1:],
+                                  capture_output=True, text=True, timeout=120)
+            if done.returncode != 0:
+                problem(f"authenticator {step[0]}: exit {done.returncode}: {done.stderr[-400:]}")
+        os.kill(int(ready.get("MAINPID", server.pid)), signal.SIGTERM)
+        stopping = receive(listener, 60)
+        stopped = stopping is not None and stopping.get("STOPPING") == "1"
+        if not stopped:
+            problem(f"no STOPPING=1 after SIGTERM (got {stopping})")
+        status = server.wait(timeout=60)
+        if status != 0:
+            problem(f"signet serve exited {status} after SIGTERM: {tail(scratch)}")
+        print(f"{'STOPPING=1' if stopped else 'no STOPPING=1'} on SIGTERM, exit {status}")
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        listener.close()
+    with open(trace) as f:
+        return f.read(), data
+
+
+def tail(scratch):
+    with open(os.path.join(scratch, "stderr")) as f:
+        return f.read()[-800:]
+
+
+def check_trace(unit, text, data):
+    """What the trace shows the server did, against what the unit allows."""
+    allowed = allowed_syscalls(unit)
+    # The trace starts with the exec of signet itself (strace's -u changes the user before it).
+    used = set(re.findall(r"^\d+\s+([a-z0-9_]+)\(", text, re.M)) | set(re.findall(r"^\d+\s+<\.\.\. ([a-z0-9_]+) resumed>", text, re.M))
+    outside = sorted(used - allowed)
+    if outside:
+        problem(f"system calls SystemCallFilter= refuses: {outside}")
+    print(f"{len(used)} distinct system calls, all allowed by SystemCallFilter=" if not outside else f"{len(used)} distinct system calls")
+    families = set(re.findall(r"^\d+\s+socket\((AF_[A-Z0-9]+)", text, re.M))
+    permitted = set(" ".join(directives(unit, "RestrictAddressFamilies")).split())
+    if not permitted or families - permitted:
+        problem(f"socket families outside RestrictAddressFamilies= {sorted(permitted)}: {sorted(families - permitted)}")
+    print(f"socket families {sorted(families)}")
+    if directives(unit, "MemoryDenyWriteExecute") != ["yes"]:
+        problem("the unit does not set MemoryDenyWriteExecute=yes")
+    for line in text.splitlines():
+        call = re.match(r"^\d+\s+(mmap|mprotect|pkey_mprotect)\((.*)", line)
+        if not call:
+            continue
+        flags = call.group(2)
+        if "PROT_EXEC" in flags and (call.group(1) != "mmap" or "PROT_WRITE" in flags):
+            problem(f"a mapping MemoryDenyWriteExecute= refuses: {line[:200]}")
+    # Writes: files opened to write or create, directories made, names renamed or removed.
+    writes = []
+    for line in text.splitlines():
+        opened = re.match(r'^\d+\s+(?:open|openat)\((?:[A-Z_]+|\d+), "([^"]*)", ([A-Z_|]+)', line)
+        if opened and re.search(r"O_WRONLY|O_RDWR|O_CREAT|O_TRUNC", opened.group(2)):
+            writes.append(opened.group(1))
+        changed = re.match(r'^\d+\s+(?:mkdir|mkdirat|unlink|unlinkat|rename|renameat2?|rmdir)\((?:[A-Z_]+, )?"([^"]*)"', line)
+        if changed:
+            writes.append(changed.group(1))
+    outside = sorted({w for w in writes if w.startswith("/") and not (w == data or w.startswith(data + "/") or w == "/dev/null")})
+    if outside:
+        problem(f"writes outside the working directory, which ProtectSystem=strict refuses: {outside}")
+    if re.search(r'"(/root|/home|/run/user)(/[^"]*)?"', text):
+        problem("a path under /root, /home or /run/user, which ProtectHome= hides: "
+                + re.search(r'"(/root|/home|/run/user)(/[^"]*)?"', text).group(0))
+    print(f"{len(writes)} writes, all in the working directory" if not outside else f"{len(writes)} writes")
+
+
+def failed_start(signet, scratch):
+    """A start that cannot reach its database: STATUS= says so, without the password; no READY=1."""
+    listener, path = notify_socket(scratch, "notify-failed")
+    command = [signet, "serve", "--listen", f"127.0.0.1:{free_port()}", "--database", "postgres://signet:s3cret-pw@127.0.0.1:1/none"]
+    done = subprocess.run(command, cwd=scratch, env=dict(os.environ, NOTIFY_SOCKET=path), capture_output=True, text=True, timeout=60)
+    said = receive(listener, 5)
+    listener.close()
+    if done.returncode != 1 or not said or "READY" in said or not said.get("STATUS", "").startswith("cannot start: "):
+        problem(f"a failed start: exit {done.returncode}, notified {said}")
+    elif "s3cret-pw" in said["STATUS"]:
+        problem(f"a failed start's STATUS= shows the database password: {said}")
+    else:
+        print(f"a failed start: exit 1, {said['STATUS'][:100]}")
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    signet = os.path.abspath(sys.argv[1])
+    database = sys.argv[2] if len(sys.argv) == 3 else None
+    for tool in ("systemd-analyze", "strace"):
+        if not shutil.which(tool):
+            sys.exit(f"systemd-check: {tool} is missing (scripts/bootstrap.sh test installs it)")
+    scratch = tempfile.mkdtemp(prefix="signet-systemd-")
+    try:
+        unit = check_unit(signet, scratch)
+        text, data = serve(signet, database, scratch)
+        if text is not None:
+            check_trace(unit, text, data)
+        failed_start(signet, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for text in problems:
+        print(f"systemd-check: {text}", file=sys.stderr)
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()
