@@ -154,6 +154,8 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     /// `PUT /api/v2/keys/signing/{kid}/revoke`: no other key that was never retired would sign
     /// after it; rotate first.
     case signingKeyInUse = "signing_key_in_use"
+    /// `POST /api/v2/keys/signing/rotate`: the database holds the most signing keys allowed.
+    case signingKeyLimit = "signing_key_limit"
     // The server.
     case conflict
     case databaseUnavailable = "database_unavailable"
@@ -209,7 +211,7 @@ extension Reason {
         case .headersTooLarge: 431
         case .unsupportedMediaType: 415
         case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
-        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .resourceServerConfigured, .userHasPasskey, .backupMethodRequired, .signingKeyInUse: 409
+        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .resourceServerConfigured, .userHasPasskey, .backupMethodRequired, .signingKeyInUse, .signingKeyLimit: 409
         case .rateLimited: 429
         case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound, .roleNotFound, .resourceServerNotFound, .sessionNotFound, .logNotFound, .signingKeyNotFound: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .roleRequired, .signupDisabled, .signupDomainNotAllowed, .signupCodeRequired, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
@@ -375,6 +377,7 @@ extension Reason {
         case .logNotFound: "There is no such log event: it was purged, or never was."
         case .signingKeyNotFound: "There is no such signing key: it was destroyed, or never was."
         case .signingKeyInUse: "No other key would sign after this one: rotate first, then revoke it."
+        case .signingKeyLimit: "The most signing keys allowed are held: revoke a retired one, or wait until one is destroyed."
         case .conflict: "The request conflicts with existing data."
         case .databaseUnavailable: "The database is unavailable; try again shortly."
         case .storageFull: "The server's storage is full; try again later."

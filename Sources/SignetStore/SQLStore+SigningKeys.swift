@@ -6,11 +6,14 @@ extension SQLStore {
         try locked { db throws(StoreError) in try Self.insertSigningKey(k, db) }
     }
 
-    public func rotateSigningKey(_ k: SigningKeyRow, unlessCreatedAfter: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
+    public func rotateSigningKey(_ k: SigningKeyRow, unlessCreatedAfter: Int64, limit: Int, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in
+                // Revocations and the other rotations take the same lock: the count holds until the commit.
                 try db.lockForTransaction("signing-keys")
                 guard try db.query("SELECT 1 FROM signing_keys WHERE created_at > ? LIMIT 1", [.int(unlessCreatedAfter)]).isEmpty else { return false }
+                let held = try db.query("SELECT COUNT(*) FROM signing_keys").first?[0].int ?? 0
+                guard held < Int64(limit) else { throw StoreError(.signingKeyLimit, "\(held) signing keys held") }
                 try Self.insertSigningKey(k, db)
                 try Self.retireSigningKeys(except: k.kid, at: k.createdAt, db)
                 for write in writes { try Self.apply(write, db) }

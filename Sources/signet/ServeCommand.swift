@@ -123,9 +123,16 @@ enum KeysCommand {
             _ = try KeyRing(store: store, kek: kek, retentionSeconds: configuration.accessTokenLifetime)
             let now = Date()
             let at = Int64(now.timeIntervalSince1970 * 1000)
-            let kid = try KeyRing.create(store: store, kek: kek, retireOthers: true, now: now, writes: { kid in
-                [.audit(.byCommand(.signingKeyRotated, at: at, detail: "kid \(kid), by signet keys rotate; signs from \(at / 1000 + KeyRing.signingDelay)"))]
-            })
+            let kid: String
+            do {
+                kid = try KeyRing.create(store: store, kek: kek, retireOthers: true, now: now, writes: { kid in
+                    [.audit(.byCommand(.signingKeyRotated, at: at, detail: "kid \(kid), by signet keys rotate; signs from \(at / 1000 + KeyRing.signingDelay)"))]
+                })
+            } catch let error as StoreError where error.code == .signingKeyLimit {
+                FileHandle.standardError.write(Data(("signet: the database holds \(KeyRing.heldLimit) signing keys, the most allowed: revoke a retired one"
+                    + " (signet keys status lists them; signet keys revoke KID), or wait until one is destroyed\n").utf8))
+                return 2
+            }
             // Published at once; it signs once every cached JWKS can hold it.
             print(JSONValue.object([
                 "rotated": .bool(true), "kid": .string(kid), "signs_from": .int(Int64(now.timeIntervalSince1970) + KeyRing.signingDelay),

@@ -288,6 +288,12 @@ import SignetTestSupport
         #expect(missing == 1 && told.contains("no key-encryption key"), "\(told)")
         #expect(!FileManager.default.fileExists(atPath: file.path))
         #expect(try SQLiteStore(path: directory.appendingPathComponent("signet.db").path).signingKeys().count == 3)
+        // Up to the limit of keys held, then exit 2 with what to do, and nothing added.
+        try FileManager.default.moveItem(at: directory.appendingPathComponent("kept.kek"), to: file)
+        for _ in 3..<KeyRing.heldLimit { #expect(try Self.run(["keys", "rotate"], in: directory).0 == 0) }
+        let (full, why) = try Self.run(["keys", "rotate"], in: directory)
+        #expect(full == 2 && why.contains("holds \(KeyRing.heldLimit) signing keys") && why.contains("signet keys revoke KID"), "\(why)")
+        #expect(try SQLiteStore(path: directory.appendingPathComponent("signet.db").path).signingKeys().count == KeyRing.heldLimit)
     }
 
     @Test("signet keys rekey seals the database under a new key-encryption key; without one, or without the current one, it refuses")

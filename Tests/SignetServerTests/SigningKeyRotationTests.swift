@@ -1,4 +1,5 @@
 import Foundation
+import SignetAPI
 import SignetAuth
 import SignetHTTP
 import SignetServer
@@ -113,6 +114,33 @@ import Testing
         let reader = try server.managementToken(scope: "read:signing_keys")
         #expect(try server.api("GET", "/api/v2/keys/signing", token: reader).status == 200)
         #expect(try server.api("POST", "/api/v2/keys/signing/rotate", token: reader).json["reason"] == .string("insufficient_scope"))
+    }
+
+    @Test("rotations by the Management API stop at the limit of keys held: 409 signing_key_limit, nothing added or audited, the JWKS bounded; a retired key revoked makes room")
+    func limit() throws {
+        let server = try TestServer.withOperators()
+        let ops = try server.managementToken()
+        func rotated() throws -> Int { try server.store.auditEvents(limit: 100).filter { $0.kind == "signing_key_rotated" }.count }
+        for _ in 1..<KeyRing.heldLimit {
+            server.clock.advance(1)
+            #expect(try server.api("POST", "/api/v2/keys/signing/rotate", token: ops).status == 201)
+        }
+        server.clock.advance(1)
+        let refused = try server.api("POST", "/api/v2/keys/signing/rotate", token: ops)
+        let body = refused.json
+        #expect(refused.status == 409 && body["reason"] == .string("signing_key_limit"), "\(body.serialized)")
+        let described = body["error_description"]?.string
+        #expect(described == Reason.signingKeyLimit.text, "\(body.serialized)")
+        let held = try server.store.signingKeys()
+        #expect(try held.count == KeyRing.heldLimit && rotated() == KeyRing.heldLimit - 1)
+        let jwks = try StrictJSON().parse(server.get("/.well-known/jwks.json").body)["keys"]?.array ?? []
+        #expect(jwks.count == KeyRing.heldLimit)
+        // A retired key that never signed (the first signs the operator's token) revoked: one more rotation fits.
+        let unused = try #require(held.dropFirst().first { $0.retiredAt != nil }?.kid)
+        #expect(try server.api("PUT", "/api/v2/keys/signing/\(unused)/revoke", token: ops).status == 200)
+        let again = try server.api("POST", "/api/v2/keys/signing/rotate", token: ops)
+        #expect(again.status == 201, "\(again.json.serialized)")
+        #expect(try server.store.signingKeys().count == KeyRing.heldLimit && rotated() == KeyRing.heldLimit)
     }
 
     @Test("with signing_key_rotation_days 0 the key is only rotated by hand")

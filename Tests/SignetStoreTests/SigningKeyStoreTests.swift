@@ -26,6 +26,32 @@ import Testing
         #expect(try store.signingKeys().map(\.retiredAt) == [5_000, 9_000, nil])
     }
 
+    @Test("a rotation past the limit of keys held is refused with nothing written, retired keys counting until deleted; of 8 at once from one under it, one adds its key",
+          arguments: Backend.available)
+    func limit(_ backend: Backend) throws {
+        let store = try backend.open()
+        func audited() throws -> Int { try store.auditEvents(limit: 50).filter { $0.kind == "signing_key_rotated" }.count }
+        let row = AuditEvent(at: 1, kind: "signing_key_rotated", outcome: "success")
+        try store.insertSigningKey(key("k0", at: 1_000))
+        for i in 1..<4 { #expect(try store.rotateSigningKey(key("k\(i)", at: 1_000 + Int64(i)), unlessCreatedAfter: .max, limit: 4, writes: [.audit(row)])) }
+        #expect { try store.rotateSigningKey(key("k4", at: 2_000), unlessCreatedAfter: .max, limit: 4, writes: [.audit(row)]) } throws: {
+            ($0 as? StoreError)?.code == .signingKeyLimit
+        }
+        // Nothing written: no key, no retirement of the one that signs, no audit row.
+        let rows = try store.signingKeys()
+        #expect(try rows.map(\.kid) == ["k0", "k1", "k2", "k3"] && rows.last?.retiredAt == nil && audited() == 3)
+        // A retired key deleted makes room for one.
+        #expect(try store.revokeSigningKey(kid: "k0", writes: []))
+        #expect(try store.rotateSigningKey(key("k4", at: 2_000), unlessCreatedAfter: .max, limit: 4, writes: [.audit(row)]))
+        // Three held, room for one under a limit of 4: of 8 rotations at once, one adds its key, the others are refused.
+        #expect(try store.deleteSigningKeys(retiredBefore: 1_004) == ["k1", "k2"])
+        #expect(try store.signingKeys().count == 2)
+        let results = simultaneously(8) { i in try store.rotateSigningKey(self.key("r\(i)", at: 3_000 + Int64(i)), unlessCreatedAfter: .max, limit: 3, writes: []) }
+        #expect(results.filter { (try? $0.get()) == true }.count == 1, "\(results)")
+        #expect(results.filter { if case .failure(let e) = $0 { (e as? StoreError)?.code == .signingKeyLimit } else { false } }.count == 7, "\(results)")
+        #expect(try store.signingKeys().count == 3)
+    }
+
     @Test("of 16 rotations found due at once, one adds its key", arguments: Backend.available)
     func once(_ backend: Backend) throws {
         let store = try backend.open()

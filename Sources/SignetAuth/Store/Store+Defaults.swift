@@ -42,7 +42,7 @@ extension Store {
     }
 
     public func rotateSigningKey(_ key: SigningKeyRow, unlessCreatedAfter: Int64) throws(StoreError) -> Bool {
-        try rotateSigningKey(key, unlessCreatedAfter: unlessCreatedAfter, writes: [])
+        try rotateSigningKey(key, unlessCreatedAfter: unlessCreatedAfter, limit: KeyRing.heldLimit, writes: [])
     }
 
     public func deleteSigningKeys(retiredBefore: Int64) throws(StoreError) -> [String] {

@@ -117,9 +117,10 @@ public protocol Store: Sendable {
     func insertSigningKey(_ key: SigningKeyRow) throws(StoreError)
     /// Adds `key` and retires every other key at its creation time, in one transaction, unless a
     /// key was created after `unlessCreatedAfter`; returns whether it was added. Instances
-    /// that find a scheduled rotation due at once add one key between them. `writes` (its
-    /// audit row) go in the same transaction when it was added.
-    func rotateSigningKey(_ key: SigningKeyRow, unlessCreatedAfter: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// that find a scheduled rotation due at once add one key between them. Refused with
+    /// ``StoreError/Code/signingKeyLimit`` while `limit` keys are held (retired ones count until
+    /// they are deleted). `writes` (its audit row) go in the same transaction when it was added.
+    func rotateSigningKey(_ key: SigningKeyRow, unlessCreatedAfter: Int64, limit: Int, writes: [StoreWrite]) throws(StoreError) -> Bool
     func signingKeys() throws(StoreError) -> [SigningKeyRow]
     /// Deletes the keys retired before `retiredBefore`, sealed private key and all (a key never
     /// retired is never deleted); returns the `kid`s this call deleted, so instances that do it

@@ -13,6 +13,8 @@ public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
         public static let credentialTaken = Code(rawValue: "credential_taken")
         /// The account has its most live device keys; nothing was written.
         public static let deviceKeyLimit = Code(rawValue: "device_key_limit")
+        /// As many signing keys as allowed are held (retired ones until deleted); nothing was written.
+        public static let signingKeyLimit = Code(rawValue: "signing_key_limit")
         /// The account made its most action challenges in the window; nothing was written.
         public static let rateLimited = Code(rawValue: "rate_limited")
         /// The DPoP proof was used before; nothing was written.

@@ -60,7 +60,7 @@ public final class KeyRing: @unchecked Sendable {
     /// Keys already imported, by their stored bytes (the signer by kid and sealed bytes, the
     /// published keys by SPKI), so a reload imports only what is new.
     private let imported = BoundedCache<[UInt8], PrivateKey>(capacity: 1)
-    private let importedPublic = BoundedCache<[UInt8], PublicKey>(capacity: 16)
+    private let importedPublic = BoundedCache<[UInt8], PublicKey>(capacity: heldLimit)
     private var entries: [Entry] = []
     private var loadedAt = Date.distantPast
     private var openFailure: String?
@@ -77,6 +77,14 @@ public final class KeyRing: @unchecked Sendable {
     /// An unknown `kid` (a key another instance just made, or a forged header) reloads the keys at
     /// most once in this many seconds, so a flood of made-up kids costs no database reads.
     static let missReloadInterval: TimeInterval = 5
+    /// The most signing keys the database holds at once, retired ones until they are destroyed
+    /// (a day after they stop signing): a rotation past it is refused
+    /// (``StoreError/Code/signingKeyLimit``). A scheduled rotation adds two or three a day at
+    /// most; the rest is room for rotations by hand. Without it, a loop of rotations (a faulty
+    /// script, a stolen `create:signing_keys` token) would grow the JWKS every verifier downloads,
+    /// and every instance would import each key again at every reload, once the keys outgrew
+    /// the cache of imported ones (this many).
+    public static let heldLimit = 10
     /// Reloads caused by unknown kids (for tests).
     public private(set) var missReloads = 0
     /// Reloads done, of any cause (for tests).
@@ -105,7 +113,7 @@ public final class KeyRing: @unchecked Sendable {
         let row = try newKey(kek: kek, at: Int64(date.timeIntervalSince1970 * 1000), random: random)
         if retireOthers {
             // No key is created after the end of time: the rotation always happens.
-            _ = try store.rotateSigningKey(row, unlessCreatedAfter: .max, writes: writes(row.kid))
+            _ = try store.rotateSigningKey(row, unlessCreatedAfter: .max, limit: heldLimit, writes: writes(row.kid))
         } else {
             try store.insertSigningKey(row)
         }
@@ -133,7 +141,7 @@ public final class KeyRing: @unchecked Sendable {
         guard let newest = try store.signingKeys().map(\.createdAt).max(), newest <= cutoff else { return nil }
         try reload()
         let row = try Self.newKey(kek: kek, at: now, random: random)
-        guard try store.rotateSigningKey(row, unlessCreatedAfter: cutoff, writes: writes(row.kid)) else { return nil }
+        guard try store.rotateSigningKey(row, unlessCreatedAfter: cutoff, limit: Self.heldLimit, writes: writes(row.kid)) else { return nil }
         // Published here at once; the other instances within reloadInterval, well before it signs.
         try reload()
         return row.kid
