@@ -57,11 +57,19 @@ extension FuzzTarget {
         }
     }
 
+    /// The sealed-backup target's two files, in a folder of this process's, made once and
+    /// removed when the process exits (every replay in the test suite runs it).
+    static let sealedBackupFolder: String = {
+        let folder = NSTemporaryDirectory() + "signet-fuzz-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: FuzzTarget.sealedBackupFolder) }
+        return folder
+    }()
+
     static func checkSealedBackup(_ body: [UInt8]) {
         // What opens under the key is exactly what was sealed: no altered, cut, moved or
         // spliced file opens, and none crashes the reader.
-        let folder = NSTemporaryDirectory() + "signet-fuzz-\(getpid())"
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = sealedBackupFolder
         let (sealed, plain) = (folder + "/sealed", folder + "/plain")
         try? FileManager.default.removeItem(atPath: plain)
         guard FileManager.default.createFile(atPath: sealed, contents: Data(body)) else { return }
