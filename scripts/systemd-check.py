@@ -3,7 +3,8 @@
 
 usage: systemd-check.py SIGNET [DATABASE_URL]
 1. systemd-analyze verify finds nothing to say about the unit (its ExecStart pointed at SIGNET),
-   and its offline security review rates its exposure at most MAX_EXPOSURE.
+   its offline security review rates its exposure at most MAX_EXPOSURE, and its restarts after
+   failed starts never reach systemd's start limit.
 2. signet serve starts under strace as the service manager would start it: NOTIFY_SOCKET set, as
    an unprivileged user when run as root (the unit's User=), its working directory the one place
    it may write (StateDirectory=), on SQLite or on DATABASE_URL (a PostgreSQL URL). It must send
@@ -79,6 +80,14 @@ def check_unit(signet, directory):
     execs = directives(unit, "ExecStart")
     if len(execs) != 1 or not execs[0].startswith("/usr/local/bin/signet serve "):
         problem(f"ExecStart= is not one signet serve: {execs}")
+    # Restarts after a failed start (a database late at boot) must never reach the start limit
+    # (systemd's defaults: 5 starts within 10 s), or the unit stays failed.
+    restart = directives(unit, "RestartSec")
+    seconds = float(restart[0].rstrip("s")) if restart else 0.1
+    burst = int((directives(unit, "StartLimitBurst") or ["5"])[0])
+    interval = float((directives(unit, "StartLimitIntervalSec") or ["10"])[0].rstrip("s"))
+    if directives(unit, "Restart") != ["on-failure"] or seconds * burst <= interval:
+        problem(f"Restart=on-failure every {seconds} s reaches the start limit ({burst} starts in {interval} s)")
     copy = os.path.join(directory, "signet.service")
     with open(copy, "w") as f:
         f.write(unit.replace("/usr/local/bin/signet", signet))

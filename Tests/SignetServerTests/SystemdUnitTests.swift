@@ -53,6 +53,7 @@ struct SystemdUnitTests {
             ("MemoryDenyWriteExecute=yes\n", "", "does not set MemoryDenyWriteExecute=yes"),
             ("ProtectSystem=strict\nProtectHome=yes\nPrivateTmp=yes\nPrivateDevices=yes\nPrivateUsers=yes\n", "", "systemd-analyze security: exit 1, over 2.0"),
             ("Type=notify\n", "Type=notifx\n", "Failed to parse service type"),
+            ("RestartSec=5s\n", "RestartSec=2s\n", "reaches the start limit"),
         ]
         for (from, to, named) in breaks {
             #expect(shipped.contains(from), "\(from) is in the shipped unit")
