@@ -14,7 +14,8 @@ usage: systemd-check.py SIGNET [DATABASE_URL]
    is of a family RestrictAddressFamilies= allows, no mapping was writable and executable or made
    executable later (MemoryDenyWriteExecute=), and it wrote nowhere but its working directory
    (ProtectSystem=strict).
-4. A start that fails says why in STATUS= (without the database password) and never READY=1.
+4. A start that fails says why in STATUS= (without the database password) and never READY=1,
+   to a socket in the abstract namespace (NOTIFY_SOCKET=@name).
 Prints what it found, a line each; exits 1 with each problem on standard error.
 """
 import os
@@ -117,7 +118,12 @@ def receive(listener, seconds):
 
 
 def notify_socket(directory, name):
+    """A socket for the notifications and the NOTIFY_SOCKET that names it: a path in `directory`,
+    or without one a name in the abstract namespace (`@name`), the other form systemd uses."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    if directory is None:
+        listener.bind("\0" + name)
+        return listener, "@" + name
     path = os.path.join(directory, name)
     listener.bind(path)
     os.chmod(path, 0o777)  # the unprivileged server must be able to send to it
@@ -235,7 +241,7 @@ def check_trace(unit, text, data):
 
 def failed_start(signet, scratch):
     """A start that cannot reach its database: STATUS= says so, without the password; no READY=1."""
-    listener, path = notify_socket(scratch, "notify-failed")
+    listener, path = notify_socket(None, f"signet-systemd-check-{os.getpid()}")
     command = [signet, "serve", "--listen", f"127.0.0.1:{free_port()}", "--database", "postgres://signet:s3cret-pw@127.0.0.1:1/none"]
     done = subprocess.run(command, cwd=scratch, env=dict(os.environ, NOTIFY_SOCKET=path), capture_output=True, text=True, timeout=60)
     said = receive(listener, 5)
