@@ -44,6 +44,33 @@ struct SystemdUnitTests {
         #expect(result.output.contains("all allowed by SystemCallFilter=") && result.output.contains("STOPPING=1 on SIGTERM, exit 0"), "\(result.output)")
     }
 
+    @Test("each rule over the trace names what breaks it: a refused system call, a socket family, a writable and executable mapping, a later PROT_EXEC, a write outside the directory, a home directory")
+    func traceRules() throws {
+        let directory = "/var/lib/signet"
+        let lines: [(String, String?)] = [
+            (#"7 openat(AT_FDCWD, "/var/lib/signet/signet.db", O_RDWR|O_CREAT|O_CLOEXEC, 0644) = 3"#, nil),
+            (#"7 epoll_wait(4, [], 64, 100) = 0"#, nil),
+            (#"7 reboot(LINUX_REBOOT_MAGIC1, LINUX_REBOOT_MAGIC2, LINUX_REBOOT_CMD_RESTART) = -1 EPERM"#, "system calls SystemCallFilter= refuses: ['reboot']"),
+            (#"8 socket(AF_PACKET, SOCK_RAW, 768) = 5"#, "socket families outside RestrictAddressFamilies= ['AF_INET', 'AF_INET6', 'AF_UNIX']: ['AF_PACKET']"),
+            (#"8 mmap(NULL, 4096, PROT_READ|PROT_WRITE|PROT_EXEC, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000000000"#, "2 mappings MemoryDenyWriteExecute= refuses"),
+            (#"8 mprotect(0x7f0000001000, 4096, PROT_READ|PROT_EXEC) = 0"#, nil),
+            (#"9 openat(AT_FDCWD, "/etc/signet/signet.json", O_WRONLY|O_TRUNC) = 6"#, "writes outside the working directory, which ProtectSystem=strict refuses: ['/etc/signet/signet.json']"),
+            (#"9 newfstatat(AT_FDCWD, "/root/.config", 0x7ffc, 0) = -1 ENOENT"#, #"ProtectHome= hides: "/root/.config""#),
+        ]
+        let trace = Scratch.directory.appendingPathComponent("trace-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: trace) }
+        // The permitted lines alone pass; each of the others adds its problem.
+        let permitted = lines.prefix(2).map(\.0).joined(separator: "\n") + "\n"
+        try permitted.write(to: trace, atomically: true, encoding: .utf8)
+        let script = Self.root.appendingPathComponent("scripts/systemd-check.py").path
+        let clean = try runProcess("/usr/bin/python3", [script, "--trace", trace.path, directory])
+        #expect(clean.status == 0 && clean.output.contains("all allowed") && clean.output.contains("writes: 1, all in the working directory"), "\(clean.output)\(clean.errors)")
+        try (lines.map(\.0).joined(separator: "\n") + "\n").write(to: trace, atomically: true, encoding: .utf8)
+        let broken = try runProcess("/usr/bin/python3", [script, "--trace", trace.path, directory])
+        #expect(broken.status == 1)
+        for case let named? in lines.map(\.1) { #expect(broken.errors.contains(named), "\(named) in \(broken.errors)") }
+    }
+
     @Test("a unit whose sandbox the server does not fit fails, each break named: a system call group it uses, a socket family, write-and-execute mappings")
     func brokenUnits() throws {
         let shipped = try String(contentsOf: Self.unit, encoding: .utf8)
