@@ -45,10 +45,11 @@ run|each)
     # libFuzzer over KIND (empty: the parsers together), with the flags every run shares, then
     # the arguments given.
     fuzz() {
-        local kind=$1
+        local kind=$1 leak
         shift
-        SIGNET_FUZZ_KIND=$kind ASAN_OPTIONS=detect_leaks=$(leaks "${kind:-x}") "$fuzzer" .fuzz/corpus .fuzz/seeds Tests/FuzzRegressions \
-            -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -detect_leaks="$(leaks "${kind:-x}")" "$@"
+        leak=$(leaks "${kind:-x}")
+        SIGNET_FUZZ_KIND=$kind ASAN_OPTIONS=detect_leaks=$leak "$fuzzer" .fuzz/corpus .fuzz/seeds Tests/FuzzRegressions \
+            -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -detect_leaks="$leak" "$@"
     }
     if [ "$mode" = each ]; then
         runs=${2:-10000000}

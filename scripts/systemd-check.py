@@ -19,6 +19,7 @@ usage: systemd-check.py SIGNET [DATABASE_URL]
 Prints what it found, a line each; exits 1 with each problem on standard error.
 systemd-check.py --trace TRACE DIRECTORY applies the rules of 3 alone to an strace -f output.
 """
+import functools
 import os
 import re
 import shutil
@@ -50,13 +51,17 @@ def syscall_set(names):
     """The system calls the names stand for, groups (`@name`) expanded as systemd-analyze lists them."""
     calls = set()
     for name in names:
-        if not name.startswith("@"):
-            calls.add(name)
-            continue
-        listing = subprocess.run(["systemd-analyze", "syscall-filter", name], capture_output=True, text=True, check=True).stdout
-        members = [line.split("#")[0].strip() for line in listing.splitlines()[1:]]
-        calls |= syscall_set([m for m in members if m])
+        calls |= group(name) if name.startswith("@") else {name}
     return calls
+
+
+@functools.lru_cache(maxsize=None)
+def group(name):
+    """The system calls of one group, its groups expanded; each asked of systemd-analyze once
+    (@system-service names @default, @basic-io and others that other groups name too)."""
+    listing = subprocess.run(["systemd-analyze", "syscall-filter", name], capture_output=True, text=True, check=True).stdout
+    members = [line.split("#")[0].strip() for line in listing.splitlines()[1:]]
+    return frozenset(syscall_set([m for m in members if m]))
 
 
 def allowed_syscalls(unit):
@@ -235,9 +240,9 @@ def check_trace(unit, text, data):
     outside = sorted({w for w in writes if w.startswith("/") and not (w == data or w.startswith(data + "/") or w == "/dev/null")})
     if outside:
         problem(f"writes outside the working directory, which ProtectSystem=strict refuses: {outside}")
-    if re.search(r'"(/root|/home|/run/user)(/[^"]*)?"', text):
-        problem("a path under /root, /home or /run/user, which ProtectHome= hides: "
-                + re.search(r'"(/root|/home|/run/user)(/[^"]*)?"', text).group(0))
+    home = re.search(r'"(/root|/home|/run/user)(/[^"]*)?"', text)
+    if home:
+        problem(f"a path under /root, /home or /run/user, which ProtectHome= hides: {home.group(0)}")
     print(f"writes: {len(writes)}, all in the working directory" if not outside else f"writes: {len(writes)}")
 
 

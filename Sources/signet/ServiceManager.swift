@@ -36,20 +36,18 @@ struct ServiceManager {
         self.length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count + (bytes.first == 0 ? 0 : 1))
     }
 
-    /// Sends `fields` as one datagram of `NAME=value` lines; false when it could not be sent
-    /// (the service manager then times the start out, which is its to report).
-    @discardableResult
-    func send(_ fields: KeyValuePairs<String, String>) -> Bool {
+    /// Sends `fields` as one datagram of `NAME=value` lines. A datagram that cannot be sent is
+    /// not retried: the service manager then times the start out, which is its to report.
+    func send(_ fields: KeyValuePairs<String, String>) {
         // A value is one line: a newline would start a field of its own.
         let message = fields.map { "\($0.key)=\($0.value.replacingOccurrences(of: "\n", with: " "))" }.joined(separator: "\n")
         var to = address
-        let sent = message.utf8CString.withUnsafeBufferPointer { text in
+        message.utf8CString.withUnsafeBufferPointer { text in
             withUnsafePointer(to: &to) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, text.baseAddress, text.count - 1, Int32(MSG_NOSIGNAL), $0, length)
+                    _ = sendto(fd, text.baseAddress, text.count - 1, Int32(MSG_NOSIGNAL), $0, length)
                 }
             }
         }
-        return sent == message.utf8.count
     }
 }

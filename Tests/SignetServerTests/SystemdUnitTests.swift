@@ -14,12 +14,13 @@ private let systemdTools = ["/usr/bin/systemd-analyze", "/usr/bin/strace"].allSa
 struct SystemdUnitTests {
     static let root = ReasonListTests.root
     static let unit = root.appendingPathComponent("deploy/systemd/signet.service")
+    static let script = root.appendingPathComponent("scripts/systemd-check.py").path
 
     /// The check's exit status and what it printed, for `unit` (the shipped one by default).
     static func check(database: String? = nil, unit: URL? = nil) throws -> (status: Int32, output: String, errors: String) {
         var environment = ProcessInfo.processInfo.environment
         environment["SIGNET_SYSTEMD_UNIT"] = unit?.path
-        return try runProcess("/usr/bin/python3", [root.appendingPathComponent("scripts/systemd-check.py").path, ProcessTests.binary.path] + (database.map { [$0] } ?? []),
+        return try runProcess("/usr/bin/python3", [script, ProcessTests.binary.path] + (database.map { [$0] } ?? []),
                               environment: environment)
     }
 
@@ -62,11 +63,10 @@ struct SystemdUnitTests {
         // The permitted lines alone pass; each of the others adds its problem.
         let permitted = lines.prefix(2).map(\.0).joined(separator: "\n") + "\n"
         try permitted.write(to: trace, atomically: true, encoding: .utf8)
-        let script = Self.root.appendingPathComponent("scripts/systemd-check.py").path
-        let clean = try runProcess("/usr/bin/python3", [script, "--trace", trace.path, directory])
+        let clean = try runProcess("/usr/bin/python3", [Self.script, "--trace", trace.path, directory])
         #expect(clean.status == 0 && clean.output.contains("all allowed") && clean.output.contains("writes: 1, all in the working directory"), "\(clean.output)\(clean.errors)")
         try (lines.map(\.0).joined(separator: "\n") + "\n").write(to: trace, atomically: true, encoding: .utf8)
-        let broken = try runProcess("/usr/bin/python3", [script, "--trace", trace.path, directory])
+        let broken = try runProcess("/usr/bin/python3", [Self.script, "--trace", trace.path, directory])
         #expect(broken.status == 1)
         for case let named? in lines.map(\.1) { #expect(broken.errors.contains(named), "\(named) in \(broken.errors)") }
     }

@@ -113,7 +113,7 @@ public final class KeyRing: @unchecked Sendable {
         let row = try newKey(kek: kek, at: Int64(date.timeIntervalSince1970 * 1000), random: random)
         if retireOthers {
             // No key is created after the end of time: the rotation always happens.
-            _ = try store.rotateSigningKey(row, unlessCreatedAfter: .max, limit: heldLimit, writes: writes(row.kid))
+            _ = try store.rotateSigningKey(row, unlessCreatedAfter: .max, limit: Self.heldLimit, writes: writes(row.kid))
         } else {
             try store.insertSigningKey(row)
         }
