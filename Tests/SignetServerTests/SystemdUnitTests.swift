@@ -45,6 +45,16 @@ struct SystemdUnitTests {
         #expect(result.output.contains("all allowed by SystemCallFilter=") && result.output.contains("STOPPING=1 on SIGTERM, exit 0"), "\(result.output)")
     }
 
+    @Test("a NOTIFY_SOCKET that is neither a path nor an @name, or too long for an address, is said once on standard error and otherwise ignored")
+    func badNotifySocket() throws {
+        for name in ["run/notify", "@" + String(repeating: "n", count: 200)] {
+            // Nothing listens on port 1: the start fails after the socket was looked at.
+            let (status, said) = try ProcessTests.run(["serve", "--listen", "127.0.0.1:\(ProcessTests.freePort())", "--database", "postgres://signet@127.0.0.1:1/none"],
+                                                      environment: ["NOTIFY_SOCKET": name])
+            #expect(status == 1 && said.contains("NOTIFY_SOCKET is neither a socket path nor an @name under 108 bytes") && said.contains("cannot start"), "\(said)")
+        }
+    }
+
     @Test("each rule over the trace names what breaks it: a refused system call, a socket family, a writable and executable mapping, a later PROT_EXEC, a write outside the directory, a home directory")
     func traceRules() throws {
         let directory = "/var/lib/signet"
