@@ -10,10 +10,13 @@ SIZE) in X-Mail-Options, so a test reads exactly what Signet sent.
 
 --starttls offers STARTTLS and requires it before MAIL; --tls speaks TLS from the first byte
 (smtps); --auth requires AUTH PLAIN/LOGIN with these credentials; --reject-first answers the
-first N messages with a 451 (a relay's temporary failure). Prints "ready" once listening.
+first N messages with a 451 (a relay's temporary failure). --port 0 takes a free port.
+Prints "ready PORT" once listening, or "in-use" (exit 3) when the port is taken.
 """
 import argparse
+import errno
 import mailbox
+import socket
 import ssl
 import sys
 import time
@@ -40,6 +43,27 @@ class Store:
         return "250 2.0.0 stored"
 
 
+class BoundController(Controller):
+    """A Controller on a socket bound before it starts: the port is known (or taken) at once,
+    and --port 0 needs no second guess at a free port, which another process could take."""
+
+    def __init__(self, handler, sock, **kwargs):
+        self.sock = sock
+        super().__init__(handler, hostname="127.0.0.1", port=sock.getsockname()[1], **kwargs)
+
+    def _create_server(self):
+        return self.loop.create_server(self._factory_invoker, sock=self.sock, ssl=self.ssl_context)
+
+
+def bind(port):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # A restart on the same port must not wait out the old connections' TIME_WAIT.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(100)
+    return sock
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--port", type=int, required=True)
@@ -50,7 +74,15 @@ def main():
     p.add_argument("--reject-first", type=int, default=0)
     a = p.parse_args()
 
-    kwargs = {"hostname": "127.0.0.1", "port": a.port}
+    try:
+        sock = bind(a.port)
+    except OSError as error:
+        if error.errno != errno.EADDRINUSE:
+            raise
+        print("in-use", flush=True)
+        return 3
+    # A busy machine (the whole suite on two cores) can take more than aiosmtpd's 5 s.
+    kwargs = {"ready_timeout": 60.0}
     if a.starttls:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(*a.starttls)
@@ -72,9 +104,9 @@ def main():
         # With STARTTLS, AUTH only after it. (aiosmtpd knows TLS only from STARTTLS: over
         # implicit TLS the connection is encrypted from the first byte, so AUTH is allowed.)
         kwargs["auth_require_tls"] = bool(a.starttls)
-    controller = Controller(Store(a.maildir, a.reject_first), **kwargs)
+    controller = BoundController(Store(a.maildir, a.reject_first), sock, **kwargs)
     controller.start()
-    print("ready", flush=True)
+    print("ready", sock.getsockname()[1], flush=True)
     try:
         while True:
             time.sleep(3600)

@@ -22,14 +22,15 @@ final class SMTPServer: @unchecked Sendable {
         return p.terminationStatus == 0
     }
 
-    let port: UInt16
+    /// The port it listens on: one the script took itself on the first start (`--port 0`, so
+    /// no other process can take it between a guess and the bind), the same on a restart.
+    private(set) var port: UInt16 = 0
     let maildir: URL
     let options: [String]
     private var process: Process?
 
     /// - Parameter options: the script's flags (`--starttls CERT KEY`, `--auth U:P`, ...).
     init(options: [String] = []) throws {
-        port = freeLoopbackPort()
         maildir = Scratch.directory.appendingPathComponent("signet-smtp-\(UUID().uuidString)")
         self.options = options
         try start()
@@ -43,16 +44,35 @@ final class SMTPServer: @unchecked Sendable {
     /// `smtp://127.0.0.1:PORT` (or `smtps://` for `--tls`).
     var url: String { (options.contains("--tls") ? "smtps" : "smtp") + "://127.0.0.1:\(port)" }
 
+    /// Starts the server: on a free port the first time, on the same port after `stop()`.
     func start() throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.python)
         p.arguments = [Self.script, "--port", String(port), "--maildir", maildir.path] + options
         let out = Pipe()
+        // What it says when it cannot start goes to a file the failure quotes (a pipe nobody
+        // read could fill and stall it).
+        let errors = maildir.deletingLastPathComponent().appendingPathComponent(maildir.lastPathComponent + ".stderr")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errors) }
+        let errorFile = try FileHandle(forWritingTo: errors)
         p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
+        p.standardError = errorFile
         try p.run()
-        let ready = out.fileHandleForReading.availableData
-        try #require(String(decoding: ready, as: UTF8.self).contains("ready"), "the SMTP server did not start")
+        try? errorFile.close()
+        var said = Data()
+        while !said.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            said.append(chunk)
+        }
+        let line = String(decoding: said, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard line.hasPrefix("ready "), let listening = UInt16(line.dropFirst(6)) else {
+            p.waitUntilExit()
+            let why = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+            throw SMTPServerError(said: line, exit: p.terminationStatus, errors: String(why.suffix(2_000)))
+        }
+        port = listening
         process = p
     }
 
@@ -64,6 +84,14 @@ final class SMTPServer: @unchecked Sendable {
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
         process = nil
+    }
+
+    /// The server did not start: what it printed, its exit status and the end of its stderr.
+    struct SMTPServerError: Error, CustomStringConvertible {
+        let said: String
+        let exit: Int32
+        let errors: String
+        var description: String { "the SMTP server did not start (said \"\(said)\", exit \(exit)): \(errors)" }
     }
 
     /// One stored message: its headers (names lower case) and its body, decoded.
