@@ -9,13 +9,20 @@ usage: systemd-check.py SIGNET [DATABASE_URL]
    an unprivileged user when run as root (the unit's User=), its working directory the one place
    it may write (StateDirectory=), on SQLite or on DATABASE_URL (a PostgreSQL URL). It must send
    READY=1 only once /healthz answers, then take a sign-up, a sign-in, a device key and an
-   approval from `signet authenticator`, and on SIGTERM send STOPPING=1 and exit 0.
+   approval from `signet authenticator`, and on SIGTERM send STOPPING=1 and exit 0. With the
+   watchdog on (WATCHDOG_USEC, WATCHDOG_TEST_SECONDS here, the unit's WatchdogSec= in service) it
+   must send WATCHDOG=1 from READY=1 to STOPPING=1 never further apart than that, and none after.
 3. Every system call it made is one the unit's SystemCallFilter= allows, every socket it opened
    is of a family RestrictAddressFamilies= allows, no mapping was writable and executable or made
    executable later (MemoryDenyWriteExecute=), and it wrote nowhere but its working directory
    (ProtectSystem=strict).
 4. A start that fails says why in STATUS= (without the database password) and never READY=1,
    to a socket in the abstract namespace (NOTIFY_SOCKET=@name).
+5. (Without DATABASE_URL, 5 and 6.) A watchdog meant for another process (WATCHDOG_PID) is not
+   fed, nor one whose WATCHDOG_USEC is not a number of microseconds (said once on standard error).
+6. A worker held inside a request (another process holds the SQLite database's write lock) stops
+   the feeding, and STATUS= names it; once the lock is let go the request is answered, and
+   WATCHDOG=1 comes again with STATUS= back to "listening on".
 Prints what it found, a line each; exits 1 with each problem on standard error.
 systemd-check.py --trace TRACE DIRECTORY applies the rules of 3 alone to an strace -f output.
 """
@@ -23,15 +30,24 @@ import functools
 import os
 import re
 import shutil
+import json
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
 MAX_EXPOSURE = 2.0
+# The watchdog interval of the run under strace: short, so a run of a few seconds sees it fed
+# several times; long enough that strace on a busy machine does not starve the feeder.
+WATCHDOG_TEST_SECONDS = 2.0
+# SIGNET_SYSTEMD_WATCHDOG=0 leaves the watchdog's run out (the tests' broken units, which break
+# other things, need not wait for it); WatchdogSec= in the unit is still checked.
+WATCHDOG = os.environ.get("SIGNET_SYSTEMD_WATCHDOG") != "0"
 # SIGNET_SYSTEMD_UNIT: another unit to check (the tests' broken copies).
 UNIT = os.environ.get("SIGNET_SYSTEMD_UNIT") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "deploy", "systemd", "signet.service")
 NOBODY = 65534
@@ -95,6 +111,9 @@ def check_unit(signet, directory):
     interval = float((directives(unit, "StartLimitIntervalSec") or ["10"])[0].rstrip("s"))
     if directives(unit, "Restart") != ["on-failure"] or seconds * burst <= interval:
         problem(f"Restart=on-failure every {seconds} s reaches the start limit ({burst} starts in {interval} s)")
+    watchdog = directives(unit, "WatchdogSec")
+    if len(watchdog) != 1 or not re.fullmatch(r"\d+s", watchdog[0]) or int(watchdog[0][:-1]) < 10:
+        problem(f"WatchdogSec= is not one interval of 10 s or more: {watchdog}")
     copy = os.path.join(directory, "signet.service")
     with open(copy, "w") as f:
         f.write(unit.replace("/usr/local/bin/signet", signet))
@@ -121,6 +140,58 @@ def receive(listener, seconds):
     except socket.timeout:
         return None
     return dict(line.split("=", 1) for line in message.split("\n") if "=" in line)
+
+
+class Collector:
+    """Every notification from READY=1 on, with when it came, read on a thread of its own (the
+    socket's queue is not a clock)."""
+
+    def __init__(self, listener):
+        self.listener = listener
+        self.received = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.done.is_set():
+            try:
+                said = receive(self.listener, 0.1)
+            except OSError:  # closed under it: the run failed
+                return
+            if said is not None:
+                self.received.append((time.monotonic(), said))
+
+    def first(self, key, seconds):
+        """The first notification with `key`, waiting up to `seconds`."""
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            for _, said in self.received:
+                if key in said:
+                    return said
+            time.sleep(0.05)
+        return None
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        return self.received
+
+
+def check_watchdog(received, started, interval):
+    """WATCHDOG=1 from `started` (READY=1) until STOPPING=1, never more than `interval` apart."""
+    stopping = next((at for at, said in received if said.get("STOPPING") == "1"), None)
+    if stopping is None:
+        return
+    fed = [at for at, said in received if said.get("WATCHDOG") == "1"]
+    before = [at for at in fed if at < stopping]
+    after = len(fed) - len(before)
+    marks = [started] + before + [stopping]
+    gap = max(b - a for a, b in zip(marks, marks[1:]))
+    if len(before) < 2 or gap >= interval or after:
+        problem(f"the watchdog ({interval} s): {len(before)} WATCHDOG=1 before STOPPING=1, the longest gap {gap:.2f} s, {after} after")
+    else:
+        print(f"WATCHDOG=1 {len(before)} times in {stopping - started:.1f} s, at most {gap:.2f} s apart (interval {interval:g} s); none after STOPPING=1")
 
 
 def notify_socket(directory, name):
@@ -156,6 +227,8 @@ def serve(signet, database, scratch):
     command = ["strace", "-f", "-qq", "-o", trace] + (["-u", "nobody"] if root else [])
     command += [signet, "serve", "--listen", f"127.0.0.1:{port}"] + (["--database", database] if database else [])
     environment = dict(os.environ, NOTIFY_SOCKET=path, HOME=data)
+    if WATCHDOG:
+        environment["WATCHDOG_USEC"] = str(int(WATCHDOG_TEST_SECONDS * 1e6))
     with open(os.path.join(scratch, "stderr"), "w") as errors:
         server = subprocess.Popen(command, cwd=data, env=environment, stdout=subprocess.DEVNULL, stderr=errors)
     started = time.monotonic()
@@ -174,6 +247,8 @@ def serve(signet, database, scratch):
         if not ready.get("STATUS", "").startswith(f"listening on http://127.0.0.1:{port}") or not ready.get("MAINPID", "").isdigit():
             problem(f"READY=1 without its STATUS= and MAINPID=: {ready}")
         print(f"READY=1 {time.monotonic() - started:.1f} s after the start under strace; {ready.get('STATUS')}")
+        ready_at = time.monotonic()
+        collector = Collector(listener)
         state = os.path.join(scratch, "phone.json")
         for step in (["signup", "--email", "ada@example.com", "--name", "Ada"], ["signin"], ["enroll-device-key"],
                      ["approve", '{"type":"payment","amount":200,"currency":"EUR"}'], ["passkeys"]):
@@ -181,12 +256,18 @@ def serve(signet, database, scratch):
                                   capture_output=True, text=True, timeout=120)
             if done.returncode != 0:
                 problem(f"authenticator {step[0]}: exit {done.returncode}: {done.stderr[-400:]}")
+        # Long enough for the watchdog to be fed a few times, however quick the flow was.
+        if WATCHDOG:
+            time.sleep(max(0, ready_at + 2.5 * WATCHDOG_TEST_SECONDS - time.monotonic()))
         os.kill(int(ready.get("MAINPID", server.pid)), signal.SIGTERM)
-        stopping = receive(listener, 60)
+        stopping = collector.first("STOPPING", 60)
         stopped = stopping is not None and stopping.get("STOPPING") == "1"
-        if not stopped:
-            problem(f"no STOPPING=1 after SIGTERM (got {stopping})")
         status = server.wait(timeout=60)
+        received = collector.stop()
+        if not stopped:
+            problem(f"no STOPPING=1 after SIGTERM (got {[said for _, said in received][-3:]})")
+        if WATCHDOG:
+            check_watchdog(received, ready_at, WATCHDOG_TEST_SECONDS)
         if status != 0:
             problem(f"signet serve exited {status} after SIGTERM: {tail(scratch)}")
         print(f"{'STOPPING=1' if stopped else 'no STOPPING=1'} on SIGTERM, exit {status}")
@@ -261,6 +342,91 @@ def failed_start(signet, scratch):
         print(f"a failed start: exit 1, {said['STATUS'][:100]}")
 
 
+def watchdog_elsewhere(signet, scratch):
+    """A watchdog for another process (WATCHDOG_PID), or with a WATCHDOG_USEC that is not a
+    number: READY=1, but no WATCHDOG=1 in ten of its would-be intervals."""
+    for name, extra in (("another process's", {"WATCHDOG_PID": "1"}), ("a malformed", {"WATCHDOG_USEC": "soon"})):
+        listener, path = notify_socket(None, f"signet-systemd-watchdog-{os.getpid()}")
+        environment = dict(os.environ, NOTIFY_SOCKET=path, WATCHDOG_USEC="100000")
+        environment.update(extra)
+        command = [signet, "serve", "--listen", f"127.0.0.1:{free_port()}", "--database", f"sqlite:{scratch}/watchdog.db"]
+        server = subprocess.Popen(command, cwd=scratch, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            ready = receive(listener, 60)
+            fed = []
+            until = time.monotonic() + 1.0
+            while time.monotonic() < until:
+                said = receive(listener, 0.1)
+                if said and "WATCHDOG" in said:
+                    fed.append(said)
+            server.terminate()
+            errors = server.communicate(timeout=60)[1]
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+            listener.close()
+        complaint = errors.count("WATCHDOG_USEC=soon is not a number of microseconds")
+        if not ready or ready.get("READY") != "1" or fed or complaint != (1 if "WATCHDOG_PID" not in extra else 0):
+            problem(f"{name} watchdog: READY {ready}, fed {len(fed)} times, said {complaint} times: {errors[-400:]}")
+        else:
+            print(f"{name} watchdog: not fed" + (", said once on standard error" if complaint else ""))
+
+
+def watchdog_stall(signet, scratch):
+    """A real stall: the database's write lock held by another process while a request that
+    writes waits for it (SQLite's busy timeout, 5 s), so its worker stays inside that request."""
+    interval, held = 1.0, 2.5
+    listener, path = notify_socket(None, f"signet-systemd-stall-{os.getpid()}")
+    port = free_port()
+    database = os.path.join(scratch, "stall.db")
+    environment = dict(os.environ, NOTIFY_SOCKET=path, WATCHDOG_USEC=str(int(interval * 1e6)))
+    command = [signet, "serve", "--listen", f"127.0.0.1:{port}", "--database", f"sqlite:{database}"]
+    server = subprocess.Popen(command, cwd=scratch, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    answers = []
+    try:
+        ready = receive(listener, 60)
+        collector = Collector(listener)
+        time.sleep(interval)
+        lock = sqlite3.connect(database, isolation_level=None, timeout=10)
+        lock.execute("BEGIN EXCLUSIVE")
+        locked = time.monotonic()
+
+        def start_email_sign_in():
+            body = json.dumps({"client_id": "dev", "connection": "email", "email": "ada@example.com", "send": "code"}).encode()
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/passwordless/start", data=body, headers={"Content-Type": "application/json"})
+            try:
+                answers.append(urllib.request.urlopen(request, timeout=30).status)
+            except OSError as error:
+                answers.append(error)
+
+        waiting = threading.Thread(target=start_email_sign_in)
+        waiting.start()
+        time.sleep(held)
+        lock.execute("ROLLBACK")
+        lock.close()
+        unlocked = time.monotonic()
+        waiting.join()
+        time.sleep(2 * interval)
+        server.terminate()
+        errors = server.communicate(timeout=60)[1]
+        received = collector.stop()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        listener.close()
+    stalled = [at for at, said in received if "has not come round" in said.get("STATUS", "")]
+    # Past one interval after the lock, the stuck worker has missed every probe until the unlock.
+    fed_while_stuck = [at for at, said in received if said.get("WATCHDOG") == "1" and locked + interval < at < unlocked]
+    again = [at for at, said in received if said.get("WATCHDOG") == "1" and said.get("STATUS", "").startswith("listening on") and at > unlocked]
+    if not ready or not stalled or fed_while_stuck or not again or answers != [200] or "has not come round" not in errors:
+        problem(f"a stalled worker: STATUS= said so {len(stalled)} times, WATCHDOG=1 {len(fed_while_stuck)} times while it was stuck,"
+                f" {len(again)} times with STATUS= back after; the request: {answers}; {errors[-400:]}")
+    else:
+        print(f"a worker stuck {held} s in a request: not fed, STATUS= {stalled[0] - locked:.1f} s after the lock; fed again {again[0] - unlocked:.1f} s after it was let go")
+
+
 def report():
     for text in problems:
         print(f"systemd-check: {text}", file=sys.stderr)
@@ -287,6 +453,10 @@ def main():
         if text is not None:
             check_trace(unit, text, data)
         failed_start(signet, scratch)
+        # Both on SQLite whatever DATABASE_URL says: nothing in them depends on the database.
+        if WATCHDOG and database is None:
+            watchdog_elsewhere(signet, scratch)
+            watchdog_stall(signet, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     report()

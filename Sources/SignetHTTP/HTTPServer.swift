@@ -162,6 +162,24 @@ public final class HTTPServer: @unchecked Sendable {
         log.flush()
     }
 
+    /// The workers (by number: thread `signet.httpN`) whose loops did not come round to their inbox
+    /// within `seconds`: each is inside one request that has not returned (a lock that never comes
+    /// free, a query that never ends), and every connection it holds waits. Empty while all turn,
+    /// and when the server is not running. What `signet serve` asks before it feeds systemd's
+    /// watchdog (sd_watchdog_enabled(3)).
+    public func stalledWorkers(within seconds: TimeInterval) -> [Int] {
+        lock.lock()
+        let current = running ? workers : []
+        lock.unlock()
+        let probes = current.map { worker in
+            let done = DispatchSemaphore(value: 0)
+            worker.post(.probe(done))
+            return done
+        }
+        let deadline = DispatchTime.now() + seconds
+        return probes.indices.filter { probes[$0].wait(timeout: deadline) == .timedOut }
+    }
+
     /// Requests currently being received or answered.
     public var requestsInFlight: Int { inFlight.load(ordering: .acquiring) }
 

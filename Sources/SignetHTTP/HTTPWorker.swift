@@ -15,6 +15,8 @@ final class HTTPWorker: @unchecked Sendable {
         /// Reads what its connections' sockets already hold, then signals: after it, every
         /// request whose first bytes had arrived is counted in flight (a shutdown waits for it).
         case catchUp(DispatchSemaphore)
+        /// Signals at once: the loop has come round to its inbox (``HTTPServer/stalledWorkers(within:)``).
+        case probe(DispatchSemaphore)
         case stop
     }
 
@@ -86,6 +88,7 @@ final class HTTPWorker: @unchecked Sendable {
                         case .adopt(let c): adopt(c)
                         case .resume(let c): if connections[c.fd] === c { resume(c) }
                         case .catchUp(let done): catchUp(); done.signal()
+                        case .probe(let done): done.signal()
                         case .stop: return stopAll()
                         }
                     }

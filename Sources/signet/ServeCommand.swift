@@ -39,7 +39,11 @@ enum ServeCommand {
             : "RP ID \(configuration.rpID), \(configuration.clients.count) client(s), database \(shownDatabase)"
         FileHandle.standardError.write(Data("signet: listening on \(app.baseURL) (\(mode))\n".utf8))
         // Bound, migrated and answering: a unit ordered after this one may start.
-        manager?.send(["READY": "1", "STATUS": "listening on \(app.baseURL)", "MAINPID": "\(getpid())"])
+        let status = "listening on \(app.baseURL)"
+        manager?.send(["READY": "1", "STATUS": status, "MAINPID": "\(getpid())"])
+        let watchdog = manager.flatMap { manager in
+            manager.watchdogInterval.map { Watchdog(manager: manager, interval: $0, server: app.server, status: status) }
+        }
         // Signals arrive on a dispatch source, never in an async-signal handler.
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
@@ -51,6 +55,7 @@ enum ServeCommand {
             return source
         }
         done.wait()
+        watchdog?.stop()
         manager?.send(["STOPPING": "1", "STATUS": "shutting down: finishing requests in flight"])
         FileHandle.standardError.write(Data("signet: shutting down: no new connections, finishing requests in flight\n".utf8))
         app.shutdown(grace: 10)

@@ -6,18 +6,22 @@ import Glibc
 /// systemd.service(5)). `READY=1` once the listening socket is bound and the database migrated,
 /// `STOPPING=1` when a signal starts the drain, `STATUS=` lines for `systemctl status`. Without
 /// `NOTIFY_SOCKET` (any start not by a service manager) it sends nothing.
-struct ServiceManager {
+struct ServiceManager: Sendable {
     private let address: sockaddr_un
     private let length: socklen_t
     private let fd: Int32
+    /// systemd's watchdog interval (`WatchdogSec=`, passed as `WATCHDOG_USEC`), when it asks for
+    /// `WATCHDOG=1` from this process: ``Watchdog`` feeds it.
+    let watchdogInterval: TimeInterval?
 
     /// The socket `NOTIFY_SOCKET` names: a path (`/run/systemd/notify`) or, after `@`, a name in
     /// the abstract namespace. Nil when unset, or when the name cannot be a socket address (too
     /// long, or neither form), which is reported once on standard error. The variable is taken
     /// out of the environment, so nothing the server starts inherits it.
     init?(environment: [String: String]) {
+        // Taken out of the environment whatever they say, like NOTIFY_SOCKET below.
+        for variable in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] { unsetenv(variable) }
         guard let name = environment["NOTIFY_SOCKET"], !name.isEmpty else { return nil }
-        unsetenv("NOTIFY_SOCKET")
         var bytes = Array(name.utf8)
         if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
         var address = sockaddr_un()
@@ -34,6 +38,21 @@ struct ServiceManager {
         self.address = address
         // A path's trailing NUL is part of its length; an abstract name is exactly its bytes.
         self.length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count + (bytes.first == 0 ? 0 : 1))
+        self.watchdogInterval = Self.watchdogInterval(environment)
+    }
+
+    /// `WATCHDOG_USEC` in seconds, as sd_watchdog_enabled(3) reads it: a positive number of
+    /// microseconds, for this process unless `WATCHDOG_PID` names another (a process started by
+    /// the service's). A value that is not one is reported once on standard error, and ignored.
+    static func watchdogInterval(_ environment: [String: String]) -> TimeInterval? {
+        guard let text = environment["WATCHDOG_USEC"] else { return nil }
+        if let pid = environment["WATCHDOG_PID"], pid != String(getpid()) { return nil }
+        // Below 10 ms there would be no time to ask the workers; a year is surely a mistake.
+        guard let microseconds = UInt64(text), (10_000...31_536_000_000_000).contains(microseconds) else {
+            FileHandle.standardError.write(Data("signet: WATCHDOG_USEC=\(text.prefix(40)) is not a number of microseconds from 10000 to a year; the watchdog is not fed\n".utf8))
+            return nil
+        }
+        return TimeInterval(microseconds) / 1_000_000
     }
 
     /// Sends `fields` as one datagram of `NAME=value` lines. A datagram that cannot be sent is

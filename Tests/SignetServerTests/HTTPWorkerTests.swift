@@ -86,4 +86,39 @@ import Testing
         defer { third.stop() }
         #expect(try HTTPClient(port: port, timeout: 5).send("GET", "/worker").status == 200)
     }
+
+    /// Holds `/block` requests until ``release``; answers the rest at once.
+    final class BlockingHandler: HTTPHandler, @unchecked Sendable {
+        let gate = DispatchSemaphore(value: 0)
+        func handle(_ request: HTTPRequest) -> HTTPResponse {
+            if request.path == "/block" { gate.wait() }
+            return .json(200, Array("{}".utf8))
+        }
+    }
+
+    @Test("a worker inside a request that does not return is named by stalledWorkers, the others are not; once it returns, none is")
+    func stalledWorker() throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.port = 0
+        configuration.threads = 3
+        let handler = BlockingHandler()
+        let server = HTTPServer(configuration: configuration, handler: handler, log: AccessLog(enabled: false))
+        try server.start()
+        #expect(server.stalledWorkers(within: 5).isEmpty)
+        let blocked = HTTPClient(port: server.port, timeout: 10)
+        try blocked.connect()
+        // The worker its descriptor names (the acceptor's rule) takes the request and stays in it.
+        let descriptor = try #require(eventually { Self.acceptedDescriptors(port: server.port)[blocked.localPort] != nil }
+            ? Self.acceptedDescriptors(port: server.port)[blocked.localPort] : nil)
+        try blocked.write(Array("GET /block HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        let stuck = Int(descriptor) % configuration.threads
+        // Only it: the other two come round.
+        #expect(eventually(timeout: 10) { server.stalledWorkers(within: 0.2) == [stuck] })
+        handler.gate.signal()
+        #expect(try blocked.readResponse().status == 200)
+        #expect(server.stalledWorkers(within: 5).isEmpty)
+        server.stop()
+        // Nothing to ask once stopped.
+        #expect(server.stalledWorkers(within: 0.1).isEmpty)
+    }
 }

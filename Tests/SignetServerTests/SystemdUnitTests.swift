@@ -17,18 +17,21 @@ struct SystemdUnitTests {
     static let script = root.appendingPathComponent("scripts/systemd-check.py").path
 
     /// The check's exit status and what it printed, for `unit` (the shipped one by default).
+    /// A broken unit's check leaves out the watchdog's run of several seconds.
     static func check(database: String? = nil, unit: URL? = nil) throws -> (status: Int32, output: String, errors: String) {
         var environment = ProcessInfo.processInfo.environment
         environment["SIGNET_SYSTEMD_UNIT"] = unit?.path
+        if unit != nil { environment["SIGNET_SYSTEMD_WATCHDOG"] = "0" }
         return try runProcess("/usr/bin/python3", [script, ProcessTests.binary.path] + (database.map { [$0] } ?? []),
                               environment: environment)
     }
 
-    @Test("the unit verifies, its exposure is at most 2.0, and signet serve on SQLite notifies and stays inside its sandbox")
+    @Test("the unit verifies, its exposure is at most 2.0, and signet serve on SQLite notifies, feeds the watchdog, and stays inside its sandbox")
     func sqlite() throws {
         let result = try Self.check()
         #expect(result.status == 0, "\(result.output)\(result.errors)")
-        for line in ["exposure 1.", "READY=1 ", "STOPPING=1 on SIGTERM, exit 0", "all allowed by SystemCallFilter=", "all in the working directory", "a failed start: exit 1, cannot start: "] {
+        for line in ["exposure 1.", "READY=1 ", "STOPPING=1 on SIGTERM, exit 0", "WATCHDOG=1 ", "none after STOPPING=1",
+                     "another process's watchdog: not fed", "a malformed watchdog: not fed, said once", "a worker stuck 2.5 s in a request: not fed, STATUS= ", "all allowed by SystemCallFilter=", "all in the working directory", "a failed start: exit 1, cannot start: "] {
             #expect(result.output.contains(line), "\(line) in \(result.output)")
         }
     }
@@ -91,6 +94,7 @@ struct SystemdUnitTests {
             ("ProtectSystem=strict\nProtectHome=yes\nPrivateTmp=yes\nPrivateDevices=yes\nPrivateUsers=yes\n", "", "systemd-analyze security: exit 1, over 2.0"),
             ("Type=notify\n", "Type=notifx\n", "Failed to parse service type"),
             ("RestartSec=5s\n", "RestartSec=2s\n", "reaches the start limit"),
+            ("WatchdogSec=30s\n", "", "WatchdogSec= is not one interval of 10 s or more"),
         ]
         for (from, to, named) in breaks {
             #expect(shipped.contains(from), "\(from) is in the shipped unit")
