@@ -23,6 +23,8 @@ usage: systemd-check.py SIGNET [DATABASE_URL]
 6. A worker held inside a request (another process holds the SQLite database's write lock) stops
    the feeding, and STATUS= names it; once the lock is let go the request is answered, and
    WATCHDOG=1 comes again with STATUS= back to "listening on".
+7. (With DATABASE_URL.) A PostgreSQL that goes away (a forwarder between them cut) does not stop
+   the feeding: requests fail at once with database_unavailable, and pass again once it is back.
 Prints what it found, a line each; exits 1 with each problem on standard error.
 systemd-check.py --trace TRACE DIRECTORY applies the rules of 3 alone to an strace -f output.
 """
@@ -39,6 +41,8 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 
 MAX_EXPOSURE = 2.0
@@ -342,6 +346,22 @@ def failed_start(signet, scratch):
         print(f"a failed start: exit 1, {said['STATUS'][:100]}")
 
 
+def start(command, cwd, environment, scratch, name):
+    """signet serve with its standard error in a file (`scratch`/`name`): a pipe read only at the
+    end would fill with the access log, and the lines past its bound would be lost."""
+    errors = open(os.path.join(scratch, name), "w")
+    with errors:
+        return subprocess.Popen(command, cwd=cwd, env=environment, stdout=subprocess.DEVNULL, stderr=errors)
+
+
+def stop(server, scratch, name):
+    """SIGTERM, the exit, and what it said on standard error."""
+    server.terminate()
+    server.wait(timeout=60)
+    with open(os.path.join(scratch, name)) as f:
+        return f.read()
+
+
 def watchdog_elsewhere(signet, scratch):
     """A watchdog for another process (WATCHDOG_PID), or with a WATCHDOG_USEC that is not a
     number: READY=1, but no WATCHDOG=1 in ten of its would-be intervals."""
@@ -350,7 +370,7 @@ def watchdog_elsewhere(signet, scratch):
         environment = dict(os.environ, NOTIFY_SOCKET=path, WATCHDOG_USEC="100000")
         environment.update(extra)
         command = [signet, "serve", "--listen", f"127.0.0.1:{free_port()}", "--database", f"sqlite:{scratch}/watchdog.db"]
-        server = subprocess.Popen(command, cwd=scratch, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        server = start(command, scratch, environment, scratch, "elsewhere.stderr")
         try:
             ready = receive(listener, 60)
             fed = []
@@ -359,8 +379,7 @@ def watchdog_elsewhere(signet, scratch):
                 said = receive(listener, 0.1)
                 if said and "WATCHDOG" in said:
                     fed.append(said)
-            server.terminate()
-            errors = server.communicate(timeout=60)[1]
+            errors = stop(server, scratch, "elsewhere.stderr")
         finally:
             if server.poll() is None:
                 server.kill()
@@ -382,7 +401,7 @@ def watchdog_stall(signet, scratch):
     database = os.path.join(scratch, "stall.db")
     environment = dict(os.environ, NOTIFY_SOCKET=path, WATCHDOG_USEC=str(int(interval * 1e6)))
     command = [signet, "serve", "--listen", f"127.0.0.1:{port}", "--database", f"sqlite:{database}"]
-    server = subprocess.Popen(command, cwd=scratch, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    server = start(command, scratch, environment, scratch, "stall.stderr")
     answers = []
     try:
         ready = receive(listener, 60)
@@ -408,8 +427,7 @@ def watchdog_stall(signet, scratch):
         unlocked = time.monotonic()
         waiting.join()
         time.sleep(2 * interval)
-        server.terminate()
-        errors = server.communicate(timeout=60)[1]
+        errors = stop(server, scratch, "stall.stderr")
         received = collector.stop()
     finally:
         if server.poll() is None:
@@ -425,6 +443,139 @@ def watchdog_stall(signet, scratch):
                 f" {len(again)} times with STATUS= back after; the request: {answers}; {errors[-400:]}")
     else:
         print(f"a worker stuck {held} s in a request: not fed, STATUS= {stalled[0] - locked:.1f} s after the lock; fed again {again[0] - unlocked:.1f} s after it was let go")
+
+
+class Forwarder:
+    """TCP from a port of its own to the database, which `cut` takes away (the listener closed,
+    every connection through it dropped) and `restore` brings back on the same port."""
+
+    def __init__(self, host, port):
+        self.target = (host, port)
+        self.sockets = []
+        self.lock = threading.Lock()
+        self.port = 0
+        self.restore()
+
+    def restore(self):
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", self.port))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self.accept, args=(self.listener,), daemon=True).start()
+
+    def accept(self, listener):
+        while True:
+            try:
+                client, _ = listener.accept()
+                upstream = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                return
+            upstream.settimeout(None)
+            with self.lock:
+                self.sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def pump(source, sink):
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        for s in (source, sink):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cut(self):
+        # shutdown first: it wakes the thread in accept(), which would keep the port bound.
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.listener.close()
+        with self.lock:
+            for s in self.sockets:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()
+            self.sockets = []
+
+
+def answer(port, path, body=None):
+    """The status of one request and how long it took."""
+    started = time.monotonic()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body, headers={"Content-Type": "application/json"})
+    try:
+        status = urllib.request.urlopen(request, timeout=30).status
+    except urllib.error.HTTPError as error:
+        status = f"{error.code} {json.loads(error.read()).get('reason')}"
+    except OSError as error:
+        status = str(error)
+    return status, time.monotonic() - started
+
+
+def watchdog_database_down(signet, scratch, database):
+    """PostgreSQL gone while the server runs: requests fail at once, the workers keep turning, the
+    watchdog stays fed; back, and requests pass again."""
+    interval = 1.0
+    url = urllib.parse.urlsplit(database)
+    forwarder = Forwarder(url.hostname, url.port or 5432)
+    through = url._replace(netloc=url.netloc.replace(f"{url.hostname}:{url.port}", f"127.0.0.1:{forwarder.port}")).geturl()
+    listener, path = notify_socket(None, f"signet-systemd-down-{os.getpid()}")
+    port = free_port()
+    environment = dict(os.environ, NOTIFY_SOCKET=path, WATCHDOG_USEC=str(int(interval * 1e6)))
+    # In the first run's directory: its key-encryption key seals the database's signing keys.
+    server = start([signet, "serve", "--listen", f"127.0.0.1:{port}", "--database", through], os.path.join(scratch, "data"), environment, scratch, "down.stderr")
+    # A new address each time: a code to one address is not sent again within 30 s.
+    addresses = iter(range(1_000_000))
+
+    def sign_in():
+        return json.dumps({"client_id": "dev", "connection": "email", "email": f"ada+{next(addresses)}@example.com", "send": "code"}).encode()
+
+    try:
+        ready = receive(listener, 60)
+        collector = Collector(listener)
+        before = answer(port, "/passwordless/start", sign_in())
+        forwarder.cut()
+        cut = time.monotonic()
+        down = []
+        # A few a second: /passwordless/start allows 50 an hour from one address, failed or not.
+        while time.monotonic() < cut + 3 * interval:
+            down.append(answer(port, "/passwordless/start", sign_in()))
+            time.sleep(0.2)
+        healthz = answer(port, "/healthz")
+        back = time.monotonic()
+        forwarder.restore()
+        after = None
+        while time.monotonic() < back + 10 and (after is None or after[0] != 200):
+            after = answer(port, "/passwordless/start", sign_in())
+            time.sleep(0.2)
+        errors = stop(server, scratch, "down.stderr")
+        received = collector.stop()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        listener.close()
+        forwarder.cut()
+    fed = [at for at, said in received if said.get("WATCHDOG") == "1" and cut <= at <= back]
+    marks = [cut] + fed + [back]
+    gap = max(b - a for a, b in zip(marks, marks[1:]))
+    statuses = sorted({status for status, _ in down})
+    slowest = max(seconds for _, seconds in down)
+    if (not ready or before[0] != 200 or statuses != ["503 database_unavailable"] or slowest > 2.5 or healthz[0] != "503 database_unavailable"
+            or gap >= interval or after is None or after[0] != 200):
+        problem(f"the database gone: before {before}, while gone {statuses} (slowest {slowest:.2f} s), /healthz {healthz},"
+                f" WATCHDOG=1 at most {gap:.2f} s apart ({len(fed)} times), back {after}; {errors[-400:]}")
+    else:
+        print(f"PostgreSQL gone {back - cut:.1f} s: {len(down)} requests 503 database_unavailable (slowest {slowest:.2f} s),"
+              f" WATCHDOG=1 {len(fed)} times, at most {gap:.2f} s apart; back: 200 after {after[1]:.2f} s")
 
 
 def report():
@@ -457,6 +608,8 @@ def main():
         if WATCHDOG and database is None:
             watchdog_elsewhere(signet, scratch)
             watchdog_stall(signet, scratch)
+        if WATCHDOG and database is not None:
+            watchdog_database_down(signet, scratch, database)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     report()

@@ -4,25 +4,37 @@ public import Foundation
 /// JSON-lines log to standard error. It carries what happened to a request (method, path,
 /// status, timing, peer) and never a header value, a query string, a token or a body.
 ///
-/// Lines are built as bytes and written in batches: a line reaches the output at most
-/// `flushInterval` seconds after it was logged, or sooner when 32 KiB are waiting, and
-/// ``flush()`` (which the server calls when it stops) writes out the rest. A busy server thus
-/// makes one `write` per many requests instead of one per request.
+/// Lines are built as bytes and written in batches by the log's own queue, never by the thread
+/// that logs them: a line reaches the output at most `flushInterval` seconds after it was logged,
+/// or sooner when 32 KiB are waiting, and ``flush()`` (which the server calls when it stops)
+/// writes out the rest. A busy server thus makes one `write` per many requests instead of one
+/// per request, and an output that takes nothing (a pipe its reader stopped reading, a stalled
+/// journal) holds no request: once `maxPendingBytes` wait, further lines are dropped, and the
+/// next write says how many (`"msg":"log lines dropped"`).
 public final class AccessLog: @unchecked Sendable {
     private let lock = NSLock()
+    /// Held through a write: one writer at a time, so batches reach the output in order.
+    private let writing = NSLock()
     private let output: FileHandle
+    private let queue = DispatchQueue(label: "signet.accesslog")
+    // Under `lock`:
     private var pending: [UInt8] = []
+    private var dropped = 0
+    private var flushQueued = false
     private var flusher: (any DispatchSourceTimer)?
     public var enabled: Bool
+    /// Bytes that may wait for a slow output before lines are dropped.
+    public let maxPendingBytes: Int
 
     /// Bytes that may wait before they are written regardless of the interval.
     static let batchBytes = 32 * 1024
 
-    public init(output: FileHandle = .standardError, enabled: Bool = true, flushInterval: TimeInterval = 0.1) {
+    public init(output: FileHandle = .standardError, enabled: Bool = true, flushInterval: TimeInterval = 0.1, maxPendingBytes: Int = 4 * 1024 * 1024) {
         self.output = output
         self.enabled = enabled
+        self.maxPendingBytes = max(maxPendingBytes, AccessLog.batchBytes)
         guard enabled else { return }
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "signet.accesslog"))
+        let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + flushInterval, repeating: flushInterval, leeway: .milliseconds(20))
         timer.setEventHandler { [weak self] in self?.flush() }
         timer.resume()
@@ -89,34 +101,59 @@ public final class AccessLog: @unchecked Sendable {
         append(line)
     }
 
+    /// Queues `line`; past ``batchBytes`` the log's queue is asked to write now, and past
+    /// ``maxPendingBytes`` (the output has stopped taking lines) the line is dropped and counted.
     private func append(_ line: [UInt8]) {
         lock.lock()
-        defer { lock.unlock() }
+        guard pending.count + line.count <= maxPendingBytes else {
+            dropped += 1
+            lock.unlock()
+            return
+        }
         pending.append(contentsOf: line)
-        if pending.count >= AccessLog.batchBytes { writeOut() }
+        let wake = pending.count >= AccessLog.batchBytes && !flushQueued
+        if wake { flushQueued = true }
+        lock.unlock()
+        if wake { queue.async { [weak self] in self?.flush() } }
     }
 
-    /// Writes every line logged so far.
+    /// Writes every line logged so far, and a line counting those dropped since the last write.
+    /// Waits as long as the output does.
     public func flush() {
+        writing.lock()
+        defer { writing.unlock() }
         lock.lock()
-        defer { lock.unlock() }
-        writeOut()
+        var batch = pending
+        pending = []
+        pending.reserveCapacity(min(batch.count, 4 * AccessLog.batchBytes))
+        let lost = dropped
+        dropped = 0
+        flushQueued = false
+        lock.unlock()
+        if lost > 0 {
+            batch.append(contentsOf: #"{"ts":""#.utf8)
+            AccessLog.timestamp(into: &batch)
+            batch.append(contentsOf: #"","msg":"log lines dropped","count":"#.utf8)
+            AccessLog.decimal(lost, into: &batch)
+            batch.append(contentsOf: #","detail":"the log output took nothing for a while; these lines were not kept"}"#.utf8)
+            batch.append(UInt8(ascii: "\n"))
+        }
+        writeOut(batch)
     }
 
-    /// Under `lock`: the pending bytes to the output, whole (a short write is continued).
-    private func writeOut() {
-        guard !pending.isEmpty else { return }
+    /// Under `writing`: `bytes` to the output, whole (a short write is continued).
+    private func writeOut(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
         let fd = output.fileDescriptor
-        pending.withUnsafeBytes { bytes in
+        bytes.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count {
                 let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
                 if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { break }  // the output is gone: drop the lines, never block the server
+                guard n > 0 else { break }  // the output is gone: drop the lines
                 offset += n
             }
         }
-        pending.removeAll(keepingCapacity: pending.count <= 4 * AccessLog.batchBytes)
     }
 
     public enum LogValue: Sendable {
