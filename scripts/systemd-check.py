@@ -276,10 +276,7 @@ def serve(signet, database, scratch):
             problem(f"signet serve exited {status} after SIGTERM: {tail(scratch)}")
         print(f"{'STOPPING=1' if stopped else 'no STOPPING=1'} on SIGTERM, exit {status}")
     finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-        listener.close()
+        cleanup(server, listener)
     with open(trace) as f:
         return f.read(), data
 
@@ -362,6 +359,14 @@ def stop(server, scratch, name):
         return f.read()
 
 
+def cleanup(server, listener):
+    """After a run, however it ended: the server gone, the notification socket closed."""
+    if server.poll() is None:
+        server.kill()
+        server.wait()
+    listener.close()
+
+
 def watchdog_elsewhere(signet, scratch):
     """A watchdog for another process (WATCHDOG_PID), or with a WATCHDOG_USEC that is not a
     number: READY=1, but no WATCHDOG=1 in ten of its would-be intervals."""
@@ -381,10 +386,7 @@ def watchdog_elsewhere(signet, scratch):
                     fed.append(said)
             errors = stop(server, scratch, "elsewhere.stderr")
         finally:
-            if server.poll() is None:
-                server.kill()
-                server.wait()
-            listener.close()
+            cleanup(server, listener)
         complaint = errors.count("WATCHDOG_USEC=soon is not a number of microseconds")
         if not ready or ready.get("READY") != "1" or fed or complaint != (1 if "WATCHDOG_PID" not in extra else 0):
             problem(f"{name} watchdog: READY {ready}, fed {len(fed)} times, said {complaint} times: {errors[-400:]}")
@@ -430,10 +432,7 @@ def watchdog_stall(signet, scratch):
         errors = stop(server, scratch, "stall.stderr")
         received = collector.stop()
     finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-        listener.close()
+        cleanup(server, listener)
     stalled = [at for at, said in received if "has not come round" in said.get("STATUS", "")]
     # Past one interval after the lock, the stuck worker has missed every probe until the unlock.
     fed_while_stuck = [at for at, said in received if said.get("WATCHDOG") == "1" and locked + interval < at < unlocked]
@@ -559,10 +558,7 @@ def watchdog_database_down(signet, scratch, database):
         errors = stop(server, scratch, "down.stderr")
         received = collector.stop()
     finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-        listener.close()
+        cleanup(server, listener)
         forwarder.cut()
     fed = [at for at, said in received if said.get("WATCHDOG") == "1" and cut <= at <= back]
     marks = [cut] + fed + [back]

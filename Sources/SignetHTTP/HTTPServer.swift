@@ -116,17 +116,21 @@ public final class HTTPServer: @unchecked Sendable {
     public func shutdown(grace: TimeInterval = 10) {
         guard isRunning else { return }
         acceptor?.stop()
+        for done in postToWorkers(HTTPWorker.Job.catchUp) { _ = done.wait(timeout: .now() + min(grace, 1)) }
+        waitWhile(seconds: grace) { inFlight.load(ordering: .acquiring) > 0 }
+        stop()
+    }
+
+    /// Posts the job `make` builds to each running worker; the semaphores it signals, in worker order.
+    private func postToWorkers(_ make: (DispatchSemaphore) -> HTTPWorker.Job) -> [DispatchSemaphore] {
         lock.lock()
         let current = running ? workers : []
         lock.unlock()
-        let caughtUp = current.map { worker in
+        return current.map { worker in
             let done = DispatchSemaphore(value: 0)
-            worker.post(.catchUp(done))
+            worker.post(make(done))
             return done
         }
-        for done in caughtUp { _ = done.wait(timeout: .now() + min(grace, 1)) }
-        waitWhile(seconds: grace) { inFlight.load(ordering: .acquiring) > 0 }
-        stop()
     }
 
     private var isRunning: Bool {
@@ -168,14 +172,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// and when the server is not running. What `signet serve` asks before it feeds systemd's
     /// watchdog (sd_watchdog_enabled(3)).
     public func stalledWorkers(within seconds: TimeInterval) -> [Int] {
-        lock.lock()
-        let current = running ? workers : []
-        lock.unlock()
-        let probes = current.map { worker in
-            let done = DispatchSemaphore(value: 0)
-            worker.post(.probe(done))
-            return done
-        }
+        let probes = postToWorkers(HTTPWorker.Job.probe)
         let deadline = DispatchTime.now() + seconds
         return probes.indices.filter { probes[$0].wait(timeout: deadline) == .timedOut }
     }
