@@ -4,8 +4,9 @@ import Glibc
 /// Tells a service manager how the server stands, over the datagram socket it names in
 /// `NOTIFY_SOCKET`: systemd's notification protocol (sd_notify(3); `Type=notify` in
 /// systemd.service(5)). `READY=1` once the listening socket is bound and the database migrated,
-/// `STOPPING=1` when a signal starts the drain, `STATUS=` lines for `systemctl status`. Without
-/// `NOTIFY_SOCKET` (any start not by a service manager) it sends nothing.
+/// `STOPPING=1` when a signal starts the drain, `STATUS=` lines for `systemctl status`, and
+/// `WATCHDOG=1` from ``Watchdog`` while `WatchdogSec=` asks for it. Without `NOTIFY_SOCKET` (any
+/// start not by a service manager) it sends nothing.
 struct ServiceManager: Sendable {
     private let address: sockaddr_un
     private let length: socklen_t
@@ -17,9 +18,10 @@ struct ServiceManager: Sendable {
     /// The socket `NOTIFY_SOCKET` names: a path (`/run/systemd/notify`) or, after `@`, a name in
     /// the abstract namespace. Nil when unset, or when the name cannot be a socket address (too
     /// long, or neither form), which is reported once on standard error. The variable is taken
-    /// out of the environment, so nothing the server starts inherits it.
+    /// out of the environment, with `WATCHDOG_USEC` and `WATCHDOG_PID`, so nothing the server
+    /// starts inherits them.
     init?(environment: [String: String]) {
-        // Taken out of the environment whatever they say, like NOTIFY_SOCKET below.
+        // Taken out whatever they say.
         for variable in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] { unsetenv(variable) }
         guard let name = environment["NOTIFY_SOCKET"], !name.isEmpty else { return nil }
         var bytes = Array(name.utf8)
