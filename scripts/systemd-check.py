@@ -525,7 +525,9 @@ def watchdog_database_down(signet, scratch, database):
     interval = 1.0
     url = urllib.parse.urlsplit(database)
     forwarder = Forwarder(url.hostname, url.port or 5432)
-    through = url._replace(netloc=url.netloc.replace(f"{url.hostname}:{url.port}", f"127.0.0.1:{forwarder.port}")).geturl()
+    # The same URL through the forwarder (whether or not it named a port).
+    user = url.netloc.rpartition("@")[0]
+    through = url._replace(netloc=(user + "@" if user else "") + f"127.0.0.1:{forwarder.port}").geturl()
     listener, path = notify_socket(None, f"signet-systemd-down-{os.getpid()}")
     port = free_port()
     environment = dict(os.environ, NOTIFY_SOCKET=path, WATCHDOG_USEC=str(int(interval * 1e6)))
