@@ -22,4 +22,6 @@ if [ "$duration" -lt 600 ]; then interval=$(( duration / 10 > 1 ? duration / 10 
 work=$(mktemp -d /tmp/signet-soak.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-exec "$bin" bench soak --duration "$duration" --interval "$interval" --accounts "${SOAK_ACCOUNTS:-25}"
+# Not exec: the shell must outlive the soak for its trap to remove the folder (exec left one
+# behind at every run). Its exit status is the script's.
+"$bin" bench soak --duration "$duration" --interval "$interval" --accounts "${SOAK_ACCOUNTS:-25}"
