@@ -29,10 +29,10 @@ Prints what it found, a line each; exits 1 with each problem on standard error.
 systemd-check.py --trace TRACE DIRECTORY applies the rules of 3 alone to an strace -f output.
 """
 import functools
+import json
 import os
 import re
 import shutil
-import json
 import signal
 import socket
 import sqlite3
@@ -378,12 +378,9 @@ def watchdog_elsewhere(signet, scratch):
         server = start(command, scratch, environment, scratch, "elsewhere.stderr")
         try:
             ready = receive(listener, 60)
-            fed = []
-            until = time.monotonic() + 1.0
-            while time.monotonic() < until:
-                said = receive(listener, 0.1)
-                if said and "WATCHDOG" in said:
-                    fed.append(said)
+            collector = Collector(listener)
+            time.sleep(1.0)
+            fed = [said for _, said in collector.stop() if "WATCHDOG" in said]
             errors = stop(server, scratch, "elsewhere.stderr")
         finally:
             cleanup(server, listener)
@@ -413,15 +410,7 @@ def watchdog_stall(signet, scratch):
         lock.execute("BEGIN EXCLUSIVE")
         locked = time.monotonic()
 
-        def start_email_sign_in():
-            body = json.dumps({"client_id": "dev", "connection": "email", "email": "ada@example.com", "send": "code"}).encode()
-            request = urllib.request.Request(f"http://127.0.0.1:{port}/passwordless/start", data=body, headers={"Content-Type": "application/json"})
-            try:
-                answers.append(urllib.request.urlopen(request, timeout=30).status)
-            except OSError as error:
-                answers.append(error)
-
-        waiting = threading.Thread(target=start_email_sign_in)
+        waiting = threading.Thread(target=lambda: answers.append(answer(port, "/passwordless/start", email_code("ada@example.com"))[0]))
         waiting.start()
         time.sleep(held)
         lock.execute("ROLLBACK")
@@ -506,6 +495,11 @@ class Forwarder:
             self.sockets = []
 
 
+def email_code(email):
+    """The body of `POST /passwordless/start` that sends a code to `email` (the dev client)."""
+    return json.dumps({"client_id": "dev", "connection": "email", "email": email, "send": "code"}).encode()
+
+
 def answer(port, path, body=None):
     """The status of one request and how long it took."""
     started = time.monotonic()
@@ -537,7 +531,7 @@ def watchdog_database_down(signet, scratch, database):
     addresses = iter(range(1_000_000))
 
     def sign_in():
-        return json.dumps({"client_id": "dev", "connection": "email", "email": f"ada+{next(addresses)}@example.com", "send": "code"}).encode()
+        return email_code(f"ada+{next(addresses)}@example.com")
 
     try:
         ready = receive(listener, 60)
