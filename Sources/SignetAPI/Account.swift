@@ -186,10 +186,22 @@ public struct AccountRoles: Codable, Sendable, Equatable {
     public init(roles: [Role]) { self.roles = roles }
 }
 
-/// `GET /me/sessions` answer.
+/// `GET /me/sessions` answer: at most 100 sessions of each kind, newest first, and the
+/// caller's own; `truncated` when the account has more (each still ends by its ID).
 public struct SessionList: Codable, Sendable, Equatable {
     public var sessions: [SessionInfo]
-    public init(sessions: [SessionInfo]) { self.sessions = sessions }
+    public var truncated: Bool
+    public init(sessions: [SessionInfo], truncated: Bool = false) {
+        self.sessions = sessions
+        self.truncated = truncated
+    }
+
+    /// A server from before `truncated` sends none: its list was not cut.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        sessions = try c.decode([SessionInfo].self, forKey: .sessions)
+        truncated = try c.decodeIfPresent(Bool.self, forKey: .truncated) ?? false
+    }
 }
 
 /// `GET /me/email-sign-in` answer and `PUT /me/email-sign-in` body: whether email codes sign

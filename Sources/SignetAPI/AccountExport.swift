@@ -16,8 +16,11 @@ public struct AccountExport: Codable, Sendable, Equatable {
     public var passkeys: [ExportedPasskey]
     /// Every device-bound key, revoked ones with when.
     public var device_keys: [ExportedDeviceKey]
-    /// Where the account is signed in now.
+    /// Where the account is signed in now: at most ``AccountExport/maxSessions`` of each kind,
+    /// newest first.
     public var sessions: [SessionInfo]
+    /// Whether the account had more sessions of a kind than those listed; absent in a file from before it.
+    public var sessions_truncated: Bool?
     public var recovery_codes: RecoveryCodesStatus
     public var recovery: RecoveryInfo?
     /// The roles operators gave the account (`/api/v2/roles`); absent in a file from before them.
@@ -29,9 +32,11 @@ public struct AccountExport: Codable, Sendable, Equatable {
 
     public static let formatName = "signet.account-export.v1"
     public static let maxEvents = 10_000
+    public static let maxSessions = 10_000
 
     public init(issuer: String, exported_at: Int64, account: ExportedAccount, passkeys: [ExportedPasskey], device_keys: [ExportedDeviceKey],
-                sessions: [SessionInfo], recovery_codes: RecoveryCodesStatus, recovery: RecoveryInfo?, roles: [ManagementRole]? = nil, events: [LogEvent], events_truncated: Bool) {
+                sessions: [SessionInfo], sessions_truncated: Bool? = nil, recovery_codes: RecoveryCodesStatus, recovery: RecoveryInfo?, roles: [ManagementRole]? = nil,
+                events: [LogEvent], events_truncated: Bool) {
         self.roles = roles
         self.format = Self.formatName
         self.issuer = issuer
@@ -40,6 +45,7 @@ public struct AccountExport: Codable, Sendable, Equatable {
         self.passkeys = passkeys
         self.device_keys = device_keys
         self.sessions = sessions
+        self.sessions_truncated = sessions_truncated
         self.recovery_codes = recovery_codes
         self.recovery = recovery
         self.events = events

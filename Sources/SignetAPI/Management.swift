@@ -252,10 +252,15 @@ public struct UserBlocks: Codable, Sendable, Equatable {
     public init(blocked_for: [Block]) { self.blocked_for = blocked_for }
 }
 
-/// `GET /api/v2/users/{id}/sessions`.
+/// `GET /api/v2/users/{id}/sessions`: at most 100 of each kind, newest first; `truncated`
+/// (Signet's own) when the account has more, each of which `GET /api/v2/sessions/{id}` still finds.
 public struct ManagementSessionList: Codable, Sendable, Equatable {
     public var sessions: [ManagementSession]
-    public init(sessions: [ManagementSession]) { self.sessions = sessions }
+    public var truncated: Bool
+    public init(sessions: [ManagementSession], truncated: Bool = false) {
+        self.sessions = sessions
+        self.truncated = truncated
+    }
 }
 
 /// One audit event (`GET /api/v2/logs`). `type` is Auth0's code where one exists (`s`, `f`,

@@ -37,8 +37,13 @@ extension SignetClient {
         return try decode(AccountEventList.self, try await authorized("GET", "me/events?" + query)).events
     }
 
-    /// Where the account is signed in (`GET /me/sessions`): browsers and apps, this one marked `current`.
-    public func sessions() async throws -> [SessionInfo] { try decode(SessionList.self, try await authorized("GET", "me/sessions")).sessions }
+    /// Where the account is signed in (`GET /me/sessions`): browsers and apps, this one marked
+    /// `current`; the newest 100 of each kind (``sessionList()`` says whether there are more).
+    public func sessions() async throws -> [SessionInfo] { try await sessionList().sessions }
+
+    /// `GET /me/sessions` whole: the sessions ``sessions()`` gives, and `truncated` when the
+    /// account has more than it lists, for an app that offers "Sign out everywhere else" then.
+    public func sessionList() async throws -> SessionList { try decode(SessionList.self, try await authorized("GET", "me/sessions")) }
 
     /// The signed-in account's roles (`GET /me/roles`): each with what it grants at each API and,
     /// for one given for a time, when it ends, for an app that shows what its user may do.

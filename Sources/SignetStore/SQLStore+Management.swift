@@ -229,8 +229,10 @@ extension SQLStore {
         }
     }
 
-    public func sessions(userID: String, now: Int64) throws(StoreError) -> [SessionRow] {
-        try reading { db throws(StoreError) in
+    public func sessions(userID: String, now: Int64, family: String?, limit: Int) throws(StoreError) -> [SessionRow] {
+        // One family is found by its index; the account's list reads its rows (no index by account on SQLite).
+        let only = family == nil ? "" : "AND family = ? "
+        return try reading { db throws(StoreError) in
             try db.query(
                 """
                 SELECT family, client_id, MIN(created_at), MAX(created_at), MAX(expires_at), MIN(auth_time), MIN(amr), MIN(credential_id),
@@ -238,10 +240,10 @@ extension SQLStore {
                     (SELECT f.user_agent FROM refresh_tokens f WHERE f.family = t.family ORDER BY f.created_at LIMIT 1),
                     (SELECT l.remote FROM refresh_tokens l WHERE l.family = t.family ORDER BY l.created_at DESC LIMIT 1),
                     (SELECT l.user_agent FROM refresh_tokens l WHERE l.family = t.family ORDER BY l.created_at DESC LIMIT 1)
-                FROM refresh_tokens t WHERE user_id = ? AND revoked_at IS NULL
+                FROM refresh_tokens t WHERE user_id = ? \(only)AND revoked_at IS NULL
                 AND EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.family = t.family AND n.used_at IS NULL AND n.revoked_at IS NULL AND n.expires_at > ?)
-                GROUP BY family, client_id ORDER BY MIN(created_at) DESC
-                """, [.text(userID), .int(now)]
+                GROUP BY family, client_id ORDER BY MIN(created_at) DESC, family LIMIT ?
+                """, [.text(userID)] + (family.map { [.text($0)] } ?? []) + [.int(now), .int(Int64(max(0, limit)))]
             ).map { r in
                 SessionRow(id: r[0].text ?? "", clientID: r[1].text ?? "", createdAt: r[2].int ?? 0, updatedAt: r[3].int ?? 0, expiresAt: r[4].int ?? 0,
                            authTime: r[5].int ?? 0, amr: (r[6].text ?? "").split(separator: " ").map(String.init), credential: r[7].text,

@@ -65,11 +65,12 @@ extension SQLStore {
         }
     }
 
-    public func webSessions(userID: String, now: Int64) throws(StoreError) -> [WebSessionRow] {
-        try locked { db throws(StoreError) in
+    public func webSessions(userID: String, now: Int64, id: String?, limit: Int) throws(StoreError) -> [WebSessionRow] {
+        let only = id == nil ? "" : "AND id = ? "
+        return try locked { db throws(StoreError) in
             try db.query(
-                "SELECT \(Self.webSessionColumns) FROM web_sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 100",
-                [.text(userID), .int(now)]
+                "SELECT \(Self.webSessionColumns) FROM web_sessions WHERE user_id = ? \(only)AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at DESC, id LIMIT ?",
+                [.text(userID)] + (id.map { [.text($0)] } ?? []) + [.int(now), .int(Int64(max(0, limit)))]
             ).map(Self.webSession)
         }
     }

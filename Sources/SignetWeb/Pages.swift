@@ -198,6 +198,7 @@ public enum Pages {
         <div class="row-actions">{{#current}}<form method="post" action="/logout" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="secondary" data-testid="session-sign-out">{{t.signout}}</button></form>{{/current}}{{^current}}<form method="post" action="/account/sessions/{{id}}/revoke" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="danger" data-testid="session-revoke">{{t.revoke}}</button></form>{{/current}}</div></li>{{/sessions}}</ul>
+        {{#sessionsTruncated}}<p class="meta" data-testid="sessions-truncated">{{t.sessions_truncated}}</p>{{/sessionsTruncated}}
         {{#otherSessions}}<form method="post" action="/account/sessions/revoke-others"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="secondary" data-testid="sessions-revoke-others">{{t.signout_others}}</button></form>{{/otherSessions}}
         </section>

@@ -40,6 +40,7 @@ extension Strings {
         "msg_failed": "That didn't work. Try again, or use an email code.", "msg_working": "Waiting for your passkey…",
         "notice_renamed": "Passkey renamed.", "notice_revoked": "Passkey removed.", "notice_session_revoked": "Session ended.",
         "notice_sessions_revoked": "Signed out everywhere else.", "signout_others": "Sign out everywhere else",
+        "sessions_truncated": "Only the 100 most recent sessions of each kind are listed here. “Sign out everywhere else” ends every one of them.",
         "email_sign_in_on": "Codes sent to this address sign you in. Turn this off if you keep your passkeys and recovery codes: then whoever reads your mail cannot sign in.",
         "email_sign_in_off": "Sign-in by email code is off: only your passkeys and recovery codes sign you in.",
         "email_sign_in_turn_off": "Turn off sign-in by email", "email_sign_in_turn_on": "Turn on sign-in by email",

@@ -43,6 +43,7 @@ extension Strings {
         "msg_failed": "Cela n’a pas fonctionné. Réessayez, ou utilisez un code par e-mail.", "msg_working": "En attente de votre clé d’accès…",
         "notice_renamed": "Clé d’accès renommée.", "notice_revoked": "Clé d’accès retirée.", "notice_session_revoked": "Session fermée.",
         "notice_sessions_revoked": "Déconnecté partout ailleurs.", "signout_others": "Se déconnecter partout ailleurs",
+        "sessions_truncated": "Seules les 100 sessions les plus récentes de chaque type sont affichées ici. « Se déconnecter partout ailleurs » les ferme toutes.",
         "email_sign_in_on": "Les codes envoyés à cette adresse vous connectent. Désactivez cette option si vous gardez vos clés d’accès et vos codes de récupération : ainsi, quelqu’un qui lit vos e-mails ne pourra pas se connecter.",
         "email_sign_in_off": "La connexion par code e-mail est désactivée : seules vos clés d’accès et vos codes de récupération vous connectent.",
         "email_sign_in_turn_off": "Désactiver la connexion par e-mail", "email_sign_in_turn_on": "Activer la connexion par e-mail",

@@ -43,6 +43,7 @@ extension Strings {
         "msg_failed": "Das hat nicht geklappt. Versuchen Sie es erneut oder nutzen Sie einen Code per E-Mail.", "msg_working": "Warten auf Ihren Passkey…",
         "notice_renamed": "Passkey umbenannt.", "notice_revoked": "Passkey entfernt.", "notice_session_revoked": "Sitzung beendet.",
         "notice_sessions_revoked": "Überall sonst abgemeldet.", "signout_others": "Überall sonst abmelden",
+        "sessions_truncated": "Hier stehen nur die 100 neuesten Sitzungen jeder Art. „Überall sonst abmelden“ beendet alle.",
         "email_sign_in_on": "Codes an diese Adresse melden Sie an. Schalten Sie dies aus, wenn Sie Ihre Passkeys und Wiederherstellungscodes aufbewahren: Dann kann sich niemand anmelden, nur weil er Ihre E-Mails liest.",
         "email_sign_in_off": "Die Anmeldung per E-Mail-Code ist aus: Nur Ihre Passkeys und Wiederherstellungscodes melden Sie an.",
         "email_sign_in_turn_off": "Anmeldung per E-Mail ausschalten", "email_sign_in_turn_on": "Anmeldung per E-Mail einschalten",

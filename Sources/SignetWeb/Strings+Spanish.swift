@@ -43,6 +43,7 @@ extension Strings {
         "msg_failed": "No funcionó. Inténtalo de nuevo o usa un código por correo.", "msg_working": "Esperando tu llave de acceso…",
         "notice_renamed": "Llave de acceso renombrada.", "notice_revoked": "Llave de acceso quitada.", "notice_session_revoked": "Sesión cerrada.",
         "notice_sessions_revoked": "Sesión cerrada en los demás sitios.", "signout_others": "Cerrar sesión en los demás sitios",
+        "sessions_truncated": "Aquí solo aparecen las 100 sesiones más recientes de cada tipo. «Cerrar sesión en los demás sitios» las cierra todas.",
         "email_sign_in_on": "Los códigos enviados a esta dirección inician tu sesión. Desactívalo si guardas tus llaves de acceso y códigos de recuperación: así quien lea tu correo no podrá entrar.",
         "email_sign_in_off": "El inicio de sesión por código de correo está desactivado: solo entras con tus llaves de acceso y códigos de recuperación.",
         "email_sign_in_turn_off": "Desactivar el inicio de sesión por correo", "email_sign_in_turn_on": "Activar el inicio de sesión por correo",

@@ -328,7 +328,7 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         await #expect(throws: SignetError(.notSignedIn, "")) { try await app.client.deleteAccount() }
     }
 
-    @Test("sessions() lists this app's session and another's; revokeSession(id:) ends the other one there")
+    @Test("sessions() lists this app's session and another's, sessionList() says the list is whole; revokeSession(id:) ends the other one there")
     func sessions() async throws {
         let server = try ServerProcess()
         let phone = try App(server)
@@ -347,6 +347,7 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(try await phone.client.revokeOtherSessions() == 1)
         await #expect(throws: SignetError(.notSignedIn, "")) { try await laptop.client.passkeys() }
         #expect(try await phone.client.sessions().count == 1)
+        #expect(try await phone.client.sessionList().truncated == false)
     }
 
     @Test("securityEvents(take:) lists the account's history newest first, the passkey named, at most take")

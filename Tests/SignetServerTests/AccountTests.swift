@@ -33,7 +33,7 @@ struct SignedIn {
 
     func call(_ method: String, _ path: String, _ body: JSONValue? = nil) throws -> (status: Int, json: JSONValue) {
         let response = try server.send(method, path, headers: bearer + (userAgent.map { [("User-Agent", $0)] } ?? []), body: body.map { Array($0.serialized.utf8) } ?? [])
-        return (response.status, (try? StrictJSON().parse(response.body)) ?? .null)
+        return (response.status, (try? StrictJSON(maxLength: 16 << 20).parse(response.body)) ?? .null)
     }
 
     func passkeys() throws -> [JSONValue] { try call("GET", "/me/passkeys").json["passkeys"]?.array ?? [] }

@@ -12,7 +12,7 @@ extension Ceremonies {
     /// the download; the next copy shows it.
     public func accountExport(_ principal: Principal, context: RequestContext) throws -> AccountExport {
         let user = try existingUser(principal.user.id)
-        let document = try exportDocument(user, sessions: sessionList(principal).sessions)
+        let document = try exportDocument(user, current: principal.sessionID)
         try recordAudit(.accountExported, user: user.user.id, client: principal.clientID, context: context)
         return document
     }
@@ -25,7 +25,7 @@ extension Ceremonies {
         try Self.requireHeld([ManagementScope.readUsers, .readAuthenticationMethods, .readSessions, .readLogs].map(\.rawValue), by: caller)
         let user = try existingUser(userID)
         // Made before its row, as the owner's copy is (``accountExport(_:context:)``).
-        let document = try exportDocument(user, sessions: sessionInfos(accountSessions(user.user), current: nil))
+        let document = try exportDocument(user, current: nil)
         try recordAudit(.adminUserExported, user: user.user.id, client: caller.clientID, context: context)
         return document
     }
@@ -87,8 +87,9 @@ extension Ceremonies {
     }
 
     /// The document itself, for either caller.
-    func exportDocument(_ managed: ManagedUser, sessions: [SessionInfo]) throws -> AccountExport {
+    func exportDocument(_ managed: ManagedUser, current: String?) throws -> AccountExport {
         let user = managed.user
+        let sessions = try accountSessions(user, limit: AccountExport.maxSessions, current: current)
         let id = user.id
         let account = ExportedAccount(
             user_id: id, user_handle: Base64URL.encode(user.handle), email: user.email, email_verified: user.emailVerified, name: user.name,
@@ -99,7 +100,8 @@ extension Ceremonies {
         let deviceKeys = try store.deviceKeys(userID: id).map(Self.exported)
         let events = try store.auditEntries(AuditQuery(userID: id, limit: AccountExport.maxEvents + 1))
         return AccountExport(
-            issuer: configuration.issuer, exported_at: nowMillis / 1000, account: account, passkeys: passkeys, device_keys: deviceKeys, sessions: sessions,
+            issuer: configuration.issuer, exported_at: nowMillis / 1000, account: account, passkeys: passkeys, device_keys: deviceKeys,
+            sessions: sessionInfos(sessions, current: current), sessions_truncated: sessions.truncated,
             recovery_codes: try recoveryCodesStatus(userID: id),
             recovery: try recoveryState(userID: id).recovery,
             roles: try currentRoles(id).map { ManagementRole(id: $0.id, name: $0.name, description: $0.description, expires_at: $0.expiresAt.map(Self.iso)) },

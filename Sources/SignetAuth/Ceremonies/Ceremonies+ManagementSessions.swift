@@ -4,9 +4,11 @@ public import SignetAPI
 /// browsers' sign-ins to the hosted pages and apps' refresh-token families.
 extension Ceremonies {
     /// `GET /api/v2/users/{id}/sessions`: the live sessions, browsers' (newest first) then apps'
-    /// refresh-token families (newest first), as the account's own list has them.
+    /// refresh-token families (newest first), as the account's own list has them: at most
+    /// ``sessionsListed`` of each kind, `truncated` when there are more.
     public func sessions(userID: String) throws -> ManagementSessionList {
-        ManagementSessionList(sessions: managementSessions(try accountSessions(existingUser(userID).user), userID: userID))
+        let sessions = try accountSessions(existingUser(userID).user)
+        return ManagementSessionList(sessions: managementSessions(sessions, userID: userID), truncated: sessions.truncated)
     }
 
     /// `GET /api/v2/sessions/{id}`: one live session, a browser's or an app's.
@@ -33,7 +35,7 @@ extension Ceremonies {
         let unknown = AuthError(.sessionNotFound, "no live session \(id.prefix(64))")
         guard !id.isEmpty, id.utf8.count <= 128, let owner = try store.sessionOwner(id: id), userID == nil || userID == owner,
               let user = try store.user(id: owner),
-              let session = managementSessions(try accountSessions(user), userID: owner).first(where: { $0.id == id }) else { throw unknown }
+              let session = managementSessions(try accountSessions(user, limit: 1, only: id), userID: owner).first(where: { $0.id == id }) else { throw unknown }
         return session
     }
 

@@ -17,10 +17,13 @@ public struct WebSignIn: Sendable {
     public let session: WebSession
 }
 
-/// An account's sessions as the account page lists them: browsers and apps.
+/// An account's sessions as the account page lists them: browsers and apps, newest first,
+/// at most ``Ceremonies/sessionsListed`` of each kind (and the caller's own, wherever it falls).
 public struct AccountSessions: Sendable {
     public let web: [WebSessionRow]
     public let apps: [SessionRow]
+    /// Whether the account has more sessions of a kind than were listed.
+    public let truncated: Bool
 }
 
 extension Ceremonies {
@@ -160,22 +163,46 @@ extension Ceremonies {
 
     // MARK: the account page
 
-    /// The account's live browser sessions and app sessions (refresh-token families).
-    public func accountSessions(_ principal: Principal) throws -> AccountSessions { try accountSessions(principal.user) }
+    /// How many sessions of each kind, browsers and apps, a list shows: the account page,
+    /// `GET /me/sessions` and the Management API's. An account signed in more often than that
+    /// (a script's sign-ins, each a refresh-token family) still has every one ended by its ID
+    /// and by "Sign out everywhere else"; the list says it is cut (`truncated`).
+    public static let sessionsListed = 100
 
-    func accountSessions(_ user: UserRecord) throws -> AccountSessions {
-        let now = nowMillis
-        return AccountSessions(
-            web: try store.webSessions(userID: user.id, now: now).filter {
-                !user.endedSession($0.id) && $0.lastSeenAt + Int64(configuration.webSessionIdle) * 1000 > now
-            },
-            apps: try store.sessions(userID: user.id, now: now).filter { !user.endedSession($0.id) })
+    /// The account's live browser sessions and app sessions (refresh-token families), the
+    /// caller's own among them.
+    public func accountSessions(_ principal: Principal) throws -> AccountSessions {
+        try accountSessions(principal.user, current: principal.sessionID)
     }
 
-    /// `GET /me/sessions`: the account's live sessions, browsers first, newest first within each;
-    /// `current` marks the one the call's token belongs to.
+    /// The live sessions of `user`, newest first, at most `limit` of each kind, with `current`
+    /// (the caller's own session) added where it falls when it is older than those; with `only`,
+    /// that session alone.
+    func accountSessions(_ user: UserRecord, limit: Int = sessionsListed, current: String? = nil, only: String? = nil) throws -> AccountSessions {
+        let now = nowMillis
+        let idle = Int64(configuration.webSessionIdle) * 1000
+        // One more than is shown says whether there are more; a row the account's "sign out
+        // everywhere" ended is among the oldest, so dropping it leaves the newest.
+        let web = try store.webSessions(userID: user.id, now: now, id: only, limit: limit + 1)
+        let apps = try store.sessions(userID: user.id, now: now, family: only, limit: limit + 1)
+        var listed = AccountSessions(
+            web: web.prefix(limit).filter { !user.endedSession($0.id) && $0.lastSeenAt + idle > now },
+            apps: apps.prefix(limit).filter { !user.endedSession($0.id) },
+            truncated: web.count > limit || apps.count > limit)
+        if let current, only == nil, listed.truncated, !listed.web.contains(where: { $0.id == current }), !listed.apps.contains(where: { $0.id == current }) {
+            let own = try accountSessions(user, limit: 1, only: current)
+            listed = AccountSessions(web: (listed.web + own.web).sorted { $0.createdAt > $1.createdAt },
+                                     apps: (listed.apps + own.apps).sorted { $0.createdAt > $1.createdAt }, truncated: true)
+        }
+        return listed
+    }
+
+    /// `GET /me/sessions`: the account's live sessions, browsers first, newest first within each,
+    /// at most ``sessionsListed`` of each kind (`truncated` when there are more); `current`
+    /// marks the one the call's token belongs to, which is always listed.
     public func sessionList(_ principal: Principal) throws -> SessionList {
-        SessionList(sessions: sessionInfos(try accountSessions(principal), current: principal.sessionID))
+        let sessions = try accountSessions(principal)
+        return SessionList(sessions: sessionInfos(sessions, current: principal.sessionID), truncated: sessions.truncated)
     }
 
     /// The sessions in their API form, `current` marking the one with ID `current`.
@@ -252,17 +279,24 @@ extension Ceremonies {
     /// `DELETE /me/sessions`, the account page's "Sign out everywhere else": ends every session
     /// of the account but the caller's own, each as ``revokeSession(id:principal:context:)``
     /// ends one (audited one by one, its tokens refused at once); returns how many it ended.
+    /// A list is cut at ``sessionsListed`` of each kind, so it goes round again while the list
+    /// was cut and the round ended something.
     public func revokeOtherSessions(_ principal: Principal, context: RequestContext) throws -> Int {
         var ended = 0
-        for session in try sessionList(principal).sessions where !session.current {
-            do {
-                try revokeSession(id: session.id, principal: principal, context: context)
-                ended += 1
-            } catch let error as AuthError where error.reason == .notFound {
-                // It ended on its own meanwhile.
+        while true {
+            let list = try sessionList(principal)
+            var round = 0
+            for session in list.sessions where !session.current {
+                do {
+                    try revokeSession(id: session.id, principal: principal, context: context)
+                    round += 1
+                } catch let error as AuthError where error.reason == .notFound {
+                    // It ended on its own meanwhile.
+                }
             }
+            ended += round
+            guard list.truncated, round > 0 else { return ended }
         }
-        return ended
     }
 
     /// Ends one of the account's sessions, a browser's or an app's, by its ID.
@@ -270,7 +304,7 @@ extension Ceremonies {
         let user = principal.user
         let event = auditEvent(.sessionRevoked, user: user.id, client: principal.clientID, detail: "session \(id.prefix(40))", context: context)
         if try store.revokeWebSession(id: id, userID: user.id, at: nowMillis, writes: [.audit(event)]) { return }
-        guard try store.sessions(userID: user.id, now: nowMillis).contains(where: { $0.id == id }) else {
+        guard try !store.sessions(userID: user.id, now: nowMillis, family: id, limit: 1).isEmpty else {
             throw AuthError.notFound(.notFound, "no such session on this account")
         }
         try endSession(id, writes: [.audit(event)])
