@@ -252,14 +252,14 @@ public struct UserBlocks: Codable, Sendable, Equatable {
     public init(blocked_for: [Block]) { self.blocked_for = blocked_for }
 }
 
-/// `GET /api/v2/users/{id}/sessions`: at most 100 of each kind, newest first; `truncated`
-/// (Signet's own) when the account has more, each of which `GET /api/v2/sessions/{id}` still finds.
+/// `GET /api/v2/users/{id}/sessions`: a page of sessions, and `next`, the `from` of the next
+/// page, when there is one (Auth0's checkpoint paging).
 public struct ManagementSessionList: Codable, Sendable, Equatable {
     public var sessions: [ManagementSession]
-    public var truncated: Bool
-    public init(sessions: [ManagementSession], truncated: Bool = false) {
+    public var next: String?
+    public init(sessions: [ManagementSession], next: String? = nil) {
         self.sessions = sessions
-        self.truncated = truncated
+        self.next = next
     }
 }
 

@@ -76,7 +76,8 @@ extension SignetService {
             return HTTPResponse(status: 204)
         }
         r.add("GET", "/api/v2/users/{id}/sessions", needs: .management(.readSessions)) { s, call in
-            try Wire.encode(s.ceremonies.sessions(userID: call.parameter("id")))
+            let q = call.request.query
+            return try Wire.encode(s.ceremonies.sessions(userID: call.parameter("id"), from: q["from"], take: try Self.integer(q["take"], "take", default: 50)))
         }
         r.add("DELETE", "/api/v2/users/{id}/sessions", needs: .management(.deleteSessions)) { s, call in
             try s.ceremonies.revokeSessions(userID: call.parameter("id"), by: call.administrator, context: call.context)

@@ -229,9 +229,10 @@ extension SQLStore {
         }
     }
 
-    public func sessions(userID: String, now: Int64, family: String?, limit: Int) throws(StoreError) -> [SessionRow] {
+    public func sessions(userID: String, now: Int64, _ query: SessionQuery) throws(StoreError) -> [SessionRow] {
         // One family is found by its index; the account's list reads its rows (no index by account on SQLite).
-        let only = family == nil ? "" : "AND family = ? "
+        let only = query.id == nil ? "" : "AND family = ? "
+        let after = query.after == nil ? "" : "HAVING MIN(created_at) < ? OR (MIN(created_at) = ? AND family > ?) "
         return try reading { db throws(StoreError) in
             try db.query(
                 """
@@ -242,8 +243,8 @@ extension SQLStore {
                     (SELECT l.user_agent FROM refresh_tokens l WHERE l.family = t.family ORDER BY l.created_at DESC LIMIT 1)
                 FROM refresh_tokens t WHERE user_id = ? \(only)AND revoked_at IS NULL
                 AND EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.family = t.family AND n.used_at IS NULL AND n.revoked_at IS NULL AND n.expires_at > ?)
-                GROUP BY family, client_id ORDER BY MIN(created_at) DESC, family LIMIT ?
-                """, [.text(userID)] + (family.map { [.text($0)] } ?? []) + [.int(now), .int(Int64(max(0, limit)))]
+                GROUP BY family, client_id \(after)ORDER BY MIN(created_at) DESC, family LIMIT ?
+                """, [.text(userID)] + (query.id.map { [.text($0)] } ?? []) + [.int(now)] + Self.positionValues(query.after) + [.int(Int64(max(0, query.limit)))]
             ).map { r in
                 SessionRow(id: r[0].text ?? "", clientID: r[1].text ?? "", createdAt: r[2].int ?? 0, updatedAt: r[3].int ?? 0, expiresAt: r[4].int ?? 0,
                            authTime: r[5].int ?? 0, amr: (r[6].text ?? "").split(separator: " ").map(String.init), credential: r[7].text,

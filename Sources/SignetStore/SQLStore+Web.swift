@@ -12,6 +12,11 @@ extension SQLStore {
          .int(w.lastSeenAt), .int(w.expiresAt), text(w.userAgent), .text(w.remote)]
     }
 
+    /// The values of a list's `after` condition (``SessionQuery/after``): its time twice, then its ID.
+    static func positionValues(_ position: SessionPosition?) -> [SQLValue] {
+        position.map { [.int($0.createdAt), .int($0.createdAt), .text($0.id)] } ?? []
+    }
+
     static func webSession(_ r: [SQLValue]) -> WebSessionRow {
         WebSessionRow(hash: r[0].blob ?? [], id: r[1].text ?? "", userID: r[2].text ?? "", authTime: r[3].int ?? 0,
                       amr: (r[4].text ?? "").split(separator: " ").map(String.init), credential: r[5].text, createdAt: r[6].int ?? 0,
@@ -65,12 +70,13 @@ extension SQLStore {
         }
     }
 
-    public func webSessions(userID: String, now: Int64, id: String?, limit: Int) throws(StoreError) -> [WebSessionRow] {
-        let only = id == nil ? "" : "AND id = ? "
+    public func webSessions(userID: String, now: Int64, _ query: SessionQuery) throws(StoreError) -> [WebSessionRow] {
+        let only = query.id == nil ? "" : "AND id = ? "
+        let after = query.after == nil ? "" : "AND (created_at < ? OR (created_at = ? AND id > ?)) "
         return try locked { db throws(StoreError) in
             try db.query(
-                "SELECT \(Self.webSessionColumns) FROM web_sessions WHERE user_id = ? \(only)AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at DESC, id LIMIT ?",
-                [.text(userID)] + (id.map { [.text($0)] } ?? []) + [.int(now), .int(Int64(max(0, limit)))]
+                "SELECT \(Self.webSessionColumns) FROM web_sessions WHERE user_id = ? \(only)AND revoked_at IS NULL AND expires_at > ? \(after)ORDER BY created_at DESC, id LIMIT ?",
+                [.text(userID)] + (query.id.map { [.text($0)] } ?? []) + [.int(now)] + Self.positionValues(query.after) + [.int(Int64(max(0, query.limit)))]
             ).map(Self.webSession)
         }
     }

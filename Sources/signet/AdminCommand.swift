@@ -293,14 +293,17 @@ struct Admin {
         let user: ManagementUser
         let authentication_methods: [AuthenticationMethod]
         let sessions: [ManagementSession]
+        /// Where the Management API's list goes on, when the account has more than are shown.
+        let sessions_next: String?
         let recovery: RecoveryInfo?
         let blocked_for: [UserBlocks.Block]
         let roles: [ManagementRole]
     }
 
     func showUser(_ id: String) throws {
+        let sessions = try ceremonies.sessions(userID: id, from: nil, take: 100)
         let detail = UserDetail(user: try ceremonies.managedUser(id: id), authentication_methods: try ceremonies.authenticationMethods(userID: id),
-                                sessions: try ceremonies.sessions(userID: id).sessions, recovery: try ceremonies.recovery(userID: id).recovery,
+                                sessions: sessions.sessions, sessions_next: sessions.next, recovery: try ceremonies.recovery(userID: id).recovery,
                                 blocked_for: try ceremonies.userBlocks(userID: id).blocked_for, roles: try ceremonies.userRoles(userID: id).map(ManagementRole.init))
         if options.json { return try emit(detail) }
         let u = detail.user
@@ -323,6 +326,9 @@ struct Admin {
             [$0.id, $0.kind, $0.clients.first?.client_id ?? Ceremonies.browserName($0.device?.initial_user_agent), Self.printable($0.device?.initial_ip ?? "-"),
              $0.authenticated_at, $0.last_interacted_at, $0.idle_expires_at ?? $0.expires_at]
         }))
+        if let next = detail.sessions_next {
+            print("(the first 100 sessions; GET /api/v2/users/\(Self.printable(u.user_id))/sessions?from=\(next) lists the next; sign-out ends them all)")
+        }
         if let r = detail.recovery {
             print("\nRECOVERY OPEN  \(r.id): opened \(Ceremonies.iso(r.opened_at * 1000)), holds until \(Ceremonies.iso(r.hold_until * 1000)); "
                 + "added \(r.passkeys.count) passkey(s), \(r.device_keys.count) device key(s). Not the owner? signet admin users cancel-recovery \(Self.printable(u.user_id))")

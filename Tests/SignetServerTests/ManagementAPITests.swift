@@ -303,7 +303,7 @@ extension TestServer {
         let after = server.counts
         #expect(after["users"] == before["users"].map { $0 - 1 } && after["credentials"] == before["credentials"].map { $0 - 1 })
         #expect(after["device_keys"] == 0 && after["recovery_codes"] == 0)
-        #expect(try server.store.sessions(userID: id, now: 0, family: nil, limit: 100).isEmpty)
+        #expect(try server.store.sessions(userID: id, now: 0, SessionQuery(limit: 100)).isEmpty)
         let events = try server.store.auditEntries(AuditQuery(limit: 1000)).map(\.event)
         #expect(!events.contains { $0.userID == id })
         let pseudonymous = events.filter { $0.userID?.hasPrefix("deleted:") == true }

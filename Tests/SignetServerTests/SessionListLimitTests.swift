@@ -8,7 +8,7 @@ import Testing
 /// An account signed in more often than a list shows: the lists stop at
 /// ``Ceremonies/sessionsListed`` of each kind and say so, and no session is out of reach.
 @Suite struct SessionListLimitTests {
-    @Test("past 100 sessions of a kind the lists show the newest and say they are cut; the caller's own is always there; an unlisted one still ends by its ID and the Management API finds it; the export holds them all; sign out everywhere else ends every one")
+    @Test("past 100 sessions of a kind the owner's lists show the newest and say they are cut; the caller's own is always there; an unlisted one still ends by its ID; the Management API pages through them all; the export holds them all; sign out everywhere else ends every one")
     func pastTheList() throws {
         let server = try TestServer.withOperators()
         let phone = Phone(server)
@@ -20,7 +20,7 @@ import Testing
         let browser = WebBrowser(server, authenticator: phone.authenticator)
         #expect(try browser.signIn().status == 200)
         func millis() -> Int64 { Int64(server.clock.now.timeIntervalSince1970 * 1000) }
-        let own = try #require(try server.store.webSessions(userID: userID, now: millis(), id: nil, limit: 2).first)
+        let own = try #require(try server.store.webSessions(userID: userID, now: millis(), SessionQuery(limit: 2)).first)
         var latest = oldest
         for _ in 0..<104 {
             server.clock.advance(1)
@@ -45,14 +45,24 @@ import Testing
         #expect(!ids.contains(oldestSID) && !ids.contains(own.id) && ids.contains("ws-busy-0"))
         #expect(sessions.filter { $0["current"] == .bool(true) }.compactMap { $0["id"]?.string } == [currentSID])
 
-        // The Management API's: as cut, and each unlisted one still found by its ID.
+        // The Management API's: every one, a page at a time, browsers first; an unlisted one
+        // is found by its ID too.
         let ops = try server.managementToken()
-        let managed = try server.api("GET", "/api/v2/users/\(userID)/sessions", token: ops).json
-        #expect(managed["truncated"] == .bool(true) && managed["sessions"]?.array?.count == 200, "\(managed.serialized.prefix(300))")
+        let first = try server.api("GET", "/api/v2/users/\(userID)/sessions", token: ops).json
+        #expect(first["sessions"]?.array?.count == 50 && first["next"]?.string != nil, "the first 50 by default")
+        let all = try Self.pages(server, userID, token: ops, take: 100)
+        #expect(all.pages == 3 && all.ids.count == 206 && Set(all.ids).count == 206)
+        #expect(all.ids.prefix(101).allSatisfy { $0.hasPrefix("ws-") || $0 == own.id } && all.ids[100] == own.id && all.ids.last == oldestSID)
         for sid in [oldestSID, own.id] {
             let one = try server.api("GET", "/api/v2/sessions/\(sid)", token: ops)
             #expect(one.status == 200 && one.json["id"] == .string(sid), "\(one.json.serialized)")
         }
+
+        // The command line shows the first 100 and says where the list goes on.
+        let shown = try OperationsTests.signet(["admin", "users", "show", userID, "--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path],
+                                               in: server.directory)
+        #expect(shown.status == 0 && shown.output.contains("(the first 100 sessions; GET /api/v2/users/\(userID)/sessions?from="), "\(shown.errors)")
+        #expect(shown.output.split(separator: "\n").filter { $0.contains("ws-busy-") }.count == 100)
 
         // The page, seen from the browser whose session is older than the 100 listed: its own
         // row is there, marked, and the page says the list is cut.
@@ -78,9 +88,83 @@ import Testing
         let left = try account.call("GET", "/me/sessions").json
         #expect(left["truncated"] == .bool(false) && left["sessions"]?.array?.compactMap { $0["id"]?.string } == [currentSID])
         #expect(try browser.page("/account").status == 303)
-        #expect(try server.store.webSessions(userID: userID, now: millis(), id: nil, limit: 500).isEmpty)
-        #expect(try server.store.sessions(userID: userID, now: millis(), family: nil, limit: 500).map(\.id) == [currentSID])
+        #expect(try server.store.webSessions(userID: userID, now: millis(), SessionQuery(limit: 500)).isEmpty)
+        #expect(try server.store.sessions(userID: userID, now: millis(), SessionQuery(limit: 500)).map(\.id) == [currentSID])
         #expect(try server.store.auditEvents(limit: 1_000).filter { $0.kind == "session_revoked" }.count == 205)
+    }
+
+    /// A session ID as Signet makes them: the time it began (6 bytes, milliseconds), then 10
+    /// random bytes; "sign out everywhere" ends those that began before it by this time.
+    static func sessionID(at millis: Int64) -> String {
+        Base64URL.encode((0..<6).reversed().map { UInt8(truncatingIfNeeded: millis >> ($0 * 8)) } + (0..<10).map { _ in UInt8.random(in: 0...255) })
+    }
+
+    /// Every page of the Management API's list of `userID`'s sessions, `take` at a time: the
+    /// sessions' IDs in order, and how many pages it took.
+    static func pages(_ server: TestServer, _ userID: String, token: String, take: Int, edit: (Int) throws -> Void = { _ in }) throws -> (ids: [String], pages: Int) {
+        var ids: [String] = [], from: String?, pages = 0
+        repeat {
+            let page = try server.api("GET", "/api/v2/users/\(userID)/sessions?take=\(take)" + (from.map { "&from=" + $0 } ?? ""), token: token)
+            try #require(page.status == 200, "\(page.json.serialized)")
+            ids += page.json["sessions"]?.array?.compactMap { $0["id"]?.string } ?? []
+            from = page.json["next"]?.string
+            pages += 1
+            try edit(pages)
+        } while from != nil && pages < 1_000
+        return (ids, pages)
+    }
+
+    @Test("the Management API's pages: a session that begins or ends between two pages moves no other; sessions an administrator ended are passed over; a page that ends where the browsers end goes on to the apps; bad paging is 400 malformed")
+    func managementPages() throws {
+        let server = try TestServer.withOperators()
+        let phone = Phone(server)
+        let signUp = try phone.signUp(email: "pages@signet.test")
+        let userID = try #require(jwtClaims(signUp["access_token"]?.string)["sub"]?.string)
+        let ops = try server.managementToken()
+        func millis() -> Int64 { Int64(server.clock.now.timeIntervalSince1970 * 1000) }
+        var names: [String: String] = [:]
+        func browserSession(_ name: String) throws {
+            let at = millis()
+            let id = Self.sessionID(at: at)
+            names[id] = name
+            try server.store.perform([.webSession(WebSessionRow(
+                hash: (0..<32).map { _ in UInt8.random(in: 0...255) }, id: id, userID: userID, authTime: at / 1000, amr: ["pop"],
+                credential: nil, createdAt: at, lastSeenAt: at, expiresAt: at + 3_600_000, userAgent: "Firefox/130.0", remote: "192.0.2.1"))])
+        }
+        // Ten of each, those ended by an administrator's "sign out everywhere" among them.
+        for i in 0..<4 { server.clock.advance(1); try browserSession("ws-old-\(i)"); _ = try phone.signIn() }
+        server.clock.advance(1)
+        #expect(try server.api("DELETE", "/api/v2/users/\(userID)/sessions", token: ops).status == 204)
+        for i in 0..<6 { server.clock.advance(1); try browserSession("ws-new-\(i)"); _ = try phone.signIn() }
+        let whole = try Self.pages(server, userID, token: ops, take: 100)
+        #expect(whole.pages == 1 && whole.ids.count == 12, "\(whole.ids)")
+        #expect(whole.ids.prefix(6).map { names[$0] ?? $0 } == (0..<6).reversed().map { "ws-new-\($0)" })
+        // Six browsers: a page of 6 ends where they end, and the next page is the apps'.
+        let six = try server.api("GET", "/api/v2/users/\(userID)/sessions?take=6", token: ops).json
+        #expect(six["sessions"]?.array?.compactMap { $0["kind"]?.string } == Array(repeating: "browser", count: 6) && six["next"]?.string != nil)
+        #expect(try Self.pages(server, userID, token: ops, take: 6).ids == whole.ids)
+        #expect(try Self.pages(server, userID, token: ops, take: 5).ids == whole.ids)
+        // A page at a time: sessions that ended pass over, so the last page may be empty.
+        let single = try Self.pages(server, userID, token: ops, take: 1)
+        #expect(single.ids == whole.ids && (12...13).contains(single.pages), "\(single.pages)")
+
+        // Between the first page and the second, a browser signs in and a listed-later app ends.
+        let ending = whole.ids[9]
+        let moved = try Self.pages(server, userID, token: ops, take: 4) { page in
+            guard page == 1 else { return }
+            server.clock.advance(1)
+            try browserSession("ws-newest")
+            #expect(try server.api("DELETE", "/api/v2/sessions/\(ending)", token: ops).status == 204)
+        }
+        #expect(moved.ids == whole.ids.filter { $0 != ending }, "\(moved.ids)")
+
+        // Refused: a take out of 1 to 100, and a from the list did not give.
+        let bad = Base64URL.encode(Array("b:1:".utf8)), kind = Base64URL.encode(Array("x".utf8)), time = Base64URL.encode(Array("a:-5:id".utf8))
+        for query in ["take=0", "take=101", "take=x", "take=1234567890", "from=!!", "from=" + bad, "from=" + kind, "from=" + time, "from=" + String(repeating: "A", count: 300)] {
+            let refused = try server.api("GET", "/api/v2/users/\(userID)/sessions?" + query, token: ops)
+            #expect(refused.status == 400 && refused.json["reason"] == .string("malformed"), "\(query): \(refused.json.serialized)")
+        }
+        #expect(try server.api("GET", "/api/v2/users/nobody/sessions", token: ops).status == 404)
     }
 
     @Test("an account under the limit is not cut, and a list of one kind cut does not hide the other's", arguments: [1, 100, 101])

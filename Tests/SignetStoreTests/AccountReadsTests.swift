@@ -23,7 +23,7 @@ import Testing
         let writing = BackgroundCall { try store.appendAudit(AuditEvent(at: 2, kind: "sign_in", outcome: "success", userID: u.id)) }
         Thread.sleep(forTimeInterval: 0.3)
         #expect(try store.auditEntries(AuditQuery(userID: u.id, limit: 10)).map(\.event.at) == [1])
-        #expect(try store.sessions(userID: u.id, now: now(), family: nil, limit: 100).isEmpty)
+        #expect(try store.sessions(userID: u.id, now: now(), SessionQuery(limit: 100)).isEmpty)
         #expect(!writing.isDone, "the write still waits: the reads did not need its lock")
         try other.exec("ROLLBACK")
         try writing.wait()

@@ -683,7 +683,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
                                                    next: { _ in row(2, family: "kept", at: start + 5, remote: "198.51.100.9", userAgent: "Bank/2") }, now: start + 5)
         guard case .rotated = rotated else { Issue.record("not rotated: \(rotated)"); return }
         try store.insertRefreshToken(row(3, family: "older", at: start - 10, remote: nil, userAgent: nil))
-        let sessions = try store.sessions(userID: u.id, now: now(), family: nil, limit: 100)
+        let sessions = try store.sessions(userID: u.id, now: now(), SessionQuery(limit: 100))
         let kept = try #require(sessions.first { $0.id == "kept" }), older = try #require(sessions.first { $0.id == "older" })
         #expect(kept.initial == RequestOrigin(remote: "203.0.113.7", userAgent: "Bank/1") && kept.last == RequestOrigin(remote: "198.51.100.9", userAgent: "Bank/2"))
         #expect(older.initial == RequestOrigin() && older.last == RequestOrigin())

@@ -18,7 +18,7 @@ import Testing
         let a = Self.session(u.id), b = Self.session(u.id, at: now() + 1)
         try store.perform([.webSession(a), .webSession(b)])
         #expect(try store.webSession(hash: a.hash) == a)
-        #expect(try store.webSessions(userID: u.id, now: now(), id: nil, limit: 100).map(\.id) == [b.id, a.id])
+        #expect(try store.webSessions(userID: u.id, now: now(), SessionQuery(limit: 100)).map(\.id) == [b.id, a.id])
         #expect(try store.touchWebSession(hash: a.hash, now: now() + 10, authTime: nil, amr: [], credential: nil))
         #expect(try store.webSession(hash: a.hash)?.amr == ["pop", "user"], "a touch keeps the check")
         #expect(try store.touchWebSession(hash: a.hash, now: now() + 20, authTime: 42, amr: ["pop"], credential: "other"))
@@ -30,13 +30,13 @@ import Testing
         let results = concurrently(8) { try store.revokeWebSession(id: a.id, userID: u.id, at: now(), writes: []) }
         #expect(results.filter { (try? $0.get()) == true }.count == 1)
         #expect(try !store.touchWebSession(hash: a.hash, now: now(), authTime: nil, amr: [], credential: nil))
-        #expect(try store.webSessions(userID: u.id, now: now(), id: nil, limit: 100).map(\.id) == [b.id])
+        #expect(try store.webSessions(userID: u.id, now: now(), SessionQuery(limit: 100)).map(\.id) == [b.id])
         #expect(try store.rowCounts()["web_sessions"] == 2)
         #expect(try store.deleteUser(id: u.id, pseudonym: "deleted:x", at: 1, writes: []))
         #expect(try store.rowCounts()["web_sessions"] == 0)
     }
 
-    @Test("an account's lists stop at their limit, newest first, ties in a fixed order; one session is found by its ID, only on its own account and while live", arguments: Backend.available)
+    @Test("an account's lists stop at their limit, newest first, ties in a fixed order, and go on after a place in it; one session is found by its ID, only on its own account and while live", arguments: Backend.available)
     func listLimits(_ backend: Backend) throws {
         let store = try backend.open()
         let (u, v) = (user(1), user(2))
@@ -53,18 +53,26 @@ import Testing
         }
         try store.perform(writes)
         let later = start + 10
-        #expect(try store.webSessions(userID: u.id, now: later, id: nil, limit: 3).map(\.id) == ["ws-3", "ws-4", "ws-2"])
-        #expect(try store.sessions(userID: u.id, now: later, family: nil, limit: 3).map(\.id) == ["fam-3", "fam-4", "fam-2"])
-        #expect(try store.webSessions(userID: u.id, now: later, id: nil, limit: 0).isEmpty && store.sessions(userID: u.id, now: later, family: nil, limit: 0).isEmpty)
-        #expect(try store.webSessions(userID: u.id, now: later, id: nil, limit: 100).count == 5 && store.sessions(userID: u.id, now: later, family: nil, limit: 100).count == 5)
+        #expect(try store.webSessions(userID: u.id, now: later, SessionQuery(limit: 3)).map(\.id) == ["ws-3", "ws-4", "ws-2"])
+        #expect(try store.sessions(userID: u.id, now: later, SessionQuery(limit: 3)).map(\.id) == ["fam-3", "fam-4", "fam-2"])
+        #expect(try store.webSessions(userID: u.id, now: later, SessionQuery(limit: 0)).isEmpty && store.sessions(userID: u.id, now: later, SessionQuery(limit: 0)).isEmpty)
+        #expect(try store.webSessions(userID: u.id, now: later, SessionQuery(limit: 100)).count == 5 && store.sessions(userID: u.id, now: later, SessionQuery(limit: 100)).count == 5)
+        // After a place: those later in the order, ties by ID included.
+        let tie = start + 3
+        #expect(try store.webSessions(userID: u.id, now: later, SessionQuery(after: SessionPosition(createdAt: tie, id: "ws-3"), limit: 9)).map(\.id) == ["ws-4", "ws-2", "ws-1", "ws-0"])
+        #expect(try store.sessions(userID: u.id, now: later, SessionQuery(after: SessionPosition(createdAt: tie, id: "fam-3"), limit: 9)).map(\.id) == ["fam-4", "fam-2", "fam-1", "fam-0"])
+        #expect(try store.webSessions(userID: u.id, now: later, SessionQuery(after: SessionPosition(createdAt: tie, id: "ws-4"), limit: 2)).map(\.id) == ["ws-2", "ws-1"])
+        #expect(try store.sessions(userID: u.id, now: later, SessionQuery(after: SessionPosition(createdAt: tie, id: "fam-4"), limit: 2)).map(\.id) == ["fam-2", "fam-1"])
+        #expect(try store.webSessions(userID: u.id, now: later, SessionQuery(after: SessionPosition(createdAt: start, id: "ws-0"), limit: 9)).isEmpty)
+        #expect(try store.sessions(userID: u.id, now: later, SessionQuery(after: SessionPosition(createdAt: start, id: "fam-0"), limit: 9)).isEmpty)
         // By ID: the oldest, past any short list; not another account's; not once ended.
-        #expect(try store.webSessions(userID: u.id, now: later, id: "ws-0", limit: 1).map(\.id) == ["ws-0"])
-        #expect(try store.sessions(userID: u.id, now: later, family: "fam-0", limit: 1).map(\.id) == ["fam-0"])
-        #expect(try store.webSessions(userID: v.id, now: later, id: "ws-0", limit: 1).isEmpty && store.sessions(userID: v.id, now: later, family: "fam-0", limit: 1).isEmpty)
+        #expect(try store.webSessions(userID: u.id, now: later, SessionQuery(id: "ws-0", limit: 1)).map(\.id) == ["ws-0"])
+        #expect(try store.sessions(userID: u.id, now: later, SessionQuery(id: "fam-0", limit: 1)).map(\.id) == ["fam-0"])
+        #expect(try store.webSessions(userID: v.id, now: later, SessionQuery(id: "ws-0", limit: 1)).isEmpty && store.sessions(userID: v.id, now: later, SessionQuery(id: "fam-0", limit: 1)).isEmpty)
         #expect(try store.revokeWebSession(id: "ws-0", userID: u.id, at: later, writes: []))
         #expect(try store.revokeRefreshFamily(hash: [0, 1], now: later, writes: []))
-        #expect(try store.webSessions(userID: u.id, now: later, id: "ws-0", limit: 1).isEmpty && store.sessions(userID: u.id, now: later, family: "fam-0", limit: 1).isEmpty)
-        #expect(try store.sessions(userID: u.id, now: start + 60_000, family: "fam-1", limit: 1).isEmpty, "expired")
+        #expect(try store.webSessions(userID: u.id, now: later, SessionQuery(id: "ws-0", limit: 1)).isEmpty && store.sessions(userID: u.id, now: later, SessionQuery(id: "fam-0", limit: 1)).isEmpty)
+        #expect(try store.sessions(userID: u.id, now: start + 60_000, SessionQuery(id: "fam-1", limit: 1)).isEmpty, "expired")
     }
 
     @Test("a session ID names its account, a browser's or an app's refresh family, live or not; an unknown ID, or one gone with its account, names none", arguments: Backend.available)
@@ -105,10 +113,10 @@ import Testing
         #expect(results.compactMap { result -> StoreError.Code? in if case .failure(let e as StoreError) = result { return e.code } else { return nil } }
             .allSatisfy { $0 == .sessionUsed })
         #expect(try store.authorizationCode(hash: row.hash)?.usedAt != nil)
-        #expect(try store.sessions(userID: u.id, now: now(), family: nil, limit: 100).count == 1, "only the winner's refresh token was stored")
+        #expect(try store.sessions(userID: u.id, now: now(), SessionQuery(limit: 100)).count == 1, "only the winner's refresh token was stored")
         try store.insertRefreshToken(token)
         #expect(try store.endSession("fam-1", at: now(), until: now() + 60_000, writes: []))
-        #expect(try store.sessions(userID: u.id, now: now(), family: nil, limit: 100).isEmpty)
+        #expect(try store.sessions(userID: u.id, now: now(), SessionQuery(limit: 100)).isEmpty)
         var expired = row
         expired.hash = [1, 2, 3]
         expired.expiresAt = now() - 1

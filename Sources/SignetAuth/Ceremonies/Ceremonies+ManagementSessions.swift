@@ -1,14 +1,49 @@
 public import SignetAPI
+import SignetWebAuthn
 
 /// The Management API's sessions (Auth0's `/api/v2/users/{id}/sessions` and `/api/v2/sessions/{id}`):
 /// browsers' sign-ins to the hosted pages and apps' refresh-token families.
 extension Ceremonies {
     /// `GET /api/v2/users/{id}/sessions`: the live sessions, browsers' (newest first) then apps'
-    /// refresh-token families (newest first), as the account's own list has them: at most
-    /// ``sessionsListed`` of each kind, `truncated` when there are more.
-    public func sessions(userID: String) throws -> ManagementSessionList {
-        let sessions = try accountSessions(existingUser(userID).user)
-        return ManagementSessionList(sessions: managementSessions(sessions, userID: userID), truncated: sessions.truncated)
+    /// refresh-token families (newest first), as the account's own list has them, `take` (1 to
+    /// 100) at a time. `next` (absent on the last page) is where the next page starts, given
+    /// back as `from` (Auth0's checkpoint paging): a place in the order, not a count, so a
+    /// session that begins or ends between two pages moves none of the others. Sessions that
+    /// ended but keep their rows (idle browsers, those an account's "sign out everywhere"
+    /// ended) are passed over, so the last page can be empty.
+    public func sessions(userID: String, from: String?, take: Int) throws -> ManagementSessionList {
+        guard (1...100).contains(take) else { throw AuthError.malformed("take must be 1 to 100") }
+        var place = try from.flatMap { $0.isEmpty ? nil : $0 }.map(SessionCursor.init(parsing:)) ?? SessionCursor(apps: false, after: nil)
+        let user = try existingUser(userID).user
+        let now = nowMillis
+        var web: [WebSessionRow] = [], apps: [SessionRow] = []
+        while true {
+            let wanted = take - web.count - apps.count
+            // One more than is wanted says whether there are more; a row not live (idle, or
+            // ended by the account's "sign out everywhere") is passed over, and its place kept.
+            let query = SessionQuery(after: place.after, limit: wanted + 1)
+            let more: Bool
+            if place.apps {
+                let rows = try store.sessions(userID: user.id, now: now, query)
+                for row in rows.prefix(wanted) {
+                    place.after = SessionPosition(createdAt: row.createdAt, id: row.id)
+                    if !user.endedSession(row.id) { apps.append(row) }
+                }
+                more = rows.count > wanted
+            } else {
+                let rows = try store.webSessions(userID: user.id, now: now, query)
+                for row in rows.prefix(wanted) {
+                    place.after = SessionPosition(createdAt: row.createdAt, id: row.id)
+                    if live(row, of: user, now: now) { web.append(row) }
+                }
+                more = rows.count > wanted
+            }
+            let page = managementSessions(AccountSessions(web: web, apps: apps, truncated: false), userID: userID)
+            if more, page.count == take { return ManagementSessionList(sessions: page, next: place.text) }
+            if more { continue }
+            guard !place.apps else { return ManagementSessionList(sessions: page, next: nil) }
+            place = SessionCursor(apps: true, after: nil)
+        }
     }
 
     /// `GET /api/v2/sessions/{id}`: one live session, a browser's or an app's.
@@ -69,5 +104,39 @@ extension Ceremonies {
             throw AuthError(.userUnknown, "no user \(userID.prefix(64))")
         }
         counted(event)
+    }
+}
+
+/// Where a page of the Management API's sessions of an account starts (its `from` and `next`):
+/// the browsers' list or the apps', and the place in it of the last session the page before
+/// passed. Opaque to a caller: base64url of `b` or `a`, then `:` milliseconds `:` ID.
+struct SessionCursor: Equatable {
+    var apps: Bool
+    var after: SessionPosition?
+
+    init(apps: Bool, after: SessionPosition?) {
+        self.apps = apps
+        self.after = after
+    }
+
+    /// A `from` as ``text`` wrote it; anything else is 400 `malformed`.
+    init(parsing text: String) throws {
+        let refused = AuthError.malformed("from must be a next the list gave")
+        guard text.utf8.count <= 256, let bytes = Base64URL.decode(text, canonical: true) else { throw refused }
+        let parts = bytes.split(separator: UInt8(ascii: ":"), maxSplits: 2, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        guard let kind = parts.first, kind == "a" || kind == "b" else { throw refused }
+        apps = kind == "a"
+        switch parts.count {
+        case 1: after = nil
+        case 3:
+            guard parts[1].utf8.count <= 19, parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) }), let at = Int64(parts[1]),
+                  (1...128).contains(parts[2].utf8.count) else { throw refused }
+            after = SessionPosition(createdAt: at, id: parts[2])
+        default: throw refused
+        }
+    }
+
+    var text: String {
+        Base64URL.encode(Array(((apps ? "a" : "b") + (after.map { ":\($0.createdAt):\($0.id)" } ?? "")).utf8))
     }
 }

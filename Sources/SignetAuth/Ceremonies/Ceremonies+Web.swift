@@ -180,13 +180,12 @@ extension Ceremonies {
     /// that session alone.
     func accountSessions(_ user: UserRecord, limit: Int = sessionsListed, current: String? = nil, only: String? = nil) throws -> AccountSessions {
         let now = nowMillis
-        let idle = Int64(configuration.webSessionIdle) * 1000
         // One more than is shown says whether there are more; a row the account's "sign out
         // everywhere" ended is among the oldest, so dropping it leaves the newest.
-        let web = try store.webSessions(userID: user.id, now: now, id: only, limit: limit + 1)
-        let apps = try store.sessions(userID: user.id, now: now, family: only, limit: limit + 1)
+        let web = try store.webSessions(userID: user.id, now: now, SessionQuery(id: only, limit: limit + 1))
+        let apps = try store.sessions(userID: user.id, now: now, SessionQuery(id: only, limit: limit + 1))
         var listed = AccountSessions(
-            web: web.prefix(limit).filter { !user.endedSession($0.id) && $0.lastSeenAt + idle > now },
+            web: web.prefix(limit).filter { live($0, of: user, now: now) },
             apps: apps.prefix(limit).filter { !user.endedSession($0.id) },
             truncated: web.count > limit || apps.count > limit)
         if let current, only == nil, listed.truncated, !listed.web.contains(where: { $0.id == current }), !listed.apps.contains(where: { $0.id == current }) {
@@ -195,6 +194,12 @@ extension Ceremonies {
                                      apps: (listed.apps + own.apps).sorted { $0.createdAt > $1.createdAt }, truncated: true)
         }
         return listed
+    }
+
+    /// Whether a browser's session, not revoked nor past its end, is live: not ended by the
+    /// account's "sign out everywhere" and not idle for `web.session_idle_ttl`.
+    func live(_ session: WebSessionRow, of user: UserRecord, now: Int64) -> Bool {
+        !user.endedSession(session.id) && session.lastSeenAt + Int64(configuration.webSessionIdle) * 1000 > now
     }
 
     /// `GET /me/sessions`: the account's live sessions, browsers first, newest first within each,
@@ -304,7 +309,7 @@ extension Ceremonies {
         let user = principal.user
         let event = auditEvent(.sessionRevoked, user: user.id, client: principal.clientID, detail: "session \(id.prefix(40))", context: context)
         if try store.revokeWebSession(id: id, userID: user.id, at: nowMillis, writes: [.audit(event)]) { return }
-        guard try !store.sessions(userID: user.id, now: nowMillis, family: id, limit: 1).isEmpty else {
+        guard try !store.sessions(userID: user.id, now: nowMillis, SessionQuery(id: id, limit: 1)).isEmpty else {
             throw AuthError.notFound(.notFound, "no such session on this account")
         }
         try endSession(id, writes: [.audit(event)])

@@ -114,6 +114,32 @@ public struct MetadataChange: Sendable, Equatable {
     }
 }
 
+/// Which of an account's live sessions of one kind a read gives (``Store/webSessions(userID:now:_:)``,
+/// ``Store/sessions(userID:now:_:)``): newest first, ties by ID, at most `limit`; with `id`,
+/// that session only; with `after`, those that come after that place in the order.
+public struct SessionQuery: Sendable, Equatable {
+    public var id: String?
+    public var after: SessionPosition?
+    public var limit: Int
+
+    public init(id: String? = nil, after: SessionPosition? = nil, limit: Int) {
+        self.id = id
+        self.after = after
+        self.limit = limit
+    }
+}
+
+/// A session's place in its list: when it began (milliseconds) and its ID.
+public struct SessionPosition: Sendable, Equatable {
+    public var createdAt: Int64
+    public var id: String
+
+    public init(createdAt: Int64, id: String) {
+        self.createdAt = createdAt
+        self.id = id
+    }
+}
+
 /// One live session of an account: a refresh-token family.
 public struct SessionRow: Sendable, Equatable {
     public var id: String

@@ -269,11 +269,11 @@ public protocol Store: Sendable {
     /// theirs, naming it by its ID, queued at `at`.
     func deleteUser(id: String, pseudonym: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
     /// The account's refresh-token families with a token neither used, revoked nor expired at
-    /// `now` (the caller drops those that ``UserRecord/sessionsRevokedAt`` ended), newest first,
-    /// at most `limit`; with `family`, that one only (found by its index). The whole list is a
-    /// scan of the account's refresh tokens: an owner's or an administrator's read, which no
-    /// sign-in pays an index for on SQLite.
-    func sessions(userID: String, now: Int64, family: String?, limit: Int) throws(StoreError) -> [SessionRow]
+    /// `now` (the caller drops those that ``UserRecord/sessionsRevokedAt`` ended), as `query`
+    /// picks them; one family by its ID is found by its index. A list is a scan of the
+    /// account's refresh tokens: an owner's or an administrator's read, which no sign-in pays an
+    /// index for on SQLite.
+    func sessions(userID: String, now: Int64, _ query: SessionQuery) throws(StoreError) -> [SessionRow]
     /// The account a session ID belongs to, a browser's (``WebSessionRow/id``) or an app's
     /// refresh-token family, live or not; `nil` when no row has it. Both are indexed.
     func sessionOwner(id: String) throws(StoreError) -> String?
@@ -314,9 +314,9 @@ public protocol Store: Sendable {
     /// Records a request on a live session (its idle clock) and, with `authTime`, a step-up
     /// (`amr`, `credential`); `false` when the session is no longer live at `now`.
     func touchWebSession(hash: [UInt8], now: Int64, authTime: Int64?, amr: [String], credential: String?) throws(StoreError) -> Bool
-    /// The account's SSO sessions not revoked and not past their absolute end at `now`, newest
-    /// first, at most `limit`; with `id`, that one only.
-    func webSessions(userID: String, now: Int64, id: String?, limit: Int) throws(StoreError) -> [WebSessionRow]
+    /// The account's SSO sessions not revoked and not past their absolute end at `now`, as
+    /// `query` picks them.
+    func webSessions(userID: String, now: Int64, _ query: SessionQuery) throws(StoreError) -> [WebSessionRow]
     /// Revokes the account's session `id`, with `writes`; `false` when it has none live by that name.
     func revokeWebSession(id: String, userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
     /// The code with this hash and when it was used, if it was; `nil` when unknown.
