@@ -15,6 +15,10 @@ final class Acceptor: @unchecked Sendable {
     private let fd: Int32
     /// The bound port (the one asked for, or the free one picked for 0).
     let port: UInt16
+    /// The bound address, as text.
+    let host: String
+    /// Rung by ``stop()`` to wake the accepting thread from its wait.
+    private let doorbell: Int32
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let lock = NSLock()
@@ -23,7 +27,7 @@ final class Acceptor: @unchecked Sendable {
 
     /// Binds `address` (`name` in the error) and listens with `backlog`. Throws when the address
     /// cannot be bound.
-    init(address: sockaddr_in, name: String, backlog: Int) throws(HTTPServerError) {
+    convenience init(address: sockaddr_in, name: String, backlog: Int) throws(HTTPServerError) {
         var address = address
         let fd = signet_listen_ipv4(&address, Int32(clamping: backlog))
         // Read before the message is built: its allocations may change errno.
@@ -31,13 +35,40 @@ final class Acceptor: @unchecked Sendable {
         guard fd >= 0 else {
             throw HTTPServerError(message: "cannot listen on \(name) (address in use or not permitted: errno \(code))")
         }
+        try self.init(listening: fd)
+    }
+
+    /// Takes on the listening socket `fd` that the service manager passed (systemd's socket
+    /// activation, sd_listen_fds(3)). Its other copy stays with the service manager, which
+    /// keeps it listening while this process stops and the next starts: connections that come
+    /// meanwhile wait in its backlog, and none is refused. So it is never shut down, only closed.
+    convenience init(inherited fd: Int32) throws(HTTPServerError) {
+        guard signet_adopt_listener(fd) == 0 else {
+            let code = errno
+            throw HTTPServerError(message: "descriptor \(fd) from the service manager is not a listening TCP socket of IPv4 or IPv6 (errno \(code))")
+        }
+        try self.init(listening: fd)
+    }
+
+    private init(listening fd: Int32) throws(HTTPServerError) {
+        let doorbell = signet_eventfd()
+        guard doorbell >= 0 else {
+            close(fd)
+            throw HTTPServerError(message: "cannot make an eventfd for the accepting thread (errno \(errno))")
+        }
+        var address = sockaddr_storage()
+        let bound = withUnsafeMutableBytes(of: &address) { signet_bound_address(fd, $0.baseAddress!) } == 0
         self.fd = fd
+        self.doorbell = doorbell
         port = signet_bound_port(fd)
+        host = bound ? withUnsafeBytes(of: &address) { HTTPServer.clientIP($0.baseAddress!) } : "?"
     }
 
     deinit { stop() }
 
     /// Starts the thread that accepts and calls `add` with each connection's descriptor and address.
+    /// The socket is non-blocking: the thread takes every connection waiting, then waits for the
+    /// next or for ``stop()``'s doorbell.
     func start(_ add: @escaping @Sendable (Int32, UnsafeRawPointer, UInt32) -> Void) {
         lock.lock()
         running = true
@@ -47,6 +78,7 @@ final class Acceptor: @unchecked Sendable {
             _ = signet_name_thread("signet.accept")  // `Thread.name` does not reach Linux
             var address = sockaddr_storage()
             var length: UInt32 = 0
+            var waits = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: doorbell, events: Int16(POLLIN), revents: 0)]
             accepting: while !stopping.load(ordering: .acquiring) {
                 let connection = signet_accept(fd, &address, &length)
                 if connection >= 0 {
@@ -54,10 +86,11 @@ final class Acceptor: @unchecked Sendable {
                     continue
                 }
                 switch errno {
-                case EINTR, ECONNABORTED, EPROTO, EAGAIN: continue
+                case EINTR, ECONNABORTED, EPROTO: continue
+                case EAGAIN: _ = signet_poll_ns(&waits, 2, -1)
                 // Out of descriptors or memory: the connection waits in the backlog until some close.
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM: usleep(10_000)
-                default: break accepting  // the socket was shut down (EINVAL)
+                default: break accepting
                 }
             }
             finished.signal()
@@ -65,8 +98,9 @@ final class Acceptor: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops accepting and closes the socket (once; later calls return at once). Connections
-    /// already handed over are untouched.
+    /// Stops accepting and closes this process's descriptor of the socket (once; later calls
+    /// return at once): a socket of its own stops listening, and one from the service manager
+    /// goes on listening there. Connections already handed over are untouched.
     func stop() {
         lock.lock()
         defer { lock.unlock() }
@@ -74,10 +108,10 @@ final class Acceptor: @unchecked Sendable {
         closed = true
         if running {
             stopping.store(true, ordering: .releasing)
-            // A listening socket's shutdown wakes the blocked accept (EINVAL).
-            _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+            signet_eventfd_signal(doorbell)
             finished.wait()
         }
         close(fd)
+        close(doorbell)
     }
 }

@@ -31,6 +31,9 @@ public final class HTTPServer: @unchecked Sendable {
         /// The largest request line and headers (431 past it).
         public var connectionMemoryBytes = 16 * 1024
         public var backlog = 1024
+        /// A listening socket the service manager passed (systemd's socket activation): taken
+        /// on instead of binding ``host`` and ``port``.
+        public var inheritedSocket: Int32?
         public init() {}
     }
 
@@ -39,7 +42,8 @@ public final class HTTPServer: @unchecked Sendable {
     package let log: AccessLog
     private var acceptor: Acceptor?
     private var workers: [HTTPWorker] = []
-    /// The port the server listens on.
+    /// The address and port the server listens on.
+    public private(set) var host = ""
     public private(set) var port: UInt16 = 0
     /// What a connection may hold unread: a whole request at its limits, and the next one's start.
     let maxBufferedBytes: Int
@@ -73,13 +77,18 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Starts listening. Throws when the address cannot be bound.
     public func start() throws {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = configuration.port.bigEndian
-        guard inet_pton(AF_INET, configuration.host, &address.sin_addr) == 1 else {
-            throw HTTPServerError(message: "listen host must be an IPv4 address, not \(configuration.host)")
+        let acceptor: Acceptor
+        if let inherited = configuration.inheritedSocket {
+            acceptor = try Acceptor(inherited: inherited)
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = configuration.port.bigEndian
+            guard inet_pton(AF_INET, configuration.host, &address.sin_addr) == 1 else {
+                throw HTTPServerError(message: "listen host must be an IPv4 address, not \(configuration.host)")
+            }
+            acceptor = try Acceptor(address: address, name: "\(configuration.host):\(configuration.port)", backlog: configuration.backlog)
         }
-        let acceptor = try Acceptor(address: address, name: "\(configuration.host):\(configuration.port)", backlog: configuration.backlog)
         var started: [HTTPWorker] = []
         do {
             for n in 0..<max(1, configuration.threads) {
@@ -98,6 +107,7 @@ public final class HTTPServer: @unchecked Sendable {
         workers = started
         running = true
         lock.unlock()
+        host = acceptor.host
         port = acceptor.port
         self.acceptor = acceptor
         acceptor.start { [weak self] fd, address, _ in

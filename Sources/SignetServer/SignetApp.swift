@@ -15,7 +15,10 @@ public final class SignetApp: @unchecked Sendable {
     public let server: HTTPServer
 
     /// The address clients use.
-    public var baseURL: String { "http://\(configuration.listenHost):\(server.port)" }
+    public var baseURL: String {
+        let host = server.host.isEmpty ? configuration.listenHost : server.host
+        return "http://\(host.contains(":") ? "[\(host)]" : host):\(server.port)"
+    }
 
     /// Opens the database named by the configuration: `sqlite:PATH`, or `postgres://...` with a
     /// pool of `connections`.
@@ -30,11 +33,12 @@ public final class SignetApp: @unchecked Sendable {
     /// Starts Signet. `environment` supplies `SIGNET_KEK`; `clock` is injected for tests. With
     /// `listen` false nothing listens: requests go to ``service`` as values (the in-process mode
     /// of the tests). `upkeepInterval` is how often the upkeep and the Metadata Service's
-    /// minute run: a minute (tests shorten it to see the timers work).
+    /// minute run: a minute (tests shorten it to see the timers work). `inheritedSocket`: the
+    /// listening socket systemd's socket activation passed, listened on instead of `listen`.
     public init(
         configuration: ServerConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
         store: (any Store)? = nil, clock: @escaping @Sendable () -> Date = { Date() }, log: AccessLog? = nil, listen: Bool = true,
-        upkeepInterval: TimeInterval = 60
+        upkeepInterval: TimeInterval = 60, inheritedSocket: Int32? = nil
     ) throws {
         self.configuration = configuration
         let store = try store ?? SignetApp.openStore(configuration.database, connections: configuration.workerThreads + 2, durable: configuration.durability == "full")
@@ -63,6 +67,7 @@ public final class SignetApp: @unchecked Sendable {
         http.requestDeadline = configuration.requestDeadline
         http.maxBodyBytes = configuration.maxBodyBytes
         http.connectionMemoryBytes = configuration.connectionMemoryBytes
+        http.inheritedSocket = inheritedSocket
         server = HTTPServer(configuration: http, handler: service, log: log)
         if let transport = SignetApp.mailTransport(configuration, log: log) {
             let sender = MailSender(ceremonies: service.ceremonies, transport: transport, log: log)

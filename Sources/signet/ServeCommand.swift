@@ -25,9 +25,11 @@ enum ServeCommand {
         let manager = ServiceManager(environment: environment)
         let configuration: ServerConfiguration
         let app: SignetApp
+        let inherited: Int32?
         do {
+            inherited = try SocketActivation.socket(environment)
             configuration = try ConfigurationLoader.load(file: config, environment: environment, listen: listen, database: database)
-            app = try SignetApp(configuration: configuration)
+            app = try SignetApp(configuration: configuration, inheritedSocket: inherited)
         } catch {
             FileHandle.standardError.write(Data("signet: cannot start: \(error)\n".utf8))
             manager?.send(["STATUS": "cannot start: \(error)"])
@@ -37,7 +39,8 @@ enum ServeCommand {
         let mode = configuration.developmentMode
             ? "development mode: RP ID \(configuration.rpID), origin \(configuration.webOrigins.joined(separator: ", ")), client_id \"dev\", database \(shownDatabase)"
             : "RP ID \(configuration.rpID), \(configuration.clients.count) client(s), database \(shownDatabase)"
-        FileHandle.standardError.write(Data("signet: listening on \(app.baseURL) (\(mode))\n".utf8))
+        let socket = inherited == nil ? "" : ", on the socket the service manager passed"
+        FileHandle.standardError.write(Data("signet: listening on \(app.baseURL) (\(mode)\(socket))\n".utf8))
         // Bound, migrated and answering: a unit ordered after this one may start.
         let status = "listening on \(app.baseURL)"
         manager?.send(["READY": "1", "STATUS": status, "MAINPID": "\(getpid())"])

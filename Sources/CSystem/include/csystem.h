@@ -9,12 +9,22 @@
 int signet_poll_ns(void *fds, unsigned long count, long long nanoseconds);
 
 /* A listening TCP socket on `address` (a struct sockaddr_in) with SO_REUSEADDR (a restart binds
- * while the last run's connections are in TIME_WAIT); -1 and errno when it cannot be bound. */
+ * while the last run's connections are in TIME_WAIT), non-blocking and close-on-exec; -1 and
+ * errno when it cannot be bound. */
 int signet_listen_ipv4(const void *address, int backlog);
 
-/* The local port of an IPv4 socket: the one a listening socket is bound to, or a connection's own
- * end (0 when it cannot be read). */
+/* Takes on a listening socket another process made (systemd's socket activation): 0 when `fd`
+ * is a listening TCP socket of IPv4 or IPv6, made non-blocking and close-on-exec; -1 and errno
+ * otherwise (EBADF, ENOTSOCK; EPROTOTYPE not a stream, EAFNOSUPPORT not IP, EINVAL not listening). */
+int signet_adopt_listener(int fd);
+
+/* The local port of an IPv4 or IPv6 socket: the one a listening socket is bound to, or a
+ * connection's own end (0 when it cannot be read). */
 unsigned short signet_bound_port(int fd);
+
+/* The local address of a socket into `address` (room for a struct sockaddr_storage); what
+ * getsockname returns. */
+int signet_bound_address(int fd, void *address);
 
 /* The port of a connected IPv4 socket's peer (0 when it has none or is not IPv4). */
 unsigned short signet_peer_port(int fd);
