@@ -63,6 +63,7 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     // Accounts.
     case userExists = "user_exists"
     case lastCredential = "last_credential"
+    case passkeyLimit = "passkey_limit"
     /// Accounts are made by an operator here (`signup: false`): passkey and email-code sign-up,
     /// the sign-up page and `prompt=create` are refused, before anything about the address is read.
     case signupDisabled = "signup_disabled"
@@ -211,7 +212,7 @@ extension Reason {
         case .headersTooLarge: 431
         case .unsupportedMediaType: 415
         case .clientUnknown, .clientSecretInvalid, .clientAssertionInvalid, .clientAssertionReplayed, .tokenMissing, .tokenInvalid, .tokenAudienceInvalid, .stepUpRequired: 401
-        case .userExists, .lastCredential, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .resourceServerConfigured, .userHasPasskey, .backupMethodRequired, .signingKeyInUse, .signingKeyLimit: 409
+        case .userExists, .lastCredential, .passkeyLimit, .credentialExists, .deviceKeyLimit, .conflict, .clientConfigured, .resourceServerConfigured, .userHasPasskey, .backupMethodRequired, .signingKeyInUse, .signingKeyLimit: 409
         case .rateLimited: 429
         case .userUnknown, .authenticationMethodUnknown, .clientNotFound, .logStreamNotFound, .roleNotFound, .resourceServerNotFound, .sessionNotFound, .logNotFound, .signingKeyNotFound: 404
         case .csrfInvalid, .insufficientScope, .userBlocked, .roleRequired, .signupDisabled, .signupDomainNotAllowed, .signupCodeRequired, .authenticatorNotAllowed, .otpInvalid, .otpExpired, .otpAttemptsExceeded, .recoveryCodeInvalid, .recoveryHold: 403
@@ -324,6 +325,7 @@ extension Reason {
         case .userHasPasskey: "This account has a passkey already: sign in with it, and add more from the account page."
         case .backupMethodRequired: "Add a second passkey or create recovery codes first: with sign-in by email off, they are your way back in."
         case .lastCredential: "This is the account's last passkey and its only way in; add another first."
+        case .passkeyLimit: "This account has the most passkeys allowed; remove one first."
         case .connectionDisabled: "Sign-in by email code is not enabled here."
         case .otpInvalid: "Wrong email or verification code."
         case .otpExpired: "The verification code has expired; ask for a new one."

@@ -80,6 +80,7 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
         case .emailTaken: AuthError(.userExists, "an account with this email exists")
         case .credentialTaken: AuthError(.credentialExists, "this passkey is already registered")
         case .deviceKeyLimit: AuthError(.deviceKeyLimit, "the account has the most live device keys allowed")
+        case .passkeyLimit: AuthError(.passkeyLimit, "the account has the most live passkeys allowed (\(e.detail))")
         case .signingKeyLimit: AuthError(.signingKeyLimit, "\(e.detail), the most allowed (\(KeyRing.heldLimit)); revoke a retired one, or wait until one is destroyed")
         case .rateLimited: AuthError(.rateLimited, e.detail)
         case .userBlocked: AuthError(.userBlocked, "the account is blocked")

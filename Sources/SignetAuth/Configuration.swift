@@ -190,6 +190,9 @@ public struct ServerConfiguration: Sendable {
     public var actionRateLimit = 10
     /// Live device keys per account.
     public var maxDeviceKeys = 10
+    /// Live passkeys per account that its owner (or an enrolment link) may add; an operator's
+    /// import keeps every one it carries.
+    public var maxPasskeys = 50
     /// True when no configuration file was given.
     public var developmentMode = false
     public var passwordless = PasswordlessSettings()

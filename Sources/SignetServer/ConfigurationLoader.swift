@@ -18,7 +18,7 @@ public enum ConfigurationLoader {
         ["backup", "directory"], ["backup", "interval_hours"], ["backup", "keep"], ["backup", "seal"], ["database_durability"], ["trusted_proxies"],
         ["rate_limits", "enabled"], ["rate_limits", "sign_up_per_identifier"], ["rate_limits", "sign_up_per_ip"],
         ["rate_limits", "failures_per_ip"], ["rate_limits", "audit_failures_per_ip"],
-        ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["trust_anchors"],
+        ["session_timeout"], ["user_verification"], ["attestation"], ["resident_key"], ["algorithms"], ["max_passkeys"], ["trust_anchors"],
         ["attestation_metadata", "blob_file"], ["attestation_metadata", "root_file"], ["attestation_metadata", "url"],
         ["allowed_aaguids"], ["denied_aaguids"], ["signup"], ["signup_domains"],
         ["threads"], ["access_log"],
@@ -310,6 +310,7 @@ public enum ConfigurationLoader {
         if let v = try int(tree, ["actions", "rate_limit_per_minute"], range: 1...10_000) { c.actionRateLimit = v }
         if let v = try int(tree, ["dpop", "proofs_per_minute"], range: 1...100_000) { c.dpopProofsPerMinute = v }
         if let v = try int(tree, ["actions", "max_device_keys"], range: 1...1000) { c.maxDeviceKeys = v }
+        if let v = try int(tree, ["max_passkeys"], range: 1...1000) { c.maxPasskeys = v }
         if let clients = value(tree, ["clients"]) { c.clients = try parseClients(clients) }
         try buildEmail(tree, &c)
         try validate(&c)

@@ -270,7 +270,7 @@ extension SignetService {
         var values: [String: TemplateValue] = [
             "email": .text(session.user.email), "displayName": .text(session.user.name ?? session.user.email), "accountName": .text(session.user.name ?? ""),
             "userHandle": .text(Base64URL.encode(session.user.handle)), "passkeys": .list(passkeys), "deviceKeys": .list(deviceKeys), "sessions": .list(rows), "otherSessions": .bool(rows.count > 1),
-            "sessionsTruncated": .bool(sessions.truncated),
+            "sessionsTruncated": .bool(sessions.truncated), "passkeyLimit": .bool(listed.count >= configuration.maxPasskeys),
             "roles": .list(roles), "hasRoles": .bool(!roles.isEmpty),
             // The switch needs a passkey to confirm it: an account without one is not offered it.
             "emailSignIn": .bool(emailSignIn), "emailCodes": .bool(configuration.email.canSend && (!listed.isEmpty || !emailSignIn)),

@@ -178,7 +178,12 @@ public final class SQLStore: Store, @unchecked Sendable {
                  user.locale.map(SQLValue.text) ?? .null])
             guard db.changes == 1 else { throw StoreError(.emailTaken, "an account with this email exists") }
             try insert(c, db, uses: 1)
-        case .addCredential(let c):
+        case .addCredential(let c, let limit):
+            if let limit {
+                try db.lockForTransaction("user:" + c.userID)
+                let live = try db.query("SELECT COUNT(*) FROM credentials WHERE user_id = ? AND revoked_at IS NULL", [.text(c.userID)]).first?[0].int ?? 0
+                guard live < Int64(limit) else { throw StoreError(.passkeyLimit, "\(live) live passkeys") }
+            }
             try insert(c, db)
         case .importDeviceKey(let k):
             try db.query("INSERT INTO device_keys (\(deviceKeyColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",

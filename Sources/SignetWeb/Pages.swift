@@ -181,7 +181,8 @@ public enum Pages {
         <button type="submit" class="danger" data-testid="passkey-revoke">{{t.revoke}}</button></form>{{/removable}}
         </div>{{^removable}}<p class="meta" data-testid="only-passkey">{{t.only_passkey}}</p>{{/removable}}</li>{{/passkeys}}
         </ul>{{^passkeys}}<p class="empty">{{t.no_passkeys}}</p>{{/passkeys}}
-        <button type="button" id="create-passkey" class="secondary" data-testid="create-passkey">{{t.add_passkey}}</button>
+        {{^passkeyLimit}}<button type="button" id="create-passkey" class="secondary" data-testid="create-passkey">{{t.add_passkey}}</button>{{/passkeyLimit}}
+        {{#passkeyLimit}}<p class="meta" data-testid="passkey-limit">{{t.passkey_limit_reached}}</p>{{/passkeyLimit}}
         <p id="status" class="status" role="status" aria-live="polite"></p>
         </section>
         <section aria-labelledby="h-device-keys"><h2 id="h-device-keys">{{t.device_keys}}</h2>

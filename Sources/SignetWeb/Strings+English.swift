@@ -18,7 +18,7 @@ extension Strings {
         "enroll_title": "Set up your passkey", "enroll_text": "An administrator sent you this link to add the first passkey to your account. It works once.",
         "enroll_checking": "Checking the link…", "enroll_needs_script": "This page needs JavaScript to make a passkey.",
         "enroll_no_link": "This link is incomplete: open the whole link you were sent.",
-        "account_title": "Your account", "passkeys": "Passkeys", "add_passkey": "Add a passkey", "no_passkeys": "No passkeys yet.",
+        "account_title": "Your account", "passkeys": "Passkeys", "add_passkey": "Add a passkey", "passkey_limit_reached": "You have as many passkeys as this service allows. Remove one to add another.", "no_passkeys": "No passkeys yet.",
         "rename": "Rename", "rename_label": "New name", "revoke": "Remove",
         "only_passkey": "Your only passkey: add another before you remove it.",
         "passkey_not_allowed": "This kind of passkey is no longer allowed here and cannot sign in: add another.", "created": "created", "last_used": "last used", "never": "never",

@@ -21,7 +21,7 @@ extension Strings {
         "enroll_title": "Configurez votre clé d’accès", "enroll_text": "Un administrateur vous a envoyé ce lien pour ajouter la première clé d’accès à votre compte. Il ne sert qu’une fois.",
         "enroll_checking": "Vérification du lien…", "enroll_needs_script": "Cette page a besoin de JavaScript pour créer une clé d’accès.",
         "enroll_no_link": "Ce lien est incomplet : ouvrez le lien entier que vous avez reçu.",
-        "account_title": "Votre compte", "passkeys": "Clés d’accès", "add_passkey": "Ajouter une clé d’accès", "no_passkeys": "Pas encore de clé d’accès.",
+        "account_title": "Votre compte", "passkeys": "Clés d’accès", "add_passkey": "Ajouter une clé d’accès", "passkey_limit_reached": "Vous avez autant de clés d’accès que ce service le permet. Supprimez-en une pour en ajouter une autre.", "no_passkeys": "Pas encore de clé d’accès.",
         "rename": "Renommer", "rename_label": "Nouveau nom", "revoke": "Retirer",
         "only_passkey": "C’est votre seule clé d’accès : ajoutez-en une autre avant de la retirer.",
         "passkey_not_allowed": "Ce type de clé d’accès n’est plus autorisé ici et ne permet plus de se connecter : ajoutez-en une autre.", "created": "créée", "last_used": "dernière utilisation", "never": "jamais",

@@ -21,7 +21,7 @@ extension Strings {
         "enroll_title": "Passkey einrichten", "enroll_text": "Ein Administrator hat Ihnen diesen Link gesendet, um den ersten Passkey zu Ihrem Konto hinzuzufügen. Er gilt nur einmal.",
         "enroll_checking": "Link wird geprüft…", "enroll_needs_script": "Diese Seite braucht JavaScript, um einen Passkey zu erstellen.",
         "enroll_no_link": "Dieser Link ist unvollständig: Öffnen Sie den ganzen Link, den Sie erhalten haben.",
-        "account_title": "Ihr Konto", "passkeys": "Passkeys", "add_passkey": "Passkey hinzufügen", "no_passkeys": "Noch keine Passkeys.",
+        "account_title": "Ihr Konto", "passkeys": "Passkeys", "add_passkey": "Passkey hinzufügen", "passkey_limit_reached": "Sie haben so viele Passkeys, wie dieser Dienst erlaubt. Entfernen Sie einen, um einen weiteren hinzuzufügen.", "no_passkeys": "Noch keine Passkeys.",
         "rename": "Umbenennen", "rename_label": "Neuer Name", "revoke": "Entfernen",
         "only_passkey": "Ihr einziger Passkey: Fügen Sie einen weiteren hinzu, bevor Sie ihn entfernen.",
         "passkey_not_allowed": "Diese Art von Passkey ist hier nicht mehr zugelassen und meldet nicht mehr an: Fügen Sie einen anderen hinzu.", "created": "erstellt", "last_used": "zuletzt verwendet", "never": "nie",

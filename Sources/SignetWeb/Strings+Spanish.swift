@@ -21,7 +21,7 @@ extension Strings {
         "enroll_title": "Configura tu llave de acceso", "enroll_text": "Un administrador te envió este enlace para añadir la primera llave de acceso a tu cuenta. Sirve una sola vez.",
         "enroll_checking": "Comprobando el enlace…", "enroll_needs_script": "Esta página necesita JavaScript para crear una llave de acceso.",
         "enroll_no_link": "Este enlace está incompleto: abre el enlace entero que recibiste.",
-        "account_title": "Tu cuenta", "passkeys": "Llaves de acceso", "add_passkey": "Añadir una llave de acceso", "no_passkeys": "Aún no tienes llaves de acceso.",
+        "account_title": "Tu cuenta", "passkeys": "Llaves de acceso", "add_passkey": "Añadir una llave de acceso", "passkey_limit_reached": "Tienes tantas llaves de acceso como permite este servicio. Elimina una para añadir otra.", "no_passkeys": "Aún no tienes llaves de acceso.",
         "rename": "Renombrar", "rename_label": "Nombre nuevo", "revoke": "Quitar",
         "only_passkey": "Es tu única llave de acceso: añade otra antes de quitarla.",
         "passkey_not_allowed": "Este tipo de llave de acceso ya no está permitido aquí y no sirve para iniciar sesión: añade otra.", "created": "creada", "last_used": "último uso", "never": "nunca",

@@ -144,8 +144,9 @@ import SignetTestSupport
              "database_durability": "normal", "trusted_proxies": ["10.0.0.0/8", "::1"], "allowed_aaguids": ["CB69481E-8FF7-4039-93EC-0A2729A154A8"],
              "rate_limits": {"enabled": true, "sign_up_per_ip": {"limit": 7, "window": 60}}}
             """)
-        let c = try ConfigurationLoader.load(file: file, environment: ["SIGNET_RATE_LIMITS_ENABLED": "false", "SIGNET_STEP_UP_MAX_AGE": "90"])
+        let c = try ConfigurationLoader.load(file: file, environment: ["SIGNET_RATE_LIMITS_ENABLED": "false", "SIGNET_STEP_UP_MAX_AGE": "90", "SIGNET_MAX_PASSKEYS": "12"])
         #expect(c.stepUpMaxAge == 90 && c.refreshTokenAbsoluteLifetime == 86400 && c.auditRetentionDays == 30 && c.durability == "normal")
+        #expect(c.maxPasskeys == 12 && ServerConfiguration.development(port: 8080).maxPasskeys == 50)
         #expect(c.logStreamHoldDays == 45 && ServerConfiguration.development(port: 8080).logStreamHoldDays == 30)
         #expect(c.allowedAAGUIDs == ["cb69481e-8ff7-4039-93ec-0a2729a154a8"] && c.deniedAAGUIDs.isEmpty)
         #expect(c.signingKeyRotationDays == 30 && ServerConfiguration.development(port: 8080).signingKeyRotationDays == 90)
@@ -237,6 +238,8 @@ import SignetTestSupport
         (#""trusted_proxies": ["10.0.0.0/40"]"#, "trusted_proxies"),
         (#""rate_limits": {"failures_per_ip": {"limit": 0, "window": 60}}"#, "rate_limits.failures_per_ip"),
         (#""step_up": {"max_age": 0}"#, "step_up.max_age"),
+        (#""max_passkeys": 0"#, "max_passkeys must be a whole number from 1 to 1000"),
+        (#""max_passkeys": 1001"#, "max_passkeys must be a whole number from 1 to 1000"),
         (#""audit": {"log_stream_hold_days": 0}"#, "audit.log_stream_hold_days must be a whole number from 1 to 36500"),
         (#""clients": [{"client_id": "x", "client_secret_hash": "plain"}]"#, "client_secret_hash"),
         (#""email": {"smtp_url": "http://mail.example.com"}"#, "email.smtp_url must be smtp://"),

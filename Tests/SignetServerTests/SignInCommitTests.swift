@@ -76,7 +76,7 @@ import SignetTestSupport
         let user = try #require(try server.store.credential(id: id)?.userID)
         try server.store.perform([.addCredential(CredentialRow(
             id: [7, 7, 7], userID: user, publicKey: [1], algorithm: -7, signCount: 0, aaguid: "", format: "none", backupEligible: true,
-            backupState: true, transports: [], name: nil, createdAt: 1))])
+            backupState: true, transports: [], name: nil, createdAt: 1), limit: nil)])
         #expect(try server.store.revokeCredential(id: id, userID: user, at: 5) == .revoked)
         let before = try server.store.rowCounts()
         let (status, reason) = try Self.refusal(phone)

@@ -66,7 +66,7 @@ import Testing
         var added = credential(u.id)
         added.recoveryID = "r-1"
         let opener = "recovery-session-\(UUID().uuidString.prefix(6))"
-        try store.perform([.openRecovery(RecoveryRow(id: "r-1", userID: u.id, openedAt: now(), holdUntil: now() + 60_000, session: opener)), .addCredential(added)])
+        try store.perform([.openRecovery(RecoveryRow(id: "r-1", userID: u.id, openedAt: now(), holdUntil: now() + 60_000, session: opener)), .addCredential(added, limit: nil)])
         let byAdded = Self.subscription(u.id, credential: added.id), opened = LogoutSubscriptionRow(
             sid: opener, clientID: "spa", userID: u.id, credential: nil, webSession: nil, offline: true, createdAt: now(), expiresAt: now() + 3_600_000)
         let byOwn = Self.subscription(u.id, credential: own.id)
@@ -89,7 +89,7 @@ import Testing
         #expect(try Self.notices(store).map(\.sid) == [gone.sid], "the expired one went without a notice")
         #expect(try store.rowCounts()["logout_subscriptions"] == 1)
         // The passkey that signed it in revoked (by a path that queued nothing itself).
-        _ = try store.perform([.addCredential(credential(u.id))])
+        _ = try store.perform([.addCredential(credential(u.id), limit: nil)])
         #expect(try store.revokeCredential(id: passkey.id, userID: u.id, at: now(), writes: { _ in [] }) == .revoked)
         #expect(try store.logoutSubscriptions(userID: u.id).isEmpty, "queued in the revocation's transaction")
         #expect(Set(try Self.notices(store).map(\.sid)) == [gone.sid, live.sid])

@@ -90,7 +90,7 @@ import Testing
         #expect(try store.tellRefusedPasskeys(model: Self.model, at: now(), batch: 2) { _ in Issue.record("told again"); return [] } == 0)
         // A write that fails takes its batch's marks with it.
         #expect(throws: StoreError.self) {
-            _ = try store.tellRefusedPasskeys(model: Self.other, at: now(), batch: 2) { _ in [.addCredential(credential("nobody"))] }
+            _ = try store.tellRefusedPasskeys(model: Self.other, at: now(), batch: 2) { _ in [.addCredential(credential("nobody"), limit: nil)] }
         }
         var other: [String] = []
         #expect(try store.tellRefusedPasskeys(model: Self.other, at: now(), batch: 2) { other += $0.map(\.owner.id); return [] } == 1 && other.count == 1)

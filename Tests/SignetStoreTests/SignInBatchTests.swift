@@ -86,7 +86,7 @@ import Testing
         let store = try open(backend)
         let accounts = try (0..<6).map { try registered(store, 200 + $0, signCount: 4) }
         let (revoked, blocked) = (accounts[2], accounts[4])
-        try store.perform([.addCredential(credential(revoked.0.id))])
+        try store.perform([.addCredential(credential(revoked.0.id), limit: nil)])
         #expect(try store.revokeCredential(id: revoked.1.id, userID: revoked.0.id, at: 9) == .revoked)
         #expect(try store.updateUser(id: blocked.0.id, UserChange(blocked: true), at: 9, writes: []) != nil)
         let attempts: [(SignInUse, SignInOutcome)] = [

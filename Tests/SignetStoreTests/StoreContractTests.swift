@@ -116,7 +116,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         stolen.id = c.id
         #expect(code { try store.createUser(d, credential: stolen) } == .credentialTaken)
         // And added to an existing account: the same typed refusal.
-        #expect(code { try store.perform([.addCredential(stolen)]) } == .credentialTaken)
+        #expect(code { try store.perform([.addCredential(stolen, limit: nil)]) } == .credentialTaken)
         #expect(try store.user(id: d.id) == nil)
         #expect(try store.rowCounts()["users"] == 1 && store.rowCounts()["credentials"] == 1)
     }
@@ -131,7 +131,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         try store.createUser(a, credential: c)
         var plain = credential(a.id)
         plain.createdAt += 1
-        try store.perform([.addCredential(plain)])
+        try store.perform([.addCredential(plain, limit: nil)])
         #expect(try store.credential(id: c.id) == c && store.credential(id: c.id)?.isHardwareBound == true)
         #expect(try store.credentialAndUser(credentialID: c.id)?.0 == c && store.credentialAndUser(credentialID: c.id)?.1.id == a.id)
         #expect(try store.credentials(userID: a.id).map(\.attested) == [true, false])
@@ -175,7 +175,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         try store.createUser(u, credential: c)
         var second = credential(u.id)
         second.createdAt += 1
-        try store.perform([.addCredential(second)])
+        try store.perform([.addCredential(second, limit: nil)])
         func key(_ id: String, approvedBy: String?) -> DeviceKeyRow {
             DeviceKeyRow(id: id, userID: u.id, deviceID: "device-" + id, platform: "ios", name: nil, publicKey: [4], createdAt: now(), approvedBy: approvedBy)
         }
@@ -278,7 +278,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(code { try store.perform([.useSession(id: first, expiresAt: now() + 60_000)]) } == .sessionUsed)
 
         // Revoked: refused as such.
-        try store.perform([.addCredential(credential(a.id))])
+        try store.perform([.addCredential(credential(a.id), limit: nil)])
         #expect(try store.revokeCredential(id: c.id, userID: a.id, at: 99) == .revoked)
         #expect(try store.completeSignIn(use(session(), count: 6), writes: [event]) == .refused(.credentialRevoked))
 
@@ -316,11 +316,11 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(results.filter { (try? $0.get()) == .some(nil) }.count == 1)
         #expect(results.filter { (try? $0.get()) == .counterRegression(stored: 6) }.count == 15)
         // Revoked: never again. Without a counter (both zero): every time.
-        try store.perform([.addCredential(credential(a.id))])
+        try store.perform([.addCredential(credential(a.id), limit: nil)])
         #expect(try store.revokeCredential(id: c.id, userID: a.id, at: 3) == .revoked)
         #expect(try store.recordUse(use(c, count: 100, at: 4)) == .credentialRevoked)
         let d = credential(a.id)
-        try store.perform([.addCredential(d)])
+        try store.perform([.addCredential(d, limit: nil)])
         #expect(try store.recordUse(use(d, count: 0, at: 5)) == nil)
         #expect(try store.recordUse(use(d, count: 0, at: 6)) == nil)
     }
@@ -446,7 +446,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         #expect(try rows().isEmpty)
         // Each change, with its row.
         let second = credential(u.id)
-        try store.perform([.addCredential(second)])
+        try store.perform([.addCredential(second, limit: nil)])
         #expect(try store.revokeCredential(id: second.id, userID: u.id, at: now(), writes: audit("passkey")) == .revoked)
         let key = DeviceKeyRow(id: "dk_w", userID: u.id, deviceID: "phone", platform: "ios", name: nil, publicKey: [4], createdAt: now())
         #expect(try store.enrollDeviceKey(key, limit: 5, writes: { revoked in audit("enrolled, \(revoked.count) revoked") }) == [])
@@ -470,7 +470,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         let failing: [StoreWrite] = [.useSession(id: [5, 5], expiresAt: now() + 60_000)]
         try store.perform(failing)
         let third = credential(u.id)
-        try store.perform([.addCredential(third)])
+        try store.perform([.addCredential(third, limit: nil)])
         #expect(throws: StoreError.self) { try store.revokeCredential(id: third.id, userID: u.id, at: now(), writes: failing) }
         #expect(try store.credentials(userID: u.id).first { $0.id == third.id }?.revokedAt == nil)
         #expect(throws: StoreError.self) { try store.insertClient(ClientRow(id: id + "x", name: "X", type: "public", secretHash: nil, grants: [], scopes: [],
@@ -513,7 +513,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         let sorted = made.sorted()
         var second = credential(sorted[3])
         second.createdAt += 5
-        try store.perform([.addCredential(second)])
+        try store.perform([.addCredential(second, limit: nil)])
         #expect(try store.credentials(usersAfter: nil, through: sorted[2]).map(\.userID) == Array(sorted[0...2]))
         let page = try store.credentials(usersAfter: sorted[2], through: sorted[4])
         #expect(page.map(\.userID) == [sorted[3], sorted[3], sorted[4]] && page[1].id == second.id)
@@ -632,7 +632,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         let u = user(8)
         let (first, second) = (credential(u.id), credential(u.id))
         try store.createUser(u, credential: first)
-        try store.perform([.addCredential(second)])
+        try store.perform([.addCredential(second, limit: nil)])
         _ = try store.enrollDeviceKey(DeviceKeyRow(id: "dk_a", userID: u.id, deviceID: "phone", platform: "ios", name: nil, publicKey: [4], createdAt: now()), limit: 2)
         func holder(_ credential: CredentialReference? = nil, sid: String? = nil) throws -> TokenHolder? {
             try store.tokenHolder(userID: u.id, credential: credential, sid: sid)
@@ -752,7 +752,7 @@ func concurrently<T: Sendable>(_ n: Int, _ body: @escaping @Sendable () throws -
         let u = user(6)
         let c1 = credential(u.id), c2 = credential(u.id)
         try store.createUser(u, credential: c1)
-        try store.perform([.addCredential(c2)])
+        try store.perform([.addCredential(c2, limit: nil)])
         #expect(try store.renameCredential(id: c1.id, userID: u.id, name: "Phone"))
         #expect(try !store.renameCredential(id: c1.id, userID: "someone-else", name: "x"))
         let ids = [c1.id, c2.id]

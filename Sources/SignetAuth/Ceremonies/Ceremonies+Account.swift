@@ -23,10 +23,15 @@ extension Ceremonies {
 
     /// `POST /me/passkeys/options`: creation options to add a passkey; the existing ones are excluded.
     /// With `conditional`, for `mediation: "conditional"` creation (WebAuthn L3 §5.1.3): the
-    /// registration it yields may have UP clear.
+    /// registration it yields may have UP clear. An account with `max_passkeys` live passkeys is
+    /// refused here (`passkey_limit`), before the authenticator makes one the server would not
+    /// keep; the addition's own transaction counts them again.
     public func beginAddPasskey(_ principal: Principal, conditional: Bool = false) throws -> CeremonyStart {
         let user = principal.user
         let existing = try store.credentials(userID: user.id).filter { $0.revokedAt == nil }
+        guard existing.count < configuration.maxPasskeys else {
+            throw AuthError(.passkeyLimit, "\(existing.count) live passkeys, the most max_passkeys (\(configuration.maxPasskeys)) allows")
+        }
         let options = rp.creationOptions(
             user: UserEntity(id: user.handle, name: user.email, displayName: user.name ?? user.email),
             excludeCredentials: existing.map { CredentialDescriptor(id: $0.id, transports: $0.transports) }, settings: creationSettings, random: random)
@@ -72,7 +77,7 @@ extension Ceremonies {
             let recovery = try recoveryForAddition(principal, context: context)
             row.recoveryID = recovery.id
             try store.perform([
-                .useSession(id: session.id, expiresAt: session.expiresAt), .addCredential(row),
+                .useSession(id: session.id, expiresAt: session.expiresAt), .addCredential(row, limit: configuration.maxPasskeys),
                 .audit(auditEvent(.passkeyAdded, user: user.id, client: session.clientID, credential: Base64URL.encode(row.id), context: context)),
             ] + recovery.writes + notice(.passkeyAdded(name: row.name ?? authenticatorName(row.aaguid)), to: user))
             return info(row)

@@ -48,9 +48,11 @@ extension Ceremonies {
         let told = (new.verify_email ?? true) && !blocked && configuration.email.canSend
         let detail = (createdAt == nil ? "" : blocked ? "imported blocked; " : "imported; ") + (carried?.auditNote ?? "") + (told ? "the address told" : "nothing mailed")
         let event = pendingAuditEvent(.adminUserCreated, user: user.id, client: caller.clientID, detail: detail, context: context)
-        let passkeys = (carried?.passkeys ?? []).map { row in var row = row; row.userID = id; return StoreWrite.addCredential(row) }
-            + (carried?.deviceKeys ?? []).map { row in var row = row; row.userID = id; return StoreWrite.importDeviceKey(row) }
-            + (carried?.roles ?? []).map { StoreWrite.giveRole(userID: id, roleID: $0.role.id, expiresAt: $0.expiresAt, at: nowMillis) }
+        // An import keeps every passkey it carries (no limit): the operator's copy of an account.
+        let keys: [StoreWrite] = (carried?.passkeys ?? []).map { row in var row = row; row.userID = id; return StoreWrite.addCredential(row, limit: nil) }
+        let deviceKeys: [StoreWrite] = (carried?.deviceKeys ?? []).map { row in var row = row; row.userID = id; return StoreWrite.importDeviceKey(row) }
+        let roles: [StoreWrite] = (carried?.roles ?? []).map { StoreWrite.giveRole(userID: id, roleID: $0.role.id, expiresAt: $0.expiresAt, at: nowMillis) }
+        let passkeys = keys + deviceKeys + roles
         try store.perform([.createAccount(user), .audit(event)] + passkeys + (app != nil || own != nil ? [.userMetadata(userID: user.id, app: app, user: own)] : [])
                           + (told ? notice(.accountCreated, to: user) : []))
         counted(event)

@@ -90,7 +90,7 @@ extension Ceremonies {
             let event = pendingAuditEvent(.passkeyAdded, user: user.id, client: client.id, credential: credentialText, detail: "by an enrollment link", context: context)
             do throws(StoreError) {
                 try store.perform([
-                    .useSession(id: link.id, expiresAt: link.expiresAt), .useSession(id: session.id, expiresAt: session.expiresAt), .addCredential(row),
+                    .useSession(id: link.id, expiresAt: link.expiresAt), .useSession(id: session.id, expiresAt: session.expiresAt), .addCredential(row, limit: configuration.maxPasskeys),
                     .recordLogin(userID: user.id, at: nowMillis), .webSession(web), .audit(event),
                 ] + notice(.passkeyAdded(name: authenticatorName(row.aaguid)), to: user))
             } catch {
@@ -129,7 +129,7 @@ extension Ceremonies {
         let (row, userVerified) = try verifyRegistration(credential, session: session, owner: userID, name: nil, userAgent: userAgent, app: app)
         let id = Base64URL.encode(row.id)
         return Proof(userID: userID, amr: Self.passkeyMethods(userVerified: userVerified, hardwareBound: isHardwareBound(row)), writes: [
-            .useSession(id: link, expiresAt: nowMillis + Int64(Self.enrollmentLifetimes.upperBound) * 1000), .addCredential(row),
+            .useSession(id: link, expiresAt: nowMillis + Int64(Self.enrollmentLifetimes.upperBound) * 1000), .addCredential(row, limit: configuration.maxPasskeys),
             .recordLogin(userID: userID, at: nowMillis),
             .audit(auditEvent(.passkeyAdded, user: userID, client: client.id, credential: id, detail: "by an enrollment link", context: context)),
         ] + notice(.passkeyAdded(name: authenticatorName(row.aaguid)), to: user), commit: .create(user), credential: id)

@@ -11,6 +11,8 @@ public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
         public static let emailTaken = Code(rawValue: "email_taken")
         /// A passkey with this credential ID exists; nothing was written.
         public static let credentialTaken = Code(rawValue: "credential_taken")
+        /// The account has its most live passkeys; nothing was written.
+        public static let passkeyLimit = Code(rawValue: "passkey_limit")
         /// The account has its most live device keys; nothing was written.
         public static let deviceKeyLimit = Code(rawValue: "device_key_limit")
         /// As many signing keys as allowed are held (retired ones until deleted); nothing was written.

@@ -6,8 +6,11 @@ public enum StoreWrite: Sendable {
     /// Creates an account with its first passkey; ``StoreError/Code/emailTaken`` or
     /// ``StoreError/Code/credentialTaken`` fail the batch.
     case createUser(UserRecord, CredentialRow)
-    /// Adds a passkey to an existing account; ``StoreError/Code/credentialTaken`` fails the batch.
-    case addCredential(CredentialRow)
+    /// Adds a passkey to an existing account; ``StoreError/Code/credentialTaken`` fails the
+    /// batch, and so does ``StoreError/Code/passkeyLimit`` when `limit` is given and the account
+    /// has that many live passkeys already (counted in the batch's transaction, the account's
+    /// rows locked: two additions at once cannot both pass). An operator's import gives none.
+    case addCredential(CredentialRow, limit: Int?)
     case refreshToken(RefreshTokenRow)
     case audit(AuditEvent)
     /// Creates an account with no credential yet (a sign-up by email code, an operator's, or
