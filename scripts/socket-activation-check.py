@@ -19,12 +19,21 @@ import tempfile
 import time
 
 DEADLINE = 30.0
+# Every server started, so that a failed check leaves none running.
+STARTED = []
 UNITS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "deploy", "systemd")
 
 
 def fail(message):
     print("FAIL: " + message)
     sys.exit(1)
+
+
+def kill_started():
+    for server in STARTED:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait()
 
 
 class Server:
@@ -46,6 +55,7 @@ class Server:
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(arguments, env=environment, cwd=directory, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                             pass_fds=[3] if passed is not None else [], preexec_fn=place)
+        STARTED.append(self)
 
     def log(self):
         with open(self.log_path, "rb") as f:
@@ -228,10 +238,13 @@ def main():
         sys.exit(2)
     binary = os.path.abspath(sys.argv[1])
     with tempfile.TemporaryDirectory(prefix="signet-socket-") as directory:
-        check_unit(binary, directory)
-        restart(binary, directory)
-        dual_stack(binary, directory)
-        refusals(binary, directory)
+        try:
+            check_unit(binary, directory)
+            restart(binary, directory)
+            dual_stack(binary, directory)
+            refusals(binary, directory)
+        finally:
+            kill_started()  # a failed check leaves no server running
     print("ok")
 
 
