@@ -73,10 +73,12 @@ extension SQLStore {
     public func webSessions(userID: String, now: Int64, _ query: SessionQuery) throws(StoreError) -> [WebSessionRow] {
         let only = query.id == nil ? "" : "AND id = ? "
         let after = query.after == nil ? "" : "AND (created_at < ? OR (created_at = ? AND id > ?)) "
+        let seen = query.seenAfter == nil ? "" : "AND last_seen_at > ? "
         return try locked { db throws(StoreError) in
             try db.query(
-                "SELECT \(Self.webSessionColumns) FROM web_sessions WHERE user_id = ? \(only)AND revoked_at IS NULL AND expires_at > ? \(after)ORDER BY created_at DESC, id LIMIT ?",
-                [.text(userID)] + (query.id.map { [.text($0)] } ?? []) + [.int(now)] + Self.positionValues(query.after) + [.int(Int64(max(0, query.limit)))]
+                "SELECT \(Self.webSessionColumns) FROM web_sessions WHERE user_id = ? \(only)AND revoked_at IS NULL AND expires_at > ? \(seen)\(after)ORDER BY created_at DESC, id LIMIT ?",
+                [.text(userID)] + (query.id.map { [.text($0)] } ?? []) + [.int(now)] + (query.seenAfter.map { [.int($0)] } ?? []) + Self.positionValues(query.after)
+                    + [.int(Int64(max(0, query.limit)))]
             ).map(Self.webSession)
         }
     }

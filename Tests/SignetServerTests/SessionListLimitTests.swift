@@ -167,6 +167,37 @@ import Testing
         #expect(try server.api("GET", "/api/v2/users/nobody/sessions", token: ops).status == 404)
     }
 
+    @Test("browser sessions gone idle take no place in a list: 101 idle ones newer than two live browsers hide neither from the list, the Management API or sign out everywhere else")
+    func idleTakeNoPlace() throws {
+        let server = try TestServer.withOperators()
+        let phone = Phone(server)
+        let app = try phone.signUp(email: "idle@signet.test")
+        let userID = try #require(jwtClaims(app["access_token"]?.string)["sub"]?.string)
+        func millis() -> Int64 { Int64(server.clock.now.timeIntervalSince1970 * 1000) }
+        let (desk, laptop) = (WebBrowser(server, authenticator: phone.authenticator), WebBrowser(server, authenticator: phone.authenticator))
+        #expect(try desk.signIn().status == 200 && laptop.signIn().status == 200)
+        for i in 0..<101 {
+            server.clock.advance(1)
+            let at = millis()
+            try server.store.perform([.webSession(WebSessionRow(
+                hash: (0..<32).map { _ in UInt8.random(in: 0...255) }, id: Self.sessionID(at: at), userID: userID, authTime: at / 1000, amr: ["pop"],
+                credential: nil, createdAt: at, lastSeenAt: at, expiresAt: at + 30 * 86_400_000, userAgent: "Firefox/130.0", remote: "192.0.2.\(i)"))])
+        }
+        // Two days on both browsers are seen again; two more, and the 101 are idle (3 days).
+        let idle = Double(server.app.configuration.webSessionIdle)
+        server.clock.advance(idle * 2 / 3)
+        #expect(try desk.page("/account").status == 200 && laptop.page("/account").status == 200)
+        server.clock.advance(idle * 2 / 3)
+        let account = SignedIn(server, phone: phone, access: try #require(try phone.signIn()["access_token"]?.string))
+        let listed = try account.call("GET", "/me/sessions").json
+        let sessions = listed["sessions"]?.array ?? []
+        #expect(listed["truncated"] == .bool(false) && sessions.filter { $0["kind"] == .string("browser") }.count == 2, "\(listed.serialized.prefix(400))")
+        let ops = try server.managementToken()
+        #expect(try Self.pages(server, userID, token: ops, take: 100).ids.count == sessions.count)
+        #expect(try account.call("DELETE", "/me/sessions").json["ended"] == .number("\(sessions.count - 1)"))
+        #expect(try desk.page("/account").status == 303 && laptop.page("/account").status == 303)
+    }
+
     @Test("an account under the limit is not cut, and a list of one kind cut does not hide the other's", arguments: [1, 100, 101])
     func atTheEdge(apps: Int) throws {
         let server = try TestServer()

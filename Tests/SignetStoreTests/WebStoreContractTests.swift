@@ -65,6 +65,9 @@ import Testing
         #expect(try store.sessions(userID: u.id, now: later, SessionQuery(after: SessionPosition(createdAt: tie, id: "fam-4"), limit: 2)).map(\.id) == ["fam-2", "fam-1"])
         #expect(try store.webSessions(userID: u.id, now: later, SessionQuery(after: SessionPosition(createdAt: start, id: "ws-0"), limit: 9)).isEmpty)
         #expect(try store.sessions(userID: u.id, now: later, SessionQuery(after: SessionPosition(createdAt: start, id: "fam-0"), limit: 9)).isEmpty)
+        // Browsers seen only after a time: the idle ones take no place (apps have no such clock).
+        #expect(try store.webSessions(userID: u.id, now: later, SessionQuery(limit: 9, seenAfter: start + 2)).map(\.id) == ["ws-3", "ws-4"])
+        #expect(try store.sessions(userID: u.id, now: later, SessionQuery(limit: 9, seenAfter: start + 2)).count == 5)
         // By ID: the oldest, past any short list; not another account's; not once ended.
         #expect(try store.webSessions(userID: u.id, now: later, SessionQuery(id: "ws-0", limit: 1)).map(\.id) == ["ws-0"])
         #expect(try store.sessions(userID: u.id, now: later, SessionQuery(id: "fam-0", limit: 1)).map(\.id) == ["fam-0"])

@@ -21,7 +21,7 @@ extension Ceremonies {
             let wanted = take - web.count - apps.count
             // One more than is wanted says whether there are more; a row not live (idle, or
             // ended by the account's "sign out everywhere") is passed over, and its place kept.
-            let query = SessionQuery(after: place.after, limit: wanted + 1)
+            let query = SessionQuery(after: place.after, limit: wanted + 1, seenAfter: idleSince(now))
             let more: Bool
             if place.apps {
                 let rows = try store.sessions(userID: user.id, now: now, query)

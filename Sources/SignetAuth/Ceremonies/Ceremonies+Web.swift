@@ -182,7 +182,7 @@ extension Ceremonies {
         let now = nowMillis
         // One more than is shown says whether there are more; a row the account's "sign out
         // everywhere" ended is among the oldest, so dropping it leaves the newest.
-        let web = try store.webSessions(userID: user.id, now: now, SessionQuery(id: only, limit: limit + 1))
+        let web = try store.webSessions(userID: user.id, now: now, SessionQuery(id: only, limit: limit + 1, seenAfter: idleSince(now)))
         let apps = try store.sessions(userID: user.id, now: now, SessionQuery(id: only, limit: limit + 1))
         var listed = AccountSessions(
             web: web.prefix(limit).filter { live($0, of: user, now: now) },
@@ -199,8 +199,11 @@ extension Ceremonies {
     /// Whether a browser's session, not revoked nor past its end, is live: not ended by the
     /// account's "sign out everywhere" and not idle for `web.session_idle_ttl`.
     func live(_ session: WebSessionRow, of user: UserRecord, now: Int64) -> Bool {
-        !user.endedSession(session.id) && session.lastSeenAt + Int64(configuration.webSessionIdle) * 1000 > now
+        !user.endedSession(session.id) && session.lastSeenAt > idleSince(now)
     }
+
+    /// The time a browser's session must have been seen after to be live at `now` (milliseconds).
+    func idleSince(_ now: Int64) -> Int64 { now - Int64(configuration.webSessionIdle) * 1000 }
 
     /// `GET /me/sessions`: the account's live sessions, browsers first, newest first within each,
     /// at most ``sessionsListed`` of each kind (`truncated` when there are more); `current`

@@ -121,11 +121,15 @@ public struct SessionQuery: Sendable, Equatable {
     public var id: String?
     public var after: SessionPosition?
     public var limit: Int
+    /// Browsers' sessions only: those last seen after this time (milliseconds), so that sessions
+    /// idle past `web.session_idle_ttl` take no place in a list.
+    public var seenAfter: Int64?
 
-    public init(id: String? = nil, after: SessionPosition? = nil, limit: Int) {
+    public init(id: String? = nil, after: SessionPosition? = nil, limit: Int, seenAfter: Int64? = nil) {
         self.id = id
         self.after = after
         self.limit = limit
+        self.seenAfter = seenAfter
     }
 }
 
