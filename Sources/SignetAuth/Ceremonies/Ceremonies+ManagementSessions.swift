@@ -17,10 +17,12 @@ extension Ceremonies {
         let user = try existingUser(userID).user
         let now = nowMillis
         var web: [WebSessionRow] = [], apps: [SessionRow] = []
-        while true {
+        var next: String?
+        paging: while true {
             let wanted = take - web.count - apps.count
-            // One more than is wanted says whether there are more; a row not live (idle, or
-            // ended by the account's "sign out everywhere") is passed over, and its place kept.
+            // One more than is wanted says whether there are more; a row the account's "sign
+            // out everywhere" ended is passed over, and its place kept (idle browsers are left
+            // out by the query).
             let query = SessionQuery(after: place.after, limit: wanted + 1, seenAfter: idleSince(now))
             let more: Bool
             if place.apps {
@@ -34,16 +36,19 @@ extension Ceremonies {
                 let rows = try store.webSessions(userID: user.id, now: now, query)
                 for row in rows.prefix(wanted) {
                     place.after = SessionPosition(createdAt: row.createdAt, id: row.id)
-                    if live(row, of: user, now: now) { web.append(row) }
+                    if !user.endedSession(row.id) { web.append(row) }
                 }
                 more = rows.count > wanted
             }
-            let page = managementSessions(AccountSessions(web: web, apps: apps, truncated: false), userID: userID)
-            if more, page.count == take { return ManagementSessionList(sessions: page, next: place.text) }
+            if more, web.count + apps.count == take {
+                next = place.text
+                break paging
+            }
             if more { continue }
-            guard !place.apps else { return ManagementSessionList(sessions: page, next: nil) }
+            if place.apps { break paging }
             place = SessionCursor(apps: true, after: nil)
         }
+        return ManagementSessionList(sessions: managementSessions(AccountSessions(web: web, apps: apps, truncated: false), userID: userID), next: next)
     }
 
     /// `GET /api/v2/sessions/{id}`: one live session, a browser's or an app's.
@@ -114,29 +119,25 @@ struct SessionCursor: Equatable {
     var apps: Bool
     var after: SessionPosition?
 
-    init(apps: Bool, after: SessionPosition?) {
-        self.apps = apps
-        self.after = after
+    var text: String {
+        Base64URL.encode(Array(((apps ? "a" : "b") + (after.map { ":\($0.createdAt):\($0.id)" } ?? "")).utf8))
     }
+}
 
+extension SessionCursor {
     /// A `from` as ``text`` wrote it; anything else is 400 `malformed`.
     init(parsing text: String) throws {
         let refused = AuthError.malformed("from must be a next the list gave")
         guard text.utf8.count <= 256, let bytes = Base64URL.decode(text, canonical: true) else { throw refused }
         let parts = bytes.split(separator: UInt8(ascii: ":"), maxSplits: 2, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         guard let kind = parts.first, kind == "a" || kind == "b" else { throw refused }
-        apps = kind == "a"
         switch parts.count {
-        case 1: after = nil
+        case 1: self.init(apps: kind == "a", after: nil)
         case 3:
             guard parts[1].utf8.count <= 19, parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) }), let at = Int64(parts[1]),
                   (1...128).contains(parts[2].utf8.count) else { throw refused }
-            after = SessionPosition(createdAt: at, id: parts[2])
+            self.init(apps: kind == "a", after: SessionPosition(createdAt: at, id: parts[2]))
         default: throw refused
         }
-    }
-
-    var text: String {
-        Base64URL.encode(Array(((apps ? "a" : "b") + (after.map { ":\($0.createdAt):\($0.id)" } ?? "")).utf8))
     }
 }

@@ -185,7 +185,7 @@ extension Ceremonies {
         let web = try store.webSessions(userID: user.id, now: now, SessionQuery(id: only, limit: limit + 1, seenAfter: idleSince(now)))
         let apps = try store.sessions(userID: user.id, now: now, SessionQuery(id: only, limit: limit + 1))
         var listed = AccountSessions(
-            web: web.prefix(limit).filter { live($0, of: user, now: now) },
+            web: web.prefix(limit).filter { !user.endedSession($0.id) },
             apps: apps.prefix(limit).filter { !user.endedSession($0.id) },
             truncated: web.count > limit || apps.count > limit)
         if let current, only == nil, listed.truncated, !listed.web.contains(where: { $0.id == current }), !listed.apps.contains(where: { $0.id == current }) {
@@ -196,13 +196,8 @@ extension Ceremonies {
         return listed
     }
 
-    /// Whether a browser's session, not revoked nor past its end, is live: not ended by the
-    /// account's "sign out everywhere" and not idle for `web.session_idle_ttl`.
-    func live(_ session: WebSessionRow, of user: UserRecord, now: Int64) -> Bool {
-        !user.endedSession(session.id) && session.lastSeenAt > idleSince(now)
-    }
-
-    /// The time a browser's session must have been seen after to be live at `now` (milliseconds).
+    /// The time a browser's session must have been seen after to be live at `now` (milliseconds):
+    /// the lists' queries leave out sessions idle for `web.session_idle_ttl`.
     func idleSince(_ now: Int64) -> Int64 { now - Int64(configuration.webSessionIdle) * 1000 }
 
     /// `GET /me/sessions`: the account's live sessions, browsers first, newest first within each,
