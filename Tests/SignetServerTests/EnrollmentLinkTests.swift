@@ -137,6 +137,9 @@ import Testing
         let mixed = try Self.enroll(WebBrowser(server), ticket, session: foreignSession)
         #expect(mixed.done?.0 == 400 && mixed.done?.1["reason"] == .string("ceremony_mismatch"), "\(mixed.done?.1.serialized ?? "")")
         #expect(try server.store.credentials(userID: id).isEmpty && server.store.credentials(userID: secondID).isEmpty)
+        // Audited under the link's account, whose link it was.
+        let refusal = try server.store.auditEvents(limit: 100).first { $0.kind == AuditKind.passkeyAdded.rawValue && $0.outcome == "failure" }
+        #expect(refusal?.reason == "ceremony_mismatch" && refusal?.userID == id, "\(String(describing: refusal))")
         #expect(try Self.enroll(WebBrowser(server), ticket).done?.0 == 200)
         // Used once, its passkey then removed by an operator: the link is still spent (the
         // database's mark), so the account's owner needs a new one.

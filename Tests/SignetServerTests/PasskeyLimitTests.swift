@@ -36,5 +36,7 @@ import Testing
         // The finish refused is audited as every refused addition is; the options refused made nothing.
         let refusals = try server.store.auditEvents(limit: 100).filter { $0.outcome == "failure" }
         #expect(refusals.map(\.kind) == ["add_passkey"] && refusals[0].reason == "passkey_limit", "\(refusals)")
+        // Under the account it was refused for, so an operator finds it by the account.
+        #expect(refusals.first?.userID == (try server.store.user(email: "three@signet.test"))?.id, "\(refusals)")
     }
 }

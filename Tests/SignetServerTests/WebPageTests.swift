@@ -286,6 +286,9 @@ import Testing
         let assertion = try mallory.authenticator.authenticate(rpID: TestServer.rpID, origin: TestServer.origin, challenge: Base64URL.decode(options["challenge"]!.string!)!)
         let refused = try browser.json("/account/step-up", .object(["auth_session": start.json["auth_session"]!, "authn_response": assertion.json]))
         #expect(refused.status == 400 && refused.json["reason"] == .string("user_mismatch"))
+        // Refused for the signed-in account, and audited under it (its owner sees the try).
+        let refusal = try server.store.auditEvents(limit: 100).first { $0.kind == "step_up" && $0.outcome == "failure" }
+        #expect(refusal?.reason == "user_mismatch" && refusal?.userID == user.id, "\(String(describing: refusal))")
         try browser.stepUp()
         try browser.page("/account")
         #expect(try browser.form("/account/passkeys/\(id)/rename", [("name", "Stale")]).response.headers["location"] == "/account?notice=renamed")

@@ -67,7 +67,7 @@ extension Ceremonies {
         let user = principal.user
         let name = try Self.displayName(request.name.map { String($0.prefix(100)) }, member: "name", limit: 100)
         let clientID = principal.clientID ?? ""
-        return try redeem(begun, clientID: clientID, ceremony: .addPasskey, credentialID: request.authn_response.rawId, context: context) { session in
+        return try redeem(begun, clientID: clientID, ceremony: .addPasskey, credentialID: request.authn_response.rawId, user: user.id, context: context) { session in
             guard session.kind == .addPasskey || session.kind == .addPasskeyConditional, session.userID == user.id else {
                 throw AuthError(.ceremonyMismatch, "the auth_session is not for adding a passkey to this account")
             }

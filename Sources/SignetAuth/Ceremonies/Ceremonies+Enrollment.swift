@@ -80,7 +80,7 @@ extension Ceremonies {
     public func completeEnrollment(ticket: String, authSession: String, credential: CredentialJSON, userAgent: String?, context: RequestContext) throws -> WebSignIn {
         let (link, user) = try enrollment(ticket)
         let client = Self.webClient
-        return try redeem(authSession, clientID: client.id, ceremony: .passkeyAdded, credentialID: credential.rawId, context: context) { session in
+        return try redeem(authSession, clientID: client.id, ceremony: .passkeyAdded, credentialID: credential.rawId, user: user.id, context: context) { session in
             guard session.kind == .addPasskey, session.userID == user.id else { throw AuthError(.ceremonyMismatch, "the auth_session is not for this link's account") }
             guard credential.response.attestationObject != nil else { throw AuthError.malformed("authn_response must be a registration") }
             let (row, userVerified) = try verifyRegistration(credential, session: session, owner: user.id, name: nil, userAgent: userAgent)

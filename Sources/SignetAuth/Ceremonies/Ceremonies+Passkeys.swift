@@ -190,17 +190,19 @@ extension Ceremonies {
 
     /// Runs a ceremony on the sealed session `text`: opens it, checks its client and expiry, runs
     /// `body` (which must commit `.useSession` with its writes). On any failure the session is used
-    /// up all the same, and a session that was already used is reported as such.
+    /// up all the same, and a session that was already used is reported as such. `user` is the
+    /// account the caller is known to act for before the ceremony (a signed-in owner adding a
+    /// passkey or stepping up, an enrollment link's account): a refusal's audit row names it.
     func redeem<T>(
-        _ text: String, clientID: String, ceremony: AuditKind, credentialID: String?, context: RequestContext, _ body: (AuthSession) throws -> T
+        _ text: String, clientID: String, ceremony: AuditKind, credentialID: String?, user: String? = nil, context: RequestContext, _ body: (AuthSession) throws -> T
     ) throws -> T {
-        try redeem(sessions.open(text), clientID: clientID, ceremony: ceremony, credentialID: credentialID, context: context, body)
+        try redeem(sessions.open(text), clientID: clientID, ceremony: ceremony, credentialID: credentialID, user: user, context: context, body)
     }
 
-    /// ``redeem(_:clientID:ceremony:credentialID:context:_:)`` for a session already opened
+    /// ``redeem(_:clientID:ceremony:credentialID:user:context:_:)`` for a session already opened
     /// (`nil`: the text was not one this server sealed).
     func redeem<T>(
-        _ opened: AuthSession?, clientID: String, ceremony: AuditKind, credentialID: String?, context: RequestContext, _ body: (AuthSession) throws -> T
+        _ opened: AuthSession?, clientID: String, ceremony: AuditKind, credentialID: String?, user: String? = nil, context: RequestContext, _ body: (AuthSession) throws -> T
     ) throws -> T {
         do {
             guard let session = opened else { throw AuthError(.authSessionUnknown, "the auth_session is not one this server issued") }
@@ -217,7 +219,7 @@ extension Ceremonies {
             }
             metrics.ceremony(ceremony.rawValue, reason: failure.reason.rawValue)
             let credential = credentialID.flatMap { Base64URL.decode($0) }.map { Base64URL.encode($0) }
-            audit(ceremony, refused: failure, client: clientID, credential: credential, context: context)
+            audit(ceremony, refused: failure, user: user, client: clientID, credential: credential, context: context)
             throw failure
         }
     }

@@ -146,7 +146,7 @@ extension Ceremonies {
     /// like a sign-in; the session's `auth_time`, `amr` and passkey become this check's.
     public func webStepUp(_ session: WebSession, authSession: String, credential: CredentialJSON, context: RequestContext) throws {
         let client = Self.webClient
-        try redeem(authSession, clientID: client.id, ceremony: .stepUp, credentialID: credential.rawId, context: context) { ceremony in
+        try redeem(authSession, clientID: client.id, ceremony: .stepUp, credentialID: credential.rawId, user: session.user.id, context: context) { ceremony in
             guard ceremony.kind == .stepUp, ceremony.userID == session.user.id else { throw AuthError(.ceremonyMismatch, "the auth_session is not this account's step-up") }
             let proof = try signInProof(ceremony, credential, client: client, context: context)
             _ = try commit(proof, session: ceremony, writes: proof.writes, client: client.id, context: context)
