@@ -11,6 +11,7 @@ import SignetWebAuthn
 enum AdminCommand {
     static let usage = """
         usage: signet admin users list [--query Q] [--page N] | show ID | block ID | unblock ID | delete ID
+               signet admin users sessions ID [--from CURSOR] [--take N]   (every live session, N at a time, 1-100: where show's list stops)
                signet admin users add --email EMAIL [--name NAME] [--locale TAG] [--verified] [--no-mail] [--link [--ttl SECONDS]]
                signet admin users import FILE [--mail]   (Auth0's user export: JSON lines or an array)
                signet admin users enrollment-link ID [--ttl SECONDS]   (a link that adds a first passkey)
@@ -138,6 +139,7 @@ enum AdminCommand {
             case ("users", "import"): try admin.importUsers()
             case ("users", "enrollment-link"): try admin.enrollmentLink(try admin.id())
             case ("users", "show"): try admin.showUser(try admin.id())
+            case ("users", "sessions"): try admin.listSessions(try admin.id())
             case ("users", "export") where options.all: try admin.exportAll()
             case ("users", "export"): try admin.emit(admin.ceremonies.accountExport(userID: try admin.id(), by: .commandLine, context: admin.context))
             case ("users", "update"): try admin.updateMetadata(try admin.id())
@@ -322,12 +324,9 @@ struct Admin {
             [$0.id, $0.type + ($0.hardware_bound == true ? " (hardware-bound)" : ""), $0.name ?? "-", $0.created_at ?? "-", $0.last_auth_at ?? "-"]
         }))
         print("")
-        print(Self.table(["SESSION", "KIND", "CLIENT OR BROWSER", "FROM", "SIGNED IN", "LAST SEEN", "EXPIRES"], detail.sessions.map {
-            [$0.id, $0.kind, $0.clients.first?.client_id ?? Ceremonies.browserName($0.device?.initial_user_agent), Self.printable($0.device?.initial_ip ?? "-"),
-             $0.authenticated_at, $0.last_interacted_at, $0.idle_expires_at ?? $0.expires_at]
-        }))
+        print(Self.sessionTable(detail.sessions))
         if let next = detail.sessions_next {
-            print("(the first 100 sessions; GET /api/v2/users/\(Self.printable(u.user_id))/sessions?from=\(next) lists the next; sign-out ends them all)")
+            print("(the first 100 sessions; signet admin users sessions \(Self.printable(u.user_id)) --from \(next) lists the next; sign-out ends them all)")
         }
         if let r = detail.recovery {
             print("\nRECOVERY OPEN  \(r.id): opened \(Ceremonies.iso(r.opened_at * 1000)), holds until \(Ceremonies.iso(r.hold_until * 1000)); "

@@ -58,11 +58,32 @@ import Testing
             #expect(one.status == 200 && one.json["id"] == .string(sid), "\(one.json.serialized)")
         }
 
-        // The command line shows the first 100 and says where the list goes on.
-        let shown = try OperationsTests.signet(["admin", "users", "show", userID, "--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path],
-                                               in: server.directory)
-        #expect(shown.status == 0 && shown.output.contains("(the first 100 sessions; GET /api/v2/users/\(userID)/sessions?from="), "\(shown.errors)")
+        // The command line shows the first 100 and says where the list goes on; `users
+        // sessions` goes on from there, a page at a time, to the same sessions in the same order.
+        let database = ["--database", "sqlite:" + server.directory.appendingPathComponent("signet.db").path]
+        let shown = try OperationsTests.signet(["admin", "users", "show", userID] + database, in: server.directory)
+        #expect(shown.status == 0 && shown.output.contains("(the first 100 sessions; signet admin users sessions \(userID) --from "), "\(shown.errors)")
         #expect(shown.output.split(separator: "\n").filter { $0.contains("ws-busy-") }.count == 100)
+        var paged: [String] = [], from: String?, rounds = 0
+        repeat {
+            let page = try OperationsTests.signet(["admin", "users", "sessions", userID, "--take", "90"] + (from.map { ["--from", $0] } ?? []) + database, in: server.directory)
+            try #require(page.status == 0, "\(page.errors)")
+            let lines = page.output.split(separator: "\n").map(String.init)
+            paged += lines.dropFirst().dropLast().compactMap { $0.split(separator: " ").first.map(String.init) }
+            from = lines.last?.components(separatedBy: " --from ").dropFirst().first?.replacingOccurrences(of: ")", with: "")
+            #expect(lines.first?.hasPrefix("SESSION") == true && (from != nil || lines.last == "(26 session(s); the last page)"), "\(lines.last ?? "")")
+            rounds += 1
+        } while from != nil && rounds < 10
+        #expect(rounds == 3 && paged == all.ids, "\(rounds) pages, \(paged.count) sessions")
+        let json = try OperationsTests.signet(["admin", "users", "sessions", userID, "--take", "2", "--json"] + database, in: server.directory)
+        let firstTwo = try OperationsTests.json(json.output)
+        #expect(firstTwo["sessions"]?.array?.compactMap { $0["id"]?.string } == Array(all.ids.prefix(2)) && firstTwo["next"]?.string != nil, "\(json.output)")
+        for (arguments, status, said) in [(["--take", "0"], 2, "malformed: take must be 1 to 100"), (["--take", "x"], 2, "malformed: --take must be a number"),
+                                          (["--from", "not-a-cursor"], 2, "malformed"), ([], 1, "user_unknown")] as [([String], Int32, String)] {
+            let who = arguments.isEmpty ? "nobody" : userID
+            let refused = try OperationsTests.signet(["admin", "users", "sessions", who] + arguments + database, in: server.directory)
+            #expect(refused.status == status && refused.errors.contains("signet admin: \(said)"), "\(arguments): \(refused.status) \(refused.errors)")
+        }
 
         // The page, seen from the browser whose session is older than the 100 listed: its own
         // row is there, marked, and the page says the list is cut.
