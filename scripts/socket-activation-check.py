@@ -10,6 +10,7 @@ and variables meant for another process are ignored. Run by SocketActivationTest
 
 Usage: socket-activation-check.py SIGNET_BINARY
 """
+import json
 import os
 import re
 import socket
@@ -111,6 +112,23 @@ def status(c):
     return int(line.split(" ")[1]) if line.startswith("HTTP/1.1 ") else None
 
 
+def discovery_issuer(port):
+    """The issuer of the OpenID configuration the server at `port` publishes."""
+    c = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
+    c.sendall(b"GET /.well-known/openid-configuration HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    data = b""
+    while True:
+        chunk = c.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    c.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    if not head.startswith(b"HTTP/1.1 200"):
+        fail("the discovery document was not served: %r" % head[:80])
+    return json.loads(body).get("issuer")
+
+
 def listening_socket(family=socket.AF_INET, host="127.0.0.1"):
     s = socket.socket(family, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -152,7 +170,13 @@ def restart(binary, directory):
         fail("the first server does not say it listens on the passed socket (port %d):\n%s" % (port, said))
     if status(send(socket.AF_INET, ("127.0.0.1", port))) != 200:
         fail("the first server did not answer 200")
-    print("first: listening on the passed socket, port %d, answers 200" % port)
+    # Development mode's origin and issuer follow the socket's port, not --listen's.
+    if "origin http://localhost:%d," % port not in said:
+        fail("the development origin is not the passed socket's port %d:\n%s" % (port, said))
+    issuer = discovery_issuer(port)
+    if issuer != "http://localhost:%d" % port:
+        fail("the discovery document's issuer is %r, not http://localhost:%d" % (issuer, port))
+    print("first: listening on the passed socket, port %d, answers 200; origin and issuer http://localhost:%d" % (port, port))
     code = first.stop()
     if code != 0:
         fail("the first server exited %s on SIGTERM:\n%s" % (code, first.log()))

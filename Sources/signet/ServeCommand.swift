@@ -28,7 +28,13 @@ enum ServeCommand {
         let inherited: Int32?
         do {
             inherited = try SocketActivation.socket(environment)
-            configuration = try ConfigurationLoader.load(file: config, environment: environment, listen: listen, database: database)
+            var loaded = try ConfigurationLoader.load(file: config, environment: environment, listen: listen, database: database)
+            if let inherited, case let port = SocketActivation.port(inherited), port != 0, port != loaded.listenPort {
+                // The passed socket's port is where the server answers: development mode's
+                // origin, issuer and redirect URIs are made from it.
+                loaded = try ConfigurationLoader.load(file: config, environment: environment, listen: "\(loaded.listenHost):\(port)", database: database)
+            }
+            configuration = loaded
             app = try SignetApp(configuration: configuration, inheritedSocket: inherited)
         } catch {
             FileHandle.standardError.write(Data("signet: cannot start: \(error)\n".utf8))
