@@ -110,6 +110,12 @@ enum FuzzReplay {
             try write(.userAgent, Array(agent.utf8))
         }
         for cidr in ["10.0.0.0/8", "2001:db8::/32", "::ffff:127.0.0.1", "::1", "0.0.0.0/0"] { try write(.cidr, Array(cidr.utf8)) }
+        // What operators page and search with: a page of sessions' `from` (browsers' from the
+        // start, apps' after one), a search, a day, a metadata match, a sort.
+        let cursors = [SessionCursor(apps: false, after: nil), SessionCursor(apps: true, after: SessionPosition(createdAt: 1_765_000_000_000, id: "AZrC3sid:x"))]
+        for query in cursors.map(\.text) + ["email:ada*", #"user_id:"auth0|abc" AND type:f"#, "20261207", "app_metadata.plan:pro", "created_at:-1"] {
+            try write(.managementQuery, Array(query.utf8))
+        }
         let session = AuthSession(
             id: Array(repeating: 1, count: 16), kind: .stepUp, clientID: "app", challenge: Array(repeating: 2, count: 32), userID: "u", userHandle: [3],
             email: "a@b.c", name: "A", allowCredentials: [[4, 5]], requireUserVerification: true, expiresAt: 1_800_000_000_000)

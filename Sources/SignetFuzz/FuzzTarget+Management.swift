@@ -16,6 +16,12 @@ extension FuzzTarget {
             let iso = Ceremonies.iso(day * 86_400_000)
             precondition(text.utf8.count == 8 && iso.prefix(10).filter { $0 != "-" } == text, "a day that is not the one written")
         }
+        // The same text as a page of sessions' `from`: a cursor whose own text reads back as it,
+        // with an ID a session could have.
+        if let cursor = try? SessionCursor(parsing: text) {
+            precondition((try? SessionCursor(parsing: cursor.text)) == cursor, "a cursor that does not read back as itself")
+            precondition(cursor.after.map { (1...128).contains($0.id.utf8.count) && $0.createdAt >= 0 } ?? true, "a cursor past any session")
+        }
         // The metadata form: plain keys (no quote, dot or bracket that a JSON path would read
         // otherwise), a value without a quote, one of the two objects.
         if let match = (try? Ceremonies.metadataQuery(text)) ?? nil {

@@ -115,18 +115,23 @@ extension Ceremonies {
 /// Where a page of the Management API's sessions of an account starts (its `from` and `next`):
 /// the browsers' list or the apps', and the place in it of the last session the page before
 /// passed. Opaque to a caller: base64url of `b` or `a`, then `:` milliseconds `:` ID.
-struct SessionCursor: Equatable {
-    var apps: Bool
-    var after: SessionPosition?
+package struct SessionCursor: Equatable {
+    package var apps: Bool
+    package var after: SessionPosition?
 
-    var text: String {
+    package init(apps: Bool, after: SessionPosition?) {
+        self.apps = apps
+        self.after = after
+    }
+
+    package var text: String {
         Base64URL.encode(Array(((apps ? "a" : "b") + (after.map { ":\($0.createdAt):\($0.id)" } ?? "")).utf8))
     }
 }
 
 extension SessionCursor {
     /// A `from` as ``text`` wrote it; anything else is 400 `malformed`.
-    init(parsing text: String) throws {
+    package init(parsing text: String) throws {
         let refused = AuthError.malformed("from must be a next the list gave")
         guard text.utf8.count <= 256, let bytes = Base64URL.decode(text, canonical: true) else { throw refused }
         let parts = bytes.split(separator: UInt8(ascii: ":"), maxSplits: 2, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
