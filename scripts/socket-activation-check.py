@@ -100,7 +100,8 @@ def send(family, address):
     return c
 
 
-def status(c):
+def read_all(c):
+    """Everything the server sends until it closes; the connection is then closed."""
     data = b""
     while True:
         chunk = c.recv(65536)
@@ -108,7 +109,11 @@ def status(c):
             break
         data += chunk
     c.close()
-    line = data.split(b"\r\n", 1)[0].decode("latin-1")
+    return data
+
+
+def status(c):
+    line = read_all(c).split(b"\r\n", 1)[0].decode("latin-1")
     return int(line.split(" ")[1]) if line.startswith("HTTP/1.1 ") else None
 
 
@@ -116,14 +121,7 @@ def discovery_issuer(port):
     """The issuer of the OpenID configuration the server at `port` publishes."""
     c = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
     c.sendall(b"GET /.well-known/openid-configuration HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-    data = b""
-    while True:
-        chunk = c.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    c.close()
-    head, _, body = data.partition(b"\r\n\r\n")
+    head, _, body = read_all(c).partition(b"\r\n\r\n")
     if not head.startswith(b"HTTP/1.1 200"):
         fail("the discovery document was not served: %r" % head[:80])
     return json.loads(body).get("issuer")
