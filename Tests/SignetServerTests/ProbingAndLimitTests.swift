@@ -96,12 +96,26 @@ import Testing
         for _ in 0..<3 { _ = try phone.signIn() }
     }
 
-    @Test("audit rows of unauthenticated failures are limited per IP; with rate_limits.enabled false nothing is limited")
+    @Test("audit rows of unauthenticated failures are limited per IP, and a signed-in caller's once its address is rate limited; with rate_limits.enabled false nothing is limited")
     func auditAndOff() throws {
         let server = try TestServer { $0.rateLimits.auditFailuresPerIP = RateLimit(limit: 5, window: 60); $0.rateLimits.failuresPerIP = RateLimit(limit: 1000, window: 60) }
         let bad = #"{"grant_type":"urn:okta:params:oauth:grant-type:webauthn","client_id":"app","auth_session":"x","authn_response":{"id":"AA","rawId":"AA","type":"public-key","response":{"clientDataJSON":"AA"}}}"#
         for _ in 0..<20 { _ = try server.send("POST", "/oauth/token", body: Array(bad.utf8)) }
         #expect(try server.store.auditEvents(limit: 100).filter { $0.outcome == "failure" }.count == 5)
+
+        // Signed in, an account's refusals name it, each audited, until the address is past its
+        // failures: the rate-limited refusals are then limited as an unauthenticated caller's.
+        let limited = try TestServer { $0.rateLimits.auditFailuresPerIP = RateLimit(limit: 5, window: 60); $0.rateLimits.failuresPerIP = RateLimit(limit: 3, window: 60) }
+        let account = try SignedIn(limited, email: "spam@signet.test")
+        let garbage = JSONValue.object(["auth_session": .string("x"), "authn_response": .object([
+            "id": .string("AA"), "rawId": .string("AA"), "type": .string("public-key"), "response": .object(["clientDataJSON": .string("AA"), "attestationObject": .string("AA")]),
+        ])])
+        let reasons = try (0..<20).map { _ in try account.call("POST", "/me/passkeys", garbage).json["reason"]?.string ?? "" }
+        #expect(reasons.prefix(3).allSatisfy { $0 == "auth_session_unknown" } && reasons.dropFirst(3).allSatisfy { $0 == "rate_limited" }, "\(reasons)")
+        let rows = try limited.store.auditEvents(limit: 100).filter { $0.kind == "add_passkey" }
+        let userID = try #require(try limited.store.user(email: "spam@signet.test")?.id)
+        #expect(rows.count == 8 && rows.allSatisfy { $0.userID == userID }, "\(rows.count) rows")
+        #expect(rows.filter { $0.reason == "rate_limited" }.count == 5)
 
         let open = try TestServer { $0.rateLimits.enabled = false; $0.rateLimits.signUpPerIdentifier = RateLimit(limit: 1, window: 600) }
         for _ in 0..<5 {

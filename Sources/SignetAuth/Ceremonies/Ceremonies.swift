@@ -206,11 +206,12 @@ public final class Ceremonies: Sendable {
     }
 
     /// Records a refusal with its reason and detail. Without an account (an unauthenticated
-    /// failure) the rows an address may cause are limited, so garbage cannot grow the table
-    /// without bound.
+    /// failure), or once the address is past its budget of failures (`rate_limited`, even for
+    /// a caller signed in to an account), the rows an address may cause are limited, so garbage
+    /// cannot grow the table without bound.
     func audit(_ kind: AuditKind, refused failure: AuthError, user: String? = nil, client: String? = nil, credential: String? = nil, context: RequestContext) {
         if failure.audited { return }
-        if user == nil, (try? count(.auditFailuresPerIP, configuration.rateLimits.auditFailuresPerIP, key: addressKey(context))) != .some(nil) { return }
+        if user == nil || failure.reason == .rateLimited, (try? count(.auditFailuresPerIP, configuration.rateLimits.auditFailuresPerIP, key: addressKey(context))) != .some(nil) { return }
         audit(kind, "failure", reason: failure.reason.rawValue, user: user, client: client, credential: credential, detail: failure.detail, context: context)
     }
 
