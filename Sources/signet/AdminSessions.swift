@@ -11,7 +11,8 @@ extension Admin {
         if options.json { return try emit(page) }
         print(Self.sessionTable(page.sessions))
         if let next = page.next {
-            print("(\(page.sessions.count) session(s); the next page: signet admin users sessions \(Self.printable(id)) --from \(next))")
+            let size = options.one("--take") == nil ? "" : " --take \(take)"
+            print("(\(page.sessions.count) session(s); the next page: signet admin users sessions \(Self.printable(id))\(size) --from \(next))")
         } else {
             print("(\(page.sessions.count) session(s); the last page)")
         }
