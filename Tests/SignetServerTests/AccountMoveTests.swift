@@ -335,7 +335,7 @@ struct AccountMoveTests {
              "role support is given twice"),
             ("101 roles", Self.changed(line) { $0["roles"] = .array((0...100).map { .object(["name": .string("r\($0)")]) }) }, "at most 100 roles"),
             ("more live keys than allowed", Self.changed(line) { $0["device_keys"] = .array(try! (0..<11).map { try Self.deviceKey("dk_n\($0)", device: "d\($0)") }) },
-             "more than device_keys.max (10)"),
+             "more than actions.max_device_keys (10)"),
         ]
         let other = try TestServer()
         for (n, (what, record, expected)) in cases.enumerated() {

@@ -183,7 +183,7 @@ extension Ceremonies {
     /// The export's device keys, each checked as an enrolment checks one. A key enrolled by a
     /// device that another approved (``DeviceKeyRow/approvedBy``) comes only with the passkey or
     /// device key that approved it, so that revoking that one still takes it; the others are
-    /// left out with a note. The live ones must fit `device_keys.max`, one a device.
+    /// left out with a note. The live ones must fit `actions.max_device_keys`, one a device.
     func carriedDeviceKeys(_ given: [ExportedDeviceKey], passkeys: [CredentialRow], notes: inout [String]) throws -> [DeviceKeyRow] {
         guard !given.isEmpty else { return [] }
         guard given.count <= Self.maxCarriedEach else { throw AuthError.malformed("at most \(Self.maxCarriedEach) device keys an account") }
@@ -203,7 +203,7 @@ extension Ceremonies {
         }
         let live = keys.filter { $0.revokedAt == nil }
         guard live.count <= configuration.maxDeviceKeys else {
-            throw AuthError.malformed("\(live.count) live device keys, more than device_keys.max (\(configuration.maxDeviceKeys)) allows here")
+            throw AuthError.malformed("\(live.count) live device keys, more than actions.max_device_keys (\(configuration.maxDeviceKeys)) allows here")
         }
         guard Set(live.map(\.deviceID)).count == live.count else { throw AuthError.malformed("two live device keys for one device_id") }
         return keys
