@@ -86,11 +86,49 @@ extension SQLStore {
     public func revokeWebSession(id: String, userID: String, at: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in
-                try db.query("UPDATE web_sessions SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.int(at), .text(id), .text(userID)])
-                guard db.changes == 1 else { return false }
-                try Self.endBrowserSessions(webSession: id, userID: userID, at: at, db)
+                guard try Self.revokeWebSession(id: id, userID: userID, at: at, db) else { return false }
                 for write in writes { try Self.apply(write, db) }
                 return true
+            }
+        }
+    }
+
+    /// Inside a transaction: revokes the account's live browser session `id` and ends the
+    /// sessions begun from it; `false`, with nothing written, when it has none live by that name.
+    static func revokeWebSession(id: String, userID: String, at: Int64, _ db: any SQLSession) throws(StoreError) -> Bool {
+        try db.query("UPDATE web_sessions SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.int(at), .text(id), .text(userID)])
+        guard db.changes == 1 else { return false }
+        try endBrowserSessions(webSession: id, userID: userID, at: at, db)
+        return true
+    }
+
+    /// Inside a transaction: marks `sid` ended until `until`, revokes its refresh tokens and
+    /// queues its logout notice; `false`, with nothing written, when it was marked before.
+    static func endSession(_ sid: String, at: Int64, until: Int64, _ db: any SQLSession) throws(StoreError) -> Bool {
+        try db.query("INSERT INTO ended_sessions (sid, ended_at, expires_at) VALUES (?, ?, ?) ON CONFLICT (sid) DO NOTHING", [.text(sid), .int(at), .int(until)])
+        guard db.changes == 1 else { return false }
+        try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(at), .text(sid)])
+        try queueLogout(sid: sid, at: at, db)
+        return true
+    }
+
+    public func endSessions(userID: String, web: [String], apps: [String], at: Int64, until: Int64, writes: (String) -> [StoreWrite]) throws(StoreError) -> [String] {
+        try locked { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> [String] in
+                var ended: [String] = []
+                for id in web where try Self.revokeWebSession(id: id, userID: userID, at: at, db) {
+                    ended.append(id)
+                }
+                for sid in apps {
+                    // Only a family of this account's refresh tokens.
+                    guard try !db.query("SELECT 1 FROM refresh_tokens WHERE family = ? AND user_id = ? LIMIT 1", [.text(sid), .text(userID)]).isEmpty,
+                          try Self.endSession(sid, at: at, until: until, db) else { continue }
+                    ended.append(sid)
+                }
+                for id in ended {
+                    for write in writes(id) { try Self.apply(write, db) }
+                }
+                return ended
             }
         }
     }
@@ -104,10 +142,7 @@ extension SQLStore {
     public func endSession(_ sid: String, at: Int64, until: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool {
         try locked { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> Bool in
-                try db.query("INSERT INTO ended_sessions (sid, ended_at, expires_at) VALUES (?, ?, ?) ON CONFLICT (sid) DO NOTHING", [.text(sid), .int(at), .int(until)])
-                guard db.changes == 1 else { return false }
-                try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL", [.int(at), .text(sid)])
-                try Self.queueLogout(sid: sid, at: at, db)
+                guard try Self.endSession(sid, at: at, until: until, db) else { return false }
                 for write in writes { try Self.apply(write, db) }
                 return true
             }

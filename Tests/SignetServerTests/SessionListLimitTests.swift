@@ -116,6 +116,32 @@ import Testing
         #expect(try server.store.auditEvents(limit: 1_000).filter { $0.kind == "session_revoked" }.count == 205)
     }
 
+    @Test("sign out everywhere else, past the sessions it reads at once: every browser and app session but the caller's ends, each audited, in rounds")
+    func signOutPastOneRead() throws {
+        let server = try TestServer()
+        let phone = Phone(server)
+        let first = try phone.signUp(email: "script@signet.test")
+        let userID = try #require(jwtClaims(first["access_token"]?.string)["sub"]?.string)
+        let browsers = 2 * 1_000 + 50
+        let at = Int64(server.clock.now.timeIntervalSince1970 * 1000)
+        try server.store.perform((0..<browsers).map { i in .webSession(WebSessionRow(
+            hash: (0..<32).map { _ in UInt8.random(in: 0...255) }, id: "ws-script-\(i)", userID: userID, authTime: at / 1000, amr: ["pop", "user"],
+            credential: nil, createdAt: at - Int64(i), lastSeenAt: at, expiresAt: at + 3_600_000, userAgent: "curl/8.0", remote: "192.0.2.1")) })
+        server.clock.advance(1)
+        let current = try phone.signIn()
+        let account = SignedIn(server, phone: phone, access: try #require(current["access_token"]?.string))
+        let ended = try account.call("DELETE", "/me/sessions")
+        #expect(ended.status == 200 && ended.json["ended"] == .number("\(browsers + 1)"), "\(ended.json.serialized)")
+        let left = try account.call("GET", "/me/sessions").json
+        let sid = try #require(jwtClaims(current["access_token"]?.string)["sid"]?.string)
+        #expect(left["truncated"] == .bool(false) && left["sessions"]?.array?.compactMap { $0["id"]?.string } == [sid])
+        #expect(try server.store.auditEvents(limit: 5_000).filter { $0.kind == "session_revoked" && $0.userID == userID }.count == browsers + 1)
+        let refreshed = try server.post("/oauth/token", .object([
+            "grant_type": .string("refresh_token"), "client_id": .string("app"), "refresh_token": try #require(first["refresh_token"]),
+        ]))
+        #expect(refreshed.json["reason"] == .string("refresh_token_revoked"), "\(refreshed.json.serialized)")
+    }
+
     /// A session ID as Signet makes them: the time it began (6 bytes, milliseconds), then 10
     /// random bytes; "sign out everywhere" ends those that began before it by this time.
     static func sessionID(at millis: Int64) -> String {

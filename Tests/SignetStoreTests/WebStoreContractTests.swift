@@ -78,6 +78,45 @@ import Testing
         #expect(try store.sessions(userID: u.id, now: start + 60_000, SessionQuery(id: "fam-1", limit: 1)).isEmpty, "expired")
     }
 
+    @Test("many of an account's sessions end in one transaction: its live browsers' and its refresh families, each with its writes; another account's, an unknown or an ended one passed over; a failed write ends none", arguments: Backend.available)
+    func endSessions(_ backend: Backend) throws {
+        let store = try backend.open()
+        let (u, v) = (user(1), user(2))
+        for x in [u, v] { try store.createUser(x, credential: credential(x.id)) }
+        let start = now()
+        var writes: [StoreWrite] = []
+        for (owner, name) in [(u, "u"), (v, "v")] {
+            for i in 0..<3 {
+                var web = Self.session(owner.id, at: start + Int64(i))
+                web.id = "ws-\(name)\(i)"
+                writes += [.webSession(web), .refreshToken(RefreshTokenRow(hash: Array("\(name)\(i)".utf8), family: "fam-\(name)\(i)", userID: owner.id, clientID: "app",
+                                                                          scope: "openid", authTime: 1, amr: ["pop"], expiresAt: start + 60_000, createdAt: start))]
+            }
+        }
+        try store.perform(writes)
+        #expect(try store.endSession("fam-u2", at: start, until: start + 60_000, writes: []))
+        func audit(_ id: String) -> [StoreWrite] { [.audit(AuditEvent(at: start, kind: "session_revoked", outcome: "success", userID: u.id, detail: "session \(id)"))] }
+        // A write that fails takes the whole transaction with it.
+        let clash = try #require(try store.webSessions(userID: v.id, now: start, SessionQuery(id: "ws-v0", limit: 1)).first)
+        #expect(throws: StoreError.self) {
+            try store.endSessions(userID: u.id, web: ["ws-u0"], apps: ["fam-u0"], at: start + 5, until: start + 60_000) { $0 == "fam-u0" ? [.webSession(clash)] : audit($0) }
+        }
+        #expect(try store.webSessions(userID: u.id, now: start + 5, SessionQuery(limit: 9)).count == 3 && !store.sessionEnded("fam-u0"))
+        // The account's own: ended, each audited; the other account's, the unknown and the ended passed over.
+        let ended = try store.endSessions(userID: u.id, web: ["ws-u0", "ws-u1", "ws-v0", "ws-none"], apps: ["fam-u0", "fam-u1", "fam-u2", "fam-v0", "fam-none"],
+                                          at: start + 5, until: start + 60_000, writes: audit)
+        #expect(ended == ["ws-u0", "ws-u1", "fam-u0", "fam-u1"])
+        #expect(try store.webSessions(userID: u.id, now: start + 5, SessionQuery(limit: 9)).map(\.id) == ["ws-u2"])
+        #expect(try store.sessions(userID: u.id, now: start + 5, SessionQuery(limit: 9)).isEmpty)
+        #expect(try store.sessionEnded("fam-u0") && store.sessionEnded("fam-u1") && !store.sessionEnded("fam-v0"))
+        #expect(try store.liveRefreshToken(hash: Array("u0".utf8), now: start + 5) == nil && store.liveRefreshToken(hash: Array("v0".utf8), now: start + 5) != nil)
+        #expect(try store.webSessions(userID: v.id, now: start + 5, SessionQuery(limit: 9)).count == 3 && store.sessions(userID: v.id, now: start + 5, SessionQuery(limit: 9)).count == 3)
+        #expect(try store.auditEvents(limit: 20).compactMap(\.detail).sorted() == ["session fam-u0", "session fam-u1", "session ws-u0", "session ws-u1"])
+        // Again: nothing left of them to end, nothing written.
+        #expect(try store.endSessions(userID: u.id, web: ["ws-u0"], apps: ["fam-u0"], at: start + 6, until: start + 60_000, writes: audit).isEmpty)
+        #expect(try store.auditEvents(limit: 20).count == 4)
+    }
+
     @Test("a session ID names its account, a browser's or an app's refresh family, live or not; an unknown ID, or one gone with its account, names none", arguments: Backend.available)
     func sessionOwner(_ backend: Backend) throws {
         let store = try backend.open()

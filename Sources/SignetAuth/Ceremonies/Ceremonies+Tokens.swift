@@ -260,8 +260,12 @@ extension Ceremonies {
     @discardableResult
     func endSession(_ sid: String, writes: [StoreWrite] = []) throws -> Bool {
         let now = nowMillis
-        return try store.endSession(sid, at: now, until: now + Int64(configuration.accessTokenLifetime + 60) * 1000, writes: writes)
+        return try store.endSession(sid, at: now, until: endedUntil(now), writes: writes)
     }
+
+    /// How long a session ended at `now` stays marked ended: past the life of every access
+    /// token issued in it, with a minute to spare.
+    func endedUntil(_ now: Int64) -> Int64 { now + Int64(configuration.accessTokenLifetime + 60) * 1000 }
 
     /// The claims of a valid access token (RFC 9068 §4) for `audience`, and the account it names.
     /// A token presented with the DPoP scheme is refused with DPoP's challenge (RFC 9449 §7.1).

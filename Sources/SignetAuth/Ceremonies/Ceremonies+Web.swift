@@ -282,25 +282,33 @@ extension Ceremonies {
     /// `DELETE /me/sessions`, the account page's "Sign out everywhere else": ends every session
     /// of the account but the caller's own, each as ``revokeSession(id:principal:context:)``
     /// ends one (audited one by one, its tokens refused at once); returns how many it ended.
-    /// A list is cut at ``sessionsListed`` of each kind, so it goes round again while the list
-    /// was cut and the round ended something.
+    /// An account signed in thousands of times (a script's sign-ins) is read
+    /// ``sessionsEndedAtOnce`` sessions of each kind at a time, and goes round again while that
+    /// was cut and the round ended something; each transaction ends at most
+    /// ``sessionsListed``, so none holds the database's write lock for long.
     public func revokeOtherSessions(_ principal: Principal, context: RequestContext) throws -> Int {
+        let user = principal.user
         var ended = 0
         while true {
-            let list = try sessionList(principal)
+            let list = try accountSessions(user, limit: Self.sessionsEndedAtOnce)
+            let others = (list.web.map { (id: $0.id, web: true) } + list.apps.map { (id: $0.id, web: false) }).filter { $0.id != principal.sessionID }
             var round = 0
-            for session in list.sessions where !session.current {
-                do {
-                    try revokeSession(id: session.id, principal: principal, context: context)
-                    round += 1
-                } catch let error as AuthError where error.reason == .notFound {
-                    // It ended on its own meanwhile.
-                }
+            for start in stride(from: 0, to: others.count, by: Self.sessionsListed) {
+                let part = others[start..<min(start + Self.sessionsListed, others.count)]
+                let now = nowMillis
+                round += try store.endSessions(
+                    userID: user.id, web: part.filter(\.web).map(\.id), apps: part.filter { !$0.web }.map(\.id), at: now, until: endedUntil(now)
+                ) { id in
+                    [.audit(auditEvent(.sessionRevoked, user: user.id, client: principal.clientID, detail: "session \(id.prefix(40))", context: context))]
+                }.count
             }
             ended += round
             guard list.truncated, round > 0 else { return ended }
         }
     }
+
+    /// How many sessions of each kind "Sign out everywhere else" reads at a time.
+    static let sessionsEndedAtOnce = 1_000
 
     /// Ends one of the account's sessions, a browser's or an app's, by its ID.
     public func revokeSession(id: String, principal: Principal, context: RequestContext) throws {

@@ -327,6 +327,12 @@ public protocol Store: Sendable {
     /// what ends a session that has no refresh token (RFC 7009 §2.1). `false`, with nothing
     /// written, when the session was marked ended before.
     func endSession(_ sid: String, at: Int64, until: Int64, writes: [StoreWrite]) throws(StoreError) -> Bool
+    /// Ends many of the account `userID`'s sessions in one transaction: each browser session of
+    /// `web` as ``revokeWebSession(id:userID:at:writes:)`` ends one, each app session of `apps`
+    /// (a refresh family of the account's) as ``endSession(_:at:until:writes:)`` does, and
+    /// `writes(id)` applied for each one ended. Returns the IDs it ended, browsers' first; one
+    /// already ended, unknown, or another account's is passed over.
+    func endSessions(userID: String, web: [String], apps: [String], at: Int64, until: Int64, writes: (String) -> [StoreWrite]) throws(StoreError) -> [String]
 
     // MARK: roles
 
