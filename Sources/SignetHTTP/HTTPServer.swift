@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 import Synchronization
 public import Foundation
@@ -74,6 +75,13 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    /// The port the socket `fd` is bound to, `nil` when it is bound to none: a passed socket's
+    /// port is known before the server takes it on.
+    public static func boundPort(_ fd: Int32) -> UInt16? {
+        let port = signet_bound_port(fd)
+        return port == 0 ? nil : port
+    }
 
     /// Starts listening. Throws when the address cannot be bound.
     public func start() throws {

@@ -46,18 +46,20 @@ public enum ConfigurationLoader {
     /// Loads the configuration. Development mode (its defaults, the client `dev`, http on
     /// loopback) is on exactly when neither a file nor `SIGNET_ISSUER` is given: a deployment
     /// configured through the environment alone is never silently a development server.
-    /// `listen`/`database` still come from flags or the environment.
+    /// `listen`/`database` still come from flags or the environment. `boundPort`: the port of a
+    /// socket the service manager passed, where the server answers whatever `listen` says, so
+    /// development mode makes its origin, issuer and redirect URIs from it.
     public static func load(
-        file: String?, environment: [String: String], listen: String? = nil, database: String? = nil
+        file: String?, environment: [String: String], listen: String? = nil, database: String? = nil, boundPort: UInt16? = nil
     ) throws -> ServerConfiguration {
         let contents = try file.map { try ConfigurationError.read($0, for: "configuration file", limit: maxFileLength) }
-        return try load(contents: contents, named: file ?? "", environment: environment, listen: listen, database: database)
+        return try load(contents: contents, named: file ?? "", environment: environment, listen: listen, database: database, boundPort: boundPort)
     }
 
-    /// ``load(file:environment:listen:database:)`` with the file's bytes already read (`nil`:
-    /// no file); `named` is the path its messages give.
+    /// ``load(file:environment:listen:database:boundPort:)`` with the file's bytes already read
+    /// (`nil`: no file); `named` is the path its messages give.
     package static func load(
-        contents: [UInt8]?, named file: String, environment: [String: String], listen: String? = nil, database: String? = nil
+        contents: [UInt8]?, named file: String, environment: [String: String], listen: String? = nil, database: String? = nil, boundPort: UInt16? = nil
     ) throws -> ServerConfiguration {
         var tree: JSONObject = [:]
         if let contents {
@@ -77,6 +79,10 @@ public enum ConfigurationLoader {
             set(&tree, path, value)
         }
         if let listen { tree["listen"] = .string(listen) }
+        if let boundPort {
+            let host = try string(tree, ["listen"]).map { try hostAndPort($0, "listen").0 } ?? "127.0.0.1"
+            tree["listen"] = .string("\(host):\(boundPort)")
+        }
         if let database { tree["database"] = .string(database) }
         var c = try build(tree, development: contents == nil && environment["SIGNET_ISSUER"] == nil)
         // The relay's password: from the environment, or the file email.password_file names.

@@ -2,6 +2,7 @@ import SignetAPI
 import SignetAuth
 import Foundation
 import SignetServer
+import SignetHTTP
 import SignetStore
 import SignetWebAuthn
 import SignetCrypto
@@ -28,13 +29,8 @@ enum ServeCommand {
         let inherited: Int32?
         do {
             inherited = try SocketActivation.socket(environment)
-            var loaded = try ConfigurationLoader.load(file: config, environment: environment, listen: listen, database: database)
-            if let inherited, case let port = SocketActivation.port(inherited), port != 0, port != loaded.listenPort {
-                // The passed socket's port is where the server answers: development mode's
-                // origin, issuer and redirect URIs are made from it.
-                loaded = try ConfigurationLoader.load(file: config, environment: environment, listen: "\(loaded.listenHost):\(port)", database: database)
-            }
-            configuration = loaded
+            configuration = try ConfigurationLoader.load(file: config, environment: environment, listen: listen, database: database,
+                                                         boundPort: inherited.flatMap(HTTPServer.boundPort))
             app = try SignetApp(configuration: configuration, inheritedSocket: inherited)
         } catch {
             FileHandle.standardError.write(Data("signet: cannot start: \(error)\n".utf8))

@@ -1,4 +1,3 @@
-import CSystem
 import Foundation
 import Glibc
 
@@ -24,11 +23,6 @@ enum SocketActivation {
         }
         return count == 1 ? firstDescriptor : nil
     }
-
-    /// The port the passed socket is bound to (0 when it is not a bound socket, which
-    /// ``HTTPServer`` then refuses). The socket, not the `listen` setting, decides where the
-    /// server answers, so in development mode the origin and issuer are made from this port.
-    static func port(_ fd: Int32) -> UInt16 { signet_bound_port(fd) }
 }
 
 /// Why the sockets the service manager passed cannot be listened on.

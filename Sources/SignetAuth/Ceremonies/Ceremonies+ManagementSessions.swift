@@ -24,22 +24,16 @@ extension Ceremonies {
             // out everywhere" ended is passed over, and its place kept (idle browsers are left
             // out by the query).
             let query = SessionQuery(after: place.after, limit: wanted + 1, seenAfter: idleSince(now))
-            let more: Bool
-            if place.apps {
-                let rows = try store.sessions(userID: user.id, now: now, query)
+            func keep<Row>(_ rows: [Row], in kept: inout [Row], at position: (Row) -> SessionPosition) -> Bool {
                 for row in rows.prefix(wanted) {
-                    place.after = SessionPosition(createdAt: row.createdAt, id: row.id)
-                    if !user.endedSession(row.id) { apps.append(row) }
+                    place.after = position(row)
+                    if !user.endedSession(position(row).id) { kept.append(row) }
                 }
-                more = rows.count > wanted
-            } else {
-                let rows = try store.webSessions(userID: user.id, now: now, query)
-                for row in rows.prefix(wanted) {
-                    place.after = SessionPosition(createdAt: row.createdAt, id: row.id)
-                    if !user.endedSession(row.id) { web.append(row) }
-                }
-                more = rows.count > wanted
+                return rows.count > wanted
             }
+            let more = place.apps
+                ? keep(try store.sessions(userID: user.id, now: now, query), in: &apps) { SessionPosition(createdAt: $0.createdAt, id: $0.id) }
+                : keep(try store.webSessions(userID: user.id, now: now, query), in: &web) { SessionPosition(createdAt: $0.createdAt, id: $0.id) }
             if more, web.count + apps.count == take {
                 next = place.text
                 break paging
