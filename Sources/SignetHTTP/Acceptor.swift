@@ -25,19 +25,6 @@ final class Acceptor: @unchecked Sendable {
     private var running = false
     private var closed = false
 
-    /// Binds `address` (`name` in the error) and listens with `backlog`. Throws when the address
-    /// cannot be bound.
-    convenience init(address: sockaddr_in, name: String, backlog: Int) throws(HTTPServerError) {
-        var address = address
-        let fd = signet_listen_ipv4(&address, Int32(clamping: backlog))
-        // Read before the message is built: its allocations may change errno.
-        let code = errno
-        guard fd >= 0 else {
-            throw HTTPServerError(message: "cannot listen on \(name) (address in use or not permitted: errno \(code))")
-        }
-        try self.init(listening: fd)
-    }
-
     /// Takes on the listening socket `fd` that the service manager passed (systemd's socket
     /// activation, sd_listen_fds(3)). Its other copy stays with the service manager, which
     /// keeps it listening while this process stops and the next starts: connections that come
@@ -50,7 +37,9 @@ final class Acceptor: @unchecked Sendable {
         try self.init(listening: fd)
     }
 
-    private init(listening fd: Int32) throws(HTTPServerError) {
+    /// Takes on the listening socket `fd` that ``HTTPServer/listen(host:port:backlog:)`` made: its
+    /// only descriptor, so closing it stops the listening.
+    init(listening fd: Int32) throws(HTTPServerError) {
         let doorbell = signet_eventfd()
         guard doorbell >= 0 else {
             close(fd)

@@ -83,19 +83,33 @@ public final class HTTPServer: @unchecked Sendable {
         return port == 0 ? nil : port
     }
 
+    /// Binds `host:port` (an IPv4 address; port 0 picks a free one) and listens with `backlog`,
+    /// before any server is made: for a caller that must know the port picked before it can
+    /// configure the server, which then takes the socket on as ``Configuration/inheritedSocket``.
+    /// Throws when the address cannot be bound.
+    public static func listen(host: String, port: UInt16, backlog: Int = Configuration().backlog) throws(HTTPServerError) -> Int32 {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            throw HTTPServerError(message: "listen host must be an IPv4 address, not \(host)")
+        }
+        let fd = signet_listen_ipv4(&address, Int32(clamping: backlog))
+        // Read before the message is built: its allocations may change errno.
+        let code = errno
+        guard fd >= 0 else {
+            throw HTTPServerError(message: "cannot listen on \(host):\(port) (address in use or not permitted: errno \(code))")
+        }
+        return fd
+    }
+
     /// Starts listening. Throws when the address cannot be bound.
     public func start() throws {
         let acceptor: Acceptor
         if let inherited = configuration.inheritedSocket {
             acceptor = try Acceptor(inherited: inherited)
         } else {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = configuration.port.bigEndian
-            guard inet_pton(AF_INET, configuration.host, &address.sin_addr) == 1 else {
-                throw HTTPServerError(message: "listen host must be an IPv4 address, not \(configuration.host)")
-            }
-            acceptor = try Acceptor(address: address, name: "\(configuration.host):\(configuration.port)", backlog: configuration.backlog)
+            acceptor = try Acceptor(listening: Self.listen(host: configuration.host, port: configuration.port, backlog: configuration.backlog))
         }
         var started: [HTTPWorker] = []
         do {

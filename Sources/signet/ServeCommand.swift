@@ -24,14 +24,24 @@ enum ServeCommand {
         }
         let environment = ProcessInfo.processInfo.environment
         let manager = ServiceManager(environment: environment)
-        let configuration: ServerConfiguration
+        var configuration: ServerConfiguration
         let app: SignetApp
         let inherited: Int32?
         do {
             inherited = try SocketActivation.socket(environment)
             configuration = try ConfigurationLoader.load(file: config, environment: environment, listen: listen, database: database,
                                                          boundPort: inherited.flatMap(HTTPServer.boundPort))
-            app = try SignetApp(configuration: configuration, inheritedSocket: inherited)
+            var socket = inherited
+            if inherited == nil && configuration.developmentMode && configuration.listenPort == 0 {
+                // Development mode makes its origin, issuer and redirect URIs from the port, so
+                // the free one port 0 asks for is picked before they are made. With no file to
+                // read again (development mode has none), the second load reads the environment.
+                let fd = try HTTPServer.listen(host: configuration.listenHost, port: 0)
+                socket = fd
+                configuration = try ConfigurationLoader.load(file: nil, environment: environment, listen: listen, database: database,
+                                                             boundPort: HTTPServer.boundPort(fd))
+            }
+            app = try SignetApp(configuration: configuration, inheritedSocket: socket)
         } catch {
             FileHandle.standardError.write(Data("signet: cannot start: \(error)\n".utf8))
             manager?.send(["STATUS": "cannot start: \(error)"])

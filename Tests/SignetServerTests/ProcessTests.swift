@@ -1,7 +1,9 @@
+import SignetAPI
 import SignetAuth
 import Foundation
 import SignetCrypto
 import SignetHTTP
+import SignetSoftware
 import SignetStore
 import SignetWebAuthn
 import Testing
@@ -226,6 +228,57 @@ import SignetTestSupport
         #expect(process.terminationStatus == 0)
         let log = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(log.contains("development mode") && log.contains("client_id \"dev\"") && log.contains("stopped"))
+    }
+
+    @Test("serve in development mode on port 0: the origin, issuer and redirect URIs name the port picked, so a passkey made for it signs up")
+    func developmentModeOnAFreePort() throws {
+        let directory = Scratch.directory.appendingPathComponent("signet-serve-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--listen", "127.0.0.1:0"]
+        process.currentDirectoryURL = directory
+        let stderr = Pipe()
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        // The start-up line, read as it comes (an end of file: the process stopped).
+        var said = ""
+        while !said.contains("\n") {
+            let data = stderr.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            said += String(decoding: data, as: UTF8.self)
+        }
+        let line = try #require(said.split(separator: "\n").first.map(String.init), "no start-up line")
+        let port = try #require(line.firstMatch(of: #/listening on http://127\.0\.0\.1:(\d+) /#).flatMap { UInt16($0.1) }, "\(line)")
+        #expect(port != 0)
+        let origin = "http://localhost:\(port)"
+        #expect(line.contains("origin \(origin),"), "\(line)")
+        let client = HTTPClient(port: port)
+        let discovery = try StrictJSON().parse(try client.send("GET", "/.well-known/openid-configuration").body)
+        #expect(discovery["issuer"]?.string == origin)
+        #expect(discovery["authorization_endpoint"]?.string == origin + "/authorize")
+        // A passkey made for the origin the line names signs up: with origin http://localhost:0,
+        // the server would refuse it (origin_not_allowed).
+        func post(_ path: String, _ body: JSONValue) throws -> JSONValue {
+            let response = try client.send("POST", path, body: Array(body.serialized.utf8))
+            try #require(response.status == 200, "\(path): \(String(decoding: response.body, as: UTF8.self))")
+            return try StrictJSON().parse(response.body)
+        }
+        let start = try post("/passkey/register", .object(["client_id": .string("dev"), "user_profile": .object(["email": .string("free@port.test")])]))
+        let options = try #require(start["authn_params_public_key"])
+        let made = try SoftwareAuthenticator().register(
+            rpID: "localhost", origin: origin, challenge: try #require(options["challenge"]?.string.flatMap { Base64URL.decode($0) }),
+            userHandle: try #require(options["user"]?["id"]?.string.flatMap { Base64URL.decode($0) }), userName: "free@port.test")
+        let tokens = try post("/oauth/token", .object([
+            "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": try #require(start["auth_session"]), "authn_response": made.json,
+        ]))
+        #expect(tokens["access_token"]?.string != nil)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
     }
 
     @Test("the start-up line never shows the database password")
