@@ -1,19 +1,43 @@
 /* <sys/socket.h> declares accept4 only with _GNU_SOURCE. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <string.h>
 #include <unistd.h>
 #include "csystem.h"
 
-int signet_listen_ipv4(const void *address, int backlog) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+int signet_ip_address(const char *host, unsigned short port, void *address, unsigned int *length) {
+    memset(address, 0, sizeof(struct sockaddr_storage));
+    struct sockaddr_in *v4 = address;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        *length = sizeof *v4;
+        return AF_INET;
+    }
+    memset(address, 0, sizeof(struct sockaddr_storage));
+    struct sockaddr_in6 *v6 = address;
+    if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        *length = sizeof *v6;
+        return AF_INET6;
+    }
+    return -1;
+}
+
+int signet_listen(const void *address, unsigned int length, int backlog) {
+    int family = ((const struct sockaddr *)address)->sa_family;
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return -1;
-    int on = 1;
+    int on = 1, off = 0;
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0
-        || bind(fd, (const struct sockaddr *)address, sizeof(struct sockaddr_in)) != 0 || listen(fd, backlog) != 0) {
+        || (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off) != 0)
+        || bind(fd, (const struct sockaddr *)address, length) != 0 || listen(fd, backlog) != 0) {
         int saved = errno;
         close(fd);
         errno = saved;

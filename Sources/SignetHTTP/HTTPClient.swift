@@ -62,31 +62,22 @@ public final class HTTPClient: @unchecked Sendable {
     /// Opens the connection (done lazily by ``send(_:_:headers:body:)``).
     public func connect() throws {
         guard fd < 0 else { return }
-        let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard s >= 0 else { throw Failure(description: "socket: \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        inet_pton(AF_INET, host, &address.sin_addr)
-        var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))
-        setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var one: Int32 = 1
-        setsockopt(s, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        if let source {
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            inet_pton(AF_INET, source, &local.sin_addr)
-            let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-            guard bound == 0 else {
-                Glibc.close(s)
-                throw Failure(description: "bind to \(source) failed (errno \(errno))")
+        guard let address = SocketAddress(host: host, port: port) else {
+            throw Failure(description: "\(host) is not an IPv4 or IPv6 address")
+        }
+        var bindFailure: Int32?
+        let s = address.connect { s in
+            var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))
+            setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            guard let source else { return true }
+            guard let local = SocketAddress(host: source, port: 0), local.withSockaddr({ Glibc.bind(s, $0, $1) }) == 0 else {
+                bindFailure = errno
+                return false
             }
+            return true
         }
-        let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0 else {
-            Glibc.close(s)
-            throw Failure(description: "connect to \(host):\(port) failed (errno \(errno))")
-        }
+        if let bindFailure, let source { throw Failure(description: "bind to \(source) failed (errno \(bindFailure))") }
+        guard s >= 0 else { throw Failure(description: "connect to \(address.authority) failed (errno \(errno))") }
         fd = s
     }
 
@@ -105,7 +96,7 @@ public final class HTTPClient: @unchecked Sendable {
     /// `headers` says otherwise.
     @discardableResult
     public func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> Response {
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\n"
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(SocketAddress.authority(host, port))\r\n"
         var hasType = false
         for (name, value) in headers {
             head += "\(name): \(value)\r\n"

@@ -83,22 +83,20 @@ public final class HTTPServer: @unchecked Sendable {
         return port == 0 ? nil : port
     }
 
-    /// Binds `host:port` (an IPv4 address; port 0 picks a free one) and listens with `backlog`,
-    /// before any server is made: for a caller that must know the port picked before it can
-    /// configure the server, which then takes the socket on as ``Configuration/inheritedSocket``.
-    /// Throws when the address cannot be bound.
+    /// Binds `host:port` (a numeric IPv4 or IPv6 address; port 0 picks a free one) and listens
+    /// with `backlog`, before any server is made: for a caller that must know the port picked
+    /// before it can configure the server, which then takes the socket on as
+    /// ``Configuration/inheritedSocket``. `::` takes IPv4 clients too. Throws when the address
+    /// cannot be bound.
     public static func listen(host: String, port: UInt16, backlog: Int = Configuration().backlog) throws(HTTPServerError) -> Int32 {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            throw HTTPServerError(message: "listen host must be an IPv4 address, not \(host)")
+        guard let address = SocketAddress(host: host, port: port) else {
+            throw HTTPServerError(message: "listen host must be an IPv4 or IPv6 address, not \(host)")
         }
-        let fd = signet_listen_ipv4(&address, Int32(clamping: backlog))
+        let fd = address.listen(backlog: backlog)
         // Read before the message is built: its allocations may change errno.
         let code = errno
         guard fd >= 0 else {
-            throw HTTPServerError(message: "cannot listen on \(host):\(port) (address in use or not permitted: errno \(code))")
+            throw HTTPServerError(message: "cannot listen on \(address.authority) (address in use or not permitted: errno \(code))")
         }
         return fd
     }
@@ -257,7 +255,16 @@ public final class HTTPServer: @unchecked Sendable {
             let ok: UnsafePointer<CChar>?
             if family == sa_family_t(AF_INET6) {
                 var a = address.load(as: sockaddr_in6.self).sin6_addr
-                ok = inet_ntop(AF_INET6, &a, buffer.baseAddress!, 64)
+                let isMapped = withUnsafeBytes(of: a) { $0.prefix(10).allSatisfy { $0 == 0 } && $0[10] == 0xff && $0[11] == 0xff }
+                if isMapped {
+                    // An IPv4 client of a dual-stack socket (::ffff:a.b.c.d, RFC 4291 §2.5.5.2) is
+                    // named as IPv4, as it would be on an IPv4 socket: in the access log, the
+                    // audit trail and the rate limits alike.
+                    var v4 = withUnsafeBytes(of: a) { bytes in in_addr(s_addr: bytes.suffix(4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }) }
+                    ok = inet_ntop(AF_INET, &v4, buffer.baseAddress!, 64)
+                } else {
+                    ok = inet_ntop(AF_INET6, &a, buffer.baseAddress!, 64)
+                }
             } else {
                 var a = address.load(as: sockaddr_in.self).sin_addr
                 ok = inet_ntop(AF_INET, &a, buffer.baseAddress!, 64)

@@ -1,6 +1,7 @@
 import Foundation
 package import SignetWebAuthn
 public import SignetAuth
+import SignetHTTP
 
 /// Reads `signet.json`, applies `SIGNET_...` environment overrides and validates the result.
 /// Every setting has an environment name: its path in upper case joined by `_`
@@ -81,7 +82,7 @@ public enum ConfigurationLoader {
         if let listen { tree["listen"] = .string(listen) }
         if let boundPort {
             let host = try string(tree, ["listen"]).map { try hostAndPort($0, "listen").0 } ?? "127.0.0.1"
-            tree["listen"] = .string("\(host):\(boundPort)")
+            tree["listen"] = .string(SocketAddress.authority(host, boundPort))
         }
         if let database { tree["database"] = .string(database) }
         var c = try build(tree, development: contents == nil && environment["SIGNET_ISSUER"] == nil)
@@ -160,12 +161,28 @@ public enum ConfigurationLoader {
     }
 
     /// `HOST:PORT`.
+    /// `HOST:PORT`, or `[IPv6]:PORT` (RFC 3986 §3.2.2): the host without brackets, checked to be
+    /// a numeric IPv4 or IPv6 address, the only kind the server binds.
     static func hostAndPort(_ text: String, _ setting: String) throws -> (String, UInt16) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, let port = UInt16(parts[1]), !parts[0].isEmpty else {
-            throw ConfigurationError("\(setting) must be HOST:PORT, such as 127.0.0.1:8080 (got \"\(text)\")")
+        let host: Substring, port: Substring
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]"), text[close...].hasPrefix("]:") {
+            host = text[text.index(after: text.startIndex)..<close]
+            port = text[text.index(close, offsetBy: 2)...]
+        } else {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2 else { throw hostAndPortError(text, setting) }
+            (host, port) = (parts[0], parts[1])
         }
-        return (String(parts[0]), port)
+        guard let number = UInt16(port), port.allSatisfy({ $0.isASCII && $0.isNumber }), !host.isEmpty else { throw hostAndPortError(text, setting) }
+        let address = String(host)
+        guard SocketAddress(host: address, port: number) != nil, text.hasPrefix("[") == address.contains(":") else {
+            throw ConfigurationError("\(setting) must name a numeric IPv4 address, such as 0.0.0.0, or an IPv6 one in brackets, such as [::] (got \"\(text)\")")
+        }
+        return (address, number)
+    }
+
+    private static func hostAndPortError(_ text: String, _ setting: String) -> ConfigurationError {
+        ConfigurationError("\(setting) must be HOST:PORT, such as 127.0.0.1:8080 or [::]:8080 (got \"\(text)\")")
     }
 
     static func build(_ tree: JSONObject, development: Bool) throws -> ServerConfiguration {

@@ -167,7 +167,7 @@ final class LoadDriver: @unchecked Sendable {
             }
         }
         if client.fd < 0 {
-            guard let fd = Self.connect(client.target) else { return "connect to \(client.target.host):\(client.target.port) failed" }
+            guard let fd = Self.connect(client.target) else { return "connect to \(SocketAddress.authority(client.target.host, client.target.port)) failed" }
             client.fd = fd
         }
         client.stage = .challenge
@@ -182,7 +182,7 @@ final class LoadDriver: @unchecked Sendable {
             guard let made = try? key.proof(method: "POST", url: client.target.origin + path) else { return "cannot make a DPoP proof" }
             proof = "DPoP: \(made)\r\n"
         }
-        client.output = Array("POST \(path) HTTP/1.1\r\nHost: \(client.target.host):\(client.target.port)\r\nContent-Type: application/json\r\n\(proof)Content-Length: \(bytes.count)\r\n\r\n".utf8) + bytes
+        client.output = Array("POST \(path) HTTP/1.1\r\nHost: \(SocketAddress.authority(client.target.host, client.target.port))\r\nContent-Type: application/json\r\n\(proof)Content-Length: \(bytes.count)\r\n\r\n".utf8) + bytes
         client.sent = 0
         return flush(client)
     }
@@ -255,16 +255,10 @@ final class LoadDriver: @unchecked Sendable {
 
     /// A non-blocking TCP connection with Nagle off, or `nil`.
     static func connect(_ target: LoginBenchmark.Target) -> Int32? {
-        let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let address = SocketAddress(host: target.host, port: target.port) else { return nil }
+        let s = address.connect()
         guard s >= 0 else { return nil }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = target.port.bigEndian
-        inet_pton(AF_INET, target.host, &address.sin_addr)
-        var one: Int32 = 1
-        setsockopt(s, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0, fcntl(s, F_SETFL, fcntl(s, F_GETFL) | O_NONBLOCK) == 0 else {
+        guard fcntl(s, F_SETFL, fcntl(s, F_GETFL) | O_NONBLOCK) == 0 else {
             close(s)
             return nil
         }

@@ -236,10 +236,13 @@ struct LoginBenchmark {
         var targets: [Target] = []
         if let url {
             for item in url.split(separator: ",") {
-                guard let components = URLComponents(string: String(item)), let host = components.host, let port = components.port else {
+                guard let components = URLComponents(string: String(item)), let named = components.host, let port = components.port else {
                     throw Failure(description: "--url must be http://HOST:PORT[,http://HOST:PORT...]")
                 }
-                let rpID = host == "127.0.0.1" ? "localhost" : host
+                // An IPv6 address comes in brackets (http://[::1]:8080); a loopback address is
+                // development mode's RP ID, localhost.
+                let host = named.hasPrefix("[") && named.hasSuffix("]") ? String(named.dropFirst().dropLast()) : named
+                let rpID = host == "127.0.0.1" || host == "::1" ? "localhost" : host
                 targets.append(Target(host: host == "localhost" ? "127.0.0.1" : host, port: UInt16(port), origin: origin ?? "http://\(rpID):\(port)", rpID: rpID))
             }
         } else {

@@ -230,30 +230,37 @@ import SignetTestSupport
         #expect(log.contains("development mode") && log.contains("client_id \"dev\"") && log.contains("stopped"))
     }
 
+    /// `signet serve` with `listen` in development mode in `directory`, and its start-up line
+    /// with the port it names after `listening on http://HOST:`. Standard error goes to a file,
+    /// which cannot fill up and stop the server as its access log grows.
+    static func serveDevelopment(listen: String, in directory: URL) throws -> (Process, line: String, port: UInt16) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--listen", listen]
+        process.currentDirectoryURL = directory
+        let errors = directory.appendingPathComponent("stderr")
+        guard FileManager.default.createFile(atPath: errors.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        process.standardError = try FileHandle(forWritingTo: errors)
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        var line = ""
+        _ = eventually(timeout: 30) {
+            line = String(decoding: try Data(contentsOf: errors), as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+            return !line.isEmpty || !process.isRunning
+        }
+        let port = line.firstMatch(of: #/listening on http://(?:\[[0-9a-f:]+\]|[0-9.]+):(\d+) /#).flatMap { UInt16($0.1) } ?? 0
+        return (process, line, port)
+    }
+
     @Test("serve in development mode on port 0: the origin, issuer and redirect URIs name the port picked, so a passkey made for it signs up")
     func developmentModeOnAFreePort() throws {
         let directory = Scratch.directory.appendingPathComponent("signet-serve-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--listen", "127.0.0.1:0"]
-        process.currentDirectoryURL = directory
-        let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let (process, line, port) = try Self.serveDevelopment(listen: "127.0.0.1:0", in: directory)
         defer { if process.isRunning { process.terminate() } }
-        // The start-up line, read as it comes (an end of file: the process stopped).
-        var said = ""
-        while !said.contains("\n") {
-            let data = stderr.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            said += String(decoding: data, as: UTF8.self)
-        }
-        let line = try #require(said.split(separator: "\n").first.map(String.init), "no start-up line")
-        let port = try #require(line.firstMatch(of: #/listening on http://127\.0\.0\.1:(\d+) /#).flatMap { UInt16($0.1) }, "\(line)")
-        #expect(port != 0)
+        #expect(line.hasPrefix("signet: listening on http://127.0.0.1:\(port) "), "\(line)")
+        try #require(port != 0, "\(line)")
         let origin = "http://localhost:\(port)"
         #expect(line.contains("origin \(origin),"), "\(line)")
         let client = HTTPClient(port: port)
@@ -276,6 +283,25 @@ import SignetTestSupport
             "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": try #require(start["auth_session"]), "authn_response": made.json,
         ]))
         #expect(tokens["access_token"]?.string != nil)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test("serve on [::]:0 answers IPv6 and IPv4, and bench login runs sign-ins against http://[::1]:PORT")
+    func ipv6() throws {
+        let directory = Scratch.directory.appendingPathComponent("signet-serve-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (process, line, port) = try Self.serveDevelopment(listen: "[::]:0", in: directory)
+        defer { if process.isRunning { process.terminate() } }
+        #expect(line.hasPrefix("signet: listening on http://[::]:\(port) (development mode: RP ID localhost, origin http://localhost:\(port),"), "\(line)")
+        try #require(port != 0, "\(line)")
+        #expect(try HTTPClient(host: "127.0.0.1", port: port).send("GET", "/healthz").status == 200)
+        let (status, output) = try Self.run(["bench", "login", "--url", "http://[::1]:\(port)", "--duration", "1", "--concurrency", "2", "--idle-connections", "0", "--json"])
+        #expect(status == 0, "\(output)")
+        let report = try StrictJSON().parse(Array(output.utf8))
+        #expect((report["signins"]?.int64 ?? 0) > 0 && report["failures"] == .int(0), "\(output)")
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)

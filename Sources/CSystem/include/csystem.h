@@ -8,10 +8,16 @@
  * (negative: no limit), where poll(2) counts whole milliseconds. Returns what ppoll returns. */
 int signet_poll_ns(void *fds, unsigned long count, long long nanoseconds);
 
-/* A listening TCP socket on `address` (a struct sockaddr_in) with SO_REUSEADDR (a restart binds
- * while the last run's connections are in TIME_WAIT), non-blocking and close-on-exec; -1 and
- * errno when it cannot be bound. */
-int signet_listen_ipv4(const void *address, int backlog);
+/* The socket address of `host`, a numeric IPv4 or IPv6 address (inet_pton(3)), and `port`, into
+ * `address` (room for a struct sockaddr_storage) and its size into `length`: returns AF_INET or
+ * AF_INET6, or -1 when `host` is neither. */
+int signet_ip_address(const char *host, unsigned short port, void *address, unsigned int *length);
+
+/* A listening TCP socket on `address` (`length` bytes: a struct sockaddr_in or sockaddr_in6) with
+ * SO_REUSEADDR (a restart binds while the last run's connections are in TIME_WAIT), non-blocking
+ * and close-on-exec; an IPv6 socket with IPV6_V6ONLY off, so `::` takes IPv4 clients too
+ * (as mapped addresses), whatever net.ipv6.bindv6only says. -1 and errno when it cannot be bound. */
+int signet_listen(const void *address, unsigned int length, int backlog);
 
 /* Takes on a listening socket another process made (systemd's socket activation): 0 when `fd`
  * is a listening TCP socket of IPv4 or IPv6, made non-blocking and close-on-exec; -1 and errno
