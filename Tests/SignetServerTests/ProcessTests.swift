@@ -230,10 +230,14 @@ import SignetTestSupport
         #expect(log.contains("development mode") && log.contains("client_id \"dev\"") && log.contains("stopped"))
     }
 
-    /// `signet serve` with `listen` in development mode in `directory`, and its start-up line
-    /// with the port it names after `listening on http://HOST:`. Standard error goes to a file,
-    /// which cannot fill up and stop the server as its access log grows.
-    static func serveDevelopment(listen: String, in directory: URL) throws -> (Process, line: String, port: UInt16) {
+    /// Runs `signet serve --listen LISTEN` in development mode in a directory of its own, gives
+    /// `body` its start-up line and the port the line names after `listening on http://HOST:`,
+    /// then stops it with SIGTERM, which must end it with status 0. Standard error goes to a
+    /// file, which cannot fill up and stop the server as its access log grows.
+    static func withDevelopmentServer(listen: String, _ body: (_ line: String, _ port: UInt16) throws -> Void) throws {
+        let directory = Scratch.directory.appendingPathComponent("signet-serve-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
         let process = Process()
         process.executableURL = binary
         process.arguments = ["serve", "--listen", listen]
@@ -243,68 +247,59 @@ import SignetTestSupport
         process.standardError = try FileHandle(forWritingTo: errors)
         process.standardOutput = FileHandle.nullDevice
         try process.run()
+        defer { if process.isRunning { process.terminate() } }
         var line = ""
         _ = eventually(timeout: 30) {
             line = String(decoding: try Data(contentsOf: errors), as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
             return !line.isEmpty || !process.isRunning
         }
-        let port = line.firstMatch(of: #/listening on http://(?:\[[0-9a-f:]+\]|[0-9.]+):(\d+) /#).flatMap { UInt16($0.1) } ?? 0
-        return (process, line, port)
+        let port = try #require(line.firstMatch(of: #/listening on http://(?:\[[0-9a-f:]+\]|[0-9.]+):(\d+) /#).flatMap { UInt16($0.1) }, "\(line)")
+        try #require(port != 0, "\(line)")
+        try body(line, port)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
     }
 
     @Test("serve in development mode on port 0: the origin, issuer and redirect URIs name the port picked, so a passkey made for it signs up")
     func developmentModeOnAFreePort() throws {
-        let directory = Scratch.directory.appendingPathComponent("signet-serve-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (process, line, port) = try Self.serveDevelopment(listen: "127.0.0.1:0", in: directory)
-        defer { if process.isRunning { process.terminate() } }
-        #expect(line.hasPrefix("signet: listening on http://127.0.0.1:\(port) "), "\(line)")
-        try #require(port != 0, "\(line)")
-        let origin = "http://localhost:\(port)"
-        #expect(line.contains("origin \(origin),"), "\(line)")
-        let client = HTTPClient(port: port)
-        let discovery = try StrictJSON().parse(try client.send("GET", "/.well-known/openid-configuration").body)
-        #expect(discovery["issuer"]?.string == origin)
-        #expect(discovery["authorization_endpoint"]?.string == origin + "/authorize")
-        // A passkey made for the origin the line names signs up: with origin http://localhost:0,
-        // the server would refuse it (origin_not_allowed).
-        func post(_ path: String, _ body: JSONValue) throws -> JSONValue {
-            let response = try client.send("POST", path, body: Array(body.serialized.utf8))
-            try #require(response.status == 200, "\(path): \(String(decoding: response.body, as: UTF8.self))")
-            return try StrictJSON().parse(response.body)
+        try Self.withDevelopmentServer(listen: "127.0.0.1:0") { line, port in
+            #expect(line.hasPrefix("signet: listening on http://127.0.0.1:\(port) "), "\(line)")
+            let origin = "http://localhost:\(port)"
+            #expect(line.contains("origin \(origin),"), "\(line)")
+            let client = HTTPClient(port: port)
+            let discovery = try StrictJSON().parse(try client.send("GET", "/.well-known/openid-configuration").body)
+            #expect(discovery["issuer"]?.string == origin)
+            #expect(discovery["authorization_endpoint"]?.string == origin + "/authorize")
+            // A passkey made for the origin the line names signs up: with origin http://localhost:0,
+            // the server would refuse it (origin_not_allowed).
+            func post(_ path: String, _ body: JSONValue) throws -> JSONValue {
+                let response = try client.send("POST", path, body: Array(body.serialized.utf8))
+                try #require(response.status == 200, "\(path): \(String(decoding: response.body, as: UTF8.self))")
+                return try StrictJSON().parse(response.body)
+            }
+            let start = try post("/passkey/register", .object(["client_id": .string("dev"), "user_profile": .object(["email": .string("free@port.test")])]))
+            let options = try #require(start["authn_params_public_key"])
+            let made = try SoftwareAuthenticator().register(
+                rpID: "localhost", origin: origin, challenge: try #require(options["challenge"]?.string.flatMap { Base64URL.decode($0) }),
+                userHandle: try #require(options["user"]?["id"]?.string.flatMap { Base64URL.decode($0) }), userName: "free@port.test")
+            let tokens = try post("/oauth/token", .object([
+                "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": try #require(start["auth_session"]), "authn_response": made.json,
+            ]))
+            #expect(tokens["access_token"]?.string != nil)
         }
-        let start = try post("/passkey/register", .object(["client_id": .string("dev"), "user_profile": .object(["email": .string("free@port.test")])]))
-        let options = try #require(start["authn_params_public_key"])
-        let made = try SoftwareAuthenticator().register(
-            rpID: "localhost", origin: origin, challenge: try #require(options["challenge"]?.string.flatMap { Base64URL.decode($0) }),
-            userHandle: try #require(options["user"]?["id"]?.string.flatMap { Base64URL.decode($0) }), userName: "free@port.test")
-        let tokens = try post("/oauth/token", .object([
-            "grant_type": .string(GrantType.webauthn), "client_id": .string("dev"), "auth_session": try #require(start["auth_session"]), "authn_response": made.json,
-        ]))
-        #expect(tokens["access_token"]?.string != nil)
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
     }
 
     @Test("serve on [::]:0 answers IPv6 and IPv4, and bench login runs sign-ins against http://[::1]:PORT")
     func ipv6() throws {
-        let directory = Scratch.directory.appendingPathComponent("signet-serve-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (process, line, port) = try Self.serveDevelopment(listen: "[::]:0", in: directory)
-        defer { if process.isRunning { process.terminate() } }
-        #expect(line.hasPrefix("signet: listening on http://[::]:\(port) (development mode: RP ID localhost, origin http://localhost:\(port),"), "\(line)")
-        try #require(port != 0, "\(line)")
-        #expect(try HTTPClient(host: "127.0.0.1", port: port).send("GET", "/healthz").status == 200)
-        let (status, output) = try Self.run(["bench", "login", "--url", "http://[::1]:\(port)", "--duration", "1", "--concurrency", "2", "--idle-connections", "0", "--json"])
-        #expect(status == 0, "\(output)")
-        let report = try StrictJSON().parse(Array(output.utf8))
-        #expect((report["signins"]?.int64 ?? 0) > 0 && report["failures"] == .int(0), "\(output)")
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        try Self.withDevelopmentServer(listen: "[::]:0") { line, port in
+            #expect(line.hasPrefix("signet: listening on http://[::]:\(port) (development mode: RP ID localhost, origin http://localhost:\(port),"), "\(line)")
+            #expect(try HTTPClient(host: "127.0.0.1", port: port).send("GET", "/healthz").status == 200)
+            let (status, output) = try Self.run(["bench", "login", "--url", "http://[::1]:\(port)", "--duration", "1", "--concurrency", "2", "--idle-connections", "0", "--json"])
+            #expect(status == 0, "\(output)")
+            let report = try StrictJSON().parse(Array(output.utf8))
+            #expect((report["signins"]?.int64 ?? 0) > 0 && report["failures"] == .int(0), "\(output)")
+        }
     }
 
     @Test("the start-up line never shows the database password")
