@@ -160,7 +160,6 @@ public enum ConfigurationLoader {
         return bytes
     }
 
-    /// `HOST:PORT`.
     /// `HOST:PORT`, or `[IPv6]:PORT` (RFC 3986 §3.2.2): the host without brackets, checked to be
     /// a numeric IPv4 or IPv6 address, the only kind the server binds.
     static func hostAndPort(_ text: String, _ setting: String) throws -> (String, UInt16) {
