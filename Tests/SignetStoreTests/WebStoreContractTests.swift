@@ -10,6 +10,15 @@ import Testing
                       amr: ["pop", "user"], credential: "cred", createdAt: at, lastSeenAt: at, expiresAt: at + 3_600_000, userAgent: "Chrome é", remote: "127.0.0.1")
     }
 
+    /// A browser session `web` and an app session (the refresh family `family`, its one token
+    /// `hash`, good until `expiresAt`) of `userID`, both made at `at`.
+    static func sessionPair(_ userID: String, web: String, family: String, hash: [UInt8], at: Int64, expiresAt: Int64) -> [StoreWrite] {
+        var browser = session(userID, at: at)
+        browser.id = web
+        return [.webSession(browser), .refreshToken(RefreshTokenRow(hash: hash, family: family, userID: userID, clientID: "app", scope: "openid",
+                                                                    authTime: 1, amr: ["pop"], expiresAt: expiresAt, createdAt: at))]
+    }
+
     @Test("SSO sessions: stored with the sign-in, touched (and stepped up) only while live, listed, revoked once, gone with the account", arguments: Backend.available)
     func webSessions(_ backend: Backend) throws {
         let store = try backend.open()
@@ -45,11 +54,7 @@ import Testing
         // Five of each, the last two at the same millisecond.
         var writes: [StoreWrite] = []
         for i in 0..<5 {
-            let at = start + Int64(min(i, 3))
-            var web = Self.session(u.id, at: at)
-            web.id = "ws-\(i)"
-            writes += [.webSession(web), .refreshToken(RefreshTokenRow(hash: [UInt8(i), 1], family: "fam-\(i)", userID: u.id, clientID: "app", scope: "openid",
-                                                                      authTime: 1, amr: ["pop"], expiresAt: start + 60_000, createdAt: at))]
+            writes += Self.sessionPair(u.id, web: "ws-\(i)", family: "fam-\(i)", hash: [UInt8(i), 1], at: start + Int64(min(i, 3)), expiresAt: start + 60_000)
         }
         try store.perform(writes)
         let later = start + 10
@@ -87,10 +92,7 @@ import Testing
         var writes: [StoreWrite] = []
         for (owner, name) in [(u, "u"), (v, "v")] {
             for i in 0..<3 {
-                var web = Self.session(owner.id, at: start + Int64(i))
-                web.id = "ws-\(name)\(i)"
-                writes += [.webSession(web), .refreshToken(RefreshTokenRow(hash: Array("\(name)\(i)".utf8), family: "fam-\(name)\(i)", userID: owner.id, clientID: "app",
-                                                                          scope: "openid", authTime: 1, amr: ["pop"], expiresAt: start + 60_000, createdAt: start))]
+                writes += Self.sessionPair(owner.id, web: "ws-\(name)\(i)", family: "fam-\(name)\(i)", hash: Array("\(name)\(i)".utf8), at: start + Int64(i), expiresAt: start + 60_000)
             }
         }
         try store.perform(writes)
