@@ -220,6 +220,13 @@ public enum AuditKind: String, CaseIterable, Sendable, Codable {
         .signingKeyRotated, .signingKeyDestroyed, .signingKeyRevoked, .backchannelLogoutDropped, .logStreamDelivery,
     ]
 
+    /// The kinds written only when something was refused or went wrong (their ``meaning`` ends
+    /// "failures only"): their own words already say so, so the account page adds no "refused".
+    public static let failuresOnly: Set<AuditKind> = [
+        .signUpChallenge, .possibleClonedAuthenticator, .authorizationCode, .authorizationCodeReused, .clientAuthentication,
+        .refreshTokenReused, .addPasskey, .actionChallenge, .mailDropped, .backchannelLogoutDropped,
+    ]
+
     /// An operator's change through the Management API or `signet admin`: the address it came
     /// from is the operator's, which the account's own page does not show.
     public var byOperator: Bool { rawValue.utf8.starts(with: "admin_".utf8) }

@@ -255,8 +255,13 @@ extension SignetService {
         let older = history.count > Self.eventsShown ? history[Self.eventsShown - 1].id : ""
         let events = history.prefix(Self.eventsShown).compactMap { e -> [String: TemplateValue]? in
             guard let text = strings["event_" + e.type] else { return nil }
-            return ["kind": .text(text), "what": .text(e.key_name ?? ""), "at": .text(when(e.at * 1000)),
-                    "outcome": .text(e.outcome == "success" ? "" : strings["failed"] ?? ""), "address": .text(e.address ?? "")]
+            // A refusal in its own words ("Passkey not added", not "Passkey added · refused");
+            // a kind without them says "refused" after its time, unless it is only ever a refusal.
+            let refused = e.outcome != "success"
+            let refusal = refused ? strings["event_\(e.type)_refused"] : nil
+            let marked = refused && refusal == nil && !(AuditKind(rawValue: e.type).map(AuditKind.failuresOnly.contains) ?? false)
+            return ["kind": .text(refusal ?? text), "refused": .bool(refused), "what": .text(e.key_name ?? ""), "at": .text(when(e.at * 1000)),
+                    "outcome": .text(marked ? strings["failed"] ?? "" : ""), "address": .text(e.address ?? "")]
         }
         // What each grants, in the setting's descriptions (a name where one is empty).
         let roles = try ceremonies.accountRoles(principal).map { r -> [String: TemplateValue] in

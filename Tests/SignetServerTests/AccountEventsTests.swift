@@ -112,6 +112,46 @@ import Testing
         }
     }
 
+    @Test("the account page words a refusal as one (\"Passkey not removed\", not \"Passkey removed · refused\"), in red; a kind that is only ever a refusal gets no mark; one without its own words keeps \"refused\"")
+    func accountPageRefusals() throws {
+        let server = try TestServer.withOperators()
+        let browser = WebBrowser(server)
+        _ = try browser.signUp(email: "refusals@signet.test")
+        let user = try #require(try server.store.user(email: "refusals@signet.test"))
+        // A real refusal: the account's last passkey cannot be removed.
+        let only = try #require(try server.store.credentials(userID: user.id).first)
+        try browser.page("/account")
+        let removal = try browser.form("/account/passkeys/\(Base64URL.encode(only.id))/revoke", [])
+        #expect(removal.status == 409 && removal.html.contains("data-reason=\"last_credential\""), "\(removal.status)")
+        // Rows as the ceremonies write them: a refused passkey sign-in, a stolen refresh token (a
+        // kind written only as a refusal), and a refusal of a kind the pages have no words for.
+        var at = Int64(Date().timeIntervalSince1970 * 1000)
+        for (kind, outcome) in [(AuditKind.signIn, "failure"), (.refreshTokenReused, "failure"), (.otpSignIn, "failure"), (.signIn, "success")] {
+            at += 1
+            try server.store.appendAudit(AuditEvent(at: at, kind: kind.rawValue, outcome: outcome, userID: user.id, remote: "127.0.0.1"))
+        }
+        let rows = Self.rows(try browser.page("/account").html)
+        #expect(rows.map(\.kind) == ["Signed in with a passkey", "Signed in with an email code", "A stolen session token was used: the session was ended",
+                                     "Passkey sign-in refused", "Passkey not removed", "Account created"], "\(rows)")
+        #expect(rows.map(\.red) == [false, true, true, true, true, false], "\(rows)")
+        #expect(rows.map { $0.meta.contains("refused") } == [false, true, false, false, false, false], "\(rows)")
+        // In each language the pages speak, with the same words for the same kinds.
+        let french = Self.rows(try browser.page("/account?ui_locales=fr").html)
+        #expect(french[3].kind == "Connexion avec une clé d’accès refusée" && french[4].kind == "Clé d’accès non retirée" && french[1].meta.contains("refusée"), "\(french)")
+    }
+
+    /// The history's rows on an account page: each event's words, whether they are in red, and
+    /// the line under them (time, a "refused" mark, address).
+    static func rows(_ html: String) -> [(kind: String, red: Bool, meta: String)] {
+        html.components(separatedBy: "<li data-testid=\"event-row\">").dropFirst().map { row in
+            let open = row.range(of: "<span class=\"event-kind")!
+            let tag = row[open.upperBound...].prefix { $0 != ">" }
+            let text = row[open.upperBound...].drop { $0 != ">" }.dropFirst().prefix { $0 != "<" }
+            let meta = row.range(of: "<span class=\"meta\">").map { row[$0.upperBound...].prefix { $0 != "<" } } ?? ""
+            return (String(text), tag.contains("danger"), String(meta))
+        }
+    }
+
     /// The `href` of the link marked `testID` on a page, unescaped.
     static func href(_ html: String, _ testID: String) -> String? {
         guard let mark = html.range(of: "data-testid=\"\(testID)\"") else { return nil }

@@ -40,9 +40,13 @@ import Testing
                 let shown = table["event_" + kind.rawValue] != nil
                 #expect(shown != AuditKind.notInOwnHistory.contains(kind), "\(language): \(kind.rawValue) is \(shown ? "both shown and left out" : "neither shown nor left out")")
             }
-            // No line for a kind that is not in the list.
+            // No line for a kind that is not in the list; words for a refusal only for a kind shown
+            // that is not only ever a refusal, and for the same kinds in every language.
             let kinds = Set(AuditKind.allCases.map { "event_" + $0.rawValue })
-            #expect(table.keys.filter { $0.hasPrefix("event_") && !kinds.contains($0) }.isEmpty, "\(language)")
+            let refusals = Set(AuditKind.allCases.filter { !AuditKind.notInOwnHistory.contains($0) && !AuditKind.failuresOnly.contains($0) }
+                .map { "event_\($0.rawValue)_refused" })
+            #expect(table.keys.filter { $0.hasPrefix("event_") && !kinds.contains($0) && !refusals.contains($0) }.isEmpty, "\(language)")
+            #expect(Set(table.keys.filter { $0.hasSuffix("_refused") }) == Set(Strings.table("en").keys.filter { $0.hasSuffix("_refused") }), "\(language)")
         }
     }
 
@@ -62,6 +66,13 @@ import Testing
         #expect(try browser.page("/account?ui_locales=es").html.contains("Un administrador cambió tu cuenta"))
         // The sign-up's sealed session and the operator's token were bookkeeping: no line names them.
         #expect(!page.contains("event_") && !page.contains("client_credentials"))
+    }
+
+    @Test("the kinds written only as refusals are those whose meaning says so")
+    func failuresOnly() {
+        for kind in AuditKind.allCases {
+            #expect(AuditKind.failuresOnly.contains(kind) == kind.meaning.hasSuffix("failures only."), "\(kind.rawValue)")
+        }
     }
 
     @Test("names are unique snake case, and meanings are sentences")
