@@ -5,7 +5,7 @@ import SignetServer
 import SignetStore
 import SignetWebAuthn
 
-/// `signet admin users|clients|logs ...`: the Management API's operations on the database
+/// `signet admin users|clients|roles|log-streams|stats|logs ...`: the Management API's operations on the database
 /// directly (DESIGN.md, "Management API and operations"), audited as made by `signet-admin`.
 /// Tables for people by default, one JSON document with `--json`.
 enum AdminCommand {

@@ -1,7 +1,7 @@
 import Foundation
 
 // signet: the command-line entry point. Each subcommand lives in its own file.
-let arguments = Array(CommandLine.arguments.dropFirst())
+let arguments = helpAsked ? [CommandLine.arguments[1], "--help"] : Array(CommandLine.arguments.dropFirst())
 ResourceLimits.raiseOpenFiles()
 let usage = """
     usage: signet <command> [options]
@@ -23,8 +23,8 @@ let usage = """
       client-secret  print a new confidential client's secret, and the client_secret_hash line for signet.json
       client-key new|assertion ...
                      a machine client's key pair for private_key_jwt, and the assertions it sends instead of a secret
-      admin users|clients|logs ...
-                     find, block and delete users, add and remove clients, read the audit log (signet admin for details)
+      admin users|clients|roles|log-streams|stats|logs ...
+                     accounts, clients, roles, audit log streams, activity and the audit log (signet admin for details)
       backup --to FILE [--seal] [--config signet.json] [--database sqlite:PATH]
                      a checked copy of a running SQLite database, sealed under the key-encryption key with --seal (PostgreSQL: pg_dump)
       unseal COPY --to FILE [--config signet.json]
@@ -44,7 +44,7 @@ let usage = """
                      measure assertion and registration verification against raw OpenSSL
       bench login|disk|cpu|soak ...
                      sign-ins over HTTP, this disk's syncs, how steadily the processors run, a long mixed run (signet bench for details)
-      help           show this text
+      help           show this text (COMMAND --help: that command's)
 
     """
 

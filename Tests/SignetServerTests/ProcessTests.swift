@@ -43,6 +43,36 @@ import SignetTestSupport
 
     static func freePort() -> UInt16 { freeLoopbackPort() }
 
+    @Test("signet COMMAND --help (or -h, or help) prints that command's usage on standard output and exits 0, running nothing; a wrong command line still exits 2; signet help names every group of signet admin")
+    func help() throws {
+        let (status, top) = try Self.run(["help"])
+        #expect(status == 0)
+        // The commands `signet help` lists, each with its own usage when asked.
+        let commands = Set(top.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("  "), !line.hasPrefix("   "), let word = line.split(separator: " ").first else { return nil }
+            return word == "help" ? nil : String(word)
+        })
+        #expect(commands.count >= 14 && commands.contains("serve") && commands.contains("admin"), "\(commands)")
+        for command in commands {
+            for asked in [[command, "--help"], [command, "-h"], [command, "help"]] {
+                let (status, output) = try Self.run(asked)
+                #expect(status == 0 && output.hasPrefix("usage: signet \(command)"), "\(asked): \(status) \(output.prefix(200))")
+            }
+        }
+        // Asked for deeper in: the usage, and nothing run (no database made in the folder).
+        let folder = Scratch.directory.appendingPathComponent("signet-help-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (deeper, admin) = try Self.run(["admin", "users", "list", "--database", "sqlite:help.db", "--help"], in: folder)
+        #expect(deeper == 0 && admin.hasPrefix("usage: signet admin") && !FileManager.default.fileExists(atPath: folder.appendingPathComponent("help.db").path))
+        let (wrong, _) = try Self.run(["admin", "bogus", "--database", "sqlite:help.db"], in: folder)
+        #expect(wrong == 2)
+        // Every group of `signet admin` is in the line `signet help` gives it.
+        let groups = Set(admin.components(separatedBy: "signet admin ").dropFirst().compactMap { $0.split(separator: " ").first.map(String.init) })
+        let line = try #require(top.split(separator: "\n").first { $0.hasPrefix("  admin ") })
+        #expect(groups.count >= 6 && groups.allSatisfy { line.contains($0) }, "\(groups) against \(line)")
+    }
+
     @Test("bench login runs complete sign-ins against its own server and prints every figure, closed and open loop")
     func benchLogin() throws {
         // A busy process named `postgres` beside the run, as the suite's own cluster may be: with
