@@ -8,7 +8,7 @@ public struct MailMessage: Sendable, Equatable {
     public var to: String
     public var subject: String
     public var body: String
-    /// `en` or `es`, as `Content-Language` says.
+    /// The language of `subject` and `body`, one of ``Notice/languages``, as `Content-Language` says.
     public var language: String
     /// What the message is (`otp`, `passkey_added`, ...), in `X-Signet-Kind`.
     public var kind: String
