@@ -20,9 +20,12 @@ public struct AccountEvent: Codable, Sendable, Equatable {
     /// The passkey or device key it was about, and its name as it is now (a removed one's too).
     public var key_id: String?
     public var key_name: String?
+    /// A failure's reason, one of ``Reason`` (`last_credential`, `signature_invalid`, …), for an
+    /// app to say in its own words what was refused; never the failure's detail.
+    public var reason: String?
 
     public init(id: String, type: String, at: Int64, outcome: String, by_operator: Bool, address: String?, client_id: String?, client_name: String?,
-                key_id: String?, key_name: String?) {
+                key_id: String?, key_name: String?, reason: String? = nil) {
         self.id = id
         self.type = type
         self.at = at
@@ -33,6 +36,7 @@ public struct AccountEvent: Codable, Sendable, Equatable {
         self.client_name = client_name
         self.key_id = key_id
         self.key_name = key_name
+        self.reason = reason
     }
 }
 

@@ -39,6 +39,8 @@ import Testing
         #expect(!events.contains { AuditKind(rawValue: $0.type).map(AuditKind.notInOwnHistory.contains) ?? true }, "bookkeeping or an unknown kind listed")
         #expect(events[0].by_operator && events[0].address == nil)
         #expect(events[1].outcome == "failure" && events.filter { $0.outcome == "failure" }.count == 1)
+        // A failure says which check refused it, from the one list of reasons; a success, nothing.
+        #expect(events[1].reason == "refresh_token_reused" && events.filter { $0.reason != nil }.count == 1, "\(events.map(\.reason))")
         #expect(events.dropFirst().allSatisfy { !$0.by_operator && $0.address == "127.0.0.1" && $0.client_id == "app" && $0.client_name == "app" })
         #expect(events[3].key_id == laptop && events[3].key_name == "Laptop" && events[4].key_name == "Laptop")
         #expect(events.map(\.at) == events.map(\.at).sorted(by: >) && events.allSatisfy { $0.at > 1_700_000_000 })
@@ -110,6 +112,21 @@ import Testing
             let (status, html, _) = try browser.page("/account?events_before=\(bad)")
             #expect(status == 400 && html.contains("data-reason=\"malformed\""), "\(bad): \(status)")
         }
+    }
+
+    @Test("a failure in /me/events names its reason from the one list (last_credential), for the app to word; a success none, nor a word not on the list")
+    func reasons() throws {
+        let server = try TestServer.withOperators()
+        let account = try SignedIn(server, email: "reasons@signet.test")
+        let id = try #require(jwtClaims(account.access)["sub"]?.string)
+        let only = try #require(try server.store.credentials(userID: id).first)
+        #expect(try account.call("DELETE", "/me/passkeys/\(Base64URL.encode(only.id))").json["reason"] == .string("last_credential"))
+        try server.store.appendAudit(AuditEvent(at: Int64(Date().timeIntervalSince1970 * 1000) + 1, kind: AuditKind.stepUp.rawValue, outcome: "failure",
+                                                reason: "not a reason", userID: id))
+        let events = try #require(try account.call("GET", "/me/events").json["events"]?.array)
+        #expect(events.map { $0["type"]?.string } == ["step_up", "passkey_revoked", "sign_up"], "\(events)")
+        #expect(events.map { $0["reason"]?.string } == [nil, "last_credential", nil], "\(events)")
+        #expect(events.map { $0["outcome"]?.string } == ["failure", "failure", "success"])
     }
 
     @Test("the account page words a refusal as one (\"Passkey not removed\", not \"Passkey removed · refused\"), in red; a kind that is only ever a refusal gets no mark; one without its own words keeps \"refused\"")

@@ -336,7 +336,8 @@ extension Ceremonies {
             return AccountEvent(id: String(entry.id), type: e.kind, at: e.at / 1000, outcome: e.outcome == "success" ? "success" : "failure",
                                 by_operator: kind.byOperator, address: kind.byOperator ? nil : e.remote.flatMap { $0.isEmpty ? nil : $0 },
                                 client_id: e.clientID, client_name: e.clientID.map(clientName), key_id: e.credentialID,
-                                key_name: e.credentialID.flatMap { names[$0] })
+                                key_name: e.credentialID.flatMap { names[$0] },
+                                reason: e.outcome == "success" ? nil : e.reason.flatMap(Reason.init(rawValue:))?.rawValue)
         }
     }
 
