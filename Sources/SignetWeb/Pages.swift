@@ -242,7 +242,7 @@ public enum Pages {
         <button type="submit" class="secondary" data-testid="recovery-generate">{{t.recovery_generate}}</button></form>
         </section>
         <section aria-labelledby="h-events"><h2 id="h-events">{{#eventsPaged}}{{t.events_earlier}}{{/eventsPaged}}{{^eventsPaged}}{{t.events}}{{/eventsPaged}}</h2>
-        <ul class="events">{{#events}}<li data-testid="event-row"><span class="event-kind{{#refused}} danger{{/refused}}">{{kind}}</span>{{#what}} <q class="event-what" data-testid="event-what">{{what}}</q>{{/what}} <span class="meta">{{at}}{{#outcome}} · {{outcome}}{{/outcome}}{{#address}} · {{address}}{{/address}}</span></li>{{/events}}</ul>
+        <ul class="events">{{#events}}<li data-testid="event-row"><span class="event-kind{{#refused}} danger{{/refused}}">{{kind}}</span>{{#what}} <q class="event-what" data-testid="event-what">{{what}}</q>{{/what}} <span class="meta">{{at}}{{#app}} · {{app}}{{/app}}{{#outcome}} · {{outcome}}{{/outcome}}{{#address}} · {{address}}{{/address}}</span></li>{{/events}}</ul>
         {{^events}}<p class="empty">{{t.no_events}}</p>{{/events}}
         {{#eventsPaged}}<p class="pager"><a href="/account#h-events" data-testid="newest-events">{{t.newest_events}}</a></p>{{/eventsPaged}}
         {{#olderEvents}}<p class="pager"><a href="/account?events_before={{olderEvents}}#h-events" data-testid="older-events">{{t.older_events}}</a></p>{{/olderEvents}}

@@ -129,7 +129,7 @@ import Testing
         #expect(events.map { $0["outcome"]?.string } == ["failure", "failure", "success"])
     }
 
-    @Test("the account page words a refusal as one (\"Passkey not removed\", not \"Passkey removed · refused\"), in red; a kind that is only ever a refusal gets no mark; one without its own words keeps \"refused\"")
+    @Test("the account page words a refusal as one (\"Passkey not removed\", not \"Passkey removed · refused\"), in red; a kind that is only ever a refusal gets no mark; one without its own words keeps \"refused\"; an app's event names the app")
     func accountPageRefusals() throws {
         let server = try TestServer.withOperators()
         let browser = WebBrowser(server)
@@ -142,16 +142,24 @@ import Testing
         #expect(removal.status == 409 && removal.html.contains("data-reason=\"last_credential\""), "\(removal.status)")
         // Rows as the ceremonies write them: a refused passkey sign-in, a stolen refresh token (a
         // kind written only as a refusal), and a refusal of a kind the pages have no words for.
+        // The last, a sign-in in an app, names the app.
+        let made = try server.api("POST", "/api/v2/clients", token: try server.managementToken(), .object([
+            "name": .string("Ledger"), "token_endpoint_auth_method": .string("none"), "grant_types": .array([.string("refresh_token")])]))
+        let ledger = try #require(made.json["client_id"]?.string, "\(made.json.serialized)")
         var at = Int64(Date().timeIntervalSince1970 * 1000)
         for (kind, outcome) in [(AuditKind.signIn, "failure"), (.refreshTokenReused, "failure"), (.otpSignIn, "failure"), (.signIn, "success")] {
             at += 1
-            try server.store.appendAudit(AuditEvent(at: at, kind: kind.rawValue, outcome: outcome, userID: user.id, remote: "127.0.0.1"))
+            try server.store.appendAudit(AuditEvent(at: at, kind: kind.rawValue, outcome: outcome, userID: user.id,
+                                                    clientID: outcome == "success" ? ledger : nil, remote: "127.0.0.1"))
         }
         let rows = Self.rows(try browser.page("/account").html)
         #expect(rows.map(\.kind) == ["Signed in with a passkey", "Signed in with an email code", "A stolen session token was used: the session was ended",
                                      "Passkey sign-in refused", "Passkey not removed", "Account created"], "\(rows)")
         #expect(rows.map(\.red) == [false, true, true, true, true, false], "\(rows)")
         #expect(rows.map { $0.meta.contains("refused") } == [false, true, false, false, false, false], "\(rows)")
+        // The app is named; the pages' own events (the sign-up, the refused removal) name none.
+        #expect(rows[0].meta.hasSuffix(" · Ledger · 127.0.0.1") && rows.dropFirst().allSatisfy { $0.meta.hasSuffix(" · 127.0.0.1") && !$0.meta.contains("signet-web") },
+                "\(rows)")
         // In each language the pages speak, with the same words for the same kinds.
         let french = Self.rows(try browser.page("/account?ui_locales=fr").html)
         #expect(french[3].kind == "Connexion avec une clé d’accès refusée" && french[4].kind == "Clé d’accès non retirée" && french[1].meta.contains("refusée"), "\(french)")
