@@ -12,7 +12,9 @@ extension ConfigurationLoader {
                                       "audiences", "client_secret_hash", "jwks", "jwks_uri", "require_pushed_authorization_requests", "dpop", "refresh_proof",
                                       "backchannel_logout_uri", "backchannel_logout_session_required", "required_roles", "minimum_acr",
                                       "refresh_token_ttl", "refresh_token_absolute_ttl", "refresh_token_retry_window"]
-            if let unknown = object.keys.first(where: { !known.contains($0) }) { throw ConfigurationError("clients[\(index)]: unknown setting \"\(unknown)\"") }
+            if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+                throw ConfigurationError("clients[\(index)]: " + unknownSetting(unknown, among: known.sorted()))
+            }
             guard let id = object["client_id"]?.string, !id.isEmpty else { throw ConfigurationError("clients[\(index)] needs a client_id") }
             // RFC 6749 Appendix A.1: client-id = *VSCHAR (visible ASCII and space).
             guard id.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {

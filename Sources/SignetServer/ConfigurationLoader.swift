@@ -103,14 +103,15 @@ public enum ConfigurationLoader {
     }
 
     static func checkKnownKeys(_ tree: JSONObject, prefix: [String]) throws {
-        for (key, value) in tree {
+        // In order, so that of several unknown settings the same one is named every time.
+        for (key, value) in tree.sorted(by: { $0.key < $1.key }) {
             let path = prefix + [key]
             if settings.contains(path) { continue }
             if settings.contains(where: { $0.starts(with: path) }), let object = value.object {
                 try checkKnownKeys(object, prefix: path)
                 continue
             }
-            throw ConfigurationError("unknown setting \"\(path.joined(separator: "."))\"")
+            throw ConfigurationError(unknownSetting(path.joined(separator: "."), among: settings.map { $0.joined(separator: ".") }))
         }
     }
 
