@@ -350,7 +350,7 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(try await phone.client.sessionList().truncated == false)
     }
 
-    @Test("securityEvents(take:) lists the account's history newest first, the passkey named, at most take")
+    @Test("securityEvents(take:) lists the account's history newest first, the passkey named, at most take; a refusal with its reason")
     func securityEvents() async throws {
         let server = try ServerProcess()
         let app = try App(server)
@@ -362,6 +362,12 @@ let payment = JSONDocument.object(["type": .string("payment"), "amount": .number
         #expect(try await app.client.securityEvents(take: 1).map(\.type) == ["device_key_enrolled"])
         #expect(try await app.client.securityEvents(take: 1, before: events[0].id).map(\.type) == ["sign_up"])
         await #expect(throws: SignetError(.malformed, "")) { try await app.client.securityEvents(take: 0) }
+        // A refusal says which check refused it: the last passkey stays.
+        let only = try #require(try await app.client.passkeys().first)
+        await #expect(throws: SignetError(.lastCredential, "")) { try await app.client.revokePasskey(id: only.id) }
+        let refused = try #require(try await app.client.securityEvents(take: 1).first)
+        #expect(refused.type == "passkey_revoked" && refused.outcome == "failure" && refused.reason == "last_credential", "\(refused)")
+        #expect(events.allSatisfy { $0.reason == nil })
     }
 
     @Test("exportAccount() returns the account's own copy: its passkey with the public key the app's authenticator holds, its history")
