@@ -21,9 +21,17 @@ public final class SignetApp: @unchecked Sendable {
     }
 
     /// Opens the database named by the configuration: `sqlite:PATH`, or `postgres://...` with a
-    /// pool of `connections`.
-    public static func openStore(_ database: String, connections: Int = 8, durable: Bool = true) throws -> any Store {
-        if database.hasPrefix("sqlite:") { return try SQLStore(path: String(database.dropFirst("sqlite:".count)), durable: durable) }
+    /// pool of `connections`. `existing`: a SQLite file that is not there is an error rather than
+    /// a new, empty database, for the commands that read or change one a server made (a
+    /// mistyped path would otherwise list no accounts, or back up nothing, and say it was fine).
+    public static func openStore(_ database: String, connections: Int = 8, durable: Bool = true, existing: Bool = false) throws -> any Store {
+        if database.hasPrefix("sqlite:") {
+            let path = String(database.dropFirst("sqlite:".count))
+            if existing, !FileManager.default.fileExists(atPath: path) {
+                throw ConfigurationError("there is no SQLite database at \(path): check --database or the configuration's database (signet serve makes it at its first start)")
+            }
+            return try SQLStore(path: path, durable: durable)
+        }
         if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
             return try SQLStore(postgres: database, connections: connections)
         }

@@ -121,7 +121,7 @@ enum AdminCommand {
         do {
             let environment = ProcessInfo.processInfo.environment
             let configuration = try ConfigurationLoader.load(file: options.config, environment: environment, database: options.database)
-            let store = try SignetApp.openStore(configuration.database, connections: 2)
+            let store = try SignetApp.openStore(configuration.database, connections: 2, existing: true)
             let (kek, kept) = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile)
             let keys = try KeyRing(store: store, kek: kek, retentionSeconds: configuration.accessTokenLifetime)
             // The trust anchors say which passkeys still count as hardware-bound.

@@ -91,7 +91,7 @@ enum BackupCommand {
     /// ``keyID(_:)`` names); `nil` otherwise.
     static func openingKEK(_ configuration: ServerConfiguration) -> [UInt8]? {
         guard let kek = try? configuredKEK(configuration),
-              let store = try? SignetApp.openStore(configuration.database, connections: 1),
+              let store = try? SignetApp.openStore(configuration.database, connections: 1, existing: true),
               (try? store.signingKeys().isEmpty) == false,
               (try? KeyEncryptionKey.keptKeys(store: store, kek: kek)) != nil,
               (try? KeyRing(store: store, kek: kek, retentionSeconds: 0)) != nil

@@ -136,7 +136,7 @@ enum KeysCommand {
             if args.first == "rekey" { return try rekey(configuration, newKEKFile: newKEKFile, environment: environment) }
             if args.first == "status" { return try status(configuration, environment: environment) }
             if let kid { return try revoke(kid, configuration) }
-            let store = try SignetApp.openStore(configuration.database)
+            let store = try SignetApp.openStore(configuration.database, existing: true)
             let kek = try KeyEncryptionKey.load(for: store, environment: environment, file: configuration.keyEncryptionKeyFile).kek
             // The key must open the one that signs now: a key sealed under another would sign
             // once published, and no server could open it.
@@ -181,7 +181,7 @@ extension KeysCommand {
         } else {
             throw ConfigurationError("the new key-encryption key: --new-kek-file PATH (an existing file, made with: signet keys kek) or SIGNET_NEW_KEK")
         }
-        let store = try SignetApp.openStore(configuration.database)
+        let store = try SignetApp.openStore(configuration.database, existing: true)
         let done = try KeyEncryptionKey.rekey(store: store, from: old, to: new)
         print(JSONValue.object([
             "rekeyed": .bool(true), "from": .string(KeyEncryptionKey.id(old)), "to": .string(KeyEncryptionKey.id(new)),
@@ -197,7 +197,7 @@ extension KeysCommand {
     /// key-encryption key, so it also works on a database whose key is lost. Exit 2 for a
     /// `kid` the database does not hold or the last key never retired (rotate first).
     static func revoke(_ kid: String, _ configuration: ServerConfiguration) throws -> Int32 {
-        let store = try SignetApp.openStore(configuration.database)
+        let store = try SignetApp.openStore(configuration.database, existing: true)
         let at = Int64(Date().timeIntervalSince1970 * 1000)
         let event = AuditEvent.byCommand(.signingKeyRevoked, at: at, detail: "kid \(kid.prefix(40)), by signet keys revoke")
         let revoked: Bool
@@ -230,7 +230,7 @@ extension KeysCommand {
     /// (``KeyEncryptionKey/status(store:kek:kept:)``). Writes nothing.
     static func status(_ configuration: ServerConfiguration, environment: [String: String]) throws -> Int32 {
         let kek = try existingKey(configuration, environment: environment, "nothing to report on")
-        let store = try SignetApp.openStore(configuration.database)
+        let store = try SignetApp.openStore(configuration.database, existing: true)
         let status = try KeyEncryptionKey.status(store: store, kek: kek, kept: try KeyEncryptionKey.keptKeys(store: store, kek: kek))
         func count(_ c: KeyEncryptionKey.CodeCount) -> JSONValue { .object(["unused_codes": .int(Int64(c.codes)), "accounts": .int(Int64(c.accounts))]) }
         // Token-signing keys, in seconds since 1970: which signs now, when a retired one is

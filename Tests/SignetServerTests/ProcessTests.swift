@@ -43,6 +43,20 @@ import SignetTestSupport
 
     static func freePort() -> UInt16 { freeLoopbackPort() }
 
+    @Test("the commands that read or change a server's database refuse a SQLite path that is not there, and make no file there (a mistyped path listed no accounts and backed up nothing, saying all was well)")
+    func missingDatabase() throws {
+        let folder = Scratch.directory.appendingPathComponent("signet-missing-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let commands = [["admin", "users", "list"], ["admin", "stats"], ["keys", "status"], ["keys", "rotate"], ["keys", "revoke", "ABCDEFGHIJKL"],
+                        ["backup", "--to", "copy.db"]]
+        for command in commands {
+            let (status, output) = try Self.run(command + ["--database", "sqlite:typo.db"], in: folder, environment: ["SIGNET_KEK": String(repeating: "A", count: 43)])
+            #expect(status == 1 && output.contains("no SQLite database at typo.db"), "\(command): \(status) \(output)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "\(command) made a file")
+        }
+    }
+
     @Test("signet COMMAND --help (or -h, or help) prints that command's usage on standard output and exits 0, running nothing; a wrong command line still exits 2; signet help names every group of signet admin")
     func help() throws {
         let (status, top) = try Self.run(["help"])
@@ -367,6 +381,8 @@ import SignetTestSupport
         let directory = Scratch.directory.appendingPathComponent("signet-rotate-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
+        // The database a first start makes (development mode's, in the folder), with no key yet.
+        _ = try SQLiteStore(path: directory.appendingPathComponent("signet.db").path)
         let (first, output) = try Self.run(["keys", "rotate"], in: directory)
         #expect(first == 0 && output.contains("\"rotated\":true"))
         let signsFrom = try StrictJSON().parse(Array(output.utf8))["signs_from"]?.int64 ?? 0
@@ -405,6 +421,7 @@ import SignetTestSupport
         let directory = Scratch.directory.appendingPathComponent("signet-rekey-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try SQLiteStore(path: directory.appendingPathComponent("signet.db").path)
         // No database key yet: nothing to re-key from, and no key is made.
         let (none, refusal) = try Self.run(["keys", "rekey", "--new-kek-file", "new.kek"], in: directory)
         #expect(none == 1 && refusal.contains("nothing to re-key from"), "\(refusal)")
