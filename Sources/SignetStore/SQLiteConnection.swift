@@ -46,8 +46,13 @@ final class SQLiteConnection {
         // checksummed; 1 KiB pages make that a quarter of the bytes of the default 4 KiB (the
         // store's share of a sign-in, measured by `signet bench breakdown`: about 44 -> 35 us).
         // An existing database keeps its page size.
-        try exec("PRAGMA page_size = 1024")
-        try exec("PRAGMA journal_mode = WAL")
+        do {
+            try exec("PRAGMA page_size = 1024")
+            try exec("PRAGMA journal_mode = WAL")
+        } catch where sqlite3_errcode(db) & 0xff == SQLITE_NOTADB {
+            // The first read of the file: a path that names some other file is said so.
+            throw StoreError(.internalError, "\(path) is not a SQLite database (another kind of file, or a damaged one): \(error.detail)")
+        }
         try exec("PRAGMA synchronous = \(synchronous == "NORMAL" ? "NORMAL" : "FULL")")
         try exec("PRAGMA foreign_keys = ON")
         if !autoCheckpoint { try exec("PRAGMA wal_autocheckpoint = 0") }

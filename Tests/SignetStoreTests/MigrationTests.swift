@@ -103,4 +103,17 @@ import Testing
         #expect(try Self.sqlite(path, "PRAGMA page_size") == ["1024"])
         #expect(try Self.sqlite(path, "PRAGMA journal_mode") == ["wal"])
     }
+
+    @Test("a path that names a file of another kind is refused as not a SQLite database, by its path, and the file is left as it was")
+    func notADatabase() throws {
+        let path = TemporaryDatabase.path("signet-not-a-database")
+        defer { TemporaryDatabase.remove(path) }
+        let text = Data(String(repeating: "a configuration file, not a database\n", count: 40).utf8)
+        try text.write(to: URL(fileURLWithPath: path))
+        #expect { _ = try SQLStore(path: path) } throws: {
+            ($0 as? StoreError)?.code == .internalError && "\($0)".contains("\(path) is not a SQLite database")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == text)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
 }
