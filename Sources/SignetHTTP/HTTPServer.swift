@@ -96,7 +96,13 @@ public final class HTTPServer: @unchecked Sendable {
         // Read before the message is built: its allocations may change errno.
         let code = errno
         guard fd >= 0 else {
-            throw HTTPServerError(message: "cannot listen on \(address.authority) (address in use or not permitted: errno \(code))")
+            let why = switch code {
+            case EADDRINUSE: "another process listens on it"
+            case EACCES: "a port below 1024 needs root or CAP_NET_BIND_SERVICE"
+            case EADDRNOTAVAIL: "no interface of this machine has that address"
+            default: String(cString: strerror(code))
+            }
+            throw HTTPServerError(message: "cannot listen on \(address.authority): \(why) (errno \(code))")
         }
         return fd
     }

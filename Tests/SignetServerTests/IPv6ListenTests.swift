@@ -71,4 +71,18 @@ import Testing
     func clientHostName() {
         #expect(throws: HTTPClient.Failure.self) { try HTTPClient(host: "localhost", port: 1).send("GET", "/healthz") }
     }
+
+    @Test("a bind that fails says why in words: a port another process holds, an address of no interface here")
+    func bindFailures() throws {
+        let held = try HTTPServer.listen(host: "127.0.0.1", port: 0)
+        defer { close(held) }
+        let port = try #require(HTTPServer.boundPort(held))
+        #expect { _ = try HTTPServer.listen(host: "127.0.0.1", port: port) } throws: {
+            "\($0)".contains("cannot listen on 127.0.0.1:\(port): another process listens on it (errno \(EADDRINUSE))")
+        }
+        // TEST-NET-1 (RFC 5737): documentation's, on no machine's interface.
+        #expect { _ = try HTTPServer.listen(host: "192.0.2.1", port: 8080) } throws: {
+            "\($0)".contains("cannot listen on 192.0.2.1:8080: no interface of this machine has that address")
+        }
+    }
 }
