@@ -260,8 +260,9 @@ extension SignetService {
             let refused = e.outcome != "success"
             let refusal = refused ? strings["event_\(e.type)_refused"] : nil
             let marked = refused && refusal == nil && !(AuditKind(rawValue: e.type).map(AuditKind.failuresOnly.contains) ?? false)
-            // The app it happened in, by its name; the pages' own events name none.
-            let app = e.client_id == Ceremonies.webClient.id ? nil : e.client_name
+            // The app it happened in, by its name; the pages' own events name none, nor does an
+            // operator's change (its client is the operator's tool, as its address is theirs).
+            let app = e.by_operator || e.client_id == Ceremonies.webClient.id ? nil : e.client_name
             return ["kind": .text(refusal ?? text), "refused": .bool(refused), "what": .text(e.key_name ?? ""), "at": .text(when(e.at * 1000)), "app": .text(app ?? ""),
                     "outcome": .text(marked ? strings["failed"] ?? "" : ""), "address": .text(e.address ?? "")]
         }

@@ -129,7 +129,7 @@ import Testing
         #expect(events.map { $0["outcome"]?.string } == ["failure", "failure", "success"])
     }
 
-    @Test("the account page words a refusal as one (\"Passkey not removed\", not \"Passkey removed · refused\"), in red; a kind that is only ever a refusal gets no mark; one without its own words keeps \"refused\"; an app's event names the app")
+    @Test("the account page words a refusal as one (\"Passkey not removed\", not \"Passkey removed · refused\"), in red; a kind that is only ever a refusal gets no mark; one without its own words keeps \"refused\"; an app's event names the app, an operator's change no client")
     func accountPageRefusals() throws {
         let server = try TestServer.withOperators()
         let browser = WebBrowser(server)
@@ -152,7 +152,11 @@ import Testing
             try server.store.appendAudit(AuditEvent(at: at, kind: kind.rawValue, outcome: outcome, userID: user.id,
                                                     clientID: outcome == "success" ? ledger : nil, remote: "127.0.0.1"))
         }
-        let rows = Self.rows(try browser.page("/account").html)
+        // An operator's change, through the Management API's client: neither it nor its address is named.
+        #expect(try server.api("PATCH", "/api/v2/users/\(user.id)", token: try server.managementToken(), .object(["name": .string("Eve")])).status == 200)
+        let all = Self.rows(try browser.page("/account").html)
+        #expect(all.first?.kind == "An administrator changed your account" && all.first?.meta.contains(" · ") == false, "\(all)")
+        let rows = Array(all.dropFirst())
         #expect(rows.map(\.kind) == ["Signed in with a passkey", "Signed in with an email code", "A stolen session token was used: the session was ended",
                                      "Passkey sign-in refused", "Passkey not removed", "Account created"], "\(rows)")
         #expect(rows.map(\.red) == [false, true, true, true, true, false], "\(rows)")
@@ -161,7 +165,7 @@ import Testing
         #expect(rows[0].meta.hasSuffix(" · Ledger · 127.0.0.1") && rows.dropFirst().allSatisfy { $0.meta.hasSuffix(" · 127.0.0.1") && !$0.meta.contains("signet-web") },
                 "\(rows)")
         // In each language the pages speak, with the same words for the same kinds.
-        let french = Self.rows(try browser.page("/account?ui_locales=fr").html)
+        let french = Array(Self.rows(try browser.page("/account?ui_locales=fr").html).dropFirst())
         #expect(french[3].kind == "Connexion avec une clé d’accès refusée" && french[4].kind == "Clé d’accès non retirée" && french[1].meta.contains("refusée"), "\(french)")
     }
 
