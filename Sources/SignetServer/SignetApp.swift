@@ -17,7 +17,7 @@ public final class SignetApp: @unchecked Sendable {
     /// The address clients use.
     public var baseURL: String {
         let host = server.host.isEmpty ? configuration.listenHost : server.host
-        return "http://\(host.contains(":") ? "[\(host)]" : host):\(server.port)"
+        return "http://" + SocketAddress.authority(host, server.port)
     }
 
     /// Opens the database named by the configuration: `sqlite:PATH`, or `postgres://...` with a
