@@ -22,8 +22,10 @@ final class SMTPServer: @unchecked Sendable {
         return p.terminationStatus == 0
     }
 
-    /// The port it listens on: one the script took itself on the first start (`--port 0`, so
-    /// no other process can take it between a guess and the bind), the same on a restart.
+    /// The port it listens on: picked on the first start below the kernel's range of ephemeral
+    /// ports, the same on a restart. A port in that range (as `--port 0` gave) could be taken
+    /// while the server was stopped by any outgoing connection's local end, the suite's own
+    /// many or Signet's retries to this relay; then the restart found it in use.
     private(set) var port: UInt16 = 0
     let maildir: URL
     let options: [String]
@@ -46,6 +48,21 @@ final class SMTPServer: @unchecked Sendable {
 
     /// Starts the server: on a free port the first time, on the same port after `stop()`.
     func start() throws {
+        guard port == 0 else { return try start(on: port) }
+        // Ports no connection is given on its own: below the ephemeral range's start.
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        let ephemeral = range.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32768
+        let listenable = max(1024, ephemeral - 16384)..<max(1025, ephemeral)
+        for attempt in 1...20 {
+            do {
+                return try start(on: UInt16(Int.random(in: listenable)))
+            } catch let error as SMTPServerError where error.said == "in-use" && attempt < 20 {
+                continue  // another listener has it: another port
+            }
+        }
+    }
+
+    private func start(on port: UInt16) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.python)
         p.arguments = [Self.script, "--port", String(port), "--maildir", maildir.path] + options
@@ -72,7 +89,7 @@ final class SMTPServer: @unchecked Sendable {
             let why = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
             throw SMTPServerError(said: line, exit: p.terminationStatus, errors: String(why.suffix(2_000)))
         }
-        port = listening
+        self.port = listening
         process = p
     }
 
