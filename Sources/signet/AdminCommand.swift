@@ -59,6 +59,22 @@ enum AdminCommand {
         every command takes --database URL or --config FILE, and --json
         """
 
+    /// The usage of one group (`users`, `clients`, ...): its entries with their continuation lines
+    /// and the closing line; all of it for a group there is not. Every line of ``usage`` starts with
+    /// seven characters, `usage: ` or spaces.
+    static func usage(for group: String?) -> String {
+        let lines = usage.split(separator: "\n")
+        var kept: [Substring] = []
+        var keeping = false
+        for line in lines.dropLast() {
+            let rest = line.dropFirst(7)
+            if rest.hasPrefix("signet admin ") { keeping = group.map { rest.hasPrefix("signet admin \($0) ") } ?? false }
+            if keeping { kept.append(rest) }
+        }
+        guard !kept.isEmpty else { return usage }
+        return (kept.indices.map { ($0 == 0 ? "usage: " : "       ") + kept[$0] } + [String(lines.last!)]).joined(separator: "\n")
+    }
+
     struct Options {
         var config: String?
         var database: String?
@@ -82,14 +98,14 @@ enum AdminCommand {
         func one(_ name: String) -> String? { values[name]?.last }
     }
 
-    static func parse(_ args: [String]) -> Options? {
+    static func parse(_ args: [String]) throws(UsageProblem) -> Options {
         var options = Options()
-        var rest = args.makeIterator()
+        var words = CommandWords(args)
         let valued: Set<String> = ["--query", "--page", "--name", "--type", "--grant", "--scope", "--redirect-uri", "--audience", "--post-logout-redirect-uri", "--backchannel-logout-uri", "--refresh-retry-window", "--jwks", "--jwks-uri", "--user", "--event", "--type", "--take", "--email", "--locale", "--ttl", "--out", "--url", "--format", "--content-type", "--status", "--authorization-file", "--filter", "--from", "--to", "--after", "--app-metadata", "--user-metadata", "--session", "--previous-secret-seconds", "--description", "--api", "--permission", "--require-role", "--minimum-acr", "--refresh-ttl", "--refresh-absolute-ttl", "--for", "--until"]
-        while let arg = rest.next() {
+        while let arg = words.next() {
             switch arg {
-            case "--config": options.config = rest.next()
-            case "--database": options.database = rest.next()
+            case "--config": options.config = try words.value(of: arg)
+            case "--database": options.database = try words.value(of: arg)
             case "--json": options.json = true
             case "--follow": options.follow = true
             case "--require-par": options.requirePAR = true
@@ -105,10 +121,8 @@ enum AdminCommand {
             case "--all": options.all = true
             case "--no-authorization": options.noAuthorization = true
             case "--all-events": options.allEvents = true
-            case _ where valued.contains(arg):
-                guard let value = rest.next() else { return nil }
-                options.values[arg, default: []].append(value)
-            case _ where arg.hasPrefix("--"): return nil
+            case _ where valued.contains(arg): options.values[arg, default: []].append(try words.value(of: arg))
+            case _ where arg.hasPrefix("--"): throw UsageProblem.unexpected(arg)
             default: options.positional.append(arg)
             }
         }
@@ -116,7 +130,15 @@ enum AdminCommand {
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let options = parse(args), options.positional.count >= 2 || ["logs", "stats"].contains(options.positional.first ?? "") else { return usageError(usage) }
+        let options: Options
+        do {
+            options = try parse(args)
+            guard options.positional.count >= 2 || ["logs", "stats"].contains(options.positional.first ?? "") else {
+                throw UsageProblem(options.positional.first.map { "which \($0) command?" } ?? "which group: users, clients, roles, log-streams, stats or logs?")
+            }
+        } catch {
+            return usageError(usage(for: args.first { !$0.hasPrefix("-") }), error)
+        }
         let ceremonies: Ceremonies
         do {
             let environment = ProcessInfo.processInfo.environment
@@ -174,7 +196,7 @@ enum AdminCommand {
             case ("roles", "remove"): try admin.removeRole(try admin.id())
             case ("logs", _) where options.positional.count == 1: try admin.logs()
             case ("stats", _) where options.positional.count == 1: try admin.stats()
-            default: return usageError(usage)
+            default: return usageError(usage(for: options.positional.first), UsageProblem("no admin command \"\(options.positional.prefix(2).joined(separator: " "))\"" + (options.positional.count > 2 ? " taking \(options.positional.count - 2) word(s)" : "")))
             }
             return 0
         } catch {

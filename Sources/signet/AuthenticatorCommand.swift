@@ -105,24 +105,28 @@ enum AuthenticatorCommand {
 
     static func run(_ args: [String]) -> Int32 {
         guard let command = args.first, (["signup", "enroll", "signin", "passkeys", "enroll-device-key", "device-keys", "remove-device-key", "approve", "events", "step-up", "token", "delete-account", "sessions", "end-session", "end-other-sessions", "export", "email-sign-in"] + emailCommands + deviceCommands).contains(command) else {
-            return usageError(usage)
+            return usageError(usage, args.first.map { UsageProblem("no authenticator command \"\($0)\"") } ?? UsageProblem("which command?"))
         }
         var parsed: [String: String] = [:]
         var loose: [String] = []
         var useDPoP = false
-        var rest = args.dropFirst().makeIterator()
-        while let arg = rest.next() {
-            if arg == "--dpop" {
-                useDPoP = true
-            } else if arg.hasPrefix("--") {
-                guard let value = rest.next() else { return usageError("\(arg) needs a value\n" + usage) }
-                parsed[String(arg.dropFirst(2))] = value
-            } else {
-                loose.append(arg)
+        var words = CommandWords(args.dropFirst())
+        do {
+            while let arg = words.next() {
+                if arg == "--dpop" {
+                    useDPoP = true
+                } else if arg.hasPrefix("--") {
+                    parsed[String(arg.dropFirst(2))] = try words.value(of: arg)
+                } else {
+                    loose.append(arg)
+                }
             }
+            guard parsed["state"] != nil else { throw UsageProblem("--state FILE is required: the phone's keys and session live there") }
+        } catch {
+            return usageError(usage, error)
         }
         let options = parsed
-        guard let statePath = options["state"] else { return usageError("--state FILE is required\n" + usage) }
+        guard let statePath = options["state"] else { return usageError(usage) }
         let url = URL(string: options["url"] ?? "http://127.0.0.1:8080")!
         // The development server's origin is http://localhost:PORT; elsewhere the URL's own origin.
         let host = url.host == "127.0.0.1" ? "localhost" : (url.host ?? "localhost")

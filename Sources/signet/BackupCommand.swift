@@ -7,7 +7,7 @@ import SignetStore
 /// servers write to it; PostgreSQL has its own tool for this.
 enum BackupCommand {
     /// What `backup` and `copy` take: the database (by `--config` or `--database`), where to
-    /// (`--to`), and `--json`; `nil` for anything else, or without `--to`.
+    /// (`--to`), and `--json`; anything else, or no `--to`, is a ``UsageProblem``.
     struct Options {
         var config: String?
         var database: String?
@@ -15,26 +15,31 @@ enum BackupCommand {
         var json = false
         var seal = false
 
-        init?(_ args: [String]) {
-            var rest = args.makeIterator()
+        init(_ args: [String]) throws(UsageProblem) {
+            var words = CommandWords(args)
             var target: String?
-            while let flag = rest.next() {
+            while let flag = words.next() {
                 switch flag {
-                case "--config": config = rest.next()
-                case "--database": database = rest.next()
-                case "--to": target = rest.next()
+                case "--config": config = try words.value(of: flag)
+                case "--database": database = try words.value(of: flag)
+                case "--to": target = try words.value(of: flag)
                 case "--json": json = true
                 case "--seal": seal = true
-                default: return nil
+                default: throw UsageProblem.unexpected(flag)
                 }
             }
-            guard let target else { return nil }
+            guard let target else { throw UsageProblem.missing("--to") }
             self.target = target
         }
     }
 
     static func run(_ args: [String]) -> Int32 {
-        guard let options = Options(args) else { return usageError("usage: signet backup --to FILE [--seal] [--config signet.json | --database sqlite:PATH] [--json]") }
+        let options: Options
+        do {
+            options = try Options(args)
+        } catch {
+            return usageError("usage: signet backup --to FILE [--seal] [--config signet.json | --database sqlite:PATH] [--json]", error)
+        }
         let (config, database, target, json) = (options.config, options.database, options.target, options.json)
         do {
             let configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment, database: database)

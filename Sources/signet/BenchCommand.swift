@@ -17,20 +17,24 @@ enum BenchCommand {
             print(JSONValue.object(["service_cpu_us_per_signin": .number(String(Int(result.serviceMicros))), "store_cpu_us_per_signin": .number(String(Int(result.storeMicros)))]).serialized)
             return 0
         }
+        let usage = "usage: signet bench verify [--json] [--rounds N] | signet bench login [--url URL] [--concurrency N] [--duration S] [--json] | signet bench soak [--duration S] [--interval S] | signet bench disk [--seconds S] [--busy N] | signet bench cpu [--seconds S] [--threads N]"
         guard args.first == "verify" else {
-            return usageError("usage: signet bench verify [--json] [--rounds N] | signet bench login [--url URL] [--concurrency N] [--duration S] [--json] | signet bench soak [--duration S] [--interval S] | signet bench disk [--seconds S] [--busy N] | signet bench cpu [--seconds S] [--threads N]")
+            return usageError(usage, args.first.map { UsageProblem("no benchmark \"\($0)\"") } ?? UsageProblem("which benchmark?"))
         }
         var json = false
         var rounds = 7
-        var rest = args.dropFirst().makeIterator()
-        while let flag = rest.next() {
-            switch flag {
-            case "--json": json = true
-            case "--rounds":
-                guard let value = rest.next().flatMap(Int.init), value > 0 else { return usageError("--rounds needs a positive number") }
-                rounds = value
-            default: return usageError("unknown option \(flag)")
+        var words = CommandWords(args.dropFirst())
+        do {
+            while let flag = words.next() {
+                switch flag {
+                case "--json": json = true
+                case "--rounds": rounds = try words.number(of: flag)
+                default: throw UsageProblem.unexpected(flag)
+                }
             }
+            guard rounds > 0 else { throw UsageProblem("--rounds must be positive") }
+        } catch {
+            return usageError(usage, error)
         }
         return benchStatus("verify") {
             let report = try VerifyBenchmark(rounds: rounds).run()

@@ -18,16 +18,20 @@ struct CPUBenchmark {
 
     static func run(_ args: [String]) -> Int32 {
         var bench = CPUBenchmark()
-        var rest = args.makeIterator()
-        while let flag = rest.next() {
-            switch flag {
-            case "--seconds": bench.seconds = rest.next().flatMap(Double.init) ?? 0
-            case "--threads": bench.threads = rest.next().flatMap(Int.init) ?? 0
-            case "--json": bench.json = true
-            default: return usageError("usage: signet bench cpu [--seconds S] [--threads N] [--json]")
+        var words = CommandWords(args)
+        do {
+            while let flag = words.next() {
+                switch flag {
+                case "--seconds": bench.seconds = try words.number(of: flag)
+                case "--threads": bench.threads = try words.number(of: flag)
+                case "--json": bench.json = true
+                default: throw UsageProblem.unexpected(flag)
+                }
             }
+            guard bench.seconds > 0, bench.threads > 0 else { throw UsageProblem("--seconds and --threads must be positive") }
+        } catch {
+            return usageError("usage: signet bench cpu [--seconds S] [--threads N] [--json]", error)
         }
-        guard bench.seconds > 0, bench.threads > 0 else { return usageError("--seconds and --threads must be positive") }
         let report = bench.measure()
         print(bench.json ? report.json.serialized : report.text)
         return 0

@@ -23,11 +23,20 @@ enum ClientKeyCommand {
 
     static func run(_ args: [String]) -> Int32 {
         var values: [String: String] = [:]
-        var index = 1
-        while index < args.count {
-            guard args[index].hasPrefix("--"), index + 1 < args.count else { return usageError(usage) }
-            values[args[index]] = args[index + 1]
-            index += 2
+        let taken = ["new": ["--alg", "--kid", "--out"], "assertion": ["--key", "--client-id", "--audience", "--alg", "--kid", "--lifetime"]]
+        do {
+            guard let command = args.first, let options = taken[command] else {
+                throw UsageProblem(args.first.map { "new or assertion, not \"\($0)\"" } ?? "new or assertion?")
+            }
+            var words = CommandWords(args.dropFirst())
+            while let word = words.next() {
+                guard options.contains(word) else { throw UsageProblem.unexpected(word) }
+                values[word] = try words.value(of: word)
+            }
+            let required = command == "new" ? ["--out"] : ["--key", "--client-id", "--audience"]
+            if let missing = required.first(where: { values[$0] == nil }) { throw UsageProblem.missing(missing) }
+        } catch {
+            return usageError(usage, error)
         }
         do {
             switch args.first {

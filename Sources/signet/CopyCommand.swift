@@ -16,9 +16,18 @@ enum CopyCommand {
     static let usage = "usage: signet copy --to sqlite:PATH|postgres://... [--config signet.json | --database URL] [--json]"
 
     static func run(_ args: [String]) -> Int32 {
-        guard let options = BackupCommand.Options(args), !options.seal else { return usageError(usage) }
+        let options: BackupCommand.Options
+        do {
+            options = try BackupCommand.Options(args)
+            guard !options.seal else { throw UsageProblem("--seal is backup's: a copy is a working database") }
+            let target = options.target
+            guard target.hasPrefix("sqlite:") || target.hasPrefix("postgres://") || target.hasPrefix("postgresql://") else {
+                throw UsageProblem("--to takes a database URL, sqlite:PATH or postgres://..., not \"\(target)\"")
+            }
+        } catch {
+            return usageError(usage, error)
+        }
         let (config, database, target, json) = (options.config, options.database, options.target, options.json)
-        guard target.hasPrefix("sqlite:") || target.hasPrefix("postgres://") || target.hasPrefix("postgresql://") else { return usageError(usage) }
         let configuration: ServerConfiguration
         do {
             configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment, database: database)

@@ -19,18 +19,22 @@ struct DiskBenchmark {
 
     static func run(_ args: [String]) -> Int32 {
         var bench = DiskBenchmark()
-        var rest = args.makeIterator()
-        while let flag = rest.next() {
-            switch flag {
-            case "--path": bench.directory = rest.next() ?? bench.directory
-            case "--seconds": bench.seconds = rest.next().flatMap(Double.init) ?? 0
-            case "--rate": bench.rate = rest.next().flatMap(Double.init) ?? 0
-            case "--busy": bench.busy = rest.next().flatMap(Int.init) ?? -1
-            case "--json": bench.json = true
-            default: return usageError("usage: signet bench disk [--path DIR] [--seconds S] [--rate PER_S] [--busy THREADS] [--json]")
+        var words = CommandWords(args)
+        do {
+            while let flag = words.next() {
+                switch flag {
+                case "--path": bench.directory = try words.value(of: flag)
+                case "--seconds": bench.seconds = try words.number(of: flag)
+                case "--rate": bench.rate = try words.number(of: flag)
+                case "--busy": bench.busy = try words.number(of: flag)
+                case "--json": bench.json = true
+                default: throw UsageProblem.unexpected(flag)
+                }
             }
+            guard bench.seconds > 0, bench.rate > 0, bench.busy >= 0 else { throw UsageProblem("--seconds and --rate must be positive, --busy at least 0") }
+        } catch {
+            return usageError("usage: signet bench disk [--path DIR] [--seconds S] [--rate PER_S] [--busy THREADS] [--json]", error)
         }
-        guard bench.seconds > 0, bench.rate > 0, bench.busy >= 0 else { return usageError("--seconds and --rate must be positive, --busy at least 0") }
         return benchStatus("disk") {
             let report = try bench.measure()
             print(bench.json ? report.json.serialized : report.text)

@@ -18,19 +18,24 @@ enum DoctorCommand {
         var offline = false
         var appleCDN = false
         var google = false
-        var rest = args.makeIterator()
-        while let flag = rest.next() {
-            switch flag {
-            case "--config": config = rest.next()
-            case "--resolve": guard let value = rest.next() else { return usageError(usage) }; options.resolve.append(value)
-            case "--connect-to": guard let value = rest.next() else { return usageError(usage) }; options.connectTo.append(value)
-            case "--ca-file": options.caFile = rest.next()
-            case "--json": json = true
-            case "--offline": offline = true
-            case "--apple-cdn": appleCDN = true
-            case "--google": google = true
-            default: return usageError(usage)
+        var words = CommandWords(args)
+        do {
+            while let flag = words.next() {
+                switch flag {
+                case "--config": config = try words.value(of: flag)
+                case "--resolve": options.resolve.append(try words.value(of: flag))
+                case "--connect-to": options.connectTo.append(try words.value(of: flag))
+                case "--ca-file": options.caFile = try words.value(of: flag)
+                case "--json": json = true
+                case "--offline": offline = true
+                case "--apple-cdn": appleCDN = true
+                case "--google": google = true
+                default: throw UsageProblem.unexpected(flag)
+                }
             }
+            guard config != nil else { throw UsageProblem("--config is required: the deployment's own signet.json says what to check") }
+        } catch {
+            return usageError(usage, error)
         }
         guard let config else { return usageError(usage) }
         let configuration: ServerConfiguration

@@ -30,27 +30,32 @@ struct LoginBenchmark {
 
     static func run(_ args: [String]) -> Int32 {
         var bench = LoginBenchmark()
-        var rest = args.makeIterator()
-        while let flag = rest.next() {
-            switch flag {
-            case "--url": bench.url = rest.next()
-            case "--concurrency": bench.concurrency = rest.next().flatMap(Int.init) ?? 0
-            case "--duration": bench.duration = rest.next().flatMap(Double.init) ?? 0
-            case "--client-id": bench.clientID = rest.next() ?? "dev"
-            case "--origin": bench.origin = rest.next()
-            case "--idle-connections": bench.idleConnections = rest.next().flatMap(Int.init) ?? -1
-            case "--rate": bench.rate = rest.next().flatMap(Double.init)
-            case "--client-threads": bench.clientThreads = rest.next().flatMap(Int.init) ?? 0
-            case "--json": bench.json = true
-            case "--durability": bench.durability = rest.next() ?? ""
-            case "--dpop": bench.dpop = true
-            default: return usageError("usage: signet bench login [--url URL] [--concurrency N] [--duration S] [--client-id ID] [--origin ORIGIN] [--idle-connections N] [--rate PER_S] [--client-threads N] [--durability full|normal|both] [--dpop] [--json]")
+        var words = CommandWords(args)
+        do {
+            while let flag = words.next() {
+                switch flag {
+                case "--url": bench.url = try words.value(of: flag)
+                case "--concurrency": bench.concurrency = try words.number(of: flag)
+                case "--duration": bench.duration = try words.number(of: flag)
+                case "--client-id": bench.clientID = try words.value(of: flag)
+                case "--origin": bench.origin = try words.value(of: flag)
+                case "--idle-connections": bench.idleConnections = try words.number(of: flag)
+                case "--rate": bench.rate = try words.number(of: flag, as: Double.self)
+                case "--client-threads": bench.clientThreads = try words.number(of: flag, as: Int.self)
+                case "--json": bench.json = true
+                case "--durability": bench.durability = try words.value(of: flag)
+                case "--dpop": bench.dpop = true
+                default: throw UsageProblem.unexpected(flag)
+                }
             }
+            guard bench.concurrency > 0, bench.duration > 0, (bench.rate ?? 1) > 0, (bench.clientThreads ?? 1) > 0 else {
+                throw UsageProblem("--concurrency, --duration, --rate and --client-threads must be positive")
+            }
+            guard bench.idleConnections >= 0 else { throw UsageProblem("--idle-connections must be at least 0") }
+            guard ["full", "normal", "both"].contains(bench.durability) else { throw UsageProblem("--durability must be full, normal or both") }
+        } catch {
+            return usageError("usage: signet bench login [--url URL] [--concurrency N] [--duration S] [--client-id ID] [--origin ORIGIN] [--idle-connections N] [--rate PER_S] [--client-threads N] [--durability full|normal|both] [--dpop] [--json]", error)
         }
-        guard bench.concurrency > 0, bench.duration > 0, bench.idleConnections >= 0, (bench.clientThreads ?? 1) > 0 else {
-            return usageError("--concurrency, --duration, --idle-connections and --client-threads must be positive")
-        }
-        guard ["full", "normal", "both"].contains(bench.durability) else { return usageError("--durability must be full, normal or both") }
         return benchStatus("login") {
             // With both, one run each, the durable default first; JSON: one object per mode.
             var reports: [(String, Report)] = []

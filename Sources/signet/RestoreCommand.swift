@@ -19,17 +19,22 @@ enum RestoreCommand {
     static let usage = "usage: signet restore --from FILE|DIR [--check] [--config signet.json | --database sqlite:PATH] [--json]"
 
     static func run(_ args: [String]) -> Int32 {
-        var rest = args.makeIterator()
+        var words = CommandWords(args)
         var (config, database, from, json, checkOnly): (String?, String?, String?, Bool, Bool) = (nil, nil, nil, false, false)
-        while let flag = rest.next() {
-            switch flag {
-            case "--config": config = rest.next()
-            case "--database": database = rest.next()
-            case "--from": from = rest.next()
-            case "--json": json = true
-            case "--check": checkOnly = true
-            default: return usageError(usage)
+        do {
+            while let flag = words.next() {
+                switch flag {
+                case "--config": config = try words.value(of: flag)
+                case "--database": database = try words.value(of: flag)
+                case "--from": from = try words.value(of: flag)
+                case "--json": json = true
+                case "--check": checkOnly = true
+                default: throw UsageProblem.unexpected(flag)
+                }
             }
+            guard from != nil else { throw UsageProblem.missing("--from") }
+        } catch {
+            return usageError(usage, error)
         }
         guard let from else { return usageError(usage) }
         // A folder of scheduled copies (backup.directory): its newest.
@@ -41,6 +46,7 @@ enum RestoreCommand {
             }
             copy = (from as NSString).appendingPathComponent(newest)
         }
+        guard FileManager.default.fileExists(atPath: copy) else { return failed("there is no copy at \(copy): check --from", status: 2) }
         let environment = ProcessInfo.processInfo.environment
         let configuration: ServerConfiguration
         do {

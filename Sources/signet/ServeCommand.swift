@@ -13,14 +13,18 @@ enum ServeCommand {
         var config: String?
         var listen: String?
         var database: String?
-        var rest = args.makeIterator()
-        while let flag = rest.next() {
-            switch flag {
-            case "--config": config = rest.next()
-            case "--listen": listen = rest.next()
-            case "--database": database = rest.next()
-            default: return usageError("usage: signet serve [--config signet.json] [--listen HOST:PORT] [--database sqlite:PATH]")
+        var words = CommandWords(args)
+        do {
+            while let flag = words.next() {
+                switch flag {
+                case "--config": config = try words.value(of: flag)
+                case "--listen": listen = try words.value(of: flag)
+                case "--database": database = try words.value(of: flag)
+                default: throw UsageProblem.unexpected(flag)
+                }
             }
+        } catch {
+            return usageError("usage: signet serve [--config signet.json] [--listen HOST:PORT] [--database sqlite:PATH]", error)
         }
         let environment = ProcessInfo.processInfo.environment
         let manager = ServiceManager(environment: environment)
@@ -90,11 +94,23 @@ func redacted(_ url: String) -> String {
 /// `signet origin FINGERPRINT`: the Android origin for a signing certificate's SHA-256 fingerprint.
 enum OriginCommand {
     static func run(_ args: [String]) -> Int32 {
-        guard args.count == 1, let bytes = parseFingerprint(args[0]) else {
-            return usageError("usage: signet origin AB:CD:...:EF   (the SHA-256 fingerprint keytool -list -v prints)")
-        }
+        let usage = "usage: signet origin AB:CD:...:EF   (the SHA-256 fingerprint keytool -list -v prints)"
+        guard args.count == 1 else { return usageError(usage, UsageProblem(args.isEmpty ? "the fingerprint is missing" : "one fingerprint, in one word")) }
+        guard let bytes = parseFingerprint(args[0]) else { return usageError(usage, fingerprintProblem(args[0])) }
         print(ServerConfiguration.androidOrigin(fingerprint: bytes))
         return 0
+    }
+
+    /// Why a word is not a SHA-256 fingerprint; keytool prints the SHA-1 one, 20 bytes, just above it.
+    static func fingerprintProblem(_ word: String) -> UsageProblem {
+        let hex = word.filter { $0 != ":" && $0 != " " }
+        if let wrong = hex.first(where: { !$0.isHexDigit }) {
+            return UsageProblem("\"\(wrong)\" is not a hexadecimal digit")
+        }
+        let bytes = Double(hex.count) / 2
+        let size = bytes == bytes.rounded() ? "\(Int(bytes)) bytes" : "\(hex.count) hexadecimal digits"
+        guard hex.count != 40 else { return UsageProblem("that is 20 bytes, a SHA-1 fingerprint: give the SHA256 one, on the line after it in keytool -list -v") }
+        return UsageProblem("that is \(size); a SHA-256 fingerprint has 32")
     }
 }
 
@@ -107,7 +123,9 @@ enum KeysCommand {
             + " | signet keys rekey --new-kek-file PATH [--config signet.json] [--database sqlite:PATH]"
             + " | signet keys status [--config signet.json] [--database sqlite:PATH]"
             + " | signet keys revoke KID [--config signet.json] [--database sqlite:PATH]"
-        guard ["rotate", "kek", "rekey", "status", "revoke"].contains(args.first) else { return usageError(usage) }
+        guard ["rotate", "kek", "rekey", "status", "revoke"].contains(args.first) else {
+            return usageError(usage, args.first.map { UsageProblem("no keys command \"\($0)\"") } ?? UsageProblem("which keys command?"))
+        }
         if args.first == "kek" {
             print(Base64URL.encode(SecureRandomBytes.make(32)))
             return 0
@@ -116,19 +134,23 @@ enum KeysCommand {
         var database: String?
         var newKEKFile: String?
         var named: [String] = []
-        var rest = args.dropFirst().makeIterator()
-        while let flag = rest.next() {
-            switch flag {
-            case "--config": config = rest.next()
-            case "--database": database = rest.next()
-            case "--new-kek-file" where args.first == "rekey": newKEKFile = rest.next()
-            // A key ID is 12 base64url characters, which may begin with "-": whatever is not an
-            // option is the ID, wherever it stands.
-            case _ where args.first == "revoke": named.append(flag)
-            default: return usageError("unknown option \(flag)")
+        var words = CommandWords(args.dropFirst())
+        do {
+            while let flag = words.next() {
+                switch flag {
+                case "--config": config = try words.value(of: flag)
+                case "--database": database = try words.value(of: flag)
+                case "--new-kek-file" where args.first == "rekey": newKEKFile = try words.value(of: flag)
+                // A key ID is 12 base64url characters, which may begin with "-": whatever is not an
+                // option is the ID, wherever it stands.
+                case _ where args.first == "revoke": named.append(flag)
+                default: throw UsageProblem.unexpected(flag)
+                }
             }
+            if args.first == "revoke" && named.count != 1 { throw UsageProblem(named.isEmpty ? "which key? give its KID (signet keys status lists them)" : "one KID at a time") }
+        } catch {
+            return usageError(usage, error)
         }
-        if args.first == "revoke" && named.count != 1 { return usageError(usage) }
         let kid = named.first
         do {
             let environment = ProcessInfo.processInfo.environment

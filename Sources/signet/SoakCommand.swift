@@ -21,19 +21,23 @@ struct SoakCommand {
 
     static func run(_ args: [String]) -> Int32 {
         var soak = SoakCommand()
-        var rest = args.makeIterator()
-        while let flag = rest.next() {
-            switch flag {
-            case "--url": soak.url = rest.next()
-            case "--duration": soak.duration = rest.next().flatMap(Double.init) ?? 0
-            case "--interval": soak.interval = rest.next().flatMap(Double.init) ?? 0
-            case "--clients": soak.clients = rest.next().flatMap(Int.init) ?? 0
-            case "--accounts": soak.accounts = rest.next().flatMap(Int.init) ?? 0
-            default: return usageError("usage: signet bench soak [--url URL] [--duration S] [--interval S] [--clients N] [--accounts N]")
+        var words = CommandWords(args)
+        do {
+            while let flag = words.next() {
+                switch flag {
+                case "--url": soak.url = try words.value(of: flag)
+                case "--duration": soak.duration = try words.number(of: flag)
+                case "--interval": soak.interval = try words.number(of: flag)
+                case "--clients": soak.clients = try words.number(of: flag)
+                case "--accounts": soak.accounts = try words.number(of: flag)
+                default: throw UsageProblem.unexpected(flag)
+                }
             }
-        }
-        guard soak.duration >= soak.interval * 2, soak.interval > 0, soak.clients > 0, soak.accounts > 0 else {
-            return usageError("--duration must be at least two --interval, and --clients positive")
+            guard soak.duration >= soak.interval * 2, soak.interval > 0, soak.clients > 0, soak.accounts > 0 else {
+                throw UsageProblem("--duration must be at least two --interval, and --clients and --accounts positive")
+            }
+        } catch {
+            return usageError("usage: signet bench soak [--url URL] [--duration S] [--interval S] [--clients N] [--accounts N]", error)
         }
         return benchStatus("soak") { try soak.soak() ? 0 : 1 }
     }

@@ -16,18 +16,26 @@ enum UnsealCommand {
     static let usage = "usage: signet unseal COPY --to FILE [--config signet.json] [--json]"
 
     static func run(_ args: [String]) -> Int32 {
-        guard let copy = args.first, !copy.hasPrefix("-") else { return usageError(usage) }
-        var rest = args.dropFirst().makeIterator()
         var (config, target, json): (String?, String?, Bool) = (nil, nil, false)
-        while let flag = rest.next() {
-            switch flag {
-            case "--config": config = rest.next()
-            case "--to": target = rest.next()
-            case "--json": json = true
-            default: return usageError(usage)
+        var words = CommandWords(args.dropFirst())
+        let copy: String
+        do {
+            guard let first = args.first, !first.hasPrefix("-") else { throw UsageProblem("the sealed copy comes first") }
+            copy = first
+            while let flag = words.next() {
+                switch flag {
+                case "--config": config = try words.value(of: flag)
+                case "--to": target = try words.value(of: flag)
+                case "--json": json = true
+                default: throw UsageProblem.unexpected(flag)
+                }
             }
+            guard target != nil else { throw UsageProblem.missing("--to") }
+        } catch {
+            return usageError(usage, error)
         }
         guard let target else { return usageError(usage) }
+        guard FileManager.default.isReadableFile(atPath: copy) else { return failed("cannot read \(copy): no such file, or not readable", status: 2) }
         let configuration: ServerConfiguration
         let kek: [UInt8]
         do {

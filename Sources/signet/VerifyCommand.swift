@@ -7,33 +7,35 @@ import SignetWebAuthn
 /// relying-party core and prints the verified result, or the exact step that failed.
 enum VerifyCommand {
     static func run(_ args: [String]) -> Int32 {
-        guard args.count >= 2, let ceremony = ResponseFile.Ceremony(rawValue: args[0]) else {
-            return usageError("usage: signet verify registration|authentication FILE.json [--anchors PEM] [--metadata BLOB --metadata-root PEM] [--now ISO8601]")
+        let usage = "usage: signet verify registration|authentication FILE.json [--anchors PEM] [--metadata BLOB --metadata-root PEM] [--now ISO8601]"
+        guard let first = args.first, let ceremony = ResponseFile.Ceremony(rawValue: first) else {
+            return usageError(usage, args.first.map { UsageProblem("registration or authentication, not \"\($0)\"") } ?? UsageProblem("which ceremony?"))
         }
+        guard args.count >= 2 else { return usageError(usage, UsageProblem("the response file is missing")) }
         let path = args[1]
         var anchorsPath: String?
         var metadataPaths: (blob: String?, root: String?)
         var now = Date()
-        var rest = args.dropFirst(2).makeIterator()
-        while let flag = rest.next() {
-            switch flag {
-            case "--anchors":
-                guard let value = rest.next() else { return usageError("--anchors needs a file") }
-                anchorsPath = value
-            case "--metadata":
-                guard let value = rest.next() else { return usageError("--metadata needs the Metadata Service's BLOB") }
-                metadataPaths.blob = value
-            case "--metadata-root":
-                guard let value = rest.next() else { return usageError("--metadata-root needs the PEM root the BLOB is signed under") }
-                metadataPaths.root = value
-            case "--now":
-                guard let value = rest.next(), let date = ResponseFile.parseDate(value) else { return usageError("--now needs an ISO-8601 time") }
-                now = date
-            default:
-                return usageError("unknown option \(flag)")
+        var words = CommandWords(args.dropFirst(2))
+        do {
+            while let flag = words.next() {
+                switch flag {
+                case "--anchors": anchorsPath = try words.value(of: flag)
+                case "--metadata": metadataPaths.blob = try words.value(of: flag)
+                case "--metadata-root": metadataPaths.root = try words.value(of: flag)
+                case "--now":
+                    let value = try words.value(of: flag)
+                    guard let date = ResponseFile.parseDate(value) else { throw UsageProblem("--now needs an ISO-8601 time, like 2026-01-31T12:00:00Z, not \"\(value)\"") }
+                    now = date
+                default: throw UsageProblem.unexpected(flag)
+                }
             }
+        } catch {
+            return usageError(usage, error)
         }
-        guard let data = try? BoundedFile.read(path, limit: 1 << 20) else { return usageError("cannot read \(path), or it is larger than 1 MiB") }
+        guard let data = try? BoundedFile.read(path, limit: 1 << 20) else {
+            return refused("cannot read \(path), or it is larger than 1 MiB")
+        }
         let file: ResponseFile
         do {
             file = try ResponseFile(json: data, ceremony: ceremony)
@@ -48,9 +50,9 @@ enum VerifyCommand {
             do {
                 metadata = try SignetApp.attestationMetadata(blobFile: blob, rootFile: root, now: Date())
             } catch {
-                return usageError("\(error)")
+                return refused("\(error)")
             }
-        default: return usageError("--metadata and --metadata-root go together")
+        default: return usageError(usage, UsageProblem("--metadata and --metadata-root go together"))
         }
         // A trust anchor file named in the response is resolved against the folder that holds
         // registration/ (the fixtures' convention); --anchors overrides it, and with --metadata
@@ -59,17 +61,23 @@ enum VerifyCommand {
         let anchorFile = anchorsPath ?? (metadata == nil ? file.trustAnchorPath(responsePath: path) : nil)
         if let anchorFile {
             guard let pem = try? BoundedFile.readText(anchorFile, limit: 1 << 20) else {
-                return usageError("cannot read trust anchors \(anchorFile), or it is larger than 1 MiB")
+                return refused("cannot read trust anchors \(anchorFile), or it is larger than 1 MiB")
             }
             do {
                 anchors = try Certificate.parsePEM(pem)
             } catch {
-                return usageError("trust anchors in \(anchorFile) are not PEM certificates: \(error)")
+                return refused("trust anchors in \(anchorFile) are not PEM certificates: \(error)")
             }
         }
         let result = file.verify(anchors: anchors, metadata: metadata, now: now)
         print(result.serialized)
         return result["ok"]?.bool == true ? 0 : 1
+    }
+
+    /// A file that cannot be used, said on standard error with status 2: nothing was verified.
+    static func refused(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("signet verify: \(message)\n".utf8))
+        return 2
     }
 
     static func fail(_ reason: String, _ detail: String) -> Int32 {

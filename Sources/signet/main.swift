@@ -81,6 +81,7 @@ case "help", "--help", "-h":
     print(usage, terminator: "")
     exit(0)
 default:
-    FileHandle.standardError.write(Data(usage.utf8))
+    let problem = arguments.first.map { "signet: no command \"\($0)\"\n" } ?? ""
+    FileHandle.standardError.write(Data((problem + usage).utf8))
     exit(2)
 }

@@ -1,0 +1,113 @@
+import Foundation
+import SignetTestSupport
+import Testing
+
+/// A wrong command line names what is wrong above the usage, and an option given without its value
+/// is refused instead of falling back to the default.
+@Suite struct CommandLineTests {
+    @Test("a wrong command line says which word is wrong, on the line before the usage, with status 2; no file is made", arguments: [
+        (["nope"], "signet: no command \"nope\""),
+        (["origin"], "the fingerprint is missing"),
+        (["origin", "AB:CD:ZZ"], "\"Z\" is not a hexadecimal digit"),
+        (["origin", "AB:CD"], "that is 2 bytes; a SHA-256 fingerprint has 32"),
+        (["origin", String(repeating: "AB:", count: 19) + "AB"], "a SHA-1 fingerprint: give the SHA256 one"),
+        (["keys"], "which keys command?"),
+        (["keys", "turn"], "no keys command \"turn\""),
+        (["keys", "revoke"], "which key? give its KID"),
+        (["keys", "revoke", "ABCDEFGHIJKL", "MNOPQRSTUVWX"], "one KID at a time"),
+        (["keys", "rotate", "--frob"], "unknown option --frob"),
+        (["serve", "--frob"], "unknown option --frob"),
+        (["backup"], "--to is required"),
+        (["copy", "--to", "copy.db"], "--to takes a database URL, sqlite:PATH or postgres://..., not \"copy.db\""),
+        (["copy", "--to", "sqlite:copy.db", "--seal"], "--seal is backup's"),
+        (["unseal", "--to", "plain.db"], "the sealed copy comes first"),
+        (["unseal", "copy.db.sealed"], "--to is required"),
+        (["restore", "--check"], "--from is required"),
+        (["verify", "login", "response.json"], "registration or authentication, not \"login\""),
+        (["verify", "registration"], "the response file is missing"),
+        (["verify", "registration", "response.json", "--now", "yesterday"], "--now needs an ISO-8601 time"),
+        (["client-key", "make"], "new or assertion, not \"make\""),
+        (["client-key", "new"], "--out is required"),
+        (["client-key", "new", "--out", "key.pem", "--frob", "1"], "unknown option --frob"),
+        (["client-key", "assertion", "--key", "key.pem", "--audience", "https://a.example"], "--client-id is required"),
+        (["bench", "run"], "no benchmark \"run\""),
+        (["bench", "verify", "--rounds", "many"], "--rounds needs a number, not \"many\""),
+        (["bench", "login", "--rate", "0"], "--rate and --client-threads must be positive"),
+        (["authenticator", "fly", "--state", "phone.json"], "no authenticator command \"fly\""),
+        (["authenticator", "signin"], "--state FILE is required"),
+        (["doctor"], "--config is required"),
+        (["admin"], "which group: users, clients, roles, log-streams, stats or logs?"),
+        (["admin", "users"], "which users command?"),
+        (["admin", "users", "list", "--frob"], "unknown option --frob"),
+    ])
+    func problems(command: [String], problem: String) throws {
+        let folder = try Self.emptyFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (status, errors) = try Self.runBriefly(command, in: folder)
+        #expect(status == 2, "\(command): \(errors)")
+        #expect(errors.split(separator: "\n").first.map { $0.contains(problem) } == true, "\(command): \(errors)")
+        #expect(errors.contains("usage: signet"), "\(command): \(errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "\(command) made a file")
+    }
+
+    /// `--config $UNSET` leaves the option without its value: before, `serve` started in development
+    /// mode and `admin`, `keys` and `backup` used the current directory's signet.db.
+    @Test("an option left without its value, at the end or before another option, is refused: nothing starts, nothing is opened", arguments: [
+        ["serve", "--config"],
+        ["serve", "--listen", "127.0.0.1:0", "--database"],
+        ["serve", "--config", "--listen", "127.0.0.1:0"],
+        ["keys", "status", "--database"],
+        ["keys", "rekey", "--new-kek-file"],
+        ["admin", "users", "list", "--database"],
+        ["admin", "users", "list", "--config", "--json"],
+        ["backup", "--to", "copy.db", "--database"],
+        ["restore", "--from"],
+        ["copy", "--to"],
+        ["unseal", "copy.db.sealed", "--to"],
+        ["doctor", "--config"],
+        ["verify", "registration", "response.json", "--anchors"],
+        ["client-key", "new", "--out"],
+        ["bench", "login", "--concurrency"],
+        ["bench", "disk", "--path"],
+        ["authenticator", "signin", "--state"],
+    ])
+    func missingValue(command: [String]) throws {
+        let folder = try Self.emptyFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (status, errors) = try Self.runBriefly(command, in: folder)
+        // The first option whose next word is missing or another option.
+        let option = command.indices.first { command[$0].hasPrefix("--") && ($0 + 1 == command.count || command[$0 + 1].hasPrefix("--")) }.map { command[$0] }
+        #expect(status == 2, "\(command): \(errors)")
+        #expect(errors.hasPrefix("signet \(command[0]): \(option ?? "?") needs a value"), "\(command): \(errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "\(command) made a file")
+    }
+
+    static func emptyFolder() throws -> URL {
+        let folder = Scratch.directory.appendingPathComponent("signet-command-line-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// The status and standard error of a command that must end at once: one that starts serving
+    /// instead (the old fallback) is stopped after 20 seconds and fails the test, never hangs it.
+    static func runBriefly(_ args: [String], in folder: URL) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = ProcessTests.binary
+        process.arguments = args
+        process.currentDirectoryURL = folder
+        let errors = Scratch.directory.appendingPathComponent("signet-stderr-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: errors.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        defer { try? FileManager.default.removeItem(at: errors) }
+        process.standardError = try FileHandle(forWritingTo: errors)
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            return (-1, "still running after 20 s")
+        }
+        return (process.terminationStatus, String(decoding: try Data(contentsOf: errors), as: UTF8.self))
+    }
+}
