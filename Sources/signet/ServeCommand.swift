@@ -197,7 +197,7 @@ extension KeysCommand {
         let old = try existingKey(configuration, environment: environment, "nothing to re-key from")
         let new: [UInt8]
         if let text = environment["SIGNET_NEW_KEK"] {
-            new = try KeyEncryptionKey.load(environment: ["SIGNET_KEK": text], file: "")
+            new = try KeyEncryptionKey.fromEnvironment(text, variable: "SIGNET_NEW_KEK", fallback: "--new-kek-file")
         } else if let newKEKFile, FileManager.default.fileExists(atPath: newKEKFile) {
             new = try KeyEncryptionKey.load(environment: [:], file: newKEKFile)
         } else {

@@ -9,10 +9,7 @@ public enum KeyEncryptionKey {
     /// else a new one from `random`, written to `file` with mode 0600.
     public static func load(environment: [String: String], file: String, random: RandomBytes = { SecureRandom.bytes($0) }) throws -> [UInt8] {
         if let text = environment["SIGNET_KEK"] {
-            guard let key = Base64URL.decode(text), key.count == 32 else {
-                throw ConfigurationError("SIGNET_KEK must be 32 bytes in base64url (make one with: signet keys kek)")
-            }
-            return key
+            return try fromEnvironment(text, variable: "SIGNET_KEK", fallback: file)
         }
         let manager = FileManager.default
         if manager.fileExists(atPath: file) {
@@ -31,6 +28,23 @@ public enum KeyEncryptionKey {
             try SecretFile.save(Data((Base64URL.encode(key) + "\n").utf8), to: file)
         } catch {
             throw ConfigurationError("cannot create key-encryption key file \(file)")
+        }
+        return key
+    }
+
+    /// The key in an environment variable (`SIGNET_KEK`, or `SIGNET_NEW_KEK` for a re-key);
+    /// whitespace around it is ignored, as in the file. Set but empty (an `Environment=SIGNET_KEK=`
+    /// line, or `$UNSET`) is refused, never read as "use the `fallback`".
+    public static func fromEnvironment(_ value: String, variable: String, fallback: String) throws -> [UInt8] {
+        let text = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else {
+            throw ConfigurationError("\(variable) is set but empty: give the key (signet keys kek makes one), or unset it to use \(fallback)")
+        }
+        guard let key = Base64URL.decode(text) else {
+            throw ConfigurationError("\(variable) is not base64url (A-Z, a-z, 0-9, - and _): give the 43 characters signet keys kek prints")
+        }
+        guard key.count == 32 else {
+            throw ConfigurationError("\(variable) holds \(key.count) bytes; a key-encryption key is 32, the 43 characters signet keys kek prints")
         }
         return key
     }
