@@ -76,7 +76,13 @@ public enum ConfigurationLoader {
         }
         for path in settings {
             guard let raw = environment[environmentName(path)] else { continue }
-            let value = (try? json.parse(Array(raw.utf8))) ?? .string(raw)
+            // JSON for a list, an object or a quoted string; anything else is the text itself,
+            // which the number and flag readers take too: SIGNET_LISTEN=8080 is the text "8080",
+            // refused as a listen with the line to write, not "listen must be a string".
+            // Whitespace around it is dropped.
+            let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            let structured = text.first.map { "[{\"".contains($0) } ?? false
+            let value = structured ? (try? json.parse(Array(text.utf8))) ?? .string(text) : .string(text)
             set(&tree, path, value)
         }
         if let listen { tree["listen"] = .string(listen) }
@@ -162,27 +168,43 @@ public enum ConfigurationLoader {
     }
 
     /// `HOST:PORT`, or `[IPv6]:PORT` (RFC 3986 §3.2.2): the host without brackets, checked to be
-    /// a numeric IPv4 or IPv6 address, the only kind the server binds.
+    /// a numeric IPv4 or IPv6 address, the only kind the server binds; `localhost` is 127.0.0.1,
+    /// the loopback name RFC 6761 §6.3 fixes. What is wrong is said with the line to write instead.
     static func hostAndPort(_ text: String, _ setting: String) throws -> (String, UInt16) {
         let host: Substring, port: Substring
         if text.hasPrefix("["), let close = text.firstIndex(of: "]"), text[close...].hasPrefix("]:") {
             host = text[text.index(after: text.startIndex)..<close]
             port = text[text.index(close, offsetBy: 2)...]
+        } else if let colon = text.lastIndex(of: ":") {
+            (host, port) = (text[..<colon], text[text.index(after: colon)...])
         } else {
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 2 else { throw hostAndPortError(text, setting) }
-            (host, port) = (parts[0], parts[1])
+            (host, port) = (text[...], "")
         }
-        guard let number = UInt16(port), port.allSatisfy({ $0.isASCII && $0.isNumber }), !host.isEmpty else { throw hostAndPortError(text, setting) }
+        let digits = !port.isEmpty && port.allSatisfy { $0.isASCII && $0.isNumber }
+        if digits, UInt16(port) == nil { throw ConfigurationError("\(setting): port \(port) is above 65535 (got \"\(text)\")") }
+        guard digits, let number = UInt16(port) else {
+            // A port alone, or a host alone: the usual two meanings, spelled out.
+            let wanted = UInt16(text) != nil ? text : "8080"
+            throw ConfigurationError("\(setting) must be HOST:PORT, such as \(Self.listenExamples(wanted)) (got \"\(text)\")")
+        }
+        if host.isEmpty || host == "*" {
+            throw ConfigurationError("\(setting) must name the address: \(Self.listenExamples(String(port))) (got \"\(text)\")")
+        }
+        if host.lowercased() == "localhost" { return ("127.0.0.1", number) }
         let address = String(host)
+        if address.contains(":"), !text.hasPrefix("["), SocketAddress(host: address, port: number) != nil {
+            throw ConfigurationError("\(setting): an IPv6 address goes in brackets, [\(address)]:\(port) (got \"\(text)\")")
+        }
         guard SocketAddress(host: address, port: number) != nil, text.hasPrefix("[") == address.contains(":") else {
-            throw ConfigurationError("\(setting) must name a numeric IPv4 address, such as 0.0.0.0, or an IPv6 one in brackets, such as [::] (got \"\(text)\")")
+            let name = address.contains(where: \.isLetter) && !address.contains(":") ? ", not a name like \(address): give the address it resolves to" : ""
+            throw ConfigurationError("\(setting) must name a numeric IPv4 address, such as 0.0.0.0, or an IPv6 one in brackets, such as [::]\(name) (got \"\(text)\")")
         }
         return (address, number)
     }
 
-    private static func hostAndPortError(_ text: String, _ setting: String) -> ConfigurationError {
-        ConfigurationError("\(setting) must be HOST:PORT, such as 127.0.0.1:8080 or [::]:8080 (got \"\(text)\")")
+    /// The two lines a listen setting usually means, for its port.
+    private static func listenExamples(_ port: String) -> String {
+        "0.0.0.0:\(port) (or [::]:\(port)) for every interface, 127.0.0.1:\(port) for this machine only"
     }
 
     static func build(_ tree: JSONObject, development: Bool) throws -> ServerConfiguration {

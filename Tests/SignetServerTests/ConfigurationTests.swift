@@ -54,6 +54,20 @@ import SignetTestSupport
         #expect(c.webOrigins == ["https://login.example.com"])
     }
 
+    @Test("an environment variable's text is the setting's text: a name or listen of digits is text, numbers and flags read from text, whitespace around it dropped; JSON only for a list, an object or a quoted string")
+    func environmentText() throws {
+        let c = try ConfigurationLoader.load(file: try Self.write(Self.valid), environment: [
+            "SIGNET_RELYING_PARTY_NAME": "2026", "SIGNET_TOKENS_ACCESS_TOKEN_TTL": " 600\n", "SIGNET_SIGNUP": "false ",
+            "SIGNET_RELYING_PARTY_ORIGINS": #" ["https://a.example.com", "https://b.example.com"]"#, "SIGNET_ISSUER": #""https://auth.example.com""#,
+        ])
+        #expect(c.rpName == "2026" && c.accessTokenLifetime == 600 && !c.signUp && c.issuer == "https://auth.example.com")
+        #expect(c.webOrigins == ["https://a.example.com", "https://b.example.com"])
+        // Digits alone are a listen's text, refused for what it is: a port without its address.
+        #expect { _ = try ConfigurationLoader.load(file: nil, environment: ["SIGNET_LISTEN": "8080"]) } throws: {
+            "\($0)".hasPrefix("listen must be HOST:PORT, such as 0.0.0.0:8080")
+        }
+    }
+
     @Test("an environment variable may say as much as the file: a list of clients over 64 KiB is read as JSON, not as a string")
     func environmentAsLargeAsTheFile() throws {
         let clients = (0..<400).map { #"{"client_id": "app\#($0)", "name": "\#(String(repeating: "n", count: 200))"}"# }

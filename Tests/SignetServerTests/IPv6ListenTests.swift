@@ -10,6 +10,8 @@ import Testing
 @Suite struct IPv6ListenTests {
     @Test("listen takes HOST:PORT with a numeric IPv4 address or [IPv6]:PORT; anything else is refused at load, saying what it must be", arguments: [
         ("[::]:8080", "::", 8080), ("[::1]:0", "::1", 0), ("[2001:db8::5]:443", "2001:db8::5", 443), ("0.0.0.0:80", "0.0.0.0", 80),
+        // The loopback name RFC 6761 fixes, as a newcomer types it.
+        ("localhost:8080", "127.0.0.1", 8080), ("LocalHost:0", "127.0.0.1", 0),
     ] as [(String, String, UInt16)])
     func accepted(_ listen: String, _ host: String, _ port: UInt16) throws {
         let c = try ConfigurationLoader.load(file: nil, environment: ["SIGNET_LISTEN": listen, "SIGNET_METRICS_LISTEN": listen])
@@ -17,10 +19,13 @@ import Testing
         #expect(c.metricsListen?.host == host && c.metricsListen?.port == port)
     }
 
-    @Test("a listen that is not HOST:PORT, a host name, an unbracketed IPv6 or a bracketed IPv4 address is refused", arguments: [
-        ("::1:8080", "must be HOST:PORT"), ("[::1]8080", "must be HOST:PORT"), ("[::1]:x", "must be HOST:PORT"), ("[::1]:", "must be HOST:PORT"),
-        ("[]:80", "must be HOST:PORT"), ("127.0.0.1:+80", "must be HOST:PORT"), ("127.0.0.1:65536", "must be HOST:PORT"),
-        ("localhost:8080", "numeric IPv4 address"), ("[1.2.3.4]:80", "numeric IPv4 address"), ("[::g]:80", "numeric IPv4 address"),
+    @Test("a listen that is not HOST:PORT, a host name, an unbracketed IPv6 or a bracketed IPv4 address is refused, saying what to write instead", arguments: [
+        ("::1:8080", "an IPv6 address goes in brackets, [::1]:8080"), ("[::1]8080", "must be HOST:PORT"), ("[::1]:x", "must be HOST:PORT"),
+        ("[::1]:", "must be HOST:PORT"), ("127.0.0.1:+80", "must be HOST:PORT"), ("127.0.0.1:65536", "port 65536 is above 65535"),
+        ("8080", "must be HOST:PORT, such as 0.0.0.0:8080 (or [::]:8080) for every interface, 127.0.0.1:8080 for this machine only"),
+        (":8443", "must name the address: 0.0.0.0:8443 (or [::]:8443) for every interface, 127.0.0.1:8443"), ("*:80", "must name the address: 0.0.0.0:80"),
+        ("[]:80", "must name the address"), ("auth.example.com:443", "not a name like auth.example.com: give the address it resolves to"),
+        ("[1.2.3.4]:80", "numeric IPv4 address"), ("[::g]:80", "numeric IPv4 address"), ("1.2.3.4.5:80", "numeric IPv4 address"),
         ("[fe80::1%eth0]:80", "numeric IPv4 address"),
     ])
     func refused(_ listen: String, _ message: String) {
@@ -30,7 +35,8 @@ import Testing
                 Issue.record("\(name)=\(listen) accepted")
             } catch let error as ConfigurationError {
                 #expect(error.message.contains(message), "\(name)=\(listen): \(error.message)")
-                #expect(error.message.contains(name == "SIGNET_LISTEN" ? "listen must" : "metrics.listen must"), "\(error.message)")
+                #expect(error.message.hasPrefix(name == "SIGNET_LISTEN" ? "listen" : "metrics.listen"), "\(error.message)")
+                #expect(error.message.hasSuffix("(got \"\(listen)\")"), "\(error.message)")
             } catch {
                 Issue.record("\(name)=\(listen): \(error)")
             }
