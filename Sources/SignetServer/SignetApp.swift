@@ -21,9 +21,10 @@ public final class SignetApp: @unchecked Sendable {
     }
 
     /// Opens the database named by the configuration: `sqlite:PATH`, or `postgres://...` with a
-    /// pool of `connections`. `existing`: a SQLite file that is not there is an error rather than
-    /// a new, empty database, for the commands that read or change one a server made (a
-    /// mistyped path would otherwise list no accounts, or back up nothing, and say it was fine).
+    /// pool of `connections`. `existing`: a SQLite file that is not there, or a PostgreSQL
+    /// database without Signet's tables, is an error rather than a new, empty Signet database, for
+    /// the commands that read or change one a server made (a mistyped path or database name would
+    /// otherwise list no accounts, or back up nothing, and say it was fine).
     public static func openStore(_ database: String, connections: Int = 8, durable: Bool = true, existing: Bool = false) throws -> any Store {
         if database.hasPrefix("sqlite:") {
             let path = String(database.dropFirst("sqlite:".count))
@@ -33,6 +34,10 @@ public final class SignetApp: @unchecked Sendable {
             return try SQLStore(path: path, durable: durable)
         }
         if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
+            if existing, try !PostgresAdmin.holdsSignet(url: database) {
+                let name = URLComponents(string: database).map { "\($0.path.dropFirst()) on \($0.host ?? "the local server")" } ?? "named"
+                throw ConfigurationError("the PostgreSQL database \(name) holds no Signet tables: check --database or the configuration's database (signet serve makes them at its first start)")
+            }
             return try SQLStore(postgres: database, connections: connections)
         }
         throw ConfigurationError("database must be sqlite:PATH or postgres://... (got \(database))")

@@ -309,6 +309,12 @@ public enum PostgresAdmin {
         return String(adminURL[..<slash.upperBound]) + name + (suffix.count > 1 ? "?" + suffix[1] : "")
     }
 
+    /// Whether the database at `url` holds Signet's tables (its `schema_migrations`): the commands
+    /// that read or change a database a server made refuse an empty one instead of migrating it.
+    public static func holdsSignet(url: String) throws -> Bool {
+        try PostgresConnection(url: url).query("SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0 ELSE 1 END").first?[0].int == 1
+    }
+
     /// Runs one statement on the database at `url`, outside any store.
     public static func execute(url: String, _ sql: String) throws {
         try PostgresConnection(url: url).query(sql)

@@ -1,4 +1,5 @@
 import Foundation
+import SignetStore
 import SignetTestSupport
 import Testing
 
@@ -80,6 +81,28 @@ import Testing
         #expect(status == 2, "\(command): \(errors)")
         #expect(errors.hasPrefix("signet \(command[0]): \(option ?? "?") needs a value"), "\(command): \(errors)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "\(command) made a file")
+    }
+
+    /// The PostgreSQL side of ``ProcessTests/missingDatabase()``: a mistyped database name on a
+    /// cluster that has it (made empty, as `createdb` would) was migrated into an empty Signet.
+    @Test("the commands that read or change a server's database refuse a PostgreSQL database without Signet's tables, naming it, and make none there",
+          .enabled(if: ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"]?.isEmpty == false))
+    func emptyPostgres() throws {
+        let admin = try #require(ProcessInfo.processInfo.environment["SIGNET_TEST_POSTGRES"])
+        let name = "e_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+        let url = try PostgresAdmin.createDatabase(adminURL: admin, name: String(name))
+        let folder = try Self.emptyFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let kek = ["SIGNET_KEK": String(repeating: "A", count: 43)]
+        for command in [["admin", "users", "list"], ["admin", "stats"], ["keys", "status"], ["keys", "rotate"], ["keys", "revoke", "ABCDEFGHIJKL"]] {
+            let (status, output) = try ProcessTests.run(command + ["--database", url], in: folder, environment: kek)
+            #expect(status == 1 && output.contains("the PostgreSQL database \(name) on 127.0.0.1 holds no Signet tables"), "\(command): \(status) \(output)")
+            #expect(try !PostgresAdmin.holdsSignet(url: url), "\(command) made the tables")
+        }
+        // Once a server has made them, the same commands run.
+        _ = try SQLStore(postgres: url, connections: 1)
+        let (status, output) = try ProcessTests.run(["admin", "users", "list", "--database", url], in: folder, environment: kek)
+        #expect(status == 0 && output.contains("0 of 0 user(s)"), "\(output)")
     }
 
     static func emptyFolder() throws -> URL {
