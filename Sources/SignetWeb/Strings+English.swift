@@ -1,3 +1,5 @@
+import SignetAPI
+
 extension Strings {
     /// The pages in English, the language of any browser whose languages the pages do not speak.
     static let en: [String: String] = [
@@ -106,5 +108,14 @@ extension Strings {
         "event_admin_device_key_revoked": "An administrator removed a device key",
         "event_admin_recovery_codes_deleted": "An administrator deleted your recovery codes",
         "event_admin_recovery_cancelled": "An administrator cancelled a recovery of your account",
+    ]
+
+    /// The refusals whose own words are for developers (``Reason/text`` is also the API's
+    /// `error_description`): on a page a person reads these instead. Every other refusal's own
+    /// words are already a person's.
+    static let enRefusals: [Reason: String] = [
+        .clientUnknown: "The app that sent you here is not registered with this service.",
+        .redirectURIInvalid: "The app asked to send you back to an address it has not registered.",
+        .malformed: "The request is not valid.", .notFound: "This page does not exist.",
     ]
 }

@@ -29,14 +29,15 @@ public enum Strings {
         }
     }
 
-    /// What the pages say, in `language`, about a refusal a person meets on them; `nil` for
-    /// English and for a reason they do not word (the error's own words go there).
+    /// What the pages say, in `language`, about a refusal a person meets on them; `nil` for a
+    /// reason they do not word, and in English for one whose own words are a person's (the
+    /// error's own words go there).
     public static func refusal(_ reason: Reason, language: String) -> String? {
         switch language {
         case "es": esRefusals[reason]
         case "fr": frRefusals[reason]
         case "de": deRefusals[reason]
-        default: nil
+        default: enRefusals[reason]
         }
     }
 }

@@ -1,9 +1,11 @@
 import Foundation
+import SignetAPI
 import SignetAuth
 import SignetCrypto
 import SignetHTTP
 import SignetServer
 import SignetSoftware
+import SignetWeb
 import SignetWebAuthn
 import SignetTestSupport
 import Testing
@@ -95,7 +97,11 @@ import Testing
             let answer = try server.authorize(browser, client: client, redirect: redirect)
             #expect(answer.headers["location"] == nil, "\(client) \(redirect) redirected")
             #expect(answer.headers["content-type"]?.hasPrefix("text/html") == true)
-            #expect(String(decoding: answer.body, as: UTF8.self).contains("data-reason=\"\(reason)\""), "\(client) \(redirect)")
+            let page = String(decoding: answer.body, as: UTF8.self)
+            #expect(page.contains("data-reason=\"\(reason)\""), "\(client) \(redirect)")
+            // In a person's words ("app", "address"), not the API's ("client", "redirect URI").
+            let refusal = try #require(Reason(rawValue: reason))
+            #expect(page.contains(try #require(Strings.refusal(refusal, language: "en"))) && !page.contains(refusal.text), "\(client) \(redirect)")
         }
         let missing = try browser.send("GET", "/authorize?response_type=code&client_id=spa", headers: [("Accept", "text/html")])
         #expect(missing.headers["location"] == nil && missing.status == 400)

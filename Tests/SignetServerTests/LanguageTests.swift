@@ -19,9 +19,12 @@ import Testing
             #expect(Set(Strings.table(language).keys) == Set(Strings.table("en").keys), "\(language)")
             #expect(Strings.names[language] != nil)
         }
-        // English has no refusal table (the errors' own words); the others word the same reasons.
+        // English words only the refusals whose own words are for developers (the rest keep
+        // the errors' own words); the others word the same reasons.
+        let developers: Set<Reason> = [.clientUnknown, .redirectURIInvalid, .malformed, .notFound]
         for reason in Reason.allCases {
-            #expect(Strings.refusal(reason, language: "en") == nil)
+            #expect((Strings.refusal(reason, language: "en") != nil) == developers.contains(reason), "\(reason)")
+            #expect(Strings.refusal(reason, language: "en") != reason.text, "\(reason)")
             for language in Strings.languages.dropFirst(2) {
                 #expect((Strings.refusal(reason, language: "es") != nil) == (Strings.refusal(reason, language: language) != nil), "\(language) \(reason)")
             }
