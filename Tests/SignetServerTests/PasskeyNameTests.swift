@@ -62,6 +62,36 @@ import Testing
     }
 
     /// The history's rows on an account page: each event's words and, when it names one, the key.
+    @Test("a second passkey made where the first was is numbered, so the page tells them apart; a freed name is used again, and a name the owner gives is kept as given")
+    func numbered() throws {
+        let server = try WebPageTests.server()
+        let browser = WebBrowser(server)
+        browser.userAgent = Self.chrome
+        let email = "twice@signet.test"
+        try browser.signUp(email: email)
+        try Self.addOnPage(browser, email: email)
+        try Self.addOnPage(browser, email: email)
+        #expect(try Self.names(server, email) == ["Chrome · Linux", "Chrome · Linux 2", "Chrome · Linux 3"])
+        let page = try browser.page("/account").html
+        for name in ["Chrome · Linux", "Chrome · Linux 2", "Chrome · Linux 3"] {
+            #expect(page.contains("data-testid=\"passkey-name\">\(name)</strong>"), "\(name)")
+        }
+        // The second removed: the next one takes its number; the third renamed to the plain name:
+        // the first, called that too, is the owner's to tell apart.
+        let user = try #require(try server.store.user(email: email))
+        let rows = try server.store.credentials(userID: user.id)
+        let second = try #require(rows.first { $0.name == "Chrome · Linux 2" }), third = try #require(rows.first { $0.name == "Chrome · Linux 3" })
+        #expect(try browser.form("/account/passkeys/\(Base64URL.encode(second.id))/revoke", []).status == 303)
+        try Self.addOnPage(browser, email: email)
+        #expect(try browser.form("/account/passkeys/\(Base64URL.encode(third.id))/rename", [("name", "Chrome · Linux")]).status == 303)
+        let live = try server.store.credentials(userID: user.id).filter { $0.revokedAt == nil }.compactMap(\.name).sorted()
+        #expect(live == ["Chrome · Linux", "Chrome · Linux", "Chrome · Linux 2"], "\(live)")
+        // Numbers are for the names Signet gives: another browser's first passkey is plain.
+        browser.userAgent = Self.firefox
+        try Self.addOnPage(browser, email: email)
+        #expect(try Self.names(server, email).contains("Firefox · Windows"))
+    }
+
     static func events(_ html: String) -> [(kind: String, what: String?)] {
         html.components(separatedBy: "<li data-testid=\"event-row\">").dropFirst().map { row in
             func between(_ start: String, _ end: String) -> String? {

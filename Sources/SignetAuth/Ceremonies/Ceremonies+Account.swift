@@ -73,6 +73,10 @@ extension Ceremonies {
             }
             guard request.authn_response.response.attestationObject != nil else { throw AuthError.malformed("authn_response must be a registration") }
             var (row, _) = try verifyRegistration(request.authn_response, session: session, owner: user.id, name: name, userAgent: userAgent, app: app)
+            if name == nil, let made = row.name {
+                let taken = try store.credentials(userID: user.id).filter { $0.revokedAt == nil }.compactMap { $0.name ?? authenticatorName($0.aaguid) }
+                row.name = Self.unusedName(made, among: Set(taken))
+            }
             // Added by a code session to an account that has a credential: a recovery, held.
             let recovery = try recoveryForAddition(principal, context: context)
             row.recoveryID = recovery.id
@@ -82,6 +86,17 @@ extension Ceremonies {
             ] + recovery.writes + notice(.passkeyAdded(name: row.name ?? authenticatorName(row.aaguid)), to: user))
             return info(row)
         }
+    }
+
+    /// A name Signet gives a passkey (``madeInName(userAgent:app:)``), numbered when the account
+    /// already has a live passkey called that: a second passkey made in Chrome on Linux is
+    /// "Chrome · Linux 2", so the account page tells the two apart. A name the owner gives is kept
+    /// as given.
+    static func unusedName(_ name: String, among taken: Set<String>) -> String {
+        guard taken.contains(name) else { return name }
+        var number = 2
+        while taken.contains("\(name) \(number)") { number += 1 }
+        return "\(name) \(number)"
     }
 
     /// A passkey ID from a path; anything that cannot be one is simply not on the account.
