@@ -89,7 +89,7 @@ import Testing
             """)
         #expect(try ConfigurationLoader.load(file: file, environment: [:]).rolesClaim == "https://example.com/roles")
         #expect(try ConfigurationLoader.load(file: file, environment: ["SIGNET_TOKENS_ROLES_CLAIM": "https://example.com/groups"]).rolesClaim == "https://example.com/groups")
-        for (bad, says) in [("roles", "must be a URI"), ("7", "must be a claim name"), ("https:///roles", "must be a URI")] {
+        for (bad, says) in [("roles", "must be a URI"), ("7", "must be a URI"), ("[7]", "must be a claim name"), ("https:///roles", "must be a URI")] {
             do {
                 _ = try ConfigurationLoader.load(file: file, environment: ["SIGNET_TOKENS_ROLES_CLAIM": bad])
                 Issue.record("accepted \(bad)")

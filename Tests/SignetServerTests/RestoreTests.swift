@@ -206,7 +206,7 @@ import Testing
         let cases: [(args: [String], says: String)] = [
             (["restore", "--database", "sqlite:" + path], "usage"),
             (["restore", "--from", good, "--database", "postgres://localhost/none"], "pg_restore"),
-            (["restore", "--from", directory.appendingPathComponent("none.db").path, "--database", "sqlite:" + path], "no SQLite database"),
+            (["restore", "--from", directory.appendingPathComponent("none.db").path, "--database", "sqlite:" + path], "there is no copy at"),
             (["restore", "--from", garbage, "--database", "sqlite:" + path], "not a database"),
             (["restore", "--from", torn, "--database", "sqlite:" + path], "integrity"),
             (["restore", "--from", foreign, "--database", "sqlite:" + path], "no Signet schema"),

@@ -148,7 +148,7 @@ struct WebBrowserTests {
         // The account page.
         #expect(r["account_passkeys_before"] == .number("1") && r["account_passkeys_after_add"] == .number("2"))
         // Made in headless Chromium on Linux, the virtual authenticator's AAGUID all zeros.
-        #expect(r["names_after_add"] == .array([.string("Chrome · Linux"), .string("Chrome · Linux")]), "\(r["names_after_add"] ?? .null)")
+        #expect(r["names_after_add"] == .array([.string("Chrome · Linux"), .string("Chrome · Linux 2")]), "\(r["names_after_add"] ?? .null)")
         // Roles: no section before an operator gives one; then the role, with what it grants
         // described as tokens.permissions describes it (a name where the description is empty);
         // one given for a time says when it ends, one given for good does not.
