@@ -103,6 +103,12 @@ enum AuthenticatorCommand {
         }
     }
 
+    /// The options any command takes (each with a value; `--dpop` alone); the commands each read theirs.
+    static let options: Set = ["state", "url", "client-id", "origin", "email", "name", "link", "username", "audience", "take",
+                               "code", "mail-dir", "recovery-code", "scope", "wait"]
+    /// The commands that take one word after them (an ID, a code, an action, on or off).
+    static let takesWord: Set = ["remove-device-key", "approve", "end-session", "email-sign-in", "approve-device", "deny-device"]
+
     static func run(_ args: [String]) -> Int32 {
         guard let command = args.first, (["signup", "enroll", "signin", "passkeys", "enroll-device-key", "device-keys", "remove-device-key", "approve", "events", "step-up", "token", "delete-account", "sessions", "end-session", "end-other-sessions", "export", "email-sign-in"] + emailCommands + deviceCommands).contains(command) else {
             return usageError(usage, args.first.map { UsageProblem("no authenticator command \"\($0)\"") } ?? UsageProblem("which command?"))
@@ -116,11 +122,13 @@ enum AuthenticatorCommand {
                 if arg == "--dpop" {
                     useDPoP = true
                 } else if arg.hasPrefix("--") {
+                    guard Self.options.contains(String(arg.dropFirst(2))) else { throw UsageProblem.unexpected(arg) }
                     parsed[String(arg.dropFirst(2))] = try words.value(of: arg)
                 } else {
                     loose.append(arg)
                 }
             }
+            if let extra = loose.dropFirst(Self.takesWord.contains(command) ? 1 : 0).first { throw UsageProblem.unexpected(extra) }
             guard parsed["state"] != nil else { throw UsageProblem("--state FILE is required: the phone's keys and session live there") }
         } catch {
             return usageError(usage, error)
