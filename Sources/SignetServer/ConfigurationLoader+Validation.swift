@@ -46,6 +46,10 @@ extension ConfigurationLoader {
     /// An origin is `scheme://host[:port]` with nothing after it; https except on loopback, and
     /// the host is the RP ID or a subdomain of it (WebAuthn L3 §5.1.2, §13.4.9).
     static func checkOrigin(_ origin: String, rpID: String) throws {
+        if origin.hasPrefix("android:apk-key-hash:") {
+            throw ConfigurationError("origin \"\(origin)\" is an Android app's, which Signet derives: give the app under its client instead, "
+                + "\"android\": [{\"package_name\": ..., \"sha256_cert_fingerprints\": [...]}] (keytool -list -v prints the fingerprint)")
+        }
         guard let url = URLComponents(string: origin), let scheme = url.scheme, let host = url.host?.lowercased(), !host.isEmpty,
               url.path.isEmpty, url.query == nil, url.fragment == nil, url.user == nil
         else { throw ConfigurationError("origin \"\(origin)\" must be scheme://host[:port] with no path, such as https://example.com") }

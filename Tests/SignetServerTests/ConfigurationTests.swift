@@ -89,6 +89,8 @@ import SignetTestSupport
         (#"{"relying_party": {"id": "example.com", "origins": ["https://evil.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}]}"#, "not the RP ID"),
         (#"{"relying_party": {"id": "example.com", "origins": ["http://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}]}"#, "must use https"),
         (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com/login"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}]}"#, "no path"),
+        (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com", "android:apk-key-hash:s12NpYrw5FmKuSxABb7UBs2HzmXnXCpI6XzamGupG14"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x"}]}"#,
+         "is an Android app's, which Signet derives: give the app under its client instead, \"android\""),
         (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "http://a.example.com", "clients": [{"client_id": "x"}]}"#, "https"),
         (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": []}"#, "at least one client"),
         (#"{"relying_party": {"id": "example.com", "origins": ["https://example.com"]}, "issuer": "https://a.example.com", "clients": [{"client_id": "x", "android": [{"package_name": "p", "sha256_cert_fingerprints": ["AB:CD"]}]}]}"#, "SHA-256 fingerprint"),
