@@ -16,6 +16,12 @@ extension ConfigurationLoader {
         guard !c.rpID.isEmpty, !c.rpID.contains("/"), !c.rpID.contains(":") else {
             throw ConfigurationError("relying_party.id must be a domain such as example.com (got \"\(c.rpID)\")")
         }
+        // A top-level domain has no registrable domain, which browsers require of an RP ID (HTML's
+        // "is a registrable domain suffix of", WebAuthn L3 §5.1.3 step 7): Chrome refuses it even
+        // for an origin on that very host.
+        guard c.rpID.contains(".") || c.rpID == "localhost" else {
+            throw ConfigurationError("relying_party.id \"\(c.rpID)\" is a top-level domain, which browsers do not take as an RP ID: use the site's own domain, such as example.com")
+        }
         guard !c.webOrigins.isEmpty || c.clients.contains(where: { !$0.androidApps.isEmpty }) else {
             throw ConfigurationError("relying_party.origins must list at least one origin")
         }
@@ -46,6 +52,9 @@ extension ConfigurationLoader {
     /// An origin is `scheme://host[:port]` with nothing after it; https except on loopback, and
     /// the host is the RP ID or a subdomain of it (WebAuthn L3 §5.1.2, §13.4.9).
     static func checkOrigin(_ origin: String, rpID: String) throws {
+        if origin.hasSuffix("/"), !origin.hasSuffix("//"), (try? checkOrigin(String(origin.dropLast()), rpID: rpID)) != nil {
+            throw ConfigurationError("origin \"\(origin)\" ends with a slash, which an origin never has (browsers send \(origin.dropLast())): write it without")
+        }
         if origin.hasPrefix("android:apk-key-hash:") {
             throw ConfigurationError("origin \"\(origin)\" is an Android app's, which Signet derives: give the app under its client instead, "
                 + "\"android\": [{\"package_name\": ..., \"sha256_cert_fingerprints\": [...]}] (keytool -list -v prints the fingerprint)")
