@@ -107,10 +107,9 @@ enum OriginCommand {
         if let wrong = hex.first(where: { !$0.isHexDigit }) {
             return UsageProblem("\"\(wrong)\" is not a hexadecimal digit")
         }
-        let bytes = Double(hex.count) / 2
-        let size = bytes == bytes.rounded() ? "\(Int(bytes)) bytes" : "\(hex.count) hexadecimal digits"
         guard hex.count != 40 else { return UsageProblem("that is 20 bytes, a SHA-1 fingerprint: give the SHA256 one, on the line after it in keytool -list -v") }
-        return UsageProblem("that is \(size); a SHA-256 fingerprint has 32")
+        guard hex.count.isMultiple(of: 2) else { return UsageProblem("that is \(hex.count) hexadecimal digits; a SHA-256 fingerprint has 64 (32 bytes)") }
+        return UsageProblem("that is \(hex.count / 2) bytes; a SHA-256 fingerprint has 32")
     }
 }
 

@@ -11,6 +11,7 @@ import Testing
         (["origin"], "the fingerprint is missing"),
         (["origin", "AB:CD:ZZ"], "\"Z\" is not a hexadecimal digit"),
         (["origin", "AB:CD"], "that is 2 bytes; a SHA-256 fingerprint has 32"),
+        (["origin", "AB:CD:E"], "that is 5 hexadecimal digits; a SHA-256 fingerprint has 64 (32 bytes)"),
         (["origin", String(repeating: "AB:", count: 19) + "AB"], "a SHA-1 fingerprint: give the SHA256 one"),
         (["keys"], "which keys command?"),
         (["keys", "turn"], "no keys command \"turn\""),
