@@ -55,6 +55,19 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "\(command) made a file")
     }
 
+    @Test("a wrong admin command line shows the usage of the group it names, not all of it; with no group, all of it")
+    func adminGroupUsage() throws {
+        let folder = try Self.emptyFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (_, roles) = try Self.runBriefly(["admin", "roles", "--frob"], in: folder)
+        let lines = roles.split(separator: "\n").dropFirst()
+        #expect(lines.first?.hasPrefix("usage: signet admin roles list") == true, "\(roles)")
+        #expect(lines.filter { $0.contains("signet admin ") }.allSatisfy { $0.contains("signet admin roles ") }, "\(roles)")
+        #expect(lines.count >= 6 && lines.last == "every command takes --database URL or --config FILE, and --json", "\(roles)")
+        let (_, all) = try Self.runBriefly(["admin"], in: folder)
+        for group in ["users", "clients", "roles", "log-streams", "stats", "logs"] { #expect(all.contains("signet admin \(group) "), "\(group)") }
+    }
+
     /// `--config $UNSET` leaves the option without its value: before, `serve` started in development
     /// mode and `admin`, `keys` and `backup` used the current directory's signet.db.
     @Test("an option left without its value, at the end or before another option, is refused: nothing starts, nothing is opened", arguments: [
