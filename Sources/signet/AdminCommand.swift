@@ -75,6 +75,16 @@ enum AdminCommand {
         return (kept.indices.map { ($0 == 0 ? "usage: " : "       ") + kept[$0] } + [String(lines.last!)]).joined(separator: "\n")
     }
 
+    /// Each group's commands, known before the database is opened: a mistyped command is named
+    /// as such, not after a database that may not be there. `logs` and `stats` take none.
+    static let commands: [String: Set<String>] = [
+        "users": ["list", "show", "block", "unblock", "delete", "sessions", "add", "import", "enrollment-link", "export", "update",
+                  "sign-out", "remove-method", "cancel-recovery", "lift-limits"],
+        "clients": ["add", "update", "list", "remove", "rotate-secret", "set-keys"],
+        "log-streams": ["add", "update", "resend", "rotate-secret", "list", "remove"],
+        "roles": ["list", "show", "remove", "add", "grant", "revoke", "assign", "unassign"],
+    ]
+
     struct Options {
         var config: String?
         var database: String?
@@ -133,8 +143,12 @@ enum AdminCommand {
         let options: Options
         do {
             options = try parse(args)
-            guard options.positional.count >= 2 || ["logs", "stats"].contains(options.positional.first ?? "") else {
-                throw UsageProblem(options.positional.first.map { "which \($0) command?" } ?? "which group: users, clients, roles, log-streams, stats or logs?")
+            guard let group = options.positional.first else { throw UsageProblem("which group: users, clients, roles, log-streams, stats or logs?") }
+            if let known = commands[group] {
+                guard options.positional.count >= 2 else { throw UsageProblem("which \(group) command?") }
+                guard known.contains(options.positional[1]) else { throw UsageProblem("no admin command \"\(group) \(options.positional[1])\"") }
+            } else if !["logs", "stats"].contains(group) {
+                throw UsageProblem("no admin group \"\(group)\": users, clients, roles, log-streams, stats or logs")
             }
         } catch {
             return usageError(usage(for: args.first { !$0.hasPrefix("-") }), error)

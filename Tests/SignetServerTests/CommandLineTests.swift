@@ -44,6 +44,8 @@ import Testing
         (["admin"], "which group: users, clients, roles, log-streams, stats or logs?"),
         (["admin", "users"], "which users command?"),
         (["admin", "users", "list", "--frob"], "unknown option --frob"),
+        (["admin", "users", "frob", "--database", "sqlite:typo.db"], "no admin command \"users frob\""),
+        (["admin", "people", "list"], "no admin group \"people\": users, clients, roles, log-streams, stats or logs"),
     ])
     func problems(command: [String], problem: String) throws {
         let folder = try Self.emptyFolder()
@@ -66,6 +68,29 @@ import Testing
         #expect(lines.count >= 6 && lines.last == "every command takes --database URL or --config FILE, and --json", "\(roles)")
         let (_, all) = try Self.runBriefly(["admin"], in: folder)
         for group in ["users", "clients", "roles", "log-streams", "stats", "logs"] { #expect(all.contains("signet admin \(group) "), "\(group)") }
+    }
+
+    @Test("every command signet admin's usage names gets past the check of names made before the database is opened")
+    func adminCommandsKnown() throws {
+        let folder = try Self.emptyFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (_, usage) = try ProcessTests.run(["admin", "--help"])
+        var named: Set<[String]> = []
+        for line in usage.split(separator: "\n") {
+            guard let start = line.range(of: "signet admin ") else { continue }
+            let parts = line[start.upperBound...].components(separatedBy: " | ")
+            let words = parts[0].split(separator: " ").map(String.init)
+            guard words.count >= 2, !words[1].hasPrefix("[") else { continue }
+            named.insert([words[0], words[1]])
+            for part in parts.dropFirst() {
+                if let word = part.split(separator: " ").first, !word.hasPrefix("-") { named.insert([words[0], String(word)]) }
+            }
+        }
+        #expect(named.count >= 30, "\(named.sorted { $0.joined() < $1.joined() })")
+        for command in named {
+            let (status, errors) = try Self.runBriefly(["admin"] + command + ["--database", "sqlite:typo.db"], in: folder)
+            #expect(status == 1 && errors.contains("there is no SQLite database at typo.db"), "\(command): \(errors)")
+        }
     }
 
     /// `--config $UNSET` leaves the option without its value: before, `serve` started in development
