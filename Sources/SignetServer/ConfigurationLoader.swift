@@ -192,10 +192,11 @@ public enum ConfigurationLoader {
         }
         if host.lowercased() == "localhost" { return ("127.0.0.1", number) }
         let address = String(host)
-        if address.contains(":"), !text.hasPrefix("["), SocketAddress(host: address, port: number) != nil {
+        let numeric = SocketAddress(host: address, port: number) != nil
+        if address.contains(":"), !text.hasPrefix("["), numeric {
             throw ConfigurationError("\(setting): an IPv6 address goes in brackets, [\(address)]:\(port) (got \"\(text)\")")
         }
-        guard SocketAddress(host: address, port: number) != nil, text.hasPrefix("[") == address.contains(":") else {
+        guard numeric, text.hasPrefix("[") == address.contains(":") else {
             let name = address.contains(where: \.isLetter) && !address.contains(":") ? ", not a name like \(address): give the address it resolves to" : ""
             throw ConfigurationError("\(setting) must name a numeric IPv4 address, such as 0.0.0.0, or an IPv6 one in brackets, such as [::]\(name) (got \"\(text)\")")
         }

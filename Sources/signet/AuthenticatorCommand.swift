@@ -117,6 +117,7 @@ enum AuthenticatorCommand {
         var loose: [String] = []
         var useDPoP = false
         var words = CommandWords(args.dropFirst())
+        let statePath: String
         do {
             while let arg = words.next() {
                 if arg == "--dpop" {
@@ -129,12 +130,11 @@ enum AuthenticatorCommand {
                 }
             }
             if let extra = loose.dropFirst(Self.takesWord.contains(command) ? 1 : 0).first { throw UsageProblem.unexpected(extra) }
-            guard parsed["state"] != nil else { throw UsageProblem("--state FILE is required: the phone's keys and session live there") }
+            statePath = try required(parsed["state"], else: UsageProblem("--state FILE is required: the phone's keys and session live there"))
         } catch {
             return usageError(usage, error)
         }
         let options = parsed
-        guard let statePath = options["state"] else { return usageError(usage) }
         let url = URL(string: options["url"] ?? "http://127.0.0.1:8080")!
         // The development server's origin is http://localhost:PORT; elsewhere the URL's own origin.
         let host = url.host == "127.0.0.1" ? "localhost" : (url.host ?? "localhost")

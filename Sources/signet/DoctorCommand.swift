@@ -12,7 +12,8 @@ enum DoctorCommand {
         """
 
     static func run(_ args: [String]) -> Int32 {
-        var config: String?
+        var given: String?
+        let config: String
         var options = HTTPSOptions()
         var json = false
         var offline = false
@@ -22,7 +23,7 @@ enum DoctorCommand {
         do {
             while let flag = words.next() {
                 switch flag {
-                case "--config": config = try words.value(of: flag)
+                case "--config": given = try words.value(of: flag)
                 case "--resolve": options.resolve.append(try words.value(of: flag))
                 case "--connect-to": options.connectTo.append(try words.value(of: flag))
                 case "--ca-file": options.caFile = try words.value(of: flag)
@@ -33,11 +34,10 @@ enum DoctorCommand {
                 default: throw UsageProblem.unexpected(flag)
                 }
             }
-            guard config != nil else { throw UsageProblem("--config is required: the deployment's own signet.json says what to check") }
+            config = try required(given, else: UsageProblem("--config is required: the deployment's own signet.json says what to check"))
         } catch {
             return usageError(usage, error)
         }
-        guard let config else { return usageError(usage) }
         let configuration: ServerConfiguration
         do {
             configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment)

@@ -20,23 +20,23 @@ enum RestoreCommand {
 
     static func run(_ args: [String]) -> Int32 {
         var words = CommandWords(args)
-        var (config, database, from, json, checkOnly): (String?, String?, String?, Bool, Bool) = (nil, nil, nil, false, false)
+        var (config, database, given, json, checkOnly): (String?, String?, String?, Bool, Bool) = (nil, nil, nil, false, false)
+        let from: String
         do {
             while let flag = words.next() {
                 switch flag {
                 case "--config": config = try words.value(of: flag)
                 case "--database": database = try words.value(of: flag)
-                case "--from": from = try words.value(of: flag)
+                case "--from": given = try words.value(of: flag)
                 case "--json": json = true
                 case "--check": checkOnly = true
                 default: throw UsageProblem.unexpected(flag)
                 }
             }
-            guard from != nil else { throw UsageProblem.missing("--from") }
+            from = try required(given, else: .missing("--from"))
         } catch {
             return usageError(usage, error)
         }
-        guard let from else { return usageError(usage) }
         // A folder of scheduled copies (backup.directory): its newest.
         var isFolder: ObjCBool = false
         var copy = from

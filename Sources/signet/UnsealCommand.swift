@@ -16,25 +16,24 @@ enum UnsealCommand {
     static let usage = "usage: signet unseal COPY --to FILE [--config signet.json] [--json]"
 
     static func run(_ args: [String]) -> Int32 {
-        var (config, target, json): (String?, String?, Bool) = (nil, nil, false)
+        var (config, given, json): (String?, String?, Bool) = (nil, nil, false)
         var words = CommandWords(args.dropFirst())
-        let copy: String
+        let copy: String, target: String
         do {
             guard let first = args.first, !first.hasPrefix("-") else { throw UsageProblem("the sealed copy comes first") }
             copy = first
             while let flag = words.next() {
                 switch flag {
                 case "--config": config = try words.value(of: flag)
-                case "--to": target = try words.value(of: flag)
+                case "--to": given = try words.value(of: flag)
                 case "--json": json = true
                 default: throw UsageProblem.unexpected(flag)
                 }
             }
-            guard target != nil else { throw UsageProblem.missing("--to") }
+            target = try required(given, else: .missing("--to"))
         } catch {
             return usageError(usage, error)
         }
-        guard let target else { return usageError(usage) }
         guard FileManager.default.isReadableFile(atPath: copy) else { return failed("cannot read \(copy): no such file, or not readable", status: 2) }
         let configuration: ServerConfiguration
         let kek: [UInt8]

@@ -31,6 +31,12 @@ struct UsageProblem: Error, CustomStringConvertible {
     static func missing(_ option: String) -> UsageProblem { UsageProblem("\(option) is required") }
 }
 
+/// `value`, or `problem` when the command line did not give it (a required option).
+func required<Value>(_ value: Value?, else problem: UsageProblem) throws(UsageProblem) -> Value {
+    guard let value else { throw problem }
+    return value
+}
+
 /// A command's words, read in order. An option's value is the word after it and must be there: a
 /// missing one is a problem, never the default, so `signet serve --config $UNSET` does not start in
 /// development mode and `--database $UNSET` does not open the current directory's database.
