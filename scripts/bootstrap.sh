@@ -11,7 +11,7 @@
 # Idempotent; needs root or sudo only when something must be installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(libssl-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev pkg-config libcurl4 python3 python3-aiosmtpd python3-jwt python3-cryptography openssl libqrencode-dev)
+packages=(libssl-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev pkg-config libcurl4 python3 python3-aiosmtpd python3-jwt python3-cryptography openssl libqrencode-dev publicsuffix)
 [ "${1:-}" = test ] && packages+=(chromium chromium-driver python3-venv fonts-dejavu-core)
 [ "${1:-}" = profile ] && packages+=(valgrind binutils curl)
 # Installed without their recommended packages.

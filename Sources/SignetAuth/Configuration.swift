@@ -27,6 +27,10 @@ public struct ServerConfiguration: Sendable {
     /// Origins of other sites that use this RP ID (WebAuthn L3 §5.11, related origin requests):
     /// served at `/.well-known/webauthn` and accepted in `clientDataJSON.origin`.
     public var relatedOrigins: [String] = []
+    /// The Public Suffix List the RP ID and the related origins were checked against, and where
+    /// it was read (`relying_party.public_suffix_list`, by default Debian's when installed);
+    /// `nil`: none was found, so only a top-level domain is known to be a public suffix.
+    public var publicSuffixList: (list: PublicSuffixList, path: String)?
     /// The SSO session's lifetimes, in seconds: since its last request, and since its sign-in.
     public var webSessionIdle = 3 * 86400
     public var webSessionLifetime = 30 * 86400

@@ -137,6 +137,7 @@ enum FuzzReplay {
             try write(.httpRequest, Array(request.utf8))
         }
         try write(.relatedOrigins, Array("https://shop.example.co.uk\nhttps://a.example\nhttp://localhost\nhttps://1.2.3.4".utf8))
+        try write(.publicSuffixList, Array("// rules, then hosts\ncom\nco.uk\n*.ck\n!www.ck\ngithub.io extra\nme.github.io\nx.www.ck\na.b.ck\nShop.Example.CO.UK.\n".utf8))
         let header = Base64URL.encode(Array(#"{"alg":"ES256","kid":"k1","typ":"at+jwt"}"#.utf8))
         let claims = Base64URL.encode(Array(#"{"iss":"https://signet.test","sub":"u","aud":["https://signet.test/me"],"exp":1800000000,"sid":"s","cnf":{"jkt":"x"}}"#.utf8))
         try write(.accessToken, Array("\(header).\(claims).\(Base64URL.encode([UInt8](repeating: 0x81, count: 64)))".utf8))

@@ -6,6 +6,26 @@ import SignetWebAuthn
 /// The fuzz checks of what arrives as text: addresses, mail, query strings, redirect URIs and
 /// whole HTTP requests.
 extension FuzzTarget {
+    /// A list read from any bytes answers every host with a suffix the host ends in, a
+    /// registrable domain of one label more, and never both a listed suffix and a domain.
+    static func checkPublicSuffixList(_ body: [UInt8]) {
+        let text = String(decoding: body, as: UTF8.self)
+        guard let list = PublicSuffixList(text: text) else { return }
+        precondition(list.count > 0, "a list without rules")
+        for line in text.utf8.split(separator: 0x0A).prefix(32) {
+            let host = String(decoding: line, as: UTF8.self)
+            let labels = host.lowercased()[...].split(atScalar: ".").map { Array($0.utf8) }
+            let (suffix, _) = list.publicSuffix(of: host)
+            let suffixLabels = suffix.isEmpty ? [] : suffix[...].split(atScalar: ".").map { Array($0.utf8) }
+            precondition(labels.isEmpty == suffixLabels.isEmpty && labels.suffix(suffixLabels.count).elementsEqual(suffixLabels), "a suffix the host does not end in")
+            if let domain = list.registrableDomain(of: host) {
+                let domainLabels = domain[...].split(atScalar: ".").map { Array($0.utf8) }
+                precondition(domainLabels.count == suffixLabels.count + 1 && labels.suffix(domainLabels.count).elementsEqual(domainLabels), "a registrable domain not one label over its suffix")
+                precondition(!list.lists(host), "a listed suffix with a registrable domain")
+            }
+        }
+    }
+
     static func checkEmailAddress(_ body: [UInt8]) {
         if let email = try? Ceremonies.emailAddress(String(decoding: body, as: UTF8.self), member: "email") {
             // By byte and code point: "\r\n" is one Character, which neither "\r" nor "\n" equals.

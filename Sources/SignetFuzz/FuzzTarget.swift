@@ -75,6 +75,8 @@ enum FuzzTarget {
         // Any request to any route of the service, as a nobody, an account, an operator or a
         // signed-in browser.
         case service
+        // The Public Suffix List (`relying_party.public_suffix_list`), and its own lines as hosts.
+        case publicSuffixList
     }
 
     /// The root the fuzzed BLOBs are checked under (none of them is signed under it).
@@ -255,6 +257,7 @@ enum FuzzTarget {
         case .userAgent: checkUserAgent(body)
         case .configuration: checkConfiguration(body)
         case .service: checkService(body)
+        case .publicSuffixList: checkPublicSuffixList(body)
         case .metadataBLOB: checkMetadataBLOB(body)
         case .sealedSession:
             if let session = SessionSealer.decode(body) {

@@ -25,8 +25,9 @@ extension ConfigurationLoader {
         guard !c.webOrigins.isEmpty || c.clients.contains(where: { !$0.androidApps.isEmpty }) else {
             throw ConfigurationError("relying_party.origins must list at least one origin")
         }
+        try checkPublicSuffix(c)
         for origin in c.webOrigins { try checkOrigin(origin, rpID: c.rpID) }
-        try checkRelatedOrigins(c.relatedOrigins)
+        try checkRelatedOrigins(c.relatedOrigins, suffixes: c.publicSuffixList?.list)
         guard !c.clients.isEmpty else { throw ConfigurationError("clients must list at least one client") }
         let ids = c.clients.map(\.id)
         guard Set(ids).count == ids.count else { throw ConfigurationError("client_id values must be unique") }
@@ -43,8 +44,8 @@ extension ConfigurationLoader {
         }
     }
 
-    static func checkRelatedOrigins(_ origins: [String]) throws {
-        if let problem = RelatedOrigins.problem(origins) { throw ConfigurationError(problem) }
+    static func checkRelatedOrigins(_ origins: [String], suffixes: PublicSuffixList?) throws {
+        if let problem = RelatedOrigins.problem(origins, suffixes: suffixes) { throw ConfigurationError(problem) }
     }
 
     static func isLoopback(_ host: String) -> Bool { host == "localhost" || host == "127.0.0.1" || host == "[::1]" || host == "::1" }

@@ -11,7 +11,7 @@ public enum ConfigurationLoader {
     /// Every setting's path in the file.
     package static let settings: [[String]] = [
         ["issuer"], ["listen"], ["database"], ["key_encryption_key_file"],
-        ["relying_party", "id"], ["relying_party", "name"], ["relying_party", "origins"], ["relying_party", "related_origins"],
+        ["relying_party", "id"], ["relying_party", "name"], ["relying_party", "origins"], ["relying_party", "related_origins"], ["relying_party", "public_suffix_list"],
         ["web", "session_idle_ttl"], ["web", "session_ttl"], ["web", "code_ttl"], ["web", "require_pushed_authorization_requests"],
         ["clients"], ["audiences"],
         ["tokens", "access_token_ttl"], ["tokens", "id_token_ttl"], ["tokens", "refresh_token_ttl"], ["tokens", "refresh_token_absolute_ttl"],
@@ -225,6 +225,7 @@ public enum ConfigurationLoader {
         if let v = try string(tree, ["relying_party", "name"]) { c.rpName = v }
         if let v = try strings(tree, ["relying_party", "origins"]) { c.webOrigins = v }
         if let v = try strings(tree, ["relying_party", "related_origins"]) { c.relatedOrigins = v }
+        c.publicSuffixList = try publicSuffixList(try string(tree, ["relying_party", "public_suffix_list"]))
         if let v = try int(tree, ["web", "session_idle_ttl"], range: 60...(400 * 86400)) { c.webSessionIdle = v }
         if let v = try int(tree, ["web", "session_ttl"], range: 60...(400 * 86400)) { c.webSessionLifetime = v }
         if let v = try int(tree, ["web", "code_ttl"], range: 10...600) { c.authorizationCodeLifetime = v }

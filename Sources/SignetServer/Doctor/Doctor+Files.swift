@@ -155,7 +155,7 @@ extension Doctor {
     /// with closed sign-up how the accounts operators make are entered, and the Android reminder
     /// that the Play-signed app's certificate differs from the upload key.
     public func configurationChecks() -> [DoctorCheck] {
-        var checks: [DoctorCheck] = []
+        var checks = [publicSuffixCheck()]
         let off = configuration.webOrigins.filter { origin in
             guard let url = URLComponents(string: origin), let host = url.host?.lowercased() else { return true }
             let secure = url.scheme == "https" || (url.scheme == "http" && (host == "localhost" || host == "127.0.0.1"))
