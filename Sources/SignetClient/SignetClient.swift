@@ -66,6 +66,10 @@ public actor SignetClient {
     /// token sends it as `Authorization: DPoP` with a proof of that call; a `use_dpop_nonce`
     /// answer is retried once with the nonce it gave (RFC 9449 §8).
     /// `proofKey` signs this request's proof instead of the DPoP key (a device-key refresh).
+    /// A GET or HEAD that got no answer at all (the server closed the connection under it, as an
+    /// idle keep-alive one is closed as a request leaves) is sent once more, with a new proof:
+    /// those methods are idempotent (RFC 9110 §9.2.2), so repeating one is safe even if the
+    /// server acted on it; any other method is not repeated, since it may have been.
     func send(_ method: String, _ path: String, body: (any Encodable)? = nil, bearer: String? = nil, proofKey: (any DPoPKeyStore)? = nil) async throws -> Answer {
         let url = Self.url(baseURL, path)
         var request = signetRequest(url)
@@ -79,11 +83,19 @@ public actor SignetClient {
         let signer = proofKey ?? dpop
         let proves = signer != nil && (bearer != nil || path == "oauth/token")
         var retried = false
+        var resent = false
         while true {
             if proves, let signer {
                 request.setValue(try await DPoPProofs.proof(key: signer, method: method, url: url, accessToken: bearer, nonce: dpopNonce), forHTTPHeaderField: "DPoP")
             }
-            let (data, http) = try await transport(request, to: baseURL.absoluteString)
+            let data: Data, http: HTTPURLResponse
+            do {
+                (data, http) = try await exchange(request, to: baseURL.absoluteString)
+            } catch let lost as LostReply {
+                guard ["GET", "HEAD"].contains(method), !resent else { throw lost.unreachable }
+                resent = true
+                continue
+            }
             if let nonce = http.value(forHTTPHeaderField: "DPoP-Nonce") { dpopNonce = nonce }
             let answer = Answer(status: http.statusCode, data: data,
                                 retryAfter: http.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? $0 : nil })
@@ -143,11 +155,25 @@ public actor SignetClient {
     /// One round trip over the session: a failure to connect is `unreachable` (naming `target`),
     /// an answer that is not HTTP `invalidResponse`.
     func transport(_ request: URLRequest, to target: String) async throws -> (Data, HTTPURLResponse) {
+        do { return try await exchange(request, to: target) } catch let lost as LostReply { throw lost.unreachable }
+    }
+
+    /// A request that went out and got no answer: the connection was lost under it (Apple's
+    /// `networkConnectionLost`), or closed before a byte came back (libcurl's "Empty reply from
+    /// server", `badServerResponse` in Foundation on Linux). The server may have acted on it.
+    struct LostReply: Error {
+        let unreachable: SignetError
+    }
+
+    /// ``transport(_:to:)``, with a lost answer told apart as ``LostReply``.
+    func exchange(_ request: URLRequest, to target: String) async throws -> (Data, HTTPURLResponse) {
         let data: Data, response: URLResponse
         do {
             (data, response) = try await session.data(for: request)
         } catch {
-            throw SignetError(.unreachable, "cannot reach \(target): \(error.localizedDescription)")
+            let unreachable = SignetError(.unreachable, "cannot reach \(target): \(error.localizedDescription)")
+            if let lost = error as? URLError, [.networkConnectionLost, .badServerResponse].contains(lost.code) { throw LostReply(unreachable: unreachable) }
+            throw unreachable
         }
         guard let http = response as? HTTPURLResponse else { throw SignetError(.invalidResponse, "not an HTTP answer") }
         return (data, http)

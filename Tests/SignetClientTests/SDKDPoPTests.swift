@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import SignetAPI
 import SignetClient
+import SignetHTTP
 import SignetSoftware
 import Testing
 
@@ -61,6 +62,22 @@ import Testing
         #expect(after.refreshToken != before.refreshToken)
         #expect((try Self.claims(after.accessToken)["cnf"] as? [String: String])?["jkt"] == key.thumbprint)
         #expect(try await client.passkeys().count == 1)
+    }
+
+    @Test("a DPoP-bound GET whose answer was lost is sent once more with a new proof: the first one, which the server took, is refused if replayed")
+    func lostBoundRead() async throws {
+        let server = try ServerProcess()
+        let (client, tokens) = try Self.app(server, dpop: try SoftwareDPoPKey(), session: TestNetwork.session(port: server.port, TestNetwork.Behaviour(loseGETAnswers: 1)))
+        try await client.signUp(email: "bound-read@signet.test")
+        let before = try tokens.load()
+        #expect(try await client.passkeys().count == 1)
+        // Taken as it was resent: no refusal made the SDK refresh.
+        #expect(try tokens.load() == before)
+        let lost = TestNetwork.behaviour(port: server.port).lostProofs
+        try #require(lost.count == 1)
+        let token = try #require(try tokens.load()).accessToken
+        let replay = try HTTPClient(port: server.port).send("GET", "/me/passkeys", headers: [("Authorization", "DPoP \(token)"), ("DPoP", lost[0])])
+        #expect(replay.status == 401 && replay.text.contains("dpop_replayed"), "\(replay.text)")
     }
 
     @Test("a call the server throttles is a rate_limited error that carries the server's Retry-After")

@@ -704,6 +704,10 @@ final class TestNetwork: URLProtocol {
         var lastRefreshToken: String?
         /// So many refreshes reach the server and lose their answer on the way back.
         var loseRefreshAnswers = 0
+        /// So many GETs reach the server and lose their answer on the way back.
+        var loseGETAnswers = 0
+        /// The DPoP proofs of the GETs whose answer was lost.
+        var lostProofs: [String] = []
     }
     private static let lock = NSLock()
     nonisolated(unsafe) private static var behaviours: [Int: Behaviour] = [:]
@@ -755,6 +759,13 @@ final class TestNetwork: URLProtocol {
                     return true
                 }
                 if lost { throw URLError(.networkConnectionLost) }
+                let lostRead = Self.lock.withLock { () -> Bool in
+                    guard request.httpMethod == "GET", let n = Self.behaviours[port]?.loseGETAnswers, n > 0 else { return false }
+                    Self.behaviours[port]?.loseGETAnswers = n - 1
+                    if let proof = request.value(forHTTPHeaderField: "DPoP") { Self.behaviours[port]?.lostProofs.append(proof) }
+                    return true
+                }
+                if lostRead { throw URLError(.networkConnectionLost) }
                 if Self.behaviour(port: UInt16(port)).holdRefreshAnswers, path.hasSuffix("/oauth/token"),
                    String(decoding: payload, as: UTF8.self).contains("\"refresh_token\"") {
                     let token = (try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["refresh_token"] as? String
