@@ -60,6 +60,7 @@ import Testing
             $0.rateLimits.signUpPerIdentifier = RateLimit(limit: 2, window: 600)
             $0.rateLimits.signUpPerIP = RateLimit(limit: 4, window: 600)
         }
+        server.clock.startWindow(600)
         func start(_ email: String, from ip: String = "198.51.100.7") throws -> HTTPClient.Response {
             try server.send("POST", "/passkey/register", headers: [("X-Test-Remote", ip)], body: Array(#"{"client_id":"app","user_profile":{"email":"\#(email)"}}"#.utf8))
         }
@@ -83,6 +84,7 @@ import Testing
     @Test("failures per IP turn into 429; a successful sign-in from that IP is never throttled")
     func failures() throws {
         let server = try TestServer { $0.rateLimits.failuresPerIP = RateLimit(limit: 3, window: 300) }
+        server.clock.startWindow(300)
         let phone = Phone(server)
         _ = try phone.signUp(email: "nat@signet.test")
         let bad = #"{"grant_type":"refresh_token","client_id":"app","refresh_token":"bm9wZQ"}"#
@@ -99,6 +101,7 @@ import Testing
     @Test("audit rows of unauthenticated failures are limited per IP, and a signed-in caller's once its address is rate limited; with rate_limits.enabled false nothing is limited")
     func auditAndOff() throws {
         let server = try TestServer { $0.rateLimits.auditFailuresPerIP = RateLimit(limit: 5, window: 60); $0.rateLimits.failuresPerIP = RateLimit(limit: 1000, window: 60) }
+        server.clock.startWindow(60)
         let bad = #"{"grant_type":"urn:okta:params:oauth:grant-type:webauthn","client_id":"app","auth_session":"x","authn_response":{"id":"AA","rawId":"AA","type":"public-key","response":{"clientDataJSON":"AA"}}}"#
         for _ in 0..<20 { _ = try server.send("POST", "/oauth/token", body: Array(bad.utf8)) }
         #expect(try server.store.auditEvents(limit: 100).filter { $0.outcome == "failure" }.count == 5)
@@ -106,6 +109,7 @@ import Testing
         // Signed in, an account's refusals name it, each audited, until the address is past its
         // failures: the rate-limited refusals are then limited as an unauthenticated caller's.
         let limited = try TestServer { $0.rateLimits.auditFailuresPerIP = RateLimit(limit: 5, window: 60); $0.rateLimits.failuresPerIP = RateLimit(limit: 3, window: 60) }
+        limited.clock.startWindow(60)
         let account = try SignedIn(limited, email: "spam@signet.test")
         let garbage = JSONValue.object(["auth_session": .string("x"), "authn_response": .object([
             "id": .string("AA"), "rawId": .string("AA"), "type": .string("public-key"), "response": .object(["clientDataJSON": .string("AA"), "attestationObject": .string("AA")]),

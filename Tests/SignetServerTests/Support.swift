@@ -29,6 +29,13 @@ final class TestClock: @unchecked Sendable {
         defer { lock.unlock() }
         return Date().addingTimeInterval(offset)
     }
+    /// Moves the clock on to the start of the next rate-limit window of `seconds`: windows are
+    /// fixed multiples of their length, and a test whose requests crossed into the next one, on a
+    /// machine loaded enough, would see its count start over.
+    func startWindow(_ seconds: Int) {
+        let window = TimeInterval(seconds)
+        advance(to: (now.timeIntervalSince1970 / window).rounded(.down) * window + window)
+    }
 }
 
 /// A Signet with its own SQLite file, for one test. In process by default: requests go to the
