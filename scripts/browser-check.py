@@ -258,6 +258,11 @@ def shoot(driver, name):
         audit(driver, name)
         overflow = driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1")
         report.setdefault("horizontal_overflow", []).extend([f"{name}-{label}"] if overflow else [])
+        # A date and time on more than one line box was broken at a hyphen or a space.
+        broken = driver.execute_script("return Array.from(document.querySelectorAll('.when')).filter(e => e.getClientRects().length > 1).map(e => e.textContent)")
+        report.setdefault("broken_dates", []).extend(f"{name}-{label}: {text}" for text in broken)
+        report.setdefault("dates_seen", 0)
+        report["dates_seen"] += driver.execute_script("return document.querySelectorAll('.when').length")
     driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     # The dark scheme's colours too (prefers-color-scheme), audited at the window's width.
     driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})

@@ -170,7 +170,7 @@ public enum Pages {
         <ul class="rows">{{#passkeys}}
         <li class="row" data-testid="passkey-row" data-credential-id="{{id}}">
         <div class="row-main"><strong class="row-title" data-testid="passkey-name">{{label}}</strong>
-        <span class="meta">{{provider}} · {{synced}} · {{t.created}} {{created}} · {{t.last_used}} {{lastUsed}}</span>
+        <span class="meta">{{provider}} · {{synced}} · {{t.created}} <span class="when">{{created}}</span> · {{t.last_used}} <span class="when">{{lastUsed}}</span></span>
         {{^allowed}}<span class="meta warning" data-testid="passkey-not-allowed">{{t.passkey_not_allowed}}</span>{{/allowed}}</div>
         <div class="row-actions">
         <form method="post" action="/account/passkeys/{{id}}/rename" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
@@ -187,7 +187,7 @@ public enum Pages {
         </section>
         <section aria-labelledby="h-device-keys"><h2 id="h-device-keys">{{t.device_keys}}</h2>
         <ul class="rows">{{#deviceKeys}}<li class="row" data-testid="device-key-row"><div class="row-main"><strong class="row-title">{{label}}</strong>
-        <span class="meta">{{platform}} · {{t.created}} {{created}} · {{t.last_used}} {{lastUsed}}</span></div>
+        <span class="meta">{{platform}} · {{t.created}} <span class="when">{{created}}</span> · {{t.last_used}} <span class="when">{{lastUsed}}</span></span></div>
         <div class="row-actions"><form method="post" action="/account/device-keys/{{id}}/revoke" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="danger" data-testid="device-key-revoke">{{t.revoke}}</button></form></div></li>{{/deviceKeys}}</ul>
         {{^deviceKeys}}<p class="empty">{{t.no_device_keys}}</p>{{/deviceKeys}}
@@ -195,7 +195,7 @@ public enum Pages {
         <section aria-labelledby="h-sessions"><h2 id="h-sessions">{{t.sessions}}</h2>
         <ul class="rows">{{#sessions}}<li class="row" data-testid="session-row" data-current="{{current}}"><div class="row-main">
         <strong class="row-title">{{label}}</strong>{{#current}} <span class="badge" data-testid="session-current">{{t.this_device}}</span>{{/current}}
-        <span class="meta">{{kind}}{{#address}} · {{t.signed_in_from}} {{address}}{{/address}} · {{t.created}} {{created}} · {{t.last_seen}} {{lastSeen}}</span></div>
+        <span class="meta">{{kind}}{{#address}} · {{t.signed_in_from}} {{address}}{{/address}} · {{t.created}} <span class="when">{{created}}</span> · {{t.last_seen}} <span class="when">{{lastSeen}}</span></span></div>
         <div class="row-actions">{{#current}}<form method="post" action="/logout" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="secondary" data-testid="session-sign-out">{{t.signout}}</button></form>{{/current}}{{^current}}<form method="post" action="/account/sessions/{{id}}/revoke" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit" class="danger" data-testid="session-revoke">{{t.revoke}}</button></form>{{/current}}</div></li>{{/sessions}}</ul>
@@ -205,7 +205,7 @@ public enum Pages {
         </section>
         {{#hasRoles}}<section aria-labelledby="h-roles" data-testid="roles-section"><h2 id="h-roles">{{t.roles_title}}</h2><p class="meta">{{t.roles_hint}}</p>
         <ul class="rows">{{#roles}}<li class="row" data-testid="role-row"><div class="row-main"><strong class="row-title">{{name}}</strong>
-        {{#until}}<span class="meta" data-testid="role-until">{{t.role_until}} {{until}}</span>{{/until}}{{#description}}<span class="meta">{{description}}</span>{{/description}}{{#grants}}<span class="meta" data-testid="role-grants">{{grants}}</span>{{/grants}}</div></li>{{/roles}}</ul>
+        {{#until}}<span class="meta" data-testid="role-until">{{t.role_until}} <span class="when">{{until}}</span></span>{{/until}}{{#description}}<span class="meta">{{description}}</span>{{/description}}{{#grants}}<span class="meta" data-testid="role-grants">{{grants}}</span>{{/grants}}</div></li>{{/roles}}</ul>
         </section>{{/hasRoles}}
         <section aria-labelledby="h-name"><h2 id="h-name">{{t.name_title}}</h2>
         <form method="post" action="/account/name" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
@@ -242,7 +242,7 @@ public enum Pages {
         <button type="submit" class="secondary" data-testid="recovery-generate">{{t.recovery_generate}}</button></form>
         </section>
         <section aria-labelledby="h-events"><h2 id="h-events">{{#eventsPaged}}{{t.events_earlier}}{{/eventsPaged}}{{^eventsPaged}}{{t.events}}{{/eventsPaged}}</h2>
-        <ul class="events">{{#events}}<li data-testid="event-row"><span class="event-kind{{#refused}} danger{{/refused}}">{{kind}}</span>{{#what}} <q class="event-what" data-testid="event-what">{{what}}</q>{{/what}} <span class="meta">{{at}}{{#app}} · {{app}}{{/app}}{{#outcome}} · {{outcome}}{{/outcome}}{{#address}} · {{address}}{{/address}}</span></li>{{/events}}</ul>
+        <ul class="events">{{#events}}<li data-testid="event-row"><span class="event-kind{{#refused}} danger{{/refused}}">{{kind}}</span>{{#what}} <q class="event-what" data-testid="event-what">{{what}}</q>{{/what}} <span class="meta"><span class="when">{{at}}</span>{{#app}} · {{app}}{{/app}}{{#outcome}} · {{outcome}}{{/outcome}}{{#address}} · {{address}}{{/address}}</span></li>{{/events}}</ul>
         {{^events}}<p class="empty">{{t.no_events}}</p>{{/events}}
         {{#eventsPaged}}<p class="pager"><a href="/account#h-events" data-testid="newest-events">{{t.newest_events}}</a></p>{{/eventsPaged}}
         {{#olderEvents}}<p class="pager"><a href="/account?events_before={{olderEvents}}#h-events" data-testid="older-events">{{t.older_events}}</a></p>{{/olderEvents}}

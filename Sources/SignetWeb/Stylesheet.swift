@@ -35,6 +35,8 @@ public enum Stylesheet {
     .status:empty { min-height: 0; margin: 0; }
     .alt, .hint, .meta, .who, .empty { color: var(--muted); }
     .meta { display: block; font-size: .875rem; }
+    /* A date and time stays on one line: "2026-12-08 00:29 UTC", never broken at its hyphens. */
+    .when { white-space: nowrap; }
     .meta.warning { color: var(--danger); font-weight: 600; }
     .rows, .events { list-style: none; padding: 0; margin: 0; }
     .facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0 0 1.25rem; }

@@ -224,6 +224,8 @@ struct WebBrowserTests {
         #expect(r["newest_events_listed"] == .number("15") && r["back_to_newest"] == .number("15"), "\(r["newest_events_listed"] ?? .null)")
         #expect((r["older_events_listed"]?.int64 ?? 0) >= 1 && r["older_events_scrolled"] == .bool(true), "\(r["older_events_listed"] ?? .null)")
         #expect(r["horizontal_overflow"] == .array([]), "pages wider than the window: \(r["horizontal_overflow"]?.serialized ?? "")")
+        // Dates and times stay whole on a phone: "2026-12-08 00:29 UTC", never "2026-12-" over "08".
+        #expect(r["broken_dates"] == .array([]) && (r["dates_seen"]?.int64 ?? 0) > 20, "dates broken across lines: \(r["broken_dates"]?.serialized ?? "")")
         #expect(r["console_errors"] == .array([]), "\(r["console_errors"]?.serialized ?? "")")
         // axe-core's WCAG 2.x A and AA rules and best practices, over every page shot, at both widths and dark.
         #expect(r["accessibility"] == .array([]), "\(r["accessibility"]?.array?.compactMap(\.string).joined(separator: "\n") ?? "not audited")")

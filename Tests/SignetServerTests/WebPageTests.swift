@@ -296,7 +296,7 @@ import Testing
         // The account page lists this browser's session, marked, and ending it signs out.
         let page = try browser.page("/account")
         #expect(page.html.contains("data-current=\"true\"") && page.html.contains("Chrome · Linux"))
-        #expect(page.html.range(of: #"created \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC"#, options: .regularExpression) != nil, "times as 2026-12-01 16:09 UTC")
+        #expect(page.html.range(of: #"created <span class="when">\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC</span>"#, options: .regularExpression) != nil, "times as 2026-12-01 16:09 UTC, each kept on one line")
         let session = try #require(try server.store.webSessions(userID: user.id, now: Int64(server.clock.now.timeIntervalSince1970 * 1000), SessionQuery(limit: 1)).first)
         let ended = try browser.form("/account/sessions/\(session.id)/revoke", [])
         #expect(ended.response.headers["location"] == "/login?notice=session_revoked")
