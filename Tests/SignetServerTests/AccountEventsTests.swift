@@ -176,8 +176,10 @@ import Testing
             let open = row.range(of: "<span class=\"event-kind")!
             let tag = row[open.upperBound...].prefix { $0 != ">" }
             let text = row[open.upperBound...].drop { $0 != ">" }.dropFirst().prefix { $0 != "<" }
-            let meta = row.range(of: "<span class=\"meta\">").map { row[$0.upperBound...].prefix { $0 != "<" } } ?? ""
-            return (String(text), tag.contains("danger"), String(meta))
+            // The line's text up to the row's end, without the span that keeps its time whole.
+            let line = row.range(of: "<span class=\"meta\">").map { String(row[$0.upperBound...]) } ?? ""
+            let meta = (line.components(separatedBy: "</li>").first ?? "").replacingOccurrences(of: "<[^>]+>", with: "", options: .regularExpression)
+            return (String(text), tag.contains("danger"), meta)
         }
     }
 
