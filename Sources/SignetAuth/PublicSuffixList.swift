@@ -4,7 +4,7 @@ import SignetWebAuthn
 /// The Public Suffix List (publicsuffix.org, "Formal Algorithm"): the suffixes under which
 /// anyone may register a name (`com`, `co.uk`, `github.io`). A host's registrable domain is its
 /// public suffix and one label more. Browsers take an RP ID only if it has one (HTML's "is a
-/// registrable domain suffix of or is equal to", WebAuthn L3 §5.1.3 step 7 and §5.1.4.1 step 8),
+/// registrable domain suffix of or is equal to", WebAuthn L3 §5.1.3 step 7 and §5.1.4.1),
 /// and related origins count the first labels of registrable domains (§5.11.1).
 ///
 /// Signet ships no copy: it reads the operator's (`relying_party.public_suffix_list`, by default
@@ -84,38 +84,41 @@ public struct PublicSuffixList: Sendable {
     }
 
     /// A host's public suffix, and whether a rule of the list names it (`false`: no rule
-    /// matched, so it is the host's last label, by the list's implicit rule `*`). An exception
-    /// rule prevails over every other; of the rest, the one with the most labels.
+    /// matched, so it is the host's last label, by the list's implicit rule `*`).
     public func publicSuffix(of host: String) -> (suffix: String, listed: Bool) {
         let labels = Self.labels(host)
-        guard !labels.isEmpty else { return ("", false) }
-        let suffixes = labels.indices.map { labels[$0...].joined(separator: ".") }
-        if let i = suffixes.firstIndex(where: exceptions.contains) {
-            // The exception's rule without its leftmost label.
-            return (suffixes.indices.contains(i + 1) ? suffixes[i + 1] : "", true)
-        }
-        for i in suffixes.indices {
-            if rules.contains(suffixes[i]) || (i + 1 < suffixes.count && wildcards.contains(suffixes[i + 1])) {
-                return (suffixes[i], true)
-            }
-        }
-        return (labels[labels.count - 1], false)
+        let found = suffixLength(labels)
+        return (labels.suffix(found.count).joined(separator: "."), found.listed)
     }
 
     /// Whether the list itself names `host` as a public suffix: browsers refuse such an RP ID.
     /// A single label no rule names (`localhost`) is not counted.
     public func lists(_ host: String) -> Bool {
-        let found = publicSuffix(of: host)
-        return found.listed && found.suffix == Self.labels(host).joined(separator: ".")
+        let labels = Self.labels(host)
+        let found = suffixLength(labels)
+        return found.listed && found.count == labels.count
     }
 
     /// The host's registrable domain: its public suffix and one label more; `nil` when the host
     /// is a public suffix itself.
     public func registrableDomain(of host: String) -> String? {
         let labels = Self.labels(host)
-        let suffixLabels = publicSuffix(of: host).suffix.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).count
-        guard !labels.isEmpty, labels.count > suffixLabels else { return nil }
-        return labels.suffix(suffixLabels + 1).joined(separator: ".")
+        let count = suffixLength(labels).count
+        return labels.count > count ? labels.suffix(count + 1).joined(separator: ".") : nil
+    }
+
+    /// How many of the last `labels` the public suffix is, and whether a rule named it. An
+    /// exception rule prevails over every other, and gives its own labels but the leftmost; of
+    /// the rest, the rule with the most labels; with none, the last label (the rule `*`).
+    func suffixLength(_ labels: [String]) -> (count: Int, listed: Bool) {
+        guard !labels.isEmpty else { return (0, false) }
+        let suffixes = labels.indices.map { labels[$0...].joined(separator: ".") }
+        // An exception has two labels at least, so what it leaves is one at least.
+        if let i = suffixes.firstIndex(where: exceptions.contains) { return (labels.count - i - 1, true) }
+        for i in suffixes.indices where rules.contains(suffixes[i]) || (i + 1 < suffixes.count && wildcards.contains(suffixes[i + 1])) {
+            return (labels.count - i, true)
+        }
+        return (1, false)
     }
 
     /// A host's labels in lower case, without a final dot. Split at the dot's code point: a

@@ -12,8 +12,10 @@ extension ConfigurationLoader {
     /// named but unreadable, over ``PublicSuffixList/maxBytes`` or without a rule is refused.
     static func publicSuffixList(_ path: String?) throws -> (list: PublicSuffixList, path: String)? {
         let setting = "relying_party.public_suffix_list"
-        guard let path = path ?? (FileManager.default.fileExists(atPath: PublicSuffixList.debianPath) ? PublicSuffixList.debianPath : nil) else { return nil }
-        let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path ?? PublicSuffixList.debianPath)
+        if path == nil, attributes == nil { return nil }
+        let path = path ?? PublicSuffixList.debianPath
+        let modified = attributes?[.modificationDate] as? Date
         if let kept = suffixLists.withLock({ $0[path] }), kept.modified == modified { return (kept.list, path) }
         let text = try ConfigurationError.readText(path, for: setting, limit: PublicSuffixList.maxBytes)
         guard let list = PublicSuffixList(text: text) else {
